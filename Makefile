@@ -1,0 +1,42 @@
+# scrapejobs developer commands. `make dev` starts the whole local stack; `make test` runs every test.
+SHELL := /bin/bash
+export UV_PYTHON_DOWNLOADS := never
+export UV_PYTHON_PREFERENCE := only-system
+UV_VERSION := 0.13.9
+UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
+
+.PHONY: install dev down demo test test-fast lint format bench clean
+
+install: ## Install uv (if missing) and every dependency from the lock file
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install -q "uv==$(UV_VERSION)"
+	@$(UV) sync --frozen
+
+dev: install ## Start emulators + topics/subscriptions + dispatcher (:8080) + worker (:8081)
+	$(UV) run devstack up
+
+down: ## Stop a stack that `make dev` left running
+	$(UV) run devstack down
+
+demo: ## Serve the demo shop, submit a job to the running stack, print the results
+	$(UV) run devstack demo
+
+test: install ## Every test, emulators included (started on free ports by the suite)
+	$(UV) run pytest
+
+test-fast: install ## Unit tests only (no emulators)
+	$(UV) run pytest tests/unit
+
+lint: install ## ruff + mypy
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+	$(UV) run mypy shared/src services/dispatcher/src services/worker/src tools/devstack/src
+
+format: install
+	$(UV) run ruff check --fix .
+	$(UV) run ruff format .
+
+bench: install ## Full-stack benchmark against a bare httpx + parsel loop
+	$(UV) run python bench/run_bench.py
+
+clean:
+	rm -rf .devstack .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,83 @@
+"""Every API error is JSON: {"error": {"code", "message", "field"}} with the right status."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from scrapejobs_dispatcher.service import JobAlreadyFinished, JobNotFound
+from scrapejobs_shared.page_token import InvalidPageToken
+
+log = logging.getLogger(__name__)
+
+
+def error_response(status: int, code: str, message: str, field: str | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if field is not None:
+        body["field"] = field
+    return JSONResponse({"error": body}, status_code=status)
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    """('body', 'urls', 3) → 'urls[3]'; ('query', 'page_size') → 'page_size'."""
+    path = ""
+    for part in loc[1:] if loc and loc[0] in ("body", "query", "path") else loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "body"
+
+
+def describe(error: dict[str, Any]) -> str:
+    if error.get("type") == "extra_forbidden":
+        return "unknown field"
+    message = str(error.get("msg", "invalid value"))
+    return message.removeprefix("Value error, ")
+
+
+async def _validation(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = list(exc.errors())
+    first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
+    field = field_path(tuple(first.get("loc", ())))
+    message = f"{field}: {describe(first)}"
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more problem(s))"
+    return error_response(422, "invalid_request", message, field)
+
+
+async def _not_found(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(404, "not_found", f"job {exc} not found")
+
+
+async def _finished(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(409, "job_finished", f"job {exc} has already completed")
+
+
+async def _bad_token(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(400, "invalid_page_token", str(exc), "page_token")
+
+
+async def _http(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = {401: "unauthenticated", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
+    response = error_response(exc.status_code, code.get(exc.status_code, "error"), str(exc.detail))
+    response.headers.update(exc.headers or {})
+    return response
+
+
+async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error", exc_info=exc)
+    return error_response(500, "internal", "internal error; the request was not completed")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(JobNotFound, _not_found)
+    app.add_exception_handler(JobAlreadyFinished, _finished)
+    app.add_exception_handler(InvalidPageToken, _bad_token)
+    app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(Exception, _unexpected)

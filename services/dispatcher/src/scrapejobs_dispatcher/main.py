@@ -1,0 +1,73 @@
+"""Composition root of the dispatcher: ``create_app(settings)``; ``app_from_env`` for uvicorn."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+
+from fastapi import FastAPI
+
+from scrapejobs_dispatcher.errors import install_error_handlers
+from scrapejobs_dispatcher.routes import health, jobs
+from scrapejobs_dispatcher.service import JobService
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.clock import utc_now
+from scrapejobs_shared.firestore_store import FirestoreJobStore
+from scrapejobs_shared.json_logging import configure_logging
+from scrapejobs_shared.ports import JobStore, TaskPublisher
+from scrapejobs_shared.pubsub_publisher import PubSubTaskPublisher
+from scrapejobs_shared.tracing import build_tracer
+
+log = logging.getLogger(__name__)
+
+
+def create_app(
+    settings: DispatcherSettings,
+    store: JobStore | None = None,
+    publisher: TaskPublisher | None = None,
+) -> FastAPI:
+    """Build the app; real Firestore/Pub/Sub adapters unless others are given (unit tests)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned_store = None
+        job_store = store
+        if job_store is None:
+            job_store = owned_store = FirestoreJobStore.connect(
+                settings.project_id, settings.firestore_database
+            )
+        task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
+        app.state.jobs = JobService(
+            job_store,
+            task_publisher,
+            utc_now,
+            timedelta(days=settings.retention_days),
+            build_tracer("scrapejobs-dispatcher"),
+        )
+        log.info("dispatcher ready", extra={"project": settings.project_id})
+        try:
+            yield
+        finally:
+            await task_publisher.close()
+            if owned_store is not None:
+                owned_store.close()
+
+    app = FastAPI(
+        title="scrapejobs dispatcher",
+        version="0.1.0",
+        description="Submit scraping jobs and read their results.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(jobs.router)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """Process entrypoint (``uvicorn --factory scrapejobs_dispatcher.main:app_from_env``)."""
+    settings = DispatcherSettings()
+    configure_logging("dispatcher", settings.log_level, settings.project_id)
+    return create_app(settings)

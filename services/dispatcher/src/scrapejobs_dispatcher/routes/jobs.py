@@ -1,0 +1,74 @@
+"""REST resources: /v1/jobs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from scrapejobs_dispatcher.service import JobService
+from scrapejobs_dispatcher.views import (
+    ErrorResponse,
+    JobDetail,
+    JobList,
+    JobSummary,
+    ResultPage,
+    TaskResult,
+)
+from scrapejobs_shared.jobspec import JobRequest
+from scrapejobs_shared.statuses import JobStatus
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+ERRORS = {
+    code: {"model": ErrorResponse}
+    for code in (400, 401, 403, 404, 409, 422, 500)
+}
+
+
+def _service(request: Request) -> JobService:
+    service: JobService = request.app.state.jobs
+    return service
+
+
+@router.post("", status_code=202, response_model=JobDetail, responses=ERRORS)
+async def submit_job(body: JobRequest, request: Request, response: Response) -> JobDetail:
+    """Accept a job: one task per URL, queued for the workers."""
+    view = await _service(request).submit(body)
+    response.headers["Location"] = f"/v1/jobs/{view.job.id}"
+    return JobDetail.of_view(view)
+
+
+@router.get("", response_model=JobList, responses=ERRORS)
+async def list_jobs(
+    request: Request,
+    status: JobStatus | None = None,
+    page_size: Annotated[int, Query(ge=1, le=100)] = 20,
+    page_token: str | None = None,
+) -> JobList:
+    """Jobs, newest first."""
+    page = await _service(request).list(status, page_size, page_token)
+    return JobList(jobs=[JobSummary.of(j) for j in page.items], next_page_token=page.next_page_token)
+
+
+@router.get("/{job_id}", response_model=JobDetail, responses=ERRORS)
+async def get_job(job_id: str, request: Request) -> JobDetail:
+    return JobDetail.of_view(await _service(request).get(job_id))
+
+
+@router.get("/{job_id}/results", response_model=ResultPage, responses=ERRORS)
+async def job_results(
+    job_id: str,
+    request: Request,
+    page_size: Annotated[int, Query(ge=1, le=1000)] = 100,
+    page_token: str | None = None,
+) -> ResultPage:
+    page = await _service(request).results(job_id, page_size, page_token)
+    return ResultPage(
+        results=[TaskResult.of(t) for t in page.items], next_page_token=page.next_page_token
+    )
+
+
+@router.post("/{job_id}:cancel", response_model=JobDetail, responses=ERRORS)
+async def cancel_job(job_id: str, request: Request) -> JobDetail:
+    """Cancel: tasks not yet started are never fetched; the job ends ``cancelled``."""
+    return JobDetail.of_view(await _service(request).cancel(job_id))

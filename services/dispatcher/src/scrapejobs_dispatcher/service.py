@@ -1,0 +1,141 @@
+"""Job submission and queries: orchestration over the store and publisher ports."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from opentelemetry.trace import Tracer
+
+from scrapejobs_shared.clock import Clock
+from scrapejobs_shared.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.ports import JobStore, Page, TaskPublisher
+from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
+from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.task_message import TaskMessage
+from scrapejobs_shared.tracing import inject_trace_context
+
+log = logging.getLogger(__name__)
+
+
+class JobNotFound(LookupError):
+    pass
+
+
+class JobAlreadyFinished(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    job: JobRecord
+    counts: dict[TaskStatus, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+class JobService:
+    def __init__(
+        self,
+        store: JobStore,
+        publisher: TaskPublisher,
+        clock: Clock,
+        retention: timedelta,
+        tracer: Tracer,
+    ) -> None:
+        self._tracer = tracer
+        self._store = store
+        self._publisher = publisher
+        self._clock = clock
+        self._retention = retention
+
+    async def submit(self, request: JobRequest, job_id: str | None = None) -> JobView:
+        """Store the job and its tasks, then publish one message per task."""
+        job = self._new_job(request, job_id or uuid.uuid4().hex)
+        tasks = self._new_tasks(job, request.target_urls())
+        with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
+            await self._store.create_job(job, tasks)
+            failed = await self._publish(tasks)
+        counts = {status: 0 for status in TaskStatus} | {
+            TaskStatus.QUEUED: len(tasks) - failed,
+            TaskStatus.FAILED: failed,
+        }
+        log.info("job submitted", extra={"job_id": job.id, "tasks": len(tasks)})
+        return JobView(job, counts)
+
+    async def get(self, job_id: str) -> JobView:
+        job = await self._job(job_id)
+        return JobView(job, await self._store.count_tasks(job_id))
+
+    async def list(
+        self, status: JobStatus | None, page_size: int, page_token: str | None
+    ) -> Page[JobRecord]:
+        return await self._store.list_jobs(status, page_size, page_token)
+
+    async def results(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]:
+        await self._job(job_id)
+        return await self._store.list_tasks(job_id, page_size, page_token)
+
+    async def cancel(self, job_id: str) -> JobView:
+        """Cancel: workers then settle every unstarted task as ``cancelled`` without fetching."""
+        job = await self._job(job_id)
+        if job.status is JobStatus.COMPLETED:
+            raise JobAlreadyFinished(job_id)
+        await self._store.set_job_status(job_id, JobStatus.CANCELLED, self._clock())
+        log.info("job cancelled", extra={"job_id": job_id})
+        return await self.get(job_id)
+
+    async def _job(self, job_id: str) -> JobRecord:
+        job = await self._store.get_job(job_id)
+        if job is None:
+            raise JobNotFound(job_id)
+        return job
+
+    def _new_job(self, request: JobRequest, job_id: str) -> JobRecord:
+        now = self._clock()
+        return JobRecord(
+            id=job_id,
+            status=JobStatus.QUEUED,
+            spec=JobSpec.from_request(request),
+            created_at=now,
+            updated_at=now,
+            expire_at=now + self._retention,
+            labels=dict(request.labels),
+            total=len(request.target_urls()),
+        )
+
+    def _new_tasks(self, job: JobRecord, urls: Sequence[str]) -> list[TaskRecord]:
+        return [
+            TaskRecord(
+                job_id=job.id,
+                id=task_id_for(job.id, str(index)),
+                url=url,
+                status=TaskStatus.QUEUED,
+                index=index,
+                created_at=job.created_at,
+                updated_at=job.created_at,
+                expire_at=job.expire_at,
+            )
+            for index, url in enumerate(urls)
+        ]
+
+    async def _publish(self, tasks: Sequence[TaskRecord]) -> int:
+        """Publish every task; a task whose message could not be published is failed."""
+        messages = [TaskMessage(job_id=t.job_id, task_id=t.id, url=t.url) for t in tasks]
+        results = await self._publisher.publish(messages, inject_trace_context())
+        lost = [t for t, r in zip(tasks, results, strict=True) if isinstance(r, BaseException)]
+        for task in lost:
+            outcome = TaskOutcome(TaskStatus.FAILED, error="publish_failed: could not enqueue")
+            await self._store.finish_task(task.job_id, task.id, outcome, self._clock())
+        if lost:
+            log.error("tasks not published", extra={"job_id": tasks[0].job_id, "lost": len(lost)})
+            if not await self._store.has_open_tasks(tasks[0].job_id):
+                await self._store.set_job_status(tasks[0].job_id, JobStatus.COMPLETED, self._clock())
+        return len(lost)

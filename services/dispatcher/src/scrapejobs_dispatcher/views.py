@@ -1,0 +1,89 @@
+"""JSON shapes of the REST API (also the OpenAPI schema at /docs)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from scrapejobs_dispatcher.service import JobView
+from scrapejobs_shared.records import JobRecord, TaskRecord
+from scrapejobs_shared.statuses import JobStatus, TaskStatus
+
+
+class JobSummary(BaseModel):
+    id: str
+    status: JobStatus
+    created_at: datetime
+    updated_at: datetime
+    labels: dict[str, str]
+    kind: str
+
+    @classmethod
+    def of(cls, job: JobRecord) -> JobSummary:
+        return cls(
+            id=job.id,
+            status=job.status,
+            created_at=job.created_at,
+            updated_at=job.updated_at,
+            labels=job.labels,
+            kind=job.kind,
+        )
+
+
+class JobDetail(JobSummary):
+    total: int = Field(description="Number of tasks; always the sum of counts")
+    counts: dict[TaskStatus, int] = Field(description="Tasks per status")
+
+    @classmethod
+    def of_view(cls, view: JobView) -> JobDetail:
+        return cls(**JobSummary.of(view.job).model_dump(), total=view.total, counts=view.counts)
+
+
+class JobList(BaseModel):
+    jobs: list[JobSummary]
+    next_page_token: str | None
+
+
+class TaskResult(BaseModel):
+    id: str
+    url: str
+    status: TaskStatus
+    http_status: int | None
+    data: dict[str, Any] | None
+    error: str | None
+    attempts: int
+    fetched_at: datetime | None
+    elapsed_ms: int | None
+    truncated_fields: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, task: TaskRecord) -> TaskResult:
+        return cls(
+            id=task.id,
+            url=task.url,
+            status=task.status,
+            http_status=task.http_status,
+            data=task.data,
+            error=task.error,
+            attempts=task.attempts,
+            fetched_at=task.fetched_at,
+            elapsed_ms=task.elapsed_ms,
+            truncated_fields=list(task.truncated_fields),
+        )
+
+
+class ResultPage(BaseModel):
+    results: list[TaskResult]
+    next_page_token: str | None
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    field: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody

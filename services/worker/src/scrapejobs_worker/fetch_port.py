@@ -1,0 +1,73 @@
+"""The port through which the worker's service logic fetches pages.
+
+Service logic depends on this module only; the httpx adapter lives in ``fetching/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """A fetched response, whatever its status code (4xx/5xx are responses, not errors)."""
+
+    url: str  # the final URL after redirects
+    status: int
+    headers: Mapping[str, str]  # lower-cased names
+    body: bytes  # decoded from Content-Encoding, capped
+    elapsed_ms: int
+    truncated: bool = False  # body was cut at the byte cap
+    redirects: tuple[str, ...] = ()
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+
+class FetchError(Exception):
+    """A fetch that produced no usable response. ``reason`` is a short machine-readable code."""
+
+    reason: str = "fetch_error"
+    transient: bool = True
+
+    def __init__(self, detail: str, *, reason: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if reason is not None:
+            self.reason = reason
+
+
+class TransientFetchError(FetchError):
+    """Timeouts, connection errors, overall deadline exceeded: worth retrying."""
+
+    reason = "network_error"
+    transient = True
+
+
+class PermanentFetchError(FetchError):
+    """The request can never succeed as given (bad URL, too many redirects, refused header...)."""
+
+    reason = "invalid_request"
+    transient = False
+
+
+class BlockedDestination(PermanentFetchError):
+    """The destination resolves to an address we refuse to connect to (SSRF guard)."""
+
+    reason = "blocked_destination"
+
+
+class Fetcher(Protocol):
+    async def fetch(self, request: FetchRequest) -> FetchResponse: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,77 @@
+"""Composition root of the worker: ``create_app(settings)``; ``app_from_env`` for uvicorn."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from scrapejobs_shared.clock import utc_now
+from scrapejobs_shared.firestore_store import FirestoreJobStore
+from scrapejobs_shared.json_logging import configure_logging
+from scrapejobs_shared.ports import JobStore
+from scrapejobs_shared.tracing import build_tracer
+from scrapejobs_worker.fetch_port import Fetcher
+from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
+from scrapejobs_worker.page_extraction import extract_outcome
+from scrapejobs_worker.routes import health, pubsub
+from scrapejobs_worker.settings import WorkerSettings
+from scrapejobs_worker.task_processor import TaskProcessor
+
+log = logging.getLogger(__name__)
+
+
+def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
+    return FetchPolicy(
+        allowlist=tuple(settings.fetch_allowlist),
+        max_body_bytes=settings.max_body_bytes,
+        user_agent=settings.user_agent,
+    )
+
+
+def create_app(
+    settings: WorkerSettings, store: JobStore | None = None, fetcher: Fetcher | None = None
+) -> FastAPI:
+    """Build the app; real Firestore and the SSRF-safe fetcher unless others are given."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned_store = None
+        job_store = store
+        if job_store is None:
+            job_store = owned_store = FirestoreJobStore.connect(
+                settings.project_id, settings.firestore_database
+            )
+        page_fetcher = fetcher or build_fetcher(fetch_policy(settings))
+        app.state.processor = TaskProcessor(
+            job_store,
+            page_fetcher,
+            extract_outcome,
+            utc_now,
+            build_tracer("scrapejobs-worker"),
+            fetch_timeout_s=settings.fetch_timeout_s,
+            lease_margin_s=settings.lease_margin_s,
+        )
+        if settings.fetch_allowlist:
+            log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
+        log.info("worker ready", extra={"project": settings.project_id})
+        try:
+            yield
+        finally:
+            await page_fetcher.aclose()
+            if owned_store is not None:
+                owned_store.close()
+
+    app = FastAPI(title="scrapejobs worker", version="0.1.0", lifespan=lifespan)
+    app.include_router(health.router)
+    app.include_router(pubsub.router)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """Process entrypoint (``uvicorn --factory scrapejobs_worker.main:app_from_env``)."""
+    settings = WorkerSettings()
+    configure_logging("worker", settings.log_level, settings.project_id)
+    return create_app(settings)

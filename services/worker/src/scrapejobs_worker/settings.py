@@ -1,0 +1,39 @@
+"""Worker settings, read once from the environment by the process entrypoint."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode
+
+from scrapejobs_shared.settings import CommonSettings
+
+
+class WorkerSettings(CommonSettings):
+    fetch_timeout_s: float = Field(
+        default=30.0, gt=0, le=50, description="Cap on each fetch's overall deadline"
+    )
+    lease_margin_s: float = Field(
+        default=10.0, ge=0, description="A claimed task is leased for fetch_timeout_s + this"
+    )
+    fetch_allowlist: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Networks (CIDR) that may be fetched although not globally routable; "
+        "comma-separated. Empty in production; loopback for local development and tests.",
+    )
+    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    user_agent: str = "scrapejobs/0.1 (+https://github.com/scrapejobs/scrapejobs)"
+    push_auth: Literal["oidc", "none"] = "oidc"
+    push_audience: str = ""
+    push_service_account: str = ""
+    push_verify_signature: bool = True
+    per_host_concurrency: int = Field(default=8, ge=1, le=256)
+    per_host_rps: float = Field(default=0.0, ge=0)
+
+    @field_validator("fetch_allowlist", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value

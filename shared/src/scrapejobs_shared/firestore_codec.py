@@ -1,0 +1,94 @@
+"""Mapping between store records and Firestore document fields."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from scrapejobs_shared.jobspec import JobSpec
+from scrapejobs_shared.records import JobRecord, TaskRecord
+from scrapejobs_shared.statuses import JobStatus, TaskStatus
+
+
+def job_to_doc(job: JobRecord) -> dict[str, Any]:
+    return {
+        "status": job.status.value,
+        "spec": job.spec.to_document(),
+        "created_at": job.created_at,
+        "updated_at": job.updated_at,
+        "expire_at": job.expire_at,
+        "labels": dict(job.labels),
+        "total": job.total,
+        "kind": job.kind,
+        "trigger": job.trigger,
+    }
+
+
+def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
+    return JobRecord(
+        id=job_id,
+        status=JobStatus(doc["status"]),
+        spec=JobSpec.model_validate(doc.get("spec") or {}),
+        created_at=_as_datetime(doc["created_at"]),
+        updated_at=_as_datetime(doc["updated_at"]),
+        expire_at=_as_datetime(doc["expire_at"]),
+        labels=dict(doc.get("labels") or {}),
+        total=int(doc.get("total") or 0),
+        kind=str(doc.get("kind") or "urls"),
+        trigger=doc.get("trigger"),
+    )
+
+
+def task_to_doc(task: TaskRecord) -> dict[str, Any]:
+    return {
+        "url": task.url,
+        "status": task.status.value,
+        "index": task.index,
+        "depth": task.depth,
+        "attempts": task.attempts,
+        "lease_until": task.lease_until,
+        "http_status": task.http_status,
+        "data": task.data,
+        "error": task.error,
+        "fetched_at": task.fetched_at,
+        "elapsed_ms": task.elapsed_ms,
+        "truncated_fields": list(task.truncated_fields),
+        "field_errors": task.field_errors,
+        "created_at": task.created_at,
+        "updated_at": task.updated_at,
+        "expire_at": task.expire_at,
+    }
+
+
+def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskRecord:
+    return TaskRecord(
+        job_id=job_id,
+        id=task_id,
+        url=str(doc["url"]),
+        status=TaskStatus(doc["status"]),
+        index=int(doc.get("index") or 0),
+        depth=int(doc.get("depth") or 0),
+        attempts=int(doc.get("attempts") or 0),
+        lease_until=_maybe_datetime(doc.get("lease_until")),
+        http_status=doc.get("http_status"),
+        data=doc.get("data"),
+        error=doc.get("error"),
+        fetched_at=_maybe_datetime(doc.get("fetched_at")),
+        elapsed_ms=doc.get("elapsed_ms"),
+        truncated_fields=tuple(doc.get("truncated_fields") or ()),
+        field_errors=doc.get("field_errors"),
+        created_at=_as_datetime(doc["created_at"]),
+        updated_at=_as_datetime(doc["updated_at"]),
+        expire_at=_as_datetime(doc["expire_at"]),
+    )
+
+
+def _as_datetime(value: Any) -> datetime:
+    if not isinstance(value, datetime):
+        raise TypeError(f"expected a timestamp, got {type(value).__name__}")
+    return value
+
+
+def _maybe_datetime(value: Any) -> datetime | None:
+    return None if value is None else _as_datetime(value)

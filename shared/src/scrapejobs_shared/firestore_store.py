@@ -1,0 +1,246 @@
+"""JobStore on Firestore (native mode), async client.
+
+Layout: ``jobs/{job_id}`` and ``jobs/{job_id}/tasks/{task_id}`` (the task document is the result).
+Counts come from aggregation queries over the tasks, so no single document is written once per
+task (production Firestore sustains about one write per second per document).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from scrapejobs_shared.firestore_codec import job_from_doc, job_to_doc, task_from_doc, task_to_doc
+from scrapejobs_shared.page_token import decode_token, encode_token
+from scrapejobs_shared.ports import Claim, ClaimState, Page
+from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, kept_error
+from scrapejobs_shared.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
+
+BATCH_LIMIT = 500  # Firestore's maximum writes per batch
+REJECTED_RETENTION = timedelta(days=30)
+
+
+class JobExists(Exception):
+    pass
+
+
+class FirestoreJobStore:
+    def __init__(self, client: firestore.AsyncClient, *, write_concurrency: int = 8) -> None:
+        self._client = client
+        self._jobs = client.collection("jobs")
+        self._write_slots = asyncio.Semaphore(write_concurrency)
+
+    @classmethod
+    def connect(cls, project_id: str, database: str) -> FirestoreJobStore:
+        """A store on a new client (the emulator is used when FIRESTORE_EMULATOR_HOST is set)."""
+        return cls(firestore.AsyncClient(project=project_id, database=database))
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _tasks(self, job_id: str) -> Any:
+        return self._jobs.document(job_id).collection("tasks")
+
+    async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
+        try:
+            await self._jobs.document(job.id).create(job_to_doc(job))
+        except gexc.AlreadyExists:
+            raise JobExists(job.id) from None
+        await self._write_tasks(tasks, create=False)
+
+    async def add_tasks(self, tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
+        results = await asyncio.gather(*(self._create_task(task) for task in tasks))
+        return [task for task, created in zip(tasks, results, strict=True) if created]
+
+    async def _create_task(self, task: TaskRecord) -> bool:
+        async with self._write_slots:
+            try:
+                await self._tasks(task.job_id).document(task.id).create(task_to_doc(task))
+            except gexc.AlreadyExists:
+                return False
+        return True
+
+    async def _write_tasks(self, tasks: Sequence[TaskRecord], *, create: bool) -> None:
+        chunks = [tasks[i : i + BATCH_LIMIT] for i in range(0, len(tasks), BATCH_LIMIT)]
+        await asyncio.gather(*(self._write_chunk(chunk) for chunk in chunks))
+
+    async def _write_chunk(self, chunk: Sequence[TaskRecord]) -> None:
+        batch = self._client.batch()
+        for task in chunk:
+            batch.set(self._tasks(task.job_id).document(task.id), task_to_doc(task))
+        async with self._write_slots:
+            await batch.commit()
+
+    async def get_job(self, job_id: str) -> JobRecord | None:
+        snap = await self._jobs.document(job_id).get()
+        return job_from_doc(job_id, snap.to_dict()) if snap.exists else None
+
+    async def list_jobs(
+        self, status: JobStatus | None, page_size: int, page_token: str | None
+    ) -> Page[JobRecord]:
+        query = self._jobs
+        if status is not None:
+            query = query.where(filter=FieldFilter("status", "==", status.value))
+        query = query.order_by("created_at", direction=firestore.Query.DESCENDING).order_by(
+            "__name__", direction=firestore.Query.DESCENDING
+        )
+        if page_token:
+            created_at, last_id = decode_token(page_token, 2)
+            query = query.start_after(
+                {"created_at": datetime.fromisoformat(created_at), "__name__": last_id}
+            )
+        snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        jobs = [job_from_doc(snap.id, snap.to_dict()) for snap in snaps[:page_size]]
+        token = None
+        if len(snaps) > page_size:
+            last = jobs[-1]
+            token = encode_token([last.created_at.isoformat(), last.id])
+        return Page(jobs, token)
+
+    async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:
+        ref = self._jobs.document(job_id)
+
+        @firestore.async_transactional
+        async def move(transaction: Any) -> bool:
+            snap = await ref.get(transaction=transaction)
+            if not snap.exists or not JobStatus(snap.get("status")).may_become(status):
+                return False
+            transaction.update(ref, {"status": status.value, "updated_at": now})
+            return True
+
+        result: bool = await move(self._client.transaction())
+        return result
+
+    async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
+        counts = await asyncio.gather(*(self._count(job_id, status) for status in TaskStatus))
+        return dict(zip(TaskStatus, counts, strict=True))
+
+    async def _count(self, job_id: str, status: TaskStatus) -> int:
+        query = self._tasks(job_id).where(filter=FieldFilter("status", "==", status.value))
+        result = await query.count(alias="n").get()
+        return int(result[0][0].value)
+
+    async def has_open_tasks(self, job_id: str) -> bool:
+        statuses = [status.value for status in OPEN_TASK_STATUSES]
+        query = self._tasks(job_id).where(filter=FieldFilter("status", "in", statuses)).limit(1)
+        return len(await query.get()) > 0
+
+    async def list_tasks(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]:
+        query = self._tasks(job_id).order_by("__name__")
+        if page_token:
+            (last_id,) = decode_token(page_token, 1)
+            query = query.start_after({"__name__": last_id})
+        snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        tasks = [task_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
+        token = encode_token([tasks[-1].id]) if len(snaps) > page_size else None
+        return Page(tasks, token)
+
+    async def get_task(self, job_id: str, task_id: str) -> TaskRecord | None:
+        snap = await self._tasks(job_id).document(task_id).get()
+        return task_from_doc(job_id, task_id, snap.to_dict()) if snap.exists else None
+
+    async def claim_task(
+        self, job_id: str, task_id: str, now: datetime, lease_until: datetime
+    ) -> Claim:
+        job_ref = self._jobs.document(job_id)
+        ref = job_ref.collection("tasks").document(task_id)
+
+        @firestore.async_transactional
+        async def claim(transaction: Any) -> Claim:
+            snaps = {
+                snap.reference.path: snap
+                async for snap in self._client.get_all([ref, job_ref], transaction=transaction)
+            }
+            task_snap, job_snap = snaps.get(ref.path), snaps.get(job_ref.path)
+            if task_snap is None or not task_snap.exists or job_snap is None or not job_snap.exists:
+                return Claim(ClaimState.MISSING)
+            job = job_from_doc(job_id, job_snap.to_dict())
+            task = task_from_doc(job_id, task_id, task_snap.to_dict())
+            if task.status.terminal:
+                return Claim(ClaimState.DONE, task, job)
+            if task.status is TaskStatus.RUNNING and task.lease_until and task.lease_until > now:
+                return Claim(ClaimState.BUSY, task, job)
+            claimed = task.with_changes(
+                status=TaskStatus.RUNNING,
+                attempts=task.attempts + 1,
+                lease_until=lease_until,
+                updated_at=now,
+            )
+            transaction.update(ref, _claim_fields(claimed))
+            return Claim(ClaimState.CLAIMED, claimed, job)
+
+        result: Claim = await claim(self._client.transaction())
+        return result
+
+    async def record_rejected_message(
+        self, message_id: str, reason: str, payload: bytes, now: datetime
+    ) -> None:
+        doc_id = message_id or uuid.uuid4().hex
+        await self._client.collection("rejected_messages").document(doc_id).set(
+            {
+                "reason": reason,
+                "payload": payload[:10_000],
+                "received_at": now,
+                "expire_at": now + REJECTED_RETENTION,
+            }
+        )
+
+    async def release_task(self, job_id: str, task_id: str, error: str, now: datetime) -> None:
+        ref = self._tasks(job_id).document(task_id)
+
+        @firestore.async_transactional
+        async def release(transaction: Any) -> None:
+            snap = await ref.get(transaction=transaction)
+            if snap.exists and not TaskStatus(snap.get("status")).terminal:
+                transaction.update(ref, {"lease_until": None, "error": error, "updated_at": now})
+
+        await release(self._client.transaction())
+
+    async def finish_task(
+        self, job_id: str, task_id: str, outcome: TaskOutcome, now: datetime
+    ) -> bool:
+        ref = self._tasks(job_id).document(task_id)
+
+        @firestore.async_transactional
+        async def finish(transaction: Any) -> bool:
+            snap = await ref.get(transaction=transaction)
+            if not snap.exists or not TaskStatus(snap.get("status")).may_become(outcome.status):
+                return False
+            transaction.update(ref, _outcome_fields(outcome, now, snap.get("error")))
+            return True
+
+        result: bool = await finish(self._client.transaction())
+        return result
+
+
+def _claim_fields(task: TaskRecord) -> dict[str, Any]:
+    return {
+        "status": task.status.value,
+        "attempts": task.attempts,
+        "lease_until": task.lease_until,
+        "updated_at": task.updated_at,
+    }
+
+
+def _outcome_fields(outcome: TaskOutcome, now: datetime, previous_error: Any) -> dict[str, Any]:
+    return {
+        "status": outcome.status.value,
+        "http_status": outcome.http_status,
+        "data": outcome.data,
+        "error": kept_error(outcome, previous_error),
+        "fetched_at": outcome.fetched_at,
+        "elapsed_ms": outcome.elapsed_ms,
+        "truncated_fields": list(outcome.truncated_fields),
+        "field_errors": outcome.field_errors,
+        "lease_until": None,
+        "updated_at": now,
+    }

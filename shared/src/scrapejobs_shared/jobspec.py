@@ -1,0 +1,131 @@
+"""The job a user submits: validated once at the API edge, stored with the job, read by the worker."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from scrapejobs_shared.extraction.spec import Fields, Format, check_field_names
+
+MAX_URLS = 10_000
+MAX_URL_LENGTH = 2048
+FORBIDDEN_HEADERS = frozenset(
+    {"host", "metadata-flavor", "x-google-metadata-request", "content-length",
+     "transfer-encoding", "connection"}
+)
+
+
+def check_url(url: str) -> str:
+    """An absolute http(s) URL with a host and no credentials."""
+    if len(url) > MAX_URL_LENGTH:
+        raise ValueError(f"URL longer than {MAX_URL_LENGTH} characters")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"URL scheme must be http or https, got {parts.scheme or 'none'!r}")
+    if not parts.hostname:
+        raise ValueError("URL has no host")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("URL must not contain credentials")
+    try:
+        parts.port  # noqa: B018 - raises on an invalid port
+    except ValueError as exc:
+        raise ValueError(f"invalid port: {exc}") from None
+    return url
+
+
+HttpUrl = Annotated[str, AfterValidator(check_url)]
+
+
+class JobOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_s: float = Field(default=30.0, gt=0, le=50, description="Per-fetch overall deadline")
+    headers: dict[str, str] = Field(default_factory=dict, description="Extra request headers")
+    max_attempts: int | None = Field(
+        default=None,
+        ge=1,
+        le=100,
+        description="Give up after this many fetch attempts (the subscription's dead-letter "
+        "policy applies when unset)",
+    )
+    formats: list[Format] = Field(default_factory=list, description="Built-in extras to return")
+    respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
+    per_host_concurrency: int | None = Field(default=None, ge=1, le=64)
+    per_host_rps: float | None = Field(default=None, gt=0, le=100)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_allowed(cls, value: dict[str, str]) -> dict[str, str]:
+        if len(value) > 50:
+            raise ValueError("at most 50 headers")
+        for name, header_value in value.items():
+            if name.lower() in FORBIDDEN_HEADERS:
+                raise ValueError(f"header {name!r} may not be set")
+            if not name or any(c in name for c in " :\r\n") or any(
+                c in header_value for c in "\r\n"
+            ):
+                raise ValueError(f"invalid header {name!r}")
+        return value
+
+
+class JobRequest(BaseModel):
+    """Body of ``POST /v1/jobs``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: HttpUrl | None = Field(default=None, description="A single URL to scrape")
+    urls: list[HttpUrl] | None = Field(
+        default=None, min_length=1, max_length=MAX_URLS, description="1 to 10,000 URLs"
+    )
+    extract: Fields = Field(default_factory=dict, description="Field name → selector spec")
+    options: JobOptions = Field(default_factory=JobOptions)
+    labels: dict[str, str] = Field(default_factory=dict, description="Free-form string labels")
+
+    @model_validator(mode="after")
+    def _exactly_one_target(self) -> JobRequest:
+        if (self.url is None) == (self.urls is None):
+            raise ValueError("exactly one of 'url' or 'urls' is required")
+        return self
+
+    @field_validator("extract")
+    @classmethod
+    def _field_names(cls, value: Fields) -> Fields:
+        return check_field_names(value)
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, value: dict[str, str]) -> dict[str, str]:
+        if len(value) > 64:
+            raise ValueError("at most 64 labels")
+        for key, label in value.items():
+            if not 0 < len(key) <= 63 or len(label) > 256:
+                raise ValueError(f"label {key!r}: keys 1-63 characters, values up to 256")
+        return value
+
+    def target_urls(self) -> list[str]:
+        return [self.url] if self.url is not None else list(self.urls or [])
+
+
+class JobSpec(BaseModel):
+    """What the worker needs to process any task of a job (stored on the job document)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    extract: Fields = Field(default_factory=dict)
+    options: JobOptions = Field(default_factory=JobOptions)
+
+    @classmethod
+    def from_request(cls, request: JobRequest) -> JobSpec:
+        return cls(extract=request.extract, options=request.options)
+
+    def to_document(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)

@@ -1,0 +1,28 @@
+"""In-memory TaskPublisher (unit tests): records what was published."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from scrapejobs_shared.task_message import TaskMessage
+
+
+class MemoryTaskPublisher:
+    def __init__(self, fail_after: int | None = None) -> None:
+        self.published: list[tuple[TaskMessage, dict[str, str]]] = []
+        self._fail_after = fail_after
+
+    async def publish(
+        self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
+    ) -> list[str | BaseException]:
+        results: list[str | BaseException] = []
+        for message in messages:
+            if self._fail_after is not None and len(self.published) >= self._fail_after:
+                results.append(ConnectionError("publish failed"))
+                continue
+            self.published.append((message, dict(attributes)))
+            results.append(str(len(self.published)))
+        return results
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,94 @@
+"""Ports the services' logic depends on; adapters: Firestore/Pub/Sub, and in-memory twins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Generic, Protocol, TypeVar
+
+from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord
+from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.task_message import TaskMessage
+
+
+class ClaimState(StrEnum):
+    CLAIMED = "claimed"  # this delivery owns the task now: fetch it
+    BUSY = "busy"  # another delivery holds a live lease: retry later
+    DONE = "done"  # already terminal: nothing to do
+    MISSING = "missing"  # no such task
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    state: ClaimState
+    task: TaskRecord | None = None
+    job: JobRecord | None = None  # read in the same transaction as the claim
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: list[T]
+    next_page_token: str | None
+
+
+class JobStore(Protocol):
+    async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
+        """Write the job and all its tasks (batched). Raises if the job id exists."""
+
+    async def add_tasks(self, tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
+        """Create tasks that do not exist yet; returns those actually created."""
+
+    async def get_job(self, job_id: str) -> JobRecord | None: ...
+
+    async def list_jobs(
+        self, status: JobStatus | None, page_size: int, page_token: str | None
+    ) -> Page[JobRecord]: ...
+
+    async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:
+        """Move the job forward to ``status``; False if that would move it backwards."""
+
+    async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]: ...
+
+    async def has_open_tasks(self, job_id: str) -> bool: ...
+
+    async def list_tasks(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]: ...
+
+    async def get_task(self, job_id: str, task_id: str) -> TaskRecord | None: ...
+
+    async def claim_task(
+        self, job_id: str, task_id: str, now: datetime, lease_until: datetime
+    ) -> Claim:
+        """Atomically: queued/expired-running → running with attempts + 1 and a lease.
+
+        The job is read in the same transaction, so a cancel that committed before the
+        claim is always seen by the claimer.
+        """
+
+    async def release_task(self, job_id: str, task_id: str, error: str, now: datetime) -> None:
+        """After a transient failure: keep ``running``, drop the lease, keep the error."""
+
+    async def finish_task(
+        self, job_id: str, task_id: str, outcome: TaskOutcome, now: datetime
+    ) -> bool:
+        """Move a non-terminal task to a terminal outcome; False if it was already terminal."""
+
+    async def record_rejected_message(
+        self, message_id: str, reason: str, payload: bytes, now: datetime
+    ) -> None:
+        """Keep a message that can never be processed (it is acked after this)."""
+
+
+class TaskPublisher(Protocol):
+    async def publish(
+        self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
+    ) -> list[str | BaseException]:
+        """Publish every message; per message the server id or the error that stopped it."""
+
+    async def close(self) -> None: ...

@@ -1,0 +1,76 @@
+"""What the store holds: jobs and their tasks (a task document is also the task's result)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from scrapejobs_shared.jobspec import JobSpec
+from scrapejobs_shared.statuses import JobStatus, TaskStatus
+
+
+def task_id_for(job_id: str, key: str) -> str:
+    """A stable, non-sequential task id (sequential ids hot-spot Firestore)."""
+    return hashlib.sha256(f"{job_id}\x00{key}".encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    id: str
+    status: JobStatus
+    spec: JobSpec
+    created_at: datetime
+    updated_at: datetime
+    expire_at: datetime
+    labels: dict[str, str] = field(default_factory=dict)
+    total: int = 0  # tasks created at submission (crawl jobs grow beyond it)
+    kind: str = "urls"
+    trigger: str | None = None  # scheduler trigger key, when submitted by a schedule
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    job_id: str
+    id: str
+    url: str
+    status: TaskStatus
+    created_at: datetime
+    updated_at: datetime
+    expire_at: datetime
+    index: int = 0
+    attempts: int = 0
+    lease_until: datetime | None = None
+    http_status: int | None = None
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    fetched_at: datetime | None = None
+    elapsed_ms: int | None = None
+    depth: int = 0
+    truncated_fields: tuple[str, ...] = ()
+    field_errors: dict[str, str] | None = None
+
+    def with_changes(self, **changes: Any) -> TaskRecord:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutcome:
+    """The terminal result a worker records for a task."""
+
+    status: TaskStatus
+    http_status: int | None = None
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    fetched_at: datetime | None = None
+    elapsed_ms: int | None = None
+    truncated_fields: tuple[str, ...] = ()
+    field_errors: dict[str, str] | None = None
+
+
+def kept_error(outcome: TaskOutcome, previous_error: str | None) -> str | None:
+    """A dead-lettered task keeps the last error its attempts recorded."""
+    if outcome.error is None and outcome.status is TaskStatus.DEAD_LETTERED:
+        return previous_error
+    return outcome.error

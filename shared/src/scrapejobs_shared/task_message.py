@@ -1,0 +1,84 @@
+"""The Pub/Sub message format for one URL task: JSON data plus attributes (incl. trace context)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+FORMAT_VERSION = "1"
+
+
+class TaskMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    job_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
+    task_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
+    url: str = Field(min_length=1, max_length=2048)
+
+    def encode(self) -> bytes:
+        return self.model_dump_json().encode()
+
+
+class MalformedMessage(ValueError):
+    """A push body or task payload that can never be processed; it is recorded and acked."""
+
+
+@dataclass(frozen=True, slots=True)
+class PushedMessage:
+    """A decoded Pub/Sub push delivery."""
+
+    message_id: str
+    data: bytes
+    attributes: Mapping[str, str]
+    subscription: str
+    delivery_attempt: int | None  # absent on the emulator and without a dead-letter policy
+
+    def task(self) -> TaskMessage:
+        try:
+            return TaskMessage.model_validate_json(self.data)
+        except ValidationError as exc:
+            raise MalformedMessage(f"invalid task payload: {_first_error(exc)}") from None
+
+
+def decode_push(body: bytes) -> PushedMessage:
+    """Decode a push request body; raise MalformedMessage on anything unexpected."""
+    try:
+        envelope = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedMessage("push body is not JSON") from None
+    message = envelope.get("message") if isinstance(envelope, dict) else None
+    if not isinstance(message, dict):
+        raise MalformedMessage("push body has no 'message' object")
+    attributes = message.get("attributes") or {}
+    if not isinstance(attributes, dict):
+        raise MalformedMessage("message attributes are not an object")
+    attempt = envelope.get("deliveryAttempt")
+    return PushedMessage(
+        message_id=str(message.get("messageId") or message.get("message_id") or ""),
+        data=_decode_data(message.get("data")),
+        attributes={str(k): str(v) for k, v in attributes.items()},
+        subscription=str(envelope.get("subscription") or ""),
+        delivery_attempt=attempt if isinstance(attempt, int) else None,
+    )
+
+
+def _decode_data(data: object) -> bytes:
+    if data is None:
+        return b""
+    if not isinstance(data, str):
+        raise MalformedMessage("message data is not a base64 string")
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise MalformedMessage("message data is not valid base64") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error.get("loc", ())) or "payload"
+    return f"{where}: {error.get('msg', 'invalid')}"

@@ -1,0 +1,88 @@
+"""At-least-once delivery: duplicates, crashes, cancellation, against the real stack."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+
+from scrapejobs_shared.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.records import JobRecord, TaskRecord, task_id_for
+from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from support.jobs import PRODUCT_FIELDS, all_results, push_envelope, submit, wait_finished
+
+pytestmark = [pytest.mark.emulators, pytest.mark.stack]
+
+
+async def _unpublished_job(store, url: str) -> tuple[str, str]:
+    """A job with one task written straight to Firestore, never published to Pub/Sub."""
+    now = datetime.now(UTC)
+    job_id = uuid.uuid4().hex
+    spec = JobSpec.from_request(JobRequest.model_validate({"url": url, "extract": PRODUCT_FIELDS}))
+    job = JobRecord(job_id, JobStatus.QUEUED, spec, now, now, now + timedelta(days=1), total=1)
+    task = TaskRecord(job_id, task_id_for(job_id, "0"), url, TaskStatus.QUEUED, now, now,
+                      now + timedelta(days=1))
+    await store.create_job(job, [task])
+    return job_id, task.id
+
+
+async def test_duplicate_pushes_fetch_once_and_count_once(api, site, stack, store) -> None:
+    url = f"{site.url}/slow/dup?s=1&times=1"
+    job_id, task_id = await _unpublished_job(store, url)
+    envelope = push_envelope(job_id, task_id, url)
+    async with httpx.AsyncClient(base_url=stack.config.worker_url, timeout=30) as worker:
+        concurrent = await asyncio.gather(
+            *(worker.post("/pubsub/push", json=envelope) for _ in range(3))
+        )
+        later = await worker.post("/pubsub/push", json=envelope)
+        dead_letter = await worker.post("/pubsub/dead-letter", json=envelope)
+
+    assert [r.status_code for r in concurrent] == [204, 204, 204]
+    assert later.status_code == 204 and dead_letter.status_code == 204
+    assert site.count("/slow/dup") == 1
+    job = await wait_finished(api, job_id)
+    assert job["total"] == 1 and job["counts"]["succeeded"] == 1
+    [result] = await all_results(api, job_id)
+    assert result["status"] == "succeeded" and result["attempts"] == 1  # never moved backwards
+
+
+async def test_worker_killed_mid_fetch_redelivers_and_completes_once(api, site, stack) -> None:
+    job = await submit(api, {"url": f"{site.url}/slow/crash?s=3&times=1", "extract": PRODUCT_FIELDS})
+    deadline = time.monotonic() + 30
+    while site.count("/slow/crash") == 0:
+        assert time.monotonic() < deadline, "the worker never fetched"
+        await asyncio.sleep(0.05)
+    assert stack.worker is not None
+    stack.worker.kill()  # SIGKILL, mid-fetch
+    stack.start_worker()
+
+    final = await wait_finished(api, job["id"], timeout_s=90)
+
+    [result] = await all_results(api, job["id"])
+    assert final["counts"]["succeeded"] == 1 and final["total"] == 1
+    assert result["status"] == "succeeded" and result["data"]["title"] == "Product 3"
+    assert result["attempts"] == 2 and site.count("/slow/crash") == 2
+
+
+async def test_cancelled_job_never_fetches_unstarted_tasks(api, site) -> None:
+    urls = [f"{site.url}/slow/cancel-{n}?s=0.5&times=1" for n in range(40)]
+    job = await submit(api, {"urls": urls, "extract": PRODUCT_FIELDS})
+    response = await api.post(f"/v1/jobs/{job['id']}:cancel")
+    assert response.status_code == 200 and response.json()["status"] == "cancelled"
+
+    final = await wait_finished(api, job["id"], timeout_s=120)
+
+    assert final["status"] == "cancelled"
+    results = await all_results(api, job["id"])
+    cancelled = [r for r in results if r["status"] == "cancelled"]
+    assert len(cancelled) >= 30, final["counts"]
+    for result in cancelled:
+        path = result["url"].split("127.0.0.1", 1)[1].split(":", 1)[1]
+        path = "/" + path.split("/", 1)[1].split("?", 1)[0]
+        assert site.count(path) == 0, f"{path} was fetched after cancel"
+    again = await api.post(f"/v1/jobs/{job['id']}:cancel")
+    assert again.status_code == 200 and again.json()["status"] == "cancelled"

@@ -1,0 +1,1 @@
+"""Test support: a programmable local HTTP site and stack helpers."""

@@ -1,0 +1,73 @@
+"""Helpers for driving jobs through the real dispatcher."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from typing import Any
+
+import httpx
+
+from scrapejobs_shared.statuses import TaskStatus
+
+PRODUCT_FIELDS = {
+    "title": {"css": "h1.title::text"},
+    "price": {"css": "p.price span::text"},
+    "sku": {"xpath": "//p[@class='price']/@data-sku"},
+    "tags": {"css": "li.tag::text", "all": True},
+    "missing": {"css": "h2.nope::text", "default": "n/a"},
+}
+
+
+async def submit(api: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+    response = await api.post("/v1/jobs", json=body)
+    assert response.status_code == 202, response.text
+    job: dict[str, Any] = response.json()
+    assert response.headers["location"] == f"/v1/jobs/{job['id']}"
+    return job
+
+
+async def wait_finished(
+    api: httpx.AsyncClient, job_id: str, timeout_s: float = 120.0
+) -> dict[str, Any]:
+    """Poll until the job is completed/cancelled and no task is open; check counts add up."""
+    deadline = time.monotonic() + timeout_s
+    job: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        job = (await api.get(f"/v1/jobs/{job_id}")).json()
+        open_tasks = job["counts"]["queued"] + job["counts"]["running"]
+        if job["status"] in ("completed", "cancelled") and open_tasks == 0:
+            assert sum(job["counts"].values()) == job["total"]
+            assert set(job["counts"]) == {s.value for s in TaskStatus}
+            return job
+        await asyncio.sleep(0.3)
+    raise AssertionError(f"job {job_id} did not finish: {job}")
+
+
+async def all_results(api: httpx.AsyncClient, job_id: str, page_size: int = 100) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    token = None
+    while True:
+        params: dict[str, Any] = {"page_size": page_size}
+        if token:
+            params["page_token"] = token
+        page = (await api.get(f"/v1/jobs/{job_id}/results", params=params)).json()
+        results.extend(page["results"])
+        token = page["next_page_token"]
+        if not token:
+            return results
+
+
+def push_envelope(job_id: str, task_id: str, url: str, message_id: str = "m-1") -> dict[str, Any]:
+    data = json.dumps({"job_id": job_id, "task_id": task_id, "url": url}).encode()
+    return {
+        "message": {
+            "data": base64.b64encode(data).decode(),
+            "attributes": {},
+            "messageId": message_id,
+            "publishTime": "2026-01-01T00:00:00Z",
+        },
+        "subscription": "projects/scrapejobs-test/subscriptions/scrape-tasks-push",
+    }

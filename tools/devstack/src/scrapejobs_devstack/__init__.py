@@ -1,0 +1,1 @@
+"""Local stack for development and tests: emulators, Pub/Sub topology, both services."""

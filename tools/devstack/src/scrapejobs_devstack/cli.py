@@ -1,0 +1,140 @@
+"""``devstack``: run the local stack (``up``), stop one left running (``down``), ``demo``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import time
+from pathlib import Path
+from types import FrameType
+
+import httpx
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from scrapejobs_devstack.demo_site.server import serve_demo_site
+from scrapejobs_devstack.processes import stop_group
+from scrapejobs_devstack.stack import Stack, StackConfig
+
+STATE_FILE = Path(".devstack/state.json")
+app = typer.Typer(help="Local scrapejobs stack on the gcloud emulators.", no_args_is_help=True)
+console = Console()
+
+
+@app.command()
+def up() -> None:
+    """Start emulators, topics/subscriptions, dispatcher and worker; Ctrl-C stops them all."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    config = StackConfig.from_env()
+    if STATE_FILE.exists():
+        console.print("[yellow]a stack may still be running: run 'make down' first[/]")
+        raise typer.Exit(1)
+    stack = Stack(config)
+    with console.status("starting emulators and services…"):
+        stack.start()
+    stack.write_state(STATE_FILE)
+    _print_endpoints(stack)
+    stopping = False
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        while not stopping and all(p.alive() for p in stack.processes()):
+            time.sleep(0.5)
+        for process in stack.processes():
+            if not process.alive():
+                console.print(f"[red]{process.name} exited; see {process.log_path}[/]")
+    finally:
+        console.print("stopping…")
+        stack.stop()
+        STATE_FILE.unlink(missing_ok=True)
+
+
+@app.command()
+def down() -> None:
+    """Stop a stack that ``up`` left running (by the pids it recorded)."""
+    if not STATE_FILE.exists():
+        console.print("no running stack recorded")
+        return
+    for name, pid in json.loads(STATE_FILE.read_text()).items():
+        stop_group(int(pid))
+        console.print(f"stopped {name} (pid {pid})")
+    STATE_FILE.unlink(missing_ok=True)
+
+
+@app.command()
+def demo(count: int = typer.Option(10, min=1, max=200), timeout_s: float = 60.0) -> None:
+    """Serve the bundled demo shop, submit a job to the running stack, print the results."""
+    config = StackConfig.from_env()
+    server, site = serve_demo_site()
+    try:
+        job = _submit_demo(config.dispatcher_url, site, count)
+        console.print(f"submitted job [bold]{job['id']}[/] with {job['total']} URLs")
+        final = _wait(config.dispatcher_url, job["id"], timeout_s)
+        console.print(f"job {final['status']}: {final['counts']}")
+        _print_results(config.dispatcher_url, job["id"])
+    finally:
+        server.shutdown()
+
+
+def _submit_demo(dispatcher: str, site: str, count: int) -> dict[str, object]:
+    body = {
+        "urls": [f"{site}/product/{n}" for n in range(count)],
+        "extract": {
+            "title": {"css": "h1.title::text"},
+            "price": {"css": "p.price span::text"},
+            "tags": {"css": "li.tag::text", "all": True},
+        },
+        "labels": {"source": "demo"},
+    }
+    response = httpx.post(f"{dispatcher}/v1/jobs", json=body, timeout=30)
+    if response.status_code != 202:
+        console.print(f"[red]submission failed: {response.status_code} {response.text}[/]")
+        raise typer.Exit(1)
+    job: dict[str, object] = response.json()
+    return job
+
+
+def _wait(dispatcher: str, job_id: str, timeout_s: float) -> dict[str, object]:
+    deadline = time.monotonic() + timeout_s
+    with console.status("waiting for the job…"):
+        while time.monotonic() < deadline:
+            job: dict[str, object] = httpx.get(f"{dispatcher}/v1/jobs/{job_id}").json()
+            if job["status"] in ("completed", "cancelled"):
+                return job
+            time.sleep(0.5)
+    console.print("[red]the job did not finish in time[/]")
+    raise typer.Exit(1)
+
+
+def _print_results(dispatcher: str, job_id: str) -> None:
+    page = httpx.get(f"{dispatcher}/v1/jobs/{job_id}/results", params={"page_size": 200}).json()
+    table = Table("url", "status", "data", "ms")
+    for result in page["results"]:
+        table.add_row(
+            result["url"], result["status"], json.dumps(result["data"]), str(result["elapsed_ms"])
+        )
+    console.print(table)
+
+
+def _print_endpoints(stack: Stack) -> None:
+    c = stack.config
+    table = Table("component", "where", "pid", title="scrapejobs local stack")
+    assert stack.pubsub and stack.firestore and stack.dispatcher and stack.worker
+    table.add_row("dispatcher", f"{c.dispatcher_url}  (API docs: {c.dispatcher_url}/docs)",
+                  str(stack.dispatcher.pid))
+    table.add_row("worker", f"{c.worker_url}/pubsub/push", str(stack.worker.pid))
+    table.add_row("pubsub emulator", stack.pubsub.host, str(stack.pubsub.process.pid))
+    table.add_row("firestore emulator", stack.firestore.host, str(stack.firestore.process.pid))
+    console.print(table)
+    console.print(f"logs: {c.log_dir}/  ·  try: make demo  ·  Ctrl-C stops everything")
+
+
+def main() -> None:
+    app()

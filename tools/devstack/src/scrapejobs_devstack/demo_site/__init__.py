@@ -1,0 +1,1 @@
+"""Bundled demo site for ``make demo``."""

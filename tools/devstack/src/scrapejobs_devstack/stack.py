@@ -1,0 +1,133 @@
+"""The whole local stack: emulators, topology, dispatcher and worker as real processes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scrapejobs_devstack.emulators import Emulator, start_emulators
+from scrapejobs_devstack.processes import ManagedProcess, start_process, wait_http
+from scrapejobs_devstack.topology_bootstrap import ensure_topology
+from scrapejobs_shared.topology import DEFAULT_TOPOLOGY, Topology
+
+LOOPBACK_ALLOWLIST = "127.0.0.0/8,::1/128"
+
+
+@dataclass
+class StackConfig:
+    project_id: str = "scrapejobs-local"
+    dispatcher_port: int = 8080
+    worker_port: int = 8081
+    pubsub_port: int = 8085
+    firestore_port: int = 8086
+    log_dir: Path = Path(".devstack/logs")
+    topology: Topology = DEFAULT_TOPOLOGY
+    worker_env: dict[str, str] = field(default_factory=dict)
+    dispatcher_env: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls) -> StackConfig:
+        """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT."""
+        env = os.environ
+        topology = dataclasses.replace(
+            DEFAULT_TOPOLOGY,
+            min_backoff_s=int(env.get("MIN_BACKOFF_S", 1)),
+            max_backoff_s=int(env.get("MAX_BACKOFF_S", 30)),
+        )
+        return cls(
+            project_id=env.get("SCRAPEJOBS_PROJECT_ID", cls.project_id),
+            dispatcher_port=int(env.get("DISPATCHER_PORT", cls.dispatcher_port)),
+            worker_port=int(env.get("WORKER_PORT", cls.worker_port)),
+            pubsub_port=int(env.get("PUBSUB_PORT", cls.pubsub_port)),
+            firestore_port=int(env.get("FIRESTORE_PORT", cls.firestore_port)),
+            topology=topology,
+        )
+
+    @property
+    def dispatcher_url(self) -> str:
+        return f"http://127.0.0.1:{self.dispatcher_port}"
+
+    @property
+    def worker_url(self) -> str:
+        return f"http://127.0.0.1:{self.worker_port}"
+
+
+@dataclass
+class Stack:
+    config: StackConfig
+    pubsub: Emulator | None = None
+    firestore: Emulator | None = None
+    dispatcher: ManagedProcess | None = None
+    worker: ManagedProcess | None = None
+
+    def emulator_env(self) -> dict[str, str]:
+        assert self.pubsub is not None and self.firestore is not None
+        return {
+            "PUBSUB_EMULATOR_HOST": self.pubsub.host,
+            "FIRESTORE_EMULATOR_HOST": self.firestore.host,
+            "SCRAPEJOBS_PROJECT_ID": self.config.project_id,
+            "GOOGLE_CLOUD_PROJECT": self.config.project_id,
+            "SCRAPEJOBS_TASK_TOPIC": self.config.topology.task_topic,
+        }
+
+    def start(self) -> None:
+        try:
+            self.start_emulators()
+            self.bootstrap()
+            self.start_worker()
+            self.start_dispatcher()
+        except BaseException:
+            self.stop()
+            raise
+
+    def start_emulators(self) -> None:
+        c = self.config
+        self.pubsub, self.firestore = start_emulators(
+            c.pubsub_port, c.firestore_port, c.project_id, c.log_dir
+        )
+
+    def bootstrap(self) -> None:
+        os.environ.update(self.emulator_env())
+        ensure_topology(self.config.project_id, self.config.worker_url, self.config.topology)
+
+    def start_worker(self) -> None:
+        env = {
+            **self.emulator_env(),
+            "SCRAPEJOBS_PUSH_AUTH": "none",
+            "SCRAPEJOBS_FETCH_ALLOWLIST": LOOPBACK_ALLOWLIST,
+            **self.config.worker_env,
+        }
+        self.worker = self._service("worker", "scrapejobs_worker", self.config.worker_port, env)
+
+    def start_dispatcher(self) -> None:
+        env = {**self.emulator_env(), "SCRAPEJOBS_AUTH_MODE": "none", **self.config.dispatcher_env}
+        self.dispatcher = self._service(
+            "dispatcher", "scrapejobs_dispatcher", self.config.dispatcher_port, env
+        )
+
+    def _service(self, name: str, package: str, port: int, env: dict[str, str]) -> ManagedProcess:
+        argv = [
+            sys.executable, "-m", "uvicorn", "--factory", f"{package}.main:app_from_env",
+            "--host", "127.0.0.1", "--port", str(port), "--no-access-log",
+        ]
+        process = start_process(name, argv, env, self.config.log_dir)
+        wait_http(f"http://127.0.0.1:{port}/healthz", process, timeout_s=60)
+        return process
+
+    def processes(self) -> list[ManagedProcess]:
+        candidates = [self.dispatcher, self.worker]
+        candidates += [e.process for e in (self.pubsub, self.firestore) if e is not None]
+        return [p for p in candidates if p is not None]
+
+    def stop(self) -> None:
+        for process in self.processes():
+            process.stop()
+
+    def write_state(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = {p.name: p.pid for p in self.processes()}
+        path.write_text(json.dumps(state))

@@ -1,0 +1,74 @@
+"""Create the Pub/Sub topics and subscriptions (the same settings Terraform uses)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud import pubsub_v1
+from google.protobuf import duration_pb2
+
+from scrapejobs_shared.topology import DEAD_LETTER_PATH, PUSH_PATH, Topology
+
+log = logging.getLogger(__name__)
+
+
+def ensure_topology(project_id: str, worker_url: str, topology: Topology) -> None:
+    """Idempotent: existing topics are kept, existing subscriptions get the current endpoint."""
+    publisher = pubsub_v1.PublisherClient()
+    subscriber = pubsub_v1.SubscriberClient()
+    try:
+        task_topic = publisher.topic_path(project_id, topology.task_topic)
+        dead_topic = publisher.topic_path(project_id, topology.dead_letter_topic)
+        for topic in (task_topic, dead_topic):
+            _create_topic(publisher, topic)
+        _ensure_subscription(
+            subscriber,
+            {
+                "name": subscriber.subscription_path(project_id, topology.task_subscription),
+                "topic": task_topic,
+                "push_config": {"push_endpoint": worker_url + PUSH_PATH},
+                "ack_deadline_seconds": topology.ack_deadline_s,
+                "retry_policy": {
+                    "minimum_backoff": duration_pb2.Duration(seconds=topology.min_backoff_s),
+                    "maximum_backoff": duration_pb2.Duration(seconds=topology.max_backoff_s),
+                },
+                "dead_letter_policy": {
+                    "dead_letter_topic": dead_topic,
+                    "max_delivery_attempts": topology.max_delivery_attempts,
+                },
+                "expiration_policy": {},
+            },
+        )
+        _ensure_subscription(
+            subscriber,
+            {
+                "name": subscriber.subscription_path(project_id, topology.dead_letter_subscription),
+                "topic": dead_topic,
+                "push_config": {"push_endpoint": worker_url + DEAD_LETTER_PATH},
+                "ack_deadline_seconds": topology.ack_deadline_s,
+                "expiration_policy": {},
+            },
+        )
+    finally:
+        subscriber.close()
+        publisher.transport.close()
+
+
+def _create_topic(publisher: pubsub_v1.PublisherClient, topic: str) -> None:
+    try:
+        publisher.create_topic(request={"name": topic})
+        log.info("created topic %s", topic)
+    except gexc.AlreadyExists:
+        pass
+
+
+def _ensure_subscription(subscriber: pubsub_v1.SubscriberClient, request: dict[str, Any]) -> None:
+    try:
+        subscriber.create_subscription(request=request)
+        log.info("created subscription %s", request["name"])
+    except gexc.AlreadyExists:
+        subscriber.modify_push_config(
+            request={"subscription": request["name"], "push_config": request["push_config"]}
+        )

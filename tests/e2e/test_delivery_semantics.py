@@ -24,8 +24,9 @@ async def _unpublished_job(store, url: str) -> tuple[str, str]:
     job_id = uuid.uuid4().hex
     spec = JobSpec.from_request(JobRequest.model_validate({"url": url, "extract": PRODUCT_FIELDS}))
     job = JobRecord(job_id, JobStatus.QUEUED, spec, now, now, now + timedelta(days=1), total=1)
-    task = TaskRecord(job_id, task_id_for(job_id, "0"), url, TaskStatus.QUEUED, now, now,
-                      now + timedelta(days=1))
+    task = TaskRecord(
+        job_id, task_id_for(job_id, "0"), url, TaskStatus.QUEUED, now, now, now + timedelta(days=1)
+    )
     await store.create_job(job, [task])
     return job_id, task.id
 
@@ -51,7 +52,9 @@ async def test_duplicate_pushes_fetch_once_and_count_once(api, site, stack, stor
 
 
 async def test_worker_killed_mid_fetch_redelivers_and_completes_once(api, site, stack) -> None:
-    job = await submit(api, {"url": f"{site.url}/slow/crash?s=3&times=1", "extract": PRODUCT_FIELDS})
+    job = await submit(
+        api, {"url": f"{site.url}/slow/crash?s=3&times=1", "extract": PRODUCT_FIELDS}
+    )
     deadline = time.monotonic() + 30
     while site.count("/slow/crash") == 0:
         assert time.monotonic() < deadline, "the worker never fetched"

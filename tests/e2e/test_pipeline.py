@@ -54,13 +54,20 @@ async def test_failures_retry_dead_letter_and_fail_permanently(api, site) -> Non
     assert missing["status"] == "failed" and missing["attempts"] == 1
     assert missing["http_status"] == 404 and site.count("/status/404/gone") == 1
     assert final["counts"] == {
-        "queued": 0, "running": 0, "succeeded": 1, "failed": 1, "dead_lettered": 1, "cancelled": 0,
+        "queued": 0,
+        "running": 0,
+        "succeeded": 1,
+        "failed": 1,
+        "dead_lettered": 1,
+        "cancelled": 0,
     }
 
 
 async def test_single_url_and_job_listing_newest_first(api, site) -> None:
     first = await submit(api, {"url": f"{site.url}/product/41", "labels": {"l": "1"}})
-    job = await submit(api, {"url": f"{site.url}/product/42", "extract": {"t": {"css": "h1::text"}}})
+    job = await submit(
+        api, {"url": f"{site.url}/product/42", "extract": {"t": {"css": "h1::text"}}}
+    )
     await wait_finished(api, first["id"])
     await wait_finished(api, job["id"])
     [result] = await all_results(api, job["id"])

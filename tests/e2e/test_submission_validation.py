@@ -32,9 +32,13 @@ def task_tap(stack):
     name = subscriber.subscription_path(stack.config.project_id, f"tap-{uuid.uuid4().hex[:8]}")
     topic = f"projects/{stack.config.project_id}/topics/{stack.config.topology.task_topic}"
     subscriber.create_subscription(request={"name": name, "topic": topic})
-    yield lambda: subscriber.pull(
-        request={"subscription": name, "max_messages": 10}, timeout=5
-    ).received_messages
+    yield (
+        lambda: (
+            subscriber.pull(
+                request={"subscription": name, "max_messages": 10}, timeout=5
+            ).received_messages
+        )
+    )
     subscriber.delete_subscription(request={"subscription": name})
     subscriber.close()
 

@@ -46,7 +46,9 @@ async def wait_finished(
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
-async def all_results(api: httpx.AsyncClient, job_id: str, page_size: int = 100) -> list[dict[str, Any]]:
+async def all_results(
+    api: httpx.AsyncClient, job_id: str, page_size: int = 100
+) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     token = None
     while True:

@@ -185,13 +185,17 @@ class FirestoreJobStore:
         self, message_id: str, reason: str, payload: bytes, now: datetime
     ) -> None:
         doc_id = message_id or uuid.uuid4().hex
-        await self._client.collection("rejected_messages").document(doc_id).set(
-            {
-                "reason": reason,
-                "payload": payload[:10_000],
-                "received_at": now,
-                "expire_at": now + REJECTED_RETENTION,
-            }
+        await (
+            self._client.collection("rejected_messages")
+            .document(doc_id)
+            .set(
+                {
+                    "reason": reason,
+                    "payload": payload[:10_000],
+                    "received_at": now,
+                    "expire_at": now + REJECTED_RETENTION,
+                }
+            )
         )
 
     async def release_task(self, job_id: str, task_id: str, error: str, now: datetime) -> None:

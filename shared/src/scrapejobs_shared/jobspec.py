@@ -1,4 +1,4 @@
-"""The job a user submits: validated once at the API edge, stored with the job, read by the worker."""
+"""The job a user submits: validated at the API edge, stored with the job, read by the worker."""
 
 from __future__ import annotations
 
@@ -19,8 +19,14 @@ from scrapejobs_shared.extraction.spec import Fields, Format, check_field_names
 MAX_URLS = 10_000
 MAX_URL_LENGTH = 2048
 FORBIDDEN_HEADERS = frozenset(
-    {"host", "metadata-flavor", "x-google-metadata-request", "content-length",
-     "transfer-encoding", "connection"}
+    {
+        "host",
+        "metadata-flavor",
+        "x-google-metadata-request",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+    }
 )
 
 
@@ -70,8 +76,10 @@ class JobOptions(BaseModel):
         for name, header_value in value.items():
             if name.lower() in FORBIDDEN_HEADERS:
                 raise ValueError(f"header {name!r} may not be set")
-            if not name or any(c in name for c in " :\r\n") or any(
-                c in header_value for c in "\r\n"
+            if (
+                not name
+                or any(c in name for c in " :\r\n")
+                or any(c in header_value for c in "\r\n")
             ):
                 raise ValueError(f"invalid header {name!r}")
         return value

@@ -21,8 +21,10 @@ def decode_token(token: str, size: int) -> list[str]:
         values = json.loads(raw)
     except (binascii.Error, ValueError):
         raise InvalidPageToken("page_token is not valid") from None
-    if not isinstance(values, list) or len(values) != size or not all(
-        isinstance(v, str) for v in values
+    if (
+        not isinstance(values, list)
+        or len(values) != size
+        or not all(isinstance(v, str) for v in values)
     ):
         raise InvalidPageToken("page_token is not valid")
     return values

@@ -18,7 +18,8 @@ BATCH = BatchSettings(max_messages=500, max_bytes=4 * 1024 * 1024, max_latency=0
 class PubSubTaskPublisher:
     def __init__(self, project_id: str, topic: str) -> None:
         self._client = pubsub_v1.PublisherClient(
-            batch_settings=BATCH, publisher_options=PublisherOptions(enable_open_telemetry_tracing=False)
+            batch_settings=BATCH,
+            publisher_options=PublisherOptions(enable_open_telemetry_tracing=False),
         )
         self._topic = self._client.topic_path(project_id, topic)
 

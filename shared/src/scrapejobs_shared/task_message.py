@@ -54,7 +54,8 @@ def decode_push(body: bytes) -> PushedMessage:
     message = envelope.get("message") if isinstance(envelope, dict) else None
     if not isinstance(message, dict):
         raise MalformedMessage("push body has no 'message' object")
-    attributes = message.get("attributes") or {}
+    attributes = message.get("attributes")
+    attributes = {} if attributes is None else attributes
     if not isinstance(attributes, dict):
         raise MalformedMessage("message attributes are not an object")
     attempt = envelope.get("deliveryAttempt")

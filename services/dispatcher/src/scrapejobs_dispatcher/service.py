@@ -72,7 +72,7 @@ class JobService:
         job = await self._job(job_id)
         return JobView(job, await self._store.count_tasks(job_id))
 
-    async def list(
+    async def list_jobs(
         self, status: JobStatus | None, page_size: int, page_token: str | None
     ) -> Page[JobRecord]:
         return await self._store.list_jobs(status, page_size, page_token)
@@ -131,11 +131,13 @@ class JobService:
         messages = [TaskMessage(job_id=t.job_id, task_id=t.id, url=t.url) for t in tasks]
         results = await self._publisher.publish(messages, inject_trace_context())
         lost = [t for t, r in zip(tasks, results, strict=True) if isinstance(r, BaseException)]
+        if not lost:
+            return 0
+        job_id = lost[0].job_id
         for task in lost:
             outcome = TaskOutcome(TaskStatus.FAILED, error="publish_failed: could not enqueue")
-            await self._store.finish_task(task.job_id, task.id, outcome, self._clock())
-        if lost:
-            log.error("tasks not published", extra={"job_id": tasks[0].job_id, "lost": len(lost)})
-            if not await self._store.has_open_tasks(tasks[0].job_id):
-                await self._store.set_job_status(tasks[0].job_id, JobStatus.COMPLETED, self._clock())
+            await self._store.finish_task(job_id, task.id, outcome, self._clock())
+        log.error("tasks not published", extra={"job_id": job_id, "lost": len(lost)})
+        if not await self._store.has_open_tasks(job_id):
+            await self._store.set_job_status(job_id, JobStatus.COMPLETED, self._clock())
         return len(lost)

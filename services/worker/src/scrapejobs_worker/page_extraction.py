@@ -17,5 +17,6 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> TaskOutcome:
         found = selector.css(field.css) if field.css else selector.xpath(field.xpath or "")
         values = [v.strip() for v in found.getall()]
         data[name] = values if field.all else (values[0] if values else field.default)
-    return TaskOutcome(TaskStatus.SUCCEEDED, http_status=response.status, data=data,
-                       elapsed_ms=response.elapsed_ms)
+    return TaskOutcome(
+        TaskStatus.SUCCEEDED, http_status=response.status, data=data, elapsed_ms=response.elapsed_ms
+    )

@@ -16,7 +16,7 @@ from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord
 from scrapejobs_shared.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.task_message import MalformedMessage, PushedMessage, TaskMessage
 from scrapejobs_shared.tracing import extract_trace_context
-from scrapejobs_worker.fetch_port import FetchError, Fetcher, FetchRequest, FetchResponse
+from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest, FetchResponse
 from scrapejobs_worker.http_status_policy import StatusClass, classify_status
 from scrapejobs_worker.verdict import Verdict
 
@@ -98,9 +98,7 @@ class TaskProcessor:
 
     async def _claim(self, message: TaskMessage) -> Claim:
         now = self._clock()
-        return await self._store.claim_task(
-            message.job_id, message.task_id, now, now + self._lease
-        )
+        return await self._store.claim_task(message.job_id, message.task_id, now, now + self._lease)
 
     async def _run(self, job: JobRecord, task: TaskRecord) -> Verdict:
         if job.status is JobStatus.CANCELLED:
@@ -166,9 +164,10 @@ class TaskProcessor:
         return Verdict.done(outcome.status.value)
 
     async def _complete_if_done(self, job_id: str) -> None:
-        if not await self._store.has_open_tasks(job_id):
-            if await self._store.set_job_status(job_id, JobStatus.COMPLETED, self._clock()):
-                log.info("job completed", extra={"job_id": job_id})
+        if await self._store.has_open_tasks(job_id):
+            return
+        if await self._store.set_job_status(job_id, JobStatus.COMPLETED, self._clock()):
+            log.info("job completed", extra={"job_id": job_id})
 
 
 def _ids(message: TaskMessage) -> dict[str, str]:

@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import httpx
 import typer
@@ -83,7 +84,7 @@ def demo(count: int = typer.Option(10, min=1, max=200), timeout_s: float = 60.0)
         server.shutdown()
 
 
-def _submit_demo(dispatcher: str, site: str, count: int) -> dict[str, object]:
+def _submit_demo(dispatcher: str, site: str, count: int) -> dict[str, Any]:
     body = {
         "urls": [f"{site}/product/{n}" for n in range(count)],
         "extract": {
@@ -97,15 +98,15 @@ def _submit_demo(dispatcher: str, site: str, count: int) -> dict[str, object]:
     if response.status_code != 202:
         console.print(f"[red]submission failed: {response.status_code} {response.text}[/]")
         raise typer.Exit(1)
-    job: dict[str, object] = response.json()
+    job: dict[str, Any] = response.json()
     return job
 
 
-def _wait(dispatcher: str, job_id: str, timeout_s: float) -> dict[str, object]:
+def _wait(dispatcher: str, job_id: str, timeout_s: float) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     with console.status("waiting for the job…"):
         while time.monotonic() < deadline:
-            job: dict[str, object] = httpx.get(f"{dispatcher}/v1/jobs/{job_id}").json()
+            job: dict[str, Any] = httpx.get(f"{dispatcher}/v1/jobs/{job_id}").json()
             if job["status"] in ("completed", "cancelled"):
                 return job
             time.sleep(0.5)
@@ -127,8 +128,11 @@ def _print_endpoints(stack: Stack) -> None:
     c = stack.config
     table = Table("component", "where", "pid", title="scrapejobs local stack")
     assert stack.pubsub and stack.firestore and stack.dispatcher and stack.worker
-    table.add_row("dispatcher", f"{c.dispatcher_url}  (API docs: {c.dispatcher_url}/docs)",
-                  str(stack.dispatcher.pid))
+    table.add_row(
+        "dispatcher",
+        f"{c.dispatcher_url}  (API docs: {c.dispatcher_url}/docs)",
+        str(stack.dispatcher.pid),
+    )
     table.add_row("worker", f"{c.worker_url}/pubsub/push", str(stack.worker.pid))
     table.add_row("pubsub emulator", stack.pubsub.host, str(stack.pubsub.process.pid))
     table.add_row("firestore emulator", stack.firestore.host, str(stack.firestore.process.pid))

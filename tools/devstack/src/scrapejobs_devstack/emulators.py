@@ -23,14 +23,28 @@ def _gcloud() -> str:
 
 
 def start_pubsub(port: int, project_id: str, log_dir: Path) -> ManagedProcess:
-    argv = [_gcloud(), "beta", "emulators", "pubsub", "start",
-            f"--host-port=127.0.0.1:{port}", f"--project={project_id}", "--quiet"]
+    argv = [
+        _gcloud(),
+        "beta",
+        "emulators",
+        "pubsub",
+        "start",
+        f"--host-port=127.0.0.1:{port}",
+        f"--project={project_id}",
+        "--quiet",
+    ]
     return start_process("pubsub-emulator", argv, {}, log_dir)
 
 
 def start_firestore(port: int, log_dir: Path) -> ManagedProcess:
-    argv = [_gcloud(), "emulators", "firestore", "start",
-            f"--host-port=127.0.0.1:{port}", "--quiet"]
+    argv = [
+        _gcloud(),
+        "emulators",
+        "firestore",
+        "start",
+        f"--host-port=127.0.0.1:{port}",
+        "--quiet",
+    ]
     return start_process("firestore-emulator", argv, {}, log_dir)
 
 

@@ -111,8 +111,16 @@ class Stack:
 
     def _service(self, name: str, package: str, port: int, env: dict[str, str]) -> ManagedProcess:
         argv = [
-            sys.executable, "-m", "uvicorn", "--factory", f"{package}.main:app_from_env",
-            "--host", "127.0.0.1", "--port", str(port), "--no-access-log",
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            f"{package}.main:app_from_env",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
         ]
         process = start_process(name, argv, env, self.config.log_dir)
         wait_http(f"http://127.0.0.1:{port}/healthz", process, timeout_s=60)

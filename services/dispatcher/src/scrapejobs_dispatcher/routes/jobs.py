@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -19,9 +19,8 @@ from scrapejobs_shared.jobspec import JobRequest
 from scrapejobs_shared.statuses import JobStatus
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
-ERRORS = {
-    code: {"model": ErrorResponse}
-    for code in (400, 401, 403, 404, 409, 422, 500)
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse} for code in (400, 401, 403, 404, 409, 422, 500)
 }
 
 
@@ -46,8 +45,10 @@ async def list_jobs(
     page_token: str | None = None,
 ) -> JobList:
     """Jobs, newest first."""
-    page = await _service(request).list(status, page_size, page_token)
-    return JobList(jobs=[JobSummary.of(j) for j in page.items], next_page_token=page.next_page_token)
+    page = await _service(request).list_jobs(status, page_size, page_token)
+    return JobList(
+        jobs=[JobSummary.of(j) for j in page.items], next_page_token=page.next_page_token
+    )
 
 
 @router.get("/{job_id}", response_model=JobDetail, responses=ERRORS)

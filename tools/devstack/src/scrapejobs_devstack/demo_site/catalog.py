@@ -43,4 +43,5 @@ def product_page(number: int) -> str:
 
 def index_page(count: int) -> str:
     links = "".join(f"<li><a href='/product/{n}'>Product {n}</a></li>" for n in range(count))
-    return f"<!doctype html><html><head><title>Demo shop</title></head><body><ul>{links}</ul></body></html>"
+    head = "<!doctype html><html><head><title>Demo shop</title></head>"
+    return f"{head}<body><ul>{links}</ul></body></html>"

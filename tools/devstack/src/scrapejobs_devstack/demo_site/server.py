@@ -14,7 +14,7 @@ PRODUCT = re.compile(r"^/product/(\d{1,6})$")
 class _Handler(BaseHTTPRequestHandler):
     server_version = "demo-shop/1"
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         match = PRODUCT.match(self.path)
         if match:
             self._send(200, product_page(int(match.group(1))))
@@ -31,7 +31,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 

@@ -1,0 +1,116 @@
+"""The dispatcher's REST API over in-memory adapters."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from scrapejobs_dispatcher.main import create_app
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.memory_publisher import MemoryTaskPublisher
+from scrapejobs_shared.memory_store import MemoryJobStore
+from scrapejobs_shared.statuses import TaskStatus
+
+
+@pytest.fixture
+def store() -> MemoryJobStore:
+    return MemoryJobStore()
+
+
+@pytest.fixture
+def publisher() -> MemoryTaskPublisher:
+    return MemoryTaskPublisher()
+
+
+@pytest.fixture
+async def client(store, publisher) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(DispatcherSettings(auth_mode="none"), store=store, publisher=publisher)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield client
+
+
+async def test_submit_get_results_and_cancel(client, store, publisher) -> None:
+    urls = [f"http://shop.example/p/{n}" for n in range(5)]
+    response = await client.post("/v1/jobs", json={"urls": urls, "labels": {"team": "a"}})
+    assert response.status_code == 202
+    job = response.json()
+    assert response.headers["location"] == f"/v1/jobs/{job['id']}"
+    assert job["status"] == "queued" and job["total"] == 5 and job["counts"]["queued"] == 5
+    assert sorted(m.url for m, _ in publisher.published) == sorted(urls)
+    assert {m.job_id for m, _ in publisher.published} == {job["id"]}
+
+    detail = (await client.get(f"/v1/jobs/{job['id']}")).json()
+    assert detail["counts"] == {s.value: (5 if s is TaskStatus.QUEUED else 0) for s in TaskStatus}
+
+    first = (await client.get(f"/v1/jobs/{job['id']}/results", params={"page_size": 2})).json()
+    assert len(first["results"]) == 2 and first["next_page_token"]
+    rest = (
+        await client.get(
+            f"/v1/jobs/{job['id']}/results",
+            params={"page_size": 10, "page_token": first["next_page_token"]},
+        )
+    ).json()
+    assert rest["next_page_token"] is None
+    seen = [r["url"] for r in first["results"] + rest["results"]]
+    assert sorted(seen) == sorted(urls)
+
+    cancelled = await client.post(f"/v1/jobs/{job['id']}:cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+
+
+async def test_trace_context_travels_with_messages(client, publisher) -> None:
+    await client.post("/v1/jobs", json={"url": "http://a.example/"})
+    [(_, attributes)] = publisher.published
+    assert attributes["traceparent"].startswith("00-")
+
+
+async def test_unpublishable_tasks_are_failed_not_lost(store) -> None:
+    app = create_app(
+        DispatcherSettings(auth_mode="none"), store=store, publisher=MemoryTaskPublisher(1)
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            body = {"urls": ["http://a.example/1", "http://a.example/2", "http://a.example/3"]}
+            job = (await client.post("/v1/jobs", json=body)).json()
+            assert job["counts"]["queued"] == 1 and job["counts"]["failed"] == 2
+            results = (await client.get(f"/v1/jobs/{job['id']}/results")).json()["results"]
+            failed = [r for r in results if r["status"] == "failed"]
+            assert len(failed) == 2 and all("publish_failed" in r["error"] for r in failed)
+
+
+async def test_errors_are_json_with_status(client, store) -> None:
+    assert (await client.get("/v1/jobs/missing")).json()["error"]["code"] == "not_found"
+    bad = await client.post("/v1/jobs", json={"urls": ["http://a.example/", "gopher://x"]})
+    assert bad.status_code == 422
+    assert bad.json()["error"] == {
+        "code": "invalid_request",
+        "message": "urls[1]: URL scheme must be http or https, got 'gopher'",
+        "field": "urls[1]",
+    }
+    not_json = await client.post(
+        "/v1/jobs", content=b"{", headers={"content-type": "application/json"}
+    )
+    assert not_json.status_code == 422 and not_json.json()["error"]["code"] == "invalid_request"
+    assert store.jobs == {}
+
+
+async def test_cancel_of_completed_job_conflicts(client, store) -> None:
+    from datetime import UTC, datetime
+
+    from scrapejobs_shared.statuses import JobStatus
+
+    job = (await client.post("/v1/jobs", json={"url": "http://a.example/"})).json()
+    await store.set_job_status(job["id"], JobStatus.COMPLETED, datetime.now(UTC))
+    response = await client.post(f"/v1/jobs/{job['id']}:cancel")
+    assert response.status_code == 409 and response.json()["error"]["code"] == "job_finished"
+
+
+async def test_openapi_and_health(client) -> None:
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    spec = (await client.get("/openapi.json")).json()
+    assert "/v1/jobs" in spec["paths"] and "/v1/jobs/{job_id}:cancel" in spec["paths"]

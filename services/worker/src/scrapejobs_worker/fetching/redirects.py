@@ -1,0 +1,47 @@
+"""Manual redirect handling: every hop's target is re-validated by the fetcher."""
+
+from __future__ import annotations
+
+import httpx
+
+from scrapejobs_worker.fetch_port import PermanentFetchError
+from scrapejobs_worker.fetching.request_validation import parse_target_url
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+# Credentials the caller meant for one origin must not leak to another.
+_CROSS_ORIGIN_DROPPED = frozenset({"authorization", "cookie"})
+
+
+def redirect_target(response: httpx.Response) -> httpx.URL | None:
+    """The vetted next URL if ``response`` is a redirect with a Location, else None.
+
+    A relative Location is resolved against the URL that was requested. Since the fetcher
+    only ever sends GET, every redirect (303 included) is followed with a bodiless GET.
+    """
+    if response.status_code not in REDIRECT_STATUSES:
+        return None
+    location = response.headers.get("location")
+    if not location:
+        return None
+    try:
+        target = response.request.url.join(location)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise PermanentFetchError(
+            f"invalid redirect Location {location!r}", reason="invalid_url"
+        ) from exc
+    return parse_target_url(target)
+
+
+def headers_for_hop(
+    headers: dict[str, str], previous: httpx.URL, target: httpx.URL
+) -> dict[str, str]:
+    """Drop the caller's credentials when a redirect leaves the original origin."""
+    same_origin = (previous.scheme, previous.host, previous.port) == (
+        target.scheme,
+        target.host,
+        target.port,
+    )
+    if same_origin:
+        return headers
+    return {k: v for k, v in headers.items() if k.lower() not in _CROSS_ORIGIN_DROPPED}

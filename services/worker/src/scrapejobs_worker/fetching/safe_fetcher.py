@@ -1,0 +1,189 @@
+"""SafeFetcher: the SSRF-safe ``Fetcher`` adapter over httpx.
+
+Per fetch: the URL and headers are vetted; then, for each hop (the first request and every
+redirect, at most ``max_redirects`` of them), the host is resolved once and every address is
+checked (``resolver``), the vetted addresses are pinned for the connection
+(``pinned_backend``), the request is sent with httpx (no env proxies, no automatic redirects),
+and the peer address of the response is re-checked. The body is streamed under the size caps
+described in ``body_reader`` (oversized => truncated response; decompression bomb =>
+PermanentFetchError ``body_too_large``). The whole fetch, redirects included, runs under one
+``asyncio.timeout`` of ``FetchRequest.timeout_s`` (clamped to ``max_deadline_s``).
+
+HTTP error statuses are responses, not errors. The client keeps no cookies between fetches.
+
+The pooled ``httpx.AsyncClient`` is created in the constructor (which does no I/O and needs no
+running event loop); ``aclose()`` must be awaited once the fetcher is no longer needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.cookiejar
+import logging
+import math
+import ssl
+import time
+from dataclasses import dataclass
+from types import TracebackType
+
+import httpcore
+import httpx
+
+from scrapejobs_worker.fetch_port import (
+    BlockedDestination,
+    FetchError,
+    FetchRequest,
+    FetchResponse,
+    PermanentFetchError,
+)
+from scrapejobs_worker.fetching.body_reader import Body, BodyLimits, read_capped_body
+from scrapejobs_worker.fetching.client import build_client
+from scrapejobs_worker.fetching.config import FetchPolicy
+from scrapejobs_worker.fetching.errors import deadline_exceeded, translate_transport_error
+from scrapejobs_worker.fetching.pinned_backend import (
+    PinnedNetworkBackend,
+    pin_destination,
+    verify_peer,
+)
+from scrapejobs_worker.fetching.redirects import headers_for_hop, redirect_target
+from scrapejobs_worker.fetching.request_validation import (
+    effective_port,
+    parse_target_url,
+    validate_headers,
+)
+from scrapejobs_worker.fetching.resolver import Resolver
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _FinalResponse:
+    url: httpx.URL
+    status: int
+    headers: dict[str, str]
+    body: Body
+
+
+class SafeFetcher:
+    """Implements the ``Fetcher`` port. Safe for concurrent ``fetch`` calls from many tasks."""
+
+    def __init__(
+        self,
+        policy: FetchPolicy | None = None,
+        *,
+        resolver: Resolver | None = None,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        """``resolver``, ``network_backend`` (the real backend under the pinning one) and
+        ``ssl_context`` default to the production ones; they exist for tests."""
+        self._policy = policy or FetchPolicy()
+        self._address_policy = self._policy.address_policy()
+        self._resolver = resolver or Resolver(self._address_policy)
+        backend = PinnedNetworkBackend(self._address_policy, inner=network_backend)
+        self._client = build_client(self._policy, backend, ssl_context)
+        self._client.cookies.jar.set_policy(_NO_COOKIES)
+        self._limits = BodyLimits(
+            max_body_bytes=self._policy.max_body_bytes,
+            max_decoded_bytes=self._policy.max_decoded_bytes,
+            max_compression_ratio=self._policy.max_compression_ratio,
+        )
+
+    async def __aenter__(self) -> SafeFetcher:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def fetch(self, request: FetchRequest) -> FetchResponse:
+        started = time.perf_counter()
+        try:
+            return await self._fetch(request, started)
+        except FetchError as exc:
+            level = logging.WARNING if isinstance(exc, BlockedDestination) else logging.INFO
+            logger.log(level, "fetch of %s failed (%s): %s", request.url, exc.reason, exc.detail)
+            raise
+
+    async def _fetch(self, request: FetchRequest, started: float) -> FetchResponse:
+        url = parse_target_url(request.url)
+        headers = validate_headers(request.headers)
+        deadline_s = self._deadline_s(request.timeout_s)
+        try:
+            async with asyncio.timeout(deadline_s):
+                final, redirects = await self._follow_redirects(url, headers)
+        except TimeoutError as exc:
+            raise deadline_exceeded(deadline_s) from exc
+        except httpx.TransportError as exc:
+            raise translate_transport_error(exc) from exc
+        return FetchResponse(
+            url=str(final.url),
+            status=final.status,
+            headers=final.headers,
+            body=final.body.data,
+            elapsed_ms=round((time.perf_counter() - started) * 1000),
+            truncated=final.body.truncated,
+            redirects=redirects,
+        )
+
+    def _deadline_s(self, timeout_s: float) -> float:
+        if not math.isfinite(timeout_s) or timeout_s <= 0:
+            raise PermanentFetchError(f"invalid timeout {timeout_s!r}", reason="invalid_request")
+        return min(timeout_s, self._policy.max_deadline_s)
+
+    async def _follow_redirects(
+        self, url: httpx.URL, headers: dict[str, str]
+    ) -> tuple[_FinalResponse, tuple[str, ...]]:
+        """Returns the final response and the URLs that redirected, in order."""
+        redirected_from: list[str] = []
+        while True:
+            outcome = await self._one_hop(url, headers)
+            if isinstance(outcome, _FinalResponse):
+                return outcome, tuple(redirected_from)
+            redirected_from.append(str(url))
+            if len(redirected_from) > self._policy.max_redirects:
+                raise PermanentFetchError(
+                    f"more than {self._policy.max_redirects} redirects",
+                    reason="too_many_redirects",
+                )
+            headers = headers_for_hop(headers, url, outcome)
+            url = outcome
+
+    async def _one_hop(self, url: httpx.URL, headers: dict[str, str]) -> _FinalResponse | httpx.URL:
+        """Resolve, vet and pin the host, send one GET; a redirect yields the next URL."""
+        host = url.raw_host.decode("ascii")
+        destination = await self._resolver.resolve(host, effective_port(url))
+        with pin_destination(destination):
+            async with self._client.stream("GET", url, headers=headers) as response:
+                verify_peer(response.extensions.get("network_stream"), self._address_policy)
+                target = redirect_target(response)
+                if target is not None:
+                    logger.debug("redirect %s -> %s", url, target)
+                    return target
+                body = await read_capped_body(response, self._limits)
+                return _FinalResponse(url, response.status_code, flatten_headers(response), body)
+
+
+def flatten_headers(response: httpx.Response) -> dict[str, str]:
+    """Lower-cased names; repeated headers joined with ", "."""
+    flat: dict[str, str] = {}
+    for name, value in response.headers.multi_items():
+        key = name.lower()
+        flat[key] = f"{flat[key]}, {value}" if key in flat else value
+    return flat
+
+
+# Cookies set by one site must never be replayed by a later, unrelated fetch.
+_NO_COOKIES = http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
+
+
+def build_fetcher(policy: FetchPolicy | None = None) -> SafeFetcher:
+    """The composition root's entry point: a production fetcher for ``policy``."""
+    return SafeFetcher(policy or FetchPolicy())

@@ -14,7 +14,12 @@ from pydantic import (
     model_validator,
 )
 
-from scrapejobs_shared.extraction.spec import Fields, Format, check_field_names
+from scrapejobs_shared.extraction.spec import (
+    Fields,
+    Format,
+    check_field_names,
+    check_format_names,
+)
 
 MAX_URLS = 10_000
 MAX_URL_LENGTH = 2048
@@ -102,6 +107,7 @@ class JobRequest(BaseModel):
     def _exactly_one_target(self) -> JobRequest:
         if (self.url is None) == (self.urls is None):
             raise ValueError("exactly one of 'url' or 'urls' is required")
+        check_format_names(self.extract, self.options.formats)
         return self
 
     @field_validator("extract")

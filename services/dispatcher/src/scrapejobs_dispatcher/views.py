@@ -56,7 +56,14 @@ class TaskResult(BaseModel):
     attempts: int
     fetched_at: datetime | None
     elapsed_ms: int | None
-    truncated_fields: list[str] = Field(default_factory=list)
+    truncated_fields: list[str] = Field(
+        default_factory=list,
+        description="Fields cut to keep the result under the store's size limit "
+        "('$body': the page itself exceeded the fetch byte cap)",
+    )
+    field_errors: dict[str, str] | None = Field(
+        default=None, description="Per-field extraction problems (the field holds its default)"
+    )
 
     @classmethod
     def of(cls, task: TaskRecord) -> TaskResult:
@@ -71,6 +78,7 @@ class TaskResult(BaseModel):
             fetched_at=task.fetched_at,
             elapsed_ms=task.elapsed_ms,
             truncated_fields=list(task.truncated_fields),
+            field_errors=task.field_errors,
         )
 
 

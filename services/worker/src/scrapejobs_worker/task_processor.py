@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 
 from opentelemetry.trace import Tracer
@@ -140,7 +141,7 @@ class TaskProcessor:
             return await self._finish(task, outcome)
         with self._tracer.start_as_current_span("extract"):
             outcome = self._extract(response, spec)
-        return await self._finish(task, outcome)
+        return await self._finish(task, replace(outcome, fetched_at=self._clock()))
 
     async def _retry(self, task: TaskRecord, error: str, max_attempts: int | None) -> Verdict:
         if max_attempts is not None and task.attempts >= max_attempts:

@@ -1,1 +1,32 @@
 """Parsing and extraction: pure functions over bytes and text (no I/O, no cloud or web names)."""
+
+from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
+from .decoding import CharsetChoice, DecodedText, choose_charset, decode_body
+from .extractor import PageExtraction, extract_page
+from .media_type import MediaType
+from .result_size import DEFAULT_MAX_BYTES, TRUNCATION_MARKER, fit_result, json_size
+from .spec import Fields, FieldSpec, Format, ValueType, check_field_names, check_format_names
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "TRUNCATION_MARKER",
+    "CharsetChoice",
+    "Classification",
+    "ContentKind",
+    "DecodedText",
+    "FieldSpec",
+    "Fields",
+    "Format",
+    "MediaType",
+    "PageExtraction",
+    "UnsupportedContent",
+    "ValueType",
+    "check_field_names",
+    "check_format_names",
+    "choose_charset",
+    "classify_content",
+    "decode_body",
+    "extract_page",
+    "fit_result",
+    "json_size",
+]

@@ -1,0 +1,245 @@
+"""One page in, its extraction out: the single entry point the worker calls per response.
+
+:func:`extract_page` classifies the response (:mod:`.content_kind`), decodes it
+(:mod:`.decoding`), parses markup once, evaluates the job's fields
+(:mod:`.field_evaluation`) and computes only the formats asked for.
+
+``data`` holds each field under its name, then each requested format under the format's
+name. Per kind of content:
+
+* HTML: fields and every format. ``metadata``, ``links`` and ``images`` resolve URLs
+  against the document base URL (``<base href>`` resolved against the final URL, else the
+  final URL); ``text`` is the visible text (:mod:`.visible_text`); ``html`` is the decoded
+  document as received (not re-serialised).
+* XML (feeds, sitemaps): fields work (XML parser, namespaces removed, attribute URLs are
+  *not* resolved); ``html`` gives the decoded markup, ``text`` one line per text node;
+  ``metadata``/``links``/``images`` get an error.
+* JSON: ``data["json"]`` is the parsed document, always. Fields get the error
+  ``"content is JSON, not HTML"`` (and their default); the ``text`` format gives the
+  decoded body, other formats an error. A body declared as JSON that does not parse
+  raises :class:`UnsupportedContent` (``"invalid JSON: ..."``): a task that asked for JSON
+  and got something else failed, it did not succeed with nothing. A body merely *sniffed*
+  as JSON (no Content-Type) that does not parse is treated as text instead.
+* Text (``text/plain``, ``text/csv``...): the ``text`` format gives the decoded body as
+  is (structure kept); fields get ``"content is text/plain, not HTML"``; other formats an
+  error.
+* Anything else raises :class:`UnsupportedContent` with a reason such as
+  ``"unsupported content type application/pdf"``.
+
+Errors never raise (except :class:`UnsupportedContent`): they go to ``errors``, keyed by
+field path or format name, and the value falls back to the field's ``default``. A field
+named like a requested format (or ``json`` for JSON content) is replaced by the format's
+result, with an error saying so (:func:`.spec.check_format_names` catches this at submit).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lxml import etree  # type: ignore[import-untyped]
+from parsel import Selector
+from pydantic import JsonValue
+
+from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
+from .decoding import CharsetChoice, choose_charset
+from .field_evaluation import FieldRun, evaluate_fields
+from .images import page_images
+from .links import MAX_URLS, page_links
+from .media_type import MediaType
+from .metadata import page_metadata
+from .spec import FieldSpec, Format
+from .urls import document_base_url, resolve_url
+from .visible_text import page_text, xml_text
+
+
+@dataclass(frozen=True, slots=True)
+class PageExtraction:
+    """The outcome of extracting one page.
+
+    ``data``: field name → value, then format name → result (and ``json`` for JSON).
+    ``errors``: field path or format name → what went wrong (values fell back to defaults).
+    ``charset``: the codec the body was decoded with, when it was decoded.
+    """
+
+    data: dict[str, JsonValue]
+    errors: dict[str, str]
+    content_kind: ContentKind
+    charset: str | None = None
+
+
+def extract_page(
+    body: bytes,
+    *,
+    content_type: str | None,
+    url: str,
+    fields: Mapping[str, FieldSpec] | None = None,
+    formats: Iterable[Format] = (),
+) -> PageExtraction:
+    """Extract ``fields`` and ``formats`` from a response body.
+
+    ``content_type`` is the Content-Type header value (or ``None``), ``url`` the final
+    URL after redirects. Raises :class:`UnsupportedContent` for content that cannot be
+    extracted (PDF, images, binary, invalid JSON); anything else is reported in
+    ``errors``.
+    """
+    media = MediaType.parse(content_type)
+    classification = classify_content(media, body)
+    request = _Request(body, media, url, fields or {}, tuple(dict.fromkeys(formats)))
+    if classification.kind is ContentKind.UNSUPPORTED:
+        raise UnsupportedContent(classification.reason or "unsupported content")
+    if classification.kind is ContentKind.JSON:
+        return _json_page(request, classification)
+    if classification.kind is ContentKind.TEXT:
+        return _text_page(request, classification)
+    return _markup_page(request, classification)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    body: bytes
+    media: MediaType
+    url: str
+    fields: Mapping[str, FieldSpec]
+    formats: tuple[Format, ...]
+
+
+@dataclass(slots=True)
+class _Output:
+    data: dict[str, JsonValue] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def put_format(self, request: _Request, name: str, value: JsonValue) -> None:
+        if name in request.fields:
+            self.errors[name] = (
+                f"field {name!r} is replaced by the {name!r} result of the same name; rename it"
+            )
+        self.data[name] = value
+
+    def fields_unavailable(self, request: _Request, message: str) -> None:
+        for name, spec in request.fields.items():
+            self.errors[name] = message
+            self.data.setdefault(name, spec.default)
+
+
+def _markup_page(request: _Request, classification: Classification) -> PageExtraction:
+    xml = classification.kind is ContentKind.XML
+    choice = choose_charset(request.body, request.media, markup=True)
+    root = _parse(request.body, choice, xml=xml)
+    base = _BaseUrl(root, request.url)
+    run = FieldRun(xml=xml, resolve_url=None if xml else base.resolve)
+    output = _Output(evaluate_fields(request.fields, root, run), run.errors.as_dict())
+    for name in request.formats:
+        if name == "html":
+            output.put_format(request, name, choice.decode(request.body))
+        elif name == "text":
+            output.put_format(request, name, xml_text(root) if xml else page_text(root))
+        elif xml:
+            output.errors[name] = f"content is {classification.describe()}, not HTML"
+        else:
+            output.put_format(request, name, _html_format(name, root, base, output))
+    return PageExtraction(output.data, output.errors, classification.kind, choice.codec)
+
+
+def _html_format(name: Format, root: Any, base: _BaseUrl, output: _Output) -> JsonValue:
+    if name == "metadata":
+        return page_metadata(root, base.value())
+    urls, cut = (
+        page_links(root, base.value()) if name == "links" else page_images(root, base.value())
+    )
+    if cut:
+        output.errors[name] = f"more than {MAX_URLS} {name}; kept the first {MAX_URLS}"
+    result: list[JsonValue] = list(urls)
+    return result
+
+
+def _parse(body: bytes, choice: CharsetChoice, *, xml: bool) -> Any:
+    """The lxml root of the document, parsed once (by parsel, which repairs broken markup)."""
+    content = body[choice.bom_length :]
+    kind = "xml" if xml else "html"
+    try:
+        if not content.strip():
+            selector = Selector(text="", type=kind)
+        else:
+            selector = Selector(body=content, encoding=choice.codec, type=kind)
+    except etree.LxmlError as exc:  # lxml recovers from nearly anything; not from this
+        raise UnsupportedContent(f"unparseable {kind.upper()}: {exc}") from None
+    if xml:
+        selector.remove_namespaces()
+    return selector.root
+
+
+@dataclass(slots=True)
+class _BaseUrl:
+    """The document's base URL, looked up on first use only."""
+
+    root: Any
+    final_url: str
+    _value: str | None = None
+
+    def value(self) -> str:
+        if self._value is None:
+            self._value = document_base_url(self.root, self.final_url)
+        return self._value
+
+    def resolve(self, raw: str) -> str:
+        return resolve_url(self.value(), raw)
+
+
+def _json_page(request: _Request, classification: Classification) -> PageExtraction:
+    choice = choose_charset(request.body, request.media, markup=False)
+    text = choice.decode(request.body)
+    try:
+        document = parse_json(text)
+    except ValueError as exc:
+        if classification.sniffed:
+            return _text_page(request, Classification(ContentKind.TEXT, "", sniffed=True), choice)
+        raise UnsupportedContent(f"invalid JSON: {exc}") from None
+    output = _Output({"json": document})
+    output.fields_unavailable(request, "content is JSON, not HTML")
+    if "json" in request.fields:
+        output.errors["json"] = "field 'json' is replaced by the parsed JSON content; rename it"
+    _plain_formats(request, output, text, "JSON")
+    return PageExtraction(output.data, output.errors, ContentKind.JSON, choice.codec)
+
+
+def _text_page(
+    request: _Request, classification: Classification, choice: CharsetChoice | None = None
+) -> PageExtraction:
+    described = classification.describe()
+    output = _Output()
+    output.fields_unavailable(request, f"content is {described}, not HTML")
+    if "text" in request.formats and choice is None:
+        choice = choose_charset(request.body, request.media, markup=False)
+    text = choice.decode(request.body) if choice is not None else ""
+    _plain_formats(request, output, text, described)
+    return PageExtraction(
+        output.data, output.errors, ContentKind.TEXT, choice.codec if choice else None
+    )
+
+
+def _plain_formats(request: _Request, output: _Output, text: str, described: str) -> None:
+    for name in request.formats:
+        if name == "text":
+            output.put_format(request, name, text)
+        else:
+            output.errors[name] = f"content is {described}, not HTML"
+
+
+def parse_json(text: str) -> JsonValue:
+    """Strict JSON (no NaN/Infinity); ``ValueError`` with a helpful message otherwise."""
+    try:
+        document: JsonValue = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except ValueError as exc:
+        if text.lstrip().startswith("<"):
+            raise ValueError(f"{exc} (the body looks like HTML or XML)") from None
+        raise
+    return document
+
+
+def _reject_constant(name: str) -> JsonValue:
+    raise ValueError(f"{name} is not valid JSON")

@@ -1,0 +1,42 @@
+"""The ``links`` format: where a page's hyperlinks (``<a href>``, ``<area href>``) go.
+
+Each href is resolved against the document's base URL and normalised (see
+:func:`.urls.normalize_http_url`); only http(s) URLs are kept (no ``mailto:``,
+``javascript:``, ``tel:``...), de-duplicated, in first-seen document order, at most
+:data:`MAX_URLS` of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from .urls import normalize_http_url, resolve_url
+
+MAX_URLS = 10_000
+
+_HREFS = etree.XPath("//a/@href | //area/@href", smart_strings=False)
+
+
+def page_links(root: Any, base_url: str) -> tuple[list[str], bool]:
+    """The normalised link URLs of a parsed page, and whether :data:`MAX_URLS` cut them."""
+    return unique_http_urls(_HREFS(root), base_url)
+
+
+def unique_http_urls(raw_urls: Iterable[str], base_url: str) -> tuple[list[str], bool]:
+    """Resolve, normalise and de-duplicate URLs in order; ``True`` when cut at MAX_URLS."""
+    seen_raw: set[str] = set()
+    urls: dict[str, None] = {}
+    for raw in raw_urls:
+        if raw in seen_raw:
+            continue
+        seen_raw.add(raw)
+        url = normalize_http_url(resolve_url(base_url, raw))
+        if url is None or url in urls:
+            continue
+        if len(urls) == MAX_URLS:
+            return list(urls), True
+        urls[url] = None
+    return list(urls), False

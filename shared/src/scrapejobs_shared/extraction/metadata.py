@@ -1,0 +1,85 @@
+"""The ``metadata`` format: what a page says about itself in its head.
+
+``{"title", "description", "canonical", "language", "open_graph"}``:
+
+* ``title``: the first ``<title>`` (in the head when there is one), whitespace normalised;
+* ``description``: ``<meta name="description">``;
+* ``canonical``: ``<link rel="canonical">``, absolute (resolved against the base URL);
+* ``language``: ``<html lang>`` (or ``xml:lang``), else the first language of
+  ``<meta http-equiv="Content-Language">``;
+* ``open_graph``: every ``og:*`` meta (``property``, or ``name`` as some sites write it),
+  keyed by its lower-cased name (``"og:title"``); the first occurrence wins for repeated
+  keys; URL properties (``og:url``, ``og:image``, ``og:video``, ``og:audio`` and their
+  ``:url`` / ``:secure_url`` forms) are absolute.
+
+Missing values are ``null`` (``open_graph`` is ``{}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lxml import etree  # type: ignore[import-untyped]
+from pydantic import JsonValue
+
+from .urls import resolve_url
+from .visible_text import element_text
+
+_TITLE = etree.XPath("(//head//title | //title)[1]")
+_METAS = etree.XPath("//meta", smart_strings=False)
+_LINKS_WITH_REL = etree.XPath("//link[@rel][@href]", smart_strings=False)
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_OPEN_GRAPH_URLS = frozenset(
+    f"og:{kind}{suffix}"
+    for kind in ("image", "video", "audio")
+    for suffix in ("", ":url", ":secure_url")
+) | {"og:url"}
+
+
+def page_metadata(root: Any, base_url: str) -> dict[str, JsonValue]:
+    """The ``metadata`` format for a parsed HTML page (``root``: its lxml root element)."""
+    description: str | None = None
+    content_language: str | None = None
+    open_graph: dict[str, JsonValue] = {}
+    for meta in _METAS(root):
+        content = meta.get("content")
+        if content is None:
+            continue
+        name = (meta.get("property") or meta.get("name") or "").strip().lower()
+        if name == "description" and description is None:
+            description = " ".join(content.split())
+        elif name.startswith("og:") and name not in open_graph:
+            value = content.strip()
+            open_graph[name] = resolve_url(base_url, value) if name in _OPEN_GRAPH_URLS else value
+        elif content_language is None and _is_content_language(meta):
+            content_language = content.split(",")[0].strip() or None
+    return {
+        "title": _title(root),
+        "description": description,
+        "canonical": _canonical(root, base_url),
+        "language": _document_language(root) or content_language,
+        "open_graph": open_graph,
+    }
+
+
+def _title(root: Any) -> str | None:
+    titles = _TITLE(root)
+    return element_text(titles[0]) if titles else None
+
+
+def _canonical(root: Any, base_url: str) -> str | None:
+    for link in _LINKS_WITH_REL(root):
+        if "canonical" in link.get("rel", "").lower().split():
+            return resolve_url(base_url, link.get("href", ""))
+    return None
+
+
+def _document_language(root: Any) -> str | None:
+    if not isinstance(root.tag, str) or root.tag.lower() != "html":
+        return None
+    language = root.get("lang") or root.get(_XML_LANG)
+    return language.strip() or None if language else None
+
+
+def _is_content_language(meta: Any) -> bool:
+    return str(meta.get("http-equiv", "")).strip().lower() == "content-language"

@@ -1,0 +1,97 @@
+"""Content classification by Content-Type, with sniffing when it is missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from scrapejobs_shared.extraction import ContentKind, MediaType, classify_content
+
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "kind"),
+    [
+        ("text/html; charset=utf-8", ContentKind.HTML),
+        ("TEXT/HTML", ContentKind.HTML),
+        ("application/xhtml+xml", ContentKind.HTML),
+        ("application/xml", ContentKind.XML),
+        ("text/xml", ContentKind.XML),
+        ("application/rss+xml", ContentKind.XML),
+        ("application/atom+xml; charset=utf-8", ContentKind.XML),
+        ("application/json", ContentKind.JSON),
+        ("application/ld+json", ContentKind.JSON),
+        ("application/problem+json", ContentKind.JSON),
+        ("text/plain", ContentKind.TEXT),
+        ("text/csv", ContentKind.TEXT),
+        ("application/x-ndjson", ContentKind.TEXT),
+        ("application/pdf", ContentKind.UNSUPPORTED),
+        ("image/svg+xml", ContentKind.UNSUPPORTED),
+        ("image/png", ContentKind.UNSUPPORTED),
+        ("video/mp4", ContentKind.UNSUPPORTED),
+        ("application/zip", ContentKind.UNSUPPORTED),
+        ("application/vnd.ms-excel", ContentKind.UNSUPPORTED),
+    ],
+)
+def test_declared_types(content_type: str, kind: ContentKind):
+    assert classify_content(content_type, b"whatever body").kind is kind
+
+
+def test_unsupported_reason_names_the_type():
+    result = classify_content("application/pdf", PDF)
+    assert result.reason == "unsupported content type application/pdf"
+
+
+def test_binary_body_behind_a_textual_type_is_unsupported():
+    result = classify_content("text/html", PDF)
+    assert result.kind is ContentKind.UNSUPPORTED
+    assert "declared text/html but the body is application/pdf" in (result.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        (b"  <!DOCTYPE html><html><body>x</body></html>", ContentKind.HTML),
+        (b"<html><p>x</p></html>", ContentKind.HTML),
+        (b"\xef\xbb\xbf<div>x</div>", ContentKind.HTML),
+        (b'<?xml version="1.0"?><rss><channel/></rss>', ContentKind.XML),
+        (b'<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"/>', ContentKind.HTML),
+        (b"<urlset><url><loc>https://e.com/</loc></url></urlset>", ContentKind.XML),
+        (b'{"a": 1}', ContentKind.JSON),
+        (b"\n [1, 2]", ContentKind.JSON),
+        (b"just some words", ContentKind.TEXT),
+        (b"", ContentKind.HTML),
+        (PDF, ContentKind.UNSUPPORTED),
+        (PNG, ContentKind.UNSUPPORTED),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", ContentKind.UNSUPPORTED),
+        (b"GIF89a\x01\x00", ContentKind.UNSUPPORTED),
+        (b"PK\x03\x04\x14\x00", ContentKind.UNSUPPORTED),
+        (b"\x00\x01\x02binary\x03", ContentKind.UNSUPPORTED),
+    ],
+)
+@pytest.mark.parametrize("content_type", [None, "", "application/octet-stream", "nonsense"])
+def test_sniffing_when_the_type_is_missing_or_generic(
+    body: bytes, kind: ContentKind, content_type: str | None
+):
+    result = classify_content(content_type, body)
+    assert result.kind is kind
+    assert result.sniffed
+
+
+def test_utf16_text_with_bom_is_not_binary():
+    assert classify_content(None, "<p>héllo</p>".encode("utf-16")).kind is ContentKind.HTML
+    assert classify_content(None, "plain words".encode("utf-16")).kind is ContentKind.TEXT
+
+
+def test_media_type_parsing():
+    media = MediaType.parse('Text/HTML ; Charset="Shift_JIS" ; foo=bar')
+    assert (media.essence, media.charset, media.parameters["foo"]) == (
+        "text/html",
+        "Shift_JIS",
+        "bar",
+    )
+    assert MediaType.parse("garbage").essence == ""
+    assert MediaType.parse(None).essence == ""
+    joined = MediaType.parse("text/html; charset=koi8-r, text/html")
+    assert (joined.essence, joined.charset) == ("text/html", "koi8-r")

@@ -1,14 +1,17 @@
 """JobStore on Firestore (native mode), async client.
 
 Layout: ``jobs/{job_id}`` and ``jobs/{job_id}/tasks/{task_id}`` (the task document is the result).
-Counts come from aggregation queries over the tasks, so no single document is written once per
-task (production Firestore sustains about one write per second per document).
+Task counts per status live in sharded counter documents (``jobs/{id}/counters/{n}``), changed
+in the same transaction as each status change: no single document is written once per task
+(production Firestore sustains about one write per second per document), counts always sum to
+the number of tasks, and reading them is one batched get instead of a query over every task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,8 +21,9 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.firestore_codec import job_from_doc, job_to_doc, task_from_doc, task_to_doc
+from scrapejobs_shared.firestore_counters import DEFAULT_COUNTER_SHARDS, ShardedCounters
 from scrapejobs_shared.page_token import decode_token, encode_token
-from scrapejobs_shared.ports import Claim, ClaimState, Page
+from scrapejobs_shared.ports import Claim, ClaimState, JobExists, Page
 from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, kept_error
 from scrapejobs_shared.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 
@@ -27,15 +31,18 @@ BATCH_LIMIT = 500  # Firestore's maximum writes per batch
 REJECTED_RETENTION = timedelta(days=30)
 
 
-class JobExists(Exception):
-    pass
-
-
 class FirestoreJobStore:
-    def __init__(self, client: firestore.AsyncClient, *, write_concurrency: int = 8) -> None:
+    def __init__(
+        self,
+        client: firestore.AsyncClient,
+        *,
+        write_concurrency: int = 8,
+        counter_shards: int = DEFAULT_COUNTER_SHARDS,
+    ) -> None:
         self._client = client
         self._jobs = client.collection("jobs")
         self._write_slots = asyncio.Semaphore(write_concurrency)
+        self._counters = ShardedCounters(client, counter_shards)
 
     @classmethod
     def connect(cls, project_id: str, database: str) -> FirestoreJobStore:
@@ -49,25 +56,43 @@ class FirestoreJobStore:
         return self._jobs.document(job_id).collection("tasks")
 
     async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
+        job_ref = self._jobs.document(job.id)
+        if (await job_ref.get()).exists:
+            raise JobExists(job.id)
+        # Tasks first, the job (with its counts) last: a crash in between leaves no job whose
+        # counts promise tasks that do not exist; orphan tasks expire through their TTL.
+        await self._write_tasks(tasks)
+        batch = self._client.batch()
+        batch.create(job_ref, job_to_doc(job))
+        self._counters.add(batch, job_ref, Counter(task.status for task in tasks))
         try:
-            await self._jobs.document(job.id).create(job_to_doc(job))
+            await batch.commit()
         except gexc.AlreadyExists:
             raise JobExists(job.id) from None
-        await self._write_tasks(tasks, create=False)
 
     async def add_tasks(self, tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
-        results = await asyncio.gather(*(self._create_task(task) for task in tasks))
-        return [task for task, created in zip(tasks, results, strict=True) if created]
+        if not tasks:
+            return []
+        job_ref = self._jobs.document(tasks[0].job_id)
+        refs = [job_ref.collection("tasks").document(task.id) for task in tasks]
 
-    async def _create_task(self, task: TaskRecord) -> bool:
-        async with self._write_slots:
-            try:
-                await self._tasks(task.job_id).document(task.id).create(task_to_doc(task))
-            except gexc.AlreadyExists:
-                return False
-        return True
+        @firestore.async_transactional
+        async def add(transaction: Any) -> list[TaskRecord]:
+            existing = {
+                snap.reference.path
+                async for snap in self._client.get_all(refs, transaction=transaction)
+                if snap.exists
+            }
+            fresh = [t for t, ref in zip(tasks, refs, strict=True) if ref.path not in existing]
+            for task in fresh:
+                transaction.create(job_ref.collection("tasks").document(task.id), task_to_doc(task))
+            self._counters.add(transaction, job_ref, Counter(task.status for task in fresh))
+            return fresh
 
-    async def _write_tasks(self, tasks: Sequence[TaskRecord], *, create: bool) -> None:
+        created: list[TaskRecord] = await add(self._client.transaction())
+        return created
+
+    async def _write_tasks(self, tasks: Sequence[TaskRecord]) -> None:
         chunks = [tasks[i : i + BATCH_LIMIT] for i in range(0, len(tasks), BATCH_LIMIT)]
         await asyncio.gather(*(self._write_chunk(chunk) for chunk in chunks))
 
@@ -119,18 +144,11 @@ class FirestoreJobStore:
         return result
 
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
-        counts = await asyncio.gather(*(self._count(job_id, status) for status in TaskStatus))
-        return dict(zip(TaskStatus, counts, strict=True))
-
-    async def _count(self, job_id: str, status: TaskStatus) -> int:
-        query = self._tasks(job_id).where(filter=FieldFilter("status", "==", status.value))
-        result = await query.count(alias="n").get()
-        return int(result[0][0].value)
+        return await self._counters.read(self._jobs.document(job_id))
 
     async def has_open_tasks(self, job_id: str) -> bool:
-        statuses = [status.value for status in OPEN_TASK_STATUSES]
-        query = self._tasks(job_id).where(filter=FieldFilter("status", "in", statuses)).limit(1)
-        return len(await query.get()) > 0
+        counts = await self.count_tasks(job_id)
+        return any(counts[status] for status in OPEN_TASK_STATUSES)
 
     async def list_tasks(
         self, job_id: str, page_size: int, page_token: str | None
@@ -176,6 +194,7 @@ class FirestoreJobStore:
                 updated_at=now,
             )
             transaction.update(ref, _claim_fields(claimed))
+            self._counters.move(transaction, job_ref, task.status, TaskStatus.RUNNING)
             return Claim(ClaimState.CLAIMED, claimed, job)
 
         result: Claim = await claim(self._client.transaction())
@@ -212,14 +231,19 @@ class FirestoreJobStore:
     async def finish_task(
         self, job_id: str, task_id: str, outcome: TaskOutcome, now: datetime
     ) -> bool:
-        ref = self._tasks(job_id).document(task_id)
+        job_ref = self._jobs.document(job_id)
+        ref = job_ref.collection("tasks").document(task_id)
 
         @firestore.async_transactional
         async def finish(transaction: Any) -> bool:
             snap = await ref.get(transaction=transaction)
-            if not snap.exists or not TaskStatus(snap.get("status")).may_become(outcome.status):
+            if not snap.exists:
+                return False
+            previous = TaskStatus(snap.get("status"))
+            if not previous.may_become(outcome.status):
                 return False
             transaction.update(ref, _outcome_fields(outcome, now, snap.get("error")))
+            self._counters.move(transaction, job_ref, previous, outcome.status)
             return True
 
         result: bool = await finish(self._client.transaction())

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from scrapejobs_shared.page_token import decode_token, encode_token
-from scrapejobs_shared.ports import Claim, ClaimState, Page
+from scrapejobs_shared.ports import Claim, ClaimState, JobExists, Page
 from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, kept_error
 from scrapejobs_shared.statuses import JobStatus, TaskStatus
 
@@ -23,7 +23,7 @@ class MemoryJobStore:
     async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
         async with self._lock:
             if job.id in self.jobs:
-                raise ValueError(f"job {job.id} exists")
+                raise JobExists(job.id)
             self.jobs[job.id] = job
             self.tasks[job.id] = {task.id: task for task in tasks}
 

@@ -13,6 +13,10 @@ from scrapejobs_shared.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.task_message import TaskMessage
 
 
+class JobExists(Exception):
+    """A job with this id was created before (e.g. a retried scheduler trigger)."""
+
+
 class ClaimState(StrEnum):
     CLAIMED = "claimed"  # this delivery owns the task now: fetch it
     BUSY = "busy"  # another delivery holds a live lease: retry later

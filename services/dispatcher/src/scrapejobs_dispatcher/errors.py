@@ -8,19 +8,12 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException
 
 from scrapejobs_dispatcher.service import JobAlreadyFinished, JobNotFound
+from scrapejobs_shared.http_errors import error_response, install_http_error_handlers
 from scrapejobs_shared.page_token import InvalidPageToken
 
 log = logging.getLogger(__name__)
-
-
-def error_response(status: int, code: str, message: str, field: str | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"code": code, "message": message}
-    if field is not None:
-        body["field"] = field
-    return JSONResponse({"error": body}, status_code=status)
 
 
 def field_path(loc: tuple[Any, ...]) -> str:
@@ -61,23 +54,9 @@ async def _bad_token(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "invalid_page_token", str(exc), "page_token")
 
 
-async def _http(_: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HTTPException)
-    code = {401: "unauthenticated", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
-    response = error_response(exc.status_code, code.get(exc.status_code, "error"), str(exc.detail))
-    response.headers.update(exc.headers or {})
-    return response
-
-
-async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-    log.exception("unhandled error", exc_info=exc)
-    return error_response(500, "internal", "internal error; the request was not completed")
-
-
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(JobNotFound, _not_found)
     app.add_exception_handler(JobAlreadyFinished, _finished)
     app.add_exception_handler(InvalidPageToken, _bad_token)
-    app.add_exception_handler(HTTPException, _http)
-    app.add_exception_handler(Exception, _unexpected)
+    install_http_error_handlers(app)

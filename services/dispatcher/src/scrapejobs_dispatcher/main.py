@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from fastapi import FastAPI
 
+from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.routes import health, jobs
 from scrapejobs_dispatcher.service import JobService
@@ -60,6 +61,7 @@ def create_app(
         description="Submit scraping jobs and read their results.",
         lifespan=lifespan,
     )
+    app.state.authenticator = Authenticator(settings)
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(jobs.router)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from opentelemetry.trace import Tracer
 
 from scrapejobs_shared.clock import Clock
 from scrapejobs_shared.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.ports import JobStore, Page, TaskPublisher
+from scrapejobs_shared.ports import JobExists, JobStore, Page, TaskPublisher
 from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
 from scrapejobs_shared.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.task_message import TaskMessage
@@ -33,6 +33,7 @@ class JobAlreadyFinished(Exception):
 class JobView:
     job: JobRecord
     counts: dict[TaskStatus, int]
+    created: bool = True  # False when an identical trigger had already created the job
 
     @property
     def total(self) -> int:
@@ -54,12 +55,22 @@ class JobService:
         self._clock = clock
         self._retention = retention
 
-    async def submit(self, request: JobRequest, job_id: str | None = None) -> JobView:
-        """Store the job and its tasks, then publish one message per task."""
-        job = self._new_job(request, job_id or uuid.uuid4().hex)
+    async def submit(
+        self, request: JobRequest, job_id: str | None = None, trigger: str | None = None
+    ) -> JobView:
+        """Store the job and its tasks, then publish one message per task.
+
+        ``job_id`` derived from a scheduler trigger makes a retried trigger return the job
+        it created the first time instead of submitting it twice.
+        """
+        job = self._new_job(request, job_id or uuid.uuid4().hex, trigger)
         tasks = self._new_tasks(job, request.target_urls())
         with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
-            await self._store.create_job(job, tasks)
+            try:
+                await self._store.create_job(job, tasks)
+            except JobExists:
+                log.info("duplicate trigger ignored", extra={"job_id": job.id, "trigger": trigger})
+                return replace(await self.get(job.id), created=False)
             failed = await self._publish(tasks)
         counts = {status: 0 for status in TaskStatus} | {
             TaskStatus.QUEUED: len(tasks) - failed,
@@ -98,7 +109,7 @@ class JobService:
             raise JobNotFound(job_id)
         return job
 
-    def _new_job(self, request: JobRequest, job_id: str) -> JobRecord:
+    def _new_job(self, request: JobRequest, job_id: str, trigger: str | None) -> JobRecord:
         now = self._clock()
         return JobRecord(
             id=job_id,
@@ -109,6 +120,7 @@ class JobService:
             expire_at=now + self._retention,
             labels=dict(request.labels),
             total=len(request.target_urls()),
+            trigger=trigger,
         )
 
     def _new_tasks(self, job: JobRecord, urls: Sequence[str]) -> list[TaskRecord]:

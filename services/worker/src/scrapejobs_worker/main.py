@@ -5,17 +5,22 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+import httpx
 from fastapi import FastAPI
 
 from scrapejobs_shared.clock import utc_now
 from scrapejobs_shared.firestore_store import FirestoreJobStore
+from scrapejobs_shared.http_errors import install_http_error_handlers
 from scrapejobs_shared.json_logging import configure_logging
 from scrapejobs_shared.ports import JobStore
 from scrapejobs_shared.tracing import build_tracer
 from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.page_extraction import extract_outcome
+from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
+from scrapejobs_worker.push_guard import PushGuard
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
 from scrapejobs_worker.task_processor import TaskProcessor
@@ -31,10 +36,34 @@ def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
     )
 
 
+def push_guard(settings: WorkerSettings, keys: KeySource | None) -> PushGuard:
+    if settings.push_auth == "none":
+        return PushGuard(None, None)
+    policy = PushAuthPolicy(
+        audience=settings.push_audience,
+        service_account_email=settings.push_service_account,
+        verify_signature=settings.push_verify_signature,
+    )
+    if keys is None and settings.push_verify_signature:
+        keys = CachedJwks(lambda: _fetch_jwks(settings.push_jwks_url))
+    return PushGuard(policy, keys)
+
+
+def _fetch_jwks(url: str) -> dict[str, Any]:
+    response = httpx.get(url, timeout=10, trust_env=False)
+    response.raise_for_status()
+    document: dict[str, Any] = response.json()
+    return document
+
+
 def create_app(
-    settings: WorkerSettings, store: JobStore | None = None, fetcher: Fetcher | None = None
+    settings: WorkerSettings,
+    store: JobStore | None = None,
+    fetcher: Fetcher | None = None,
+    push_keys: KeySource | None = None,
 ) -> FastAPI:
-    """Build the app; real Firestore and the SSRF-safe fetcher unless others are given."""
+    """Build the app; real Firestore, the SSRF-safe fetcher and Google's JWKS unless others
+    are given (tests)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -65,6 +94,8 @@ def create_app(
                 owned_store.close()
 
     app = FastAPI(title="scrapejobs worker", version="0.1.0", lifespan=lifespan)
+    app.state.push_guard = push_guard(settings, push_keys)
+    install_http_error_handlers(app)
     app.include_router(health.router)
     app.include_router(pubsub.router)
     return app

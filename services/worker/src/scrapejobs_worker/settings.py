@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
 
 from scrapejobs_shared.settings import CommonSettings
+from scrapejobs_worker.push_auth import GOOGLE_JWKS_URL
 
 
 class WorkerSettings(CommonSettings):
@@ -28,6 +29,7 @@ class WorkerSettings(CommonSettings):
     push_audience: str = ""
     push_service_account: str = ""
     push_verify_signature: bool = True
+    push_jwks_url: str = GOOGLE_JWKS_URL
     per_host_concurrency: int = Field(default=8, ge=1, le=256)
     per_host_rps: float = Field(default=0.0, ge=0)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 
+from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.views import (
     ErrorResponse,
@@ -18,7 +20,7 @@ from scrapejobs_dispatcher.views import (
 from scrapejobs_shared.jobspec import JobRequest
 from scrapejobs_shared.statuses import JobStatus
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_caller)])
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (400, 401, 403, 404, 409, 422, 500)
 }
@@ -31,8 +33,20 @@ def _service(request: Request) -> JobService:
 
 @router.post("", status_code=202, response_model=JobDetail, responses=ERRORS)
 async def submit_job(body: JobRequest, request: Request, response: Response) -> JobDetail:
-    """Accept a job: one task per URL, queued for the workers."""
-    view = await _service(request).submit(body)
+    """Accept a job: one task per URL, queued for the workers.
+
+    A Cloud Scheduler run (``X-CloudScheduler-JobName`` + ``X-CloudScheduler-ScheduleTime``)
+    is submitted at most once: a retried trigger answers 200 with the job it created.
+    """
+    try:
+        trigger = trigger_from_headers(request.headers)
+    except ValueError as exc:
+        raise HTTPException(400, f"invalid Cloud Scheduler headers: {exc}") from None
+    job_id = job_id_for_trigger(trigger) if trigger else None
+    key = f"{trigger.job_name}@{trigger.schedule_time}" if trigger else None
+    view = await _service(request).submit(body, job_id=job_id, trigger=key)
+    if not view.created:
+        response.status_code = 200
     response.headers["Location"] = f"/v1/jobs/{view.job.id}"
     return JobDetail.of_view(view)
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from scrapejobs_shared.task_message import MalformedMessage, decode_push
 from scrapejobs_shared.topology import DEAD_LETTER_PATH, PUSH_PATH
+from scrapejobs_worker.push_guard import require_push_identity
 from scrapejobs_worker.task_processor import TaskProcessor
 from scrapejobs_worker.verdict import Verdict
 
-router = APIRouter(tags=["pubsub"])
+router = APIRouter(tags=["pubsub"], dependencies=[Depends(require_push_identity)])
 
 
 def _processor(request: Request) -> TaskProcessor:

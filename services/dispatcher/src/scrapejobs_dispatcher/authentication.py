@@ -1,0 +1,44 @@
+"""Who may call the API: one policy per ``auth_mode``, applied to every /v1 route."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import HTTPException, Request
+
+from scrapejobs_dispatcher.api_keys import ApiKeyVerifier, parse_key_hashes
+from scrapejobs_dispatcher.settings import DispatcherSettings
+
+log = logging.getLogger(__name__)
+API_KEY_HEADER = "x-api-key"
+
+
+class Authenticator:
+    """``iam``: Cloud Run IAM validated a Google identity token at the edge (the service has no
+    public invoker); the app insists the token was presented. ``api_key``: ``X-API-Key`` is
+    checked in constant time against stored SHA-256 digests. ``none``: local development."""
+
+    def __init__(self, settings: DispatcherSettings) -> None:
+        self.mode = settings.auth_mode
+        self._keys = ApiKeyVerifier(parse_key_hashes(settings.api_key_hashes))
+        if self.mode == "none":
+            log.warning("authentication is disabled (SCRAPEJOBS_AUTH_MODE=none): local dev only")
+        elif self.mode == "api_key" and not settings.api_key_hashes.strip():
+            log.error("auth_mode=api_key but no SCRAPEJOBS_API_KEY_HASHES: every call is refused")
+
+    def check(self, request: Request) -> None:
+        if self.mode == "none":
+            return
+        if self.mode == "api_key":
+            if not self._keys.verify(request.headers.get(API_KEY_HEADER)):
+                raise HTTPException(401, "a valid X-API-Key header is required")
+            return
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise HTTPException(401, "a Google identity token is required (Authorization: Bearer)")
+
+
+async def require_caller(request: Request) -> None:
+    """FastAPI dependency: the app's Authenticator decides."""
+    authenticator: Authenticator = request.app.state.authenticator
+    authenticator.check(request)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -90,6 +91,35 @@ class JobOptions(BaseModel):
         return value
 
 
+class CrawlSpec(BaseModel):
+    """Follow links from ``start_url``: every discovered page becomes a task (once per job)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start_url: HttpUrl
+    max_depth: int = Field(default=2, ge=0, le=20, description="Link hops from start_url")
+    max_pages: int = Field(default=100, ge=1, le=MAX_URLS, description="Tasks at most")
+    include: list[str] = Field(
+        default_factory=list, max_length=50, description="Regexes; the URL path must match one"
+    )
+    exclude: list[str] = Field(
+        default_factory=list, max_length=50, description="Regexes; the URL path must match none"
+    )
+    allow_subdomains: bool = Field(default=False, description="Follow links to subdomains too")
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _regexes_compile(cls, patterns: list[str]) -> list[str]:
+        for index, pattern in enumerate(patterns):
+            if len(pattern) > 500:
+                raise ValueError(f"pattern {index} is longer than 500 characters")
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {index} is not a valid regex: {exc}") from None
+        return patterns
+
+
 class JobRequest(BaseModel):
     """Body of ``POST /v1/jobs``."""
 
@@ -99,14 +129,15 @@ class JobRequest(BaseModel):
     urls: list[HttpUrl] | None = Field(
         default=None, min_length=1, max_length=MAX_URLS, description="1 to 10,000 URLs"
     )
+    crawl: CrawlSpec | None = Field(default=None, description="Crawl from a start URL")
     extract: Fields = Field(default_factory=dict, description="Field name → selector spec")
     options: JobOptions = Field(default_factory=JobOptions)
     labels: dict[str, str] = Field(default_factory=dict, description="Free-form string labels")
 
     @model_validator(mode="after")
     def _exactly_one_target(self) -> JobRequest:
-        if (self.url is None) == (self.urls is None):
-            raise ValueError("exactly one of 'url' or 'urls' is required")
+        if sum(target is not None for target in (self.url, self.urls, self.crawl)) != 1:
+            raise ValueError("exactly one of 'url', 'urls' or 'crawl' is required")
         check_format_names(self.extract, self.options.formats)
         return self
 
@@ -126,6 +157,9 @@ class JobRequest(BaseModel):
         return value
 
     def target_urls(self) -> list[str]:
+        """The URLs of the tasks created at submission (a crawl starts with one)."""
+        if self.crawl is not None:
+            return [self.crawl.start_url]
         return [self.url] if self.url is not None else list(self.urls or [])
 
 
@@ -136,10 +170,11 @@ class JobSpec(BaseModel):
 
     extract: Fields = Field(default_factory=dict)
     options: JobOptions = Field(default_factory=JobOptions)
+    crawl: CrawlSpec | None = None
 
     @classmethod
     def from_request(cls, request: JobRequest) -> JobSpec:
-        return cls(extract=request.extract, options=request.options)
+        return cls(extract=request.extract, options=request.options, crawl=request.crawl)
 
     def to_document(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

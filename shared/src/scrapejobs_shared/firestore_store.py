@@ -70,22 +70,29 @@ class FirestoreJobStore:
         except gexc.AlreadyExists:
             raise JobExists(job.id) from None
 
-    async def add_tasks(self, tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
+    async def add_tasks(
+        self, tasks: Sequence[TaskRecord], max_new: int | None = None
+    ) -> list[TaskRecord]:
         if not tasks:
             return []
         job_ref = self._jobs.document(tasks[0].job_id)
+        budget_ref = job_ref.collection("crawl").document("budget")
         refs = [job_ref.collection("tasks").document(task.id) for task in tasks]
 
         @firestore.async_transactional
         async def add(transaction: Any) -> list[TaskRecord]:
-            existing = {
-                snap.reference.path
-                async for snap in self._client.get_all(refs, transaction=transaction)
-                if snap.exists
+            snaps = {
+                snap.reference.path: snap
+                async for snap in self._client.get_all([budget_ref, *refs], transaction=transaction)
             }
-            fresh = [t for t, ref in zip(tasks, refs, strict=True) if ref.path not in existing]
+            added = int((snaps[budget_ref.path].to_dict() or {}).get("added") or 0)
+            fresh = [t for t, ref in zip(tasks, refs, strict=True) if not snaps[ref.path].exists]
+            if max_new is not None:
+                fresh = fresh[: max(0, max_new - added)]
             for task in fresh:
                 transaction.create(job_ref.collection("tasks").document(task.id), task_to_doc(task))
+            if fresh:
+                transaction.set(budget_ref, {"added": added + len(fresh)}, merge=True)
             self._counters.add(transaction, job_ref, Counter(task.status for task in fresh))
             return fresh
 
@@ -217,14 +224,19 @@ class FirestoreJobStore:
             )
         )
 
-    async def release_task(self, job_id: str, task_id: str, error: str, now: datetime) -> None:
+    async def release_task(
+        self, job_id: str, task_id: str, error: str, now: datetime, refund_attempt: bool = False
+    ) -> None:
         ref = self._tasks(job_id).document(task_id)
 
         @firestore.async_transactional
         async def release(transaction: Any) -> None:
             snap = await ref.get(transaction=transaction)
             if snap.exists and not TaskStatus(snap.get("status")).terminal:
-                transaction.update(ref, {"lease_until": None, "error": error, "updated_at": now})
+                fields: dict[str, Any] = {"lease_until": None, "error": error, "updated_at": now}
+                if refund_attempt:
+                    fields["attempts"] = max(0, int(snap.get("attempts") or 0) - 1)
+                transaction.update(ref, fields)
 
         await release(self._client.transaction())
 

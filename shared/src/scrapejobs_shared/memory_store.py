@@ -18,6 +18,7 @@ class MemoryJobStore:
         self.jobs: dict[str, JobRecord] = {}
         self.tasks: dict[str, dict[str, TaskRecord]] = {}
         self.rejected: list[tuple[str, str, bytes]] = []
+        self.added: dict[str, int] = {}
         self._lock = asyncio.Lock()
 
     async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
@@ -27,14 +28,19 @@ class MemoryJobStore:
             self.jobs[job.id] = job
             self.tasks[job.id] = {task.id: task for task in tasks}
 
-    async def add_tasks(self, tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
-        created = []
+    async def add_tasks(
+        self, tasks: Sequence[TaskRecord], max_new: int | None = None
+    ) -> list[TaskRecord]:
+        created: list[TaskRecord] = []
         async with self._lock:
             for task in tasks:
                 bucket = self.tasks.setdefault(task.job_id, {})
-                if task.id not in bucket:
-                    bucket[task.id] = task
-                    created.append(task)
+                added = self.added.get(task.job_id, 0)
+                if task.id in bucket or (max_new is not None and added >= max_new):
+                    continue
+                bucket[task.id] = task
+                self.added[task.job_id] = added + 1
+                created.append(task)
         return created
 
     async def get_job(self, job_id: str) -> JobRecord | None:
@@ -112,12 +118,15 @@ class MemoryJobStore:
     ) -> None:
         self.rejected.append((message_id, reason, payload))
 
-    async def release_task(self, job_id: str, task_id: str, error: str, now: datetime) -> None:
+    async def release_task(
+        self, job_id: str, task_id: str, error: str, now: datetime, refund_attempt: bool = False
+    ) -> None:
         async with self._lock:
             task = self.tasks.get(job_id, {}).get(task_id)
             if task is not None and not task.status.terminal:
+                attempts = max(0, task.attempts - 1) if refund_attempt else task.attempts
                 self.tasks[job_id][task_id] = task.with_changes(
-                    lease_until=None, error=error, updated_at=now
+                    lease_until=None, error=error, updated_at=now, attempts=attempts
                 )
 
     async def finish_task(

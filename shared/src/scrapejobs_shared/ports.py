@@ -44,8 +44,11 @@ class JobStore(Protocol):
     async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
         """Write the job and all its tasks (batched). Raises if the job id exists."""
 
-    async def add_tasks(self, tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
-        """Create tasks that do not exist yet; returns those actually created."""
+    async def add_tasks(
+        self, tasks: Sequence[TaskRecord], max_new: int | None = None
+    ) -> list[TaskRecord]:
+        """Create the tasks (of one job) that do not exist yet, at most ``max_new`` over the
+        job's lifetime (a crawl's page budget); returns those actually created."""
 
     async def get_job(self, job_id: str) -> JobRecord | None: ...
 
@@ -75,8 +78,11 @@ class JobStore(Protocol):
         claim is always seen by the claimer.
         """
 
-    async def release_task(self, job_id: str, task_id: str, error: str, now: datetime) -> None:
-        """After a transient failure: keep ``running``, drop the lease, keep the error."""
+    async def release_task(
+        self, job_id: str, task_id: str, error: str, now: datetime, refund_attempt: bool = False
+    ) -> None:
+        """After a transient failure: keep ``running``, drop the lease, keep the error.
+        ``refund_attempt``: the attempt did not count (the host throttled us)."""
 
     async def finish_task(
         self, job_id: str, task_id: str, outcome: TaskOutcome, now: datetime

@@ -7,8 +7,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from unit.worker.test_task_processor import ScriptedFetcher, _setup
 
+from scrapejobs_shared.memory_host_gate import MemoryHostGate
+from scrapejobs_shared.memory_publisher import MemoryTaskPublisher
 from scrapejobs_shared.memory_store import MemoryJobStore
 from scrapejobs_worker.main import create_app
 from scrapejobs_worker.push_auth import StaticJwks
@@ -22,6 +23,7 @@ from support.oidc import (
     id_token_claims,
     sign_id_token,
 )
+from support.worker_fakes import ScriptedFetcher, setup_job
 
 OTHER_KEY = generate_signing_key("other")
 
@@ -31,11 +33,18 @@ async def worker(
     request,
 ) -> AsyncIterator[tuple[httpx.AsyncClient, MemoryJobStore, ScriptedFetcher]]:
     store, fetcher = MemoryJobStore(), ScriptedFetcher(200)
-    await _setup(store)
+    await setup_job(store)
     settings = WorkerSettings(
         push_auth="oidc", push_audience=AUDIENCE, push_service_account=SERVICE_ACCOUNT_EMAIL
     )
-    app = create_app(settings, store=store, fetcher=fetcher, push_keys=StaticJwks(JWKS))
+    app = create_app(
+        settings,
+        store=store,
+        fetcher=fetcher,
+        push_keys=StaticJwks(JWKS),
+        gate=MemoryHostGate(),
+        publisher=MemoryTaskPublisher(),
+    )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://w") as client:

@@ -11,6 +11,7 @@ from datetime import timedelta
 from opentelemetry.trace import Tracer
 
 from scrapejobs_shared.clock import Clock
+from scrapejobs_shared.crawl_identity import crawl_task_id
 from scrapejobs_shared.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.ports import JobExists, JobStore, Page, TaskPublisher
 from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
@@ -64,7 +65,7 @@ class JobService:
         it created the first time instead of submitting it twice.
         """
         job = self._new_job(request, job_id or uuid.uuid4().hex, trigger)
-        tasks = self._new_tasks(job, request.target_urls())
+        tasks = self._new_tasks(job, request)
         with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
             try:
                 await self._store.create_job(job, tasks)
@@ -120,14 +121,22 @@ class JobService:
             expire_at=now + self._retention,
             labels=dict(request.labels),
             total=len(request.target_urls()),
+            kind="crawl" if request.crawl is not None else "urls",
             trigger=trigger,
         )
 
-    def _new_tasks(self, job: JobRecord, urls: Sequence[str]) -> list[TaskRecord]:
+    def _new_tasks(self, job: JobRecord, request: JobRequest) -> list[TaskRecord]:
+        """One task per URL; a crawl starts with its start URL, keyed as workers key pages."""
+
+        def task_id(index: int, url: str) -> str:
+            if request.crawl is not None:
+                return crawl_task_id(job.id, url)
+            return task_id_for(job.id, str(index))
+
         return [
             TaskRecord(
                 job_id=job.id,
-                id=task_id_for(job.id, str(index)),
+                id=task_id(index, url),
                 url=url,
                 status=TaskStatus.QUEUED,
                 index=index,
@@ -135,7 +144,7 @@ class JobService:
                 updated_at=job.created_at,
                 expire_at=job.expire_at,
             )
-            for index, url in enumerate(urls)
+            for index, url in enumerate(request.target_urls())
         ]
 
     async def _publish(self, tasks: Sequence[TaskRecord]) -> int:

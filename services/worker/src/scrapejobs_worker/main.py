@@ -9,21 +9,27 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
+from google.cloud import firestore
 
 from scrapejobs_shared.clock import utc_now
+from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
 from scrapejobs_shared.firestore_store import FirestoreJobStore
+from scrapejobs_shared.host_gate import BreakerPolicy, HostGate
 from scrapejobs_shared.http_errors import install_http_error_handlers
 from scrapejobs_shared.json_logging import configure_logging
-from scrapejobs_shared.ports import JobStore
+from scrapejobs_shared.ports import JobStore, TaskPublisher
+from scrapejobs_shared.pubsub_publisher import PubSubTaskPublisher
 from scrapejobs_shared.tracing import build_tracer
 from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.page_extraction import extract_outcome
+from scrapejobs_worker.politeness import Politeness, PolitenessPolicy
 from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
 from scrapejobs_worker.push_guard import PushGuard
+from scrapejobs_worker.robots_cache import RobotsCache
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
-from scrapejobs_worker.task_processor import TaskProcessor
+from scrapejobs_worker.task_processor import ProcessorPolicy, TaskProcessor
 
 log = logging.getLogger(__name__)
 
@@ -61,27 +67,36 @@ def create_app(
     store: JobStore | None = None,
     fetcher: Fetcher | None = None,
     push_keys: KeySource | None = None,
+    gate: HostGate | None = None,
+    publisher: TaskPublisher | None = None,
 ) -> FastAPI:
-    """Build the app; real Firestore, the SSRF-safe fetcher and Google's JWKS unless others
-    are given (tests)."""
+    """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher and Google's JWKS unless
+    others are given (tests)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        owned_store = None
-        job_store = store
-        if job_store is None:
-            job_store = owned_store = FirestoreJobStore.connect(
-                settings.project_id, settings.firestore_database
+        client = None
+        if store is None or gate is None:
+            client = firestore.AsyncClient(
+                project=settings.project_id, database=settings.firestore_database
             )
+        job_store = store or FirestoreJobStore(client)
+        host_gate = gate or FirestoreHostGate(client)
+        task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
         page_fetcher = fetcher or build_fetcher(fetch_policy(settings))
+        clock = utc_now
+        politeness = Politeness(
+            host_gate, RobotsCache(page_fetcher), politeness_policy(settings), clock
+        )
         app.state.processor = TaskProcessor(
             job_store,
             page_fetcher,
             extract_outcome,
-            utc_now,
+            politeness,
+            task_publisher,
+            clock,
             build_tracer("scrapejobs-worker"),
-            fetch_timeout_s=settings.fetch_timeout_s,
-            lease_margin_s=settings.lease_margin_s,
+            processor_policy(settings),
         )
         if settings.fetch_allowlist:
             log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
@@ -90,8 +105,9 @@ def create_app(
             yield
         finally:
             await page_fetcher.aclose()
-            if owned_store is not None:
-                owned_store.close()
+            await task_publisher.close()
+            if client is not None:
+                client.close()
 
     app = FastAPI(title="scrapejobs worker", version="0.1.0", lifespan=lifespan)
     app.state.push_guard = push_guard(settings, push_keys)
@@ -99,6 +115,26 @@ def create_app(
     app.include_router(health.router)
     app.include_router(pubsub.router)
     return app
+
+
+def politeness_policy(settings: WorkerSettings) -> PolitenessPolicy:
+    return PolitenessPolicy(
+        per_host_concurrency=settings.per_host_concurrency,
+        per_host_rps=settings.per_host_rps,
+        max_wait_s=settings.max_throttle_wait_s,
+        breaker=BreakerPolicy(settings.breaker_failure_threshold, settings.breaker_cooldown_s),
+        user_agent=settings.user_agent,
+    )
+
+
+def processor_policy(settings: WorkerSettings) -> ProcessorPolicy:
+    return ProcessorPolicy(
+        fetch_timeout_s=settings.fetch_timeout_s,
+        lease_margin_s=settings.lease_margin_s,
+        max_deferrals=settings.max_deferrals,
+        throttle_hold_s=settings.throttle_hold_s,
+        retry_after_cap_s=settings.retry_after_cap_s,
+    )
 
 
 def app_from_env() -> FastAPI:

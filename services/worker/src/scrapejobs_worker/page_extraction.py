@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
 from scrapejobs_shared.extraction import UnsupportedContent, extract_page, fit_result
+from scrapejobs_shared.extraction.spec import Format
 from scrapejobs_shared.jobspec import JobSpec
 from scrapejobs_shared.records import TaskOutcome
 from scrapejobs_shared.statuses import TaskStatus
@@ -11,30 +16,49 @@ from scrapejobs_worker.fetch_port import FetchResponse
 BODY_TRUNCATED = "$body"  # in truncated_fields: the page exceeded the fetch byte cap
 
 
-def extract_outcome(response: FetchResponse, spec: JobSpec) -> TaskOutcome:
+@dataclass(frozen=True, slots=True)
+class ExtractedPage:
+    outcome: TaskOutcome
+    links: tuple[str, ...] = ()  # absolute, normalised; collected for crawl jobs
+
+
+def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
+    formats: list[Format] = list(spec.options.formats)
+    crawling = spec.crawl is not None
+    if crawling and "links" not in formats:
+        formats.append("links")
     try:
         page = extract_page(
             response.body,
             content_type=response.content_type,
             url=response.url,
             fields=spec.extract,
-            formats=spec.options.formats,
+            formats=formats,
         )
     except UnsupportedContent as exc:
-        return TaskOutcome(
+        outcome = TaskOutcome(
             TaskStatus.FAILED,
             http_status=response.status,
             error=f"unsupported_content: {exc.reason}",
             elapsed_ms=response.elapsed_ms,
         )
-    data, truncated = fit_result(page.data)
+        return ExtractedPage(outcome)
+    data = dict(page.data)
+    links = _links(data, keep="links" in spec.options.formats) if crawling else ()
+    fitted, truncated = fit_result(data)
     if response.truncated:
         truncated.insert(0, BODY_TRUNCATED)
-    return TaskOutcome(
+    outcome = TaskOutcome(
         TaskStatus.SUCCEEDED,
         http_status=response.status,
-        data=data,
+        data=fitted,
         elapsed_ms=response.elapsed_ms,
         truncated_fields=tuple(truncated),
         field_errors=page.errors or None,
     )
+    return ExtractedPage(outcome, links)
+
+
+def _links(data: dict[str, JsonValue], keep: bool) -> tuple[str, ...]:
+    found = data.get("links") if keep else data.pop("links", None)
+    return tuple(link for link in found if isinstance(link, str)) if isinstance(found, list) else ()

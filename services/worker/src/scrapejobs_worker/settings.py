@@ -30,8 +30,22 @@ class WorkerSettings(CommonSettings):
     push_service_account: str = ""
     push_verify_signature: bool = True
     push_jwks_url: str = GOOGLE_JWKS_URL
-    per_host_concurrency: int = Field(default=8, ge=1, le=256)
-    per_host_rps: float = Field(default=0.0, ge=0)
+    per_host_concurrency: int = Field(
+        default=8, ge=1, le=256, description="Fetches in flight per host across all instances"
+    )
+    per_host_rps: float = Field(default=0.0, ge=0, description="Request starts/s per host; 0: off")
+    max_throttle_wait_s: float = Field(
+        default=10.0, ge=0, le=40, description="In-request wait for a busy host before deferring"
+    )
+    max_deferrals: int = Field(
+        default=50, ge=0, description="Throttle deferrals of one task before it counts as a failure"
+    )
+    throttle_hold_s: float = Field(
+        default=10.0, ge=0, description="Host pause after a 429 without Retry-After"
+    )
+    retry_after_cap_s: float = Field(default=300.0, ge=0, description="Cap on honoured Retry-After")
+    breaker_failure_threshold: int = Field(default=5, ge=1)
+    breaker_cooldown_s: float = Field(default=60.0, ge=0)
 
     @field_validator("fetch_allowlist", mode="before")
     @classmethod

@@ -1,0 +1,64 @@
+"""robots.txt per origin, fetched through the same safe fetcher, cached, one fetch at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+
+from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest
+from scrapejobs_worker.host_key import host_key, robots_url
+from scrapejobs_worker.robots_rules import ROBOTS_CACHE_TTL_S, RobotsRules, rules_for_response
+
+log = logging.getLogger(__name__)
+FAILURE_TTL_S = 60.0  # an unreachable robots.txt is asked again soon, not after a day
+
+
+class RobotsCache:
+    def __init__(
+        self, fetcher: Fetcher, *, timeout_s: float = 10.0, max_entries: int = 10_000
+    ) -> None:
+        self._fetcher = fetcher
+        self._timeout_s = timeout_s
+        self._max = max_entries
+        self._entries: OrderedDict[str, tuple[float, RobotsRules]] = OrderedDict()
+        self._pending: dict[str, asyncio.Future[RobotsRules]] = {}
+
+    async def rules_for(self, url: str) -> RobotsRules:
+        key = host_key(url)
+        cached = self._entries.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        pending = self._pending.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[RobotsRules] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            rules, ttl = await self._fetch(url)
+            self._store(key, rules, ttl)
+            future.set_result(rules)
+            return rules
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            del self._pending[key]
+
+    async def _fetch(self, url: str) -> tuple[RobotsRules, float]:
+        try:
+            response = await self._fetcher.fetch(FetchRequest(robots_url(url), {}, self._timeout_s))
+        except FetchError as exc:
+            log.info("robots.txt unreachable", extra={"url": url, "reason": exc.reason})
+            return rules_for_response(None, b""), FAILURE_TTL_S
+        rules = rules_for_response(response.status, response.body)
+        ttl = ROBOTS_CACHE_TTL_S if response.status < 500 else FAILURE_TTL_S
+        return rules, ttl
+
+    def _store(self, key: str, rules: RobotsRules, ttl: float) -> None:
+        self._entries[key] = (time.monotonic() + ttl, rules)
+        self._entries.move_to_end(key)
+        if len(self._entries) > self._max:
+            self._entries.popitem(last=False)

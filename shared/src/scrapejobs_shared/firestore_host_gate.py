@@ -1,0 +1,140 @@
+"""HostGate on Firestore: ``hosts/{host}`` (spacing, breaker) and ``hosts/{host}/slots/{n}``.
+
+Acquiring is optimistic, without transactions: one batched read of the host document and its
+slot documents, then a write guarded by the read's update time (or ``create`` for a slot never
+used). A lost race just tries the next free slot. Concurrent acquirers never hold locks on each
+other's documents, and writes spread over the slot documents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from scrapejobs_shared.host_gate import BreakerPolicy, HostLimits, HostState, Permit, Throttle
+
+RETENTION = timedelta(days=7)
+LOST_RACE = (gexc.FailedPrecondition, gexc.AlreadyExists, gexc.NotFound, gexc.Aborted)
+
+
+class FirestoreHostGate:
+    def __init__(self, client: firestore.AsyncClient) -> None:
+        self._client = client
+        self._hosts = client.collection("hosts")
+
+    def _slot(self, host: str, slot: int) -> Any:
+        return self._hosts.document(host).collection("slots").document(str(slot))
+
+    async def acquire(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | Throttle:
+        host_ref = self._hosts.document(host)
+        refs = [host_ref] + [self._slot(host, n) for n in range(limits.concurrency)]
+        snaps = {snap.reference.path: snap async for snap in self._client.get_all(refs)}
+        host_snap = snaps[host_ref.path]
+        doc = host_snap.to_dict() or {}
+        if (opened := doc.get("open_until")) and opened > now:
+            return Throttle((opened - now).total_seconds(), "circuit_open")
+        if (next_at := doc.get("next_at")) and next_at > now:
+            return Throttle((next_at - now).total_seconds(), "rate")
+        free = [n for n, ref in enumerate(refs[1:]) if _is_free(snaps[ref.path], now)]
+        random.shuffle(free)
+        for slot in free:
+            token = await self._take(snaps[refs[slot + 1].path], lease_until)
+            if token is None:
+                continue
+            permit = Permit(host, slot, token, int(doc.get("failures") or 0))
+            if limits.min_interval_s and not await self._space(host_snap, limits, now):
+                await self.release(permit)
+                return Throttle(0.05, "rate")
+            return permit
+        return Throttle(0.2, "concurrency")
+
+    async def _take(self, snap: Any, lease_until: datetime) -> Any:
+        fields = {"lease_until": lease_until, "expire_at": lease_until + RETENTION}
+        try:
+            if snap.exists:
+                option = self._client.write_option(last_update_time=snap.update_time)
+                result = await snap.reference.update(fields, option=option)
+            else:
+                result = await snap.reference.create(fields)
+        except LOST_RACE:
+            return None
+        return result.update_time
+
+    async def _space(self, host_snap: Any, limits: HostLimits, now: datetime) -> bool:
+        """Reserve the next request start on the host document (guarded write)."""
+        next_at = (host_snap.to_dict() or {}).get("next_at")
+        start = max(now, next_at) if next_at else now
+        fields = {
+            "next_at": start + timedelta(seconds=limits.min_interval_s),
+            "expire_at": now + RETENTION,
+        }
+        try:
+            if host_snap.exists:
+                option = self._client.write_option(last_update_time=host_snap.update_time)
+                await host_snap.reference.update(fields, option=option)
+            else:
+                await host_snap.reference.create(fields)
+        except LOST_RACE:
+            return False
+        return True
+
+    async def release(self, permit: Permit) -> None:
+        option = self._client.write_option(last_update_time=permit.token)
+        # A lost race means our lease lapsed and someone else holds the slot now.
+        with contextlib.suppress(*LOST_RACE):
+            await self._slot(permit.host, permit.slot).update({"lease_until": None}, option=option)
+
+    async def record_success(self, permit: Permit, now: datetime) -> None:
+        if permit.failures:
+            await self._hosts.document(permit.host).set({"failures": 0}, merge=True)
+
+    async def record_failure(self, host: str, policy: BreakerPolicy, now: datetime) -> None:
+        ref = self._hosts.document(host)
+
+        @firestore.async_transactional
+        async def count(transaction: Any) -> None:
+            snap = await ref.get(transaction=transaction)
+            failures = int((snap.to_dict() or {}).get("failures") or 0) + 1
+            fields: dict[str, Any] = {"failures": failures, "expire_at": now + RETENTION}
+            if failures >= policy.failure_threshold:
+                fields |= {"failures": 0, "open_until": now + timedelta(seconds=policy.cooldown_s)}
+            transaction.set(ref, fields, merge=True)
+
+        await count(self._client.transaction())
+
+    async def hold(self, host: str, until: datetime) -> None:
+        ref = self._hosts.document(host)
+
+        @firestore.async_transactional
+        async def push_back(transaction: Any) -> None:
+            snap = await ref.get(transaction=transaction)
+            current = (snap.to_dict() or {}).get("next_at")
+            if current is None or current < until:
+                transaction.set(ref, {"next_at": until, "expire_at": until + RETENTION}, merge=True)
+
+        await push_back(self._client.transaction())
+
+    async def state(self, host: str, now: datetime) -> HostState:
+        doc = (await self._hosts.document(host).get()).to_dict() or {}
+        slots = self._hosts.document(host).collection("slots")
+        busy = await slots.where(filter=FieldFilter("lease_until", ">", now)).count().get()
+        return HostState(
+            host,
+            doc.get("next_at"),
+            doc.get("open_until"),
+            int(doc.get("failures") or 0),
+            int(busy[0][0].value),
+        )
+
+
+def _is_free(snap: Any, now: datetime) -> bool:
+    lease = (snap.to_dict() or {}).get("lease_until") if snap.exists else None
+    return lease is None or lease <= now

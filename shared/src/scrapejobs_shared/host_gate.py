@@ -1,0 +1,61 @@
+"""Per-host politeness shared by every worker instance: concurrency slots, request spacing
+(rate, Crawl-delay, Retry-After) and a circuit breaker. The port and its value types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class HostLimits:
+    concurrency: int  # fetches in flight for the host, across all instances
+    min_interval_s: float = 0.0  # spacing between request starts (rps, Crawl-delay); 0 = none
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerPolicy:
+    failure_threshold: int = 5  # consecutive host-level failures that open the circuit
+    cooldown_s: float = 60.0  # how long an open circuit pauses the host
+
+
+@dataclass(frozen=True, slots=True)
+class Permit:
+    host: str
+    slot: int
+    token: Any  # adapter-specific proof of ownership (e.g. the slot's update time)
+    failures: int = 0  # consecutive failures seen when the permit was granted
+
+
+@dataclass(frozen=True, slots=True)
+class Throttle:
+    wait_s: float
+    reason: str  # concurrency | rate | circuit_open
+
+
+@dataclass(frozen=True, slots=True)
+class HostState:
+    host: str
+    next_at: datetime | None
+    open_until: datetime | None
+    failures: int
+    in_flight: int
+
+
+class HostGate(Protocol):
+    async def acquire(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | Throttle: ...
+
+    async def release(self, permit: Permit) -> None: ...
+
+    async def record_success(self, permit: Permit, now: datetime) -> None:
+        """Close the breaker's failure streak (writes only when there was one)."""
+
+    async def record_failure(self, host: str, policy: BreakerPolicy, now: datetime) -> None: ...
+
+    async def hold(self, host: str, until: datetime) -> None:
+        """No request to the host starts before ``until`` (Retry-After)."""
+
+    async def state(self, host: str, now: datetime) -> HostState: ...

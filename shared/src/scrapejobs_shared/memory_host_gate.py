@@ -1,0 +1,63 @@
+"""In-memory HostGate with the Firestore adapter's semantics (unit tests)."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timedelta
+
+from scrapejobs_shared.host_gate import BreakerPolicy, HostLimits, HostState, Permit, Throttle
+
+
+class MemoryHostGate:
+    def __init__(self) -> None:
+        self.slots: dict[tuple[str, int], tuple[datetime, int]] = {}
+        self.next_at: dict[str, datetime] = {}
+        self.open_until: dict[str, datetime] = {}
+        self.failures: dict[str, int] = {}
+        self._tokens = itertools.count()
+
+    async def acquire(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | Throttle:
+        if (opened := self.open_until.get(host)) and opened > now:
+            return Throttle((opened - now).total_seconds(), "circuit_open")
+        if (next_at := self.next_at.get(host)) and next_at > now:
+            return Throttle((next_at - now).total_seconds(), "rate")
+        for slot in range(limits.concurrency):
+            held = self.slots.get((host, slot))
+            if held is None or held[0] <= now:
+                token = next(self._tokens)
+                self.slots[(host, slot)] = (lease_until, token)
+                if limits.min_interval_s:
+                    start = max(now, next_at or now)
+                    self.next_at[host] = start + timedelta(seconds=limits.min_interval_s)
+                return Permit(host, slot, token, self.failures.get(host, 0))
+        return Throttle(0.2, "concurrency")
+
+    async def release(self, permit: Permit) -> None:
+        held = self.slots.get((permit.host, permit.slot))
+        if held is not None and held[1] == permit.token:
+            del self.slots[(permit.host, permit.slot)]
+
+    async def record_success(self, permit: Permit, now: datetime) -> None:
+        self.failures[permit.host] = 0
+
+    async def record_failure(self, host: str, policy: BreakerPolicy, now: datetime) -> None:
+        self.failures[host] = self.failures.get(host, 0) + 1
+        if self.failures[host] >= policy.failure_threshold:
+            self.open_until[host] = now + timedelta(seconds=policy.cooldown_s)
+            self.failures[host] = 0
+
+    async def hold(self, host: str, until: datetime) -> None:
+        current = self.next_at.get(host)
+        self.next_at[host] = max(until, current) if current else until
+
+    async def state(self, host: str, now: datetime) -> HostState:
+        in_flight = sum(1 for (h, _), (lease, _) in self.slots.items() if h == host and lease > now)
+        return HostState(
+            host,
+            self.next_at.get(host),
+            self.open_until.get(host),
+            self.failures.get(host, 0),
+            in_flight,
+        )

@@ -9,6 +9,7 @@ import pytest
 
 from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.memory_host_gate import MemoryHostGate
 from scrapejobs_shared.memory_publisher import MemoryTaskPublisher
 from scrapejobs_shared.memory_store import MemoryJobStore
 from scrapejobs_shared.statuses import TaskStatus
@@ -26,7 +27,12 @@ def publisher() -> MemoryTaskPublisher:
 
 @pytest.fixture
 async def client(store, publisher) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(DispatcherSettings(auth_mode="none"), store=store, publisher=publisher)
+    app = create_app(
+        DispatcherSettings(auth_mode="none"),
+        store=store,
+        publisher=publisher,
+        gate=MemoryHostGate(),
+    )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
@@ -70,7 +76,10 @@ async def test_trace_context_travels_with_messages(client, publisher) -> None:
 
 async def test_unpublishable_tasks_are_failed_not_lost(store) -> None:
     app = create_app(
-        DispatcherSettings(auth_mode="none"), store=store, publisher=MemoryTaskPublisher(1)
+        DispatcherSettings(auth_mode="none"),
+        store=store,
+        publisher=MemoryTaskPublisher(1),
+        gate=MemoryHostGate(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -114,3 +123,65 @@ async def test_openapi_and_health(client) -> None:
     assert (await client.get("/healthz")).json() == {"status": "ok"}
     spec = (await client.get("/openapi.json")).json()
     assert "/v1/jobs" in spec["paths"] and "/v1/jobs/{job_id}:cancel" in spec["paths"]
+
+
+async def test_host_state_shows_an_open_breaker(store, publisher) -> None:
+    from datetime import UTC, datetime
+
+    from scrapejobs_shared.host_gate import BreakerPolicy
+
+    gate = MemoryHostGate()
+    for _ in range(2):
+        await gate.record_failure(
+            "https~shop.example~443", BreakerPolicy(2, 600), datetime.now(UTC)
+        )
+    app = create_app(
+        DispatcherSettings(auth_mode="none"), store=store, publisher=publisher, gate=gate
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            state = (await client.get("/v1/hosts", params={"url": "https://shop.example/x"})).json()
+            assert state["host"] == "https~shop.example~443" and state["paused"] is True
+            assert state["circuit_open_until"] and state["in_flight"] == 0
+            bad = await client.get("/v1/hosts", params={"url": "ftp://x"})
+            assert bad.status_code == 422
+
+
+async def test_auth_modes(store, publisher) -> None:
+    from scrapejobs_dispatcher.api_keys import hash_api_key
+
+    settings = DispatcherSettings(auth_mode="api_key", api_key_hashes=hash_api_key("sj_secret"))
+    app = create_app(settings, store=store, publisher=publisher, gate=MemoryHostGate())
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            assert (await client.get("/v1/jobs")).status_code == 401
+            wrong = await client.get("/v1/jobs", headers={"X-API-Key": "sj_wrong"})
+            assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "unauthenticated"
+            assert (
+                await client.get("/v1/jobs", headers={"X-API-Key": "sj_secret"})
+            ).status_code == 200
+            assert (await client.get("/healthz")).status_code == 200
+    iam = create_app(DispatcherSettings(), store=store, publisher=publisher, gate=MemoryHostGate())
+    async with iam.router.lifespan_context(iam):
+        transport = httpx.ASGITransport(app=iam)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            assert (await client.get("/v1/jobs")).status_code == 401
+            token = {"Authorization": "Bearer header.payload.SIGNATURE_REMOVED_BY_GOOGLE"}
+            assert (await client.get("/v1/jobs", headers=token)).status_code == 200
+
+
+async def test_scheduler_retry_submits_once(client, publisher) -> None:
+    headers = {
+        "X-CloudScheduler-JobName": "projects/p/locations/l/jobs/nightly",
+        "X-CloudScheduler-ScheduleTime": "2026-11-21T03:00:00Z",
+    }
+    body = {"urls": ["http://a.example/1", "http://a.example/2"]}
+    first = await client.post("/v1/jobs", json=body, headers=headers)
+    retry = await client.post("/v1/jobs", json=body, headers=headers)
+    assert first.status_code == 202 and retry.status_code == 200
+    assert first.json()["id"] == retry.json()["id"] and len(publisher.published) == 2
+    headers["X-CloudScheduler-ScheduleTime"] = "2026-11-22T03:00:00Z"
+    next_day = await client.post("/v1/jobs", json=body, headers=headers)
+    assert next_day.status_code == 202 and next_day.json()["id"] != first.json()["id"]

@@ -8,14 +8,17 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from fastapi import FastAPI
+from google.cloud import firestore
 
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.errors import install_error_handlers
-from scrapejobs_dispatcher.routes import health, jobs
+from scrapejobs_dispatcher.routes import health, hosts, jobs
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.clock import utc_now
+from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
 from scrapejobs_shared.firestore_store import FirestoreJobStore
+from scrapejobs_shared.host_gate import HostGate
 from scrapejobs_shared.json_logging import configure_logging
 from scrapejobs_shared.ports import JobStore, TaskPublisher
 from scrapejobs_shared.pubsub_publisher import PubSubTaskPublisher
@@ -28,17 +31,19 @@ def create_app(
     settings: DispatcherSettings,
     store: JobStore | None = None,
     publisher: TaskPublisher | None = None,
+    gate: HostGate | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters unless others are given (unit tests)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        owned_store = None
-        job_store = store
-        if job_store is None:
-            job_store = owned_store = FirestoreJobStore.connect(
-                settings.project_id, settings.firestore_database
+        client = None
+        if store is None or gate is None:
+            client = firestore.AsyncClient(
+                project=settings.project_id, database=settings.firestore_database
             )
+        job_store = store or FirestoreJobStore(client)
+        app.state.host_gate = gate or FirestoreHostGate(client)
         task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
         app.state.jobs = JobService(
             job_store,
@@ -52,8 +57,8 @@ def create_app(
             yield
         finally:
             await task_publisher.close()
-            if owned_store is not None:
-                owned_store.close()
+            if client is not None:
+                client.close()
 
     app = FastAPI(
         title="scrapejobs dispatcher",
@@ -65,6 +70,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(jobs.router)
+    app.include_router(hosts.router)
     return app
 
 

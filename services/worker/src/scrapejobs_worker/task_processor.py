@@ -14,6 +14,7 @@ from opentelemetry.trace import Tracer
 
 from scrapejobs_shared.clock import Clock
 from scrapejobs_shared.host_gate import Permit, Throttle
+from scrapejobs_shared.host_key import host_key
 from scrapejobs_shared.jobspec import JobSpec
 from scrapejobs_shared.ports import Claim, ClaimState, JobStore, TaskPublisher
 from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord
@@ -22,7 +23,6 @@ from scrapejobs_shared.task_message import MalformedMessage, PushedMessage, Task
 from scrapejobs_shared.tracing import extract_trace_context, inject_trace_context
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest, FetchResponse
-from scrapejobs_worker.host_key import host_key
 from scrapejobs_worker.http_status_policy import StatusClass, classify_status
 from scrapejobs_worker.job_specs import JobSpecCache
 from scrapejobs_worker.page_extraction import ExtractedPage

@@ -1,0 +1,48 @@
+"""Per-host politeness state: is a host paused (circuit breaker, Retry-After), how busy is it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from pydantic import BaseModel, Field
+
+from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_shared.clock import utc_now
+from scrapejobs_shared.host_gate import HostGate
+from scrapejobs_shared.host_key import host_key
+
+router = APIRouter(prefix="/v1/hosts", tags=["hosts"], dependencies=[Depends(require_caller)])
+
+
+class HostView(BaseModel):
+    host: str = Field(description="The origin's key: scheme~host~port")
+    paused: bool = Field(description="No fetch starts now (breaker open or Retry-After)")
+    circuit_open_until: datetime | None
+    next_request_at: datetime | None = Field(description="Earliest start of the next fetch")
+    consecutive_failures: int
+    in_flight: int = Field(description="Fetches holding a slot right now, across all workers")
+
+
+@router.get("", response_model=HostView, responses=ERRORS)
+async def host_state(
+    request: Request, url: Annotated[str, Query(description="Any URL on the host")]
+) -> HostView:
+    try:
+        key = host_key(url)
+    except ValueError as exc:
+        raise HTTPException(422, f"url: {exc}") from None
+    gate: HostGate = request.app.state.host_gate
+    now = utc_now()
+    state = await gate.state(key, now)
+    paused = any(t is not None and t > now for t in (state.open_until, state.next_at))
+    return HostView(
+        host=key,
+        paused=paused,
+        circuit_open_until=state.open_until,
+        next_request_at=state.next_at,
+        consecutive_failures=state.failures,
+        in_flight=state.in_flight,
+    )

@@ -5,6 +5,10 @@ Routes (``key`` separates counters between tests):
 - ``/flaky/KEY?fail=N&code=500``   ``code`` for the first N requests, then the product page
 - ``/status/CODE/KEY``             always ``CODE``
 - ``/slow/KEY?s=2&times=1``        sleeps ``s`` seconds for the first ``times`` requests
+- ``/robots.txt``                  disallows ``/robots-private/`` for every agent
+- ``/crawl/...``                   a small link graph (see ``CRAWL_LINKS``)
+- ``/throttle/KEY?after=2``        429 with ``Retry-After`` on the first request, then 200
+- ``/conc/KEY?s=0.3``              sleeps; ``max_in_flight`` records the peak concurrency
 """
 
 from __future__ import annotations
@@ -18,10 +22,24 @@ from urllib.parse import parse_qs, urlsplit
 
 from scrapejobs_devstack.demo_site.catalog import product_page
 
+ROBOTS = "User-agent: *\nDisallow: /robots-private/\n"
+CRAWL_LINKS: dict[str, list[str]] = {
+    "/crawl/": ["/crawl/a", "/crawl/b#top", "/crawl/private/x", "http://elsewhere.invalid/"],
+    "/crawl/a": ["/crawl/a/1", "/crawl/a/2", "/crawl/", "/crawl/b"],
+    "/crawl/b": ["/crawl/b/1", "/crawl/a", "mailto:x@y.z"],
+    "/crawl/a/1": ["/crawl/a/1/deep", "/crawl/"],
+    "/crawl/a/2": [],
+    "/crawl/b/1": ["/crawl/b/1/deep"],
+    "/crawl/private/x": [],
+}
+
 
 class Site:
     def __init__(self) -> None:
         self.hits: Counter[str] = Counter()
+        self.times: dict[str, list[float]] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -43,7 +61,17 @@ class Site:
     def hit(self, path: str) -> int:
         with self.lock:
             self.hits[path] += 1
+            self.times.setdefault(path, []).append(time.monotonic())
             return self.hits[path]
+
+    def enter(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
 
 def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
@@ -54,14 +82,33 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             parts = urlsplit(self.path)
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
             n = site.hit(parts.path)
-            status, body = _route(parts.path, query, n)
-            self._send(status, body)
+            if parts.path.startswith("/conc/"):
+                site.enter()
+                try:
+                    time.sleep(float(query.get("s", "0.3")))
+                finally:
+                    site.leave()
+            if parts.path == "/robots.txt":
+                self._send(200, ROBOTS, "text/plain")
+            elif parts.path.startswith("/throttle/") and n == 1:
+                self._send(429, "slow down", headers={"Retry-After": query.get("after", "2")})
+            else:
+                status, body = _route(parts.path, query, n)
+                self._send(status, body)
 
-        def _send(self, status: int, html: str) -> None:
+        def _send(
+            self,
+            status: int,
+            html: str,
+            content_type: str = "text/html; charset=utf-8",
+            headers: dict[str, str] | None = None,
+        ) -> None:
             data = html.encode()
             self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
 
@@ -83,6 +130,11 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:
         return 200, product_page(7)
     if match := re.match(r"^/status/(\d{3})/", path):
         return int(match.group(1)), f"<h1>{match.group(1)}</h1>"
+    if path in CRAWL_LINKS or path.endswith("/deep"):
+        links = "".join(f"<a href='{href}'>{href}</a>" for href in CRAWL_LINKS.get(path, []))
+        return 200, f"<html><head><title>{path}</title></head><body>{links}</body></html>"
+    if path.startswith(("/throttle/", "/conc/")):
+        return 200, product_page(5)
     if path.startswith("/slow/"):
         if n <= int(query.get("times", "1")):
             time.sleep(float(query.get("s", "2")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from scrapejobs_shared.clock import Clock
 from scrapejobs_shared.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
@@ -64,13 +64,13 @@ class Politeness:
         concurrency = options.per_host_concurrency or self._policy.per_host_concurrency
         return HostLimits(concurrency=concurrency, min_interval_s=interval)
 
-    async def admit(
-        self, host: str, limits: HostLimits, lease_until: datetime
-    ) -> Permit | Throttle:
-        """A permit, waiting up to ``max_wait_s``; else the throttle to defer the task by."""
+    async def admit(self, host: str, limits: HostLimits, lease: timedelta) -> Permit | Throttle:
+        """A permit leased for ``lease`` from when it is granted, waiting up to ``max_wait_s``;
+        else the throttle to defer the task by."""
         deadline = asyncio.get_running_loop().time() + self._policy.max_wait_s
         while True:
-            result = await self._gate.acquire(host, limits, lease_until, self._clock())
+            now = self._clock()
+            result = await self._gate.acquire(host, limits, now + lease, now)
             if isinstance(result, Permit):
                 return result
             remaining = deadline - asyncio.get_running_loop().time()

@@ -126,9 +126,7 @@ class TaskProcessor:
         if not robots.allowed:
             return await self._claim_and_run(work, None)
         limits = self._politeness.limits(spec.options, robots.crawl_delay_s)
-        admission = await self._politeness.admit(
-            host_key(message.url), limits, self._clock() + self._lease
-        )
+        admission = await self._politeness.admit(host_key(message.url), limits, self._lease)
         if isinstance(admission, Throttle):
             return await self._defer(work, f"host busy ({admission.reason})")
         held = self._politeness.hold(admission)

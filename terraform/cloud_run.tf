@@ -1,0 +1,219 @@
+# Terraform owns the services' configuration; Cloud Build (cloudbuild.yaml) owns the image
+# rollout with `gcloud run deploy --image ...`. The image is therefore only set at creation
+# and ignored afterwards (see lifecycle.ignore_changes and docs/deploy.md).
+
+resource "google_cloud_run_v2_service" "dispatcher" {
+  # Ingress "all": the REST API is called from outside any VPC (users, CI, Cloud Scheduler).
+  # Access control is Cloud Run IAM (auth mode "iam") or API keys (auth mode "api_key").
+  project     = var.project_id
+  name        = local.dispatcher_service_name
+  location    = var.region
+  description = "scrapejobs dispatcher: REST API for job submission and queries."
+
+  ingress             = "INGRESS_TRAFFIC_ALL"
+  deletion_protection = var.deletion_protection
+
+  template {
+    service_account                  = google_service_account.dispatcher.email
+    timeout                          = "${var.dispatcher_request_timeout_s}s"
+    max_instance_request_concurrency = var.dispatcher_concurrency
+    execution_environment            = "EXECUTION_ENVIRONMENT_GEN2"
+
+    scaling {
+      min_instance_count = var.dispatcher_min_instances
+      max_instance_count = var.dispatcher_max_instances
+    }
+
+    containers {
+      name  = "dispatcher"
+      image = var.dispatcher_image
+
+      ports {
+        container_port = 8080
+      }
+
+      resources {
+        limits = {
+          cpu    = var.dispatcher_cpu
+          memory = var.dispatcher_memory
+        }
+        cpu_idle          = true
+        startup_cpu_boost = true
+      }
+
+      dynamic "env" {
+        for_each = local.dispatcher_env
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+
+      dynamic "env" {
+        for_each = local.api_key_mode ? [google_secret_manager_secret.api_key_hashes[0].secret_id] : []
+        content {
+          name = "SCRAPEJOBS_API_KEY_HASHES"
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+
+      startup_probe {
+        initial_delay_seconds = 0
+        period_seconds        = 2
+        timeout_seconds       = 2
+        failure_threshold     = 15
+        http_get {
+          path = "/healthz"
+        }
+      }
+
+      liveness_probe {
+        period_seconds    = 30
+        timeout_seconds   = 5
+        failure_threshold = 3
+        http_get {
+          path = "/healthz"
+        }
+      }
+    }
+  }
+
+  traffic {
+    type    = "TRAFFIC_TARGET_ALLOCATION_TYPE_LATEST"
+    percent = 100
+  }
+
+  lifecycle {
+    # Rolled out by Cloud Build; see the header comment.
+    ignore_changes = [
+      client,
+      client_version,
+      template[0].revision,
+      template[0].containers[0].image,
+    ]
+
+    precondition {
+      condition     = var.dispatcher_min_instances <= var.dispatcher_max_instances
+      error_message = "dispatcher_min_instances must not exceed dispatcher_max_instances."
+    }
+  }
+
+  depends_on = [
+    google_project_service.apis,
+    google_project_iam_member.dispatcher_datastore,
+    google_secret_manager_secret_iam_member.dispatcher_reads_api_key_hashes,
+  ]
+}
+
+resource "google_cloud_run_v2_service" "worker" {
+  project     = var.project_id
+  name        = local.worker_service_name
+  location    = var.region
+  description = "scrapejobs worker: Pub/Sub push endpoint that fetches and extracts pages."
+
+  # Pub/Sub push to Cloud Run only works with ingress "all" unless it goes through a VPC
+  # connector/load balancer. The service still has no public invoker: Cloud Run IAM rejects
+  # every request without a valid token for an identity holding roles/run.invoker.
+  ingress             = "INGRESS_TRAFFIC_ALL"
+  deletion_protection = var.deletion_protection
+
+  # Guarantees that tokens minted for the deterministic URL are accepted at the edge.
+  custom_audiences = [local.worker_audience]
+
+  template {
+    service_account                  = google_service_account.worker.email
+    timeout                          = "${var.worker_request_timeout_s}s"
+    max_instance_request_concurrency = var.worker_concurrency
+    execution_environment            = "EXECUTION_ENVIRONMENT_GEN2"
+
+    scaling {
+      min_instance_count = var.worker_min_instances
+      max_instance_count = var.worker_max_instances
+    }
+
+    containers {
+      name  = "worker"
+      image = var.worker_image
+
+      ports {
+        container_port = 8080
+      }
+
+      resources {
+        limits = {
+          cpu    = var.worker_cpu
+          memory = var.worker_memory
+        }
+        cpu_idle          = true
+        startup_cpu_boost = true
+      }
+
+      dynamic "env" {
+        for_each = local.worker_env
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+
+      startup_probe {
+        initial_delay_seconds = 0
+        period_seconds        = 2
+        timeout_seconds       = 2
+        failure_threshold     = 15
+        http_get {
+          path = "/healthz"
+        }
+      }
+
+      liveness_probe {
+        period_seconds    = 30
+        timeout_seconds   = 5
+        failure_threshold = 3
+        http_get {
+          path = "/healthz"
+        }
+      }
+    }
+  }
+
+  traffic {
+    type    = "TRAFFIC_TARGET_ALLOCATION_TYPE_LATEST"
+    percent = 100
+  }
+
+  lifecycle {
+    # Rolled out by Cloud Build; see the header comment.
+    ignore_changes = [
+      client,
+      client_version,
+      template[0].revision,
+      template[0].containers[0].image,
+    ]
+
+    precondition {
+      condition     = var.worker_fetch_timeout_s < var.ack_deadline_s && var.worker_fetch_timeout_s < var.worker_request_timeout_s
+      error_message = "worker_fetch_timeout_s must stay below both ack_deadline_s and worker_request_timeout_s."
+    }
+
+    precondition {
+      condition     = var.worker_request_timeout_s <= var.ack_deadline_s
+      error_message = "worker_request_timeout_s must not exceed ack_deadline_s, or Pub/Sub redelivers messages the worker is still processing."
+    }
+
+    precondition {
+      condition     = var.worker_min_instances <= var.worker_max_instances
+      error_message = "worker_min_instances must not exceed worker_max_instances."
+    }
+  }
+
+  depends_on = [
+    google_project_service.apis,
+    google_project_iam_member.worker_datastore,
+  ]
+}

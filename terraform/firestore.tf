@@ -1,0 +1,55 @@
+resource "google_firestore_database" "main" {
+  count = var.create_firestore_database ? 1 : 0
+
+  project     = var.project_id
+  name        = var.firestore_database
+  location_id = local.firestore_location
+  type        = "FIRESTORE_NATIVE"
+
+  point_in_time_recovery_enablement = var.firestore_point_in_time_recovery ? "POINT_IN_TIME_RECOVERY_ENABLED" : "POINT_IN_TIME_RECOVERY_DISABLED"
+  delete_protection_state           = var.firestore_delete_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
+  # `terraform destroy` only forgets the database; deleting data is an explicit, manual step.
+  deletion_policy = "ABANDON"
+
+  depends_on = [google_project_service.apis]
+}
+
+# jobs: where status == X order by created_at desc (job listing filtered by status).
+resource "google_firestore_index" "jobs_status_created_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "jobs"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "status"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "created_at"
+    order      = "DESCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
+# TTL policies: Firestore deletes documents (typically within 24 h) once `expire_at` is in
+# the past. The services set expire_at = now + retention_days. The field is also exempted
+# from single-field indexing (empty index_config): it is never queried, and a monotonically
+# increasing indexed timestamp would create write hot-spots.
+# `tasks` is a subcollection (jobs/{id}/tasks): the policy applies to the collection group.
+resource "google_firestore_field" "expire_at_ttl" {
+  for_each = local.ttl_collections
+
+  project    = var.project_id
+  database   = var.firestore_database
+  collection = each.key
+  field      = "expire_at"
+
+  ttl_config {}
+
+  index_config {}
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}

@@ -1,0 +1,59 @@
+locals {
+  labels = merge(
+    {
+      app        = "scrapejobs"
+      managed-by = "terraform"
+    },
+    var.labels,
+  )
+
+  project_number = data.google_project.this.number
+
+  dispatcher_service_name = "${var.name_prefix}-dispatcher"
+  worker_service_name     = "${var.name_prefix}-worker"
+
+  # The deterministic Cloud Run URL (https://SERVICE-PROJECT_NUMBER.REGION.run.app).
+  # It is known before the service exists, which breaks the cycle "the worker's env needs
+  # the worker's URL". Pub/Sub signs its OIDC tokens with this audience and the worker
+  # checks it (SCRAPEJOBS_PUSH_AUDIENCE); it is also registered as a custom audience on the
+  # worker so that the Cloud Run edge accepts it whatever URL the push endpoint uses.
+  worker_audience = "https://${local.worker_service_name}-${local.project_number}.${var.region}.run.app"
+
+  # The Pub/Sub service agent: forwards dead letters and mints push OIDC tokens.
+  pubsub_service_agent = "serviceAccount:service-${local.project_number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+
+  firestore_location = coalesce(var.firestore_location, var.region)
+  scheduler_region   = coalesce(var.scheduler_region, var.region)
+
+  api_key_mode = var.dispatcher_auth_mode == "api_key"
+
+  # Environment shared by both services (pydantic-settings, prefix SCRAPEJOBS_).
+  # PORT is set by Cloud Run and must not be set here.
+  common_env = {
+    SCRAPEJOBS_PROJECT_ID         = var.project_id
+    SCRAPEJOBS_FIRESTORE_DATABASE = var.firestore_database
+    SCRAPEJOBS_TASK_TOPIC         = var.task_topic
+    SCRAPEJOBS_LOG_LEVEL          = var.log_level
+    SCRAPEJOBS_RETENTION_DAYS     = tostring(var.retention_days)
+  }
+
+  dispatcher_env = merge(local.common_env, {
+    SCRAPEJOBS_AUTH_MODE = var.dispatcher_auth_mode
+  })
+
+  worker_env = merge(local.common_env, {
+    SCRAPEJOBS_PUSH_AUTH            = "oidc"
+    SCRAPEJOBS_PUSH_AUDIENCE        = local.worker_audience
+    SCRAPEJOBS_PUSH_SERVICE_ACCOUNT = google_service_account.push_invoker.email
+    # Cloud Run IAM validates the token at the edge and strips its signature before the
+    # request reaches the container; the app still checks aud/email/email_verified/exp.
+    SCRAPEJOBS_PUSH_VERIFY_SIGNATURE = "false"
+    SCRAPEJOBS_FETCH_TIMEOUT_S       = tostring(var.worker_fetch_timeout_s)
+    SCRAPEJOBS_FETCH_ALLOWLIST       = join(",", var.worker_fetch_allowlist)
+    SCRAPEJOBS_PER_HOST_CONCURRENCY  = tostring(var.worker_per_host_concurrency)
+    SCRAPEJOBS_PER_HOST_RPS          = tostring(var.worker_per_host_rps)
+  })
+
+  # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
+  ttl_collections = toset(["jobs", "tasks", "hosts", "scheduler_triggers"])
+}

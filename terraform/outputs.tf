@@ -1,0 +1,104 @@
+output "dispatcher_url" {
+  description = "Base URL of the dispatcher REST API (POST /v1/jobs, GET /healthz)."
+  value       = google_cloud_run_v2_service.dispatcher.uri
+}
+
+output "worker_url" {
+  description = "Base URL of the worker (private: only Pub/Sub pushes reach it)."
+  value       = google_cloud_run_v2_service.worker.uri
+}
+
+output "worker_push_audience" {
+  description = "Audience of the OIDC tokens Pub/Sub attaches to pushes (SCRAPEJOBS_PUSH_AUDIENCE of the worker)."
+  value       = local.worker_audience
+}
+
+output "dispatcher_service_name" {
+  description = "Cloud Run service name of the dispatcher (the _DISPATCHER_SERVICE substitution of cloudbuild.yaml)."
+  value       = google_cloud_run_v2_service.dispatcher.name
+}
+
+output "worker_service_name" {
+  description = "Cloud Run service name of the worker (the _WORKER_SERVICE substitution of cloudbuild.yaml)."
+  value       = google_cloud_run_v2_service.worker.name
+}
+
+output "task_topic" {
+  description = "Name of the task topic."
+  value       = google_pubsub_topic.tasks.name
+}
+
+output "dead_letter_topic" {
+  description = "Name of the dead-letter topic."
+  value       = google_pubsub_topic.dead_letter.name
+}
+
+output "task_subscription" {
+  description = "Name of the push subscription delivering tasks to the worker."
+  value       = google_pubsub_subscription.tasks.name
+}
+
+output "dead_letter_subscription" {
+  description = "Name of the push subscription delivering dead letters to the worker."
+  value       = google_pubsub_subscription.dead_letter.name
+}
+
+output "artifact_registry_repository_url" {
+  description = "Docker repository URL; images are <url>/dispatcher:<sha> and <url>/worker:<sha>."
+  value       = "${google_artifact_registry_repository.images.location}-docker.pkg.dev/${var.project_id}/${google_artifact_registry_repository.images.repository_id}"
+}
+
+output "firestore_database" {
+  description = "Firestore database ID used by the services."
+  value       = var.firestore_database
+}
+
+output "dispatcher_service_account" {
+  description = "Email of the dispatcher runtime service account."
+  value       = google_service_account.dispatcher.email
+}
+
+output "worker_service_account" {
+  description = "Email of the worker runtime service account."
+  value       = google_service_account.worker.email
+}
+
+output "push_invoker_service_account" {
+  description = "Email of the identity in Pub/Sub push OIDC tokens (SCRAPEJOBS_PUSH_SERVICE_ACCOUNT)."
+  value       = google_service_account.push_invoker.email
+}
+
+output "scheduler_service_account" {
+  description = "Email of the identity in Cloud Scheduler OIDC tokens (an invoker of the dispatcher)."
+  value       = google_service_account.scheduler.email
+}
+
+output "build_service_account" {
+  description = "Resource name of the Cloud Build deployer service account (for `gcloud builds submit --service-account`), or null when not created."
+  value       = var.create_build_service_account ? google_service_account.build[0].id : null
+}
+
+output "build_source_bucket" {
+  description = "Bucket for `gcloud builds submit --gcs-source-staging-dir=gs://<bucket>/source`, or null when no build service account is created."
+  value       = var.create_build_service_account ? google_storage_bucket.build_source[0].name : null
+}
+
+output "scheduler_jobs" {
+  description = "Cloud Scheduler job names by schedule key."
+  value       = { for k, j in google_cloud_scheduler_job.schedules : k => j.name }
+}
+
+output "api_key_hashes_secret" {
+  description = "Secret Manager secret holding the comma-separated SHA-256 API key hashes (api_key mode), or null."
+  value       = local.api_key_mode ? google_secret_manager_secret.api_key_hashes[0].secret_id : null
+}
+
+output "alert_policies" {
+  description = "Cloud Monitoring alert policy resource names (empty when enable_monitoring = false)."
+  value = compact([
+    one(google_monitoring_alert_policy.dead_letters[*].name),
+    one(google_monitoring_alert_policy.dead_letter_backlog[*].name),
+    one(google_monitoring_alert_policy.task_backlog_age[*].name),
+    one(google_monitoring_alert_policy.dispatcher_5xx[*].name),
+  ])
+}

@@ -1,0 +1,53 @@
+# Recurring jobs: each entry of var.schedules becomes a Cloud Scheduler job that POSTs its
+# JSON body to the dispatcher's /v1/jobs with an OIDC token of the scheduler identity.
+# Cloud Scheduler adds X-CloudScheduler-JobName / X-CloudScheduler-ScheduleTime headers,
+# which the dispatcher uses to deduplicate retried triggers (collection scheduler_triggers).
+resource "google_cloud_scheduler_job" "schedules" {
+  for_each = var.schedules
+
+  project          = var.project_id
+  region           = local.scheduler_region
+  name             = "${var.name_prefix}-${each.key}"
+  description      = coalesce(each.value.description, "scrapejobs schedule ${each.key}")
+  schedule         = each.value.cron
+  time_zone        = each.value.time_zone
+  paused           = each.value.paused
+  attempt_deadline = "${var.dispatcher_request_timeout_s}s"
+
+  retry_config {
+    retry_count          = var.scheduler_retry_count
+    min_backoff_duration = "10s"
+    max_backoff_duration = "300s"
+    max_doublings        = 3
+  }
+
+  http_target {
+    http_method = "POST"
+    uri         = "${google_cloud_run_v2_service.dispatcher.uri}/v1/jobs"
+    # Re-encode so that formatting differences in the variable never cause a diff.
+    body = base64encode(jsonencode(jsondecode(each.value.body)))
+    # In api_key mode the dispatcher only accepts X-API-Key; in iam mode Cloud Run checks the
+    # OIDC token below at the edge.
+    headers = merge(
+      { "Content-Type" = "application/json" },
+      { for k, v in { "X-API-Key" = var.scheduler_api_key } : k => v if local.api_key_mode },
+    )
+
+    oidc_token {
+      service_account_email = google_service_account.scheduler.email
+      audience              = google_cloud_run_v2_service.dispatcher.uri
+    }
+  }
+
+  lifecycle {
+    precondition {
+      condition     = !local.api_key_mode || var.scheduler_api_key != null
+      error_message = "dispatcher_auth_mode = \"api_key\" needs scheduler_api_key for scheduled jobs."
+    }
+  }
+
+  depends_on = [
+    google_project_service.apis,
+    google_cloud_run_v2_service_iam_member.scheduler_invokes_dispatcher,
+  ]
+}

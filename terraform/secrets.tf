@@ -1,0 +1,16 @@
+# api_key mode only. Terraform creates the (empty) secret and lets the dispatcher read it;
+# the SHA-256 hashes themselves are added out of band (`gcloud secrets versions add`, see
+# docs/deploy.md) so that they never land in Terraform state.
+resource "google_secret_manager_secret" "api_key_hashes" {
+  # Holds SHA-256 hashes of API keys, not the keys: Google-managed encryption is accepted.
+  count = local.api_key_mode ? 1 : 0
+
+  project   = var.project_id
+  secret_id = "${var.name_prefix}-api-key-hashes"
+
+  replication {
+    auto {}
+  }
+
+  depends_on = [google_project_service.apis]
+}

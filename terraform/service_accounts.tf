@@ -1,0 +1,48 @@
+# One identity per role; none of them is the default compute service account.
+
+resource "google_service_account" "dispatcher" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-dispatcher"
+  display_name = "scrapejobs dispatcher (Cloud Run runtime)"
+  description  = "Runtime identity of the dispatcher: Firestore read/write, publish to the task topic."
+
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_service_account" "worker" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-worker"
+  display_name = "scrapejobs worker (Cloud Run runtime)"
+  description  = "Runtime identity of the worker: Firestore read/write, publish discovered tasks to the task topic."
+
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_service_account" "push_invoker" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-push-invoker"
+  display_name = "scrapejobs Pub/Sub push invoker"
+  description  = "Identity in the OIDC tokens Pub/Sub attaches to pushes to the worker; may only invoke the worker."
+
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_service_account" "scheduler" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-scheduler"
+  display_name = "scrapejobs Cloud Scheduler invoker"
+  description  = "Identity in the OIDC tokens Cloud Scheduler attaches to scheduled job submissions; may only invoke the dispatcher."
+
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_service_account" "build" {
+  count = var.create_build_service_account ? 1 : 0
+
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-build"
+  display_name = "scrapejobs Cloud Build deployer"
+  description  = "Runs cloudbuild.yaml: pushes images to the scrapejobs repository and rolls them out to the two Cloud Run services."
+
+  depends_on = [google_project_service.apis]
+}

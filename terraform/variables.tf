@@ -1,0 +1,557 @@
+# ---------------------------------------------------------------------------------------
+# Project and naming
+# ---------------------------------------------------------------------------------------
+
+variable "project_id" {
+  type        = string
+  description = "ID of the Google Cloud project to deploy into."
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{4,28}[a-z0-9]$", var.project_id))
+    error_message = "project_id must be a valid project ID (6-30 lowercase letters, digits and hyphens)."
+  }
+}
+
+variable "region" {
+  type        = string
+  description = "Region for Cloud Run, Artifact Registry and (unless overridden) Firestore and Cloud Scheduler."
+  default     = "us-central1"
+}
+
+variable "name_prefix" {
+  type        = string
+  description = "Prefix of every resource name (services are <prefix>-dispatcher and <prefix>-worker, service accounts <prefix>-<role>). Keep it in sync with the _DISPATCHER_SERVICE/_WORKER_SERVICE substitutions of cloudbuild.yaml."
+  default     = "scrapejobs"
+
+  validation {
+    # Service account ids are at most 30 characters and "-push-invoker" takes 13.
+    condition     = can(regex("^[a-z][a-z0-9-]{0,15}[a-z0-9]$", var.name_prefix))
+    error_message = "name_prefix must be 2-17 lowercase letters, digits or hyphens, start with a letter and not end with a hyphen."
+  }
+}
+
+variable "labels" {
+  type        = map(string)
+  description = "Extra labels applied to every resource that supports labels (app=scrapejobs and managed-by=terraform are always set)."
+  default     = {}
+}
+
+variable "deletion_protection" {
+  type        = bool
+  description = "Protect the Cloud Run services from `terraform destroy` (set false before a teardown)."
+  default     = true
+}
+
+# ---------------------------------------------------------------------------------------
+# Images and registry
+# ---------------------------------------------------------------------------------------
+
+variable "dispatcher_image" {
+  type        = string
+  description = "Dispatcher image used when the service is created, e.g. REGION-docker.pkg.dev/PROJECT/scrapejobs/dispatcher:COMMIT_SHA. Later rollouts are done by Cloud Build (`gcloud run deploy`); Terraform ignores changes of this value afterwards."
+
+  validation {
+    condition     = can(regex("^[^:@]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$", var.dispatcher_image)) && !endswith(var.dispatcher_image, ":latest")
+    error_message = "dispatcher_image must be pinned by a tag other than latest (e.g. the commit SHA) or by a sha256 digest."
+  }
+}
+
+variable "worker_image" {
+  type        = string
+  description = "Worker image used when the service is created, e.g. REGION-docker.pkg.dev/PROJECT/scrapejobs/worker:COMMIT_SHA. Later rollouts are done by Cloud Build (`gcloud run deploy`); Terraform ignores changes of this value afterwards."
+
+  validation {
+    condition     = can(regex("^[^:@]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$", var.worker_image)) && !endswith(var.worker_image, ":latest")
+    error_message = "worker_image must be pinned by a tag other than latest (e.g. the commit SHA) or by a sha256 digest."
+  }
+}
+
+variable "artifact_registry_repository" {
+  type        = string
+  description = "ID of the Docker repository in Artifact Registry (the _REPOSITORY substitution of cloudbuild.yaml)."
+  default     = "scrapejobs"
+
+  validation {
+    condition     = can(regex("^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$", var.artifact_registry_repository))
+    error_message = "artifact_registry_repository must be lowercase letters, digits and hyphens, starting with a letter."
+  }
+}
+
+variable "artifact_registry_immutable_tags" {
+  type        = bool
+  description = "Make image tags immutable. Safer, but re-running a build for the same commit then fails at the push."
+  default     = false
+}
+
+variable "artifact_registry_keep_count" {
+  type        = number
+  description = "Number of most recent image versions per package that cleanup policies never delete (rollback targets)."
+  default     = 20
+
+  validation {
+    condition     = var.artifact_registry_keep_count >= 1
+    error_message = "artifact_registry_keep_count must be at least 1."
+  }
+}
+
+variable "artifact_registry_retention_days" {
+  type        = number
+  description = "Images older than this (and not among the most recent artifact_registry_keep_count) are deleted."
+  default     = 90
+
+  validation {
+    condition     = var.artifact_registry_retention_days >= 7
+    error_message = "artifact_registry_retention_days must be at least 7."
+  }
+}
+
+variable "create_build_service_account" {
+  type        = bool
+  description = "Create a dedicated Cloud Build service account allowed to push images and deploy the two services (pass it to `gcloud builds submit --service-account` or a trigger)."
+  default     = true
+}
+
+# ---------------------------------------------------------------------------------------
+# Messaging topology: defaults MUST equal shared/src/scrapejobs_shared/topology.py
+# (tests/deploy/test_topology_drift.py).
+# ---------------------------------------------------------------------------------------
+
+variable "task_topic" {
+  type        = string
+  description = "Pub/Sub topic carrying one message per URL task (SCRAPEJOBS_TASK_TOPIC)."
+  default     = "scrape-tasks"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$", var.task_topic)) && !startswith(lower(var.task_topic), "goog")
+    error_message = "task_topic must be a valid Pub/Sub resource name."
+  }
+}
+
+variable "dead_letter_topic" {
+  type        = string
+  description = "Pub/Sub topic receiving tasks that exhausted max_delivery_attempts."
+  default     = "scrape-tasks-dead"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$", var.dead_letter_topic)) && !startswith(lower(var.dead_letter_topic), "goog")
+    error_message = "dead_letter_topic must be a valid Pub/Sub resource name."
+  }
+}
+
+variable "task_subscription" {
+  type        = string
+  description = "Push subscription delivering task_topic to the worker's /pubsub/push."
+  default     = "scrape-tasks-push"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$", var.task_subscription)) && !startswith(lower(var.task_subscription), "goog")
+    error_message = "task_subscription must be a valid Pub/Sub resource name."
+  }
+}
+
+variable "dead_letter_subscription" {
+  type        = string
+  description = "Push subscription delivering dead_letter_topic to the worker's /pubsub/dead-letter."
+  default     = "scrape-tasks-dead-push"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$", var.dead_letter_subscription)) && !startswith(lower(var.dead_letter_subscription), "goog")
+    error_message = "dead_letter_subscription must be a valid Pub/Sub resource name."
+  }
+}
+
+variable "min_backoff_s" {
+  type        = number
+  description = "Minimum Pub/Sub redelivery backoff in seconds after a nack."
+  default     = 10
+
+  validation {
+    condition     = var.min_backoff_s >= 0 && var.min_backoff_s <= 600 && floor(var.min_backoff_s) == var.min_backoff_s
+    error_message = "min_backoff_s must be a whole number between 0 and 600."
+  }
+}
+
+variable "max_backoff_s" {
+  type        = number
+  description = "Maximum Pub/Sub redelivery backoff in seconds (must be >= min_backoff_s)."
+  default     = 600
+
+  validation {
+    condition     = var.max_backoff_s >= 0 && var.max_backoff_s <= 600 && floor(var.max_backoff_s) == var.max_backoff_s
+    error_message = "max_backoff_s must be a whole number between 0 and 600."
+  }
+}
+
+variable "max_delivery_attempts" {
+  type        = number
+  description = "Deliveries of a task before Pub/Sub forwards it to dead_letter_topic."
+  default     = 5
+
+  validation {
+    condition     = var.max_delivery_attempts >= 5 && var.max_delivery_attempts <= 100 && floor(var.max_delivery_attempts) == var.max_delivery_attempts
+    error_message = "max_delivery_attempts must be a whole number between 5 and 100 (Pub/Sub limits)."
+  }
+}
+
+variable "ack_deadline_s" {
+  type        = number
+  description = "Ack deadline in seconds of both push subscriptions: the time the worker has to answer a push. worker_request_timeout_s may not exceed it."
+  default     = 60
+
+  validation {
+    condition     = var.ack_deadline_s >= 10 && var.ack_deadline_s <= 600 && floor(var.ack_deadline_s) == var.ack_deadline_s
+    error_message = "ack_deadline_s must be a whole number between 10 and 600."
+  }
+}
+
+# ---------------------------------------------------------------------------------------
+# Firestore
+# ---------------------------------------------------------------------------------------
+
+variable "firestore_database" {
+  type        = string
+  description = "Firestore database ID used by the services (SCRAPEJOBS_FIRESTORE_DATABASE)."
+  default     = "(default)"
+
+  validation {
+    condition     = var.firestore_database == "(default)" || can(regex("^[a-z][a-z0-9-]{2,61}[a-z0-9]$", var.firestore_database))
+    error_message = "firestore_database must be \"(default)\" or 4-63 lowercase letters, digits and hyphens."
+  }
+}
+
+variable "firestore_location" {
+  type        = string
+  description = "Firestore location (a region such as us-central1 or a multi-region such as nam5/eur3). Defaults to var.region. Cannot be changed after creation."
+  default     = null
+}
+
+variable "create_firestore_database" {
+  type        = bool
+  description = "Create the Firestore database. Set false if it already exists (e.g. a (default) database created earlier) or import it instead."
+  default     = true
+}
+
+variable "firestore_point_in_time_recovery" {
+  type        = bool
+  description = "Enable Firestore point-in-time recovery (7 days of versions; billed as extra storage)."
+  default     = true
+}
+
+variable "firestore_delete_protection" {
+  type        = bool
+  description = "Enable Firestore delete protection (the database cannot be deleted until this is turned off)."
+  default     = true
+}
+
+variable "retention_days" {
+  type        = number
+  description = "Days jobs, tasks, host state and scheduler dedup keys are kept: the services set expire_at = now + retention_days and Firestore TTL deletes the documents (SCRAPEJOBS_RETENTION_DAYS)."
+  default     = 30
+
+  validation {
+    condition     = var.retention_days >= 1 && var.retention_days <= 3650 && floor(var.retention_days) == var.retention_days
+    error_message = "retention_days must be a whole number between 1 and 3650."
+  }
+}
+
+# ---------------------------------------------------------------------------------------
+# Services (shared)
+# ---------------------------------------------------------------------------------------
+
+variable "log_level" {
+  type        = string
+  description = "Log level of both services (SCRAPEJOBS_LOG_LEVEL)."
+  default     = "INFO"
+
+  validation {
+    condition     = contains(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], var.log_level)
+    error_message = "log_level must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL."
+  }
+}
+
+# ---------------------------------------------------------------------------------------
+# Dispatcher
+# ---------------------------------------------------------------------------------------
+
+variable "dispatcher_auth_mode" {
+  type        = string
+  description = "How API callers authenticate (SCRAPEJOBS_AUTH_MODE): \"iam\" = private service, Cloud Run IAM validates Google identity tokens of dispatcher_invokers at the edge; \"api_key\" = public service, the app checks X-API-Key against SHA-256 hashes from Secret Manager. \"none\" is for local development only and is rejected here."
+  default     = "iam"
+
+  validation {
+    condition     = contains(["iam", "api_key"], var.dispatcher_auth_mode)
+    error_message = "dispatcher_auth_mode must be \"iam\" or \"api_key\"."
+  }
+}
+
+variable "dispatcher_invokers" {
+  type        = list(string)
+  description = "IAM members allowed to call the dispatcher API (roles/run.invoker), e.g. [\"group:scrapers@example.com\", \"serviceAccount:ci@p.iam.gserviceaccount.com\"]. The scheduler identity is always added."
+  default     = []
+
+  validation {
+    condition = alltrue([
+      for m in var.dispatcher_invokers :
+      can(regex("^(user|group|serviceAccount|domain|principal|principalSet):.+", m))
+    ])
+    error_message = "dispatcher_invokers entries must be IAM members (user:, group:, serviceAccount:, domain:, principal:, principalSet:). Use dispatcher_auth_mode = \"api_key\" for public access."
+  }
+}
+
+variable "dispatcher_cpu" {
+  type        = string
+  description = "vCPU limit of a dispatcher instance."
+  default     = "1"
+}
+
+variable "dispatcher_memory" {
+  type        = string
+  description = "Memory limit of a dispatcher instance (e.g. 512Mi)."
+  default     = "512Mi"
+}
+
+variable "dispatcher_concurrency" {
+  type        = number
+  description = "Maximum concurrent requests per dispatcher instance."
+  default     = 80
+
+  validation {
+    condition     = var.dispatcher_concurrency >= 1 && var.dispatcher_concurrency <= 1000
+    error_message = "dispatcher_concurrency must be between 1 and 1000."
+  }
+}
+
+variable "dispatcher_min_instances" {
+  type        = number
+  description = "Minimum dispatcher instances (0 = scale to zero; 1 avoids cold starts at a fixed cost)."
+  default     = 0
+
+  validation {
+    condition     = var.dispatcher_min_instances >= 0
+    error_message = "dispatcher_min_instances must be >= 0."
+  }
+}
+
+variable "dispatcher_max_instances" {
+  type        = number
+  description = "Maximum dispatcher instances."
+  default     = 5
+
+  validation {
+    condition     = var.dispatcher_max_instances >= 1
+    error_message = "dispatcher_max_instances must be >= 1."
+  }
+}
+
+variable "dispatcher_request_timeout_s" {
+  type        = number
+  description = "Cloud Run request timeout of the dispatcher in seconds (also the Cloud Scheduler attempt deadline)."
+  default     = 60
+
+  validation {
+    condition     = var.dispatcher_request_timeout_s >= 15 && var.dispatcher_request_timeout_s <= 1800
+    error_message = "dispatcher_request_timeout_s must be between 15 and 1800."
+  }
+}
+
+# ---------------------------------------------------------------------------------------
+# Worker
+# ---------------------------------------------------------------------------------------
+
+variable "worker_cpu" {
+  type        = string
+  description = "vCPU limit of a worker instance."
+  default     = "1"
+}
+
+variable "worker_memory" {
+  type        = string
+  description = "Memory limit of a worker instance (pages are parsed in memory)."
+  default     = "1Gi"
+}
+
+variable "worker_concurrency" {
+  type        = number
+  description = "Maximum concurrent push requests (tasks) per worker instance."
+  default     = 16
+
+  validation {
+    condition     = var.worker_concurrency >= 1 && var.worker_concurrency <= 1000
+    error_message = "worker_concurrency must be between 1 and 1000."
+  }
+}
+
+variable "worker_min_instances" {
+  type        = number
+  description = "Minimum worker instances (0 = scale to zero)."
+  default     = 0
+
+  validation {
+    condition     = var.worker_min_instances >= 0
+    error_message = "worker_min_instances must be >= 0."
+  }
+}
+
+variable "worker_max_instances" {
+  type        = number
+  description = "Maximum worker instances: caps total crawl parallelism (max instances x worker_concurrency) and cost."
+  default     = 10
+
+  validation {
+    condition     = var.worker_max_instances >= 1
+    error_message = "worker_max_instances must be >= 1."
+  }
+}
+
+variable "worker_request_timeout_s" {
+  type        = number
+  description = "Cloud Run request timeout of the worker in seconds; must not exceed ack_deadline_s."
+  default     = 60
+
+  validation {
+    condition     = var.worker_request_timeout_s >= 10 && var.worker_request_timeout_s <= 600
+    error_message = "worker_request_timeout_s must be between 10 and 600."
+  }
+}
+
+variable "worker_fetch_timeout_s" {
+  type        = number
+  description = "Cap on the overall deadline of one page fetch in seconds (SCRAPEJOBS_FETCH_TIMEOUT_S); must stay well below ack_deadline_s and worker_request_timeout_s."
+  default     = 30
+
+  validation {
+    condition     = var.worker_fetch_timeout_s > 0 && var.worker_fetch_timeout_s <= 50
+    error_message = "worker_fetch_timeout_s must be in (0, 50] (the worker's own limit)."
+  }
+}
+
+variable "worker_fetch_allowlist" {
+  type        = list(string)
+  description = "Networks (CIDR) the worker may fetch although they are not globally routable (SCRAPEJOBS_FETCH_ALLOWLIST, comma-joined). Keep empty in production: private, loopback and metadata addresses stay blocked."
+  default     = []
+
+  validation {
+    condition     = alltrue([for n in var.worker_fetch_allowlist : can(cidrhost(n, 0))])
+    error_message = "worker_fetch_allowlist entries must be CIDR networks, e.g. 10.20.0.0/16."
+  }
+}
+
+variable "worker_per_host_concurrency" {
+  type        = number
+  description = "Concurrent fetches per target host (SCRAPEJOBS_PER_HOST_CONCURRENCY)."
+  default     = 8
+
+  validation {
+    condition     = var.worker_per_host_concurrency >= 1
+    error_message = "worker_per_host_concurrency must be >= 1."
+  }
+}
+
+variable "worker_per_host_rps" {
+  type        = number
+  description = "Requests per second per target host (SCRAPEJOBS_PER_HOST_RPS); 0 = unlimited."
+  default     = 0
+
+  validation {
+    condition     = var.worker_per_host_rps >= 0
+    error_message = "worker_per_host_rps must be >= 0."
+  }
+}
+
+# ---------------------------------------------------------------------------------------
+# Cloud Scheduler
+# ---------------------------------------------------------------------------------------
+
+variable "schedules" {
+  type = map(object({
+    cron        = string
+    time_zone   = optional(string, "Etc/UTC")
+    body        = string
+    description = optional(string)
+    paused      = optional(bool, false)
+  }))
+  description = "Recurring jobs: key = schedule name, cron = unix-cron expression, time_zone = tz database name, body = JSON object (as a string, e.g. a heredoc) POSTed to the dispatcher's /v1/jobs. A string rather than `any`, because map elements must share one type and job bodies differ."
+  default     = {}
+
+  validation {
+    condition     = alltrue([for k, s in var.schedules : can(regex("^[a-z0-9][a-z0-9_-]{0,62}$", k))])
+    error_message = "schedules keys must be 1-63 lowercase letters, digits, hyphens or underscores."
+  }
+
+  validation {
+    condition     = alltrue([for s in var.schedules : can(keys(jsondecode(s.body)))])
+    error_message = "Every schedules[*].body must be a JSON object."
+  }
+
+  validation {
+    condition     = alltrue([for s in var.schedules : length(split(" ", trimspace(s.cron))) == 5])
+    error_message = "Every schedules[*].cron must be a 5-field unix-cron expression."
+  }
+}
+
+variable "scheduler_region" {
+  type        = string
+  description = "Cloud Scheduler region (defaults to var.region; must be a Cloud Scheduler location)."
+  default     = null
+}
+
+variable "scheduler_api_key" {
+  type        = string
+  description = "API key Cloud Scheduler sends as X-API-Key when dispatcher_auth_mode = \"api_key\" (the dispatcher then does not look at the scheduler's OIDC token). Stored in the Scheduler job and in Terraform state: use a dedicated key. Ignored in iam mode."
+  default     = null
+  sensitive   = true
+}
+
+variable "scheduler_retry_count" {
+  type        = number
+  description = "Cloud Scheduler retries of a failed trigger (the dispatcher deduplicates retried triggers)."
+  default     = 3
+
+  validation {
+    condition     = var.scheduler_retry_count >= 0 && var.scheduler_retry_count <= 5
+    error_message = "scheduler_retry_count must be between 0 and 5."
+  }
+}
+
+# ---------------------------------------------------------------------------------------
+# Monitoring
+# ---------------------------------------------------------------------------------------
+
+variable "enable_monitoring" {
+  type        = bool
+  description = "Create the Cloud Monitoring alert policies (dead letters, dead-letter backlog, task backlog age, dispatcher 5xx)."
+  default     = true
+}
+
+variable "notification_channels" {
+  type        = list(string)
+  description = "Notification channel ids (projects/PROJECT/notificationChannels/ID) attached to every alert policy."
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.notification_channels : can(regex("^projects/[^/]+/notificationChannels/[^/]+$", c))])
+    error_message = "notification_channels entries must look like projects/PROJECT/notificationChannels/ID."
+  }
+}
+
+variable "task_backlog_age_alert_s" {
+  type        = number
+  description = "Alert when the oldest unacked task on task_subscription is older than this many seconds for 5 minutes."
+  default     = 900
+
+  validation {
+    condition     = var.task_backlog_age_alert_s >= 60
+    error_message = "task_backlog_age_alert_s must be at least 60."
+  }
+}
+
+variable "dispatcher_5xx_alert_threshold" {
+  type        = number
+  description = "Alert when the dispatcher returns more than this many 5xx responses in 5 minutes."
+  default     = 5
+
+  validation {
+    condition     = var.dispatcher_5xx_alert_threshold >= 0
+    error_message = "dispatcher_5xx_alert_threshold must be >= 0."
+  }
+}

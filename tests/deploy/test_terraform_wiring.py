@@ -1,0 +1,545 @@
+"""Static checks of terraform/*.tf: how the pieces are wired together and IAM hygiene.
+
+`terraform validate/plan` need the Google provider (network); these tests parse the HCL
+and assert the invariants the system depends on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+WORKER_URI = "${google_cloud_run_v2_service.worker.uri}"
+DISPATCHER_URI = "${google_cloud_run_v2_service.dispatcher.uri}"
+PUSH_INVOKER_EMAIL = "${google_service_account.push_invoker.email}"
+SCHEDULER_EMAIL = "${google_service_account.scheduler.email}"
+PUBSUB_AGENT = "${local.pubsub_service_agent}"
+PUBLIC_MEMBERS = {"allUsers", "allAuthenticatedUsers"}
+BASIC_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
+
+EXPECTED_FILES = {
+    "versions.tf",
+    "providers.tf",
+    "backend.tf",
+    "variables.tf",
+    "outputs.tf",
+    "apis.tf",
+    "artifact_registry.tf",
+    "service_accounts.tf",
+    "iam.tf",
+    "pubsub.tf",
+    "cloud_run.tf",
+    "firestore.tf",
+    "scheduler.tf",
+    "monitoring.tf",
+}
+
+
+def _walk_attrs(value: Any, key: str) -> list[Any]:
+    """Every value of attribute `key` anywhere below `value`."""
+    found: list[Any] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == key:
+                found.append(v)
+            found.extend(_walk_attrs(v, key))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(_walk_attrs(item, key))
+    return found
+
+
+# --- layout -------------------------------------------------------------------------------
+
+
+def test_files_split_by_concern(terraform_dir):
+    present = {p.name for p in terraform_dir.glob("*.tf")}
+    assert present >= EXPECTED_FILES, f"missing: {sorted(EXPECTED_FILES - present)}"
+    for extra in ("terraform.tfvars.example", "README.md"):
+        assert (terraform_dir / extra).is_file(), f"terraform/{extra} is missing"
+
+
+def test_versions_pin_terraform_and_google_provider(tf, h):
+    required_version = None
+    providers: dict[str, Any] = {}
+    for tblock in tf.terraform_blocks:
+        required_version = tblock.get("required_version", required_version)
+        for rp in h.blocks_of(tblock, "required_providers"):
+            providers.update(rp)
+    assert required_version is not None
+    assert ">= 1.6" in required_version
+    google = h.as_map(providers["google"])
+    assert google["source"] == "hashicorp/google"
+    version = h.squash(google["version"])
+    assert ">=6." in version and "<7." in version, f"google provider not pinned to 6.x: {version}"
+
+
+def test_remote_state_backend_is_gcs(tf):
+    backends = [b for t in tf.terraform_blocks for b in t.get("backend", [])]
+    assert backends, "no backend block (backend.tf)"
+    assert all("gcs" in b for b in backends), backends
+
+
+def test_apis_enabled_and_never_disabled_on_destroy(tf, h):
+    apis = tf.resource("google_project_service", "apis")
+    assert apis["disable_on_destroy"] is False
+    api_list = h.squash(tf.locals["apis"])
+    for api in (
+        "run",
+        "pubsub",
+        "firestore",
+        "cloudscheduler",
+        "artifactregistry",
+        "cloudbuild",
+        "monitoring",
+        "logging",
+        "iam",
+        "secretmanager",
+    ):
+        assert f'"{api}.googleapis.com"' in api_list, f"{api} API is not enabled"
+
+
+# --- variables / outputs --------------------------------------------------------------------
+
+
+def test_every_variable_has_type_and_description(tf):
+    assert tf.variables
+    for name, body in tf.variables.items():
+        assert body.get("type"), f"variable {name} has no type"
+        description = body.get("description")
+        assert isinstance(description, str) and len(description) >= 10, (
+            f"variable {name} has no (meaningful) description"
+        )
+
+
+def test_every_output_has_description(tf):
+    assert tf.outputs
+    for name, body in tf.outputs.items():
+        description = body.get("description")
+        assert isinstance(description, str) and len(description) >= 10, (
+            f"output {name} has no description"
+        )
+
+
+def test_key_outputs_exist(tf):
+    for name in (
+        "dispatcher_url",
+        "worker_url",
+        "task_topic",
+        "dead_letter_topic",
+        "task_subscription",
+        "dead_letter_subscription",
+        "dispatcher_service_account",
+        "worker_service_account",
+        "push_invoker_service_account",
+        "scheduler_service_account",
+        "artifact_registry_repository_url",
+    ):
+        assert name in tf.outputs, f"output {name} is missing"
+
+
+def test_readme_documents_every_variable_and_output(tf, terraform_dir):
+    readme = (terraform_dir / "README.md").read_text(encoding="utf-8")
+    missing = [n for n in [*tf.variables, *tf.outputs] if f"`{n}`" not in readme]
+    assert not missing, f"terraform/README.md does not document: {missing}"
+
+
+def test_deploy_doc_documents_every_variable(tf, repo_root):
+    doc = (repo_root / "docs" / "deploy.md").read_text(encoding="utf-8")
+    missing = [n for n in tf.variables if f"`{n}`" not in doc]
+    assert not missing, f"docs/deploy.md variable table misses: {missing}"
+
+
+def test_tfvars_example_only_sets_declared_variables(tf, h, terraform_dir):
+    example = h.parse_hcl((terraform_dir / "terraform.tfvars.example").read_text("utf-8"))
+    unknown = set(example) - set(tf.variables)
+    assert not unknown, f"terraform.tfvars.example sets undeclared variables: {unknown}"
+    required = {n for n, body in tf.variables.items() if "default" not in body}
+    assert required <= set(example), f"example lacks required variables {required - set(example)}"
+
+
+def test_timeouts_are_consistent_with_the_ack_deadline(tf):
+    defaults = {n: b.get("default") for n, b in tf.variables.items()}
+    ack = defaults["ack_deadline_s"]
+    assert defaults["worker_request_timeout_s"] <= ack
+    # "well under": leave at least half of the deadline for extraction and Firestore writes.
+    assert defaults["worker_fetch_timeout_s"] * 2 <= ack
+    assert defaults["worker_fetch_timeout_s"] < defaults["worker_request_timeout_s"]
+    worker = tf.resource("google_cloud_run_v2_service", "worker")
+    conditions = [p["condition"] for p in worker["lifecycle"][0]["precondition"]]
+    joined = " ".join(conditions)
+    assert "var.worker_request_timeout_s <= var.ack_deadline_s" in joined
+    assert "var.worker_fetch_timeout_s < var.ack_deadline_s" in joined
+
+
+# --- Pub/Sub -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("subscription", "topic", "path"),
+    [("tasks", "tasks", "/pubsub/push"), ("dead_letter", "dead_letter", "/pubsub/dead-letter")],
+)
+def test_push_subscription_targets_worker_with_oidc(tf, h, subscription, topic, path):
+    body = tf.resource("google_pubsub_subscription", subscription)
+    assert body["topic"] == f"${{google_pubsub_topic.{topic}.id}}"
+    push = h.block(body, "push_config")
+    assert push["push_endpoint"] == WORKER_URI + path
+    oidc = h.block(push, "oidc_token")
+    assert oidc["service_account_email"] == PUSH_INVOKER_EMAIL
+    # The same audience the worker checks (SCRAPEJOBS_PUSH_AUDIENCE).
+    assert oidc["audience"] == "${local.worker_audience}"
+    assert "SCRAPEJOBS_PUSH_AUDIENCE" in tf.locals["worker_env"]
+    assert "local.worker_audience" in h.squash(tf.locals["worker_env"])
+
+
+def test_worker_audience_is_the_worker_url(tf):
+    audience = tf.locals["worker_audience"]
+    assert audience == (
+        "https://${local.worker_service_name}-${local.project_number}.${var.region}.run.app"
+    )
+    worker = tf.resource("google_cloud_run_v2_service", "worker")
+    assert worker["name"] == "${local.worker_service_name}"
+    assert "${local.worker_audience}" in worker["custom_audiences"]
+
+
+@pytest.mark.parametrize("subscription", ["tasks", "dead_letter"])
+def test_subscriptions_never_expire(tf, h, subscription):
+    body = tf.resource("google_pubsub_subscription", subscription)
+    assert h.block(body, "expiration_policy")["ttl"] == ""
+
+
+def test_dead_letter_and_retry_policy(tf, h):
+    body = tf.resource("google_pubsub_subscription", "tasks")
+    policy = h.block(body, "dead_letter_policy")
+    assert policy["dead_letter_topic"] == "${google_pubsub_topic.dead_letter.id}"
+    assert policy["max_delivery_attempts"] == "${var.max_delivery_attempts}"
+    retry = h.block(body, "retry_policy")
+    assert retry["minimum_backoff"] == "${var.min_backoff_s}s"
+    assert retry["maximum_backoff"] == "${var.max_backoff_s}s"
+    assert body["ack_deadline_seconds"] == "${var.ack_deadline_s}"
+    # No dead-letter loop on the dead-letter subscription itself.
+    dead = tf.resource("google_pubsub_subscription", "dead_letter")
+    assert "dead_letter_policy" not in dead
+
+
+def test_pubsub_service_agent_grants(tf):
+    assert tf.locals["pubsub_service_agent"] == (
+        "serviceAccount:service-${local.project_number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+    )
+    publishers = [
+        b
+        for b in tf.of_type("google_pubsub_topic_iam_member").values()
+        if b["member"] == PUBSUB_AGENT
+    ]
+    assert [(b["topic"], b["role"]) for b in publishers] == [
+        ("${google_pubsub_topic.dead_letter.name}", "roles/pubsub.publisher")
+    ]
+    subscribers = [
+        b
+        for b in tf.of_type("google_pubsub_subscription_iam_member").values()
+        if b["member"] == PUBSUB_AGENT
+    ]
+    assert [(b["subscription"], b["role"]) for b in subscribers] == [
+        ("${google_pubsub_subscription.tasks.name}", "roles/pubsub.subscriber")
+    ]
+
+
+def test_runtime_accounts_publish_to_task_topic_only(tf):
+    grants = {
+        (b["member"], b["topic"], b["role"])
+        for b in tf.of_type("google_pubsub_topic_iam_member").values()
+        if b["member"] != PUBSUB_AGENT
+    }
+    assert grants == {
+        (
+            "${google_service_account.dispatcher.member}",
+            "${google_pubsub_topic.tasks.name}",
+            "roles/pubsub.publisher",
+        ),
+        (
+            "${google_service_account.worker.member}",
+            "${google_pubsub_topic.tasks.name}",
+            "roles/pubsub.publisher",
+        ),
+    }
+
+
+# --- IAM hygiene ---------------------------------------------------------------------------
+
+
+def test_no_authoritative_iam_resources(tf):
+    offenders = [
+        f"{t}.{n}"
+        for t, n, _ in tf.iter_resources()
+        if t.endswith("_iam_binding") or t.endswith("_iam_policy")
+    ]
+    offenders += [f"data.{t}.{n}" for (t, n) in tf.data if t.endswith("_iam_policy")]
+    assert not offenders, f"authoritative IAM resources are forbidden: {offenders}"
+
+
+def test_no_basic_roles(tf):
+    for rtype, name, body in tf.iter_resources():
+        for role in _walk_attrs(body, "role"):
+            assert role not in BASIC_ROLES, f"{rtype}.{name} grants basic role {role}"
+
+
+def test_no_project_level_impersonation_roles(tf):
+    for name, body in tf.of_type("google_project_iam_member").items():
+        assert body["role"] not in {
+            "roles/iam.serviceAccountTokenCreator",
+            "roles/iam.serviceAccountUser",
+        }, f"google_project_iam_member.{name} grants {body['role']} project-wide"
+
+
+def test_token_creator_only_for_pubsub_agent_on_push_invoker(tf):
+    grants = [
+        body
+        for body in tf.of_type("google_service_account_iam_member").values()
+        if body["role"] == "roles/iam.serviceAccountTokenCreator"
+    ]
+    assert len(grants) == 1
+    assert grants[0]["service_account_id"] == "${google_service_account.push_invoker.name}"
+    assert grants[0]["member"] == PUBSUB_AGENT
+
+
+def test_worker_has_no_public_invoker(tf):
+    for name, body in tf.of_type("google_cloud_run_v2_service_iam_member").items():
+        if "worker" in body["name"]:
+            assert body["member"] not in PUBLIC_MEMBERS, f"{name} makes the worker public"
+
+
+def test_worker_invokers(tf):
+    invokers = {
+        body["member"]
+        for body in tf.of_type("google_cloud_run_v2_service_iam_member").values()
+        if body["name"] == "${google_cloud_run_v2_service.worker.name}"
+        and body["role"] == "roles/run.invoker"
+    }
+    assert invokers == {"${google_service_account.push_invoker.member}"}
+
+
+def test_dispatcher_invokers(tf):
+    bindings = [
+        body
+        for body in tf.of_type("google_cloud_run_v2_service_iam_member").values()
+        if body["name"] == "${google_cloud_run_v2_service.dispatcher.name}"
+        and body["role"] == "roles/run.invoker"
+    ]
+    members = {b["member"] for b in bindings}
+    assert "${google_service_account.scheduler.member}" in members
+    assert "${each.key}" in members  # var.dispatcher_invokers
+    public = [b for b in bindings if b["member"] in PUBLIC_MEMBERS]
+    assert len(public) == 1, "allUsers on the dispatcher must exist only for api_key mode"
+    assert public[0]["count"] == "${local.api_key_mode ? 1 : 0}"
+    assert tf.locals["api_key_mode"] == '${var.dispatcher_auth_mode == "api_key"}'
+
+
+def test_push_invoker_can_only_invoke_the_worker(tf):
+    for name, body in tf.of_type("google_cloud_run_v2_service_iam_member").items():
+        if body["member"] == "${google_service_account.push_invoker.member}":
+            assert body["name"] == "${google_cloud_run_v2_service.worker.name}", name
+    for rtype, name, body in tf.iter_resources():
+        if rtype == "google_project_iam_member":
+            assert "push_invoker" not in body["member"], f"{name}: push invoker at project level"
+
+
+def test_runtime_accounts_are_dedicated(tf, h):
+    for service, account in (("dispatcher", "dispatcher"), ("worker", "worker")):
+        body = tf.resource("google_cloud_run_v2_service", service)
+        template = h.block(body, "template")
+        assert template["service_account"] == f"${{google_service_account.{account}.email}}"
+
+
+# --- Cloud Run ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("service", ["dispatcher", "worker"])
+def test_cloud_run_service_settings(tf, h, service):
+    body = tf.resource("google_cloud_run_v2_service", service)
+    assert body["ingress"] == "INGRESS_TRAFFIC_ALL"
+    assert body["deletion_protection"] == "${var.deletion_protection}"
+    template = h.block(body, "template")
+    assert template["timeout"] == f"${{var.{service}_request_timeout_s}}s"
+    assert template["max_instance_request_concurrency"] == f"${{var.{service}_concurrency}}"
+    scaling = h.block(template, "scaling")
+    assert scaling["min_instance_count"] == f"${{var.{service}_min_instances}}"
+    assert scaling["max_instance_count"] == f"${{var.{service}_max_instances}}"
+    container = h.block(template, "containers")
+    assert container["image"] == f"${{var.{service}_image}}"
+    limits = h.as_map(h.block(container, "resources")["limits"])
+    assert limits == {"cpu": f"${{var.{service}_cpu}}", "memory": f"${{var.{service}_memory}}"}
+    for probe in ("startup_probe", "liveness_probe"):
+        http_get = h.block(h.block(container, probe), "http_get")
+        assert http_get["path"] == "/healthz"
+    ignored = [h.strip_expr(x) for x in body["lifecycle"][0]["ignore_changes"]]
+    assert "template[0].containers[0].image" in ignored, "Cloud Build owns the image"
+
+
+def test_no_port_env_and_required_env(tf, h):
+    common = h.as_map(tf.locals["common_env"])
+    for name in (
+        "SCRAPEJOBS_PROJECT_ID",
+        "SCRAPEJOBS_FIRESTORE_DATABASE",
+        "SCRAPEJOBS_TASK_TOPIC",
+        "SCRAPEJOBS_LOG_LEVEL",
+        "SCRAPEJOBS_RETENTION_DAYS",
+    ):
+        assert name in common
+    dispatcher_env = tf.locals["dispatcher_env"]
+    assert "SCRAPEJOBS_AUTH_MODE" in dispatcher_env
+    worker_env = tf.locals["worker_env"]
+    for name in (
+        "SCRAPEJOBS_PUSH_AUTH",
+        "SCRAPEJOBS_PUSH_AUDIENCE",
+        "SCRAPEJOBS_PUSH_SERVICE_ACCOUNT",
+        "SCRAPEJOBS_PUSH_VERIFY_SIGNATURE",
+        "SCRAPEJOBS_FETCH_TIMEOUT_S",
+        "SCRAPEJOBS_FETCH_ALLOWLIST",
+        "SCRAPEJOBS_PER_HOST_CONCURRENCY",
+        "SCRAPEJOBS_PER_HOST_RPS",
+    ):
+        assert name in worker_env
+    squashed = h.squash(worker_env)
+    assert 'SCRAPEJOBS_PUSH_VERIFY_SIGNATURE="false"' in squashed or (
+        '"SCRAPEJOBS_PUSH_VERIFY_SIGNATURE":"false"' in squashed
+    )
+    # Cloud Run sets PORT itself and rejects it as a user variable.
+    assert not re.search(r"\bPORT\b", h.squash(str(tf.locals)).replace("SCRAPEJOBS_", ""))
+
+
+def test_api_key_hashes_come_from_secret_manager(tf, h):
+    dispatcher = tf.resource("google_cloud_run_v2_service", "dispatcher")
+    container = h.block(h.block(dispatcher, "template"), "containers")
+    dynamic_envs = [d["env"] for d in container.get("dynamic", []) if "env" in d]
+    secret_envs = [
+        d for d in dynamic_envs if h.block(d, "content").get("name") == "SCRAPEJOBS_API_KEY_HASHES"
+    ]
+    assert len(secret_envs) == 1
+    content = h.block(secret_envs[0], "content")
+    ref = h.block(h.block(content, "value_source"), "secret_key_ref")
+    assert ref["version"] == "latest"
+    accessor = tf.resource(
+        "google_secret_manager_secret_iam_member", "dispatcher_reads_api_key_hashes"
+    )
+    assert accessor["role"] == "roles/secretmanager.secretAccessor"
+    assert accessor["member"] == "${google_service_account.dispatcher.member}"
+
+
+def test_auth_mode_variable_rejects_none(tf):
+    var = tf.variables["dispatcher_auth_mode"]
+    assert var["default"] == "iam"
+    condition = var["validation"][0]["condition"]
+    assert "iam" in condition and "api_key" in condition and "none" not in condition
+
+
+# --- Firestore ---------------------------------------------------------------------------------
+
+
+def test_firestore_database_native_mode(tf):
+    db = tf.resource("google_firestore_database", "main")
+    assert db["type"] == "FIRESTORE_NATIVE"
+    assert db["location_id"] == "${local.firestore_location}"
+
+
+def test_jobs_status_created_at_index(tf, h):
+    indexes = tf.of_type("google_firestore_index")
+    matching = [
+        body
+        for body in indexes.values()
+        if body["collection"] == "jobs"
+        and [(f["field_path"], f["order"]) for f in h.blocks_of(body, "fields")]
+        == [("status", "ASCENDING"), ("created_at", "DESCENDING")]
+    ]
+    assert matching, "no composite index jobs(status ASC, created_at DESC)"
+
+
+def test_ttl_fields(tf, h):
+    fields = tf.of_type("google_firestore_field")
+    ttl = [b for b in fields.values() if b["field"] == "expire_at"]
+    assert len(ttl) == 1
+    body = ttl[0]
+    assert "ttl_config" in body, "expire_at needs a ttl_config block"
+    assert "index_config" in body, "expire_at should be exempt from indexing"
+    assert body["for_each"] == "${local.ttl_collections}"
+    collections = h.squash(tf.locals["ttl_collections"])
+    for name in ("jobs", "tasks", "hosts", "scheduler_triggers"):
+        assert f'"{name}"' in collections, f"no TTL policy for {name}"
+    assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])
+
+
+# --- Cloud Scheduler ------------------------------------------------------------------------
+
+
+def test_scheduler_jobs_post_to_dispatcher_with_oidc(tf, h):
+    job = tf.resource("google_cloud_scheduler_job", "schedules")
+    assert job["for_each"] == "${var.schedules}"
+    target = h.block(job, "http_target")
+    assert target["http_method"] == "POST"
+    assert target["uri"] == DISPATCHER_URI + "/v1/jobs"
+    assert "base64encode(jsonencode(" in h.squash(target["body"])
+    headers = h.squash(str(target["headers"]))
+    assert '"Content-Type"="application/json"' in headers or (
+        '"Content-Type":"application/json"' in headers
+    )
+    # api_key mode: the dispatcher accepts only X-API-Key, so the scheduler must send one.
+    assert "X-API-Key" in headers and "local.api_key_mode" in headers
+    oidc = h.block(target, "oidc_token")
+    assert oidc["service_account_email"] == SCHEDULER_EMAIL
+    assert oidc["audience"] == DISPATCHER_URI
+    assert h.block(job, "retry_config")
+
+
+def test_example_schedule_bodies_are_valid_job_requests(h, terraform_dir):
+    from scrapejobs_shared.jobspec import JobRequest
+
+    example = h.parse_hcl((terraform_dir / "terraform.tfvars.example").read_text("utf-8"))
+    schedules = h.as_map(example["schedules"])
+    assert schedules
+    for name, schedule in schedules.items():
+        body = h.as_map(schedule)["body"]
+        JobRequest.model_validate_json(body)  # raises on drift from the API schema
+        assert len(h.as_map(schedule)["cron"].split()) == 5, name
+
+
+def test_every_scheduler_job_has_oidc(tf, h):
+    for name, body in tf.of_type("google_cloud_scheduler_job").items():
+        target = h.block(body, "http_target")
+        assert "oidc_token" in target, f"scheduler job {name} sends no OIDC token"
+
+
+# --- Monitoring ---------------------------------------------------------------------------------
+
+
+def test_alerts_cover_dead_letters_and_backlog(tf, h):
+    policies = tf.of_type("google_monitoring_alert_policy")
+    filters = {
+        name: [h.block(c, "condition_threshold")["filter"] for c in h.blocks_of(body, "conditions")]
+        for name, body in policies.items()
+    }
+    flat = " ".join(f for fs in filters.values() for f in fs)
+    assert "subscription/dead_letter_message_count" in flat
+    assert "subscription/num_undelivered_messages" in flat
+    assert "${google_pubsub_subscription.dead_letter.name}" in flat
+    backlog = [f for fs in filters.values() for f in fs if "oldest_unacked_message_age" in f]
+    assert backlog and "${google_pubsub_subscription.tasks.name}" in backlog[0]
+    for name, body in policies.items():
+        assert body["notification_channels"] == "${var.notification_channels}", name
+    age = policies["task_backlog_age"]
+    threshold = h.block(h.block(age, "conditions"), "condition_threshold")["threshold_value"]
+    assert threshold == "${var.task_backlog_age_alert_s}"
+
+
+def test_every_service_env_var_is_a_setting(tf) -> None:
+    """Terraform never sets an environment variable the services would silently ignore."""
+    from scrapejobs_dispatcher.settings import DispatcherSettings
+    from scrapejobs_worker.settings import WorkerSettings
+
+    for env_name, settings in (
+        ("dispatcher_env", DispatcherSettings),
+        ("worker_env", WorkerSettings),
+    ):
+        fields = {f"SCRAPEJOBS_{name.upper()}" for name in settings.model_fields}
+        unknown = {k for k in tf.locals[env_name] if k.startswith("SCRAPEJOBS_")} - fields
+        assert not unknown, f"{env_name} sets unknown variables {sorted(unknown)}"

@@ -28,6 +28,7 @@ from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, kept_e
 from scrapejobs_shared.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 
 BATCH_LIMIT = 500  # Firestore's maximum writes per batch
+CLAIM_RETRIES = 5
 REJECTED_RETENTION = timedelta(days=30)
 
 
@@ -176,17 +177,19 @@ class FirestoreJobStore:
     async def claim_task(
         self, job_id: str, task_id: str, now: datetime, lease_until: datetime
     ) -> Claim:
+        """Optimistic: one batched read, then a write guarded by the task's update time (a lost
+        race reads again). The claim is ordered at its read: a cancel that committed before
+        it is always seen. The claim's update time is the token that lets ``finish_task``
+        and ``release_task`` write without a transaction while nothing else touched the task.
+        """
         job_ref = self._jobs.document(job_id)
         ref = job_ref.collection("tasks").document(task_id)
-
-        @firestore.async_transactional
-        async def claim(transaction: Any) -> Claim:
+        for _ in range(CLAIM_RETRIES):
             snaps = {
-                snap.reference.path: snap
-                async for snap in self._client.get_all([ref, job_ref], transaction=transaction)
+                snap.reference.path: snap async for snap in self._client.get_all([ref, job_ref])
             }
-            task_snap, job_snap = snaps.get(ref.path), snaps.get(job_ref.path)
-            if task_snap is None or not task_snap.exists or job_snap is None or not job_snap.exists:
+            task_snap, job_snap = snaps[ref.path], snaps[job_ref.path]
+            if not task_snap.exists or not job_snap.exists:
                 return Claim(ClaimState.MISSING)
             job = job_from_doc(job_id, job_snap.to_dict())
             task = task_from_doc(job_id, task_id, task_snap.to_dict())
@@ -200,12 +203,17 @@ class FirestoreJobStore:
                 lease_until=lease_until,
                 updated_at=now,
             )
-            transaction.update(ref, _claim_fields(claimed))
-            self._counters.move(transaction, job_ref, task.status, TaskStatus.RUNNING)
-            return Claim(ClaimState.CLAIMED, claimed, job)
-
-        result: Claim = await claim(self._client.transaction())
-        return result
+            batch = self._client.batch()
+            guard = self._client.write_option(last_update_time=task_snap.update_time)
+            batch.update(ref, _claim_fields(claimed), option=guard)
+            self._counters.move(batch, job_ref, task.status, TaskStatus.RUNNING)
+            try:
+                results = await batch.commit()
+            except gexc.FailedPrecondition:
+                continue  # another delivery changed the task since our read
+            token = results[0].update_time
+            return Claim(ClaimState.CLAIMED, claimed.with_changes(claim_token=token), job)
+        return Claim(ClaimState.BUSY)
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime
@@ -225,26 +233,57 @@ class FirestoreJobStore:
         )
 
     async def release_task(
-        self, job_id: str, task_id: str, error: str, now: datetime, refund_attempt: bool = False
+        self,
+        job_id: str,
+        task_id: str,
+        error: str,
+        now: datetime,
+        refund_attempt: bool = False,
+        claim: TaskRecord | None = None,
     ) -> None:
         ref = self._tasks(job_id).document(task_id)
+        if claim is not None and claim.claim_token is not None:
+            fields: dict[str, Any] = {"lease_until": None, "error": error, "updated_at": now}
+            if refund_attempt:
+                fields["attempts"] = max(0, claim.attempts - 1)
+            guard = self._client.write_option(last_update_time=claim.claim_token)
+            try:
+                await ref.update(fields, option=guard)
+                return
+            except gexc.FailedPrecondition:
+                pass  # touched since the claim: decide inside a transaction
 
         @firestore.async_transactional
         async def release(transaction: Any) -> None:
             snap = await ref.get(transaction=transaction)
             if snap.exists and not TaskStatus(snap.get("status")).terminal:
-                fields: dict[str, Any] = {"lease_until": None, "error": error, "updated_at": now}
+                changes: dict[str, Any] = {"lease_until": None, "error": error, "updated_at": now}
                 if refund_attempt:
-                    fields["attempts"] = max(0, int(snap.get("attempts") or 0) - 1)
-                transaction.update(ref, fields)
+                    changes["attempts"] = max(0, int(snap.get("attempts") or 0) - 1)
+                transaction.update(ref, changes)
 
         await release(self._client.transaction())
 
     async def finish_task(
-        self, job_id: str, task_id: str, outcome: TaskOutcome, now: datetime
+        self,
+        job_id: str,
+        task_id: str,
+        outcome: TaskOutcome,
+        now: datetime,
+        claim: TaskRecord | None = None,
     ) -> bool:
         job_ref = self._jobs.document(job_id)
         ref = job_ref.collection("tasks").document(task_id)
+        if claim is not None and claim.claim_token is not None:
+            batch = self._client.batch()
+            guard = self._client.write_option(last_update_time=claim.claim_token)
+            batch.update(ref, _outcome_fields(outcome, now, claim.error), option=guard)
+            self._counters.move(batch, job_ref, TaskStatus.RUNNING, outcome.status)
+            try:
+                await batch.commit()
+                return True
+            except gexc.FailedPrecondition:
+                pass  # touched since the claim: decide inside a transaction
 
         @firestore.async_transactional
         async def finish(transaction: Any) -> bool:

@@ -119,7 +119,13 @@ class MemoryJobStore:
         self.rejected.append((message_id, reason, payload))
 
     async def release_task(
-        self, job_id: str, task_id: str, error: str, now: datetime, refund_attempt: bool = False
+        self,
+        job_id: str,
+        task_id: str,
+        error: str,
+        now: datetime,
+        refund_attempt: bool = False,
+        claim: TaskRecord | None = None,
     ) -> None:
         async with self._lock:
             task = self.tasks.get(job_id, {}).get(task_id)
@@ -130,7 +136,12 @@ class MemoryJobStore:
                 )
 
     async def finish_task(
-        self, job_id: str, task_id: str, outcome: TaskOutcome, now: datetime
+        self,
+        job_id: str,
+        task_id: str,
+        outcome: TaskOutcome,
+        now: datetime,
+        claim: TaskRecord | None = None,
     ) -> bool:
         async with self._lock:
             task = self.tasks.get(job_id, {}).get(task_id)

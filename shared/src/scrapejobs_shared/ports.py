@@ -74,20 +74,33 @@ class JobStore(Protocol):
     ) -> Claim:
         """Atomically: queued/expired-running → running with attempts + 1 and a lease.
 
-        The job is read in the same transaction, so a cancel that committed before the
-        claim is always seen by the claimer.
+        The job is read with the task, so a cancel that committed before the claim is
+        always seen by the claimer. The claimed task carries a ``claim_token``.
         """
 
     async def release_task(
-        self, job_id: str, task_id: str, error: str, now: datetime, refund_attempt: bool = False
+        self,
+        job_id: str,
+        task_id: str,
+        error: str,
+        now: datetime,
+        refund_attempt: bool = False,
+        claim: TaskRecord | None = None,
     ) -> None:
         """After a transient failure: keep ``running``, drop the lease, keep the error.
-        ``refund_attempt``: the attempt did not count (the host throttled us)."""
+        ``refund_attempt``: the attempt did not count (the host throttled us). ``claim``: the
+        claimed task, whose token allows a cheaper write while nothing else changed it."""
 
     async def finish_task(
-        self, job_id: str, task_id: str, outcome: TaskOutcome, now: datetime
+        self,
+        job_id: str,
+        task_id: str,
+        outcome: TaskOutcome,
+        now: datetime,
+        claim: TaskRecord | None = None,
     ) -> bool:
-        """Move a non-terminal task to a terminal outcome; False if it was already terminal."""
+        """Move a non-terminal task to a terminal outcome; False if it was already terminal.
+        ``claim`` as for ``release_task``."""
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime

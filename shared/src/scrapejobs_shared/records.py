@@ -50,6 +50,9 @@ class TaskRecord:
     depth: int = 0
     truncated_fields: tuple[str, ...] = ()
     field_errors: dict[str, str] | None = None
+    claim_token: Any = (
+        None  # set on a claimed task: proof nothing changed it since (store-specific)
+    )
 
     def with_changes(self, **changes: Any) -> TaskRecord:
         return replace(self, **changes)

@@ -103,3 +103,24 @@ async def test_results_pages_cover_every_task_once(store) -> None:
         if token is None:
             break
     assert sorted(seen) == sorted(t.id for t in tasks) and len(seen) == 7
+
+
+async def test_claim_token_finishes_without_a_transaction_until_someone_else_writes(store) -> None:
+    job, [first, second, *_] = await _job(store)
+    now = datetime.now(UTC)
+    claim = await store.claim_task(job.id, first.id, now, now + timedelta(seconds=30))
+    assert claim.task.claim_token is not None
+    done = TaskOutcome(TaskStatus.SUCCEEDED, data={"x": 1})
+    assert await store.finish_task(job.id, first.id, done, now, claim=claim.task)
+    # A stale token (the task moved on) falls back to compare-and-set: no double finish.
+    assert not await store.finish_task(job.id, first.id, done, now, claim=claim.task)
+
+    claim = await store.claim_task(job.id, second.id, now, now + timedelta(seconds=30))
+    dead = TaskOutcome(TaskStatus.DEAD_LETTERED)
+    assert await store.finish_task(job.id, second.id, dead, now)  # e.g. the dead-letter path
+    late = TaskOutcome(TaskStatus.SUCCEEDED)
+    assert not await store.finish_task(job.id, second.id, late, now, claim=claim.task)
+    assert (await store.get_task(job.id, second.id)).status is TaskStatus.DEAD_LETTERED
+    counts = await store.count_tasks(job.id)
+    assert counts[TaskStatus.SUCCEEDED] == 1 and counts[TaskStatus.DEAD_LETTERED] == 1
+    assert counts[TaskStatus.RUNNING] == 0 and sum(counts.values()) == 3

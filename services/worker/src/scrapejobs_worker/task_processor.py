@@ -204,7 +204,7 @@ class TaskProcessor:
         throttled = await self._throttle_of(permit.host, response)
         if throttled and work.deferrals < self._policy.max_deferrals:
             await self._store.release_task(
-                task.job_id, task.id, throttled, self._clock(), refund_attempt=True
+                task.job_id, task.id, throttled, self._clock(), refund_attempt=True, claim=task
             )
             return await self._defer(work, throttled)
         status_class = classify_status(response.status)
@@ -252,7 +252,7 @@ class TaskProcessor:
     async def _retry(self, task: TaskRecord, error: str, max_attempts: int | None) -> Verdict:
         if max_attempts is not None and task.attempts >= max_attempts:
             return await self._give_up(task, max_attempts, error)
-        await self._store.release_task(task.job_id, task.id, error, self._clock())
+        await self._store.release_task(task.job_id, task.id, error, self._clock(), claim=task)
         return Verdict.retry(error)
 
     async def _give_up(
@@ -265,7 +265,8 @@ class TaskProcessor:
         return await self._finish(task, outcome)
 
     async def _finish(self, task: TaskRecord, outcome: TaskOutcome) -> Verdict:
-        if await self._store.finish_task(task.job_id, task.id, outcome, self._clock()):
+        """Record the outcome of a task this delivery claimed."""
+        if await self._store.finish_task(task.job_id, task.id, outcome, self._clock(), claim=task):
             await self._complete_if_done(task.job_id)
         return Verdict.done(outcome.status.value)
 

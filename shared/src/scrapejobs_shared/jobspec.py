@@ -24,6 +24,8 @@ from scrapejobs_shared.extraction.spec import (
 
 MAX_URLS = 10_000
 MAX_URL_LENGTH = 2048
+# Headers a job may not set: they could address the metadata server, smuggle requests, or
+# defeat the fetcher's own body decoding and limits (refused at submit and again at fetch).
 FORBIDDEN_HEADERS = frozenset(
     {
         "host",
@@ -32,6 +34,14 @@ FORBIDDEN_HEADERS = frozenset(
         "content-length",
         "transfer-encoding",
         "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "upgrade",
+        "expect",
+        "accept-encoding",
     }
 )
 

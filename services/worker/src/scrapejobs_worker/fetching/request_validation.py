@@ -7,30 +7,10 @@ from collections.abc import Mapping
 
 import httpx
 
+from scrapejobs_shared.jobspec import FORBIDDEN_HEADERS
 from scrapejobs_worker.fetch_port import PermanentFetchError
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
-
-# Headers the caller may not set: they could address the metadata server, smuggle requests,
-# or defeat the fetcher's own body decoding and limits.
-FORBIDDEN_HEADERS = frozenset(
-    {
-        "host",
-        "metadata-flavor",
-        "x-google-metadata-request",
-        "content-length",
-        "transfer-encoding",
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "proxy-authorization",
-        "te",
-        "trailer",
-        "upgrade",
-        "expect",
-        "accept-encoding",
-    }
-)
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _BAD_VALUE_CHARS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")

@@ -28,25 +28,25 @@ def _answer(verdict: Verdict) -> Response:
     return JSONResponse({"retry": verdict.reason}, status_code=503, headers=headers)
 
 
-@router.post(PUSH_PATH, status_code=204)
-async def push(request: Request) -> Response:
-    """A task delivery. Malformed envelopes are recorded and acked: they never crash-loop."""
+async def _handle(request: Request, dead_letter: bool) -> Response:
     body = await request.body()
+    processor = _processor(request)
     try:
         pushed = decode_push(body)
     except MalformedMessage as exc:
-        await _processor(request).reject_envelope(body, str(exc))
+        await processor.reject_envelope(body, str(exc))
         return Response(status_code=204)
-    return _answer(await _processor(request).handle_push(pushed))
+    handle = processor.handle_dead_letter if dead_letter else processor.handle_push
+    return _answer(await handle(pushed))
+
+
+@router.post(PUSH_PATH, status_code=204)
+async def push(request: Request) -> Response:
+    """A task delivery. Malformed envelopes are recorded and acked: they never crash-loop."""
+    return await _handle(request, dead_letter=False)
 
 
 @router.post(DEAD_LETTER_PATH, status_code=204)
 async def dead_letter(request: Request) -> Response:
     """A task Pub/Sub gave up on after max delivery attempts: mark it dead-lettered."""
-    body = await request.body()
-    try:
-        pushed = decode_push(body)
-    except MalformedMessage as exc:
-        await _processor(request).reject_envelope(body, str(exc))
-        return Response(status_code=204)
-    return _answer(await _processor(request).handle_dead_letter(pushed))
+    return await _handle(request, dead_letter=True)

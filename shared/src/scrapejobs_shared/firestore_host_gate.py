@@ -20,6 +20,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from scrapejobs_shared.host_gate import BreakerPolicy, HostLimits, HostState, Permit, Throttle
 
 RETENTION = timedelta(days=7)
+PROBE_SLOTS = 2
 LOST_RACE = (gexc.FailedPrecondition, gexc.AlreadyExists, gexc.NotFound, gexc.Aborted)
 
 
@@ -35,25 +36,31 @@ class FirestoreHostGate:
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle:
         host_ref = self._hosts.document(host)
-        refs = [host_ref] + [self._slot(host, n) for n in range(limits.concurrency)]
-        snaps = {snap.reference.path: snap async for snap in self._client.get_all(refs)}
-        host_snap = snaps[host_ref.path]
-        doc = host_snap.to_dict() or {}
-        if (opened := doc.get("open_until")) and opened > now:
-            return Throttle((opened - now).total_seconds(), "circuit_open")
-        if (next_at := doc.get("next_at")) and next_at > now:
-            return Throttle((next_at - now).total_seconds(), "rate")
-        free = [n for n, ref in enumerate(refs[1:]) if _is_free(snaps[ref.path], now)]
-        random.shuffle(free)
-        for slot in free:
-            token = await self._take(snaps[refs[slot + 1].path], lease_until)
-            if token is None:
+        slots = list(range(limits.concurrency))
+        random.shuffle(slots)
+        # Usually a host has free slots: look at two random ones first, all only if both busy.
+        for batch in (slots[:PROBE_SLOTS], slots[PROBE_SLOTS:]):
+            if not batch:
                 continue
-            permit = Permit(host, slot, token, int(doc.get("failures") or 0))
-            if limits.min_interval_s and not await self._space(host_snap, limits, now):
-                await self.release(permit)
-                return Throttle(0.05, "rate")
-            return permit
+            refs = [host_ref] + [self._slot(host, n) for n in batch]
+            snaps = {snap.reference.path: snap async for snap in self._client.get_all(refs)}
+            host_snap = snaps[host_ref.path]
+            doc = host_snap.to_dict() or {}
+            if (opened := doc.get("open_until")) and opened > now:
+                return Throttle((opened - now).total_seconds(), "circuit_open")
+            if (next_at := doc.get("next_at")) and next_at > now:
+                return Throttle((next_at - now).total_seconds(), "rate")
+            for slot, ref in zip(batch, refs[1:], strict=True):
+                if not _is_free(snaps[ref.path], now):
+                    continue
+                token = await self._take(snaps[ref.path], lease_until)
+                if token is None:
+                    continue
+                permit = Permit(host, slot, token, int(doc.get("failures") or 0))
+                if limits.min_interval_s and not await self._space(host_snap, limits, now):
+                    await self.release(permit)
+                    return Throttle(0.05, "rate")
+                return permit
         return Throttle(0.2, "concurrency")
 
     async def _take(self, snap: Any, lease_until: datetime) -> Any:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,7 +22,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from scrapejobs_shared.firestore_codec import job_from_doc, job_to_doc, task_from_doc, task_to_doc
 from scrapejobs_shared.firestore_counters import DEFAULT_COUNTER_SHARDS, ShardedCounters
 from scrapejobs_shared.page_token import decode_token, encode_token
-from scrapejobs_shared.ports import Claim, ClaimState, JobExists, Page
+from scrapejobs_shared.ports import Claim, ClaimState, Finish, JobExists, Page
 from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, kept_error
 from scrapejobs_shared.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 
@@ -65,7 +64,7 @@ class FirestoreJobStore:
         await self._write_tasks(tasks)
         batch = self._client.batch()
         batch.create(job_ref, job_to_doc(job))
-        self._counters.add(batch, job_ref, Counter(task.status for task in tasks))
+        self._counters.add_tasks(batch, job_ref, tasks)
         try:
             await batch.commit()
         except gexc.AlreadyExists:
@@ -94,7 +93,7 @@ class FirestoreJobStore:
                 transaction.create(job_ref.collection("tasks").document(task.id), task_to_doc(task))
             if fresh:
                 transaction.set(budget_ref, {"added": added + len(fresh)}, merge=True)
-            self._counters.add(transaction, job_ref, Counter(task.status for task in fresh))
+            self._counters.add_tasks(transaction, job_ref, fresh)
             return fresh
 
         created: list[TaskRecord] = await add(self._client.transaction())
@@ -191,12 +190,12 @@ class FirestoreJobStore:
             task_snap, job_snap = snaps[ref.path], snaps[job_ref.path]
             if not task_snap.exists or not job_snap.exists:
                 return Claim(ClaimState.MISSING)
-            job = job_from_doc(job_id, job_snap.to_dict())
+            job_status = JobStatus(job_snap.get("status"))
             task = task_from_doc(job_id, task_id, task_snap.to_dict())
             if task.status.terminal:
-                return Claim(ClaimState.DONE, task, job)
+                return Claim(ClaimState.DONE, task, job_status)
             if task.status is TaskStatus.RUNNING and task.lease_until and task.lease_until > now:
-                return Claim(ClaimState.BUSY, task, job)
+                return Claim(ClaimState.BUSY, task, job_status)
             claimed = task.with_changes(
                 status=TaskStatus.RUNNING,
                 attempts=task.attempts + 1,
@@ -206,13 +205,13 @@ class FirestoreJobStore:
             batch = self._client.batch()
             guard = self._client.write_option(last_update_time=task_snap.update_time)
             batch.update(ref, _claim_fields(claimed), option=guard)
-            self._counters.move(batch, job_ref, task.status, TaskStatus.RUNNING)
+            self._counters.move(batch, job_ref, task_id, task.status, TaskStatus.RUNNING)
             try:
                 results = await batch.commit()
             except gexc.FailedPrecondition:
                 continue  # another delivery changed the task since our read
             token = results[0].update_time
-            return Claim(ClaimState.CLAIMED, claimed.with_changes(claim_token=token), job)
+            return Claim(ClaimState.CLAIMED, claimed.with_changes(claim_token=token), job_status)
         return Claim(ClaimState.BUSY)
 
     async def record_rejected_message(
@@ -271,33 +270,35 @@ class FirestoreJobStore:
         outcome: TaskOutcome,
         now: datetime,
         claim: TaskRecord | None = None,
-    ) -> bool:
+    ) -> Finish:
         job_ref = self._jobs.document(job_id)
         ref = job_ref.collection("tasks").document(task_id)
         if claim is not None and claim.claim_token is not None:
             batch = self._client.batch()
             guard = self._client.write_option(last_update_time=claim.claim_token)
             batch.update(ref, _outcome_fields(outcome, now, claim.error), option=guard)
-            self._counters.move(batch, job_ref, TaskStatus.RUNNING, outcome.status)
+            self._counters.move(batch, job_ref, task_id, TaskStatus.RUNNING, outcome.status)
             try:
-                await batch.commit()
-                return True
+                results = await batch.commit()
             except gexc.FailedPrecondition:
                 pass  # touched since the claim: decide inside a transaction
+            else:
+                left = self._counters.open_after(results[1], TaskStatus.RUNNING, outcome.status)
+                return Finish(True, left)
 
         @firestore.async_transactional
-        async def finish(transaction: Any) -> bool:
+        async def finish(transaction: Any) -> Finish:
             snap = await ref.get(transaction=transaction)
             if not snap.exists:
-                return False
+                return Finish(False)
             previous = TaskStatus(snap.get("status"))
             if not previous.may_become(outcome.status):
-                return False
+                return Finish(False)
             transaction.update(ref, _outcome_fields(outcome, now, snap.get("error")))
-            self._counters.move(transaction, job_ref, previous, outcome.status)
-            return True
+            self._counters.move(transaction, job_ref, task_id, previous, outcome.status)
+            return Finish(True)
 
-        result: bool = await finish(self._client.transaction())
+        result: Finish = await finish(self._client.transaction())
         return result
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from scrapejobs_shared.page_token import decode_token, encode_token
-from scrapejobs_shared.ports import Claim, ClaimState, JobExists, Page
+from scrapejobs_shared.ports import Claim, ClaimState, Finish, JobExists, Page
 from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, kept_error
 from scrapejobs_shared.statuses import JobStatus, TaskStatus
 
@@ -101,9 +101,9 @@ class MemoryJobStore:
             if task is None or job is None:
                 return Claim(ClaimState.MISSING)
             if task.status.terminal:
-                return Claim(ClaimState.DONE, task, job)
+                return Claim(ClaimState.DONE, task, job.status)
             if task.status is TaskStatus.RUNNING and task.lease_until and task.lease_until > now:
-                return Claim(ClaimState.BUSY, task, job)
+                return Claim(ClaimState.BUSY, task, job.status)
             claimed = task.with_changes(
                 status=TaskStatus.RUNNING,
                 attempts=task.attempts + 1,
@@ -111,7 +111,7 @@ class MemoryJobStore:
                 updated_at=now,
             )
             self.tasks[job_id][task_id] = claimed
-            return Claim(ClaimState.CLAIMED, claimed, job)
+            return Claim(ClaimState.CLAIMED, claimed, job.status)
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime
@@ -142,11 +142,11 @@ class MemoryJobStore:
         outcome: TaskOutcome,
         now: datetime,
         claim: TaskRecord | None = None,
-    ) -> bool:
+    ) -> Finish:
         async with self._lock:
             task = self.tasks.get(job_id, {}).get(task_id)
             if task is None or not task.status.may_become(outcome.status):
-                return False
+                return Finish(False)
             self.tasks[job_id][task_id] = task.with_changes(
                 status=outcome.status,
                 http_status=outcome.http_status,
@@ -159,4 +159,4 @@ class MemoryJobStore:
                 lease_until=None,
                 updated_at=now,
             )
-            return True
+            return Finish(True)

@@ -28,10 +28,26 @@ class ClaimState(StrEnum):
 class Claim:
     state: ClaimState
     task: TaskRecord | None = None
-    job: JobRecord | None = None  # read in the same transaction as the claim
+    job_status: JobStatus | None = None  # read together with the task
 
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """The result of ``finish_task``: truthy when this call moved the task."""
+
+    changed: bool
+    open_in_shard: int | None = None  # open tasks left beside it in its counter shard
+
+    def __bool__(self) -> bool:
+        return self.changed
+
+    @property
+    def job_may_be_done(self) -> bool:
+        """False when other open tasks are known to remain (no need to read the counts)."""
+        return self.changed and not self.open_in_shard
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +114,8 @@ class JobStore(Protocol):
         outcome: TaskOutcome,
         now: datetime,
         claim: TaskRecord | None = None,
-    ) -> bool:
-        """Move a non-terminal task to a terminal outcome; False if it was already terminal.
+    ) -> Finish:
+        """Move a non-terminal task to a terminal outcome; falsy if it was already terminal.
         ``claim`` as for ``release_task``."""
 
     async def record_rejected_message(

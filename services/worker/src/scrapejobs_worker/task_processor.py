@@ -17,7 +17,7 @@ from scrapejobs_shared.host_gate import Permit, Throttle
 from scrapejobs_shared.host_key import host_key
 from scrapejobs_shared.jobspec import JobSpec
 from scrapejobs_shared.ports import Claim, ClaimState, JobStore, TaskPublisher
-from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord
+from scrapejobs_shared.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.task_message import MalformedMessage, PushedMessage, TaskMessage
 from scrapejobs_shared.tracing import extract_trace_context, inject_trace_context
@@ -97,8 +97,12 @@ class TaskProcessor:
         if message is None:
             return Verdict.done("malformed dead letter recorded")
         outcome = TaskOutcome(TaskStatus.DEAD_LETTERED)
-        if await self._store.finish_task(message.job_id, message.task_id, outcome, self._clock()):
+        finish = await self._store.finish_task(
+            message.job_id, message.task_id, outcome, self._clock()
+        )
+        if finish:
             log.warning("task dead-lettered", extra=_ids(message))
+        if finish.job_may_be_done:
             await self._complete_if_done(message.job_id)
         return Verdict.done("dead-lettered")
 
@@ -150,28 +154,28 @@ class TaskProcessor:
             return Verdict.done("already finished")
         if claim.state is ClaimState.BUSY:
             return Verdict.retry("task is being processed by another delivery")
-        assert claim.task is not None and claim.job is not None
-        return await self._run(work, claim.job, claim.task, permit)
+        assert claim.task is not None and claim.job_status is not None
+        return await self._run(work, claim.job_status, claim.task, permit)
 
     async def _claim(self, message: TaskMessage) -> Claim:
         now = self._clock()
         return await self._store.claim_task(message.job_id, message.task_id, now, now + self._lease)
 
     async def _run(
-        self, work: _Work, job: JobRecord, task: TaskRecord, held: HeldPermit | None
+        self, work: _Work, job_status: JobStatus, task: TaskRecord, held: HeldPermit | None
     ) -> Verdict:
-        if job.status is JobStatus.CANCELLED:
+        if job_status is JobStatus.CANCELLED:
             return await self._finish(task, TaskOutcome(TaskStatus.CANCELLED, error="cancelled"))
-        if job.status is JobStatus.QUEUED:
-            await self._store.set_job_status(job.id, JobStatus.RUNNING, self._clock())
+        if job_status is JobStatus.QUEUED:
+            await self._store.set_job_status(task.job_id, JobStatus.RUNNING, self._clock())
         if held is None:
             outcome = TaskOutcome(TaskStatus.FAILED, error="robots_disallowed")
             return await self._finish(task, outcome)
-        max_attempts = job.spec.options.max_attempts
+        max_attempts = work.spec.options.max_attempts
         if max_attempts is not None and task.attempts > max_attempts:
             return await self._give_up(task, max_attempts)
         try:
-            response = await self._fetch(job.spec, task)
+            response = await self._fetch(work.spec, task)
         except FetchError as exc:
             await held.release()
             return await self._fetch_failed(task, held.permit, exc, max_attempts)
@@ -266,7 +270,10 @@ class TaskProcessor:
 
     async def _finish(self, task: TaskRecord, outcome: TaskOutcome) -> Verdict:
         """Record the outcome of a task this delivery claimed."""
-        if await self._store.finish_task(task.job_id, task.id, outcome, self._clock(), claim=task):
+        finish = await self._store.finish_task(
+            task.job_id, task.id, outcome, self._clock(), claim=task
+        )
+        if finish.job_may_be_done:
             await self._complete_if_done(task.job_id)
         return Verdict.done(outcome.status.value)
 

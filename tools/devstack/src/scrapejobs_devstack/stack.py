@@ -123,7 +123,11 @@ class Stack:
             "--no-access-log",
         ]
         process = start_process(name, argv, env, self.config.log_dir)
-        wait_http(f"http://127.0.0.1:{port}/healthz", process, timeout_s=60)
+        try:
+            wait_http(f"http://127.0.0.1:{port}/healthz", process, timeout_s=60)
+        except BaseException:
+            process.stop()  # never leave a process we started but did not record
+            raise
         return process
 
     def processes(self) -> list[ManagedProcess]:

@@ -168,7 +168,7 @@ class TaskProcessor:
             return await self._finish(task, TaskOutcome(TaskStatus.CANCELLED, error="cancelled"))
         if job_status is JobStatus.QUEUED:
             await self._store.set_job_status(task.job_id, JobStatus.RUNNING, self._clock())
-        if held is None:
+        if held is None:  # no host permit was sought: robots.txt disallows the page
             outcome = TaskOutcome(TaskStatus.FAILED, error="robots_disallowed")
             return await self._finish(task, outcome)
         max_attempts = work.spec.options.max_attempts

@@ -1,0 +1,451 @@
+"""Full-stack benchmark against a bare httpx + parsel loop (``make bench``).
+
+1. Starts the catalog site (bench/catalog_site.py) in its own process on a free loopback port.
+2. Baselines in this process over the same N pages and extraction: a bare loop (one pooled
+   httpx.AsyncClient + parsel) at concurrency 2 (what the Pub/Sub emulator pushes at once) and
+   16, and the worker's own fetcher + extractor in-process at concurrency 2.
+3. Unless ``--skip-stack``: the real stack (both emulators, dispatcher, worker) on free ports,
+   one job of N URLs, then a 10,000-URL submission that is cancelled at once.
+4. Prints the figures side by side with the goal ratios; writes bench/results/latest.json.
+
+Every process it starts is stopped by pid/process group, on success, error, timeout (``--timeout``,
+exit 3) or Ctrl-C (exit 130). See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import psutil
+
+from scrapejobs_devstack.processes import (
+    ManagedProcess,
+    free_port,
+    start_process,
+    stop_group,
+    wait_http,
+)
+from scrapejobs_devstack.processes import tail as log_tail
+
+# Run as a script (`python bench/run_bench.py`): make the repository root importable so the
+# bench modules are `bench.*` here as they are for mypy.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.bare_loop import LoopFigures, bare_loop, worker_path_loop
+from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, expected
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS = BENCH_DIR / "results" / "latest.json"
+GOAL_THROUGHPUT_RATIO = 0.5  # end-to-end pages/s ÷ bare-loop pages/s, at least
+GOAL_CPU_RATIO = 1.5  # worker CPU per page ÷ bare-loop CPU per page, at most
+WARMUP_PAGES = 40  # per baseline loop, before its measured passes
+STACK_WARMUP_PAGES = 100  # a first job: imports, connection pools, the emulators' JIT
+BIG_SUBMISSION = 10_000
+
+
+class BenchTimeout(BaseException):
+    """The overall ``--timeout`` passed (a BaseException: ``except Exception`` won't eat it)."""
+
+
+class Terminated(BaseException):
+    """SIGTERM."""
+
+
+class Cleanup:
+    """Stop actions run last-in first-out, once, whatever happened."""
+
+    def __init__(self) -> None:
+        self._actions: list[tuple[str, Callable[[], None]]] = []
+
+    def add(self, name: str, action: Callable[[], None]) -> None:
+        self._actions.append((name, action))
+
+    def run(self) -> None:
+        while self._actions:
+            name, action = self._actions.pop()
+            try:
+                action()
+            except Exception as exc:
+                print(f"warning: stopping {name} failed: {exc}", file=sys.stderr)
+
+
+def stop_leftover_children() -> None:
+    """Safety net: any child process we started and that is still alive (e.g. a service whose
+    start was interrupted before ``Stack`` recorded it) is stopped by its process group."""
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if os.getpgid(child.pid) == child.pid:  # started with start_new_session=True
+                stop_group(child.pid, timeout_s=5)
+            else:
+                child.terminate()
+                child.wait(timeout=5)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="scrapejobs full-stack benchmark")
+    parser.add_argument("--pages", type=int, default=1000, help="URLs in the measured job")
+    parser.add_argument("--skip-stack", action="store_true", help="bare loops only")
+    parser.add_argument("--keep-logs", action="store_true", help="keep the stack's log dir")
+    parser.add_argument("--timeout", type=float, default=900.0, help="overall limit, seconds")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="JSON figures file")
+    args = parser.parse_args(argv)
+    if not 1 <= args.pages <= 10_000:
+        parser.error("--pages must be within 1..10000")
+    return args
+
+
+def start_site(log_dir: Path, prerender: int) -> tuple[ManagedProcess, str]:
+    port = free_port()
+    argv = [
+        sys.executable,
+        str(BENCH_DIR / "catalog_site.py"),
+        "--port",
+        str(port),
+        "--products",
+        str(PRODUCTS),
+        "--prerender",
+        str(prerender),
+    ]
+    process = start_process("catalog-site", argv, {}, log_dir)
+    url = f"http://127.0.0.1:{port}"
+    wait_http(f"{url}/healthz", process, timeout_s=60)
+    return process, url
+
+
+async def run_baselines(
+    site: str, paths: list[str], warmup: list[str], truth: dict[str, dict[str, Any]]
+) -> list[LoopFigures]:
+    urls = [site + p for p in paths]
+    warm = [site + p for p in warmup]
+    by_url = {site + p: value for p, value in truth.items()}
+    figures = [
+        await bare_loop(urls, warm, 2, by_url.__getitem__),
+        await bare_loop(urls, warm, 16, by_url.__getitem__),
+    ]
+    try:
+        figures.append(await worker_path_loop(urls, warm, 2, by_url.__getitem__))
+    except ImportError as exc:  # the services are edited concurrently; informative only
+        print(f"note: worker-path baseline skipped ({exc})", file=sys.stderr)
+    return figures
+
+
+def ratios(bare: LoopFigures, stack: dict[str, Any] | None) -> dict[str, Any]:
+    if stack is None:
+        return {}
+    throughput = stack["pages_per_s"] / bare.pages_per_s
+    worker_cpu = stack["cpu_s_per_1000_pages"]["worker"]
+    cpu = worker_cpu / bare.cpu_s_per_1000 if bare.cpu_s_per_1000 else float("inf")
+    return {
+        "reference": bare.name,
+        "throughput_ratio": round(throughput, 3),
+        "throughput_goal_min": GOAL_THROUGHPUT_RATIO,
+        "throughput_goal_met": throughput >= GOAL_THROUGHPUT_RATIO,
+        "cpu_ratio": round(cpu, 2),
+        "cpu_goal_max": GOAL_CPU_RATIO,
+        "cpu_goal_met": cpu <= GOAL_CPU_RATIO,
+    }
+
+
+def _fmt(value: Any, spec: str = ".1f") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return format(value, spec)
+    return str(value)
+
+
+def print_report(
+    loops: list[LoopFigures], stack: dict[str, Any] | None, ratio: dict[str, Any]
+) -> None:
+    columns = [f.name for f in loops] + (["full stack"] if stack else [])
+    rows: list[tuple[str, list[str]]] = [
+        ("pages", [str(f.pages) for f in loops] + ([str(stack["pages"])] if stack else [])),
+        (
+            "wall time, s",
+            [_fmt(f.wall_s, ".2f") for f in loops]
+            + ([_fmt(stack["e2e_s"], ".2f")] if stack else []),
+        ),
+        (
+            "pages/s",
+            [_fmt(f.pages_per_s) for f in loops] + ([_fmt(stack["pages_per_s"])] if stack else []),
+        ),
+        (
+            "CPU-s / 1,000 pages *",
+            [_fmt(f.cpu_s_per_1000, ".2f") for f in loops]
+            + ([_fmt(stack["cpu_s_per_1000_pages"]["worker"], ".2f")] if stack else []),
+        ),
+        (
+            "per page, ms p50 / p95 **",
+            [f"{f.page_ms_p50:.1f} / {f.page_ms_p95:.1f}" for f in loops]
+            + (
+                [
+                    f"{stack['fetch_elapsed_ms']['p50']:.1f} / "
+                    f"{stack['fetch_elapsed_ms']['p95']:.1f} (fetch)"
+                ]
+                if stack
+                else []
+            ),
+        ),
+        (
+            "errors / wrong values",
+            [f"{f.errors} / {f.mismatches}" for f in loops]
+            + ([f"{stack['pages'] - stack['succeeded']} / {stack['mismatches']}"] if stack else []),
+        ),
+    ]
+    width = max(len(r[0]) for r in rows) + 2
+    col = max(16, *(len(c) + 2 for c in columns), *(len(v) + 2 for r in rows for v in r[1]))
+    print()
+    print("".ljust(width) + "".join(c.rjust(col) for c in columns))
+    for label, values in rows:
+        print(label.ljust(width) + "".join(v.rjust(col) for v in values))
+    print(
+        "*  bare/worker-path: this process's CPU (site excluded); full stack: the worker process.\n"
+        "** loops: fetch + extract per page; full stack: fetch only (results' elapsed_ms).\n"
+        "errors / wrong values: loops over all measured passes."
+    )
+    if stack:
+        print_stack_details(stack, ratio)
+
+
+def print_stack_details(stack: dict[str, Any], ratio: dict[str, Any]) -> None:
+    lat = stack["latency_s"]
+    big = stack["big_submission"]
+    met = {True: "MET", False: "NOT MET"}
+    rows: list[tuple[str, str]] = [
+        (
+            "end-to-end pages/s ÷ bare pages/s",
+            f"{ratio['throughput_ratio']:.3f}   goal ≥ {ratio['throughput_goal_min']}   "
+            f"{met[ratio['throughput_goal_met']]}",
+        ),
+        (
+            "worker CPU/page ÷ bare CPU/page",
+            f"{ratio['cpu_ratio']:.2f}   goal ≤ {ratio['cpu_goal_max']}   "
+            f"{met[ratio['cpu_goal_met']]}",
+        ),
+    ]
+    _print_rows(f"Goal ratios (reference: {ratio['reference']})", rows)
+    rows = [
+        ("stack start-up", f"{stack['startup_s']:.1f} s"),
+        (f"accept the {stack['pages']}-URL job (POST → 202)", f"{stack['accept_s']:.2f} s"),
+        (
+            f"accept a {big['urls']}-URL job (POST → 202)",
+            f"{big['accept_s']:.2f} s (then cancelled: HTTP {big['cancel_http_status']})",
+        ),
+        (
+            "submit → result latency",
+            f"first {_fmt(lat['first'], '.2f')} s, p50 {lat['p50']:.2f} s, "
+            f"p95 {lat['p95']:.2f} s, last {_fmt(lat['last'], '.2f')} s",
+        ),
+        (
+            "slot time per task (2 x wall / N)",
+            f"{stack['derived_slot_ms_per_task_at_2']:.1f} ms",
+        ),
+        (
+            "worker peak RSS",
+            f"{stack['worker_rss_peak_mb']:.1f} MB sampled every 0.2 s, "
+            f"VmHWM {stack['worker_vm_hwm_mb']:.1f} MB",
+        ),
+        (
+            "CPU-s / 1,000 pages",
+            ", ".join(f"{k} {v:.2f}" for k, v in stack["cpu_s_per_1000_pages"].items()),
+        ),
+        (
+            "cores busy during the job",
+            f"{stack['cores_busy_ours']:.2f} by the processes above, "
+            f"{stack['cores_busy_machine']:.2f} machine-wide (of {stack['cpus']})",
+        ),
+        (
+            "site requests / new connections",
+            f"{stack['site_requests']} / {stack['site_connections']}",
+        ),
+        ("retried tasks (attempts > 1)", str(stack["retried_tasks"])),
+        ("counts", str(stack["counts"])),
+    ]
+    timings = stack.get("worker_log_timings") or {}
+    for key, s in timings.items():
+        rows.append(
+            (f"worker log {key}", f"p50 {s['p50']:.1f}, p95 {s['p95']:.1f}, mean {s['mean']:.1f}")
+        )
+    if not timings:
+        rows.append(("worker service time", "not in the worker's log; fetch-only elapsed_ms above"))
+    _print_rows("Full stack details", rows)
+    probe = stack.get("firestore_probe") or {}
+    if "error" in probe:
+        _print_rows("Firestore probe", [("failed", probe["error"])])
+    elif probe:
+        rows = [
+            (step[:-3], f"p50 {probe[step]['p50']:.1f} ms, p95 {probe[step]['p95']:.1f} ms")
+            for step in ("acquire_ms", "claim_ms", "release_ms", "finish_ms", "has_open_ms")
+            if step in probe
+        ]
+        rows.append(
+            (
+                "all store calls of a task",
+                f"p50 {probe['store_ms_per_task']['p50']:.1f} ms, "
+                f"mean {probe['store_ms_per_task']['mean']:.1f} ms",
+            )
+        )
+        rows.append(("client CPU per task", f"{probe['client_cpu_ms_per_task']:.1f} ms"))
+        title = f"Firestore probe (the worker's store calls, c={probe['concurrency']})"
+        _print_rows(title, rows)
+
+
+def _print_rows(title: str, rows: list[tuple[str, str]]) -> None:
+    width = max(len(label) for label, _ in rows) + 3
+    print(f"\n{title}")
+    for label, value in rows:
+        print(f"  {label.ljust(width)}{value}")
+
+
+def machine_info() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def git_revision() -> str | None:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=BENCH_DIR,
+        )
+        return out.stdout.strip() or None
+    return None
+
+
+def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, Any]:
+    paths = bench_paths(args.pages)
+    warmup = bench_paths(WARMUP_PAGES, start=PRODUCTS - 2 * WARMUP_PAGES)
+    stack_warmup = bench_paths(STACK_WARMUP_PAGES, start=PRODUCTS - 4 * STACK_WARMUP_PAGES)
+    big = bench_paths(BIG_SUBMISSION, start=args.pages)
+    truth = {p: expected(p) for p in [*paths, *warmup, *stack_warmup]}
+    report: dict[str, Any] = {
+        "started_at": datetime.now(UTC).isoformat(),
+        "git_revision": git_revision(),
+        "machine_before": machine_info(),
+        "pages": args.pages,
+        "category_page_every": CATEGORY_EVERY,
+        "fields": FIELDS,
+    }
+
+    started = time.perf_counter()
+    site, site_url = start_site(log_dir, prerender=args.pages + WARMUP_PAGES)
+    cleanup.add("catalog site", site.stop)
+    report["site_startup_s"] = round(time.perf_counter() - started, 2)
+    print(f"catalog site ready at {site_url} ({report['site_startup_s']:.1f} s)")
+
+    loops = asyncio.run(run_baselines(site_url, paths, warmup, truth))
+    for f in loops:
+        print(f"{f.name:>16}: {f.pages_per_s:8.1f} pages/s, {f.cpu_s_per_1000:6.2f} CPU-s/1k")
+    report["baselines"] = [f.as_dict() for f in loops]
+
+    stack: dict[str, Any] | None = None
+    if not args.skip_stack:
+        from bench.stack_run import restore_environ, run_stack  # imports the Google clients
+
+        print("starting the stack (emulators, dispatcher, worker)…")
+        saved_env = dict(os.environ)
+        cleanup.add("environment", lambda: restore_environ(saved_env))
+        deadline_left = args.timeout - (time.perf_counter() - started) - 90
+        stack = run_stack(
+            site_url,
+            site.pid,
+            paths,
+            stack_warmup,
+            big,
+            truth,
+            log_dir,
+            job_timeout_s=max(30.0, deadline_left),
+            on_started=lambda s: cleanup.add("stack", s.stop),
+        )
+        report["stack"] = stack
+    report["ratios"] = ratios(loops[0], stack)
+    report["machine_after"] = machine_info()
+    print_report(loops, stack, report["ratios"])
+    return report
+
+
+def write_report(report: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"\nfigures written to {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    cleanup = Cleanup()
+    log_dir = Path(tempfile.mkdtemp(prefix="scrapejobs-bench-"))
+    keep_logs = args.keep_logs
+
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        raise BenchTimeout(f"overall timeout of {args.timeout:.0f} s")
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise Terminated()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.signal(signal.SIGTERM, on_term)
+    # Ctrl-C must stop the benchmark even when started in the background of a script (where
+    # SIGINT is inherited as ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.setitimer(signal.ITIMER_REAL, args.timeout)
+    code = 0
+    try:
+        report = run(args, cleanup, log_dir)
+        write_report(report, args.output)
+        stack = report.get("stack") or {}
+        wrong = sum(f["errors"] + f["mismatches"] for f in report["baselines"])
+        if stack:
+            wrong += stack["pages"] - stack["succeeded"] + stack["mismatches"]
+        if wrong:
+            print(f"error: {wrong} pages failed or extracted wrong values", file=sys.stderr)
+            code, keep_logs = 1, True
+    except BenchTimeout as exc:
+        print(f"error: {exc}; stopping everything", file=sys.stderr)
+        code, keep_logs = 3, True
+    except (KeyboardInterrupt, Terminated):
+        print("interrupted; stopping everything", file=sys.stderr)
+        code = 130
+    except Exception as exc:
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        for log in sorted(log_dir.glob("*.log")):
+            print(f"---- {log.name}\n{log_tail(log, 15)}", file=sys.stderr)
+        code, keep_logs = 1, True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+        cleanup.run()
+        stop_leftover_children()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if keep_logs:
+            print(f"logs kept in {log_dir}", file=sys.stderr)
+        else:
+            shutil.rmtree(log_dir, ignore_errors=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,443 @@
+"""The full-stack run: emulators + dispatcher + worker (``scrapejobs_devstack.Stack``), one job.
+
+Measured around ONE job of N URLs (after a small warm-up job):
+
+* end-to-end pages/s: N / (time the poller first sees ``completed`` - time before the POST);
+* CPU-seconds per 1,000 pages of the worker (psutil user+system, children included), and of
+  the dispatcher and both emulators (whole process trees: gcloud wrapper + Java);
+* latency submit → result: each result's ``fetched_at`` minus the wall-clock time of the POST;
+* the worker's service time per task: from ``duration_ms`` in the worker's JSON log lines when
+  the worker logs it (``"task processed"``), else derived (see ``service_time``);
+* worker peak RSS: sampled every 0.2 s in a thread, and the kernel's VmHWM;
+* a Firestore probe: the worker's per-task store calls timed from this process;
+* the time to accept a 10,000-URL submission (that job is cancelled at once, not awaited).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import inspect
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from bench.bare_loop import percentile
+from bench.catalog_site import FIELDS
+from scrapejobs_devstack.processes import free_port
+from scrapejobs_devstack.stack import Stack, StackConfig
+from scrapejobs_shared.topology import DEFAULT_TOPOLOGY
+
+BENCH_TOPOLOGY = dataclasses.replace(DEFAULT_TOPOLOGY, min_backoff_s=1, max_backoff_s=5)
+POLL_S = 0.25
+LOG_TIMING_MESSAGE = "task processed"
+
+
+def tree_cpu_s(pid: int) -> float:
+    """user+system CPU of a process and all its live descendants (children's too)."""
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            t = process.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+class RssSampler:
+    """Peak RSS of one process, sampled every ``interval_s`` in a daemon thread."""
+
+    def __init__(self, pid: int, interval_s: float = 0.2) -> None:
+        self._process = psutil.Process(pid)
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+        self.peak = 0
+        self.samples = 0
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(psutil.Error):
+                self.peak = max(self.peak, self._process.memory_info().rss)
+                self.samples += 1
+            self._stop.wait(self._interval_s)
+
+
+def vm_hwm_bytes(pid: int) -> int | None:
+    """The kernel's peak resident set size of ``pid`` (Linux ``VmHWM``)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def bench_config(log_dir: Path) -> StackConfig:
+    return StackConfig(
+        project_id="scrapejobs-bench",
+        dispatcher_port=free_port(),
+        worker_port=free_port(),
+        pubsub_port=free_port(),
+        firestore_port=free_port(),
+        log_dir=log_dir,
+        topology=BENCH_TOPOLOGY,
+    )
+
+
+def submit(api: httpx.Client, urls: list[str]) -> tuple[dict[str, Any], float]:
+    """POST the job; returns the job and the seconds until the 202."""
+    started = time.perf_counter()
+    response = api.post("/v1/jobs", json={"urls": urls, "extract": FIELDS})
+    accepted = time.perf_counter() - started
+    if response.status_code != 202:
+        raise RuntimeError(f"submission refused: HTTP {response.status_code} {response.text}")
+    job: dict[str, Any] = response.json()
+    return job, accepted
+
+
+def wait_completed(api: httpx.Client, job_id: str, timeout_s: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    job: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        job = api.get(f"/v1/jobs/{job_id}").json()
+        counts = job.get("counts", {})
+        if job.get("status") in ("completed", "cancelled") and not (
+            counts.get("queued") or counts.get("running")
+        ):
+            if job["status"] != "completed":
+                raise RuntimeError(f"job {job_id} ended {job['status']}: {counts}")
+            return job
+        time.sleep(POLL_S)
+    raise TimeoutError(f"job {job_id} not completed after {timeout_s:.0f} s: {job}")
+
+
+def all_results(api: httpx.Client, job_id: str) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        params: dict[str, Any] = {"page_size": 500}
+        if token:
+            params["page_token"] = token
+        response = api.get(f"/v1/jobs/{job_id}/results", params=params)
+        response.raise_for_status()
+        page = response.json()
+        results.extend(page["results"])
+        token = page.get("next_page_token")
+        if not token:
+            return results
+
+
+def _ts(value: str) -> float:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def worker_log_timings(log_path: Path, job_id: str, since: float) -> dict[str, list[float]]:
+    """Numeric ``*_ms`` fields of the worker's ``"task processed"`` lines for ``job_id``.
+
+    Lines without a ``job_id`` field count when their ``time`` is after ``since``.
+    """
+    timings: dict[str, list[float]] = {}
+    with contextlib.suppress(OSError):
+        for line in log_path.read_text(errors="replace").splitlines():
+            if not line.startswith("{"):
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("message") != LOG_TIMING_MESSAGE and "duration_ms" not in entry:
+                continue
+            if "job_id" in entry:
+                if entry["job_id"] != job_id:
+                    continue
+            elif "time" not in entry or _ts(entry["time"]) < since:
+                continue
+            for key, value in entry.items():
+                if key.endswith("_ms") and isinstance(value, int | float):
+                    timings.setdefault(key, []).append(float(value))
+    return timings
+
+
+def _summary(values: Iterable[float]) -> dict[str, float]:
+    listed = list(values)
+    return {
+        "n": len(listed),
+        "mean": round(sum(listed) / len(listed), 2) if listed else 0.0,
+        "p50": round(percentile(listed, 50), 2),
+        "p95": round(percentile(listed, 95), 2),
+        "max": round(max(listed), 2) if listed else 0.0,
+    }
+
+
+async def firestore_probe(project_id: str, tasks: int = 60, concurrency: int = 2) -> dict[str, Any]:
+    """The worker's per-task Firestore calls for a success, timed from this process against
+    the same emulator, ``concurrency`` tasks at a time like the emulator's pushes:
+
+    host-gate ``acquire``, ``claim_task``, host-gate ``release``, ``finish_task`` (given the
+    claim when the store takes it, as the worker does), ``has_open_tasks``. Also this process's
+    CPU per task: the Firestore client's share of the worker's CPU. These are internal APIs
+    that change: a step that no longer fits makes the probe report an error, never fail the run.
+    """
+    from google.cloud import firestore
+
+    from scrapejobs_shared.clock import utc_now
+    from scrapejobs_shared.firestore_store import FirestoreJobStore
+    from scrapejobs_shared.jobspec import JobSpec
+    from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
+    from scrapejobs_shared.statuses import JobStatus, TaskStatus
+
+    client = firestore.AsyncClient(project=project_id)
+    store = FirestoreJobStore(client)
+    gate: Any = None
+    limits: Any = None
+    with contextlib.suppress(ImportError):
+        from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
+        from scrapejobs_shared.host_gate import HostLimits
+
+        gate = FirestoreHostGate(client)
+        limits = HostLimits(concurrency=8)  # the worker's default per-host concurrency
+
+    try:
+        now = utc_now()
+        job = JobRecord(
+            id=f"bench-probe-{uuid.uuid4().hex[:12]}",
+            status=JobStatus.RUNNING,
+            spec=JobSpec.model_validate({"extract": FIELDS}),
+            created_at=now,
+            updated_at=now,
+            expire_at=now + timedelta(days=1),
+            total=tasks,
+        )
+        records = [
+            TaskRecord(
+                job_id=job.id,
+                id=task_id_for(job.id, str(i)),
+                url=f"http://127.0.0.1/probe/{i}",
+                status=TaskStatus.QUEUED,
+                index=i,
+                created_at=now,
+                updated_at=now,
+                expire_at=job.expire_at,
+            )
+            for i in range(tasks)
+        ]
+        await store.create_job(job, records)
+        steps = ["acquire_ms", "claim_ms", "release_ms", "finish_ms", "has_open_ms"]
+        timings: dict[str, list[float]] = {step: [] for step in steps}
+        data = {"title": "x" * 30, "price": 12.5, "sku": "SK-00-000001", "tags": ["a", "b"]}
+        pending = iter(records)
+        guarded_finish = "claim" in inspect.signature(store.finish_task).parameters
+        host = f"bench-probe-{uuid.uuid4().hex[:8]}"
+
+        async def timed(step: str, call: Any) -> Any:
+            started = time.perf_counter()
+            result = await call
+            timings[step].append((time.perf_counter() - started) * 1000)
+            return result
+
+        async def runner() -> None:
+            for task in pending:
+                at = utc_now()
+                lease = at + timedelta(seconds=40)
+                permit = None
+                if gate is not None:
+                    permit = await timed("acquire_ms", gate.acquire(host, limits, lease, at))
+                claim = await timed("claim_ms", store.claim_task(job.id, task.id, at, lease))
+                if gate is not None and not hasattr(permit, "wait_s"):  # not a Throttle
+                    await timed("release_ms", gate.release(permit))
+                outcome = TaskOutcome(
+                    TaskStatus.SUCCEEDED, http_status=200, data=data, fetched_at=utc_now()
+                )
+                # Newer stores finish without a transaction given the claim (its token).
+                extra = {"claim": claim.task} if guarded_finish else {}
+                finish = store.finish_task(job.id, task.id, outcome, utc_now(), **extra)
+                await timed("finish_ms", finish)
+                await timed("has_open_ms", store.has_open_tasks(job.id))
+
+        cpu = time.process_time()
+        started = time.perf_counter()
+        await asyncio.gather(*(runner() for _ in range(concurrency)))
+        wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu
+        per_task = [sum(parts) for parts in zip(*(t for t in timings.values() if t), strict=True)]
+        return {
+            "tasks": tasks,
+            "concurrency": concurrency,
+            "host_gate": gate is not None,
+            "finish_with_claim_token": guarded_finish,
+            "tasks_per_s": round(tasks / wall, 2),
+            "client_cpu_ms_per_task": round(cpu * 1000 / tasks, 2),
+            **{step: _summary(values) for step, values in timings.items() if values},
+            "store_ms_per_task": _summary(per_task),
+        }
+    finally:
+        client.close()
+
+
+def machine_busy_s() -> float:
+    """CPU-seconds all cores spent busy (not idle or waiting for I/O), machine-wide."""
+    t = psutil.cpu_times()
+    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
+
+
+def run_stack(
+    site_url: str,
+    site_pid: int,
+    paths: list[str],
+    warmup_paths: list[str],
+    big_paths: list[str],
+    truth: dict[str, dict[str, Any]],
+    log_dir: Path,
+    job_timeout_s: float,
+    on_started: Callable[[Stack], None],
+) -> dict[str, Any]:
+    """Start a stack, run the measured job, return the figures. ``on_started`` registers the
+    stack for cleanup (the caller stops it, also on errors and signals)."""
+    config = bench_config(log_dir)
+    stack = Stack(config)
+    on_started(stack)
+    started = time.perf_counter()
+    stack.start()
+    assert stack.worker is not None and stack.dispatcher is not None
+    assert stack.pubsub is not None and stack.firestore is not None
+    figures: dict[str, Any] = {"startup_s": round(time.perf_counter() - started, 2)}
+    urls = [site_url + p for p in paths]
+
+    with httpx.Client(base_url=config.dispatcher_url, timeout=300.0, trust_env=False) as api:
+        warm_job, _ = submit(api, [site_url + p for p in warmup_paths])
+        wait_completed(api, warm_job["id"], timeout_s=120)
+        figures["warmup_pages"] = len(warmup_paths)
+
+        pids = {
+            "worker": stack.worker.pid,
+            "dispatcher": stack.dispatcher.pid,
+            "pubsub_emulator": stack.pubsub.process.pid,
+            "firestore_emulator": stack.firestore.process.pid,
+            "catalog_site": site_pid,
+        }
+        site_before = httpx.get(f"{site_url}/__stats", trust_env=False).json()
+        cpu_before = {name: tree_cpu_s(pid) for name, pid in pids.items()}
+        bench_cpu, busy = time.process_time(), machine_busy_s()
+        with RssSampler(stack.worker.pid) as rss:
+            submit_wall = time.time()
+            t0 = time.perf_counter()
+            job, accept_s = submit(api, urls)
+            final = wait_completed(api, job["id"], job_timeout_s)
+            e2e_s = time.perf_counter() - t0
+        cpu_after = {name: tree_cpu_s(pid) for name, pid in pids.items()}
+        bench_cpu, busy = time.process_time() - bench_cpu, machine_busy_s() - busy
+        site_after = httpx.get(f"{site_url}/__stats", trust_env=False).json()
+
+        read_started = time.perf_counter()
+        results = all_results(api, job["id"])
+        read_s = time.perf_counter() - read_started
+
+        n = len(urls)
+        cpu = {name: cpu_after[name] - cpu_before[name] for name in pids}
+        cpu["bench_process"] = bench_cpu
+        ours = sum(cpu.values())
+        figures.update(
+            {
+                "job_id": job["id"],
+                "pages": n,
+                "accept_s": round(accept_s, 3),
+                "e2e_s": round(e2e_s, 2),
+                "pages_per_s": round(n / e2e_s, 2),
+                "counts": final["counts"],
+                "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+                "cpu_s_per_1000_pages": {k: round(v * 1000 / n, 3) for k, v in cpu.items()},
+                # cores kept busy during the job: by the processes above, and machine-wide
+                # (the difference is other work on the machine)
+                "cores_busy_ours": round(ours / e2e_s, 2),
+                "cores_busy_machine": round(busy / e2e_s, 2),
+                "cpus": psutil.cpu_count(),
+                "worker_rss_peak_mb": round(rss.peak / 2**20, 1),
+                "worker_rss_samples": rss.samples,
+                "worker_vm_hwm_mb": round((vm_hwm_bytes(stack.worker.pid) or 0) / 2**20, 1),
+                "results_read_s": round(read_s, 2),
+                "site_requests": site_after["requests"] - site_before["requests"],
+                "site_connections": site_after["connections"] - site_before["connections"],
+            }
+        )
+        figures.update(_result_figures(results, urls, truth, site_url, submit_wall, e2e_s))
+
+        log_timings = worker_log_timings(stack.worker.log_path, job["id"], submit_wall)
+        figures["worker_log_timings"] = {k: _summary(v) for k, v in log_timings.items()}
+
+        try:
+            figures["firestore_probe"] = asyncio.run(firestore_probe(config.project_id))
+        except Exception as exc:  # informative only; the store API may be changing under us
+            figures["firestore_probe"] = {"error": f"{type(exc).__name__}: {exc}"}
+
+        big_urls = [site_url + p for p in big_paths]
+        big_job, big_accept_s = submit(api, big_urls)
+        cancel = api.post(f"/v1/jobs/{big_job['id']}:cancel")
+        figures["big_submission"] = {
+            "urls": len(big_urls),
+            "accept_s": round(big_accept_s, 2),
+            "cancel_http_status": cancel.status_code,
+        }
+    return figures
+
+
+def _result_figures(
+    results: list[dict[str, Any]],
+    urls: list[str],
+    truth: dict[str, dict[str, Any]],
+    site_url: str,
+    submit_wall: float,
+    e2e_s: float,
+) -> dict[str, Any]:
+    by_url = {r["url"]: r for r in results}
+    missing = [u for u in urls if u not in by_url]
+    succeeded = [r for r in results if r["status"] == "succeeded"]
+    mismatches = [r["url"] for r in succeeded if r["data"] != truth.get(r["url"][len(site_url) :])]
+    latencies = [_ts(r["fetched_at"]) - submit_wall for r in results if r.get("fetched_at")]
+    elapsed = [float(r["elapsed_ms"]) for r in results if r.get("elapsed_ms") is not None]
+    n = len(urls)
+    return {
+        "results": len(results),
+        "results_missing": len(missing),
+        "succeeded": len(succeeded),
+        "mismatches": len(mismatches),
+        "mismatch_examples": mismatches[:3],
+        "retried_tasks": sum(1 for r in results if (r.get("attempts") or 0) > 1),
+        "latency_s": {
+            "first": round(min(latencies), 2) if latencies else None,
+            "p50": round(percentile(latencies, 50), 2),
+            "p95": round(percentile(latencies, 95), 2),
+            "last": round(max(latencies), 2) if latencies else None,
+        },
+        "fetch_elapsed_ms": _summary(elapsed),
+        # With the emulator pushing at most 2 messages at a time and a saturated queue,
+        # Little's law gives the mean time a push occupies one of the 2 slots.
+        "derived_slot_ms_per_task_at_2": round(2 * e2e_s * 1000 / n, 1) if n else 0.0,
+    }
+
+
+def restore_environ(saved: dict[str, str]) -> None:
+    """``Stack.bootstrap`` exports the emulator hosts into ``os.environ``; undo that."""
+    os.environ.clear()
+    os.environ.update(saved)

@@ -31,12 +31,17 @@ class StackConfig:
 
     @classmethod
     def from_env(cls) -> StackConfig:
-        """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT."""
+        """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT; delivery from
+        MIN_BACKOFF_S, MAX_BACKOFF_S (short by default, so failures play out quickly) and
+        MAX_DELIVERY_ATTEMPTS."""
         env = os.environ
         topology = dataclasses.replace(
             DEFAULT_TOPOLOGY,
             min_backoff_s=int(env.get("MIN_BACKOFF_S", 1)),
             max_backoff_s=int(env.get("MAX_BACKOFF_S", 30)),
+            max_delivery_attempts=int(
+                env.get("MAX_DELIVERY_ATTEMPTS", DEFAULT_TOPOLOGY.max_delivery_attempts)
+            ),
         )
         return cls(
             project_id=env.get("SCRAPEJOBS_PROJECT_ID", cls.project_id),

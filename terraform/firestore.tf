@@ -34,6 +34,26 @@ resource "google_firestore_index" "jobs_status_created_at" {
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
 
+# The recovery query: jobs still publishing, created before a cut-off.
+resource "google_firestore_index" "jobs_publishing_created_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "jobs"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "publishing"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "created_at"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
 # TTL policies: Firestore deletes documents (typically within 24 h) once `expire_at` is in
 # the past. The services set expire_at = now + retention_days. The field is also exempted
 # from single-field indexing (empty index_config): it is never queried, and a monotonically

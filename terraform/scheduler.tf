@@ -1,7 +1,7 @@
 # Recurring jobs: each entry of var.schedules becomes a Cloud Scheduler job that POSTs its
 # JSON body to the dispatcher's /v1/jobs with an OIDC token of the scheduler identity.
 # Cloud Scheduler adds X-CloudScheduler-JobName / X-CloudScheduler-ScheduleTime headers,
-# which the dispatcher uses to deduplicate retried triggers (collection scheduler_triggers).
+# from which the dispatcher derives the job id, so a retried trigger never submits twice.
 resource "google_cloud_scheduler_job" "schedules" {
   for_each = var.schedules
 
@@ -43,6 +43,45 @@ resource "google_cloud_scheduler_job" "schedules" {
     precondition {
       condition     = !local.api_key_mode || var.scheduler_api_key != null
       error_message = "dispatcher_auth_mode = \"api_key\" needs scheduler_api_key for scheduled jobs."
+    }
+  }
+
+  depends_on = [
+    google_project_service.apis,
+    google_cloud_run_v2_service_iam_member.scheduler_invokes_dispatcher,
+  ]
+}
+
+# Recovery: every 10 minutes, publish again the queued tasks of submissions that stopped
+# between writing their tasks and publishing them (a dispatcher stopped mid-submission).
+resource "google_cloud_scheduler_job" "republish_stuck" {
+  project          = var.project_id
+  region           = local.scheduler_region
+  name             = "${var.name_prefix}-republish-stuck"
+  description      = "scrapejobs: republish submissions that stopped before publishing"
+  schedule         = "*/10 * * * *"
+  time_zone        = "Etc/UTC"
+  attempt_deadline = "${var.dispatcher_request_timeout_s}s"
+
+  retry_config {
+    retry_count = 1
+  }
+
+  http_target {
+    http_method = "POST"
+    uri         = "${google_cloud_run_v2_service.dispatcher.uri}/v1/maintenance/republish"
+    headers     = { for k, v in { "X-API-Key" = var.scheduler_api_key } : k => v if local.api_key_mode }
+
+    oidc_token {
+      service_account_email = google_service_account.scheduler.email
+      audience              = google_cloud_run_v2_service.dispatcher.uri
+    }
+  }
+
+  lifecycle {
+    precondition {
+      condition     = !local.api_key_mode || var.scheduler_api_key != null
+      error_message = "dispatcher_auth_mode = \"api_key\" needs scheduler_api_key (maintenance job)."
     }
   }
 

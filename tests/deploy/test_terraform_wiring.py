@@ -509,6 +509,16 @@ def test_every_scheduler_job_has_oidc(tf, h):
         assert "oidc_token" in target, f"scheduler job {name} sends no OIDC token"
 
 
+def test_stuck_submissions_are_republished_on_a_schedule(tf, h):
+    job = tf.resource("google_cloud_scheduler_job", "republish_stuck")
+    target = h.block(job, "http_target")
+    assert target["http_method"] == "POST"
+    assert target["uri"] == DISPATCHER_URI + "/v1/maintenance/republish"
+    assert h.block(target, "oidc_token")["audience"] == DISPATCHER_URI
+    index = tf.resource("google_firestore_index", "jobs_publishing_created_at")
+    assert [f["field_path"] for f in h.blocks_of(index, "fields")] == ["publishing", "created_at"]
+
+
 # --- Monitoring ---------------------------------------------------------------------------------
 
 

@@ -89,3 +89,32 @@ async def test_cancelled_job_never_fetches_unstarted_tasks(api, site) -> None:
         assert site.count(path) == 0, f"{path} was fetched after cancel"
     again = await api.post(f"/v1/jobs/{job['id']}:cancel")
     assert again.status_code == 200 and again.json()["status"] == "cancelled"
+
+
+async def test_submission_stopped_before_publishing_is_recovered(api, site, store) -> None:
+    old = datetime.now(UTC) - timedelta(minutes=10)
+    job_id = uuid.uuid4().hex
+    spec = JobSpec.from_request(JobRequest.model_validate({"url": f"{site.url}/product/1"}))
+    job = JobRecord(
+        job_id, JobStatus.QUEUED, spec, old, old, old + timedelta(days=1), total=3, publishing=True
+    )
+    tasks = [
+        TaskRecord(
+            job_id,
+            task_id_for(job_id, str(i)),
+            f"{site.url}/product/{i}",
+            TaskStatus.QUEUED,
+            old,
+            old,
+            job.expire_at,
+            index=i,
+        )
+        for i in range(3)
+    ]
+    await store.create_job(job, tasks)  # as if the dispatcher died before publishing
+
+    response = await api.post("/v1/maintenance/republish")
+
+    assert response.status_code == 200 and response.json()["tasks"] >= 3
+    final = await wait_finished(api, job_id)
+    assert final["counts"]["succeeded"] == 3

@@ -22,6 +22,7 @@ def job_to_doc(job: JobRecord) -> dict[str, Any]:
         "total": job.total,
         "kind": job.kind,
         "trigger": job.trigger,
+        "publishing": job.publishing,
     }
 
 
@@ -37,6 +38,7 @@ def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
         total=int(doc.get("total") or 0),
         kind=str(doc.get("kind") or "urls"),
         trigger=doc.get("trigger"),
+        publishing=bool(doc.get("publishing")),
     )
 
 

@@ -150,6 +150,27 @@ class FirestoreJobStore:
         result: bool = await move(self._client.transaction())
         return result
 
+    async def mark_published(self, job_id: str, now: datetime) -> None:
+        await self._jobs.document(job_id).update({"publishing": False, "updated_at": now})
+
+    async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
+        query = (
+            self._jobs.where(filter=FieldFilter("publishing", "==", True))
+            .where(filter=FieldFilter("created_at", "<", created_before))
+            .limit(limit)
+        )
+        return [job_from_doc(snap.id, snap.to_dict()) async for snap in query.stream()]
+
+    async def queued_tasks(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]:
+        query = (
+            self._tasks(job_id)
+            .where(filter=FieldFilter("status", "==", TaskStatus.QUEUED.value))
+            .order_by("__name__")
+        )
+        return await self._task_page(job_id, query, page_size, page_token)
+
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
         return await self._counters.read(self._jobs.document(job_id))
 
@@ -160,7 +181,13 @@ class FirestoreJobStore:
     async def list_tasks(
         self, job_id: str, page_size: int, page_token: str | None
     ) -> Page[TaskRecord]:
-        query = self._tasks(job_id).order_by("__name__")
+        return await self._task_page(
+            job_id, self._tasks(job_id).order_by("__name__"), page_size, page_token
+        )
+
+    async def _task_page(
+        self, job_id: str, query: Any, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]:
         if page_token:
             (last_id,) = decode_token(page_token, 1)
             query = query.start_after({"__name__": last_id})

@@ -69,6 +69,28 @@ class MemoryJobStore:
             self.jobs[job_id] = replace(job, status=status, updated_at=now)
             return True
 
+    async def mark_published(self, job_id: str, now: datetime) -> None:
+        async with self._lock:
+            self.jobs[job_id] = replace(self.jobs[job_id], publishing=False, updated_at=now)
+
+    async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
+        stuck = [j for j in self.jobs.values() if j.publishing and j.created_at < created_before]
+        return stuck[:limit]
+
+    async def queued_tasks(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]:
+        tasks = sorted(
+            (t for t in self.tasks.get(job_id, {}).values() if t.status is TaskStatus.QUEUED),
+            key=lambda t: t.id,
+        )
+        if page_token:
+            (last_id,) = decode_token(page_token, 1)
+            tasks = [task for task in tasks if task.id > last_id]
+        page = tasks[:page_size]
+        token = encode_token([page[-1].id]) if len(tasks) > page_size else None
+        return Page(page, token)
+
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
         counts = dict.fromkeys(TaskStatus, 0)
         for task in self.tasks.get(job_id, {}).values():

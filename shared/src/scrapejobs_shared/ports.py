@@ -75,6 +75,16 @@ class JobStore(Protocol):
     async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:
         """Move the job forward to ``status``; False if that would move it backwards."""
 
+    async def mark_published(self, job_id: str, now: datetime) -> None:
+        """Every message of the job's submission was published."""
+
+    async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
+        """Jobs whose submission stopped between writing the tasks and publishing them."""
+
+    async def queued_tasks(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]: ...
+
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]: ...
 
     async def has_open_tasks(self, job_id: str) -> bool: ...

@@ -28,6 +28,7 @@ class JobRecord:
     total: int = 0  # tasks created at submission (crawl jobs grow beyond it)
     kind: str = "urls"
     trigger: str | None = None  # scheduler trigger key, when submitted by a schedule
+    publishing: bool = False  # tasks written, messages not yet all published
 
 
 @dataclass(frozen=True, slots=True)

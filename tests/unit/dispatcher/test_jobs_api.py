@@ -185,3 +185,42 @@ async def test_scheduler_retry_submits_once(client, publisher) -> None:
     headers["X-CloudScheduler-ScheduleTime"] = "2026-11-22T03:00:00Z"
     next_day = await client.post("/v1/jobs", json=body, headers=headers)
     assert next_day.status_code == 202 and next_day.json()["id"] != first.json()["id"]
+
+
+async def test_stuck_submission_is_republished_once(client, store, publisher) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from scrapejobs_shared.jobspec import JobSpec
+    from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord
+    from scrapejobs_shared.statuses import JobStatus
+
+    submitted = (await client.post("/v1/jobs", json={"url": "http://a.example/"})).json()
+    assert store.jobs[submitted["id"]].publishing is False
+    publisher.published.clear()
+
+    old = datetime.now(UTC) - timedelta(minutes=10)
+    job = JobRecord(
+        "stuck",
+        JobStatus.QUEUED,
+        JobSpec(),
+        old,
+        old,
+        old + timedelta(days=1),
+        total=3,
+        publishing=True,
+    )
+    tasks = [
+        TaskRecord(
+            "stuck", f"t{i}", f"http://a.example/{i}", TaskStatus.QUEUED, old, old, job.expire_at
+        )
+        for i in range(3)
+    ]
+    await store.create_job(job, tasks)
+    await store.finish_task("stuck", "t0", TaskOutcome(TaskStatus.SUCCEEDED), old)
+
+    response = await client.post("/v1/maintenance/republish")
+    assert response.status_code == 200 and response.json() == {"jobs": 1, "tasks": 2}
+    assert sorted(m.task_id for m, _ in publisher.published) == ["t1", "t2"]
+    assert store.jobs["stuck"].publishing is False
+    again = await client.post("/v1/maintenance/republish")
+    assert again.json() == {"jobs": 0, "tasks": 0}

@@ -12,7 +12,7 @@ from google.cloud import firestore
 
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.errors import install_error_handlers
-from scrapejobs_dispatcher.routes import health, hosts, jobs
+from scrapejobs_dispatcher.routes import health, hosts, jobs, maintenance
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.clock import utc_now
@@ -71,6 +71,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(jobs.router)
     app.include_router(hosts.router)
+    app.include_router(maintenance.router)
     return app
 
 

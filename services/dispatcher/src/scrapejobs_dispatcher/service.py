@@ -22,6 +22,9 @@ from scrapejobs_shared.tracing import inject_trace_context
 log = logging.getLogger(__name__)
 
 
+REPUBLISH_PAGE = 500
+
+
 class JobNotFound(LookupError):
     pass
 
@@ -73,6 +76,7 @@ class JobService:
                 log.info("duplicate trigger ignored", extra={"job_id": job.id, "trigger": trigger})
                 return replace(await self.get(job.id), created=False)
             failed = await self._publish(tasks)
+            await self._store.mark_published(job.id, self._clock())
         counts = {status: 0 for status in TaskStatus} | {
             TaskStatus.QUEUED: len(tasks) - failed,
             TaskStatus.FAILED: failed,
@@ -104,6 +108,24 @@ class JobService:
         log.info("job cancelled", extra={"job_id": job_id})
         return await self.get(job_id)
 
+    async def republish_stuck(self, older_than: timedelta, limit: int = 50) -> tuple[int, int]:
+        """Recover submissions that stopped between writing tasks and publishing them (a crash,
+        a deploy): publish every still-queued task again (claims make duplicates harmless).
+        Returns (jobs, tasks) republished."""
+        jobs = await self._store.stuck_publishing(self._clock() - older_than, limit)
+        republished = 0
+        for job in jobs:
+            token: str | None = None
+            while True:
+                page = await self._store.queued_tasks(job.id, REPUBLISH_PAGE, token)
+                republished += len(page.items) - await self._publish(page.items)
+                token = page.next_page_token
+                if token is None:
+                    break
+            await self._store.mark_published(job.id, self._clock())
+            log.warning("republished a stuck submission", extra={"job_id": job.id})
+        return len(jobs), republished
+
     async def _job(self, job_id: str) -> JobRecord:
         job = await self._store.get_job(job_id)
         if job is None:
@@ -123,6 +145,7 @@ class JobService:
             total=len(request.target_urls()),
             kind="crawl" if request.crawl is not None else "urls",
             trigger=trigger,
+            publishing=True,
         )
 
     def _new_tasks(self, job: JobRecord, request: JobRequest) -> list[TaskRecord]:
@@ -149,6 +172,8 @@ class JobService:
 
     async def _publish(self, tasks: Sequence[TaskRecord]) -> int:
         """Publish every task; a task whose message could not be published is failed."""
+        if not tasks:
+            return 0
         messages = [TaskMessage(job_id=t.job_id, task_id=t.id, url=t.url) for t in tasks]
         results = await self._publisher.publish(messages, inject_trace_context())
         lost = [t for t, r in zip(tasks, results, strict=True) if isinstance(r, BaseException)]

@@ -224,3 +224,27 @@ async def test_stuck_submission_is_republished_once(client, store, publisher) ->
     assert store.jobs["stuck"].publishing is False
     again = await client.post("/v1/maintenance/republish")
     assert again.json() == {"jobs": 0, "tasks": 0}
+
+
+async def test_oversized_bodies_are_refused_before_buffering(store, publisher) -> None:
+    settings = DispatcherSettings(auth_mode="none", max_body_bytes=2048)
+    app = create_app(settings, store=store, publisher=publisher, gate=MemoryHostGate())
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            big = {"urls": [f"http://a.example/{n}" for n in range(500)]}
+            declared = await client.post("/v1/jobs", json=big)
+            assert declared.status_code == 413
+            assert declared.json()["error"]["code"] == "payload_too_large"
+
+            async def chunks():
+                for _ in range(10):
+                    yield b" " * 1024
+
+            chunked = await client.post(
+                "/v1/jobs", content=chunks(), headers={"content-type": "application/json"}
+            )
+            assert chunked.status_code == 413
+            small = await client.post("/v1/jobs", json={"url": "http://a.example/"})
+            assert small.status_code == 202
+    assert len(store.jobs) == 1

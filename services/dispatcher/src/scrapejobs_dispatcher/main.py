@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from google.cloud import firestore
 
 from scrapejobs_dispatcher.authentication import Authenticator
+from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.routes import health, hosts, jobs, maintenance
 from scrapejobs_dispatcher.service import JobService
@@ -67,6 +68,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.authenticator = Authenticator(settings)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(jobs.router)

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
 from scrapejobs_shared.settings import CommonSettings
 
 
@@ -16,4 +17,6 @@ class DispatcherSettings(CommonSettings):
         "X-API-Key checked against api_key_hashes; none: local development only",
     )
     api_key_hashes: str = Field(default="", description="Comma-separated SHA-256 hex digests")
-    default_page_size: int = 100
+    max_body_bytes: int = Field(
+        default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="Larger request bodies get 413"
+    )

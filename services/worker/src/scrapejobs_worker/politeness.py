@@ -10,6 +10,7 @@ from datetime import timedelta
 from scrapejobs_shared.clock import Clock
 from scrapejobs_shared.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
 from scrapejobs_shared.jobspec import JobOptions
+from scrapejobs_worker.phase_timer import phase
 from scrapejobs_worker.robots_cache import RobotsCache
 
 
@@ -39,7 +40,8 @@ class HeldPermit:
     async def release(self) -> None:
         if not self._released:
             self._released = True
-            await self._gate.release(self.permit)
+            with phase("release"):
+                await self._gate.release(self.permit)
 
 
 class Politeness:

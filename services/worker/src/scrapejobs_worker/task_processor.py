@@ -26,6 +26,7 @@ from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest, Fetc
 from scrapejobs_worker.http_status_policy import StatusClass, classify_status
 from scrapejobs_worker.job_specs import JobSpecCache
 from scrapejobs_worker.page_extraction import ExtractedPage
+from scrapejobs_worker.phase_timer import collect_phases, phase
 from scrapejobs_worker.politeness import HeldPermit, Politeness
 from scrapejobs_worker.retry_after import parse_retry_after
 from scrapejobs_worker.verdict import Verdict
@@ -83,12 +84,20 @@ class TaskProcessor:
         context = extract_trace_context(pushed.attributes)
         attributes = {"job.id": message.job_id, "task.id": message.task_id}
         started = time.perf_counter()
-        with self._tracer.start_as_current_span("process_task", context, attributes=attributes):
+        with (
+            collect_phases() as phases,
+            self._tracer.start_as_current_span("process_task", context, attributes=attributes),
+        ):
             verdict = await self._process(message, _deferrals(pushed))
         duration_ms = round((time.perf_counter() - started) * 1000, 1)
         log.info(
             "task processed",
-            extra={**_ids(message), "verdict": verdict.reason, "duration_ms": duration_ms},
+            extra={
+                **_ids(message),
+                "verdict": verdict.reason,
+                "duration_ms": duration_ms,
+                **phases,
+            },
         )
         return verdict
 
@@ -121,16 +130,19 @@ class TaskProcessor:
             return None
 
     async def _process(self, message: TaskMessage, deferrals: int) -> Verdict:
-        spec = await self._specs.get(message.job_id)
+        with phase("spec"):
+            spec = await self._specs.get(message.job_id)
         if spec is None:
             log.warning("job not found", extra=_ids(message))
             return Verdict.done("unknown job")
         work = _Work(message, spec, deferrals)
-        robots = await self._politeness.robots(message.url, spec.options)
+        with phase("robots"):
+            robots = await self._politeness.robots(message.url, spec.options)
         if not robots.allowed:
             return await self._claim_and_run(work, None)
         limits = self._politeness.limits(spec.options, robots.crawl_delay_s)
-        admission = await self._politeness.admit(host_key(message.url), limits, self._lease)
+        with phase("admit"):
+            admission = await self._politeness.admit(host_key(message.url), limits, self._lease)
         if isinstance(admission, Throttle):
             return await self._defer(work, f"host busy ({admission.reason})")
         held = self._politeness.hold(admission)
@@ -159,7 +171,10 @@ class TaskProcessor:
 
     async def _claim(self, message: TaskMessage) -> Claim:
         now = self._clock()
-        return await self._store.claim_task(message.job_id, message.task_id, now, now + self._lease)
+        with phase("claim"):
+            return await self._store.claim_task(
+                message.job_id, message.task_id, now, now + self._lease
+            )
 
     async def _run(
         self, work: _Work, job_status: JobStatus, task: TaskRecord, held: HeldPermit | None
@@ -185,7 +200,10 @@ class TaskProcessor:
     async def _fetch(self, spec: JobSpec, task: TaskRecord) -> FetchResponse:
         timeout = min(spec.options.timeout_s, self._policy.fetch_timeout_s)
         request = FetchRequest(task.url, spec.options.headers, timeout)
-        with self._tracer.start_as_current_span("fetch", attributes={"url.full": task.url}):
+        with (
+            phase("fetch"),
+            self._tracer.start_as_current_span("fetch", attributes={"url.full": task.url}),
+        ):
             return await self._fetcher.fetch(request)
 
     async def _fetch_failed(
@@ -225,7 +243,7 @@ class TaskProcessor:
                 elapsed_ms=response.elapsed_ms,
             )
             return await self._finish(task, outcome)
-        with self._tracer.start_as_current_span("extract"):
+        with phase("extract"), self._tracer.start_as_current_span("extract"):
             page = self._extract(response, work.spec)
         if work.spec.crawl is not None and page.outcome.status is TaskStatus.SUCCEEDED:
             await self._crawl.expand(work.spec.crawl, task, response.url, page.links)
@@ -270,11 +288,12 @@ class TaskProcessor:
 
     async def _finish(self, task: TaskRecord, outcome: TaskOutcome) -> Verdict:
         """Record the outcome of a task this delivery claimed."""
-        finish = await self._store.finish_task(
-            task.job_id, task.id, outcome, self._clock(), claim=task
-        )
-        if finish.job_may_be_done:
-            await self._complete_if_done(task.job_id)
+        with phase("finish"):
+            finish = await self._store.finish_task(
+                task.job_id, task.id, outcome, self._clock(), claim=task
+            )
+            if finish.job_may_be_done:
+                await self._complete_if_done(task.job_id)
         return Verdict.done(outcome.status.value)
 
     async def _complete_if_done(self, job_id: str) -> None:

@@ -8,7 +8,8 @@ UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 .PHONY: install dev down demo test test-fast lint format bench clean
 
 install: ## Install uv (if missing) and every dependency from the lock file
-	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install -q "uv==$(UV_VERSION)"
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install -q "uv==$(UV_VERSION)" \
+		|| python3 -m pip install -q --user --break-system-packages "uv==$(UV_VERSION)"
 	@$(UV) sync --frozen
 
 dev: install ## Start emulators + topics/subscriptions + dispatcher (:8080) + worker (:8081)

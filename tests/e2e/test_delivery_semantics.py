@@ -4,36 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import httpx
 import pytest
 
-from scrapejobs_shared.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.records import JobRecord, TaskRecord, task_id_for
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
-from support.jobs import PRODUCT_FIELDS, all_results, push_envelope, submit, wait_finished
+from support.jobs import (
+    PRODUCT_FIELDS,
+    all_results,
+    push_envelope,
+    submit,
+    wait_finished,
+    write_job_directly,
+)
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
 
-async def _unpublished_job(store, url: str) -> tuple[str, str]:
-    """A job with one task written straight to Firestore, never published to Pub/Sub."""
-    now = datetime.now(UTC)
-    job_id = uuid.uuid4().hex
-    spec = JobSpec.from_request(JobRequest.model_validate({"url": url, "extract": PRODUCT_FIELDS}))
-    job = JobRecord(job_id, JobStatus.QUEUED, spec, now, now, now + timedelta(days=1), total=1)
-    task = TaskRecord(
-        job_id, task_id_for(job_id, "0"), url, TaskStatus.QUEUED, now, now, now + timedelta(days=1)
-    )
-    await store.create_job(job, [task])
-    return job_id, task.id
-
-
 async def test_duplicate_pushes_fetch_once_and_count_once(api, site, stack, store) -> None:
     url = f"{site.url}/slow/dup?s=1&times=1"
-    job_id, task_id = await _unpublished_job(store, url)
+    job_id, [task] = await write_job_directly(store, [url])
+    task_id = task.id
     envelope = push_envelope(job_id, task_id, url)
     async with httpx.AsyncClient(base_url=stack.config.worker_url, timeout=30) as worker:
         concurrent = await asyncio.gather(
@@ -92,26 +83,9 @@ async def test_cancelled_job_never_fetches_unstarted_tasks(api, site) -> None:
 
 
 async def test_submission_stopped_before_publishing_is_recovered(api, site, store) -> None:
-    old = datetime.now(UTC) - timedelta(minutes=10)
-    job_id = uuid.uuid4().hex
-    spec = JobSpec.from_request(JobRequest.model_validate({"url": f"{site.url}/product/1"}))
-    job = JobRecord(
-        job_id, JobStatus.QUEUED, spec, old, old, old + timedelta(days=1), total=3, publishing=True
-    )
-    tasks = [
-        TaskRecord(
-            job_id,
-            task_id_for(job_id, str(i)),
-            f"{site.url}/product/{i}",
-            TaskStatus.QUEUED,
-            old,
-            old,
-            job.expire_at,
-            index=i,
-        )
-        for i in range(3)
-    ]
-    await store.create_job(job, tasks)  # as if the dispatcher died before publishing
+    urls = [f"{site.url}/product/{i}" for i in range(3)]
+    # As if the dispatcher died after writing the job, before publishing.
+    job_id, _ = await write_job_directly(store, urls, age=timedelta(minutes=10), publishing=True)
 
     response = await api.post("/v1/maintenance/republish")
 

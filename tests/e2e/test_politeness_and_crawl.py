@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 
 from scrapejobs_devstack.processes import free_port
-from scrapejobs_shared.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.records import JobRecord, TaskRecord, task_id_for
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
-from support.jobs import all_results, push_envelope, submit, wait_finished
+from support.jobs import all_results, push_envelope, submit, wait_finished, write_job_directly
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
@@ -104,34 +99,8 @@ async def second_worker(stack):
 async def test_per_host_concurrency_holds_across_worker_processes(
     api, site, stack, store, second_worker
 ) -> None:
-    now = datetime.now(UTC)
-    job_id = uuid.uuid4().hex
-    request = JobRequest.model_validate(
-        {"url": f"{site.url}/conc/x", "options": {"per_host_concurrency": 3}}
-    )
-    job = JobRecord(
-        job_id,
-        JobStatus.QUEUED,
-        JobSpec.from_request(request),
-        now,
-        now,
-        now + timedelta(days=1),
-        total=24,
-    )
-    tasks = [
-        TaskRecord(
-            job_id,
-            task_id_for(job_id, str(i)),
-            f"{site.url}/conc/{i}?s=0.4",
-            TaskStatus.QUEUED,
-            now,
-            now,
-            job.expire_at,
-            index=i,
-        )
-        for i in range(24)
-    ]
-    await store.create_job(job, tasks)
+    urls = [f"{site.url}/conc/{i}?s=0.4" for i in range(24)]
+    job_id, tasks = await write_job_directly(store, urls, {"per_host_concurrency": 3})
     site.max_in_flight = 0
     workers = [stack.config.worker_url, second_worker]
     async with httpx.AsyncClient(timeout=60) as client:

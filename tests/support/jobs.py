@@ -6,11 +6,15 @@ import asyncio
 import base64
 import json
 import time
+import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
-from scrapejobs_shared.statuses import TaskStatus
+from scrapejobs_shared.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.records import JobRecord, TaskRecord, task_id_for
+from scrapejobs_shared.statuses import JobStatus, TaskStatus
 
 PRODUCT_FIELDS = {
     "title": {"css": "h1.title::text"},
@@ -73,3 +77,45 @@ def push_envelope(job_id: str, task_id: str, url: str, message_id: str = "m-1") 
         },
         "subscription": "projects/scrapejobs-test/subscriptions/scrape-tasks-push",
     }
+
+
+async def write_job_directly(
+    store: Any,
+    urls: list[str],
+    options: dict[str, Any] | None = None,
+    *,
+    age: timedelta = timedelta(0),
+    publishing: bool = False,
+) -> tuple[str, list[TaskRecord]]:
+    """A job and its tasks written straight to Firestore, never published to Pub/Sub: for
+    driving the worker's push endpoint directly, or simulating a stopped submission."""
+    created = datetime.now(UTC) - age
+    job_id = uuid.uuid4().hex
+    body = {"url": urls[0], "extract": PRODUCT_FIELDS, "options": options or {}}
+    spec = JobSpec.from_request(JobRequest.model_validate(body))
+    expire = created + timedelta(days=1)
+    job = JobRecord(
+        job_id,
+        JobStatus.QUEUED,
+        spec,
+        created,
+        created,
+        expire,
+        total=len(urls),
+        publishing=publishing,
+    )
+    tasks = [
+        TaskRecord(
+            job_id,
+            task_id_for(job_id, str(i)),
+            url,
+            TaskStatus.QUEUED,
+            created,
+            created,
+            expire,
+            index=i,
+        )
+        for i, url in enumerate(urls)
+    ]
+    await store.create_job(job, tasks)
+    return job_id, tasks

@@ -80,16 +80,8 @@ class MemoryJobStore:
     async def queued_tasks(
         self, job_id: str, page_size: int, page_token: str | None
     ) -> Page[TaskRecord]:
-        tasks = sorted(
-            (t for t in self.tasks.get(job_id, {}).values() if t.status is TaskStatus.QUEUED),
-            key=lambda t: t.id,
-        )
-        if page_token:
-            (last_id,) = decode_token(page_token, 1)
-            tasks = [task for task in tasks if task.id > last_id]
-        page = tasks[:page_size]
-        token = encode_token([page[-1].id]) if len(tasks) > page_size else None
-        return Page(page, token)
+        queued = [t for t in self.tasks.get(job_id, {}).values() if t.status is TaskStatus.QUEUED]
+        return _task_page(queued, page_size, page_token)
 
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
         counts = dict.fromkeys(TaskStatus, 0)
@@ -103,13 +95,7 @@ class MemoryJobStore:
     async def list_tasks(
         self, job_id: str, page_size: int, page_token: str | None
     ) -> Page[TaskRecord]:
-        tasks = sorted(self.tasks.get(job_id, {}).values(), key=lambda t: t.id)
-        if page_token:
-            (last_id,) = decode_token(page_token, 1)
-            tasks = [task for task in tasks if task.id > last_id]
-        page = tasks[:page_size]
-        token = encode_token([page[-1].id]) if len(tasks) > page_size else None
-        return Page(page, token)
+        return _task_page(list(self.tasks.get(job_id, {}).values()), page_size, page_token)
 
     async def get_task(self, job_id: str, task_id: str) -> TaskRecord | None:
         return self.tasks.get(job_id, {}).get(task_id)
@@ -182,3 +168,14 @@ class MemoryJobStore:
                 updated_at=now,
             )
             return Finish(True)
+
+
+def _task_page(tasks: list[TaskRecord], page_size: int, page_token: str | None) -> Page[TaskRecord]:
+    """Tasks in id order (as Firestore orders by document id), after the token's id."""
+    ordered = sorted(tasks, key=lambda t: t.id)
+    if page_token:
+        (last_id,) = decode_token(page_token, 1)
+        ordered = [task for task in ordered if task.id > last_id]
+    page = ordered[:page_size]
+    token = encode_token([page[-1].id]) if len(ordered) > page_size else None
+    return Page(page, token)

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 class Verdict:
     ack: bool
     reason: str
-    retry_after_s: float | None = None
 
     @classmethod
     def done(cls, reason: str) -> Verdict:
         return cls(True, reason)
 
     @classmethod
-    def retry(cls, reason: str, retry_after_s: float | None = None) -> Verdict:
-        return cls(False, reason, retry_after_s)
+    def retry(cls, reason: str) -> Verdict:
+        return cls(False, reason)

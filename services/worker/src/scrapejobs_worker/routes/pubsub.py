@@ -22,10 +22,7 @@ def _processor(request: Request) -> TaskProcessor:
 def _answer(verdict: Verdict) -> Response:
     if verdict.ack:
         return Response(status_code=204)
-    headers = {}
-    if verdict.retry_after_s is not None:
-        headers["Retry-After"] = str(max(1, round(verdict.retry_after_s)))
-    return JSONResponse({"retry": verdict.reason}, status_code=503, headers=headers)
+    return JSONResponse({"retry": verdict.reason}, status_code=503)
 
 
 async def _handle(request: Request, dead_letter: bool) -> Response:

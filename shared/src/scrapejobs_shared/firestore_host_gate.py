@@ -17,7 +17,14 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from scrapejobs_shared.host_gate import BreakerPolicy, HostLimits, HostState, Permit, Throttle
+from scrapejobs_shared.host_gate import (
+    BreakerPolicy,
+    HostLimits,
+    HostSignals,
+    HostState,
+    Permit,
+    Throttle,
+)
 
 RETENTION = timedelta(days=7)
 PROBE_SLOTS = 2
@@ -45,18 +52,16 @@ class FirestoreHostGate:
             refs = [host_ref] + [self._slot(host, n) for n in batch]
             snaps = {snap.reference.path: snap async for snap in self._client.get_all(refs)}
             host_snap = snaps[host_ref.path]
-            doc = host_snap.to_dict() or {}
-            if (opened := doc.get("open_until")) and opened > now:
-                return Throttle((opened - now).total_seconds(), "circuit_open")
-            if (next_at := doc.get("next_at")) and next_at > now:
-                return Throttle((next_at - now).total_seconds(), "rate")
+            signals = _signals(host_snap)
+            if throttle := signals.throttle(now):
+                return throttle
             for slot, ref in zip(batch, refs[1:], strict=True):
                 if not _is_free(snaps[ref.path], now):
                     continue
                 token = await self._take(snaps[ref.path], lease_until)
                 if token is None:
                     continue
-                permit = Permit(host, slot, token, int(doc.get("failures") or 0))
+                permit = Permit(host, slot, token, signals.failures)
                 if limits.min_interval_s and not await self._space(host_snap, limits, now):
                     await self.release(permit)
                     return Throttle(0.05, "rate")
@@ -129,17 +134,21 @@ class FirestoreHostGate:
 
         await push_back(self._client.transaction())
 
+    async def signals(self, host: str) -> HostSignals:
+        return _signals(await self._hosts.document(host).get())
+
     async def state(self, host: str, now: datetime) -> HostState:
-        doc = (await self._hosts.document(host).get()).to_dict() or {}
+        signals = await self.signals(host)
         slots = self._hosts.document(host).collection("slots")
         busy = await slots.where(filter=FieldFilter("lease_until", ">", now)).count().get()
         return HostState(
-            host,
-            doc.get("next_at"),
-            doc.get("open_until"),
-            int(doc.get("failures") or 0),
-            int(busy[0][0].value),
+            host, signals.next_at, signals.open_until, signals.failures, int(busy[0][0].value)
         )
+
+
+def _signals(host_snap: Any) -> HostSignals:
+    doc = host_snap.to_dict() or {}
+    return HostSignals(doc.get("next_at"), doc.get("open_until"), int(doc.get("failures") or 0))
 
 
 def _is_free(snap: Any, now: datetime) -> bool:

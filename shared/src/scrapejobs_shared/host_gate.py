@@ -35,6 +35,23 @@ class Throttle:
 
 
 @dataclass(frozen=True, slots=True)
+class HostSignals:
+    """What the host document says, without counting slots: the cheap read."""
+
+    next_at: datetime | None = None  # no request starts before (spacing, Retry-After)
+    open_until: datetime | None = None  # circuit open until
+    failures: int = 0  # consecutive host-level failures
+
+    def throttle(self, now: datetime) -> Throttle | None:
+        """The pause in force at ``now``, if any."""
+        if self.open_until and self.open_until > now:
+            return Throttle((self.open_until - now).total_seconds(), "circuit_open")
+        if self.next_at and self.next_at > now:
+            return Throttle((self.next_at - now).total_seconds(), "rate")
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class HostState:
     host: str
     next_at: datetime | None
@@ -57,5 +74,7 @@ class HostGate(Protocol):
 
     async def hold(self, host: str, until: datetime) -> None:
         """No request to the host starts before ``until`` (Retry-After)."""
+
+    async def signals(self, host: str) -> HostSignals: ...
 
     async def state(self, host: str, now: datetime) -> HostState: ...

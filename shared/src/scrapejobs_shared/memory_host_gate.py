@@ -5,7 +5,14 @@ from __future__ import annotations
 import itertools
 from datetime import datetime, timedelta
 
-from scrapejobs_shared.host_gate import BreakerPolicy, HostLimits, HostState, Permit, Throttle
+from scrapejobs_shared.host_gate import (
+    BreakerPolicy,
+    HostLimits,
+    HostSignals,
+    HostState,
+    Permit,
+    Throttle,
+)
 
 
 class MemoryHostGate:
@@ -19,10 +26,9 @@ class MemoryHostGate:
     async def acquire(
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle:
-        if (opened := self.open_until.get(host)) and opened > now:
-            return Throttle((opened - now).total_seconds(), "circuit_open")
-        if (next_at := self.next_at.get(host)) and next_at > now:
-            return Throttle((next_at - now).total_seconds(), "rate")
+        if throttle := (await self.signals(host)).throttle(now):
+            return throttle
+        next_at = self.next_at.get(host)
         for slot in range(limits.concurrency):
             held = self.slots.get((host, slot))
             if held is None or held[0] <= now:
@@ -51,6 +57,11 @@ class MemoryHostGate:
     async def hold(self, host: str, until: datetime) -> None:
         current = self.next_at.get(host)
         self.next_at[host] = max(until, current) if current else until
+
+    async def signals(self, host: str) -> HostSignals:
+        return HostSignals(
+            self.next_at.get(host), self.open_until.get(host), self.failures.get(host, 0)
+        )
 
     async def state(self, host: str, now: datetime) -> HostState:
         in_flight = sum(1 for (h, _), (lease, _) in self.slots.items() if h == host and lease > now)

@@ -11,7 +11,7 @@ import httpx
 from fastapi import FastAPI
 from google.cloud import firestore
 
-from scrapejobs_shared.clock import utc_now
+from scrapejobs_shared.clock import Clock, utc_now
 from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
 from scrapejobs_shared.firestore_store import FirestoreJobStore
 from scrapejobs_shared.host_gate import BreakerPolicy, HostGate
@@ -20,6 +20,7 @@ from scrapejobs_shared.json_logging import configure_logging
 from scrapejobs_shared.ports import JobStore, TaskPublisher
 from scrapejobs_shared.pubsub_publisher import PubSubTaskPublisher
 from scrapejobs_shared.tracing import build_tracer
+from scrapejobs_shared.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.page_extraction import extract_outcome
@@ -81,10 +82,10 @@ def create_app(
                 project=settings.project_id, database=settings.firestore_database
             )
         job_store = store or FirestoreJobStore(client)
-        host_gate = gate or FirestoreHostGate(client)
+        clock = utc_now
+        host_gate = warm_slots(settings, gate or FirestoreHostGate(client), clock)
         task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
         page_fetcher = fetcher or build_fetcher(fetch_policy(settings))
-        clock = utc_now
         politeness = Politeness(
             host_gate, RobotsCache(page_fetcher), politeness_policy(settings), clock
         )
@@ -104,6 +105,8 @@ def create_app(
         try:
             yield
         finally:
+            if isinstance(host_gate, WarmSlotGate):
+                await host_gate.close()
             await page_fetcher.aclose()
             await task_publisher.close()
             if client is not None:
@@ -125,6 +128,13 @@ def politeness_policy(settings: WorkerSettings) -> PolitenessPolicy:
         breaker=BreakerPolicy(settings.breaker_failure_threshold, settings.breaker_cooldown_s),
         user_agent=settings.user_agent,
     )
+
+
+def warm_slots(settings: WorkerSettings, gate: HostGate, clock: Clock) -> HostGate:
+    if not settings.warm_slot_idle_s:
+        return gate
+    policy = WarmSlotPolicy(keep_s=settings.warm_slot_keep_s, idle_s=settings.warm_slot_idle_s)
+    return WarmSlotGate(gate, policy, clock)
 
 
 def processor_policy(settings: WorkerSettings) -> ProcessorPolicy:

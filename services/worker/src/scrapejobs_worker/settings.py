@@ -46,6 +46,16 @@ class WorkerSettings(CommonSettings):
     retry_after_cap_s: float = Field(default=300.0, ge=0, description="Cap on honoured Retry-After")
     breaker_failure_threshold: int = Field(default=5, ge=1)
     breaker_cooldown_s: float = Field(default=60.0, ge=0)
+    warm_slot_idle_s: float = Field(
+        default=1.0,
+        ge=0,
+        le=30,
+        description="Keep a host slot for this instance's next fetch to that host for this long "
+        "after a fetch (saves three Firestore round trips per page); 0: give slots back at once",
+    )
+    warm_slot_keep_s: float = Field(
+        default=20.0, gt=0, le=300, description="How long after it was taken a warm slot may serve"
+    )
 
     @field_validator("fetch_allowlist", mode="before")
     @classmethod

@@ -23,7 +23,10 @@ class HostView(BaseModel):
     circuit_open_until: datetime | None
     next_request_at: datetime | None = Field(description="Earliest start of the next fetch")
     consecutive_failures: int
-    in_flight: int = Field(description="Fetches holding a slot right now, across all workers")
+    in_flight: int = Field(
+        description="Slots held right now across all workers: fetches in flight, and slots a "
+        "worker keeps warm for its next fetch to the host (given back after 1 s idle)"
+    )
 
 
 @router.get("", response_model=HostView, responses=ERRORS)

@@ -1,0 +1,109 @@
+"""The HostGate contract, on the real Firestore emulator and on the in-memory twin alike,
+and warm slots over Firestore."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from google.cloud import firestore
+
+from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
+from scrapejobs_shared.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
+from scrapejobs_shared.memory_host_gate import MemoryHostGate
+from scrapejobs_shared.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+
+LEASE = timedelta(seconds=40)
+
+
+@pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
+async def gate(request: pytest.FixtureRequest) -> AsyncIterator[HostGate]:
+    if request.param == "memory":
+        yield MemoryHostGate()
+        return
+    stack = request.getfixturevalue("stack")
+    client = firestore.AsyncClient(project=stack.config.project_id)
+    yield FirestoreHostGate(client)
+    client.close()
+
+
+def a_host() -> str:
+    return f"http~{uuid.uuid4().hex[:12]}.example~80"
+
+
+async def take(gate: HostGate, host: str, limits: HostLimits) -> Permit | Throttle:
+    now = datetime.now(UTC)
+    return await gate.acquire(host, limits, now + LEASE, now)
+
+
+async def test_concurrent_acquirers_get_at_most_the_limit(gate: HostGate) -> None:
+    host = a_host()
+    results = await asyncio.gather(*(take(gate, host, HostLimits(3)) for _ in range(8)))
+    permits = [r for r in results if isinstance(r, Permit)]
+    assert 1 <= len(permits) <= 3 and len({p.slot for p in permits}) == len(permits)
+    assert (await gate.state(host, datetime.now(UTC))).in_flight == len(permits)
+    for permit in permits:
+        await gate.release(permit)
+    assert (await gate.state(host, datetime.now(UTC))).in_flight == 0
+    assert isinstance(await take(gate, host, HostLimits(3)), Permit)
+
+
+async def test_a_released_slot_can_be_taken_again(gate: HostGate) -> None:
+    host = a_host()
+    first = await take(gate, host, HostLimits(1))
+    assert isinstance(first, Permit)
+    busy = await take(gate, host, HostLimits(1))
+    assert isinstance(busy, Throttle) and busy.reason == "concurrency"
+    await gate.release(first)
+    assert isinstance(await take(gate, host, HostLimits(1)), Permit)
+
+
+async def test_spacing_hold_and_breaker_show_in_signals(gate: HostGate) -> None:
+    host = a_host()
+    spaced = await take(gate, host, HostLimits(4, min_interval_s=30))
+    assert isinstance(spaced, Permit)
+    too_soon = await take(gate, host, HostLimits(4, min_interval_s=30))
+    assert isinstance(too_soon, Throttle) and too_soon.reason == "rate"
+    now = datetime.now(UTC)
+    assert (signals := await gate.signals(host)).next_at is not None
+    assert signals.throttle(now) is not None
+
+    other = a_host()
+    await gate.hold(other, now + timedelta(seconds=30))
+    held = await take(gate, other, HostLimits(4))
+    assert isinstance(held, Throttle) and held.reason == "rate"
+
+    failing = a_host()
+    policy = BreakerPolicy(failure_threshold=2, cooldown_s=60)
+    await gate.record_failure(failing, policy, now)
+    assert (await gate.signals(failing)).failures == 1
+    await gate.record_failure(failing, policy, now)
+    opened = await take(gate, failing, HostLimits(4))
+    assert isinstance(opened, Throttle) and opened.reason == "circuit_open"
+    assert (await gate.state(failing, now)).open_until is not None
+
+
+@pytest.mark.emulators
+async def test_warm_slots_on_firestore_are_reused_and_given_back(stack: object) -> None:
+    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
+    inner = FirestoreHostGate(client)
+    warm = WarmSlotGate(inner, WarmSlotPolicy(idle_s=30), lambda: datetime.now(UTC))
+    host = a_host()
+    try:
+        first = await take(warm, host, HostLimits(1))
+        assert isinstance(first, Permit)
+        await warm.release(first)
+        assert (await inner.state(host, datetime.now(UTC))).in_flight == 1  # kept warm
+        assert isinstance(await take(inner, host, HostLimits(1)), Throttle)  # not for others
+        again = await take(warm, host, HostLimits(1))
+        assert isinstance(again, Permit) and again.token == first.token  # no new write
+        await warm.release(again)
+        await warm.close()
+        assert (await inner.state(host, datetime.now(UTC))).in_flight == 0
+        assert isinstance(await take(inner, host, HostLimits(1)), Permit)
+    finally:
+        await warm.close()
+        client.close()

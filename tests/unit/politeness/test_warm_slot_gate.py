@@ -1,0 +1,220 @@
+"""WarmSlotGate: reuse of an instance's host slots, without breaking the shared limits."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from scrapejobs_shared.host_gate import BreakerPolicy, HostLimits, Permit, Throttle
+from scrapejobs_shared.memory_host_gate import MemoryHostGate
+from scrapejobs_shared.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+
+HOST = "http~a.example~80"
+T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+LEASE = timedelta(seconds=40)
+POLICY = WarmSlotPolicy(keep_s=20.0, idle_s=1.0, signals_ttl_s=1.0)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class CountingGate:
+    """The memory gate, counting the calls that would be round trips to the shared store."""
+
+    def __init__(self, inner: MemoryHostGate) -> None:
+        self.inner = inner
+        self.calls: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            return await method(*args, **kwargs)
+
+        return counted
+
+
+def build(shared: MemoryHostGate | None = None) -> tuple[WarmSlotGate, CountingGate, Clock]:
+    clock = Clock()
+    counting = CountingGate(shared or MemoryHostGate())
+    return WarmSlotGate(counting, POLICY, clock), counting, clock
+
+
+async def acquire(gate: WarmSlotGate, clock: Clock, concurrency: int = 8) -> Permit | Throttle:
+    return await gate.acquire(HOST, HostLimits(concurrency), clock() + LEASE, clock())
+
+
+async def test_a_released_slot_serves_the_next_fetch_without_touching_the_store() -> None:
+    gate, counting, clock = build()
+    first = await acquire(gate, clock)
+    assert isinstance(first, Permit)
+    await gate.release(first)
+    for _ in range(5):
+        clock.advance(0.1)
+        again = await acquire(gate, clock)
+        assert isinstance(again, Permit) and again.slot == first.slot
+        await gate.release(again)
+    assert counting.calls["acquire"] == 1 and counting.calls["release"] == 0
+    assert counting.calls["signals"] == 1  # one host-document read, reused within its TTL
+    await gate.close()
+
+
+async def test_slots_are_taken_with_a_lease_kept_longer_and_given_back_on_close() -> None:
+    shared = MemoryHostGate()
+    gate, counting, clock = build(shared)
+    permit = await acquire(gate, clock)
+    assert isinstance(permit, Permit)
+    assert shared.slots[(HOST, permit.slot)][0] == clock() + LEASE + timedelta(seconds=20)
+    await gate.release(permit)
+    assert (HOST, permit.slot) in shared.slots  # warm: still this instance's
+    await gate.close()
+    assert shared.slots == {} and counting.calls["release"] == 1
+
+
+async def test_an_idle_slot_is_given_back_so_other_instances_get_it() -> None:
+    shared = MemoryHostGate()
+    gate, _, clock = build(shared)
+    other, _, other_clock = build(shared)
+    limits = HostLimits(1)
+    permit = await gate.acquire(HOST, limits, clock() + LEASE, clock())
+    assert isinstance(permit, Permit)
+    await gate.release(permit)
+    blocked = await other.acquire(HOST, limits, other_clock() + LEASE, other_clock())
+    assert isinstance(blocked, Throttle) and blocked.reason == "concurrency"
+    clock.advance(1.0)
+    await gate.sweep()
+    granted = await other.acquire(HOST, limits, other_clock() + LEASE, other_clock())
+    assert isinstance(granted, Permit)
+    await other.close()
+
+
+async def test_the_sweeper_gives_idle_slots_back_by_itself() -> None:
+    shared = MemoryHostGate()
+    now = datetime.now(UTC)
+    gate = WarmSlotGate(shared, WarmSlotPolicy(idle_s=0.05), lambda: datetime.now(UTC))
+    permit = await gate.acquire(HOST, HostLimits(2), now + LEASE, now)
+    assert isinstance(permit, Permit)
+    await gate.release(permit)
+    for _ in range(50):
+        if not shared.slots:
+            break
+        await asyncio.sleep(0.02)
+    assert shared.slots == {}
+    await gate.close()
+
+
+async def test_a_warm_slot_whose_lease_cannot_cover_a_fetch_is_replaced() -> None:
+    shared = MemoryHostGate()
+    gate, counting, clock = build(shared)
+    first = await acquire(gate, clock)
+    assert isinstance(first, Permit)
+    await gate.release(first)
+    clock.advance(20.5)  # past keep_s: the kept lease no longer covers a whole fetch
+    second = await acquire(gate, clock)
+    assert isinstance(second, Permit) and second.token != first.token
+    assert counting.calls["acquire"] == 2 and counting.calls["release"] == 1
+    assert shared.slots[(HOST, second.slot)][1] == second.token
+    await gate.close()
+
+
+async def test_a_warm_slot_numbered_beyond_a_jobs_concurrency_is_not_used_for_it() -> None:
+    shared = MemoryHostGate()
+    gate, _, clock = build(shared)
+    shared.slots[(HOST, 0)] = (clock() + timedelta(hours=1), -1)  # someone else holds slot 0
+    wide = await acquire(gate, clock, concurrency=8)
+    assert isinstance(wide, Permit) and wide.slot == 1
+    await gate.release(wide)
+    narrow = await acquire(gate, clock, concurrency=1)
+    assert isinstance(narrow, Throttle)  # slot 1 is warm here, but this job allows only slot 0
+    await gate.close()
+
+
+async def test_spaced_hosts_bypass_warm_slots() -> None:
+    shared = MemoryHostGate()
+    gate, counting, clock = build(shared)
+    limits = HostLimits(4, min_interval_s=0.5)
+    permit = await gate.acquire(HOST, limits, clock() + LEASE, clock())
+    assert isinstance(permit, Permit)
+    assert shared.slots[(HOST, permit.slot)][0] == clock() + LEASE  # no kept lease
+    await gate.release(permit)
+    assert shared.slots == {} and counting.calls["release"] == 1
+    clock.advance(0.1)
+    assert isinstance(await gate.acquire(HOST, limits, clock() + LEASE, clock()), Throttle)
+
+
+async def test_own_hold_and_breaker_apply_at_once_and_others_within_the_ttl() -> None:
+    shared = MemoryHostGate()
+    gate, _, clock = build(shared)
+    permit = await acquire(gate, clock)
+    assert isinstance(permit, Permit)
+    await gate.release(permit)
+    await gate.hold(HOST, clock() + timedelta(seconds=30))  # Retry-After seen here
+    paused = await acquire(gate, clock)
+    assert isinstance(paused, Throttle) and paused.reason == "rate"
+
+    other, _, other_clock = build(shared)
+    shared.next_at.clear()
+    warm = await other.acquire(HOST, HostLimits(8), other_clock() + LEASE, other_clock())
+    assert isinstance(warm, Permit)
+    await other.release(warm)
+    breaker = BreakerPolicy(failure_threshold=1, cooldown_s=60)
+    await gate.record_failure(HOST, breaker, clock())  # another instance opens the circuit
+    other_clock.advance(0.5)
+    stale = await other.acquire(HOST, HostLimits(8), other_clock() + LEASE, other_clock())
+    assert isinstance(stale, Permit)  # its host document is 0.5 s old: within the TTL
+    await other.release(stale)
+    other_clock.advance(0.6)
+    fresh = await other.acquire(HOST, HostLimits(8), other_clock() + LEASE, other_clock())
+    assert isinstance(fresh, Throttle) and fresh.reason == "circuit_open"
+    await gate.close()
+    await other.close()
+
+
+async def test_a_reused_permit_carries_the_failure_streak_until_a_success_clears_it() -> None:
+    shared = MemoryHostGate()
+    gate, _, clock = build(shared)
+    shared.failures[HOST] = 2
+    permit = await acquire(gate, clock)
+    assert isinstance(permit, Permit) and permit.failures == 2
+    await gate.record_success(permit, clock())
+    await gate.release(permit)
+    again = await acquire(gate, clock)
+    assert isinstance(again, Permit) and again.failures == 0
+    assert shared.failures[HOST] == 0
+    await gate.close()
+
+
+async def test_instances_sharing_a_store_never_hold_more_slots_than_the_limit() -> None:
+    shared = MemoryHostGate()
+    clock = Clock()
+    gates = [WarmSlotGate(shared, POLICY, clock) for _ in range(3)]
+    rng = random.Random(7)
+    out: list[tuple[WarmSlotGate, Permit]] = []
+    for _ in range(2000):
+        clock.advance(rng.choice([0.0, 0.05, 0.3, 2.5]))
+        gate = rng.choice(gates)
+        if out and rng.random() < 0.5:
+            owner, permit = out.pop(rng.randrange(len(out)))
+            await owner.release(permit)
+        elif rng.random() < 0.2:
+            await gate.sweep()
+        else:
+            result = await gate.acquire(HOST, HostLimits(3), clock() + LEASE, clock())
+            if isinstance(result, Permit):
+                out.append((gate, result))
+        held = {permit.slot for _, permit in out}
+        assert len(held) == len(out) <= 3
+    for gate in gates:
+        await gate.close()

@@ -4,9 +4,11 @@
 2. Baselines in this process over the same N pages and extraction: a bare loop (one pooled
    httpx.AsyncClient + parsel) at concurrency 2 (what the Pub/Sub emulator pushes at once) and
    16, and the worker's own fetcher + extractor in-process at concurrency 2.
-3. Unless ``--skip-stack``: the real stack (both emulators, dispatcher, worker) on free ports,
+3. Unless ``--skip-floors``: floor runs (bench/floors.py): the Pub/Sub emulator pushing N
+   messages to the least possible worker (no-op; one Firestore commit; a read + two commits).
+4. Unless ``--skip-stack``: the real stack (both emulators, dispatcher, worker) on free ports,
    one job of N URLs, then a 10,000-URL submission that is cancelled at once.
-4. Prints the figures side by side with the goal ratios; writes bench/results/latest.json.
+5. Prints the figures side by side with the goal ratios; writes bench/results/latest.json.
 
 Every process it starts is stopped by pid/process group, on success, error, timeout (``--timeout``,
 exit 3) or Ctrl-C (exit 130). See bench/README.md.
@@ -100,7 +102,8 @@ def stop_leftover_children() -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="scrapejobs full-stack benchmark")
     parser.add_argument("--pages", type=int, default=1000, help="URLs in the measured job")
-    parser.add_argument("--skip-stack", action="store_true", help="bare loops only")
+    parser.add_argument("--skip-stack", action="store_true", help="no full-stack run")
+    parser.add_argument("--skip-floors", action="store_true", help="no floor runs")
     parser.add_argument("--keep-logs", action="store_true", help="keep the stack's log dir")
     parser.add_argument("--timeout", type=float, default=900.0, help="overall limit, seconds")
     parser.add_argument("--output", type=Path, default=RESULTS, help="JSON figures file")
@@ -162,6 +165,25 @@ def ratios(bare: LoopFigures, stack: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def floor_ratios(bare: LoopFigures, floor: dict[str, Any]) -> dict[str, Any]:
+    """A floor against the bare loop: its messages/s ÷ bare pages/s, and the least worker CPU a
+    page could cost (the bare loop's fetch + extract + the floor app's CPU per message) ÷ the
+    bare loop's CPU per page."""
+    bare_ms = bare.cpu_s_per_1000  # CPU-s per 1,000 pages = CPU-ms per page
+    least_ms = bare_ms + floor["cpu_ms_per_message"]["app"]
+    throughput = (floor["msgs_per_s"] or 0.0) / bare.pages_per_s
+    cpu = least_ms / bare_ms if bare_ms else float("inf")
+    return {
+        "reference": bare.name,
+        "throughput_ratio": round(throughput, 3),
+        "throughput_goal_reachable": throughput >= GOAL_THROUGHPUT_RATIO,
+        "bare_cpu_ms_per_page": round(bare_ms, 3),
+        "least_worker_cpu_ms_per_page": round(least_ms, 3),
+        "cpu_ratio": round(cpu, 2),
+        "cpu_goal_reachable": cpu <= GOAL_CPU_RATIO,
+    }
+
+
 def _fmt(value: Any, spec: str = ".1f") -> str:
     if value is None:
         return "-"
@@ -171,24 +193,37 @@ def _fmt(value: Any, spec: str = ".1f") -> str:
 
 
 def print_report(
-    loops: list[LoopFigures], stack: dict[str, Any] | None, ratio: dict[str, Any]
+    loops: list[LoopFigures],
+    stack: dict[str, Any] | None,
+    ratio: dict[str, Any],
+    floors: list[dict[str, Any]],
 ) -> None:
     columns = [f.name for f in loops] + (["full stack"] if stack else [])
+    columns += [f["name"] for f in floors]
     rows: list[tuple[str, list[str]]] = [
-        ("pages", [str(f.pages) for f in loops] + ([str(stack["pages"])] if stack else [])),
+        (
+            "pages",
+            [str(f.pages) for f in loops]
+            + ([str(stack["pages"])] if stack else [])
+            + [str(f["messages"]) for f in floors],
+        ),
         (
             "wall time, s",
             [_fmt(f.wall_s, ".2f") for f in loops]
-            + ([_fmt(stack["e2e_s"], ".2f")] if stack else []),
+            + ([_fmt(stack["e2e_s"], ".2f")] if stack else [])
+            + [_fmt(f["span_s"], ".2f") for f in floors],
         ),
         (
             "pages/s",
-            [_fmt(f.pages_per_s) for f in loops] + ([_fmt(stack["pages_per_s"])] if stack else []),
+            [_fmt(f.pages_per_s) for f in loops]
+            + ([_fmt(stack["pages_per_s"])] if stack else [])
+            + [_fmt(f["msgs_per_s"]) for f in floors],
         ),
         (
             "CPU-s / 1,000 pages *",
             [_fmt(f.cpu_s_per_1000, ".2f") for f in loops]
-            + ([_fmt(stack["cpu_s_per_1000_pages"]["worker"], ".2f")] if stack else []),
+            + ([_fmt(stack["cpu_s_per_1000_pages"]["worker"], ".2f")] if stack else [])
+            + [_fmt(f["cpu_ms_per_message"]["app"], ".2f") for f in floors],
         ),
         (
             "per page, ms p50 / p95 **",
@@ -200,27 +235,33 @@ def print_report(
                 ]
                 if stack
                 else []
-            ),
+            )
+            + ["-" for _ in floors],
         ),
         (
             "errors / wrong values",
             [f"{f.errors} / {f.mismatches}" for f in loops]
-            + ([f"{stack['pages'] - stack['succeeded']} / {stack['mismatches']}"] if stack else []),
+            + ([f"{stack['pages'] - stack['succeeded']} / {stack['mismatches']}"] if stack else [])
+            + [f"{f['errors']} / -" for f in floors],
         ),
     ]
     width = max(len(r[0]) for r in rows) + 2
-    col = max(16, *(len(c) + 2 for c in columns), *(len(v) + 2 for r in rows for v in r[1]))
+    # one width per column: the floors make the table wide
+    cols = [max(12, len(c) + 2, *(len(r[1][i]) + 2 for r in rows)) for i, c in enumerate(columns)]
     print()
-    print("".ljust(width) + "".join(c.rjust(col) for c in columns))
+    print("".ljust(width) + "".join(c.rjust(w) for c, w in zip(columns, cols, strict=True)))
     for label, values in rows:
-        print(label.ljust(width) + "".join(v.rjust(col) for v in values))
+        print(label.ljust(width) + "".join(v.rjust(w) for v, w in zip(values, cols, strict=True)))
     print(
-        "*  bare/worker-path: this process's CPU (site excluded); full stack: the worker process.\n"
+        "*  bare/worker-path: this process's CPU (site excluded); full stack: the worker process;\n"
+        "   floors: the floor app's process (no fetch, no extract), per message.\n"
         "** loops: fetch + extract per page; full stack: fetch only (results' elapsed_ms).\n"
-        "errors / wrong values: loops over all measured passes."
+        "errors / wrong values: loops over all measured passes; floors: failed Firestore work."
     )
     if stack:
         print_stack_details(stack, ratio)
+    if floors:
+        print_floor_details(floors)
 
 
 def print_stack_details(stack: dict[str, Any], ratio: dict[str, Any]) -> None:
@@ -306,6 +347,41 @@ def print_stack_details(stack: dict[str, Any], ratio: dict[str, Any]) -> None:
         _print_rows(title, rows)
 
 
+def print_floor_details(floors: list[dict[str, Any]]) -> None:
+    reach = {True: "within reach", False: "OUT OF REACH"}
+    bare = floors[0]["vs_bare"]
+    rows: list[tuple[str, str]] = []
+    for f in floors:
+        vs = f["vs_bare"]
+        cpu = f["cpu_ms_per_message"]
+        rows += [
+            (
+                f"{f['name']}: msgs/s ÷ bare pages/s",
+                f"{vs['throughput_ratio']:.3f}   goal ≥ {GOAL_THROUGHPUT_RATIO}   "
+                f"{reach[vs['throughput_goal_reachable']]}",
+            ),
+            (
+                "  (bare + app CPU/msg) ÷ bare CPU/page",
+                f"{vs['cpu_ratio']:.2f}   goal ≤ {GOAL_CPU_RATIO}   "
+                f"{reach[vs['cpu_goal_reachable']]}   "
+                f"({vs['bare_cpu_ms_per_page']:.2f} + {cpu['app']:.2f} ms)",
+            ),
+            (
+                "  emulators' CPU per message",
+                f"Pub/Sub {cpu['pubsub_emulator']:.2f} ms "
+                f"(+ {f['pubsub_publish_cpu_ms_per_message']:.2f} ms publish), "
+                f"Firestore {cpu['firestore_emulator']:.2f} ms",
+            ),
+        ]
+        if f["redeliveries"] or f["errors"]:
+            rows.append(("  redeliveries / errors", f"{f['redeliveries']} / {f['errors']}"))
+    title = (
+        "Floors: what the emulators allow with the least possible worker "
+        f"(reference: {bare['reference']}, {bare['bare_cpu_ms_per_page']:.2f} CPU-ms/page)"
+    )
+    _print_rows(title, rows)
+
+
 def _print_rows(title: str, rows: list[tuple[str, str]]) -> None:
     width = max(len(label) for label, _ in rows) + 3
     print(f"\n{title}")
@@ -361,6 +437,21 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         print(f"{f.name:>16}: {f.pages_per_s:8.1f} pages/s, {f.cpu_s_per_1000:6.2f} CPU-s/1k")
     report["baselines"] = [f.as_dict() for f in loops]
 
+    floors: list[dict[str, Any]] = []
+    if not args.skip_floors:
+        from bench.floors import run_floors  # imports the Google clients
+
+        print("floor runs (emulators + the least possible worker)…")
+        floors = run_floors(
+            args.pages,
+            log_dir / "floors",
+            cleanup.add,
+            timeout_s=max(30.0, args.timeout - (time.perf_counter() - started) - 60),
+        )
+        for floor in floors:
+            floor["vs_bare"] = floor_ratios(loops[0], floor)
+    report["floors"] = floors
+
     stack: dict[str, Any] | None = None
     if not args.skip_stack:
         from bench.stack_run import restore_environ, run_stack  # imports the Google clients
@@ -383,7 +474,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         report["stack"] = stack
     report["ratios"] = ratios(loops[0], stack)
     report["machine_after"] = machine_info()
-    print_report(loops, stack, report["ratios"])
+    print_report(loops, stack, report["ratios"], floors)
     return report
 
 
@@ -430,8 +521,8 @@ def main(argv: list[str] | None = None) -> int:
         code = 130
     except Exception as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        for log in sorted(log_dir.glob("*.log")):
-            print(f"---- {log.name}\n{log_tail(log, 15)}", file=sys.stderr)
+        for log in sorted(log_dir.rglob("*.log")):
+            print(f"---- {log.relative_to(log_dir)}\n{log_tail(log, 15)}", file=sys.stderr)
         code, keep_logs = 1, True
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

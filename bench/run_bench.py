@@ -332,7 +332,7 @@ def print_stack_details(stack: dict[str, Any], ratio: dict[str, Any]) -> None:
     elif probe:
         rows = [
             (step[:-3], f"p50 {probe[step]['p50']:.1f} ms, p95 {probe[step]['p95']:.1f} ms")
-            for step in ("acquire_ms", "claim_ms", "release_ms", "finish_ms", "has_open_ms")
+            for step in ("acquire_ms", "claim_ms", "release_ms", "finish_ms")
             if step in probe
         ]
         rows.append(

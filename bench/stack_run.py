@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import inspect
 import json
 import os
 import threading
@@ -193,32 +192,25 @@ def _summary(values: Iterable[float]) -> dict[str, float]:
 
 async def firestore_probe(project_id: str, tasks: int = 60, concurrency: int = 2) -> dict[str, Any]:
     """The worker's per-task Firestore calls for a success, timed from this process against
-    the same emulator, ``concurrency`` tasks at a time like the emulator's pushes:
-
-    host-gate ``acquire``, ``claim_task``, host-gate ``release``, ``finish_task`` (given the
-    claim when the store takes it, as the worker does), ``has_open_tasks``. Also this process's
-    CPU per task: the Firestore client's share of the worker's CPU. These are internal APIs
-    that change: a step that no longer fits makes the probe report an error, never fail the run.
-    """
+    the same emulator, ``concurrency`` tasks at a time like the emulator's pushes, all to one
+    host as in the job: host-gate ``acquire`` (through warm slots, as the worker does),
+    ``claim_task``, host-gate ``release``, ``finish_task`` given the claim. Also this process's
+    CPU per task: the Firestore client's share of the worker's CPU."""
     from google.cloud import firestore
 
     from scrapejobs_shared.clock import utc_now
+    from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
     from scrapejobs_shared.firestore_store import FirestoreJobStore
+    from scrapejobs_shared.host_gate import HostLimits, Permit
     from scrapejobs_shared.jobspec import JobSpec
     from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
     from scrapejobs_shared.statuses import JobStatus, TaskStatus
+    from scrapejobs_shared.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 
     client = firestore.AsyncClient(project=project_id)
     store = FirestoreJobStore(client)
-    gate: Any = None
-    limits: Any = None
-    with contextlib.suppress(ImportError):
-        from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
-        from scrapejobs_shared.host_gate import HostLimits
-
-        gate = FirestoreHostGate(client)
-        limits = HostLimits(concurrency=8)  # the worker's default per-host concurrency
-
+    gate = WarmSlotGate(FirestoreHostGate(client), WarmSlotPolicy(), utc_now)
+    limits = HostLimits(concurrency=8)  # the worker's default per-host concurrency
     try:
         now = utc_now()
         job = JobRecord(
@@ -244,11 +236,10 @@ async def firestore_probe(project_id: str, tasks: int = 60, concurrency: int = 2
             for i in range(tasks)
         ]
         await store.create_job(job, records)
-        steps = ["acquire_ms", "claim_ms", "release_ms", "finish_ms", "has_open_ms"]
+        steps = ["acquire_ms", "claim_ms", "release_ms", "finish_ms"]
         timings: dict[str, list[float]] = {step: [] for step in steps}
         data = {"title": "x" * 30, "price": 12.5, "sku": "SK-00-000001", "tags": ["a", "b"]}
         pending = iter(records)
-        guarded_finish = "claim" in inspect.signature(store.finish_task).parameters
         host = f"bench-probe-{uuid.uuid4().hex[:8]}"
 
         async def timed(step: str, call: Any) -> Any:
@@ -261,20 +252,15 @@ async def firestore_probe(project_id: str, tasks: int = 60, concurrency: int = 2
             for task in pending:
                 at = utc_now()
                 lease = at + timedelta(seconds=40)
-                permit = None
-                if gate is not None:
-                    permit = await timed("acquire_ms", gate.acquire(host, limits, lease, at))
+                permit = await timed("acquire_ms", gate.acquire(host, limits, lease, at))
                 claim = await timed("claim_ms", store.claim_task(job.id, task.id, at, lease))
-                if gate is not None and not hasattr(permit, "wait_s"):  # not a Throttle
+                if isinstance(permit, Permit):
                     await timed("release_ms", gate.release(permit))
                 outcome = TaskOutcome(
                     TaskStatus.SUCCEEDED, http_status=200, data=data, fetched_at=utc_now()
                 )
-                # Newer stores finish without a transaction given the claim (its token).
-                extra = {"claim": claim.task} if guarded_finish else {}
-                finish = store.finish_task(job.id, task.id, outcome, utc_now(), **extra)
+                finish = store.finish_task(job.id, task.id, outcome, utc_now(), claim=claim.task)
                 await timed("finish_ms", finish)
-                await timed("has_open_ms", store.has_open_tasks(job.id))
 
         cpu = time.process_time()
         started = time.perf_counter()
@@ -285,14 +271,13 @@ async def firestore_probe(project_id: str, tasks: int = 60, concurrency: int = 2
         return {
             "tasks": tasks,
             "concurrency": concurrency,
-            "host_gate": gate is not None,
-            "finish_with_claim_token": guarded_finish,
             "tasks_per_s": round(tasks / wall, 2),
             "client_cpu_ms_per_task": round(cpu * 1000 / tasks, 2),
             **{step: _summary(values) for step, values in timings.items() if values},
             "store_ms_per_task": _summary(per_task),
         }
     finally:
+        await gate.close()
         client.close()
 
 

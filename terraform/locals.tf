@@ -52,6 +52,7 @@ locals {
     SCRAPEJOBS_FETCH_ALLOWLIST       = join(",", var.worker_fetch_allowlist)
     SCRAPEJOBS_PER_HOST_CONCURRENCY  = tostring(var.worker_per_host_concurrency)
     SCRAPEJOBS_PER_HOST_RPS          = tostring(var.worker_per_host_rps)
+    SCRAPEJOBS_WARM_SLOT_IDLE_S      = tostring(var.worker_warm_slot_idle_s)
   })
 
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.

@@ -458,6 +458,17 @@ variable "worker_per_host_rps" {
   }
 }
 
+variable "worker_warm_slot_idle_s" {
+  type        = number
+  description = "How long a worker keeps a host slot for its next fetch to that host after a fetch (SCRAPEJOBS_WARM_SLOT_IDLE_S); 0 gives slots back at once. With cpu_idle, an idle instance gives them back at its next request or when their lease ends (<= fetch timeout + 30 s)."
+  default     = 1
+
+  validation {
+    condition     = var.worker_warm_slot_idle_s >= 0 && var.worker_warm_slot_idle_s <= 30
+    error_message = "worker_warm_slot_idle_s must be in [0, 30] (the worker's own limit)."
+  }
+}
+
 # ---------------------------------------------------------------------------------------
 # Cloud Scheduler
 # ---------------------------------------------------------------------------------------

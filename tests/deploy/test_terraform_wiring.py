@@ -399,6 +399,7 @@ def test_no_port_env_and_required_env(tf, h):
         "SCRAPEJOBS_FETCH_ALLOWLIST",
         "SCRAPEJOBS_PER_HOST_CONCURRENCY",
         "SCRAPEJOBS_PER_HOST_RPS",
+        "SCRAPEJOBS_WARM_SLOT_IDLE_S",
     ):
         assert name in worker_env
     squashed = h.squash(worker_env)

@@ -13,7 +13,10 @@ What still holds, across every instance:
 * **Leases.** Slots are taken with a lease ``keep_s`` longer than a fetch needs, and a warm
   slot is reused only while its lease still covers a whole fetch. A crashed instance's slots
   come free when their lease ends, ``keep_s`` later than without warm slots.
-* **Sharing.** A slot idle for ``idle_s`` is given back, so other instances get it.
+* **Sharing.** A slot idle for ``idle_s`` is given back, so other instances get it. Where the
+  platform gives an instance CPU only during requests (Cloud Run's ``cpu_idle``), an instance
+  that stops getting requests gives its warm slots back at its next request, at shutdown, or
+  when their lease ends, whichever comes first.
 * **Pauses.** Circuit breaker and Retry-After holds are read from the host document at most
   ``signals_ttl_s`` old; this instance's own holds and failures take effect at once.
 * **Spacing.** A host with a request interval (rps, Crawl-delay) needs a shared write per

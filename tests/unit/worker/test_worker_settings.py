@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from scrapejobs_shared.clock import utc_now
+from scrapejobs_shared.memory_host_gate import MemoryHostGate
+from scrapejobs_shared.warm_slot_gate import WarmSlotGate
 from scrapejobs_worker.fetch_port import BlockedDestination, FetchRequest
 from scrapejobs_worker.fetching import build_fetcher
-from scrapejobs_worker.main import fetch_policy
+from scrapejobs_worker.main import fetch_policy, warm_slots
 from scrapejobs_worker.settings import WorkerSettings
 
 
@@ -32,3 +35,11 @@ async def test_default_settings_block_loopback_without_connecting(monkeypatch) -
 def test_allowlist_is_read_from_a_comma_separated_variable(monkeypatch) -> None:
     monkeypatch.setenv("SCRAPEJOBS_FETCH_ALLOWLIST", "127.0.0.0/8, ::1/128")
     assert WorkerSettings().fetch_allowlist == ["127.0.0.0/8", "::1/128"]
+
+
+def test_warm_slots_are_on_by_default_and_can_be_turned_off(monkeypatch) -> None:
+    monkeypatch.delenv("SCRAPEJOBS_WARM_SLOT_IDLE_S", raising=False)
+    gate = MemoryHostGate()
+    assert isinstance(warm_slots(WorkerSettings(), gate, utc_now), WarmSlotGate)
+    monkeypatch.setenv("SCRAPEJOBS_WARM_SLOT_IDLE_S", "0")
+    assert warm_slots(WorkerSettings(), gate, utc_now) is gate

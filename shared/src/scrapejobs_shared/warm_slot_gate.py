@@ -133,9 +133,12 @@ class WarmSlotGate:
         await self._give_back(lambda _: True)
 
     async def sweep(self) -> None:
-        """Give back the slots idle for ``idle_s`` or whose lease no longer covers a fetch."""
+        """Give back the slots idle for ``idle_s`` or whose lease has ended; forget host
+        documents older than ``signals_ttl_s``."""
         now = self._clock()
         idle = timedelta(seconds=self._policy.idle_s)
+        ttl = timedelta(seconds=self._policy.signals_ttl_s)
+        self._signals = {h: c for h, c in self._signals.items() if now < c.read_at + ttl}
         await self._give_back(lambda w: w.idle_since + idle <= now or w.lease_until <= now)
 
     async def _fresh_signals(self, host: str, now: datetime) -> HostSignals:
@@ -157,7 +160,7 @@ class WarmSlotGate:
         chosen = next((w for w in usable if w.permit.slot < limits.concurrency), None)
         self._set_warm(host, [w for w in usable if w is not chosen])
         for slot in lapsing:
-            await self._inner.release(slot.permit)
+            await self._give_back_one(slot)
         return chosen
 
     async def _give_back(self, due: Callable[[_WarmSlot], bool]) -> None:
@@ -165,10 +168,13 @@ class WarmSlotGate:
             warm = self._warm.get(host, [])
             self._set_warm(host, [w for w in warm if not due(w)])
             for slot in (w for w in warm if due(w)):
-                try:
-                    await self._inner.release(slot.permit)
-                except Exception:  # its lease ends anyway; the next sweep must still run
-                    log.exception("giving a warm host slot back failed", extra={"host": host})
+                await self._give_back_one(slot)
+
+    async def _give_back_one(self, slot: _WarmSlot) -> None:
+        try:
+            await self._inner.release(slot.permit)
+        except Exception:  # its lease ends anyway; neither a fetch nor the sweeper should fail
+            log.exception("giving a warm host slot back failed", extra={"host": slot.permit.host})
 
     def _set_warm(self, host: str, warm: list[_WarmSlot]) -> None:
         if warm:

@@ -218,3 +218,39 @@ async def test_instances_sharing_a_store_never_hold_more_slots_than_the_limit() 
         assert len(held) == len(out) <= 3
     for gate in gates:
         await gate.close()
+
+
+async def test_a_failing_give_back_neither_fails_a_fetch_nor_stops_the_sweep(caplog) -> None:
+    shared = MemoryHostGate()
+    gate, counting, clock = build(shared)
+    first = await acquire(gate, clock)
+    assert isinstance(first, Permit)
+    await gate.release(first)
+
+    async def broken(permit: Permit) -> None:
+        raise RuntimeError("store unavailable")
+
+    counting.inner.release = broken  # type: ignore[method-assign]
+    clock.advance(20.5)  # the warm slot must be replaced: giving it back fails
+    second = await acquire(gate, clock)
+    assert isinstance(second, Permit)
+    await gate.release(second)
+    clock.advance(1.0)
+    await gate.sweep()  # fails to give back again, logs, carries on
+    failures = [
+        r for r in caplog.records if r.getMessage() == "giving a warm host slot back failed"
+    ]
+    assert len(failures) == 2
+    assert shared.slots[(HOST, second.slot)][1] == second.token  # still held: lease ends it
+
+
+async def test_the_sweep_forgets_old_host_documents() -> None:
+    gate, counting, clock = build()
+    permit = await acquire(gate, clock)
+    assert isinstance(permit, Permit)
+    await gate.release(permit)
+    clock.advance(1.0)
+    await gate.sweep()
+    assert gate._signals == {}  # a worker meets millions of hosts: the cache must not keep them
+    assert isinstance(await acquire(gate, clock), Permit)
+    assert counting.calls["signals"] == 2

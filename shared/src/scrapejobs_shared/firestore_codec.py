@@ -43,7 +43,9 @@ def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
 
 
 def task_to_doc(task: TaskRecord) -> dict[str, Any]:
-    return {
+    """The document a task is created with. Fields without a value are left out (reads default
+    them): a submission encodes one document per URL, and each field costs CPU to encode."""
+    doc = {
         "url": task.url,
         "status": task.status.value,
         "index": task.index,
@@ -61,6 +63,7 @@ def task_to_doc(task: TaskRecord) -> dict[str, Any]:
         "updated_at": task.updated_at,
         "expire_at": task.expire_at,
     }
+    return {name: value for name, value in doc.items() if value is not None and value != []}
 
 
 def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskRecord:

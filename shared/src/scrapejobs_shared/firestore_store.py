@@ -321,7 +321,8 @@ class FirestoreJobStore:
             previous = TaskStatus(snap.get("status"))
             if not previous.may_become(outcome.status):
                 return Finish(False)
-            transaction.update(ref, _outcome_fields(outcome, now, snap.get("error")))
+            previous_error = (snap.to_dict() or {}).get("error")
+            transaction.update(ref, _outcome_fields(outcome, now, previous_error))
             self._counters.move(transaction, job_ref, task_id, previous, outcome.status)
             return Finish(True)
 

@@ -17,8 +17,9 @@ What still holds, across every instance:
   platform gives an instance CPU only during requests (Cloud Run's ``cpu_idle``), an instance
   that stops getting requests gives its warm slots back at its next request, at shutdown, or
   when their lease ends, whichever comes first.
-* **Pauses.** Circuit breaker and Retry-After holds are read from the host document at most
-  ``signals_ttl_s`` old; this instance's own holds and failures take effect at once.
+* **Pauses.** Taking a fresh slot checks the host document as always. A warm reuse trusts a
+  copy of it at most ``signals_ttl_s`` old for the circuit breaker and Retry-After holds; this
+  instance's own holds and failures take effect at once.
 * **Spacing.** A host with a request interval (rps, Crawl-delay) needs a shared write per
   request start anyway, so those acquisitions bypass warm slots entirely.
 """
@@ -28,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -65,6 +66,9 @@ class _CachedSignals:
     signals: HostSignals
     read_at: datetime
 
+    def fresh(self, now: datetime, ttl: timedelta) -> bool:
+        return self.read_at <= now < self.read_at + ttl
+
 
 class WarmSlotGate:
     def __init__(self, inner: HostGate, policy: WarmSlotPolicy, clock: Clock) -> None:
@@ -72,6 +76,8 @@ class WarmSlotGate:
         self._policy = policy
         self._clock = clock
         self._keep = timedelta(seconds=policy.keep_s)
+        self._idle = timedelta(seconds=policy.idle_s)
+        self._ttl = timedelta(seconds=policy.signals_ttl_s)
         self._warm: dict[str, list[_WarmSlot]] = {}
         self._leases: dict[Permit, datetime] = {}  # permits out, taken with a kept lease
         self._signals: dict[str, _CachedSignals] = {}
@@ -82,13 +88,16 @@ class WarmSlotGate:
     ) -> Permit | Throttle:
         if limits.min_interval_s:
             return await self._inner.acquire(host, limits, lease_until, now)
-        signals = await self._fresh_signals(host, now)
-        if throttle := signals.throttle(now):
-            return throttle
-        if warm := await self._take_warm(host, limits, lease_until):
-            permit = replace(warm.permit, failures=signals.failures)
-            self._leases[permit] = warm.lease_until
-            return permit
+        await self._give_back(lambda w: w.lease_until < lease_until, hosts=[host])
+        if self._has_warm(host, limits, lease_until):
+            # A warm slot skips the store's own check of the host document: check it here.
+            signals = await self._fresh_signals(host, now)
+            if throttle := signals.throttle(now):
+                return throttle
+            if warm := self._take_warm(host, limits, lease_until):
+                permit = replace(warm.permit, failures=signals.failures)
+                self._leases[permit] = warm.lease_until
+                return permit
         kept_until = lease_until + self._keep
         result = await self._inner.acquire(host, limits, kept_until, now)
         if isinstance(result, Permit):
@@ -136,38 +145,34 @@ class WarmSlotGate:
         """Give back the slots idle for ``idle_s`` or whose lease has ended; forget host
         documents older than ``signals_ttl_s``."""
         now = self._clock()
-        idle = timedelta(seconds=self._policy.idle_s)
-        ttl = timedelta(seconds=self._policy.signals_ttl_s)
-        self._signals = {h: c for h, c in self._signals.items() if now < c.read_at + ttl}
-        await self._give_back(lambda w: w.idle_since + idle <= now or w.lease_until <= now)
+        self._signals = {h: c for h, c in self._signals.items() if c.fresh(now, self._ttl)}
+        await self._give_back(lambda w: w.idle_since + self._idle <= now or w.lease_until <= now)
 
     async def _fresh_signals(self, host: str, now: datetime) -> HostSignals:
         cached = self._signals.get(host)
-        ttl = timedelta(seconds=self._policy.signals_ttl_s)
-        if cached is None or not (cached.read_at <= now < cached.read_at + ttl):
+        if cached is None or not cached.fresh(now, self._ttl):
             cached = _CachedSignals(await self._inner.signals(host), now)
             self._signals[host] = cached
         return cached.signals
 
-    async def _take_warm(
-        self, host: str, limits: HostLimits, lease_until: datetime
-    ) -> _WarmSlot | None:
-        """A warm slot whose lease covers ``lease_until``; warm slots that cannot cover any
-        more fetches are given back on the way."""
+    def _has_warm(self, host: str, limits: HostLimits, lease_until: datetime) -> bool:
+        return any(_serves(w, limits, lease_until) for w in self._warm.get(host, []))
+
+    def _take_warm(self, host: str, limits: HostLimits, lease_until: datetime) -> _WarmSlot | None:
         warm = self._warm.get(host, [])
-        lapsing = [w for w in warm if w.lease_until < lease_until]
-        usable = [w for w in warm if w.lease_until >= lease_until]
-        chosen = next((w for w in usable if w.permit.slot < limits.concurrency), None)
-        self._set_warm(host, [w for w in usable if w is not chosen])
-        for slot in lapsing:
-            await self._give_back_one(slot)
+        chosen = next((w for w in warm if _serves(w, limits, lease_until)), None)
+        self._set_warm(host, [w for w in warm if w is not chosen])
         return chosen
 
-    async def _give_back(self, due: Callable[[_WarmSlot], bool]) -> None:
-        for host in list(self._warm):
+    async def _give_back(
+        self, due: Callable[[_WarmSlot], bool], hosts: Iterable[str] | None = None
+    ) -> None:
+        """Give back the warm slots that are ``due`` (of ``hosts``, else of every host)."""
+        for host in list(self._warm if hosts is None else hosts):
             warm = self._warm.get(host, [])
-            self._set_warm(host, [w for w in warm if not due(w)])
-            for slot in (w for w in warm if due(w)):
+            returning = [w for w in warm if due(w)]
+            self._set_warm(host, [w for w in warm if w not in returning])
+            for slot in returning:
                 await self._give_back_one(slot)
 
     async def _give_back_one(self, slot: _WarmSlot) -> None:
@@ -190,3 +195,9 @@ class WarmSlotGate:
         while self._warm:
             await asyncio.sleep(self._policy.idle_s / 2)
             await self.sweep()
+
+
+def _serves(warm: _WarmSlot, limits: HostLimits, lease_until: datetime) -> bool:
+    """The warm slot's lease covers a fetch leased until ``lease_until``, and its number is
+    within the job's concurrency."""
+    return warm.lease_until >= lease_until and warm.permit.slot < limits.concurrency

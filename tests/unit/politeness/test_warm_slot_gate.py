@@ -166,9 +166,10 @@ async def test_own_hold_and_breaker_apply_at_once_and_others_within_the_ttl() ->
 
     other, _, other_clock = build(shared)
     shared.next_at.clear()
-    warm = await other.acquire(HOST, HostLimits(8), other_clock() + LEASE, other_clock())
-    assert isinstance(warm, Permit)
-    await other.release(warm)
+    for _ in range(2):  # a fresh slot, then a warm reuse: the reuse reads the host document
+        warm = await other.acquire(HOST, HostLimits(8), other_clock() + LEASE, other_clock())
+        assert isinstance(warm, Permit)
+        await other.release(warm)
     breaker = BreakerPolicy(failure_threshold=1, cooldown_s=60)
     await gate.record_failure(HOST, breaker, clock())  # another instance opens the circuit
     other_clock.advance(0.5)
@@ -245,12 +246,27 @@ async def test_a_failing_give_back_neither_fails_a_fetch_nor_stops_the_sweep(cap
 
 
 async def test_the_sweep_forgets_old_host_documents() -> None:
-    gate, counting, clock = build()
-    permit = await acquire(gate, clock)
-    assert isinstance(permit, Permit)
-    await gate.release(permit)
+    clock = Clock()
+    counting = CountingGate(MemoryHostGate())
+    gate = WarmSlotGate(counting, WarmSlotPolicy(idle_s=5.0, signals_ttl_s=1.0), clock)
+    for _ in range(2):  # a fresh slot, then a warm reuse that reads the host document
+        permit = await acquire(gate, clock)
+        assert isinstance(permit, Permit)
+        await gate.release(permit)
+    assert counting.calls["signals"] == 1
     clock.advance(1.0)
     await gate.sweep()
     assert gate._signals == {}  # a worker meets millions of hosts: the cache must not keep them
-    assert isinstance(await acquire(gate, clock), Permit)
+    assert isinstance(await acquire(gate, clock), Permit)  # still warm: reads the document anew
     assert counting.calls["signals"] == 2
+
+
+async def test_a_fresh_slot_costs_no_extra_read_of_the_host_document() -> None:
+    gate, counting, clock = build()
+    for n in range(5):  # a broad crawl: one page per host, no warm slot to reuse
+        host = f"http~h{n}.example~80"
+        permit = await gate.acquire(host, HostLimits(8), clock() + LEASE, clock())
+        assert isinstance(permit, Permit)
+        await gate.release(permit)
+    assert counting.calls["acquire"] == 5 and counting.calls["signals"] == 0
+    await gate.close()

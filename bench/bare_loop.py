@@ -189,8 +189,8 @@ async def worker_path_loop(
     """The worker's fetcher and extraction engine, in-process (imported lazily: the services
     are edited concurrently). ``extract_page`` + ``fit_result`` is what the worker's extractor
     runs per 2xx page."""
+    from scrapejobs_shared.domain.jobspec import JobSpec
     from scrapejobs_shared.extraction import extract_page, fit_result
-    from scrapejobs_shared.jobspec import JobSpec
     from scrapejobs_worker.fetch_port import FetchRequest
     from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 

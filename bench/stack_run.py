@@ -35,7 +35,7 @@ from bench.bare_loop import percentile
 from bench.catalog_site import FIELDS
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
-from scrapejobs_shared.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 
 BENCH_TOPOLOGY = dataclasses.replace(DEFAULT_TOPOLOGY, min_backoff_s=1, max_backoff_s=5)
 POLL_S = 0.25
@@ -198,14 +198,14 @@ async def firestore_probe(project_id: str, tasks: int = 60, concurrency: int = 2
     CPU per task: the Firestore client's share of the worker's CPU."""
     from google.cloud import firestore
 
-    from scrapejobs_shared.clock import utc_now
-    from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
-    from scrapejobs_shared.firestore_store import FirestoreJobStore
-    from scrapejobs_shared.host_gate import HostLimits, Permit
-    from scrapejobs_shared.jobspec import JobSpec
-    from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
-    from scrapejobs_shared.statuses import JobStatus, TaskStatus
-    from scrapejobs_shared.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+    from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+    from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+    from scrapejobs_shared.domain.clock import utc_now
+    from scrapejobs_shared.domain.jobspec import JobSpec
+    from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
+    from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+    from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+    from scrapejobs_shared.ports.host_gate import HostLimits, Permit
 
     client = firestore.AsyncClient(project=project_id)
     store = FirestoreJobStore(client)

@@ -1,5 +1,5 @@
 # Messaging topology. Names and delivery settings default to the values in
-# shared/src/scrapejobs_shared/topology.py (tests/deploy/test_topology_drift.py enforces it).
+# shared/src/scrapejobs_shared/messaging/topology.py (tests/deploy/test_topology_drift.py enforces it).
 
 resource "google_pubsub_topic" "tasks" {
   #checkov:skip=CKV_GCP_83:Task messages hold job/task ids and URLs only; Google-managed encryption at rest is accepted.

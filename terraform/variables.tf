@@ -112,7 +112,7 @@ variable "create_build_service_account" {
 }
 
 # ---------------------------------------------------------------------------------------
-# Messaging topology: defaults MUST equal shared/src/scrapejobs_shared/topology.py
+# Messaging topology: defaults MUST equal shared/src/scrapejobs_shared/messaging/topology.py
 # (tests/deploy/test_topology_drift.py).
 # ---------------------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import pytest
 
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
-from scrapejobs_shared.firestore_store import FirestoreJobStore
-from scrapejobs_shared.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 from support.site import Site
 
 # Short timings so retries and dead-lettering happen within seconds.

@@ -150,6 +150,8 @@ def test_no_remote_add_and_only_needed_copies(dockerfile, service):
         "uv.lock",
         "shared/pyproject.toml",
         "shared/src",
+        "libs/web/pyproject.toml",
+        "libs/web/src",
         "services/dispatcher/pyproject.toml",
         "services/worker/pyproject.toml",
         "tools/devstack/pyproject.toml",
@@ -280,11 +282,12 @@ def test_dockerignore_keeps_everything_the_dockerfiles_copy(dockerignore_rules):
         "pyproject.toml",
         "uv.lock",
         "shared/pyproject.toml",
+        "libs/web/pyproject.toml",
         "services/dispatcher/pyproject.toml",
         "services/worker/pyproject.toml",
         "tools/devstack/pyproject.toml",
     ]
-    for src_root in ("shared/src", "services/dispatcher/src", "services/worker/src"):
+    for src_root in ("shared/src", "libs/web/src", "services/dispatcher/src", "services/worker/src"):
         files = [
             p.relative_to(REPO_ROOT).as_posix()
             for p in (REPO_ROOT / src_root).rglob("*")

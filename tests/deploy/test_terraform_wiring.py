@@ -493,7 +493,7 @@ def test_scheduler_jobs_post_to_dispatcher_with_oidc(tf, h):
 
 
 def test_example_schedule_bodies_are_valid_job_requests(h, terraform_dir):
-    from scrapejobs_shared.jobspec import JobRequest
+    from scrapejobs_shared.domain.jobspec import JobRequest
 
     example = h.parse_hcl((terraform_dir / "terraform.tfvars.example").read_text("utf-8"))
     schedules = h.as_map(example["schedules"])

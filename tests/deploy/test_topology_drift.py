@@ -1,6 +1,6 @@
 """Terraform's messaging defaults must equal the Python topology (single source of truth).
 
-shared/src/scrapejobs_shared/topology.py is used by the local bootstrap (emulators) and the
+scrapejobs_shared/messaging/topology.py is used by the local bootstrap (emulators) and the
 services; terraform/variables.tf must declare one variable per Topology field, named like
 the field, whose default equals the Python value. The push endpoints of the subscriptions
 must use the paths the worker serves.
@@ -12,8 +12,8 @@ import dataclasses
 
 import pytest
 
-from scrapejobs_shared import topology
-from scrapejobs_shared.topology import DEAD_LETTER_PATH, DEFAULT_TOPOLOGY, PUSH_PATH
+from scrapejobs_shared.messaging import topology
+from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, DEFAULT_TOPOLOGY, PUSH_PATH
 
 TOPOLOGY_FIELDS = [f.name for f in dataclasses.fields(DEFAULT_TOPOLOGY)]
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 
-from scrapejobs_shared.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.records import JobRecord, TaskRecord, task_id_for
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord, task_id_for
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 PRODUCT_FIELDS = {
     "title": {"css": "h1.title::text"},

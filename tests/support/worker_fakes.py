@@ -9,13 +9,13 @@ from typing import Any
 
 from opentelemetry.trace import NoOpTracer
 
-from scrapejobs_shared.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.memory_host_gate import MemoryHostGate
-from scrapejobs_shared.memory_publisher import MemoryTaskPublisher
-from scrapejobs_shared.memory_store import MemoryJobStore
-from scrapejobs_shared.records import JobRecord, TaskRecord
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.task_message import PushedMessage, TaskMessage
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.messaging.task_message import PushedMessage, TaskMessage
 from scrapejobs_worker.fetch_port import FetchRequest, FetchResponse
 from scrapejobs_worker.page_extraction import extract_outcome
 from scrapejobs_worker.politeness import Politeness, PolitenessPolicy

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scrapejobs_shared.jobspec import JobSpec
-from scrapejobs_shared.ports import ClaimState
-from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.job_store import ClaimState
 
 pytestmark = pytest.mark.emulators
 

@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from google.cloud import firestore
 
-from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
-from scrapejobs_shared.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
-from scrapejobs_shared.memory_host_gate import MemoryHostGate
-from scrapejobs_shared.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
 
 LEASE = timedelta(seconds=40)
 

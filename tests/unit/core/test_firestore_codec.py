@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from scrapejobs_shared.firestore_codec import task_from_doc, task_to_doc
-from scrapejobs_shared.records import TaskRecord
-from scrapejobs_shared.statuses import TaskStatus
+from scrapejobs_shared.adapters.firestore.codec import task_from_doc, task_to_doc
+from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from scrapejobs_shared.jobspec import MAX_URLS, JobRequest
+from scrapejobs_shared.domain.jobspec import MAX_URLS, JobRequest
 
 
 def _error(body: dict) -> str:

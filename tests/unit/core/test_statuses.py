@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 T = TaskStatus
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from scrapejobs_shared.task_message import MalformedMessage, TaskMessage, decode_push
+from scrapejobs_shared.messaging.task_message import MalformedMessage, TaskMessage, decode_push
 
 
 def _body(data: object, **envelope: object) -> bytes:

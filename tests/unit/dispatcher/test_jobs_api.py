@@ -9,10 +9,10 @@ import pytest
 
 from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
-from scrapejobs_shared.memory_host_gate import MemoryHostGate
-from scrapejobs_shared.memory_publisher import MemoryTaskPublisher
-from scrapejobs_shared.memory_store import MemoryJobStore
-from scrapejobs_shared.statuses import TaskStatus
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.domain.statuses import TaskStatus
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ async def test_errors_are_json_with_status(client, store) -> None:
 async def test_cancel_of_completed_job_conflicts(client, store) -> None:
     from datetime import UTC, datetime
 
-    from scrapejobs_shared.statuses import JobStatus
+    from scrapejobs_shared.domain.statuses import JobStatus
 
     job = (await client.post("/v1/jobs", json={"url": "http://a.example/"})).json()
     await store.set_job_status(job["id"], JobStatus.COMPLETED, datetime.now(UTC))
@@ -128,7 +128,7 @@ async def test_openapi_and_health(client) -> None:
 async def test_host_state_shows_an_open_breaker(store, publisher) -> None:
     from datetime import UTC, datetime
 
-    from scrapejobs_shared.host_gate import BreakerPolicy
+    from scrapejobs_shared.ports.host_gate import BreakerPolicy
 
     gate = MemoryHostGate()
     for _ in range(2):
@@ -190,9 +190,9 @@ async def test_scheduler_retry_submits_once(client, publisher) -> None:
 async def test_stuck_submission_is_republished_once(client, store, publisher) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from scrapejobs_shared.jobspec import JobSpec
-    from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord
-    from scrapejobs_shared.statuses import JobStatus
+    from scrapejobs_shared.domain.jobspec import JobSpec
+    from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord
+    from scrapejobs_shared.domain.statuses import JobStatus
 
     submitted = (await client.post("/v1/jobs", json={"url": "http://a.example/"})).json()
     assert store.jobs[submitted["id"]].publishing is False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapejobs_shared.host_key import MAX_KEY_BYTES, host_key, robots_url
+from scrapejobs_shared.politeness.host_key import MAX_KEY_BYTES, host_key, robots_url
 
 
 @pytest.mark.parametrize(

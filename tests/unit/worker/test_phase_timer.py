@@ -4,7 +4,7 @@ import asyncio
 import json
 import logging
 
-from scrapejobs_shared.memory_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_worker.phase_timer import collect_phases, phase
 from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
 

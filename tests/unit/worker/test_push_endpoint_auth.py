@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from scrapejobs_shared.memory_host_gate import MemoryHostGate
-from scrapejobs_shared.memory_publisher import MemoryTaskPublisher
-from scrapejobs_shared.memory_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_worker.main import create_app
 from scrapejobs_worker.push_auth import StaticJwks
 from scrapejobs_worker.settings import WorkerSettings

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scrapejobs_shared.memory_host_gate import MemoryHostGate
-from scrapejobs_shared.memory_publisher import MemoryTaskPublisher
-from scrapejobs_shared.memory_store import MemoryJobStore
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_worker.fetch_port import BlockedDestination, TransientFetchError
 from scrapejobs_worker.politeness import PolitenessPolicy
 from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job

@@ -10,8 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from scrapejobs_dispatcher.service import JobAlreadyFinished, JobNotFound
-from scrapejobs_shared.http_errors import error_response, install_http_error_handlers
-from scrapejobs_shared.page_token import InvalidPageToken
+from scrapejobs_shared.adapters.page_token import InvalidPageToken
+from scrapejobs_web.http_errors import error_response, install_http_error_handlers
 
 log = logging.getLogger(__name__)
 

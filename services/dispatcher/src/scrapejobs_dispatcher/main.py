@@ -16,14 +16,15 @@ from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.routes import health, hosts, jobs, maintenance
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
-from scrapejobs_shared.clock import utc_now
-from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
-from scrapejobs_shared.firestore_store import FirestoreJobStore
-from scrapejobs_shared.host_gate import HostGate
-from scrapejobs_shared.json_logging import configure_logging
-from scrapejobs_shared.ports import JobStore, TaskPublisher
-from scrapejobs_shared.pubsub_publisher import PubSubTaskPublisher
-from scrapejobs_shared.tracing import build_tracer
+from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
+from scrapejobs_shared.domain.clock import utc_now
+from scrapejobs_shared.observability.json_logging import configure_logging
+from scrapejobs_shared.observability.tracing import build_tracer
+from scrapejobs_shared.ports.host_gate import HostGate
+from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
 log = logging.getLogger(__name__)
 

@@ -10,14 +10,15 @@ from datetime import timedelta
 
 from opentelemetry.trace import Tracer
 
-from scrapejobs_shared.clock import Clock
-from scrapejobs_shared.crawl_identity import crawl_task_id
-from scrapejobs_shared.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.ports import JobExists, JobStore, Page, TaskPublisher
-from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.task_message import TaskMessage
-from scrapejobs_shared.tracing import inject_trace_context
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.crawl_identity import crawl_task_id
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.messaging.task_message import TaskMessage
+from scrapejobs_shared.observability.tracing import inject_trace_context
+from scrapejobs_shared.ports.job_store import JobExists, JobStore, Page
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
 log = logging.getLogger(__name__)
 

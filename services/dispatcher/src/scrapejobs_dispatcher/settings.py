@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
-from scrapejobs_shared.settings import CommonSettings
+from scrapejobs_shared.config.settings import CommonSettings
 
 
 class DispatcherSettings(CommonSettings):

@@ -8,8 +8,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.service import JobView
-from scrapejobs_shared.records import JobRecord, TaskRecord
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 
 class JobSummary(BaseModel):

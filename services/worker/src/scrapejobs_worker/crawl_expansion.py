@@ -5,14 +5,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from scrapejobs_shared.clock import Clock
-from scrapejobs_shared.crawl_identity import crawl_task_id
-from scrapejobs_shared.jobspec import CrawlSpec
-from scrapejobs_shared.ports import JobStore, TaskPublisher
-from scrapejobs_shared.records import TaskOutcome, TaskRecord
-from scrapejobs_shared.statuses import TaskStatus
-from scrapejobs_shared.task_message import TaskMessage
-from scrapejobs_shared.tracing import inject_trace_context
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.crawl_identity import crawl_task_id
+from scrapejobs_shared.domain.jobspec import CrawlSpec
+from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.messaging.task_message import TaskMessage
+from scrapejobs_shared.observability.tracing import inject_trace_context
+from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_worker.crawl_frontier import next_candidates
 
 log = logging.getLogger(__name__)

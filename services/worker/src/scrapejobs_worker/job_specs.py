@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from scrapejobs_shared.jobspec import JobSpec
-from scrapejobs_shared.ports import JobStore
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.ports.job_store import JobStore
 
 
 class JobSpecCache:

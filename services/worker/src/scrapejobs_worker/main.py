@@ -11,16 +11,17 @@ import httpx
 from fastapi import FastAPI
 from google.cloud import firestore
 
-from scrapejobs_shared.clock import Clock, utc_now
-from scrapejobs_shared.firestore_host_gate import FirestoreHostGate
-from scrapejobs_shared.firestore_store import FirestoreJobStore
-from scrapejobs_shared.host_gate import BreakerPolicy, HostGate
-from scrapejobs_shared.http_errors import install_http_error_handlers
-from scrapejobs_shared.json_logging import configure_logging
-from scrapejobs_shared.ports import JobStore, TaskPublisher
-from scrapejobs_shared.pubsub_publisher import PubSubTaskPublisher
-from scrapejobs_shared.tracing import build_tracer
-from scrapejobs_shared.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
+from scrapejobs_shared.domain.clock import Clock, utc_now
+from scrapejobs_shared.observability.json_logging import configure_logging
+from scrapejobs_shared.observability.tracing import build_tracer
+from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
+from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_web.http_errors import install_http_error_handlers
 from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.page_extraction import extract_outcome

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction import UnsupportedContent, extract_page, fit_result
 from scrapejobs_shared.extraction.spec import Format
-from scrapejobs_shared.jobspec import JobSpec
-from scrapejobs_shared.records import TaskOutcome
-from scrapejobs_shared.statuses import TaskStatus
 from scrapejobs_worker.fetch_port import FetchResponse
 
 BODY_TRUNCATED = "$body"  # in truncated_fields: the page exceeded the fetch byte cap

@@ -7,9 +7,9 @@ import asyncio
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from scrapejobs_shared.clock import Clock
-from scrapejobs_shared.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
-from scrapejobs_shared.jobspec import JobOptions
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import JobOptions
+from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
 from scrapejobs_worker.phase_timer import phase
 from scrapejobs_worker.robots_cache import RobotsCache
 

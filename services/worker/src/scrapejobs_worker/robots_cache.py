@@ -7,7 +7,7 @@ import logging
 import time
 from collections import OrderedDict
 
-from scrapejobs_shared.host_key import host_key, robots_url
+from scrapejobs_shared.politeness.host_key import host_key, robots_url
 from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest
 from scrapejobs_worker.robots_rules import ROBOTS_CACHE_TTL_S, RobotsRules, rules_for_response
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
 
-from scrapejobs_shared.settings import CommonSettings
+from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_worker.push_auth import GOOGLE_JWKS_URL
 
 

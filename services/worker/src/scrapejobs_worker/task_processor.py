@@ -12,15 +12,16 @@ from datetime import timedelta
 
 from opentelemetry.trace import Tracer
 
-from scrapejobs_shared.clock import Clock
-from scrapejobs_shared.host_gate import Permit, Throttle
-from scrapejobs_shared.host_key import host_key
-from scrapejobs_shared.jobspec import JobSpec
-from scrapejobs_shared.ports import Claim, ClaimState, JobStore, TaskPublisher
-from scrapejobs_shared.records import TaskOutcome, TaskRecord
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.task_message import MalformedMessage, PushedMessage, TaskMessage
-from scrapejobs_shared.tracing import extract_trace_context, inject_trace_context
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.messaging.task_message import MalformedMessage, PushedMessage, TaskMessage
+from scrapejobs_shared.observability.tracing import extract_trace_context, inject_trace_context
+from scrapejobs_shared.politeness.host_key import host_key
+from scrapejobs_shared.ports.host_gate import Permit, Throttle
+from scrapejobs_shared.ports.job_store import Claim, ClaimState, JobStore
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest, FetchResponse
 from scrapejobs_worker.http_status_policy import StatusClass, classify_status

@@ -12,7 +12,7 @@ from pathlib import Path
 from scrapejobs_devstack.emulators import Emulator, start_emulators
 from scrapejobs_devstack.processes import ManagedProcess, start_process, wait_http
 from scrapejobs_devstack.topology_bootstrap import ensure_topology
-from scrapejobs_shared.topology import DEFAULT_TOPOLOGY, Topology
+from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY, Topology
 
 LOOPBACK_ALLOWLIST = "127.0.0.0/8,::1/128"
 

@@ -9,7 +9,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import pubsub_v1
 from google.protobuf import duration_pb2
 
-from scrapejobs_shared.topology import DEAD_LETTER_PATH, PUSH_PATH, Topology
+from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH, Topology
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.routes.jobs import ERRORS
-from scrapejobs_shared.clock import utc_now
-from scrapejobs_shared.host_gate import HostGate
-from scrapejobs_shared.host_key import host_key
+from scrapejobs_shared.domain.clock import utc_now
+from scrapejobs_shared.politeness.host_key import host_key
+from scrapejobs_shared.ports.host_gate import HostGate
 
 router = APIRouter(prefix="/v1/hosts", tags=["hosts"], dependencies=[Depends(require_caller)])
 

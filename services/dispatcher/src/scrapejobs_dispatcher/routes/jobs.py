@@ -17,8 +17,8 @@ from scrapejobs_dispatcher.views import (
     ResultPage,
     TaskResult,
 )
-from scrapejobs_shared.jobspec import JobRequest
-from scrapejobs_shared.statuses import JobStatus
+from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.domain.statuses import JobStatus
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_caller)])
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import httpx
 
-from scrapejobs_shared.jobspec import FORBIDDEN_HEADERS
+from scrapejobs_shared.domain.jobspec import FORBIDDEN_HEADERS
 from scrapejobs_worker.fetch_port import PermanentFetchError
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})

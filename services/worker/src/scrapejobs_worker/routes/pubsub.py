@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from scrapejobs_shared.task_message import MalformedMessage, decode_push
-from scrapejobs_shared.topology import DEAD_LETTER_PATH, PUSH_PATH
+from scrapejobs_shared.messaging.task_message import MalformedMessage, decode_push
+from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH
 from scrapejobs_worker.push_guard import require_push_identity
 from scrapejobs_worker.task_processor import TaskProcessor
 from scrapejobs_worker.verdict import Verdict

@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from scrapejobs_shared.clock import Clock
-from scrapejobs_shared.host_gate import (
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.ports.host_gate import (
     BreakerPolicy,
     HostGate,
     HostLimits,

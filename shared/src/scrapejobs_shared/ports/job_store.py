@@ -1,16 +1,15 @@
-"""Ports the services' logic depends on; adapters: Firestore/Pub/Sub, and in-memory twins."""
+"""The job store port: jobs, their tasks' state machine, and the records it returns."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
 
-from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.task_message import TaskMessage
+from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 
 class JobExists(Exception):
@@ -132,12 +131,3 @@ class JobStore(Protocol):
         self, message_id: str, reason: str, payload: bytes, now: datetime
     ) -> None:
         """Keep a message that can never be processed (it is acked after this)."""
-
-
-class TaskPublisher(Protocol):
-    async def publish(
-        self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
-    ) -> list[str | BaseException]:
-        """Publish every message; per message the server id or the error that stopped it."""
-
-    async def close(self) -> None: ...

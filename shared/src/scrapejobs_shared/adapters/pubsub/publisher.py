@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from google.cloud import pubsub_v1
 from google.cloud.pubsub_v1.types import BatchSettings, PublisherOptions
 
-from scrapejobs_shared.task_message import FORMAT_VERSION, TaskMessage
+from scrapejobs_shared.messaging.task_message import FORMAT_VERSION, TaskMessage
 
 # Larger batches than the client default (100 messages / 10 ms): a 10,000-URL submission is
 # about 20 publish requests instead of 100.

@@ -19,12 +19,17 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from scrapejobs_shared.firestore_codec import job_from_doc, job_to_doc, task_from_doc, task_to_doc
-from scrapejobs_shared.firestore_counters import DEFAULT_COUNTER_SHARDS, ShardedCounters
-from scrapejobs_shared.page_token import decode_token, encode_token
-from scrapejobs_shared.ports import Claim, ClaimState, Finish, JobExists, Page
-from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, kept_error
-from scrapejobs_shared.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
+from scrapejobs_shared.adapters.firestore.codec import (
+    job_from_doc,
+    job_to_doc,
+    task_from_doc,
+    task_to_doc,
+)
+from scrapejobs_shared.adapters.firestore.counters import DEFAULT_COUNTER_SHARDS, ShardedCounters
+from scrapejobs_shared.adapters.page_token import decode_token, encode_token
+from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord, kept_error
+from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
+from scrapejobs_shared.ports.job_store import Claim, ClaimState, Finish, JobExists, Page
 
 BATCH_LIMIT = 500  # Firestore's maximum writes per batch
 CLAIM_RETRIES = 5

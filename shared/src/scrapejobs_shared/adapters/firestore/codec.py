@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from scrapejobs_shared.jobspec import JobSpec
-from scrapejobs_shared.records import JobRecord, TaskRecord
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 
 def job_to_doc(job: JobRecord) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from typing import Any
 
 from google.cloud import firestore
 
-from scrapejobs_shared.records import TaskRecord
-from scrapejobs_shared.statuses import OPEN_TASK_STATUSES, TaskStatus
+from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, TaskStatus
 
 DEFAULT_COUNTER_SHARDS = 16
 OPEN_FIELDS = tuple(sorted(status.value for status in OPEN_TASK_STATUSES))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from scrapejobs_shared.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 
 
 class CommonSettings(BaseSettings):

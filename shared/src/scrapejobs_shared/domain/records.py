@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from scrapejobs_shared.jobspec import JobSpec
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 
 def task_id_for(job_id: str, key: str) -> str:

@@ -17,7 +17,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from scrapejobs_shared.host_gate import (
+from scrapejobs_shared.ports.host_gate import (
     BreakerPolicy,
     HostLimits,
     HostSignals,

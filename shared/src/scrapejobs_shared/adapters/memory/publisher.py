@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from scrapejobs_shared.task_message import TaskMessage
+from scrapejobs_shared.messaging.task_message import TaskMessage
 
 
 class MemoryTaskPublisher:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from scrapejobs_shared.domain.records import task_id_for
 from scrapejobs_shared.extraction.urls import normalize_http_url
-from scrapejobs_shared.records import task_id_for
 
 
 def crawl_key(url: str) -> str:

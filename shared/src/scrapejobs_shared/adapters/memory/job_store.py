@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from scrapejobs_shared.page_token import decode_token, encode_token
-from scrapejobs_shared.ports import Claim, ClaimState, Finish, JobExists, Page
-from scrapejobs_shared.records import JobRecord, TaskOutcome, TaskRecord, kept_error
-from scrapejobs_shared.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.adapters.page_token import decode_token, encode_token
+from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord, kept_error
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.job_store import Claim, ClaimState, Finish, JobExists, Page
 
 
 class MemoryJobStore:

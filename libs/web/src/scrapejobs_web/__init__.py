@@ -1,0 +1,1 @@
+"""FastAPI pieces both services share: JSON error bodies and handlers."""

@@ -1,0 +1,1 @@
+"""Firestore adapters: the job store, its counters and codec, and the host gate."""

@@ -1,0 +1,1 @@
+"""Configuration read from the environment."""

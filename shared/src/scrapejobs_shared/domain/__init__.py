@@ -1,0 +1,1 @@
+"""Domain records and rules: jobs, tasks, statuses, the job spec, identities."""

@@ -1,0 +1,1 @@
+"""The Pub/Sub message format and topology (names and delivery settings)."""

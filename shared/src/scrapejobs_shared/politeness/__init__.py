@@ -1,0 +1,1 @@
+"""Per-host politeness pieces shared by the services (host keys, warm host slots)."""

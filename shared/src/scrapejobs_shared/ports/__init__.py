@@ -1,0 +1,1 @@
+"""Ports: the protocols service logic depends on (adapters implement them)."""

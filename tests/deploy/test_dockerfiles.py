@@ -287,7 +287,8 @@ def test_dockerignore_keeps_everything_the_dockerfiles_copy(dockerignore_rules):
         "services/worker/pyproject.toml",
         "tools/devstack/pyproject.toml",
     ]
-    for src_root in ("shared/src", "libs/web/src", "services/dispatcher/src", "services/worker/src"):
+    src_roots = ("shared/src", "libs/web/src", "services/dispatcher/src", "services/worker/src")
+    for src_root in src_roots:
         files = [
             p.relative_to(REPO_ROOT).as_posix()
             for p in (REPO_ROOT / src_root).rglob("*")

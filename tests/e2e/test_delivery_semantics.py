@@ -12,7 +12,7 @@ import pytest
 from support.jobs import (
     PRODUCT_FIELDS,
     all_results,
-    push_envelope,
+    envelope_of,
     submit,
     wait_finished,
     write_job_directly,
@@ -23,9 +23,8 @@ pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
 async def test_duplicate_pushes_fetch_once_and_count_once(api, site, stack, store) -> None:
     url = f"{site.url}/slow/dup?s=1&times=1"
-    job_id, [task] = await write_job_directly(store, [url])
-    task_id = task.id
-    envelope = push_envelope(job_id, task_id, url)
+    job_id, [batch] = await write_job_directly(store, [url])
+    envelope = envelope_of(batch)
     async with httpx.AsyncClient(base_url=stack.config.worker_url, timeout=30) as worker:
         concurrent = await asyncio.gather(
             *(worker.post("/pubsub/push", json=envelope) for _ in range(3))

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from scrapejobs_devstack.processes import free_port
-from support.jobs import all_results, push_envelope, submit, wait_finished, write_job_directly
+from support.jobs import all_results, envelope_of, submit, wait_finished, write_job_directly
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
@@ -100,7 +100,9 @@ async def test_per_host_concurrency_holds_across_worker_processes(
     api, site, stack, store, second_worker
 ) -> None:
     urls = [f"{site.url}/conc/{i}?s=0.4" for i in range(24)]
-    job_id, tasks = await write_job_directly(store, urls, {"per_host_concurrency": 3})
+    job_id, batches = await write_job_directly(
+        store, urls, {"per_host_concurrency": 3}, batch_size=4
+    )
     site.max_in_flight = 0
     workers = [stack.config.worker_url, second_worker]
     async with httpx.AsyncClient(timeout=60) as client:
@@ -108,9 +110,9 @@ async def test_per_host_concurrency_holds_across_worker_processes(
             *(
                 client.post(
                     f"{workers[i % 2]}/pubsub/push",
-                    json=push_envelope(job_id, task.id, task.url, message_id=str(i)),
+                    json=envelope_of(batch, message_id=str(i)),
                 )
-                for i, task in enumerate(tasks)
+                for i, batch in enumerate(batches)
             )
         )
 

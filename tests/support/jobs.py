@@ -12,8 +12,9 @@ from typing import Any
 
 import httpx
 
+from scrapejobs_shared.delivery.batching import plan_batches, shards_for
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.domain.records import JobRecord, TaskRecord, task_id_for
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, task_id_for
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 PRODUCT_FIELDS = {
@@ -66,8 +67,13 @@ async def all_results(
             return results
 
 
-def push_envelope(job_id: str, task_id: str, url: str, message_id: str = "m-1") -> dict[str, Any]:
-    data = json.dumps({"job_id": job_id, "task_id": task_id, "url": url}).encode()
+def push_envelope(
+    job_id: str, batch_id: str, tasks: list[tuple[str, str]], message_id: str = "m-1"
+) -> dict[str, Any]:
+    """A Pub/Sub push body carrying one batch: ``tasks`` are (task id, url) pairs."""
+    data = json.dumps(
+        {"job_id": job_id, "batch_id": batch_id, "tasks": [{"id": i, "url": u} for i, u in tasks]}
+    ).encode()
     return {
         "message": {
             "data": base64.b64encode(data).decode(),
@@ -79,6 +85,12 @@ def push_envelope(job_id: str, task_id: str, url: str, message_id: str = "m-1") 
     }
 
 
+def envelope_of(batch: BatchRecord, message_id: str = "m-1") -> dict[str, Any]:
+    return push_envelope(
+        batch.job_id, batch.id, [(i.task_id, i.url) for i in batch.items], message_id
+    )
+
+
 async def write_job_directly(
     store: Any,
     urls: list[str],
@@ -86,14 +98,17 @@ async def write_job_directly(
     *,
     age: timedelta = timedelta(0),
     publishing: bool = False,
-) -> tuple[str, list[TaskRecord]]:
-    """A job and its tasks written straight to Firestore, never published to Pub/Sub: for
+    batch_size: int = 50,
+) -> tuple[str, list[BatchRecord]]:
+    """A job and its batches written straight to Firestore, never published to Pub/Sub: for
     driving the worker's push endpoint directly, or simulating a stopped submission."""
     created = datetime.now(UTC) - age
     job_id = uuid.uuid4().hex
     body = {"url": urls[0], "extract": PRODUCT_FIELDS, "options": options or {}}
     spec = JobSpec.from_request(JobRequest.model_validate(body))
     expire = created + timedelta(days=1)
+    items = [BatchItem(task_id_for(job_id, str(i)), url, index=i) for i, url in enumerate(urls)]
+    batches = plan_batches(job_id, items, batch_size, created, expire)
     job = JobRecord(
         job_id,
         JobStatus.QUEUED,
@@ -103,19 +118,7 @@ async def write_job_directly(
         expire,
         total=len(urls),
         publishing=publishing,
+        counter_shards=shards_for(len(batches)),
     )
-    tasks = [
-        TaskRecord(
-            job_id,
-            task_id_for(job_id, str(i)),
-            url,
-            TaskStatus.QUEUED,
-            created,
-            created,
-            expire,
-            index=i,
-        )
-        for i, url in enumerate(urls)
-    ]
-    await store.create_job(job, tasks)
-    return job_id, tasks
+    await store.create_job(job, batches)
+    return job_id, batches

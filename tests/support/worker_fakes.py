@@ -1,4 +1,4 @@
-"""In-memory wiring of the worker's TaskProcessor, with a scripted fetcher."""
+"""In-memory wiring of the worker's BatchProcessor, with a scripted fetcher."""
 
 from __future__ import annotations
 
@@ -12,15 +12,18 @@ from opentelemetry.trace import NoOpTracer
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.domain.records import JobRecord, TaskRecord
-from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.messaging.task_message import PushedMessage, TaskMessage
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
+from scrapejobs_shared.domain.statuses import JobStatus
+from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage, TaskRef
+from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
+from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.fetch_port import FetchRequest, FetchResponse
 from scrapejobs_worker.page_extraction import extract_outcome
 from scrapejobs_worker.politeness import Politeness, PolitenessPolicy
 from scrapejobs_worker.robots_cache import RobotsCache
-from scrapejobs_worker.task_processor import ProcessorPolicy, TaskProcessor
+from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 HTML = b"<html><body><h1>Hello</h1><a href='/next'>n</a></body></html>"
@@ -55,15 +58,23 @@ class ScriptedFetcher:
         return None
 
 
-async def setup_job(store: MemoryJobStore, body: dict[str, Any] | None = None) -> TaskRecord:
+async def setup_job(
+    store: MemoryJobStore, body: dict[str, Any] | None = None, urls: int = 1
+) -> BatchRecord:
+    """Job ``j`` with one batch ``b`` of ``urls`` tasks ``t``, ``t1``, ``t2``... of the body's
+    URL (with ``?n=`` for the others)."""
     request = JobRequest.model_validate(
         body or {"url": "http://a.example/", "extract": {"h": {"css": "h1::text"}}}
     )
-    job = JobRecord("j", JobStatus.QUEUED, JobSpec.from_request(request), NOW, NOW, NOW, total=1)
+    job = JobRecord("j", JobStatus.QUEUED, JobSpec.from_request(request), NOW, NOW, NOW, total=urls)
     url = request.target_urls()[0]
-    task = TaskRecord("j", "t", url, TaskStatus.QUEUED, NOW, NOW, NOW)
-    await store.create_job(job, [task])
-    return task
+    items = tuple(
+        BatchItem("t" if n == 0 else f"t{n}", url if n == 0 else f"{url}?n={n}", index=n)
+        for n in range(urls)
+    )
+    batch = BatchRecord("j", "b", items, NOW, NOW)
+    await store.create_job(job, [batch])
+    return batch
 
 
 def build_processor(
@@ -74,25 +85,38 @@ def build_processor(
     gate: MemoryHostGate | None = None,
     publisher: MemoryTaskPublisher | None = None,
     politeness: PolitenessPolicy | None = None,
-) -> TaskProcessor:
+    runner: RunnerPolicy | None = None,
+    batch: BatchPolicy | None = None,
+) -> BatchProcessor:
     polite = Politeness(
         gate or MemoryHostGate(),
         RobotsCache(fetcher),
         politeness or PolitenessPolicy(max_wait_s=0.0),
         clock,
     )
-    return TaskProcessor(
-        store,
+    enqueuer = Enqueuer(store, publisher or MemoryTaskPublisher(), clock)
+    tasks = TaskRunner(
         fetcher,
         extract_outcome,
         polite,
-        publisher or MemoryTaskPublisher(),
+        CrawlExpansion(store, enqueuer, clock),
         clock,
         NoOpTracer(),
-        ProcessorPolicy(fetch_timeout_s=5, lease_margin_s=1),
+        runner or RunnerPolicy(fetch_timeout_s=5, lease_margin_s=1),
+    )
+    return BatchProcessor(
+        store, tasks, enqueuer, clock, NoOpTracer(), batch or BatchPolicy(lease_s=6)
     )
 
 
-def push(payload: bytes | None = None, **attributes: str) -> PushedMessage:
-    data = payload or TaskMessage(job_id="j", task_id="t", url="http://a.example/").encode()
-    return PushedMessage("m1", data, attributes, "sub", None)
+def push(
+    payload: bytes | None = None, batch: BatchRecord | None = None, **attributes: str
+) -> PushedMessage:
+    if payload is None:
+        refs = (
+            tuple(TaskRef(id=i.task_id, url=i.url) for i in batch.items)
+            if batch is not None
+            else (TaskRef(id="t", url="http://a.example/"),)
+        )
+        payload = BatchMessage(job_id="j", batch_id="b", tasks=refs).encode()
+    return PushedMessage("m1", payload, attributes, "sub", None)

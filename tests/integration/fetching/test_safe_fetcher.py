@@ -13,6 +13,7 @@ from scrapejobs_worker.fetch_port import (
     TransientFetchError,
 )
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
+from scrapejobs_worker.fetching.config import DEFAULT_USER_AGENT
 from scrapejobs_worker.fetching.resolver import Resolver
 
 LOOPBACK_ALLOWLIST = ("127.0.0.0/8", "::1/128")
@@ -116,7 +117,7 @@ async def test_allowlisted_loopback_server_is_fetched(http_server, fetcher_facto
         assert not response.truncated
         assert response.elapsed_ms >= 0
     sent = http_server.requests[0].headers
-    assert sent["user-agent"] == "scrapejobs/0.1 (+https://github.com/scrapejobs)"
+    assert sent["user-agent"] == DEFAULT_USER_AGENT
     assert sent["accept-encoding"] == "gzip, deflate"
 
 

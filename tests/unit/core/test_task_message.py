@@ -5,7 +5,13 @@ import json
 
 import pytest
 
-from scrapejobs_shared.messaging.task_message import MalformedMessage, TaskMessage, decode_push
+from scrapejobs_shared.messaging.task_message import (
+    MAX_BATCH_SIZE,
+    BatchMessage,
+    MalformedMessage,
+    TaskRef,
+    decode_push,
+)
 
 
 def _body(data: object, **envelope: object) -> bytes:
@@ -14,9 +20,10 @@ def _body(data: object, **envelope: object) -> bytes:
 
 
 def test_round_trip() -> None:
-    task = TaskMessage(job_id="j1", task_id="t1", url="http://a.example/")
-    pushed = decode_push(_body(base64.b64encode(task.encode()).decode(), deliveryAttempt=3))
-    assert pushed.task() == task
+    refs = (TaskRef(id="t1", url="http://a.example/"), TaskRef(id="t2", url="http://b.example/"))
+    batch = BatchMessage(job_id="j1", batch_id="b1", tasks=refs)
+    pushed = decode_push(_body(base64.b64encode(batch.encode()).decode(), deliveryAttempt=3))
+    assert pushed.batch() == batch
     assert pushed.message_id == "42" and pushed.delivery_attempt == 3
     assert pushed.attributes == {"traceparent": "x"}
 
@@ -42,11 +49,22 @@ def test_malformed_envelopes(body: bytes) -> None:
     [
         b"",
         b"{}",
-        b'{"job_id": "j", "task_id": "t"}',
-        b'{"job_id": "../x", "task_id": "t", "url": "u"}',
+        b'{"job_id": "j", "task_id": "t", "url": "u"}',
+        b'{"job_id": "j", "batch_id": "b", "tasks": []}',
+        b'{"job_id": "j", "batch_id": "b", "tasks": [{"id": "t"}]}',
+        b'{"job_id": "../x", "batch_id": "b", "tasks": [{"id": "t", "url": "u"}]}',
+        b'{"job_id": "j", "batch_id": "b/c", "tasks": [{"id": "t", "url": "u"}]}',
     ],
 )
 def test_malformed_payloads(payload: bytes) -> None:
     pushed = decode_push(_body(base64.b64encode(payload).decode()))
     with pytest.raises(MalformedMessage):
-        pushed.task()
+        pushed.batch()
+
+
+def test_a_batch_holds_at_most_max_batch_size_tasks() -> None:
+    refs = [{"id": f"t{n}", "url": "http://a.example/"} for n in range(MAX_BATCH_SIZE + 1)]
+    payload = json.dumps({"job_id": "j", "batch_id": "b", "tasks": refs}).encode()
+    pushed = decode_push(_body(base64.b64encode(payload).decode()))
+    with pytest.raises(MalformedMessage):
+        pushed.batch()

@@ -19,11 +19,11 @@ from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
+from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.tracing import build_tracer
 from scrapejobs_shared.ports.host_gate import HostGate
-from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 def create_app(
     settings: DispatcherSettings,
-    store: JobStore | None = None,
+    store: StoreForEnqueue | None = None,
     publisher: TaskPublisher | None = None,
     gate: HostGate | None = None,
 ) -> FastAPI:
@@ -53,6 +53,7 @@ def create_app(
             utc_now,
             timedelta(days=settings.retention_days),
             build_tracer("scrapejobs-dispatcher"),
+            batch_size=settings.batch_size,
         )
         log.info("dispatcher ready", extra={"project": settings.project_id})
         try:

@@ -8,6 +8,8 @@ from pydantic import Field
 
 from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
 from scrapejobs_shared.config.settings import CommonSettings
+from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE
+from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 
 
 class DispatcherSettings(CommonSettings):
@@ -17,6 +19,12 @@ class DispatcherSettings(CommonSettings):
         "X-API-Key checked against api_key_hashes; none: local development only",
     )
     api_key_hashes: str = Field(default="", description="Comma-separated SHA-256 hex digests")
+    batch_size: int = Field(
+        default=DEFAULT_BATCH_SIZE,
+        ge=1,
+        le=MAX_BATCH_SIZE,
+        description="URLs per task message (grouped by host); see bench/README.md",
+    )
     max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="Larger request bodies get 413"
     )

@@ -14,14 +14,16 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
+from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.tracing import build_tracer
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
-from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_web.http_errors import install_http_error_handlers
+from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
+from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.page_extraction import extract_outcome
@@ -31,7 +33,7 @@ from scrapejobs_worker.push_guard import PushGuard
 from scrapejobs_worker.robots_cache import RobotsCache
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
-from scrapejobs_worker.task_processor import ProcessorPolicy, TaskProcessor
+from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,7 @@ def _fetch_jwks(url: str) -> dict[str, Any]:
 
 def create_app(
     settings: WorkerSettings,
-    store: JobStore | None = None,
+    store: StoreForEnqueue | None = None,
     fetcher: Fetcher | None = None,
     push_keys: KeySource | None = None,
     gate: HostGate | None = None,
@@ -90,15 +92,19 @@ def create_app(
         politeness = Politeness(
             host_gate, RobotsCache(page_fetcher), politeness_policy(settings), clock
         )
-        app.state.processor = TaskProcessor(
-            job_store,
+        tracer = build_tracer("scrapejobs-worker")
+        enqueuer = Enqueuer(job_store, task_publisher, clock)
+        runner = TaskRunner(
             page_fetcher,
             extract_outcome,
             politeness,
-            task_publisher,
+            CrawlExpansion(job_store, enqueuer, clock),
             clock,
-            build_tracer("scrapejobs-worker"),
-            processor_policy(settings),
+            tracer,
+            runner_policy(settings),
+        )
+        app.state.processor = BatchProcessor(
+            job_store, runner, enqueuer, clock, tracer, batch_policy(settings)
         )
         if settings.fetch_allowlist:
             log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
@@ -138,13 +144,23 @@ def warm_slots(settings: WorkerSettings, gate: HostGate, clock: Clock) -> HostGa
     return WarmSlotGate(gate, policy, clock)
 
 
-def processor_policy(settings: WorkerSettings) -> ProcessorPolicy:
-    return ProcessorPolicy(
+def runner_policy(settings: WorkerSettings) -> RunnerPolicy:
+    return RunnerPolicy(
         fetch_timeout_s=settings.fetch_timeout_s,
         lease_margin_s=settings.lease_margin_s,
+        max_delivery_attempts=settings.max_delivery_attempts,
         max_deferrals=settings.max_deferrals,
         throttle_hold_s=settings.throttle_hold_s,
         retry_after_cap_s=settings.retry_after_cap_s,
+    )
+
+
+def batch_policy(settings: WorkerSettings) -> BatchPolicy:
+    return BatchPolicy(
+        ack_deadline_s=settings.ack_deadline_s,
+        concurrency=settings.batch_concurrency,
+        flush_interval_s=settings.batch_flush_interval_s,
+        lease_s=settings.fetch_timeout_s + settings.lease_margin_s,
     )
 
 

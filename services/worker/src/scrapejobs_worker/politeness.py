@@ -10,6 +10,7 @@ from datetime import timedelta
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobOptions
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
+from scrapejobs_worker.fetching.config import DEFAULT_USER_AGENT
 from scrapejobs_worker.phase_timer import phase
 from scrapejobs_worker.robots_cache import RobotsCache
 
@@ -20,7 +21,7 @@ class PolitenessPolicy:
     per_host_rps: float = 0.0  # 0: no spacing unless a job or robots.txt asks for it
     max_wait_s: float = 10.0  # wait this long in-request for the host before deferring
     breaker: BreakerPolicy = field(default_factory=BreakerPolicy)
-    user_agent: str = "scrapejobs"
+    user_agent: str = DEFAULT_USER_AGENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,19 +30,59 @@ class RobotsVerdict:
     crawl_delay_s: float | None = None
 
 
-class HeldPermit:
-    """A granted permit, released exactly once (right after the fetch, or on any early exit)."""
+class HostQueue:
+    """This process's queue for one host: at most the host's concurrency pass at once. It is
+    dropped when nobody is in it, so a broad crawl does not keep one per host ever seen."""
 
-    def __init__(self, gate: HostGate, permit: Permit) -> None:
+    def __init__(self, queues: dict[tuple[str, int], HostQueue], key: tuple[str, int]) -> None:
+        self._queues = queues
+        self._key = key
+        self._places = asyncio.Semaphore(key[1])
+        self._users = 0
+
+    @classmethod
+    def join(cls, queues: dict[tuple[str, int], HostQueue], key: tuple[str, int]) -> HostQueue:
+        queue = queues.get(key) or queues.setdefault(key, cls(queues, key))
+        queue._users += 1
+        return queue
+
+    async def enter(self, wait_s: float) -> bool:
+        if wait_s <= 0 and self._places.locked():
+            return False
+        try:
+            await asyncio.wait_for(self._places.acquire(), timeout=wait_s if wait_s > 0 else None)
+        except TimeoutError:
+            return False
+        return True
+
+    def release(self) -> None:
+        self._places.release()
+        self.leave()
+
+    def leave(self) -> None:
+        self._users -= 1
+        if self._users == 0 and self._queues.get(self._key) is self:
+            del self._queues[self._key]
+
+
+class HeldPermit:
+    """A granted permit, released exactly once (right after the fetch, or on any early exit),
+    with this process's place in the host's queue."""
+
+    def __init__(self, gate: HostGate, permit: Permit, place: HostQueue) -> None:
         self._gate = gate
         self.permit = permit
+        self._place = place
         self._released = False
 
     async def release(self) -> None:
         if not self._released:
             self._released = True
-            with phase("release"):
-                await self._gate.release(self.permit)
+            try:
+                with phase("release"):
+                    await self._gate.release(self.permit)
+            finally:
+                self._place.release()
 
 
 class Politeness:
@@ -52,6 +93,10 @@ class Politeness:
         self._robots = robots
         self._policy = policy
         self._clock = clock
+        # Coroutines of this process wanting the same host queue here, at most the host's
+        # concurrency at the shared gate at once: waiting costs no store reads, and the slots
+        # this process holds warm pass from one fetch to the next.
+        self._queues: dict[tuple[str, int], HostQueue] = {}
 
     async def robots(self, url: str, options: JobOptions) -> RobotsVerdict:
         if not options.respect_robots:
@@ -66,22 +111,37 @@ class Politeness:
         concurrency = options.per_host_concurrency or self._policy.per_host_concurrency
         return HostLimits(concurrency=concurrency, min_interval_s=interval)
 
-    async def admit(self, host: str, limits: HostLimits, lease: timedelta) -> Permit | Throttle:
-        """A permit leased for ``lease`` from when it is granted, waiting up to ``max_wait_s``;
-        else the throttle to defer the task by."""
-        deadline = asyncio.get_running_loop().time() + self._policy.max_wait_s
-        while True:
-            now = self._clock()
-            result = await self._gate.acquire(host, limits, now + lease, now)
-            if isinstance(result, Permit):
-                return result
-            remaining = deadline - asyncio.get_running_loop().time()
-            if result.wait_s > remaining:
-                return result
-            await asyncio.sleep(max(result.wait_s, 0.02))
-
-    def hold(self, permit: Permit) -> HeldPermit:
-        return HeldPermit(self._gate, permit)
+    async def admit(
+        self, host: str, limits: HostLimits, lease: timedelta, max_wait_s: float | None = None
+    ) -> HeldPermit | Throttle:
+        """A permit leased for ``lease`` from when it is granted, waiting up to ``max_wait_s``
+        (default: the policy's) in this process's queue and at the shared gate; else the
+        throttle to defer the task by."""
+        wait_s = self._policy.max_wait_s if max_wait_s is None else max_wait_s
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(wait_s, 0.0)
+        place = HostQueue.join(self._queues, (host, limits.concurrency))
+        try:
+            entered = await place.enter(wait_s)
+        except BaseException:
+            place.leave()
+            raise
+        if not entered:
+            place.leave()
+            return Throttle(0.0, "concurrency")
+        try:
+            while True:
+                now = self._clock()
+                result = await self._gate.acquire(host, limits, now + lease, now)
+                if isinstance(result, Permit):
+                    return HeldPermit(self._gate, result, place)
+                if result.wait_s > deadline - loop.time():
+                    place.release()
+                    return result
+                await asyncio.sleep(max(result.wait_s, 0.02))
+        except BaseException:
+            place.release()
+            raise
 
     async def host_responded(self, permit: Permit) -> None:
         await self._gate.record_success(permit, self._clock())

@@ -8,7 +8,7 @@ import time
 from collections import OrderedDict
 
 from scrapejobs_shared.politeness.host_key import host_key, robots_url
-from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest
+from scrapejobs_worker.fetch_port import BlockedDestination, Fetcher, FetchError, FetchRequest
 from scrapejobs_worker.robots_rules import ROBOTS_CACHE_TTL_S, RobotsRules, rules_for_response
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,8 @@ class RobotsCache:
     async def _fetch(self, url: str) -> tuple[RobotsRules, float]:
         try:
             response = await self._fetcher.fetch(FetchRequest(robots_url(url), {}, self._timeout_s))
+        except BlockedDestination:
+            raise  # the page itself is refused, never "disallowed" (and never cached)
         except FetchError as exc:
             log.info("robots.txt unreachable", extra={"url": url, "reason": exc.reason})
             return rules_for_response(None, b""), FAILURE_TTL_S

@@ -8,6 +8,8 @@ from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
 
 from scrapejobs_shared.config.settings import CommonSettings
+from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
+from scrapejobs_worker.fetching.config import DEFAULT_USER_AGENT
 from scrapejobs_worker.push_auth import GOOGLE_JWKS_URL
 
 
@@ -24,7 +26,7 @@ class WorkerSettings(CommonSettings):
         "comma-separated. Empty in production; loopback for local development and tests.",
     )
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
-    user_agent: str = "scrapejobs/0.1 (+https://github.com/scrapejobs/scrapejobs)"
+    user_agent: str = DEFAULT_USER_AGENT
     push_auth: Literal["oidc", "none"] = "oidc"
     push_audience: str = ""
     push_service_account: str = ""
@@ -55,6 +57,29 @@ class WorkerSettings(CommonSettings):
     )
     warm_slot_keep_s: float = Field(
         default=20.0, gt=0, le=300, description="How long after it was taken a warm slot may serve"
+    )
+
+    ack_deadline_s: float = Field(
+        default=DEFAULT_TOPOLOGY.ack_deadline_s,
+        ge=10,
+        le=600,
+        description="The push subscription's ack deadline: a batch always answers before it",
+    )
+    max_delivery_attempts: int = Field(
+        default=DEFAULT_TOPOLOGY.max_delivery_attempts,
+        ge=1,
+        le=100,
+        description="Attempts after which a task still failing transiently ends dead_lettered "
+        "(the subscription's dead-letter policy)",
+    )
+    batch_concurrency: int = Field(
+        default=16, ge=1, le=256, description="Tasks of one batch fetched at once"
+    )
+    batch_flush_interval_s: float = Field(
+        default=1.0,
+        gt=0,
+        le=10,
+        description="A running batch commits its finished tasks at least this often",
     )
 
     @field_validator("fetch_allowlist", mode="before")

@@ -1,4 +1,10 @@
-"""What the store holds: jobs and their tasks (a task document is also the task's result)."""
+"""What the store holds: jobs, their batches of tasks, and each task's result.
+
+A task is one URL of a job. Tasks travel and are claimed in **batches** (one Pub/Sub message,
+one batch record holding its tasks' states and attempts); each task's terminal outcome is
+written as its own result record (``TaskRecord``), in the same commit that settles it in its
+batch.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ class JobRecord:
     kind: str = "urls"
     trigger: str | None = None  # scheduler trigger key, when submitted by a schedule
     publishing: bool = False  # tasks written, messages not yet all published
+    counter_shards: int = 1  # how many counter documents hold the job's task counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +58,6 @@ class TaskRecord:
     depth: int = 0
     truncated_fields: tuple[str, ...] = ()
     field_errors: dict[str, str] | None = None
-    claim_token: Any = (
-        None  # set on a claimed task: proof nothing changed it since (store-specific)
-    )
 
     def with_changes(self, **changes: Any) -> TaskRecord:
         return replace(self, **changes)
@@ -78,3 +82,35 @@ def kept_error(outcome: TaskOutcome, previous_error: str | None) -> str | None:
     if outcome.error is None and outcome.status is TaskStatus.DEAD_LETTERED:
         return previous_error
     return outcome.error
+
+
+@dataclass(frozen=True, slots=True)
+class BatchItem:
+    """One task inside a batch: its URL, where it stands, and how often it was attempted."""
+
+    task_id: str
+    url: str
+    status: TaskStatus = TaskStatus.QUEUED
+    attempts: int = 0
+    error: str | None = None  # the last transient error, kept for a dead letter
+    depth: int = 0  # crawl hops from the start URL
+    index: int = 0  # position in the submission
+
+    def with_changes(self, **changes: Any) -> BatchItem:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRecord:
+    """Up to B tasks of one job delivered as one message and claimed together."""
+
+    job_id: str
+    id: str
+    items: tuple[BatchItem, ...]
+    created_at: datetime
+    expire_at: datetime
+    lease_until: datetime | None = None  # a delivery is running it until then
+
+    @property
+    def open_items(self) -> tuple[BatchItem, ...]:
+        return tuple(item for item in self.items if not item.status.terminal)

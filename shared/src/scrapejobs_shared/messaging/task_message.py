@@ -1,4 +1,5 @@
-"""The Pub/Sub message format for one URL task: JSON data plus attributes (incl. trace context)."""
+"""The Pub/Sub message format: a batch of URL tasks of one job as JSON data, plus attributes
+(trace context, deferral count)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,28 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
+MAX_BATCH_SIZE = 500  # URLs per message (one Firestore commit holds at most 500 writes)
+_ID = r"^[A-Za-z0-9_\-]+$"
 
 
-class TaskMessage(BaseModel):
+class TaskRef(BaseModel):
+    """One URL of a batch, as it travels (its state lives in the batch's record)."""
+
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    job_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
-    task_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
+    id: str = Field(min_length=1, max_length=64, pattern=_ID)
     url: str = Field(min_length=1, max_length=2048)
+
+
+class BatchMessage(BaseModel):
+    """A batch of tasks of one job: the unit Pub/Sub delivers and a worker claims."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    job_id: str = Field(min_length=1, max_length=64, pattern=_ID)
+    batch_id: str = Field(min_length=1, max_length=64, pattern=_ID)
+    tasks: tuple[TaskRef, ...] = Field(min_length=1, max_length=MAX_BATCH_SIZE)
 
     def encode(self) -> bytes:
         return self.model_dump_json().encode()
@@ -38,9 +52,9 @@ class PushedMessage:
     subscription: str
     delivery_attempt: int | None  # absent on the emulator and without a dead-letter policy
 
-    def task(self) -> TaskMessage:
+    def batch(self) -> BatchMessage:
         try:
-            return TaskMessage.model_validate_json(self.data)
+            return BatchMessage.model_validate_json(self.data)
         except ValidationError as exc:
             raise MalformedMessage(f"invalid task payload: {_first_error(exc)}") from None
 

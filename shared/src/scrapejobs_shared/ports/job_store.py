@@ -1,52 +1,36 @@
-"""The job store port: jobs, their tasks' state machine, and the records it returns."""
+"""The job store port: jobs and their results (``JobStore``), and the task state machine over
+batches (``BatchStore``). One adapter implements both; service logic names the one it needs.
+
+Semantics every adapter honours (tests/contract/test_job_store.py runs the same cases on the
+memory twin and on the Firestore emulator):
+
+* A batch is claimed as a whole: its open tasks become ``running`` with one more attempt and
+  the batch is leased to the claimer; a batch leased by another delivery is ``Busy``.
+* A claim returns an opaque ``handle``; ``settle`` with it records task changes. While nothing
+  else touched the batch since the handle was issued, the write is a blind guarded commit;
+  otherwise the adapter re-reads and applies only what is still legal. A task's status never
+  moves backwards and a terminal task is never written again.
+* A cancel that committed before a claim or a settle is seen by it (``cancelled``).
+* Counts always sum to the number of tasks; ``job_may_be_done`` is true whenever a settle
+  may have closed the job's last open task (then ``has_open_tasks`` decides).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
 
-from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
+from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-
-
-class JobExists(Exception):
-    """A job with this id was created before (e.g. a retried scheduler trigger)."""
-
-
-class ClaimState(StrEnum):
-    CLAIMED = "claimed"  # this delivery owns the task now: fetch it
-    BUSY = "busy"  # another delivery holds a live lease: retry later
-    DONE = "done"  # already terminal: nothing to do
-    MISSING = "missing"  # no such task
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    state: ClaimState
-    task: TaskRecord | None = None
-    job_status: JobStatus | None = None  # read together with the task
-
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Finish:
-    """The result of ``finish_task``: truthy when this call moved the task."""
-
-    changed: bool
-    open_in_shard: int | None = None  # open tasks left beside it in its counter shard
-
-    def __bool__(self) -> bool:
-        return self.changed
-
-    @property
-    def job_may_be_done(self) -> bool:
-        """False when other open tasks are known to remain (no need to read the counts)."""
-        return self.changed and not self.open_in_shard
+class JobExists(Exception):
+    """A job with this id was created before (e.g. a retried scheduler trigger)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +39,51 @@ class Page(Generic[T]):
     next_page_token: str | None
 
 
-class JobStore(Protocol):
-    async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
-        """Write the job and all its tasks (batched). Raises if the job id exists."""
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """This delivery owns the batch now: run its open tasks, then ``settle`` with ``handle``."""
 
-    async def add_tasks(
-        self, tasks: Sequence[TaskRecord], max_new: int | None = None
-    ) -> list[TaskRecord]:
-        """Create the tasks (of one job) that do not exist yet, at most ``max_new`` over the
-        job's lifetime (a crawl's page budget); returns those actually created."""
+    batch: BatchRecord  # open tasks are ``running`` with their attempt of this delivery counted
+    cancelled: bool  # the job was cancelled before the claim: settle every open task cancelled
+    handle: object  # opaque to callers
+
+
+@dataclass(frozen=True, slots=True)
+class Busy:
+    """Another delivery holds the batch's lease until ``until``."""
+
+    until: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AlreadyDone:
+    """Every task of the batch is terminal: nothing to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """No such batch (or job)."""
+
+
+ClaimResult = Claimed | Busy | AlreadyDone | Missing
+
+
+TaskChange = FinishTask | ReleaseTask  # a Release keeps the task open, its error kept
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    handle: object  # for the next settle of the same claim
+    finished: tuple[str, ...]  # task ids this call moved to a terminal status
+    cancelled: bool  # the job was cancelled (seen by this write)
+    job_may_be_done: bool  # the job may have no open task left: check ``has_open_tasks``
+
+
+class JobStore(Protocol):
+    """Jobs, their counts and their results."""
+
+    async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
+        """Write the job and all its batches. Raises ``JobExists`` if the job id exists."""
 
     async def get_job(self, job_id: str) -> JobRecord | None: ...
 
@@ -74,15 +94,15 @@ class JobStore(Protocol):
     async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:
         """Move the job forward to ``status``; False if that would move it backwards."""
 
+    async def cancel_job(self, job_id: str, now: datetime) -> bool:
+        """Cancel: every claim and settle that commits after this sees it. False if the job
+        had already ended (or does not exist)."""
+
     async def mark_published(self, job_id: str, now: datetime) -> None:
         """Every message of the job's submission was published."""
 
     async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
-        """Jobs whose submission stopped between writing the tasks and publishing them."""
-
-    async def queued_tasks(
-        self, job_id: str, page_size: int, page_token: str | None
-    ) -> Page[TaskRecord]: ...
+        """Jobs whose submission stopped between writing the batches and publishing them."""
 
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]: ...
 
@@ -90,44 +110,47 @@ class JobStore(Protocol):
 
     async def list_tasks(
         self, job_id: str, page_size: int, page_token: str | None
-    ) -> Page[TaskRecord]: ...
+    ) -> Page[TaskRecord]:
+        """Task results in task id order (a task appears once it has a result; a crawl's
+        discovered pages appear ``queued`` as soon as they are found)."""
 
     async def get_task(self, job_id: str, task_id: str) -> TaskRecord | None: ...
-
-    async def claim_task(
-        self, job_id: str, task_id: str, now: datetime, lease_until: datetime
-    ) -> Claim:
-        """Atomically: queued/expired-running → running with attempts + 1 and a lease.
-
-        The job is read with the task, so a cancel that committed before the claim is
-        always seen by the claimer. The claimed task carries a ``claim_token``.
-        """
-
-    async def release_task(
-        self,
-        job_id: str,
-        task_id: str,
-        error: str,
-        now: datetime,
-        refund_attempt: bool = False,
-        claim: TaskRecord | None = None,
-    ) -> None:
-        """After a transient failure: keep ``running``, drop the lease, keep the error.
-        ``refund_attempt``: the attempt did not count (the host throttled us). ``claim``: the
-        claimed task, whose token allows a cheaper write while nothing else changed it."""
-
-    async def finish_task(
-        self,
-        job_id: str,
-        task_id: str,
-        outcome: TaskOutcome,
-        now: datetime,
-        claim: TaskRecord | None = None,
-    ) -> Finish:
-        """Move a non-terminal task to a terminal outcome; falsy if it was already terminal.
-        ``claim`` as for ``release_task``."""
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime
     ) -> None:
         """Keep a message that can never be processed (it is acked after this)."""
+
+
+class BatchStore(Protocol):
+    """The task state machine: batches are claimed, their tasks settled."""
+
+    async def add_batch(self, batch: BatchRecord, max_new: int | None = None) -> BatchRecord | None:
+        """A crawl's discovered pages: create the batch with those of its tasks the job has
+        never had (at most ``max_new`` over the job's lifetime). Idempotent by batch id: when
+        the batch exists, it is returned as stored; None when no task was new."""
+
+    async def open_batches(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[BatchRecord]:
+        """Batches of the job with at least one open task."""
+
+    async def claim_batch(
+        self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
+    ) -> ClaimResult: ...
+
+    async def settle(
+        self,
+        handle: object,
+        changes: Sequence[TaskChange],
+        now: datetime,
+        lease_until: datetime | None = None,
+    ) -> Settled:
+        """Record task changes of a claimed batch in one commit; ``lease_until`` extends the
+        lease (an empty ``changes`` just renews it)."""
+
+    async def close_batch(
+        self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
+    ) -> Settled | Busy | Missing:
+        """Settle every open task of an unclaimed batch with ``outcome`` (dead letters, lost
+        publishes); a dead-lettered task keeps its last error. ``Busy`` while leased."""

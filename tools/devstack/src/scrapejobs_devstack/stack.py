@@ -104,6 +104,10 @@ class Stack:
             **self.emulator_env(),
             "SCRAPEJOBS_PUSH_AUTH": "none",
             "SCRAPEJOBS_FETCH_ALLOWLIST": LOOPBACK_ALLOWLIST,
+            # a batch answers within the subscription's ack deadline; tasks dead-letter after
+            # as many attempts as the subscription delivers
+            "SCRAPEJOBS_ACK_DEADLINE_S": str(self.config.topology.ack_deadline_s),
+            "SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS": str(self.config.topology.max_delivery_attempts),
             **self.config.worker_env,
         }
         self.worker = self._service("worker", "scrapejobs_worker", self.config.worker_port, env)

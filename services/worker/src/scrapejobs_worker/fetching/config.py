@@ -15,7 +15,7 @@ from scrapejobs_worker.fetching.address_policy import (
 )
 
 MiB = 1024 * 1024
-DEFAULT_USER_AGENT = "scrapejobs/0.1 (+https://github.com/scrapejobs)"
+DEFAULT_USER_AGENT = "scrapejobs/0.1 (+https://github.com/scrapejobs/scrapejobs)"  # the one default
 
 
 @dataclass(frozen=True, slots=True)

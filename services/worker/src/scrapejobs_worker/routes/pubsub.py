@@ -7,15 +7,15 @@ from fastapi.responses import JSONResponse
 
 from scrapejobs_shared.messaging.task_message import MalformedMessage, decode_push
 from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH
+from scrapejobs_worker.batch_processor import BatchProcessor
 from scrapejobs_worker.push_guard import require_push_identity
-from scrapejobs_worker.task_processor import TaskProcessor
 from scrapejobs_worker.verdict import Verdict
 
 router = APIRouter(tags=["pubsub"], dependencies=[Depends(require_push_identity)])
 
 
-def _processor(request: Request) -> TaskProcessor:
-    processor: TaskProcessor = request.app.state.processor
+def _processor(request: Request) -> BatchProcessor:
+    processor: BatchProcessor = request.app.state.processor
     return processor
 
 
@@ -39,11 +39,12 @@ async def _handle(request: Request, dead_letter: bool) -> Response:
 
 @router.post(PUSH_PATH, status_code=204)
 async def push(request: Request) -> Response:
-    """A task delivery. Malformed envelopes are recorded and acked: they never crash-loop."""
+    """A batch delivery. Malformed envelopes are recorded and acked: they never crash-loop."""
     return await _handle(request, dead_letter=False)
 
 
 @router.post(DEAD_LETTER_PATH, status_code=204)
 async def dead_letter(request: Request) -> Response:
-    """A task Pub/Sub gave up on after max delivery attempts: mark it dead-lettered."""
+    """A batch Pub/Sub gave up on after max delivery attempts: its open tasks end
+    dead-lettered."""
     return await _handle(request, dead_letter=True)

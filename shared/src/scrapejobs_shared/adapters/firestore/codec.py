@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 
@@ -23,6 +23,7 @@ def job_to_doc(job: JobRecord) -> dict[str, Any]:
         "kind": job.kind,
         "trigger": job.trigger,
         "publishing": job.publishing,
+        "counter_shards": job.counter_shards,
     }
 
 
@@ -39,6 +40,7 @@ def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
         kind=str(doc.get("kind") or "urls"),
         trigger=doc.get("trigger"),
         publishing=bool(doc.get("publishing")),
+        counter_shards=int(doc.get("counter_shards") or 1),
     )
 
 
@@ -86,6 +88,55 @@ def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskReco
         created_at=_as_datetime(doc["created_at"]),
         updated_at=_as_datetime(doc["updated_at"]),
         expire_at=_as_datetime(doc["expire_at"]),
+    )
+
+
+def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
+    """A batch document: its tasks' states in one small document, written by one delivery at
+    a time (about once a second at most while it runs)."""
+    return {
+        "items": items_to_doc(batch.items),
+        "open": len(batch.open_items),
+        "shard": shard,
+        "lease_until": batch.lease_until,
+        "created_at": batch.created_at,
+        "expire_at": batch.expire_at,
+    }
+
+
+def items_to_doc(items: tuple[BatchItem, ...]) -> list[dict[str, Any]]:
+    docs = []
+    for item in items:
+        doc: dict[str, Any] = {"id": item.task_id, "u": item.url, "s": item.status.value}
+        for key, value in (("a", item.attempts), ("d", item.depth), ("i", item.index)):
+            if value:
+                doc[key] = value
+        if item.error is not None:
+            doc["e"] = item.error
+        docs.append(doc)
+    return docs
+
+
+def batch_from_doc(job_id: str, batch_id: str, doc: Mapping[str, Any]) -> BatchRecord:
+    items = tuple(
+        BatchItem(
+            task_id=str(item["id"]),
+            url=str(item["u"]),
+            status=TaskStatus(item["s"]),
+            attempts=int(item.get("a") or 0),
+            error=item.get("e"),
+            depth=int(item.get("d") or 0),
+            index=int(item.get("i") or 0),
+        )
+        for item in doc.get("items") or ()
+    )
+    return BatchRecord(
+        job_id=job_id,
+        id=batch_id,
+        items=items,
+        created_at=_as_datetime(doc["created_at"]),
+        expire_at=_as_datetime(doc["expire_at"]),
+        lease_until=_maybe_datetime(doc.get("lease_until")),
     )
 
 

@@ -1,72 +1,97 @@
 """Sharded per-job task counters.
 
-Each task's counts live in one fixed shard (chosen from its id), so every shard's
-``queued + running`` is the number of open tasks of that shard. A status change increments
-the shard in the same write as the change and asks Firestore for the shard's resulting open
-counts (``Increment(0)`` on the open fields: transform results carry the values after the
-write). While that is above zero the job cannot be complete, and nobody reads the shards.
+Each batch's tasks are counted in one fixed shard of its job (``jobs/{id}/counters/{n}``, the
+shard recorded on the batch), changed in the same commit as the tasks' states, so counts always
+sum to the number of tasks and no document takes more than its batches' commits. Each write
+also asks Firestore for the shard's values after it (``Increment(0)``: transform results carry
+the resulting values), which gives two things without a read:
+
+* the shard's open count: while above zero the job cannot be complete;
+* the job's cancel mark (``job_cancelled``), set on every shard by a cancel, so a claim or a
+  settle that commits after a cancel always sees it.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections import Counter
-from collections.abc import Iterable, Sequence
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from google.cloud import firestore
 
-from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, TaskStatus
+from scrapejobs_shared.observability.store_ops import count
 
-DEFAULT_COUNTER_SHARDS = 16
+CANCEL_MARK = "job_cancelled"
 OPEN_FIELDS = tuple(sorted(status.value for status in OPEN_TASK_STATUSES))
 
 
+@dataclass(frozen=True, slots=True)
+class ShardAfter:
+    """A counter shard's values after a write."""
+
+    open: int
+    cancelled: bool
+
+
 class ShardedCounters:
-    def __init__(self, client: firestore.AsyncClient, shards: int) -> None:
+    def __init__(self, client: firestore.AsyncClient) -> None:
         self._client = client
-        self._shards = shards
-
-    def shard_of(self, task_id: str) -> int:
-        return zlib.crc32(task_id.encode()) % self._shards
-
-    def _shard(self, job_ref: Any, index: int) -> Any:
-        return job_ref.collection("counters").document(str(index))
-
-    def add_tasks(self, writer: Any, job_ref: Any, tasks: Iterable[TaskRecord]) -> None:
-        """Stage the counts of new tasks (blind increments: no read, no lock)."""
-        per_shard = Counter((self.shard_of(t.id), t.status) for t in tasks)
-        shards: dict[int, dict[str, Any]] = {}
-        for (shard, status), n in per_shard.items():
-            shards.setdefault(shard, {})[status.value] = firestore.Increment(n)
-        for shard, changes in shards.items():
-            writer.set(self._shard(job_ref, shard), changes, merge=True)
-
-    def move(
-        self, writer: Any, job_ref: Any, task_id: str, old: TaskStatus, new: TaskStatus
-    ) -> None:
-        """Stage a status change; the write's transform results are the shard's open counts
-        after it (see ``open_after``)."""
-        changes: dict[str, Any] = {field: firestore.Increment(0) for field in OPEN_FIELDS}
-        if old is not new:
-            changes[old.value] = firestore.Increment(-1)
-            changes[new.value] = firestore.Increment(1)
-        writer.set(self._shard(job_ref, self.shard_of(task_id)), changes, merge=True)
 
     @staticmethod
-    def open_after(write_result: Any, old: TaskStatus, new: TaskStatus) -> int:
-        """Open tasks left in the shard, from the transform results of ``move``'s write
-        (the client orders field transforms by field path)."""
-        fields = sorted({*OPEN_FIELDS, old.value, new.value})
-        values = dict(zip(fields, write_result.transform_results, strict=True))
-        return sum(int(values[field].integer_value) for field in OPEN_FIELDS)
+    def _shard(job_ref: Any, index: int) -> Any:
+        return job_ref.collection("counters").document(str(index))
 
-    async def read(self, job_ref: Any) -> dict[TaskStatus, int]:
-        refs: Sequence[Any] = [self._shard(job_ref, n) for n in range(self._shards)]
+    def add(self, writer: Any, job_ref: Any, shard: int, deltas: Mapping[TaskStatus, int]) -> None:
+        """Stage blind increments (new tasks): no read, no lock."""
+        changes = {status.value: firestore.Increment(n) for status, n in deltas.items() if n}
+        if changes:
+            writer.set(self._shard(job_ref, shard), changes, merge=True)
+
+    def move(self, writer: Any, job_ref: Any, shard: int, deltas: Mapping[TaskStatus, int]) -> None:
+        """Stage status changes; read the shard's values after it with ``after``."""
+        changes: dict[str, Any] = {name: firestore.Increment(0) for name in _watched()}
+        for status, n in deltas.items():
+            if n:
+                changes[status.value] = firestore.Increment(n)
+        writer.set(self._shard(job_ref, shard), changes, merge=True)
+
+    @staticmethod
+    def after(write_result: Any, deltas: Mapping[TaskStatus, int]) -> ShardAfter:
+        """The shard's values from the transform results of ``move``'s write (the client
+        orders field transforms by field path)."""
+        fields = sorted({*_watched(), *(status.value for status, n in deltas.items() if n)})
+        values = dict(zip(fields, write_result.transform_results, strict=True))
+        open_count = sum(int(values[name].integer_value) for name in OPEN_FIELDS)
+        return ShardAfter(open_count, bool(int(values[CANCEL_MARK].integer_value)))
+
+    def mark_cancelled(self, writer: Any, job_ref: Any, shards: int) -> None:
+        for index in range(shards):
+            writer.set(self._shard(job_ref, index), {CANCEL_MARK: 1}, merge=True)
+
+    async def read(self, job_ref: Any, shards: int) -> dict[TaskStatus, int]:
+        refs = [self._shard(job_ref, n) for n in range(shards)]
         counts = dict.fromkeys(TaskStatus, 0)
+        count(reads=len(refs))
         async for snap in self._client.get_all(refs):
             for status, value in (snap.to_dict() or {}).items():
                 if status in counts:
                     counts[TaskStatus(status)] += int(value)
         return counts
+
+    async def any_open(self, job_ref: Any, shards: int) -> bool:
+        """Whether any shard has an open task, reading shards one at a time in random order and
+        stopping at the first open one: while a job runs this is usually one read."""
+        order = list(range(shards))
+        random.shuffle(order)
+        for index in order:
+            count(reads=1)
+            doc = (await self._shard(job_ref, index).get()).to_dict() or {}
+            if any(int(doc.get(name) or 0) for name in OPEN_FIELDS):
+                return True
+        return False
+
+
+def _watched() -> tuple[str, ...]:
+    return (*OPEN_FIELDS, CANCEL_MARK)

@@ -1,17 +1,27 @@
-"""JobStore on Firestore (native mode), async client.
+"""JobStore and BatchStore on Firestore (native mode), async client.
 
-Layout: ``jobs/{job_id}`` and ``jobs/{job_id}/tasks/{task_id}`` (the task document is the result).
-Task counts per status live in sharded counter documents (``jobs/{id}/counters/{n}``), changed
-in the same transaction as each status change: no single document is written once per task
-(production Firestore sustains about one write per second per document), counts always sum to
-the number of tasks, and reading them is one batched get instead of a query over every task.
+Layout, under ``jobs/{job_id}``:
+
+* ``batches/{batch_id}``: a batch's tasks (URL, status, attempts, last error), its lease and
+  its counter shard. One delivery writes it at a time: its claim, then a commit of results
+  about once a second while it runs.
+* ``tasks/{task_id}``: a task's result, written in the same commit that settles the task in
+  its batch (a crawl also creates it ``queued`` when the page is discovered: that is how a
+  page is found at most once per job).
+* ``counters/{n}``: sharded counts (see ``counters.py``); ``crawl/budget``: pages added.
+
+A plain URL job therefore costs, per page, one result write plus its share of the batch's
+creation, claim and result commits, and one batch read per delivery.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+import zlib
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,34 +30,61 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.codec import (
+    batch_from_doc,
+    batch_to_doc,
+    items_to_doc,
     job_from_doc,
     job_to_doc,
     task_from_doc,
     task_to_doc,
 )
-from scrapejobs_shared.adapters.firestore.counters import DEFAULT_COUNTER_SHARDS, ShardedCounters
+from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
-from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord, kept_error
-from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
-from scrapejobs_shared.ports.job_store import Claim, ClaimState, Finish, JobExists, Page
+from scrapejobs_shared.domain import batch_transitions
+from scrapejobs_shared.domain.batch_transitions import Applied
+from scrapejobs_shared.domain.records import (
+    BatchItem,
+    BatchRecord,
+    JobRecord,
+    TaskOutcome,
+    TaskRecord,
+)
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.observability.store_ops import count
+from scrapejobs_shared.ports.job_store import (
+    AlreadyDone,
+    Busy,
+    Claimed,
+    ClaimResult,
+    JobExists,
+    Missing,
+    Page,
+    Settled,
+    TaskChange,
+)
 
-BATCH_LIMIT = 500  # Firestore's maximum writes per batch
+BATCH_LIMIT = 500  # Firestore's maximum writes per commit
 CLAIM_RETRIES = 5
 REJECTED_RETENTION = timedelta(days=30)
+RESERVED_ID = "__"  # Firestore reserves ids that start and end with it
+
+
+@dataclass(frozen=True, slots=True)
+class _Handle:
+    """A claim: the batch as this delivery last wrote it, and that write's update time (the
+    precondition of the next blind write; None once something else wrote the batch)."""
+
+    batch: BatchRecord
+    shard: int
+    token: Any
 
 
 class FirestoreJobStore:
-    def __init__(
-        self,
-        client: firestore.AsyncClient,
-        *,
-        write_concurrency: int = 8,
-        counter_shards: int = DEFAULT_COUNTER_SHARDS,
-    ) -> None:
+    def __init__(self, client: firestore.AsyncClient, *, write_concurrency: int = 8) -> None:
         self._client = client
         self._jobs = client.collection("jobs")
         self._write_slots = asyncio.Semaphore(write_concurrency)
-        self._counters = ShardedCounters(client, counter_shards)
+        self._counters = ShardedCounters(client)
 
     @classmethod
     def connect(cls, project_id: str, database: str) -> FirestoreJobStore:
@@ -57,66 +94,65 @@ class FirestoreJobStore:
     def close(self) -> None:
         self._client.close()
 
-    def _tasks(self, job_id: str) -> Any:
-        return self._jobs.document(job_id).collection("tasks")
+    def _job_ref(self, job_id: str) -> Any:
+        return self._jobs.document(job_id)
 
-    async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
-        job_ref = self._jobs.document(job.id)
+    @staticmethod
+    def _batch_ref(job_ref: Any, batch_id: str) -> Any:
+        return job_ref.collection("batches").document(batch_id)
+
+    @staticmethod
+    def _task_ref(job_ref: Any, task_id: str) -> Any:
+        return job_ref.collection("tasks").document(task_id)
+
+    # ---- jobs ----------------------------------------------------------------------------
+
+    async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
+        job_ref = self._job_ref(job.id)
+        count(reads=1)
         if (await job_ref.get()).exists:
             raise JobExists(job.id)
-        # Tasks first, the job (with its counts) last: a crash in between leaves no job whose
-        # counts promise tasks that do not exist; orphan tasks expire through their TTL.
-        await self._write_tasks(tasks)
-        batch = self._client.batch()
-        batch.create(job_ref, job_to_doc(job))
-        self._counters.add_tasks(batch, job_ref, tasks)
+        # Batches first, the job (with its counts) last: a crash in between leaves no job whose
+        # counts promise tasks that do not exist; orphan batches expire through their TTL.
+        markers = job.kind == "crawl"  # a crawl's pages are known by their task documents
+        writes: list[tuple[Any, dict[str, Any]]] = []
+        per_shard: dict[int, Counter[TaskStatus]] = {}
+        for n, batch in enumerate(batches):
+            shard = n % job.counter_shards
+            writes.append((self._batch_ref(job_ref, batch.id), batch_to_doc(batch, shard)))
+            per_shard.setdefault(shard, Counter()).update(i.status for i in batch.items)
+            if markers:
+                writes += [
+                    (self._task_ref(job_ref, t.task_id), _marker(batch, t)) for t in batch.items
+                ]
+        await self._write_all(writes)
+        commit = self._client.batch()
+        commit.create(job_ref, job_to_doc(job))
+        for shard, counts in per_shard.items():
+            self._counters.add(commit, job_ref, shard, counts)
+        count(writes=1 + len(per_shard))
         try:
-            await batch.commit()
+            await commit.commit()
         except gexc.AlreadyExists:
             raise JobExists(job.id) from None
 
-    async def add_tasks(
-        self, tasks: Sequence[TaskRecord], max_new: int | None = None
-    ) -> list[TaskRecord]:
-        if not tasks:
-            return []
-        job_ref = self._jobs.document(tasks[0].job_id)
-        budget_ref = job_ref.collection("crawl").document("budget")
-        refs = [job_ref.collection("tasks").document(task.id) for task in tasks]
-
-        @firestore.async_transactional
-        async def add(transaction: Any) -> list[TaskRecord]:
-            snaps = {
-                snap.reference.path: snap
-                async for snap in self._client.get_all([budget_ref, *refs], transaction=transaction)
-            }
-            added = int((snaps[budget_ref.path].to_dict() or {}).get("added") or 0)
-            fresh = [t for t, ref in zip(tasks, refs, strict=True) if not snaps[ref.path].exists]
-            if max_new is not None:
-                fresh = fresh[: max(0, max_new - added)]
-            for task in fresh:
-                transaction.create(job_ref.collection("tasks").document(task.id), task_to_doc(task))
-            if fresh:
-                transaction.set(budget_ref, {"added": added + len(fresh)}, merge=True)
-            self._counters.add_tasks(transaction, job_ref, fresh)
-            return fresh
-
-        created: list[TaskRecord] = await add(self._client.transaction())
-        return created
-
-    async def _write_tasks(self, tasks: Sequence[TaskRecord]) -> None:
-        chunks = [tasks[i : i + BATCH_LIMIT] for i in range(0, len(tasks), BATCH_LIMIT)]
+    async def _write_all(self, writes: list[tuple[Any, dict[str, Any]]]) -> None:
+        chunks = [writes[i : i + BATCH_LIMIT] for i in range(0, len(writes), BATCH_LIMIT)]
         await asyncio.gather(*(self._write_chunk(chunk) for chunk in chunks))
 
-    async def _write_chunk(self, chunk: Sequence[TaskRecord]) -> None:
-        batch = self._client.batch()
-        for task in chunk:
-            batch.set(self._tasks(task.job_id).document(task.id), task_to_doc(task))
+    async def _write_chunk(self, chunk: list[tuple[Any, dict[str, Any]]]) -> None:
+        commit = self._client.batch()
+        for ref, doc in chunk:
+            commit.set(ref, doc)
+        count(writes=len(chunk))
         async with self._write_slots:
-            await batch.commit()
+            await commit.commit()
 
     async def get_job(self, job_id: str) -> JobRecord | None:
-        snap = await self._jobs.document(job_id).get()
+        if _reserved(job_id):
+            return None
+        count(reads=1)
+        snap = await self._job_ref(job_id).get()
         return job_from_doc(job_id, snap.to_dict()) if snap.exists else None
 
     async def list_jobs(
@@ -134,6 +170,7 @@ class FirestoreJobStore:
                 {"created_at": datetime.fromisoformat(created_at), "__name__": last_id}
             )
         snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        count(reads=max(1, len(snaps)))
         jobs = [job_from_doc(snap.id, snap.to_dict()) for snap in snaps[:page_size]]
         token = None
         if len(snaps) > page_size:
@@ -142,21 +179,50 @@ class FirestoreJobStore:
         return Page(jobs, token)
 
     async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:
-        ref = self._jobs.document(job_id)
+        ref = self._job_ref(job_id)
 
         @firestore.async_transactional
-        async def move(transaction: Any) -> bool:
+        async def move(transaction: Any) -> JobRecord | None:
+            count(reads=1)
             snap = await ref.get(transaction=transaction)
             if not snap.exists or not JobStatus(snap.get("status")).may_become(status):
-                return False
+                return None
+            count(writes=1)
             transaction.update(ref, {"status": status.value, "updated_at": now})
-            return True
+            return job_from_doc(job_id, snap.to_dict())
 
-        result: bool = await move(self._client.transaction())
-        return result
+        if _reserved(job_id):
+            return False
+        return await move(self._client.transaction()) is not None
+
+    async def cancel_job(self, job_id: str, now: datetime) -> bool:
+        ref = self._job_ref(job_id)
+        job = None
+
+        @firestore.async_transactional
+        async def cancel(transaction: Any) -> JobRecord | None:
+            count(reads=1)
+            snap = await ref.get(transaction=transaction)
+            if not snap.exists or not JobStatus(snap.get("status")).may_become(JobStatus.CANCELLED):
+                return None
+            count(writes=1)
+            transaction.update(ref, {"status": JobStatus.CANCELLED.value, "updated_at": now})
+            return job_from_doc(job_id, snap.to_dict())
+
+        if _reserved(job_id):
+            return False
+        job = await cancel(self._client.transaction())
+        if job is None:
+            return False
+        marks = self._client.batch()
+        self._counters.mark_cancelled(marks, ref, job.counter_shards)
+        count(writes=job.counter_shards)
+        await marks.commit()
+        return True
 
     async def mark_published(self, job_id: str, now: datetime) -> None:
-        await self._jobs.document(job_id).update({"publishing": False, "updated_at": now})
+        count(writes=1)
+        await self._job_ref(job_id).update({"publishing": False, "updated_at": now})
 
     async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
         query = (
@@ -164,95 +230,52 @@ class FirestoreJobStore:
             .where(filter=FieldFilter("created_at", "<", created_before))
             .limit(limit)
         )
-        return [job_from_doc(snap.id, snap.to_dict()) async for snap in query.stream()]
-
-    async def queued_tasks(
-        self, job_id: str, page_size: int, page_token: str | None
-    ) -> Page[TaskRecord]:
-        query = (
-            self._tasks(job_id)
-            .where(filter=FieldFilter("status", "==", TaskStatus.QUEUED.value))
-            .order_by("__name__")
-        )
-        return await self._task_page(job_id, query, page_size, page_token)
+        jobs = [job_from_doc(snap.id, snap.to_dict()) async for snap in query.stream()]
+        count(reads=max(1, len(jobs)))
+        return jobs
 
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
-        return await self._counters.read(self._jobs.document(job_id))
+        job = await self.get_job(job_id)
+        if job is None:
+            return dict.fromkeys(TaskStatus, 0)
+        return await self._counters.read(self._job_ref(job_id), job.counter_shards)
 
     async def has_open_tasks(self, job_id: str) -> bool:
-        counts = await self.count_tasks(job_id)
-        return any(counts[status] for status in OPEN_TASK_STATUSES)
+        job = await self.get_job(job_id)
+        if job is None:
+            return False
+        return await self._counters.any_open(self._job_ref(job_id), job.counter_shards)
 
     async def list_tasks(
         self, job_id: str, page_size: int, page_token: str | None
     ) -> Page[TaskRecord]:
-        return await self._task_page(
-            job_id, self._tasks(job_id).order_by("__name__"), page_size, page_token
-        )
-
-    async def _task_page(
-        self, job_id: str, query: Any, page_size: int, page_token: str | None
-    ) -> Page[TaskRecord]:
+        if _reserved(job_id):
+            return Page([], None)
+        query = self._job_ref(job_id).collection("tasks").order_by("__name__")
         if page_token:
             (last_id,) = decode_token(page_token, 1)
             query = query.start_after({"__name__": last_id})
         snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        count(reads=max(1, len(snaps)))
         tasks = [task_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
         token = encode_token([tasks[-1].id]) if len(snaps) > page_size else None
         return Page(tasks, token)
 
     async def get_task(self, job_id: str, task_id: str) -> TaskRecord | None:
-        snap = await self._tasks(job_id).document(task_id).get()
+        if _reserved(job_id) or _reserved(task_id):
+            return None
+        count(reads=1)
+        snap = await self._task_ref(self._job_ref(job_id), task_id).get()
         return task_from_doc(job_id, task_id, snap.to_dict()) if snap.exists else None
-
-    async def claim_task(
-        self, job_id: str, task_id: str, now: datetime, lease_until: datetime
-    ) -> Claim:
-        """Optimistic: one batched read, then a write guarded by the task's update time (a lost
-        race reads again). The claim is ordered at its read: a cancel that committed before
-        it is always seen. The claim's update time is the token that lets ``finish_task``
-        and ``release_task`` write without a transaction while nothing else touched the task.
-        """
-        job_ref = self._jobs.document(job_id)
-        ref = job_ref.collection("tasks").document(task_id)
-        for _ in range(CLAIM_RETRIES):
-            snaps = {
-                snap.reference.path: snap async for snap in self._client.get_all([ref, job_ref])
-            }
-            task_snap, job_snap = snaps[ref.path], snaps[job_ref.path]
-            if not task_snap.exists or not job_snap.exists:
-                return Claim(ClaimState.MISSING)
-            job_status = JobStatus(job_snap.get("status"))
-            task = task_from_doc(job_id, task_id, task_snap.to_dict())
-            if task.status.terminal:
-                return Claim(ClaimState.DONE, task, job_status)
-            if task.status is TaskStatus.RUNNING and task.lease_until and task.lease_until > now:
-                return Claim(ClaimState.BUSY, task, job_status)
-            claimed = task.with_changes(
-                status=TaskStatus.RUNNING,
-                attempts=task.attempts + 1,
-                lease_until=lease_until,
-                updated_at=now,
-            )
-            batch = self._client.batch()
-            guard = self._client.write_option(last_update_time=task_snap.update_time)
-            batch.update(ref, _claim_fields(claimed), option=guard)
-            self._counters.move(batch, job_ref, task_id, task.status, TaskStatus.RUNNING)
-            try:
-                results = await batch.commit()
-            except gexc.FailedPrecondition:
-                continue  # another delivery changed the task since our read
-            token = results[0].update_time
-            return Claim(ClaimState.CLAIMED, claimed.with_changes(claim_token=token), job_status)
-        return Claim(ClaimState.BUSY)
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime
     ) -> None:
-        doc_id = message_id or uuid.uuid4().hex
+        doc_id = message_id if message_id and not _reserved(message_id) else uuid.uuid4().hex
+        count(writes=1)
         await (
             self._client.collection("rejected_messages")
-            .document(doc_id)
+            .document(doc_id.replace("/", "_"))
             .set(
                 {
                     "reason": reason,
@@ -263,97 +286,265 @@ class FirestoreJobStore:
             )
         )
 
-    async def release_task(
-        self,
-        job_id: str,
-        task_id: str,
-        error: str,
-        now: datetime,
-        refund_attempt: bool = False,
-        claim: TaskRecord | None = None,
-    ) -> None:
-        ref = self._tasks(job_id).document(task_id)
-        if claim is not None and claim.claim_token is not None:
-            fields: dict[str, Any] = {"lease_until": None, "error": error, "updated_at": now}
-            if refund_attempt:
-                fields["attempts"] = max(0, claim.attempts - 1)
-            guard = self._client.write_option(last_update_time=claim.claim_token)
-            try:
-                await ref.update(fields, option=guard)
-                return
-            except gexc.FailedPrecondition:
-                pass  # touched since the claim: decide inside a transaction
+    # ---- batches -------------------------------------------------------------------------
+
+    async def add_batch(self, batch: BatchRecord, max_new: int | None = None) -> BatchRecord | None:
+        job_ref = self._job_ref(batch.job_id)
+        batch_ref = self._batch_ref(job_ref, batch.id)
+        budget_ref = job_ref.collection("crawl").document("budget")
+        task_refs = [self._task_ref(job_ref, item.task_id) for item in batch.items]
 
         @firestore.async_transactional
-        async def release(transaction: Any) -> None:
-            snap = await ref.get(transaction=transaction)
-            if snap.exists and not TaskStatus(snap.get("status")).terminal:
-                changes: dict[str, Any] = {"lease_until": None, "error": error, "updated_at": now}
-                if refund_attempt:
-                    changes["attempts"] = max(0, int(snap.get("attempts") or 0) - 1)
-                transaction.update(ref, changes)
+        async def add(transaction: Any) -> BatchRecord | None:
+            refs = [job_ref, budget_ref, batch_ref, *task_refs]
+            count(reads=len(refs))
+            snaps = {
+                snap.reference.path: snap
+                async for snap in self._client.get_all(refs, transaction=transaction)
+            }
+            job_snap, batch_snap = snaps[job_ref.path], snaps[batch_ref.path]
+            if batch_snap.exists:
+                return batch_from_doc(batch.job_id, batch.id, batch_snap.to_dict())
+            if not job_snap.exists:
+                return None
+            added = int((snaps[budget_ref.path].to_dict() or {}).get("added") or 0)
+            fresh = [
+                item
+                for item, ref in zip(batch.items, task_refs, strict=True)
+                if not snaps[ref.path].exists
+            ]
+            if max_new is not None:
+                fresh = fresh[: max(0, max_new - added)]
+            if not fresh:
+                return None
+            stored = BatchRecord(
+                batch.job_id, batch.id, tuple(fresh), batch.created_at, batch.expire_at
+            )
+            shard = _shard_of(batch.id, int(job_snap.get("counter_shards") or 1))
+            transaction.create(batch_ref, batch_to_doc(stored, shard))
+            for item in fresh:
+                transaction.create(self._task_ref(job_ref, item.task_id), _marker(stored, item))
+            transaction.set(budget_ref, {"added": added + len(fresh)}, merge=True)
+            self._counters.add(transaction, job_ref, shard, {TaskStatus.QUEUED: len(fresh)})
+            count(writes=len(fresh) + 3)
+            return stored
 
-        await release(self._client.transaction())
-
-    async def finish_task(
-        self,
-        job_id: str,
-        task_id: str,
-        outcome: TaskOutcome,
-        now: datetime,
-        claim: TaskRecord | None = None,
-    ) -> Finish:
-        job_ref = self._jobs.document(job_id)
-        ref = job_ref.collection("tasks").document(task_id)
-        if claim is not None and claim.claim_token is not None:
-            batch = self._client.batch()
-            guard = self._client.write_option(last_update_time=claim.claim_token)
-            batch.update(ref, _outcome_fields(outcome, now, claim.error), option=guard)
-            self._counters.move(batch, job_ref, task_id, TaskStatus.RUNNING, outcome.status)
-            try:
-                results = await batch.commit()
-            except gexc.FailedPrecondition:
-                pass  # touched since the claim: decide inside a transaction
-            else:
-                left = self._counters.open_after(results[1], TaskStatus.RUNNING, outcome.status)
-                return Finish(True, left)
-
-        @firestore.async_transactional
-        async def finish(transaction: Any) -> Finish:
-            snap = await ref.get(transaction=transaction)
-            if not snap.exists:
-                return Finish(False)
-            previous = TaskStatus(snap.get("status"))
-            if not previous.may_become(outcome.status):
-                return Finish(False)
-            previous_error = (snap.to_dict() or {}).get("error")
-            transaction.update(ref, _outcome_fields(outcome, now, previous_error))
-            self._counters.move(transaction, job_ref, task_id, previous, outcome.status)
-            return Finish(True)
-
-        result: Finish = await finish(self._client.transaction())
+        result: BatchRecord | None = await add(self._client.transaction())
         return result
 
+    async def open_batches(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[BatchRecord]:
+        query = (
+            self._job_ref(job_id)
+            .collection("batches")
+            .where(filter=FieldFilter("open", ">", 0))
+            .order_by("open")
+            .order_by("__name__")
+        )
+        if page_token:
+            open_count, last_id = decode_token(page_token, 2)
+            query = query.start_after({"open": int(open_count), "__name__": last_id})
+        snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        count(reads=max(1, len(snaps)))
+        batches = [batch_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
+        token = None
+        if len(snaps) > page_size:
+            token = encode_token([str(len(batches[-1].open_items)), batches[-1].id])
+        return Page(batches, token)
 
-def _claim_fields(task: TaskRecord) -> dict[str, Any]:
+    async def claim_batch(
+        self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
+    ) -> ClaimResult:
+        """Optimistic: one read, then a commit guarded by the batch's update time (a lost race
+        reads again). The commit's counter write reports the job's cancel mark, so a cancel
+        that committed before the claim is always seen."""
+        if _reserved(job_id) or _reserved(batch_id):
+            return Missing()
+        job_ref = self._job_ref(job_id)
+        ref = self._batch_ref(job_ref, batch_id)
+        for _ in range(CLAIM_RETRIES):
+            count(reads=1)
+            snap = await ref.get()
+            if not snap.exists:
+                return Missing()
+            doc = snap.to_dict()
+            batch = batch_from_doc(job_id, batch_id, doc)
+            if not batch.open_items:
+                return AlreadyDone()
+            if batch.lease_until is not None and batch.lease_until > now:
+                return Busy(batch.lease_until)
+            applied = batch_transitions.claim(batch, lease_until)
+            shard = int(doc.get("shard") or 0)
+            commit = self._client.batch()
+            guard = self._client.write_option(last_update_time=snap.update_time)
+            commit.update(ref, _batch_fields(applied.batch, now), option=guard)
+            self._counters.move(commit, job_ref, shard, applied.deltas)
+            count(writes=2)
+            try:
+                results = await commit.commit()
+            except gexc.FailedPrecondition:
+                continue  # another delivery changed the batch since our read
+            after = self._counters.after(results[1], applied.deltas)
+            handle = _Handle(applied.batch, shard, results[0].update_time)
+            return Claimed(applied.batch, after.cancelled, handle)
+        return Busy(now)
+
+    async def settle(
+        self,
+        handle: object,
+        changes: Sequence[TaskChange],
+        now: datetime,
+        lease_until: datetime | None = None,
+    ) -> Settled:
+        assert isinstance(handle, _Handle), "settle takes the handle of a claim"
+        if handle.token is not None:
+            applied = batch_transitions.settle(handle.batch, changes, now)
+            if lease_until is not None:
+                applied = _with_lease(applied, lease_until)
+            try:
+                return await self._commit_settled(handle, applied, now)
+            except gexc.FailedPrecondition:
+                pass  # something else wrote the batch: decide inside a transaction
+        return await self._settle_in_transaction(handle, changes, now, lease_until)
+
+    async def _commit_settled(self, handle: _Handle, applied: Applied, now: datetime) -> Settled:
+        job_ref = self._job_ref(handle.batch.job_id)
+        ref = self._batch_ref(job_ref, handle.batch.id)
+        commit = self._client.batch()
+        guard = self._client.write_option(last_update_time=handle.token)
+        commit.update(ref, _batch_fields(applied.batch, now), option=guard)
+        self._counters.move(commit, job_ref, handle.shard, applied.deltas)
+        for record in applied.results:
+            commit.set(self._task_ref(job_ref, record.id), task_to_doc(record))
+        count(writes=2 + len(applied.results))
+        results = await commit.commit()
+        after = self._counters.after(results[1], applied.deltas)
+        return Settled(
+            _Handle(applied.batch, handle.shard, results[0].update_time),
+            tuple(record.id for record in applied.results),
+            after.cancelled,
+            bool(applied.results) and after.open == 0,
+        )
+
+    async def _settle_in_transaction(
+        self,
+        handle: _Handle,
+        changes: Sequence[TaskChange],
+        now: datetime,
+        lease_until: datetime | None,
+    ) -> Settled:
+        batch = handle.batch
+
+        def apply(current: BatchRecord) -> Applied | None:
+            applied = batch_transitions.settle(current, changes, now)
+            return _with_lease(applied, lease_until) if lease_until is not None else applied
+
+        settled = await self._transact(batch.job_id, batch.id, apply, now)
+        if settled is None:  # the batch is gone (a deleted job)
+            return Settled(handle, (), False, False)
+        return settled
+
+    async def close_batch(
+        self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
+    ) -> Settled | Busy | Missing:
+        if _reserved(job_id) or _reserved(batch_id):
+            return Missing()
+        busy: list[Busy] = []
+
+        def apply(current: BatchRecord) -> Applied | None:
+            if current.lease_until is not None and current.lease_until > now:
+                busy.append(Busy(current.lease_until))
+                return None
+            return batch_transitions.close(current, outcome, now)
+
+        settled = await self._transact(job_id, batch_id, apply, now)
+        if busy:
+            return busy[-1]
+        return settled if settled is not None else Missing()
+
+    async def _transact(
+        self,
+        job_id: str,
+        batch_id: str,
+        apply: Callable[[BatchRecord], Applied | None],
+        now: datetime,
+    ) -> Settled | None:
+        """Read the batch in a transaction, apply ``apply(batch) -> Applied | None``, write."""
+        job_ref = self._job_ref(job_id)
+        ref = self._batch_ref(job_ref, batch_id)
+
+        @firestore.async_transactional
+        async def run(transaction: Any) -> tuple[Applied, int] | None:
+            count(reads=1)
+            snap = await ref.get(transaction=transaction)
+            if not snap.exists:
+                return None
+            doc = snap.to_dict()
+            applied = apply(batch_from_doc(job_id, batch_id, doc))
+            if applied is None:
+                return None
+            shard = int(doc.get("shard") or 0)
+            transaction.update(ref, _batch_fields(applied.batch, now))
+            self._counters.add(transaction, job_ref, shard, applied.deltas)
+            for record in applied.results:
+                transaction.set(self._task_ref(job_ref, record.id), task_to_doc(record))
+            count(writes=2 + len(applied.results))
+            return applied, shard
+
+        outcome = await run(self._client.transaction())
+        if outcome is None:
+            return None
+        applied, shard = outcome
+        job = await self.get_job(job_id)
+        cancelled = job is not None and job.status is JobStatus.CANCELLED
+        return Settled(
+            _Handle(applied.batch, shard, None),
+            tuple(record.id for record in applied.results),
+            cancelled,
+            bool(applied.results),
+        )
+
+
+def _batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:
     return {
-        "status": task.status.value,
-        "attempts": task.attempts,
-        "lease_until": task.lease_until,
-        "updated_at": task.updated_at,
-    }
-
-
-def _outcome_fields(outcome: TaskOutcome, now: datetime, previous_error: Any) -> dict[str, Any]:
-    return {
-        "status": outcome.status.value,
-        "http_status": outcome.http_status,
-        "data": outcome.data,
-        "error": kept_error(outcome, previous_error),
-        "fetched_at": outcome.fetched_at,
-        "elapsed_ms": outcome.elapsed_ms,
-        "truncated_fields": list(outcome.truncated_fields),
-        "field_errors": outcome.field_errors,
-        "lease_until": None,
+        "items": items_to_doc(batch.items),
+        "open": len(batch.open_items),
+        "lease_until": batch.lease_until,
         "updated_at": now,
     }
+
+
+def _with_lease(applied: Applied, lease_until: datetime) -> Applied:
+    return replace(applied, batch=replace(applied.batch, lease_until=lease_until))
+
+
+def _marker(batch: BatchRecord, item: BatchItem) -> dict[str, Any]:
+    """A crawl page's task document before it has a result: it marks the page as known."""
+    record = TaskRecord(
+        job_id=batch.job_id,
+        id=item.task_id,
+        url=item.url,
+        status=TaskStatus.QUEUED,
+        created_at=batch.created_at,
+        updated_at=batch.created_at,
+        expire_at=batch.expire_at,
+        index=item.index,
+        depth=item.depth,
+    )
+    return task_to_doc(record)
+
+
+def _shard_of(batch_id: str, shards: int) -> int:
+    return zlib.crc32(batch_id.encode()) % shards
+
+
+def _reserved(doc_id: str) -> bool:
+    """Ids Firestore refuses (``__...__``, with a slash, empty or too long): never stored."""
+    return (
+        not doc_id
+        or "/" in doc_id
+        or len(doc_id) > 256
+        or (doc_id.startswith(RESERVED_ID) and doc_id.endswith(RESERVED_ID))
+        or doc_id in (".", "..")
+    )

@@ -1,47 +1,69 @@
-"""In-memory JobStore with the same semantics as the Firestore adapter (for unit tests)."""
+"""In-memory JobStore + BatchStore with the Firestore adapter's semantics (for unit tests).
+
+The same transitions (``domain/batch_transitions.py``) are applied, always to the batch as it
+is now (what the Firestore adapter's guarded write or its transaction fallback amounts to):
+only what is still legal is applied. The contract tests run
+the same cases on both (tests/contract/test_job_store.py).
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
-from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord, kept_error
+from scrapejobs_shared.domain import batch_transitions
+from scrapejobs_shared.domain.batch_transitions import Applied
+from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.job_store import Claim, ClaimState, Finish, JobExists, Page
+from scrapejobs_shared.ports.job_store import (
+    AlreadyDone,
+    Busy,
+    Claimed,
+    ClaimResult,
+    JobExists,
+    Missing,
+    Page,
+    Settled,
+    TaskChange,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Handle:
+    job_id: str
+    batch_id: str
 
 
 class MemoryJobStore:
     def __init__(self) -> None:
         self.jobs: dict[str, JobRecord] = {}
-        self.tasks: dict[str, dict[str, TaskRecord]] = {}
+        self.batches: dict[str, dict[str, BatchRecord]] = {}
+        self.results: dict[str, dict[str, TaskRecord]] = {}
         self.rejected: list[tuple[str, str, bytes]] = []
-        self.added: dict[str, int] = {}
+        self._added: dict[str, int] = {}
         self._lock = asyncio.Lock()
 
-    async def create_job(self, job: JobRecord, tasks: Sequence[TaskRecord]) -> None:
+    # ---- jobs ----------------------------------------------------------------------------
+
+    async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         async with self._lock:
             if job.id in self.jobs:
                 raise JobExists(job.id)
             self.jobs[job.id] = job
-            self.tasks[job.id] = {task.id: task for task in tasks}
+            self.batches[job.id] = {batch.id: batch for batch in batches}
+            self.results[job.id] = {}
+            if job.kind == "crawl":
+                for batch in batches:
+                    self._mark_found(batch)
 
-    async def add_tasks(
-        self, tasks: Sequence[TaskRecord], max_new: int | None = None
-    ) -> list[TaskRecord]:
-        created: list[TaskRecord] = []
-        async with self._lock:
-            for task in tasks:
-                bucket = self.tasks.setdefault(task.job_id, {})
-                added = self.added.get(task.job_id, 0)
-                if task.id in bucket or (max_new is not None and added >= max_new):
-                    continue
-                bucket[task.id] = task
-                self.added[task.job_id] = added + 1
-                created.append(task)
-        return created
+    def _mark_found(self, batch: BatchRecord) -> None:
+        for item in batch.items:
+            self.results[batch.job_id][item.task_id] = batch_transitions.result_record(
+                batch, item, TaskOutcome(TaskStatus.QUEUED), batch.created_at
+            )
 
     async def get_job(self, job_id: str) -> JobRecord | None:
         return self.jobs.get(job_id)
@@ -69,6 +91,9 @@ class MemoryJobStore:
             self.jobs[job_id] = replace(job, status=status, updated_at=now)
             return True
 
+    async def cancel_job(self, job_id: str, now: datetime) -> bool:
+        return await self.set_job_status(job_id, JobStatus.CANCELLED, now)
+
     async def mark_published(self, job_id: str, now: datetime) -> None:
         async with self._lock:
             self.jobs[job_id] = replace(self.jobs[job_id], publishing=False, updated_at=now)
@@ -77,105 +102,133 @@ class MemoryJobStore:
         stuck = [j for j in self.jobs.values() if j.publishing and j.created_at < created_before]
         return stuck[:limit]
 
-    async def queued_tasks(
-        self, job_id: str, page_size: int, page_token: str | None
-    ) -> Page[TaskRecord]:
-        queued = [t for t in self.tasks.get(job_id, {}).values() if t.status is TaskStatus.QUEUED]
-        return _task_page(queued, page_size, page_token)
-
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
         counts = dict.fromkeys(TaskStatus, 0)
-        for task in self.tasks.get(job_id, {}).values():
-            counts[task.status] += 1
+        for batch in self.batches.get(job_id, {}).values():
+            for item in batch.items:
+                counts[item.status] += 1
         return counts
 
     async def has_open_tasks(self, job_id: str) -> bool:
-        return any(not t.status.terminal for t in self.tasks.get(job_id, {}).values())
+        return any(batch.open_items for batch in self.batches.get(job_id, {}).values())
 
     async def list_tasks(
         self, job_id: str, page_size: int, page_token: str | None
     ) -> Page[TaskRecord]:
-        return _task_page(list(self.tasks.get(job_id, {}).values()), page_size, page_token)
+        ordered = sorted(self.results.get(job_id, {}).values(), key=lambda t: t.id)
+        if page_token:
+            (last_id,) = decode_token(page_token, 1)
+            ordered = [task for task in ordered if task.id > last_id]
+        page = ordered[:page_size]
+        token = encode_token([page[-1].id]) if len(ordered) > page_size else None
+        return Page(page, token)
 
     async def get_task(self, job_id: str, task_id: str) -> TaskRecord | None:
-        return self.tasks.get(job_id, {}).get(task_id)
-
-    async def claim_task(
-        self, job_id: str, task_id: str, now: datetime, lease_until: datetime
-    ) -> Claim:
-        async with self._lock:
-            task = self.tasks.get(job_id, {}).get(task_id)
-            job = self.jobs.get(job_id)
-            if task is None or job is None:
-                return Claim(ClaimState.MISSING)
-            if task.status.terminal:
-                return Claim(ClaimState.DONE, task, job.status)
-            if task.status is TaskStatus.RUNNING and task.lease_until and task.lease_until > now:
-                return Claim(ClaimState.BUSY, task, job.status)
-            claimed = task.with_changes(
-                status=TaskStatus.RUNNING,
-                attempts=task.attempts + 1,
-                lease_until=lease_until,
-                updated_at=now,
-            )
-            self.tasks[job_id][task_id] = claimed
-            return Claim(ClaimState.CLAIMED, claimed, job.status)
+        return self.results.get(job_id, {}).get(task_id)
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime
     ) -> None:
         self.rejected.append((message_id, reason, payload))
 
-    async def release_task(
-        self,
-        job_id: str,
-        task_id: str,
-        error: str,
-        now: datetime,
-        refund_attempt: bool = False,
-        claim: TaskRecord | None = None,
-    ) -> None:
+    # ---- batches -------------------------------------------------------------------------
+
+    async def add_batch(self, batch: BatchRecord, max_new: int | None = None) -> BatchRecord | None:
         async with self._lock:
-            task = self.tasks.get(job_id, {}).get(task_id)
-            if task is not None and not task.status.terminal:
-                attempts = max(0, task.attempts - 1) if refund_attempt else task.attempts
-                self.tasks[job_id][task_id] = task.with_changes(
-                    lease_until=None, error=error, updated_at=now, attempts=attempts
-                )
+            if batch.job_id not in self.jobs:
+                return None
+            existing = self.batches[batch.job_id].get(batch.id)
+            if existing is not None:
+                return existing
+            known = self.results[batch.job_id]
+            fresh = [item for item in batch.items if item.task_id not in known]
+            added = self._added.get(batch.job_id, 0)
+            if max_new is not None:
+                fresh = fresh[: max(0, max_new - added)]
+            if not fresh:
+                return None
+            stored = replace(batch, items=tuple(fresh), lease_until=None)
+            self.batches[batch.job_id][batch.id] = stored
+            self._added[batch.job_id] = added + len(fresh)
+            self._mark_found(stored)
+            return stored
 
-    async def finish_task(
-        self,
-        job_id: str,
-        task_id: str,
-        outcome: TaskOutcome,
-        now: datetime,
-        claim: TaskRecord | None = None,
-    ) -> Finish:
+    async def open_batches(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[BatchRecord]:
+        batches = sorted(
+            (b for b in self.batches.get(job_id, {}).values() if b.open_items),
+            key=lambda b: (len(b.open_items), b.id),
+        )
+        if page_token:
+            open_count, last_id = decode_token(page_token, 2)
+            cursor = (int(open_count), last_id)
+            batches = [b for b in batches if (len(b.open_items), b.id) > cursor]
+        page = batches[:page_size]
+        token = None
+        if len(batches) > page_size:
+            token = encode_token([str(len(page[-1].open_items)), page[-1].id])
+        return Page(page, token)
+
+    async def claim_batch(
+        self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
+    ) -> ClaimResult:
         async with self._lock:
-            task = self.tasks.get(job_id, {}).get(task_id)
-            if task is None or not task.status.may_become(outcome.status):
-                return Finish(False)
-            self.tasks[job_id][task_id] = task.with_changes(
-                status=outcome.status,
-                http_status=outcome.http_status,
-                data=outcome.data,
-                error=kept_error(outcome, task.error),
-                fetched_at=outcome.fetched_at,
-                elapsed_ms=outcome.elapsed_ms,
-                truncated_fields=outcome.truncated_fields,
-                field_errors=outcome.field_errors,
-                lease_until=None,
-                updated_at=now,
-            )
-            return Finish(True)
+            batch = self.batches.get(job_id, {}).get(batch_id)
+            job = self.jobs.get(job_id)
+            if batch is None or job is None:
+                return Missing()
+            if not batch.open_items:
+                return AlreadyDone()
+            if batch.lease_until is not None and batch.lease_until > now:
+                return Busy(batch.lease_until)
+            applied = batch_transitions.claim(batch, lease_until)
+            handle = self._write(applied)
+            return Claimed(applied.batch, job.status is JobStatus.CANCELLED, handle)
 
+    async def settle(
+        self,
+        handle: object,
+        changes: Sequence[TaskChange],
+        now: datetime,
+        lease_until: datetime | None = None,
+    ) -> Settled:
+        assert isinstance(handle, _Handle), "settle takes the handle of a claim"
+        async with self._lock:
+            batch = self.batches.get(handle.job_id, {}).get(handle.batch_id)
+            if batch is None:
+                return Settled(handle, (), False, False)
+            applied = batch_transitions.settle(batch, changes, now)
+            if lease_until is not None:
+                applied = replace(applied, batch=replace(applied.batch, lease_until=lease_until))
+            return self._settled(applied)
 
-def _task_page(tasks: list[TaskRecord], page_size: int, page_token: str | None) -> Page[TaskRecord]:
-    """Tasks in id order (as Firestore orders by document id), after the token's id."""
-    ordered = sorted(tasks, key=lambda t: t.id)
-    if page_token:
-        (last_id,) = decode_token(page_token, 1)
-        ordered = [task for task in ordered if task.id > last_id]
-    page = ordered[:page_size]
-    token = encode_token([page[-1].id]) if len(ordered) > page_size else None
-    return Page(page, token)
+    async def close_batch(
+        self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
+    ) -> Settled | Busy | Missing:
+        async with self._lock:
+            batch = self.batches.get(job_id, {}).get(batch_id)
+            if batch is None:
+                return Missing()
+            if batch.lease_until is not None and batch.lease_until > now:
+                return Busy(batch.lease_until)
+            return self._settled(batch_transitions.close(batch, outcome, now))
+
+    def _settled(self, applied: Applied) -> Settled:
+        handle = self._write(applied)
+        job_id = applied.batch.job_id
+        job = self.jobs[job_id]
+        open_left = any(b.open_items for b in self.batches[job_id].values())
+        return Settled(
+            handle,
+            tuple(record.id for record in applied.results),
+            job.status is JobStatus.CANCELLED,
+            bool(applied.results) and not open_left,
+        )
+
+    def _write(self, applied: Applied) -> _Handle:
+        batch = applied.batch
+        self.batches[batch.job_id][batch.id] = batch
+        for record in applied.results:
+            self.results[batch.job_id][record.id] = record
+        return _Handle(batch.job_id, batch.id)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from scrapejobs_shared.messaging.task_message import TaskMessage
+from scrapejobs_shared.messaging.task_message import BatchMessage
 
 
 class MemoryTaskPublisher:
     def __init__(self, fail_after: int | None = None) -> None:
-        self.published: list[tuple[TaskMessage, dict[str, str]]] = []
+        self.published: list[tuple[BatchMessage, dict[str, str]]] = []
         self._fail_after = fail_after
 
     async def publish(
-        self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
+        self, messages: Sequence[BatchMessage], attributes: Mapping[str, str]
     ) -> list[str | BaseException]:
         results: list[str | BaseException] = []
         for message in messages:

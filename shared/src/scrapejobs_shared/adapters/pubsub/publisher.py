@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from google.cloud import pubsub_v1
 from google.cloud.pubsub_v1.types import BatchSettings, PublisherOptions
 
-from scrapejobs_shared.messaging.task_message import FORMAT_VERSION, TaskMessage
+from scrapejobs_shared.messaging.task_message import FORMAT_VERSION, BatchMessage
 
 # Larger batches than the client default (100 messages / 10 ms): a 10,000-URL submission is
 # about 20 publish requests instead of 100.
@@ -24,7 +24,7 @@ class PubSubTaskPublisher:
         self._topic = self._client.topic_path(project_id, topic)
 
     async def publish(
-        self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
+        self, messages: Sequence[BatchMessage], attributes: Mapping[str, str]
     ) -> list[str | BaseException]:
         attrs = {**attributes, "format": FORMAT_VERSION}
         futures = [

@@ -1,0 +1,227 @@
+"""Processing one pushed batch: claim it, run its open tasks with bounded concurrency, record
+their changes in batched commits, answer Pub/Sub within the ack deadline. Idempotent under
+redelivery: a batch is claimed by one delivery at a time and finished tasks are skipped.
+
+What the delivery answers:
+
+* every task finished → ack;
+* some task was deferred (throttled, host busy, out of time) → publish the batch again with
+  one more deferral and ack (a fresh delivery count: waiting for a host never dead-letters);
+* otherwise some task failed transiently → nack: Pub/Sub redelivers with backoff, and only
+  the tasks still open run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+from opentelemetry.trace import Tracer
+
+from scrapejobs_shared.delivery.completion import complete_if_done
+from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.records import BatchItem, TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
+from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.observability.tracing import extract_trace_context
+from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, ClaimResult, Missing
+from scrapejobs_worker.batch_recorder import BatchRecorder
+from scrapejobs_worker.job_cache import JobCache
+from scrapejobs_worker.phase_timer import collect_phases, phase
+from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunner, cancelled
+from scrapejobs_worker.verdict import Verdict
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPolicy:
+    ack_deadline_s: float = 60.0  # the subscription's: the push request's timeout
+    deadline_margin_s: float = 5.0  # answer this long before the ack deadline
+    concurrency: int = 16  # tasks of one batch in flight at once
+    flush_interval_s: float = 1.0  # results become visible at least this often
+    lease_s: float = 40.0  # a claimed batch's lease, renewed while it runs
+
+
+class BatchProcessor:
+    def __init__(
+        self,
+        store: StoreForEnqueue,
+        runner: TaskRunner,
+        enqueuer: Enqueuer,
+        clock: Clock,
+        tracer: Tracer,
+        policy: BatchPolicy,
+    ) -> None:
+        self._store = store
+        self._runner = runner
+        self._enqueuer = enqueuer
+        self._clock = clock
+        self._tracer = tracer
+        self._policy = policy
+        self._jobs = JobCache(store, clock)
+        self._lease = timedelta(seconds=policy.lease_s)
+
+    async def handle_push(self, pushed: PushedMessage) -> Verdict:
+        message = await self._batch_of(pushed)
+        if message is None:
+            return Verdict.done("malformed message recorded")
+        started = time.perf_counter()
+        deadline = time.monotonic() + self._policy.ack_deadline_s - self._policy.deadline_margin_s
+        attributes = {"job.id": message.job_id, "batch.id": message.batch_id}
+        context = extract_trace_context(pushed.attributes)
+        with (
+            counting() as ops,
+            collect_phases() as phases,
+            self._tracer.start_as_current_span("process_batch", context, attributes=attributes),
+        ):
+            verdict, tally = await self._process(message, _deferrals(pushed), deadline)
+        log.info(
+            "batch processed",
+            extra={
+                "job_id": message.job_id,
+                "batch_id": message.batch_id,
+                "tasks": len(message.tasks),
+                **tally,
+                "verdict": verdict.reason,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                "firestore_reads": ops.reads,
+                "firestore_writes": ops.writes,
+                **phases,
+            },
+        )
+        return verdict
+
+    async def handle_dead_letter(self, pushed: PushedMessage) -> Verdict:
+        """Pub/Sub gave up on the batch: its open tasks end ``dead_lettered`` (last error
+        kept). While a delivery still holds the batch, try again later."""
+        message = await self._batch_of(pushed)
+        if message is None:
+            return Verdict.done("malformed dead letter recorded")
+        outcome = TaskOutcome(TaskStatus.DEAD_LETTERED)
+        closed = await self._store.close_batch(
+            message.job_id, message.batch_id, outcome, self._clock()
+        )
+        if isinstance(closed, Busy):
+            return Verdict.retry("the batch is still being processed")
+        if isinstance(closed, Missing):
+            return Verdict.done("unknown batch")
+        if closed.finished:
+            log.warning(
+                "tasks dead-lettered",
+                extra={
+                    "job_id": message.job_id,
+                    "batch_id": message.batch_id,
+                    "tasks": len(closed.finished),
+                },
+            )
+        if closed.job_may_be_done:
+            await complete_if_done(self._store, message.job_id, self._clock)
+        return Verdict.done("dead-lettered")
+
+    async def reject_envelope(self, body: bytes, reason: str) -> None:
+        log.error("malformed push envelope", extra={"why": reason})
+        await self._store.record_rejected_message("", reason, body, self._clock())
+
+    async def _batch_of(self, pushed: PushedMessage) -> BatchMessage | None:
+        try:
+            return pushed.batch()
+        except MalformedMessage as exc:
+            log.error("malformed message", extra={"message_id": pushed.message_id, "why": str(exc)})
+            await self._store.record_rejected_message(
+                pushed.message_id, str(exc), pushed.data, self._clock()
+            )
+            return None
+
+    async def _process(
+        self, message: BatchMessage, deferrals: int, deadline: float
+    ) -> tuple[Verdict, dict[str, int]]:
+        with phase("spec"):
+            spec = await self._jobs.spec(message.job_id)
+        if spec is None:
+            log.warning("job not found", extra={"job_id": message.job_id})
+            return Verdict.done("unknown job"), {}
+        claim = await self._claim(message, deadline)
+        if isinstance(claim, Missing):
+            log.warning("batch not found", extra={"batch_id": message.batch_id})
+            return Verdict.done("unknown batch"), {}
+        if isinstance(claim, AlreadyDone):
+            return Verdict.done("already finished"), {}
+        if isinstance(claim, Busy):
+            return Verdict.retry("batch is being processed by another delivery"), {}
+        recorder = BatchRecorder(
+            self._store,
+            claim.handle,
+            self._clock,
+            interval_s=self._policy.flush_interval_s,
+            lease=self._lease,
+            cancelled=claim.cancelled,
+        )
+        work = BatchWork(claim.batch, spec, deferrals, deadline)
+        results = await self._run_all(work, recorder)
+        tally = {kind.value: sum(r.kind is kind for r in results) for kind in Kind}
+        if recorder.job_may_be_done:
+            await complete_if_done(self._store, message.job_id, self._clock)
+        if tally[Kind.DEFER.value]:
+            open_items = _still_open(claim.batch.open_items, results)
+            batch = replace(claim.batch, items=open_items)
+            if not await self._enqueuer.republish(batch, deferrals + 1):
+                return Verdict.retry("deferred, but publishing the batch again failed"), tally
+            return Verdict.done("deferred"), tally
+        if tally[Kind.RETRY.value]:
+            return Verdict.retry("some tasks failed transiently"), tally
+        return Verdict.done("done"), tally
+
+    async def _claim(self, message: BatchMessage, deadline: float) -> ClaimResult:
+        """Claim the batch; a duplicate delivery waits out the owner's lease (its writes renew
+        it while it runs) rather than nacking, which would spend a delivery attempt."""
+        while True:
+            now = self._clock()
+            with phase("claim"):
+                claim = await self._store.claim_batch(
+                    message.job_id, message.batch_id, now, now + self._lease
+                )
+            if not isinstance(claim, Busy):
+                return claim
+            wait_s = min((claim.until - now).total_seconds(), 1.0) + 0.05
+            if time.monotonic() + wait_s > deadline - self._policy.deadline_margin_s:
+                return claim
+            await asyncio.sleep(max(wait_s, 0.05))
+
+    async def _run_all(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
+        queue = list(work.batch.open_items)
+        results: list[TaskResult] = []
+
+        async def lane() -> None:
+            while queue:
+                item = queue.pop(0)
+                result = (
+                    cancelled(item) if recorder.cancelled else await self._runner.run(item, work)
+                )
+                recorder.add(result.change)
+                results.append(result)
+
+        recorder.start()
+        try:
+            async with asyncio.TaskGroup() as lanes:  # one failure stops the others
+                for _ in range(min(self._policy.concurrency, len(queue))):
+                    lanes.create_task(lane())
+        finally:
+            with phase("record"), self._tracer.start_as_current_span("store"):
+                await recorder.close()
+        return results
+
+
+def _still_open(items: tuple[BatchItem, ...], results: list[TaskResult]) -> tuple[BatchItem, ...]:
+    finished = {r.change.task_id for r in results if r.kind is Kind.FINISHED}
+    return tuple(item for item in items if item.task_id not in finished)
+
+
+def _deferrals(pushed: PushedMessage) -> int:
+    value = pushed.attributes.get(DEFERRALS, "0")
+    return int(value) if value.isdigit() else 0

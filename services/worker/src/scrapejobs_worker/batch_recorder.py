@@ -1,0 +1,93 @@
+"""Writing one claimed batch's task changes: buffered and committed together, at least every
+``interval_s`` while the batch runs (results become visible as it goes) and once at the end;
+the batch's lease is renewed while it runs and dropped at the end.
+
+One recorder per delivery, and it is the only writer of its batch, so its commits are blind
+writes guarded by the batch's last update time (see the store port).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from datetime import timedelta
+
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.ports.job_store import BatchStore, Settled, TaskChange
+
+log = logging.getLogger(__name__)
+
+
+class BatchRecorder:
+    def __init__(
+        self,
+        store: BatchStore,
+        handle: object,
+        clock: Clock,
+        *,
+        interval_s: float,
+        lease: timedelta,
+        cancelled: bool = False,
+    ) -> None:
+        self._store = store
+        self._handle = handle
+        self._clock = clock
+        self._interval_s = interval_s
+        self._lease = lease
+        self._pending: list[TaskChange] = []
+        self._first_pending = 0.0
+        self._last_write = time.monotonic()
+        self._lock = asyncio.Lock()
+        self._ticker: asyncio.Task[None] | None = None
+        self.cancelled = cancelled  # the job's cancel, as the last write saw it
+        self.job_may_be_done = False
+        self.finished = 0
+
+    def start(self) -> None:
+        self._ticker = asyncio.create_task(self._tick())
+
+    def add(self, change: TaskChange) -> None:
+        if not self._pending:
+            self._first_pending = time.monotonic()
+        self._pending.append(change)
+
+    async def close(self) -> None:
+        """Write what is left and give the lease back (the batch's next delivery need not
+        wait for it)."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        await self._write(lease_until_s=0.0)
+
+    async def _tick(self) -> None:
+        step = min(self._interval_s, self._lease.total_seconds() / 6) / 2
+        while True:
+            await asyncio.sleep(step)
+            now = time.monotonic()
+            due = self._pending and now - self._first_pending >= self._interval_s
+            renew = now - self._last_write >= self._lease.total_seconds() / 3
+            if due or renew:
+                try:
+                    await self._write(lease_until_s=self._lease.total_seconds())
+                except Exception:
+                    log.warning("batch write failed; retrying at the next tick", exc_info=True)
+
+    async def _write(self, lease_until_s: float) -> None:
+        async with self._lock:
+            changes, self._pending = self._pending, []
+            now = self._clock()
+            try:
+                settled: Settled = await self._store.settle(
+                    self._handle, changes, now, now + timedelta(seconds=lease_until_s)
+                )
+            except BaseException:
+                self._pending = changes + self._pending  # written by the next attempt
+                raise
+            self._last_write = time.monotonic()
+            self._handle = settled.handle
+            self.cancelled = self.cancelled or settled.cancelled
+            self.job_may_be_done = self.job_may_be_done or settled.job_may_be_done
+            self.finished += len(settled.finished)

@@ -1,0 +1,147 @@
+"""What happens to a task after its fetch (or instead of it): one pure decision.
+
+(fetch response or fetch error, the task's attempt, the limits) → Succeed | Fail | Retry |
+Defer | GiveUp, plus what the host's politeness state should learn. This is the README's
+failure table; tests/unit/worker/test_outcome_policy.py checks it row by row. The batch
+processor only carries decisions out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from scrapejobs_shared.domain.records import TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_worker.fetch_port import FetchError, FetchResponse
+from scrapejobs_worker.http_status_policy import StatusClass, classify_status
+from scrapejobs_worker.retry_after import parse_retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """A task as this delivery runs it."""
+
+    attempts: int  # including this delivery's
+    previous_error: str | None
+    deferrals: int  # how often its batch was deferred for politeness
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeLimits:
+    max_attempts: int | None  # the job's options.max_attempts
+    max_delivery_attempts: int  # the subscription's dead-letter policy
+    max_deferrals: int
+    throttle_hold_s: float  # host pause after a 429 without Retry-After
+    retry_after_cap_s: float
+
+
+class HostSignal(StrEnum):
+    NONE = "none"
+    RESPONDED = "responded"  # the host answered: closes its breaker
+    FAILED = "failed"  # a host-level failure: counts toward its breaker
+    THROTTLED = "throttled"  # the host asked us to slow down: pause it for ``hold_s``
+
+
+@dataclass(frozen=True, slots=True)
+class Succeed:
+    """Extract the page (the extractor may still fail it for its content)."""
+
+    response: FetchResponse
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    outcome: TaskOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Transient: the task stays open with its error; its batch is delivered again."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Defer:
+    """Not this task's fault (throttled, host busy, out of time): the attempt is refunded and
+    the batch is published again."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class GiveUp:
+    outcome: TaskOutcome
+
+
+Decision = Succeed | Fail | Retry | Defer | GiveUp
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    decision: Decision
+    host: HostSignal = HostSignal.NONE
+    hold_s: float = 0.0
+
+
+def before_fetch(attempt: Attempt, limits: OutcomeLimits) -> GiveUp | None:
+    """A task whose attempts are already spent is not fetched again."""
+    if limits.max_attempts is not None and attempt.attempts > limits.max_attempts:
+        return _gave_up(limits.max_attempts, attempt.previous_error)
+    return None
+
+
+def after_fetch(
+    result: FetchResponse | FetchError, attempt: Attempt, limits: OutcomeLimits, now: datetime
+) -> Verdict:
+    if isinstance(result, FetchError):
+        error = f"{result.reason}: {result.detail}"
+        if not result.transient:
+            return Verdict(Fail(TaskOutcome(TaskStatus.FAILED, error=error)))
+        return Verdict(_transient(error, attempt, limits), HostSignal.FAILED)
+    hold = _throttle_hold(result, limits, now)
+    if hold is not None and attempt.deferrals < limits.max_deferrals:
+        reason = f"throttled: HTTP {result.status}, retry after {hold:.0f} s"
+        return Verdict(Defer(reason), HostSignal.THROTTLED, hold)
+    status_class = classify_status(result.status)
+    if status_class is StatusClass.TRANSIENT:
+        signal = HostSignal.THROTTLED if hold is not None else HostSignal.FAILED
+        return Verdict(_transient(f"HTTP {result.status}", attempt, limits), signal, hold or 0.0)
+    if status_class is StatusClass.PERMANENT:
+        outcome = TaskOutcome(
+            TaskStatus.FAILED,
+            http_status=result.status,
+            error=f"HTTP {result.status}",
+            fetched_at=now,
+            elapsed_ms=result.elapsed_ms,
+        )
+        return Verdict(Fail(outcome), HostSignal.RESPONDED)
+    return Verdict(Succeed(result), HostSignal.RESPONDED)
+
+
+def _transient(error: str, attempt: Attempt, limits: OutcomeLimits) -> Decision:
+    if limits.max_attempts is not None and attempt.attempts >= limits.max_attempts:
+        return _gave_up(limits.max_attempts, error)
+    if attempt.attempts >= limits.max_delivery_attempts:
+        return GiveUp(TaskOutcome(TaskStatus.DEAD_LETTERED, error=error))
+    return Retry(error)
+
+
+def _gave_up(max_attempts: int, error: str | None) -> GiveUp:
+    last = error or "unknown error"
+    return GiveUp(
+        TaskOutcome(TaskStatus.FAILED, error=f"max_attempts: gave up after {max_attempts}: {last}")
+    )
+
+
+def _throttle_hold(response: FetchResponse, limits: OutcomeLimits, now: datetime) -> float | None:
+    """A 429, or a 503 with Retry-After: the host asks us to slow down (not a failure)."""
+    if response.status not in (429, 503):
+        return None
+    header = response.headers.get("retry-after")
+    delay = parse_retry_after(header, now, limits.retry_after_cap_s)
+    if delay is None:
+        return None if response.status == 503 else limits.throttle_hold_s
+    return delay

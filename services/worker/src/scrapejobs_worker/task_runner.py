@@ -1,0 +1,205 @@
+"""Running one task of a claimed batch: robots.txt, a host permit, the fetch, the decision
+(``outcome_policy``), what the host's politeness state learns, extraction and crawl expansion.
+Returns the change to record; it never writes the task itself (the batch's recorder does)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from enum import StrEnum
+
+from opentelemetry.trace import Tracer
+
+from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.politeness.host_key import host_key
+from scrapejobs_shared.ports.host_gate import Throttle
+from scrapejobs_worker.crawl_expansion import CrawlExpansion
+from scrapejobs_worker.fetch_port import (
+    BlockedDestination,
+    Fetcher,
+    FetchError,
+    FetchRequest,
+    FetchResponse,
+)
+from scrapejobs_worker.outcome_policy import (
+    Attempt,
+    Decision,
+    Defer,
+    Fail,
+    GiveUp,
+    HostSignal,
+    OutcomeLimits,
+    Retry,
+    Succeed,
+    Verdict,
+    after_fetch,
+    before_fetch,
+)
+from scrapejobs_worker.page_extraction import ExtractedPage
+from scrapejobs_worker.phase_timer import phase
+from scrapejobs_worker.politeness import HeldPermit, Politeness
+
+Extractor = Callable[[FetchResponse, JobSpec], ExtractedPage]
+CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")
+
+
+class Kind(StrEnum):
+    FINISHED = "finished"
+    RETRY = "retry"  # transient: its batch is delivered again (nack)
+    DEFER = "defer"  # not its fault: its batch is published again (ack)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    change: FinishTask | ReleaseTask
+    kind: Kind
+    outcome: str  # for logs and metrics: the status, or retry/defer
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerPolicy:
+    fetch_timeout_s: float = 30.0  # cap on one fetch
+    lease_margin_s: float = 10.0  # a host permit is leased for a fetch + this
+    min_fetch_s: float = 2.0  # a fetch that cannot get this long is deferred
+    max_delivery_attempts: int = 5
+    max_deferrals: int = 50
+    throttle_hold_s: float = 10.0
+    retry_after_cap_s: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class BatchWork:
+    """What every task of one delivery shares."""
+
+    batch: BatchRecord
+    spec: JobSpec
+    deferrals: int
+    deadline: float  # monotonic time by which the delivery must answer
+
+
+class TaskRunner:
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        extractor: Extractor,
+        politeness: Politeness,
+        crawl: CrawlExpansion,
+        clock: Clock,
+        tracer: Tracer,
+        policy: RunnerPolicy,
+    ) -> None:
+        self._fetcher = fetcher
+        self._extract = extractor
+        self._politeness = politeness
+        self._crawl = crawl
+        self._clock = clock
+        self._tracer = tracer
+        self._policy = policy
+        self._permit_lease = timedelta(seconds=policy.fetch_timeout_s + policy.lease_margin_s)
+
+    async def run(self, item: BatchItem, work: BatchWork) -> TaskResult:
+        attempt = Attempt(item.attempts, item.error, work.deferrals)
+        limits = self._limits(work.spec)
+        if (give_up := before_fetch(attempt, limits)) is not None:
+            return _finished(item, give_up.outcome)
+        try:
+            with phase("robots"):
+                robots = await self._politeness.robots(item.url, work.spec.options)
+        except BlockedDestination as exc:  # robots.txt lives where we never connect
+            return _finished(item, TaskOutcome(TaskStatus.FAILED, error=f"{exc.reason}: {exc}"))
+        if not robots.allowed:
+            return _finished(item, TaskOutcome(TaskStatus.FAILED, error="robots_disallowed"))
+        host = host_key(item.url)
+        host_limits = self._politeness.limits(work.spec.options, robots.crawl_delay_s)
+        with phase("admit"):
+            wait_s = _remaining(work) - self._policy.min_fetch_s
+            admission = await self._politeness.admit(
+                host, host_limits, self._permit_lease, max_wait_s=wait_s
+            )
+        if isinstance(admission, Throttle):
+            return _deferred(item, f"host busy ({admission.reason})")
+        result = await self._fetch(item, work, admission)
+        if result is None:
+            return _deferred(item, "out of time in this delivery")
+        verdict = after_fetch(result, attempt, limits, self._clock())
+        await self._tell_host(host, admission, verdict)
+        return await self._carry_out(verdict.decision, item, work)
+
+    def _limits(self, spec: JobSpec) -> OutcomeLimits:
+        return OutcomeLimits(
+            max_attempts=spec.options.max_attempts,
+            max_delivery_attempts=self._policy.max_delivery_attempts,
+            max_deferrals=self._policy.max_deferrals,
+            throttle_hold_s=self._policy.throttle_hold_s,
+            retry_after_cap_s=self._policy.retry_after_cap_s,
+        )
+
+    async def _fetch(
+        self, item: BatchItem, work: BatchWork, held: HeldPermit
+    ) -> FetchResponse | FetchError | None:
+        """The fetch, within the time this delivery has left; None when too little is left."""
+        try:
+            timeout = min(work.spec.options.timeout_s, self._policy.fetch_timeout_s)
+            timeout = min(timeout, _remaining(work) - 1.0)
+            if timeout < self._policy.min_fetch_s:
+                return None
+            request = FetchRequest(item.url, work.spec.options.headers, timeout)
+            with (
+                phase("fetch"),
+                self._tracer.start_as_current_span("fetch", attributes={"url.full": item.url}),
+            ):
+                try:
+                    return await self._fetcher.fetch(request)
+                except FetchError as exc:
+                    return exc
+        finally:
+            await held.release()
+
+    async def _tell_host(self, host: str, held: HeldPermit, verdict: Verdict) -> None:
+        if verdict.host is HostSignal.RESPONDED:
+            await self._politeness.host_responded(held.permit)
+        elif verdict.host is HostSignal.FAILED:
+            await self._politeness.host_failed(host)
+        elif verdict.host is HostSignal.THROTTLED:
+            await self._politeness.host_throttled(host, verdict.hold_s)
+            if not isinstance(verdict.decision, Defer):
+                await self._politeness.host_failed(host)
+
+    async def _carry_out(self, decision: Decision, item: BatchItem, work: BatchWork) -> TaskResult:
+        if isinstance(decision, Fail | GiveUp):
+            return _finished(item, decision.outcome)
+        if isinstance(decision, Retry):
+            return TaskResult(ReleaseTask(item.task_id, decision.error), Kind.RETRY, "retry")
+        if isinstance(decision, Defer):
+            return _deferred(item, decision.reason)
+        assert isinstance(decision, Succeed)
+        with phase("extract"), self._tracer.start_as_current_span("extract"):
+            page = self._extract(decision.response, work.spec)
+        crawl = work.spec.crawl
+        if crawl is not None and page.outcome.status is TaskStatus.SUCCEEDED:
+            with phase("expand"):
+                await self._crawl.expand(crawl, work.batch, item, decision.response.url, page.links)
+        return _finished(item, replace(page.outcome, fetched_at=self._clock()))
+
+
+def cancelled(item: BatchItem) -> TaskResult:
+    return _finished(item, CANCELLED)
+
+
+def _finished(item: BatchItem, outcome: TaskOutcome) -> TaskResult:
+    return TaskResult(FinishTask(item.task_id, outcome), Kind.FINISHED, outcome.status.value)
+
+
+def _deferred(item: BatchItem, reason: str) -> TaskResult:
+    change = ReleaseTask(item.task_id, reason, refund_attempt=True)
+    return TaskResult(change, Kind.DEFER, "defer")
+
+
+def _remaining(work: BatchWork) -> float:
+    return work.deadline - time.monotonic()

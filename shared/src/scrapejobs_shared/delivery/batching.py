@@ -1,0 +1,54 @@
+"""Cutting a job's tasks into batches: up to B tasks of one job per message, grouped by host so
+a batch mostly runs on one host's warm slot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, task_id_for
+from scrapejobs_shared.politeness.host_key import host_key
+
+DEFAULT_BATCH_SIZE = 50  # see bench/README.md: per-page cost flattens out past ~50 per commit
+MAX_COUNTER_SHARDS = 64
+BATCHES_PER_SHARD = 4
+
+
+def shards_for(batches: int) -> int:
+    """Counter shards for a job of this many batches: each shard takes the commits of a few
+    batches (a batch commits about twice: its claim and its results), at most
+    ``MAX_COUNTER_SHARDS`` (a status read costs one document read per shard)."""
+    return max(1, min(MAX_COUNTER_SHARDS, -(-batches // BATCHES_PER_SHARD)))
+
+
+def plan_batches(
+    job_id: str,
+    items: Sequence[BatchItem],
+    size: int,
+    created_at: datetime,
+    expire_at: datetime,
+    key: str = "s",
+) -> list[BatchRecord]:
+    """Batches of at most ``size`` items, hosts kept together (submission order within a
+    host). Batch ids derive from ``job_id``, ``key`` and the batch's number, so planning the
+    same tasks again gives the same ids (a redelivered crawl page re-plans its children)."""
+    if size < 1:
+        raise ValueError("batch size must be at least 1")
+    ordered = sorted(items, key=lambda item: (_host(item.url), item.index))
+    return [
+        BatchRecord(
+            job_id=job_id,
+            id=task_id_for(job_id, f"batch:{key}:{n}"),
+            items=tuple(ordered[start : start + size]),
+            created_at=created_at,
+            expire_at=expire_at,
+        )
+        for n, start in enumerate(range(0, len(ordered), size))
+    ]
+
+
+def _host(url: str) -> str:
+    try:
+        return host_key(url)
+    except ValueError:
+        return ""

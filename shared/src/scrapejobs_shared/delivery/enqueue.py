@@ -1,0 +1,75 @@
+"""The one enqueue path: batches become messages, are published, and a batch whose message
+could not be published is failed (``publish_failed``) rather than left to wait forever.
+Submission, crawl expansion, deferral and recovery all publish through it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+
+from scrapejobs_shared.delivery.completion import complete_if_done
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.messaging.task_message import BatchMessage, TaskRef
+from scrapejobs_shared.observability.tracing import inject_trace_context
+from scrapejobs_shared.ports.job_store import BatchStore, JobStore, Settled
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
+
+log = logging.getLogger(__name__)
+
+DEFERRALS = "deferrals"  # message attribute: how often the batch was deferred for politeness
+PUBLISH_FAILED = TaskOutcome(TaskStatus.FAILED, error="publish_failed: could not enqueue")
+
+
+class StoreForEnqueue(JobStore, BatchStore, Protocol):
+    """What enqueueing needs of the store (both ports; one adapter implements them)."""
+
+
+def message_of(batch: BatchRecord) -> BatchMessage:
+    """The message of a batch: its open tasks (finished ones need no delivery)."""
+    refs = tuple(TaskRef(id=item.task_id, url=item.url) for item in batch.open_items)
+    return BatchMessage(job_id=batch.job_id, batch_id=batch.id, tasks=refs)
+
+
+class Enqueuer:
+    def __init__(self, store: StoreForEnqueue, publisher: TaskPublisher, clock: Clock) -> None:
+        self._store = store
+        self._publisher = publisher
+        self._clock = clock
+
+    async def publish(self, batches: Sequence[BatchRecord], deferrals: int = 0) -> int:
+        """Publish one message per batch with open tasks; returns how many tasks were failed
+        because their message could not be published."""
+        batches = [batch for batch in batches if batch.open_items]
+        if not batches:
+            return 0
+        attributes = inject_trace_context()
+        if deferrals:
+            attributes[DEFERRALS] = str(deferrals)
+        results = await self._publisher.publish([message_of(b) for b in batches], attributes)
+        lost = [b for b, r in zip(batches, results, strict=True) if isinstance(r, BaseException)]
+        failed = 0
+        for batch in lost:
+            closed = await self._store.close_batch(
+                batch.job_id, batch.id, PUBLISH_FAILED, self._clock()
+            )
+            if isinstance(closed, Settled):
+                failed += len(closed.finished)
+        if lost:
+            log.error(
+                "batches not published",
+                extra={"job_id": lost[0].job_id, "batches": len(lost), "tasks": failed},
+            )
+            await complete_if_done(self._store, lost[0].job_id, self._clock)
+        return failed
+
+    async def republish(self, batch: BatchRecord, deferrals: int) -> bool:
+        """Publish a batch again (a deferral): False if it could not be published, in which
+        case the caller nacks its delivery so that Pub/Sub tries again."""
+        if not batch.open_items:
+            return True
+        attributes = {**inject_trace_context(), DEFERRALS: str(deferrals)}
+        [result] = await self._publisher.publish([message_of(batch)], attributes)
+        return not isinstance(result, BaseException)

@@ -1,0 +1,122 @@
+"""How a batch's tasks change: claimed, settled, closed. Pure; every store adapter applies
+these, so the memory twin and Firestore cannot disagree on what a change means.
+
+Rules: a terminal task is never changed again; a claim counts one attempt for each open task
+(a ``Release`` with ``refund_attempt`` gives it back); a task's status only moves forward.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from scrapejobs_shared.domain.records import (
+    BatchItem,
+    BatchRecord,
+    TaskOutcome,
+    TaskRecord,
+    kept_error,
+)
+from scrapejobs_shared.domain.statuses import TaskStatus
+
+
+@dataclass(frozen=True, slots=True)
+class FinishTask:
+    task_id: str
+    outcome: TaskOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseTask:
+    task_id: str
+    error: str | None
+    refund_attempt: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    batch: BatchRecord  # the batch after the change
+    results: tuple[TaskRecord, ...]  # result records of the tasks that became terminal
+    deltas: dict[TaskStatus, int]  # count changes per status
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.results) or any(self.deltas.values())
+
+
+def claim(batch: BatchRecord, lease_until: datetime) -> Applied:
+    """Every open task becomes ``running`` with one more attempt; the batch is leased."""
+    deltas: Counter[TaskStatus] = Counter()
+    items = []
+    for item in batch.items:
+        if item.status.terminal:
+            items.append(item)
+            continue
+        deltas[item.status] -= 1
+        deltas[TaskStatus.RUNNING] += 1
+        items.append(replace(item, status=TaskStatus.RUNNING, attempts=item.attempts + 1))
+    claimed = replace(batch, items=tuple(items), lease_until=lease_until)
+    return Applied(claimed, (), _nonzero(deltas))
+
+
+def settle(
+    batch: BatchRecord, changes: Sequence[FinishTask | ReleaseTask], now: datetime
+) -> Applied:
+    """Apply the changes that are still legal (to open tasks of this batch)."""
+    by_id = {item.task_id: item for item in batch.items}
+    deltas: Counter[TaskStatus] = Counter()
+    results: list[TaskRecord] = []
+    for change in changes:
+        item = by_id.get(change.task_id)
+        if item is None or item.status.terminal:
+            continue
+        if isinstance(change, ReleaseTask):
+            attempts = item.attempts - 1 if change.refund_attempt else item.attempts
+            by_id[item.task_id] = replace(item, error=change.error, attempts=max(0, attempts))
+            continue
+        if not item.status.may_become(change.outcome.status):
+            continue
+        record = result_record(batch, item, change.outcome, now)
+        by_id[item.task_id] = replace(item, status=record.status, error=record.error)
+        deltas[item.status] -= 1
+        deltas[record.status] += 1
+        results.append(record)
+    items = tuple(by_id[item.task_id] for item in batch.items)
+    return Applied(replace(batch, items=items), tuple(results), _nonzero(deltas))
+
+
+def close(batch: BatchRecord, outcome: TaskOutcome, now: datetime) -> Applied:
+    """Every open task ends with ``outcome``; the lease is dropped."""
+    changes = [FinishTask(item.task_id, outcome) for item in batch.open_items]
+    applied = settle(batch, changes, now)
+    return replace(applied, batch=replace(applied.batch, lease_until=None))
+
+
+def result_record(
+    batch: BatchRecord, item: BatchItem, outcome: TaskOutcome, now: datetime
+) -> TaskRecord:
+    return TaskRecord(
+        job_id=batch.job_id,
+        id=item.task_id,
+        url=item.url,
+        status=outcome.status,
+        created_at=batch.created_at,
+        updated_at=now,
+        expire_at=batch.expire_at,
+        index=item.index,
+        attempts=item.attempts,
+        http_status=outcome.http_status,
+        data=outcome.data,
+        error=kept_error(outcome, item.error),
+        fetched_at=outcome.fetched_at,
+        elapsed_ms=outcome.elapsed_ms,
+        depth=item.depth,
+        truncated_fields=outcome.truncated_fields,
+        field_errors=outcome.field_errors,
+    )
+
+
+def _nonzero(deltas: Counter[TaskStatus]) -> dict[TaskStatus, int]:
+    return {status: n for status, n in deltas.items() if n}

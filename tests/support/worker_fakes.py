@@ -120,3 +120,32 @@ def push(
         )
         payload = BatchMessage(job_id="j", batch_id="b", tasks=refs).encode()
     return PushedMessage("m1", payload, attributes, "sub", None)
+
+
+class PerUrlFetcher(ScriptedFetcher):
+    """Each URL answers with its own steps (the last one repeats; 200 when it has none);
+    ``max_in_flight`` records the most page fetches in flight at once."""
+
+    def __init__(self, steps: dict[str, list[Step]], delay_s: float = 0.0) -> None:
+        super().__init__(200, delay_s=delay_s)
+        self.by_url = {url: list(s) for url, s in steps.items()}
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def fetch(self, request: FetchRequest) -> FetchResponse:
+        if request.url.endswith("/robots.txt"):
+            return await super().fetch(request)
+        self.calls.append(request)
+        steps = self.by_url.get(request.url, [200])
+        step = steps.pop(0) if len(steps) > 1 else steps[0]
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay_s)
+        finally:
+            self.in_flight -= 1
+        if isinstance(step, Exception):
+            raise step
+        status, extra = step if isinstance(step, tuple) else (step, {})
+        headers = {"content-type": "text/html; charset=utf-8", **extra}
+        return FetchResponse(request.url, status, headers, HTML, elapsed_ms=5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -12,7 +13,11 @@ from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
-from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.job_store import Claimed
 
 
 @pytest.fixture
@@ -46,11 +51,13 @@ async def test_submit_get_results_and_cancel(client, store, publisher) -> None:
     job = response.json()
     assert response.headers["location"] == f"/v1/jobs/{job['id']}"
     assert job["status"] == "queued" and job["total"] == 5 and job["counts"]["queued"] == 5
-    assert sorted(m.url for m, _ in publisher.published) == sorted(urls)
-    assert {m.job_id for m, _ in publisher.published} == {job["id"]}
+    [(message, _)] = publisher.published  # one batch: 5 URLs of one host
+    assert sorted(t.url for t in message.tasks) == sorted(urls) and message.job_id == job["id"]
 
     detail = (await client.get(f"/v1/jobs/{job['id']}")).json()
     assert detail["counts"] == {s.value: (5 if s is TaskStatus.QUEUED else 0) for s in TaskStatus}
+    assert (await client.get(f"/v1/jobs/{job['id']}/results")).json()["results"] == []
+    await _finish_all(store, job["id"], message.batch_id)
 
     first = (await client.get(f"/v1/jobs/{job['id']}/results", params={"page_size": 2})).json()
     assert len(first["results"]) == 2 and first["next_page_token"]
@@ -64,8 +71,36 @@ async def test_submit_get_results_and_cancel(client, store, publisher) -> None:
     seen = [r["url"] for r in first["results"] + rest["results"]]
     assert sorted(seen) == sorted(urls)
 
+    done = (await client.get(f"/v1/jobs/{job['id']}")).json()
+    assert done["counts"]["succeeded"] == 5 and done["counts"]["queued"] == 0
+
+
+async def _finish_all(store: MemoryJobStore, job_id: str, batch_id: str) -> None:
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+    assert isinstance(claim, Claimed)
+    ok = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
+    await store.settle(claim.handle, [FinishTask(i.task_id, ok) for i in claim.batch.items], now)
+
+
+async def test_cancel(client) -> None:
+    job = (await client.post("/v1/jobs", json={"url": "http://a.example/"})).json()
     cancelled = await client.post(f"/v1/jobs/{job['id']}:cancel")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+
+
+async def test_urls_are_batched_by_host(store, publisher) -> None:
+    settings = DispatcherSettings(auth_mode="none", batch_size=3)
+    app = create_app(settings, store=store, publisher=publisher, gate=MemoryHostGate())
+    urls = [f"http://{host}.example/{n}" for n in range(4) for host in ("a", "b")]
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            assert (await client.post("/v1/jobs", json={"urls": urls})).status_code == 202
+    batches = [[t.url for t in m.tasks] for m, _ in publisher.published]
+    assert [len(b) for b in batches] == [3, 3, 2]  # ceil(8 / 3) messages
+    assert batches[0] == [f"http://a.example/{n}" for n in range(3)]
+    assert sorted(u for b in batches for u in b) == sorted(urls)
 
 
 async def test_trace_context_travels_with_messages(client, publisher) -> None:
@@ -76,7 +111,7 @@ async def test_trace_context_travels_with_messages(client, publisher) -> None:
 
 async def test_unpublishable_tasks_are_failed_not_lost(store) -> None:
     app = create_app(
-        DispatcherSettings(auth_mode="none"),
+        DispatcherSettings(auth_mode="none", batch_size=1),
         store=store,
         publisher=MemoryTaskPublisher(1),
         gate=MemoryHostGate(),
@@ -181,19 +216,13 @@ async def test_scheduler_retry_submits_once(client, publisher) -> None:
     first = await client.post("/v1/jobs", json=body, headers=headers)
     retry = await client.post("/v1/jobs", json=body, headers=headers)
     assert first.status_code == 202 and retry.status_code == 200
-    assert first.json()["id"] == retry.json()["id"] and len(publisher.published) == 2
+    assert first.json()["id"] == retry.json()["id"] and len(publisher.published) == 1
     headers["X-CloudScheduler-ScheduleTime"] = "2026-11-22T03:00:00Z"
     next_day = await client.post("/v1/jobs", json=body, headers=headers)
     assert next_day.status_code == 202 and next_day.json()["id"] != first.json()["id"]
 
 
 async def test_stuck_submission_is_republished_once(client, store, publisher) -> None:
-    from datetime import UTC, datetime, timedelta
-
-    from scrapejobs_shared.domain.jobspec import JobSpec
-    from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord
-    from scrapejobs_shared.domain.statuses import JobStatus
-
     submitted = (await client.post("/v1/jobs", json={"url": "http://a.example/"})).json()
     assert store.jobs[submitted["id"]].publishing is False
     publisher.published.clear()
@@ -209,18 +238,16 @@ async def test_stuck_submission_is_republished_once(client, store, publisher) ->
         total=3,
         publishing=True,
     )
-    tasks = [
-        TaskRecord(
-            "stuck", f"t{i}", f"http://a.example/{i}", TaskStatus.QUEUED, old, old, job.expire_at
-        )
-        for i in range(3)
-    ]
-    await store.create_job(job, tasks)
-    await store.finish_task("stuck", "t0", TaskOutcome(TaskStatus.SUCCEEDED), old)
+    items = tuple(BatchItem(f"t{i}", f"http://a.example/{i}") for i in range(3))
+    await store.create_job(job, [BatchRecord("stuck", "b", items, old, job.expire_at)])
+    claim = await store.claim_batch("stuck", "b", old, old + timedelta(seconds=1))
+    assert isinstance(claim, Claimed)
+    await store.settle(claim.handle, [FinishTask("t0", TaskOutcome(TaskStatus.SUCCEEDED))], old)
 
     response = await client.post("/v1/maintenance/republish")
     assert response.status_code == 200 and response.json() == {"jobs": 1, "tasks": 2}
-    assert sorted(m.task_id for m, _ in publisher.published) == ["t1", "t2"]
+    [(message, _)] = publisher.published
+    assert sorted(t.id for t in message.tasks) == ["t1", "t2"]
     assert store.jobs["stuck"].publishing is False
     again = await client.post("/v1/maintenance/republish")
     assert again.json() == {"jobs": 0, "tasks": 0}

@@ -22,12 +22,12 @@ async def test_concurrent_collections_do_not_mix() -> None:
         pass
 
 
-async def test_task_processed_log_line_carries_phase_timings(caplog) -> None:
+async def test_batch_processed_log_line_carries_phase_timings(caplog) -> None:
     store = MemoryJobStore()
     await setup_job(store)
-    with caplog.at_level(logging.INFO, logger="scrapejobs_worker.task_processor"):
+    with caplog.at_level(logging.INFO, logger="scrapejobs_worker.batch_processor"):
         await build_processor(store, ScriptedFetcher(200), lambda: NOW).handle_push(push())
-    [record] = [r for r in caplog.records if r.getMessage() == "task processed"]
+    [record] = [r for r in caplog.records if r.getMessage() == "batch processed"]
     fields = {k for k in vars(record) if k.endswith("_ms")}
     assert {
         "duration_ms",
@@ -38,6 +38,7 @@ async def test_task_processed_log_line_carries_phase_timings(caplog) -> None:
         "fetch_ms",
         "release_ms",
         "extract_ms",
-        "finish_ms",
+        "record_ms",
     } <= fields
+    assert record.firestore_writes >= 0 and record.succeeded == 1  # type: ignore[attr-defined]
     json.dumps({k: getattr(record, k) for k in fields})

@@ -74,19 +74,19 @@ REJECTED = {
 async def test_rejected_tokens_touch_nothing(worker, headers, status, path) -> None:
     client, store, fetcher = worker
     response = await client.post(
-        path, json=push_envelope("j", "t", "http://a.example/"), headers=headers
+        path, json=push_envelope("j", "b", [("t", "http://a.example/")]), headers=headers
     )
     assert response.status_code == status
     assert "push authentication failed" in response.json()["error"]["message"]
-    assert fetcher.calls == [] and store.tasks["j"]["t"].status == "queued"
+    assert fetcher.calls == [] and store.batches["j"]["b"].items[0].status == "queued"
 
 
 async def test_valid_token_is_processed(worker) -> None:
     client, store, fetcher = worker
-    envelope = push_envelope("j", "t", "http://a.example/")
+    envelope = push_envelope("j", "b", [("t", "http://a.example/")])
     response = await client.post("/pubsub/push", json=envelope, headers=_bearer())
     assert response.status_code == 204
-    assert len(fetcher.calls) == 1 and store.tasks["j"]["t"].status == "succeeded"
+    assert len(fetcher.calls) == 1 and store.results["j"]["t"].status == "succeeded"
 
 
 async def test_health_needs_no_token(worker) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
@@ -164,16 +165,17 @@ class BatchProcessor:
         )
         work = BatchWork(claim.batch, spec, deferrals, deadline)
         results = await self._run_all(work, recorder)
-        tally = {kind.value: sum(r.kind is kind for r in results) for kind in Kind}
+        tally = dict(Counter(result.outcome for result in results))  # succeeded: 48, retry: 2...
+        kinds = {result.kind for result in results}
         if recorder.job_may_be_done:
             await complete_if_done(self._store, message.job_id, self._clock)
-        if tally[Kind.DEFER.value]:
+        if Kind.DEFER in kinds:
             open_items = _still_open(claim.batch.open_items, results)
             batch = replace(claim.batch, items=open_items)
             if not await self._enqueuer.republish(batch, deferrals + 1):
                 return Verdict.retry("deferred, but publishing the batch again failed"), tally
             return Verdict.done("deferred"), tally
-        if tally[Kind.RETRY.value]:
+        if Kind.RETRY in kinds:
             return Verdict.retry("some tasks failed transiently"), tally
         return Verdict.done("done"), tally
 

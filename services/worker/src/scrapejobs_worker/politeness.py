@@ -114,10 +114,12 @@ class Politeness:
     async def admit(
         self, host: str, limits: HostLimits, lease: timedelta, max_wait_s: float | None = None
     ) -> HeldPermit | Throttle:
-        """A permit leased for ``lease`` from when it is granted, waiting up to ``max_wait_s``
-        (default: the policy's) in this process's queue and at the shared gate; else the
-        throttle to defer the task by."""
-        wait_s = self._policy.max_wait_s if max_wait_s is None else max_wait_s
+        """A permit leased for ``lease`` from when it is granted, waiting up to the policy's
+        ``max_wait_s`` (or less: the caller's ``max_wait_s``) in this process's queue and at
+        the shared gate; else the throttle to defer the task by."""
+        wait_s = self._policy.max_wait_s
+        if max_wait_s is not None:
+            wait_s = min(wait_s, max_wait_s)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(wait_s, 0.0)
         place = HostQueue.join(self._queues, (host, limits.concurrency))

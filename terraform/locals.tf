@@ -38,7 +38,8 @@ locals {
   }
 
   dispatcher_env = merge(local.common_env, {
-    SCRAPEJOBS_AUTH_MODE = var.dispatcher_auth_mode
+    SCRAPEJOBS_AUTH_MODE  = var.dispatcher_auth_mode
+    SCRAPEJOBS_BATCH_SIZE = tostring(var.task_batch_size)
   })
 
   worker_env = merge(local.common_env, {
@@ -53,8 +54,13 @@ locals {
     SCRAPEJOBS_PER_HOST_CONCURRENCY  = tostring(var.worker_per_host_concurrency)
     SCRAPEJOBS_PER_HOST_RPS          = tostring(var.worker_per_host_rps)
     SCRAPEJOBS_WARM_SLOT_IDLE_S      = tostring(var.worker_warm_slot_idle_s)
+    # A batch always answers within the subscription's ack deadline, and a task still failing
+    # after as many attempts as the subscription delivers ends dead_lettered.
+    SCRAPEJOBS_ACK_DEADLINE_S        = tostring(var.ack_deadline_s)
+    SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS = tostring(var.max_delivery_attempts)
+    SCRAPEJOBS_BATCH_CONCURRENCY     = tostring(var.worker_batch_concurrency)
   })
 
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
-  ttl_collections = toset(["jobs", "tasks", "hosts", "scheduler_triggers"])
+  ttl_collections = toset(["jobs", "batches", "tasks", "hosts", "scheduler_triggers"])
 }

@@ -118,7 +118,7 @@ variable "create_build_service_account" {
 
 variable "task_topic" {
   type        = string
-  description = "Pub/Sub topic carrying one message per URL task (SCRAPEJOBS_TASK_TOPIC)."
+  description = "Pub/Sub topic carrying task messages, one per batch of up to task_batch_size URLs (SCRAPEJOBS_TASK_TOPIC)."
   default     = "scrape-tasks"
 
   validation {
@@ -564,5 +564,27 @@ variable "dispatcher_5xx_alert_threshold" {
   validation {
     condition     = var.dispatcher_5xx_alert_threshold >= 0
     error_message = "dispatcher_5xx_alert_threshold must be >= 0."
+  }
+}
+
+variable "task_batch_size" {
+  type        = number
+  default     = 50
+  description = "URLs per task message (SCRAPEJOBS_BATCH_SIZE on the dispatcher): a batch is claimed once and its results are committed together; see bench/README.md for how the default was chosen."
+
+  validation {
+    condition     = var.task_batch_size >= 1 && var.task_batch_size <= 500 && floor(var.task_batch_size) == var.task_batch_size
+    error_message = "task_batch_size must be a whole number between 1 and 500."
+  }
+}
+
+variable "worker_batch_concurrency" {
+  type        = number
+  default     = 16
+  description = "Tasks of one batch fetched at once by a worker (SCRAPEJOBS_BATCH_CONCURRENCY); per-host limits still apply across all instances."
+
+  validation {
+    condition     = var.worker_batch_concurrency >= 1 && var.worker_batch_concurrency <= 256 && floor(var.worker_batch_concurrency) == var.worker_batch_concurrency
+    error_message = "worker_batch_concurrency must be a whole number between 1 and 256."
   }
 }

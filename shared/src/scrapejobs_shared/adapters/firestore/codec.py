@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -93,7 +94,10 @@ def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskReco
 
 def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
     """A batch document: its tasks' states in one small document, written by one delivery at
-    a time (about once a second at most while it runs)."""
+    a time (about once a second at most while it runs). The tasks are one JSON string, not a
+    list of maps: nothing queries them one by one, and a string costs the client and the
+    server one value to encode instead of four per task (a 10,000-URL submission encodes
+    10,000 of them)."""
     return {
         "items": items_to_doc(batch.items),
         "open": len(batch.open_items),
@@ -104,31 +108,31 @@ def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
     }
 
 
-def items_to_doc(items: tuple[BatchItem, ...]) -> list[dict[str, Any]]:
-    docs = []
+def items_to_doc(items: tuple[BatchItem, ...]) -> str:
+    rows = []
     for item in items:
-        doc: dict[str, Any] = {"id": item.task_id, "u": item.url, "s": item.status.value}
+        row: dict[str, Any] = {"id": item.task_id, "u": item.url, "s": item.status.value}
         for key, value in (("a", item.attempts), ("d", item.depth), ("i", item.index)):
             if value:
-                doc[key] = value
+                row[key] = value
         if item.error is not None:
-            doc["e"] = item.error
-        docs.append(doc)
-    return docs
+            row["e"] = item.error
+        rows.append(row)
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
 
 
 def batch_from_doc(job_id: str, batch_id: str, doc: Mapping[str, Any]) -> BatchRecord:
     items = tuple(
         BatchItem(
-            task_id=str(item["id"]),
-            url=str(item["u"]),
-            status=TaskStatus(item["s"]),
-            attempts=int(item.get("a") or 0),
-            error=item.get("e"),
-            depth=int(item.get("d") or 0),
-            index=int(item.get("i") or 0),
+            task_id=str(row["id"]),
+            url=str(row["u"]),
+            status=TaskStatus(row["s"]),
+            attempts=int(row.get("a") or 0),
+            error=row.get("e"),
+            depth=int(row.get("d") or 0),
+            index=int(row.get("i") or 0),
         )
-        for item in doc.get("items") or ()
+        for row in json.loads(doc.get("items") or "[]")
     )
     return BatchRecord(
         job_id=job_id,

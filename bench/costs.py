@@ -106,7 +106,7 @@ def estimate(stack: dict[str, Any], celery: dict[str, Any] | None) -> dict[str, 
                     "item": f"Cloud Run, {billing} billing, {utilization:.0%} vCPU use",
                     "usd": _round(sum(known)),
                     "parts_usd": {k: _round(v) for k, v in parts.items()},
-                    "missing": [k for k, v in parts.items() if v is None],
+                    "missing": [f"{k} (no price found)" for k, v in parts.items() if v is None],
                     "basis": f"{vcpu_s:.5f} vCPU-s, {gib_s:.5f} GiB-s, "
                     f"{requests:.3f} requests per page",
                 }
@@ -142,7 +142,7 @@ def estimate(stack: dict[str, Any], celery: dict[str, Any] | None) -> dict[str, 
                 "item": "Firestore, regional prices (reads + writes; deletes: no price found)",
                 "usd": _round(sum(v for v in regional.values() if v is not None)),
                 "parts_usd": {k: _round(v) for k, v in regional.items()},
-                "missing": ["deletes"],
+                "missing": ["deletes (no price found)"],
                 "basis": "the same operations, us-central1 prices from third parties",
                 "alternative": True,
             }
@@ -153,7 +153,7 @@ def estimate(stack: dict[str, Any], celery: dict[str, Any] | None) -> dict[str, 
                 "item": "Firestore",
                 "usd": None,
                 "parts_usd": {},
-                "missing": ["reads", "writes"],
+                "missing": ["reads, writes (not in the logs)"],
                 "basis": "n/a: the services' logs have no firestore_reads / firestore_writes",
             }
         )
@@ -177,6 +177,9 @@ def estimate(stack: dict[str, Any], celery: dict[str, Any] | None) -> dict[str, 
         "total_is": "Cloud Run instance-based at 100% vCPU use (memory: no price found) + "
         "Firestore multi-region + Pub/Sub; lines without a price are left out",
         "complete": all(not line["missing"] for line in main),
+        "total_missing": [
+            f"{line['item']}: {', '.join(line['missing'])}" for line in main if line["missing"]
+        ],
     }
 
 
@@ -205,7 +208,7 @@ def pubsub_line(
                 "item": "Pub/Sub",
                 "usd": None,
                 "parts_usd": {},
-                "missing": ["message size"],
+                "missing": ["message size (not measured)"],
                 "basis": "n/a: no message size",
             }
         # data: as many of today's one-URL task payloads as the message carries
@@ -240,7 +243,7 @@ def celery_lines(celery: dict[str, Any]) -> list[dict[str, Any]]:
                 "item": f"Celery + Redis CPU at the same vCPU-s price, {utilization:.0%} use",
                 "usd": _round(_usd(vcpu_s, PRICES["run_cpu_instance"])),
                 "parts_usd": {},
-                "missing": ["memory", "VM / managed Redis"],
+                "missing": ["memory, VM, managed Redis (not estimated)"],
                 "basis": f"{vcpu_s:.5f} vCPU-s per page (worker tree + redis-server); "
                 "comparison only",
             }

@@ -569,9 +569,11 @@ def print_cost(cost: dict[str, Any]) -> None:
     rows: list[tuple[str, str]] = []
     for line in cost["lines"]:
         usd = "n/a" if line["usd"] is None else f"${line['usd']:,.2f}"
-        missing = f"; no price for: {', '.join(line['missing'])}" if line["missing"] else ""
+        missing = f"; left out: {', '.join(line['missing'])}" if line["missing"] else ""
         rows.append((line["item"], f"{usd:>9}   {line['basis']}{missing}"))
     rows.append(("total", f"${cost['total_usd']:,.2f}   {cost['total_is']}"))
+    if cost["total_missing"]:
+        rows.append(("  INCOMPLETE, left out", "; ".join(cost["total_missing"])))
     title = (
         "Estimated production cost per million pages, USD at list prices "
         f"(looked up {cost['prices_looked_up']}; sources and assumptions: bench/README.md)"

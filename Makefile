@@ -36,8 +36,9 @@ format: install
 	$(UV) run ruff check --fix .
 	$(UV) run ruff format .
 
-bench: install ## Full-stack benchmark against a bare httpx + parsel loop
-	$(UV) run python bench/run_bench.py
+bench: install ## Full-stack benchmark against a bare httpx + parsel loop and Celery + Redis
+	@$(UV) sync --frozen --group bench
+	$(UV) run --frozen --group bench python bench/run_bench.py
 
 clean:
 	rm -rf .devstack .pytest_cache .mypy_cache .ruff_cache

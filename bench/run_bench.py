@@ -4,11 +4,16 @@
 2. Baselines in this process over the same N pages and extraction: a bare loop (one pooled
    httpx.AsyncClient + parsel) at concurrency 2 (what the Pub/Sub emulator pushes at once) and
    16, and the worker's own fetcher + extractor in-process at concurrency 2.
+2b. Unless ``--skip-celery`` (or no redis-server): the Celery + Redis baseline
+   (bench/celery_baseline.py): redis-server + a prefork x2 Celery worker, one task per URL.
 3. Unless ``--skip-floors``: floor runs (bench/floors.py): the Pub/Sub emulator pushing N
    messages to the least possible worker (no-op; one Firestore commit; a read + two commits).
 4. Unless ``--skip-stack``: the real stack (both emulators, dispatcher, worker) on free ports,
    one job of N URLs, then a 10,000-URL submission that is cancelled at once.
-5. Prints the figures side by side with the goal ratios; writes bench/results/latest.json.
+5. Prints the figures side by side with the goals (throughput against Celery + Redis, worker
+   CPU against the bare c=2 loop, Firestore operations per page, the 10,000-URL submission) and
+   an estimated production cost per million pages (bench/costs.py); writes
+   bench/results/latest.json.
 
 Every process it starts is stopped by pid/process group, on success, error, timeout (``--timeout``,
 exit 3) or Ctrl-C (exit 130). See bench/README.md.
@@ -51,11 +56,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bare_loop import LoopFigures, bare_loop, worker_path_loop
 from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, expected
+from bench.celery_baseline import CeleryFigures, run_celery, unavailable
+from bench.costs import estimate
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS = BENCH_DIR / "results" / "latest.json"
-GOAL_THROUGHPUT_RATIO = 0.5  # end-to-end pages/s ÷ bare-loop pages/s, at least
-GOAL_CPU_RATIO = 1.5  # worker CPU per page ÷ bare-loop CPU per page, at most
+GOAL_THROUGHPUT_RATIO = 1.0  # end-to-end pages/s ÷ Celery + Redis pages/s, at least
+STRETCH_THROUGHPUT_RATIO = 1.5
+GOAL_CPU_RATIO = 1.5  # worker CPU per page ÷ bare c=2 loop CPU per page, at most
+GOAL_WRITES_PER_PAGE = 1.25  # Firestore documents written per page (dispatcher + worker)
+GOAL_READS_PER_PAGE = 0.1  # Firestore documents read per page
+GOAL_BIG_ACCEPT_S = 1.5  # a 10,000-URL submission accepted (POST -> 202), at most
+CELERY_TIMEOUT_S = 300.0
 WARMUP_PAGES = 40  # per baseline loop, before its measured passes
 STACK_WARMUP_PAGES = 100  # a first job: imports, connection pools, the emulators' JIT
 BIG_SUBMISSION = 10_000
@@ -104,6 +116,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pages", type=int, default=1000, help="URLs in the measured job")
     parser.add_argument("--skip-stack", action="store_true", help="no full-stack run")
     parser.add_argument("--skip-floors", action="store_true", help="no floor runs")
+    parser.add_argument("--skip-celery", action="store_true", help="no Celery + Redis run")
     parser.add_argument("--keep-logs", action="store_true", help="keep the stack's log dir")
     parser.add_argument("--timeout", type=float, default=900.0, help="overall limit, seconds")
     parser.add_argument("--output", type=Path, default=RESULTS, help="JSON figures file")
@@ -148,35 +161,125 @@ async def run_baselines(
     return figures
 
 
-def ratios(bare: LoopFigures, stack: dict[str, Any] | None) -> dict[str, Any]:
-    if stack is None:
-        return {}
-    throughput = stack["pages_per_s"] / bare.pages_per_s
-    worker_cpu = stack["cpu_s_per_1000_pages"]["worker"]
-    cpu = worker_cpu / bare.cpu_s_per_1000 if bare.cpu_s_per_1000 else float("inf")
+def _goal(
+    key: str,
+    label: str,
+    value: float | None,
+    op: str,
+    target: float,
+    unit: str = "",
+    stretch: float | None = None,
+    missing: str = "",
+) -> dict[str, Any]:
+    """One goal: its measured value (None: not measured, ``missing`` says why), met or not."""
+    met: bool | None = None
+    stretch_met: bool | None = None
+    if value is not None:
+        met = value >= target if op == ">=" else value <= target
+        if stretch is not None:
+            stretch_met = value >= stretch if op == ">=" else value <= stretch
     return {
-        "reference": bare.name,
-        "throughput_ratio": round(throughput, 3),
-        "throughput_goal_min": GOAL_THROUGHPUT_RATIO,
-        "throughput_goal_met": throughput >= GOAL_THROUGHPUT_RATIO,
-        "cpu_ratio": round(cpu, 2),
-        "cpu_goal_max": GOAL_CPU_RATIO,
-        "cpu_goal_met": cpu <= GOAL_CPU_RATIO,
+        "key": key,
+        "label": label,
+        "value": value,
+        "op": op,
+        "goal": target,
+        "stretch": stretch,
+        "unit": unit,
+        "met": met,
+        "stretch_met": stretch_met,
+        "missing": missing if value is None else "",
     }
 
 
-def floor_ratios(bare: LoopFigures, floor: dict[str, Any]) -> dict[str, Any]:
-    """A floor against the bare loop: its messages/s ÷ bare pages/s, and the least worker CPU a
-    page could cost (the bare loop's fetch + extract + the floor app's CPU per message) ÷ the
-    bare loop's CPU per page."""
+def goals(
+    bare: LoopFigures, celery: CeleryFigures | None, stack: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The project's goals, each with its value from this run: end-to-end throughput against
+    Celery + Redis, worker CPU per page against the bare c=2 loop, Firestore operations per page,
+    the 10,000-URL submission's acceptance time."""
+    no_stack = "no full-stack run"
+    throughput = throughput_bare = cpu = None
+    if stack:
+        throughput_bare = round(stack["pages_per_s"] / bare.pages_per_s, 3)
+        if celery and celery.pages_per_s:
+            throughput = round(stack["pages_per_s"] / celery.pages_per_s, 3)
+        if bare.cpu_s_per_1000:
+            cpu = round(stack["cpu_s_per_1000_pages"]["worker"] / bare.cpu_s_per_1000, 2)
+    per_page = ((stack or {}).get("firestore_ops") or {}).get("per_page") or {}
+    no_ops = "not in the services' logs" if stack else no_stack
+    big = (stack or {}).get("big_submission") or {}
+    items = [
+        _goal(
+            "throughput_vs_celery",
+            "end-to-end pages/s ÷ Celery + Redis pages/s",
+            throughput,
+            ">=",
+            GOAL_THROUGHPUT_RATIO,
+            stretch=STRETCH_THROUGHPUT_RATIO,
+            missing=no_stack if not stack else "no Celery + Redis run",
+        ),
+        _goal(
+            "worker_cpu_vs_bare",
+            f"worker CPU/page ÷ {bare.name} CPU/page",
+            cpu,
+            "<=",
+            GOAL_CPU_RATIO,
+            missing=no_stack,
+        ),
+        _goal(
+            "firestore_writes_per_page",
+            "Firestore writes per page",
+            per_page.get("writes"),
+            "<=",
+            GOAL_WRITES_PER_PAGE,
+            missing=no_ops,
+        ),
+        _goal(
+            "firestore_reads_per_page",
+            "Firestore reads per page",
+            per_page.get("reads"),
+            "<=",
+            GOAL_READS_PER_PAGE,
+            missing=no_ops,
+        ),
+        _goal(
+            "big_submission_accept_s",
+            f"{BIG_SUBMISSION:,}-URL submission accepted",
+            big.get("accept_s"),
+            "<=",
+            GOAL_BIG_ACCEPT_S,
+            unit="s",
+            missing=no_stack,
+        ),
+    ]
+    return {
+        "throughput_reference": celery.name if celery else None,
+        "cpu_reference": bare.name,
+        "throughput_vs_bare": throughput_bare,  # for information (the old goal was >= 0.5)
+        "items": items,
+    }
+
+
+def floor_ratios(
+    bare: LoopFigures, celery: CeleryFigures | None, floor: dict[str, Any]
+) -> dict[str, Any]:
+    """A floor against the goals: its messages/s ÷ Celery's pages/s (and ÷ the bare loop's, for
+    information), and the least worker CPU a page could cost (the bare loop's fetch + extract +
+    the floor app's CPU per message) ÷ the bare loop's CPU per page."""
     bare_ms = bare.cpu_s_per_1000  # CPU-s per 1,000 pages = CPU-ms per page
     least_ms = bare_ms + floor["cpu_ms_per_message"]["app"]
-    throughput = (floor["msgs_per_s"] or 0.0) / bare.pages_per_s
+    msgs_per_s = floor["msgs_per_s"] or 0.0
+    throughput = msgs_per_s / celery.pages_per_s if celery and celery.pages_per_s else None
     cpu = least_ms / bare_ms if bare_ms else float("inf")
     return {
         "reference": bare.name,
-        "throughput_ratio": round(throughput, 3),
-        "throughput_goal_reachable": throughput >= GOAL_THROUGHPUT_RATIO,
+        "throughput_reference": celery.name if celery else None,
+        "throughput_ratio": round(throughput, 3) if throughput is not None else None,
+        "throughput_goal_reachable": (
+            throughput >= GOAL_THROUGHPUT_RATIO if throughput is not None else None
+        ),
+        "throughput_ratio_vs_bare": round(msgs_per_s / bare.pages_per_s, 3),
         "bare_cpu_ms_per_page": round(bare_ms, 3),
         "least_worker_cpu_ms_per_page": round(least_ms, 3),
         "cpu_ratio": round(cpu, 2),
@@ -192,57 +295,105 @@ def _fmt(value: Any, spec: str = ".1f") -> str:
     return str(value)
 
 
+def _ratio(value: float, reference: float) -> str:
+    return f"{value / reference:.2f}x" if reference else "-"
+
+
 def print_report(
     loops: list[LoopFigures],
+    celery: CeleryFigures | None,
     stack: dict[str, Any] | None,
-    ratio: dict[str, Any],
+    goal: dict[str, Any],
     floors: list[dict[str, Any]],
+    cost: dict[str, Any] | None,
 ) -> None:
-    columns = [f.name for f in loops] + (["full stack"] if stack else [])
+    bare = loops[0]
+    runs: list[LoopFigures | CeleryFigures] = [*loops, *([celery] if celery else [])]
+    columns = [f.name for f in runs] + (["full stack"] if stack else [])
     columns += [f["name"] for f in floors]
+    st: dict[str, Any] = stack or {}  # read only when there is a stack column
+    stack_cpu = st.get("cpu_s_per_1000_pages") or {}
+
+    def row(
+        label: str,
+        run_value: Callable[[Any], str],
+        stack_value: Callable[[], str],
+        floor_value: Callable[[dict[str, Any]], str],
+    ) -> tuple[str, list[str]]:
+        return (
+            label,
+            [run_value(f) for f in runs]
+            + ([stack_value()] if stack else [])
+            + [floor_value(f) for f in floors],
+        )
+
+    def per_page_ms(f: Any) -> str:
+        if isinstance(f, LoopFigures):
+            return f"{f.page_ms_p50:.1f} / {f.page_ms_p95:.1f}"
+        return "-"
+
+    def errors(f: Any) -> str:
+        return f"{f.errors} / {f.mismatches}"
+
+    def client_cpu(f: Any) -> str:
+        if isinstance(f, CeleryFigures):
+            return f"{f.per_1000(f.client_cpu_s):.2f}"
+        return "-"
+
+    celery_pps = celery.pages_per_s if celery else 0.0
     rows: list[tuple[str, list[str]]] = [
-        (
-            "pages",
-            [str(f.pages) for f in loops]
-            + ([str(stack["pages"])] if stack else [])
-            + [str(f["messages"]) for f in floors],
+        row(
+            "pages", lambda f: str(f.pages), lambda: str(st["pages"]), lambda f: str(f["messages"])
         ),
-        (
+        row(
             "wall time, s",
-            [_fmt(f.wall_s, ".2f") for f in loops]
-            + ([_fmt(stack["e2e_s"], ".2f")] if stack else [])
-            + [_fmt(f["span_s"], ".2f") for f in floors],
+            lambda f: _fmt(f.wall_s, ".2f"),
+            lambda: _fmt(st["e2e_s"], ".2f"),
+            lambda f: _fmt(f["span_s"], ".2f"),
         ),
-        (
+        row(
             "pages/s",
-            [_fmt(f.pages_per_s) for f in loops]
-            + ([_fmt(stack["pages_per_s"])] if stack else [])
-            + [_fmt(f["msgs_per_s"]) for f in floors],
+            lambda f: _fmt(f.pages_per_s),
+            lambda: _fmt(st["pages_per_s"]),
+            lambda f: _fmt(f["msgs_per_s"]),
         ),
-        (
+        row(
+            "pages/s ÷ Celery",
+            lambda f: _ratio(f.pages_per_s, celery_pps),
+            lambda: _ratio(st["pages_per_s"], celery_pps),
+            lambda f: _ratio(f["msgs_per_s"] or 0.0, celery_pps),
+        ),
+        row(
             "CPU-s / 1,000 pages *",
-            [_fmt(f.cpu_s_per_1000, ".2f") for f in loops]
-            + ([_fmt(stack["cpu_s_per_1000_pages"]["worker"], ".2f")] if stack else [])
-            + [_fmt(f["cpu_ms_per_message"]["app"], ".2f") for f in floors],
+            lambda f: _fmt(f.cpu_s_per_1000, ".2f"),
+            lambda: _fmt(stack_cpu["worker"], ".2f"),
+            lambda f: _fmt(f["cpu_ms_per_message"]["app"], ".2f"),
         ),
-        (
+        row(
+            f"CPU ÷ {bare.name}",
+            lambda f: _ratio(f.cpu_s_per_1000, bare.cpu_s_per_1000),
+            lambda: _ratio(stack_cpu["worker"], bare.cpu_s_per_1000),
+            lambda f: _ratio(f["cpu_ms_per_message"]["app"], bare.cpu_s_per_1000),
+        ),
+        row(
+            "client CPU-s / 1,000 pages",
+            client_cpu,
+            lambda: _fmt(stack_cpu.get("bench_process"), ".2f"),
+            lambda f: "-",
+        ),
+        row(
             "per page, ms p50 / p95 **",
-            [f"{f.page_ms_p50:.1f} / {f.page_ms_p95:.1f}" for f in loops]
-            + (
-                [
-                    f"{stack['fetch_elapsed_ms']['p50']:.1f} / "
-                    f"{stack['fetch_elapsed_ms']['p95']:.1f} (fetch)"
-                ]
-                if stack
-                else []
-            )
-            + ["-" for _ in floors],
+            per_page_ms,
+            lambda: (
+                f"{st['fetch_elapsed_ms']['p50']:.1f} / {st['fetch_elapsed_ms']['p95']:.1f} (fetch)"
+            ),
+            lambda f: "-",
         ),
-        (
+        row(
             "errors / wrong values",
-            [f"{f.errors} / {f.mismatches}" for f in loops]
-            + ([f"{stack['pages'] - stack['succeeded']} / {stack['mismatches']}"] if stack else [])
-            + [f"{f['errors']} / -" for f in floors],
+            errors,
+            lambda: f"{st['pages'] - st['succeeded']} / {st['mismatches']}",
+            lambda f: f"{f['errors']} / -",
         ),
     ]
     width = max(len(r[0]) for r in rows) + 2
@@ -253,35 +404,75 @@ def print_report(
     for label, values in rows:
         print(label.ljust(width) + "".join(v.rjust(w) for v, w in zip(values, cols, strict=True)))
     print(
-        "*  bare/worker-path: this process's CPU (site excluded); full stack: the worker process;\n"
+        "*  bare/worker-path: this process's CPU (site excluded); celery: the worker's process\n"
+        "   tree + redis-server (the enqueueing client apart); full stack: the worker process;\n"
         "   floors: the floor app's process (no fetch, no extract), per message.\n"
         "** loops: fetch + extract per page; full stack: fetch only (results' elapsed_ms).\n"
         "errors / wrong values: loops over all measured passes; floors: failed Firestore work."
     )
+    if celery:
+        print_celery_details(celery)
+    print_goals(goal)
     if stack:
-        print_stack_details(stack, ratio)
+        print_stack_details(stack)
+    if cost:
+        print_cost(cost)
     if floors:
         print_floor_details(floors)
 
 
-def print_stack_details(stack: dict[str, Any], ratio: dict[str, Any]) -> None:
-    lat = stack["latency_s"]
-    big = stack["big_submission"]
-    met = {True: "MET", False: "NOT MET"}
-    rows: list[tuple[str, str]] = [
+def print_celery_details(celery: CeleryFigures) -> None:
+    rows = [
         (
-            "end-to-end pages/s ÷ bare pages/s",
-            f"{ratio['throughput_ratio']:.3f}   goal ≥ {ratio['throughput_goal_min']}   "
-            f"{met[ratio['throughput_goal_met']]}",
+            "CPU-s / 1,000 pages",
+            f"worker tree {celery.per_1000(celery.worker_cpu_s):.2f}, "
+            f"redis-server {celery.per_1000(celery.redis_cpu_s):.2f}, "
+            f"enqueueing client {celery.per_1000(celery.client_cpu_s):.2f}",
         ),
+        ("enqueue N tasks", f"{celery.enqueue_s:.2f} s (median of {len(celery.runs_wall_s)})"),
+        ("passes: wall, s", ", ".join(f"{w:.2f}" for w in celery.runs_wall_s)),
         (
-            "worker CPU/page ÷ bare CPU/page",
-            f"{ratio['cpu_ratio']:.2f}   goal ≤ {ratio['cpu_goal_max']}   "
-            f"{met[ratio['cpu_goal_met']]}",
+            "RSS after the passes",
+            f"worker tree {celery.worker_rss_mb:.0f} MB, redis {celery.redis_rss_mb:.0f} MB",
         ),
     ]
-    _print_rows(f"Goal ratios (reference: {ratio['reference']})", rows)
-    rows = [
+    _print_rows(f"Celery + Redis ({celery.notes[0]})", rows)
+
+
+def print_goals(goal: dict[str, Any]) -> None:
+    rows: list[tuple[str, str]] = []
+    for item in goal["items"]:
+        op = "≥" if item["op"] == ">=" else "≤"
+        target = f"goal {op} {item['goal']}{item['unit'] and ' ' + item['unit']}"
+        if item["stretch"] is not None:
+            target += f" (stretch {item['stretch']})"
+        if item["value"] is None:
+            value, verdict = "n/a", f"n/a: {item['missing']}"
+        else:
+            unit = f" {item['unit']}" if item["unit"] else ""
+            value = f"{item['value']:g}{unit}"
+            verdict = "MET" if item["met"] else "NOT MET"
+            if item["stretch_met"]:
+                verdict += ", stretch met"
+        rows.append((item["label"], f"{value:<10}{target:<32}{verdict}"))
+    if goal["throughput_vs_bare"] is not None:
+        rows.append(
+            (
+                f"(end-to-end pages/s ÷ {goal['cpu_reference']} pages/s)",
+                f"{goal['throughput_vs_bare']:g}  for information",
+            )
+        )
+    title = (
+        f"Goals (throughput against {goal['throughput_reference'] or 'Celery + Redis'}, "
+        f"CPU against {goal['cpu_reference']})"
+    )
+    _print_rows(title, rows)
+
+
+def print_stack_details(stack: dict[str, Any]) -> None:
+    lat = stack["latency_s"]
+    big = stack["big_submission"]
+    rows: list[tuple[str, str]] = [
         ("stack start-up", f"{stack['startup_s']:.1f} s"),
         (f"accept the {stack['pages']}-URL job (POST → 202)", f"{stack['accept_s']:.2f} s"),
         (
@@ -318,6 +509,7 @@ def print_stack_details(stack: dict[str, Any], ratio: dict[str, Any]) -> None:
         ("retried tasks (attempts > 1)", str(stack["retried_tasks"])),
         ("counts", str(stack["counts"])),
     ]
+    rows += firestore_ops_rows(stack.get("firestore_ops") or {})
     timings = stack.get("worker_log_timings") or {}
     for key, s in timings.items():
         rows.append(
@@ -347,8 +539,50 @@ def print_stack_details(stack: dict[str, Any], ratio: dict[str, Any]) -> None:
         _print_rows(title, rows)
 
 
+def firestore_ops_rows(ops: dict[str, Any]) -> list[tuple[str, str]]:
+    def counted(part: dict[str, Any] | None) -> str:
+        if not part:
+            return "n/a (no firestore_* fields in its log)"
+        fields = ", ".join(
+            f"{k.removeprefix('firestore_')} {v}" for k, v in part.items() if k != "lines"
+        )
+        return f"{fields} ({part['lines']} lines)"
+
+    per_page = ops.get("per_page") or {}
+    return [
+        ("Firestore ops, worker", counted(ops.get("worker"))),
+        ("Firestore ops, dispatcher (submission)", counted(ops.get("dispatcher"))),
+        (
+            "Firestore ops per page",
+            ", ".join(f"{op} {_fmt(per_page.get(op), '.3f')}" for op in ("reads", "writes"))
+            + ("" if ops.get("complete") else "  (n/a unless both services log them)"),
+        ),
+        (
+            "Pub/Sub messages handled",
+            f"{ops.get('messages', 0)} ({ops.get('message_source', '-')} lines), "
+            f"{_fmt(ops.get('pages_per_message'), '.2f')} pages per message",
+        ),
+    ]
+
+
+def print_cost(cost: dict[str, Any]) -> None:
+    rows: list[tuple[str, str]] = []
+    for line in cost["lines"]:
+        usd = "n/a" if line["usd"] is None else f"${line['usd']:,.2f}"
+        missing = f"; left out: {', '.join(line['missing'])}" if line["missing"] else ""
+        rows.append((line["item"], f"{usd:>9}   {line['basis']}{missing}"))
+    rows.append(("total", f"${cost['total_usd']:,.2f}   {cost['total_is']}"))
+    if cost["total_missing"]:
+        rows.append(("  INCOMPLETE, left out", "; ".join(cost["total_missing"])))
+    title = (
+        "Estimated production cost per million pages, USD at list prices "
+        f"(looked up {cost['prices_looked_up']}; sources and assumptions: bench/README.md)"
+    )
+    _print_rows(title, rows)
+
+
 def print_floor_details(floors: list[dict[str, Any]]) -> None:
-    reach = {True: "within reach", False: "OUT OF REACH"}
+    reach = {True: "within reach", False: "OUT OF REACH", None: "n/a (no Celery run)"}
     bare = floors[0]["vs_bare"]
     rows: list[tuple[str, str]] = []
     for f in floors:
@@ -356,9 +590,10 @@ def print_floor_details(floors: list[dict[str, Any]]) -> None:
         cpu = f["cpu_ms_per_message"]
         rows += [
             (
-                f"{f['name']}: msgs/s ÷ bare pages/s",
-                f"{vs['throughput_ratio']:.3f}   goal ≥ {GOAL_THROUGHPUT_RATIO}   "
-                f"{reach[vs['throughput_goal_reachable']]}",
+                f"{f['name']}: msgs/s ÷ Celery pages/s",
+                f"{_fmt(vs['throughput_ratio'], '.3f')}   goal ≥ {GOAL_THROUGHPUT_RATIO}   "
+                f"{reach[vs['throughput_goal_reachable']]}   "
+                f"(÷ bare: {vs['throughput_ratio_vs_bare']:.3f})",
             ),
             (
                 "  (bare + app CPU/msg) ÷ bare CPU/page",
@@ -437,6 +672,9 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         print(f"{f.name:>16}: {f.pages_per_s:8.1f} pages/s, {f.cpu_s_per_1000:6.2f} CPU-s/1k")
     report["baselines"] = [f.as_dict() for f in loops]
 
+    celery = run_celery_baseline(args, site_url, paths, warmup, truth, cleanup, log_dir, started)
+    report["celery"] = celery.as_dict() if celery else None
+
     floors: list[dict[str, Any]] = []
     if not args.skip_floors:
         from bench.floors import run_floors  # imports the Google clients
@@ -449,7 +687,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             timeout_s=max(30.0, args.timeout - (time.perf_counter() - started) - 60),
         )
         for floor in floors:
-            floor["vs_bare"] = floor_ratios(loops[0], floor)
+            floor["vs_bare"] = floor_ratios(loops[0], celery, floor)
     report["floors"] = floors
 
     stack: dict[str, Any] | None = None
@@ -472,10 +710,51 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             on_started=lambda s: cleanup.add("stack", s.stop),
         )
         report["stack"] = stack
-    report["ratios"] = ratios(loops[0], stack)
+    goal = goals(loops[0], celery, stack)
+    report["goals"] = goal
+    report["ratios"] = {item["key"]: item["value"] for item in goal["items"][:2]} | {
+        "throughput_vs_bare": goal["throughput_vs_bare"]
+    }
+    cost = estimate(stack, report["celery"]) if stack else None
+    report["cost_per_million_pages"] = cost
     report["machine_after"] = machine_info()
-    print_report(loops, stack, report["ratios"], floors)
+    print_report(loops, celery, stack, goal, floors, cost)
     return report
+
+
+def run_celery_baseline(
+    args: argparse.Namespace,
+    site_url: str,
+    paths: list[str],
+    warmup: list[str],
+    truth: dict[str, dict[str, Any]],
+    cleanup: Cleanup,
+    log_dir: Path,
+    started: float,
+) -> CeleryFigures | None:
+    """The Celery + Redis baseline, or None (skipped: asked to, or nothing to run it with)."""
+    if args.skip_celery:
+        return None
+    why_not = unavailable()
+    if why_not:
+        print(f"note: Celery + Redis baseline skipped: {why_not}", file=sys.stderr)
+        return None
+    print("Celery + Redis baseline (redis-server + a prefork x2 worker)…")
+    by_url = {site_url + p: value for p, value in truth.items()}
+    left = args.timeout - (time.perf_counter() - started) - 60
+    figures = run_celery(
+        [site_url + p for p in paths],
+        [site_url + p for p in warmup],
+        by_url.__getitem__,
+        log_dir / "celery",
+        cleanup.add,
+        timeout_s=max(30.0, min(CELERY_TIMEOUT_S, left)),
+    )
+    print(
+        f"{figures.name:>16}: {figures.pages_per_s:8.1f} pages/s, "
+        f"{figures.cpu_s_per_1000:6.2f} CPU-s/1k (worker + redis)"
+    )
+    return figures
 
 
 def write_report(report: dict[str, Any], path: Path) -> None:
@@ -508,6 +787,8 @@ def main(argv: list[str] | None = None) -> int:
         write_report(report, args.output)
         stack = report.get("stack") or {}
         wrong = sum(f["errors"] + f["mismatches"] for f in report["baselines"])
+        if report.get("celery"):
+            wrong += report["celery"]["errors"] + report["celery"]["mismatches"]
         if stack:
             wrong += stack["pages"] - stack["succeeded"] + stack["mismatches"]
         if wrong:

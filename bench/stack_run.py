@@ -23,7 +23,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,9 @@ from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 
 BENCH_TOPOLOGY = dataclasses.replace(DEFAULT_TOPOLOGY, min_backoff_s=1, max_backoff_s=5)
 POLL_S = 0.25
-LOG_TIMING_MESSAGE = "task processed"
+LOG_TIMING_MESSAGE = "task processed"  # the worker, one line per task (older workers)
+LOG_BATCH_MESSAGE = "batch processed"  # the worker, one line per Pub/Sub message (a batch)
+LOG_SUBMIT_MESSAGE = "job submitted"  # the dispatcher, one line per accepted job
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -152,12 +154,8 @@ def _ts(value: str) -> float:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
-def worker_log_timings(log_path: Path, job_id: str, since: float) -> dict[str, list[float]]:
-    """Numeric ``*_ms`` fields of the worker's ``"task processed"`` lines for ``job_id``.
-
-    Lines without a ``job_id`` field count when their ``time`` is after ``since``.
-    """
-    timings: dict[str, list[float]] = {}
+def log_entries(log_path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a service's log (one per line; other lines are skipped)."""
     with contextlib.suppress(OSError):
         for line in log_path.read_text(errors="replace").splitlines():
             if not line.startswith("{"):
@@ -166,17 +164,109 @@ def worker_log_timings(log_path: Path, job_id: str, since: float) -> dict[str, l
                 entry = json.loads(line)
             except ValueError:
                 continue
-            if entry.get("message") != LOG_TIMING_MESSAGE and "duration_ms" not in entry:
-                continue
-            if "job_id" in entry:
-                if entry["job_id"] != job_id:
-                    continue
-            elif "time" not in entry or _ts(entry["time"]) < since:
-                continue
-            for key, value in entry.items():
-                if key.endswith("_ms") and isinstance(value, int | float):
-                    timings.setdefault(key, []).append(float(value))
+            if isinstance(entry, dict):
+                yield entry
+
+
+def _of_job(entry: dict[str, Any], job_id: str, since: float) -> bool:
+    """A log line of ``job_id``: by its ``job_id`` (or ``job_ids``) field, else by its
+    ``time`` being after ``since``."""
+    if "job_id" in entry:
+        return bool(entry["job_id"] == job_id)
+    if isinstance(entry.get("job_ids"), list):
+        return job_id in entry["job_ids"]
+    return "time" in entry and _ts(entry["time"]) >= since
+
+
+def worker_log_timings(log_path: Path, job_id: str, since: float) -> dict[str, list[float]]:
+    """Numeric ``*_ms`` fields of the worker's ``"task processed"`` lines for ``job_id``, and of
+    its ``"batch processed"`` lines (keys prefixed ``batch:``).
+
+    Lines without a ``job_id`` field count when their ``time`` is after ``since``.
+    """
+    timings: dict[str, list[float]] = {}
+    for entry in log_entries(log_path):
+        message = entry.get("message")
+        if message == LOG_BATCH_MESSAGE:
+            prefix = "batch:"
+        elif message == LOG_TIMING_MESSAGE or "duration_ms" in entry:
+            prefix = ""
+        else:
+            continue
+        if not _of_job(entry, job_id, since):
+            continue
+        for key, value in entry.items():
+            if key.endswith("_ms") and isinstance(value, int | float):
+                timings.setdefault(prefix + key, []).append(float(value))
     return timings
+
+
+def _count_ops(entries: Iterable[dict[str, Any]]) -> dict[str, int] | None:
+    """Sum of the integer ``firestore_*`` fields of ``entries``, with ``lines``: how many
+    lines had one; None when none had."""
+    totals: dict[str, int] = {}
+    lines = 0
+    for entry in entries:
+        fields = {
+            k: v
+            for k, v in entry.items()
+            if k.startswith("firestore_") and isinstance(v, int) and not isinstance(v, bool)
+        }
+        if fields:
+            lines += 1
+            for key, value in fields.items():
+                totals[key] = totals.get(key, 0) + value
+    return {**totals, "lines": lines} if lines else None
+
+
+def _first_int(entry: dict[str, Any], *keys: str) -> float | None:
+    for key in keys:
+        value = entry.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def firestore_ops(
+    worker_log: Path, dispatcher_log: Path, job_id: str, since: float, pages: int
+) -> dict[str, Any]:
+    """Firestore documents read / written for the job, from the services' logs: the integer
+    ``firestore_reads`` / ``firestore_writes`` (and any other ``firestore_*``) fields of the
+    worker's ``"batch processed"`` lines (else of its ``"task processed"`` lines, never both:
+    no double count) and of the dispatcher's ``"job submitted"`` line. Also the Pub/Sub
+    messages the worker handled for the job (one ``"batch processed"`` line each, else one
+    ``"task processed"`` line each) and the URLs per message. Fields absent: ``None``."""
+    worker_entries = [e for e in log_entries(worker_log) if _of_job(e, job_id, since)]
+    batches = [e for e in worker_entries if e.get("message") == LOG_BATCH_MESSAGE]
+    tasks = [e for e in worker_entries if e.get("message") == LOG_TIMING_MESSAGE]
+    worker = _count_ops(batches) or _count_ops(tasks)
+    submitted = [
+        e
+        for e in log_entries(dispatcher_log)
+        if e.get("message") == LOG_SUBMIT_MESSAGE and e.get("job_id") == job_id
+    ]
+    dispatcher = _count_ops(submitted)
+    per_page: dict[str, float | None] = {}
+    for op in ("reads", "writes", "deletes"):
+        key = f"firestore_{op}"
+        # both services must report the field: a part alone would understate the job's total
+        parts = [part.get(key) for part in (worker, dispatcher) if part]
+        known = len(parts) == 2 and all(isinstance(p, int) for p in parts)
+        per_page[op] = round(sum(p or 0 for p in parts) / pages, 4) if known and pages else None
+    messages = len(batches) or len(tasks)
+    sizes = [size for e in batches if (size := _first_int(e, "urls", "tasks", "batch_size"))]
+    message_bytes = [size for e in batches if (size := _first_int(e, "message_bytes"))]
+    return {
+        "worker": worker,
+        "dispatcher": dispatcher,
+        "per_page": per_page,
+        "complete": worker is not None and dispatcher is not None,
+        "messages": messages,
+        "message_source": LOG_BATCH_MESSAGE if batches else LOG_TIMING_MESSAGE,
+        "pages_per_message": round(pages / messages, 3) if messages else None,
+        "urls_per_batch": _summary(sizes) if sizes else None,
+        "message_bytes": _summary(message_bytes) if message_bytes else None,
+    }
 
 
 def _summary(values: Iterable[float]) -> dict[str, float]:
@@ -370,6 +460,10 @@ def run_stack(
 
         log_timings = worker_log_timings(stack.worker.log_path, job["id"], submit_wall)
         figures["worker_log_timings"] = {k: _summary(v) for k, v in log_timings.items()}
+        figures["firestore_ops"] = firestore_ops(
+            stack.worker.log_path, stack.dispatcher.log_path, job["id"], submit_wall, n
+        )
+        figures["sample_task_message_bytes"] = sample_message_bytes(job["id"], urls[0])
 
         try:
             figures["firestore_probe"] = asyncio.run(firestore_probe(config.project_id))
@@ -420,6 +514,19 @@ def _result_figures(
         # Little's law gives the mean time a push occupies one of the 2 slots.
         "derived_slot_ms_per_task_at_2": round(2 * e2e_s * 1000 / n, 1) if n else 0.0,
     }
+
+
+def sample_message_bytes(job_id: str, url: str) -> int | None:
+    """The data bytes of one of today's one-URL task messages for this job (for the Pub/Sub
+    cost estimate when the worker's log has no message sizes). None if the format moved."""
+    try:
+        from scrapejobs_shared.records import task_id_for
+        from scrapejobs_shared.task_message import TaskMessage
+
+        message = TaskMessage(job_id=job_id, task_id=task_id_for(job_id, "0"), url=url)
+        return len(message.encode())
+    except Exception:  # the message format is being reworked; the estimate says so
+        return None
 
 
 def restore_environ(saved: dict[str, str]) -> None:

@@ -523,18 +523,21 @@ def print_stack_details(stack: dict[str, Any]) -> None:
         _print_rows("Firestore probe", [("failed", probe["error"])])
     elif probe:
         rows = [
-            (step[:-3], f"p50 {probe[step]['p50']:.1f} ms, p95 {probe[step]['p95']:.1f} ms")
-            for step in ("acquire_ms", "claim_ms", "release_ms", "finish_ms")
+            (
+                f"{step[:-3]} (a batch of {probe['batch_size']})",
+                f"p50 {probe[step]['p50']:.1f} ms, p95 {probe[step]['p95']:.1f} ms",
+            )
+            for step in ("claim_ms", "settle_ms")
             if step in probe
         ]
+        rows.append(("tasks/s through claim + settle", f"{probe['tasks_per_s']:.0f}"))
+        rows.append(("client CPU per task", f"{probe['client_cpu_ms_per_task']:.2f} ms"))
         rows.append(
             (
-                "all store calls of a task",
-                f"p50 {probe['store_ms_per_task']['p50']:.1f} ms, "
-                f"mean {probe['store_ms_per_task']['mean']:.1f} ms",
+                "document reads / writes per task",
+                f"{probe['reads_per_task']:.3f} / {probe['writes_per_task']:.3f}",
             )
         )
-        rows.append(("client CPU per task", f"{probe['client_cpu_ms_per_task']:.1f} ms"))
         title = f"Firestore probe (the worker's store calls, c={probe['concurrency']})"
         _print_rows(title, rows)
 

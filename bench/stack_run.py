@@ -280,57 +280,50 @@ def _summary(values: Iterable[float]) -> dict[str, float]:
     }
 
 
-async def firestore_probe(project_id: str, tasks: int = 60, concurrency: int = 2) -> dict[str, Any]:
-    """The worker's per-task Firestore calls for a success, timed from this process against
-    the same emulator, ``concurrency`` tasks at a time like the emulator's pushes, all to one
-    host as in the job: host-gate ``acquire`` (through warm slots, as the worker does),
-    ``claim_task``, host-gate ``release``, ``finish_task`` given the claim. Also this process's
-    CPU per task: the Firestore client's share of the worker's CPU."""
+async def firestore_probe(
+    project_id: str, tasks: int = 600, batch_size: int = 50, concurrency: int = 2
+) -> dict[str, Any]:
+    """The worker's Firestore calls for batches of successes, timed from this process against
+    the same emulator, ``concurrency`` batches at a time like the emulator's pushes: one
+    ``claim_batch`` and one ``settle`` of every task's result per batch (a batch that finishes
+    within a flush interval). Also this process's CPU per task (the Firestore client's share of
+    the worker's CPU) and the document reads and writes per task, counted by the adapter."""
     from google.cloud import firestore
 
-    from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
     from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+    from scrapejobs_shared.delivery.batching import plan_batches, shards_for
+    from scrapejobs_shared.domain.batch_transitions import FinishTask
     from scrapejobs_shared.domain.clock import utc_now
     from scrapejobs_shared.domain.jobspec import JobSpec
-    from scrapejobs_shared.domain.records import JobRecord, TaskOutcome, TaskRecord, task_id_for
+    from scrapejobs_shared.domain.records import BatchItem, JobRecord, TaskOutcome, task_id_for
     from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-    from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
-    from scrapejobs_shared.ports.host_gate import HostLimits, Permit
+    from scrapejobs_shared.observability.store_ops import counting
+    from scrapejobs_shared.ports.job_store import Claimed
 
     client = firestore.AsyncClient(project=project_id)
     store = FirestoreJobStore(client)
-    gate = WarmSlotGate(FirestoreHostGate(client), WarmSlotPolicy(), utc_now)
-    limits = HostLimits(concurrency=8)  # the worker's default per-host concurrency
     try:
         now = utc_now()
+        job_id = f"bench-probe-{uuid.uuid4().hex[:12]}"
+        items = [
+            BatchItem(task_id_for(job_id, str(i)), f"http://127.0.0.1/probe/{i}", index=i)
+            for i in range(tasks)
+        ]
+        batches = plan_batches(job_id, items, batch_size, now, now + timedelta(days=1))
         job = JobRecord(
-            id=f"bench-probe-{uuid.uuid4().hex[:12]}",
+            id=job_id,
             status=JobStatus.RUNNING,
             spec=JobSpec.model_validate({"extract": FIELDS}),
             created_at=now,
             updated_at=now,
             expire_at=now + timedelta(days=1),
             total=tasks,
+            counter_shards=shards_for(len(batches)),
         )
-        records = [
-            TaskRecord(
-                job_id=job.id,
-                id=task_id_for(job.id, str(i)),
-                url=f"http://127.0.0.1/probe/{i}",
-                status=TaskStatus.QUEUED,
-                index=i,
-                created_at=now,
-                updated_at=now,
-                expire_at=job.expire_at,
-            )
-            for i in range(tasks)
-        ]
-        await store.create_job(job, records)
-        steps = ["acquire_ms", "claim_ms", "release_ms", "finish_ms"]
-        timings: dict[str, list[float]] = {step: [] for step in steps}
+        await store.create_job(job, batches)
+        timings: dict[str, list[float]] = {"claim_ms": [], "settle_ms": []}
         data = {"title": "x" * 30, "price": 12.5, "sku": "SK-00-000001", "tags": ["a", "b"]}
-        pending = iter(records)
-        host = f"bench-probe-{uuid.uuid4().hex[:8]}"
+        pending = iter(batches)
 
         async def timed(step: str, call: Any) -> Any:
             started = time.perf_counter()
@@ -339,35 +332,35 @@ async def firestore_probe(project_id: str, tasks: int = 60, concurrency: int = 2
             return result
 
         async def runner() -> None:
-            for task in pending:
+            for batch in pending:
                 at = utc_now()
-                lease = at + timedelta(seconds=40)
-                permit = await timed("acquire_ms", gate.acquire(host, limits, lease, at))
-                claim = await timed("claim_ms", store.claim_task(job.id, task.id, at, lease))
-                if isinstance(permit, Permit):
-                    await timed("release_ms", gate.release(permit))
+                claim = await timed(
+                    "claim_ms", store.claim_batch(job_id, batch.id, at, at + timedelta(seconds=40))
+                )
+                assert isinstance(claim, Claimed)
                 outcome = TaskOutcome(
                     TaskStatus.SUCCEEDED, http_status=200, data=data, fetched_at=utc_now()
                 )
-                finish = store.finish_task(job.id, task.id, outcome, utc_now(), claim=claim.task)
-                await timed("finish_ms", finish)
+                changes = [FinishTask(item.task_id, outcome) for item in claim.batch.items]
+                await timed("settle_ms", store.settle(claim.handle, changes, utc_now(), at))
 
         cpu = time.process_time()
         started = time.perf_counter()
-        await asyncio.gather(*(runner() for _ in range(concurrency)))
+        with counting() as ops:
+            await asyncio.gather(*(runner() for _ in range(concurrency)))
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu
-        per_task = [sum(parts) for parts in zip(*(t for t in timings.values() if t), strict=True)]
         return {
             "tasks": tasks,
+            "batch_size": batch_size,
             "concurrency": concurrency,
             "tasks_per_s": round(tasks / wall, 2),
-            "client_cpu_ms_per_task": round(cpu * 1000 / tasks, 2),
+            "client_cpu_ms_per_task": round(cpu * 1000 / tasks, 3),
+            "reads_per_task": round(ops.reads / tasks, 3),
+            "writes_per_task": round(ops.writes / tasks, 3),
             **{step: _summary(values) for step, values in timings.items() if values},
-            "store_ms_per_task": _summary(per_task),
         }
     finally:
-        await gate.close()
         client.close()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 from scrapejobs_shared.adapters.firestore.codec import task_from_doc, task_to_doc
@@ -16,12 +17,21 @@ def a_task(**changes: object) -> TaskRecord:
     return task.with_changes(expire_at=NOW + timedelta(days=7), **changes)
 
 
-def test_a_new_task_document_holds_only_fields_with_values() -> None:
-    doc = task_to_doc(a_task(index=3))
-    assert set(doc) == {
-        "url", "status", "index", "depth", "attempts", "created_at", "updated_at", "expire_at"
+def test_a_task_document_indexes_only_what_queries_and_ttl_need() -> None:
+    doc = task_to_doc(a_task(index=3, data={"title": "A", "tags": ["x"]}))
+    assert set(doc) == {"url", "status", "updated_at", "expire_at", "r"}
+    assert json.loads(doc["r"]) == {
+        "index": 3, "data": {"title": "A", "tags": ["x"]}, "created_at": NOW.isoformat()
     }  # fmt: skip
-    assert doc["attempts"] == 0 and doc["depth"] == 0
+
+
+def test_documents_written_field_by_field_still_read() -> None:
+    legacy = {
+        "url": "https://a.example/", "status": "failed", "attempts": 2, "error": "HTTP 404",
+        "created_at": NOW, "updated_at": NOW, "expire_at": NOW,
+    }  # fmt: skip
+    task = task_from_doc("job", "task", legacy)
+    assert task.attempts == 2 and task.error == "HTTP 404" and task.created_at == NOW
 
 
 def test_task_documents_round_trip() -> None:
@@ -34,10 +44,9 @@ def test_task_documents_round_trip() -> None:
             data={"title": "A", "items": []},
             error="HTTP 503",
             fetched_at=NOW,
-            elapsed_ms=4.5,
+            elapsed_ms=0,
             truncated_fields=("html",),
             field_errors={"price": "not a float"},
-            lease_until=NOW,
         ),
     ):
         assert task_from_doc("job", "task", task_to_doc(task)) == task

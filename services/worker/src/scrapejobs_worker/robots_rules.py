@@ -27,6 +27,7 @@ itself is always allowed.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -99,6 +100,7 @@ def rules_for_response(status: int | None, body: bytes) -> RobotsRules:
     return RobotsRules.disallow_all()
 
 
+@functools.lru_cache(maxsize=64)
 def product_token(user_agent: str) -> str:
     """The lower-cased product token of a User-Agent header (``""`` if it has none)."""
     match = _PRODUCT_TOKEN.match(user_agent.strip())

@@ -49,7 +49,6 @@ class TaskRecord:
     expire_at: datetime
     index: int = 0
     attempts: int = 0
-    lease_until: datetime | None = None
     http_status: int | None = None
     data: dict[str, Any] | None = None
     error: str | None = None

@@ -15,6 +15,7 @@ last, so the key is unambiguous even if a host contained ``~``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -39,14 +40,28 @@ class Origin(NamedTuple):
 
 
 def url_origin(url: str) -> Origin:
-    """The origin of an absolute http(s) URL; ``ValueError`` for anything else."""
-    normalized = normalize_http_url(url)
-    if normalized is None:
+    """The origin of an absolute http(s) URL; ``ValueError`` for anything else. It depends only
+    on the scheme and the authority, so it is normalised once per authority (a worker asks for
+    it several times per page)."""
+    try:
+        parts = urlsplit(url)
+        origin = _origin_of(parts.scheme, parts.netloc)
+    except ValueError:
+        origin = None
+    if origin is None:
         raise ValueError(f"not an absolute http(s) URL: {url[:200]!r}")
+    return origin
+
+
+@functools.lru_cache(maxsize=4096)
+def _origin_of(scheme: str, netloc: str) -> Origin | None:
+    normalized = normalize_http_url(f"{scheme}://{netloc}/") if scheme and netloc else None
+    if normalized is None:
+        return None
     parts = urlsplit(normalized)
     host = parts.hostname
     if not host:  # pragma: no cover - the normaliser only returns URLs with a host
-        raise ValueError(f"URL has no host: {url[:200]!r}")
+        return None
     return Origin(parts.scheme, host, parts.port or DEFAULT_PORTS[parts.scheme])
 
 

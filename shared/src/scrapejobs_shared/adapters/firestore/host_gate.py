@@ -17,6 +17,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.host_gate import (
     BreakerPolicy,
     HostLimits,
@@ -50,6 +51,7 @@ class FirestoreHostGate:
             if not batch:
                 continue
             refs = [host_ref] + [self._slot(host, n) for n in batch]
+            count(reads=len(refs))
             snaps = {snap.reference.path: snap async for snap in self._client.get_all(refs)}
             host_snap = snaps[host_ref.path]
             signals = _signals(host_snap)
@@ -73,8 +75,10 @@ class FirestoreHostGate:
         try:
             if snap.exists:
                 option = self._client.write_option(last_update_time=snap.update_time)
+                count(writes=1)
                 result = await snap.reference.update(fields, option=option)
             else:
+                count(writes=1)
                 result = await snap.reference.create(fields)
         except LOST_RACE:
             return None
@@ -91,8 +95,10 @@ class FirestoreHostGate:
         try:
             if host_snap.exists:
                 option = self._client.write_option(last_update_time=host_snap.update_time)
+                count(writes=1)
                 await host_snap.reference.update(fields, option=option)
             else:
+                count(writes=1)
                 await host_snap.reference.create(fields)
         except LOST_RACE:
             return False
@@ -102,17 +108,20 @@ class FirestoreHostGate:
         option = self._client.write_option(last_update_time=permit.token)
         # A lost race means our lease lapsed and someone else holds the slot now.
         with contextlib.suppress(*LOST_RACE):
+            count(writes=1)
             await self._slot(permit.host, permit.slot).update({"lease_until": None}, option=option)
 
     async def record_success(self, permit: Permit, now: datetime) -> None:
         if permit.failures:
+            count(writes=1)
             await self._hosts.document(permit.host).set({"failures": 0}, merge=True)
 
     async def record_failure(self, host: str, policy: BreakerPolicy, now: datetime) -> None:
         ref = self._hosts.document(host)
 
         @firestore.async_transactional
-        async def count(transaction: Any) -> None:
+        async def add_failure(transaction: Any) -> None:
+            count(reads=1, writes=1)
             snap = await ref.get(transaction=transaction)
             failures = int((snap.to_dict() or {}).get("failures") or 0) + 1
             fields: dict[str, Any] = {"failures": failures, "expire_at": now + RETENTION}
@@ -120,13 +129,14 @@ class FirestoreHostGate:
                 fields |= {"failures": 0, "open_until": now + timedelta(seconds=policy.cooldown_s)}
             transaction.set(ref, fields, merge=True)
 
-        await count(self._client.transaction())
+        await add_failure(self._client.transaction())
 
     async def hold(self, host: str, until: datetime) -> None:
         ref = self._hosts.document(host)
 
         @firestore.async_transactional
         async def push_back(transaction: Any) -> None:
+            count(reads=1, writes=1)
             snap = await ref.get(transaction=transaction)
             current = (snap.to_dict() or {}).get("next_at")
             if current is None or current < until:
@@ -135,6 +145,7 @@ class FirestoreHostGate:
         await push_back(self._client.transaction())
 
     async def signals(self, host: str) -> HostSignals:
+        count(reads=1)
         return _signals(await self._hosts.document(host).get())
 
     async def state(self, host: str, now: datetime) -> HostState:

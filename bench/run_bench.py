@@ -69,7 +69,7 @@ GOAL_READS_PER_PAGE = 0.1  # Firestore documents read per page
 GOAL_BIG_ACCEPT_S = 1.5  # a 10,000-URL submission accepted (POST -> 202), at most
 CELERY_TIMEOUT_S = 300.0
 WARMUP_PAGES = 40  # per baseline loop, before its measured passes
-STACK_WARMUP_PAGES = 100  # a first job: imports, connection pools, the emulators' JIT
+STACK_WARMUP_PAGES = 1000  # a first job: imports, connection pools, the emulators' JIT
 BIG_SUBMISSION = 10_000
 
 

@@ -39,6 +39,13 @@ from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 
 BENCH_TOPOLOGY = dataclasses.replace(DEFAULT_TOPOLOGY, min_backoff_s=1, max_backoff_s=5)
 POLL_S = 0.25
+# One worker process per core, as Celery's baseline runs two prefork processes (an instance per
+# vCPU in production). The catalog is one host: its per-host limit lets each process keep its
+# SCRAPEJOBS_BATCH_CONCURRENCY (8) fetches in flight (the default limit, 8, is for other people's
+# sites; Celery's baseline has no per-host limit at all).
+WORKER_PROCESSES = 2
+PER_HOST = 8 * WORKER_PROCESSES
+PASSES = 3  # measured jobs; the figures are the median pass's, like the baselines'
 LOG_TIMING_MESSAGE = "task processed"  # the worker, one line per task (older workers)
 LOG_BATCH_MESSAGE = "batch processed"  # the worker, one line per Pub/Sub message (a batch)
 LOG_SUBMIT_MESSAGE = "job submitted"  # the dispatcher, one line per accepted job
@@ -104,13 +111,15 @@ def bench_config(log_dir: Path) -> StackConfig:
         firestore_port=free_port(),
         log_dir=log_dir,
         topology=BENCH_TOPOLOGY,
+        worker_processes=WORKER_PROCESSES,
     )
 
 
 def submit(api: httpx.Client, urls: list[str]) -> tuple[dict[str, Any], float]:
     """POST the job; returns the job and the seconds until the 202."""
     started = time.perf_counter()
-    response = api.post("/v1/jobs", json={"urls": urls, "extract": FIELDS})
+    body = {"urls": urls, "extract": FIELDS, "options": {"per_host_concurrency": PER_HOST}}
+    response = api.post("/v1/jobs", json=body)
     accepted = time.perf_counter() - started
     if response.status_code != 202:
         raise RuntimeError(f"submission refused: HTTP {response.status_code} {response.text}")
@@ -398,65 +407,14 @@ def run_stack(
         wait_completed(api, warm_job["id"], timeout_s=120)
         figures["warmup_pages"] = len(warmup_paths)
 
-        pids = {
-            "worker": stack.worker.pid,
-            "dispatcher": stack.dispatcher.pid,
-            "pubsub_emulator": stack.pubsub.process.pid,
-            "firestore_emulator": stack.firestore.process.pid,
-            "catalog_site": site_pid,
-        }
-        site_before = httpx.get(f"{site_url}/__stats", trust_env=False).json()
-        cpu_before = {name: tree_cpu_s(pid) for name, pid in pids.items()}
-        bench_cpu, busy = time.process_time(), machine_busy_s()
-        with RssSampler(stack.worker.pid) as rss:
-            submit_wall = time.time()
-            t0 = time.perf_counter()
-            job, accept_s = submit(api, urls)
-            final = wait_completed(api, job["id"], job_timeout_s)
-            e2e_s = time.perf_counter() - t0
-        cpu_after = {name: tree_cpu_s(pid) for name, pid in pids.items()}
-        bench_cpu, busy = time.process_time() - bench_cpu, machine_busy_s() - busy
-        site_after = httpx.get(f"{site_url}/__stats", trust_env=False).json()
-
-        read_started = time.perf_counter()
-        results = all_results(api, job["id"])
-        read_s = time.perf_counter() - read_started
-
-        n = len(urls)
-        cpu = {name: cpu_after[name] - cpu_before[name] for name in pids}
-        cpu["bench_process"] = bench_cpu
-        ours = sum(cpu.values())
-        figures.update(
-            {
-                "job_id": job["id"],
-                "pages": n,
-                "accept_s": round(accept_s, 3),
-                "e2e_s": round(e2e_s, 2),
-                "pages_per_s": round(n / e2e_s, 2),
-                "counts": final["counts"],
-                "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
-                "cpu_s_per_1000_pages": {k: round(v * 1000 / n, 3) for k, v in cpu.items()},
-                # cores kept busy during the job: by the processes above, and machine-wide
-                # (the difference is other work on the machine)
-                "cores_busy_ours": round(ours / e2e_s, 2),
-                "cores_busy_machine": round(busy / e2e_s, 2),
-                "cpus": psutil.cpu_count(),
-                "worker_rss_peak_mb": round(rss.peak / 2**20, 1),
-                "worker_rss_samples": rss.samples,
-                "worker_vm_hwm_mb": round((vm_hwm_bytes(stack.worker.pid) or 0) / 2**20, 1),
-                "results_read_s": round(read_s, 2),
-                "site_requests": site_after["requests"] - site_before["requests"],
-                "site_connections": site_after["connections"] - site_before["connections"],
-            }
-        )
-        figures.update(_result_figures(results, urls, truth, site_url, submit_wall, e2e_s))
-
-        log_timings = worker_log_timings(stack.worker.log_path, job["id"], submit_wall)
-        figures["worker_log_timings"] = {k: _summary(v) for k, v in log_timings.items()}
-        figures["firestore_ops"] = firestore_ops(
-            stack.worker.log_path, stack.dispatcher.log_path, job["id"], submit_wall, n
-        )
-        figures["sample_task_message_bytes"] = sample_message_bytes(job["id"], urls[0])
+        passes = [
+            _measured_pass(api, stack, site_url, site_pid, urls, truth, job_timeout_s)
+            for _ in range(PASSES)
+        ]
+        passes.sort(key=lambda f: f["pages_per_s"])
+        figures.update(passes[len(passes) // 2])
+        figures["passes_pages_per_s"] = [f["pages_per_s"] for f in passes]
+        figures["sample_task_message_bytes"] = sample_message_bytes(figures["job_id"], urls[0])
 
         try:
             figures["firestore_probe"] = asyncio.run(firestore_probe(config.project_id))
@@ -471,6 +429,81 @@ def run_stack(
             "accept_s": round(big_accept_s, 2),
             "cancel_http_status": cancel.status_code,
         }
+    return figures
+
+
+def _measured_pass(
+    api: httpx.Client,
+    stack: Stack,
+    site_url: str,
+    site_pid: int,
+    urls: list[str],
+    truth: dict[str, dict[str, Any]],
+    job_timeout_s: float,
+) -> dict[str, Any]:
+    """One measured job of ``urls``: its figures."""
+    assert stack.worker is not None and stack.dispatcher is not None
+    assert stack.pubsub is not None and stack.firestore is not None
+    pids = {
+        "worker": stack.worker.pid,
+        "dispatcher": stack.dispatcher.pid,
+        "pubsub_emulator": stack.pubsub.process.pid,
+        "firestore_emulator": stack.firestore.process.pid,
+        "catalog_site": site_pid,
+    }
+    site_before = httpx.get(f"{site_url}/__stats", trust_env=False).json()
+    cpu_before = {name: tree_cpu_s(pid) for name, pid in pids.items()}
+    bench_cpu, busy = time.process_time(), machine_busy_s()
+    with RssSampler(stack.worker.pid) as rss:
+        submit_wall = time.time()
+        t0 = time.perf_counter()
+        job, accept_s = submit(api, urls)
+        final = wait_completed(api, job["id"], job_timeout_s)
+        e2e_s = time.perf_counter() - t0
+    cpu_after = {name: tree_cpu_s(pid) for name, pid in pids.items()}
+    bench_cpu, busy = time.process_time() - bench_cpu, machine_busy_s() - busy
+    site_after = httpx.get(f"{site_url}/__stats", trust_env=False).json()
+
+    read_started = time.perf_counter()
+    results = all_results(api, job["id"])
+    read_s = time.perf_counter() - read_started
+
+    n = len(urls)
+    cpu = {name: cpu_after[name] - cpu_before[name] for name in pids}
+    cpu["bench_process"] = bench_cpu
+    ours = sum(cpu.values())
+    figures: dict[str, Any] = {}
+    figures.update(
+        {
+            "job_id": job["id"],
+            "pages": n,
+            "accept_s": round(accept_s, 3),
+            "e2e_s": round(e2e_s, 2),
+            "pages_per_s": round(n / e2e_s, 2),
+            "counts": final["counts"],
+            "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+            "cpu_s_per_1000_pages": {k: round(v * 1000 / n, 3) for k, v in cpu.items()},
+            # cores kept busy during the job: by the processes above, and machine-wide
+            # (the difference is other work on the machine)
+            "cores_busy_ours": round(ours / e2e_s, 2),
+            "cores_busy_machine": round(busy / e2e_s, 2),
+            "cpus": psutil.cpu_count(),
+            "worker_rss_peak_mb": round(rss.peak / 2**20, 1),
+            "worker_rss_samples": rss.samples,
+            "worker_vm_hwm_mb": round((vm_hwm_bytes(stack.worker.pid) or 0) / 2**20, 1),
+            "results_read_s": round(read_s, 2),
+            "site_requests": site_after["requests"] - site_before["requests"],
+            "site_connections": site_after["connections"] - site_before["connections"],
+        }
+    )
+    figures.update(_result_figures(results, urls, truth, site_url, submit_wall, e2e_s))
+
+    log_timings = worker_log_timings(stack.worker.log_path, job["id"], submit_wall)
+    figures["worker_log_timings"] = {k: _summary(v) for k, v in log_timings.items()}
+    figures["firestore_ops"] = firestore_ops(
+        stack.worker.log_path, stack.dispatcher.log_path, job["id"], submit_wall, n
+    )
+
     return figures
 
 
@@ -510,16 +543,17 @@ def _result_figures(
 
 
 def sample_message_bytes(job_id: str, url: str) -> int | None:
-    """The data bytes of one of today's one-URL task messages for this job (for the Pub/Sub
-    cost estimate when the worker's log has no message sizes). None if the format moved."""
-    try:
-        from scrapejobs_shared.records import task_id_for
-        from scrapejobs_shared.task_message import TaskMessage
+    """The data bytes a task message carries per URL, from a batch message of the default
+    batch size with this job's URLs (for the Pub/Sub cost estimate)."""
+    from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE
+    from scrapejobs_shared.domain.records import task_id_for
+    from scrapejobs_shared.messaging.task_message import BatchMessage, TaskRef
 
-        message = TaskMessage(job_id=job_id, task_id=task_id_for(job_id, "0"), url=url)
-        return len(message.encode())
-    except Exception:  # the message format is being reworked; the estimate says so
-        return None
+    refs = tuple(
+        TaskRef(id=task_id_for(job_id, str(n)), url=url) for n in range(DEFAULT_BATCH_SIZE)
+    )
+    message = BatchMessage(job_id=job_id, batch_id=task_id_for(job_id, "batch"), tasks=refs)
+    return len(message.encode()) // DEFAULT_BATCH_SIZE
 
 
 def restore_environ(saved: dict[str, str]) -> None:

@@ -569,7 +569,7 @@ variable "dispatcher_5xx_alert_threshold" {
 
 variable "task_batch_size" {
   type        = number
-  default     = 50
+  default     = 100
   description = "URLs per task message (SCRAPEJOBS_BATCH_SIZE on the dispatcher): a batch is claimed once and its results are committed together; see bench/README.md for how the default was chosen."
 
   validation {
@@ -580,7 +580,7 @@ variable "task_batch_size" {
 
 variable "worker_batch_concurrency" {
   type        = number
-  default     = 16
+  default     = 8
   description = "Tasks of one batch fetched at once by a worker (SCRAPEJOBS_BATCH_CONCURRENCY); per-host limits still apply across all instances."
 
   validation {

@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 class BatchPolicy:
     ack_deadline_s: float = 60.0  # the subscription's: the push request's timeout
     deadline_margin_s: float = 5.0  # answer this long before the ack deadline
-    concurrency: int = 16  # tasks of one batch in flight at once
+    concurrency: int = 8  # tasks of one batch in flight at once
     flush_interval_s: float = 1.0  # results become visible at least this often
     lease_s: float = 40.0  # a claimed batch's lease, renewed while it runs
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -30,8 +32,15 @@ class RobotsVerdict:
     crawl_delay_s: float | None = None
 
 
+MAX_FULL_BACKOFF_S = 2.0
+
+
 class HostQueue:
-    """This process's queue for one host: at most the host's concurrency pass at once. It is
+    """This process's queue for one host: at most the host's concurrency pass at once; they
+    ask the shared gate one at a time (a warm slot is handed over at once; a fresh one costs
+    the store a read of up to the host's slot count in documents); and while the gate says the
+    host is full, they wait out one shared, growing pause instead of each polling the store. A
+    permit given back here ends the pause: its slot is warm for the next lane. The queue is
     dropped when nobody is in it, so a broad crawl does not keep one per host ever seen."""
 
     def __init__(self, queues: dict[tuple[str, int], HostQueue], key: tuple[str, int]) -> None:
@@ -39,6 +48,10 @@ class HostQueue:
         self._key = key
         self._places = asyncio.Semaphore(key[1])
         self._users = 0
+        self._paused_until = 0.0  # loop time
+        self._backoff_s = 0.0
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._asking = asyncio.Lock()
 
     @classmethod
     def join(cls, queues: dict[tuple[str, int], HostQueue], key: tuple[str, int]) -> HostQueue:
@@ -47,15 +60,55 @@ class HostQueue:
         return queue
 
     async def enter(self, wait_s: float) -> bool:
-        if wait_s <= 0 and self._places.locked():
-            return False
+        return await _take(self._places, wait_s)
+
+    async def ask(self, deadline: float) -> bool:
+        """Become the lane that asks the gate next (False at ``deadline``)."""
+        return await _take(self._asking, deadline - asyncio.get_running_loop().time())
+
+    def asked(self) -> None:
+        self._asking.release()
+
+    async def turn(self, deadline: float) -> None:
+        """Wait out the host's pause (or until a local permit is given back, or ``deadline``)."""
+        loop = asyncio.get_running_loop()
+        pause = min(self._paused_until, deadline) - loop.time()
+        if pause <= 0:
+            return
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(waiter)
         try:
-            await asyncio.wait_for(self._places.acquire(), timeout=wait_s if wait_s > 0 else None)
+            await asyncio.wait_for(waiter, timeout=pause)
         except TimeoutError:
-            return False
-        return True
+            pass
+        finally:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+
+    def refused(self, throttle: Throttle) -> float:
+        """The gate refused: the pause every lane of this process now waits, in seconds."""
+        if throttle.reason == "concurrency":
+            self._backoff_s = min(max(throttle.wait_s, self._backoff_s * 2), MAX_FULL_BACKOFF_S)
+            wait_s = self._backoff_s
+        else:  # a rate interval, a breaker, a Retry-After hold: the gate says how long
+            wait_s = max(throttle.wait_s, 0.02)
+        self._paused_until = max(self._paused_until, asyncio.get_running_loop().time() + wait_s)
+        return wait_s
+
+    def granted(self) -> None:
+        self._backoff_s = 0.0
 
     def release(self) -> None:
+        """A permit of this process was given back: one waiting lane may take its slot."""
+        if self._waiters:
+            self._paused_until = 0.0
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        self.give_up()
+
+    def give_up(self) -> None:
+        """Leave the queue without a permit."""
         self._places.release()
         self.leave()
 
@@ -63,6 +116,20 @@ class HostQueue:
         self._users -= 1
         if self._users == 0 and self._queues.get(self._key) is self:
             del self._queues[self._key]
+
+
+async def _take(lock: asyncio.Lock | asyncio.Semaphore, timeout_s: float) -> bool:
+    """Acquire within ``timeout_s`` (at once or not at all when it is not positive)."""
+    if timeout_s <= 0:
+        if lock.locked():
+            return False
+        await lock.acquire()  # free: returns without waiting
+        return True
+    try:
+        await asyncio.wait_for(lock.acquire(), timeout=timeout_s)
+    except TimeoutError:
+        return False
+    return True
 
 
 class HeldPermit:
@@ -133,16 +200,24 @@ class Politeness:
             return Throttle(0.0, "concurrency")
         try:
             while True:
-                now = self._clock()
-                result = await self._gate.acquire(host, limits, now + lease, now)
-                if isinstance(result, Permit):
-                    return HeldPermit(self._gate, result, place)
-                if result.wait_s > deadline - loop.time():
-                    place.release()
+                if not await place.ask(deadline):
+                    place.give_up()
+                    return Throttle(0.0, "concurrency")
+                try:
+                    await place.turn(deadline)
+                    now = self._clock()
+                    result = await self._gate.acquire(host, limits, now + lease, now)
+                    if isinstance(result, Permit):
+                        place.granted()
+                        return HeldPermit(self._gate, result, place)
+                    pause_s = place.refused(result)
+                finally:
+                    place.asked()
+                if pause_s > deadline - loop.time():
+                    place.give_up()
                     return result
-                await asyncio.sleep(max(result.wait_s, 0.02))
         except BaseException:
-            place.release()
+            place.give_up()
             raise
 
     async def host_responded(self, permit: Permit) -> None:

@@ -73,7 +73,11 @@ class WorkerSettings(CommonSettings):
         "(the subscription's dead-letter policy)",
     )
     batch_concurrency: int = Field(
-        default=16, ge=1, le=256, description="Tasks of one batch fetched at once"
+        default=8,
+        ge=1,
+        le=256,
+        description="Tasks of one batch fetched at once (a batch is mostly one host: the "
+        "per-host default); the instance runs as many batches at once as it gets pushes",
     )
     batch_flush_interval_s: float = Field(
         default=1.0,

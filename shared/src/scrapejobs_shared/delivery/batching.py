@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, task_id_for
 
-DEFAULT_BATCH_SIZE = 50  # see bench/README.md: per-page cost flattens out past ~50 per commit
+DEFAULT_BATCH_SIZE = 100  # chosen from measurements: bench/README.md ("Batch size")
 MAX_COUNTER_SHARDS = 64
 BATCHES_PER_SHARD = 4
 

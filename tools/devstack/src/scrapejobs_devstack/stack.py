@@ -28,6 +28,7 @@ class StackConfig:
     topology: Topology = DEFAULT_TOPOLOGY
     worker_env: dict[str, str] = field(default_factory=dict)
     dispatcher_env: dict[str, str] = field(default_factory=dict)
+    worker_processes: int = 1  # uvicorn worker processes of the worker service (one per core)
 
     @classmethod
     def from_env(cls) -> StackConfig:
@@ -50,6 +51,7 @@ class StackConfig:
             pubsub_port=int(env.get("PUBSUB_PORT", cls.pubsub_port)),
             firestore_port=int(env.get("FIRESTORE_PORT", cls.firestore_port)),
             topology=topology,
+            worker_processes=int(env.get("WORKER_PROCESSES", cls.worker_processes)),
         )
 
     @property
@@ -110,7 +112,13 @@ class Stack:
             "SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS": str(self.config.topology.max_delivery_attempts),
             **self.config.worker_env,
         }
-        self.worker = self._service("worker", "scrapejobs_worker", self.config.worker_port, env)
+        self.worker = self._service(
+            "worker",
+            "scrapejobs_worker",
+            self.config.worker_port,
+            env,
+            processes=self.config.worker_processes,
+        )
 
     def start_dispatcher(self) -> None:
         env = {**self.emulator_env(), "SCRAPEJOBS_AUTH_MODE": "none", **self.config.dispatcher_env}
@@ -118,7 +126,9 @@ class Stack:
             "dispatcher", "scrapejobs_dispatcher", self.config.dispatcher_port, env
         )
 
-    def _service(self, name: str, package: str, port: int, env: dict[str, str]) -> ManagedProcess:
+    def _service(
+        self, name: str, package: str, port: int, env: dict[str, str], processes: int = 1
+    ) -> ManagedProcess:
         argv = [
             sys.executable,
             "-m",
@@ -131,6 +141,8 @@ class Stack:
             str(port),
             "--no-access-log",
         ]
+        if processes > 1:  # a supervisor and its children, one process group: stopped together
+            argv += ["--workers", str(processes)]
         process = start_process(name, argv, env, self.config.log_dir)
         try:
             wait_http(f"http://127.0.0.1:{port}/healthz", process, timeout_s=60)

@@ -66,6 +66,7 @@ from scrapejobs_shared.ports.job_store import (
 BATCH_LIMIT = 500  # Firestore's maximum writes per commit
 CLAIM_RETRIES = 5
 REJECTED_RETENTION = timedelta(days=30)
+SHARDS_CACHE = 10_000
 RESERVED_ID = "__"  # Firestore reserves ids that start and end with it
 
 
@@ -85,6 +86,7 @@ class FirestoreJobStore:
         self._jobs = client.collection("jobs")
         self._write_slots = asyncio.Semaphore(write_concurrency)
         self._counters = ShardedCounters(client)
+        self._shards: dict[str, int] = {}  # counter shards per job id (immutable)
 
     @classmethod
     def connect(cls, project_id: str, database: str) -> FirestoreJobStore:
@@ -153,7 +155,11 @@ class FirestoreJobStore:
             return None
         count(reads=1)
         snap = await self._job_ref(job_id).get()
-        return job_from_doc(job_id, snap.to_dict()) if snap.exists else None
+        if not snap.exists:
+            return None
+        job = job_from_doc(job_id, snap.to_dict())
+        self._remember_shards(job)
+        return job
 
     async def list_jobs(
         self, status: JobStatus | None, page_size: int, page_token: str | None
@@ -235,16 +241,32 @@ class FirestoreJobStore:
         return jobs
 
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
-        job = await self.get_job(job_id)
-        if job is None:
+        shards = await self._shards_of(job_id)
+        if shards is None:
             return dict.fromkeys(TaskStatus, 0)
-        return await self._counters.read(self._job_ref(job_id), job.counter_shards)
+        return await self._counters.read(self._job_ref(job_id), shards)
 
     async def has_open_tasks(self, job_id: str) -> bool:
-        job = await self.get_job(job_id)
-        if job is None:
+        shards = await self._shards_of(job_id)
+        if shards is None:
             return False
-        return await self._counters.any_open(self._job_ref(job_id), job.counter_shards)
+        return await self._counters.any_open(self._job_ref(job_id), shards)
+
+    async def _shards_of(self, job_id: str) -> int | None:
+        """A job's counter shards never change: read once per job (a status poll would
+        otherwise read the job document twice)."""
+        shards = self._shards.get(job_id)
+        if shards is None:
+            job = await self.get_job(job_id)
+            if job is None:
+                return None
+            shards = job.counter_shards
+        return shards
+
+    def _remember_shards(self, job: JobRecord) -> None:
+        self._shards[job.id] = job.counter_shards
+        if len(self._shards) > SHARDS_CACHE:
+            self._shards.pop(next(iter(self._shards)))
 
     async def list_tasks(
         self, job_id: str, page_size: int, page_token: str | None

@@ -1,0 +1,82 @@
+"""A worker's lanes share one queue per host: they ask the shared gate one at a time, wait out
+one growing pause while the host is full, and a permit given back here goes to a waiting lane
+at once."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.ports.host_gate import HostLimits, Permit, Throttle
+from scrapejobs_worker.politeness import Politeness, PolitenessPolicy
+from scrapejobs_worker.robots_cache import RobotsCache
+from support.worker_fakes import ScriptedFetcher
+
+HOST = "http~a.example~80"
+LEASE = timedelta(seconds=30)
+
+
+class CountingGate(MemoryHostGate):
+    def __init__(self) -> None:
+        super().__init__()
+        self.asks = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def acquire(self, host, limits, lease_until, now) -> Permit | Throttle:
+        self.asks += 1
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0.01)  # a store round trip
+            return await super().acquire(host, limits, lease_until, now)
+        finally:
+            self.in_flight -= 1
+
+
+def politeness(gate: MemoryHostGate, max_wait_s: float) -> Politeness:
+    policy = PolitenessPolicy(max_wait_s=max_wait_s)
+    return Politeness(gate, RobotsCache(ScriptedFetcher(200)), policy, lambda: datetime.now(UTC))
+
+
+async def test_lanes_ask_one_at_a_time_and_back_off_while_the_host_is_full() -> None:
+    gate = CountingGate()
+    limits = HostLimits(concurrency=8)
+    for slot in range(8):  # another instance holds every slot
+        gate.slots[(HOST, slot)] = (datetime.now(UTC) + timedelta(minutes=5), -1)
+    polite = politeness(gate, max_wait_s=1.5)
+
+    results = await asyncio.gather(*(polite.admit(HOST, limits, LEASE) for _ in range(8)))
+
+    assert all(isinstance(r, Throttle) for r in results)
+    assert gate.most_in_flight == 1
+    # a pause of 0.2 s doubling to 2 s: a handful of asks in 1.5 s, not 8 lanes x 5 per second
+    assert gate.asks <= 8, gate.asks
+
+
+async def test_a_permit_given_back_goes_to_a_waiting_lane_at_once() -> None:
+    gate = CountingGate()
+    limits = HostLimits(concurrency=1)
+    polite = politeness(gate, max_wait_s=5.0)
+    first = await polite.admit(HOST, limits, LEASE)
+    assert not isinstance(first, Throttle)
+
+    waiting = asyncio.create_task(polite.admit(HOST, limits, LEASE))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    await first.release()
+    second = await asyncio.wait_for(waiting, timeout=1.0)
+
+    assert not isinstance(second, Throttle)
+    await second.release()
+    assert polite._queues == {}  # nobody waits: the queue is dropped
+
+
+async def test_no_wait_means_at_most_one_ask() -> None:
+    gate = CountingGate()
+    limits = HostLimits(concurrency=1)
+    gate.slots[(HOST, 0)] = (datetime.now(UTC) + timedelta(minutes=5), -1)
+    polite = politeness(gate, max_wait_s=0.0)
+    assert isinstance(await polite.admit(HOST, limits, LEASE), Throttle)
+    assert gate.asks == 1

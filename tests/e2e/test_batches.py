@@ -8,7 +8,6 @@ import time
 
 import httpx
 import pytest
-from conftest import TEST_TOPOLOGY
 
 from support.jobs import (
     PRODUCT_FIELDS,
@@ -22,7 +21,7 @@ from support.jobs import (
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
 
-async def test_every_row_of_the_failure_table_inside_one_batch(api, site) -> None:
+async def test_every_row_of_the_failure_table_inside_one_batch(api, site, stack) -> None:
     paths = {
         "ok": "/product/7",
         "not_found": "/status/404/mixed",
@@ -47,7 +46,7 @@ async def test_every_row_of_the_failure_table_inside_one_batch(api, site) -> Non
     assert results["flaky"]["status"] == "succeeded" and results["flaky"]["attempts"] == 3
     always = results["always_500"]
     assert always["status"] == "dead_lettered" and always["error"] == "HTTP 500"
-    assert always["attempts"] == TEST_TOPOLOGY.max_delivery_attempts
+    assert always["attempts"] == stack.config.topology.max_delivery_attempts
     throttled = results["throttled"]
     assert throttled["status"] == "succeeded" and throttled["attempts"] == 1  # not counted
     assert results["robots"]["status"] == "failed"
@@ -118,7 +117,8 @@ async def test_a_batch_too_long_for_its_ack_deadline_defers_the_rest(
         elapsed = time.monotonic() - started
 
     assert response.status_code == 204  # deferred: the rest was published again
-    assert elapsed < TEST_TOPOLOGY.ack_deadline_s, f"overran the ack deadline: {elapsed:.1f} s"
+    ack_deadline_s = stack.config.topology.ack_deadline_s
+    assert elapsed < ack_deadline_s, f"overran the ack deadline: {elapsed:.1f} s"
     fetched = sum(site.count(f"/slow/long-{n}") for n in range(60))
     assert 0 < fetched < 60
     final = await wait_finished(api, job_id, timeout_s=120)

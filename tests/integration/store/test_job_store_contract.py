@@ -335,7 +335,7 @@ async def test_a_finished_task_is_never_released_again(store) -> None:
     _, [batch] = await a_job(store, tasks=2)
     first = now()
     claimed = await claim(store, batch, first)
-    [a, b] = [i.task_id for i in claimed.batch.items]
+    a = claimed.batch.items[0].task_id
     settled = await store.settle(claimed.handle, [FinishTask(a, OK)], first)
     await store.settle(settled.handle, [ReleaseTask(a, "late", refund_attempt=True)], first)
     again = await claim(store, batch, first + LEASE + timedelta(seconds=1))

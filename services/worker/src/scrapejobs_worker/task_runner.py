@@ -179,7 +179,7 @@ class TaskRunner:
         if isinstance(decision, Defer):
             return _deferred(item, decision.reason)
         assert isinstance(decision, Succeed)
-        with phase("extract"), self._tracer.start_as_current_span("extract"):
+        with phase("extract"):
             page = self._extract(decision.response, work.spec)
         crawl = work.spec.crawl
         if crawl is not None and page.outcome.status is TaskStatus.SUCCEEDED:

@@ -67,7 +67,8 @@ def tree_cpu_s(pid: int) -> float:
 
 
 class RssSampler:
-    """Peak RSS of one process, sampled every ``interval_s`` in a daemon thread."""
+    """Peak RSS of a process and its children together (a worker may run several processes
+    under one supervisor), sampled every ``interval_s`` in a daemon thread."""
 
     def __init__(self, pid: int, interval_s: float = 0.2) -> None:
         self._process = psutil.Process(pid)
@@ -88,13 +89,24 @@ class RssSampler:
     def _run(self) -> None:
         while not self._stop.is_set():
             with contextlib.suppress(psutil.Error):
-                self.peak = max(self.peak, self._process.memory_info().rss)
+                tree = [self._process, *self._process.children(recursive=True)]
+                self.peak = max(self.peak, sum(p.memory_info().rss for p in tree))
                 self.samples += 1
             self._stop.wait(self._interval_s)
 
 
 def vm_hwm_bytes(pid: int) -> int | None:
-    """The kernel's peak resident set size of ``pid`` (Linux ``VmHWM``)."""
+    """The kernel's peak resident set size (Linux ``VmHWM``) of ``pid`` and its children,
+    summed (each process's own peak)."""
+    pids = [pid]
+    with contextlib.suppress(psutil.Error):
+        pids += [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    peaks = [_vm_hwm(p) for p in pids]
+    known = [peak for peak in peaks if peak is not None]
+    return sum(known) if known else None
+
+
+def _vm_hwm(pid: int) -> int | None:
     with contextlib.suppress(OSError, ValueError):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -290,7 +302,7 @@ def _summary(values: Iterable[float]) -> dict[str, float]:
 
 
 async def firestore_probe(
-    project_id: str, tasks: int = 600, batch_size: int = 50, concurrency: int = 2
+    project_id: str, tasks: int = 600, batch_size: int = 100, concurrency: int = 2
 ) -> dict[str, Any]:
     """The worker's Firestore calls for batches of successes, timed from this process against
     the same emulator, ``concurrency`` batches at a time like the emulator's pushes: one

@@ -73,3 +73,42 @@ resource "google_firestore_field" "expire_at_ttl" {
 
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
+
+# The reconcile query (collection group, every job's batches): active batches not written
+# since a cut-off, oldest first.
+resource "google_firestore_index" "batches_active_updated_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "batches"
+  query_scope = "COLLECTION_GROUP"
+
+  fields {
+    field_path = "active"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "updated_at"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
+# "Has any batch of any job been written since?" (reconcile leaves a moving system alone):
+# a single-field index on the batches collection group.
+resource "google_firestore_field" "batches_updated_at" {
+  project    = var.project_id
+  database   = var.firestore_database
+  collection = "batches"
+  field      = "updated_at"
+
+  index_config {
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION_GROUP"
+    }
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}

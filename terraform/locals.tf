@@ -40,6 +40,8 @@ locals {
   dispatcher_env = merge(local.common_env, {
     SCRAPEJOBS_AUTH_MODE  = var.dispatcher_auth_mode
     SCRAPEJOBS_BATCH_SIZE = tostring(var.task_batch_size)
+    # longer than a healthy batch can go without a write: a redelivery after max backoff
+    SCRAPEJOBS_RECONCILE_AFTER_S = tostring(var.max_backoff_s + var.ack_deadline_s + 30)
   })
 
   worker_env = merge(local.common_env, {

@@ -520,6 +520,17 @@ def test_stuck_submissions_are_republished_on_a_schedule(tf, h):
     assert [f["field_path"] for f in h.blocks_of(index, "fields")] == ["publishing", "created_at"]
 
 
+def test_lost_messages_are_reconciled_on_a_schedule(tf, h):
+    job = tf.resource("google_cloud_scheduler_job", "reconcile")
+    target = h.block(job, "http_target")
+    assert target["http_method"] == "POST"
+    assert target["uri"] == DISPATCHER_URI + "/v1/maintenance/reconcile"
+    assert h.block(target, "oidc_token")["audience"] == DISPATCHER_URI
+    index = tf.resource("google_firestore_index", "batches_active_updated_at")
+    assert index["query_scope"] == "COLLECTION_GROUP"
+    assert [f["field_path"] for f in h.blocks_of(index, "fields")] == ["active", "updated_at"]
+
+
 # --- Monitoring ---------------------------------------------------------------------------------
 
 

@@ -70,6 +70,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.authenticator = Authenticator(settings)
+    app.state.reconcile_after_s = settings.reconcile_after_s
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     install_error_handlers(app)
     app.include_router(health.router)

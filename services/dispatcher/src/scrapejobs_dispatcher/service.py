@@ -32,6 +32,17 @@ log = logging.getLogger(__name__)
 REPUBLISH_PAGE = 500
 
 
+@dataclass(frozen=True, slots=True)
+class Reconciled:
+    batches: int  # published again
+    tasks: int  # their open tasks
+    skipped: int  # stalled, but their job (or the system) is moving
+
+
+def _never_claimed(batch: BatchRecord) -> bool:
+    return all(i.status is TaskStatus.QUEUED and i.attempts == 0 for i in batch.items)
+
+
 class JobNotFound(LookupError):
     pass
 
@@ -149,6 +160,39 @@ class JobService:
             await self._store.mark_published(job.id, self._clock())
             log.warning("republished a stuck submission", extra={"job_id": job.id})
         return len(jobs), republished
+
+    async def reconcile(self, stalled_for: timedelta, limit: int = 200) -> Reconciled:
+        """Self-healing for lost messages (a broker restart, a purge, an emulator that drops
+        what it pushed to a restarting worker): publish again the batches with open tasks that
+        nothing has written for ``stalled_for`` and no delivery holds.
+
+        It never fights a healthy backlog: a job that made progress within ``stalled_for``
+        is moving and will reach its batches; while any job is moving, a batch never claimed
+        may just be waiting in the queue behind others, so it is left alone until the system
+        is quiet. Duplicates are harmless (a batch is claimed by one delivery at a time and
+        finished tasks are skipped); at most ``limit`` batches per call."""
+        now = self._clock()
+        cutoff = now - stalled_for
+        stalled = await self._store.stalled_batches(cutoff, now, limit)
+        if not stalled:
+            return Reconciled(0, 0, 0)
+        system_moving = await self._store.progressed_since(cutoff)
+        by_job: dict[str, list[BatchRecord]] = {}
+        for batch in stalled:
+            by_job.setdefault(batch.job_id, []).append(batch)
+        republish: list[BatchRecord] = []
+        for job_id, batches in by_job.items():
+            if await self._store.progressed_since(cutoff, job_id):
+                continue
+            republish += [b for b in batches if not (system_moving and _never_claimed(b))]
+        failed = await self._enqueuer.publish(republish)
+        tasks = sum(len(b.open_items) for b in republish) - failed
+        if republish:
+            log.warning(
+                "republished stalled batches",
+                extra={"batches": len(republish), "tasks": tasks, "jobs": len(by_job)},
+            )
+        return Reconciled(len(republish), tasks, len(stalled) - len(republish))
 
     async def _job(self, job_id: str) -> JobRecord:
         job = await self._store.get_job(job_id)

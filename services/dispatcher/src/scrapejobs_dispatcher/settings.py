@@ -10,6 +10,7 @@ from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
+from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 
 
 class DispatcherSettings(CommonSettings):
@@ -24,6 +25,14 @@ class DispatcherSettings(CommonSettings):
         ge=1,
         le=MAX_BATCH_SIZE,
         description="URLs per task message (grouped by host); see bench/README.md",
+    )
+    reconcile_after_s: int = Field(
+        default=DEFAULT_TOPOLOGY.max_backoff_s + DEFAULT_TOPOLOGY.ack_deadline_s + 30,
+        ge=1,
+        description="A batch with open tasks that nothing wrote for this long, and no delivery "
+        "holds, is published again by POST /v1/maintenance/reconcile: longer than a healthy "
+        "batch can go without a write (a nacked batch waits up to max_backoff_s for its "
+        "redelivery, which answers within ack_deadline_s)",
     )
     max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="Larger request bodies get 413"

@@ -109,6 +109,7 @@ class BatchRecord:
     created_at: datetime
     expire_at: datetime
     lease_until: datetime | None = None  # a delivery is running it until then
+    updated_at: datetime | None = None  # last written (claim, results); None: at creation
 
     @property
     def open_items(self) -> tuple[BatchItem, ...]:

@@ -135,6 +135,15 @@ class BatchStore(Protocol):
     ) -> Page[BatchRecord]:
         """Batches of the job with at least one open task."""
 
+    async def stalled_batches(
+        self, updated_before: datetime, now: datetime, limit: int
+    ) -> list[BatchRecord]:
+        """Batches with open tasks that nothing wrote since ``updated_before`` and that no
+        delivery holds (their lease, if any, has lapsed), oldest first, at most ``limit``."""
+
+    async def progressed_since(self, since: datetime, job_id: str | None = None) -> bool:
+        """Whether a batch (of the job, or of any job) was written after ``since``."""
+
     async def claim_batch(
         self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
     ) -> ClaimResult: ...

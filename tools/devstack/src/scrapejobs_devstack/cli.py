@@ -20,6 +20,7 @@ from scrapejobs_devstack.processes import stop_group
 from scrapejobs_devstack.stack import Stack, StackConfig
 
 STATE_FILE = Path(".devstack/state.json")
+RECONCILE_EVERY_S = 30.0  # what Cloud Scheduler does every few minutes in production
 app = typer.Typer(help="Local scrapejobs stack on the gcloud emulators.", no_args_is_help=True)
 console = Console()
 
@@ -45,9 +46,13 @@ def up() -> None:
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
+    next_reconcile = time.monotonic() + RECONCILE_EVERY_S
     try:
         while not stopping and all(p.alive() for p in stack.processes()):
             time.sleep(0.5)
+            if time.monotonic() >= next_reconcile:
+                _reconcile(config.dispatcher_url)
+                next_reconcile = time.monotonic() + RECONCILE_EVERY_S
         for process in stack.processes():
             if not process.alive():
                 console.print(f"[red]{process.name} exited; see {process.log_path}[/]")
@@ -55,6 +60,18 @@ def up() -> None:
         console.print("stopping…")
         stack.stop()
         STATE_FILE.unlink(missing_ok=True)
+
+
+def _reconcile(dispatcher: str) -> None:
+    """Publish again batches whose messages were lost (the Pub/Sub emulator drops what it
+    pushes while the worker restarts)."""
+    try:
+        response = httpx.post(f"{dispatcher}/v1/maintenance/reconcile", timeout=30)
+        report = response.json() if response.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        return
+    if report.get("batches"):
+        console.print(f"reconcile: published {report['batches']} stalled batches again")
 
 
 @app.command()

@@ -121,7 +121,16 @@ class Stack:
         )
 
     def start_dispatcher(self) -> None:
-        env = {**self.emulator_env(), "SCRAPEJOBS_AUTH_MODE": "none", **self.config.dispatcher_env}
+        topology = self.config.topology
+        env = {
+            **self.emulator_env(),
+            "SCRAPEJOBS_AUTH_MODE": "none",
+            # a batch stalled longer than a redelivery can take is published again
+            "SCRAPEJOBS_RECONCILE_AFTER_S": str(
+                topology.max_backoff_s + topology.ack_deadline_s + 30
+            ),
+            **self.config.dispatcher_env,
+        }
         self.dispatcher = self._service(
             "dispatcher", "scrapejobs_dispatcher", self.config.dispatcher_port, env
         )

@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.routes.jobs import ERRORS
@@ -20,6 +20,31 @@ router = APIRouter(
 class Republished(BaseModel):
     jobs: int
     tasks: int
+
+
+class ReconcileReport(BaseModel):
+    batches: int = Field(description="batches published again")
+    tasks: int = Field(description="their open tasks")
+    skipped: int = Field(
+        description="stalled batches left alone: their job, or the system, is moving"
+    )
+
+
+@router.post("/reconcile", response_model=ReconcileReport, responses=ERRORS)
+async def reconcile(
+    request: Request,
+    older_than_s: Annotated[
+        int | None,
+        Query(ge=1, le=86_400, description="stalled for this long (default: the setting)"),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> ReconcileReport:
+    """Publish again batches with open tasks that made no progress for longer than the retry
+    policy allows (lost messages). Scheduled every few minutes; safe to call at any time."""
+    service: JobService = request.app.state.jobs
+    stalled_for = older_than_s or request.app.state.reconcile_after_s
+    done = await service.reconcile(timedelta(seconds=stalled_for), limit)
+    return ReconcileReport(batches=done.batches, tasks=done.tasks, skipped=done.skipped)
 
 
 @router.post("/republish", response_model=Republished, responses=ERRORS)

@@ -119,12 +119,15 @@ def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
     list of maps: nothing queries them one by one, and a string costs the client and the
     server one value to encode instead of four per task (a 10,000-URL submission encodes
     10,000 of them)."""
+    open_tasks = len(batch.open_items)
     return {
         "items": items_to_doc(batch.items),
-        "open": len(batch.open_items),
+        "open": open_tasks,
+        "active": open_tasks > 0,  # the reconcile query: active batches not written for a while
         "shard": shard,
         "lease_until": batch.lease_until,
         "created_at": batch.created_at,
+        "updated_at": batch.updated_at or batch.created_at,
         "expire_at": batch.expire_at,
     }
 

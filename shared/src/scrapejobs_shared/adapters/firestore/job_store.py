@@ -185,43 +185,37 @@ class FirestoreJobStore:
         return Page(jobs, token)
 
     async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:
-        ref = self._job_ref(job_id)
+        """Optimistic, like claims: read, then a write guarded by the read's update time (a
+        lost race reads again). No transaction: the first batches of a job reach many workers
+        at once, and lock-taking transactions on one document time out under that contention."""
+        if _reserved(job_id):
+            return False
+        return await self._move_job(job_id, status, now) is not None
 
-        @firestore.async_transactional
-        async def move(transaction: Any) -> JobRecord | None:
+    async def _move_job(self, job_id: str, status: JobStatus, now: datetime) -> JobRecord | None:
+        ref = self._job_ref(job_id)
+        for _ in range(CLAIM_RETRIES):
             count(reads=1)
-            snap = await ref.get(transaction=transaction)
+            snap = await ref.get()
             if not snap.exists or not JobStatus(snap.get("status")).may_become(status):
                 return None
+            guard = self._client.write_option(last_update_time=snap.update_time)
             count(writes=1)
-            transaction.update(ref, {"status": status.value, "updated_at": now})
+            try:
+                await ref.update({"status": status.value, "updated_at": now}, option=guard)
+            except gexc.FailedPrecondition:
+                continue  # changed since our read: decide again
             return job_from_doc(job_id, snap.to_dict())
-
-        if _reserved(job_id):
-            return False
-        return await move(self._client.transaction()) is not None
+        return None
 
     async def cancel_job(self, job_id: str, now: datetime) -> bool:
-        ref = self._job_ref(job_id)
-        job = None
-
-        @firestore.async_transactional
-        async def cancel(transaction: Any) -> JobRecord | None:
-            count(reads=1)
-            snap = await ref.get(transaction=transaction)
-            if not snap.exists or not JobStatus(snap.get("status")).may_become(JobStatus.CANCELLED):
-                return None
-            count(writes=1)
-            transaction.update(ref, {"status": JobStatus.CANCELLED.value, "updated_at": now})
-            return job_from_doc(job_id, snap.to_dict())
-
         if _reserved(job_id):
             return False
-        job = await cancel(self._client.transaction())
+        job = await self._move_job(job_id, JobStatus.CANCELLED, now)
         if job is None:
             return False
         marks = self._client.batch()
-        self._counters.mark_cancelled(marks, ref, job.counter_shards)
+        self._counters.mark_cancelled(marks, self._job_ref(job_id), job.counter_shards)
         count(writes=job.counter_shards)
         await marks.commit()
         return True
@@ -374,6 +368,33 @@ class FirestoreJobStore:
         if len(snaps) > page_size:
             token = encode_token([str(len(batches[-1].open_items)), batches[-1].id])
         return Page(batches, token)
+
+    async def stalled_batches(
+        self, updated_before: datetime, now: datetime, limit: int
+    ) -> list[BatchRecord]:
+        query = (
+            self._client.collection_group("batches")
+            .where(filter=FieldFilter("active", "==", True))
+            .where(filter=FieldFilter("updated_at", "<", updated_before))
+            .order_by("updated_at")
+            .limit(limit)
+        )
+        snaps = [snap async for snap in query.stream()]
+        count(reads=max(1, len(snaps)))
+        batches = [
+            batch_from_doc(snap.reference.parent.parent.id, snap.id, snap.to_dict())
+            for snap in snaps
+        ]
+        return [b for b in batches if b.lease_until is None or b.lease_until <= now]
+
+    async def progressed_since(self, since: datetime, job_id: str | None = None) -> bool:
+        if job_id is None:
+            batches = self._client.collection_group("batches")
+        else:
+            batches = self._job_ref(job_id).collection("batches")
+        query = batches.where(filter=FieldFilter("updated_at", ">", since)).limit(1)
+        count(reads=1)
+        return bool([snap async for snap in query.stream()])
 
     async def claim_batch(
         self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
@@ -529,9 +550,11 @@ class FirestoreJobStore:
 
 
 def _batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:
+    open_tasks = len(batch.open_items)
     return {
         "items": items_to_doc(batch.items),
-        "open": len(batch.open_items),
+        "open": open_tasks,
+        "active": open_tasks > 0,
         "lease_until": batch.lease_until,
         "updated_at": now,
     }

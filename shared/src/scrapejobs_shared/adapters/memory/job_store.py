@@ -170,6 +170,27 @@ class MemoryJobStore:
             token = encode_token([str(len(page[-1].open_items)), page[-1].id])
         return Page(page, token)
 
+    async def stalled_batches(
+        self, updated_before: datetime, now: datetime, limit: int
+    ) -> list[BatchRecord]:
+        stalled = [
+            batch
+            for batches in self.batches.values()
+            for batch in batches.values()
+            if batch.open_items
+            and (batch.updated_at or batch.created_at) < updated_before
+            and (batch.lease_until is None or batch.lease_until <= now)
+        ]
+        return sorted(stalled, key=lambda b: b.updated_at or b.created_at)[:limit]
+
+    async def progressed_since(self, since: datetime, job_id: str | None = None) -> bool:
+        jobs = [job_id] if job_id is not None else list(self.batches)
+        return any(
+            (batch.updated_at or batch.created_at) > since
+            for job in jobs
+            for batch in self.batches.get(job, {}).values()
+        )
+
     async def claim_batch(
         self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
     ) -> ClaimResult:
@@ -183,7 +204,7 @@ class MemoryJobStore:
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
             applied = batch_transitions.claim(batch, lease_until)
-            handle = self._write(applied)
+            handle = self._write(applied, now)
             return Claimed(applied.batch, job.status is JobStatus.CANCELLED, handle)
 
     async def settle(
@@ -201,7 +222,7 @@ class MemoryJobStore:
             applied = batch_transitions.settle(batch, changes, now)
             if lease_until is not None:
                 applied = replace(applied, batch=replace(applied.batch, lease_until=lease_until))
-            return self._settled(applied)
+            return self._settled(applied, now)
 
     async def close_batch(
         self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
@@ -212,10 +233,10 @@ class MemoryJobStore:
                 return Missing()
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
-            return self._settled(batch_transitions.close(batch, outcome, now))
+            return self._settled(batch_transitions.close(batch, outcome, now), now)
 
-    def _settled(self, applied: Applied) -> Settled:
-        handle = self._write(applied)
+    def _settled(self, applied: Applied, now: datetime) -> Settled:
+        handle = self._write(applied, now)
         job_id = applied.batch.job_id
         job = self.jobs[job_id]
         open_left = any(b.open_items for b in self.batches[job_id].values())
@@ -226,8 +247,8 @@ class MemoryJobStore:
             bool(applied.results) and not open_left,
         )
 
-    def _write(self, applied: Applied) -> _Handle:
-        batch = applied.batch
+    def _write(self, applied: Applied, now: datetime) -> _Handle:
+        batch = replace(applied.batch, updated_at=now)
         self.batches[batch.job_id][batch.id] = batch
         for record in applied.results:
             self.results[batch.job_id][record.id] = record

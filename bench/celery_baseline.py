@@ -35,6 +35,7 @@ from typing import Any
 
 import psutil
 
+from bench.floors import Started
 from bench.stack_run import tree_cpu_s
 from scrapejobs_devstack.processes import ManagedProcess, free_port, start_process, tail
 
@@ -88,21 +89,6 @@ class CeleryFigures:
                 "client": round(self.per_1000(self.client_cpu_s), 3),
             },
         }
-
-
-class Started:
-    """The processes of this run, stopped by pid (process group) last-in first-out, once."""
-
-    def __init__(self) -> None:
-        self._processes: list[ManagedProcess] = []
-
-    def add(self, process: ManagedProcess) -> ManagedProcess:
-        self._processes.append(process)
-        return process
-
-    def stop(self) -> None:
-        while self._processes:
-            self._processes.pop().stop(timeout_s=10)
 
 
 def unavailable() -> str | None:

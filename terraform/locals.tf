@@ -63,6 +63,20 @@ locals {
     SCRAPEJOBS_BATCH_CONCURRENCY     = tostring(var.worker_batch_concurrency)
   })
 
+  # The dispatcher's maintenance endpoints, called by Cloud Scheduler (scheduler.tf).
+  maintenance_jobs = {
+    "republish-stuck" = {
+      description = "scrapejobs: republish submissions that stopped before publishing"
+      schedule    = "*/10 * * * *"
+      path        = "/v1/maintenance/republish"
+    }
+    "reconcile" = {
+      description = "scrapejobs: publish again batches whose messages were lost"
+      schedule    = "*/5 * * * *"
+      path        = "/v1/maintenance/reconcile"
+    }
+  }
+
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
   ttl_collections = toset(["jobs", "batches", "tasks", "hosts", "scheduler_triggers"])
 }

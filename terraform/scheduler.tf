@@ -52,14 +52,20 @@ resource "google_cloud_scheduler_job" "schedules" {
   ]
 }
 
-# Recovery: every 10 minutes, publish again the queued tasks of submissions that stopped
-# between writing their tasks and publishing them (a dispatcher stopped mid-submission).
-resource "google_cloud_scheduler_job" "republish_stuck" {
+# Maintenance: calls the dispatcher makes to itself on a schedule.
+# - republish-stuck, every 10 minutes: publish again the queued tasks of submissions that
+#   stopped between writing their tasks and publishing them (a dispatcher stopped mid-submission).
+# - reconcile, every 5 minutes: publish again the batches with open tasks that nothing has
+#   written for longer than a redelivery can take (reconcile_after_s) and no delivery holds:
+#   messages the broker lost (a purge, a seek, a deleted subscription, retention running out).
+resource "google_cloud_scheduler_job" "maintenance" {
+  for_each = local.maintenance_jobs
+
   project          = var.project_id
   region           = local.scheduler_region
-  name             = "${var.name_prefix}-republish-stuck"
-  description      = "scrapejobs: republish submissions that stopped before publishing"
-  schedule         = "*/10 * * * *"
+  name             = "${var.name_prefix}-${each.key}"
+  description      = each.value.description
+  schedule         = each.value.schedule
   time_zone        = "Etc/UTC"
   attempt_deadline = "${var.dispatcher_request_timeout_s}s"
 
@@ -69,7 +75,7 @@ resource "google_cloud_scheduler_job" "republish_stuck" {
 
   http_target {
     http_method = "POST"
-    uri         = "${google_cloud_run_v2_service.dispatcher.uri}/v1/maintenance/republish"
+    uri         = "${google_cloud_run_v2_service.dispatcher.uri}${each.value.path}"
     headers     = { for k, v in { "X-API-Key" = var.scheduler_api_key } : k => v if local.api_key_mode }
 
     oidc_token {
@@ -81,47 +87,7 @@ resource "google_cloud_scheduler_job" "republish_stuck" {
   lifecycle {
     precondition {
       condition     = !local.api_key_mode || var.scheduler_api_key != null
-      error_message = "dispatcher_auth_mode = \"api_key\" needs scheduler_api_key (maintenance job)."
-    }
-  }
-
-  depends_on = [
-    google_project_service.apis,
-    google_cloud_run_v2_service_iam_member.scheduler_invokes_dispatcher,
-  ]
-}
-
-# Self-healing: every 5 minutes, publish again the batches with open tasks that nothing has
-# written for longer than a redelivery can take (reconcile_after_s) and no delivery holds:
-# messages lost by the broker (a purge, a seek, a deleted subscription, retention running out).
-resource "google_cloud_scheduler_job" "reconcile" {
-  project          = var.project_id
-  region           = local.scheduler_region
-  name             = "${var.name_prefix}-reconcile"
-  description      = "scrapejobs: publish again batches whose messages were lost"
-  schedule         = "*/5 * * * *"
-  time_zone        = "Etc/UTC"
-  attempt_deadline = "${var.dispatcher_request_timeout_s}s"
-
-  retry_config {
-    retry_count = 1
-  }
-
-  http_target {
-    http_method = "POST"
-    uri         = "${google_cloud_run_v2_service.dispatcher.uri}/v1/maintenance/reconcile"
-    headers     = { for k, v in { "X-API-Key" = var.scheduler_api_key } : k => v if local.api_key_mode }
-
-    oidc_token {
-      service_account_email = google_service_account.scheduler.email
-      audience              = google_cloud_run_v2_service.dispatcher.uri
-    }
-  }
-
-  lifecycle {
-    precondition {
-      condition     = !local.api_key_mode || var.scheduler_api_key != null
-      error_message = "dispatcher_auth_mode = \"api_key\" needs scheduler_api_key (maintenance job)."
+      error_message = "dispatcher_auth_mode = \"api_key\" needs scheduler_api_key (maintenance jobs)."
     }
   }
 

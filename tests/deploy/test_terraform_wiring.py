@@ -511,21 +511,21 @@ def test_every_scheduler_job_has_oidc(tf, h):
 
 
 def test_stuck_submissions_are_republished_on_a_schedule(tf, h):
-    job = tf.resource("google_cloud_scheduler_job", "republish_stuck")
+    [jobs] = tf.locals["maintenance_jobs"]
+    assert jobs["republish-stuck"]["path"] == "/v1/maintenance/republish"
+    job = tf.resource("google_cloud_scheduler_job", "maintenance")
+    assert job["for_each"] == "${local.maintenance_jobs}"
     target = h.block(job, "http_target")
     assert target["http_method"] == "POST"
-    assert target["uri"] == DISPATCHER_URI + "/v1/maintenance/republish"
+    assert target["uri"] == DISPATCHER_URI + "${each.value.path}"
     assert h.block(target, "oidc_token")["audience"] == DISPATCHER_URI
     index = tf.resource("google_firestore_index", "jobs_publishing_created_at")
     assert [f["field_path"] for f in h.blocks_of(index, "fields")] == ["publishing", "created_at"]
 
 
 def test_lost_messages_are_reconciled_on_a_schedule(tf, h):
-    job = tf.resource("google_cloud_scheduler_job", "reconcile")
-    target = h.block(job, "http_target")
-    assert target["http_method"] == "POST"
-    assert target["uri"] == DISPATCHER_URI + "/v1/maintenance/reconcile"
-    assert h.block(target, "oidc_token")["audience"] == DISPATCHER_URI
+    job = tf.locals["maintenance_jobs"][0]["reconcile"]
+    assert job["path"] == "/v1/maintenance/reconcile" and job["schedule"] == "*/5 * * * *"
     index = tf.resource("google_firestore_index", "batches_active_updated_at")
     assert index["query_scope"] == "COLLECTION_GROUP"
     assert [f["field_path"] for f in h.blocks_of(index, "fields")] == ["active", "updated_at"]

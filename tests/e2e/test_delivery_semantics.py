@@ -6,39 +6,17 @@ import asyncio
 import time
 from datetime import timedelta
 
-import httpx
 import pytest
 
 from support.jobs import (
     PRODUCT_FIELDS,
     all_results,
-    envelope_of,
     submit,
     wait_finished,
     write_job_directly,
 )
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
-
-
-async def test_duplicate_pushes_fetch_once_and_count_once(api, site, stack, store) -> None:
-    url = f"{site.url}/slow/dup?s=1&times=1"
-    job_id, [batch] = await write_job_directly(store, [url])
-    envelope = envelope_of(batch)
-    async with httpx.AsyncClient(base_url=stack.config.worker_url, timeout=30) as worker:
-        concurrent = await asyncio.gather(
-            *(worker.post("/pubsub/push", json=envelope) for _ in range(3))
-        )
-        later = await worker.post("/pubsub/push", json=envelope)
-        dead_letter = await worker.post("/pubsub/dead-letter", json=envelope)
-
-    assert [r.status_code for r in concurrent] == [204, 204, 204]
-    assert later.status_code == 204 and dead_letter.status_code == 204
-    assert site.count("/slow/dup") == 1
-    job = await wait_finished(api, job_id)
-    assert job["total"] == 1 and job["counts"]["succeeded"] == 1
-    [result] = await all_results(api, job_id)
-    assert result["status"] == "succeeded" and result["attempts"] == 1  # never moved backwards
 
 
 async def test_worker_killed_mid_fetch_redelivers_and_completes_once(api, site, stack) -> None:

@@ -112,3 +112,33 @@ resource "google_firestore_field" "batches_updated_at" {
 
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
+
+# Dead letters and job retries: task results by status, most recently settled first, of one
+# job (COLLECTION) or of every job (COLLECTION_GROUP), and dead letters of one host.
+resource "google_firestore_index" "tasks_by_status" {
+  for_each = {
+    job_status      = { scope = "COLLECTION", fields = ["status"] }
+    all_status      = { scope = "COLLECTION_GROUP", fields = ["status"] }
+    all_status_host = { scope = "COLLECTION_GROUP", fields = ["status", "host"] }
+  }
+
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "tasks"
+  query_scope = each.value.scope
+
+  dynamic "fields" {
+    for_each = each.value.fields
+    content {
+      field_path = fields.value
+      order      = "ASCENDING"
+    }
+  }
+
+  fields {
+    field_path = "updated_at"
+    order      = "DESCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}

@@ -9,6 +9,7 @@ Routes (``key`` separates counters between tests):
 - ``/crawl/...``                   a small link graph (see ``CRAWL_LINKS``)
 - ``/throttle/KEY?after=2``        429 with ``Retry-After`` on the first request, then 200
 - ``/conc/KEY?s=0.3``              sleeps; ``max_in_flight`` records the peak concurrency
+- ``/switch/KEY``                  500 until ``KEY`` is in ``site.switched_on``, then a product
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Site:
         self.times: dict[str, list[float]] = {}
         self.in_flight = 0
         self.max_in_flight = 0
+        self.switched_on: set[str] = set()  # /switch/KEY answers 500 until KEY is in here
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -92,6 +94,9 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                 self._send(200, ROBOTS, "text/plain")
             elif parts.path.startswith("/throttle/") and n == 1:
                 self._send(429, "slow down", headers={"Retry-After": query.get("after", "2")})
+            elif parts.path.startswith("/switch/"):
+                on = parts.path.removeprefix("/switch/") in site.switched_on
+                self._send(200, product_page(9)) if on else self._send(500, "<h1>off</h1>")
             else:
                 status, body = _route(parts.path, query, n)
                 self._send(status, body)

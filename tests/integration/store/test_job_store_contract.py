@@ -342,3 +342,59 @@ async def test_a_finished_task_is_never_released_again(store) -> None:
     finished = next(i for i in again.batch.items if i.task_id == a)
     assert finished.status is TaskStatus.SUCCEEDED
     assert finished.attempts == 1 and finished.error is None
+
+
+async def test_replay_reopens_dead_letters_once_and_a_finished_job_runs_again(store) -> None:
+    job, [batch] = await a_job(store, tasks=2)
+    first = now()
+    claimed = await claim(store, batch, first)
+    [a, b] = [i.task_id for i in claimed.batch.items]
+    await store.settle(claimed.handle, [FinishTask(a, OK), ReleaseTask(b, "HTTP 500")], first)
+    dead = TaskOutcome(TaskStatus.DEAD_LETTERED)
+    await store.close_batch(job.id, batch.id, dead, first + LEASE + timedelta(seconds=1))
+    assert await store.set_job_status(job.id, JobStatus.COMPLETED, now())
+    letters = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, job.id, None, 10, None)
+    assert [t.id for t in letters.items] == [b] and letters.items[0].batch_id == batch.id
+    assert letters.items[0].error == "HTTP 500"
+
+    statuses = frozenset({TaskStatus.DEAD_LETTERED})
+    reopened = await store.reopen(job.id, batch.id, [a, b], statuses, now())
+
+    assert reopened is not None
+    item = next(i for i in reopened.items if i.task_id == b)
+    assert (item.status, item.attempts, item.replays) == (TaskStatus.QUEUED, 0, 1)
+    assert next(i for i in reopened.items if i.task_id == a).status is TaskStatus.SUCCEEDED
+    counts = await store.count_tasks(job.id)
+    assert counts[TaskStatus.QUEUED] == 1 and counts[TaskStatus.DEAD_LETTERED] == 0
+    assert (await store.get_job(job.id)).status is JobStatus.RUNNING
+    assert await store.reopen(job.id, batch.id, [b], statuses, now()) is None  # once
+    again = await claim(store, batch, now() + LEASE * 3)
+    assert [i.task_id for i in again.batch.open_items] == [b]
+
+
+async def test_dead_letters_of_every_job_page_newest_first_and_filter_by_host(store) -> None:
+    dead = TaskOutcome(TaskStatus.DEAD_LETTERED, error="HTTP 500")
+    ids: list[str] = []
+    for _ in range(3):
+        _, [batch] = await a_job(store, tasks=1)
+        at = now()
+        claimed = await claim(store, batch, at)
+        await store.settle(claimed.handle, [FinishTask(claimed.batch.items[0].task_id, dead)], at)
+        ids.append(claimed.batch.items[0].task_id)
+    seen: list[str] = []
+    token = None
+    for _ in range(5):
+        page = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, None, 2, token)
+        seen += [t.id for t in page.items]
+        token = page.next_page_token
+        if token is None or set(ids) <= set(seen):
+            break
+    assert [i for i in seen if i in ids] == list(reversed(ids))
+    other = await store.tasks_with_status(
+        TaskStatus.DEAD_LETTERED, None, "http~nowhere.example~80", 10, None
+    )
+    assert other.items == []
+    mine = await store.tasks_with_status(
+        TaskStatus.DEAD_LETTERED, None, "http~a.example~80", 500, None
+    )
+    assert set(ids) <= {t.id for t in mine.items}

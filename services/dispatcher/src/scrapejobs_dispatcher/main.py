@@ -13,7 +13,7 @@ from google.cloud import firestore
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
-from scrapejobs_dispatcher.routes import health, hosts, jobs, maintenance
+from scrapejobs_dispatcher.routes import dead_letters, health, hosts, jobs, maintenance
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
@@ -77,6 +77,7 @@ def create_app(
     app.include_router(jobs.router)
     app.include_router(hosts.router)
     app.include_router(maintenance.router)
+    app.include_router(dead_letters.router)
     return app
 
 

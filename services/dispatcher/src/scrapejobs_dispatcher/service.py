@@ -23,6 +23,7 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.job_store import JobExists, Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
@@ -30,6 +31,9 @@ log = logging.getLogger(__name__)
 
 
 REPUBLISH_PAGE = 500
+REPLAY_LIMIT = 500  # dead letters replayed per call
+REPLAY_PAGE = 500
+MAX_JOB_RETRY = 10_000  # a job's tasks: the largest submission
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,18 @@ class Reconciled:
     batches: int  # published again
     tasks: int  # their open tasks
     skipped: int  # stalled, but their job (or the system) is moving
+
+
+def _host_filter(host: str | None) -> str | None:
+    """A URL or a host key → the host key results are listed by."""
+    if not host:
+        return None
+    if "://" in host:
+        try:
+            return host_key(host)
+        except ValueError:
+            return host
+    return host
 
 
 def _never_claimed(batch: BatchRecord) -> bool:
@@ -193,6 +209,66 @@ class JobService:
                 extra={"batches": len(republish), "tasks": tasks, "jobs": len(by_job)},
             )
         return Reconciled(len(republish), tasks, len(stalled) - len(republish))
+
+    async def dead_letters(
+        self, job_id: str | None, host: str | None, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]:
+        """Dead-lettered tasks, most recent first (of one job, or every job; ``host`` a URL or
+        a host key)."""
+        if job_id is not None:
+            await self._job(job_id)
+        return await self._store.tasks_with_status(
+            TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), page_size, page_token
+        )
+
+    async def replay_dead_letters(
+        self, job_id: str | None, host: str | None, limit: int = REPLAY_LIMIT
+    ) -> int:
+        """Replay up to ``limit`` dead letters matching the filters; returns how many."""
+        if job_id is not None:
+            await self._job(job_id)
+        return await self._replay(TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), limit)
+
+    async def retry_job(self, job_id: str, status: TaskStatus) -> int:
+        """Replay every task of the job that ended ``status`` (failed or dead-lettered)."""
+        await self._job(job_id)
+        return await self._replay(status, job_id, None, MAX_JOB_RETRY)
+
+    async def _replay(
+        self, status: TaskStatus, job_id: str | None, host: str | None, limit: int
+    ) -> int:
+        """Replayed tasks go back to ``queued`` with fresh attempts, batch by batch (counts move
+        in the same commit), and their batches are published again. Tasks already replayed are
+        no longer ``status``: a second replay finds nothing."""
+        by_batch: dict[tuple[str, str], list[str]] = {}
+        token: str | None = None
+        found = 0
+        while found < limit:
+            page = await self._store.tasks_with_status(
+                status, job_id, host, min(REPLAY_PAGE, limit - found), token
+            )
+            for task in page.items:
+                if task.batch_id is not None:
+                    by_batch.setdefault((task.job_id, task.batch_id), []).append(task.id)
+            found += len(page.items)
+            token = page.next_page_token
+            if token is None:
+                break
+        reopened: list[BatchRecord] = []
+        replayed = 0
+        statuses = frozenset({status})
+        for (job, batch_id), task_ids in by_batch.items():
+            batch = await self._store.reopen(job, batch_id, task_ids, statuses, self._clock())
+            if batch is not None:
+                reopened.append(batch)
+                wanted = set(task_ids)
+                replayed += sum(
+                    1 for i in batch.items if i.task_id in wanted and i.status is TaskStatus.QUEUED
+                )
+        await self._enqueuer.publish(reopened)
+        if replayed:
+            log.info("tasks replayed", extra={"tasks": replayed, "status": status.value})
+        return replayed
 
     async def _job(self, job_id: str) -> JobRecord:
         job = await self._store.get_job(job_id)

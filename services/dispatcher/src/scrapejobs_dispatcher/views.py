@@ -56,6 +56,7 @@ class TaskResult(BaseModel):
     attempts: int
     fetched_at: datetime | None
     elapsed_ms: int | None
+    replays: int = Field(default=0, description="How often the task was replayed")
     truncated_fields: list[str] = Field(
         default_factory=list,
         description="Fields cut to keep the result under the store's size limit "
@@ -75,6 +76,7 @@ class TaskResult(BaseModel):
             data=task.data,
             error=task.error,
             attempts=task.attempts,
+            replays=task.replays,
             fetched_at=task.fetched_at,
             elapsed_ms=task.elapsed_ms,
             truncated_fields=list(task.truncated_fields),
@@ -85,6 +87,51 @@ class TaskResult(BaseModel):
 class ResultPage(BaseModel):
     results: list[TaskResult]
     next_page_token: str | None
+
+
+class DeadLetter(BaseModel):
+    job_id: str
+    task_id: str
+    url: str
+    error: str | None = Field(description="The last error its attempts recorded")
+    attempts: int
+    replays: int = Field(description="How often it was replayed before")
+    dead_lettered_at: datetime
+
+    @classmethod
+    def of(cls, task: TaskRecord) -> DeadLetter:
+        return cls(
+            job_id=task.job_id,
+            task_id=task.id,
+            url=task.url,
+            error=task.error,
+            attempts=task.attempts,
+            replays=task.replays,
+            dead_lettered_at=task.updated_at,
+        )
+
+
+class DeadLetterPage(BaseModel):
+    dead_letters: list[DeadLetter]
+    next_page_token: str | None
+
+
+class ReplayFilters(BaseModel):
+    """Which dead letters to replay (all of them when no filter is given), at most ``limit``."""
+
+    model_config = {"extra": "forbid"}
+
+    job_id: str | None = Field(
+        default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$"
+    )
+    host: str | None = Field(
+        default=None, min_length=1, max_length=2048, description="A URL or a host key"
+    )
+    limit: int = Field(default=500, ge=1, le=500)
+
+
+class Replayed(BaseModel):
+    replayed: int = Field(description="Tasks put back to queued and published again")
 
 
 class ErrorBody(BaseModel):

@@ -115,7 +115,25 @@ def result_record(
         depth=item.depth,
         truncated_fields=outcome.truncated_fields,
         field_errors=outcome.field_errors,
+        batch_id=batch.id,
+        replays=item.replays,
     )
+
+
+def reopen(batch: BatchRecord, task_ids: set[str], statuses: set[TaskStatus]) -> Applied:
+    """Replay: tasks of ``task_ids`` whose status is one of ``statuses`` go back to ``queued``
+    with fresh attempts and one more replay (the one sanctioned backward move: asked for)."""
+    deltas: Counter[TaskStatus] = Counter()
+    items = []
+    for item in batch.items:
+        if item.task_id in task_ids and item.status in statuses:
+            deltas[item.status] -= 1
+            deltas[TaskStatus.QUEUED] += 1
+            item = replace(
+                item, status=TaskStatus.QUEUED, attempts=0, error=None, replays=item.replays + 1
+            )
+        items.append(item)
+    return Applied(replace(batch, items=tuple(items), lease_until=None), (), _nonzero(deltas))
 
 
 def _nonzero(deltas: Counter[TaskStatus]) -> dict[TaskStatus, int]:

@@ -57,6 +57,8 @@ class TaskRecord:
     depth: int = 0
     truncated_fields: tuple[str, ...] = ()
     field_errors: dict[str, str] | None = None
+    batch_id: str | None = None  # the batch the task travels in (None on old records)
+    replays: int = 0  # how often it was replayed after it failed or was dead-lettered
 
     def with_changes(self, **changes: Any) -> TaskRecord:
         return replace(self, **changes)
@@ -94,6 +96,7 @@ class BatchItem:
     error: str | None = None  # the last transient error, kept for a dead letter
     depth: int = 0  # crawl hops from the start URL
     index: int = 0  # position in the submission
+    replays: int = 0  # replays after it failed or was dead-lettered
 
     def with_changes(self, **changes: Any) -> BatchItem:
         return replace(self, **changes)

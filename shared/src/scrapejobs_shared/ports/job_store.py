@@ -144,6 +144,30 @@ class BatchStore(Protocol):
     async def progressed_since(self, since: datetime, job_id: str | None = None) -> bool:
         """Whether a batch (of the job, or of any job) was written after ``since``."""
 
+    async def tasks_with_status(
+        self,
+        status: TaskStatus,
+        job_id: str | None,
+        host: str | None,
+        page_size: int,
+        page_token: str | None,
+    ) -> Page[TaskRecord]:
+        """Task results with ``status``, most recently settled first, of one job or of every
+        job (an indexed query, never a scan). ``host`` (a host key) filters dead letters."""
+
+    async def reopen(
+        self,
+        job_id: str,
+        batch_id: str,
+        task_ids: Sequence[str],
+        statuses: frozenset[TaskStatus],
+        now: datetime,
+    ) -> BatchRecord | None:
+        """Replay: those of ``task_ids`` whose status is in ``statuses`` go back to ``queued``
+        with fresh attempts and one more replay, their counts moving in the same commit; a
+        completed job goes back to ``running``. Returns the batch when a task was reopened
+        (the caller publishes it); None for a cancelled job or when nothing was reopened."""
+
     async def claim_batch(
         self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
     ) -> ClaimResult: ...

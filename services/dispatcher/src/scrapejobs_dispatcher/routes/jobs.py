@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 
@@ -14,11 +14,14 @@ from scrapejobs_dispatcher.views import (
     JobDetail,
     JobList,
     JobSummary,
+    Replayed,
     ResultPage,
     TaskResult,
 )
 from scrapejobs_shared.domain.jobspec import JobRequest
-from scrapejobs_shared.domain.statuses import JobStatus
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+
+RetryStatus = Literal["dead_lettered", "failed"]
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_caller)])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -81,6 +84,20 @@ async def job_results(
     return ResultPage(
         results=[TaskResult.of(t) for t in page.items], next_page_token=page.next_page_token
     )
+
+
+@router.post("/{job_id}:retry", response_model=Replayed, responses=ERRORS)
+async def retry_job(
+    job_id: str,
+    request: Request,
+    status: Annotated[RetryStatus, Query(description="Which finished tasks to run again")] = (
+        "dead_lettered"
+    ),
+) -> Replayed:
+    """Run the job's failed or dead-lettered tasks again: they go back to ``queued`` with fresh
+    attempts, the job runs again (and completes again); a second retry replays nothing new."""
+    replayed = await _service(request).retry_job(job_id, TaskStatus(status))
+    return Replayed(replayed=replayed)
 
 
 @router.post("/{job_id}:cancel", response_model=JobDetail, responses=ERRORS)

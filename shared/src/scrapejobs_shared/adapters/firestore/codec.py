@@ -10,6 +10,7 @@ from typing import Any
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.politeness.host_key import host_key
 
 
 def job_to_doc(job: JobRecord) -> dict[str, Any]:
@@ -66,12 +67,18 @@ def task_to_doc(task: TaskRecord) -> dict[str, Any]:
         "truncated_fields": list(task.truncated_fields),
         "field_errors": task.field_errors,
         "created_at": _iso(task.created_at),
+        "batch_id": task.batch_id,
+        "replays": task.replays,
     }
-    return {
+    doc: dict[str, Any] = {
         "url": task.url,
         "status": task.status.value,
         "updated_at": task.updated_at,
         "expire_at": task.expire_at,
+    }
+    if task.status is TaskStatus.DEAD_LETTERED:  # listed by host: GET /v1/dead-letters?host=
+        doc["host"] = _host_of(task.url)
+    return doc | {
         "r": json.dumps(
             {k: v for k, v in rest.items() if not _empty(k, v)},
             separators=(",", ":"),
@@ -98,13 +105,22 @@ def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskReco
         truncated_fields=tuple(rest.get("truncated_fields") or ()),
         field_errors=rest.get("field_errors"),
         created_at=_as_datetime(rest.get("created_at") or doc["updated_at"]),
+        batch_id=rest.get("batch_id"),
+        replays=int(rest.get("replays") or 0),
         updated_at=_as_datetime(doc["updated_at"]),
         expire_at=_as_datetime(doc["expire_at"]),
     )
 
 
+def _host_of(url: str) -> str:
+    try:
+        return host_key(url)
+    except ValueError:
+        return ""
+
+
 def _empty(name: str, value: Any) -> bool:
-    if name in ("index", "depth", "attempts"):
+    if name in ("index", "depth", "attempts", "replays"):
         return bool(value == 0)
     return value is None or value == []
 
@@ -136,7 +152,8 @@ def items_to_doc(items: tuple[BatchItem, ...]) -> str:
     rows = []
     for item in items:
         row: dict[str, Any] = {"id": item.task_id, "u": item.url, "s": item.status.value}
-        for key, value in (("a", item.attempts), ("d", item.depth), ("i", item.index)):
+        counters = (("a", item.attempts), ("d", item.depth), ("i", item.index), ("r", item.replays))
+        for key, value in counters:
             if value:
                 row[key] = value
         if item.error is not None:
@@ -155,6 +172,7 @@ def batch_from_doc(job_id: str, batch_id: str, doc: Mapping[str, Any]) -> BatchR
             error=row.get("e"),
             depth=int(row.get("d") or 0),
             index=int(row.get("i") or 0),
+            replays=int(row.get("r") or 0),
         )
         for row in json.loads(doc.get("items") or "[]")
     )

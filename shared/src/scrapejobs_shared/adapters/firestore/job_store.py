@@ -396,6 +396,96 @@ class FirestoreJobStore:
         count(reads=1)
         return bool([snap async for snap in query.stream()])
 
+    async def tasks_with_status(
+        self,
+        status: TaskStatus,
+        job_id: str | None,
+        host: str | None,
+        page_size: int,
+        page_token: str | None,
+    ) -> Page[TaskRecord]:
+        if job_id is not None and _reserved(job_id):
+            return Page([], None)
+        tasks = (
+            self._client.collection_group("tasks")
+            if job_id is None
+            else self._job_ref(job_id).collection("tasks")
+        )
+        query = tasks.where(filter=FieldFilter("status", "==", status.value))
+        if host is not None:
+            query = query.where(filter=FieldFilter("host", "==", host))
+        query = query.order_by("updated_at", direction=firestore.Query.DESCENDING).order_by(
+            "__name__", direction=firestore.Query.DESCENDING
+        )
+        if page_token:
+            updated_at, last_job, last_task = decode_token(page_token, 3)
+            last = self._task_ref(self._job_ref(last_job), last_task)
+            query = query.start_after(
+                {"updated_at": datetime.fromisoformat(updated_at), "__name__": last}
+            )
+        snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        count(reads=max(1, len(snaps)))
+        found = [
+            task_from_doc(snap.reference.parent.parent.id, snap.id, snap.to_dict())
+            for snap in snaps[:page_size]
+        ]
+        token = None
+        if len(snaps) > page_size:
+            last_found = found[-1]
+            token = encode_token(
+                [last_found.updated_at.isoformat(), last_found.job_id, last_found.id]
+            )
+        return Page(found, token)
+
+    async def reopen(
+        self,
+        job_id: str,
+        batch_id: str,
+        task_ids: Sequence[str],
+        statuses: frozenset[TaskStatus],
+        now: datetime,
+    ) -> BatchRecord | None:
+        if _reserved(job_id) or _reserved(batch_id):
+            return None
+        job_ref = self._job_ref(job_id)
+        ref = self._batch_ref(job_ref, batch_id)
+        wanted = set(task_ids)
+
+        @firestore.async_transactional
+        async def run(transaction: Any) -> BatchRecord | None:
+            count(reads=2)
+            snaps = {
+                snap.reference.path: snap
+                async for snap in self._client.get_all([job_ref, ref], transaction=transaction)
+            }
+            job_snap, batch_snap = snaps[job_ref.path], snaps[ref.path]
+            if not job_snap.exists or not batch_snap.exists:
+                return None
+            job_status = JobStatus(job_snap.get("status"))
+            if job_status is JobStatus.CANCELLED:
+                return None
+            doc = batch_snap.to_dict()
+            applied = batch_transitions.reopen(
+                batch_from_doc(job_id, batch_id, doc), wanted, set(statuses)
+            )
+            if not applied.deltas:
+                return None
+            transaction.update(ref, _batch_fields(applied.batch, now))
+            self._counters.add(transaction, job_ref, int(doc.get("shard") or 0), applied.deltas)
+            reopened = [i for i in applied.batch.items if i.task_id in wanted]
+            for item in reopened:
+                if item.status is TaskStatus.QUEUED:
+                    transaction.set(
+                        self._task_ref(job_ref, item.task_id), _marker(applied.batch, item)
+                    )
+            if job_status is JobStatus.COMPLETED:
+                transaction.update(job_ref, {"status": JobStatus.RUNNING.value, "updated_at": now})
+            count(writes=3 + len(reopened))
+            return applied.batch
+
+        result: BatchRecord | None = await run(self._client.transaction())
+        return result
+
     async def claim_batch(
         self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
     ) -> ClaimResult:
@@ -576,6 +666,8 @@ def _marker(batch: BatchRecord, item: BatchItem) -> dict[str, Any]:
         expire_at=batch.expire_at,
         index=item.index,
         depth=item.depth,
+        batch_id=batch.id,
+        replays=item.replays,
     )
     return task_to_doc(record)
 

@@ -18,6 +18,7 @@ from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.job_store import (
     AlreadyDone,
     Busy,
@@ -191,6 +192,61 @@ class MemoryJobStore:
             for batch in self.batches.get(job, {}).values()
         )
 
+    async def tasks_with_status(
+        self,
+        status: TaskStatus,
+        job_id: str | None,
+        host: str | None,
+        page_size: int,
+        page_token: str | None,
+    ) -> Page[TaskRecord]:
+        jobs = [job_id] if job_id is not None else list(self.results)
+        found = [
+            task
+            for job in jobs
+            for task in self.results.get(job, {}).values()
+            if task.status is status and (host is None or _host(task.url) == host)
+        ]
+        found.sort(key=lambda t: (t.updated_at, t.job_id, t.id), reverse=True)
+        if page_token:
+            updated_at, last_job, last_task = decode_token(page_token, 3)
+            cursor = (datetime.fromisoformat(updated_at), last_job, last_task)
+            found = [t for t in found if (t.updated_at, t.job_id, t.id) < cursor]
+        page = found[:page_size]
+        token = None
+        if len(found) > page_size:
+            last = page[-1]
+            token = encode_token([last.updated_at.isoformat(), last.job_id, last.id])
+        return Page(page, token)
+
+    async def reopen(
+        self,
+        job_id: str,
+        batch_id: str,
+        task_ids: Sequence[str],
+        statuses: frozenset[TaskStatus],
+        now: datetime,
+    ) -> BatchRecord | None:
+        async with self._lock:
+            job = self.jobs.get(job_id)
+            batch = self.batches.get(job_id, {}).get(batch_id)
+            if job is None or batch is None or job.status is JobStatus.CANCELLED:
+                return None
+            wanted = set(task_ids)
+            applied = batch_transitions.reopen(batch, wanted, set(statuses))
+            if not applied.deltas:
+                return None
+            self._write(applied, now)
+            queued = tuple(
+                i
+                for i in applied.batch.items
+                if i.task_id in wanted and i.status is TaskStatus.QUEUED
+            )
+            self._mark_found(replace(applied.batch, items=queued))
+            if job.status is JobStatus.COMPLETED:
+                self.jobs[job_id] = replace(job, status=JobStatus.RUNNING, updated_at=now)
+            return self.batches[job_id][batch_id]
+
     async def claim_batch(
         self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
     ) -> ClaimResult:
@@ -253,3 +309,10 @@ class MemoryJobStore:
         for record in applied.results:
             self.results[batch.job_id][record.id] = record
         return _Handle(batch.job_id, batch.id)
+
+
+def _host(url: str) -> str:
+    try:
+        return host_key(url)
+    except ValueError:
+        return ""

@@ -1,0 +1,49 @@
+"""REST resources: /v1/dead-letters (inspect and replay tasks Pub/Sub gave up on)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.service import JobService
+from scrapejobs_dispatcher.views import DeadLetter, DeadLetterPage, Replayed, ReplayFilters
+
+router = APIRouter(prefix="/v1", tags=["dead letters"], dependencies=[Depends(require_caller)])
+
+
+def _service(request: Request) -> JobService:
+    service: JobService = request.app.state.jobs
+    return service
+
+
+@router.get("/dead-letters", response_model=DeadLetterPage, responses=ERRORS)
+async def list_dead_letters(
+    request: Request,
+    job_id: Annotated[
+        str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
+    ] = None,
+    host: Annotated[
+        str | None, Query(min_length=1, max_length=2048, description="A URL or a host key")
+    ] = None,
+    page_size: Annotated[int, Query(ge=1, le=500)] = 50,
+    page_token: str | None = None,
+) -> DeadLetterPage:
+    """Dead-lettered tasks, most recent first, with the last error their attempts recorded."""
+    page = await _service(request).dead_letters(job_id, host, page_size, page_token)
+    return DeadLetterPage(
+        dead_letters=[DeadLetter.of(task) for task in page.items],
+        next_page_token=page.next_page_token,
+    )
+
+
+@router.post("/dead-letters:replay", response_model=Replayed, responses=ERRORS)
+async def replay_dead_letters(body: ReplayFilters, request: Request) -> Replayed:
+    """Put dead letters matching the filters (at most ``limit``, 500) back to ``queued`` with
+    fresh attempts and publish them again; a finished job runs again and completes again. A
+    second replay of the same tasks replays nothing."""
+    service = _service(request)
+    replayed = await service.replay_dead_letters(body.job_id, body.host, body.limit)
+    return Replayed(replayed=replayed)

@@ -70,3 +70,16 @@ async def test_api_errors_are_json(api, site) -> None:
     assert bad_size.status_code == 422 and bad_size.json()["error"]["field"] == "page_size"
     job = await submit(api, {"url": f"{site.url}/product/1"})
     assert job["total"] == 1
+
+
+@pytest.mark.parametrize("job_id", ["__x__", "__reserved__", "..", "0" * 300])
+async def test_reserved_or_malformed_job_ids_are_not_found(api, job_id) -> None:
+    for method, path in (
+        ("GET", f"/v1/jobs/{job_id}"),
+        ("GET", f"/v1/jobs/{job_id}/results"),
+        ("POST", f"/v1/jobs/{job_id}:cancel"),
+        ("POST", f"/v1/jobs/{job_id}:retry"),
+    ):
+        response = await api.request(method, path)
+        assert response.status_code == 404, (method, path, response.text)
+        assert response.json()["error"]["code"] == "not_found"

@@ -465,7 +465,8 @@ def test_ttl_fields(tf, h):
     assert "index_config" in body, "expire_at should be exempt from indexing"
     assert body["for_each"] == "${local.ttl_collections}"
     collections = h.squash(tf.locals["ttl_collections"])
-    for name in ("jobs", "tasks", "hosts", "scheduler_triggers"):
+    # every collection group whose documents carry expire_at (the adapters write it on each)
+    for name in ("jobs", "batches", "tasks", "counters", "crawl", "hosts", "scheduler_triggers"):
         assert f'"{name}"' in collections, f"no TTL policy for {name}"
     assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])
 

@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from scrapejobs_dispatcher.service import JobAlreadyFinished, JobNotFound
+from scrapejobs_dispatcher.service import JobAlreadyFinished, JobNotFound, JobStillRunning
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_web.http_errors import error_response, install_http_error_handlers
 
@@ -50,6 +50,11 @@ async def _finished(_: Request, exc: Exception) -> JSONResponse:
     return error_response(409, "job_finished", f"job {exc} has already completed")
 
 
+async def _running(_: Request, exc: Exception) -> JSONResponse:
+    message = f"job {exc} is still running: cancel it, or wait until it ends, then delete it"
+    return error_response(409, "job_running", message)
+
+
 async def _bad_token(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "invalid_page_token", str(exc), "page_token")
 
@@ -58,5 +63,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(JobNotFound, _not_found)
     app.add_exception_handler(JobAlreadyFinished, _finished)
+    app.add_exception_handler(JobStillRunning, _running)
     app.add_exception_handler(InvalidPageToken, _bad_token)
     install_http_error_handlers(app)

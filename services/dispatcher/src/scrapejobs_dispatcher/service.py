@@ -67,6 +67,10 @@ class JobAlreadyFinished(Exception):
     pass
 
 
+class JobStillRunning(Exception):
+    pass
+
+
 @dataclass(frozen=True, slots=True)
 class JobView:
     job: JobRecord
@@ -141,7 +145,9 @@ class JobService:
     async def list_jobs(
         self, status: JobStatus | None, page_size: int, page_token: str | None
     ) -> Page[JobRecord]:
-        return await self._store.list_jobs(status, page_size, page_token)
+        page = await self._store.list_jobs(status, page_size, page_token)
+        now = self._clock()
+        return Page([job for job in page.items if job.expire_at > now], page.next_page_token)
 
     async def results(
         self, job_id: str, page_size: int, page_token: str | None
@@ -270,9 +276,19 @@ class JobService:
             log.info("tasks replayed", extra={"tasks": replayed, "status": status.value})
         return replayed
 
+    async def delete(self, job_id: str) -> None:
+        """Delete a finished job and every document under it (results, batches, counts)."""
+        job = await self._job(job_id)
+        if not job.status.terminal:
+            raise JobStillRunning(job_id)
+        await self._store.delete_job(job_id)
+        log.info("job deleted", extra={"job_id": job_id})
+
     async def _job(self, job_id: str) -> JobRecord:
+        """The job, unless it does not exist or its retention has run out (Firestore's TTL
+        deletes it within about a day: until then it is gone from the API all the same)."""
         job = await self._store.get_job(job_id)
-        if job is None:
+        if job is None or job.expire_at <= self._clock():
             raise JobNotFound(job_id)
         return job
 
@@ -290,7 +306,7 @@ class JobService:
             spec=JobSpec.from_request(request),
             created_at=now,
             updated_at=now,
-            expire_at=now + self._retention,
+            expire_at=now + self._retention_of(request),
             labels=dict(request.labels),
             total=sum(len(batch.items) for batch in batches),
             kind="crawl" if request.crawl is not None else "urls",
@@ -312,4 +328,9 @@ class JobService:
             BatchItem(task_id=task_id(index, url), url=url, index=index)
             for index, url in enumerate(request.target_urls())
         ]
-        return plan_batches(job_id, items, self._batch_size, now, now + self._retention)
+        expire_at = now + self._retention_of(request)
+        return plan_batches(job_id, items, self._batch_size, now, expire_at)
+
+    def _retention_of(self, request: JobRequest) -> timedelta:
+        days = request.options.retention_days
+        return timedelta(days=days) if days is not None else self._retention

@@ -83,6 +83,13 @@ class JobOptions(BaseModel):
     respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
     per_host_concurrency: int | None = Field(default=None, ge=1, le=64)
     per_host_rps: float | None = Field(default=None, gt=0, le=100)
+    retention_days: int | None = Field(
+        default=None,
+        ge=1,
+        le=3650,
+        description="Keep the job and its results this many days (default: the deployment's, "
+        "30); an expired job is gone from the API at once and deleted by Firestore TTL",
+    )
 
     @field_validator("headers")
     @classmethod

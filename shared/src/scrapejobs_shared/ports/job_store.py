@@ -101,6 +101,9 @@ class JobStore(Protocol):
     async def mark_published(self, job_id: str, now: datetime) -> None:
         """Every message of the job's submission was published."""
 
+    async def delete_job(self, job_id: str) -> None:
+        """Delete the job and every document under it."""
+
     async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
         """Jobs whose submission stopped between writing the batches and publishing them."""
 

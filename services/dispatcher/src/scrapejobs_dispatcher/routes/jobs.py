@@ -86,6 +86,14 @@ async def job_results(
     )
 
 
+@router.delete("/{job_id}", status_code=204, response_class=Response, responses=ERRORS)
+async def delete_job(job_id: str, request: Request) -> Response:
+    """Delete a finished (completed or cancelled) job and all its results; 409 while it runs.
+    Jobs are otherwise deleted when their retention ends (``options.retention_days``)."""
+    await _service(request).delete(job_id)
+    return Response(status_code=204)
+
+
 @router.post("/{job_id}:retry", response_model=Replayed, responses=ERRORS)
 async def retry_job(
     job_id: str,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from google.cloud import firestore
@@ -43,19 +44,36 @@ class ShardedCounters:
     def _shard(job_ref: Any, index: int) -> Any:
         return job_ref.collection("counters").document(str(index))
 
-    def add(self, writer: Any, job_ref: Any, shard: int, deltas: Mapping[TaskStatus, int]) -> None:
-        """Stage blind increments (new tasks): no read, no lock."""
-        changes = {status.value: firestore.Increment(n) for status, n in deltas.items() if n}
+    def add(
+        self,
+        writer: Any,
+        job_ref: Any,
+        shard: int,
+        deltas: Mapping[TaskStatus, int],
+        expire_at: datetime,
+    ) -> None:
+        """Stage blind increments (new tasks): no read, no lock. Every write carries the job's
+        ``expire_at``, so TTL deletes the shard with the job."""
+        changes: dict[str, Any] = {
+            status.value: firestore.Increment(n) for status, n in deltas.items() if n
+        }
         if changes:
-            writer.set(self._shard(job_ref, shard), changes, merge=True)
+            writer.set(self._shard(job_ref, shard), changes | {"expire_at": expire_at}, merge=True)
 
-    def move(self, writer: Any, job_ref: Any, shard: int, deltas: Mapping[TaskStatus, int]) -> None:
+    def move(
+        self,
+        writer: Any,
+        job_ref: Any,
+        shard: int,
+        deltas: Mapping[TaskStatus, int],
+        expire_at: datetime,
+    ) -> None:
         """Stage status changes; read the shard's values after it with ``after``."""
         changes: dict[str, Any] = {name: firestore.Increment(0) for name in _watched()}
         for status, n in deltas.items():
             if n:
                 changes[status.value] = firestore.Increment(n)
-        writer.set(self._shard(job_ref, shard), changes, merge=True)
+        writer.set(self._shard(job_ref, shard), changes | {"expire_at": expire_at}, merge=True)
 
     @staticmethod
     def after(write_result: Any, deltas: Mapping[TaskStatus, int]) -> ShardAfter:
@@ -66,9 +84,10 @@ class ShardedCounters:
         open_count = sum(int(values[name].integer_value) for name in OPEN_FIELDS)
         return ShardAfter(open_count, bool(int(values[CANCEL_MARK].integer_value)))
 
-    def mark_cancelled(self, writer: Any, job_ref: Any, shards: int) -> None:
+    def mark_cancelled(self, writer: Any, job_ref: Any, shards: int, expire_at: datetime) -> None:
         for index in range(shards):
-            writer.set(self._shard(job_ref, index), {CANCEL_MARK: 1}, merge=True)
+            mark = {CANCEL_MARK: 1, "expire_at": expire_at}
+            writer.set(self._shard(job_ref, index), mark, merge=True)
 
     async def read(self, job_ref: Any, shards: int) -> dict[TaskStatus, int]:
         refs = [self._shard(job_ref, n) for n in range(shards)]

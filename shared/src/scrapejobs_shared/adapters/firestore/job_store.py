@@ -131,7 +131,7 @@ class FirestoreJobStore:
         commit = self._client.batch()
         commit.create(job_ref, job_to_doc(job))
         for shard, counts in per_shard.items():
-            self._counters.add(commit, job_ref, shard, counts)
+            self._counters.add(commit, job_ref, shard, counts, job.expire_at)
         count(writes=1 + len(per_shard))
         try:
             await commit.commit()
@@ -215,10 +215,19 @@ class FirestoreJobStore:
         if job is None:
             return False
         marks = self._client.batch()
-        self._counters.mark_cancelled(marks, self._job_ref(job_id), job.counter_shards)
+        self._counters.mark_cancelled(
+            marks, self._job_ref(job_id), job.counter_shards, job.expire_at
+        )
         count(writes=job.counter_shards)
         await marks.commit()
         return True
+
+    async def delete_job(self, job_id: str) -> None:
+        if _reserved(job_id):
+            return
+        deleted = await self._client.recursive_delete(self._job_ref(job_id))
+        count(writes=int(deleted or 0))
+        self._shards.pop(job_id, None)
 
     async def mark_published(self, job_id: str, now: datetime) -> None:
         count(writes=1)
@@ -340,8 +349,10 @@ class FirestoreJobStore:
             transaction.create(batch_ref, batch_to_doc(stored, shard))
             for item in fresh:
                 transaction.create(self._task_ref(job_ref, item.task_id), _marker(stored, item))
-            transaction.set(budget_ref, {"added": added + len(fresh)}, merge=True)
-            self._counters.add(transaction, job_ref, shard, {TaskStatus.QUEUED: len(fresh)})
+            budget = {"added": added + len(fresh), "expire_at": batch.expire_at}
+            transaction.set(budget_ref, budget, merge=True)
+            queued = {TaskStatus.QUEUED: len(fresh)}
+            self._counters.add(transaction, job_ref, shard, queued, batch.expire_at)
             count(writes=len(fresh) + 3)
             return stored
 
@@ -471,7 +482,8 @@ class FirestoreJobStore:
             if not applied.deltas:
                 return None
             transaction.update(ref, _batch_fields(applied.batch, now))
-            self._counters.add(transaction, job_ref, int(doc.get("shard") or 0), applied.deltas)
+            shard = int(doc.get("shard") or 0)
+            self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
             reopened = [i for i in applied.batch.items if i.task_id in wanted]
             for item in reopened:
                 if item.status is TaskStatus.QUEUED:
@@ -512,7 +524,7 @@ class FirestoreJobStore:
             commit = self._client.batch()
             guard = self._client.write_option(last_update_time=snap.update_time)
             commit.update(ref, _batch_fields(applied.batch, now), option=guard)
-            self._counters.move(commit, job_ref, shard, applied.deltas)
+            self._counters.move(commit, job_ref, shard, applied.deltas, batch.expire_at)
             count(writes=2)
             try:
                 results = await commit.commit()
@@ -547,7 +559,7 @@ class FirestoreJobStore:
         commit = self._client.batch()
         guard = self._client.write_option(last_update_time=handle.token)
         commit.update(ref, _batch_fields(applied.batch, now), option=guard)
-        self._counters.move(commit, job_ref, handle.shard, applied.deltas)
+        self._counters.move(commit, job_ref, handle.shard, applied.deltas, applied.batch.expire_at)
         for record in applied.results:
             commit.set(self._task_ref(job_ref, record.id), task_to_doc(record))
         count(writes=2 + len(applied.results))
@@ -619,7 +631,7 @@ class FirestoreJobStore:
                 return None
             shard = int(doc.get("shard") or 0)
             transaction.update(ref, _batch_fields(applied.batch, now))
-            self._counters.add(transaction, job_ref, shard, applied.deltas)
+            self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
             for record in applied.results:
                 transaction.set(self._task_ref(job_ref, record.id), task_to_doc(record))
             count(writes=2 + len(applied.results))

@@ -95,6 +95,11 @@ class MemoryJobStore:
     async def cancel_job(self, job_id: str, now: datetime) -> bool:
         return await self.set_job_status(job_id, JobStatus.CANCELLED, now)
 
+    async def delete_job(self, job_id: str) -> None:
+        async with self._lock:
+            for documents in (self.jobs, self.batches, self.results, self._added):
+                documents.pop(job_id, None)
+
     async def mark_published(self, job_id: str, now: datetime) -> None:
         async with self._lock:
             self.jobs[job_id] = replace(self.jobs[job_id], publishing=False, updated_at=now)

@@ -11,6 +11,7 @@ import pytest
 from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.batch_transitions import FinishTask
@@ -37,6 +38,7 @@ async def client(store, publisher) -> AsyncIterator[httpx.AsyncClient]:
         store=store,
         publisher=publisher,
         gate=MemoryHostGate(),
+        idempotency_keys=MemoryIdempotencyKeys(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -91,7 +93,13 @@ async def test_cancel(client) -> None:
 
 async def test_urls_are_batched_by_host(store, publisher) -> None:
     settings = DispatcherSettings(auth_mode="none", batch_size=3)
-    app = create_app(settings, store=store, publisher=publisher, gate=MemoryHostGate())
+    app = create_app(
+        settings,
+        store=store,
+        publisher=publisher,
+        gate=MemoryHostGate(),
+        idempotency_keys=MemoryIdempotencyKeys(),
+    )
     urls = [f"http://{host}.example/{n}" for n in range(4) for host in ("a", "b")]
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -115,6 +123,7 @@ async def test_unpublishable_tasks_are_failed_not_lost(store) -> None:
         store=store,
         publisher=MemoryTaskPublisher(1),
         gate=MemoryHostGate(),
+        idempotency_keys=MemoryIdempotencyKeys(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -171,7 +180,11 @@ async def test_host_state_shows_an_open_breaker(store, publisher) -> None:
             "https~shop.example~443", BreakerPolicy(2, 600), datetime.now(UTC)
         )
     app = create_app(
-        DispatcherSettings(auth_mode="none"), store=store, publisher=publisher, gate=gate
+        DispatcherSettings(auth_mode="none"),
+        store=store,
+        publisher=publisher,
+        gate=gate,
+        idempotency_keys=MemoryIdempotencyKeys(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -187,7 +200,13 @@ async def test_auth_modes(store, publisher) -> None:
     from scrapejobs_dispatcher.api_keys import hash_api_key
 
     settings = DispatcherSettings(auth_mode="api_key", api_key_hashes=hash_api_key("sj_secret"))
-    app = create_app(settings, store=store, publisher=publisher, gate=MemoryHostGate())
+    app = create_app(
+        settings,
+        store=store,
+        publisher=publisher,
+        gate=MemoryHostGate(),
+        idempotency_keys=MemoryIdempotencyKeys(),
+    )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -198,7 +217,13 @@ async def test_auth_modes(store, publisher) -> None:
                 await client.get("/v1/jobs", headers={"X-API-Key": "sj_secret"})
             ).status_code == 200
             assert (await client.get("/healthz")).status_code == 200
-    iam = create_app(DispatcherSettings(), store=store, publisher=publisher, gate=MemoryHostGate())
+    iam = create_app(
+        DispatcherSettings(),
+        store=store,
+        publisher=publisher,
+        gate=MemoryHostGate(),
+        idempotency_keys=MemoryIdempotencyKeys(),
+    )
     async with iam.router.lifespan_context(iam):
         transport = httpx.ASGITransport(app=iam)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -255,7 +280,13 @@ async def test_stuck_submission_is_republished_once(client, store, publisher) ->
 
 async def test_oversized_bodies_are_refused_before_buffering(store, publisher) -> None:
     settings = DispatcherSettings(auth_mode="none", max_body_bytes=2048)
-    app = create_app(settings, store=store, publisher=publisher, gate=MemoryHostGate())
+    app = create_app(
+        settings,
+        store=store,
+        publisher=publisher,
+        gate=MemoryHostGate(),
+        idempotency_keys=MemoryIdempotencyKeys(),
+    )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -275,3 +306,28 @@ async def test_oversized_bodies_are_refused_before_buffering(store, publisher) -
             small = await client.post("/v1/jobs", json={"url": "http://a.example/"})
             assert small.status_code == 202
     assert len(store.jobs) == 1
+
+
+async def test_idempotency_key_returns_the_original_job(client, publisher) -> None:
+    body = {"urls": ["http://a.example/1"]}
+    headers = {"Idempotency-Key": "order-42"}
+    first = await client.post("/v1/jobs", json=body, headers=headers)
+    again = await client.post("/v1/jobs", json=body, headers=headers)
+    assert first.status_code == 202 and again.status_code == 202
+    assert again.json()["id"] == first.json()["id"] and len(publisher.published) == 1
+    assert again.headers["idempotent-replayed"] == "true"
+    assert "idempotent-replayed" not in first.headers
+    other = await client.post("/v1/jobs", json={"urls": ["http://b.example/"]}, headers=headers)
+    assert other.status_code == 422
+    assert other.json()["error"]["code"] == "idempotency_key_reused"
+    fresh = await client.post("/v1/jobs", json=body, headers={"Idempotency-Key": "order-43"})
+    assert fresh.json()["id"] != first.json()["id"]
+
+
+@pytest.mark.parametrize("key", ["", "x" * 256])
+async def test_invalid_idempotency_keys_are_refused(client, key) -> None:
+    response = await client.post(
+        "/v1/jobs", json={"urls": ["http://a.example/1"]}, headers={"Idempotency-Key": key}
+    )
+    assert response.status_code in (400, 422), response.text
+    assert response.json()["error"]["field"]

@@ -9,6 +9,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from scrapejobs_dispatcher.idempotent_submission import (
+    IdempotencyKeyInFlight,
+    IdempotencyKeyReused,
+    InvalidIdempotencyKey,
+)
 from scrapejobs_dispatcher.service import JobAlreadyFinished, JobNotFound, JobStillRunning
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_web.http_errors import error_response, install_http_error_handlers
@@ -55,6 +60,20 @@ async def _running(_: Request, exc: Exception) -> JSONResponse:
     return error_response(409, "job_running", message)
 
 
+async def _key_reused(_: Request, exc: Exception) -> JSONResponse:
+    message = f"Idempotency-Key {exc} was used with another request body"
+    return error_response(422, "idempotency_key_reused", message, "Idempotency-Key")
+
+
+async def _key_in_flight(_: Request, exc: Exception) -> JSONResponse:
+    message = f"a request with Idempotency-Key {exc} is still being processed: retry later"
+    return error_response(409, "idempotency_key_in_flight", message, "Idempotency-Key")
+
+
+async def _key_invalid(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(400, "invalid_idempotency_key", str(exc), "Idempotency-Key")
+
+
 async def _bad_token(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "invalid_page_token", str(exc), "page_token")
 
@@ -64,5 +83,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(JobNotFound, _not_found)
     app.add_exception_handler(JobAlreadyFinished, _finished)
     app.add_exception_handler(JobStillRunning, _running)
+    app.add_exception_handler(IdempotencyKeyReused, _key_reused)
+    app.add_exception_handler(IdempotencyKeyInFlight, _key_in_flight)
+    app.add_exception_handler(InvalidIdempotencyKey, _key_invalid)
     app.add_exception_handler(InvalidPageToken, _bad_token)
     install_http_error_handlers(app)

@@ -13,10 +13,12 @@ from google.cloud import firestore
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
+from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.routes import dead_letters, health, hosts, jobs, maintenance
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
@@ -24,6 +26,7 @@ from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.tracing import build_tracer
 from scrapejobs_shared.ports.host_gate import HostGate
+from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
 log = logging.getLogger(__name__)
@@ -34,13 +37,14 @@ def create_app(
     store: StoreForEnqueue | None = None,
     publisher: TaskPublisher | None = None,
     gate: HostGate | None = None,
+    idempotency_keys: IdempotencyKeys | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters unless others are given (unit tests)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = None
-        if store is None or gate is None:
+        if store is None or gate is None or idempotency_keys is None:
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
@@ -54,6 +58,12 @@ def create_app(
             timedelta(days=settings.retention_days),
             build_tracer("scrapejobs-dispatcher"),
             batch_size=settings.batch_size,
+        )
+        app.state.idempotent_submissions = IdempotentSubmission(
+            app.state.jobs,
+            idempotency_keys or FirestoreIdempotencyKeys(client),
+            utc_now,
+            timedelta(seconds=settings.idempotency_key_ttl_s),
         )
         log.info("dispatcher ready", extra={"project": settings.project_id})
         try:

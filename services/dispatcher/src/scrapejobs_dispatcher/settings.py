@@ -34,6 +34,9 @@ class DispatcherSettings(CommonSettings):
         "batch can go without a write (a nacked batch waits up to max_backoff_s for its "
         "redelivery, which answers within ack_deadline_s)",
     )
+    idempotency_key_ttl_s: int = Field(
+        default=24 * 3600, ge=60, description="How long an Idempotency-Key is remembered"
+    )
     max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="Larger request bodies get 413"
     )

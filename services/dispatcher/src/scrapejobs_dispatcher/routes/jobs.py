@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 
-from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.authentication import API_KEY_HEADER, require_caller
+from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.views import (
@@ -35,7 +37,22 @@ def _service(request: Request) -> JobService:
 
 
 @router.post("", status_code=202, response_model=JobDetail, responses=ERRORS)
-async def submit_job(body: JobRequest, request: Request, response: Response) -> JobDetail:
+async def submit_job(
+    body: JobRequest,
+    request: Request,
+    response: Response,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            min_length=1,
+            max_length=255,
+            description="Retry-safe submission: the same key and body return the original job "
+            "(header Idempotent-Replayed: true); another body with the key is a 422, a request "
+            "while the first with the key is still in flight a 409. Keys are kept 24 h.",
+        ),
+    ] = None,
+) -> JobDetail:
     """Accept a job: one task per URL, queued for the workers.
 
     A Cloud Scheduler run (``X-CloudScheduler-JobName`` + ``X-CloudScheduler-ScheduleTime``)
@@ -45,6 +62,15 @@ async def submit_job(body: JobRequest, request: Request, response: Response) -> 
         trigger = trigger_from_headers(request.headers)
     except ValueError as exc:
         raise HTTPException(400, f"invalid Cloud Scheduler headers: {exc}") from None
+    if idempotency_key is not None and trigger is None:
+        submissions: IdempotentSubmission = request.app.state.idempotent_submissions
+        api_key = request.headers.get(API_KEY_HEADER, "")
+        caller = hashlib.sha256(api_key.encode()).hexdigest() if api_key else ""
+        submitted = await submissions.submit(body, idempotency_key, caller)
+        if submitted.replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        response.headers["Location"] = f"/v1/jobs/{submitted.view.job.id}"
+        return JobDetail.of_view(submitted.view)
     job_id = job_id_for_trigger(trigger) if trigger else None
     key = f"{trigger.job_name}@{trigger.schedule_time}" if trigger else None
     view = await _service(request).submit(body, job_id=job_id, trigger=key)

@@ -1,0 +1,76 @@
+"""``Idempotency-Key`` on job submission (IETF httpapi draft): the same key and the same body
+return the original job; the same key with another body is refused (422); a request that
+arrives while the first with its key is still being submitted is refused (409). Keys are scoped
+to the caller (its API key, when it uses one) and kept ``ttl`` (24 h by default)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+
+from scrapejobs_dispatcher.service import JobService, JobView
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.ports.idempotency import Done, IdempotencyKeys, InFlight, Mismatch
+
+MAX_KEY_LENGTH = 255
+
+
+class InvalidIdempotencyKey(ValueError):
+    pass
+
+
+class IdempotencyKeyReused(Exception):
+    """The key was used before with another request body."""
+
+
+class IdempotencyKeyInFlight(Exception):
+    """A request with this key is still being processed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    view: JobView
+    replayed: bool  # the job an earlier request with this key created
+
+
+class IdempotentSubmission:
+    def __init__(
+        self,
+        jobs: JobService,
+        keys: IdempotencyKeys,
+        clock: Clock,
+        ttl: timedelta,
+        stale_after: timedelta = timedelta(minutes=2),
+    ) -> None:
+        self._jobs = jobs
+        self._keys = keys
+        self._clock = clock
+        self._ttl = ttl
+        self._stale_after = stale_after
+
+    async def submit(self, request: JobRequest, key: str, caller: str = "") -> Submitted:
+        if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():
+            raise InvalidIdempotencyKey("Idempotency-Key must be 1-255 printable ASCII characters")
+        digest = hashlib.sha256(f"{caller}\x00{key}".encode()).hexdigest()
+        body = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        fingerprint = hashlib.sha256(body.encode()).hexdigest()
+        now = self._clock()
+        reservation = await self._keys.reserve(
+            digest, fingerprint, now, now + self._ttl, self._stale_after
+        )
+        if isinstance(reservation, Mismatch):
+            raise IdempotencyKeyReused(key)
+        if isinstance(reservation, InFlight):
+            raise IdempotencyKeyInFlight(key)
+        if isinstance(reservation, Done):
+            return Submitted(await self._jobs.get(reservation.job_id), replayed=True)
+        try:
+            view = await self._jobs.submit(request)
+        except BaseException:
+            await self._keys.release(digest)
+            raise
+        await self._keys.complete(digest, view.job.id, self._clock())
+        return Submitted(view, replayed=False)

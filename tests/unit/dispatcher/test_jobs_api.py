@@ -331,3 +331,20 @@ async def test_invalid_idempotency_keys_are_refused(client, key) -> None:
     )
     assert response.status_code in (400, 422), response.text
     assert response.json()["error"]["field"]
+
+
+async def test_the_openapi_document_says_what_the_api_accepts(client) -> None:
+    document = (await client.get("/openapi.json")).json()
+    request = document["components"]["schemas"]["JobRequest"]
+    assert [branch["required"] for branch in request["oneOf"]] == [["url"], ["urls"], ["crawl"]]
+    url = request["properties"]["url"]["anyOf"][0]
+    assert url["maxLength"] == 2048 and url["pattern"].startswith("^[hH][tT][tT][pP]")
+    [host_url] = document["paths"]["/v1/hosts"]["get"]["parameters"]
+    assert host_url["schema"]["minLength"] == 1
+    assert (await client.get("/v1/hosts", params={"url": ""})).status_code == 422
+
+
+async def test_a_405_lists_every_method_of_the_path(client) -> None:
+    response = await client.request("OPTIONS", "/v1/jobs")
+    assert response.status_code == 405 and response.headers["allow"] == "GET, POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"

@@ -8,8 +8,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import compile_path
 
 log = logging.getLogger(__name__)
+HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 CODES = {
     400: "bad_request",
     401: "unauthenticated",
@@ -27,12 +29,24 @@ def error_response(status: int, code: str, message: str, field: str | None = Non
     return JSONResponse({"error": body}, status_code=status)
 
 
-async def _http(_: Request, exc: Exception) -> JSONResponse:
+async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
     code = CODES.get(exc.status_code, "error")
     response = error_response(exc.status_code, code, str(exc.detail))
     response.headers.update(exc.headers or {})
+    if exc.status_code == 405:  # Starlette names only the first matching route's methods
+        response.headers["Allow"] = ", ".join(_allowed_methods(request))
     return response
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method the OpenAPI document lists for the requested path."""
+    methods: set[str] = set()
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        pattern, _, _ = compile_path(template)
+        if pattern.match(request.url.path):
+            methods |= {method.upper() for method in operations if method in HTTP_METHODS}
+    return sorted(methods)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

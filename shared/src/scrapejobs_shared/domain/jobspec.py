@@ -11,6 +11,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -64,7 +65,16 @@ def check_url(url: str) -> str:
     return url
 
 
-HttpUrl = Annotated[str, AfterValidator(check_url)]
+# What check_url accepts, for the OpenAPI document (a subset of it: IPv6 literals and ports
+# above 9999 are accepted too).
+URL_SCHEMA = {
+    "type": "string",
+    "minLength": 8,
+    "maxLength": MAX_URL_LENGTH,
+    "pattern": r"^[hH][tT][tT][pP][sS]?://[^\s/?#@:\[\]\\]+(:[0-9]{1,4})?([/?#][^\s]*)?$",
+    "description": "An absolute http(s) URL with a host and no credentials",
+}
+HttpUrl = Annotated[str, AfterValidator(check_url), WithJsonSchema(URL_SCHEMA)]
 
 
 class JobOptions(BaseModel):
@@ -140,7 +150,16 @@ class CrawlSpec(BaseModel):
 class JobRequest(BaseModel):
     """Body of ``POST /v1/jobs``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        # what _exactly_one_target enforces, said in the OpenAPI document
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"type": kind}}}
+                for name, kind in (("url", "string"), ("urls", "array"), ("crawl", "object"))
+            ]
+        },
+    )
 
     url: HttpUrl | None = Field(default=None, description="A single URL to scrape")
     urls: list[HttpUrl] | None = Field(

@@ -31,7 +31,10 @@ class HostView(BaseModel):
 
 @router.get("", response_model=HostView, responses=ERRORS)
 async def host_state(
-    request: Request, url: Annotated[str, Query(description="Any URL on the host")]
+    request: Request,
+    url: Annotated[
+        str, Query(min_length=1, max_length=2048, description="Any http(s) URL on the host")
+    ],
 ) -> HostView:
     try:
         key = host_key(url)

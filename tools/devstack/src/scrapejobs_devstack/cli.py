@@ -29,6 +29,7 @@ console = Console()
 def up() -> None:
     """Start emulators, topics/subscriptions, dispatcher and worker; Ctrl-C stops them all."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per health or reconcile call
     config = StackConfig.from_env()
     if STATE_FILE.exists():
         console.print("[yellow]a stack may still be running: run 'make down' first[/]")

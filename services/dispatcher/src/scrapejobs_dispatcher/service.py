@@ -14,6 +14,7 @@ from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.progress import Progress, ProgressEstimator
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
@@ -21,7 +22,7 @@ from scrapejobs_shared.domain.records import (
     TaskRecord,
     task_id_for,
 )
-from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.job_store import JobExists, Page
@@ -75,6 +76,7 @@ class JobStillRunning(Exception):
 class JobView:
     job: JobRecord
     counts: dict[TaskStatus, int]
+    progress: Progress
     created: bool = True  # False when an identical trigger had already created the job
 
     @property
@@ -98,6 +100,7 @@ class JobService:
         self._clock = clock
         self._retention = retention
         self._batch_size = batch_size
+        self._progress = ProgressEstimator()
 
     async def submit(
         self, request: JobRequest, job_id: str | None = None, trigger: str | None = None
@@ -136,11 +139,20 @@ class JobService:
                 "firestore_writes": ops.writes,
             },
         )
-        return JobView(job, counts)
+        return self._view(job, counts)
 
     async def get(self, job_id: str) -> JobView:
         job = await self._job(job_id)
-        return JobView(job, await self._store.count_tasks(job_id))
+        return self._view(job, await self._store.count_tasks(job_id))
+
+    def _view(self, job: JobRecord, counts: dict[TaskStatus, int]) -> JobView:
+        total = sum(counts.values())
+        done = total - sum(counts[status] for status in OPEN_TASK_STATUSES)
+        finished = job.status.terminal and done == total
+        progress = self._progress.progress(
+            job.id, done, total, job.started_at, finished, self._clock()
+        )
+        return JobView(job, counts, progress)
 
     async def list_jobs(
         self, status: JobStatus | None, page_size: int, page_token: str | None

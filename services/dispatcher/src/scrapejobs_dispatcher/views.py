@@ -32,13 +32,45 @@ class JobSummary(BaseModel):
         )
 
 
+class JobProgress(BaseModel):
+    done: int = Field(description="Tasks finished (any terminal status)")
+    total: int = Field(description="Tasks so far (a crawl's grows)")
+    percent: float
+    rate_per_s: float | None = Field(
+        description="Tasks finished per second: an exponential moving average (tqdm's, "
+        "smoothing 0.3) of what each look at the job saw, seeded with the average since start"
+    )
+    eta_s: float | None = Field(
+        description="Seconds to completion; null until there is enough data, 0 when finished"
+    )
+    estimated_completion: datetime | None
+
+
 class JobDetail(JobSummary):
     total: int = Field(description="Number of tasks; always the sum of counts")
     counts: dict[TaskStatus, int] = Field(description="Tasks per status")
+    started_at: datetime | None = Field(description="When a worker first took one of its tasks")
+    finished_at: datetime | None = Field(description="When it completed or was cancelled")
+    progress: JobProgress
 
     @classmethod
     def of_view(cls, view: JobView) -> JobDetail:
-        return cls(**JobSummary.of(view.job).model_dump(), total=view.total, counts=view.counts)
+        progress = view.progress
+        return cls(
+            **JobSummary.of(view.job).model_dump(),
+            total=view.total,
+            counts=view.counts,
+            started_at=view.job.started_at,
+            finished_at=view.job.finished_at,
+            progress=JobProgress(
+                done=progress.done,
+                total=progress.total,
+                percent=progress.percent,
+                rate_per_s=progress.rate_per_s,
+                eta_s=progress.eta_s,
+                estimated_completion=progress.estimated_completion,
+            ),
+        )
 
 
 class JobList(BaseModel):

@@ -36,6 +36,8 @@ class JobRecord:
     trigger: str | None = None  # scheduler trigger key, when submitted by a schedule
     publishing: bool = False  # tasks written, messages not yet all published
     counter_shards: int = 1  # how many counter documents hold the job's task counts
+    started_at: datetime | None = None  # when a worker first took one of its batches
+    finished_at: datetime | None = None  # when it completed or was cancelled
 
 
 @dataclass(frozen=True, slots=True)

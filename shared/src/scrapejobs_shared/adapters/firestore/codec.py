@@ -26,6 +26,8 @@ def job_to_doc(job: JobRecord) -> dict[str, Any]:
         "trigger": job.trigger,
         "publishing": job.publishing,
         "counter_shards": job.counter_shards,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
     }
 
 
@@ -43,6 +45,8 @@ def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
         trigger=doc.get("trigger"),
         publishing=bool(doc.get("publishing")),
         counter_shards=int(doc.get("counter_shards") or 1),
+        started_at=_maybe_datetime(doc.get("started_at")),
+        finished_at=_maybe_datetime(doc.get("finished_at")),
     )
 
 

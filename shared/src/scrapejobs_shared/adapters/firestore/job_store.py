@@ -202,7 +202,7 @@ class FirestoreJobStore:
             guard = self._client.write_option(last_update_time=snap.update_time)
             count(writes=1)
             try:
-                await ref.update({"status": status.value, "updated_at": now}, option=guard)
+                await ref.update(_status_fields(status, now), option=guard)
             except gexc.FailedPrecondition:
                 continue  # changed since our read: decide again
             return job_from_doc(job_id, snap.to_dict())
@@ -649,6 +649,15 @@ class FirestoreJobStore:
             cancelled,
             bool(applied.results),
         )
+
+
+def _status_fields(status: JobStatus, now: datetime) -> dict[str, Any]:
+    fields: dict[str, Any] = {"status": status.value, "updated_at": now}
+    if status is JobStatus.RUNNING:
+        fields["started_at"] = now
+    elif status.terminal:
+        fields["finished_at"] = now
+    return fields
 
 
 def _batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:

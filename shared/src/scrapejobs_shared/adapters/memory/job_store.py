@@ -89,7 +89,12 @@ class MemoryJobStore:
             job = self.jobs.get(job_id)
             if job is None or not job.status.may_become(status):
                 return False
-            self.jobs[job_id] = replace(job, status=status, updated_at=now)
+            moved = replace(job, status=status, updated_at=now)
+            if status is JobStatus.RUNNING:
+                moved = replace(moved, started_at=now)
+            elif status.terminal:
+                moved = replace(moved, finished_at=now)
+            self.jobs[job_id] = moved
             return True
 
     async def cancel_job(self, job_id: str, now: datetime) -> bool:
@@ -249,7 +254,9 @@ class MemoryJobStore:
             )
             self._mark_found(replace(applied.batch, items=queued))
             if job.status is JobStatus.COMPLETED:
-                self.jobs[job_id] = replace(job, status=JobStatus.RUNNING, updated_at=now)
+                self.jobs[job_id] = replace(
+                    job, status=JobStatus.RUNNING, updated_at=now, finished_at=None
+                )
             return self.batches[job_id][batch_id]
 
     async def claim_batch(

@@ -29,8 +29,24 @@ from bench.catalog_site import FIELDS, PRICE_CSS, PRICE_RE, SKU_XPATH, TAGS_CSS,
 Handler = Callable[[str], Awaitable[dict[str, Any]]]
 
 
+class PerPage:
+    """pages/s and CPU per 1,000 pages of a run with ``pages``, ``wall_s`` and ``cpu_s``."""
+
+    pages: int
+    wall_s: float
+    cpu_s: float
+
+    @property
+    def pages_per_s(self) -> float:
+        return self.pages / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_s_per_1000(self) -> float:
+        return self.cpu_s * 1000 / self.pages if self.pages else 0.0
+
+
 @dataclass
-class LoopFigures:
+class LoopFigures(PerPage):
     name: str
     concurrency: int
     pages: int
@@ -43,14 +59,6 @@ class LoopFigures:
     runs_wall_s: list[float] = field(default_factory=list)
     runs_cpu_s: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def pages_per_s(self) -> float:
-        return self.pages / self.wall_s if self.wall_s > 0 else 0.0
-
-    @property
-    def cpu_s_per_1000(self) -> float:
-        return self.cpu_s * 1000 / self.pages if self.pages else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -35,6 +35,7 @@ from typing import Any
 
 import psutil
 
+from bench.bare_loop import PerPage
 from bench.floors import Started
 from bench.stack_run import tree_cpu_s
 from scrapejobs_devstack.processes import ManagedProcess, free_port, start_process, tail
@@ -49,7 +50,7 @@ INSTALL_HINT = (
 
 
 @dataclass
-class CeleryFigures:
+class CeleryFigures(PerPage):
     name: str
     concurrency: int
     pages: int
@@ -66,14 +67,6 @@ class CeleryFigures:
     runs_wall_s: list[float] = field(default_factory=list)
     runs_cpu_s: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def pages_per_s(self) -> float:
-        return self.pages / self.wall_s if self.wall_s > 0 else 0.0
-
-    @property
-    def cpu_s_per_1000(self) -> float:
-        return self.cpu_s * 1000 / self.pages if self.pages else 0.0
 
     def per_1000(self, cpu_s: float) -> float:
         return cpu_s * 1000 / self.pages if self.pages else 0.0

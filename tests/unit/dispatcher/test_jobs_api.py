@@ -21,6 +21,22 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.job_store import Claimed
 
 
+def memory_app(
+    settings: DispatcherSettings,
+    store: MemoryJobStore,
+    publisher: MemoryTaskPublisher,
+    gate: MemoryHostGate | None = None,
+):
+    """The dispatcher over in-memory adapters."""
+    return create_app(
+        settings,
+        store=store,
+        publisher=publisher,
+        gate=gate or MemoryHostGate(),
+        idempotency_keys=MemoryIdempotencyKeys(),
+    )
+
+
 @pytest.fixture
 def store() -> MemoryJobStore:
     return MemoryJobStore()
@@ -33,13 +49,7 @@ def publisher() -> MemoryTaskPublisher:
 
 @pytest.fixture
 async def client(store, publisher) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(
-        DispatcherSettings(auth_mode="none"),
-        store=store,
-        publisher=publisher,
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-    )
+    app = memory_app(DispatcherSettings(auth_mode="none"), store, publisher)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
@@ -93,13 +103,7 @@ async def test_cancel(client) -> None:
 
 async def test_urls_are_batched_by_host(store, publisher) -> None:
     settings = DispatcherSettings(auth_mode="none", batch_size=3)
-    app = create_app(
-        settings,
-        store=store,
-        publisher=publisher,
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-    )
+    app = memory_app(settings, store, publisher)
     urls = [f"http://{host}.example/{n}" for n in range(4) for host in ("a", "b")]
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -118,12 +122,11 @@ async def test_trace_context_travels_with_messages(client, publisher) -> None:
 
 
 async def test_unpublishable_tasks_are_failed_not_lost(store) -> None:
-    app = create_app(
+    app = memory_app(
         DispatcherSettings(auth_mode="none", batch_size=1),
-        store=store,
-        publisher=MemoryTaskPublisher(1),
+        store,
+        MemoryTaskPublisher(1),
         gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -179,13 +182,7 @@ async def test_host_state_shows_an_open_breaker(store, publisher) -> None:
         await gate.record_failure(
             "https~shop.example~443", BreakerPolicy(2, 600), datetime.now(UTC)
         )
-    app = create_app(
-        DispatcherSettings(auth_mode="none"),
-        store=store,
-        publisher=publisher,
-        gate=gate,
-        idempotency_keys=MemoryIdempotencyKeys(),
-    )
+    app = memory_app(DispatcherSettings(auth_mode="none"), store, publisher, gate=gate)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -200,13 +197,7 @@ async def test_auth_modes(store, publisher) -> None:
     from scrapejobs_dispatcher.api_keys import hash_api_key
 
     settings = DispatcherSettings(auth_mode="api_key", api_key_hashes=hash_api_key("sj_secret"))
-    app = create_app(
-        settings,
-        store=store,
-        publisher=publisher,
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-    )
+    app = memory_app(settings, store, publisher)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -217,13 +208,7 @@ async def test_auth_modes(store, publisher) -> None:
                 await client.get("/v1/jobs", headers={"X-API-Key": "sj_secret"})
             ).status_code == 200
             assert (await client.get("/healthz")).status_code == 200
-    iam = create_app(
-        DispatcherSettings(),
-        store=store,
-        publisher=publisher,
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-    )
+    iam = memory_app(DispatcherSettings(), store, publisher)
     async with iam.router.lifespan_context(iam):
         transport = httpx.ASGITransport(app=iam)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -280,13 +265,7 @@ async def test_stuck_submission_is_republished_once(client, store, publisher) ->
 
 async def test_oversized_bodies_are_refused_before_buffering(store, publisher) -> None:
     settings = DispatcherSettings(auth_mode="none", max_body_bytes=2048)
-    app = create_app(
-        settings,
-        store=store,
-        publisher=publisher,
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-    )
+    app = memory_app(settings, store, publisher)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:

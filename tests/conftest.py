@@ -21,7 +21,13 @@ from support.site import Site
 TEST_TOPOLOGY = dataclasses.replace(
     DEFAULT_TOPOLOGY, min_backoff_s=1, max_backoff_s=2, ack_deadline_s=20
 )
-TEST_WORKER_ENV = {"SCRAPEJOBS_FETCH_TIMEOUT_S": "4", "SCRAPEJOBS_LEASE_MARGIN_S": "1"}
+TEST_WORKER_ENV = {
+    "SCRAPEJOBS_FETCH_TIMEOUT_S": "4",
+    "SCRAPEJOBS_LEASE_MARGIN_S": "1",
+    # Every test shares one site (one host): a URL that always fails dead-letters after its
+    # attempts before its host's circuit breaker opens, so it does not pause the next tests.
+    "SCRAPEJOBS_BREAKER_FAILURE_THRESHOLD": str(TEST_TOPOLOGY.max_delivery_attempts + 1),
+}
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""Progress and ETA: smoothed like tqdm, null until there is data, 0 when finished."""
+"""Progress and ETA: a sliding window like rich's, null until there is data, 0 when
+finished, never absurd."""
 
 from __future__ import annotations
 
@@ -42,3 +43,20 @@ def test_bursts_are_smoothed() -> None:
 def test_a_finished_job_is_done() -> None:
     progress = ProgressEstimator().progress("j", 7, 7, T0, True, at(3))
     assert (progress.percent, progress.eta_s, progress.done) == (100.0, 0.0, 7)
+
+
+def test_a_job_that_stopped_moving_has_no_estimate_rather_than_an_absurd_one() -> None:
+    estimator = ProgressEstimator()
+    estimator.progress("j", 1, 10_000, T0, False, at(1))
+    for second in range(2, 200):
+        progress = estimator.progress("j", 1, 10_000, T0, False, at(second))
+    assert progress.eta_s is None and progress.estimated_completion is None
+
+
+def test_the_rate_is_what_the_last_30_seconds_saw() -> None:
+    estimator = ProgressEstimator()
+    for second in range(1, 61):  # 10/s for a minute, then 1/s
+        estimator.progress("j", 10 * second, 10_000, T0, False, at(second))
+    for second in range(61, 101):
+        progress = estimator.progress("j", 600 + (second - 60), 10_000, T0, False, at(second))
+    assert progress.rate_per_s is not None and abs(progress.rate_per_s - 1.0) < 0.05

@@ -37,8 +37,8 @@ class JobProgress(BaseModel):
     total: int = Field(description="Tasks so far (a crawl's grows)")
     percent: float
     rate_per_s: float | None = Field(
-        description="Tasks finished per second: an exponential moving average (tqdm's, "
-        "smoothing 0.3) of what each look at the job saw, seeded with the average since start"
+        description="Tasks finished per second over a sliding window (rich's): the last 30 s "
+        "of reads of the job; the average since start until the reads span 2 s"
     )
     eta_s: float | None = Field(
         description="Seconds to completion; null until there is enough data, 0 when finished"

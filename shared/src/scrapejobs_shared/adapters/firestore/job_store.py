@@ -64,6 +64,9 @@ from scrapejobs_shared.ports.job_store import (
 )
 
 BATCH_LIMIT = 500  # Firestore's maximum writes per commit
+# Bytes of documents per commit: Firestore refuses a request over 10 MiB (the emulator over
+# 4 MiB), and 10,000 URLs of 2 KB make 20 MB of batch documents.
+COMMIT_BYTES = 3 * 1024 * 1024
 CLAIM_RETRIES = 5
 REJECTED_RETENTION = timedelta(days=30)
 SHARDS_CACHE = 10_000
@@ -139,8 +142,16 @@ class FirestoreJobStore:
             raise JobExists(job.id) from None
 
     async def _write_all(self, writes: list[tuple[Any, dict[str, Any]]]) -> None:
-        chunks = [writes[i : i + BATCH_LIMIT] for i in range(0, len(writes), BATCH_LIMIT)]
-        await asyncio.gather(*(self._write_chunk(chunk) for chunk in chunks))
+        chunks: list[list[tuple[Any, dict[str, Any]]]] = [[]]
+        size = 0
+        for write in writes:
+            doc_size = _approx_size(write[1])
+            if chunks[-1] and (len(chunks[-1]) == BATCH_LIMIT or size + doc_size > COMMIT_BYTES):
+                chunks.append([])
+                size = 0
+            chunks[-1].append(write)
+            size += doc_size
+        await asyncio.gather(*(self._write_chunk(chunk) for chunk in chunks if chunk))
 
     async def _write_chunk(self, chunk: list[tuple[Any, dict[str, Any]]]) -> None:
         commit = self._client.batch()
@@ -691,6 +702,17 @@ def _marker(batch: BatchRecord, item: BatchItem) -> dict[str, Any]:
         replays=item.replays,
     )
     return task_to_doc(record)
+
+
+def _approx_size(value: Any) -> int:
+    """A document's size, roughly as Firestore counts it (strings by their UTF-8 length)."""
+    if isinstance(value, str):
+        return len(value.encode()) + 1
+    if isinstance(value, dict):
+        return sum(len(key) + 1 + _approx_size(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return sum(_approx_size(item) for item in value)
+    return 8
 
 
 def _shard_of(batch_id: str, shards: int) -> int:

@@ -254,6 +254,7 @@ async def test_a_crawl_lists_its_pages_queued_at_once(store: Store) -> None:
             batch.created_at,
             batch.expire_at,
             index=item.index,
+            batch_id=batch.id,
         )
         for item in batch.items
     }
@@ -442,6 +443,7 @@ async def test_results_carry_the_outcome(store: Store) -> None:
         elapsed_ms=250,
         truncated_fields=("body",),
         field_errors={"sku": "no match"},
+        batch_id=batch.id,
     )
     expected_b = TaskRecord(
         job.id,
@@ -454,43 +456,31 @@ async def test_results_carry_the_outcome(store: Store) -> None:
         index=b.index,
         attempts=1,
         error="http 500",
+        batch_id=batch.id,
     )
     assert await store.get_task(job.id, a.task_id) == expected_a
     assert await store.get_task(job.id, b.task_id) == expected_b
     assert await all_tasks(store, job.id) == sorted([expected_a, expected_b], key=lambda t: t.id)
 
 
-UNUSUAL_JSON = [  # and how the Firestore client or server refuses it today
+UNUSUAL_JSON = [  # Firestore maps refuse all of these; results keep data as one JSON value
     pytest.param(
         {"json": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1]]]}},
-        gexc.InvalidArgument,  # "Cannot convert an array value in an array value"
         id="nested-arrays",
     ),
-    pytest.param({"json": {"": "an empty key"}}, ValueError, id="empty-key"),
+    pytest.param({"json": {"": "an empty key"}}, id="empty-key"),
     pytest.param(
-        {"__x__": "a field name the spec allows", "json": {"__meta__": 1}},
-        gexc.InvalidArgument,  # "field name '__x__' is reserved"
-        id="dunder-keys",
+        {"__x__": "a field name the spec allows", "json": {"__meta__": 1}}, id="dunder-keys"
     ),
-    pytest.param({"json": {"id": 2**64}}, ValueError, id="uint64"),
+    pytest.param({"json": {"id": 2**64}}, id="uint64"),
 ]
 
 
-@pytest.mark.parametrize(("data", "refused"), UNUSUAL_JSON)
+@pytest.mark.parametrize("data", UNUSUAL_JSON)
 async def test_a_result_keeps_whatever_json_the_page_had(
-    store: Store,
-    data: dict[str, Any],
-    refused: type[Exception],
-    request: pytest.FixtureRequest,
+    store: Store, data: dict[str, Any]
 ) -> None:
     """``data["json"]`` is a JSON page as parsed, and field names may be ``__x__``."""
-    firestore_gap(
-        request,
-        store,
-        "Firestore refuses arrays in arrays, empty and __x__ map keys, ints >= 2**63: the "
-        "whole settle fails, so every result of that commit is lost with it",
-        refused,
-    )
     job, [batch] = await a_job(store, 2)
     a, b = ids(batch)
     now = datetime.now(UTC)

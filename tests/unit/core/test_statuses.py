@@ -22,3 +22,15 @@ def test_job_status_only_moves_forward() -> None:
     assert not JobStatus.RUNNING.may_become(JobStatus.RUNNING)
     assert not JobStatus.COMPLETED.may_become(JobStatus.CANCELLED)
     assert not JobStatus.CANCELLED.may_become(JobStatus.COMPLETED)
+
+
+def test_a_finish_with_an_open_status_changes_nothing() -> None:
+    from datetime import UTC, datetime
+
+    from scrapejobs_shared.domain.batch_transitions import FinishTask, claim, settle
+    from scrapejobs_shared.domain.records import BatchItem, BatchRecord, TaskOutcome
+
+    now = datetime(2026, 11, 22, tzinfo=UTC)
+    batch = claim(BatchRecord("j", "b", (BatchItem("t", "http://a.example/"),), now, now), now)
+    applied = settle(batch.batch, [FinishTask("t", TaskOutcome(TaskStatus.RUNNING))], now)
+    assert applied.results == () and not applied.deltas

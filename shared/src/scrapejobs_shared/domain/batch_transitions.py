@@ -76,8 +76,8 @@ def settle(
             attempts = item.attempts - 1 if change.refund_attempt else item.attempts
             by_id[item.task_id] = replace(item, error=change.error, attempts=max(0, attempts))
             continue
-        if not item.status.may_become(change.outcome.status):
-            continue
+        if not change.outcome.status.terminal or not item.status.may_become(change.outcome.status):
+            continue  # a finish is terminal; status never moves backwards
         record = result_record(batch, item, change.outcome, now)
         by_id[item.task_id] = replace(item, status=record.status, error=record.error)
         deltas[item.status] -= 1

@@ -220,18 +220,29 @@ class FirestoreJobStore:
         return None
 
     async def cancel_job(self, job_id: str, now: datetime) -> bool:
+        """The status and the cancel mark on every counter shard in one commit (guarded by the
+        job's update time): a claim either sees both or neither, and a crash leaves no job
+        that reads cancelled while its claims do not see it."""
         if _reserved(job_id):
             return False
-        job = await self._move_job(job_id, JobStatus.CANCELLED, now)
-        if job is None:
-            return False
-        marks = self._client.batch()
-        self._counters.mark_cancelled(
-            marks, self._job_ref(job_id), job.counter_shards, job.expire_at
-        )
-        count(writes=job.counter_shards)
-        await marks.commit()
-        return True
+        ref = self._job_ref(job_id)
+        for _ in range(CLAIM_RETRIES):
+            count(reads=1)
+            snap = await ref.get()
+            if not snap.exists or not JobStatus(snap.get("status")).may_become(JobStatus.CANCELLED):
+                return False
+            job = job_from_doc(job_id, snap.to_dict())
+            commit = self._client.batch()
+            guard = self._client.write_option(last_update_time=snap.update_time)
+            commit.update(ref, _status_fields(JobStatus.CANCELLED, now), option=guard)
+            self._counters.mark_cancelled(commit, ref, job.counter_shards, job.expire_at)
+            count(writes=1 + job.counter_shards)
+            try:
+                await commit.commit()
+            except gexc.FailedPrecondition:
+                continue  # changed since our read: decide again
+            return True
+        return False
 
     async def delete_job(self, job_id: str) -> None:
         if _reserved(job_id):

@@ -41,7 +41,10 @@ async def test_worker_killed_mid_fetch_redelivers_and_completes_once(api, site, 
 
 async def test_cancelled_job_never_fetches_unstarted_tasks(api, site) -> None:
     urls = [f"{site.url}/slow/cancel-{n}?s=0.5&times=1" for n in range(40)]
-    job = await submit(api, {"urls": urls, "extract": PRODUCT_FIELDS})
+    # One batch: claimed perhaps just before the cancel, it sees it at its next commit (within
+    # the flush interval), so two lanes fetch a few pages at most.
+    options = {"per_host_concurrency": 2}
+    job = await submit(api, {"urls": urls, "extract": PRODUCT_FIELDS, "options": options})
     response = await api.post(f"/v1/jobs/{job['id']}:cancel")
     assert response.status_code == 200 and response.json()["status"] == "cancelled"
 

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 REPUBLISH_PAGE = 500
 REPLAY_LIMIT = 500  # dead letters replayed per call
+CLOCK_SKEW = timedelta(minutes=1)  # writes stamped later than this ahead are not progress
 REPLAY_PAGE = 500
 MAX_JOB_RETRY = 10_000  # a job's tasks: the largest submission
 
@@ -210,13 +211,14 @@ class JobService:
         stalled = await self._store.stalled_batches(cutoff, now, limit)
         if not stalled:
             return Reconciled(0, 0, 0)
-        system_moving = await self._store.progressed_since(cutoff)
+        until = now + CLOCK_SKEW
+        system_moving = await self._store.progressed_since(cutoff, until)
         by_job: dict[str, list[BatchRecord]] = {}
         for batch in stalled:
             by_job.setdefault(batch.job_id, []).append(batch)
         republish: list[BatchRecord] = []
         for job_id, batches in by_job.items():
-            if await self._store.progressed_since(cutoff, job_id):
+            if await self._store.progressed_since(cutoff, until, job_id):
                 continue
             republish += [b for b in batches if not (system_moving and _never_claimed(b))]
         failed = await self._enqueuer.publish(republish)

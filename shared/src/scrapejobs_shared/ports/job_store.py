@@ -144,8 +144,11 @@ class BatchStore(Protocol):
         """Batches with open tasks that nothing wrote since ``updated_before`` and that no
         delivery holds (their lease, if any, has lapsed), oldest first, at most ``limit``."""
 
-    async def progressed_since(self, since: datetime, job_id: str | None = None) -> bool:
-        """Whether a batch (of the job, or of any job) was written after ``since``."""
+    async def progressed_since(
+        self, since: datetime, until: datetime, job_id: str | None = None
+    ) -> bool:
+        """Whether a batch (of the job, or of any job) was written after ``since`` and no later
+        than ``until`` (a batch stamped in the future by a skewed clock is not progress)."""
 
     async def tasks_with_status(
         self,

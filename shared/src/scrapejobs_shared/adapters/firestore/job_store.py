@@ -420,12 +420,18 @@ class FirestoreJobStore:
         ]
         return [b for b in batches if b.lease_until is None or b.lease_until <= now]
 
-    async def progressed_since(self, since: datetime, job_id: str | None = None) -> bool:
+    async def progressed_since(
+        self, since: datetime, until: datetime, job_id: str | None = None
+    ) -> bool:
         if job_id is None:
             batches = self._client.collection_group("batches")
         else:
             batches = self._job_ref(job_id).collection("batches")
-        query = batches.where(filter=FieldFilter("updated_at", ">", since)).limit(1)
+        query = (
+            batches.where(filter=FieldFilter("updated_at", ">", since))
+            .where(filter=FieldFilter("updated_at", "<=", until))
+            .limit(1)
+        )
         count(reads=1)
         return bool([snap async for snap in query.stream()])
 

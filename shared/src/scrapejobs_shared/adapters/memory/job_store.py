@@ -194,10 +194,12 @@ class MemoryJobStore:
         ]
         return sorted(stalled, key=lambda b: b.updated_at or b.created_at)[:limit]
 
-    async def progressed_since(self, since: datetime, job_id: str | None = None) -> bool:
+    async def progressed_since(
+        self, since: datetime, until: datetime, job_id: str | None = None
+    ) -> bool:
         jobs = [job_id] if job_id is not None else list(self.batches)
         return any(
-            (batch.updated_at or batch.created_at) > since
+            since < (batch.updated_at or batch.created_at) <= until
             for job in jobs
             for batch in self.batches.get(job, {}).values()
         )

@@ -61,6 +61,44 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         _dump_logs_on_failure(config.log_dir)
 
 
+@pytest.fixture(autouse=True)
+def _service_log_marks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Where each service log ends before a stack test, so a failure can show what the
+    services logged while it ran (CI keeps no log files)."""
+    if "stack" not in request.fixturenames:
+        yield
+        return
+    log_dir: Path = request.getfixturevalue("stack").config.log_dir
+    services = [log for log in log_dir.glob("*.log") if "emulator" not in log.name]
+    request.node.stash[_LOG_MARKS] = {log: log.stat().st_size for log in services}
+    yield
+
+
+_LOG_MARKS = pytest.StashKey[dict[Path, int]]()
+
+
+def _worth_showing(line: str) -> bool:
+    """Errors in the JSON log, and uvicorn's own lines (tracebacks, requests answered 5xx)."""
+    if line.startswith("{"):
+        return '"severity": "ERROR"' in line or '"severity": "CRITICAL"' in line
+    return not line.startswith("INFO:") or '" 5' in line
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report = yield
+    marks = item.stash.get(_LOG_MARKS, None)
+    if report.failed and marks:
+        for log, start in marks.items():
+            with log.open("rb") as file:
+                file.seek(start)
+                lines = file.read().decode(errors="replace").splitlines()
+            shown = [line for line in lines if _worth_showing(line)]
+            if shown:
+                report.sections.append((f"{log.stem} log (errors)", "\n".join(shown[-60:])))
+    return report
+
+
 def _dump_logs_on_failure(log_dir: Path) -> None:
     if os.environ.get("SCRAPEJOBS_TEST_SHOW_LOGS"):
         for log in sorted(log_dir.glob("*.log")):

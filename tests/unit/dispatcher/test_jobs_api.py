@@ -319,8 +319,25 @@ async def test_the_openapi_document_says_what_the_api_accepts(client) -> None:
     url = request["properties"]["url"]["anyOf"][0]
     assert url["maxLength"] == 2048 and url["pattern"].startswith("^[hH][tT][tT][pP]")
     [host_url] = document["paths"]["/v1/hosts"]["get"]["parameters"]
-    assert host_url["schema"]["minLength"] == 1
+    assert host_url["schema"]["pattern"] == url["pattern"]
     assert (await client.get("/v1/hosts", params={"url": ""})).status_code == 422
+    options = document["components"]["schemas"]["JobOptions"]["properties"]
+    assert options["respect_robots"]["type"] == "boolean"
+    for strict in ({"respect_robots": 0}, {"max_attempts": "3"}, {"timeout_s": "5"}):
+        body = {"url": "http://a.example/", "options": strict}
+        assert (await client.post("/v1/jobs", json=body)).status_code == 422, strict
+    integral = {"url": "http://a.example/", "options": {"max_attempts": 3.0}}
+    assert (await client.post("/v1/jobs", json=integral)).status_code == 202  # JSON's 3.0 is 3
+
+
+async def test_a_job_id_never_holds_a_colon(client) -> None:
+    """``/v1/jobs/x:cancel`` is the cancel resource only: a GET there is a 405, not a lookup of
+    the job ``x:cancel``, and the 405 names the methods the schema gives that path."""
+    response = await client.get("/v1/jobs/x:cancel")
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    document = (await client.get("/openapi.json")).json()
+    [job_id] = document["paths"]["/v1/jobs/{job_id}"]["get"]["parameters"]
+    assert job_id["schema"]["pattern"] == "^[^/:]+$"
 
 
 async def test_a_405_lists_every_method_of_the_path(client) -> None:

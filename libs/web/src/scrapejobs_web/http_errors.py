@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
-from starlette.routing import compile_path
 
 log = logging.getLogger(__name__)
 HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
@@ -40,13 +40,29 @@ async def _http(request: Request, exc: Exception) -> JSONResponse:
 
 
 def _allowed_methods(request: Request) -> list[str]:
-    """Every method the OpenAPI document lists for the requested path."""
+    """Every method the OpenAPI document lists for the requested path, matching each path
+    parameter by its documented ``pattern`` (a job id has no ``:``, so ``/v1/jobs/x:cancel``
+    is only the cancel resource)."""
     methods: set[str] = set()
     for template, operations in request.app.openapi().get("paths", {}).items():
-        pattern, _, _ = compile_path(template)
-        if pattern.match(request.url.path):
+        if _template_regex(template, operations).fullmatch(request.url.path):
             methods |= {method.upper() for method in operations if method in HTTP_METHODS}
     return sorted(methods)
+
+
+def _template_regex(template: str, operations: dict[str, Any]) -> re.Pattern[str]:
+    patterns: dict[str, str] = {}
+    for operation in operations.values():
+        for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+            pattern = parameter.get("schema", {}).get("pattern")
+            if parameter.get("in") == "path" and pattern:
+                patterns[parameter["name"]] = pattern.removeprefix("^").removesuffix("$")
+    parts = re.split(r"\{([^}]+)\}", template)  # literal, name, literal, name, ...
+    regex = "".join(
+        re.escape(part) if index % 2 == 0 else f"(?:{patterns.get(part, '[^/]+')})"
+        for index, part in enumerate(parts)
+    )
+    return re.compile(regex)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

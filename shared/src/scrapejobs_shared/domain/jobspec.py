@@ -9,14 +9,19 @@ from urllib.parse import urlsplit
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    StringConstraints,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
+from pydantic.config import JsonDict
 
 from scrapejobs_shared.extraction.spec import (
+    MAX_FIELDS,
+    ONLY_FIELD_NAMES,
     Fields,
     Format,
     check_field_names,
@@ -77,26 +82,54 @@ URL_SCHEMA = {
 HttpUrl = Annotated[str, AfterValidator(check_url), WithJsonSchema(URL_SCHEMA)]
 
 
+def _integral(value: Any) -> Any:
+    """JSON has one number type: 6.0 is the integer 6 (as JSON Schema says), "6" is not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+JSON_INT = BeforeValidator(_integral)  # after the bounds in Annotated[int, Field(...), JSON_INT]
+LabelKey = Annotated[str, StringConstraints(min_length=1, max_length=63)]
+LabelValue = Annotated[str, StringConstraints(max_length=256)]
+# What _headers_allowed accepts, for the OpenAPI document: RFC 9110 token names, none of the
+# forbidden ones (in any case), values on one line.
+_ANY_CASE = "|".join(
+    "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
+    for name in sorted(FORBIDDEN_HEADERS)
+)
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+HEADERS_SCHEMA: JsonDict = {
+    "propertyNames": {
+        "pattern": HEADER_NAME.pattern,
+        "not": {"pattern": f"^(?:{_ANY_CASE})$"},
+    },
+    "additionalProperties": {"type": "string", "pattern": r"^[^\r\n]*$"},
+}
+
+
 class JobOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: what the OpenAPI document says is what is accepted (0 is not false, "5" is not 5)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     timeout_s: float = Field(default=30.0, gt=0, le=50, description="Per-fetch overall deadline")
-    headers: dict[str, str] = Field(default_factory=dict, description="Extra request headers")
-    max_attempts: int | None = Field(
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Extra request headers",
+        json_schema_extra=HEADERS_SCHEMA,
+    )
+    max_attempts: Annotated[int, Field(ge=1, le=100), JSON_INT] | None = Field(
         default=None,
-        ge=1,
-        le=100,
         description="Give up after this many fetch attempts (the subscription's dead-letter "
         "policy applies when unset)",
     )
     formats: list[Format] = Field(default_factory=list, description="Built-in extras to return")
     respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
-    per_host_concurrency: int | None = Field(default=None, ge=1, le=64)
+    per_host_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = None
     per_host_rps: float | None = Field(default=None, gt=0, le=100)
-    retention_days: int | None = Field(
+    retention_days: Annotated[int, Field(ge=1, le=3650), JSON_INT] | None = Field(
         default=None,
-        ge=1,
-        le=3650,
         description="Keep the job and its results this many days (default: the deployment's, "
         "30); an expired job is gone from the API at once and deleted by Firestore TTL",
     )
@@ -104,16 +137,10 @@ class JobOptions(BaseModel):
     @field_validator("headers")
     @classmethod
     def _headers_allowed(cls, value: dict[str, str]) -> dict[str, str]:
-        if len(value) > 50:
-            raise ValueError("at most 50 headers")
         for name, header_value in value.items():
             if name.lower() in FORBIDDEN_HEADERS:
                 raise ValueError(f"header {name!r} may not be set")
-            if (
-                not name
-                or any(c in name for c in " :\r\n")
-                or any(c in header_value for c in "\r\n")
-            ):
+            if not HEADER_NAME.match(name) or any(c in header_value for c in "\r\n"):
                 raise ValueError(f"invalid header {name!r}")
         return value
 
@@ -121,11 +148,15 @@ class JobOptions(BaseModel):
 class CrawlSpec(BaseModel):
     """Follow links from ``start_url``: every discovered page becomes a task (once per job)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     start_url: HttpUrl
-    max_depth: int = Field(default=2, ge=0, le=20, description="Link hops from start_url")
-    max_pages: int = Field(default=100, ge=1, le=MAX_URLS, description="Tasks at most")
+    max_depth: Annotated[int, Field(ge=0, le=20), JSON_INT] = Field(
+        default=2, description="Link hops from start_url"
+    )
+    max_pages: Annotated[int, Field(ge=1, le=MAX_URLS), JSON_INT] = Field(
+        default=100, description="Tasks at most"
+    )
     include: list[str] = Field(
         default_factory=list, max_length=50, description="Regexes; the URL path must match one"
     )
@@ -152,6 +183,7 @@ class JobRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         # what _exactly_one_target enforces, said in the OpenAPI document
         json_schema_extra={
             "oneOf": [
@@ -166,9 +198,16 @@ class JobRequest(BaseModel):
         default=None, min_length=1, max_length=MAX_URLS, description="1 to 10,000 URLs"
     )
     crawl: CrawlSpec | None = Field(default=None, description="Crawl from a start URL")
-    extract: Fields = Field(default_factory=dict, description="Field name → selector spec")
+    extract: Fields = Field(
+        default_factory=dict,
+        max_length=MAX_FIELDS,
+        description="Field name → selector spec",
+        json_schema_extra=ONLY_FIELD_NAMES,
+    )
     options: JobOptions = Field(default_factory=JobOptions)
-    labels: dict[str, str] = Field(default_factory=dict, description="Free-form string labels")
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, max_length=64, description="Free-form string labels"
+    )
 
     @model_validator(mode="after")
     def _exactly_one_target(self) -> JobRequest:
@@ -181,16 +220,6 @@ class JobRequest(BaseModel):
     @classmethod
     def _field_names(cls, value: Fields) -> Fields:
         return check_field_names(value)
-
-    @field_validator("labels")
-    @classmethod
-    def _labels(cls, value: dict[str, str]) -> dict[str, str]:
-        if len(value) > 64:
-            raise ValueError("at most 64 labels")
-        for key, label in value.items():
-            if not 0 < len(key) <= 63 or len(label) > 256:
-                raise ValueError(f"label {key!r}: keys 1-63 characters, values up to 256")
-        return value
 
     def target_urls(self) -> list[str]:
         """The URLs of the tasks created at submission (a crawl starts with one)."""

@@ -13,7 +13,15 @@ from collections.abc import Iterable
 from typing import Literal
 
 from parsel import Selector
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    field_validator,
+    model_validator,
+)
+from pydantic.config import JsonDict
 
 ValueType = Literal["string", "int", "float", "bool"]
 Format = Literal["metadata", "links", "images", "text", "html"]
@@ -23,6 +31,10 @@ MAX_FIELDS = 100
 MAX_ITEMS_DEPTH = 5  # levels of ``items`` inside ``items``
 _PSEUDO_ELEMENT = re.compile(r"::\s*(?:text|attr\s*\()")
 _PROBE = Selector(text="<html><body></body></html>")
+
+
+# what check_field_names enforces, for the OpenAPI document
+ONLY_FIELD_NAMES: JsonDict = {"propertyNames": {"pattern": FIELD_NAME.pattern}}
 
 
 class FieldSpec(BaseModel):
@@ -46,7 +58,19 @@ class FieldSpec(BaseModel):
       the whole document, per XPath.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,  # 0 is not false, "5" is not 5
+        # what _one_selector enforces, said in the OpenAPI document
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"type": "string"}}}
+                for name in ("css", "xpath")
+            ],
+            "if": {"required": ["items"], "properties": {"items": {"type": "object"}}},
+            "then": {"properties": {"re": {"type": "null"}, "type": {"type": "null"}}},
+        },
+    )
 
     css: str | None = Field(default=None, max_length=2000, description="CSS selector (parsel)")
     xpath: str | None = Field(default=None, max_length=2000, description="XPath 1.0 expression")
@@ -60,6 +84,8 @@ class FieldSpec(BaseModel):
     type: ValueType | None = Field(default=None, description="Convert each value to this type")
     items: dict[str, FieldSpec] | None = Field(
         default=None,
+        max_length=MAX_FIELDS,
+        json_schema_extra=ONLY_FIELD_NAMES,
         description="Nested fields evaluated inside each match: gives a list of objects",
     )
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_shared.domain.clock import utc_now
+from scrapejobs_shared.domain.jobspec import HttpUrl
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.host_gate import HostGate
 
@@ -32,9 +33,7 @@ class HostView(BaseModel):
 @router.get("", response_model=HostView, responses=ERRORS)
 async def host_state(
     request: Request,
-    url: Annotated[
-        str, Query(min_length=1, max_length=2048, description="Any http(s) URL on the host")
-    ],
+    url: Annotated[HttpUrl, Query(description="Any http(s) URL on the host")],
 ) -> HostView:
     try:
         key = host_key(url)

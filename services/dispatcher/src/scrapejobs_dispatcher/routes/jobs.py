@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, Response
+from starlette.convertors import Convertor, register_url_convertor
 
 from scrapejobs_dispatcher.authentication import API_KEY_HEADER, require_caller
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
@@ -24,6 +25,23 @@ from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 RetryStatus = Literal["dead_lettered", "failed"]
+
+
+class JobIdSegment(Convertor[str]):
+    """A job id in a path: one segment with no ``:``, so that ``/v1/jobs/{id}:cancel`` is
+    never read as the job ``{id}:cancel`` (a GET on it is a 405, not a 404)."""
+
+    regex = "[^/:]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("job_id", JobIdSegment())
+JobId = Annotated[str, Path(pattern=f"^{JobIdSegment.regex}$", description="The job's id")]
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_caller)])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -45,8 +63,7 @@ async def submit_job(
         str | None,
         Header(
             alias="Idempotency-Key",
-            min_length=1,
-            max_length=255,
+            pattern=r"^[ -~]{1,255}$",  # printable ASCII
             description="Retry-safe submission: the same key and body return the original job "
             "(header Idempotent-Replayed: true); another body with the key is a 422, a request "
             "while the first with the key is still in flight a 409. Keys are kept 24 h.",
@@ -94,14 +111,14 @@ async def list_jobs(
     )
 
 
-@router.get("/{job_id}", response_model=JobDetail, responses=ERRORS)
-async def get_job(job_id: str, request: Request) -> JobDetail:
+@router.get("/{job_id:job_id}", response_model=JobDetail, responses=ERRORS)
+async def get_job(job_id: JobId, request: Request) -> JobDetail:
     return JobDetail.of_view(await _service(request).get(job_id))
 
 
-@router.get("/{job_id}/results", response_model=ResultPage, responses=ERRORS)
+@router.get("/{job_id:job_id}/results", response_model=ResultPage, responses=ERRORS)
 async def job_results(
-    job_id: str,
+    job_id: JobId,
     request: Request,
     page_size: Annotated[int, Query(ge=1, le=1000)] = 100,
     page_token: str | None = None,
@@ -112,17 +129,17 @@ async def job_results(
     )
 
 
-@router.delete("/{job_id}", status_code=204, response_class=Response, responses=ERRORS)
-async def delete_job(job_id: str, request: Request) -> Response:
+@router.delete("/{job_id:job_id}", status_code=204, response_class=Response, responses=ERRORS)
+async def delete_job(job_id: JobId, request: Request) -> Response:
     """Delete a finished (completed or cancelled) job and all its results; 409 while it runs.
     Jobs are otherwise deleted when their retention ends (``options.retention_days``)."""
     await _service(request).delete(job_id)
     return Response(status_code=204)
 
 
-@router.post("/{job_id}:retry", response_model=Replayed, responses=ERRORS)
+@router.post("/{job_id:job_id}:retry", response_model=Replayed, responses=ERRORS)
 async def retry_job(
-    job_id: str,
+    job_id: JobId,
     request: Request,
     status: Annotated[RetryStatus, Query(description="Which finished tasks to run again")] = (
         "dead_lettered"
@@ -134,7 +151,7 @@ async def retry_job(
     return Replayed(replayed=replayed)
 
 
-@router.post("/{job_id}:cancel", response_model=JobDetail, responses=ERRORS)
-async def cancel_job(job_id: str, request: Request) -> JobDetail:
+@router.post("/{job_id:job_id}:cancel", response_model=JobDetail, responses=ERRORS)
+async def cancel_job(job_id: JobId, request: Request) -> JobDetail:
     """Cancel: tasks not yet started are never fetched; the job ends ``cancelled``."""
     return JobDetail.of_view(await _service(request).cancel(job_id))

@@ -1,0 +1,62 @@
+"""Schemathesis hooks for fuzzing the dispatcher's API (loaded by ``schemathesis.toml``, by
+``schemathesis run`` and by tests/unit/dispatcher/test_api_fuzz.py alike).
+
+Two things a schema cannot say, so generated requests leave them out:
+
+* an ``Idempotency-Key`` names one request: the fuzzer reuses short keys with different
+  bodies, which the API rightly refuses with 422 (the IETF draft's semantics), so every
+  generated key is made unique;
+* a ``page_token`` is opaque: only a token the API issued is valid (any other is a 400), so
+  generated requests ask for the first page.
+
+And what a JSON Schema cannot express, so valid-looking submissions that break it are not
+generated: a CSS selector, an XPath expression or a regex must compile, a field may not be
+named after a requested format, ``items`` nest at most 5 deep and need a selector that
+matches elements. The API answers those with a
+422 naming the field (tests/unit/extraction and tests/unit/dispatcher test them).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import schemathesis
+from pydantic import ValidationError
+
+from scrapejobs_shared.domain.jobspec import JobRequest
+
+UNSCHEMATIC = (
+    "invalid CSS selector",
+    "invalid XPath expression",
+    "invalid regular expression",
+    "is not a valid regex",
+    "clash with formats",
+    "can be nested at most",
+    "needs a selector matching elements",
+)
+
+
+@schemathesis.hook("map_case")
+def without_unforgeable_values(context: Any, case: Any) -> Any:
+    for name, value in (case.headers or {}).items():
+        if name.lower() == "idempotency-key" and isinstance(value, str):
+            case.headers[name] = f"{value[:200]}-{uuid.uuid4().hex}"
+    positive = case.meta is not None and case.meta.generation.mode.is_positive
+    if positive and isinstance(case.query, dict):
+        case.query.pop("page_token", None)
+    return case
+
+
+@schemathesis.hook("filter_case")
+def expressible_in_the_schema(context: Any, case: Any) -> bool:
+    """False for a valid-looking submission that breaks only a rule the schema cannot say."""
+    positive = case.meta is not None and case.meta.generation.mode.is_positive
+    submission = case.method.upper() == "POST" and case.path == "/v1/jobs"
+    if not (positive and submission and isinstance(case.body, dict)):
+        return True
+    try:
+        JobRequest.model_validate(case.body)
+    except ValidationError as exc:
+        return not any(rule in error["msg"] for error in exc.errors() for rule in UNSCHEMATIC)
+    return True

@@ -25,9 +25,11 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _schema() -> Any:
+    store = MemoryJobStore()
     app = create_app(
         DispatcherSettings(auth_mode="none"),
-        store=MemoryJobStore(),
+        store=store,
+        stats_reader=store,
         publisher=MemoryTaskPublisher(),
         gate=MemoryHostGate(),
         idempotency_keys=MemoryIdempotencyKeys(),

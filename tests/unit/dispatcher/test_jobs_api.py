@@ -34,6 +34,7 @@ def memory_app(
         publisher=publisher,
         gate=gate or MemoryHostGate(),
         idempotency_keys=MemoryIdempotencyKeys(),
+        stats_reader=store,
     )
 
 

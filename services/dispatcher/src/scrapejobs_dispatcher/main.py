@@ -14,12 +14,14 @@ from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
-from scrapejobs_dispatcher.routes import dead_letters, health, hosts, jobs, maintenance
+from scrapejobs_dispatcher.monitoring import Monitor
+from scrapejobs_dispatcher.routes import dead_letters, health, hosts, jobs, maintenance, stats
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.firestore.stats import FirestoreStats
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.clock import utc_now
@@ -27,6 +29,7 @@ from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.tracing import build_tracer
 from scrapejobs_shared.ports.host_gate import HostGate
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
+from scrapejobs_shared.ports.stats import StatsReader
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
 log = logging.getLogger(__name__)
@@ -38,19 +41,28 @@ def create_app(
     publisher: TaskPublisher | None = None,
     gate: HostGate | None = None,
     idempotency_keys: IdempotencyKeys | None = None,
+    stats_reader: StatsReader | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters unless others are given (unit tests)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = None
-        if store is None or gate is None or idempotency_keys is None:
+        if store is None or gate is None or idempotency_keys is None or stats_reader is None:
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
         job_store = store or FirestoreJobStore(client)
-        app.state.host_gate = gate or FirestoreHostGate(client)
+        host_gate = app.state.host_gate = gate or FirestoreHostGate(client)
         task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
+        app.state.monitor = Monitor(
+            stats_reader or FirestoreStats(client),
+            job_store,
+            host_gate,
+            task_publisher,
+            utc_now,
+            settings.health_policy(),
+        )
         app.state.jobs = JobService(
             job_store,
             task_publisher,
@@ -88,6 +100,7 @@ def create_app(
     app.include_router(hosts.router)
     app.include_router(maintenance.router)
     app.include_router(dead_letters.router)
+    app.include_router(stats.router)
     return app
 
 

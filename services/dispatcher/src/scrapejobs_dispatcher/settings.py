@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
+from scrapejobs_dispatcher.monitoring import HealthPolicy
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
@@ -37,6 +38,33 @@ class DispatcherSettings(CommonSettings):
     idempotency_key_ttl_s: int = Field(
         default=24 * 3600, ge=60, description="How long an Idempotency-Key is remembered"
     )
+    health_error_rate_degraded: float = Field(
+        default=0.10, ge=0, le=1, description="GET /v1/health: DEGRADED at this 5-minute error rate"
+    )
+    health_error_rate_unhealthy: float = Field(
+        default=0.50, ge=0, le=1, description="GET /v1/health: UNHEALTHY at this error rate"
+    )
+    health_min_processed: int = Field(
+        default=20, ge=1, description="Error rates count once this many tasks ran in 5 minutes"
+    )
+    health_backlog_target_s: float = Field(
+        default=900,
+        gt=0,
+        description="Queued work older than this is DEGRADED; four times older, UNHEALTHY",
+    )
+    stats_max_open_jobs: int = Field(
+        default=500, ge=1, description="Unfinished jobs whose counters a stats read sums"
+    )
     max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="Larger request bodies get 413"
     )
+
+    def health_policy(self) -> HealthPolicy:
+        return HealthPolicy(
+            error_rate_degraded=self.health_error_rate_degraded,
+            error_rate_unhealthy=self.health_error_rate_unhealthy,
+            min_processed=self.health_min_processed,
+            backlog_target_s=self.health_backlog_target_s,
+            stuck_after_s=self.reconcile_after_s,
+            max_open_jobs=self.stats_max_open_jobs,
+        )

@@ -24,6 +24,7 @@ from opentelemetry.trace import Tracer
 
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
+from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchItem, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
@@ -38,6 +39,7 @@ from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunne
 from scrapejobs_worker.verdict import Verdict
 
 log = logging.getLogger(__name__)
+CANCELLED = TaskStatus.CANCELLED
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,9 +204,14 @@ class BatchProcessor:
         async def lane() -> None:
             while queue:
                 item = queue.pop(0)
+                started = time.perf_counter()
                 result = (
                     cancelled(item) if recorder.cancelled else await self._runner.run(item, work)
                 )
+                change = result.change
+                if isinstance(change, FinishTask) and change.outcome.status is not CANCELLED:
+                    service_ms = round((time.perf_counter() - started) * 1000)
+                    result = replace(result, change=replace(change, service_ms=service_ms))
                 recorder.add(result.change)
                 results.append(result)
 

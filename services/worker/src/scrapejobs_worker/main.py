@@ -84,7 +84,7 @@ def create_app(
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
-        job_store = store or FirestoreJobStore(client)
+        job_store = store or FirestoreJobStore(client, stats_shards=settings.stats_shards)
         clock = utc_now
         host_gate = warm_slots(settings, gate or FirestoreHostGate(client), clock)
         task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)

@@ -72,6 +72,13 @@ class WorkerSettings(CommonSettings):
         description="Attempts after which a task still failing transiently ends dead_lettered "
         "(the subscription's dead-letter policy)",
     )
+    stats_shards: int = Field(
+        default=16,
+        ge=1,
+        le=256,
+        description="Shards of each 5-minute stats slot: a commit of outcomes adds to one at "
+        "random, so each takes at most (settle commits per second) / shards writes per second",
+    )
     batch_concurrency: int = Field(
         default=8,
         ge=1,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from scrapejobs_shared.domain.records import (
@@ -19,6 +19,7 @@ from scrapejobs_shared.domain.records import (
     TaskRecord,
     kept_error,
 )
+from scrapejobs_shared.domain.stats import Totals, outcome_totals
 from scrapejobs_shared.domain.statuses import TaskStatus
 
 
@@ -26,6 +27,7 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 class FinishTask:
     task_id: str
     outcome: TaskOutcome
+    service_ms: int | None = None  # picked up by the worker until its outcome was known
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,7 @@ class Applied:
     batch: BatchRecord  # the batch after the change
     results: tuple[TaskRecord, ...]  # result records of the tasks that became terminal
     deltas: dict[TaskStatus, int]  # count changes per status
+    stats: Totals = field(default_factory=Totals)  # outcomes of the tasks that became terminal
 
     @property
     def changed(self) -> bool:
@@ -84,7 +87,13 @@ def settle(
         deltas[record.status] += 1
         results.append(record)
     items = tuple(by_id[item.task_id] for item in batch.items)
-    return Applied(replace(batch, items=items), tuple(results), _nonzero(deltas))
+    service_ms = {
+        change.task_id: change.service_ms
+        for change in changes
+        if isinstance(change, FinishTask) and change.service_ms is not None
+    }
+    stats = outcome_totals(results, service_ms)
+    return Applied(replace(batch, items=items), tuple(results), _nonzero(deltas), stats)
 
 
 def close(batch: BatchRecord, outcome: TaskOutcome, now: datetime) -> Applied:

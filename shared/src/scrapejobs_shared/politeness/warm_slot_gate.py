@@ -40,6 +40,7 @@ from scrapejobs_shared.ports.host_gate import (
     HostLimits,
     HostSignals,
     HostState,
+    PausedHost,
     Permit,
     Throttle,
 )
@@ -131,6 +132,9 @@ class WarmSlotGate:
 
     async def state(self, host: str, now: datetime) -> HostState:
         return await self._inner.state(host, now)
+
+    async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
+        return await self._inner.paused(now, limit)
 
     async def close(self) -> None:
         """Give every warm slot back (on shutdown)."""

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 
@@ -52,6 +52,19 @@ class HostSignals:
 
 
 @dataclass(frozen=True, slots=True)
+class PausedHost:
+    """A host no fetch may start on now: its breaker is open, or a Retry-After (or a pace
+    slower than ``PAUSE_AFTER``) holds it."""
+
+    host: str
+    until: datetime
+    reason: str  # "circuit_open" | "held"
+
+
+PAUSE_AFTER = timedelta(seconds=5)  # a hold shorter than this is ordinary pacing
+
+
+@dataclass(frozen=True, slots=True)
 class HostState:
     host: str
     next_at: datetime | None
@@ -78,3 +91,15 @@ class HostGate(Protocol):
     async def signals(self, host: str) -> HostSignals: ...
 
     async def state(self, host: str, now: datetime) -> HostState: ...
+
+    async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
+        """Hosts paused at ``now`` (at most ``limit``), the longest pause first."""
+
+
+def merge_paused(paused: list[PausedHost], limit: int) -> list[PausedHost]:
+    """One entry per host (its longest pause), longest first."""
+    longest: dict[str, PausedHost] = {}
+    for entry in paused:
+        if entry.host not in longest or entry.until > longest[entry.host].until:
+            longest[entry.host] = entry
+    return sorted(longest.values(), key=lambda p: p.until, reverse=True)[:limit]

@@ -14,4 +14,7 @@ class TaskPublisher(Protocol):
     ) -> list[str | BaseException]:
         """Publish every message; per message the server id or the error that stopped it."""
 
+    async def check(self) -> None:
+        """Raise if the queue cannot be reached (the topic is looked up)."""
+
     async def close(self) -> None: ...

@@ -19,12 +19,15 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.host_gate import (
+    PAUSE_AFTER,
     BreakerPolicy,
     HostLimits,
     HostSignals,
     HostState,
+    PausedHost,
     Permit,
     Throttle,
+    merge_paused,
 )
 
 RETENTION = timedelta(days=7)
@@ -156,6 +159,17 @@ class FirestoreHostGate:
         return HostState(
             host, signals.next_at, signals.open_until, signals.failures, int(busy[0][0].value)
         )
+
+    async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
+        async def hosts_with(field: str, after: datetime, reason: str) -> list[PausedHost]:
+            query = self._hosts.where(filter=FieldFilter(field, ">", after)).limit(limit)
+            found = [PausedHost(s.id, s.get(field), reason) async for s in query.stream()]
+            count(reads=max(len(found), 1))
+            return found
+
+        broken = await hosts_with("open_until", now, "circuit_open")
+        held = await hosts_with("next_at", now + PAUSE_AFTER, "held")
+        return merge_paused(broken + held, limit)
 
 
 def _signals(host_snap: Any) -> HostSignals:

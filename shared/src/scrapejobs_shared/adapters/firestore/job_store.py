@@ -39,6 +39,7 @@ from scrapejobs_shared.adapters.firestore.codec import (
     task_to_doc,
 )
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
+from scrapejobs_shared.adapters.firestore.stats import DEFAULT_SHARDS, OutcomeStats
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
@@ -49,6 +50,7 @@ from scrapejobs_shared.domain.records import (
     TaskOutcome,
     TaskRecord,
 )
+from scrapejobs_shared.domain.stats import slot_of
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.job_store import (
@@ -84,11 +86,18 @@ class _Handle:
 
 
 class FirestoreJobStore:
-    def __init__(self, client: firestore.AsyncClient, *, write_concurrency: int = 8) -> None:
+    def __init__(
+        self,
+        client: firestore.AsyncClient,
+        *,
+        write_concurrency: int = 8,
+        stats_shards: int = DEFAULT_SHARDS,
+    ) -> None:
         self._client = client
         self._jobs = client.collection("jobs")
         self._write_slots = asyncio.Semaphore(write_concurrency)
         self._counters = ShardedCounters(client)
+        self._stats = OutcomeStats(client, stats_shards)
         self._shards: dict[str, int] = {}  # counter shards per job id (immutable)
 
     @classmethod
@@ -590,7 +599,8 @@ class FirestoreJobStore:
         self._counters.move(commit, job_ref, handle.shard, applied.deltas, applied.batch.expire_at)
         for record in applied.results:
             commit.set(self._task_ref(job_ref, record.id), task_to_doc(record))
-        count(writes=2 + len(applied.results))
+        stats = self._stats.stage(commit, slot_of(now), applied.stats)
+        count(writes=2 + len(applied.results) + stats)
         results = await commit.commit()
         after = self._counters.after(results[1], applied.deltas)
         return Settled(
@@ -662,7 +672,8 @@ class FirestoreJobStore:
             self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
             for record in applied.results:
                 transaction.set(self._task_ref(job_ref, record.id), task_to_doc(record))
-            count(writes=2 + len(applied.results))
+            stats = self._stats.stage(transaction, slot_of(now), applied.stats)
+            count(writes=2 + len(applied.results) + stats)
             return applied, shard
 
         outcome = await run(self._client.transaction())

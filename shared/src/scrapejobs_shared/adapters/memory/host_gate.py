@@ -6,12 +6,15 @@ import itertools
 from datetime import datetime, timedelta
 
 from scrapejobs_shared.ports.host_gate import (
+    PAUSE_AFTER,
     BreakerPolicy,
     HostLimits,
     HostSignals,
     HostState,
+    PausedHost,
     Permit,
     Throttle,
+    merge_paused,
 )
 
 
@@ -72,3 +75,8 @@ class MemoryHostGate:
             self.failures.get(host, 0),
             in_flight,
         )
+
+    async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
+        broken = [PausedHost(h, t, "circuit_open") for h, t in self.open_until.items() if t > now]
+        held = [PausedHost(h, t, "held") for h, t in self.next_at.items() if t > now + PAUSE_AFTER]
+        return merge_paused(broken + held, limit)

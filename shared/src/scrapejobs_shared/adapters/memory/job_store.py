@@ -17,6 +17,7 @@ from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.stats import HOUR, SLOT, Totals, slot_of, slots_between
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.job_store import (
@@ -30,6 +31,7 @@ from scrapejobs_shared.ports.job_store import (
     Settled,
     TaskChange,
 )
+from scrapejobs_shared.ports.stats import OpenWork
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,8 @@ class MemoryJobStore:
         self.rejected: list[tuple[str, str, bytes]] = []
         self._added: dict[str, int] = {}
         self._lock = asyncio.Lock()
+        self.stats: dict[datetime, Totals] = {}  # outcome totals by 5-minute slot
+        self.reachable = True  # tests switch it off to play an outage
 
     # ---- jobs ----------------------------------------------------------------------------
 
@@ -318,11 +322,54 @@ class MemoryJobStore:
         )
 
     def _write(self, applied: Applied, now: datetime) -> _Handle:
+        if not applied.stats.empty:
+            slot = slot_of(now)
+            self.stats[slot] = self.stats.get(slot, Totals()) + applied.stats
         batch = replace(applied.batch, updated_at=now)
         self.batches[batch.job_id][batch.id] = batch
         for record in applied.results:
             self.results[batch.job_id][record.id] = record
         return _Handle(batch.job_id, batch.id)
+
+    # ---- stats (the StatsReader port) -----------------------------------------------------
+
+    async def slot_totals(self, slots: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        await self.ping()
+        return {slot: self.stats.get(slot, Totals()) for slot in slots}
+
+    async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        await self.ping()
+        return {
+            hour: sum(
+                (self.stats.get(s, Totals()) for s in slots_between(hour, hour + HOUR - SLOT)),
+                Totals(),
+            )
+            for hour in hours
+        }
+
+    async def jobs_by_status(self) -> dict[JobStatus, int]:
+        await self.ping()
+        counts = dict.fromkeys(JobStatus, 0)
+        for job in self.jobs.values():
+            counts[job.status] += 1
+        return counts
+
+    async def open_work(self, max_jobs: int) -> OpenWork:
+        await self.ping()
+        active = [j for j in self.jobs.values() if not j.status.terminal][: max_jobs + 1]
+        queued = running = 0
+        oldest: datetime | None = None
+        for job in active[:max_jobs]:
+            counts = await self.count_tasks(job.id)
+            queued += counts[TaskStatus.QUEUED]
+            running += counts[TaskStatus.RUNNING]
+            if counts[TaskStatus.QUEUED]:
+                oldest = job.created_at if oldest is None else min(oldest, job.created_at)
+        return OpenWork(queued, running, oldest, len(active[:max_jobs]), len(active) > max_jobs)
+
+    async def ping(self) -> None:
+        if not self.reachable:
+            raise ConnectionError("the memory store is switched off")
 
 
 def _host(url: str) -> str:

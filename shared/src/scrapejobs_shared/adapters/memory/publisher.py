@@ -24,5 +24,9 @@ class MemoryTaskPublisher:
             results.append(str(len(self.published)))
         return results
 
+    async def check(self) -> None:
+        if self._fail_after is not None and len(self.published) >= self._fail_after:
+            raise ConnectionError("the memory publisher is failing")
+
     async def close(self) -> None:
         return None

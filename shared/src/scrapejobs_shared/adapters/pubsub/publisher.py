@@ -33,5 +33,9 @@ class PubSubTaskPublisher:
         ]
         return list(await asyncio.gather(*futures, return_exceptions=True))
 
+    async def check(self) -> None:
+        """Look the topic up (needs pubsub.topics.get: roles/pubsub.viewer on the topic)."""
+        await asyncio.to_thread(self._client.get_topic, topic=self._topic, timeout=3, retry=None)
+
     async def close(self) -> None:
         await asyncio.to_thread(self._client.stop)

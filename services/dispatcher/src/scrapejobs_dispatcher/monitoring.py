@@ -1,0 +1,247 @@
+"""System stats, hourly history and health, from the outcome totals the workers write with each
+outcome (domain/stats.py) and from the jobs' counters: never from task documents.
+
+Windows are whole slots: ``5m`` and ``1h`` cover the 5-minute slots that overlap the last 5
+minutes or hour (so ``5m`` spans 5 to 10 minutes), ``24h`` the hours that overlap the last
+day; ``since`` says where the span starts, and rates are per second of that span.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any, Literal
+
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.stats import HOUR, Totals, hour_of, slots_between
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.host_gate import HostGate, PausedHost
+from scrapejobs_shared.ports.job_store import BatchStore
+from scrapejobs_shared.ports.stats import OpenWork, StatsReader
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
+
+Window = Literal["5m", "1h", "24h"]
+WINDOWS: dict[str, timedelta] = {
+    "5m": timedelta(minutes=5),
+    "1h": timedelta(hours=1),
+    "24h": timedelta(hours=24),
+}
+MAX_HISTORY_HOURS = 168
+
+
+@dataclass(frozen=True, slots=True)
+class StatsReport:
+    window: str
+    since: datetime
+    now: datetime
+    totals: Totals
+    jobs: dict[JobStatus, int]
+    open: OpenWork
+    paused: list[PausedHost]
+
+    @property
+    def throughput_per_s(self) -> float:
+        seconds = max((self.now - self.since).total_seconds(), 1.0)
+        return round(self.totals.processed / seconds, 3)
+
+    @property
+    def oldest_queued_age_s(self) -> float | None:
+        since = self.open.oldest_queued_since
+        return None if since is None else round((self.now - since).total_seconds(), 1)
+
+
+@dataclass(frozen=True, slots=True)
+class HourRow:
+    hour: datetime
+    totals: Totals
+    seconds: float  # of the hour that has passed (3600 for a past hour)
+
+    @property
+    def success_rate(self) -> float | None:
+        processed = self.totals.processed
+        return round(self.totals.count(TaskStatus.SUCCEEDED) / processed, 4) if processed else None
+
+    @property
+    def throughput_per_s(self) -> float:
+        return round(self.totals.processed / max(self.seconds, 1.0), 3)
+
+
+class Level(StrEnum):
+    HEALTHY = "HEALTHY"
+    DEGRADED = "DEGRADED"
+    UNHEALTHY = "UNHEALTHY"
+
+
+_RANK = {Level.HEALTHY: 0, Level.DEGRADED: 1, Level.UNHEALTHY: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class HealthPolicy:
+    error_rate_degraded: float = 0.10  # of the tasks processed in the last 5 minutes
+    error_rate_unhealthy: float = 0.50
+    min_processed: int = 20  # fewer processed tasks than this say nothing about error rates
+    backlog_target_s: float = 900.0  # oldest queued work older than this: DEGRADED (4x: UNHEALTHY)
+    stuck_after_s: float = 240.0  # a batch nothing wrote for this long, unheld: work is stuck
+    check_timeout_s: float = 3.0
+    max_open_jobs: int = 500  # unfinished jobs whose counters a stats read sums
+
+
+@dataclass(slots=True)
+class Health:
+    status: Level = Level.HEALTHY
+    reasons: list[str] = field(default_factory=list)
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def note(self, check: str, level: Level, reason: str | None, **facts: Any) -> None:
+        self.checks[check] = {"status": level.value.lower(), **facts}
+        if reason is not None and level is not Level.HEALTHY:
+            self.reasons.append(reason)
+        if _RANK[level] > _RANK[self.status]:
+            self.status = level
+
+
+class Monitor:
+    def __init__(
+        self,
+        stats: StatsReader,
+        batches: BatchStore,
+        gate: HostGate,
+        publisher: TaskPublisher,
+        clock: Clock,
+        policy: HealthPolicy,
+    ) -> None:
+        self._stats = stats
+        self._batches = batches
+        self._gate = gate
+        self._publisher = publisher
+        self._clock = clock
+        self._policy = policy
+
+    async def stats(self, window: Window) -> StatsReport:
+        now = self._clock()
+        since, totals = await self._window(window, now)
+        jobs, open_work, paused = await asyncio.gather(
+            self._stats.jobs_by_status(),
+            self._stats.open_work(self._policy.max_open_jobs),
+            self._gate.paused(now, 100),
+        )
+        return StatsReport(window, since, now, totals, jobs, open_work, paused)
+
+    async def _window(self, window: Window, now: datetime) -> tuple[datetime, Totals]:
+        start = now - WINDOWS[window]
+        if window == "24h":
+            hours = [hour_of(start) + HOUR * n for n in range(25)]
+            by_hour = await self._stats.hour_totals([h for h in hours if h <= now], now)
+            return hours[0], sum(by_hour.values(), Totals())
+        slots = slots_between(start, now)
+        by_slot = await self._stats.slot_totals(slots, now)
+        return slots[0], sum(by_slot.values(), Totals())
+
+    async def history(self, hours: int) -> list[HourRow]:
+        now = self._clock()
+        current = hour_of(now)
+        starts = [current - HOUR * n for n in range(hours - 1, -1, -1)]
+        by_hour = await self._stats.hour_totals(starts, now)
+        return [
+            HourRow(h, by_hour[h], min((now - h).total_seconds(), HOUR.total_seconds()))
+            for h in starts
+        ]
+
+    async def health(self) -> Health:
+        health = Health()
+        firestore_ok, _ = await asyncio.gather(
+            self._reachable(health, "firestore", self._stats.ping),
+            self._reachable(health, "pubsub", self._publisher.check),
+        )
+        if not firestore_ok:
+            for check in ("error_rate", "backlog", "dead_letters", "stuck_work", "breakers"):
+                health.checks[check] = {"status": "skipped", "why": "Firestore unreachable"}
+            return health
+        now = self._clock()
+        await asyncio.gather(
+            self._bounded(health, "error_rate", self._check_outcomes(health, now)),
+            self._bounded(health, "backlog", self._check_backlog(health, now)),
+            self._bounded(health, "stuck_work", self._check_stuck(health, now)),
+            self._bounded(health, "breakers", self._check_breakers(health, now)),
+        )
+        return health
+
+    async def _reachable(
+        self, health: Health, name: str, probe: Callable[[], Awaitable[None]]
+    ) -> bool:
+        label = {"firestore": "Firestore", "pubsub": "Pub/Sub"}[name]
+        try:
+            await asyncio.wait_for(probe(), self._policy.check_timeout_s)
+        except Exception as exc:  # whatever the client raises: unreachable is the finding
+            why = f"{type(exc).__name__}: {exc}".strip()[:300]
+            health.note(name, Level.UNHEALTHY, f"{label} unreachable ({why})", error=why)
+            return False
+        health.note(name, Level.HEALTHY, None)
+        return True
+
+    async def _bounded(self, health: Health, name: str, check: Awaitable[None]) -> None:
+        try:
+            await asyncio.wait_for(check, self._policy.check_timeout_s)
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}".strip()[:300]
+            health.note(name, Level.DEGRADED, f"{name} could not be checked ({why})", error=why)
+
+    async def _check_outcomes(self, health: Health, now: datetime) -> None:
+        _, totals = await self._window("5m", now)
+        rate = totals.error_rate()
+        policy = self._policy
+        level = Level.HEALTHY
+        if rate is not None and totals.processed >= policy.min_processed:
+            if rate >= policy.error_rate_unhealthy:
+                level = Level.UNHEALTHY
+            elif rate >= policy.error_rate_degraded:
+                level = Level.DEGRADED
+        reason = f"error rate {rate:.0%} over the last 5 minutes" if rate is not None else None
+        health.note("error_rate", level, reason, error_rate=rate, processed=totals.processed)
+        dead = totals.count(TaskStatus.DEAD_LETTERED)
+        health.note(
+            "dead_letters",
+            Level.DEGRADED if dead else Level.HEALTHY,
+            f"{dead} task(s) dead-lettered in the last 5 minutes",
+            count=dead,
+        )
+
+    async def _check_backlog(self, health: Health, now: datetime) -> None:
+        work = await self._stats.open_work(self._policy.max_open_jobs)
+        target = self._policy.backlog_target_s
+        age = None
+        if work.oldest_queued_since is not None:
+            age = round((now - work.oldest_queued_since).total_seconds(), 1)
+        level = Level.HEALTHY
+        if age is not None and age > 4 * target:
+            level = Level.UNHEALTHY
+        elif age is not None and age > target:
+            level = Level.DEGRADED
+        reason = f"queued work waiting {age:.0f} s (target {target:.0f} s)" if age else None
+        health.note(
+            "backlog", level, reason, oldest_queued_age_s=age, target_s=target, queued=work.queued
+        )
+
+    async def _check_stuck(self, health: Health, now: datetime) -> None:
+        before = now - timedelta(seconds=self._policy.stuck_after_s)
+        stuck = await self._batches.stalled_batches(before, now, 1)
+        health.note(
+            "stuck_work",
+            Level.DEGRADED if stuck else Level.HEALTHY,
+            f"work unchanged for over {self._policy.stuck_after_s:.0f} s and held by no worker "
+            "(the reconcile sweep publishes it again)",
+            stuck=bool(stuck),
+        )
+
+    async def _check_breakers(self, health: Health, now: datetime) -> None:
+        paused = await self._gate.paused(now, 100)
+        broken = [p.host for p in paused if p.reason == "circuit_open"]
+        health.note(
+            "breakers",
+            Level.DEGRADED if broken else Level.HEALTHY,
+            f"circuit breaker open for {len(broken)} host(s): {', '.join(broken[:5])}",
+            open=broken,
+        )

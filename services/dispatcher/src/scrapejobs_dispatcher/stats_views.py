@@ -1,0 +1,131 @@
+"""JSON shapes of the monitoring API: /v1/stats, /v1/stats/history and /v1/health."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
+from scrapejobs_shared.domain.statuses import TaskStatus
+
+
+class TaskCounts(BaseModel):
+    queued: int = Field(description="Queued now, in unfinished jobs")
+    running: int = Field(description="Running now, in unfinished jobs")
+    succeeded: int = Field(description="Finished in the window")
+    failed: int = Field(description="Finished in the window")
+    dead_lettered: int = Field(description="Finished in the window")
+    cancelled: int = Field(description="Finished in the window")
+
+
+class Timing(BaseModel):
+    avg_ms: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+class FetchTiming(BaseModel):
+    p95_ms: float | None
+
+
+class PausedHostView(BaseModel):
+    host: str
+    until: datetime
+    reason: Literal["circuit_open", "held"] = Field(
+        description="circuit_open: the breaker; held: Retry-After or a slow pace"
+    )
+
+
+class StatsView(BaseModel):
+    window: str
+    since: datetime = Field(description="Start of the span the window covers (whole slots)")
+    tasks: TaskCounts
+    jobs: dict[str, int] = Field(description="Jobs by status (all retained jobs)")
+    throughput_per_s: float = Field(description="Tasks processed per second of the span")
+    processing: Timing = Field(description="Service time per task: picked up to outcome")
+    fetch: FetchTiming
+    error_rate: float | None = Field(description="(failed + dead_lettered) / processed")
+    oldest_queued_age_s: float | None = Field(
+        description="Age of the oldest unfinished job that has queued tasks"
+    )
+    paused_hosts: list[PausedHostView]
+    partial: bool = Field(
+        description="More unfinished jobs than a stats read sums: queued/running are lower bounds"
+    )
+
+    @classmethod
+    def of(cls, report: StatsReport) -> StatsView:
+        totals = report.totals
+        return cls(
+            window=report.window,
+            since=report.since,
+            tasks=TaskCounts(
+                queued=report.open.queued,
+                running=report.open.running,
+                succeeded=totals.count(TaskStatus.SUCCEEDED),
+                failed=totals.count(TaskStatus.FAILED),
+                dead_lettered=totals.count(TaskStatus.DEAD_LETTERED),
+                cancelled=totals.count(TaskStatus.CANCELLED),
+            ),
+            jobs={status.value: n for status, n in report.jobs.items()},
+            throughput_per_s=report.throughput_per_s,
+            processing=Timing(
+                avg_ms=_round(totals.service.mean_ms()),
+                p50_ms=totals.service.percentile_ms(0.5),
+                p95_ms=totals.service.percentile_ms(0.95),
+            ),
+            fetch=FetchTiming(p95_ms=totals.fetch.percentile_ms(0.95)),
+            error_rate=totals.error_rate(),
+            oldest_queued_age_s=report.oldest_queued_age_s,
+            paused_hosts=[
+                PausedHostView(host=p.host, until=p.until, reason=p.reason) for p in report.paused
+            ],
+            partial=report.open.partial,
+        )
+
+
+class HourView(BaseModel):
+    hour: datetime
+    processed: int
+    succeeded: int
+    failed: int
+    dead_lettered: int
+    success_rate: float | None
+    avg_ms: float | None
+    p95_ms: float | None
+    throughput_per_s: float
+
+    @classmethod
+    def of(cls, row: HourRow) -> HourView:
+        totals = row.totals
+        return cls(
+            hour=row.hour,
+            processed=totals.processed,
+            succeeded=totals.count(TaskStatus.SUCCEEDED),
+            failed=totals.count(TaskStatus.FAILED),
+            dead_lettered=totals.count(TaskStatus.DEAD_LETTERED),
+            success_rate=row.success_rate,
+            avg_ms=_round(totals.service.mean_ms()),
+            p95_ms=totals.service.percentile_ms(0.95),
+            throughput_per_s=row.throughput_per_s,
+        )
+
+
+class HistoryView(BaseModel):
+    history: list[HourView] = Field(description="One row per hour, oldest first")
+
+
+class HealthView(BaseModel):
+    status: Literal["HEALTHY", "DEGRADED", "UNHEALTHY"]
+    reasons: list[str]
+    checks: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, health: Health) -> HealthView:
+        return cls(status=health.status.value, reasons=health.reasons, checks=health.checks)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)

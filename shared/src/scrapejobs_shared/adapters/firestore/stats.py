@@ -1,0 +1,164 @@
+"""Outcome statistics on Firestore.
+
+Writes (``OutcomeStats.stage``), in the commit that records the outcomes: blind increments of
+one random shard of the outcome's 5-minute slot, ``stats_slots/{slot}-{shard}``. With S shards
+a slot takes S x (one write per second) before any document passes Firestore's sustained ~1
+write/s; a settle commit comes at most once a second per running batch (docs/operations.md has
+the arithmetic for 1,000 pages/s).
+
+Reads (``FirestoreStats``) sum a slot's shards with one query, and roll up what can no longer
+change: a slot, or an hour, that ended more than ``GRACE`` ago is summed once into
+``stats_rollups/{s|h}{start}`` and read from there ever after. A 24-hour window or history
+therefore reads about one document per hour plus the last hour's slots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
+from scrapejobs_shared.domain.stats import HOUR, SLOT, Totals, slots_between
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.observability.store_ops import count
+from scrapejobs_shared.ports.stats import OpenWork
+
+DEFAULT_SHARDS = 16
+GRACE = timedelta(minutes=2)  # commits stamped by skewed clocks still land in a slot this late
+RETENTION = timedelta(days=35)  # history is read up to 7 days back; TTL deletes the rest
+ACTIVE = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
+
+
+def _slot_id(slot: datetime) -> str:
+    return slot.strftime("%Y%m%dT%H%M")
+
+
+class OutcomeStats:
+    """Stages outcome totals into a commit (a write batch or a transaction)."""
+
+    def __init__(self, client: firestore.AsyncClient, shards: int = DEFAULT_SHARDS) -> None:
+        self._slots = client.collection("stats_slots")
+        self._shards = shards
+
+    def stage(self, writer: Any, slot: datetime, totals: Totals) -> int:
+        """Add ``totals`` to a random shard of ``slot``; the number of writes staged."""
+        if totals.empty:
+            return 0
+        shard = random.randrange(self._shards)
+        ref = self._slots.document(f"{_slot_id(slot)}-{shard:02d}")
+        fields: dict[str, Any] = {
+            name: firestore.Increment(n) for name, n in totals.to_fields().items()
+        }
+        writer.set(ref, fields | {"slot": slot, "expire_at": slot + RETENTION}, merge=True)
+        return 1
+
+
+class FirestoreStats:
+    def __init__(self, client: firestore.AsyncClient) -> None:
+        self._client = client
+        self._slots = client.collection("stats_slots")
+        self._rollups = client.collection("stats_rollups")
+        self._jobs = client.collection("jobs")
+        self._counters = ShardedCounters(client)
+
+    async def ping(self) -> None:
+        count(reads=1)
+        await self._rollups.document("ping").get(timeout=3)
+
+    async def slot_totals(self, slots: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        totals = await self._rolled("s", slots)
+        missing = sorted(set(slots) - set(totals))
+        if missing:
+            summed = await self._sum_shards(missing[0], missing[-1])
+            for slot in missing:
+                totals[slot] = summed.get(slot, Totals())
+            await self._roll_up("s", {s: totals[s] for s in missing if s + SLOT + GRACE <= now})
+        return totals
+
+    async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        totals = await self._rolled("h", hours)
+        missing = sorted(set(hours) - set(totals))
+        if missing:
+            slots = [s for hour in missing for s in slots_between(hour, hour + HOUR - SLOT)]
+            by_slot = await self.slot_totals(slots, now)
+            for hour in missing:
+                totals[hour] = sum(
+                    (by_slot[s] for s in slots_between(hour, hour + HOUR - SLOT)), Totals()
+                )
+            await self._roll_up("h", {h: totals[h] for h in missing if h + HOUR + GRACE <= now})
+        return totals
+
+    async def _rolled(self, kind: str, starts: Sequence[datetime]) -> dict[datetime, Totals]:
+        if not starts:
+            return {}
+        refs = {self._rollups.document(kind + _slot_id(start)).id: start for start in starts}
+        found: dict[datetime, Totals] = {}
+        count(reads=len(refs))
+        async for snap in self._client.get_all([self._rollups.document(i) for i in refs]):
+            if snap.exists:
+                found[refs[snap.id]] = Totals.from_fields(snap.to_dict() or {})
+        return found
+
+    async def _sum_shards(self, first: datetime, last: datetime) -> dict[datetime, Totals]:
+        query = self._slots.where(filter=FieldFilter("slot", ">=", first)).where(
+            filter=FieldFilter("slot", "<=", last)
+        )
+        summed: dict[datetime, Totals] = {}
+        reads = 0
+        async for snap in query.stream():
+            reads += 1
+            doc = snap.to_dict() or {}
+            slot = doc["slot"]
+            summed[slot] = summed.get(slot, Totals()) + Totals.from_fields(doc)
+        count(reads=max(reads, 1))
+        return summed
+
+    async def _roll_up(self, kind: str, totals: Mapping[datetime, Totals]) -> None:
+        items = list(totals.items())
+        for start in range(0, len(items), 400):
+            commit = self._client.batch()
+            for begin, value in items[start : start + 400]:
+                doc = value.to_fields() | {"expire_at": begin + RETENTION}
+                commit.set(self._rollups.document(kind + _slot_id(begin)), doc)
+            count(writes=len(items[start : start + 400]))
+            await commit.commit()
+
+    async def jobs_by_status(self) -> dict[JobStatus, int]:
+        async def count_of(status: JobStatus) -> int:
+            query = self._jobs.where(filter=FieldFilter("status", "==", status.value))
+            result = await query.count().get()
+            count(reads=1)
+            return int(result[0][0].value)
+
+        statuses = list(JobStatus)
+        counts = await asyncio.gather(*(count_of(status) for status in statuses))
+        return dict(zip(statuses, counts, strict=True))
+
+    async def open_work(self, max_jobs: int) -> OpenWork:
+        query = self._jobs.where(filter=FieldFilter("status", "in", list(ACTIVE))).limit(
+            max_jobs + 1
+        )
+        jobs = [snap async for snap in query.stream()]
+        count(reads=max(len(jobs), 1))
+        partial = len(jobs) > max_jobs
+        jobs = jobs[:max_jobs]
+
+        async def counts_of(snap: Any) -> tuple[dict[TaskStatus, int], datetime | None]:
+            doc = snap.to_dict() or {}
+            shards = int(doc.get("counter_shards") or 1)
+            return await self._counters.read(snap.reference, shards), doc.get("created_at")
+
+        queued = running = 0
+        oldest: datetime | None = None
+        for counts, created_at in await asyncio.gather(*(counts_of(snap) for snap in jobs)):
+            queued += counts[TaskStatus.QUEUED]
+            running += counts[TaskStatus.RUNNING]
+            if counts[TaskStatus.QUEUED] and created_at is not None:
+                oldest = created_at if oldest is None else min(oldest, created_at)
+        return OpenWork(queued, running, oldest, len(jobs), partial)

@@ -1,0 +1,42 @@
+"""The stats port: outcome totals by 5-minute slot and by hour, and what is open right now.
+
+Totals are written by the job store in the same commits as the outcomes (see
+domain/stats.py); this port only reads them, so a stats read costs O(slots or hours x shards),
+never O(tasks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from scrapejobs_shared.domain.stats import Totals
+from scrapejobs_shared.domain.statuses import JobStatus
+
+
+@dataclass(frozen=True, slots=True)
+class OpenWork:
+    """Tasks of unfinished jobs that are queued or running now (from the jobs' counters)."""
+
+    queued: int
+    running: int
+    oldest_queued_since: datetime | None  # creation of the oldest job that has queued tasks
+    jobs_read: int  # unfinished jobs whose counters were read
+    partial: bool  # more unfinished jobs than the read's bound: the counts are a lower bound
+
+
+class StatsReader(Protocol):
+    async def slot_totals(self, slots: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        """Totals of each 5-minute slot (starts from ``domain.stats.slot_of``)."""
+
+    async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        """Totals of each hour (starts from ``domain.stats.hour_of``)."""
+
+    async def jobs_by_status(self) -> dict[JobStatus, int]: ...
+
+    async def open_work(self, max_jobs: int) -> OpenWork: ...
+
+    async def ping(self) -> None:
+        """Raise if the store cannot be reached."""

@@ -18,6 +18,14 @@ resource "google_pubsub_topic_iam_member" "dispatcher_publishes_tasks" {
   member  = google_service_account.dispatcher.member
 }
 
+# GET /v1/health looks the task topic up to tell whether Pub/Sub can be reached
+resource "google_pubsub_topic_iam_member" "dispatcher_views_tasks_topic" {
+  project = var.project_id
+  topic   = google_pubsub_topic.tasks.name
+  role    = "roles/pubsub.viewer"
+  member  = google_service_account.dispatcher.member
+}
+
 resource "google_secret_manager_secret_iam_member" "dispatcher_reads_api_key_hashes" {
   count = local.api_key_mode ? 1 : 0
 

@@ -61,6 +61,7 @@ locals {
     SCRAPEJOBS_ACK_DEADLINE_S        = tostring(var.ack_deadline_s)
     SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS = tostring(var.max_delivery_attempts)
     SCRAPEJOBS_BATCH_CONCURRENCY     = tostring(var.worker_batch_concurrency)
+    SCRAPEJOBS_STATS_SHARDS          = tostring(var.stats_shards)
   })
 
   # The dispatcher's maintenance endpoints, called by Cloud Scheduler (scheduler.tf).
@@ -78,5 +79,5 @@ locals {
   }
 
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
-  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "scheduler_triggers", "idempotency_keys", "rejected_messages"])
+  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups"])
 }

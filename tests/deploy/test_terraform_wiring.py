@@ -247,6 +247,7 @@ def test_pubsub_service_agent_grants(tf):
 
 
 def test_runtime_accounts_publish_to_task_topic_only(tf):
+    """... and the dispatcher may look the topic up (GET /v1/health tells Pub/Sub reachable)."""
     grants = {
         (b["member"], b["topic"], b["role"])
         for b in tf.of_type("google_pubsub_topic_iam_member").values()
@@ -257,6 +258,11 @@ def test_runtime_accounts_publish_to_task_topic_only(tf):
             "${google_service_account.dispatcher.member}",
             "${google_pubsub_topic.tasks.name}",
             "roles/pubsub.publisher",
+        ),
+        (
+            "${google_service_account.dispatcher.member}",
+            "${google_pubsub_topic.tasks.name}",
+            "roles/pubsub.viewer",
         ),
         (
             "${google_service_account.worker.member}",
@@ -467,7 +473,7 @@ def test_ttl_fields(tf, h):
     collections = h.squash(tf.locals["ttl_collections"])
     # every collection group whose documents carry expire_at (the adapters write it on each)
     groups = ("jobs", "batches", "tasks", "counters", "crawl", "hosts", "scheduler_triggers")
-    for name in (*groups, "idempotency_keys", "rejected_messages"):
+    for name in (*groups, "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups"):
         assert f'"{name}"' in collections, f"no TTL policy for {name}"
     assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])
 

@@ -41,6 +41,7 @@ class PausedHostView(BaseModel):
 class StatsView(BaseModel):
     window: str
     since: datetime = Field(description="Start of the span the window covers (whole slots)")
+    generated_at: datetime = Field(description="End of the span: when the stats were read")
     tasks: TaskCounts
     jobs: dict[str, int] = Field(description="Jobs by status (all retained jobs)")
     throughput_per_s: float = Field(description="Tasks processed per second of the span")
@@ -61,6 +62,7 @@ class StatsView(BaseModel):
         return cls(
             window=report.window,
             since=report.since,
+            generated_at=report.now,
             tasks=TaskCounts(
                 queued=report.open.queued,
                 running=report.open.running,

@@ -1,0 +1,143 @@
+"""Outcome totals and the StatsReader port, on the Firestore emulator and the memory twin: what
+a settle commits is what the reader sums, slot by slot and hour by hour, before and after the
+rollups; jobs by status, open work, paused hosts."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.firestore.stats import FirestoreStats
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
+from scrapejobs_shared.domain.stats import SLOT, hour_of, slot_of, slots_between
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.host_gate import HostGate
+from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.stats import StatsReader
+
+
+@dataclass
+class Adapters:
+    store: StoreForEnqueue
+    stats: StatsReader
+    gate: HostGate
+
+
+@pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
+async def adapters(request: pytest.FixtureRequest) -> AsyncIterator[Adapters]:
+    if request.param == "memory":
+        store = MemoryJobStore()
+        yield Adapters(store, store, MemoryHostGate())
+        return
+    stack = request.getfixturevalue("stack")
+    client = firestore.AsyncClient(project=stack.config.project_id)
+    yield Adapters(
+        FirestoreJobStore(client, stats_shards=4), FirestoreStats(client), FirestoreHostGate(client)
+    )
+    client.close()
+
+
+def an_hour_of_our_own() -> datetime:
+    """An hour no other test writes outcomes into (the emulator is shared by the suite)."""
+    return datetime(2031, 1, 1, tzinfo=UTC) + timedelta(hours=random.randrange(200_000))
+
+
+async def settle_at(
+    store: StoreForEnqueue, outcomes: list[TaskStatus], at: datetime, created: datetime
+) -> None:
+    job_id = uuid.uuid4().hex
+    batch = BatchRecord(
+        job_id=job_id,
+        id="b0",
+        items=tuple(
+            BatchItem(f"t{i}", f"http://h.example/{i}", index=i) for i in range(len(outcomes))
+        ),
+        created_at=created,
+        expire_at=created + timedelta(days=30),
+    )
+    job = JobRecord(
+        id=job_id,
+        status=JobStatus.QUEUED,
+        spec=JobSpec(),
+        created_at=created,
+        updated_at=created,
+        expire_at=created + timedelta(days=30),
+        total=len(outcomes),
+    )
+    await store.create_job(job, [batch])
+    claim = await store.claim_batch(job_id, "b0", at, at + timedelta(seconds=30))
+    assert isinstance(claim, Claimed)
+    changes = [
+        FinishTask(f"t{i}", TaskOutcome(status, elapsed_ms=40 + i), service_ms=300 + i)
+        for i, status in enumerate(outcomes)
+    ]
+    # two commits, as a batch that flushes while it runs
+    await store.settle(claim.handle, changes[: len(changes) // 2], at, at + timedelta(seconds=30))
+    await store.settle(claim.handle, changes[len(changes) // 2 :], at, None)
+
+
+async def test_what_settles_commit_is_what_the_reader_sums(adapters: Adapters) -> None:
+    hour = an_hour_of_our_own()
+    first, second = hour + timedelta(minutes=7), hour + timedelta(minutes=31)
+    ok, bad, dead = TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.DEAD_LETTERED
+    await settle_at(adapters.store, [ok] * 5 + [bad] * 2, first, hour)
+    await settle_at(adapters.store, [ok] * 3 + [dead], second, hour)
+
+    live = hour + timedelta(minutes=40)  # inside the hour: nothing may be rolled up yet
+    slots = await adapters.stats.slot_totals(slots_between(hour, live), live)
+    assert slots[slot_of(first)].count(ok) == 5 and slots[slot_of(first)].count(bad) == 2
+    assert slots[slot_of(second)].count(dead) == 1
+    assert sum(t.processed for t in slots.values()) == 11
+    [in_hour] = (await adapters.stats.hour_totals([hour], live)).values()
+    assert in_hour.count(ok) == 8 and in_hour.service.count == 11 and in_hour.fetch.count == 11
+    assert in_hour.service.sum_ms == sum(300 + i for i in range(7)) + sum(300 + i for i in range(4))
+
+    later = hour + timedelta(hours=3)  # final: read once from the shards, then from rollups
+    for _ in range(2):
+        [rolled] = (await adapters.stats.hour_totals([hour], later)).values()
+        assert rolled == in_hour
+        again = await adapters.stats.slot_totals(
+            slots_between(hour, hour + timedelta(minutes=55)), later
+        )
+        assert again[slot_of(first)] == slots[slot_of(first)]
+        assert all(t.empty for s, t in again.items() if s not in (slot_of(first), slot_of(second)))
+
+
+async def test_an_empty_span_reads_as_zero(adapters: Adapters) -> None:
+    hour = an_hour_of_our_own()
+    totals = await adapters.stats.slot_totals([hour, hour + SLOT], hour + timedelta(hours=1))
+    assert all(t.empty for t in totals.values()) and len(totals) == 2
+    assert (await adapters.stats.hour_totals([hour], hour))[hour].processed == 0
+    assert hour_of(hour) == hour
+
+
+async def test_jobs_by_status_and_open_work(adapters: Adapters) -> None:
+    before = await adapters.stats.jobs_by_status()
+    created = datetime.now(UTC) - timedelta(minutes=3)
+    await settle_at(adapters.store, [TaskStatus.SUCCEEDED], created, created)  # one job, done
+    after = await adapters.stats.jobs_by_status()
+    assert sum(after.values()) == sum(before.values()) + 1
+    work = await adapters.stats.open_work(10_000)
+    assert work.queued >= 0 and work.running >= 0 and not work.partial
+    await adapters.stats.ping()
+
+
+async def test_paused_hosts(adapters: Adapters) -> None:
+    now = datetime.now(UTC)
+    host = f"http~{uuid.uuid4().hex}.example~80"
+    await adapters.gate.hold(host, now + timedelta(minutes=2))
+    paused = await adapters.gate.paused(now, 1000)
+    assert any(p.host == host and p.reason == "held" for p in paused)

@@ -11,50 +11,7 @@ import httpx
 import pytest
 
 from scrapejobs_client import NO_RETRIES, ApiError, Client, RetryPolicy, Webhook
-
-STATS = {
-    "window": "1h",
-    "tasks": {
-        "queued": 3,
-        "running": 2,
-        "succeeded": 90,
-        "failed": 4,
-        "dead_lettered": 1,
-        "cancelled": 0,
-    },
-    "jobs": {"running": 1, "completed": 7},
-    "throughput_per_s": 12.5,
-    "processing": {"avg_ms": 40.0, "p50_ms": 31.0, "p95_ms": None},
-    "fetch": {"p95_ms": 120.0},
-    "error_rate": 0.05,
-    "oldest_queued_age_s": None,
-    "paused_hosts": [
-        {"host": "https~shop.test~443", "until": "2026-01-01T00:01:00Z", "reason": "breaker"}
-    ],
-}
-HISTORY = {
-    "history": [
-        {
-            "hour": "2026-01-01T00:00:00Z",
-            "processed": 100,
-            "succeeded": 95,
-            "failed": 4,
-            "dead_lettered": 1,
-            "success_rate": 0.95,
-            "avg_ms": 40.0,
-            "p95_ms": 90.0,
-            "throughput_per_s": 0.03,
-        }
-    ]
-}
-JOB = {
-    "id": "j1",
-    "status": "queued",
-    "created_at": "2026-01-01T00:00:00Z",
-    "updated_at": "2026-01-01T00:00:00Z",
-    "total": 1,
-    "counts": {"queued": 1},
-}
+from support.api_samples import HISTORY, JOB, STATS
 
 
 def recording(answer: httpx.Response, seen: list[httpx.Request], retry=NO_RETRIES) -> Client:

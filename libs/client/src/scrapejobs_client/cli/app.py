@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import itertools
 import sys
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TextIO
@@ -34,6 +35,7 @@ from scrapejobs_client.cli.state import (
 )
 from scrapejobs_client.cli.waiting import follow
 from scrapejobs_client.client import DEFAULT_API_URL
+from scrapejobs_client.errors import NotFound
 from scrapejobs_client.models import Job, Webhook
 
 app = typer.Typer(
@@ -450,8 +452,9 @@ def stats(
 ) -> None:
     """Throughput, latency, error rate, backlog and paused hosts."""
     state = use(ctx, json_output)
-    figures = state.client.stats(window.value)
-    hourly = state.client.stats_history(history) if history is not None else None
+    with _missing_on_older_servers("GET /v1/stats"):
+        figures = state.client.stats(window.value)
+        hourly = state.client.stats_history(history) if history is not None else None
     if json_output:
         value = figures.model_dump(mode="json")
         if hourly is not None:
@@ -469,7 +472,8 @@ def stats(
 def health(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """The service's health with its reasons; exit 4 when DEGRADED, 5 when UNHEALTHY."""
     state = use(ctx, json_output)
-    report = state.client.health()
+    with _missing_on_older_servers("GET /v1/health"):
+        report = state.client.health()
     if json_output:
         state.emit_json(report.model_dump(mode="json"))
     else:
@@ -479,6 +483,18 @@ def health(ctx: typer.Context, json_output: JsonFlag = False) -> None:
         raise typer.Exit(ExitCode.DEGRADED)
     if report.status != "HEALTHY":
         raise typer.Exit(ExitCode.UNHEALTHY)
+
+
+@contextmanager
+def _missing_on_older_servers(endpoint: str) -> Iterator[None]:
+    """A 404 from a server that predates the endpoint says so, not just "Not Found"."""
+    try:
+        yield
+    except NotFound as exc:
+        if exc.message != "Not Found":  # Starlette's own: no such route
+            raise
+        exc.message = f"{exc.message}: this API has no {endpoint} (an older server?)"
+        raise
 
 
 def main() -> None:

@@ -36,15 +36,18 @@ def follow(
     )
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(job.id, total=job.total or None, rate="-/s", eta="-", status="")
+        rate = "-/s"
         for current in client.watch(job.id, interval_s, timeout_s):
             progress = current.progress
+            if progress is not None and progress.rate_per_s is not None:
+                rate = number(progress.rate_per_s, "/s")  # kept once the API stops giving one
             done = progress.done if progress else current.total - current.open_tasks
             total = progress.total if progress else current.total
             bar.update(
                 task,
                 completed=done,
                 total=total or None,
-                rate=number(progress.rate_per_s if progress else None, "/s"),
+                rate=rate,
                 eta=duration(progress.eta_s if progress else None),
                 status=current.status,
             )

@@ -1,0 +1,74 @@
+"""What the client raises: ``ApiError`` for an answer that is an error, ``ApiUnreachable`` when
+no answer came (after the retries)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+
+class ScrapejobsError(Exception):
+    """Base of everything this client raises."""
+
+
+class ApiUnreachable(ScrapejobsError):
+    """No HTTP answer: the connection failed or timed out on every attempt."""
+
+    def __init__(self, url: str, cause: Exception) -> None:
+        reason = str(cause) or type(cause).__name__
+        super().__init__(f"cannot reach the scrapejobs API at {url}: {reason}")
+        self.url = url
+        self.cause = cause
+
+
+class ApiError(ScrapejobsError):
+    """The API answered with an error status.
+
+    ``message`` is the API's own (``{"error": {"code", "message", "field"}}``), or the status
+    line and the start of the body when the answer was not the API's JSON (a proxy, a load
+    balancer). ``body`` is the parsed JSON, or the text.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        body: Any = None,
+        *,
+        code: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+        self.body = body
+        self.code = code
+        self.field = field
+
+    @classmethod
+    def from_response(cls, response: httpx.Response) -> ApiError:
+        body: Any
+        try:
+            body = response.json()
+        except ValueError:
+            body = response.text
+        code = field = None
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            message: str = error["message"]
+            code = error.get("code") if isinstance(error.get("code"), str) else None
+            field = error.get("field") if isinstance(error.get("field"), str) else None
+        elif isinstance(body, dict) and isinstance(body.get("detail"), str):
+            message = body["detail"]  # FastAPI's default shape, from a server without ours
+        else:
+            text = body if isinstance(body, str) else response.text
+            message = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+            if text.strip():
+                message += f": {text.strip()[:200]}"
+        error_class = NotFound if response.status_code == 404 else cls
+        return error_class(response.status_code, message, body, code=code, field=field)
+
+
+class NotFound(ApiError):
+    """404: the job (or the route, on a server that predates it) does not exist."""

@@ -1,0 +1,236 @@
+"""What the scrapejobs API answers, as pydantic models.
+
+They mirror the dispatcher's OpenAPI schemas (``scrapejobs_dispatcher.views`` and the routes),
+but are lenient on purpose: unknown fields are kept (``extra="allow"``, reachable through
+``model_extra`` and in ``model_dump()``), and statuses are plain strings, so a newer server
+that adds a field or a status does not break an older client.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+JOB_STATUSES = ("queued", "running", "completed", "cancelled")
+TASK_STATUSES = ("queued", "running", "succeeded", "failed", "dead_lettered", "cancelled")
+TERMINAL_JOB_STATUSES = frozenset({"completed", "cancelled"})
+OPEN_TASK_STATUSES = ("queued", "running")
+UNSUCCESSFUL_TASK_STATUSES = ("failed", "dead_lettered")
+
+Priority = Literal["high", "normal", "low"]
+RetryStatus = Literal["dead_lettered", "failed"]
+StatsWindow = Literal["5m", "1h", "24h"]
+ExportFormat = Literal["jsonl", "csv"]
+
+
+class ApiModel(BaseModel):
+    """Base of every response model: extra fields are kept, never refused."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# --- jobs -------------------------------------------------------------------------------------
+
+
+class JobProgress(ApiModel):
+    done: int
+    total: int
+    percent: float
+    rate_per_s: float | None = None
+    eta_s: float | None = None
+    estimated_completion: datetime | None = None
+
+
+class JobSummary(ApiModel):
+    """A job as ``GET /v1/jobs`` lists it."""
+
+    id: str
+    status: str
+    created_at: datetime
+    updated_at: datetime
+    labels: dict[str, str] = Field(default_factory=dict)
+    kind: str | None = None
+
+
+class Job(JobSummary):
+    """A job as ``GET /v1/jobs/{id}`` (and submit, cancel) return it."""
+
+    total: int
+    counts: dict[str, int] = Field(default_factory=dict)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    progress: JobProgress | None = None
+
+    @property
+    def open_tasks(self) -> int:
+        return sum(self.counts.get(status, 0) for status in OPEN_TASK_STATUSES)
+
+    @property
+    def finished(self) -> bool:
+        """The job ended (completed or cancelled) and none of its tasks is still open."""
+        return self.status in TERMINAL_JOB_STATUSES and self.open_tasks == 0
+
+    @property
+    def unsuccessful(self) -> int:
+        """Tasks that ended failed or dead-lettered."""
+        return sum(self.counts.get(status, 0) for status in UNSUCCESSFUL_TASK_STATUSES)
+
+
+class Page(ApiModel):
+    """One page of a listing; ``next_page_token`` is None on the last."""
+
+    next_page_token: str | None = None
+
+
+class JobPage(Page):
+    jobs: list[JobSummary]
+
+
+class TaskResult(ApiModel):
+    id: str
+    url: str
+    status: str
+    http_status: int | None = None
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    attempts: int = 0
+    replays: int = 0
+    fetched_at: datetime | None = None
+    elapsed_ms: int | None = None
+    truncated_fields: list[str] = Field(default_factory=list)
+    field_errors: dict[str, str] | None = None
+
+
+class ResultPage(Page):
+    results: list[TaskResult]
+
+
+class Replayed(ApiModel):
+    replayed: int
+
+
+# --- dead letters -----------------------------------------------------------------------------
+
+
+class DeadLetter(ApiModel):
+    job_id: str
+    task_id: str
+    url: str
+    error: str | None = None
+    attempts: int = 0
+    replays: int = 0
+    dead_lettered_at: datetime
+
+
+class DeadLetterPage(Page):
+    dead_letters: list[DeadLetter]
+
+
+# --- hosts ------------------------------------------------------------------------------------
+
+
+class HostState(ApiModel):
+    host: str
+    paused: bool
+    circuit_open_until: datetime | None = None
+    next_request_at: datetime | None = None
+    consecutive_failures: int = 0
+    in_flight: int = 0
+
+
+# --- monitoring (GET /v1/stats, /v1/stats/history, /v1/health) --------------------------------
+
+
+class TaskTotals(ApiModel):
+    queued: int = 0
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    dead_lettered: int = 0
+    cancelled: int = 0
+
+
+class ProcessingTimes(ApiModel):
+    avg_ms: float | None = None
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+
+
+class FetchTimes(ApiModel):
+    p95_ms: float | None = None
+
+
+class PausedHost(ApiModel):
+    host: str
+    until: str
+    reason: str
+
+
+class Stats(ApiModel):
+    window: str
+    tasks: TaskTotals = Field(default_factory=TaskTotals)
+    jobs: dict[str, int] = Field(default_factory=dict)
+    throughput_per_s: float = 0.0
+    processing: ProcessingTimes = Field(default_factory=ProcessingTimes)
+    fetch: FetchTimes = Field(default_factory=FetchTimes)
+    error_rate: float | None = None
+    oldest_queued_age_s: float | None = None
+    paused_hosts: list[PausedHost] = Field(default_factory=list)
+
+
+class HourStats(ApiModel):
+    hour: str
+    processed: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    dead_lettered: int = 0
+    success_rate: float | None = None
+    avg_ms: float | None = None
+    p95_ms: float | None = None
+    throughput_per_s: float | None = None
+
+
+class StatsHistory(ApiModel):
+    history: list[HourStats]
+
+
+class Health(ApiModel):
+    """``HEALTHY``, ``DEGRADED`` or ``UNHEALTHY`` (the API answers the last with a 503)."""
+
+    status: str
+    reasons: list[str] = Field(default_factory=list)
+    checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @property
+    def healthy(self) -> bool:
+        return self.status == "HEALTHY"
+
+
+# --- maintenance ------------------------------------------------------------------------------
+
+
+class Republished(ApiModel):
+    jobs: int
+    tasks: int
+
+
+class ReconcileReport(ApiModel):
+    batches: int
+    tasks: int
+    skipped: int = 0
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+
+class Webhook(BaseModel):
+    """Where the API posts a job's events (``submit(webhook=...)``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    events: list[str] | None = None
+    headers: dict[str, str] | None = None
+    secret: str | None = None

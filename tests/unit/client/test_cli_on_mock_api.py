@@ -1,0 +1,133 @@
+"""CLI commands whose server side is not in this branch yet (stats, health, submit's priority and
+webhook), on a client over httpx.MockTransport; and the CSV writer's columns."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner, Result
+
+from scrapejobs_client import NO_RETRIES, Client, TaskResult
+from scrapejobs_client.cli import CliState, ExitCode, app
+from scrapejobs_client.cli.results_output import CsvWriter
+from support.api_samples import HISTORY, JOB, STATS
+
+
+class MockApi:
+    """Answers by path; records what the CLI sent."""
+
+    def __init__(self, answers: dict[str, httpx.Response]) -> None:
+        self.answers = answers
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return self.answers[request.url.path]
+
+    def run(self, *args: str) -> Result:
+        state = CliState(
+            client_factory=lambda config: Client(
+                config.api_url, transport=httpx.MockTransport(self), retry=NO_RETRIES
+            )
+        )
+        return CliRunner().invoke(app, list(args), obj=state, env={"COLUMNS": "200"})
+
+
+def test_stats_table_and_json() -> None:
+    api = MockApi({"/v1/stats": httpx.Response(200, json=STATS)})
+
+    shown = api.run("stats", "--window", "1h")
+
+    assert shown.exit_code == 0, shown.output
+    assert api.requests[0].url.params["window"] == "1h"
+    for text in ("12.50/s", "5.0%", "succeeded 90", "https~shop.test~443", "breaker", "p50 31 ms"):
+        assert text in shown.stdout
+    as_json = api.run("stats", "--json")
+    assert json.loads(as_json.stdout) == STATS
+
+
+def test_stats_with_history() -> None:
+    api = MockApi(
+        {
+            "/v1/stats": httpx.Response(200, json=STATS),
+            "/v1/stats/history": httpx.Response(200, json=HISTORY),
+        }
+    )
+
+    as_json = api.run("stats", "--history", "6", "--json")
+    shown = api.run("stats", "--history", "6")
+
+    assert json.loads(as_json.stdout)["history"] == HISTORY["history"]
+    assert api.requests[1].url.params["hours"] == "6"
+    assert "95.0%" in shown.stdout and "2026-01-01T00:00:00Z" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("status", "http_status", "exit_code"),
+    [
+        ("HEALTHY", 200, ExitCode.OK),
+        ("DEGRADED", 200, ExitCode.DEGRADED),
+        ("UNHEALTHY", 503, ExitCode.UNHEALTHY),
+    ],
+)
+def test_health_exit_codes(status: str, http_status: int, exit_code: ExitCode) -> None:
+    body = {"status": status, "reasons": [f"reason for {status}"], "checks": {"pubsub": {"ok": 1}}}
+    api = MockApi({"/v1/health": httpx.Response(http_status, json=body)})
+
+    shown = api.run("health")
+    as_json = api.run("health", "--json")
+
+    assert shown.exit_code == exit_code and as_json.exit_code == exit_code
+    assert status in shown.stdout and f"reason for {status}" in shown.stdout
+    assert "pubsub" in shown.stdout
+    assert json.loads(as_json.stdout) == body
+
+
+def test_health_of_a_server_without_the_endpoint_is_an_error() -> None:
+    api = MockApi({"/v1/health": httpx.Response(404, json={"error": {"message": "Not Found"}})})
+
+    result = api.run("health")
+
+    assert result.exit_code == ExitCode.ERROR
+    assert "this API has no GET /v1/health (an older server?)" in result.stderr
+
+
+def test_submit_sends_priority_and_webhook() -> None:
+    api = MockApi({"/v1/jobs": httpx.Response(202, json=JOB)})
+
+    result = api.run(
+        "submit", "https://shop.test/1", "--priority", "high", "--webhook", "https://h.test/x"
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "submitted job j1 (1 tasks)" in result.stdout
+    assert json.loads(api.requests[0].content) == {
+        "urls": ["https://shop.test/1"],
+        "priority": "high",
+        "webhook": {"url": "https://h.test/x"},
+    }
+    assert api.run("submit", "https://shop.test/1", "--priority", "urgent").exit_code == 2
+
+
+def result(n: int, data: dict[str, Any] | None) -> TaskResult:
+    return TaskResult(id=f"t{n}", url=f"https://shop.test/{n}", status="succeeded", data=data)
+
+
+def test_csv_columns_come_from_the_first_page_and_later_fields_are_kept() -> None:
+    out = io.StringIO()
+    writer = CsvWriter(out)
+
+    writer.write_page([result(0, {"title": "A", "tags": ["x", "y"]}), result(1, None)])
+    writer.write_page([result(2, {"title": "C", "price": 9.5, "ok": True})])
+
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert list(rows[0])[-3:] == ["data.tags", "data.title", "data.other"]
+    assert rows[0]["data.tags"] == '["x", "y"]' and rows[0]["data.other"] == ""
+    assert rows[1]["data.title"] == "" and rows[1]["status"] == "succeeded"
+    assert rows[2]["data.title"] == "C"
+    assert json.loads(rows[2]["data.other"]) == {"price": 9.5, "ok": True}

@@ -216,6 +216,19 @@ def test_hosts(cli: Cli, site) -> None:
     assert bad.exit_code == ExitCode.ERROR and "url:" in bad.stderr
 
 
+def test_stats_history_and_health_on_the_real_api(cli: Cli) -> None:
+    stats = cli("stats", "--window", "24h", "--json")
+    assert stats.exit_code == 0, stats.output
+    [report] = json_lines(stats)
+    assert report["window"] == "24h" and set(report["tasks"]) >= {"queued", "succeeded"}
+    assert cli("stats").exit_code == 0
+    health = cli("health", "--json")
+    [body] = json_lines(health)
+    expected = {"HEALTHY": 0, "DEGRADED": ExitCode.DEGRADED, "UNHEALTHY": ExitCode.UNHEALTHY}
+    assert health.exit_code == expected[body["status"]], health.output
+    assert body["checks"]["firestore"]["status"] == "healthy"
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -22,6 +22,12 @@ from scrapejobs_shared.extraction.spec import (
     check_field_names,
     check_format_names,
 )
+from scrapejobs_shared.pipeline.spec import (
+    MAX_STAGES,
+    Pipeline,
+    pipeline_from_stored,
+    pipeline_to_json,
+)
 
 MAX_URLS = 10_000
 MAX_URL_LENGTH = 2048
@@ -168,6 +174,12 @@ class JobRequest(BaseModel):
     crawl: CrawlSpec | None = Field(default=None, description="Crawl from a start URL")
     extract: Fields = Field(default_factory=dict, description="Field name → selector spec")
     options: JobOptions = Field(default_factory=JobOptions)
+    pipeline: Pipeline = Field(
+        default_factory=list,
+        max_length=MAX_STAGES,
+        description="Post-processing stages applied in order to each result's data after "
+        "extraction: each an object with one key, 'clean', 'validate' or 'transform'",
+    )
     labels: dict[str, str] = Field(default_factory=dict, description="Free-form string labels")
 
     @model_validator(mode="after")
@@ -207,10 +219,26 @@ class JobSpec(BaseModel):
     extract: Fields = Field(default_factory=dict)
     options: JobOptions = Field(default_factory=JobOptions)
     crawl: CrawlSpec | None = None
+    pipeline: Pipeline = Field(default_factory=list)
+
+    @field_validator("pipeline", mode="before")
+    @classmethod
+    def _stored_pipeline(cls, value: Any) -> Any:
+        return pipeline_from_stored(value)
 
     @classmethod
     def from_request(cls, request: JobRequest) -> JobSpec:
-        return cls(extract=request.extract, options=request.options, crawl=request.crawl)
+        return cls(
+            extract=request.extract,
+            options=request.options,
+            crawl=request.crawl,
+            pipeline=request.pipeline,
+        )
 
     def to_document(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+        """The spec as stored on the job; the pipeline as one JSON string (a JSON Schema may
+        hold what a Firestore map cannot), left out when empty."""
+        document = self.model_dump(mode="json", exclude_none=True, exclude={"pipeline"})
+        if self.pipeline:
+            document["pipeline"] = pipeline_to_json(self.pipeline)
+        return document

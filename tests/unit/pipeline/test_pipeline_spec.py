@@ -22,6 +22,7 @@ BAD = [
     ([{"clean": None}], ("pipeline", 0, "clean"), "valid dictionary"),
     (["clean"], ("pipeline", 0), "valid dictionary"),
     ([{"clean": {"strip": True}}], ("pipeline", 0, "clean", "strip"), "Extra inputs"),
+    ([{"clean": {"trim": 0}}], ("pipeline", 0, "clean", "trim"), "valid boolean"),  # strict
     ([{"validate": {}}], ("pipeline", 0, "validate", "schema"), "Field required"),
     (
         [{"clean": {}}, {"validate": {"schema": {"type": "nope"}}}],

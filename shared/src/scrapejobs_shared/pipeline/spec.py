@@ -2,7 +2,8 @@
 
 A pipeline is a list of at most :data:`MAX_STAGES` stages, each an object with exactly one key
 naming the stage (``clean``, ``validate`` or ``transform``) whose value holds its options. They
-run in order on each result's ``data`` after extraction (:mod:`.runner`). Everything that could
+run in order on each result's ``data`` after extraction (:mod:`.runner`). Models are strict: what
+the OpenAPI document says is what is accepted (``0`` is not ``false``). Everything that could
 make a stage fail for its own spec (an unknown option, an invalid JSON Schema, a remote
 ``$ref``, two fields renamed to one name) is refused here, as a pydantic ``ValidationError``,
 so the API answers 422 and a job never fails later on its pipeline itself.
@@ -44,7 +45,7 @@ class CleanOptions(BaseModel):
     and booleans are kept as they are (``0`` and ``false`` are not empty).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     unescape_html: bool = Field(default=True, description="Unescape HTML character references")
     collapse_whitespace: bool = Field(
@@ -70,7 +71,9 @@ class ValidateOptions(BaseModel):
     """Check ``data`` against a JSON Schema; a result that does not conform ends ``failed``
     with reason ``validation`` and the schema errors (never retried)."""
 
-    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, serialize_by_alias=True, validate_by_name=True
+    )
 
     json_schema: dict[str, JsonValue] = Field(
         alias="schema",
@@ -92,7 +95,7 @@ class TransformOptions(BaseModel):
     renamed value replaces a field already holding the new name), then ``defaults`` (set when
     the field is missing or null), then ``cast``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     rename: dict[FieldName, FieldName] = Field(
         default_factory=dict, max_length=MAX_NAMES, description="Old field name → new name"
@@ -134,6 +137,7 @@ class Stage(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         serialize_by_alias=True,
         validate_by_name=True,
         json_schema_extra=_one_key_schema,

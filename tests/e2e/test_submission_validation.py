@@ -22,6 +22,11 @@ BAD = [
     ({"url": "http://x.example/", "options": {"retries": 3}}, "options.retries"),
     ({"url": "http://x.example/", "urls": ["http://x.example/"]}, "body"),
     ({"url": "http://x.example/", "options": {"headers": {"Host": "evil"}}}, "options.headers"),
+    ({"url": "http://x.example/", "pipeline": [{"clean": {}}, {"sort": {}}]}, "pipeline[1].sort"),
+    (
+        {"url": "http://x.example/", "pipeline": [{"validate": {"schema": {"type": 3}}}]},
+        "pipeline[0].validate.schema",
+    ),
 ]
 
 

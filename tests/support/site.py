@@ -10,6 +10,7 @@ Routes (``key`` separates counters between tests):
 - ``/throttle/KEY?after=2``        429 with ``Retry-After`` on the first request, then 200
 - ``/conc/KEY?s=0.3``              sleeps; ``max_in_flight`` records the peak concurrency
 - ``/switch/KEY``                  500 until ``KEY`` is in ``site.switched_on``, then a product
+- ``/messy/N``                     product N written untidily (see ``messy_page``)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from scrapejobs_devstack.demo_site.catalog import product_page
+from scrapejobs_devstack.demo_site.catalog import Product, product_page
 
 ROBOTS = "User-agent: *\nDisallow: /robots-private/\n"
 CRAWL_LINKS: dict[str, list[str]] = {
@@ -124,11 +125,27 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
 
 
 PRODUCT = re.compile(r"^/product/(\d+)$")
+MESSY = re.compile(r"^/messy/(\d+)$")
+
+
+def messy_page(number: int) -> str:
+    """Product ``number`` as a sloppy template writes it: the title split over lines with an
+    entity escaped twice (the text reads ``&amp;``), the price padded, an empty note."""
+    product = Product(number)
+    return (
+        "<html><body>"
+        f"<h1>  {product.title}\n\t&amp;amp;   Co  </h1>"
+        f"<p class='price'> \n {product.price} </p>"
+        "<p class='note'>   </p>"
+        "</body></html>"
+    )
 
 
 def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:
     if match := PRODUCT.match(path):
         return 200, product_page(int(match.group(1)))
+    if match := MESSY.match(path):
+        return 200, messy_page(int(match.group(1)))
     if path.startswith("/flaky/"):
         if n <= int(query.get("fail", "2")):
             return int(query.get("code", "500")), "<h1>oops</h1>"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -36,6 +37,7 @@ REPLAY_LIMIT = 500  # dead letters replayed per call
 CLOCK_SKEW = timedelta(minutes=1)  # writes stamped later than this ahead are not progress
 REPLAY_PAGE = 500
 MAX_JOB_RETRY = 10_000  # a job's tasks: the largest submission
+EXPORT_PAGE = 500  # results read per store call while a job's results are exported
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,15 @@ class JobView:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+
+@dataclass(frozen=True, slots=True)
+class ResultPages:
+    """Every result of ``job``, read page by page as ``pages`` is iterated (at most one page
+    held at a time; the store is read only while the consumer takes pages)."""
+
+    job: JobRecord
+    pages: AsyncIterator[list[TaskRecord]]
 
 
 class JobService:
@@ -167,6 +178,22 @@ class JobService:
     ) -> Page[TaskRecord]:
         await self._job(job_id)
         return await self._store.list_tasks(job_id, page_size, page_token)
+
+    async def all_results(self, job_id: str, page_size: int = EXPORT_PAGE) -> ResultPages:
+        """For an export: the job now (``JobNotFound`` before anything is streamed), its
+        results in the results API's order as the caller reads on."""
+        job = await self._job(job_id)
+        return ResultPages(job, self._result_pages(job_id, page_size))
+
+    async def _result_pages(self, job_id: str, page_size: int) -> AsyncIterator[list[TaskRecord]]:
+        token: str | None = None
+        while True:
+            page = await self._store.list_tasks(job_id, page_size, token)
+            if page.items:
+                yield page.items
+            token = page.next_page_token
+            if token is None:
+                return
 
     async def cancel(self, job_id: str) -> JobView:
         """Cancel: workers then settle every unstarted task as ``cancelled`` without fetching."""

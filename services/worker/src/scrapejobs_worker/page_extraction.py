@@ -1,4 +1,11 @@
-"""Turn a fetched 2xx response into a task outcome: extract, then fit under the size limit."""
+"""Turn a fetched 2xx response into a task outcome: extract, run the job's pipeline, then fit
+under the size limit.
+
+A pipeline stage that refuses the data (a ``validate`` schema, a failed ``transform`` cast)
+fails the task permanently: ``failed`` with error ``validation: pipeline[i] (stage): ...``,
+the problems in ``field_errors`` (keyed by JSON path, after any extraction errors) and the data
+as that stage received it. A crawl still follows the page's links: the page was fetched and
+read; only its data was refused."""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction import UnsupportedContent, extract_page, fit_result
 from scrapejobs_shared.extraction.spec import Format
+from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_worker.fetch_port import FetchResponse
 
 BODY_TRUNCATED = "$body"  # in truncated_fields: the page exceeded the fetch byte cap
@@ -45,16 +53,23 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         return ExtractedPage(outcome)
     data = dict(page.data)
     links = _links(data, keep="links" in spec.options.formats) if crawling else ()
+    status, errors, error = TaskStatus.SUCCEEDED, dict(page.errors), None
+    try:
+        data = run_pipeline(spec.pipeline, data)
+    except PipelineFailure as failure:
+        status, data, error = TaskStatus.FAILED, failure.data, failure.error
+        errors.update(failure.problems)
     fitted, truncated = fit_result(data)
     if response.truncated:
         truncated.insert(0, BODY_TRUNCATED)
     outcome = TaskOutcome(
-        TaskStatus.SUCCEEDED,
+        status,
         http_status=response.status,
         data=fitted,
+        error=error,
         elapsed_ms=response.elapsed_ms,
         truncated_fields=tuple(truncated),
-        field_errors=page.errors or None,
+        field_errors=errors or None,
     )
     return ExtractedPage(outcome, links)
 

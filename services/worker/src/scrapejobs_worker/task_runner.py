@@ -182,7 +182,7 @@ class TaskRunner:
         with phase("extract"):
             page = self._extract(decision.response, work.spec)
         crawl = work.spec.crawl
-        if crawl is not None and page.outcome.status is TaskStatus.SUCCEEDED:
+        if crawl is not None and page.links:  # a page refused by a pipeline stage, too
             with phase("expand"):
                 await self._crawl.expand(crawl, work.batch, item, decision.response.url, page.links)
         return _finished(item, replace(page.outcome, fetched_at=self._clock()))

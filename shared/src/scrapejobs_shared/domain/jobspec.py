@@ -27,6 +27,12 @@ from scrapejobs_shared.extraction.spec import (
     check_field_names,
     check_format_names,
 )
+from scrapejobs_shared.pipeline.spec import (
+    MAX_STAGES,
+    Pipeline,
+    pipeline_from_stored,
+    pipeline_to_json,
+)
 
 MAX_URLS = 10_000
 MAX_URL_LENGTH = 2048
@@ -205,6 +211,12 @@ class JobRequest(BaseModel):
         json_schema_extra=ONLY_FIELD_NAMES,
     )
     options: JobOptions = Field(default_factory=JobOptions)
+    pipeline: Pipeline = Field(
+        default_factory=list,
+        max_length=MAX_STAGES,
+        description="Post-processing stages applied in order to each result's data after "
+        "extraction: each an object with one key, 'clean', 'validate' or 'transform'",
+    )
     labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, max_length=64, description="Free-form string labels"
     )
@@ -236,10 +248,26 @@ class JobSpec(BaseModel):
     extract: Fields = Field(default_factory=dict)
     options: JobOptions = Field(default_factory=JobOptions)
     crawl: CrawlSpec | None = None
+    pipeline: Pipeline = Field(default_factory=list)
+
+    @field_validator("pipeline", mode="before")
+    @classmethod
+    def _stored_pipeline(cls, value: Any) -> Any:
+        return pipeline_from_stored(value)
 
     @classmethod
     def from_request(cls, request: JobRequest) -> JobSpec:
-        return cls(extract=request.extract, options=request.options, crawl=request.crawl)
+        return cls(
+            extract=request.extract,
+            options=request.options,
+            crawl=request.crawl,
+            pipeline=request.pipeline,
+        )
 
     def to_document(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+        """The spec as stored on the job; the pipeline as one JSON string (a JSON Schema may
+        hold what a Firestore map cannot), left out when empty."""
+        document = self.model_dump(mode="json", exclude_none=True, exclude={"pipeline"})
+        if self.pipeline:
+            document["pipeline"] = pipeline_to_json(self.pipeline)
+        return document

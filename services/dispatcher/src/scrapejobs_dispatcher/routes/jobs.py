@@ -6,10 +6,18 @@ import hashlib
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, Response
+from fastapi.responses import StreamingResponse
 from starlette.convertors import Convertor, register_url_convertor
 
 from scrapejobs_dispatcher.authentication import API_KEY_HEADER, require_caller
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
+from scrapejobs_dispatcher.result_export import (
+    MEDIA_TYPES,
+    ExportFormat,
+    csv_chunks,
+    filename,
+    jsonl_chunks,
+)
 from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.views import (
@@ -126,6 +134,44 @@ async def job_results(
     page = await _service(request).results(job_id, page_size, page_token)
     return ResultPage(
         results=[TaskResult.of(t) for t in page.items], next_page_token=page.next_page_token
+    )
+
+
+@router.get(
+    "/{job_id:job_id}/results:export",
+    response_class=StreamingResponse,
+    responses={
+        **ERRORS,
+        200: {
+            "description": "Every result of the job, streamed",
+            "content": {media_type: {} for media_type in MEDIA_TYPES.values()},
+        },
+    },
+)
+async def export_results(
+    job_id: JobId,
+    request: Request,
+    export_format: Annotated[
+        ExportFormat,
+        Query(
+            alias="format",
+            description="jsonl: one result per line, as the results API returns it; csv: "
+            "flattened columns (see the README)",
+        ),
+    ] = "jsonl",
+) -> StreamingResponse:
+    """Stream every result of the job, reading the store a page at a time (constant memory
+    whatever the job's size). A store failure mid-stream cuts the response short."""
+    export = await _service(request).all_results(job_id)
+    if export_format == "csv":
+        chunks = csv_chunks(export.job, export.pages)
+    else:
+        chunks = jsonl_chunks(export.pages)
+    disposition = f'attachment; filename="{filename(export.job.id, export_format)}"'
+    return StreamingResponse(
+        chunks,
+        media_type=MEDIA_TYPES[export_format],
+        headers={"Content-Disposition": disposition},
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.service import JobView
+from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
@@ -19,6 +20,7 @@ class JobSummary(BaseModel):
     updated_at: datetime
     labels: dict[str, str]
     kind: str
+    priority: Priority = Field(description="The lane its tasks travel in")
 
     @classmethod
     def of(cls, job: JobRecord) -> JobSummary:
@@ -29,6 +31,7 @@ class JobSummary(BaseModel):
             updated_at=job.updated_at,
             labels=job.labels,
             kind=job.kind,
+            priority=job.spec.priority,
         )
 
 

@@ -57,6 +57,7 @@ class CrawlExpansion:
             self._clock(),
             parent.expire_at,
             key=f"crawl:{parent_task.task_id}",
+            lane=parent.lane,
         )
         stored: list[BatchRecord] = []
         new = 0

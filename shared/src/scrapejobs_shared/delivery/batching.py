@@ -28,6 +28,7 @@ def plan_batches(
     created_at: datetime,
     expire_at: datetime,
     key: str = "s",
+    lane: str = "normal",
 ) -> list[BatchRecord]:
     """Batches of at most ``size`` items, hosts kept together (submission order within a
     host). Batch ids derive from ``job_id``, ``key`` and the batch's number, so planning the
@@ -42,6 +43,7 @@ def plan_batches(
             items=tuple(ordered[start : start + size]),
             created_at=created_at,
             expire_at=expire_at,
+            lane=lane,
         )
         for n, start in enumerate(range(0, len(ordered), size))
     ]

@@ -13,6 +13,7 @@ from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, TaskRef
+from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
 from scrapejobs_shared.observability.tracing import inject_trace_context
 from scrapejobs_shared.ports.job_store import BatchStore, JobStore, Settled
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
@@ -45,11 +46,16 @@ class Enqueuer:
         batches = [batch for batch in batches if batch.open_items]
         if not batches:
             return 0
-        attributes = inject_trace_context()
-        if deferrals:
-            attributes[DEFERRALS] = str(deferrals)
-        results = await self._publisher.publish([message_of(b) for b in batches], attributes)
-        lost = [b for b, r in zip(batches, results, strict=True) if isinstance(r, BaseException)]
+        lost: list[BatchRecord] = []
+        for lane in sorted({batch.lane for batch in batches}):
+            in_lane = [batch for batch in batches if batch.lane == lane]
+            attributes = {**inject_trace_context(), LANE_ATTRIBUTE: lane}
+            if deferrals:
+                attributes[DEFERRALS] = str(deferrals)
+            results = await self._publisher.publish([message_of(b) for b in in_lane], attributes)
+            lost += [
+                b for b, r in zip(in_lane, results, strict=True) if isinstance(r, BaseException)
+            ]
         failed = 0
         for batch in lost:
             closed = await self._store.close_batch(
@@ -70,6 +76,10 @@ class Enqueuer:
         case the caller nacks its delivery so that Pub/Sub tries again."""
         if not batch.open_items:
             return True
-        attributes = {**inject_trace_context(), DEFERRALS: str(deferrals)}
+        attributes = {
+            **inject_trace_context(),
+            DEFERRALS: str(deferrals),
+            LANE_ATTRIBUTE: batch.lane,
+        }
         [result] = await self._publisher.publish([message_of(batch)], attributes)
         return not isinstance(result, BaseException)

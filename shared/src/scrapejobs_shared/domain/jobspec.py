@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -35,6 +35,7 @@ from scrapejobs_shared.pipeline.spec import (
 )
 
 MAX_URLS = 10_000
+Priority = Literal["high", "normal", "low"]  # the lanes of messaging.topology.LANES
 MAX_URL_LENGTH = 2048
 # Headers a job may not set: they could address the metadata server, smuggle requests, or
 # defeat the fetcher's own body decoding and limits (refused at submit and again at fetch).
@@ -211,6 +212,12 @@ class JobRequest(BaseModel):
         json_schema_extra=ONLY_FIELD_NAMES,
     )
     options: JobOptions = Field(default_factory=JobOptions)
+    priority: Priority = Field(
+        default="normal",
+        description="The job's lane: each lane has its own topic and push subscription, so a "
+        "backlog of low-priority work never waits in front of a high-priority job (per-host "
+        "politeness still holds across lanes)",
+    )
     pipeline: Pipeline = Field(
         default_factory=list,
         max_length=MAX_STAGES,
@@ -249,6 +256,7 @@ class JobSpec(BaseModel):
     options: JobOptions = Field(default_factory=JobOptions)
     crawl: CrawlSpec | None = None
     pipeline: Pipeline = Field(default_factory=list)
+    priority: Priority = "normal"
 
     @field_validator("pipeline", mode="before")
     @classmethod
@@ -262,6 +270,7 @@ class JobSpec(BaseModel):
             options=request.options,
             crawl=request.crawl,
             pipeline=request.pipeline,
+            priority=request.priority,
         )
 
     def to_document(self) -> dict[str, Any]:

@@ -115,6 +115,7 @@ class BatchRecord:
     expire_at: datetime
     lease_until: datetime | None = None  # a delivery is running it until then
     updated_at: datetime | None = None  # last written (claim, results); None: at creation
+    lane: str = "normal"  # the priority lane its messages travel in (the job's priority)
 
     @property
     def open_items(self) -> tuple[BatchItem, ...]:

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Priority lanes: one topic and push subscription (each with its dead-letter topic and
+# subscription) per lane, so a backlog in one lane never waits in front of another's work.
+LANES = ("high", "normal", "low")
+DEFAULT_LANE = "normal"
+LANE_ATTRIBUTE = "lane"  # the message attribute naming a message's lane (its publisher's topic)
+
 PUSH_PATH = "/pubsub/push"
 DEAD_LETTER_PATH = "/pubsub/dead-letter"
 
@@ -22,6 +28,12 @@ class Topology:
     max_backoff_s: int = 600
     max_delivery_attempts: int = 5
     ack_deadline_s: int = 60
+
+
+def in_lane(name: str, lane: str) -> str:
+    """A topic or subscription name of ``lane``: the ``normal`` lane keeps the base names (as
+    deployed before lanes), the others add ``-{lane}`` (``scrape-tasks-push-high``)."""
+    return name if lane == DEFAULT_LANE else f"{name}-{lane}"
 
 
 DEFAULT_TOPOLOGY = Topology()

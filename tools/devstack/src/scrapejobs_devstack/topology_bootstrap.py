@@ -9,51 +9,75 @@ from google.api_core import exceptions as gexc
 from google.cloud import pubsub_v1
 from google.protobuf import duration_pb2
 
-from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH, Topology
+from scrapejobs_shared.messaging.topology import (
+    DEAD_LETTER_PATH,
+    LANES,
+    PUSH_PATH,
+    Topology,
+    in_lane,
+)
 
 log = logging.getLogger(__name__)
 
 
 def ensure_topology(project_id: str, worker_url: str, topology: Topology) -> None:
-    """Idempotent: existing topics are kept, existing subscriptions get the current endpoint."""
+    """Every priority lane's topics and subscriptions. Idempotent: existing topics are kept,
+    existing subscriptions get the current endpoint."""
     publisher = pubsub_v1.PublisherClient()
     subscriber = pubsub_v1.SubscriberClient()
     try:
-        task_topic = publisher.topic_path(project_id, topology.task_topic)
-        dead_topic = publisher.topic_path(project_id, topology.dead_letter_topic)
-        for topic in (task_topic, dead_topic):
-            _create_topic(publisher, topic)
-        _ensure_subscription(
-            subscriber,
-            {
-                "name": subscriber.subscription_path(project_id, topology.task_subscription),
-                "topic": task_topic,
-                "push_config": {"push_endpoint": worker_url + PUSH_PATH},
-                "ack_deadline_seconds": topology.ack_deadline_s,
-                "retry_policy": {
-                    "minimum_backoff": duration_pb2.Duration(seconds=topology.min_backoff_s),
-                    "maximum_backoff": duration_pb2.Duration(seconds=topology.max_backoff_s),
-                },
-                "dead_letter_policy": {
-                    "dead_letter_topic": dead_topic,
-                    "max_delivery_attempts": topology.max_delivery_attempts,
-                },
-                "expiration_policy": {},
-            },
-        )
-        _ensure_subscription(
-            subscriber,
-            {
-                "name": subscriber.subscription_path(project_id, topology.dead_letter_subscription),
-                "topic": dead_topic,
-                "push_config": {"push_endpoint": worker_url + DEAD_LETTER_PATH},
-                "ack_deadline_seconds": topology.ack_deadline_s,
-                "expiration_policy": {},
-            },
-        )
+        for lane in LANES:
+            _ensure_lane(publisher, subscriber, project_id, worker_url, topology, lane)
     finally:
         subscriber.close()
         publisher.transport.close()
+
+
+def _ensure_lane(
+    publisher: pubsub_v1.PublisherClient,
+    subscriber: pubsub_v1.SubscriberClient,
+    project_id: str,
+    worker_url: str,
+    topology: Topology,
+    lane: str,
+) -> None:
+    """One lane: its task topic, dead-letter topic and their push subscriptions."""
+    task_topic = publisher.topic_path(project_id, in_lane(topology.task_topic, lane))
+    dead_topic = publisher.topic_path(project_id, in_lane(topology.dead_letter_topic, lane))
+    for topic in (task_topic, dead_topic):
+        _create_topic(publisher, topic)
+    _ensure_subscription(
+        subscriber,
+        {
+            "name": subscriber.subscription_path(
+                project_id, in_lane(topology.task_subscription, lane)
+            ),
+            "topic": task_topic,
+            "push_config": {"push_endpoint": worker_url + PUSH_PATH},
+            "ack_deadline_seconds": topology.ack_deadline_s,
+            "retry_policy": {
+                "minimum_backoff": duration_pb2.Duration(seconds=topology.min_backoff_s),
+                "maximum_backoff": duration_pb2.Duration(seconds=topology.max_backoff_s),
+            },
+            "dead_letter_policy": {
+                "dead_letter_topic": dead_topic,
+                "max_delivery_attempts": topology.max_delivery_attempts,
+            },
+            "expiration_policy": {},
+        },
+    )
+    _ensure_subscription(
+        subscriber,
+        {
+            "name": subscriber.subscription_path(
+                project_id, in_lane(topology.dead_letter_subscription, lane)
+            ),
+            "topic": dead_topic,
+            "push_config": {"push_endpoint": worker_url + DEAD_LETTER_PATH},
+            "ack_deadline_seconds": topology.ack_deadline_s,
+            "expiration_policy": {},
+        },
+    )
 
 
 def _create_topic(publisher: pubsub_v1.PublisherClient, topic: str) -> None:

@@ -149,6 +149,7 @@ def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
         "created_at": batch.created_at,
         "updated_at": batch.updated_at or batch.created_at,
         "expire_at": batch.expire_at,
+        "lane": batch.lane,
     }
 
 
@@ -187,6 +188,7 @@ def batch_from_doc(job_id: str, batch_id: str, doc: Mapping[str, Any]) -> BatchR
         created_at=_as_datetime(doc["created_at"]),
         expire_at=_as_datetime(doc["expire_at"]),
         lease_until=_maybe_datetime(doc.get("lease_until")),
+        lane=str(doc.get("lane") or "normal"),
     )
 
 

@@ -9,6 +9,7 @@ from google.cloud import pubsub_v1
 from google.cloud.pubsub_v1.types import BatchSettings, PublisherOptions
 
 from scrapejobs_shared.messaging.task_message import FORMAT_VERSION, BatchMessage
+from scrapejobs_shared.messaging.topology import DEFAULT_LANE, LANE_ATTRIBUTE, LANES, in_lane
 
 # Larger batches than the client default (100 messages / 10 ms): a 10,000-URL submission is
 # about 20 publish requests instead of 100.
@@ -22,13 +23,18 @@ class PubSubTaskPublisher:
             publisher_options=PublisherOptions(enable_open_telemetry_tracing=False),
         )
         self._topic = self._client.topic_path(project_id, topic)
+        self._lanes = {
+            lane: self._client.topic_path(project_id, in_lane(topic, lane)) for lane in LANES
+        }
 
     async def publish(
         self, messages: Sequence[BatchMessage], attributes: Mapping[str, str]
     ) -> list[str | BaseException]:
+        """To the topic of the ``lane`` attribute's priority lane (``normal`` without one)."""
         attrs = {**attributes, "format": FORMAT_VERSION}
+        topic = self._lanes.get(attrs.get(LANE_ATTRIBUTE, DEFAULT_LANE), self._topic)
         futures = [
-            asyncio.wrap_future(self._client.publish(self._topic, message.encode(), **attrs))
+            asyncio.wrap_future(self._client.publish(topic, message.encode(), **attrs))
             for message in messages
         ]
         return list(await asyncio.gather(*futures, return_exceptions=True))

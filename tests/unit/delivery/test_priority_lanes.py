@@ -1,0 +1,37 @@
+"""Priority lanes: a job's batches carry its lane, crawl children inherit it, and the enqueuer
+publishes each lane's batches with the lane attribute that picks the lane's topic."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.delivery.batching import plan_batches
+from scrapejobs_shared.delivery.enqueue import Enqueuer
+from scrapejobs_shared.domain.records import BatchItem
+from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, LANES, in_lane
+
+NOW = datetime(2026, 11, 23, tzinfo=UTC)
+
+
+def batches(job_id: str, lane: str, n: int = 3):
+    items = [BatchItem(f"{job_id}-{i}", f"http://h{i}.example/") for i in range(n)]
+    return plan_batches(job_id, items, 1, NOW, NOW + timedelta(days=1), lane=lane)
+
+
+async def test_each_lane_is_published_with_its_attribute() -> None:
+    publisher = MemoryTaskPublisher()
+    enqueuer = Enqueuer(MemoryJobStore(), publisher, lambda: NOW)
+    await enqueuer.publish(batches("a", "low") + batches("b", "high", 2))
+    lanes = [(m.job_id, attributes[LANE_ATTRIBUTE]) for m, attributes in publisher.published]
+    assert sorted(lanes) == [("a", "low")] * 3 + [("b", "high")] * 2
+    await enqueuer.republish(batches("c", "high")[0], deferrals=1)
+    assert publisher.published[-1][1][LANE_ATTRIBUTE] == "high"
+
+
+def test_lane_names_keep_the_normal_lane_as_deployed() -> None:
+    assert LANES == ("high", "normal", "low")
+    assert in_lane("scrape-tasks", "normal") == "scrape-tasks"
+    assert in_lane("scrape-tasks-push", "high") == "scrape-tasks-push-high"
+    assert batches("d", "normal")[0].lane == "normal"

@@ -20,6 +20,7 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from support.jobs import PRODUCT_FIELDS, submit, wait_finished
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
@@ -121,6 +122,8 @@ async def test_an_unreachable_firestore_is_unhealthy(stack, monkeypatch) -> None
         gate=MemoryHostGate(),
         idempotency_keys=MemoryIdempotencyKeys(),
         stats_reader=FirestoreStats(client),
+        webhook_outbox=MemoryWebhookOutbox(),
+        webhook_log=MemoryWebhookLog(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

@@ -13,6 +13,7 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 
 
 @asynccontextmanager
@@ -26,6 +27,8 @@ async def memory_client(
         gate=MemoryHostGate(),
         idempotency_keys=MemoryIdempotencyKeys(),
         stats_reader=store,
+        webhook_outbox=MemoryWebhookOutbox(),
+        webhook_log=MemoryWebhookLog(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

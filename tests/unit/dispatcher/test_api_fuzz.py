@@ -19,6 +19,7 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from support.api_fuzz_hooks import expressible_in_the_schema, without_unforgeable_values
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,6 +31,8 @@ def _schema() -> Any:
         DispatcherSettings(auth_mode="none"),
         store=store,
         stats_reader=store,
+        webhook_outbox=MemoryWebhookOutbox(),
+        webhook_log=MemoryWebhookLog(),
         publisher=MemoryTaskPublisher(),
         gate=MemoryHostGate(),
         idempotency_keys=MemoryIdempotencyKeys(),

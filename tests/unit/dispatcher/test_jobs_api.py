@@ -14,6 +14,7 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
@@ -35,6 +36,8 @@ def memory_app(
         gate=gate or MemoryHostGate(),
         idempotency_keys=MemoryIdempotencyKeys(),
         stats_reader=store,
+        webhook_outbox=MemoryWebhookOutbox(),
+        webhook_log=MemoryWebhookLog(),
     )
 
 

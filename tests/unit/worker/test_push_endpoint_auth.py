@@ -11,6 +11,7 @@ import pytest
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from scrapejobs_worker.main import create_app
 from scrapejobs_worker.push_auth import StaticJwks
 from scrapejobs_worker.settings import WorkerSettings
@@ -44,6 +45,8 @@ async def worker(
         push_keys=StaticJwks(JWKS),
         gate=MemoryHostGate(),
         publisher=MemoryTaskPublisher(),
+        webhook_outbox=MemoryWebhookOutbox(),
+        webhook_log=MemoryWebhookLog(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -70,7 +73,7 @@ REJECTED = {
 
 
 @pytest.mark.parametrize(("headers", "status"), REJECTED.values(), ids=REJECTED.keys())
-@pytest.mark.parametrize("path", ["/pubsub/push", "/pubsub/dead-letter"])
+@pytest.mark.parametrize("path", ["/pubsub/push", "/pubsub/dead-letter", "/pubsub/webhook"])
 async def test_rejected_tokens_touch_nothing(worker, headers, status, path) -> None:
     client, store, fetcher = worker
     response = await client.post(

@@ -22,8 +22,11 @@ from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.stats import FirestoreStats
+from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
+from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
+from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.tracing import build_tracer
@@ -31,6 +34,7 @@ from scrapejobs_shared.ports.host_gate import HostGate
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.stats import StatsReader
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 
 log = logging.getLogger(__name__)
 
@@ -42,19 +46,28 @@ def create_app(
     gate: HostGate | None = None,
     idempotency_keys: IdempotencyKeys | None = None,
     stats_reader: StatsReader | None = None,
+    webhook_outbox: WebhookOutbox | None = None,
+    webhook_log: WebhookLog | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters unless others are given (unit tests)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = None
-        if store is None or gate is None or idempotency_keys is None or stats_reader is None:
+        if (
+            store is None
+            or gate is None
+            or idempotency_keys is None
+            or stats_reader is None
+            or webhook_log is None
+        ):
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
         job_store = store or FirestoreJobStore(client)
         host_gate = app.state.host_gate = gate or FirestoreHostGate(client)
         task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
+        outbox = webhook_outbox or PubSubWebhookOutbox(settings.project_id, settings.webhook_topic)
         app.state.monitor = Monitor(
             stats_reader or FirestoreStats(client),
             job_store,
@@ -70,6 +83,8 @@ def create_app(
             timedelta(days=settings.retention_days),
             build_tracer("scrapejobs-dispatcher"),
             batch_size=settings.batch_size,
+            events=JobEvents(job_store, outbox),
+            webhook_log=webhook_log or FirestoreWebhookLog(client),
         )
         app.state.idempotent_submissions = IdempotentSubmission(
             app.state.jobs,
@@ -82,6 +97,8 @@ def create_app(
             yield
         finally:
             await task_publisher.close()
+            if isinstance(outbox, PubSubWebhookOutbox):
+                await outbox.close()
             if client is not None:
                 client.close()
 

@@ -12,6 +12,7 @@ from opentelemetry.trace import Tracer
 
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, plan_batches, shards_for
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
@@ -28,6 +29,7 @@ from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.job_store import JobExists, Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.webhooks import WebhookDelivery, WebhookLog
 
 log = logging.getLogger(__name__)
 
@@ -105,10 +107,14 @@ class JobService:
         retention: timedelta,
         tracer: Tracer,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        events: JobEvents | None = None,
+        webhook_log: WebhookLog | None = None,
     ) -> None:
         self._tracer = tracer
         self._store = store
-        self._enqueuer = Enqueuer(store, publisher, clock)
+        self._events = events
+        self._webhook_log = webhook_log
+        self._enqueuer = Enqueuer(store, publisher, clock, events)
         self._clock = clock
         self._retention = retention
         self._batch_size = batch_size
@@ -200,9 +206,18 @@ class JobService:
         job = await self._job(job_id)
         if job.status is JobStatus.COMPLETED:
             raise JobAlreadyFinished(job_id)
-        await self._store.cancel_job(job_id, self._clock())
-        log.info("job cancelled", extra={"job_id": job_id})
+        if await self._store.cancel_job(job_id, self._clock()):
+            log.info("job cancelled", extra={"job_id": job_id})
+            if self._events is not None:
+                await self._events.ended(job_id)
         return await self.get(job_id)
+
+    async def webhook_deliveries(self, job_id: str, limit: int = 100) -> list[WebhookDelivery]:
+        """The job's webhook events and how their delivery went, newest first."""
+        await self._job(job_id)
+        if self._webhook_log is None:
+            return []
+        return await self._webhook_log.list(job_id, limit)
 
     async def republish_stuck(self, older_than: timedelta, limit: int = 50) -> tuple[int, int]:
         """Recover submissions that stopped between writing batches and publishing them (a

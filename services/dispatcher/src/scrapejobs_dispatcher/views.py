@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -11,6 +11,7 @@ from scrapejobs_dispatcher.service import JobView
 from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
 
 class JobSummary(BaseModel):
@@ -74,6 +75,38 @@ class JobDetail(JobSummary):
                 estimated_completion=progress.estimated_completion,
             ),
         )
+
+
+class WebhookDeliveryView(BaseModel):
+    event_id: str = Field(description="The webhook-id header of every attempt")
+    type: str
+    url: str
+    state: Literal["pending", "delivered", "failed"]
+    attempts: int
+    last_status: int | None = Field(description="The receiver's last HTTP status")
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+    delivered_at: datetime | None
+
+    @classmethod
+    def of(cls, delivery: WebhookDelivery) -> WebhookDeliveryView:
+        return cls(
+            event_id=delivery.event_id,
+            type=delivery.type,
+            url=delivery.url,
+            state=delivery.state,
+            attempts=delivery.attempts,
+            last_status=delivery.last_status,
+            last_error=delivery.last_error,
+            created_at=delivery.created_at,
+            updated_at=delivery.updated_at,
+            delivered_at=delivery.delivered_at,
+        )
+
+
+class WebhookDeliveries(BaseModel):
+    deliveries: list[WebhookDeliveryView] = Field(description="Newest first")
 
 
 class JobList(BaseModel):

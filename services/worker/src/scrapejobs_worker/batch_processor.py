@@ -24,6 +24,7 @@ from opentelemetry.trace import Tracer
 
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchItem, TaskOutcome
@@ -60,7 +61,9 @@ class BatchProcessor:
         clock: Clock,
         tracer: Tracer,
         policy: BatchPolicy,
+        events: JobEvents | None = None,
     ) -> None:
+        self._events = events
         self._store = store
         self._runner = runner
         self._enqueuer = enqueuer
@@ -124,7 +127,7 @@ class BatchProcessor:
                 },
             )
         if closed.job_may_be_done:
-            await complete_if_done(self._store, message.job_id, self._clock)
+            await complete_if_done(self._store, message.job_id, self._clock, self._events)
         return Verdict.done("dead-lettered")
 
     async def reject_envelope(self, body: bytes, reason: str) -> None:
@@ -170,7 +173,7 @@ class BatchProcessor:
         tally = dict(Counter(result.outcome for result in results))  # succeeded: 48, retry: 2...
         kinds = {result.kind for result in results}
         if recorder.job_may_be_done:
-            await complete_if_done(self._store, message.job_id, self._clock)
+            await complete_if_done(self._store, message.job_id, self._clock, self._events)
         if Kind.DEFER in kinds:
             open_items = _still_open(claim.batch.open_items, results)
             batch = replace(claim.batch, items=open_items)

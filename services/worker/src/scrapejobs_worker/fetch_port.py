@@ -15,6 +15,7 @@ class FetchRequest:
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 30.0
+    body: bytes | None = None  # sent with POST (a webhook), whose redirects are not followed
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,14 +13,18 @@ from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
+from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.tracing import build_tracer
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_web.http_errors import install_http_error_handlers
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
@@ -34,6 +38,7 @@ from scrapejobs_worker.robots_cache import RobotsCache
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
+from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +78,8 @@ def create_app(
     push_keys: KeySource | None = None,
     gate: HostGate | None = None,
     publisher: TaskPublisher | None = None,
+    webhook_outbox: WebhookOutbox | None = None,
+    webhook_log: WebhookLog | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher and Google's JWKS unless
     others are given (tests)."""
@@ -80,7 +87,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = None
-        if store is None or gate is None:
+        if store is None or gate is None or webhook_log is None:
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
@@ -93,7 +100,9 @@ def create_app(
             host_gate, RobotsCache(page_fetcher), politeness_policy(settings), clock
         )
         tracer = build_tracer("scrapejobs-worker")
-        enqueuer = Enqueuer(job_store, task_publisher, clock)
+        outbox = webhook_outbox or PubSubWebhookOutbox(settings.project_id, settings.webhook_topic)
+        events = JobEvents(job_store, outbox)
+        enqueuer = Enqueuer(job_store, task_publisher, clock, events)
         runner = TaskRunner(
             page_fetcher,
             extract_outcome,
@@ -104,7 +113,18 @@ def create_app(
             runner_policy(settings),
         )
         app.state.processor = BatchProcessor(
-            job_store, runner, enqueuer, clock, tracer, batch_policy(settings)
+            job_store, runner, enqueuer, clock, tracer, batch_policy(settings), events
+        )
+        app.state.webhooks = WebhookSender(
+            job_store,
+            webhook_log or FirestoreWebhookLog(client),
+            page_fetcher,
+            clock,
+            [key.strip() for key in settings.webhook_secrets.split(",") if key.strip()],
+            # the last attempt Pub/Sub makes records the event failed
+            WebhookPolicy(
+                max_attempts=min(settings.webhook_max_attempts, settings.max_delivery_attempts)
+            ),
         )
         if settings.fetch_allowlist:
             log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
@@ -116,6 +136,8 @@ def create_app(
                 await host_gate.close()
             await page_fetcher.aclose()
             await task_publisher.close()
+            if isinstance(outbox, PubSubWebhookOutbox):
+                await outbox.close()
             if client is not None:
                 client.close()
 

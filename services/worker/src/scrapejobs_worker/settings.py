@@ -72,6 +72,14 @@ class WorkerSettings(CommonSettings):
         description="Attempts after which a task still failing transiently ends dead_lettered "
         "(the subscription's dead-letter policy)",
     )
+    webhook_secrets: str = Field(
+        default="",
+        description="Comma-separated whsec_ keys signing webhooks of jobs without their own "
+        "secret; every key signs (several during a rotation). From Secret Manager in production",
+    )
+    webhook_max_attempts: int = Field(
+        default=8, ge=1, le=100, description="Webhook attempts before an event ends failed"
+    )
     stats_shards: int = Field(
         default=16,
         ge=1,

@@ -14,5 +14,6 @@ class CommonSettings(BaseSettings):
     project_id: str = Field(default="scrapejobs-local", description="Google Cloud project id")
     firestore_database: str = "(default)"
     task_topic: str = DEFAULT_TOPOLOGY.task_topic
+    webhook_topic: str = DEFAULT_TOPOLOGY.webhook_topic
     log_level: str = "INFO"
     retention_days: int = Field(default=30, ge=1, le=3650, description="TTL of jobs and results")

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from scrapejobs_shared.delivery.completion import complete_if_done
+from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
@@ -35,10 +36,17 @@ def message_of(batch: BatchRecord) -> BatchMessage:
 
 
 class Enqueuer:
-    def __init__(self, store: StoreForEnqueue, publisher: TaskPublisher, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: StoreForEnqueue,
+        publisher: TaskPublisher,
+        clock: Clock,
+        events: JobEvents | None = None,
+    ) -> None:
         self._store = store
         self._publisher = publisher
         self._clock = clock
+        self._events = events
 
     async def publish(self, batches: Sequence[BatchRecord], deferrals: int = 0) -> int:
         """Publish one message per batch with open tasks; returns how many tasks were failed
@@ -68,7 +76,7 @@ class Enqueuer:
                 "batches not published",
                 extra={"job_id": lost[0].job_id, "batches": len(lost), "tasks": failed},
             )
-            await complete_if_done(self._store, lost[0].job_id, self._clock)
+            await complete_if_done(self._store, lost[0].job_id, self._clock, self._events)
         return failed
 
     async def republish(self, batch: BatchRecord, deferrals: int) -> bool:

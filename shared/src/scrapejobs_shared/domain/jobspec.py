@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -144,11 +146,85 @@ class JobOptions(BaseModel):
     @field_validator("headers")
     @classmethod
     def _headers_allowed(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, header_value in value.items():
-            if name.lower() in FORBIDDEN_HEADERS:
-                raise ValueError(f"header {name!r} may not be set")
-            if not HEADER_NAME.match(name) or any(c in header_value for c in "\r\n"):
-                raise ValueError(f"invalid header {name!r}")
+        return check_headers(value, FORBIDDEN_HEADERS)
+
+
+def check_headers(value: dict[str, str], forbidden: frozenset[str]) -> dict[str, str]:
+    for name, header_value in value.items():
+        if name.lower() in forbidden:
+            raise ValueError(f"header {name!r} may not be set")
+        if not HEADER_NAME.match(name) or any(c in header_value for c in "\r\n"):
+            raise ValueError(f"invalid header {name!r}")
+    return value
+
+
+WebhookEventType = Literal["job.completed", "job.failed", "job.cancelled"]
+WEBHOOK_EVENTS: tuple[WebhookEventType, ...] = ("job.completed", "job.failed", "job.cancelled")
+# The signature and the body's type are the sender's (Standard Webhooks), never the job's.
+WEBHOOK_FORBIDDEN_HEADERS = FORBIDDEN_HEADERS | {
+    "webhook-id",
+    "webhook-timestamp",
+    "webhook-signature",
+    "content-type",
+}
+_WEBHOOK_HEADERS_SCHEMA: JsonDict = {
+    "propertyNames": {
+        "pattern": HEADER_NAME.pattern,
+        "not": {
+            "pattern": "^(?:"
+            + "|".join(
+                "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
+                for name in sorted(WEBHOOK_FORBIDDEN_HEADERS)
+            )
+            + ")$"
+        },
+    },
+    "additionalProperties": {"type": "string", "pattern": r"^[^\r\n]*$"},
+}
+
+
+class WebhookSpec(BaseModel):
+    """Where the job's events are POSTed, signed per Standard Webhooks (webhook-id,
+    webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    url: HttpUrl
+    events: list[WebhookEventType] = Field(
+        default_factory=lambda: list(WEBHOOK_EVENTS),
+        min_length=1,
+        max_length=len(WEBHOOK_EVENTS),
+        description="job.completed, job.failed (the job ended and every task failed), "
+        "job.cancelled",
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=20,
+        description="Extra request headers (not the signature's)",
+        json_schema_extra=_WEBHOOK_HEADERS_SCHEMA,
+    )
+    secret: str | None = Field(
+        default=None,
+        pattern=r"^whsec_(?:[A-Za-z0-9+/]{4}){5,15}(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2}==)$",
+        description="Signing key, whsec_ + base64 of 16 to 48 random bytes; without one, the "
+        "deployment's keys sign",
+    )
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_allowed(cls, value: dict[str, str]) -> dict[str, str]:
+        return check_headers(value, WEBHOOK_FORBIDDEN_HEADERS)
+
+    @field_validator("secret")
+    @classmethod
+    def _secret_decodes(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                key = base64.b64decode(value.removeprefix("whsec_"), validate=True)
+            except binascii.Error:
+                raise ValueError("the secret is not base64 after whsec_") from None
+            if not 16 <= len(key) <= 48:
+                raise ValueError("the secret must hold 16 to 48 bytes")
         return value
 
 
@@ -212,6 +288,9 @@ class JobRequest(BaseModel):
         json_schema_extra=ONLY_FIELD_NAMES,
     )
     options: JobOptions = Field(default_factory=JobOptions)
+    webhook: WebhookSpec | None = Field(
+        default=None, description="POST the job's events here, signed (Standard Webhooks)"
+    )
     priority: Priority = Field(
         default="normal",
         description="The job's lane: each lane has its own topic and push subscription, so a "
@@ -257,6 +336,7 @@ class JobSpec(BaseModel):
     crawl: CrawlSpec | None = None
     pipeline: Pipeline = Field(default_factory=list)
     priority: Priority = "normal"
+    webhook: WebhookSpec | None = None
 
     @field_validator("pipeline", mode="before")
     @classmethod
@@ -271,6 +351,7 @@ class JobSpec(BaseModel):
             crawl=request.crawl,
             pipeline=request.pipeline,
             priority=request.priority,
+            webhook=request.webhook,
         )
 
     def to_document(self) -> dict[str, Any]:

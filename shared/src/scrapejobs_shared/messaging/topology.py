@@ -16,6 +16,7 @@ LANE_ATTRIBUTE = "lane"  # the message attribute naming a message's lane (its pu
 
 PUSH_PATH = "/pubsub/push"
 DEAD_LETTER_PATH = "/pubsub/dead-letter"
+WEBHOOK_PATH = "/pubsub/webhook"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,11 @@ class Topology:
     dead_letter_topic: str = "scrape-tasks-dead"
     task_subscription: str = "scrape-tasks-push"
     dead_letter_subscription: str = "scrape-tasks-dead-push"
+    # webhook events: pushed to WEBHOOK_PATH with the same retry policy; after
+    # max_delivery_attempts Pub/Sub parks them on the dead-letter topic (kept 7 days)
+    webhook_topic: str = "scrape-webhooks"
+    webhook_subscription: str = "scrape-webhooks-push"
+    webhook_dead_letter_topic: str = "scrape-webhooks-dead"
     min_backoff_s: int = 10
     max_backoff_s: int = 600
     max_delivery_attempts: int = 5

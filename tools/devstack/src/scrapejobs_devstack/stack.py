@@ -17,6 +17,9 @@ from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY, Topology
 LOOPBACK_ALLOWLIST = "127.0.0.0/8,::1/128"
 
 
+DEV_WEBHOOK_SECRET = "whsec_c2NyYXBlam9icy1sb2NhbC1kZXZlbG9wbWVudC1rZXk="  # README: Webhooks
+
+
 @dataclass
 class StackConfig:
     project_id: str = "scrapejobs-local"
@@ -79,6 +82,7 @@ class Stack:
             "SCRAPEJOBS_PROJECT_ID": self.config.project_id,
             "GOOGLE_CLOUD_PROJECT": self.config.project_id,
             "SCRAPEJOBS_TASK_TOPIC": self.config.topology.task_topic,
+            "SCRAPEJOBS_WEBHOOK_TOPIC": self.config.topology.webhook_topic,
         }
 
     def start(self) -> None:
@@ -110,6 +114,8 @@ class Stack:
             # as many attempts as the subscription delivers
             "SCRAPEJOBS_ACK_DEADLINE_S": str(self.config.topology.ack_deadline_s),
             "SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS": str(self.config.topology.max_delivery_attempts),
+            # signs webhooks of jobs without their own secret (a development key, not a secret)
+            "SCRAPEJOBS_WEBHOOK_SECRETS": DEV_WEBHOOK_SECRET,
             **self.config.worker_env,
         }
         self.worker = self._service(

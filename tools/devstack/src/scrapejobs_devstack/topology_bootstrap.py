@@ -13,6 +13,7 @@ from scrapejobs_shared.messaging.topology import (
     DEAD_LETTER_PATH,
     LANES,
     PUSH_PATH,
+    WEBHOOK_PATH,
     Topology,
     in_lane,
 )
@@ -28,6 +29,7 @@ def ensure_topology(project_id: str, worker_url: str, topology: Topology) -> Non
     try:
         for lane in LANES:
             _ensure_lane(publisher, subscriber, project_id, worker_url, topology, lane)
+        _ensure_webhooks(publisher, subscriber, project_id, worker_url, topology)
     finally:
         subscriber.close()
         publisher.transport.close()
@@ -75,6 +77,39 @@ def _ensure_lane(
             "topic": dead_topic,
             "push_config": {"push_endpoint": worker_url + DEAD_LETTER_PATH},
             "ack_deadline_seconds": topology.ack_deadline_s,
+            "expiration_policy": {},
+        },
+    )
+
+
+def _ensure_webhooks(
+    publisher: pubsub_v1.PublisherClient,
+    subscriber: pubsub_v1.SubscriberClient,
+    project_id: str,
+    worker_url: str,
+    topology: Topology,
+) -> None:
+    """Webhook events: pushed to the worker with the tasks' retry policy, parked on their
+    dead-letter topic after max_delivery_attempts."""
+    topic = publisher.topic_path(project_id, topology.webhook_topic)
+    dead = publisher.topic_path(project_id, topology.webhook_dead_letter_topic)
+    for name in (topic, dead):
+        _create_topic(publisher, name)
+    _ensure_subscription(
+        subscriber,
+        {
+            "name": subscriber.subscription_path(project_id, topology.webhook_subscription),
+            "topic": topic,
+            "push_config": {"push_endpoint": worker_url + WEBHOOK_PATH},
+            "ack_deadline_seconds": topology.ack_deadline_s,
+            "retry_policy": {
+                "minimum_backoff": duration_pb2.Duration(seconds=topology.min_backoff_s),
+                "maximum_backoff": duration_pb2.Duration(seconds=topology.max_backoff_s),
+            },
+            "dead_letter_policy": {
+                "dead_letter_topic": dead,
+                "max_delivery_attempts": topology.max_delivery_attempts,
+            },
             "expiration_policy": {},
         },
     )

@@ -28,6 +28,8 @@ from scrapejobs_dispatcher.views import (
     Replayed,
     ResultPage,
     TaskResult,
+    WebhookDeliveries,
+    WebhookDeliveryView,
 )
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
@@ -181,6 +183,14 @@ async def delete_job(job_id: JobId, request: Request) -> Response:
     Jobs are otherwise deleted when their retention ends (``options.retention_days``)."""
     await _service(request).delete(job_id)
     return Response(status_code=204)
+
+
+@router.get("/{job_id:job_id}/webhooks", response_model=WebhookDeliveries, responses=ERRORS)
+async def webhook_deliveries(job_id: JobId, request: Request) -> WebhookDeliveries:
+    """The job's webhook events (job.completed, job.failed, job.cancelled) and how their
+    delivery went: attempts, the receiver's last status, delivered or failed."""
+    deliveries = await _service(request).webhook_deliveries(job_id)
+    return WebhookDeliveries(deliveries=[WebhookDeliveryView.of(d) for d in deliveries])
 
 
 @router.post("/{job_id:job_id}:retry", response_model=Replayed, responses=ERRORS)

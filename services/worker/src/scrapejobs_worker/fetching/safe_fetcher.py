@@ -118,7 +118,7 @@ class SafeFetcher:
         deadline_s = self._deadline_s(request.timeout_s)
         try:
             async with asyncio.timeout(deadline_s):
-                final, redirects = await self._follow_redirects(url, headers)
+                final, redirects = await self._follow_redirects(url, headers, request.body)
         except TimeoutError as exc:
             raise deadline_exceeded(deadline_s) from exc
         except httpx.TransportError as exc:
@@ -139,12 +139,13 @@ class SafeFetcher:
         return min(timeout_s, self._policy.max_deadline_s)
 
     async def _follow_redirects(
-        self, url: httpx.URL, headers: dict[str, str]
+        self, url: httpx.URL, headers: dict[str, str], body: bytes | None = None
     ) -> tuple[_FinalResponse, tuple[str, ...]]:
-        """Returns the final response and the URLs that redirected, in order."""
+        """Returns the final response and the URLs that redirected, in order (a POST's
+        response is final whatever its status)."""
         redirected_from: list[str] = []
         while True:
-            outcome = await self._one_hop(url, headers)
+            outcome = await self._one_hop(url, headers, body)
             if isinstance(outcome, _FinalResponse):
                 return outcome, tuple(redirected_from)
             redirected_from.append(str(url))
@@ -156,19 +157,23 @@ class SafeFetcher:
             headers = headers_for_hop(headers, url, outcome)
             url = outcome
 
-    async def _one_hop(self, url: httpx.URL, headers: dict[str, str]) -> _FinalResponse | httpx.URL:
-        """Resolve, vet and pin the host, send one GET; a redirect yields the next URL."""
+    async def _one_hop(
+        self, url: httpx.URL, headers: dict[str, str], body: bytes | None = None
+    ) -> _FinalResponse | httpx.URL:
+        """Resolve, vet and pin the host, send one GET (or a POST of ``body``); a GET's
+        redirect yields the next URL."""
         host = url.raw_host.decode("ascii")
         destination = await self._resolver.resolve(host, effective_port(url))
+        method = "GET" if body is None else "POST"
         with pin_destination(destination):
-            async with self._client.stream("GET", url, headers=headers) as response:
+            async with self._client.stream(method, url, headers=headers, content=body) as response:
                 verify_peer(response.extensions.get("network_stream"), self._address_policy)
-                target = redirect_target(response)
+                target = redirect_target(response) if body is None else None
                 if target is not None:
                     logger.debug("redirect %s -> %s", url, target)
                     return target
-                body = await read_capped_body(response, self._limits)
-                return _FinalResponse(url, response.status_code, flatten_headers(response), body)
+                read = await read_capped_body(response, self._limits)
+                return _FinalResponse(url, response.status_code, flatten_headers(response), read)
 
 
 def flatten_headers(response: httpx.Response) -> dict[str, str]:

@@ -6,10 +6,11 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from scrapejobs_shared.messaging.task_message import MalformedMessage, decode_push
-from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH
+from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH, WEBHOOK_PATH
 from scrapejobs_worker.batch_processor import BatchProcessor
 from scrapejobs_worker.push_guard import require_push_identity
 from scrapejobs_worker.verdict import Verdict
+from scrapejobs_worker.webhook_sender import WebhookSender
 
 router = APIRouter(tags=["pubsub"], dependencies=[Depends(require_push_identity)])
 
@@ -48,3 +49,17 @@ async def dead_letter(request: Request) -> Response:
     """A batch Pub/Sub gave up on after max delivery attempts: its open tasks end
     dead-lettered."""
     return await _handle(request, dead_letter=True)
+
+
+@router.post(WEBHOOK_PATH, status_code=204)
+async def webhook(request: Request) -> Response:
+    """A job's webhook event to deliver: acked once delivered (or given up on), nacked while
+    the receiver does not answer 2xx, so Pub/Sub retries it with backoff."""
+    body = await request.body()
+    sender: WebhookSender = request.app.state.webhooks
+    try:
+        pushed = decode_push(body)
+    except MalformedMessage as exc:
+        await _processor(request).reject_envelope(body, str(exc))
+        return Response(status_code=204)
+    return _answer(await sender.handle(pushed))

@@ -1,0 +1,118 @@
+"""Delivering one webhook event: sign it per Standard Webhooks and POST it through the SSRF-safe
+fetcher. A 2xx acks; anything else is recorded and nacked, so Pub/Sub retries with backoff, and
+every attempt carries the same ``webhook-id`` (receivers deduplicate on it). After
+``max_attempts`` the event is recorded ``failed`` and acked; a destination the fetcher refuses
+(blocked, malformed) fails at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from standardwebhooks.webhooks import Webhook
+
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import WebhookSpec
+from scrapejobs_shared.domain.webhook_events import MalformedEvent, WebhookEvent
+from scrapejobs_shared.messaging.task_message import PushedMessage
+from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.webhooks import DeliveryState, WebhookDelivery, WebhookLog
+from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest, PermanentFetchError
+from scrapejobs_worker.verdict import Verdict
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookPolicy:
+    timeout_s: float = 10.0
+    max_attempts: int = 8  # then the event is recorded failed (Pub/Sub's own limit is higher)
+
+
+class WebhookSender:
+    def __init__(
+        self,
+        store: JobStore,
+        deliveries: WebhookLog,
+        fetcher: Fetcher,
+        clock: Clock,
+        secrets: Sequence[str],
+        policy: WebhookPolicy,
+    ) -> None:
+        self._store = store
+        self._deliveries = deliveries
+        self._fetcher = fetcher
+        self._clock = clock
+        self._secrets = tuple(secrets)
+        self._policy = policy
+
+    async def handle(self, pushed: PushedMessage) -> Verdict:
+        try:
+            event = WebhookEvent.from_message(pushed.data)
+        except MalformedEvent as exc:
+            log.error("malformed webhook event", extra={"why": str(exc)})
+            await self._store.record_rejected_message(
+                pushed.message_id, str(exc), pushed.data, self._clock()
+            )
+            return Verdict.done("malformed event recorded")
+        job = await self._store.get_job(event.job_id)
+        if job is None or job.spec.webhook is None:
+            return Verdict.done("no webhook")
+        previous = await self._deliveries.get(job.id, event.id)
+        if previous is not None and previous.state != "pending":
+            return Verdict.done(f"already {previous.state}")
+        now = self._clock()
+        status, error, permanent = await self._post(job.spec.webhook, event, now)
+        attempts = (previous.attempts if previous else 0) + 1
+        state: DeliveryState = "pending"
+        if status is not None and 200 <= status < 300:
+            state = "delivered"
+        elif permanent or attempts >= self._policy.max_attempts:
+            state = "failed"
+        delivery = WebhookDelivery(
+            event_id=event.id,
+            type=event.type,
+            url=job.spec.webhook.url,
+            state=state,
+            attempts=attempts,
+            created_at=previous.created_at if previous else now,
+            updated_at=now,
+            last_status=status,
+            last_error=error,
+            delivered_at=now if state == "delivered" else None,
+        )
+        await self._deliveries.put(job.id, delivery, job.expire_at)
+        extra = {"job_id": job.id, "event": event.type, "attempts": attempts, "state": state}
+        log.info("webhook attempt", extra=extra | {"status": status, "error": error})
+        if state == "pending":
+            return Verdict.retry(error or "webhook not delivered")
+        return Verdict.done(state)
+
+    async def _post(
+        self, hook: WebhookSpec, event: WebhookEvent, now: datetime
+    ) -> tuple[int | None, str | None, bool]:
+        """(HTTP status, error, whether retrying is pointless)."""
+        keys = [hook.secret] if hook.secret else list(self._secrets)
+        if not keys:
+            return None, "no signing key: the job has no secret and none is configured", True
+        body = event.body()
+        signature = " ".join(Webhook(key).sign(event.id, now, body) for key in keys)
+        headers = {
+            **hook.headers,
+            "content-type": "application/json",
+            "webhook-id": event.id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": signature,
+        }
+        request = FetchRequest(hook.url, headers, self._policy.timeout_s, body=body.encode())
+        try:
+            response = await self._fetcher.fetch(request)
+        except PermanentFetchError as exc:
+            return None, f"{exc.reason}: {exc.detail}", True
+        except FetchError as exc:
+            return None, f"{exc.reason}: {exc.detail}", False
+        error = None if 200 <= response.status < 300 else f"HTTP {response.status}"
+        return response.status, error, False

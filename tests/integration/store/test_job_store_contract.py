@@ -4,6 +4,7 @@ alike: claims, leases, settles, counts, cancel, crawl batches, paging."""
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -227,6 +228,15 @@ async def test_a_completed_job_cannot_be_cancelled(store) -> None:
     assert await store.set_job_status(job.id, JobStatus.COMPLETED, now())
     assert not await store.set_job_status(job.id, JobStatus.RUNNING, now())
     assert not await store.cancel_job(job.id, now())
+
+
+async def test_jobs_finished_in_a_span(store) -> None:
+    ended_at = datetime(2033, 5, 5, tzinfo=UTC) + timedelta(seconds=random.randrange(10**6))
+    job, _ = await a_job(store)
+    assert await store.set_job_status(job.id, JobStatus.COMPLETED, ended_at)
+    around = await store.finished_between(ended_at - timedelta(seconds=1), ended_at + LEASE, 50)
+    assert [j.id for j in around] == [job.id] and around[0].finished_at == ended_at
+    assert await store.finished_between(ended_at + LEASE, ended_at + 2 * LEASE, 50) == []
 
 
 async def test_close_batch_dead_letters_open_tasks_with_their_last_error(store) -> None:

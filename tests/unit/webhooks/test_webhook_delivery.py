@@ -156,3 +156,18 @@ def test_the_body_is_the_event_json() -> None:
         "data": {"job_id": "j"},
     }
     assert WebhookEvent.from_message(event.to_message()) == event
+
+
+async def test_an_event_lost_before_it_was_queued_is_queued_again() -> None:
+    store, outbox, log = MemoryJobStore(), MemoryWebhookOutbox(), MemoryWebhookLog()
+    await ended_job(store, [TaskStatus.SUCCEEDED])
+    await complete_if_done(store, "j1", clock)  # ended, but its event never queued (a crash)
+    events = JobEvents(store, outbox)
+    [job] = await store.finished_between(NOW - timedelta(hours=1), NOW + timedelta(hours=1), 10)
+
+    assert await events.announce_if_lost(job, log)
+    [event] = outbox.events
+    sender = WebhookSender(store, log, ScriptedFetcher(204), clock, [], WebhookPolicy())
+    assert (await sender.handle(pushed(event))).ack
+    assert not await events.announce_if_lost(job, log)  # attempted: never again
+    assert len(outbox.events) == 1

@@ -212,6 +212,21 @@ class JobService:
                 await self._events.ended(job_id)
         return await self.get(job_id)
 
+    async def resend_lost_webhooks(
+        self, older_than: timedelta, within: timedelta, limit: int = 200
+    ) -> int:
+        """Self-healing for webhook events: jobs that ended between ``within`` and
+        ``older_than`` ago whose event was never attempted get it queued again."""
+        if self._events is None or self._webhook_log is None:
+            return 0
+        now = self._clock()
+        ended = await self._store.finished_between(now - within, now - older_than, limit)
+        resent = 0
+        for job in ended:
+            if job.spec.webhook is not None:
+                resent += await self._events.announce_if_lost(job, self._webhook_log)
+        return resent
+
     async def webhook_deliveries(self, job_id: str, limit: int = 100) -> list[WebhookDelivery]:
         """The job's webhook events and how their delivery went, newest first."""
         await self._job(job_id)

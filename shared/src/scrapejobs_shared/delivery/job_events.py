@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import logging
 
+from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.webhook_events import job_ended
 from scrapejobs_shared.ports.job_store import JobStore
-from scrapejobs_shared.ports.webhooks import WebhookOutbox
+from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 
 log = logging.getLogger(__name__)
 
@@ -32,3 +33,18 @@ class JobEvents:
                 log.info("webhook event queued", extra={"job_id": job_id, "event": event.type})
         except Exception:
             log.exception("webhook event not queued", extra={"job_id": job_id})
+
+    async def announce_if_lost(self, job: JobRecord, deliveries: WebhookLog) -> bool:
+        """Queue a finished job's event again when no delivery of it was ever attempted (the
+        instance that ended the job died before queueing it). A duplicate of an event still in
+        flight is harmless: it has the same webhook-id, and a delivered event is never sent
+        again."""
+        webhook = job.spec.webhook
+        if webhook is None or job.finished_at is None:
+            return False
+        event = job_ended(job, await self._store.count_tasks(job.id))
+        if event.type not in webhook.events or await deliveries.get(job.id, event.id):
+            return False
+        await self._outbox.publish(event)
+        log.warning("webhook event queued again", extra={"job_id": job.id, "event": event.type})
+        return True

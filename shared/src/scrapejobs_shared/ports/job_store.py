@@ -107,6 +107,12 @@ class JobStore(Protocol):
     async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
         """Jobs whose submission stopped between writing the batches and publishing them."""
 
+    async def finished_between(
+        self, since: datetime, until: datetime, limit: int
+    ) -> list[JobRecord]:
+        """Jobs that ended (completed or cancelled) at or after ``since`` and before
+        ``until``, at most ``limit``."""
+
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]: ...
 
     async def has_open_tasks(self, job_id: str) -> bool: ...

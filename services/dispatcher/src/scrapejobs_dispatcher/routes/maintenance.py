@@ -17,6 +17,10 @@ router = APIRouter(
 )
 
 
+WEBHOOK_GRACE = timedelta(minutes=10)  # a queued event has been attempted by then
+WEBHOOK_WINDOW = timedelta(hours=24)
+
+
 class Republished(BaseModel):
     jobs: int
     tasks: int
@@ -27,6 +31,10 @@ class ReconcileReport(BaseModel):
     tasks: int = Field(description="their open tasks")
     skipped: int = Field(
         description="stalled batches left alone: their job, or the system, is moving"
+    )
+    webhooks: int = Field(
+        description="webhook events queued again: their job ended 10 min to 24 h ago and "
+        "no delivery was ever attempted"
     )
 
 
@@ -44,7 +52,10 @@ async def reconcile(
     service: JobService = request.app.state.jobs
     stalled_for = older_than_s or request.app.state.reconcile_after_s
     done = await service.reconcile(timedelta(seconds=stalled_for), limit)
-    return ReconcileReport(batches=done.batches, tasks=done.tasks, skipped=done.skipped)
+    webhooks = await service.resend_lost_webhooks(WEBHOOK_GRACE, WEBHOOK_WINDOW, limit)
+    return ReconcileReport(
+        batches=done.batches, tasks=done.tasks, skipped=done.skipped, webhooks=webhooks
+    )
 
 
 @router.post("/republish", response_model=Republished, responses=ERRORS)

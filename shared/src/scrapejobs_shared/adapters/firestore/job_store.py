@@ -274,6 +274,18 @@ class FirestoreJobStore:
         count(reads=max(1, len(jobs)))
         return jobs
 
+    async def finished_between(
+        self, since: datetime, until: datetime, limit: int
+    ) -> list[JobRecord]:
+        query = (
+            self._jobs.where(filter=FieldFilter("finished_at", ">=", since))
+            .where(filter=FieldFilter("finished_at", "<", until))
+            .limit(limit)
+        )
+        jobs = [job_from_doc(snap.id, snap.to_dict()) async for snap in query.stream()]
+        count(reads=max(1, len(jobs)))
+        return jobs
+
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
         shards = await self._shards_of(job_id)
         if shards is None:

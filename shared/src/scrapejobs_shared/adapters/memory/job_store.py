@@ -117,6 +117,16 @@ class MemoryJobStore:
         stuck = [j for j in self.jobs.values() if j.publishing and j.created_at < created_before]
         return stuck[:limit]
 
+    async def finished_between(
+        self, since: datetime, until: datetime, limit: int
+    ) -> list[JobRecord]:
+        ended = [
+            job
+            for job in self.jobs.values()
+            if job.finished_at is not None and since <= job.finished_at < until
+        ]
+        return ended[:limit]
+
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
         counts = dict.fromkeys(TaskStatus, 0)
         for batch in self.batches.get(job_id, {}).values():

@@ -110,11 +110,16 @@ resource "google_cloud_run_v2_service" "dispatcher" {
   ]
 }
 
+# One service per entry of local.worker_services: "shared" (every lane without a dedicated
+# worker) and one per lane in dedicated_lane_workers. They differ only in name, push
+# audience and instance counts.
 resource "google_cloud_run_v2_service" "worker" {
+  for_each = local.worker_services
+
   project     = var.project_id
-  name        = local.worker_service_name
+  name        = each.value.name
   location    = var.region
-  description = "scrapejobs worker: Pub/Sub push endpoint that fetches and extracts pages."
+  description = each.key == "shared" ? "scrapejobs worker: Pub/Sub push endpoint that fetches and extracts pages." : "scrapejobs worker of the ${each.key} lane: Pub/Sub push endpoint that fetches and extracts pages."
 
   # Pub/Sub push to Cloud Run only works with ingress "all" unless it goes through a VPC
   # connector/load balancer. The service still has no public invoker: Cloud Run IAM rejects
@@ -123,7 +128,7 @@ resource "google_cloud_run_v2_service" "worker" {
   deletion_protection = var.deletion_protection
 
   # Guarantees that tokens minted for the deterministic URL are accepted at the edge.
-  custom_audiences = [local.worker_audience]
+  custom_audiences = [local.worker_audiences[each.key]]
 
   template {
     service_account                  = google_service_account.worker.email
@@ -132,8 +137,8 @@ resource "google_cloud_run_v2_service" "worker" {
     execution_environment            = "EXECUTION_ENVIRONMENT_GEN2"
 
     scaling {
-      min_instance_count = var.worker_min_instances
-      max_instance_count = var.worker_max_instances
+      min_instance_count = each.value.min_instances
+      max_instance_count = each.value.max_instances
     }
 
     containers {
@@ -154,7 +159,8 @@ resource "google_cloud_run_v2_service" "worker" {
       }
 
       dynamic "env" {
-        for_each = local.worker_env
+        # Each service checks the audience of its own URL.
+        for_each = merge(local.worker_env, { SCRAPEJOBS_PUSH_AUDIENCE = local.worker_audiences[each.key] })
         content {
           name  = env.key
           value = env.value
@@ -210,10 +216,21 @@ resource "google_cloud_run_v2_service" "worker" {
       condition     = var.worker_min_instances <= var.worker_max_instances
       error_message = "worker_min_instances must not exceed worker_max_instances."
     }
+
+    precondition {
+      condition     = alltrue([for lane in keys(var.dedicated_lane_workers) : contains(var.lanes, lane)])
+      error_message = "Every key of dedicated_lane_workers must be one of lanes."
+    }
   }
 
   depends_on = [
     google_project_service.apis,
     google_project_iam_member.worker_datastore,
   ]
+}
+
+# The single worker service of before lanes becomes the shared worker, in place.
+moved {
+  from = google_cloud_run_v2_service.worker
+  to   = google_cloud_run_v2_service.worker["shared"]
 }

@@ -11,17 +11,22 @@ resource "google_project_iam_member" "dispatcher_datastore" {
   member  = google_service_account.dispatcher.member
 }
 
+# Every lane's task topic: jobs are published to the topic of their priority lane.
 resource "google_pubsub_topic_iam_member" "dispatcher_publishes_tasks" {
+  for_each = google_pubsub_topic.tasks
+
   project = var.project_id
-  topic   = google_pubsub_topic.tasks.name
+  topic   = each.value.name
   role    = "roles/pubsub.publisher"
   member  = google_service_account.dispatcher.member
 }
 
-# GET /v1/health looks the task topic up to tell whether Pub/Sub can be reached
+# GET /v1/health looks the task topics up to tell whether Pub/Sub can be reached
 resource "google_pubsub_topic_iam_member" "dispatcher_views_tasks_topic" {
+  for_each = google_pubsub_topic.tasks
+
   project = var.project_id
-  topic   = google_pubsub_topic.tasks.name
+  topic   = each.value.name
   role    = "roles/pubsub.viewer"
   member  = google_service_account.dispatcher.member
 }
@@ -43,20 +48,25 @@ resource "google_project_iam_member" "worker_datastore" {
   member  = google_service_account.worker.member
 }
 
-# Crawl jobs publish the pages they discover as new tasks.
+# Crawl jobs publish the pages they discover as new tasks (in their job's lane).
 resource "google_pubsub_topic_iam_member" "worker_publishes_tasks" {
+  for_each = google_pubsub_topic.tasks
+
   project = var.project_id
-  topic   = google_pubsub_topic.tasks.name
+  topic   = each.value.name
   role    = "roles/pubsub.publisher"
   member  = google_service_account.worker.member
 }
 
 # --- invokers ----------------------------------------------------------------------------
 
+# Every worker service (the shared one and each dedicated lane worker).
 resource "google_cloud_run_v2_service_iam_member" "push_invoker_invokes_worker" {
+  for_each = google_cloud_run_v2_service.worker
+
   project  = var.project_id
-  location = google_cloud_run_v2_service.worker.location
-  name     = google_cloud_run_v2_service.worker.name
+  location = each.value.location
+  name     = each.value.name
   role     = "roles/run.invoker"
   member   = google_service_account.push_invoker.member
 }
@@ -105,18 +115,22 @@ resource "google_service_account_iam_member" "pubsub_agent_mints_push_tokens" {
   depends_on = [google_project_service.apis]
 }
 
-# Dead-lettering: the service agent must be able to publish to the dead-letter topic and to
-# acknowledge (subscribe) on the source subscription, or messages are never forwarded.
+# Dead-lettering: the service agent must be able to publish to each lane's dead-letter topic
+# and to acknowledge (subscribe) on its source subscription, or messages are never forwarded.
 resource "google_pubsub_topic_iam_member" "pubsub_agent_publishes_dead_letters" {
+  for_each = google_pubsub_topic.dead_letter
+
   project = var.project_id
-  topic   = google_pubsub_topic.dead_letter.name
+  topic   = each.value.name
   role    = "roles/pubsub.publisher"
   member  = local.pubsub_service_agent
 }
 
 resource "google_pubsub_subscription_iam_member" "pubsub_agent_subscribes_tasks" {
+  for_each = google_pubsub_subscription.tasks
+
   project      = var.project_id
-  subscription = google_pubsub_subscription.tasks.name
+  subscription = each.value.name
   role         = "roles/pubsub.subscriber"
   member       = local.pubsub_service_agent
 }
@@ -153,12 +167,13 @@ resource "google_cloud_run_v2_service_iam_member" "build_deploys_dispatcher" {
   member   = google_service_account.build[0].member
 }
 
+# Every worker service: the shared one and each dedicated lane worker.
 resource "google_cloud_run_v2_service_iam_member" "build_deploys_worker" {
-  count = var.create_build_service_account ? 1 : 0
+  for_each = { for key, worker in google_cloud_run_v2_service.worker : key => worker if var.create_build_service_account }
 
   project  = var.project_id
-  location = google_cloud_run_v2_service.worker.location
-  name     = google_cloud_run_v2_service.worker.name
+  location = each.value.location
+  name     = each.value.name
   role     = "roles/run.developer"
   member   = google_service_account.build[0].member
 }
@@ -188,4 +203,41 @@ resource "google_service_account_iam_member" "build_acts_as_worker" {
   service_account_id = google_service_account.worker.name
   role               = "roles/iam.serviceAccountUser"
   member             = google_service_account.build[0].member
+}
+
+# IAM of the single topology and worker of before lanes: adopted by the normal lane and the
+# shared worker, in place.
+moved {
+  from = google_pubsub_topic_iam_member.dispatcher_publishes_tasks
+  to   = google_pubsub_topic_iam_member.dispatcher_publishes_tasks["normal"]
+}
+
+moved {
+  from = google_pubsub_topic_iam_member.dispatcher_views_tasks_topic
+  to   = google_pubsub_topic_iam_member.dispatcher_views_tasks_topic["normal"]
+}
+
+moved {
+  from = google_pubsub_topic_iam_member.worker_publishes_tasks
+  to   = google_pubsub_topic_iam_member.worker_publishes_tasks["normal"]
+}
+
+moved {
+  from = google_pubsub_topic_iam_member.pubsub_agent_publishes_dead_letters
+  to   = google_pubsub_topic_iam_member.pubsub_agent_publishes_dead_letters["normal"]
+}
+
+moved {
+  from = google_pubsub_subscription_iam_member.pubsub_agent_subscribes_tasks
+  to   = google_pubsub_subscription_iam_member.pubsub_agent_subscribes_tasks["normal"]
+}
+
+moved {
+  from = google_cloud_run_v2_service_iam_member.push_invoker_invokes_worker
+  to   = google_cloud_run_v2_service_iam_member.push_invoker_invokes_worker["shared"]
+}
+
+moved {
+  from = google_cloud_run_v2_service_iam_member.build_deploys_worker[0]
+  to   = google_cloud_run_v2_service_iam_member.build_deploys_worker["shared"]
 }

@@ -10,7 +10,7 @@ locals {
   project_number = data.google_project.this.number
 
   dispatcher_service_name = "${var.name_prefix}-dispatcher"
-  worker_service_name     = "${var.name_prefix}-worker"
+  worker_service_name     = local.worker_services["shared"].name # lanes.tf
 
   # The deterministic Cloud Run URL (https://SERVICE-PROJECT_NUMBER.REGION.run.app).
   # It is known before the service exists, which breaks the cycle "the worker's env needs
@@ -18,6 +18,12 @@ locals {
   # checks it (SCRAPEJOBS_PUSH_AUDIENCE); it is also registered as a custom audience on the
   # worker so that the Cloud Run edge accepts it whatever URL the push endpoint uses.
   worker_audience = "https://${local.worker_service_name}-${local.project_number}.${var.region}.run.app"
+
+  # Each worker service (local.worker_services in lanes.tf) has its own deterministic URL,
+  # hence its own push audience; the shared worker's is worker_audience.
+  worker_audiences = {
+    for key, worker in local.worker_services : key => "https://${worker.name}-${local.project_number}.${var.region}.run.app"
+  }
 
   # The Pub/Sub service agent: forwards dead letters and mints push OIDC tokens.
   pubsub_service_agent = "serviceAccount:service-${local.project_number}@gcp-sa-pubsub.iam.gserviceaccount.com"

@@ -4,12 +4,12 @@ output "dispatcher_url" {
 }
 
 output "worker_url" {
-  description = "Base URL of the worker (private: only Pub/Sub pushes reach it)."
-  value       = google_cloud_run_v2_service.worker.uri
+  description = "Base URL of the shared worker (private: only Pub/Sub pushes reach it)."
+  value       = google_cloud_run_v2_service.worker["shared"].uri
 }
 
 output "worker_push_audience" {
-  description = "Audience of the OIDC tokens Pub/Sub attaches to pushes (SCRAPEJOBS_PUSH_AUDIENCE of the worker)."
+  description = "Audience of the OIDC tokens Pub/Sub attaches to pushes to the shared worker (its SCRAPEJOBS_PUSH_AUDIENCE)."
   value       = local.worker_audience
 }
 
@@ -19,28 +19,58 @@ output "dispatcher_service_name" {
 }
 
 output "worker_service_name" {
-  description = "Cloud Run service name of the worker (the _WORKER_SERVICE substitution of cloudbuild.yaml)."
-  value       = google_cloud_run_v2_service.worker.name
+  description = "Cloud Run service name of the shared worker (the _WORKER_SERVICE substitution of cloudbuild.yaml)."
+  value       = google_cloud_run_v2_service.worker["shared"].name
 }
 
 output "task_topic" {
-  description = "Name of the task topic."
-  value       = google_pubsub_topic.tasks.name
+  description = "Name of the task topic of the normal lane (lane_task_topics has every lane)."
+  value       = google_pubsub_topic.tasks["normal"].name
 }
 
 output "dead_letter_topic" {
-  description = "Name of the dead-letter topic."
-  value       = google_pubsub_topic.dead_letter.name
+  description = "Name of the dead-letter topic of the normal lane (lane_dead_letter_topics has every lane)."
+  value       = google_pubsub_topic.dead_letter["normal"].name
 }
 
 output "task_subscription" {
-  description = "Name of the push subscription delivering tasks to the worker."
-  value       = google_pubsub_subscription.tasks.name
+  description = "Name of the push subscription delivering the normal lane's tasks (lane_task_subscriptions has every lane)."
+  value       = google_pubsub_subscription.tasks["normal"].name
 }
 
 output "dead_letter_subscription" {
-  description = "Name of the push subscription delivering dead letters to the worker."
-  value       = google_pubsub_subscription.dead_letter.name
+  description = "Name of the push subscription delivering the normal lane's dead letters (lane_dead_letter_subscriptions has every lane)."
+  value       = google_pubsub_subscription.dead_letter["normal"].name
+}
+
+output "lane_task_topics" {
+  description = "Task topic name by lane."
+  value       = { for lane, topic in google_pubsub_topic.tasks : lane => topic.name }
+}
+
+output "lane_dead_letter_topics" {
+  description = "Dead-letter topic name by lane."
+  value       = { for lane, topic in google_pubsub_topic.dead_letter : lane => topic.name }
+}
+
+output "lane_task_subscriptions" {
+  description = "Task push subscription name by lane."
+  value       = { for lane, sub in google_pubsub_subscription.tasks : lane => sub.name }
+}
+
+output "lane_dead_letter_subscriptions" {
+  description = "Dead-letter push subscription name by lane."
+  value       = { for lane, sub in google_pubsub_subscription.dead_letter : lane => sub.name }
+}
+
+output "lane_worker_services" {
+  description = "Cloud Run service name of the worker each lane pushes to (the shared worker unless the lane is in dedicated_lane_workers)."
+  value       = { for lane, key in local.lane_worker : lane => google_cloud_run_v2_service.worker[key].name }
+}
+
+output "worker_service_names" {
+  description = "Every worker service name by key (\"shared\" and each dedicated lane): Cloud Build must roll out the worker image to each of them."
+  value       = { for key, worker in google_cloud_run_v2_service.worker : key => worker.name }
 }
 
 output "artifact_registry_repository_url" {

@@ -160,6 +160,42 @@ variable "dead_letter_subscription" {
   }
 }
 
+# Priority lanes: defaults MUST equal topology.LANES (tests/deploy/test_topology_drift.py).
+variable "lanes" {
+  type        = list(string)
+  description = "Priority lanes, each with its own task topic, dead-letter topic and their two push subscriptions (topology.LANES). The normal lane keeps the base names (task_topic, dead_letter_topic, task_subscription, dead_letter_subscription); every other lane appends -<lane> (scrape-tasks-high, scrape-tasks-push-high, ...)."
+  default     = ["high", "normal", "low"]
+
+  validation {
+    condition     = contains(var.lanes, "normal")
+    error_message = "lanes must contain \"normal\" (the lane of jobs without a priority, keeping the base names)."
+  }
+
+  validation {
+    condition     = length(distinct(var.lanes)) == length(var.lanes) && alltrue([for lane in var.lanes : can(regex("^[a-z][a-z0-9]{0,15}$", lane))])
+    error_message = "lanes must be distinct lower-case names of letters and digits (at most 16 characters)."
+  }
+
+  validation {
+    condition     = !contains(var.lanes, "shared")
+    error_message = "\"shared\" is the key of the shared worker service and cannot be a lane."
+  }
+}
+
+variable "dedicated_lane_workers" {
+  type = map(object({
+    max_instances = number
+    min_instances = optional(number, 0)
+  }))
+  description = "Lanes that get their own worker service (<prefix>-worker-<lane>: same image, environment, service account and settings as the shared worker, with these instance counts); both subscriptions of such a lane push to it. Lanes not listed here push to the shared worker. {} (default) = one shared worker for every lane."
+  default     = {}
+
+  validation {
+    condition     = alltrue([for lane, w in var.dedicated_lane_workers : w.max_instances >= 1 && w.min_instances >= 0 && w.min_instances <= w.max_instances])
+    error_message = "Each dedicated_lane_workers entry needs max_instances >= 1 and 0 <= min_instances <= max_instances."
+  }
+}
+
 variable "min_backoff_s" {
   type        = number
   description = "Minimum Pub/Sub redelivery backoff in seconds after a nack."

@@ -14,9 +14,13 @@ and add line numbers). ``_normalise`` maps all of them onto one canonical form:
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
 import textwrap
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +133,7 @@ class TerraformConfig:
     locals: dict[str, Any] = field(default_factory=dict)
     terraform_blocks: list[dict[str, Any]] = field(default_factory=list)
     resource_files: dict[tuple[str, str], str] = field(default_factory=dict)
+    moved: dict[str, str] = field(default_factory=dict)  # from address -> to address
 
     def resource(self, rtype: str, name: str) -> dict[str, Any]:
         key = (rtype, name)
@@ -174,6 +179,10 @@ def load_terraform(directory: Path = TERRAFORM_DIR) -> TerraformConfig:
         for entry in parsed.get("locals", []):
             config.locals.update(entry)
         config.terraform_blocks.extend(parsed.get("terraform", []))
+        for entry in parsed.get("moved", []):
+            source, target = strip_expr(entry["from"]), strip_expr(entry["to"])
+            assert source not in config.moved, f"two moved blocks from {source}"
+            config.moved[source] = target
     return config
 
 
@@ -219,3 +228,44 @@ def terraform_dir() -> Path:
 @pytest.fixture(scope="session")
 def tf() -> TerraformConfig:
     return load_terraform()
+
+
+TERRAFORM = shutil.which("terraform")
+
+# Only variables are referenced by these files, so `terraform console` evaluates them without
+# `terraform init` or any provider (the Google provider is not available offline).
+PROVIDER_FREE_FILES = ("variables.tf", "lanes.tf")
+REQUIRED_VARS = {"project_id": "p", "dispatcher_image": "d", "worker_image": "w"}
+
+Evaluate = Callable[..., Any]
+
+
+@pytest.fixture(scope="session")
+def tf_eval(tmp_path_factory: pytest.TempPathFactory) -> Evaluate:
+    """``tf_eval("local.lane_names", dedicated_lane_workers={...})``: the value of an
+    expression over terraform/variables.tf and terraform/lanes.tf, with those variables set."""
+    if TERRAFORM is None:
+        pytest.skip("terraform CLI not installed: Terraform expressions cannot be evaluated")
+    workdir = tmp_path_factory.mktemp("tf-eval")
+    for name in PROVIDER_FREE_FILES:
+        shutil.copy(TERRAFORM_DIR / name, workdir / name)
+
+    def evaluate(expression: str, **variables: Any) -> Any:
+        assert TERRAFORM is not None
+        args = [TERRAFORM, "console"]
+        for name, value in {**REQUIRED_VARS, **variables}.items():
+            args += ["-var", f"{name}={value if isinstance(value, str) else json.dumps(value)}"]
+        result = subprocess.run(
+            args,
+            input=f"jsonencode({expression})\n",
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1"},
+            check=False,
+        )
+        assert result.returncode == 0, f"terraform console failed:\n{result.stderr}"
+        return json.loads(json.loads(result.stdout.strip().splitlines()[-1]))
+
+    return evaluate

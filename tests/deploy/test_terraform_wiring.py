@@ -11,7 +11,11 @@ from typing import Any
 
 import pytest
 
-WORKER_URI = "${google_cloud_run_v2_service.worker.uri}"
+# A lane's subscriptions push to the worker service of that lane (local.lane_worker: the
+# shared worker unless the lane has a dedicated one), with that service's audience.
+WORKER_URI = "${google_cloud_run_v2_service.worker[local.lane_worker[each.key]].uri}"
+WORKER_AUDIENCE = "${local.worker_audiences[local.lane_worker[each.key]]}"
+WORKERS = "${google_cloud_run_v2_service.worker}"
 DISPATCHER_URI = "${google_cloud_run_v2_service.dispatcher.uri}"
 PUSH_INVOKER_EMAIL = "${google_service_account.push_invoker.email}"
 SCHEDULER_EMAIL = "${google_service_account.scheduler.email}"
@@ -30,6 +34,7 @@ EXPECTED_FILES = {
     "service_accounts.tf",
     "iam.tf",
     "pubsub.tf",
+    "lanes.tf",
     "cloud_run.tf",
     "firestore.tf",
     "scheduler.tf",
@@ -167,7 +172,9 @@ def test_timeouts_are_consistent_with_the_ack_deadline(tf):
     # "well under": leave at least half of the deadline for extraction and Firestore writes.
     assert defaults["worker_fetch_timeout_s"] * 2 <= ack
     assert defaults["worker_fetch_timeout_s"] < defaults["worker_request_timeout_s"]
+    # Preconditions on the worker resource hold for every worker service (shared and lanes).
     worker = tf.resource("google_cloud_run_v2_service", "worker")
+    assert worker["for_each"] == "${local.worker_services}"
     conditions = [p["condition"] for p in worker["lifecycle"][0]["precondition"]]
     joined = " ".join(conditions)
     assert "var.worker_request_timeout_s <= var.ack_deadline_s" in joined
@@ -183,25 +190,40 @@ def test_timeouts_are_consistent_with_the_ack_deadline(tf):
 )
 def test_push_subscription_targets_worker_with_oidc(tf, h, subscription, topic, path):
     body = tf.resource("google_pubsub_subscription", subscription)
-    assert body["topic"] == f"${{google_pubsub_topic.{topic}.id}}"
+    assert body["for_each"] == "${local.lanes}"
+    assert body["topic"] == f"${{google_pubsub_topic.{topic}[each.key].id}}"
     push = h.block(body, "push_config")
     assert push["push_endpoint"] == WORKER_URI + path
     oidc = h.block(push, "oidc_token")
     assert oidc["service_account_email"] == PUSH_INVOKER_EMAIL
-    # The same audience the worker checks (SCRAPEJOBS_PUSH_AUDIENCE).
-    assert oidc["audience"] == "${local.worker_audience}"
+    # The same audience the receiving worker checks (its SCRAPEJOBS_PUSH_AUDIENCE).
+    assert oidc["audience"] == WORKER_AUDIENCE
     assert "SCRAPEJOBS_PUSH_AUDIENCE" in tf.locals["worker_env"]
     assert "local.worker_audience" in h.squash(tf.locals["worker_env"])
+    worker = tf.resource("google_cloud_run_v2_service", "worker")
+    container = h.block(h.block(worker, "template"), "containers")
+    [env] = [d["env"] for d in container["dynamic"] if "env" in d]
+    assert h.squash(env["for_each"]) == h.squash(
+        "${merge(local.worker_env,"
+        "{'SCRAPEJOBS_PUSH_AUDIENCE': '${local.worker_audiences[each.key]}'})}"
+    ), "each worker service must check the audience of its own URL"
 
 
-def test_worker_audience_is_the_worker_url(tf):
+def test_worker_audience_is_the_worker_url(tf, h):
     audience = tf.locals["worker_audience"]
     assert audience == (
         "https://${local.worker_service_name}-${local.project_number}.${var.region}.run.app"
     )
+    assert tf.locals["worker_service_name"] == '${local.worker_services["shared"].name}'
+    # Every worker service: the deterministic URL of its own name.
+    assert h.squash(tf.locals["worker_audiences"]) == h.squash(
+        "${{for key, worker in local.worker_services : key => "
+        '"https://${worker.name}-${local.project_number}.${var.region}.run.app"}}'
+    )
     worker = tf.resource("google_cloud_run_v2_service", "worker")
-    assert worker["name"] == "${local.worker_service_name}"
-    assert "${local.worker_audience}" in worker["custom_audiences"]
+    assert worker["for_each"] == "${local.worker_services}"
+    assert worker["name"] == "${each.value.name}"
+    assert worker["custom_audiences"] == ["${local.worker_audiences[each.key]}"]
 
 
 @pytest.mark.parametrize("subscription", ["tasks", "dead_letter"])
@@ -213,7 +235,9 @@ def test_subscriptions_never_expire(tf, h, subscription):
 def test_dead_letter_and_retry_policy(tf, h):
     body = tf.resource("google_pubsub_subscription", "tasks")
     policy = h.block(body, "dead_letter_policy")
-    assert policy["dead_letter_topic"] == "${google_pubsub_topic.dead_letter.id}"
+    # Each lane dead-letters into its own dead-letter topic.
+    assert body["for_each"] == "${local.lanes}"
+    assert policy["dead_letter_topic"] == "${google_pubsub_topic.dead_letter[each.key].id}"
     assert policy["max_delivery_attempts"] == "${var.max_delivery_attempts}"
     retry = h.block(body, "retry_policy")
     assert retry["minimum_backoff"] == "${var.min_backoff_s}s"
@@ -233,40 +257,45 @@ def test_pubsub_service_agent_grants(tf):
         for b in tf.of_type("google_pubsub_topic_iam_member").values()
         if b["member"] == PUBSUB_AGENT
     ]
-    assert [(b["topic"], b["role"]) for b in publishers] == [
-        ("${google_pubsub_topic.dead_letter.name}", "roles/pubsub.publisher")
+    # One grant per lane: for_each over every lane's dead-letter topic / task subscription.
+    assert [(b["for_each"], b["topic"], b["role"]) for b in publishers] == [
+        ("${google_pubsub_topic.dead_letter}", "${each.value.name}", "roles/pubsub.publisher")
     ]
     subscribers = [
         b
         for b in tf.of_type("google_pubsub_subscription_iam_member").values()
         if b["member"] == PUBSUB_AGENT
     ]
-    assert [(b["subscription"], b["role"]) for b in subscribers] == [
-        ("${google_pubsub_subscription.tasks.name}", "roles/pubsub.subscriber")
+    assert [(b["for_each"], b["subscription"], b["role"]) for b in subscribers] == [
+        ("${google_pubsub_subscription.tasks}", "${each.value.name}", "roles/pubsub.subscriber")
     ]
 
 
 def test_runtime_accounts_publish_to_task_topic_only(tf):
-    """... and the dispatcher may look the topic up (GET /v1/health tells Pub/Sub reachable)."""
+    """... of every lane, and the dispatcher may look them up (GET /v1/health)."""
     grants = {
-        (b["member"], b["topic"], b["role"])
+        (b["member"], b.get("for_each"), b["topic"], b["role"])
         for b in tf.of_type("google_pubsub_topic_iam_member").values()
         if b["member"] != PUBSUB_AGENT
     }
+    every_task_topic = "${google_pubsub_topic.tasks}"
     assert grants == {
         (
             "${google_service_account.dispatcher.member}",
-            "${google_pubsub_topic.tasks.name}",
+            every_task_topic,
+            "${each.value.name}",
             "roles/pubsub.publisher",
         ),
         (
             "${google_service_account.dispatcher.member}",
-            "${google_pubsub_topic.tasks.name}",
+            every_task_topic,
+            "${each.value.name}",
             "roles/pubsub.viewer",
         ),
         (
             "${google_service_account.worker.member}",
-            "${google_pubsub_topic.tasks.name}",
+            every_task_topic,
+            "${each.value.name}",
             "roles/pubsub.publisher",
         ),
     }
@@ -310,20 +339,38 @@ def test_token_creator_only_for_pubsub_agent_on_push_invoker(tf):
     assert grants[0]["member"] == PUBSUB_AGENT
 
 
+def _on_worker(body: dict[str, Any]) -> bool:
+    """A grant on a worker service: for_each over every worker service (shared and lanes)."""
+    return "google_cloud_run_v2_service.worker" in str(body.get("for_each", "")) or (
+        "worker" in body["name"]
+    )
+
+
+def test_worker_iam_grants_cover_every_worker_service(tf):
+    grants = [b for b in tf.of_type("google_cloud_run_v2_service_iam_member").values()]
+    for body in grants:
+        if _on_worker(body):
+            assert body["name"] == "${each.value.name}"
+            assert body["location"] == "${each.value.location}"
+    # Only the dispatcher grants name a single service.
+    for body in grants:
+        if not _on_worker(body):
+            assert body["name"] == "${google_cloud_run_v2_service.dispatcher.name}"
+
+
 def test_worker_has_no_public_invoker(tf):
     for name, body in tf.of_type("google_cloud_run_v2_service_iam_member").items():
-        if "worker" in body["name"]:
+        if _on_worker(body):
             assert body["member"] not in PUBLIC_MEMBERS, f"{name} makes the worker public"
 
 
 def test_worker_invokers(tf):
     invokers = {
-        body["member"]
+        (body["for_each"], body["member"])
         for body in tf.of_type("google_cloud_run_v2_service_iam_member").values()
-        if body["name"] == "${google_cloud_run_v2_service.worker.name}"
-        and body["role"] == "roles/run.invoker"
+        if _on_worker(body) and body["role"] == "roles/run.invoker"
     }
-    assert invokers == {"${google_service_account.push_invoker.member}"}
+    assert invokers == {(WORKERS, "${google_service_account.push_invoker.member}")}
 
 
 def test_dispatcher_invokers(tf):
@@ -345,7 +392,8 @@ def test_dispatcher_invokers(tf):
 def test_push_invoker_can_only_invoke_the_worker(tf):
     for name, body in tf.of_type("google_cloud_run_v2_service_iam_member").items():
         if body["member"] == "${google_service_account.push_invoker.member}":
-            assert body["name"] == "${google_cloud_run_v2_service.worker.name}", name
+            assert body["for_each"] == WORKERS and body["name"] == "${each.value.name}", name
+            assert body["role"] == "roles/run.invoker", name
     for rtype, name, body in tf.iter_resources():
         if rtype == "google_project_iam_member":
             assert "push_invoker" not in body["member"], f"{name}: push invoker at project level"
@@ -370,8 +418,15 @@ def test_cloud_run_service_settings(tf, h, service):
     assert template["timeout"] == f"${{var.{service}_request_timeout_s}}s"
     assert template["max_instance_request_concurrency"] == f"${{var.{service}_concurrency}}"
     scaling = h.block(template, "scaling")
-    assert scaling["min_instance_count"] == f"${{var.{service}_min_instances}}"
-    assert scaling["max_instance_count"] == f"${{var.{service}_max_instances}}"
+    if service == "worker":  # per worker service; the shared one uses var.worker_*_instances
+        assert scaling["min_instance_count"] == "${each.value.min_instances}"
+        assert scaling["max_instance_count"] == "${each.value.max_instances}"
+        shared = h.squash(tf.locals["worker_services"])
+        assert '"min_instances":"${var.worker_min_instances}"' in shared
+        assert '"max_instances":"${var.worker_max_instances}"' in shared
+    else:
+        assert scaling["min_instance_count"] == f"${{var.{service}_min_instances}}"
+        assert scaling["max_instance_count"] == f"${{var.{service}_max_instances}}"
     container = h.block(template, "containers")
     assert container["image"] == f"${{var.{service}_image}}"
     limits = h.as_map(h.block(container, "resources")["limits"])
@@ -551,9 +606,28 @@ def test_alerts_cover_dead_letters_and_backlog(tf, h):
     flat = " ".join(f for fs in filters.values() for f in fs)
     assert "subscription/dead_letter_message_count" in flat
     assert "subscription/num_undelivered_messages" in flat
-    assert "${google_pubsub_subscription.dead_letter.name}" in flat
+    # Every lane's subscriptions: subscription_id = one_of(<every lane's name>).
+    every_task_sub = "subscription_id = one_of(${local.task_subscription_ids})"
+    every_dead_sub = "subscription_id = one_of(${local.dead_letter_subscription_ids})"
+    assert h.squash(tf.locals["task_subscription_ids"]) == h.squash(
+        '${join(", ",formatlist("\\"%s\\"",'
+        "[for lane in var.lanes : google_pubsub_subscription.tasks[lane].name]))}"
+    )
+    assert h.squash(tf.locals["dead_letter_subscription_ids"]) == h.squash(
+        '${join(", ",formatlist("\\"%s\\"",'
+        "[for lane in var.lanes : google_pubsub_subscription.dead_letter[lane].name]))}"
+    )
+    [dead_letters] = filters["dead_letters"]
+    assert every_task_sub in dead_letters and "dead_letter_message_count" in dead_letters
+    [dead_backlog] = filters["dead_letter_backlog"]
+    assert every_dead_sub in dead_backlog and "num_undelivered_messages" in dead_backlog
     backlog = [f for fs in filters.values() for f in fs if "oldest_unacked_message_age" in f]
-    assert backlog and "${google_pubsub_subscription.tasks.name}" in backlog[0]
+    assert backlog and every_task_sub in backlog[0]
+    # One time series, hence one incident, per subscription (it names the lane).
+    for name in ("dead_letters", "dead_letter_backlog", "task_backlog_age"):
+        condition = h.block(h.block(policies[name], "conditions"), "condition_threshold")
+        aggregation = h.block(condition, "aggregations")
+        assert aggregation["group_by_fields"] == ["resource.label.subscription_id"], name
     for name, body in policies.items():
         assert body["notification_channels"] == "${var.notification_channels}", name
     age = policies["task_backlog_age"]

@@ -167,6 +167,19 @@ resource "google_cloud_run_v2_service" "worker" {
         }
       }
 
+      dynamic "env" {
+        for_each = var.webhook_signing_secret_id == "" ? [] : [var.webhook_signing_secret_id]
+        content {
+          name = "SCRAPEJOBS_WEBHOOK_SECRETS"
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+
       startup_probe {
         initial_delay_seconds = 0
         period_seconds        = 2

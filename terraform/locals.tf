@@ -39,6 +39,7 @@ locals {
     SCRAPEJOBS_PROJECT_ID         = var.project_id
     SCRAPEJOBS_FIRESTORE_DATABASE = var.firestore_database
     SCRAPEJOBS_TASK_TOPIC         = var.task_topic
+    SCRAPEJOBS_WEBHOOK_TOPIC      = var.webhook_topic
     SCRAPEJOBS_LOG_LEVEL          = var.log_level
     SCRAPEJOBS_RETENTION_DAYS     = tostring(var.retention_days)
   }

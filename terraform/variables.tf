@@ -635,3 +635,42 @@ variable "stats_shards" {
     error_message = "stats_shards must be a whole number between 1 and 256."
   }
 }
+
+variable "webhook_topic" {
+  type        = string
+  description = "Topic of job webhook events (job.completed, job.failed, job.cancelled)."
+  default     = "scrape-webhooks"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$", var.webhook_topic)) && !startswith(lower(var.webhook_topic), "goog")
+    error_message = "webhook_topic must be a valid Pub/Sub resource name."
+  }
+}
+
+variable "webhook_subscription" {
+  type        = string
+  description = "Push subscription delivering webhook_topic to the worker's /pubsub/webhook."
+  default     = "scrape-webhooks-push"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$", var.webhook_subscription)) && !startswith(lower(var.webhook_subscription), "goog")
+    error_message = "webhook_subscription must be a valid Pub/Sub resource name."
+  }
+}
+
+variable "webhook_dead_letter_topic" {
+  type        = string
+  description = "Where webhook events go after max_delivery_attempts failed deliveries (kept 7 days)."
+  default     = "scrape-webhooks-dead"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$", var.webhook_dead_letter_topic)) && !startswith(lower(var.webhook_dead_letter_topic), "goog")
+    error_message = "webhook_dead_letter_topic must be a valid Pub/Sub resource name."
+  }
+}
+
+variable "webhook_signing_secret_id" {
+  type        = string
+  description = "Secret Manager secret id holding the deployment's comma-separated whsec_ webhook signing keys (SCRAPEJOBS_WEBHOOK_SECRETS), created and versioned out of band; empty: only jobs with their own secret are signed."
+  default     = ""
+}

@@ -202,7 +202,11 @@ def test_push_subscription_targets_worker_with_oidc(tf, h, subscription, topic, 
     assert "local.worker_audience" in h.squash(tf.locals["worker_env"])
     worker = tf.resource("google_cloud_run_v2_service", "worker")
     container = h.block(h.block(worker, "template"), "containers")
-    [env] = [d["env"] for d in container["dynamic"] if "env" in d]
+    [env] = [
+        d["env"]
+        for d in container["dynamic"]
+        if "env" in d and "local.worker_env" in h.squash(d["env"]["for_each"])
+    ]
     assert h.squash(env["for_each"]) == h.squash(
         "${merge(local.worker_env,"
         "{'SCRAPEJOBS_PUSH_AUDIENCE': '${local.worker_audiences[each.key]}'})}"
@@ -255,7 +259,7 @@ def test_pubsub_service_agent_grants(tf):
     publishers = [
         b
         for b in tf.of_type("google_pubsub_topic_iam_member").values()
-        if b["member"] == PUBSUB_AGENT
+        if b["member"] == PUBSUB_AGENT and not _webhooks(b["topic"])
     ]
     # One grant per lane: for_each over every lane's dead-letter topic / task subscription.
     assert [(b["for_each"], b["topic"], b["role"]) for b in publishers] == [
@@ -264,7 +268,7 @@ def test_pubsub_service_agent_grants(tf):
     subscribers = [
         b
         for b in tf.of_type("google_pubsub_subscription_iam_member").values()
-        if b["member"] == PUBSUB_AGENT
+        if b["member"] == PUBSUB_AGENT and not _webhooks(b["subscription"])
     ]
     assert [(b["for_each"], b["subscription"], b["role"]) for b in subscribers] == [
         ("${google_pubsub_subscription.tasks}", "${each.value.name}", "roles/pubsub.subscriber")
@@ -276,7 +280,7 @@ def test_runtime_accounts_publish_to_task_topic_only(tf):
     grants = {
         (b["member"], b.get("for_each"), b["topic"], b["role"])
         for b in tf.of_type("google_pubsub_topic_iam_member").values()
-        if b["member"] != PUBSUB_AGENT
+        if b["member"] != PUBSUB_AGENT and not _webhooks(b["topic"])
     }
     every_task_topic = "${google_pubsub_topic.tasks}"
     assert grants == {
@@ -299,6 +303,54 @@ def test_runtime_accounts_publish_to_task_topic_only(tf):
             "roles/pubsub.publisher",
         ),
     }
+
+
+def _webhooks(reference: str) -> bool:
+    return "google_pubsub_topic.webhook" in reference or "subscription.webhooks" in reference
+
+
+def test_webhook_events_are_pushed_to_the_worker_with_retries_and_dead_letters(tf, h):
+    subscription = tf.resource("google_pubsub_subscription", "webhooks")
+    assert subscription["topic"] == "${google_pubsub_topic.webhooks.id}"
+    push = h.block(subscription, "push_config")
+    # (the HCL parser quotes an interpolation that holds quotes: look inside it)
+    endpoint = push["push_endpoint"]
+    assert 'google_cloud_run_v2_service.worker["shared"].uri}/pubsub/webhook' in endpoint
+    oidc = h.block(push, "oidc_token")
+    assert oidc["service_account_email"] == PUSH_INVOKER_EMAIL
+    assert 'local.worker_audiences["shared"]' in oidc["audience"]
+    assert h.block(subscription, "retry_policy")["minimum_backoff"] == "${var.min_backoff_s}s"
+    dead = h.block(subscription, "dead_letter_policy")
+    assert dead["dead_letter_topic"] == "${google_pubsub_topic.webhook_dead_letter.id}"
+    assert dead["max_delivery_attempts"] == "${var.max_delivery_attempts}"
+    grants = tf.of_type("google_pubsub_topic_iam_member")
+    publish = grants["services_publish_webhooks"]
+    assert publish["topic"] == "${google_pubsub_topic.webhooks.name}"
+    [members] = publish["for_each"]
+    assert members == {
+        "dispatcher": "${google_service_account.dispatcher.member}",
+        "worker": "${google_service_account.worker.member}",
+    }
+    agent = grants["pubsub_agent_publishes_webhook_dead_letters"]
+    assert agent["member"] == PUBSUB_AGENT and "webhook_dead_letter" in agent["topic"]
+    subscribes = tf.of_type("google_pubsub_subscription_iam_member")
+    assert subscribes["pubsub_agent_subscribes_webhooks"]["member"] == PUBSUB_AGENT
+    assert h.as_map(tf.locals["common_env"])["SCRAPEJOBS_WEBHOOK_TOPIC"] == "${var.webhook_topic}"
+
+
+def test_the_deployment_webhook_keys_come_from_secret_manager(tf, h):
+    worker = tf.resource("google_cloud_run_v2_service", "worker")
+    container = h.block(h.block(worker, "template"), "containers")
+    [secret_env] = [
+        d["env"]
+        for d in container["dynamic"]
+        if "env" in d and "webhook_signing_secret_id" in h.squash(d["env"]["for_each"])
+    ]
+    assert h.block(secret_env, "content")["name"] == "SCRAPEJOBS_WEBHOOK_SECRETS"
+    access = tf.resource("google_secret_manager_secret_iam_member", "worker_reads_webhook_keys")
+    assert access["role"] == "roles/secretmanager.secretAccessor"
+    assert access["member"] == "${google_service_account.worker.member}"
+    assert tf.variables["webhook_signing_secret_id"]["default"] == ""
 
 
 # --- IAM hygiene ---------------------------------------------------------------------------

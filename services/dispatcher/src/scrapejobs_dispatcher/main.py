@@ -24,12 +24,14 @@ from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
-from scrapejobs_shared.observability.tracing import build_tracer
+from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.ports.host_gate import HostGate
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_web.request_spans import RequestSpanMiddleware
 
 log = logging.getLogger(__name__)
+SERVICE = "scrapejobs-dispatcher"
 
 
 def create_app(
@@ -38,8 +40,12 @@ def create_app(
     publisher: TaskPublisher | None = None,
     gate: HostGate | None = None,
     idempotency_keys: IdempotencyKeys | None = None,
+    telemetry: Telemetry | None = None,
 ) -> FastAPI:
-    """Build the app; real Firestore/Pub/Sub adapters unless others are given (unit tests)."""
+    """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
+    unless others are given (tests; the caller then shuts down the telemetry it gave)."""
+    telemetry_used = telemetry or telemetry_for(SERVICE, settings)
+    tracer = telemetry_used.tracer(SERVICE)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -56,7 +62,7 @@ def create_app(
             task_publisher,
             utc_now,
             timedelta(days=settings.retention_days),
-            build_tracer("scrapejobs-dispatcher"),
+            tracer,
             batch_size=settings.batch_size,
         )
         app.state.idempotent_submissions = IdempotentSubmission(
@@ -72,6 +78,8 @@ def create_app(
             await task_publisher.close()
             if client is not None:
                 client.close()
+            if telemetry is None:
+                telemetry_used.shutdown()
 
     app = FastAPI(
         title="scrapejobs dispatcher",
@@ -82,6 +90,7 @@ def create_app(
     app.state.authenticator = Authenticator(settings)
     app.state.reconcile_after_s = settings.reconcile_after_s
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(jobs.router)

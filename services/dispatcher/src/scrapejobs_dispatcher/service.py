@@ -97,7 +97,7 @@ class JobService:
     ) -> None:
         self._tracer = tracer
         self._store = store
-        self._enqueuer = Enqueuer(store, publisher, clock)
+        self._enqueuer = Enqueuer(store, publisher, clock, tracer)
         self._clock = clock
         self._retention = retention
         self._batch_size = batch_size

@@ -8,6 +8,8 @@ import logging
 from collections.abc import Sequence
 from typing import Protocol
 
+from opentelemetry.trace import SpanKind, Tracer
+
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
@@ -34,10 +36,13 @@ def message_of(batch: BatchRecord) -> BatchMessage:
 
 
 class Enqueuer:
-    def __init__(self, store: StoreForEnqueue, publisher: TaskPublisher, clock: Clock) -> None:
+    def __init__(
+        self, store: StoreForEnqueue, publisher: TaskPublisher, clock: Clock, tracer: Tracer
+    ) -> None:
         self._store = store
         self._publisher = publisher
         self._clock = clock
+        self._tracer = tracer
 
     async def publish(self, batches: Sequence[BatchRecord], deferrals: int = 0) -> int:
         """Publish one message per batch with open tasks; returns how many tasks were failed
@@ -45,10 +50,7 @@ class Enqueuer:
         batches = [batch for batch in batches if batch.open_items]
         if not batches:
             return 0
-        attributes = inject_trace_context()
-        if deferrals:
-            attributes[DEFERRALS] = str(deferrals)
-        results = await self._publisher.publish([message_of(b) for b in batches], attributes)
+        results = await self._send([message_of(b) for b in batches], deferrals)
         lost = [b for b, r in zip(batches, results, strict=True) if isinstance(r, BaseException)]
         failed = 0
         for batch in lost:
@@ -70,6 +72,27 @@ class Enqueuer:
         case the caller nacks its delivery so that Pub/Sub tries again."""
         if not batch.open_items:
             return True
-        attributes = {**inject_trace_context(), DEFERRALS: str(deferrals)}
-        [result] = await self._publisher.publish([message_of(batch)], attributes)
+        [result] = await self._send([message_of(batch)], deferrals)
         return not isinstance(result, BaseException)
+
+    async def _send(
+        self, messages: list[BatchMessage], deferrals: int
+    ) -> list[str | BaseException]:
+        """Publish inside a PRODUCER span whose context the messages carry: the worker's
+        ``process_batch`` span is its child, in the same trace."""
+        attributes: dict[str, str | int] = {
+            "messaging.system": "gcp_pubsub",
+            "messaging.operation.name": "publish",
+            "messaging.batch.message_count": len(messages),
+        }
+        with self._tracer.start_as_current_span(
+            "publish", kind=SpanKind.PRODUCER, attributes=attributes
+        ) as span:
+            carried = inject_trace_context()
+            if deferrals:
+                carried[DEFERRALS] = str(deferrals)
+            results = await self._publisher.publish(messages, carried)
+            failed = sum(isinstance(result, BaseException) for result in results)
+            if failed:
+                span.set_attribute("scrapejobs.publish.failed", failed)
+            return results

@@ -17,6 +17,7 @@ from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.routes import dead_letters, health, hosts, jobs, maintenance
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
@@ -64,6 +65,7 @@ def create_app(
             timedelta(days=settings.retention_days),
             tracer,
             batch_size=settings.batch_size,
+            metrics=SubmissionMetrics(telemetry_used.meter(SERVICE)),
         )
         app.state.idempotent_submissions = IdempotentSubmission(
             app.state.jobs,

@@ -7,8 +7,10 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from opentelemetry.metrics import NoOpMeter
 from opentelemetry.trace import Tracer
 
+from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, plan_batches, shards_for
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.domain.clock import Clock
@@ -94,8 +96,10 @@ class JobService:
         retention: timedelta,
         tracer: Tracer,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        metrics: SubmissionMetrics | None = None,
     ) -> None:
         self._tracer = tracer
+        self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
         self._store = store
         self._enqueuer = Enqueuer(store, publisher, clock, tracer)
         self._clock = clock
@@ -126,6 +130,7 @@ class JobService:
                     return replace(await self.get(job.id), created=False)
                 failed = await self._enqueuer.publish(batches)
                 await self._store.mark_published(job.id, self._clock())
+        self._metrics.submitted(job.total, crawl=request.crawl is not None)
         counts = {status: 0 for status in TaskStatus} | {
             TaskStatus.QUEUED: job.total - failed,
             TaskStatus.FAILED: failed,

@@ -58,6 +58,42 @@ resource "google_pubsub_topic_iam_member" "worker_publishes_tasks" {
   member  = google_service_account.worker.member
 }
 
+# --- telemetry (both runtimes) -----------------------------------------------------------
+# Spans to Cloud Trace and metrics to Cloud Monitoring (SCRAPEJOBS_TELEMETRY_EXPORTER=gcp).
+# Both roles exist only at project level; they write telemetry and read nothing.
+
+resource "google_project_iam_member" "dispatcher_trace_agent" {
+  count = local.telemetry_to_gcp ? 1 : 0
+
+  project = var.project_id
+  role    = "roles/cloudtrace.agent"
+  member  = google_service_account.dispatcher.member
+}
+
+resource "google_project_iam_member" "dispatcher_metric_writer" {
+  count = local.telemetry_to_gcp ? 1 : 0
+
+  project = var.project_id
+  role    = "roles/monitoring.metricWriter"
+  member  = google_service_account.dispatcher.member
+}
+
+resource "google_project_iam_member" "worker_trace_agent" {
+  count = local.telemetry_to_gcp ? 1 : 0
+
+  project = var.project_id
+  role    = "roles/cloudtrace.agent"
+  member  = google_service_account.worker.member
+}
+
+resource "google_project_iam_member" "worker_metric_writer" {
+  count = local.telemetry_to_gcp ? 1 : 0
+
+  project = var.project_id
+  role    = "roles/monitoring.metricWriter"
+  member  = google_service_account.worker.member
+}
+
 # --- invokers ----------------------------------------------------------------------------
 
 # Every worker service (the shared one and each dedicated lane worker).

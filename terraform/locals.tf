@@ -42,7 +42,12 @@ locals {
     SCRAPEJOBS_WEBHOOK_TOPIC      = var.webhook_topic
     SCRAPEJOBS_LOG_LEVEL          = var.log_level
     SCRAPEJOBS_RETENTION_DAYS     = tostring(var.retention_days)
+    # Spans and metrics: Cloud Trace and Cloud Monitoring by default (iam.tf grants the roles).
+    SCRAPEJOBS_TELEMETRY_EXPORTER    = var.telemetry_exporter
+    SCRAPEJOBS_TELEMETRY_TRACE_RATIO = tostring(var.telemetry_trace_ratio)
   }
+
+  telemetry_to_gcp = var.telemetry_exporter == "gcp"
 
   dispatcher_env = merge(local.common_env, {
     SCRAPEJOBS_AUTH_MODE  = var.dispatcher_auth_mode
@@ -69,6 +74,8 @@ locals {
     SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS = tostring(var.max_delivery_attempts)
     SCRAPEJOBS_BATCH_CONCURRENCY     = tostring(var.worker_batch_concurrency)
     SCRAPEJOBS_STATS_SHARDS          = tostring(var.stats_shards)
+    # messaging.destination.subscription.name of the worker's metrics when a push omits it
+    SCRAPEJOBS_TASK_SUBSCRIPTION = var.task_subscription
   })
 
   # The dispatcher's maintenance endpoints, called by Cloud Scheduler (scheduler.tf).

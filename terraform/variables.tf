@@ -305,6 +305,28 @@ variable "log_level" {
   }
 }
 
+variable "telemetry_exporter" {
+  type        = string
+  description = "Where both services send spans and metrics (SCRAPEJOBS_TELEMETRY_EXPORTER): \"gcp\" = Cloud Trace and Cloud Monitoring (the runtime accounts get roles/cloudtrace.agent and roles/monitoring.metricWriter); \"otlp\" = an OTLP/HTTP collector (set OTEL_EXPORTER_OTLP_ENDPOINT yourself); \"none\" = off."
+  default     = "gcp"
+
+  validation {
+    condition     = contains(["none", "otlp", "gcp"], var.telemetry_exporter)
+    error_message = "telemetry_exporter must be one of none, otlp, gcp (console is for local development)."
+  }
+}
+
+variable "telemetry_trace_ratio" {
+  type        = number
+  description = "Fraction of traces recorded (SCRAPEJOBS_TELEMETRY_TRACE_RATIO), decided by trace id so both services keep the same traces. Cloud Trace bills per span: a page costs one (its fetch) plus about five per batch."
+  default     = 1.0
+
+  validation {
+    condition     = var.telemetry_trace_ratio >= 0 && var.telemetry_trace_ratio <= 1
+    error_message = "telemetry_trace_ratio must be between 0 and 1."
+  }
+}
+
 # ---------------------------------------------------------------------------------------
 # Dispatcher
 # ---------------------------------------------------------------------------------------

@@ -699,3 +699,52 @@ def test_every_service_env_var_is_a_setting(tf) -> None:
         fields = {f"SCRAPEJOBS_{name.upper()}" for name in settings.model_fields}
         unknown = {k for k in tf.locals[env_name] if k.startswith("SCRAPEJOBS_")} - fields
         assert not unknown, f"{env_name} sets unknown variables {sorted(unknown)}"
+
+
+# --- telemetry -----------------------------------------------------------------------------
+
+TELEMETRY_ROLES = {"roles/cloudtrace.agent", "roles/monitoring.metricWriter"}
+
+
+def test_runtime_accounts_may_write_traces_and_metrics(tf) -> None:
+    grants = {
+        (body["member"], body["role"])
+        for body in tf.of_type("google_project_iam_member").values()
+        if body["role"] in TELEMETRY_ROLES
+    }
+    assert grants == {
+        (f"${{google_service_account.{service}.member}}", role)
+        for service in ("dispatcher", "worker")
+        for role in TELEMETRY_ROLES
+    }
+
+
+def test_telemetry_roles_are_granted_only_when_exporting_to_gcp(tf, h) -> None:
+    assert h.strip_expr(tf.locals["telemetry_to_gcp"]) == 'var.telemetry_exporter == "gcp"'
+    for name, body in tf.of_type("google_project_iam_member").items():
+        if body["role"] in TELEMETRY_ROLES:
+            count = h.strip_expr(body["count"])
+            assert count == "local.telemetry_to_gcp ? 1 : 0", f"{name}: count = {count}"
+
+
+def test_both_services_export_telemetry_to_gcp_by_default(tf, h) -> None:
+    variable = tf.variables["telemetry_exporter"]
+    assert variable["default"] == "gcp"
+    condition = h.squash(variable["validation"][0]["condition"])
+    assert all(f'"{kind}"' in condition for kind in ("none", "otlp", "gcp"))
+    assert '"console"' not in condition  # multi-line JSON on stdout would garble the logs
+    common = h.as_map(tf.locals["common_env"])
+    assert common["SCRAPEJOBS_TELEMETRY_EXPORTER"] == "${var.telemetry_exporter}"
+    assert "SCRAPEJOBS_TELEMETRY_TRACE_RATIO" in common
+    for env in ("dispatcher_env", "worker_env"):
+        assert "merge(local.common_env," in h.squash(tf.locals[env]), f"{env} merges common_env"
+    assert "SCRAPEJOBS_TASK_SUBSCRIPTION" in tf.locals["worker_env"]
+
+
+def test_the_telemetry_setting_accepts_what_terraform_allows() -> None:
+    from scrapejobs_dispatcher.settings import DispatcherSettings
+    from scrapejobs_worker.settings import WorkerSettings
+
+    for settings in (DispatcherSettings, WorkerSettings):
+        for kind in ("none", "otlp", "gcp"):
+            assert settings(telemetry_exporter=kind).telemetry_exporter == kind

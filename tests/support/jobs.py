@@ -16,6 +16,7 @@ from scrapejobs_shared.delivery.batching import plan_batches, shards_for
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, task_id_for
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.messaging.task_message import BatchMessage
 
 PRODUCT_FIELDS = {
     "title": {"css": "h1.title::text"},
@@ -78,6 +79,21 @@ def push_envelope(
         "message": {
             "data": base64.b64encode(data).decode(),
             "attributes": {},
+            "messageId": message_id,
+            "publishTime": "2026-01-01T00:00:00Z",
+        },
+        "subscription": "projects/scrapejobs-test/subscriptions/scrape-tasks-push",
+    }
+
+
+def envelope_for(
+    message: BatchMessage, attributes: dict[str, str], message_id: str = "m-1"
+) -> dict[str, Any]:
+    """The push body Pub/Sub would send for a published message (and its attributes)."""
+    return {
+        "message": {
+            "data": base64.b64encode(message.encode()).decode(),
+            "attributes": attributes,
             "messageId": message_id,
             "publishTime": "2026-01-01T00:00:00Z",
         },

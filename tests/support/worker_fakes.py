@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from opentelemetry.metrics import NoOpMeter
 from opentelemetry.trace import NoOpTracer
 
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
@@ -19,6 +20,7 @@ from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage, TaskRef
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
+from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.fetch_port import FetchRequest, FetchResponse
 from scrapejobs_worker.page_extraction import extract_outcome
 from scrapejobs_worker.politeness import Politeness, PolitenessPolicy
@@ -87,6 +89,7 @@ def build_processor(
     politeness: PolitenessPolicy | None = None,
     runner: RunnerPolicy | None = None,
     batch: BatchPolicy | None = None,
+    metrics: DeliveryMetrics | None = None,
 ) -> BatchProcessor:
     polite = Politeness(
         gate or MemoryHostGate(),
@@ -94,7 +97,7 @@ def build_processor(
         politeness or PolitenessPolicy(max_wait_s=0.0),
         clock,
     )
-    enqueuer = Enqueuer(store, publisher or MemoryTaskPublisher(), clock)
+    enqueuer = Enqueuer(store, publisher or MemoryTaskPublisher(), clock, NoOpTracer())
     tasks = TaskRunner(
         fetcher,
         extract_outcome,
@@ -105,7 +108,13 @@ def build_processor(
         runner or RunnerPolicy(fetch_timeout_s=5, lease_margin_s=1),
     )
     return BatchProcessor(
-        store, tasks, enqueuer, clock, NoOpTracer(), batch or BatchPolicy(lease_s=6)
+        store,
+        tasks,
+        enqueuer,
+        clock,
+        NoOpTracer(),
+        metrics or DeliveryMetrics(NoOpMeter("tests"), "scrape-tasks-push"),
+        batch or BatchPolicy(lease_s=6),
     )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from opentelemetry.trace import NoOpTracer
+
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.delivery.batching import plan_batches
@@ -22,7 +24,7 @@ def batches(job_id: str, lane: str, n: int = 3):
 
 async def test_each_lane_is_published_with_its_attribute() -> None:
     publisher = MemoryTaskPublisher()
-    enqueuer = Enqueuer(MemoryJobStore(), publisher, lambda: NOW)
+    enqueuer = Enqueuer(MemoryJobStore(), publisher, lambda: NOW, NoOpTracer())
     await enqueuer.publish(batches("a", "low") + batches("b", "high", 2))
     lanes = [(m.job_id, attributes[LANE_ATTRIBUTE]) for m, attributes in publisher.published]
     assert sorted(lanes) == [("a", "low")] * 3 + [("b", "high")] * 2

@@ -18,6 +18,7 @@ from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.routes import dead_letters, health, hosts, jobs, maintenance, stats
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
@@ -29,14 +30,16 @@ from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
-from scrapejobs_shared.observability.tracing import build_tracer
+from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.ports.host_gate import HostGate
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.stats import StatsReader
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
+from scrapejobs_web.request_spans import RequestSpanMiddleware
 
 log = logging.getLogger(__name__)
+SERVICE = "scrapejobs-dispatcher"
 
 
 def create_app(
@@ -48,8 +51,12 @@ def create_app(
     stats_reader: StatsReader | None = None,
     webhook_outbox: WebhookOutbox | None = None,
     webhook_log: WebhookLog | None = None,
+    telemetry: Telemetry | None = None,
 ) -> FastAPI:
-    """Build the app; real Firestore/Pub/Sub adapters unless others are given (unit tests)."""
+    """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
+    unless others are given (tests; the caller then shuts down the telemetry it gave)."""
+    telemetry_used = telemetry or telemetry_for(SERVICE, settings)
+    tracer = telemetry_used.tracer(SERVICE)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -81,10 +88,11 @@ def create_app(
             task_publisher,
             utc_now,
             timedelta(days=settings.retention_days),
-            build_tracer("scrapejobs-dispatcher"),
+            tracer,
             batch_size=settings.batch_size,
             events=JobEvents(job_store, outbox),
             webhook_log=webhook_log or FirestoreWebhookLog(client),
+            metrics=SubmissionMetrics(telemetry_used.meter(SERVICE)),
         )
         app.state.idempotent_submissions = IdempotentSubmission(
             app.state.jobs,
@@ -101,6 +109,8 @@ def create_app(
                 await outbox.close()
             if client is not None:
                 client.close()
+            if telemetry is None:
+                telemetry_used.shutdown()
 
     app = FastAPI(
         title="scrapejobs dispatcher",
@@ -111,6 +121,7 @@ def create_app(
     app.state.authenticator = Authenticator(settings)
     app.state.reconcile_after_s = settings.reconcile_after_s
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(jobs.router)

@@ -8,8 +8,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from opentelemetry.metrics import NoOpMeter
 from opentelemetry.trace import Tracer
 
+from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, plan_batches, shards_for
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
@@ -109,12 +111,14 @@ class JobService:
         batch_size: int = DEFAULT_BATCH_SIZE,
         events: JobEvents | None = None,
         webhook_log: WebhookLog | None = None,
+        metrics: SubmissionMetrics | None = None,
     ) -> None:
         self._tracer = tracer
+        self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
         self._store = store
         self._events = events
         self._webhook_log = webhook_log
-        self._enqueuer = Enqueuer(store, publisher, clock, events)
+        self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
         self._clock = clock
         self._retention = retention
         self._batch_size = batch_size
@@ -143,6 +147,7 @@ class JobService:
                     return replace(await self.get(job.id), created=False)
                 failed = await self._enqueuer.publish(batches)
                 await self._store.mark_published(job.id, self._clock())
+        self._metrics.submitted(job.total, crawl=request.crawl is not None)
         counts = {status: 0 for status in TaskStatus} | {
             TaskStatus.QUEUED: job.total - failed,
             TaskStatus.FAILED: failed,

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from opentelemetry.trace import Tracer
+from opentelemetry.trace import SpanKind, Tracer
 
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
@@ -34,6 +34,7 @@ from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, ClaimResult, Missing
 from scrapejobs_worker.batch_recorder import BatchRecorder
+from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.phase_timer import collect_phases, phase
 from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunner, cancelled
@@ -60,6 +61,7 @@ class BatchProcessor:
         enqueuer: Enqueuer,
         clock: Clock,
         tracer: Tracer,
+        metrics: DeliveryMetrics,
         policy: BatchPolicy,
         events: JobEvents | None = None,
     ) -> None:
@@ -69,24 +71,47 @@ class BatchProcessor:
         self._enqueuer = enqueuer
         self._clock = clock
         self._tracer = tracer
+        self._metrics = metrics
         self._policy = policy
         self._jobs = JobCache(store, clock)
         self._lease = timedelta(seconds=policy.lease_s)
 
     async def handle_push(self, pushed: PushedMessage) -> Verdict:
+        started = time.perf_counter()
         message = await self._batch_of(pushed)
         if message is None:
+            self._metrics.delivery(
+                pushed.subscription, time.perf_counter() - started, "malformed_message"
+            )
             return Verdict.done("malformed message recorded")
-        started = time.perf_counter()
         deadline = time.monotonic() + self._policy.ack_deadline_s - self._policy.deadline_margin_s
-        attributes = {"job.id": message.job_id, "batch.id": message.batch_id}
+        attributes: dict[str, str | int] = {
+            "job.id": message.job_id,
+            "batch.id": message.batch_id,
+            "messaging.system": "gcp_pubsub",
+            "messaging.operation.name": "process",
+            "messaging.message.id": pushed.message_id,
+            "messaging.batch.message_count": len(message.tasks),
+        }
         context = extract_trace_context(pushed.attributes)
         with (
             counting() as ops,
             collect_phases() as phases,
-            self._tracer.start_as_current_span("process_batch", context, attributes=attributes),
+            self._tracer.start_as_current_span(
+                "process_batch", context, kind=SpanKind.CONSUMER, attributes=attributes
+            ),
         ):
-            verdict, tally = await self._process(message, _deferrals(pushed), deadline)
+            try:
+                verdict, results = await self._process(message, _deferrals(pushed), deadline)
+            except Exception as exc:
+                error = type(exc).__qualname__
+                self._metrics.delivery(pushed.subscription, time.perf_counter() - started, error)
+                raise
+        self._metrics.delivery(
+            pushed.subscription, time.perf_counter() - started, verdict.error_type
+        )
+        self._metrics.tasks(pushed.subscription, results)
+        tally = dict(Counter(result.outcome for result in results))  # succeeded: 48, retry: 2...
         log.info(
             "batch processed",
             extra={
@@ -114,9 +139,10 @@ class BatchProcessor:
             message.job_id, message.batch_id, outcome, self._clock()
         )
         if isinstance(closed, Busy):
-            return Verdict.retry("the batch is still being processed")
+            return Verdict.retry("the batch is still being processed", "busy")
         if isinstance(closed, Missing):
             return Verdict.done("unknown batch")
+        self._metrics.dead_lettered(pushed.subscription, len(closed.finished))
         if closed.finished:
             log.warning(
                 "tasks dead-lettered",
@@ -146,20 +172,20 @@ class BatchProcessor:
 
     async def _process(
         self, message: BatchMessage, deferrals: int, deadline: float
-    ) -> tuple[Verdict, dict[str, int]]:
+    ) -> tuple[Verdict, list[TaskResult]]:
         with phase("spec"):
             spec = await self._jobs.spec(message.job_id)
         if spec is None:
             log.warning("job not found", extra={"job_id": message.job_id})
-            return Verdict.done("unknown job"), {}
+            return Verdict.done("unknown job"), []
         claim = await self._claim(message, deadline)
         if isinstance(claim, Missing):
             log.warning("batch not found", extra={"batch_id": message.batch_id})
-            return Verdict.done("unknown batch"), {}
+            return Verdict.done("unknown batch"), []
         if isinstance(claim, AlreadyDone):
-            return Verdict.done("already finished"), {}
+            return Verdict.done("already finished"), []
         if isinstance(claim, Busy):
-            return Verdict.retry("batch is being processed by another delivery"), {}
+            return Verdict.retry("batch is being processed by another delivery", "busy"), []
         recorder = BatchRecorder(
             self._store,
             claim.handle,
@@ -170,7 +196,6 @@ class BatchProcessor:
         )
         work = BatchWork(claim.batch, spec, deferrals, deadline)
         results = await self._run_all(work, recorder)
-        tally = dict(Counter(result.outcome for result in results))  # succeeded: 48, retry: 2...
         kinds = {result.kind for result in results}
         if recorder.job_may_be_done:
             await complete_if_done(self._store, message.job_id, self._clock, self._events)
@@ -178,11 +203,12 @@ class BatchProcessor:
             open_items = _still_open(claim.batch.open_items, results)
             batch = replace(claim.batch, items=open_items)
             if not await self._enqueuer.republish(batch, deferrals + 1):
-                return Verdict.retry("deferred, but publishing the batch again failed"), tally
-            return Verdict.done("deferred"), tally
+                reason = "deferred, but publishing the batch again failed"
+                return Verdict.retry(reason, "republish_failed"), results
+            return Verdict.done("deferred"), results
         if Kind.RETRY in kinds:
-            return Verdict.retry("some tasks failed transiently"), tally
-        return Verdict.done("done"), tally
+            return Verdict.retry("some tasks failed transiently", "transient_task_failure"), results
+        return Verdict.done("done"), results
 
     async def _claim(self, message: BatchMessage, deadline: float) -> ClaimResult:
         """Claim the batch; a duplicate delivery waits out the owner's lease (its writes renew

@@ -20,7 +20,7 @@ from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
-from scrapejobs_shared.observability.tracing import build_tracer
+from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
@@ -28,6 +28,7 @@ from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_web.http_errors import install_http_error_handlers
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
+from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.page_extraction import extract_outcome
@@ -41,6 +42,7 @@ from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
 
 log = logging.getLogger(__name__)
+SERVICE = "scrapejobs-worker"
 
 
 def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
@@ -80,9 +82,11 @@ def create_app(
     publisher: TaskPublisher | None = None,
     webhook_outbox: WebhookOutbox | None = None,
     webhook_log: WebhookLog | None = None,
+    telemetry: Telemetry | None = None,
 ) -> FastAPI:
-    """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher and Google's JWKS unless
-    others are given (tests)."""
+    """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
+    telemetry the settings choose unless others are given (tests; the caller then shuts
+    down the telemetry it gave)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -99,10 +103,11 @@ def create_app(
         politeness = Politeness(
             host_gate, RobotsCache(page_fetcher), politeness_policy(settings), clock
         )
-        tracer = build_tracer("scrapejobs-worker")
+        telemetry_used = telemetry or telemetry_for(SERVICE, settings)
+        tracer = telemetry_used.tracer(SERVICE)
         outbox = webhook_outbox or PubSubWebhookOutbox(settings.project_id, settings.webhook_topic)
         events = JobEvents(job_store, outbox)
-        enqueuer = Enqueuer(job_store, task_publisher, clock, events)
+        enqueuer = Enqueuer(job_store, task_publisher, clock, tracer, events)
         runner = TaskRunner(
             page_fetcher,
             extract_outcome,
@@ -112,8 +117,9 @@ def create_app(
             tracer,
             runner_policy(settings),
         )
+        metrics = DeliveryMetrics(telemetry_used.meter(SERVICE), settings.task_subscription)
         app.state.processor = BatchProcessor(
-            job_store, runner, enqueuer, clock, tracer, batch_policy(settings), events
+            job_store, runner, enqueuer, clock, tracer, metrics, batch_policy(settings), events
         )
         app.state.webhooks = WebhookSender(
             job_store,
@@ -140,6 +146,8 @@ def create_app(
                 await outbox.close()
             if client is not None:
                 client.close()
+            if telemetry is None:
+                telemetry_used.shutdown()
 
     app = FastAPI(title="scrapejobs worker", version="0.1.0", lifespan=lifespan)
     app.state.push_guard = push_guard(settings, push_keys)

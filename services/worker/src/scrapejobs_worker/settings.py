@@ -101,6 +101,11 @@ class WorkerSettings(CommonSettings):
         description="A running batch commits its finished tasks at least this often",
     )
 
+    task_subscription: str = Field(
+        default=DEFAULT_TOPOLOGY.task_subscription,
+        description="The push subscription's name, for metrics when a push does not name it",
+    )
+
     @field_validator("fetch_allowlist", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:

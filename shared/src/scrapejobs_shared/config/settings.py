@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -17,3 +19,17 @@ class CommonSettings(BaseSettings):
     webhook_topic: str = DEFAULT_TOPOLOGY.webhook_topic
     log_level: str = "INFO"
     retention_days: int = Field(default=30, ge=1, le=3650, description="TTL of jobs and results")
+    telemetry_exporter: Literal["none", "console", "otlp", "gcp"] = Field(
+        default="none",
+        description="Where spans and metrics go: none (local development), console (stdout), "
+        "otlp (OTEL_EXPORTER_OTLP_ENDPOINT, HTTP), gcp (Cloud Trace and Cloud Monitoring)",
+    )
+    telemetry_trace_ratio: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description="Fraction of traces recorded (by trace id: both services keep the same ones)",
+    )
+    telemetry_metric_interval_s: float = Field(
+        default=60.0, ge=5, description="How often metrics are exported"
+    )

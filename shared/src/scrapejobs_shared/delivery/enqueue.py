@@ -8,6 +8,8 @@ import logging
 from collections.abc import Sequence
 from typing import Protocol
 
+from opentelemetry.trace import SpanKind, Tracer
+
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
@@ -41,11 +43,13 @@ class Enqueuer:
         store: StoreForEnqueue,
         publisher: TaskPublisher,
         clock: Clock,
+        tracer: Tracer,
         events: JobEvents | None = None,
     ) -> None:
         self._store = store
         self._publisher = publisher
         self._clock = clock
+        self._tracer = tracer
         self._events = events
 
     async def publish(self, batches: Sequence[BatchRecord], deferrals: int = 0) -> int:
@@ -57,10 +61,7 @@ class Enqueuer:
         lost: list[BatchRecord] = []
         for lane in sorted({batch.lane for batch in batches}):
             in_lane = [batch for batch in batches if batch.lane == lane]
-            attributes = {**inject_trace_context(), LANE_ATTRIBUTE: lane}
-            if deferrals:
-                attributes[DEFERRALS] = str(deferrals)
-            results = await self._publisher.publish([message_of(b) for b in in_lane], attributes)
+            results = await self._send([message_of(b) for b in in_lane], deferrals, lane)
             lost += [
                 b for b, r in zip(in_lane, results, strict=True) if isinstance(r, BaseException)
             ]
@@ -84,10 +85,27 @@ class Enqueuer:
         case the caller nacks its delivery so that Pub/Sub tries again."""
         if not batch.open_items:
             return True
-        attributes = {
-            **inject_trace_context(),
-            DEFERRALS: str(deferrals),
-            LANE_ATTRIBUTE: batch.lane,
-        }
-        [result] = await self._publisher.publish([message_of(batch)], attributes)
+        [result] = await self._send([message_of(batch)], deferrals, batch.lane)
         return not isinstance(result, BaseException)
+
+    async def _send(
+        self, messages: list[BatchMessage], deferrals: int, lane: str
+    ) -> list[str | BaseException]:
+        """Publish inside a PRODUCER span whose context the messages carry: the worker's
+        ``process_batch`` span is its child, in the same trace."""
+        attributes: dict[str, str | int] = {
+            "messaging.system": "gcp_pubsub",
+            "messaging.operation.name": "publish",
+            "messaging.batch.message_count": len(messages),
+        }
+        with self._tracer.start_as_current_span(
+            "publish", kind=SpanKind.PRODUCER, attributes=attributes
+        ) as span:
+            carried = {**inject_trace_context(), LANE_ATTRIBUTE: lane}
+            if deferrals:
+                carried[DEFERRALS] = str(deferrals)
+            results = await self._publisher.publish(messages, carried)
+            failed = sum(isinstance(result, BaseException) for result in results)
+            if failed:
+                span.set_attribute("scrapejobs.publish.failed", failed)
+            return results

@@ -13,13 +13,14 @@
   }
 
   function options(kind, width) {
-    var series = [{}];
+    var series = [{ label: "hour (UTC)" }];
     if (kind === "tasks") {
       ["succeeded", "failed", "dead_lettered"].forEach(function (name) {
         series.push({ label: name.replace("_", " "), stroke: colours[name], width: 2, points: { show: false } });
       });
     } else {
-      series.push({ label: "error rate %", stroke: colours.error_rate, width: 2, spanGaps: false });
+      series.push({ label: "error rate %", stroke: colours.error_rate, width: 2, spanGaps: false,
+        points: { show: true, size: 7, fill: colours.error_rate } });
     }
     return {
       width: width, height: 200, series: series, legend: { show: true },

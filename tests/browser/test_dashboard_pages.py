@@ -19,9 +19,7 @@ DESKTOP = {"width": 1280, "height": 900}
 
 
 async def _no_horizontal_scroll(page: Page) -> None:
-    widths = await page.evaluate(
-        "[document.documentElement.scrollWidth, window.innerWidth]"
-    )
+    widths = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"{page.url} scrolls sideways: {widths}"
 
 
@@ -53,7 +51,8 @@ async def test_home_job_dead_letters_and_replay(api, site, stack, browser: Brows
         re.compile("HEALTHY|DEGRADED|UNHEALTHY")
     )
     row = page.locator(f"tr[data-job-id='{job['id']}']")
-    await expect(row.get_by_role("progressbar", name=f"Progress of job {job['id']}")).to_be_visible()
+    progress = row.get_by_role("progressbar", name=f"Progress of job {job['id']}")
+    await expect(progress).to_be_visible()
     await expect(page.locator(".chart canvas").first).to_be_visible()
     await screenshot(page, artifacts, "home")
 
@@ -70,9 +69,11 @@ async def test_home_job_dead_letters_and_replay(api, site, stack, browser: Brows
     await expect(errors.get_by_text("HTTP 500")).to_be_visible()
     await screenshot(page, artifacts, "job")
 
-    await page.get_by_role("navigation", name="Dashboard").get_by_role(
-        "link", name="Dead letters"
-    ).click()
+    await (
+        page.get_by_role("navigation", name="Dashboard")
+        .get_by_role("link", name="Dead letters")
+        .click()
+    )
     await expect(page).to_have_url(f"{base}/ui/dead-letters")
     replay = page.get_by_role("button", name=f"Replay {failing}")
     await expect(replay).to_be_visible()
@@ -110,9 +111,7 @@ async def test_replay_all_asks_first(api, site, stack, browser: Browser, artifac
     await button.click()
     await expect(page.get_by_role("status")).to_have_text("")
     await expect(page.get_by_role("button", name=f"Replay {failing}")).to_be_visible()
-    assert (await api.get("/v1/dead-letters", params={"job_id": job["id"]})).json()[
-        "dead_letters"
-    ]
+    assert (await api.get("/v1/dead-letters", params={"job_id": job["id"]})).json()["dead_letters"]
 
     site.switched_on.add("ui-replay-all")
     page.once("dialog", lambda dialog: dialog.accept())

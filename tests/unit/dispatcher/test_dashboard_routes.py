@@ -69,6 +69,7 @@ async def test_every_page_renders_as_html() -> None:
         assert '<html lang="en">' in home and "<main" in home and "Health: " in home
         assert f'aria-label="Progress of job {job_id}"' in home
         assert (await client.get("/ui/static/htmx.min.js")).status_code == 200
+        assert (await client.get("/ui/static/%2e%2e/routes.py")).status_code == 404
 
 
 async def test_an_unknown_job_or_a_bad_page_link_is_an_html_page() -> None:
@@ -143,7 +144,7 @@ async def test_the_dashboard_is_behind_the_api_s_authentication() -> None:
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-            for path in ["/ui", "/ui/hosts", "/ui/fragments/overview"]:
+            for path in ["/ui", "/ui/hosts", "/ui/fragments/overview", "/ui/static/dashboard.css"]:
                 assert (await client.get(path)).status_code == 401, path
             assert (await client.post("/ui/dead-letters/replay", headers=HTMX)).status_code == 401
             key = {"X-API-Key": "sj_secret"}

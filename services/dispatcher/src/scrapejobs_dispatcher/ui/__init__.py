@@ -17,12 +17,12 @@ HERE = Path(__file__).parent
 
 def install(app: FastAPI) -> None:
     """Serve the dashboard: its routes, its templates (on ``app.state.ui_templates``) and its
-    static files at /ui/static (vendored libraries, CSS and the chart script: no data)."""
+    static files (on ``app.state.ui_static``, served at /ui/static behind the same auth)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
     app.state.ui_templates = Jinja2Templates(env=env)
-    app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
+    app.state.ui_static = StaticFiles(directory=HERE / "static")
     app.include_router(router)

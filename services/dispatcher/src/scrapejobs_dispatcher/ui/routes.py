@@ -8,7 +8,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.responses import Response
 
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.service import JobNotFound, JobService
@@ -177,3 +179,11 @@ async def hosts(request: Request, services: Services) -> HTMLResponse:
 @router.get("/fragments/hosts")
 async def hosts_fragment(request: Request, services: Services) -> HTMLResponse:
     return await _page(request, "_hosts.html", pages.paused_hosts(services))
+
+
+@router.get("/static/{path:path}", response_class=Response)
+async def static_file(request: Request, path: str) -> Response:
+    """The vendored libraries, the stylesheet and the chart script (StaticFiles: ETag and
+    Last-Modified, 304s, no path outside the folder)."""
+    static: StaticFiles = request.app.state.ui_static
+    return await static.get_response(path, request.scope)

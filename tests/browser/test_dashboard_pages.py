@@ -142,6 +142,11 @@ async def test_pages_fit_a_phone_and_an_unknown_job_is_a_404_page(
         await expect(page.get_by_role("main")).to_be_visible()
         await _no_horizontal_scroll(page)
         await screenshot(page, artifacts, name)
+        for width in (320, 400):  # the narrowest and widest phones too
+            await page.set_viewport_size({"width": width, "height": 800})
+            await page.wait_for_timeout(300)  # the charts redraw 150 ms after a resize
+            await _no_horizontal_scroll(page)
+        await page.set_viewport_size(PHONE)
     assert console.errors == []
 
     missing = await page.goto("/ui/jobs/0123456789abcdef")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scrapejobs_dispatcher.monitoring import HourRow
+from scrapejobs_dispatcher.monitoring import HourRow, StatsReport
 from scrapejobs_dispatcher.service import JobView
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.jobspec import JobSpec
@@ -16,6 +16,7 @@ from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.stats import Totals
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.host_gate import PausedHost
+from scrapejobs_shared.ports.stats import OpenWork
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 
@@ -134,3 +135,17 @@ def test_counts_follow_a_task_s_life() -> None:
         "cancelled",
     ]
     assert counts[4].label == "dead lettered" and counts[4].n == 2 and counts[0].n == 0
+
+
+def test_live_tiles_show_throughput_backlog_and_error_rate() -> None:
+    totals = Totals({TaskStatus.SUCCEEDED: 3, TaskStatus.DEAD_LETTERED: 1})
+    open_work = OpenWork(5, 2, NOW - timedelta(seconds=90), jobs_read=3, partial=True)
+    since = NOW - timedelta(minutes=10)
+    report = StatsReport("5m", since, NOW, totals, {}, open_work, [])
+
+    throughput, backlog, errors = presenters.live_tiles(report)
+
+    assert throughput.value == "0.01/s" and throughput.note == "4 tasks since 09:50 UTC"
+    assert backlog.value == "5+ queued · 2 running"
+    assert backlog.note == "oldest queued 1 min 30 s ago"
+    assert errors.value == "25.0%" and errors.note == "0 failed, 1 dead-lettered"

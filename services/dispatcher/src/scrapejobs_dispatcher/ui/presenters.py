@@ -141,7 +141,8 @@ def live_tiles(report: StatsReport) -> list[Tile]:
         Tile(
             "Throughput",
             rate_text(report.throughput_per_s),
-            f"{totals.processed} tasks since {report.since:%H:%M} UTC",
+            f"{totals.processed} task{'' if totals.processed == 1 else 's'} "
+            f"since {report.since:%H:%M} UTC",
         ),
         Tile(
             "Backlog",

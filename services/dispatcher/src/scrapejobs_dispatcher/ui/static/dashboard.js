@@ -5,12 +5,7 @@
   var plots = [];
   var colours = { succeeded: "#0f6b35", failed: "#a4161a", dead_lettered: "#7a4d00", error_rate: "#a4161a" };
 
-  function hourLabel(u, values) {
-    return values.map(function (v) {
-      var d = new Date(v * 1000);
-      return String(d.getUTCHours()).padStart(2, "0") + ":00";
-    });
-  }
+  function utc(ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); }
 
   function options(kind, width) {
     var series = [{ label: "hour (UTC)" }];
@@ -24,8 +19,9 @@
     }
     return {
       width: width, height: 200, series: series, legend: { show: true },
-      scales: { x: { time: false }, y: { range: function (u, min, max) { return [0, Math.max(max || 0, kind === "errors" ? 5 : 1)]; } } },
-      axes: [{ values: hourLabel, stroke: "#4f5862" }, { stroke: "#4f5862" }],
+      tzDate: utc,
+      scales: { y: { range: function (u, min, max) { return [0, Math.max(max || 0, kind === "errors" ? 5 : 1)]; } } },
+      axes: [{ stroke: "#4f5862" }, { stroke: "#4f5862" }],
       cursor: { show: true }
     };
   }

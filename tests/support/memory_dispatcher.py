@@ -18,7 +18,9 @@ from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryW
 
 @asynccontextmanager
 async def memory_client(
-    store: MemoryJobStore, publisher: MemoryTaskPublisher | None = None
+    store: MemoryJobStore,
+    publisher: MemoryTaskPublisher | None = None,
+    webhook_log: MemoryWebhookLog | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(
         DispatcherSettings(auth_mode="none"),
@@ -28,7 +30,7 @@ async def memory_client(
         idempotency_keys=MemoryIdempotencyKeys(),
         stats_reader=store,
         webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
+        webhook_log=webhook_log or MemoryWebhookLog(),
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

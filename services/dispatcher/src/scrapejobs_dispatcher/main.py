@@ -19,6 +19,7 @@ from scrapejobs_dispatcher.routes import dead_letters, health, hosts, jobs, main
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
+from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
@@ -129,6 +130,7 @@ def create_app(
     app.include_router(maintenance.router)
     app.include_router(dead_letters.router)
     app.include_router(stats.router)
+    install_dashboard(app)
     return app
 
 

@@ -311,6 +311,24 @@ class JobService:
             await self._job(job_id)
         return await self._replay(TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), limit)
 
+    async def replay_dead_letter(self, job_id: str, task_id: str) -> int:
+        """Replay one dead-lettered task (1), or nothing (0) when it is no longer dead-lettered."""
+        await self._job(job_id)
+        task = await self._store.get_task(job_id, task_id)
+        if task is None or task.status is not TaskStatus.DEAD_LETTERED or task.batch_id is None:
+            return 0
+        return await self._reopen({(job_id, task.batch_id): [task.id]}, TaskStatus.DEAD_LETTERED)
+
+    async def unsuccessful(self, job_id: str, limit: int) -> list[TaskRecord]:
+        """The job's failed and dead-lettered tasks (at most ``limit`` of each), most recent
+        first: what went wrong, with each task's last error."""
+        await self._job(job_id)
+        found: list[TaskRecord] = []
+        for status in (TaskStatus.DEAD_LETTERED, TaskStatus.FAILED):
+            page = await self._store.tasks_with_status(status, job_id, None, limit, None)
+            found += page.items
+        return sorted(found, key=lambda task: task.updated_at, reverse=True)
+
     async def retry_job(self, job_id: str, status: TaskStatus) -> int:
         """Replay every task of the job that ended ``status`` (failed or dead-lettered)."""
         await self._job(job_id)
@@ -336,6 +354,11 @@ class JobService:
             token = page.next_page_token
             if token is None:
                 break
+        return await self._reopen(by_batch, status)
+
+    async def _reopen(self, by_batch: dict[tuple[str, str], list[str]], status: TaskStatus) -> int:
+        """Reopen the given tasks of each (job, batch) that are still ``status``, publish the
+        batches again; returns how many tasks went back to ``queued``."""
         reopened: list[BatchRecord] = []
         replayed = 0
         statuses = frozenset({status})

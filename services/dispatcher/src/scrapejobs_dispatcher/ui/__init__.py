@@ -1,0 +1,28 @@
+"""The web dashboard at /ui: server-rendered pages (Jinja2) kept live by htmx polling, charts
+drawn by uPlot; both libraries are vendored under ``static/`` (no Node build step)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from scrapejobs_dispatcher.ui.routes import router
+
+HERE = Path(__file__).parent
+
+
+def install(app: FastAPI) -> None:
+    """Serve the dashboard: its routes, its templates (on ``app.state.ui_templates``) and its
+    static files (on ``app.state.ui_static``, served at /ui/static behind the same auth)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    app.state.ui_templates = Jinja2Templates(env=env)
+    app.state.ui_static = StaticFiles(directory=HERE / "static")
+    app.include_router(router)

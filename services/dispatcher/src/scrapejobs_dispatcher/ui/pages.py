@@ -1,0 +1,130 @@
+"""What each dashboard page shows: reads the dispatcher's own service objects (never its HTTP
+API) and returns a template context built by the presenters."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from scrapejobs_dispatcher.monitoring import Monitor
+from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
+from scrapejobs_dispatcher.ui import presenters
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.ports.host_gate import HostGate
+
+JOBS_PER_PAGE = 10
+RESULTS_PER_PAGE = 25
+ERRORS_SHOWN = 20
+WEBHOOKS_SHOWN = 20
+DEAD_LETTERS_PER_PAGE = 50
+PAUSED_SHOWN = 200
+HISTORY_HOURS = 24
+
+Context = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """The service objects the composition root put on ``app.state``."""
+
+    jobs: JobService
+    monitor: Monitor
+    host_gate: HostGate
+    clock: Clock
+
+
+async def overview(services: Services, page_token: str | None) -> Context:
+    """Home, live part: health with its reasons, the 5-minute figures, jobs with progress."""
+    health, report, page = await asyncio.gather(
+        services.monitor.health(),
+        services.monitor.stats("5m"),
+        services.jobs.list_jobs(None, JOBS_PER_PAGE, page_token),
+    )
+    views = await asyncio.gather(*(_view_or_none(services.jobs, job.id) for job in page.items))
+    now = services.clock()
+    return {
+        "health": presenters.health_panel(health),
+        "tiles": presenters.live_tiles(report),
+        "jobs": [presenters.JobRow.of(view, now) for view in views if view is not None],
+        "page_token": page_token,
+        "next_page_token": page.next_page_token,
+        "generated_at": f"{now:%H:%M:%S} UTC",
+    }
+
+
+async def _view_or_none(jobs: JobService, job_id: str) -> JobView | None:
+    try:
+        return await jobs.get(job_id)
+    except JobNotFound:  # deleted (or expired) between the list and the read
+        return None
+
+
+async def history(services: Services) -> Context:
+    """Home, charts: the last 24 hours, hour by hour."""
+    rows = await services.monitor.history(HISTORY_HOURS)
+    return {
+        "series": presenters.history_series(rows),
+        "lines": presenters.history_lines(rows),
+        "hours": HISTORY_HOURS,
+    }
+
+
+async def job_summary(services: Services, job_id: str) -> Context:
+    """A job's status, counts and progress (``JobNotFound`` when there is no such job)."""
+    view = await services.jobs.get(job_id)
+    return {
+        "job": presenters.JobRow.of(view, services.clock()),
+        "counts": presenters.count_list(view.counts),
+        "started": presenters.relative_text(view.job.started_at, services.clock()),
+        "finished_at": presenters.relative_text(view.job.finished_at, services.clock()),
+    }
+
+
+async def job_page(services: Services, job_id: str, page_token: str | None) -> Context:
+    """A job: its summary, a page of results, its failed and dead-lettered tasks."""
+    summary = await job_summary(services, job_id)
+    results, unsuccessful, deliveries = await asyncio.gather(
+        services.jobs.results(job_id, RESULTS_PER_PAGE, page_token),
+        services.jobs.unsuccessful(job_id, ERRORS_SHOWN),
+        services.jobs.webhook_deliveries(job_id, WEBHOOKS_SHOWN),
+    )
+    now = services.clock()
+    return summary | {
+        "results": [presenters.result_row(task) for task in results.items],
+        "errors": [presenters.result_row(task) for task in unsuccessful],
+        "webhooks": [
+            {
+                "type": d.type,
+                "state": d.state,
+                "attempts": d.attempts,
+                "last_status": d.last_status or presenters.DASH,
+                "last_error": d.last_error or "",
+                "updated": presenters.relative_text(d.updated_at, now),
+            }
+            for d in deliveries
+        ],
+        "page_token": page_token,
+        "next_page_token": results.next_page_token,
+    }
+
+
+async def dead_letters(services: Services, job_id: str | None, page_token: str | None) -> Context:
+    page = await services.jobs.dead_letters(job_id, None, DEAD_LETTERS_PER_PAGE, page_token)
+    now = services.clock()
+    return {
+        "letters": [presenters.dead_letter_row(task, now) for task in page.items],
+        "job_id": job_id,
+        "page_token": page_token,
+        "next_page_token": page.next_page_token,
+        "generated_at": f"{now:%H:%M:%S} UTC",
+    }
+
+
+async def paused_hosts(services: Services) -> Context:
+    now = services.clock()
+    paused = await services.host_gate.paused(now, PAUSED_SHOWN)
+    return {
+        "hosts": [presenters.paused_row(p, now) for p in paused],
+        "generated_at": f"{now:%H:%M:%S} UTC",
+    }

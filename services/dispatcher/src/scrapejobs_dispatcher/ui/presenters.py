@@ -1,0 +1,343 @@
+"""What the dashboard shows, computed from the service objects' records: plain values and text a
+template prints as it is (no arithmetic or formatting in templates). Pure: no I/O, no clock."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
+from scrapejobs_dispatcher.service import JobView
+from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.host_gate import PausedHost
+
+DASH = "—"
+PREVIEW_CHARS = 300
+
+
+def duration_text(seconds: float | None) -> str:
+    """A duration for a person: ``—`` (unknown), ``<1 s``, ``42 s``, ``3 min 5 s``,
+    ``2 h 10 min``, ``3 d 4 h``; the two largest units, rounded down."""
+    if seconds is None:
+        return DASH
+    whole = int(seconds)
+    if whole < 1:
+        return "<1 s"
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    units = [(days, "d"), (hours, "h"), (minutes, "min"), (secs, "s")]
+    first = next(i for i, (n, _) in enumerate(units) if n)
+    shown = [f"{n} {unit}" for n, unit in units[first : first + 2] if n]
+    return " ".join(shown)
+
+
+def relative_text(moment: datetime | None, now: datetime) -> str:
+    """``12 s ago`` or ``in 3 min``; ``—`` when there is no moment."""
+    if moment is None:
+        return DASH
+    seconds = (now - moment).total_seconds()
+    if abs(seconds) < 1:
+        return "now"
+    if seconds > 0:
+        return f"{duration_text(seconds)} ago"
+    return f"in {duration_text(-seconds)}"
+
+
+def percent_text(fraction: float | None) -> str:
+    """0.0312 → ``3.1%``; ``—`` when there is no rate (nothing processed)."""
+    return DASH if fraction is None else f"{fraction * 100:.1f}%"
+
+
+def rate_text(per_s: float | None) -> str:
+    if per_s is None:
+        return DASH
+    if per_s >= 10:
+        return f"{per_s:.0f}/s"
+    return f"{per_s:.2f}/s"
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    """A job with its progress, as the jobs list and the job page show it."""
+
+    id: str
+    status: str
+    kind: str
+    labels: str
+    created: str
+    done: int
+    total: int
+    percent: int  # whole percent, for the progress bar
+    percent_label: str
+    rate: str
+    eta: str
+    finished: bool
+
+    @classmethod
+    def of(cls, view: JobView, now: datetime) -> JobRow:
+        job, progress = view.job, view.progress
+        finished = job.status.terminal and progress.done == progress.total
+        if finished:
+            eta = "finished"
+        elif progress.eta_s is None:
+            eta = "estimating…"
+        else:
+            eta = duration_text(progress.eta_s)
+        return cls(
+            id=job.id,
+            status=job.status.value,
+            kind=job.kind,
+            labels=", ".join(f"{k}={v}" for k, v in sorted(job.labels.items())),
+            created=relative_text(job.created_at, now),
+            done=progress.done,
+            total=progress.total,
+            percent=int(progress.percent),
+            percent_label=f"{progress.percent:.0f}%",
+            rate=rate_text(progress.rate_per_s),
+            eta=eta,
+            finished=finished,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    status: str
+    label: str
+    n: int
+
+
+def count_list(counts: dict[TaskStatus, int]) -> list[Count]:
+    """Every task status in the order a task moves through them, with a readable label."""
+    order = [
+        TaskStatus.QUEUED,
+        TaskStatus.RUNNING,
+        TaskStatus.SUCCEEDED,
+        TaskStatus.FAILED,
+        TaskStatus.DEAD_LETTERED,
+        TaskStatus.CANCELLED,
+    ]
+    return [Count(s.value, s.value.replace("_", " "), counts.get(s, 0)) for s in order]
+
+
+@dataclass(frozen=True, slots=True)
+class Tile:
+    """One live figure on the home page."""
+
+    label: str
+    value: str
+    note: str
+
+
+def live_tiles(report: StatsReport) -> list[Tile]:
+    """Throughput, backlog (queued / running now) and error rate of the 5-minute window."""
+    totals = report.totals
+    queued = f"{report.open.queued}{'+' if report.open.partial else ''}"
+    oldest = report.oldest_queued_age_s
+    return [
+        Tile(
+            "Throughput",
+            rate_text(report.throughput_per_s),
+            f"{totals.processed} task{'' if totals.processed == 1 else 's'} "
+            f"since {report.since:%H:%M} UTC",
+        ),
+        Tile(
+            "Backlog",
+            f"{queued} queued · {report.open.running} running",
+            "oldest queued " + (f"{duration_text(oldest)} ago" if oldest is not None else DASH),
+        ),
+        Tile(
+            "Error rate",
+            percent_text(totals.error_rate()),
+            f"{totals.count(TaskStatus.FAILED)} failed, "
+            f"{totals.count(TaskStatus.DEAD_LETTERED)} dead-lettered",
+        ),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    status: str
+    facts: str
+
+
+@dataclass(frozen=True, slots=True)
+class HealthPanel:
+    status: str  # HEALTHY | DEGRADED | UNHEALTHY
+    reasons: list[str]
+    checks: list[Check]
+
+
+def health_panel(health: Health) -> HealthPanel:
+    checks = []
+    for name, facts in health.checks.items():
+        status = str(facts.get("status", "unknown"))
+        shown = ", ".join(
+            f"{k.replace('_', ' ')}: {_fact(v)}" for k, v in facts.items() if k != "status"
+        )
+        checks.append(Check(name.replace("_", " "), status, shown))
+    return HealthPanel(health.status.value, list(health.reasons), checks)
+
+
+def _fact(value: Any) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def history_series(rows: list[HourRow]) -> dict[str, list[float | None]]:
+    """Columns for the charts (uPlot's layout: x first): hour starts as Unix seconds, tasks
+    processed per hour by outcome, and the hour's error rate in percent (null when idle)."""
+    series: dict[str, list[float | None]] = {
+        "hour": [],
+        "processed": [],
+        "succeeded": [],
+        "failed": [],
+        "dead_lettered": [],
+        "error_rate": [],
+    }
+    for row in rows:
+        totals = row.totals
+        rate = totals.error_rate()
+        series["hour"].append(row.hour.timestamp())
+        series["processed"].append(totals.processed)
+        series["succeeded"].append(totals.count(TaskStatus.SUCCEEDED))
+        series["failed"].append(totals.count(TaskStatus.FAILED))
+        series["dead_lettered"].append(totals.count(TaskStatus.DEAD_LETTERED))
+        series["error_rate"].append(None if rate is None else round(rate * 100, 2))
+    return series
+
+
+@dataclass(frozen=True, slots=True)
+class HourLine:
+    """One row of the history table (the charts' text alternative)."""
+
+    hour: str
+    processed: int
+    succeeded: int
+    failed: int
+    dead_lettered: int
+    error_rate: str
+
+
+def history_lines(rows: list[HourRow]) -> list[HourLine]:
+    """The history, newest hour first, hours with no work left out."""
+    return [
+        HourLine(
+            f"{row.hour:%d %b %H:%M}",
+            row.totals.processed,
+            row.totals.count(TaskStatus.SUCCEEDED),
+            row.totals.count(TaskStatus.FAILED),
+            row.totals.count(TaskStatus.DEAD_LETTERED),
+            percent_text(row.totals.error_rate()),
+        )
+        for row in reversed(rows)
+        if row.totals.processed
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    id: str
+    url: str
+    status: str
+    http_status: str
+    attempts: int
+    replays: int
+    elapsed: str
+    error: str
+    data: str
+
+
+def result_row(task: TaskRecord) -> ResultRow:
+    elapsed = DASH if task.elapsed_ms is None else f"{task.elapsed_ms} ms"
+    return ResultRow(
+        id=task.id,
+        url=task.url,
+        status=task.status.value,
+        http_status=DASH if task.http_status is None else str(task.http_status),
+        attempts=task.attempts,
+        replays=task.replays,
+        elapsed=elapsed,
+        error=task.error or "",
+        data=data_preview(task.data),
+    )
+
+
+def data_preview(data: dict[str, Any] | None, limit: int = PREVIEW_CHARS) -> str:
+    """Extracted data as compact JSON, cut to ``limit`` characters (``…`` marks the cut)."""
+    if data is None:
+        return ""
+    text = json.dumps(data, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetterRow:
+    job_id: str
+    task_id: str
+    url: str
+    error: str
+    attempts: int
+    replays: int
+    when: str
+
+
+def dead_letter_row(task: TaskRecord, now: datetime) -> DeadLetterRow:
+    return DeadLetterRow(
+        job_id=task.job_id,
+        task_id=task.id,
+        url=task.url,
+        error=task.error or DASH,
+        attempts=task.attempts,
+        replays=task.replays,
+        when=relative_text(task.updated_at, now),
+    )
+
+
+REASONS = {
+    "circuit_open": "Circuit breaker open: the host failed repeatedly (errors, timeouts, 5xx)",
+    "held": "Held: the host asked to slow down (Retry-After), or its pace is slow",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PausedRow:
+    host: str
+    origin: str
+    reason: str
+    why: str
+    until: str
+    remaining: str
+
+
+def origin_of(key: str) -> str:
+    """A host key (``scheme~host~port``) as an origin a person reads: ``https://example.com``,
+    ``http://[::1]:8080``; the key itself when it is not one."""
+    scheme, sep, rest = key.partition("~")
+    host, sep2, port = rest.rpartition("~")
+    if not sep or not sep2 or not port.isdigit() or scheme not in ("http", "https"):
+        return key
+    if ":" in host:
+        host = f"[{host}]"
+    default = (scheme, int(port)) in (("http", 80), ("https", 443))
+    return f"{scheme}://{host}" if default else f"{scheme}://{host}:{port}"
+
+
+def paused_row(paused: PausedHost, now: datetime) -> PausedRow:
+    return PausedRow(
+        host=paused.host,
+        origin=origin_of(paused.host),
+        reason=paused.reason,
+        why=REASONS.get(paused.reason, paused.reason),
+        until=f"{paused.until:%Y-%m-%d %H:%M:%S} UTC",
+        remaining=duration_text(max((paused.until - now).total_seconds(), 0.0)),
+    )

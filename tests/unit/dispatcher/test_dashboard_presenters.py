@@ -1,0 +1,151 @@
+"""What the dashboard prints: durations, relative times, rates, host keys as origins, chart
+columns and job rows (pure functions over records)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from scrapejobs_dispatcher.monitoring import HourRow, StatsReport
+from scrapejobs_dispatcher.service import JobView
+from scrapejobs_dispatcher.ui import presenters
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.progress import Progress
+from scrapejobs_shared.domain.records import JobRecord
+from scrapejobs_shared.domain.stats import Totals
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.host_gate import PausedHost
+from scrapejobs_shared.ports.stats import OpenWork
+
+NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (None, "—"),
+        (0.4, "<1 s"),
+        (42.9, "42 s"),
+        (60, "1 min"),
+        (185, "3 min 5 s"),
+        (7_800, "2 h 10 min"),
+        (3_600 * 76 + 59, "3 d 4 h"),
+        (86_400 + 30, "1 d"),
+    ],
+)
+def test_durations_show_the_two_largest_units(seconds: float | None, text: str) -> None:
+    assert presenters.duration_text(seconds) == text
+
+
+def test_relative_times() -> None:
+    assert presenters.relative_text(NOW - timedelta(seconds=12), NOW) == "12 s ago"
+    assert presenters.relative_text(NOW + timedelta(minutes=3), NOW) == "in 3 min"
+    assert presenters.relative_text(NOW, NOW) == "now"
+    assert presenters.relative_text(None, NOW) == "—"
+
+
+def test_rates_and_percentages() -> None:
+    assert presenters.percent_text(0.0312) == "3.1%"
+    assert presenters.percent_text(None) == "—"
+    assert presenters.rate_text(0.5) == "0.50/s"
+    assert presenters.rate_text(325.4) == "325/s"
+    assert presenters.rate_text(None) == "—"
+
+
+@pytest.mark.parametrize(
+    ("key", "origin"),
+    [
+        ("https~example.com~443", "https://example.com"),
+        ("http~example.com~8080", "http://example.com:8080"),
+        ("http~::1~8080", "http://[::1]:8080"),
+        ("https~sha256-abc~443", "https://sha256-abc"),
+        ("not-a-key", "not-a-key"),
+        ("ftp~x~21", "ftp~x~21"),
+    ],
+)
+def test_host_keys_read_as_origins(key: str, origin: str) -> None:
+    assert presenters.origin_of(key) == origin
+
+
+def test_a_paused_host_says_why_and_for_how_long() -> None:
+    row = presenters.paused_row(
+        PausedHost("https~shop.test~443", NOW + timedelta(seconds=75), "circuit_open"), NOW
+    )
+    assert row.origin == "https://shop.test" and row.remaining == "1 min 15 s"
+    assert row.why.startswith("Circuit breaker open")
+    assert row.until == "2026-11-23 10:01:15 UTC"
+
+
+def test_history_series_are_columns_with_gaps_for_idle_hours() -> None:
+    busy = Totals({TaskStatus.SUCCEEDED: 3, TaskStatus.FAILED: 1})
+    rows = [HourRow(NOW - timedelta(hours=1), Totals(), 3600), HourRow(NOW, busy, 60)]
+
+    series = presenters.history_series(rows)
+
+    assert series["hour"] == [(NOW - timedelta(hours=1)).timestamp(), NOW.timestamp()]
+    assert series["processed"] == [0, 4] and series["failed"] == [0, 1]
+    assert series["error_rate"] == [None, 25.0]
+    [line] = presenters.history_lines(rows)  # idle hours are left out of the table
+    assert line.processed == 4 and line.error_rate == "25.0%"
+
+
+def test_data_preview_is_cut_with_a_mark() -> None:
+    assert presenters.data_preview(None) == ""
+    assert presenters.data_preview({"a": 1}) == '{"a": 1}'
+    long = presenters.data_preview({"text": "x" * 500}, limit=50)
+    assert len(long) == 50 and long.endswith("…")
+
+
+def _view(status: JobStatus, done: int, total: int, eta_s: float | None) -> JobView:
+    job = JobRecord(
+        id="j1",
+        status=status,
+        spec=JobSpec(),
+        created_at=NOW - timedelta(minutes=2),
+        updated_at=NOW,
+        expire_at=NOW + timedelta(days=1),
+        labels={"team": "pricing", "a": "b"},
+        total=total,
+    )
+    percent = 100.0 * done / total
+    progress = Progress(done, total, percent, 2.5 if eta_s else None, eta_s, None)
+    counts = {s: 0 for s in TaskStatus} | {TaskStatus.SUCCEEDED: done}
+    return JobView(job, counts | {TaskStatus.QUEUED: total - done}, progress)
+
+
+def test_job_rows_say_when_the_job_will_finish() -> None:
+    running = presenters.JobRow.of(_view(JobStatus.RUNNING, 3, 8, 125.0), NOW)
+    assert running.eta == "2 min 5 s" and running.rate == "2.50/s"
+    assert running.percent == 37 and running.percent_label == "38%"
+    assert running.labels == "a=b, team=pricing" and running.created == "2 min ago"
+    assert presenters.JobRow.of(_view(JobStatus.RUNNING, 0, 8, None), NOW).eta == "estimating…"
+    done = presenters.JobRow.of(_view(JobStatus.COMPLETED, 8, 8, 0.0), NOW)
+    assert done.eta == "finished" and done.finished
+
+
+def test_counts_follow_a_task_s_life() -> None:
+    counts = presenters.count_list({TaskStatus.DEAD_LETTERED: 2})
+    assert [c.status for c in counts] == [
+        "queued",
+        "running",
+        "succeeded",
+        "failed",
+        "dead_lettered",
+        "cancelled",
+    ]
+    assert counts[4].label == "dead lettered" and counts[4].n == 2 and counts[0].n == 0
+
+
+def test_live_tiles_show_throughput_backlog_and_error_rate() -> None:
+    totals = Totals({TaskStatus.SUCCEEDED: 3, TaskStatus.DEAD_LETTERED: 1})
+    open_work = OpenWork(5, 2, NOW - timedelta(seconds=90), jobs_read=3, partial=True)
+    since = NOW - timedelta(minutes=10)
+    report = StatsReport("5m", since, NOW, totals, {}, open_work, [])
+
+    throughput, backlog, errors = presenters.live_tiles(report)
+
+    assert throughput.value == "0.01/s" and throughput.note == "4 tasks since 09:50 UTC"
+    assert backlog.value == "5+ queued · 2 running"
+    assert backlog.note == "oldest queued 1 min 30 s ago"
+    assert errors.value == "25.0%" and errors.note == "0 failed, 1 dead-lettered"

@@ -1,0 +1,170 @@
+"""The dashboard's routes over the in-memory adapters: pages render, an unknown job or a bad
+page link is an HTML error page, replays need htmx's header and replay exactly what they say,
+and /ui sits behind the API's authentication."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from scrapejobs_dispatcher.api_keys import hash_api_key
+from scrapejobs_dispatcher.main import create_app
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.records import TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.webhooks import WebhookDelivery
+from support.memory_dispatcher import memory_client
+
+HTMX = {"HX-Request": "true"}
+
+
+async def _submit(client: httpx.AsyncClient, urls: list[str]) -> str:
+    response = await client.post("/v1/jobs", json={"urls": urls})
+    assert response.status_code == 202
+    job_id: str = response.json()["id"]
+    return job_id
+
+
+async def _finish(store: MemoryJobStore, job_id: str, outcomes: list[TaskStatus]) -> list[str]:
+    """Settle the job's tasks with ``outcomes`` (in task order); returns their ids."""
+    now = datetime.now(UTC)
+    [batch] = (await store.open_batches(job_id, 10, None)).items
+    claim = await store.claim_batch(job_id, batch.id, now, now + timedelta(seconds=30))
+    assert isinstance(claim, Claimed)
+    ids = [item.task_id for item in batch.items]
+    changes = [
+        FinishTask(task_id, TaskOutcome(status, error="HTTP 500"), service_ms=10)
+        for task_id, status in zip(ids, outcomes, strict=True)
+    ]
+    await store.settle(claim.handle, changes, now, None)
+    return ids
+
+
+async def test_every_page_renders_as_html() -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        job_id = await _submit(client, ["https://shop.test/1", "https://shop.test/2"])
+        for path in [
+            "/ui",
+            "/ui/fragments/overview",
+            "/ui/fragments/history",
+            f"/ui/jobs/{job_id}",
+            f"/ui/fragments/jobs/{job_id}",
+            "/ui/dead-letters",
+            f"/ui/dead-letters?job_id={job_id}",
+            "/ui/fragments/dead-letters",
+            "/ui/hosts",
+            "/ui/fragments/hosts",
+        ]:
+            response = await client.get(path)
+            assert response.status_code == 200, path
+            assert response.headers["content-type"].startswith("text/html"), path
+        home = (await client.get("/ui")).text
+        assert '<html lang="en">' in home and "<main" in home and "Health: " in home
+        assert f'aria-label="Progress of job {job_id}"' in home
+        assert (await client.get("/ui/static/htmx.min.js")).status_code == 200
+        assert (await client.get("/ui/static/%2e%2e/routes.py")).status_code == 404
+
+
+async def test_an_unknown_job_or_a_bad_page_link_is_an_html_page() -> None:
+    async with memory_client(MemoryJobStore()) as client:
+        job_id = await _submit(client, ["https://shop.test/1"])
+        for path in ["/ui/jobs/0123456789abcdef", "/ui/jobs/a:b", "/ui/fragments/jobs/nope"]:
+            missing = await client.get(path)
+            assert missing.status_code == 404 and "Job not found" in missing.text, path
+            assert missing.headers["content-type"].startswith("text/html")
+        fragment = await client.get("/ui/fragments/jobs/nope", headers=HTMX)
+        assert fragment.status_code == 404 and "<html" not in fragment.text
+        bad = await client.get(f"/ui/jobs/{job_id}", params={"page_token": "garbage"})
+        assert bad.status_code == 400 and "Bad page link" in bad.text
+
+
+async def test_replaying_one_dead_letter_replays_that_task_only() -> None:
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    async with memory_client(store, publisher) as client:
+        job_id = await _submit(client, ["https://shop.test/1", "https://shop.test/2"])
+        first, second = await _finish(
+            store, job_id, [TaskStatus.DEAD_LETTERED, TaskStatus.DEAD_LETTERED]
+        )
+        page = (await client.get(f"/ui/jobs/{job_id}")).text
+        assert page.count("HTTP 500") >= 2  # the errors section lists both
+
+        refused = await client.post(f"/ui/dead-letters/{job_id}/{first}/replay")
+        assert refused.status_code == 400
+        assert (await store.get_task(job_id, first)).status is TaskStatus.DEAD_LETTERED
+
+        replayed = await client.post(f"/ui/dead-letters/{job_id}/{first}/replay", headers=HTMX)
+        assert replayed.status_code == 200 and "Replayed 1 task." in replayed.text
+        assert (await store.get_task(job_id, first)).status is TaskStatus.QUEUED
+        assert (await store.get_task(job_id, second)).status is TaskStatus.DEAD_LETTERED
+        assert f'data-task-id="{second}"' in replayed.text
+        assert f'data-task-id="{first}"' not in replayed.text
+
+        again = await client.post(f"/ui/dead-letters/{job_id}/{first}/replay", headers=HTMX)
+        assert "Nothing to replay" in again.text
+        unknown = await client.post("/ui/dead-letters/nope/t/replay", headers=HTMX)
+        assert unknown.status_code == 404
+
+
+async def test_replay_all_replays_every_dead_letter_of_the_filter() -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        job_id = await _submit(client, ["https://shop.test/1", "https://shop.test/2"])
+        await _finish(store, job_id, [TaskStatus.DEAD_LETTERED, TaskStatus.SUCCEEDED])
+        listed = (await client.get("/ui/dead-letters")).text
+        assert 'hx-confirm="Replay every dead letter (up to 500)?"' in listed
+
+        response = await client.post(
+            "/ui/dead-letters/replay", params={"job_id": job_id}, headers=HTMX
+        )
+
+        assert "Replayed 1 task." in response.text
+        assert "No dead letters for this job" in response.text
+        letters = (await client.get("/v1/dead-letters", params={"job_id": job_id})).json()
+        assert letters["dead_letters"] == []
+
+
+async def test_a_job_page_shows_its_webhook_deliveries() -> None:
+    store, deliveries = MemoryJobStore(), MemoryWebhookLog()
+    async with memory_client(store, webhook_log=deliveries) as client:
+        job_id = await _submit(client, ["https://shop.test/1"])
+        empty = await client.get(f"/ui/jobs/{job_id}")
+        now = datetime.now(UTC)
+        delivery = WebhookDelivery(
+            "evt_1", "job.completed", "https://hooks.test/", "pending", 2, now, now, 500, "HTTP 500"
+        )
+        await deliveries.put(job_id, delivery, now)
+        page = await client.get(f"/ui/jobs/{job_id}")
+    assert "No webhook events" in empty.text
+    assert "job.completed" in page.text and "HTTP 500" in page.text
+
+
+async def test_the_dashboard_is_behind_the_api_s_authentication() -> None:
+    settings = DispatcherSettings(auth_mode="api_key", api_key_hashes=hash_api_key("sj_secret"))
+    store = MemoryJobStore()
+    app = create_app(
+        settings,
+        store=store,
+        publisher=MemoryTaskPublisher(),
+        gate=MemoryHostGate(),
+        idempotency_keys=MemoryIdempotencyKeys(),
+        stats_reader=store,
+        webhook_outbox=MemoryWebhookOutbox(),
+        webhook_log=MemoryWebhookLog(),
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            for path in ["/ui", "/ui/hosts", "/ui/fragments/overview", "/ui/static/dashboard.css"]:
+                assert (await client.get(path)).status_code == 401, path
+            assert (await client.post("/ui/dead-letters/replay", headers=HTMX)).status_code == 401
+            key = {"X-API-Key": "sj_secret"}
+            assert (await client.get("/ui", headers=key)).status_code == 200

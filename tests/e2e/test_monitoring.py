@@ -13,15 +13,11 @@ import pytest
 from google.cloud import firestore
 
 from scrapejobs_devstack.processes import free_port
-from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.firestore.stats import FirestoreStats
-from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
-from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from support.jobs import PRODUCT_FIELDS, submit, wait_finished
+from support.memory_dispatcher import memory_dispatcher
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 FINISHED = ("succeeded", "failed", "dead_lettered", "cancelled")
@@ -115,15 +111,8 @@ async def test_an_unreachable_firestore_is_unhealthy(stack, monkeypatch) -> None
     monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", f"127.0.0.1:{free_port()}")  # nothing listens
     client = firestore.AsyncClient(project=stack.config.project_id)
     store = MemoryJobStore()
-    app = create_app(
-        DispatcherSettings(auth_mode="none"),
-        store=store,
-        publisher=MemoryTaskPublisher(),
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-        stats_reader=FirestoreStats(client),
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
+    app = memory_dispatcher(
+        store, DispatcherSettings(auth_mode="none"), stats_reader=FirestoreStats(client)
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

@@ -18,10 +18,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from scrapejobs_dispatcher.main import create_app as dispatcher_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
@@ -29,6 +27,7 @@ from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_with
 from scrapejobs_worker.main import create_app as worker_app
 from scrapejobs_worker.settings import WorkerSettings
 from support.jobs import PRODUCT_FIELDS, envelope_for, submit
+from support.memory_dispatcher import memory_dispatcher
 from support.site import Site
 
 URLS = 3
@@ -63,15 +62,10 @@ async def services() -> AsyncIterator[Services]:
     store, publisher = MemoryJobStore(), MemoryTaskPublisher()
     dispatcher_spans = Traced.of("scrapejobs-dispatcher")
     worker_spans = Traced.of("scrapejobs-worker")
-    dispatcher = dispatcher_app(
+    dispatcher = memory_dispatcher(
+        store,
         DispatcherSettings(auth_mode="none"),
-        store=store,
         publisher=publisher,
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-        stats_reader=store,
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
         telemetry=dispatcher_spans.telemetry,
     )
     worker = worker_app(
@@ -158,16 +152,7 @@ async def test_without_an_exporter_nothing_is_recorded_but_the_context_still_tra
     site: Site,
 ) -> None:
     store, publisher = MemoryJobStore(), MemoryTaskPublisher()
-    app = dispatcher_app(
-        DispatcherSettings(auth_mode="none"),  # telemetry_exporter defaults to none
-        store=store,
-        publisher=publisher,
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-        stats_reader=store,
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
-    )
+    app = memory_dispatcher(store, DispatcherSettings(auth_mode="none"), publisher=publisher)
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://d") as client,

@@ -1,11 +1,13 @@
-"""The dispatcher's REST API over in-memory adapters, as an httpx client (no emulators)."""
+"""The dispatcher over in-memory adapters (no emulators): the app, and an httpx client on it."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
+from fastapi import FastAPI
 
 from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
@@ -16,22 +18,29 @@ from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 
 
+def memory_dispatcher(
+    store: MemoryJobStore, settings: DispatcherSettings | None = None, **adapters: Any
+) -> FastAPI:
+    """``create_app`` with every adapter in memory (the store also answers stats); keyword
+    arguments replace any of them (a publisher that fails, a Firestore stats reader...)."""
+    defaults: dict[str, Any] = {
+        "publisher": MemoryTaskPublisher(),
+        "gate": MemoryHostGate(),
+        "idempotency_keys": MemoryIdempotencyKeys(),
+        "stats_reader": store,
+        "webhook_outbox": MemoryWebhookOutbox(),
+        "webhook_log": MemoryWebhookLog(),
+    }
+    return create_app(
+        settings or DispatcherSettings(auth_mode="none"), store=store, **(defaults | adapters)
+    )
+
+
 @asynccontextmanager
 async def memory_client(
-    store: MemoryJobStore,
-    publisher: MemoryTaskPublisher | None = None,
-    webhook_log: MemoryWebhookLog | None = None,
+    store: MemoryJobStore, settings: DispatcherSettings | None = None, **adapters: Any
 ) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(
-        DispatcherSettings(auth_mode="none"),
-        store=store,
-        publisher=publisher or MemoryTaskPublisher(),
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-        stats_reader=store,
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=webhook_log or MemoryWebhookLog(),
-    )
+    app = memory_dispatcher(store, settings, **adapters)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:

@@ -13,30 +13,17 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
-from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
-from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
-from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from support.api_fuzz_hooks import expressible_in_the_schema, without_unforgeable_values
+from support.memory_dispatcher import memory_dispatcher
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _schema() -> Any:
     store = MemoryJobStore()
-    app = create_app(
-        DispatcherSettings(auth_mode="none"),
-        store=store,
-        stats_reader=store,
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
-        publisher=MemoryTaskPublisher(),
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-    )
+    app = memory_dispatcher(store, DispatcherSettings(auth_mode="none"))
     config = SchemathesisConfig.from_path(str(ROOT / "schemathesis.toml"))
     return schemathesis.openapi.from_asgi("/openapi.json", app, config=config)
 

@@ -9,19 +9,16 @@ from datetime import UTC, datetime, timedelta
 import httpx
 
 from scrapejobs_dispatcher.api_keys import hash_api_key
-from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
-from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
-from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.job_store import Claimed
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
-from support.memory_dispatcher import memory_client
+from support.memory_dispatcher import memory_client, memory_dispatcher
 
 HTMX = {"HX-Request": "true"}
 
@@ -89,7 +86,7 @@ async def test_an_unknown_job_or_a_bad_page_link_is_an_html_page() -> None:
 
 async def test_replaying_one_dead_letter_replays_that_task_only() -> None:
     store, publisher = MemoryJobStore(), MemoryTaskPublisher()
-    async with memory_client(store, publisher) as client:
+    async with memory_client(store, publisher=publisher) as client:
         job_id = await _submit(client, ["https://shop.test/1", "https://shop.test/2"])
         first, second = await _finish(
             store, job_id, [TaskStatus.DEAD_LETTERED, TaskStatus.DEAD_LETTERED]
@@ -150,16 +147,7 @@ async def test_a_job_page_shows_its_webhook_deliveries() -> None:
 async def test_the_dashboard_is_behind_the_api_s_authentication() -> None:
     settings = DispatcherSettings(auth_mode="api_key", api_key_hashes=hash_api_key("sj_secret"))
     store = MemoryJobStore()
-    app = create_app(
-        settings,
-        store=store,
-        publisher=MemoryTaskPublisher(),
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-        stats_reader=store,
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
-    )
+    app = memory_dispatcher(store, settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:

@@ -42,7 +42,7 @@ class PagingStore(MemoryJobStore):
 async def finished_job() -> tuple[PagingStore, MemoryTaskPublisher, str]:
     store, publisher = PagingStore(), MemoryTaskPublisher()
     urls = [f"http://shop.example/p/{n}" for n in range(TASKS)]
-    async with memory_client(store, publisher) as client:
+    async with memory_client(store, publisher=publisher) as client:
         body = {
             "urls": urls,
             "extract": {"title": {"css": "h1"}},
@@ -78,7 +78,7 @@ async def _api_results(client, job_id: str) -> list[dict[str, object]]:
 
 async def test_jsonl_is_every_result_as_the_results_api_returns_it(finished_job) -> None:
     store, publisher, job_id = finished_job
-    async with memory_client(store, publisher) as client:
+    async with memory_client(store, publisher=publisher) as client:
         expected = await _api_results(client, job_id)
         store.pages.clear()
         response = await client.get(f"/v1/jobs/{job_id}/results:export")
@@ -94,7 +94,7 @@ async def test_jsonl_is_every_result_as_the_results_api_returns_it(finished_job)
 
 async def test_csv_is_every_result_flattened(finished_job) -> None:
     store, publisher, job_id = finished_job
-    async with memory_client(store, publisher) as client:
+    async with memory_client(store, publisher=publisher) as client:
         expected = await _api_results(client, job_id)
         store.pages.clear()
         response = await client.get(f"/v1/jobs/{job_id}/results:export", params={"format": "csv"})
@@ -147,7 +147,7 @@ async def test_the_export_streams_a_page_before_reading_the_next(finished_job) -
 
 async def test_unknown_job_is_404_and_bad_format_422(finished_job) -> None:
     store, publisher, job_id = finished_job
-    async with memory_client(store, publisher) as client:
+    async with memory_client(store, publisher=publisher) as client:
         missing = await client.get("/v1/jobs/nope/results:export", params={"format": "csv"})
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
         bad = await client.get(f"/v1/jobs/{job_id}/results:export", params={"format": "xml"})

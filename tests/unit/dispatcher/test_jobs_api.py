@@ -8,18 +8,16 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
-from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.job_store import Claimed
+from support.memory_dispatcher import memory_dispatcher
 
 
 def memory_app(
@@ -29,16 +27,7 @@ def memory_app(
     gate: MemoryHostGate | None = None,
 ):
     """The dispatcher over in-memory adapters."""
-    return create_app(
-        settings,
-        store=store,
-        publisher=publisher,
-        gate=gate or MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-        stats_reader=store,
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
-    )
+    return memory_dispatcher(store, settings, publisher=publisher, gate=gate or MemoryHostGate())
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ BAD = [
 @pytest.mark.parametrize(("pipeline", "field", "message"), BAD, ids=[b[1] for b in BAD])
 async def test_an_invalid_pipeline_is_a_422_naming_the_field(pipeline, field, message) -> None:
     store, publisher = MemoryJobStore(), MemoryTaskPublisher()
-    async with memory_client(store, publisher) as client:
+    async with memory_client(store, publisher=publisher) as client:
         response = await client.post("/v1/jobs", json={"url": URL, "pipeline": pipeline})
         assert response.status_code == 422
         error = response.json()["error"]

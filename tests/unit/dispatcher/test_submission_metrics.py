@@ -5,14 +5,10 @@ from __future__ import annotations
 import httpx
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
-from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
-from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from scrapejobs_shared.observability.telemetry import telemetry_with
+from support.memory_dispatcher import memory_dispatcher
 
 FIELDS = {"h": {"css": "h1::text"}}
 
@@ -21,17 +17,7 @@ async def test_submitted_jobs_and_tasks_are_counted() -> None:
     reader = InMemoryMetricReader()
     telemetry = telemetry_with("scrapejobs-dispatcher", metric_readers=[reader])
     store = MemoryJobStore()
-    app = create_app(
-        DispatcherSettings(auth_mode="none"),
-        store=store,
-        publisher=MemoryTaskPublisher(),
-        gate=MemoryHostGate(),
-        idempotency_keys=MemoryIdempotencyKeys(),
-        stats_reader=store,
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
-        telemetry=telemetry,
-    )
+    app = memory_dispatcher(store, DispatcherSettings(auth_mode="none"), telemetry=telemetry)
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://d") as api,

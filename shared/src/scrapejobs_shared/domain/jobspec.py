@@ -101,20 +101,20 @@ def _integral(value: Any) -> Any:
 JSON_INT = BeforeValidator(_integral)  # after the bounds in Annotated[int, Field(...), JSON_INT]
 LabelKey = Annotated[str, StringConstraints(min_length=1, max_length=63)]
 LabelValue = Annotated[str, StringConstraints(max_length=256)]
-# What _headers_allowed accepts, for the OpenAPI document: RFC 9110 token names, none of the
-# forbidden ones (in any case), values on one line.
-_ANY_CASE = "|".join(
-    "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
-    for name in sorted(FORBIDDEN_HEADERS)
-)
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-HEADERS_SCHEMA: JsonDict = {
-    "propertyNames": {
-        "pattern": HEADER_NAME.pattern,
-        "not": {"pattern": f"^(?:{_ANY_CASE})$"},
-    },
-    "additionalProperties": {"type": "string", "pattern": r"^[^\r\n]*$"},
-}
+
+
+def headers_schema(forbidden: frozenset[str]) -> JsonDict:
+    """What ``check_headers`` accepts, for the OpenAPI document: RFC 9110 token names, none of
+    ``forbidden`` (in any case), values on one line."""
+    any_case = "|".join(
+        "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
+        for name in sorted(forbidden)
+    )
+    return {
+        "propertyNames": {"pattern": HEADER_NAME.pattern, "not": {"pattern": f"^(?:{any_case})$"}},
+        "additionalProperties": {"type": "string", "pattern": r"^[^\r\n]*$"},
+    }
 
 
 class JobOptions(BaseModel):
@@ -126,7 +126,7 @@ class JobOptions(BaseModel):
         default_factory=dict,
         max_length=50,
         description="Extra request headers",
-        json_schema_extra=HEADERS_SCHEMA,
+        json_schema_extra=headers_schema(FORBIDDEN_HEADERS),
     )
     max_attempts: Annotated[int, Field(ge=1, le=100), JSON_INT] | None = Field(
         default=None,
@@ -167,20 +167,6 @@ WEBHOOK_FORBIDDEN_HEADERS = FORBIDDEN_HEADERS | {
     "webhook-signature",
     "content-type",
 }
-_WEBHOOK_HEADERS_SCHEMA: JsonDict = {
-    "propertyNames": {
-        "pattern": HEADER_NAME.pattern,
-        "not": {
-            "pattern": "^(?:"
-            + "|".join(
-                "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
-                for name in sorted(WEBHOOK_FORBIDDEN_HEADERS)
-            )
-            + ")$"
-        },
-    },
-    "additionalProperties": {"type": "string", "pattern": r"^[^\r\n]*$"},
-}
 
 
 class WebhookSpec(BaseModel):
@@ -201,7 +187,7 @@ class WebhookSpec(BaseModel):
         default_factory=dict,
         max_length=20,
         description="Extra request headers (not the signature's)",
-        json_schema_extra=_WEBHOOK_HEADERS_SCHEMA,
+        json_schema_extra=headers_schema(WEBHOOK_FORBIDDEN_HEADERS),
     )
     secret: str | None = Field(
         default=None,

@@ -50,23 +50,13 @@ def _ensure_lane(
         _create_topic(publisher, topic)
     _ensure_subscription(
         subscriber,
-        {
-            "name": subscriber.subscription_path(
-                project_id, in_lane(topology.task_subscription, lane)
-            ),
-            "topic": task_topic,
-            "push_config": {"push_endpoint": worker_url + PUSH_PATH},
-            "ack_deadline_seconds": topology.ack_deadline_s,
-            "retry_policy": {
-                "minimum_backoff": duration_pb2.Duration(seconds=topology.min_backoff_s),
-                "maximum_backoff": duration_pb2.Duration(seconds=topology.max_backoff_s),
-            },
-            "dead_letter_policy": {
-                "dead_letter_topic": dead_topic,
-                "max_delivery_attempts": topology.max_delivery_attempts,
-            },
-            "expiration_policy": {},
-        },
+        _retried_push(
+            subscriber.subscription_path(project_id, in_lane(topology.task_subscription, lane)),
+            task_topic,
+            worker_url + PUSH_PATH,
+            dead_topic,
+            topology,
+        ),
     )
     _ensure_subscription(
         subscriber,
@@ -97,22 +87,35 @@ def _ensure_webhooks(
         _create_topic(publisher, name)
     _ensure_subscription(
         subscriber,
-        {
-            "name": subscriber.subscription_path(project_id, topology.webhook_subscription),
-            "topic": topic,
-            "push_config": {"push_endpoint": worker_url + WEBHOOK_PATH},
-            "ack_deadline_seconds": topology.ack_deadline_s,
-            "retry_policy": {
-                "minimum_backoff": duration_pb2.Duration(seconds=topology.min_backoff_s),
-                "maximum_backoff": duration_pb2.Duration(seconds=topology.max_backoff_s),
-            },
-            "dead_letter_policy": {
-                "dead_letter_topic": dead,
-                "max_delivery_attempts": topology.max_delivery_attempts,
-            },
-            "expiration_policy": {},
-        },
+        _retried_push(
+            subscriber.subscription_path(project_id, topology.webhook_subscription),
+            topic,
+            worker_url + WEBHOOK_PATH,
+            dead,
+            topology,
+        ),
     )
+
+
+def _retried_push(
+    name: str, topic: str, endpoint: str, dead_letter_topic: str, topology: Topology
+) -> dict[str, Any]:
+    """A push subscription with the topology's retry policy and dead-letter policy."""
+    return {
+        "name": name,
+        "topic": topic,
+        "push_config": {"push_endpoint": endpoint},
+        "ack_deadline_seconds": topology.ack_deadline_s,
+        "retry_policy": {
+            "minimum_backoff": duration_pb2.Duration(seconds=topology.min_backoff_s),
+            "maximum_backoff": duration_pb2.Duration(seconds=topology.max_backoff_s),
+        },
+        "dead_letter_policy": {
+            "dead_letter_topic": dead_letter_topic,
+            "max_delivery_attempts": topology.max_delivery_attempts,
+        },
+        "expiration_policy": {},
+    }
 
 
 def _create_topic(publisher: pubsub_v1.PublisherClient, topic: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from scrapejobs_client.cli import ExitCode, app
+from scrapejobs_devstack.stack import DEV_WEBHOOK_SECRET
 from support.jobs import PRODUCT_FIELDS
+from support.webhook_receiver import WebhookReceiver
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 UNKNOWN_JOB = "0123456789abcdef0123456789abcdef"
@@ -63,6 +66,32 @@ def test_submit_urls_as_arguments_then_status(cli: Cli, site, tmp_path: Path) ->
     assert json_lines(waited)[-1]["counts"]["succeeded"] == 2
     human = cli("status", job["id"])
     assert human.exit_code == 0 and job["id"] in human.stdout and "succeeded 2" in human.stdout
+
+
+def test_submit_with_a_priority_and_a_webhook_on_the_real_api(cli: Cli, site) -> None:
+    receiver = WebhookReceiver(DEV_WEBHOOK_SECRET).start()
+    try:
+        submitted = cli(
+            "submit",
+            f"{site.url}/product/5",
+            "--priority",
+            "high",
+            "--webhook",
+            f"{receiver.url}/cli",
+            "--wait",
+            "--json",
+        )
+        assert submitted.exit_code == 0, submitted.output
+        final = json_lines(submitted)[-1]
+        assert final["priority"] == "high" and final["counts"]["succeeded"] == 1
+        deadline = time.monotonic() + 30
+        while not receiver.for_path("/cli"):
+            assert time.monotonic() < deadline, "no webhook arrived"
+            time.sleep(0.2)
+    finally:
+        receiver.stop()
+    [delivery] = receiver.for_path("/cli")
+    assert delivery.payload is not None and delivery.payload["type"] == "job.completed"
 
 
 def test_submit_from_a_file_waits_with_progress_and_ends_with_the_final_job(

@@ -687,18 +687,32 @@ def test_alerts_cover_dead_letters_and_backlog(tf, h):
     assert threshold == "${var.task_backlog_age_alert_s}"
 
 
-def test_every_service_env_var_is_a_setting(tf) -> None:
+def test_every_service_env_var_is_a_setting(tf, h) -> None:
     """Terraform never sets an environment variable the services would silently ignore."""
     from scrapejobs_dispatcher.settings import DispatcherSettings
     from scrapejobs_worker.settings import WorkerSettings
 
+    def fields(settings: type) -> set[str]:
+        return {f"SCRAPEJOBS_{name.upper()}" for name in settings.model_fields}
+
+    def named_in(expression: object) -> set[str]:
+        return set(ENV_NAME.findall(h.squash(str(expression))))
+
+    common = named_in(tf.locals["common_env"])
+    assert "SCRAPEJOBS_PROJECT_ID" in common  # the expressions are read, not their characters
     for env_name, settings in (
         ("dispatcher_env", DispatcherSettings),
         ("worker_env", WorkerSettings),
     ):
-        fields = {f"SCRAPEJOBS_{name.upper()}" for name in settings.model_fields}
-        unknown = {k for k in tf.locals[env_name] if k.startswith("SCRAPEJOBS_")} - fields
+        unknown = (common | named_in(tf.locals[env_name])) - fields(settings)
         assert not unknown, f"{env_name} sets unknown variables {sorted(unknown)}"
+    # every name anywhere in the configuration (secret-backed ones are set in cloud_run.tf)
+    everywhere = set(ENV_NAME.findall("\n".join(tf.files.values())))
+    unknown = everywhere - fields(DispatcherSettings) - fields(WorkerSettings)
+    assert not unknown, f"Terraform sets unknown variables {sorted(unknown)}"
+
+
+ENV_NAME = re.compile(r"\b(SCRAPEJOBS_[A-Z0-9_]+)\b")
 
 
 # --- telemetry -----------------------------------------------------------------------------

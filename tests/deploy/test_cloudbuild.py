@@ -153,9 +153,14 @@ def test_images_pushed_to_artifact_registry(steps):
 
 
 def test_deploy_steps(steps):
-    for svc, service_sub in (("worker", "_WORKER_SERVICE"), ("dispatcher", "_DISPATCHER_SERVICE")):
+    worker = _text(next(s for s in steps if s["id"] == "deploy-worker"))
+    # the shared worker and every dedicated lane worker get the new image
+    assert "for service in ${_WORKER_SERVICE} ${_LANE_WORKER_SERVICES}; do" in worker
+    assert 'gcloud run deploy "$$service"' in worker
+    dispatcher = _text(next(s for s in steps if s["id"] == "deploy-dispatcher"))
+    assert 'gcloud run deploy "${_DISPATCHER_SERVICE}"' in dispatcher
+    for svc in ("worker", "dispatcher"):
         text = _text(next(s for s in steps if s["id"] == f"deploy-{svc}"))
-        assert f'gcloud run deploy "${{{service_sub}}}"' in text
         assert f'--image="{IMAGE_PREFIX}{svc}:$COMMIT_SHA"' in text
         assert '--region="${_REGION}"' in text
         assert '"${_DEPLOY}" != "true"' in text, "bootstrap builds must be able to skip deploy"

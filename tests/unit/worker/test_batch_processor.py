@@ -67,6 +67,19 @@ async def test_transient_failures_retry_then_succeed(store) -> None:
     assert third.ack and result(store).attempts == 3 and result(store).error is None
 
 
+async def test_an_unexpected_error_in_a_task_retries_it_instead_of_failing_the_batch(
+    store,
+) -> None:
+    await setup_job(store)
+    processor = build_processor(store, ScriptedFetcher(RuntimeError("boom"), 200), lambda: NOW)
+    first = await processor.handle_push(push())
+    assert not first.ack  # a nack: Pub/Sub redelivers
+    assert item(store).error == "internal_error: RuntimeError" and item(store).attempts == 1
+    assert (await processor.handle_push(push())).ack and result(
+        store
+    ).status is TaskStatus.SUCCEEDED
+
+
 async def test_transient_failure_keeps_the_task_open_with_its_error(store) -> None:
     await setup_job(store)
     processor = build_processor(store, ScriptedFetcher(500), lambda: NOW)

@@ -25,7 +25,7 @@ from opentelemetry.trace import SpanKind, Tracer
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
-from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchItem, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
@@ -226,6 +226,17 @@ class BatchProcessor:
                 return claim
             await asyncio.sleep(max(wait_s, 0.05))
 
+    async def _run_safely(self, item: BatchItem, work: BatchWork) -> TaskResult:
+        """A task whose run fails unexpectedly (a bug, a store error no adapter absorbs) is
+        retried like a transient failure, its traceback logged; the batch's other tasks carry
+        on and their results are recorded."""
+        try:
+            return await self._runner.run(item, work)
+        except Exception as exc:
+            log.exception("task failed unexpectedly", extra={"task_id": item.task_id})
+            error = f"internal_error: {type(exc).__name__}"
+            return TaskResult(ReleaseTask(item.task_id, error), Kind.RETRY, "retry")
+
     async def _run_all(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
         queue = list(work.batch.open_items)
         results: list[TaskResult] = []
@@ -235,7 +246,7 @@ class BatchProcessor:
                 item = queue.pop(0)
                 started = time.perf_counter()
                 result = (
-                    cancelled(item) if recorder.cancelled else await self._runner.run(item, work)
+                    cancelled(item) if recorder.cancelled else await self._run_safely(item, work)
                 )
                 change = result.change
                 if isinstance(change, FinishTask) and change.outcome.status is not CANCELLED:
@@ -246,7 +257,7 @@ class BatchProcessor:
 
         recorder.start()
         try:
-            async with asyncio.TaskGroup() as lanes:  # one failure stops the others
+            async with asyncio.TaskGroup() as lanes:
                 for _ in range(min(self._policy.concurrency, len(queue))):
                     lanes.create_task(lane())
         finally:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.stats import HOUR, Totals, hour_of, slots_between
@@ -30,6 +30,7 @@ WINDOWS: dict[str, timedelta] = {
     "24h": timedelta(hours=24),
 }
 MAX_HISTORY_HOURS = 168
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,23 +152,31 @@ class Monitor:
         ]
 
     async def health(self) -> Health:
+        health, _ = await self.health_and_stats()
+        return health
+
+    async def health_and_stats(self) -> tuple[Health, StatsReport | None]:
+        """Health, and the 5-minute report it was judged from (one read of the totals, the
+        open work and the paused hosts serves both; None when it could not be read)."""
         health = Health()
         firestore_ok, _ = await asyncio.gather(
             self._reachable(health, "firestore", self._stats.ping),
             self._reachable(health, "pubsub", self._publisher.check),
         )
+        judged = ("error_rate", "dead_letters", "backlog", "breakers")
         if not firestore_ok:
-            for check in ("error_rate", "backlog", "dead_letters", "stuck_work", "breakers"):
+            for check in (*judged, "stuck_work"):
                 health.checks[check] = {"status": "skipped", "why": "Firestore unreachable"}
-            return health
-        now = self._clock()
-        await asyncio.gather(
-            self._bounded(health, "error_rate", self._check_outcomes(health, now)),
-            self._bounded(health, "backlog", self._check_backlog(health, now)),
-            self._bounded(health, "stuck_work", self._check_stuck(health, now)),
-            self._bounded(health, "breakers", self._check_breakers(health, now)),
+            return health, None
+        report, _ = await asyncio.gather(
+            self._bounded(health, judged, self.stats("5m")),
+            self._bounded(health, ("stuck_work",), self._check_stuck(health, self._clock())),
         )
-        return health
+        if report is not None:
+            self._judge_outcomes(health, report.totals)
+            self._judge_backlog(health, report)
+            self._judge_breakers(health, report.paused)
+        return health, report
 
     async def _reachable(
         self, health: Health, name: str, probe: Callable[[], Awaitable[None]]
@@ -182,15 +191,20 @@ class Monitor:
         health.note(name, Level.HEALTHY, None)
         return True
 
-    async def _bounded(self, health: Health, name: str, check: Awaitable[None]) -> None:
+    async def _bounded(
+        self, health: Health, names: tuple[str, ...], read: Awaitable[T]
+    ) -> T | None:
+        """``read`` within the check timeout; on failure every check of ``names`` is DEGRADED
+        with the reason, and None is returned."""
         try:
-            await asyncio.wait_for(check, self._policy.check_timeout_s)
+            return await asyncio.wait_for(read, self._policy.check_timeout_s)
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}".strip()[:300]
-            health.note(name, Level.DEGRADED, f"{name} could not be checked ({why})", error=why)
+            for name in names:
+                health.note(name, Level.DEGRADED, f"{name} could not be checked ({why})", error=why)
+            return None
 
-    async def _check_outcomes(self, health: Health, now: datetime) -> None:
-        _, totals = await self._window("5m", now)
+    def _judge_outcomes(self, health: Health, totals: Totals) -> None:
         rate = totals.error_rate()
         policy = self._policy
         level = Level.HEALTHY
@@ -209,12 +223,9 @@ class Monitor:
             count=dead,
         )
 
-    async def _check_backlog(self, health: Health, now: datetime) -> None:
-        work = await self._stats.open_work(self._policy.max_open_jobs)
+    def _judge_backlog(self, health: Health, report: StatsReport) -> None:
         target = self._policy.backlog_target_s
-        age = None
-        if work.oldest_queued_since is not None:
-            age = round((now - work.oldest_queued_since).total_seconds(), 1)
+        age = report.oldest_queued_age_s
         level = Level.HEALTHY
         if age is not None and age > 4 * target:
             level = Level.UNHEALTHY
@@ -222,7 +233,12 @@ class Monitor:
             level = Level.DEGRADED
         reason = f"queued work waiting {age:.0f} s (target {target:.0f} s)" if age else None
         health.note(
-            "backlog", level, reason, oldest_queued_age_s=age, target_s=target, queued=work.queued
+            "backlog",
+            level,
+            reason,
+            oldest_queued_age_s=age,
+            target_s=target,
+            queued=report.open.queued,
         )
 
     async def _check_stuck(self, health: Health, now: datetime) -> None:
@@ -236,8 +252,7 @@ class Monitor:
             stuck=bool(stuck),
         )
 
-    async def _check_breakers(self, health: Health, now: datetime) -> None:
-        paused = await self._gate.paused(now, 100)
+    def _judge_breakers(self, health: Health, paused: list[PausedHost]) -> None:
         broken = [p.host for p in paused if p.reason == "circuit_open"]
         health.note(
             "breakers",

@@ -36,11 +36,12 @@ class Services:
 
 async def overview(services: Services, page_token: str | None) -> Context:
     """Home, live part: health with its reasons, the 5-minute figures, jobs with progress."""
-    health, report, page = await asyncio.gather(
-        services.monitor.health(),
-        services.monitor.stats("5m"),
+    (health, report), page = await asyncio.gather(
+        services.monitor.health_and_stats(),  # one read of the 5-minute figures serves both
         services.jobs.list_jobs(None, JOBS_PER_PAGE, page_token),
     )
+    if report is None:  # health could not read them: the page says why
+        report = await services.monitor.stats("5m")
     views = await asyncio.gather(*(_view_or_none(services.jobs, job.id) for job in page.items))
     now = services.clock()
     return {

@@ -162,3 +162,8 @@ def slots_between(start: datetime, end: datetime) -> list[datetime]:
         slots.append(slot)
         slot += SLOT
     return slots
+
+
+def slots_of_hour(hour: datetime) -> list[datetime]:
+    """The twelve slots of the hour starting at ``hour``."""
+    return slots_between(hour, hour + HOUR - SLOT)

@@ -24,7 +24,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
-from scrapejobs_shared.domain.stats import HOUR, SLOT, Totals, slots_between
+from scrapejobs_shared.domain.stats import HOUR, SLOT, Totals, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.stats import OpenWork
@@ -85,12 +85,10 @@ class FirestoreStats:
         totals = await self._rolled("h", hours)
         missing = sorted(set(hours) - set(totals))
         if missing:
-            slots = [s for hour in missing for s in slots_between(hour, hour + HOUR - SLOT)]
+            slots = [s for hour in missing for s in slots_of_hour(hour)]
             by_slot = await self.slot_totals(slots, now)
             for hour in missing:
-                totals[hour] = sum(
-                    (by_slot[s] for s in slots_between(hour, hour + HOUR - SLOT)), Totals()
-                )
+                totals[hour] = sum((by_slot[s] for s in slots_of_hour(hour)), Totals())
             await self._roll_up("h", {h: totals[h] for h in missing if h + HOUR + GRACE <= now})
         return totals
 

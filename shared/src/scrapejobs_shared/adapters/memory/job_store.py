@@ -17,7 +17,7 @@ from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
-from scrapejobs_shared.domain.stats import HOUR, SLOT, Totals, slot_of, slots_between
+from scrapejobs_shared.domain.stats import Totals, slot_of, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.job_store import (
@@ -351,7 +351,7 @@ class MemoryJobStore:
         await self.ping()
         return {
             hour: sum(
-                (self.stats.get(s, Totals()) for s in slots_between(hour, hour + HOUR - SLOT)),
+                (self.stats.get(s, Totals()) for s in slots_of_hour(hour)),
                 Totals(),
             )
             for hour in hours

@@ -403,3 +403,27 @@ async def test_unusual_status_is_returned_as_is(http_server, fetcher_factory):
     fetcher = fetcher_factory(FetchPolicy(allowlist=LOOPBACK_ALLOWLIST))
     response = await fetcher.fetch(FetchRequest(http_server.url("/teapot"), timeout_s=5))
     assert (response.status, response.body) == (418, b"short and stout")
+
+
+async def test_pooled_connections_are_reused_and_one_the_server_closed_is_not(http_server):
+    """Idle pooled connections are checked through the pinned backend's streams (their socket
+    facts read once at connect): a healthy one serves the next fetches, one the server closed
+    is replaced, never read from."""
+    http_server.serve("/page", b"page")
+
+    async def close_after_reply(_request, writer):
+        await http_server.send_response(writer, 200, b"bye", {"Connection": "close"})
+        writer.close()
+
+    http_server.routes["/bye"] = close_after_reply
+    async with build_fetcher(FetchPolicy(allowlist=LOOPBACK_ALLOWLIST)) as fetcher:
+        for _ in range(5):
+            response = await fetcher.fetch(FetchRequest(http_server.url("/page"), timeout_s=5))
+            assert response.body == b"page"
+        assert http_server.connections == 1
+        assert (await fetcher.fetch(FetchRequest(http_server.url("/bye"), timeout_s=5))).body == (
+            b"bye"
+        )
+        response = await fetcher.fetch(FetchRequest(http_server.url("/page"), timeout_s=5))
+    assert response.body == b"page"
+    assert http_server.connections == 2

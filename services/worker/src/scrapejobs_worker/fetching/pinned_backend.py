@@ -26,6 +26,7 @@ import httpcore
 
 from scrapejobs_worker.fetch_port import BlockedDestination
 from scrapejobs_worker.fetching.address_policy import AddressPolicy
+from scrapejobs_worker.fetching.connected_stream import ConnectedStream
 from scrapejobs_worker.fetching.resolver import ResolvedDestination
 
 logger = logging.getLogger(__name__)
@@ -78,12 +79,14 @@ class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
         for address in pinned.addresses:
             self._policy.check_address(address, port)
             try:
-                return await self._inner.connect_tcp(
+                stream = await self._inner.connect_tcp(
                     address.compressed, port, timeout, local_address, socket_options
                 )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 logger.debug("connect to %s (%s):%d failed: %s", host, address, port, exc)
                 last_error = exc
+                continue
+            return ConnectedStream.of(stream)
         if last_error is None:
             raise BlockedDestination(f"no vetted address for {host}:{port}")
         raise last_error

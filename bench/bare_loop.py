@@ -176,6 +176,7 @@ async def bare_loop(
     warmup: Sequence[str],
     concurrency: int,
     expected: Callable[[str], dict[str, Any]],
+    repeats: int = 3,
 ) -> LoopFigures:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(limits=limits, timeout=30.0, trust_env=False) as client:
@@ -185,7 +186,8 @@ async def bare_loop(
             response.raise_for_status()
             return extract_bare(response.text)
 
-        return await measure(f"bare c={concurrency}", handler, urls, warmup, concurrency, expected)
+        name = f"bare c={concurrency}"
+        return await measure(name, handler, urls, warmup, concurrency, expected, repeats)
 
 
 async def worker_path_loop(

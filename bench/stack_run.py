@@ -401,9 +401,13 @@ def run_stack(
     log_dir: Path,
     job_timeout_s: float,
     on_started: Callable[[Stack], None],
+    paired_bare: Callable[[], float] | None = None,
 ) -> dict[str, Any]:
     """Start a stack, run the measured job, return the figures. ``on_started`` registers the
-    stack for cleanup (the caller stops it, also on errors and signals)."""
+    stack for cleanup (the caller stops it, also on errors and signals). ``paired_bare`` runs
+    one pass of the bare loop over the same pages and returns its CPU-s per 1,000 pages: it is
+    run right before each measured job, while the stack is idle, so that each job's worker CPU
+    is compared with the bare loop's on the machine as it was at that moment."""
     config = bench_config(log_dir)
     stack = Stack(config)
     on_started(stack)
@@ -419,13 +423,28 @@ def run_stack(
         wait_completed(api, warm_job["id"], timeout_s=120)
         figures["warmup_pages"] = len(warmup_paths)
 
-        passes = [
-            _measured_pass(api, stack, site_url, site_pid, urls, truth, job_timeout_s)
-            for _ in range(PASSES)
-        ]
+        passes = []
+        for _ in range(PASSES):
+            bare_cpu = paired_bare() if paired_bare is not None else None
+            figures_of_pass = _measured_pass(
+                api, stack, site_url, site_pid, urls, truth, job_timeout_s
+            )
+            if bare_cpu:
+                worker_cpu = figures_of_pass["cpu_s_per_1000_pages"]["worker"]
+                figures_of_pass["paired_bare_cpu_s_per_1000_pages"] = round(bare_cpu, 3)
+                figures_of_pass["worker_cpu_vs_paired_bare"] = round(worker_cpu / bare_cpu, 3)
+            passes.append(figures_of_pass)
+        paired = sorted(
+            p["worker_cpu_vs_paired_bare"]
+            for p in passes
+            if p.get("paired_bare_cpu_s_per_1000_pages")
+        )
         passes.sort(key=lambda f: f["pages_per_s"])
         figures.update(passes[len(passes) // 2])
         figures["passes_pages_per_s"] = [f["pages_per_s"] for f in passes]
+        figures["passes_worker_cpu_vs_paired_bare"] = paired
+        if paired:  # the median of the passes' ratios
+            figures["worker_cpu_vs_paired_bare"] = paired[len(paired) // 2]
         figures["sample_task_message_bytes"] = sample_message_bytes(figures["job_id"], urls[0])
 
         try:

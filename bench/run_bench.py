@@ -165,7 +165,7 @@ def paired_bare_pass(
     site: str, paths: list[str], warmup: list[str], truth: dict[str, dict[str, Any]]
 ) -> Callable[[], float]:
     """One more pass of the bare c=2 loop (after its warm-up), for the full stack to run right
-    before each measured job: its CPU-s per 1,000 pages."""
+    before and after its measured jobs: its CPU-s per 1,000 pages."""
     urls = [site + p for p in paths]
     warm = [site + p for p in warmup]
     by_url = {site + p: value for p, value in truth.items()}
@@ -524,7 +524,8 @@ def print_stack_details(stack: dict[str, Any]) -> None:
         (
             "worker CPU ÷ paired bare c=2 pass",
             ", ".join(f"{r:.2f}" for r in stack.get("passes_worker_cpu_vs_paired_bare", []))
-            + " (each job against a bare pass run just before it; the goal takes the median)",
+            + " (each job against bare passes run just before and after the jobs; the goal"
+            " takes the median)",
         ),
         (
             "cores busy during the job",

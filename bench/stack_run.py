@@ -406,8 +406,9 @@ def run_stack(
     """Start a stack, run the measured job, return the figures. ``on_started`` registers the
     stack for cleanup (the caller stops it, also on errors and signals). ``paired_bare`` runs
     one pass of the bare loop over the same pages and returns its CPU-s per 1,000 pages: it is
-    run right before each measured job, while the stack is idle, so that each job's worker CPU
-    is compared with the bare loop's on the machine as it was at that moment."""
+    run right before the first measured job and right after the last, while the stack is idle,
+    so that the jobs' worker CPU is compared with the bare loop's on the machine as it was
+    then (their mean is the reference)."""
     config = bench_config(log_dir)
     stack = Stack(config)
     on_started(stack)
@@ -423,22 +424,25 @@ def run_stack(
         wait_completed(api, warm_job["id"], timeout_s=120)
         figures["warmup_pages"] = len(warmup_paths)
 
-        passes = []
-        for _ in range(PASSES):
-            bare_cpu = paired_bare() if paired_bare is not None else None
-            figures_of_pass = _measured_pass(
-                api, stack, site_url, site_pid, urls, truth, job_timeout_s
+        # The bare passes bracket the jobs rather than sit between them: a pause of a bare
+        # pass between two jobs would let the worker's warm host slots lapse, and each job
+        # would then start cold, which the warm-up job is there to avoid.
+        bare_before = paired_bare() if paired_bare is not None else None
+        passes = [
+            _measured_pass(api, stack, site_url, site_pid, urls, truth, job_timeout_s)
+            for _ in range(PASSES)
+        ]
+        bare_after = paired_bare() if paired_bare is not None else None
+        paired: list[float] = []
+        if bare_before and bare_after:
+            reference = (bare_before + bare_after) / 2
+            figures["paired_bare_cpu_s_per_1000_pages"] = [
+                round(bare_before, 3),
+                round(bare_after, 3),
+            ]
+            paired = sorted(
+                round(p["cpu_s_per_1000_pages"]["worker"] / reference, 3) for p in passes
             )
-            if bare_cpu:
-                worker_cpu = figures_of_pass["cpu_s_per_1000_pages"]["worker"]
-                figures_of_pass["paired_bare_cpu_s_per_1000_pages"] = round(bare_cpu, 3)
-                figures_of_pass["worker_cpu_vs_paired_bare"] = round(worker_cpu / bare_cpu, 3)
-            passes.append(figures_of_pass)
-        paired = sorted(
-            p["worker_cpu_vs_paired_bare"]
-            for p in passes
-            if p.get("paired_bare_cpu_s_per_1000_pages")
-        )
         passes.sort(key=lambda f: f["pages_per_s"])
         figures.update(passes[len(passes) // 2])
         figures["passes_pages_per_s"] = [f["pages_per_s"] for f in passes]

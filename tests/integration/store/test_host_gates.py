@@ -13,7 +13,6 @@ from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
 
@@ -107,32 +106,4 @@ async def test_warm_slots_on_firestore_are_reused_and_given_back(stack: object) 
         assert isinstance(await take(inner, host, HostLimits(1)), Permit)
     finally:
         await warm.close()
-        client.close()
-
-
-@pytest.mark.emulators
-async def test_a_firestore_gate_never_reads_the_slots_it_holds(stack: object) -> None:
-    """An instance holding 3 of a host's 4 slots, the 4th held by another, reads the host
-    document and that one slot when it asks for more: not its own 3 again."""
-    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
-    ours, theirs = FirestoreHostGate(client), FirestoreHostGate(client)
-    host = a_host()
-    limits = HostLimits(4)
-    try:
-        held = [await take(ours, host, limits) for _ in range(3)]
-        assert all(isinstance(p, Permit) for p in held)
-        other = await take(theirs, host, limits)
-        assert isinstance(other, Permit)
-        with counting() as ops:
-            full = await take(ours, host, limits)
-        assert isinstance(full, Throttle) and full.reason == "concurrency"
-        assert ops.reads == 2
-        await theirs.release(other)
-        again = await take(ours, host, limits)
-        assert isinstance(again, Permit) and again.slot == other.slot
-        for permit in [*held, again]:
-            assert isinstance(permit, Permit)
-            await ours.release(permit)
-        assert (await ours.state(host, datetime.now(UTC))).in_flight == 0
-    finally:
         client.close()

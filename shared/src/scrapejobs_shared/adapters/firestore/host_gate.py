@@ -40,10 +40,6 @@ class FirestoreHostGate:
     def __init__(self, client: firestore.AsyncClient) -> None:
         self._client = client
         self._hosts = client.collection("hosts")
-        # Slots this instance holds (granted, not yet released): never probed or read again,
-        # so an instance holding most of a host's slots reads only the others when it wants
-        # one more (with warm slots, that is what a nearly full host costs per fresh take).
-        self._held: dict[str, set[int]] = {}
 
     def _slot(self, host: str, slot: int) -> Any:
         return self._hosts.document(host).collection("slots").document(str(slot))
@@ -52,10 +48,7 @@ class FirestoreHostGate:
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle:
         host_ref = self._hosts.document(host)
-        held = self._held.get(host, set())
-        slots = [n for n in range(limits.concurrency) if n not in held]
-        if not slots:
-            return Throttle(0.2, "concurrency")
+        slots = list(range(limits.concurrency))
         random.shuffle(slots)
         # Usually a host has free slots: look at one random slot first, all only if it is busy.
         for batch in (slots[:PROBE_SLOTS], slots[PROBE_SLOTS:]):
@@ -75,7 +68,6 @@ class FirestoreHostGate:
                 if token is None:
                     continue
                 permit = Permit(host, slot, token, signals.failures)
-                self._held.setdefault(host, set()).add(slot)
                 if limits.min_interval_s and not await self._space(host_snap, limits, now):
                     await self.release(permit)
                     return Throttle(0.05, "rate")
@@ -117,10 +109,6 @@ class FirestoreHostGate:
         return True
 
     async def release(self, permit: Permit) -> None:
-        held = self._held.get(permit.host, set())
-        held.discard(permit.slot)
-        if not held:
-            self._held.pop(permit.host, None)
         option = self._client.write_option(last_update_time=permit.token)
         # A lost race means our lease lapsed and someone else holds the slot now.
         with contextlib.suppress(*LOST_RACE):

@@ -51,7 +51,7 @@ class HostQueue:
         self._paused_until = 0.0  # loop time
         self._backoff_s = 0.0
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
-        self._asking = asyncio.Semaphore(1)  # a semaphore's locked() counts its waiters
+        self._asking = asyncio.Lock()
 
     @classmethod
     def join(cls, queues: dict[tuple[str, int], HostQueue], key: tuple[str, int]) -> HostQueue:
@@ -118,18 +118,15 @@ class HostQueue:
             del self._queues[self._key]
 
 
-async def _take(places: asyncio.Semaphore, timeout_s: float) -> bool:
-    """Acquire within ``timeout_s`` (at once or not at all when it is not positive). A free
-    place is taken at once; a wait runs under ``asyncio.timeout`` rather than ``wait_for``,
-    which would start a task per call and hand the place over a loop iteration later."""
-    if not places.locked():  # no place taken by a waiter first either
-        await places.acquire()  # returns without waiting
-        return True
+async def _take(lock: asyncio.Lock | asyncio.Semaphore, timeout_s: float) -> bool:
+    """Acquire within ``timeout_s`` (at once or not at all when it is not positive)."""
     if timeout_s <= 0:
-        return False
+        if lock.locked():
+            return False
+        await lock.acquire()  # free: returns without waiting
+        return True
     try:
-        async with asyncio.timeout(timeout_s):
-            await places.acquire()
+        await asyncio.wait_for(lock.acquire(), timeout=timeout_s)
     except TimeoutError:
         return False
     return True

@@ -100,34 +100,6 @@ async def test_an_idle_slot_is_given_back_so_other_instances_get_it() -> None:
     await other.close()
 
 
-async def test_fewer_fetches_than_warm_slots_let_the_surplus_go_back_to_other_instances() -> None:
-    """An instance that once ran 4 fetches at a time now runs 2: it reuses the slots given back
-    last, so 2 slots go idle and back, and another instance gets them (taking the oldest slot
-    each time would keep all 4 busy in turn, and the other instance out for good)."""
-    shared = MemoryHostGate()
-    gate, _, clock = build(shared)
-    other, _, other_clock = build(shared)
-    limits = HostLimits(4)
-    held = [await gate.acquire(HOST, limits, clock() + LEASE, clock()) for _ in range(4)]
-    assert all(isinstance(p, Permit) for p in held)
-    for permit in held:
-        assert isinstance(permit, Permit)
-        await gate.release(permit)
-    for _ in range(20):  # two fetches at a time, for 2 s
-        clock.advance(0.1)
-        pair = [await gate.acquire(HOST, limits, clock() + LEASE, clock()) for _ in range(2)]
-        for permit in pair:
-            assert isinstance(permit, Permit)
-            await gate.release(permit)
-        await gate.sweep()
-    granted = [
-        await other.acquire(HOST, limits, other_clock() + LEASE, other_clock()) for _ in range(2)
-    ]
-    assert all(isinstance(p, Permit) for p in granted)
-    await gate.close()
-    await other.close()
-
-
 async def test_the_sweeper_gives_idle_slots_back_by_itself() -> None:
     shared = MemoryHostGate()
     now = datetime.now(UTC)

@@ -163,11 +163,8 @@ class WarmSlotGate:
         return any(_serves(w, limits, lease_until) for w in self._warm.get(host, []))
 
     def _take_warm(self, host: str, limits: HostLimits, lease_until: datetime) -> _WarmSlot | None:
-        """The slot given back last (that serves): the instance reuses as few slots as its
-        fetches need, and the rest go idle and back to the store for other instances. Taking
-        the oldest instead would keep every slot it ever held busy in turn, for good."""
         warm = self._warm.get(host, [])
-        chosen = next((w for w in reversed(warm) if _serves(w, limits, lease_until)), None)
+        chosen = next((w for w in warm if _serves(w, limits, lease_until)), None)
         self._set_warm(host, [w for w in warm if w is not chosen])
         return chosen
 

@@ -86,6 +86,19 @@ async def test_spacing_hold_and_breaker_show_in_signals(gate: HostGate) -> None:
     assert (await gate.state(failing, now)).open_until is not None
 
 
+async def test_many_failures_at_once_open_the_breaker_quickly(gate: HostGate) -> None:
+    """Every lane of a batch can fail one host at the same moment: each failure is one write
+    that never waits on the others (on Firestore it was a transaction per failure: 16 at once
+    ran into the emulator's lock timeouts and some gave up, raising)."""
+    host = a_host()
+    now = datetime.now(UTC)
+    policy = BreakerPolicy(failure_threshold=5, cooldown_s=60)
+    await asyncio.gather(*(gate.record_failure(host, policy, now) for _ in range(16)))
+    opened = await take(gate, host, HostLimits(4))
+    assert isinstance(opened, Throttle) and opened.reason == "circuit_open"
+    assert (await gate.signals(host)).failures < 5  # counted again from zero when it opened
+
+
 @pytest.mark.emulators
 async def test_warm_slots_on_firestore_are_reused_and_given_back(stack: object) -> None:
     client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]

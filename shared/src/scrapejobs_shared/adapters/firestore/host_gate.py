@@ -121,19 +121,22 @@ class FirestoreHostGate:
             await self._hosts.document(permit.host).set({"failures": 0}, merge=True)
 
     async def record_failure(self, host: str, policy: BreakerPolicy, now: datetime) -> None:
+        """One blind increment, no transaction: the write's transform result is the new count.
+        Several fetches of one host failing at once (a host going down, or a batch's lanes all
+        timing out together) then never contend for the host document; the one whose
+        increment reaches the threshold opens the breaker and starts the count again."""
         ref = self._hosts.document(host)
-
-        @firestore.async_transactional
-        async def add_failure(transaction: Any) -> None:
-            count(reads=1, writes=1)
-            snap = await ref.get(transaction=transaction)
-            failures = int((snap.to_dict() or {}).get("failures") or 0) + 1
-            fields: dict[str, Any] = {"failures": failures, "expire_at": now + RETENTION}
-            if failures >= policy.failure_threshold:
-                fields |= {"failures": 0, "open_until": now + timedelta(seconds=policy.cooldown_s)}
-            transaction.set(ref, fields, merge=True)
-
-        await add_failure(self._client.transaction())
+        commit = self._client.batch()
+        commit.set(
+            ref, {"failures": firestore.Increment(1), "expire_at": now + RETENTION}, merge=True
+        )
+        count(writes=1)
+        [result] = await commit.commit()
+        failures = int(result.transform_results[0].integer_value)
+        if failures >= policy.failure_threshold:
+            open_until = now + timedelta(seconds=policy.cooldown_s)
+            count(writes=1)
+            await ref.set({"failures": 0, "open_until": open_until}, merge=True)
 
     async def hold(self, host: str, until: datetime) -> None:
         ref = self._hosts.document(host)

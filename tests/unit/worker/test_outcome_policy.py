@@ -110,3 +110,18 @@ def test_spent_attempts_are_not_fetched_again() -> None:
     assert give_up is not None and give_up.outcome.status is TaskStatus.FAILED
     assert give_up.outcome.error == "max_attempts: gave up after 2: HTTP 500"
     assert before_fetch(Attempt(99, None, 0), LIMITS) is None  # no job limit set
+
+
+def test_a_timeout_of_a_fetch_cut_to_the_deliverys_time_is_deferred_not_blamed() -> None:
+    """Near its ack deadline a delivery gives a fetch only the time it has left: a timeout then
+    is ours, so the task is deferred (its attempt refunded) and the host's breaker learns
+    nothing. A timeout within the job's own timeout stays a transient host failure."""
+    timeout = TransientFetchError("timed out", reason="timeout")
+    cut = Attempt(attempts=1, previous_error=None, deferrals=0, cut_short=True)
+    verdict = after_fetch(timeout, cut, LIMITS, NOW)
+    assert isinstance(verdict.decision, Defer)
+    assert verdict.decision.reason == "out of time in this delivery"
+    assert verdict.host is HostSignal.NONE
+    refused = after_fetch(TransientFetchError("refused"), cut, LIMITS, NOW)
+    assert isinstance(refused.decision, Retry) and refused.host is HostSignal.FAILED
+    assert after_fetch(timeout, FIRST, LIMITS, NOW).host is HostSignal.FAILED

@@ -26,6 +26,8 @@ class Attempt:
     attempts: int  # including this delivery's
     previous_error: str | None
     deferrals: int  # how often its batch was deferred for politeness
+    # the fetch got less time than the job allows: only what was left of this delivery
+    cut_short: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,7 @@ class GiveUp:
 
 
 Decision = Succeed | Fail | Retry | Defer | GiveUp
+OUT_OF_TIME = "out of time in this delivery"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,9 @@ def after_fetch(
     result: FetchResponse | FetchError, attempt: Attempt, limits: OutcomeLimits, now: datetime
 ) -> Verdict:
     if isinstance(result, FetchError):
+        if result.reason == "timeout" and attempt.cut_short:
+            # our deadline, not the host's fault: neither an attempt nor a breaker failure
+            return Verdict(Defer(OUT_OF_TIME))
         error = f"{result.reason}: {result.detail}"
         if not result.transient:
             return Verdict(Fail(TaskOutcome(TaskStatus.FAILED, error=error)))

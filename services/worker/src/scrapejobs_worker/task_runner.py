@@ -28,6 +28,7 @@ from scrapejobs_worker.fetch_port import (
     FetchResponse,
 )
 from scrapejobs_worker.outcome_policy import (
+    OUT_OF_TIME,
     Attempt,
     Decision,
     Defer,
@@ -124,9 +125,12 @@ class TaskRunner:
             )
         if isinstance(admission, Throttle):
             return _deferred(item, f"host busy ({admission.reason})")
-        result = await self._fetch(item, work, admission)
-        if result is None:
-            return _deferred(item, "out of time in this delivery")
+        timeout, cut_short = self._fetch_timeout(work)
+        if timeout < self._policy.min_fetch_s:
+            await admission.release()
+            return _deferred(item, OUT_OF_TIME)
+        result = await self._fetch(item, work, admission, timeout)
+        attempt = replace(attempt, cut_short=cut_short)
         verdict = after_fetch(result, attempt, limits, self._clock())
         await self._tell_host(host, admission, verdict)
         return await self._carry_out(verdict.decision, item, work)
@@ -140,15 +144,18 @@ class TaskRunner:
             retry_after_cap_s=self._policy.retry_after_cap_s,
         )
 
+    def _fetch_timeout(self, work: BatchWork) -> tuple[float, bool]:
+        """The fetch's timeout, and whether it is cut short: within the time this delivery has
+        left rather than the job's own timeout."""
+        allowed = min(work.spec.options.timeout_s, self._policy.fetch_timeout_s)
+        left = _remaining(work) - 1.0
+        return min(allowed, left), left < allowed
+
     async def _fetch(
-        self, item: BatchItem, work: BatchWork, held: HeldPermit
-    ) -> FetchResponse | FetchError | None:
-        """The fetch, within the time this delivery has left; None when too little is left."""
+        self, item: BatchItem, work: BatchWork, held: HeldPermit, timeout: float
+    ) -> FetchResponse | FetchError:
+        """The fetch, within ``timeout``; the host permit is released right after it."""
         try:
-            timeout = min(work.spec.options.timeout_s, self._policy.fetch_timeout_s)
-            timeout = min(timeout, _remaining(work) - 1.0)
-            if timeout < self._policy.min_fetch_s:
-                return None
             request = FetchRequest(item.url, work.spec.options.headers, timeout)
             with (
                 phase("fetch"),

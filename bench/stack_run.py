@@ -406,7 +406,8 @@ def run_stack(
     """Start a stack, run the measured job, return the figures. ``on_started`` registers the
     stack for cleanup (the caller stops it, also on errors and signals). ``paired_bare`` runs
     one pass of the bare loop over the same pages and returns its CPU-s per 1,000 pages: it is
-    run right before the first measured job and right after the last, while the stack is idle,
+    run right before the warm-up job and right after the last measured job, while the stack is
+    idle,
     so that the jobs' worker CPU is compared with the bare loop's on the machine as it was
     then (their mean is the reference)."""
     config = bench_config(log_dir)
@@ -420,14 +421,14 @@ def run_stack(
     urls = [site_url + p for p in paths]
 
     with httpx.Client(base_url=config.dispatcher_url, timeout=300.0, trust_env=False) as api:
+        # The bare passes bracket the warm-up and measured jobs rather than sit between them:
+        # the pause of a bare pass would let the worker's warm host slots lapse, and the next
+        # job would start cold, which the warm-up job is there to avoid.
+        bare_before = paired_bare() if paired_bare is not None else None
         warm_job, _ = submit(api, [site_url + p for p in warmup_paths])
         wait_completed(api, warm_job["id"], timeout_s=120)
         figures["warmup_pages"] = len(warmup_paths)
 
-        # The bare passes bracket the jobs rather than sit between them: a pause of a bare
-        # pass between two jobs would let the worker's warm host slots lapse, and each job
-        # would then start cold, which the warm-up job is there to avoid.
-        bare_before = paired_bare() if paired_bare is not None else None
         passes = [
             _measured_pass(api, stack, site_url, site_pid, urls, truth, job_timeout_s)
             for _ in range(PASSES)

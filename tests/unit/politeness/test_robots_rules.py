@@ -229,3 +229,39 @@ def test_a_rule_cut_by_the_limit_is_ignored() -> None:
 def test_rules_are_value_objects() -> None:
     assert RobotsRules.allow_all() == RobotsRules.allow_all()
     assert RobotsRules.allow_all() != RobotsRules.disallow_all()
+
+
+class NoProtego:
+    """Stands in for Protego where the rules must not need it."""
+
+    def can_fetch(self, url: str, agent: str) -> bool:
+        raise AssertionError("Protego asked about a URL")
+
+    def crawl_delay(self, agent: str) -> float | None:
+        raise AssertionError("Protego asked for a delay")
+
+
+def test_a_file_without_disallow_rules_allows_every_path_without_protego() -> None:
+    text = "# ok\nUser-agent: *\nAllow: /\nDisallow:\nSitemap: https://example.com/s.xml\n"
+    parsed = rules(text)
+    assert not parsed.restricts
+    bare = RobotsRules(parser=NoProtego(), agents=parsed.agents, restricts=False)  # type: ignore[arg-type]
+    assert bare.allows(f"{SITE}/any/path?q=1", UA)
+
+
+SPELLINGS = ["Disallow", "DISALLOW", "Dissallow", "Disalow", "dissalow", "diasllow", "disallaw"]
+
+
+@pytest.mark.parametrize("directive", SPELLINGS)
+def test_any_spelling_of_a_disallow_rule_that_protego_reads_keeps_the_check(directive: str) -> None:
+    parsed = rules(f"User-agent: *\n{directive}: /private\n")
+    assert parsed.restricts
+    assert parsed.allows(f"{SITE}/public", UA)
+    assert not parsed.allows(f"{SITE}/private/x", UA)
+
+
+def test_crawl_delay_is_asked_once_per_agent() -> None:
+    parsed = rules("User-agent: *\nCrawl-delay: 3\n")
+    assert parsed.crawl_delay(UA) == 3.0
+    object.__setattr__(parsed, "parser", NoProtego())
+    assert parsed.crawl_delay(UA) == 3.0  # from the first answer

@@ -41,6 +41,9 @@ ROBOTS_PATH = "/robots.txt"
 
 _ANY_AGENT = "*"
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
+# A Disallow rule with a path, under any of the misspellings Protego accepts ("dissallow",
+# "disalow", "diasllow", ...): every directive whose name starts with "di" counts, to be safe.
+_DISALLOW_LINE = re.compile(r"\s*di[a-z]*\s*:\s*\S", re.IGNORECASE)
 _USER_AGENT_LINE = re.compile(r"user[- ]?agent\s*(?::\s*|\s+)(\S.*)", re.IGNORECASE)
 
 
@@ -51,6 +54,10 @@ class RobotsRules:
     default_allowed: bool = True
     parser: Protego | None = field(default=None, repr=False, compare=False)
     agents: frozenset[str] = frozenset()
+    # False when the file has no Disallow rule with a path (``Allow: /`` alone, or only
+    # comments, sitemaps and delays): every path is allowed, without asking Protego per URL
+    restricts: bool = True
+    _delays: dict[str, float | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def allow_all(cls) -> RobotsRules:
@@ -66,22 +73,31 @@ class RobotsRules:
     def parse(cls, body: bytes) -> RobotsRules:
         """The rules of a robots.txt body (its first :data:`MAX_ROBOTS_BYTES` only)."""
         text = _decode(body)
-        return cls(parser=Protego.parse(text), agents=_declared_agents(text.splitlines()))
+        lines = text.splitlines()
+        return cls(
+            parser=Protego.parse(text),
+            agents=_declared_agents(lines),
+            restricts=any(_DISALLOW_LINE.match(line.partition("#")[0]) for line in lines),
+        )
 
     def allows(self, url: str, user_agent: str) -> bool:
         """Whether ``user_agent`` may fetch ``url`` (an absolute URL of this origin)."""
-        if _is_robots_txt(url):
-            return True
         if self.parser is None:
-            return self.default_allowed
+            return self.default_allowed or _is_robots_txt(url)
+        if not self.restricts or _is_robots_txt(url):
+            return True
         return bool(self.parser.can_fetch(url, self._group_agent(user_agent)))
 
     def crawl_delay(self, user_agent: str) -> float | None:
-        """Seconds between requests asked by the group that applies, if any."""
+        """Seconds between requests asked by the group that applies, if any (asked of Protego
+        once per agent: it is asked for every page)."""
         if self.parser is None:
             return None
-        delay = self.parser.crawl_delay(self._group_agent(user_agent))
-        return None if delay is None else float(delay)
+        agent = self._group_agent(user_agent)
+        if agent not in self._delays:
+            delay = self.parser.crawl_delay(agent)
+            self._delays[agent] = None if delay is None else float(delay)
+        return self._delays[agent]
 
     def _group_agent(self, user_agent: str) -> str:
         """The agent name to query Protego with: our token if it has a group, else ``*``."""

@@ -8,13 +8,15 @@ import httpcore
 import httpx
 
 from scrapejobs_worker.fetching.config import FetchPolicy
+from scrapejobs_worker.fetching.connection_pool import LinearConnectionPool
 
 # Only what decoding.py can decode with bounded memory.
 ACCEPT_ENCODING = "gzip, deflate"
 
 
 class PinnedTransport(httpx.AsyncHTTPTransport):
-    """httpx's own transport (exception mapping, streaming), over a pool with our backend."""
+    """httpx's own transport (exception mapping, streaming), over a pool with our backend
+    (``LinearConnectionPool``: httpcore's, with a linear bookkeeping pass)."""
 
     def __init__(
         self,
@@ -23,7 +25,7 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
         ssl_context: ssl.SSLContext,
     ) -> None:
         super().__init__(verify=ssl_context, trust_env=False, limits=limits, proxy=None)
-        self._pool = httpcore.AsyncConnectionPool(
+        self._pool = LinearConnectionPool(
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,

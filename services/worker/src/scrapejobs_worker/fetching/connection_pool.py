@@ -1,34 +1,71 @@
-"""The fetcher's connection pool: httpcore's, with its bookkeeping pass made linear.
+"""The fetcher's connection pool: httpcore's, with a bookkeeping pass that gives each idle
+connection to one request and whose cost does not grow with the number of idle connections.
 
-httpcore 1.0's ``AsyncConnectionPool._assign_requests_to_connections`` runs twice per request
-(when it enters the pool and when it leaves) and, for every idle connection, counts the pool's
-connections by building a list of them: quadratic in the number of pooled connections. A
-worker keeps a connection per lane to each busy host, and measured over the benchmark's pages
-this pass cost 9-14% of a page's CPU at 8-16 connections (encode/httpcore#1035 and the httpx
-discussions it cites describe the same). The count it builds is simply the number of
-connections, so this pass uses ``len(self._connections)``: the same decisions, in linear time.
+httpcore 1.0's ``AsyncConnectionPool._assign_requests_to_connections`` runs when a request
+enters the pool and when one leaves. Measured on the benchmark's pages, a page cost 25-60% more
+CPU at 12-16 connections than at 8, for three reasons:
+
+* **One idle connection, many requests.** A connection given to a request stays ``IDLE`` until
+  that request starts on it, after an await; a pass running meanwhile gives the same connection
+  to the next queued request too. All but one then fail with ``ConnectionNotAvailable`` and go
+  round again (another pass, another lock), herding onto the next idle connection: at 16
+  connections, ~9 extra rounds per request (encode/httpcore#822; #1110 is the same race
+  closing such a connection as surplus).
+* **A socket poll per idle connection per pass.** ``has_expired()`` of an idle connection polls
+  its socket (has the server closed it?), and the pass asked it of every connection.
+* **A list built per idle connection** to count the pool's connections (encode/httpcore#1035).
+
+This pass makes the same promises without them:
+
+* A connection given to a request that has not started on it yet is ``taken``: it is not
+  given to another request, nor closed as a surplus idle connection.
+* A request is never given an expired connection: the connection it would be given is checked
+  (``has_expired()``, socket poll included) first; an expired one is closed and the next tried.
+* Closed connections leave the pool, and idle ones beyond the keep-alive cap are closed, on
+  every pass (state checks, the count is ``len``).
+* Every connection's ``has_expired()`` is asked at least every ``SWEEP_INTERVAL_S`` (on the
+  first pass after that; httpcore asks on every pass), so idle connections past their
+  keep-alive or closed by the server are closed that much later at most. A busy connection's
+  check polls nothing: it is asked on every pass.
+
 Everything else is httpcore 1.0.9's code (BSD-3-Clause, Encode OSS Ltd.) unchanged;
-``tests/unit/fetching/test_connection_pool.py`` pins that version so an upgrade re-checks it.
+``tests/unit/fetching/test_connection_pool_version.py`` pins that version so an upgrade
+re-checks it.
 """
 
 from __future__ import annotations
+
+import time
 
 import httpcore
 from httpcore._async.interfaces import AsyncConnectionInterface
 
 ADAPTED_FROM = "1.0.9"  # httpcore's version whose pass this is
+SWEEP_INTERVAL_S = 0.5  # every idle connection's expiry is checked at least this often
 
 
 class LinearConnectionPool(httpcore.AsyncConnectionPool):
+    _next_sweep = 0.0  # monotonic time of the next pass that checks every idle connection
+
     def _assign_requests_to_connections(self) -> list[AsyncConnectionInterface]:
         closing: list[AsyncConnectionInterface] = []
+        now = time.monotonic()
+        sweep = now >= self._next_sweep
+        if sweep:
+            self._next_sweep = now + SWEEP_INTERVAL_S
+
+        # Connections given to a request that has not started on them yet look idle: they are
+        # neither given to another request nor closed as surplus.
+        taken = {id(request.connection) for request in self._requests if not request.is_queued()}
 
         # Drop closed connections; close expired ones, and idle ones beyond the keep-alive cap.
         for connection in list(self._connections):
             if connection.is_closed():
                 self._connections.remove(connection)
-            elif connection.has_expired() or (
-                connection.is_idle() and len(self._connections) > self._max_keepalive_connections
+                continue
+            idle = connection.is_idle() and id(connection) not in taken
+            if ((sweep or not idle) and connection.has_expired()) or (
+                idle and len(self._connections) > self._max_keepalive_connections
             ):
                 self._connections.remove(connection)
                 closing.append(connection)
@@ -36,22 +73,38 @@ class LinearConnectionPool(httpcore.AsyncConnectionPool):
         # Assign queued requests: reuse a connection, open one, or replace an idle one.
         for pool_request in [request for request in self._requests if request.is_queued()]:
             origin = pool_request.request.url.origin
-            available = [
-                connection
-                for connection in self._connections
-                if connection.can_handle_request(origin) and connection.is_available()
-            ]
-            idle = [connection for connection in self._connections if connection.is_idle()]
-            if available:
-                pool_request.assign_to_connection(available[0])
+            available = self._first_available(origin, taken, closing)
+            if available is not None:
+                taken.add(id(available))
+                pool_request.assign_to_connection(available)
             elif len(self._connections) < self._max_connections:
                 connection = self.create_connection(origin)
                 self._connections.append(connection)
+                taken.add(id(connection))
                 pool_request.assign_to_connection(connection)
-            elif idle:
-                self._connections.remove(idle[0])
-                closing.append(idle[0])
+            elif spare := [c for c in self._connections if c.is_idle() and id(c) not in taken]:
+                self._connections.remove(spare[0])
+                closing.append(spare[0])
                 connection = self.create_connection(origin)
                 self._connections.append(connection)
+                taken.add(id(connection))
                 pool_request.assign_to_connection(connection)
         return closing
+
+    def _first_available(
+        self, origin: httpcore.Origin, taken: set[int], closing: list[AsyncConnectionInterface]
+    ) -> AsyncConnectionInterface | None:
+        """The first pooled connection that can take a request to ``origin`` now and is not
+        ``taken`` (given to a request that has not started on it yet); expired ones met on
+        the way are taken out of the pool and added to ``closing``."""
+        for connection in list(self._connections):
+            if id(connection) in taken:
+                continue
+            if not (connection.can_handle_request(origin) and connection.is_available()):
+                continue
+            if connection.has_expired():
+                self._connections.remove(connection)
+                closing.append(connection)
+                continue
+            return connection
+        return None

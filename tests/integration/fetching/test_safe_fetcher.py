@@ -117,8 +117,13 @@ async def test_allowlisted_loopback_server_is_fetched(http_server, fetcher_facto
         assert not response.truncated
         assert response.elapsed_ms >= 0
     sent = http_server.requests[0].headers
-    assert sent["user-agent"] == DEFAULT_USER_AGENT
-    assert sent["accept-encoding"] == "gzip, deflate"
+    assert sent == {  # what httpx.AsyncClient sends, with our user agent and encodings
+        "host": f"127.0.0.1:{http_server.port}",
+        "accept": "*/*",
+        "accept-encoding": "gzip, deflate",
+        "connection": "keep-alive",
+        "user-agent": DEFAULT_USER_AGENT,
+    }
 
 
 async def test_error_statuses_are_responses(http_server, fetcher_factory):

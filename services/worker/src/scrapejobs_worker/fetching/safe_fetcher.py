@@ -3,22 +3,22 @@
 Per fetch: the URL and headers are vetted; then, for each hop (the first request and every
 redirect, at most ``max_redirects`` of them), the host is resolved once and every address is
 checked (``resolver``), the vetted addresses are pinned for the connection
-(``pinned_backend``), the request is sent with httpx (no env proxies, no automatic redirects),
-and the peer address of the response is re-checked. The body is streamed under the size caps
-described in ``body_reader`` (oversized => truncated response; decompression bomb =>
-PermanentFetchError ``body_too_large``). The whole fetch, redirects included, runs under one
-``asyncio.timeout`` of ``FetchRequest.timeout_s`` (clamped to ``max_deadline_s``).
+(``pinned_backend``), the request is sent to httpx's transport (``client.PinnedSender``: no env
+proxies, no automatic redirects, no cookie jar), and the peer address of the response is
+re-checked. The body is streamed under the size caps described in ``body_reader`` (oversized
+=> truncated response; decompression bomb => PermanentFetchError ``body_too_large``). The
+whole fetch, redirects included, runs under one ``asyncio.timeout`` of
+``FetchRequest.timeout_s`` (clamped to ``max_deadline_s``).
 
-HTTP error statuses are responses, not errors. The client keeps no cookies between fetches.
+HTTP error statuses are responses, not errors. No cookies are kept between fetches.
 
-The pooled ``httpx.AsyncClient`` is created in the constructor (which does no I/O and needs no
+The connection pool is created in the constructor (which does no I/O and needs no
 running event loop); ``aclose()`` must be awaited once the fetcher is no longer needed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import http.cookiejar
 import logging
 import math
 import ssl
@@ -37,7 +37,7 @@ from scrapejobs_worker.fetch_port import (
     PermanentFetchError,
 )
 from scrapejobs_worker.fetching.body_reader import Body, BodyLimits, read_capped_body
-from scrapejobs_worker.fetching.client import build_client
+from scrapejobs_worker.fetching.client import PinnedSender
 from scrapejobs_worker.fetching.config import FetchPolicy
 from scrapejobs_worker.fetching.errors import deadline_exceeded, translate_transport_error
 from scrapejobs_worker.fetching.pinned_backend import (
@@ -81,8 +81,7 @@ class SafeFetcher:
         self._address_policy = self._policy.address_policy()
         self._resolver = resolver or Resolver(self._address_policy)
         backend = PinnedNetworkBackend(self._address_policy, inner=network_backend)
-        self._client = build_client(self._policy, backend, ssl_context)
-        self._client.cookies.jar.set_policy(_NO_COOKIES)
+        self._sender = PinnedSender(self._policy, backend, ssl_context)
         self._limits = BodyLimits(
             max_body_bytes=self._policy.max_body_bytes,
             max_decoded_bytes=self._policy.max_decoded_bytes,
@@ -101,7 +100,7 @@ class SafeFetcher:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._sender.aclose()
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         started = time.perf_counter()
@@ -166,14 +165,17 @@ class SafeFetcher:
         destination = await self._resolver.resolve(host, effective_port(url))
         method = "GET" if body is None else "POST"
         with pin_destination(destination):
-            async with self._client.stream(method, url, headers=headers, content=body) as response:
-                verify_peer(response.extensions.get("network_stream"), self._address_policy)
-                target = redirect_target(response) if body is None else None
-                if target is not None:
-                    logger.debug("redirect %s -> %s", url, target)
-                    return target
-                read = await read_capped_body(response, self._limits)
-                return _FinalResponse(url, response.status_code, flatten_headers(response), read)
+            response = await self._sender.send(method, url, headers, body)
+        try:
+            verify_peer(response.extensions.get("network_stream"), self._address_policy)
+            target = redirect_target(response) if body is None else None
+            if target is not None:
+                logger.debug("redirect %s -> %s", url, target)
+                return target
+            read = await read_capped_body(response, self._limits)
+            return _FinalResponse(url, response.status_code, flatten_headers(response), read)
+        finally:
+            await response.aclose()
 
 
 def flatten_headers(response: httpx.Response) -> dict[str, str]:
@@ -183,10 +185,6 @@ def flatten_headers(response: httpx.Response) -> dict[str, str]:
         key = name.lower()
         flat[key] = f"{flat[key]}, {value}" if key in flat else value
     return flat
-
-
-# Cookies set by one site must never be replayed by a later, unrelated fetch.
-_NO_COOKIES = http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
 
 
 def build_fetcher(policy: FetchPolicy | None = None) -> SafeFetcher:

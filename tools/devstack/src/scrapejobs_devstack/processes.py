@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -14,12 +15,45 @@ from pathlib import Path
 
 import httpx
 
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_PORT = 20000  # free ports are picked from here up to the ephemeral range
+
 
 def free_port() -> int:
+    """A loopback TCP port nothing is bound to, below the kernel's ephemeral range when it can.
+
+    Binding port 0 gives a port from the ephemeral range, which every outgoing connection
+    also draws its local port from: between this call and the service binding the port, a
+    connection (the emulators', the tests') could take it, and the service would fail with
+    "Address already in use". Below that range only listeners bind, and this checks that none
+    has."""
+    low = _ephemeral_low()
+    for _ in range(200):
+        if low - LOWEST_PORT < 1000:
+            break
+        port = random.randrange(LOWEST_PORT, low)
+        if _bindable(port):
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        chosen: int = sock.getsockname()[1]
+        return chosen
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(EPHEMERAL_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 @dataclass

@@ -154,8 +154,9 @@ async def run_baselines(
         await bare_loop(urls, warm, 2, by_url.__getitem__),
         await bare_loop(urls, warm, 16, by_url.__getitem__),
     ]
-    try:
-        figures.append(await worker_path_loop(urls, warm, 2, by_url.__getitem__))
+    try:  # c=16: as many in flight as a worker process with two batches' lanes
+        for concurrency in (2, 16):
+            figures.append(await worker_path_loop(urls, warm, concurrency, by_url.__getitem__))
     except ImportError as exc:  # the services are edited concurrently; informative only
         print(f"note: worker-path baseline skipped ({exc})", file=sys.stderr)
     return figures

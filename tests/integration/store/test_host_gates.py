@@ -13,6 +13,7 @@ from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
 
@@ -119,4 +120,52 @@ async def test_warm_slots_on_firestore_are_reused_and_given_back(stack: object) 
         assert isinstance(await take(inner, host, HostLimits(1)), Permit)
     finally:
         await warm.close()
+        client.close()
+
+
+async def _fill(gate: HostGate, host: str, slots: int) -> list[Permit]:
+    permits = [await take(gate, host, HostLimits(slots)) for _ in range(slots)]
+    assert all(isinstance(p, Permit) for p in permits)
+    return [p for p in permits if isinstance(p, Permit)]
+
+
+@pytest.mark.emulators
+async def test_a_full_host_is_refused_for_a_few_reads_not_one_per_slot(stack: object) -> None:
+    """Once an instance has seen every slot document of a host, a look at the host's other
+    slots is one query for free ones (billed as what it returns, at least one document)."""
+    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
+    gate = FirestoreHostGate(client)
+    host = a_host()
+    try:
+        permits = await _fill(gate, host, 8)
+        with counting() as first:  # reads every slot document: learns they all exist
+            assert isinstance(await take(gate, host, HostLimits(8)), Throttle)
+        assert first.reads == 2 + 8
+        with counting() as later:
+            refused = await take(gate, host, HostLimits(8))
+        assert isinstance(refused, Throttle) and refused.reason == "concurrency"
+        assert later.reads <= 4
+        freed = permits[3]
+        await gate.release(freed)
+        again = await take(gate, host, HostLimits(8))  # another instance's release, found
+        assert isinstance(again, Permit) and again.slot == freed.slot
+    finally:
+        client.close()
+
+
+@pytest.mark.emulators
+async def test_a_smaller_limit_never_gets_a_slot_beyond_it(stack: object) -> None:
+    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
+    gate = FirestoreHostGate(client)
+    host = a_host()
+    try:
+        permits = {p.slot: p for p in await _fill(gate, host, 8)}
+        assert isinstance(await take(gate, host, HostLimits(8)), Throttle)  # all exist: known
+        await gate.release(permits[5])
+        for _ in range(5):
+            assert isinstance(await take(gate, host, HostLimits(2)), Throttle)
+        await gate.release(permits[1])
+        small = await take(gate, host, HostLimits(2))
+        assert isinstance(small, Permit) and small.slot == 1
+    finally:
         client.close()

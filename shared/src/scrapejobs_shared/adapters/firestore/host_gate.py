@@ -1,16 +1,26 @@
 """HostGate on Firestore: ``hosts/{host}`` (spacing, breaker) and ``hosts/{host}/slots/{n}``.
 
-Acquiring is optimistic, without transactions: one batched read of the host document and its
-slot documents, then a write guarded by the read's update time (or ``create`` for a slot never
-used). A lost race just tries the next free slot. Concurrent acquirers never hold locks on each
-other's documents, and writes spread over the slot documents.
+Acquiring is optimistic, without transactions: one batched read of the host document and a
+random slot document, then a write guarded by the read's update time (or ``create`` for a slot
+never used). A lost race just tries the next free slot. Concurrent acquirers never hold locks on
+each other's documents, and writes spread over the slot documents.
+
+When the random slot is busy, the other slots are looked at. Once this instance has seen every
+slot document of a host exist, that is one query for free slots (``lease_until`` in the past: a
+released slot's is the epoch), which Firestore bills as the documents it returns, at least one:
+a host whose slots are all held costs 2 reads per look instead of one per slot. Until then (and
+again every ``COMPLETE_FOR``, so a slot document deleted by its TTL is noticed), the look reads
+every slot document.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import random
-from datetime import datetime, timedelta
+from collections import OrderedDict
+from collections.abc import AsyncGenerator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -34,12 +44,18 @@ RETENTION = timedelta(days=7)
 PROBE_SLOTS = 1  # one random slot first: with warm slots a fresh take is rare, and a read
 # of a document is the emulator's most expensive operation (measured: bench/README.md)
 LOST_RACE = (gexc.FailedPrecondition, gexc.AlreadyExists, gexc.NotFound, gexc.Aborted)
+FREE = datetime(1970, 1, 1, tzinfo=UTC)  # a released slot's lease_until: in every query's past
+FREE_QUERY_LIMIT = 4  # free slots one query returns: lost races try the next
+COMPLETE_FOR = timedelta(minutes=5)  # how long "every slot document exists" is trusted
+COMPLETE_HOSTS_KEPT = 4096  # hosts remembered as complete, most recent first
 
 
 class FirestoreHostGate:
     def __init__(self, client: firestore.AsyncClient) -> None:
         self._client = client
         self._hosts = client.collection("hosts")
+        # host -> (slot documents known to exist: 0..n-1, until when that is trusted)
+        self._complete: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
 
     def _slot(self, host: str, slot: int) -> Any:
         return self._hosts.document(host).collection("slots").document(str(slot))
@@ -47,32 +63,84 @@ class FirestoreHostGate:
     async def acquire(
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle:
-        host_ref = self._hosts.document(host)
-        slots = list(range(limits.concurrency))
-        random.shuffle(slots)
-        # Usually a host has free slots: look at one random slot first, all only if it is busy.
-        for batch in (slots[:PROBE_SLOTS], slots[PROBE_SLOTS:]):
-            if not batch:
-                continue
-            refs = [host_ref] + [self._slot(host, n) for n in batch]
-            count(reads=len(refs))
-            snaps = {snap.reference.path: snap async for snap in self._client.get_all(refs)}
-            host_snap = snaps[host_ref.path]
-            signals = _signals(host_snap)
-            if throttle := signals.throttle(now):
-                return throttle
-            for slot, ref in zip(batch, refs[1:], strict=True):
-                if not _is_free(snaps[ref.path], now):
-                    continue
-                token = await self._take(snaps[ref.path], lease_until)
-                if token is None:
-                    continue
-                permit = Permit(host, slot, token, signals.failures)
-                if limits.min_interval_s and not await self._space(host_snap, limits, now):
-                    await self.release(permit)
-                    return Throttle(0.05, "rate")
-                return permit
+        async with contextlib.aclosing(self._looks(host, limits.concurrency, now)) as looks:
+            async for host_snap, candidates in looks:
+                signals = _signals(host_snap)
+                if throttle := signals.throttle(now):
+                    return throttle
+                for slot, snap in candidates:
+                    if not _is_free(snap, now):
+                        continue
+                    token = await self._take(snap, lease_until)
+                    if token is None:
+                        continue
+                    permit = Permit(host, slot, token, signals.failures)
+                    if limits.min_interval_s and not await self._space(host_snap, limits, now):
+                        await self.release(permit)
+                        return Throttle(0.05, "rate")
+                    return permit
         return Throttle(0.2, "concurrency")
+
+    async def _looks(
+        self, host: str, concurrency: int, now: datetime
+    ) -> AsyncGenerator[tuple[Any, list[tuple[int, Any]]], None]:
+        """The host document with slots to try, in up to two looks. Usually a host has free
+        slots: one random slot first; the others only if it is busy (one query, once every
+        slot document is known to exist)."""
+        slots = list(range(concurrency))
+        random.shuffle(slots)
+        probe, rest = slots[:PROBE_SLOTS], slots[PROBE_SLOTS:]
+        yield await self._read_slots(host, probe)
+        if not rest:
+            return
+        if self._known_complete(host, concurrency, now):
+            yield await self._query_free(host, concurrency, now)
+            return
+        host_snap, candidates = await self._read_slots(host, rest)
+        if all(snap.exists for _, snap in candidates):
+            self._remember_complete(host, concurrency, now)
+        yield host_snap, candidates
+
+    async def _read_slots(self, host: str, slots: list[int]) -> tuple[Any, list[tuple[int, Any]]]:
+        """The host document and the given slot documents, in one batched read."""
+        host_ref = self._hosts.document(host)
+        refs = [host_ref] + [self._slot(host, n) for n in slots]
+        count(reads=len(refs))
+        snaps = {snap.reference.path: snap async for snap in self._client.get_all(refs)}
+        slot_snaps = [(n, snaps[ref.path]) for n, ref in zip(slots, refs[1:], strict=True)]
+        return snaps[host_ref.path], slot_snaps
+
+    async def _query_free(
+        self, host: str, concurrency: int, now: datetime
+    ) -> tuple[Any, list[tuple[int, Any]]]:
+        """The host document and up to ``FREE_QUERY_LIMIT`` free slots under ``concurrency``,
+        in random order (concurrent acquirers get the same answer: they should not all try
+        its first slot)."""
+        host_ref = self._hosts.document(host)
+        query = (
+            host_ref.collection("slots")
+            .where(filter=FieldFilter("lease_until", "<=", now))
+            .limit(FREE_QUERY_LIMIT)
+        )
+
+        async def free_slots() -> list[Any]:
+            return [snap async for snap in query.stream()]
+
+        host_snap, found = await asyncio.gather(host_ref.get(), free_slots())
+        count(reads=1 + max(len(found), 1))
+        free = [(n, snap) for snap in found if (n := _slot_number(snap.id)) is not None]
+        random.shuffle(free)
+        return host_snap, [(n, snap) for n, snap in free if n < concurrency]
+
+    def _known_complete(self, host: str, concurrency: int, now: datetime) -> bool:
+        known = self._complete.get(host)
+        return known is not None and known[0] >= concurrency and now < known[1]
+
+    def _remember_complete(self, host: str, concurrency: int, now: datetime) -> None:
+        self._complete[host] = (concurrency, now + COMPLETE_FOR)
+        self._complete.move_to_end(host)
+        while len(self._complete) > COMPLETE_HOSTS_KEPT:
+            self._complete.popitem(last=False)
 
     async def _take(self, snap: Any, lease_until: datetime) -> Any:
         fields = {"lease_until": lease_until, "expire_at": lease_until + RETENTION}
@@ -113,7 +181,7 @@ class FirestoreHostGate:
         # A lost race means our lease lapsed and someone else holds the slot now.
         with contextlib.suppress(*LOST_RACE):
             count(writes=1)
-            await self._slot(permit.host, permit.slot).update({"lease_until": None}, option=option)
+            await self._slot(permit.host, permit.slot).update({"lease_until": FREE}, option=option)
 
     async def record_success(self, permit: Permit, now: datetime) -> None:
         if permit.failures:
@@ -178,6 +246,10 @@ class FirestoreHostGate:
 def _signals(host_snap: Any) -> HostSignals:
     doc = host_snap.to_dict() or {}
     return HostSignals(doc.get("next_at"), doc.get("open_until"), int(doc.get("failures") or 0))
+
+
+def _slot_number(doc_id: str) -> int | None:
+    return int(doc_id) if doc_id.isdigit() else None
 
 
 def _is_free(snap: Any, now: datetime) -> bool:

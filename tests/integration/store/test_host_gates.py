@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.firestore import host_gate as host_gate_module
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.observability.store_ops import counting
@@ -166,6 +167,34 @@ async def test_a_smaller_limit_never_gets_a_slot_beyond_it(stack: object) -> Non
             assert isinstance(await take(gate, host, HostLimits(2)), Throttle)
         await gate.release(permits[1])
         small = await take(gate, host, HostLimits(2))
+        assert isinstance(small, Permit) and small.slot == 1
+    finally:
+        client.close()
+
+
+@pytest.mark.emulators
+async def test_free_slots_beyond_a_smaller_limit_do_not_hide_one_under_it(
+    stack: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query returns released slots (the epoch) before expired leases: when its answer is
+    all slots beyond the job's limit, the slots under it are read one by one."""
+    monkeypatch.setattr(host_gate_module.random, "shuffle", lambda _slots: None)  # slot order
+    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
+    gate = FirestoreHostGate(client)
+    host = a_host()
+    try:
+        now = datetime.now(UTC)
+        permits = []
+        for slot in range(8):  # slot 1's lease ends in 1 s; the others' in 40 s
+            lease_until = now + (timedelta(seconds=1) if slot == 1 else LEASE)
+            permit = await gate.acquire(host, HostLimits(8), lease_until, now)
+            assert isinstance(permit, Permit) and permit.slot == slot
+            permits.append(permit)
+        assert isinstance(await take(gate, host, HostLimits(8)), Throttle)  # all exist: known
+        for permit in permits[2:]:
+            await gate.release(permit)
+        await asyncio.sleep(1.2)
+        small = await take(gate, host, HostLimits(2))  # slot 0 busy, slot 1's lease over
         assert isinstance(small, Permit) and small.slot == 1
     finally:
         client.close()

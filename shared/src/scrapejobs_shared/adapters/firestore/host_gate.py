@@ -8,9 +8,11 @@ each other's documents, and writes spread over the slot documents.
 When the random slot is busy, the other slots are looked at. Once this instance has seen every
 slot document of a host exist, that is one query for free slots (``lease_until`` in the past: a
 released slot's is the epoch), which Firestore bills as the documents it returns, at least one:
-a host whose slots are all held costs 2 reads per look instead of one per slot. Until then (and
-again every ``COMPLETE_FOR``, so a slot document deleted by its TTL is noticed), the look reads
-every slot document.
+refusing a host whose slots are all held costs 4 reads (the host document twice, the random
+slot, the query) instead of 2 + its slot count. Until then, again every ``COMPLETE_FOR`` (so
+that a slot document deleted by its TTL is noticed), and when the query's free slots are all
+beyond a job's smaller limit, the look reads every slot document. (A slot released before
+releases wrote the epoch has no lease at all: the random look finds it.)
 """
 
 from __future__ import annotations
@@ -93,8 +95,9 @@ class FirestoreHostGate:
         yield await self._read_slots(host, probe)
         if not rest:
             return
-        if self._known_complete(host, concurrency, now):
-            yield await self._query_free(host, concurrency, now)
+        known = self._known_complete(host, concurrency, now)
+        if known and (queried := await self._query_free(host, concurrency, now)) is not None:
+            yield queried
             return
         host_snap, candidates = await self._read_slots(host, rest)
         if all(snap.exists for _, snap in candidates):
@@ -112,10 +115,11 @@ class FirestoreHostGate:
 
     async def _query_free(
         self, host: str, concurrency: int, now: datetime
-    ) -> tuple[Any, list[tuple[int, Any]]]:
+    ) -> tuple[Any, list[tuple[int, Any]]] | None:
         """The host document and up to ``FREE_QUERY_LIMIT`` free slots under ``concurrency``,
         in random order (concurrent acquirers get the same answer: they should not all try
-        its first slot)."""
+        its first slot); None when the query filled its limit with slots beyond
+        ``concurrency``, so that it cannot tell whether one under it is free."""
         host_ref = self._hosts.document(host)
         query = (
             host_ref.collection("slots")
@@ -129,8 +133,11 @@ class FirestoreHostGate:
         host_snap, found = await asyncio.gather(host_ref.get(), free_slots())
         count(reads=1 + max(len(found), 1))
         free = [(n, snap) for snap in found if (n := _slot_number(snap.id)) is not None]
-        random.shuffle(free)
-        return host_snap, [(n, snap) for n, snap in free if n < concurrency]
+        usable = [(n, snap) for n, snap in free if n < concurrency]
+        if not usable and len(found) == FREE_QUERY_LIMIT:
+            return None
+        random.shuffle(usable)
+        return host_snap, usable
 
     def _known_complete(self, host: str, concurrency: int, now: datetime) -> bool:
         known = self._complete.get(host)

@@ -192,6 +192,49 @@ async def test_cancel_during_a_batch_stops_its_unstarted_tasks(store) -> None:
     assert len(statuses) == 12
 
 
+async def test_a_cancel_is_seen_within_the_flush_interval_before_any_task_finishes(
+    store,
+) -> None:
+    """Slow pages: the batch's first two fetches are still running when the job is cancelled;
+    the recorder's next commit (within the flush interval, results or not) tells the lanes, so
+    none starts another fetch."""
+    batch = await setup_job(store, urls=8)
+    fetcher = ScriptedFetcher(200, delay_s=1.0)
+    processor = build_processor(
+        store,
+        fetcher,
+        lambda: datetime.now(UTC),
+        batch=BatchPolicy(concurrency=2, flush_interval_s=0.1, lease_s=6),
+    )
+    running = asyncio.create_task(processor.handle_push(push(batch=batch)))
+    await asyncio.sleep(0.15)
+    await store.cancel_job("j", NOW)
+    assert (await running).ack
+    statuses = [t.status for t in store.results["j"].values()]
+    assert len(fetcher.calls) == 2 and statuses.count(TaskStatus.CANCELLED) == 6
+
+
+async def test_a_task_that_waited_for_the_host_is_not_fetched_after_a_cancel(store) -> None:
+    """8 lanes, 2 host slots: 6 lanes wait for a slot. Once the cancel has reached the batch,
+    a lane that gets a slot gives it back instead of fetching."""
+    await setup_job(store, job(per_host_concurrency=2), urls=8)
+    batch = store.batches["j"]["b"]
+    fetcher = ScriptedFetcher(200, delay_s=1.0)
+    processor = build_processor(
+        store,
+        fetcher,
+        lambda: datetime.now(UTC),
+        politeness=PolitenessPolicy(max_wait_s=10.0),  # lanes wait for the host
+        batch=BatchPolicy(concurrency=8, flush_interval_s=0.1, lease_s=6),
+    )
+    running = asyncio.create_task(processor.handle_push(push(batch=batch)))
+    await asyncio.sleep(0.15)
+    await store.cancel_job("j", NOW)
+    assert (await running).ack
+    statuses = [t.status for t in store.results["j"].values()]
+    assert len(fetcher.calls) == 2 and statuses.count(TaskStatus.CANCELLED) == 6
+
+
 async def test_dead_letter_keeps_last_error(store) -> None:
     await setup_job(store)
     processor = build_processor(store, ScriptedFetcher(500), lambda: NOW)

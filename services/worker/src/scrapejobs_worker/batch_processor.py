@@ -194,7 +194,7 @@ class BatchProcessor:
             lease=self._lease,
             cancelled=claim.cancelled,
         )
-        work = BatchWork(claim.batch, spec, deferrals, deadline)
+        work = BatchWork(claim.batch, spec, deferrals, deadline, lambda: recorder.cancelled)
         results = await self._run_all(work, recorder)
         kinds = {result.kind for result in results}
         if recorder.job_may_be_done:

@@ -1,6 +1,8 @@
 """Writing one claimed batch's task changes: buffered and committed together, at least every
-``interval_s`` while the batch runs (results become visible as it goes) and once at the end;
-the batch's lease is renewed while it runs and dropped at the end.
+``interval_s`` while the batch runs and once at the end. Each commit makes the finished results
+visible, renews the batch's lease (dropped at the end) and tells the batch whether its job was
+cancelled, so a running batch stops starting tasks within ``interval_s`` of a cancel, whether
+or not any of its tasks has finished yet.
 
 One recorder per delivery, and it is the only writer of its batch, so its commits are blind
 writes guarded by the batch's last update time (see the store port).
@@ -37,7 +39,6 @@ class BatchRecorder:
         self._interval_s = interval_s
         self._lease = lease
         self._pending: list[TaskChange] = []
-        self._first_pending = 0.0
         self._last_write = time.monotonic()
         self._lock = asyncio.Lock()
         self._ticker: asyncio.Task[None] | None = None
@@ -49,8 +50,6 @@ class BatchRecorder:
         self._ticker = asyncio.create_task(self._tick())
 
     def add(self, change: TaskChange) -> None:
-        if not self._pending:
-            self._first_pending = time.monotonic()
         self._pending.append(change)
 
     async def close(self) -> None:
@@ -63,13 +62,10 @@ class BatchRecorder:
         await self._write(lease_until_s=0.0)
 
     async def _tick(self) -> None:
-        step = min(self._interval_s, self._lease.total_seconds() / 6) / 2
+        every_s = min(self._interval_s, self._lease.total_seconds() / 3)
         while True:
-            await asyncio.sleep(step)
-            now = time.monotonic()
-            due = self._pending and now - self._first_pending >= self._interval_s
-            renew = now - self._last_write >= self._lease.total_seconds() / 3
-            if due or renew:
+            await asyncio.sleep(every_s / 4)
+            if time.monotonic() - self._last_write >= every_s:
                 try:
                     await self._write(lease_until_s=self._lease.total_seconds())
                 except Exception:

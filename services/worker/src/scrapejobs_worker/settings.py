@@ -98,7 +98,8 @@ class WorkerSettings(CommonSettings):
         default=1.0,
         gt=0,
         le=10,
-        description="A running batch commits its finished tasks at least this often",
+        description="A running batch commits at least this often: its finished tasks become "
+        "visible, its lease is renewed, and it learns of a cancel of its job",
     )
 
     task_subscription: str = Field(

@@ -74,6 +74,10 @@ class RunnerPolicy:
     retry_after_cap_s: float = 300.0
 
 
+def _never() -> bool:
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class BatchWork:
     """What every task of one delivery shares."""
@@ -82,6 +86,7 @@ class BatchWork:
     spec: JobSpec
     deferrals: int
     deadline: float  # monotonic time by which the delivery must answer
+    cancelled: Callable[[], bool] = _never  # whether the job's cancel has reached the batch
 
 
 class TaskRunner:
@@ -125,6 +130,9 @@ class TaskRunner:
             )
         if isinstance(admission, Throttle):
             return _deferred(item, f"host busy ({admission.reason})")
+        if work.cancelled():  # while it waited for the host
+            await admission.release()
+            return cancelled(item)
         timeout, cut_short = self._fetch_timeout(work)
         if timeout < self._policy.min_fetch_s:
             await admission.release()

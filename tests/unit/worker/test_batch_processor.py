@@ -174,20 +174,24 @@ async def test_cancelled_job_tasks_are_not_fetched(store) -> None:
     assert {t.status for t in store.results["j"].values()} == {TaskStatus.CANCELLED}
 
 
-async def test_cancel_during_a_batch_stops_its_unstarted_tasks(store) -> None:
-    batch = await setup_job(store, urls=12)
-    fetcher = ScriptedFetcher(200, delay_s=0.3)
-    processor = build_processor(
-        store,
-        fetcher,
-        lambda: datetime.now(UTC),
-        batch=BatchPolicy(concurrency=2, flush_interval_s=0.05, lease_s=6),
-    )
-    running = asyncio.create_task(processor.handle_push(push(batch=batch)))
-    await asyncio.sleep(0.1)
+async def _cancel_while_running(
+    store: MemoryJobStore, fetcher: ScriptedFetcher, after_s: float, **policies: object
+) -> list[TaskStatus]:
+    """Run batch ``b`` of job ``j``, cancel the job ``after_s`` in, wait for the delivery to
+    answer (ack); the statuses of its tasks' results."""
+    processor = build_processor(store, fetcher, lambda: datetime.now(UTC), **policies)
+    running = asyncio.create_task(processor.handle_push(push(batch=store.batches["j"]["b"])))
+    await asyncio.sleep(after_s)
     await store.cancel_job("j", NOW)
     assert (await running).ack
-    statuses = [t.status for t in store.results["j"].values()]
+    return [t.status for t in store.results["j"].values()]
+
+
+async def test_cancel_during_a_batch_stops_its_unstarted_tasks(store) -> None:
+    await setup_job(store, urls=12)
+    fetcher = ScriptedFetcher(200, delay_s=0.3)
+    batch = BatchPolicy(concurrency=2, flush_interval_s=0.05, lease_s=6)
+    statuses = await _cancel_while_running(store, fetcher, 0.1, batch=batch)
     assert statuses.count(TaskStatus.CANCELLED) >= 6 and len(fetcher.calls) <= 6
     assert len(statuses) == 12
 
@@ -198,19 +202,10 @@ async def test_a_cancel_is_seen_within_the_flush_interval_before_any_task_finish
     """Slow pages: the batch's first two fetches are still running when the job is cancelled;
     the recorder's next commit (within the flush interval, results or not) tells the lanes, so
     none starts another fetch."""
-    batch = await setup_job(store, urls=8)
+    await setup_job(store, urls=8)
     fetcher = ScriptedFetcher(200, delay_s=1.0)
-    processor = build_processor(
-        store,
-        fetcher,
-        lambda: datetime.now(UTC),
-        batch=BatchPolicy(concurrency=2, flush_interval_s=0.1, lease_s=6),
-    )
-    running = asyncio.create_task(processor.handle_push(push(batch=batch)))
-    await asyncio.sleep(0.15)
-    await store.cancel_job("j", NOW)
-    assert (await running).ack
-    statuses = [t.status for t in store.results["j"].values()]
+    batch = BatchPolicy(concurrency=2, flush_interval_s=0.1, lease_s=6)
+    statuses = await _cancel_while_running(store, fetcher, 0.15, batch=batch)
     assert len(fetcher.calls) == 2 and statuses.count(TaskStatus.CANCELLED) == 6
 
 
@@ -218,20 +213,14 @@ async def test_a_task_that_waited_for_the_host_is_not_fetched_after_a_cancel(sto
     """8 lanes, 2 host slots: 6 lanes wait for a slot. Once the cancel has reached the batch,
     a lane that gets a slot gives it back instead of fetching."""
     await setup_job(store, job(per_host_concurrency=2), urls=8)
-    batch = store.batches["j"]["b"]
     fetcher = ScriptedFetcher(200, delay_s=1.0)
-    processor = build_processor(
+    statuses = await _cancel_while_running(
         store,
         fetcher,
-        lambda: datetime.now(UTC),
+        0.15,
         politeness=PolitenessPolicy(max_wait_s=10.0),  # lanes wait for the host
         batch=BatchPolicy(concurrency=8, flush_interval_s=0.1, lease_s=6),
     )
-    running = asyncio.create_task(processor.handle_push(push(batch=batch)))
-    await asyncio.sleep(0.15)
-    await store.cancel_job("j", NOW)
-    assert (await running).ack
-    statuses = [t.status for t in store.results["j"].values()]
     assert len(fetcher.calls) == 2 and statuses.count(TaskStatus.CANCELLED) == 6
 
 

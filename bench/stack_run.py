@@ -407,9 +407,8 @@ def run_stack(
     stack for cleanup (the caller stops it, also on errors and signals). ``paired_bare`` runs
     one pass of the bare loop over the same pages and returns its CPU-s per 1,000 pages: it is
     run right before the warm-up job and right after the last measured job, while the stack is
-    idle,
-    so that the jobs' worker CPU is compared with the bare loop's on the machine as it was
-    then (their mean is the reference)."""
+    idle, so that the jobs' worker CPU is compared with the bare loop's on the machine as it
+    was then (their mean is the reference)."""
     config = bench_config(log_dir)
     stack = Stack(config)
     on_started(stack)

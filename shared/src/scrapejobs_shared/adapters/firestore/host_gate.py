@@ -132,8 +132,8 @@ class FirestoreHostGate:
 
         host_snap, found = await asyncio.gather(host_ref.get(), free_slots())
         count(reads=1 + max(len(found), 1))
-        free = [(n, snap) for snap in found if (n := _slot_number(snap.id)) is not None]
-        usable = [(n, snap) for n, snap in free if n < concurrency]
+        numbered = ((_slot_number(snap.id), snap) for snap in found)
+        usable = [(n, snap) for n, snap in numbered if n is not None and n < concurrency]
         if not usable and len(found) == FREE_QUERY_LIMIT:
             return None
         random.shuffle(usable)

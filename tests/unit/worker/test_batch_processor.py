@@ -224,6 +224,26 @@ async def test_a_task_that_waited_for_the_host_is_not_fetched_after_a_cancel(sto
     assert len(fetcher.calls) == 2 and statuses.count(TaskStatus.CANCELLED) == 6
 
 
+async def test_a_fetch_the_deadline_would_cut_short_of_the_batch_pace_is_not_started(
+    store,
+) -> None:
+    """Pages take 0.6 s; the delivery has 3.5 s, a fetch gets what is left minus 1 s. The
+    fourth fetch would get 0.7 s, under 1.5 x the batch's longest fetch: it and the rest are
+    deferred rather than started and cut (and fetched again)."""
+    batch = await setup_job(store, urls=8)
+    fetcher = ScriptedFetcher(200, delay_s=0.6)
+    processor = build_processor(
+        store,
+        fetcher,
+        lambda: datetime.now(UTC),
+        runner=RunnerPolicy(fetch_timeout_s=5, lease_margin_s=1, min_fetch_s=0.1),
+        batch=BatchPolicy(ack_deadline_s=4.0, deadline_margin_s=0.5, concurrency=1, lease_s=6),
+    )
+    verdict = await processor.handle_push(push(batch=batch))
+    assert verdict.ack and verdict.reason == "deferred"
+    assert len(fetcher.calls) == 3
+
+
 async def test_dead_letter_keeps_last_error(store) -> None:
     await setup_job(store)
     processor = build_processor(store, ScriptedFetcher(500), lambda: NOW)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from enum import StrEnum
 
@@ -78,6 +78,17 @@ def _never() -> bool:
     return False
 
 
+PACE_MARGIN = 1.5  # a fetch cut short must get this many times the batch's longest fetch
+
+
+@dataclass(slots=True)
+class FetchPace:
+    """The longest fetch of one delivery so far: a fetch that the delivery's deadline would
+    cut short of it is not started (it would likely be cut, and the page fetched again)."""
+
+    longest_s: float = 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class BatchWork:
     """What every task of one delivery shares."""
@@ -87,6 +98,7 @@ class BatchWork:
     deferrals: int
     deadline: float  # monotonic time by which the delivery must answer
     cancelled: Callable[[], bool] = _never  # whether the job's cancel has reached the batch
+    pace: FetchPace = field(default_factory=FetchPace)
 
 
 class TaskRunner:
@@ -134,7 +146,8 @@ class TaskRunner:
             await admission.release()
             return cancelled(item)
         timeout, cut_short = self._fetch_timeout(work)
-        if timeout < self._policy.min_fetch_s:
+        needed = max(self._policy.min_fetch_s, work.pace.longest_s * PACE_MARGIN)
+        if timeout < self._policy.min_fetch_s or (cut_short and timeout < needed):
             await admission.release()
             return _deferred(item, OUT_OF_TIME)
         result = await self._fetch(item, work, admission, timeout)
@@ -169,10 +182,14 @@ class TaskRunner:
                 phase("fetch"),
                 self._tracer.start_as_current_span("fetch", attributes={"url.full": item.url}),
             ):
+                started = time.perf_counter()
                 try:
-                    return await self._fetcher.fetch(request)
+                    response = await self._fetcher.fetch(request)
                 except FetchError as exc:
                     return exc
+                pace = work.pace
+                pace.longest_s = max(pace.longest_s, time.perf_counter() - started)
+                return response
         finally:
             await held.release()
 

@@ -40,3 +40,49 @@ def test_a_service_that_never_gets_ready_is_stopped_not_leaked(monkeypatch, tmp_
         stack._service("worker", "scrapejobs_worker", free_port(), {})
     [process] = started
     assert not process.alive()
+
+
+def test_a_wrapped_service_runs_under_its_wrapper_and_waits_as_long_as_allowed(
+    monkeypatch, tmp_path
+) -> None:
+    calls = {}
+    real_start = stack_module.start_process
+
+    def fake_start(name, argv, env, log_dir):
+        calls["argv"] = list(argv)
+        return real_start(name, ["sleep", "30"], {}, log_dir)
+
+    def ready(url, process, timeout_s):
+        calls["timeout_s"] = timeout_s
+
+    monkeypatch.setattr(stack_module, "start_process", fake_start)
+    monkeypatch.setattr(stack_module, "wait_http", ready)
+    stack = Stack(StackConfig(log_dir=tmp_path))
+    process = stack._service(
+        "worker", "scrapejobs_worker", free_port(), {}, wrapper=("nice", "-n", "5"), ready_s=300
+    )
+    try:
+        assert calls["argv"][:4] == ["nice", "-n", "5", stack_module.sys.executable]
+        assert calls["timeout_s"] == 300
+    finally:
+        process.stop()
+
+
+def test_a_process_is_signalled_once_however_often_it_is_stopped(monkeypatch, tmp_path) -> None:
+    """After its group is gone, the group id may be another program's: a second stop (the
+    bench stops a stack early, its cleanup stops it again) must not signal it."""
+    from scrapejobs_devstack import processes
+
+    process = processes.start_process("sleeper", ["sleep", "30"], {}, tmp_path)
+    signalled = []
+    real_stop_group = processes.stop_group
+
+    def counting_stop_group(pgid, timeout_s=10.0):
+        signalled.append(pgid)
+        real_stop_group(pgid, timeout_s)
+
+    monkeypatch.setattr(processes, "stop_group", counting_stop_group)
+    process.stop()
+    process.stop()
+    assert signalled == [process.pid]
+    assert not process.alive()

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -61,6 +61,7 @@ class ManagedProcess:
     name: str
     popen: subprocess.Popen[bytes]
     log_path: Path
+    stopped: bool = field(default=False, init=False)
 
     @property
     def pid(self) -> int:
@@ -70,8 +71,12 @@ class ManagedProcess:
         return self.popen.poll() is None
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """SIGTERM the whole group (gcloud starts a Java child), SIGKILL if it lingers."""
+        """SIGTERM the whole group (gcloud starts a Java child), SIGKILL if it lingers. Once:
+        after the group is gone, its id may be another process group's."""
+        if self.stopped:
+            return
         stop_group(self.pid, timeout_s)
+        self.stopped = True
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=1)
 

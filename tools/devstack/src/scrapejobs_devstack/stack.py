@@ -32,6 +32,10 @@ class StackConfig:
     worker_env: dict[str, str] = field(default_factory=dict)
     dispatcher_env: dict[str, str] = field(default_factory=dict)
     worker_processes: int = 1  # uvicorn worker processes of the worker service (one per core)
+    # a command the worker runs under (the bench's instruction count: valgrind), and how long
+    # the worker may then take to answer its health check
+    worker_wrapper: tuple[str, ...] = ()
+    worker_ready_s: float = 60.0
 
     @classmethod
     def from_env(cls) -> StackConfig:
@@ -124,6 +128,8 @@ class Stack:
             self.config.worker_port,
             env,
             processes=self.config.worker_processes,
+            wrapper=self.config.worker_wrapper,
+            ready_s=self.config.worker_ready_s,
         )
 
     def start_dispatcher(self) -> None:
@@ -142,9 +148,17 @@ class Stack:
         )
 
     def _service(
-        self, name: str, package: str, port: int, env: dict[str, str], processes: int = 1
+        self,
+        name: str,
+        package: str,
+        port: int,
+        env: dict[str, str],
+        processes: int = 1,
+        wrapper: tuple[str, ...] = (),
+        ready_s: float = 60.0,
     ) -> ManagedProcess:
         argv = [
+            *wrapper,
             sys.executable,
             "-m",
             "uvicorn",
@@ -160,7 +174,7 @@ class Stack:
             argv += ["--workers", str(processes)]
         process = start_process(name, argv, env, self.config.log_dir)
         try:
-            wait_http(f"http://127.0.0.1:{port}/healthz", process, timeout_s=60)
+            wait_http(f"http://127.0.0.1:{port}/healthz", process, timeout_s=ready_s)
         except BaseException:
             process.stop()  # never leave a process we started but did not record
             raise

@@ -25,13 +25,25 @@ def collect_phases() -> Iterator[dict[str, float]]:
         _current.reset(token)
 
 
-@contextmanager
-def phase(name: str) -> Iterator[None]:
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
+class _Phase:
+    """A class, not a generator context manager: it runs a few times per page."""
+
+    __slots__ = ("_key", "_started")
+
+    def __init__(self, name: str) -> None:
+        self._key = f"{name}_ms"
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(self, *exc_info: object) -> None:
         timings = _current.get()
         if timings is not None:
-            key = f"{name}_ms"
-            timings[key] = round(timings.get(key, 0.0) + (time.perf_counter() - started) * 1000, 1)
+            elapsed_ms = (time.perf_counter() - self._started) * 1000
+            timings[self._key] = round(timings.get(self._key, 0.0) + elapsed_ms, 1)
+
+
+def phase(name: str) -> _Phase:
+    """Add the wall time of the block to ``<name>_ms`` of the timings being collected."""
+    return _Phase(name)

@@ -126,7 +126,8 @@ async def _take(lock: asyncio.Lock | asyncio.Semaphore, timeout_s: float) -> boo
         await lock.acquire()  # free: returns without waiting
         return True
     try:
-        await asyncio.wait_for(lock.acquire(), timeout=timeout_s)
+        async with asyncio.timeout(timeout_s):  # no task per call, unlike wait_for
+            await lock.acquire()
     except TimeoutError:
         return False
     return True

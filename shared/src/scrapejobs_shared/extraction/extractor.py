@@ -160,7 +160,7 @@ def _parse(body: bytes, choice: CharsetChoice, *, xml: bool) -> Any:
     content = body[choice.bom_length :]
     kind = "xml" if xml else "html"
     try:
-        if not content.strip():
+        if not content or content.isspace():  # not strip(): that copies the whole body
             selector = Selector(text="", type=kind)
         else:
             selector = Selector(body=content, encoding=choice.codec, type=kind)

@@ -140,9 +140,13 @@ async def measure(
     concurrency: int,
     expected: Callable[[str], dict[str, Any]],
     repeats: int = 3,
+    measuring: Callable[[bool], None] | None = None,
 ) -> LoopFigures:
-    """One warm-up pass, then ``repeats`` measured passes: wall and CPU are the medians."""
+    """One warm-up pass, then ``repeats`` measured passes: wall and CPU are the medians.
+    ``measuring`` is told True right before the measured passes and False right after."""
     await _drive(handler, warmup, concurrency, expected)
+    if measuring is not None:
+        measuring(True)
     walls: list[float] = []
     cpus: list[float] = []
     durations: list[float] = []
@@ -156,6 +160,8 @@ async def measure(
         durations += run_durations
         errors += run_errors
         mismatches += run_mismatches
+    if measuring is not None:
+        measuring(False)
     return LoopFigures(
         name=name,
         concurrency=concurrency,
@@ -177,6 +183,7 @@ async def bare_loop(
     concurrency: int,
     expected: Callable[[str], dict[str, Any]],
     repeats: int = 3,
+    measuring: Callable[[bool], None] | None = None,
 ) -> LoopFigures:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(limits=limits, timeout=30.0, trust_env=False) as client:
@@ -187,7 +194,7 @@ async def bare_loop(
             return extract_bare(response.text)
 
         name = f"bare c={concurrency}"
-        return await measure(name, handler, urls, warmup, concurrency, expected, repeats)
+        return await measure(name, handler, urls, warmup, concurrency, expected, repeats, measuring)
 
 
 async def worker_path_loop(

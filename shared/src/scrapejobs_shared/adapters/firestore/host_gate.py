@@ -8,11 +8,13 @@ each other's documents, and writes spread over the slot documents.
 When the random slot is busy, the other slots are looked at. Once this instance has seen every
 slot document of a host exist, that is one query for free slots (``lease_until`` in the past: a
 released slot's is the epoch), which Firestore bills as the documents it returns, at least one:
-refusing a host whose slots are all held costs 4 reads (the host document twice, the random
-slot, the query) instead of 2 + its slot count. Until then, again every ``COMPLETE_FOR`` (so
-that a slot document deleted by its TTL is noticed), and when the query's free slots are all
-beyond a job's smaller limit, the look reads every slot document. (A slot released before
-releases wrote the epoch has no lease at all: the random look finds it.)
+refusing a host whose slots are all held costs 3 reads (the host document, the random slot, the
+query) instead of 2 + its slot count. A host this instance found full within ``FULL_FOR`` (its
+lanes wait and ask again) is queried at once, without the random slot: 2 reads per refusal.
+Until every slot document is known to exist, again every ``COMPLETE_FOR`` (so that a slot
+document deleted by its TTL is noticed), and when the query's free slots are all beyond a job's
+smaller limit, the look reads every slot document. (A slot released before releases wrote the
+epoch has no lease at all: the random look finds it.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import random
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
@@ -49,7 +51,10 @@ LOST_RACE = (gexc.FailedPrecondition, gexc.AlreadyExists, gexc.NotFound, gexc.Ab
 FREE = datetime(1970, 1, 1, tzinfo=UTC)  # a released slot's lease_until: in every query's past
 FREE_QUERY_LIMIT = 4  # free slots one query returns: lost races try the next
 COMPLETE_FOR = timedelta(minutes=5)  # how long "every slot document exists" is trusted
-COMPLETE_HOSTS_KEPT = 4096  # hosts remembered as complete, most recent first
+COMPLETE_HOSTS_KEPT = 4096  # hosts remembered as complete or full, most recent first
+FULL_FOR = timedelta(seconds=2)  # a host found full is queried first for this long: a lane's
+# pause between asks of a full host grows to 2 s (worker politeness: MAX_FULL_BACKOFF_S)
+_V = TypeVar("_V")
 
 
 class FirestoreHostGate:
@@ -58,6 +63,7 @@ class FirestoreHostGate:
         self._hosts = client.collection("hosts")
         # host -> (slot documents known to exist: 0..n-1, until when that is trusted)
         self._complete: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
+        self._full: OrderedDict[str, datetime] = OrderedDict()  # host -> when found full
 
     def _slot(self, host: str, slot: int) -> Any:
         return self._hosts.document(host).collection("slots").document(str(slot))
@@ -76,11 +82,13 @@ class FirestoreHostGate:
                     token = await self._take(snap, lease_until)
                     if token is None:
                         continue
+                    self._full.pop(host, None)
                     permit = Permit(host, slot, token, signals.failures)
                     if limits.min_interval_s and not await self._space(host_snap, limits, now):
                         await self.release(permit)
                         return Throttle(0.05, "rate")
                     return permit
+        _remember(self._full, host, now)
         return Throttle(0.2, "concurrency")
 
     async def _looks(
@@ -88,15 +96,23 @@ class FirestoreHostGate:
     ) -> AsyncGenerator[tuple[Any, list[tuple[int, Any]]], None]:
         """The host document with slots to try, in up to two looks. Usually a host has free
         slots: one random slot first; the others only if it is busy (one query, once every
-        slot document is known to exist)."""
+        slot document is known to exist). A host found full a moment ago: the query first."""
+        known = self._known_complete(host, concurrency, now)
+        full = known and self._found_full(host, now)
+        if full and (queried := await self._query_free(host, concurrency, now)) is not None:
+            yield queried
+            return
         slots = list(range(concurrency))
         random.shuffle(slots)
         probe, rest = slots[:PROBE_SLOTS], slots[PROBE_SLOTS:]
-        yield await self._read_slots(host, probe)
+        host_snap, candidates = await self._read_slots(host, probe)
+        yield host_snap, candidates
         if not rest:
             return
-        known = self._known_complete(host, concurrency, now)
-        if known and (queried := await self._query_free(host, concurrency, now)) is not None:
+        if (
+            known
+            and (queried := await self._query_free(host, concurrency, now, host_snap)) is not None
+        ):
             yield queried
             return
         host_snap, candidates = await self._read_slots(host, rest)
@@ -114,12 +130,12 @@ class FirestoreHostGate:
         return snaps[host_ref.path], slot_snaps
 
     async def _query_free(
-        self, host: str, concurrency: int, now: datetime
+        self, host: str, concurrency: int, now: datetime, host_snap: Any = None
     ) -> tuple[Any, list[tuple[int, Any]]] | None:
-        """The host document and up to ``FREE_QUERY_LIMIT`` free slots under ``concurrency``,
-        in random order (concurrent acquirers get the same answer: they should not all try
-        its first slot); None when the query filled its limit with slots beyond
-        ``concurrency``, so that it cannot tell whether one under it is free."""
+        """The host document (read unless given) and up to ``FREE_QUERY_LIMIT`` free slots
+        under ``concurrency``, in random order (concurrent acquirers get the same answer: they
+        should not all try its first slot); None when the query filled its limit with slots
+        beyond ``concurrency``, so that it cannot tell whether one under it is free."""
         host_ref = self._hosts.document(host)
         query = (
             host_ref.collection("slots")
@@ -130,8 +146,12 @@ class FirestoreHostGate:
         async def free_slots() -> list[Any]:
             return [snap async for snap in query.stream()]
 
-        host_snap, found = await asyncio.gather(host_ref.get(), free_slots())
-        count(reads=1 + max(len(found), 1))
+        if host_snap is None:
+            host_snap, found = await asyncio.gather(host_ref.get(), free_slots())
+            count(reads=1)
+        else:
+            found = await free_slots()
+        count(reads=max(len(found), 1))
         numbered = ((_slot_number(snap.id), snap) for snap in found)
         usable = [(n, snap) for n, snap in numbered if n is not None and n < concurrency]
         if not usable and len(found) == FREE_QUERY_LIMIT:
@@ -144,10 +164,11 @@ class FirestoreHostGate:
         return known is not None and known[0] >= concurrency and now < known[1]
 
     def _remember_complete(self, host: str, concurrency: int, now: datetime) -> None:
-        self._complete[host] = (concurrency, now + COMPLETE_FOR)
-        self._complete.move_to_end(host)
-        while len(self._complete) > COMPLETE_HOSTS_KEPT:
-            self._complete.popitem(last=False)
+        _remember(self._complete, host, (concurrency, now + COMPLETE_FOR))
+
+    def _found_full(self, host: str, now: datetime) -> bool:
+        found = self._full.get(host)
+        return found is not None and now - found < FULL_FOR
 
     async def _take(self, snap: Any, lease_until: datetime) -> Any:
         fields = {"lease_until": lease_until, "expire_at": lease_until + RETENTION}
@@ -248,6 +269,15 @@ class FirestoreHostGate:
         broken = await hosts_with("open_until", now, "circuit_open")
         held = await hosts_with("next_at", now + PAUSE_AFTER, "held")
         return merge_paused(broken + held, limit)
+
+
+def _remember(memory: OrderedDict[str, _V], host: str, value: _V) -> None:
+    """Remember ``value`` for ``host``, forgetting the least recently set hosts beyond
+    ``COMPLETE_HOSTS_KEPT``."""
+    memory[host] = value
+    memory.move_to_end(host)
+    while len(memory) > COMPLETE_HOSTS_KEPT:
+        memory.popitem(last=False)
 
 
 def _signals(host_snap: Any) -> HostSignals:

@@ -480,7 +480,7 @@ def print_instructions(counts: dict[str, Any], bare_name: str) -> None:
     ]
     title = (
         f"Instructions per page (callgrind, user space; {counts['pages']} pages; "
-        "repeatable within ~0.5%, whatever else the machine runs)"
+        "the machine's load barely moves them: bare ±0.1%, worker ±4% across runs)"
     )
     _print_rows(title, rows)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -35,9 +36,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+if TYPE_CHECKING:
+    from scrapejobs_devstack.stack import Stack
 
 CALLGRIND = ("valgrind", "--tool=callgrind", "--instr-atstart=no")
 PAGES = 300  # per count: ~50 pages/s under callgrind
@@ -119,7 +123,7 @@ def count_bare(site_url: str, pages: int, out_dir: Path) -> float:
 
 
 def count_worker(
-    site_url: str, pages: int, log_dir: Path, on_started: Callable[[Any], None]
+    site_url: str, pages: int, log_dir: Path, on_started: Callable[[Stack], None]
 ) -> float:
     """The stack worker's instructions per page: a stack of its own whose one worker process
     runs under callgrind, counting over one job of ``pages`` URLs after a warm-up job."""
@@ -160,7 +164,7 @@ def count_worker(
 
 
 def count(
-    site_url: str, pages: int, log_dir: Path, on_started: Callable[[Any], None]
+    site_url: str, pages: int, log_dir: Path, on_started: Callable[[Stack], None]
 ) -> InstructionCounts:
     bare = count_bare(site_url, pages, log_dir / "callgrind-bare")
     worker = count_worker(site_url, pages, log_dir, on_started)
@@ -170,8 +174,6 @@ def count(
 def _bare_process(site_url: str, pages: int) -> None:
     """The bare loop's process (run under callgrind): a warm-up pass uninstrumented, then one
     measured pass counted; prints its pid and error counts as JSON."""
-    import os
-
     from bench.bare_loop import bare_loop
     from bench.catalog_site import PRODUCTS, bench_paths, expected
 

@@ -2,11 +2,11 @@
 stack's worker, over the same pages.
 
 CPU seconds per page move with what else the machine is doing: on the bench's 2 cores, the
-same worker code measured 1.5 CPU-ms per page in one stack and 2.2 with a second, idle stack
-beside it, and the bare loop 0.96 to 1.70 from run to run. An instruction count barely moves:
-over ten runs the bare loop's stayed within 0.2%, the worker's within ±4% (its work depends a
-little on timing: how batches interleave, how often it commits or waits for a slot). So the
-bench also states the CPU goal as instructions per page.
+same worker code measured 1.5-1.7 CPU-ms per page in experiments with one stack and 2.1-2.7 in
+one with a second, idle stack beside it, and the bare loop 0.96 to 1.70 from run to run. An
+instruction count barely moves: over ten runs the bare loop's stayed within 0.2%, the worker's
+within ±4% (its work depends a little on timing: how batches interleave, how often it commits
+or waits for a slot). So the bench also states the CPU goal as instructions per page.
 
 * **bare**: ``bench/bare_loop.py``'s loop at concurrency 2, run under callgrind in a process of
   its own, counting only its measured pass (not the interpreter's start-up, the client's

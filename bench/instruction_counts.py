@@ -176,9 +176,10 @@ def _bare_process(site_url: str, pages: int) -> None:
     measured pass counted; prints its pid and error counts as JSON."""
     from bench.bare_loop import bare_loop
     from bench.catalog_site import PRODUCTS, bench_paths, expected
+    from bench.run_bench import WARMUP_PAGES
 
     paths = bench_paths(pages)
-    warmup = bench_paths(40, start=PRODUCTS - 80)
+    warmup = bench_paths(WARMUP_PAGES, start=PRODUCTS - 2 * WARMUP_PAGES)  # as the bench's
     truth = {site_url + p: expected(p) for p in [*paths, *warmup]}
     started = time.perf_counter()
     figures = asyncio.run(

@@ -98,10 +98,11 @@ class FirestoreHostGate:
         slots: one random slot first; the others only if it is busy (one query, once every
         slot document is known to exist). A host found full a moment ago: the query first."""
         known = self._known_complete(host, concurrency, now)
-        full = known and self._found_full(host, now)
-        if full and (queried := await self._query_free(host, concurrency, now)) is not None:
-            yield queried
-            return
+        if known and self._found_full(host, now):
+            if (queried := await self._query_free(host, concurrency, now)) is not None:
+                yield queried
+                return
+            known = False  # its answer lies beyond the limit: asking again would not help
         slots = list(range(concurrency))
         random.shuffle(slots)
         probe, rest = slots[:PROBE_SLOTS], slots[PROBE_SLOTS:]

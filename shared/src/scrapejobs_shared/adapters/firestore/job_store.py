@@ -29,6 +29,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.codec import (
     batch_from_doc,
     batch_to_doc,
@@ -609,8 +610,7 @@ class FirestoreJobStore:
         guard = self._client.write_option(last_update_time=handle.token)
         commit.update(ref, _batch_fields(applied.batch, now), option=guard)
         self._counters.move(commit, job_ref, handle.shard, applied.deltas, applied.batch.expire_at)
-        for record in applied.results:
-            commit.set(self._task_ref(job_ref, record.id), task_to_doc(record))
+        _stage_results(commit, job_ref, applied.results)
         stats = self._stats.stage(commit, slot_of(now), applied.stats)
         count(writes=2 + len(applied.results) + stats)
         results = await commit.commit()
@@ -682,8 +682,7 @@ class FirestoreJobStore:
             shard = int(doc.get("shard") or 0)
             transaction.update(ref, _batch_fields(applied.batch, now))
             self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
-            for record in applied.results:
-                transaction.set(self._task_ref(job_ref, record.id), task_to_doc(record))
+            _stage_results(transaction, job_ref, applied.results)
             stats = self._stats.stage(transaction, slot_of(now), applied.stats)
             count(writes=2 + len(applied.results) + stats)
             return applied, shard
@@ -720,6 +719,20 @@ def _batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:
         "lease_until": batch.lease_until,
         "updated_at": now,
     }
+
+
+def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> None:
+    """Each result replaces its task document: written as plain writes (one per page, the
+    worker's hottest store call; see plain_writes)."""
+    plain_writes.stage(
+        target,
+        (
+            plain_writes.set_write(
+                plain_writes.document_name(job_ref, "tasks", record.id), task_to_doc(record)
+            )
+            for record in results
+        ),
+    )
 
 
 def _with_lease(applied: Applied, lease_until: datetime) -> Applied:

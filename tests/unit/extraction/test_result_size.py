@@ -62,6 +62,14 @@ def test_data_that_fits_is_unchanged():
     assert fit_result(data) == (data, [])
 
 
+def test_data_exactly_at_the_budget_fits_and_one_byte_less_cuts():
+    data: dict[str, JsonValue] = {"a": "x" * 100, "é": ["ü", 2.5], "c": {"d": None}}
+    size = json_size(data)
+    assert fit_result(data, max_bytes=size) == (data, [])
+    fitted, truncated = fit_result(data, max_bytes=size - 1)
+    assert truncated == ["a"] and json_size(fitted) <= size - 1
+
+
 def test_the_largest_values_are_cut_and_small_ones_kept():
     data: dict[str, JsonValue] = {
         "small": "s" * 50,

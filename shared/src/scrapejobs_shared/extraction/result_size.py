@@ -44,6 +44,9 @@ def fit_result(
     The input is not modified; when it already fits it is returned as an equal copy with
     no truncated fields.
     """
+    whole = dict(data)
+    if json_size(whole) <= max_bytes:  # nearly always: one encoding rather than one per field
+        return whole, []
     fitted, changed = _fit_object(data, max_bytes)
     return fitted, [name for name in data if name in changed]
 

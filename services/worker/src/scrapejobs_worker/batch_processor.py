@@ -251,7 +251,8 @@ class BatchProcessor:
                 change = result.change
                 if isinstance(change, FinishTask) and change.outcome.status is not CANCELLED:
                     service_ms = round((time.perf_counter() - started) * 1000)
-                    result = replace(result, change=replace(change, service_ms=service_ms))
+                    change = FinishTask(change.task_id, change.outcome, service_ms)
+                    result = TaskResult(change, result.kind, result.outcome)
                 recorder.add(result.change)
                 results.append(result)
 

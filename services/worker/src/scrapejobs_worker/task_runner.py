@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from enum import StrEnum
 
-from opentelemetry.trace import Tracer
+from opentelemetry.trace import Tracer, get_current_span
 
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
@@ -178,10 +179,7 @@ class TaskRunner:
         """The fetch, within ``timeout``; the host permit is released right after it."""
         try:
             request = FetchRequest(item.url, work.spec.options.headers, timeout)
-            with (
-                phase("fetch"),
-                self._tracer.start_as_current_span("fetch", attributes={"url.full": item.url}),
-            ):
+            with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()
                 try:
                     response = await self._fetcher.fetch(request)
@@ -192,6 +190,14 @@ class TaskRunner:
                 return response
         finally:
             await held.release()
+
+    def _fetch_span(self, url: str) -> AbstractContextManager[object]:
+        """A span per fetch inside a recorded batch span. Unrecorded, it would not be recorded
+        either (the ratio sampler decides by trace id, which a child shares), and making it
+        costs about 12 µs per page."""
+        if not get_current_span().is_recording():
+            return nullcontext()
+        return self._tracer.start_as_current_span("fetch", attributes={"url.full": url})
 
     async def _tell_host(self, host: str, held: HeldPermit, verdict: Verdict) -> None:
         if verdict.host is HostSignal.RESPONDED:

@@ -96,7 +96,9 @@ class WarmSlotGate:
             if throttle := signals.throttle(now):
                 return throttle
             if warm := self._take_warm(host, limits, lease_until):
-                permit = replace(warm.permit, failures=signals.failures)
+                permit = warm.permit
+                if permit.failures != signals.failures:
+                    permit = replace(permit, failures=signals.failures)
                 self._leases[permit] = warm.lease_until
                 return permit
         kept_until = lease_until + self._keep
@@ -115,7 +117,8 @@ class WarmSlotGate:
 
     async def record_success(self, permit: Permit, now: datetime) -> None:
         await self._inner.record_success(permit, now)
-        if cached := self._signals.get(permit.host):
+        cached = self._signals.get(permit.host)
+        if cached is not None and cached.signals.failures:
             cleared = replace(cached.signals, failures=0)
             self._signals[permit.host] = replace(cached, signals=cleared)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta, timezone
+from http import HTTPStatus
 from typing import Any
 
 import pytest
@@ -64,6 +65,7 @@ DOCUMENTS: dict[str, dict[str, Any]] = {
         "epoch": datetime(1970, 1, 1, tzinfo=UTC),
         "before_epoch": datetime(1969, 7, 20, 20, 17, 40, 5, tzinfo=UTC),
     },
+    "enums": {"status": TaskStatus.SUCCEEDED, "level": HTTPStatus.OK},
     "nested": {
         "list": ["a", 1, None, [2.5, {"k": "v"}]],
         "tuple": ("x", "y"),

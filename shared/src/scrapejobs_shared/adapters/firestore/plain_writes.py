@@ -10,8 +10,9 @@ anything else (sentinels such as ``SERVER_TIMESTAMP``, references, geo points) r
 
 The writes are staged on a library batch or transaction (``_add_write_pbs``, the library's
 own entry point for its ``set``, ``update`` and ``delete``), so commits, retries and
-transactions are the library's. tests/unit/shared/test_plain_writes.py checks that each write
-is byte for byte what ``set`` would send; a library upgrade that changes either breaks it.
+transactions are the library's. tests/unit/core/test_firestore_plain_writes.py checks that each
+write is byte for byte what ``set`` would send; a library upgrade that changes either breaks
+it.
 """
 
 from __future__ import annotations
@@ -76,6 +77,15 @@ def _value(value: Any) -> Any:
         return _Value(array_value=_ArrayValue(values=[_value(item) for item in value]))
     if kind is dict:
         return _Value(map_value=_MapValue(fields=_fields(value)))
+    # subclasses (a StrEnum, an IntEnum), as the library's isinstance checks take them
+    if isinstance(value, str):
+        return _Value(string_value=value)
+    if isinstance(value, bool):
+        return _Value(boolean_value=value)
+    if isinstance(value, int):
+        return _Value(integer_value=value)
+    if isinstance(value, float):
+        return _Value(double_value=value)
     raise TypeError(f"not a plain Firestore value: {kind.__name__}")
 
 

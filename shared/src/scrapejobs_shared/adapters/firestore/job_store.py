@@ -66,6 +66,7 @@ from scrapejobs_shared.ports.job_store import (
     TaskChange,
 )
 
+TASKS = "tasks"  # the collection of a job's task (result) documents
 BATCH_LIMIT = 500  # Firestore's maximum writes per commit
 # Bytes of documents per commit: Firestore refuses a request over 10 MiB (the emulator over
 # 4 MiB), and 10,000 URLs of 2 KB make 20 MB of batch documents.
@@ -118,7 +119,7 @@ class FirestoreJobStore:
 
     @staticmethod
     def _task_ref(job_ref: Any, task_id: str) -> Any:
-        return job_ref.collection("tasks").document(task_id)
+        return job_ref.collection(TASKS).document(task_id)
 
     # ---- jobs ----------------------------------------------------------------------------
 
@@ -320,7 +321,7 @@ class FirestoreJobStore:
     ) -> Page[TaskRecord]:
         if _reserved(job_id):
             return Page([], None)
-        query = self._job_ref(job_id).collection("tasks").order_by("__name__")
+        query = self._job_ref(job_id).collection(TASKS).order_by("__name__")
         if page_token:
             (last_id,) = decode_token(page_token, 1)
             query = query.start_after({"__name__": last_id})
@@ -468,9 +469,9 @@ class FirestoreJobStore:
         if job_id is not None and _reserved(job_id):
             return Page([], None)
         tasks = (
-            self._client.collection_group("tasks")
+            self._client.collection_group(TASKS)
             if job_id is None
-            else self._job_ref(job_id).collection("tasks")
+            else self._job_ref(job_id).collection(TASKS)
         )
         query = tasks.where(filter=FieldFilter("status", "==", status.value))
         if host is not None:
@@ -728,7 +729,7 @@ def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> 
         target,
         (
             plain_writes.set_write(
-                plain_writes.document_name(job_ref, "tasks", record.id), task_to_doc(record)
+                plain_writes.document_name(job_ref, TASKS, record.id), task_to_doc(record)
             )
             for record in results
         ),

@@ -397,12 +397,17 @@ class _HttpProtocol(asyncio.Protocol):
         return version == b"HTTP/1.1" and b"connection: close" not in lowered
 
 
-async def serve(port: int, products: int, prerender: int) -> None:
+def addresses(extra_hosts: int) -> list[str]:
+    """127.0.0.1, then 127.0.0.2, 127.0.0.3 … for ``extra_hosts`` more (loopback only)."""
+    return ["127.0.0.1"] + [f"127.0.{n // 256}.{n % 256}" for n in range(2, extra_hosts + 2)]
+
+
+async def serve(port: int, products: int, prerender: int, extra_hosts: int = 0) -> None:
     catalog = Catalog(products)
     catalog.prerender(prerender)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(
-        lambda: _HttpProtocol(catalog), "127.0.0.1", port, backlog=1024
+        lambda: _HttpProtocol(catalog), addresses(extra_hosts), port, backlog=1024
     )
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -417,9 +422,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--products", type=int, default=PRODUCTS)
     parser.add_argument("--prerender", type=int, default=0, help="render the first N products")
+    parser.add_argument(
+        "--extra-hosts", type=int, default=0, help="also listen on 127.0.0.2 … (this many)"
+    )
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.port, args.products, args.prerender))
+        asyncio.run(serve(args.port, args.products, args.prerender, args.extra_hosts))
 
 
 if __name__ == "__main__":

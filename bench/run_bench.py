@@ -44,11 +44,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 
 from scrapejobs_devstack.processes import (
-    ManagedProcess,
-    free_port,
-    start_process,
     stop_group,
-    wait_http,
 )
 from scrapejobs_devstack.processes import tail as log_tail
 
@@ -60,6 +56,7 @@ from bench.bare_loop import LoopFigures, bare_loop, worker_path_loop
 from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, expected
 from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
+from bench.site_process import start_site
 
 if TYPE_CHECKING:
     from scrapejobs_devstack.stack import Stack
@@ -132,24 +129,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if not 1 <= args.pages <= 10_000:
         parser.error("--pages must be within 1..10000")
     return args
-
-
-def start_site(log_dir: Path, prerender: int) -> tuple[ManagedProcess, str]:
-    port = free_port()
-    argv = [
-        sys.executable,
-        str(BENCH_DIR / "catalog_site.py"),
-        "--port",
-        str(port),
-        "--products",
-        str(PRODUCTS),
-        "--prerender",
-        str(prerender),
-    ]
-    process = start_process("catalog-site", argv, {}, log_dir)
-    url = f"http://127.0.0.1:{port}"
-    wait_http(f"{url}/healthz", process, timeout_s=60)
-    return process, url
 
 
 async def run_baselines(

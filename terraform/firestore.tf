@@ -58,7 +58,7 @@ resource "google_firestore_index" "jobs_publishing_created_at" {
 # the past. The services set expire_at = now + retention_days. The field is also exempted
 # from single-field indexing (empty index_config): it is never queried, and a monotonically
 # increasing indexed timestamp would create write hot-spots.
-# `tasks` (jobs/{id}/tasks) and `slots` (hosts/{host}/slots) are subcollections: a policy
+# `tasks` (jobs/{id}/tasks), `slots` and `wants` (hosts/{host}/...) are subcollections: a policy
 # applies to the collection group.
 resource "google_firestore_field" "expire_at_ttl" {
   for_each = local.ttl_collections

@@ -101,6 +101,35 @@ async def test_many_failures_at_once_open_the_breaker_quickly(gate: HostGate) ->
     assert (await gate.signals(host)).failures < 5  # counted again from zero when it opened
 
 
+async def test_wanters_are_seen_until_their_want_ends(gate: HostGate) -> None:
+    host, other_host = a_host(), a_host()
+    now = datetime.now(UTC)
+    assert await gate.wanting(host, now) == frozenset()
+    await gate.want(host, "p1", now + timedelta(seconds=3))
+    await gate.want(host, "p2", now + timedelta(seconds=1))
+    await gate.want(other_host, "p3", now + timedelta(seconds=3))
+    assert await gate.wanting(host, now) == {"p1", "p2"}
+    assert await gate.wanting(host, now + timedelta(seconds=2)) == {"p1"}
+    await gate.want(host, "p2", now + timedelta(seconds=10))  # refreshed while still waiting
+    assert await gate.wanting(host, now + timedelta(seconds=5)) == {"p2"}
+    assert await gate.wanting(other_host, now) == {"p3"}
+
+
+@pytest.mark.emulators
+async def test_a_look_for_wanters_costs_one_read_and_a_want_one_write(stack: object) -> None:
+    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
+    gate = FirestoreHostGate(client)
+    host = a_host()
+    now = datetime.now(UTC)
+    try:
+        with counting() as ops:
+            await gate.want(host, "p1", now + timedelta(seconds=3))
+            assert await gate.wanting(host, now) == {"p1"}
+        assert (ops.reads, ops.writes) == (1, 1)
+    finally:
+        client.close()
+
+
 @pytest.mark.emulators
 async def test_warm_slots_on_firestore_are_reused_and_given_back(stack: object) -> None:
     client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
@@ -157,6 +186,54 @@ async def test_a_full_host_is_refused_for_a_few_reads_not_one_per_slot(
         await gate.release(freed)
         again = await take(gate, host, HostLimits(8))  # another instance's release, found
         assert isinstance(again, Permit) and again.slot == freed.slot
+    finally:
+        client.close()
+
+
+@pytest.mark.emulators
+async def test_free_slots_a_look_found_are_taken_next_without_a_read(stack: object) -> None:
+    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
+    holder, other = FirestoreHostGate(client), FirestoreHostGate(client)
+    host = a_host()
+    try:
+        permits = await _fill(holder, host, 8)
+        assert isinstance(await take(other, host, HostLimits(8)), Throttle)  # learns: all exist
+        for permit in permits[:4]:
+            await holder.release(permit)
+        with counting() as first:  # found full a moment ago: the host document and the query
+            taken = [await take(other, host, HostLimits(8))]
+        assert first.reads == 1 + 4
+        with counting() as next_three:
+            taken += [await take(other, host, HostLimits(8)) for _ in range(3)]
+        assert next_three.reads == 0 and next_three.writes == 3
+        assert all(isinstance(p, Permit) for p in taken)
+        assert sorted(p.slot for p in taken if isinstance(p, Permit)) == sorted(
+            p.slot for p in permits[:4]
+        )
+        assert isinstance(await take(holder, host, HostLimits(8)), Throttle)  # still the cap
+    finally:
+        client.close()
+
+
+@pytest.mark.emulators
+async def test_a_spare_slot_someone_else_took_is_a_lost_race_not_a_second_holder(
+    stack: object,
+) -> None:
+    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
+    holder, other = FirestoreHostGate(client), FirestoreHostGate(client)
+    host = a_host()
+    try:
+        permits = await _fill(holder, host, 4)
+        assert isinstance(await take(other, host, HostLimits(4)), Throttle)
+        for permit in permits[:2]:
+            await holder.release(permit)
+        first = await take(other, host, HostLimits(4))  # keeps the second free slot as spare
+        assert isinstance(first, Permit)
+        sneaky = await take(holder, host, HostLimits(4))  # the holder takes that slot first
+        assert isinstance(sneaky, Permit)
+        late = await take(other, host, HostLimits(4))  # its spare is stale: refused
+        assert isinstance(late, Throttle) and late.reason == "concurrency"
+        assert (await holder.state(host, datetime.now(UTC))).in_flight == 4
     finally:
         client.close()
 

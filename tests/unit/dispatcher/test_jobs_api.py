@@ -337,3 +337,15 @@ async def test_a_405_lists_every_method_of_the_path(client) -> None:
     response = await client.request("OPTIONS", "/v1/jobs")
     assert response.status_code == 405 and response.headers["allow"] == "GET, POST"
     assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("limit", [True, "5", 0, 501, 2.5])
+async def test_a_replay_limit_that_is_not_an_integer_in_range_is_a_422(client, limit) -> None:
+    response = await client.post("/v1/dead-letters:replay", json={"limit": limit})
+    assert response.status_code == 422
+    assert response.json()["error"]["field"] == "limit"
+
+
+async def test_a_replay_limit_written_as_a_whole_float_is_an_integer(client) -> None:
+    response = await client.post("/v1/dead-letters:replay", json={"limit": 250.0})
+    assert response.status_code == 200 and response.json() == {"replayed": 0}

@@ -51,7 +51,7 @@ async def test_lanes_ask_one_at_a_time_and_back_off_while_the_host_is_full() -> 
 
     assert all(isinstance(r, Throttle) for r in results)
     assert gate.most_in_flight == 1
-    # a pause of 0.2 s doubling to 2 s: a handful of asks in 1.5 s, not 8 lanes x 5 per second
+    # a pause of 0.2 s doubling to 0.5 s: a handful of asks in 1.5 s, not 8 lanes x 5 per second
     assert gate.asks <= 8, gate.asks
 
 
@@ -80,3 +80,65 @@ async def test_no_wait_means_at_most_one_ask() -> None:
     polite = politeness(gate, max_wait_s=0.0)
     assert isinstance(await polite.admit(HOST, limits, LEASE), Throttle)
     assert gate.asks == 1
+
+
+class SlowRefusingGate(CountingGate):
+    """The store: a slow round trip, and every slot of the host held elsewhere but this
+    process's own (slot 0, taken first)."""
+
+    async def acquire(self, host, limits, lease_until, now) -> Permit | Throttle:
+        if self.asks == 0:
+            return await super().acquire(host, limits, lease_until, now)
+        self.asks += 1
+        await asyncio.sleep(0.1)
+        return Throttle(0.2, "concurrency")
+
+
+class HandOver:
+    """Wraps a gate: a permit given back is kept for this process's next ask (a warm slot)."""
+
+    def __init__(self, inner: MemoryHostGate) -> None:
+        self.inner = inner
+        self.kept: list[Permit] = []
+
+    async def acquire(self, host, limits, lease_until, now) -> Permit | Throttle:
+        if self.kept:
+            return self.kept.pop()
+        return await self.inner.acquire(host, limits, lease_until, now)
+
+    async def release(self, permit: Permit) -> None:
+        self.kept.append(permit)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+async def test_a_permit_given_back_during_a_refused_ask_is_taken_without_a_pause() -> None:
+    """A lane's ask of the store is under way (and will be refused) when another lane gives
+    its permit back: the waiting lane takes that warm slot at once, not after the pause the
+    refusal sets (the host-slot stall: the slot sat idle for the whole pause)."""
+    store = SlowRefusingGate()
+    gate = HandOver(store)
+    polite = Politeness(
+        gate,  # type: ignore[arg-type]
+        RobotsCache(ScriptedFetcher(200)),
+        PolitenessPolicy(max_wait_s=5.0),
+        lambda: datetime.now(UTC),
+    )
+    limits = HostLimits(concurrency=8)
+    held = await polite.admit(HOST, limits, LEASE)
+    assert not isinstance(held, Throttle)
+    asking = asyncio.create_task(polite.admit(HOST, limits, LEASE))  # asks the store: refused
+    await asyncio.sleep(0.02)
+    waiting = asyncio.create_task(polite.admit(HOST, limits, LEASE))  # queued behind it
+    await asyncio.sleep(0.02)
+    loop = asyncio.get_running_loop()
+    given_back_at = loop.time()
+    await held.release()  # while the store's answer is still on its way
+    done, _ = await asyncio.wait({asking, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    took = loop.time() - given_back_at
+    winner = done.pop().result()
+    assert not isinstance(winner, Throttle)
+    assert took < 0.15, took  # the store's round trip (0.1 s), not a 0.2 s pause on top
+    for task in (asking, waiting):
+        task.cancel()

@@ -238,9 +238,7 @@ async def test_a_failing_give_back_neither_fails_a_fetch_nor_stops_the_sweep(cap
     await gate.release(second)
     clock.advance(1.0)
     await gate.sweep()  # fails to give back again, logs, carries on
-    failures = [
-        r for r in caplog.records if r.getMessage() == "giving a warm host slot back failed"
-    ]
+    failures = [r for r in caplog.records if r.getMessage() == "giving a host slot back failed"]
     assert len(failures) == 2
     assert shared.slots[(HOST, second.slot)][1] == second.token  # still held: lease ends it
 
@@ -270,3 +268,90 @@ async def test_a_fresh_slot_costs_no_extra_read_of_the_host_document() -> None:
         await gate.release(permit)
     assert counting.calls["acquire"] == 5 and counting.calls["signals"] == 0
     await gate.close()
+
+
+async def take_all(gate: WarmSlotGate, clock: Clock, n: int, cap: int = 8) -> list[Permit]:
+    permits = [await acquire(gate, clock, concurrency=cap) for _ in range(n)]
+    assert all(isinstance(p, Permit) for p in permits)
+    return [p for p in permits if isinstance(p, Permit)]
+
+
+async def test_a_process_holding_every_slot_gives_others_their_share_once_it_sees_them() -> None:
+    shared = MemoryHostGate()
+    clock = Clock()
+    busy = WarmSlotGate(CountingGate(shared), POLICY, clock, process_id="busy")
+    counting = CountingGate(shared)
+    waiting = WarmSlotGate(counting, POLICY, clock, process_id="waiting")
+    held = await take_all(busy, clock, 8)
+    refused = await acquire(waiting, clock)
+    assert isinstance(refused, Throttle) and refused.reason == "concurrency"
+    assert shared.wants[(HOST, "waiting")] == clock() + timedelta(seconds=POLICY.want_s)
+
+    clock.advance(POLICY.check_s)
+    await busy.sweep()  # held for check_s, more than half the slots: looks for wanters
+    for permit in held[:4]:  # beyond its share (8 // 2): back to the store, not kept warm
+        await busy.release(permit)
+    assert len([k for k in shared.slots if k[0] == HOST]) == 4
+    for permit in held[4:]:  # within its share: kept warm for its own next fetch
+        await busy.release(permit)
+    assert len([k for k in shared.slots if k[0] == HOST]) == 4
+    mine = await take_all(busy, clock, 4)  # its warm slots
+    local = await acquire(busy, clock)  # a fifth: refused here, without asking the store
+    assert isinstance(local, Throttle) and local.reason == "concurrency"
+    theirs = await take_all(waiting, clock, 4)
+    assert {p.slot for p in mine}.isdisjoint(p.slot for p in theirs)
+    assert isinstance(await acquire(waiting, clock), Throttle)  # the store holds at the cap
+    await busy.close()
+    await waiting.close()
+
+
+async def test_idle_slots_others_wait_for_go_back_without_waiting_out_idle_s() -> None:
+    shared = MemoryHostGate()
+    clock = Clock()
+    busy = WarmSlotGate(shared, POLICY, clock, process_id="busy")
+    waiting = WarmSlotGate(shared, POLICY, clock, process_id="waiting")
+    held = await take_all(busy, clock, 3, cap=4)
+    await take_all(waiting, clock, 1, cap=4)
+    assert isinstance(await acquire(waiting, clock, concurrency=4), Throttle)
+    clock.advance(POLICY.check_s)
+    await busy.sweep()
+    for permit in held[1:]:  # within 4 // 2: kept warm, idle now
+        await busy.release(permit)
+    clock.advance(POLICY.contended_idle_s)
+    await busy.sweep()  # others wait: idle slots go back long before idle_s
+    assert len([k for k in shared.slots if k[0] == HOST]) == 2
+    assert isinstance(await acquire(waiting, clock, concurrency=4), Permit)
+    await busy.close()
+    await waiting.close()
+
+
+async def test_without_wanters_a_holder_never_looks_twice_within_check_s() -> None:
+    shared = MemoryHostGate()
+    clock = Clock()
+    counting = CountingGate(shared)
+    gate = WarmSlotGate(counting, POLICY, clock, process_id="alone")
+    held = await take_all(gate, clock, 8)
+    await gate.sweep()  # held for less than check_s: no look
+    assert counting.calls["wanting"] == 0
+    for _ in range(4):
+        clock.advance(POLICY.check_s / 2)
+        await gate.sweep()
+    assert counting.calls["wanting"] == 2  # one look per check_s, each one read at most
+    for permit in held:  # nobody waits: every slot stays warm
+        await gate.release(permit)
+    assert counting.calls["release"] == 0
+    await gate.close()
+
+
+async def test_a_process_refused_by_the_store_says_so_at_most_every_third_of_want_s() -> None:
+    shared = MemoryHostGate()
+    clock = Clock()
+    busy = WarmSlotGate(shared, POLICY, clock, process_id="busy")
+    counting = CountingGate(shared)
+    waiting = WarmSlotGate(counting, POLICY, clock, process_id="waiting")
+    await take_all(busy, clock, 2, cap=2)
+    for _ in range(10):
+        assert isinstance(await acquire(waiting, clock, concurrency=2), Throttle)
+        clock.advance(0.2)
+    assert counting.calls["want"] == 2  # at 0 s and at 1 s (want_s / 3)
+    await busy.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scrapejobs_dispatcher.service import JobView
 from scrapejobs_shared.domain.jobspec import Priority
@@ -187,7 +187,7 @@ class DeadLetterPage(BaseModel):
 class ReplayFilters(BaseModel):
     """Which dead letters to replay (all of them when no filter is given), at most ``limit``."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     job_id: str | None = Field(
         default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$"
@@ -196,6 +196,14 @@ class ReplayFilters(BaseModel):
         default=None, min_length=1, max_length=2048, description="A URL or a host key"
     )
     limit: int = Field(default=500, ge=1, le=500)
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _a_number_not_a_boolean(cls, value: object) -> object:
+        """JSON's ``true`` is not the integer 1 (``250.0`` is an integer, as JSON Schema says)."""
+        if isinstance(value, bool | str):
+            raise ValueError("limit must be an integer")
+        return value
 
 
 class Replayed(BaseModel):

@@ -14,6 +14,7 @@ What the delivery answers:
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 from collections import Counter
@@ -22,6 +23,7 @@ from datetime import timedelta
 
 from opentelemetry.trace import SpanKind, Tracer
 
+from scrapejobs_shared.delivery.batching import authority
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
@@ -238,12 +240,11 @@ class BatchProcessor:
             return TaskResult(ReleaseTask(item.task_id, error), Kind.RETRY, "retry")
 
     async def _run_all(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
-        queue = list(work.batch.open_items)
+        queue = HostSpread(work.batch.open_items, self._policy.concurrency)
         results: list[TaskResult] = []
 
         async def lane() -> None:
-            while queue:
-                item = queue.pop(0)
+            while (item := queue.next()) is not None:
                 started = time.perf_counter()
                 result = (
                     cancelled(item) if recorder.cancelled else await self._run_safely(item, work)
@@ -253,18 +254,52 @@ class BatchProcessor:
                     service_ms = round((time.perf_counter() - started) * 1000)
                     change = FinishTask(change.task_id, change.outcome, service_ms)
                     result = TaskResult(change, result.kind, result.outcome)
+                queue.done(item)
                 recorder.add(result.change)
                 results.append(result)
 
         recorder.start()
         try:
             async with asyncio.TaskGroup() as lanes:
-                for _ in range(min(self._policy.concurrency, len(queue))):
+                for _ in range(queue.lanes):
                     lanes.create_task(lane())
         finally:
             with phase("record"), self._tracer.start_as_current_span("store"):
                 await recorder.close()
         return results
+
+
+class HostSpread:
+    """The order a batch's lanes take its tasks in: each host gets an equal part of the lanes
+    (``concurrency // hosts``, at least one), fixed for the batch. A batch of one host runs
+    all its lanes on it; a batch of many hosts runs one lane per host, so each host costs the
+    shared gate one slot (a read and two writes) instead of one per lane."""
+
+    def __init__(self, items: tuple[BatchItem, ...], concurrency: int) -> None:
+        self._hosts: dict[str, collections.deque[BatchItem]] = {}
+        for item in items:  # submission order within a host
+            self._hosts.setdefault(authority(item.url), collections.deque()).append(item)
+        self.per_host = max(1, concurrency // max(len(self._hosts), 1))
+        spread = sum(min(len(queue), self.per_host) for queue in self._hosts.values())
+        self.lanes = min(concurrency, spread)
+        self._busy: Counter[str] = Counter()
+        self._host_of: dict[str, str] = {}  # task id -> host
+
+    def next(self) -> BatchItem | None:
+        """The next task of the first host with a lane to spare; None when none has (the lane
+        ends: the lanes still on a host finish its tasks)."""
+        for host, queue in self._hosts.items():
+            if self._busy[host] < self.per_host:
+                item = queue.popleft()
+                if not queue:
+                    del self._hosts[host]
+                self._busy[host] += 1
+                self._host_of[item.task_id] = host
+                return item
+        return None
+
+    def done(self, item: BatchItem) -> None:
+        self._busy[self._host_of.pop(item.task_id)] -= 1
 
 
 def _still_open(items: tuple[BatchItem, ...], results: list[TaskResult]) -> tuple[BatchItem, ...]:

@@ -32,7 +32,10 @@ class RobotsVerdict:
     crawl_delay_s: float | None = None
 
 
-MAX_FULL_BACKOFF_S = 2.0
+# The longest pause between a process's asks of a full host: a slot another process gives back
+# (its share, or idle) is found within it. Asks cost the store 2-3 reads; a process holding its
+# share while others wait is refused in-process, for nothing (WarmSlotGate).
+MAX_FULL_BACKOFF_S = 0.5
 
 
 class HostQueue:
@@ -52,6 +55,9 @@ class HostQueue:
         self._backoff_s = 0.0
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._asking = asyncio.Lock()
+        # permits given back here and not yet taken again: their slots are warm for this
+        # process, so no pause applies until a lane has asked for them
+        self._handed_over = 0
 
     @classmethod
     def join(cls, queues: dict[tuple[str, int], HostQueue], key: tuple[str, int]) -> HostQueue:
@@ -73,7 +79,7 @@ class HostQueue:
         """Wait out the host's pause (or until a local permit is given back, or ``deadline``)."""
         loop = asyncio.get_running_loop()
         pause = min(self._paused_until, deadline) - loop.time()
-        if pause <= 0:
+        if pause <= 0 or self._handed_over:
             return
         waiter: asyncio.Future[None] = loop.create_future()
         self._waiters.append(waiter)
@@ -86,7 +92,12 @@ class HostQueue:
                 self._waiters.remove(waiter)
 
     def refused(self, throttle: Throttle) -> float:
-        """The gate refused: the pause every lane of this process now waits, in seconds."""
+        """The gate refused: the pause every lane of this process now waits, in seconds. A
+        permit given back while this ask was under way is not paused for: the next lane asks
+        at once (the slot is warm here, unless it went back to the store)."""
+        if self._handed_over:
+            self._handed_over = 0  # asked since, and refused: the slot is not here any more
+            return 0.0
         if throttle.reason == "concurrency":
             self._backoff_s = min(max(throttle.wait_s, self._backoff_s * 2), MAX_FULL_BACKOFF_S)
             wait_s = self._backoff_s
@@ -96,10 +107,17 @@ class HostQueue:
         return wait_s
 
     def granted(self) -> None:
-        self._backoff_s = 0.0
+        """A lane got a permit: a slot handed over here (the pause between asks of the
+        store stays as it was: this process is still short of slots), else a fresh one."""
+        if self._handed_over:
+            self._handed_over -= 1
+        else:
+            self._backoff_s = 0.0
 
     def release(self) -> None:
         """A permit of this process was given back: one waiting lane may take its slot."""
+        if self._waiters or self._users > 1:
+            self._handed_over += 1
         if self._waiters:
             self._paused_until = 0.0
             waiter = self._waiters.popleft()

@@ -26,6 +26,7 @@ class CloudLoggingFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "logger": record.name,
             "service": self._service,
+            "pid": record.process,  # a service may run several processes (worker: one per core)
         }
         entry.update(self._trace_fields())
         entry.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD})

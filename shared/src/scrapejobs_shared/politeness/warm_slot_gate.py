@@ -17,6 +17,14 @@ What still holds, across every instance:
   platform gives an instance CPU only during requests (Cloud Run's ``cpu_idle``), an instance
   that stops getting requests gives its warm slots back at its next request, at shutdown, or
   when their lease ends, whichever comes first.
+* **Fair shares.** A process refused by the store for want of a free slot says so (``want``:
+  one small document of its own, refreshed while it waits). A process holding more than half a
+  host's slots looks at who waits for that host every ``check_s`` (one query, only while it
+  holds them), and while others wait it keeps no more than its share, ``concurrency // (1 +
+  waiting processes)``: a slot coming back beyond the share goes back to the store at once
+  instead of to its own next fetch, an idle one after ``contended_idle_s``, and its own lanes
+  wait without asking the store. Without this, a process kept every slot of a host warm for its
+  own next batch while another process's lanes waited (the host-slot stall).
 * **Pauses.** Taking a fresh slot checks the host document as always. A warm reuse trusts a
   copy of it at most ``signals_ttl_s`` old for the circuit breaker and Retry-After holds; this
   instance's own holds and failures take effect at once.
@@ -29,6 +37,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -46,6 +56,7 @@ from scrapejobs_shared.ports.host_gate import (
 )
 
 log = logging.getLogger(__name__)
+WANTS_KEPT = 4096  # hosts whose last want this process remembers (a broad crawl sees many)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +64,10 @@ class WarmSlotPolicy:
     keep_s: float = 20.0  # how long after it was taken a slot may serve more fetches
     idle_s: float = 1.0  # give a slot back after this long unused
     signals_ttl_s: float = 1.0  # oldest host document (breaker, holds) a warm reuse trusts
+    check_s: float = 0.5  # how often a holder of over half a host's slots looks for wanters
+    want_s: float = 3.0  # how long a posted want lasts (refreshed while still refused)
+    contended_idle_s: float = 0.3  # an idle slot that others wait for goes back after this
+    # (long enough for this process's next batch of the host to arrive and take it)
 
 
 @dataclass(slots=True)
@@ -71,16 +86,38 @@ class _CachedSignals:
         return self.read_at <= now < self.read_at + ttl
 
 
+@dataclass(slots=True)
+class _Holding:
+    """This process's slots of one host, taken with kept leases (warm or out on a fetch)."""
+
+    count: int
+    since: datetime
+    concurrency: int  # the limit of the last acquisition for the host
+    others: int = 0  # other processes waiting for the host, at the last look
+    looked_at: datetime | None = None
+
+    def share(self) -> int:
+        return self.concurrency // (1 + self.others)
+
+
 class WarmSlotGate:
-    def __init__(self, inner: HostGate, policy: WarmSlotPolicy, clock: Clock) -> None:
+    def __init__(
+        self, inner: HostGate, policy: WarmSlotPolicy, clock: Clock, process_id: str = ""
+    ) -> None:
         self._inner = inner
         self._policy = policy
         self._clock = clock
+        self._me = process_id or f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._keep = timedelta(seconds=policy.keep_s)
         self._idle = timedelta(seconds=policy.idle_s)
+        self._contended_idle = timedelta(seconds=policy.contended_idle_s)
         self._ttl = timedelta(seconds=policy.signals_ttl_s)
+        self._check = timedelta(seconds=policy.check_s)
+        self._want = timedelta(seconds=policy.want_s)
         self._warm: dict[str, list[_WarmSlot]] = {}
         self._leases: dict[Permit, datetime] = {}  # permits out, taken with a kept lease
+        self._held: dict[str, _Holding] = {}
+        self._wanted_at: dict[str, datetime] = {}  # host -> when this process last said so
         self._signals: dict[str, _CachedSignals] = {}
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -101,16 +138,30 @@ class WarmSlotGate:
                     permit = replace(permit, failures=signals.failures)
                 self._leases[permit] = warm.lease_until
                 return permit
+        holding = self._held.get(host)
+        if holding is not None and holding.others:
+            holding.concurrency = limits.concurrency
+            if holding.count >= max(1, holding.share()):
+                # this process holds its share while others wait: wait here, not at the store
+                await self._say_wanted(host, now)
+                return Throttle(0.2, "concurrency")
         kept_until = lease_until + self._keep
         result = await self._inner.acquire(host, limits, kept_until, now)
         if isinstance(result, Permit):
             self._leases[result] = kept_until
+            self._took(host, limits.concurrency, now)
+        elif result.reason == "concurrency":
+            await self._say_wanted(host, now)
         return result
 
     async def release(self, permit: Permit) -> None:
         lease_until = self._leases.pop(permit, None)
         if lease_until is None:
             await self._inner.release(permit)
+            return
+        holding = self._held.get(permit.host)
+        if holding is not None and holding.others and holding.count > holding.share():
+            await self._give_back_one(permit)  # beyond this process's share: others wait
             return
         self._warm.setdefault(permit.host, []).append(_WarmSlot(permit, lease_until, self._clock()))
         self._start_sweeper()
@@ -139,6 +190,12 @@ class WarmSlotGate:
     async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
         return await self._inner.paused(now, limit)
 
+    async def want(self, host: str, wanter: str, until: datetime) -> None:
+        await self._inner.want(host, wanter, until)
+
+    async def wanting(self, host: str, now: datetime) -> frozenset[str]:
+        return await self._inner.wanting(host, now)
+
     async def close(self) -> None:
         """Give every warm slot back (on shutdown)."""
         if self._sweeper is not None:
@@ -149,11 +206,87 @@ class WarmSlotGate:
         await self._give_back(lambda _: True)
 
     async def sweep(self) -> None:
-        """Give back the slots idle for ``idle_s`` or whose lease has ended; forget host
-        documents older than ``signals_ttl_s``."""
+        """Look for wanters of the hosts this process holds most of; give back the slots idle
+        for ``idle_s`` (``contended_idle_s`` while others wait for them) or whose lease has
+        ended; forget host documents older than ``signals_ttl_s``."""
         now = self._clock()
         self._signals = {h: c for h, c in self._signals.items() if c.fresh(now, self._ttl)}
-        await self._give_back(lambda w: w.idle_since + self._idle <= now or w.lease_until <= now)
+        await self._look_for_wanters(now)
+
+        def due(warm: _WarmSlot) -> bool:
+            holding = self._held.get(warm.permit.host)
+            idle = self._contended_idle if holding is not None and holding.others else self._idle
+            return warm.idle_since + idle <= now or warm.lease_until <= now
+
+        holding_before = set(self._held)
+        await self._give_back(due)
+        for host in holding_before - set(self._held):  # idle: this process wants it no more
+            await self._withdraw_want(host, now)
+
+    async def _look_for_wanters(self, now: datetime) -> None:
+        """For each host this process has held for ``check_s`` and holds more than half the
+        slots of, or wants more of, or knew others to wait for: how many other processes wait
+        for it, at most every ``check_s`` (a process short of slots that learns it holds its
+        share stops asking the store, for 2-3 reads an ask, and waits here for nothing)."""
+        for host, holding in list(self._held.items()):
+            mostly_ours = holding.count > holding.concurrency // 2
+            if not (mostly_ours or holding.others or self._wants(host, now)):
+                continue
+            if now < holding.since + self._check:
+                continue
+            if holding.looked_at is not None and now < holding.looked_at + self._check:
+                continue
+            try:
+                wanters = await self._inner.wanting(host, now)
+            except Exception:  # looked at again at the next sweep; fetches go on meanwhile
+                log.exception("looking for a host's wanters failed", extra={"host": host})
+                continue
+            holding.others = len(wanters - {self._me})
+            holding.looked_at = now
+
+    def _wants(self, host: str, now: datetime) -> bool:
+        said = self._wanted_at.get(host)
+        return said is not None and now < said + self._want
+
+    async def _withdraw_want(self, host: str, now: datetime) -> None:
+        """This process stopped wanting ``host``: end its posted want now (one write), so
+        that holders of the host need not keep to a share for it until the want runs out."""
+        if not self._wants(host, now):
+            return
+        del self._wanted_at[host]
+        try:
+            await self._inner.want(host, self._me, now)
+        except Exception:  # it runs out by itself within want_s
+            log.exception("withdrawing a host want failed", extra={"host": host})
+
+    async def _say_wanted(self, host: str, now: datetime) -> None:
+        """Tell the other processes this one waits for ``host`` (at most every ``want_s / 3``)."""
+        said = self._wanted_at.get(host)
+        if said is not None and now < said + self._want / 3:
+            return
+        self._wanted_at[host] = now
+        if len(self._wanted_at) > WANTS_KEPT:
+            self._wanted_at = {h: t for h, t in self._wanted_at.items() if now < t + self._want}
+        try:
+            await self._inner.want(host, self._me, now + self._want)
+        except Exception:  # only a fair share is at stake: the lane waits and asks again
+            log.exception("saying a host is wanted failed", extra={"host": host})
+
+    def _took(self, host: str, concurrency: int, now: datetime) -> None:
+        holding = self._held.get(host)
+        if holding is None:
+            self._held[host] = _Holding(1, now, concurrency)
+            self._start_sweeper()
+        else:
+            holding.count += 1
+            holding.concurrency = concurrency
+
+    def _gave_back(self, host: str) -> None:
+        holding = self._held.get(host)
+        if holding is not None:
+            holding.count -= 1
+            if holding.count <= 0:
+                del self._held[host]
 
     async def _fresh_signals(self, host: str, now: datetime) -> HostSignals:
         cached = self._signals.get(host)
@@ -180,13 +313,14 @@ class WarmSlotGate:
             returning = [w for w in warm if due(w)]
             self._set_warm(host, [w for w in warm if w not in returning])
             for slot in returning:
-                await self._give_back_one(slot)
+                await self._give_back_one(slot.permit)
 
-    async def _give_back_one(self, slot: _WarmSlot) -> None:
+    async def _give_back_one(self, permit: Permit) -> None:
+        self._gave_back(permit.host)
         try:
-            await self._inner.release(slot.permit)
+            await self._inner.release(permit)
         except Exception:  # its lease ends anyway; neither a fetch nor the sweeper should fail
-            log.exception("giving a warm host slot back failed", extra={"host": slot.permit.host})
+            log.exception("giving a host slot back failed", extra={"host": permit.host})
 
     def _set_warm(self, host: str, warm: list[_WarmSlot]) -> None:
         if warm:
@@ -199,8 +333,10 @@ class WarmSlotGate:
             self._sweeper = asyncio.create_task(self._sweep_while_warm(), name="warm-slot-sweeper")
 
     async def _sweep_while_warm(self) -> None:
-        while self._warm:
-            await asyncio.sleep(self._policy.idle_s / 2)
+        while self._warm or self._held:
+            contended = any(holding.others for holding in self._held.values())
+            pause = self._policy.contended_idle_s if contended else self._policy.idle_s / 2
+            await asyncio.sleep(min(pause, self._policy.check_s))
             await self.sweep()
 
 

@@ -95,6 +95,16 @@ class HostGate(Protocol):
     async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
         """Hosts paused at ``now`` (at most ``limit``), the longest pause first."""
 
+    async def want(self, host: str, wanter: str, until: datetime) -> None:
+        """``wanter`` (a worker process) waits for a slot of ``host`` until ``until``; holders
+        that see it keep no more than their share of the host's slots."""
+
+    async def wanting(self, host: str, now: datetime) -> frozenset[str]:
+        """The wanters of ``host`` whose want lasts beyond ``now`` (at most ``WANTERS_READ``)."""
+
+
+WANTERS_READ = 32  # wanters one look returns: beyond it, a share is already one slot or none
+
 
 def merge_paused(paused: list[PausedHost], limit: int) -> list[PausedHost]:
     """One entry per host (its longest pause), longest first."""

@@ -11,7 +11,11 @@ released slot's is the epoch), which Firestore bills as the documents it returns
 refusing a host whose slots are all held costs 3 reads (the host document, the random slot, the
 query) instead of 2 + its slot count. A host this instance found full within ``FULL_FOR`` (its
 lanes wait and ask again) is queried at once, without the random slot: 2 reads per refusal.
-Until every slot document is known to exist, again every ``COMPLETE_FOR`` (so that a slot
+A look that finds several free slots keeps the others for ``SPARE_FOR``: the instance's next
+acquisitions of the host try them first with no read at all (their writes are guarded by the
+snapshots' update times, so a slot taken by someone else since is just a lost race), trusting
+the host document read with them for as long, as warm slots do. Until every slot document is
+known to exist, again every ``COMPLETE_FOR`` (so that a slot
 document deleted by its TTL is noticed), and when the query's free slots are all beyond a job's
 smaller limit, the look reads every slot document. (A slot released before releases wrote the
 epoch has no lease at all: the random look finds it.)
@@ -24,6 +28,7 @@ import contextlib
 import random
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -34,6 +39,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.host_gate import (
     PAUSE_AFTER,
+    WANTERS_READ,
     BreakerPolicy,
     HostLimits,
     HostSignals,
@@ -52,8 +58,10 @@ FREE = datetime(1970, 1, 1, tzinfo=UTC)  # a released slot's lease_until: in eve
 FREE_QUERY_LIMIT = 4  # free slots one query returns: lost races try the next
 COMPLETE_FOR = timedelta(minutes=5)  # how long "every slot document exists" is trusted
 COMPLETE_HOSTS_KEPT = 4096  # hosts remembered as complete or full, most recent first
-FULL_FOR = timedelta(seconds=2)  # a host found full is queried first for this long: a lane's
-# pause between asks of a full host grows to 2 s (worker politeness: MAX_FULL_BACKOFF_S)
+SPARE_FOR = timedelta(seconds=1)  # how long free slots a look found are tried without a read
+# (the host document read with them is as old: warm slots trust one of that age too)
+FULL_FOR = timedelta(seconds=2)  # a host found full is queried first for this long: longer
+# than a lane's pause between asks of a full host (worker politeness: MAX_FULL_BACKOFF_S)
 _V = TypeVar("_V")
 
 
@@ -64,6 +72,7 @@ class FirestoreHostGate:
         # host -> (slot documents known to exist: 0..n-1, until when that is trusted)
         self._complete: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
         self._full: OrderedDict[str, datetime] = OrderedDict()  # host -> when found full
+        self._spares: OrderedDict[str, _Spare] = OrderedDict()  # free slots a look found
 
     def _slot(self, host: str, slot: int) -> Any:
         return self._hosts.document(host).collection("slots").document(str(slot))
@@ -71,18 +80,24 @@ class FirestoreHostGate:
     async def acquire(
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle:
-        async with contextlib.aclosing(self._looks(host, limits.concurrency, now)) as looks:
+        spare = self._spares.pop(host, None)
+        looks = self._looks(host, limits.concurrency, now)
+        if spare is not None and now < spare.read_at + SPARE_FOR and not limits.min_interval_s:
+            looks = _chain(spare.look(limits.concurrency), looks)
+        async with contextlib.aclosing(looks):
             async for host_snap, candidates in looks:
                 signals = _signals(host_snap)
                 if throttle := signals.throttle(now):
                     return throttle
-                for slot, snap in candidates:
+                for n, (slot, snap) in enumerate(candidates):
                     if not _is_free(snap, now):
                         continue
                     token = await self._take(snap, lease_until)
                     if token is None:
                         continue
                     self._full.pop(host, None)
+                    read_at = spare.read_at if spare and host_snap is spare.host_snap else now
+                    self._keep_spares(host, host_snap, candidates[n + 1 :], read_at, now)
                     permit = Permit(host, slot, token, signals.failures)
                     if limits.min_interval_s and not await self._space(host_snap, limits, now):
                         await self.release(permit)
@@ -90,6 +105,21 @@ class FirestoreHostGate:
                     return permit
         _remember(self._full, host, now)
         return Throttle(0.2, "concurrency")
+
+    def _keep_spares(
+        self,
+        host: str,
+        host_snap: Any,
+        rest: list[tuple[int, Any]],
+        read_at: datetime,
+        now: datetime,
+    ) -> None:
+        """Free slots a look found beyond the one taken: the next acquisition of the host
+        tries them first, without reading (a write guarded by the snapshot's update time
+        fails harmlessly if another acquirer took the slot since)."""
+        free = [(slot, snap) for slot, snap in rest if _is_free(snap, now) and snap.exists]
+        if free:
+            _remember(self._spares, host, _Spare(host_snap, free, read_at))
 
     async def _looks(
         self, host: str, concurrency: int, now: datetime
@@ -270,6 +300,39 @@ class FirestoreHostGate:
         broken = await hosts_with("open_until", now, "circuit_open")
         held = await hosts_with("next_at", now + PAUSE_AFTER, "held")
         return merge_paused(broken + held, limit)
+
+    async def want(self, host: str, wanter: str, until: datetime) -> None:
+        """``hosts/{host}/wants/{wanter}``: one document per waiting process, so wanters never
+        write the same document (the host's stays as quiet as before)."""
+        count(writes=1)
+        fields = {"until": until, "expire_at": until + RETENTION}
+        await self._wants(host).document(wanter).set(fields)
+
+    async def wanting(self, host: str, now: datetime) -> frozenset[str]:
+        query = self._wants(host).where(filter=FieldFilter("until", ">", now)).limit(WANTERS_READ)
+        found = [snap.id async for snap in query.stream()]
+        count(reads=max(len(found), 1))
+        return frozenset(found)
+
+    def _wants(self, host: str) -> Any:
+        return self._hosts.document(host).collection("wants")
+
+
+@dataclass(frozen=True, slots=True)
+class _Spare:
+    host_snap: Any
+    slots: list[tuple[int, Any]]
+    read_at: datetime
+
+    async def look(self, concurrency: int) -> AsyncGenerator[tuple[Any, list[tuple[int, Any]]]]:
+        yield self.host_snap, [(slot, snap) for slot, snap in self.slots if slot < concurrency]
+
+
+async def _chain(*looks: AsyncGenerator[_V]) -> AsyncGenerator[_V]:
+    for look in looks:
+        async with contextlib.aclosing(look):
+            async for item in look:
+                yield item
 
 
 def _remember(memory: OrderedDict[str, _V], host: str, value: _V) -> None:

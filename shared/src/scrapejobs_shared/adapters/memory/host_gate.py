@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from scrapejobs_shared.ports.host_gate import (
     PAUSE_AFTER,
+    WANTERS_READ,
     BreakerPolicy,
     HostLimits,
     HostSignals,
@@ -24,6 +25,7 @@ class MemoryHostGate:
         self.next_at: dict[str, datetime] = {}
         self.open_until: dict[str, datetime] = {}
         self.failures: dict[str, int] = {}
+        self.wants: dict[tuple[str, str], datetime] = {}
         self._tokens = itertools.count()
 
     async def acquire(
@@ -80,3 +82,10 @@ class MemoryHostGate:
         broken = [PausedHost(h, t, "circuit_open") for h, t in self.open_until.items() if t > now]
         held = [PausedHost(h, t, "held") for h, t in self.next_at.items() if t > now + PAUSE_AFTER]
         return merge_paused(broken + held, limit)
+
+    async def want(self, host: str, wanter: str, until: datetime) -> None:
+        self.wants[(host, wanter)] = until
+
+    async def wanting(self, host: str, now: datetime) -> frozenset[str]:
+        current = [w for (h, w), until in self.wants.items() if h == host and until > now]
+        return frozenset(current[:WANTERS_READ])

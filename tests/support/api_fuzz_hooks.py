@@ -24,7 +24,7 @@ from typing import Any
 import schemathesis
 from pydantic import ValidationError
 
-from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
 
 UNSCHEMATIC = (
     "invalid CSS selector",
@@ -35,6 +35,12 @@ UNSCHEMATIC = (
     "can be nested at most",
     "needs a selector matching elements",
 )
+
+
+SUBMISSIONS: dict[str, type[JobRequest] | type[ScrapeRequest]] = {
+    "/v1/jobs": JobRequest,
+    "/v1/scrape": ScrapeRequest,
+}
 
 
 @schemathesis.hook("map_case")
@@ -52,11 +58,11 @@ def without_unforgeable_values(context: Any, case: Any) -> Any:
 def expressible_in_the_schema(context: Any, case: Any) -> bool:
     """False for a valid-looking submission that breaks only a rule the schema cannot say."""
     positive = case.meta is not None and case.meta.generation.mode.is_positive
-    submission = case.method.upper() == "POST" and case.path == "/v1/jobs"
-    if not (positive and submission and isinstance(case.body, dict)):
+    model = SUBMISSIONS.get(case.path) if case.method.upper() == "POST" else None
+    if not (positive and model is not None and isinstance(case.body, dict)):
         return True
     try:
-        JobRequest.model_validate(case.body)
+        model.model_validate(case.body)
     except ValidationError as exc:
         return not any(rule in error["msg"] for error in exc.errors() for rule in UNSCHEMATIC)
     return True

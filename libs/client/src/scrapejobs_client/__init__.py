@@ -11,7 +11,13 @@
 
 from scrapejobs_client.auth import ApiKeyAuth, GoogleIdTokenAuth
 from scrapejobs_client.client import DEFAULT_API_URL, Client
-from scrapejobs_client.errors import ApiError, ApiUnreachable, NotFound, ScrapejobsError
+from scrapejobs_client.errors import (
+    ApiError,
+    ApiUnreachable,
+    NotFound,
+    ScrapejobsError,
+    ScrapeTimedOut,
+)
 from scrapejobs_client.models import (
     DeadLetter,
     DeadLetterPage,
@@ -24,6 +30,7 @@ from scrapejobs_client.models import (
     JobSummary,
     Replayed,
     ResultPage,
+    Scraped,
     Stats,
     StatsHistory,
     TaskResult,
@@ -52,6 +59,8 @@ __all__ = [
     "Replayed",
     "ResultPage",
     "RetryPolicy",
+    "ScrapeTimedOut",
+    "Scraped",
     "ScrapejobsError",
     "Stats",
     "StatsHistory",

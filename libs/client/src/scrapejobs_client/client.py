@@ -23,7 +23,7 @@ from scrapejobs_client.auth import (
     TokenFetcher,
     fetch_google_id_token,
 )
-from scrapejobs_client.errors import ApiError, ApiUnreachable
+from scrapejobs_client.errors import ApiError, ApiUnreachable, ScrapeTimedOut
 from scrapejobs_client.models import (
     DeadLetter,
     DeadLetterPage,
@@ -40,16 +40,19 @@ from scrapejobs_client.models import (
     Republished,
     ResultPage,
     RetryStatus,
+    Scraped,
     Stats,
     StatsHistory,
     StatsWindow,
     TaskResult,
     Webhook,
 )
-from scrapejobs_client.retries import RetryPolicy
+from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
 
 DEFAULT_API_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_SCRAPE_WAIT_S = 30.0  # the service's default timeout_s for POST /v1/scrape
+SCRAPE_ANSWER_MARGIN_S = 10.0  # a scrape's HTTP timeout: its wait plus this
 IDEMPOTENCY_KEY_IN_FLIGHT = "idempotency_key_in_flight"
 PageT = TypeVar("PageT", bound=Page)
 Params = Mapping[str, str | int | float | None]
@@ -135,6 +138,43 @@ class Client:
         return self.submit_body(
             {k: v for k, v in body.items() if v is not None}, idempotency_key=idempotency_key
         )
+
+    def scrape(
+        self,
+        url: str,
+        *,
+        extract: Mapping[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        **fields: Any,
+    ) -> Scraped:
+        """``POST /v1/scrape``: one URL, answered with its result. ``ScrapeTimedOut`` (its
+        ``job_id`` names the job, which goes on) when no result came within ``timeout_s``
+        (the service's default: 30 s). Never retried: a retry would scrape the page again."""
+        body: dict[str, Any] = {
+            "url": url,
+            "extract": dict(extract) if extract is not None else None,
+            "options": dict(options) if options is not None else None,
+            "timeout_s": timeout_s,
+            **fields,
+        }
+        wait_s = timeout_s if timeout_s is not None else DEFAULT_SCRAPE_WAIT_S
+        response = self._send(
+            "POST",
+            "/v1/scrape",
+            json={k: v for k, v in body.items() if v is not None},
+            accept=lambda r: r.status_code == 504,
+            timeout_s=wait_s + SCRAPE_ANSWER_MARGIN_S,
+            retries=False,
+        )
+        if response.status_code == 504:
+            error = ApiError.from_response(response)
+            details = error.body.get("error", {}) if isinstance(error.body, dict) else {}
+            job_id = details.get("job_id")
+            if not isinstance(job_id, str):
+                raise error
+            raise ScrapeTimedOut(error.status, error.message, error.body, job_id)
+        return Scraped.model_validate(response.json())
 
     def submit_body(self, body: Mapping[str, Any], *, idempotency_key: str | None = None) -> Job:
         """``POST /v1/jobs`` with a request body as it is."""
@@ -341,22 +381,29 @@ class Client:
         stream: bool = False,
         accept: Callable[[httpx.Response], bool] | None = None,
         retry_codes: frozenset[str] = frozenset(),
+        timeout_s: float | None = None,
+        retries: bool = True,
     ) -> httpx.Response:
-        """Send with retries; return a 2xx answer (or one ``accept`` takes), raise the rest."""
+        """Send with retries (unless ``retries`` is False); return a 2xx answer (or one
+        ``accept`` takes), raise the rest. ``timeout_s``: this request's, else the client's."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        request = self._http.build_request(method, path, params=query, json=json, headers=headers)
+        extra: dict[str, Any] = {} if timeout_s is None else {"timeout": timeout_s}
+        request = self._http.build_request(
+            method, path, params=query, json=json, headers=headers, **extra
+        )
+        policy = self._retry if retries else NO_RETRIES
         attempt = 0
         while True:
             try:
                 response = self._http.send(request, stream=stream)
             except httpx.TransportError as exc:
-                delay = self._retry.delay_after(attempt, None)
+                delay = policy.delay_after(attempt, None)
                 if delay is None:
                     raise ApiUnreachable(self.api_url, exc) from exc
             else:
                 if response.is_success or (accept is not None and _accepts(accept, response)):
                     return response
-                delay = self._delay_after(attempt, response, retry_codes)
+                delay = self._delay_after(attempt, response, retry_codes, policy)
                 if delay is None:
                     response.read()
                     raise ApiError.from_response(response)
@@ -365,13 +412,17 @@ class Client:
             attempt += 1
 
     def _delay_after(
-        self, attempt: int, response: httpx.Response, retry_codes: frozenset[str]
+        self,
+        attempt: int,
+        response: httpx.Response,
+        retry_codes: frozenset[str],
+        policy: RetryPolicy,
     ) -> float | None:
         if retry_codes and response.status_code == 409:
             response.read()
             if ApiError.from_response(response).code in retry_codes:
-                return self._retry.delay_after(attempt, None)
-        return self._retry.delay_after(attempt, response)
+                return policy.delay_after(attempt, None)
+        return policy.delay_after(attempt, response)
 
 
 def _choose_auth(

@@ -72,3 +72,12 @@ class ApiError(ScrapejobsError):
 
 class NotFound(ApiError):
     """404: the job (or the route, on a server that predates it) does not exist."""
+
+
+class ScrapeTimedOut(ApiError):
+    """504 from ``POST /v1/scrape``: no result within its timeout. The job goes on:
+    ``job_id`` names it (``Client.wait(job_id)``, then ``Client.results(job_id)``)."""
+
+    def __init__(self, status: int, message: str, body: Any, job_id: str) -> None:
+        super().__init__(status, message, body, code="timeout")
+        self.job_id = job_id

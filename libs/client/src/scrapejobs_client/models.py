@@ -103,6 +103,14 @@ class TaskResult(ApiModel):
     field_errors: dict[str, str] | None = None
 
 
+class Scraped(ApiModel):
+    """``POST /v1/scrape``'s answer: the one-URL job and its page's result."""
+
+    job_id: str
+    status: str
+    result: TaskResult | None = None
+
+
 class ResultPage(Page):
     results: list[TaskResult]
 

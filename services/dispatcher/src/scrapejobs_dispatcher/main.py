@@ -15,10 +15,19 @@ from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.monitoring import Monitor
-from scrapejobs_dispatcher.routes import dead_letters, health, hosts, jobs, maintenance, stats
+from scrapejobs_dispatcher.routes import (
+    dead_letters,
+    health,
+    hosts,
+    jobs,
+    maintenance,
+    scrape,
+    stats,
+)
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
+from scrapejobs_dispatcher.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
@@ -95,6 +104,7 @@ def create_app(
             webhook_log=webhook_log or FirestoreWebhookLog(client),
             metrics=SubmissionMetrics(telemetry_used.meter(SERVICE)),
         )
+        app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.idempotent_submissions = IdempotentSubmission(
             app.state.jobs,
             idempotency_keys or FirestoreIdempotencyKeys(client),
@@ -126,6 +136,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(jobs.router)
+    app.include_router(scrape.router)
     app.include_router(hosts.router)
     app.include_router(maintenance.router)
     app.include_router(dead_letters.router)

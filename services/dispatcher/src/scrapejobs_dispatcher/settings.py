@@ -58,6 +58,13 @@ class DispatcherSettings(CommonSettings):
     max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="Larger request bodies get 413"
     )
+    scrape_max_wait_s: float = Field(
+        default=240.0,
+        gt=0,
+        description="POST /v1/scrape waits at most this long, whatever its timeout_s: below the "
+        "platform's request timeout (Cloud Run's default: 300 s), so the caller gets the 504 "
+        "naming the job rather than a cut connection",
+    )
 
     def health_policy(self) -> HealthPolicy:
         return HealthPolicy(

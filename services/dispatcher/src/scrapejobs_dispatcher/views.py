@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scrapejobs_dispatcher.service import JobView
+from scrapejobs_dispatcher.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
@@ -218,3 +219,36 @@ class ErrorBody(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: ErrorBody
+
+
+class ScrapeResponse(BaseModel):
+    job_id: str
+    status: JobStatus = Field(description="The one-URL job's status: completed or cancelled")
+    result: TaskResult | None = Field(
+        description="The page's result (its status says whether it succeeded); null only when "
+        "the job was cancelled before the page was fetched"
+    )
+
+    @classmethod
+    def of(cls, scraped: Scraped) -> ScrapeResponse:
+        return cls(
+            job_id=scraped.view.job.id,
+            status=scraped.view.job.status,
+            result=TaskResult.of(scraped.result) if scraped.result is not None else None,
+        )
+
+
+class ScrapeTimeoutBody(ErrorBody):
+    job_id: str = Field(description="The job, which goes on: GET /v1/jobs/{job_id}")
+
+
+class ScrapeTimeoutResponse(BaseModel):
+    error: ScrapeTimeoutBody
+
+    @classmethod
+    def of(cls, job_id: str, timeout_s: float) -> ScrapeTimeoutResponse:
+        message = (
+            f"no result within {timeout_s:g} s; the job goes on: GET /v1/jobs/{job_id} "
+            "and its results"
+        )
+        return cls(error=ScrapeTimeoutBody(code="timeout", message=message, job_id=job_id))

@@ -312,6 +312,63 @@ class JobRequest(BaseModel):
         return [self.url] if self.url is not None else list(self.urls or [])
 
 
+MAX_SCRAPE_TIMEOUT_S = 300.0
+DEFAULT_SCRAPE_TIMEOUT_S = 30.0
+
+
+class ScrapeRequest(BaseModel):
+    """Body of ``POST /v1/scrape``: one URL, answered with its result (a one-URL job)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    url: HttpUrl = Field(description="The URL to scrape")
+    extract: Fields = Field(
+        default_factory=dict,
+        max_length=MAX_FIELDS,
+        description="Field name → selector spec",
+        json_schema_extra=ONLY_FIELD_NAMES,
+    )
+    options: JobOptions = Field(default_factory=JobOptions)
+    priority: Priority = Field(default="normal", description="The job's lane")
+    pipeline: Pipeline = Field(
+        default_factory=list, max_length=MAX_STAGES, description="As for POST /v1/jobs"
+    )
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, max_length=64, description="Free-form string labels"
+    )
+    timeout_s: float = Field(
+        default=DEFAULT_SCRAPE_TIMEOUT_S,
+        gt=0,
+        le=MAX_SCRAPE_TIMEOUT_S,
+        description="How long to wait for the result; past it the answer is a 504 naming the "
+        "job, which goes on and stays queryable",
+    )
+
+    @model_validator(mode="after")
+    def _formats(self) -> ScrapeRequest:
+        check_format_names(self.extract, self.options.formats)
+        return self
+
+    @field_validator("extract")
+    @classmethod
+    def _field_names(cls, value: Fields) -> Fields:
+        return check_field_names(value)
+
+    def job_request(self) -> JobRequest:
+        """The one-URL job this scrape runs as."""
+        return JobRequest.model_validate(
+            {
+                "url": self.url,
+                "extract": self.extract,
+                "options": self.options,
+                "priority": self.priority,
+                "pipeline": self.pipeline,
+                "labels": self.labels,
+            },
+            strict=False,
+        )
+
+
 class JobSpec(BaseModel):
     """What the worker needs to process any task of a job (stored on the job document)."""
 

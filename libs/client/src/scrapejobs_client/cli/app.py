@@ -29,13 +29,14 @@ from scrapejobs_client.cli.state import (
     CliConfig,
     CliState,
     ExitCode,
+    report_error,
     reports_errors,
     state_of,
     use,
 )
 from scrapejobs_client.cli.waiting import follow
 from scrapejobs_client.client import DEFAULT_API_URL
-from scrapejobs_client.errors import NotFound
+from scrapejobs_client.errors import NotFound, ScrapeTimedOut
 from scrapejobs_client.models import Job, Webhook
 
 app = typer.Typer(
@@ -194,6 +195,52 @@ def submit(
         state.out.print(f"submitted job [bold]{job.id}[/] ({job.total} tasks)")
     if wait:
         _wait_and_report(state, job, interval, wait_timeout)
+
+
+@app.command()
+@reports_errors
+def scrape(
+    ctx: typer.Context,
+    url: Annotated[str, typer.Argument(help="The URL to scrape.", show_default=False)],
+    extract: Annotated[
+        Path | None,
+        typer.Option(
+            "--extract", "-e", help="Extraction spec: a JSON or YAML file.", show_default=False
+        ),
+    ] = None,
+    options: Annotated[
+        Path | None,
+        typer.Option(help="Job options (timeout_s, formats…): JSON or YAML.", show_default=False),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", help="Wait at most this long (the service's default: 30 s); exit 6."
+        ),
+    ] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Scrape one URL and print its result (a one-URL job, answered in the request). Exit 3
+    when the page did not succeed, 6 when no result came in time (the job goes on)."""
+    state = use(ctx, json_output)
+    try:
+        scraped = state.client.scrape(
+            url,
+            extract=read_mapping(extract, "--extract") if extract is not None else None,
+            options=read_mapping(options, "--options") if options is not None else None,
+            timeout_s=timeout,
+        )
+    except ScrapeTimedOut as exc:
+        report_error(state, exc)
+        raise typer.Exit(ExitCode.WAIT_TIMEOUT) from None
+    if json_output:
+        state.emit_json(scraped.model_dump(mode="json"))
+    elif scraped.result is not None:
+        TableWriter(state.out).write_page([scraped.result])
+    else:
+        state.out.print(f"job {scraped.job_id} ended {scraped.status} before the page was fetched")
+    if scraped.result is None or scraped.result.status != "succeeded":
+        raise typer.Exit(ExitCode.JOB_UNSUCCESSFUL)
 
 
 def _submission(

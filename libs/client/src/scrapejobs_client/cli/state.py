@@ -37,7 +37,7 @@ class ExitCode(IntEnum):
     UNHEALTHY = 5
     """``health``: the service is UNHEALTHY."""
     WAIT_TIMEOUT = 6
-    """``--wait --timeout``: the job had not finished in time (it keeps running)."""
+    """``--wait --timeout``, ``scrape``: the job had not finished in time (it keeps running)."""
     INTERRUPTED = 130
     """Ctrl-C while waiting (the job keeps running)."""
 

@@ -1,0 +1,46 @@
+"""REST resource: /v1/scrape, one page answered in the request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut, SyncScrape
+from scrapejobs_dispatcher.views import ErrorResponse, ScrapeResponse, ScrapeTimeoutResponse
+from scrapejobs_shared.domain.jobspec import ScrapeRequest
+
+router = APIRouter(prefix="/v1/scrape", tags=["scrape"], dependencies=[Depends(require_caller)])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse} for code in (400, 401, 403, 422, 500)
+}
+
+
+@router.post(
+    "",
+    response_model=ScrapeResponse,
+    responses={
+        **ERRORS,
+        504: {
+            "model": ScrapeTimeoutResponse,
+            "description": "No result within timeout_s: the job goes on (Location: the job)",
+        },
+    },
+)
+async def scrape(body: ScrapeRequest, request: Request) -> ScrapeResponse | JSONResponse:
+    """Scrape one URL and answer with its result: a one-URL job through the same queue,
+    workers, politeness and safety as ``POST /v1/jobs``, waited for up to ``timeout_s``. Past
+    it, a ``504`` names the job, which goes on and stays queryable."""
+    scraper: SyncScrape = request.app.state.sync_scrape
+    try:
+        scraped = await scraper.scrape(body)
+    except ScrapeTimedOut as exc:
+        timeout = ScrapeTimeoutResponse.of(exc.job_id, exc.timeout_s)
+        return JSONResponse(
+            timeout.model_dump(mode="json"),
+            status_code=504,
+            headers={"Location": f"/v1/jobs/{exc.job_id}"},
+        )
+    return ScrapeResponse.of(scraped)

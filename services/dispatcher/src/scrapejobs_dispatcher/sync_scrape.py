@@ -1,0 +1,73 @@
+"""A single page answered in the request: ``POST /v1/scrape`` runs a one-URL job through the
+same queue, worker, politeness and safety as any job, and waits for its result.
+
+The wait reads the job document only (one read per look), first after 10 ms, then at doubling
+intervals up to 250 ms, so a page that takes 100 ms costs about four reads and one that takes
+seconds about four per second. Past ``timeout_s`` the caller gets the job's id instead: the job
+goes on and stays queryable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from scrapejobs_dispatcher.service import JobService, JobView
+from scrapejobs_shared.domain.jobspec import ScrapeRequest
+from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.ports.job_store import JobStore
+
+FIRST_LOOK_S = 0.01
+LONGEST_PAUSE_S = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Scraped:
+    view: JobView
+    result: TaskRecord | None  # None: the job ended before its task had a result (cancelled)
+
+
+class ScrapeTimedOut(Exception):
+    def __init__(self, job_id: str, timeout_s: float) -> None:
+        super().__init__(job_id)
+        self.job_id = job_id
+        self.timeout_s = timeout_s
+
+
+class SyncScrape:
+    def __init__(
+        self,
+        jobs: JobService,
+        store: JobStore,
+        max_wait_s: float,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._jobs = jobs
+        self._store = store
+        self._max_wait_s = max_wait_s
+        self._sleep = sleep
+        self._monotonic = monotonic
+
+    async def scrape(self, request: ScrapeRequest) -> Scraped:
+        """Submit the one-URL job and wait for it to end; ``ScrapeTimedOut`` after
+        ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter)."""
+        wait_s = min(request.timeout_s, self._max_wait_s)
+        deadline = self._monotonic() + wait_s
+        submitted = await self._jobs.submit(request.job_request())
+        job_id = submitted.job.id
+        pause = FIRST_LOOK_S
+        while True:
+            left = deadline - self._monotonic()
+            if left <= 0:
+                raise ScrapeTimedOut(job_id, wait_s)
+            await self._sleep(min(pause, left))
+            pause = min(pause * 2, LONGEST_PAUSE_S)
+            job = await self._store.get_job(job_id)
+            if job is not None and job.status.terminal:
+                break
+        page = await self._store.list_tasks(job_id, 1, None)
+        view = await self._jobs.get(job_id)
+        return Scraped(view, page.items[0] if page.items else None)

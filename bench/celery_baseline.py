@@ -27,8 +27,9 @@ import contextlib
 import shutil
 import statistics
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,30 @@ class Pass:
                 return values
 
 
+@contextlib.contextmanager
+def celery_worker(
+    log_dir: Path, register: Callable[[str, Callable[[], None]], None], deadline: float
+) -> Iterator[tuple[Any, ManagedProcess, ManagedProcess]]:
+    """redis-server and the prefork worker, started, and the app; both stopped on exit.
+    ``register`` records the stop action for the caller's cleanup (errors, signals) too."""
+    from bench.celery_app import make_app
+
+    started = Started()
+    register("celery + redis", started.stop)
+    app: Any = None
+    try:
+        redis_server, redis_url = start_redis(log_dir, deadline)
+        started.add(redis_server)
+        worker = started.add(start_worker(redis_url, log_dir))
+        app = make_app(redis_url)
+        yield app, worker, redis_server
+    finally:
+        if app is not None:
+            with contextlib.suppress(Exception):
+                app.close()
+        started.stop()
+
+
 def run_celery(
     urls: Sequence[str],
     warmup: Sequence[str],
@@ -232,17 +257,8 @@ def run_celery(
     """Start redis-server and the worker, warm up, run ``passes`` measured passes over
     ``urls``, stop both. ``register`` records the stop action for the caller's cleanup (errors,
     signals); it also runs here, so the processes are gone before anything else is measured."""
-    from bench.celery_app import make_app
-
-    started = Started()
-    register("celery + redis", started.stop)
     deadline = time.monotonic() + timeout_s
-    app: Any = None
-    try:
-        redis_server, redis_url = start_redis(log_dir, deadline)
-        started.add(redis_server)
-        worker = started.add(start_worker(redis_url, log_dir))
-        app = make_app(redis_url)
+    with celery_worker(log_dir, register, deadline) as (app, worker, redis_server):
         batch = Pass(app, worker, min(deadline, time.monotonic() + READY_TIMEOUT_S))
         _, _, warm_errors, warm_mismatches = batch.run(warmup, expected)  # also: worker ready
         if warm_errors or warm_mismatches:
@@ -293,8 +309,54 @@ def run_celery(
                 "CPU: worker process tree + redis-server; the client's CPU is apart",
             ],
         )
-    finally:
-        if app is not None:
-            with contextlib.suppress(Exception):
-                app.close()
-        started.stop()
+
+
+def run_celery_one_at_a_time(
+    urls: Sequence[str],
+    warmup: Sequence[str],
+    log_dir: Path,
+    register: Callable[[str, Callable[[], None]], None],
+    timeout_s: float,
+    clients: int,
+) -> dict[str, Any]:
+    """Workload C for Celery: ``clients`` threads, each sending one task and waiting for its
+    result before the next (as the seeds' examples use a queue). Tasks per second over all."""
+    import concurrent.futures
+
+    from bench.celery_app import TASK_NAME
+
+    deadline = time.monotonic() + timeout_s
+    with celery_worker(log_dir, register, deadline) as (app, worker, _):
+        Pass(app, worker, min(deadline, time.monotonic() + READY_TIMEOUT_S)).run(
+            warmup, lambda _: {}
+        )
+        pending = list(urls)
+        lock = threading.Lock()
+        errors = 0
+
+        def client() -> None:
+            nonlocal errors
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    url = pending.pop()
+                result = app.send_task(TASK_NAME, args=[url])
+                try:
+                    result.get(timeout=max(deadline - time.monotonic(), 1), interval=0.005)
+                except Exception:
+                    with lock:
+                        errors += 1
+
+        started = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+            for future in [pool.submit(client) for _ in range(clients)]:
+                future.result()
+        wall = time.perf_counter() - started
+    return {
+        "jobs": len(urls),
+        "clients": clients,
+        "wall_s": round(wall, 3),
+        "jobs_per_s": round(len(urls) / wall, 1),
+        "errors": errors,
+    }

@@ -12,6 +12,11 @@
    one job of N URLs, then a 10,000-URL submission that is cancelled at once.
 4b. Unless ``--skip-instructions`` (or no valgrind): instructions per page counted by callgrind
    (bench/instruction_counts.py): the bare c=2 loop, and the worker of a stack of its own.
+4c. Unless ``--skip-workloads``: the other workload shapes with default options
+   (bench/workloads.py), each beside Celery + Redis: B (N URLs over N/20 hosts), C (1,000
+   one-URL jobs from 16 client threads), L (one one-URL job at a time, beside the Pub/Sub
+   emulator's publish → push floor). The headline job (step 4) is workload A: N URLs of one
+   host, default options.
 5. Prints the figures side by side with the goals (throughput against Celery + Redis, worker
    CPU against the bare c=2 loop, Firestore operations per page, the 10,000-URL submission) and
    an estimated production cost per million pages (bench/costs.py); writes
@@ -57,15 +62,24 @@ from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, ex
 from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
 from bench.site_process import start_site
+from bench.workloads import C_PAGES, URLS_PER_HOST
 
 if TYPE_CHECKING:
     from scrapejobs_devstack.stack import Stack
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS = BENCH_DIR / "results" / "latest.json"
-GOAL_THROUGHPUT_RATIO = 1.0  # end-to-end pages/s ÷ Celery + Redis pages/s, at least
+GOAL_THROUGHPUT_RATIO = 1.0  # A: end-to-end pages/s ÷ Celery + Redis pages/s, at least
 STRETCH_THROUGHPUT_RATIO = 1.5
 GOAL_CPU_RATIO = 1.5  # worker CPU per page ÷ bare c=2 loop CPU per page, at most
+GOAL_INSTRUCTIONS_RATIO = 1.2  # worker instructions per page ÷ the bare c=2 loop's, at most
+GOAL_B_RATIO = 1.2  # B (many hosts): pages/s ÷ Celery + Redis, at least
+GOAL_C_RATIO = 0.5  # C (one-URL jobs): jobs/s ÷ Celery's tasks/s, at least (stretch 1.0)
+GOAL_L_OVER_FLOOR_MS = 25.0  # L: one-URL job p50 - the emulator's publish → push p50, at most
+GOAL_ONE_URL_WRITES = 3.0  # Firestore documents written per one-URL job, at most
+GOAL_ONE_URL_READS = 0.5
+GOAL_B_WRITES_PER_PAGE = 1.1
+GOAL_B_READS_PER_PAGE = 0.1
 GOAL_WRITES_PER_PAGE = 1.25  # Firestore documents written per page (dispatcher + worker)
 GOAL_READS_PER_PAGE = 0.1  # Firestore documents read per page
 GOAL_BIG_ACCEPT_S = 1.5  # a 10,000-URL submission accepted (POST -> 202), at most
@@ -119,6 +133,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-stack", action="store_true", help="no full-stack run")
     parser.add_argument("--skip-floors", action="store_true", help="no floor runs")
     parser.add_argument("--skip-celery", action="store_true", help="no Celery + Redis run")
+    parser.add_argument(
+        "--skip-workloads", action="store_true", help="no workloads B, C, L (bench/workloads.py)"
+    )
     parser.add_argument(
         "--skip-instructions", action="store_true", help="no instruction counts (callgrind)"
     )
@@ -205,6 +222,7 @@ def goals(
     celery: CeleryFigures | None,
     stack: dict[str, Any] | None,
     instructions: dict[str, Any] | None = None,
+    workloads: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The project's goals, each with its value from this run: end-to-end throughput against
     Celery + Redis, worker CPU per page against the bare c=2 loop (in CPU seconds, and in
@@ -247,7 +265,7 @@ def goals(
             f"worker instructions/page ÷ {bare.name}'s (callgrind)",
             (instructions or {}).get("ratio"),
             "<=",
-            GOAL_CPU_RATIO,
+            GOAL_INSTRUCTIONS_RATIO,
             missing=(instructions or {}).get("skipped", no_stack),
         ),
         _goal(
@@ -275,6 +293,7 @@ def goals(
             unit="s",
             missing=no_stack,
         ),
+        *workload_goals(workloads),
     ]
     return {
         "throughput_reference": celery.name if celery else None,
@@ -282,6 +301,85 @@ def goals(
         "throughput_vs_bare": throughput_bare,  # for information (the old goal was >= 0.5)
         "items": items,
     }
+
+
+def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Goals of workloads B, C and L (bench/workloads.py), all with default job options."""
+    runs = workloads or {}
+    ours, theirs = runs.get("scrapejobs") or {}, runs.get("celery") or {}
+    missing = runs.get("skipped") or "no workloads run"
+    no_celery = theirs.get("skipped") or missing
+
+    def ratio(key: str, field: str) -> float | None:
+        mine, base = (ours.get(key) or {}).get(field), (theirs.get(key) or {}).get(field)
+        return round(mine / base, 3) if mine and base else None
+
+    b_ops = (ours.get("B") or {}).get("firestore_per_page") or {}
+    c_ops = (ours.get("C") or {}).get("firestore_per_job") or {}
+    latency, floor = ours.get("L") or {}, ours.get("push_floor") or {}
+    over_floor = None
+    if latency.get("p50_ms") is not None and floor.get("p50_ms") is not None:
+        over_floor = round(latency["p50_ms"] - floor["p50_ms"], 1)
+    return [
+        _goal(
+            "b_vs_celery",
+            "B: 20 URLs a host, pages/s ÷ Celery",
+            ratio("B", "pages_per_s"),
+            ">=",
+            GOAL_B_RATIO,
+            missing=no_celery,
+        ),
+        _goal(
+            "c_vs_celery",
+            "C: one-URL jobs/s (16 clients) ÷ Celery",
+            ratio("C", "jobs_per_s"),
+            ">=",
+            GOAL_C_RATIO,
+            stretch=1.0,
+            missing=no_celery,
+        ),
+        _goal(
+            "l_over_floor_ms",
+            "L: one-URL job p50 - publish→push p50",
+            over_floor,
+            "<=",
+            GOAL_L_OVER_FLOOR_MS,
+            unit="ms",
+            missing=missing,
+        ),
+        _goal(
+            "one_url_writes",
+            "Firestore writes per one-URL job",
+            c_ops.get("writes"),
+            "<=",
+            GOAL_ONE_URL_WRITES,
+            missing=missing,
+        ),
+        _goal(
+            "one_url_reads",
+            "Firestore reads per one-URL job",
+            c_ops.get("reads"),
+            "<=",
+            GOAL_ONE_URL_READS,
+            missing=missing,
+        ),
+        _goal(
+            "b_writes_per_page",
+            "B: Firestore writes per page",
+            b_ops.get("writes"),
+            "<=",
+            GOAL_B_WRITES_PER_PAGE,
+            missing=missing,
+        ),
+        _goal(
+            "b_reads_per_page",
+            "B: Firestore reads per page",
+            b_ops.get("reads"),
+            "<=",
+            GOAL_B_READS_PER_PAGE,
+            missing=missing,
+        ),
+    ]
 
 
 def floor_ratios(
@@ -714,7 +812,11 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
     }
 
     started = time.perf_counter()
-    site, site_url = start_site(log_dir, prerender=args.pages + WARMUP_PAGES)
+    site, site_url = start_site(
+        log_dir,
+        prerender=args.pages + WARMUP_PAGES + C_PAGES,
+        extra_hosts=-(-args.pages // URLS_PER_HOST),
+    )
     cleanup.add("catalog site", site.stop)
     report["site_startup_s"] = round(time.perf_counter() - started, 2)
     print(f"catalog site ready at {site_url} ({report['site_startup_s']:.1f} s)")
@@ -775,7 +877,21 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         count_instructions(args, site_url, log_dir, cleanup) if stack is not None else None
     )
     report["instructions"] = instructions
-    goal = goals(loops[0], celery, stack, instructions)
+    workloads = None
+    if not args.skip_workloads:
+        from bench.workloads import run_workloads
+
+        print("workloads B, C, L with default options (and Celery + Redis beside them)…")
+        workloads = run_workloads(
+            site_url,
+            args.pages,
+            log_dir / "workloads",
+            cleanup.add,
+            rounds=1,
+            celery=not args.skip_celery,
+        )
+    report["workloads"] = workloads
+    goal = goals(loops[0], celery, stack, instructions, workloads)
     report["goals"] = goal
     report["ratios"] = {item["key"]: item["value"] for item in goal["items"][:2]} | {
         "throughput_vs_bare": goal["throughput_vs_bare"]

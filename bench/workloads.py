@@ -5,6 +5,12 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
   shared by two worker processes.
 * **B**: one job of N URLs spread over many hosts (20 URLs each, on 127.0.0.2, 127.0.0.3, …:
   one catalog process listening on every address, so each is a host of its own).
+* **C**: 1,000 one-URL jobs from 16 client threads, each submitting a job and polling it (every
+  50 ms) until it ends before the next, as the seeds' examples use a queue; jobs/s. Celery: 16
+  threads each sending one task and waiting for its result.
+* **L**: one one-URL job at a time, submit → completed (polled every 5 ms): p50 and p95 over
+  ``L_JOBS`` jobs, beside the Pub/Sub emulator's own publish → push floor (a message published
+  to a push subscription whose endpoint is a bare HTTP server in this process).
 
 Every figure is pages/s over the whole job (submit → ``completed``), the best of ``--rounds``
 rounds, with the Firestore documents written and read per page from the services' logs.
@@ -16,8 +22,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +40,13 @@ from scrapejobs_devstack.processes import ManagedProcess
 WORKER_PROCESSES = 2  # as Celery's prefork x2: one per core
 URLS_PER_HOST = 20
 WARMUP_PAGES = 1000
+C_JOBS = 1000
+C_CLIENTS = 16
+C_POLL_S = 0.05
+L_JOBS = 50
+L_POLL_S = 0.005
+FLOOR_MESSAGES = 50
+C_PAGES = C_JOBS + L_JOBS  # the one-URL jobs' pages: catalog products from N on
 
 
 def host_urls(site_port: int, paths: list[str], per_host: int) -> list[str]:
@@ -55,7 +70,10 @@ def run_stack_workloads(
     rounds: int,
     timeout_s: float,
     worker_processes: int = WORKER_PROCESSES,
+    one_url: list[str] | None = None,
 ) -> dict[str, Any]:
+    """Workloads A and B (best of ``rounds``), then, given ``one_url`` URLs, the push floor,
+    C and L, on one stack with default job options."""
     import httpx
 
     from bench.stack_run import bench_config, firestore_ops, submit_job, wait_completed
@@ -93,8 +111,164 @@ def run_stack_workloads(
                 if best is None or figure["pages_per_s"] > best["pages_per_s"]:
                     best = figure
             figures[name] = best
+        if one_url:
+            assert stack.pubsub is not None
+            figures["push_floor"] = push_floor(stack.pubsub.host, config.project_id, FLOOR_MESSAGES)
+            print(f"push floor: {figures['push_floor']}", flush=True)
+            logs = (stack.worker.log_path, stack.dispatcher.log_path)
+            figures |= run_one_url_workloads(config.dispatcher_url, one_url, logs, time.time())
+            print(f"scrapejobs C: {figures['C']}\nscrapejobs L: {figures['L']}", flush=True)
     stack.stop()
     return figures
+
+
+def one_url_jobs(
+    api_url: str, urls: list[str], clients: int, poll_s: float, timeout_s: float
+) -> list[float]:
+    """Each of ``clients`` threads submits a one-URL job, polls it until it ends, then takes
+    the next URL. Returns each job's submit → ended seconds; raises if a job did not succeed."""
+    import concurrent.futures
+
+    import httpx
+
+    from bench.catalog_site import FIELDS
+
+    pending = list(reversed(urls))
+    lock = threading.Lock()
+    took: list[float] = []
+
+    def client() -> None:
+        with httpx.Client(base_url=api_url, timeout=30, trust_env=False) as api:
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    url = pending.pop()
+                started = time.perf_counter()
+                response = api.post("/v1/jobs", json={"url": url, "extract": FIELDS})
+                response.raise_for_status()
+                job_id = response.json()["id"]
+                deadline = time.monotonic() + timeout_s
+                while True:
+                    job = api.get(f"/v1/jobs/{job_id}").json()
+                    if job["status"] in ("completed", "cancelled"):
+                        break
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"job {job_id} not done after {timeout_s} s")
+                    time.sleep(poll_s)
+                if job["counts"].get("succeeded") != 1:
+                    raise RuntimeError(f"one-URL job {job_id} did not succeed: {job}")
+                with lock:
+                    took.append(time.perf_counter() - started)
+
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        for future in [pool.submit(client) for _ in range(clients)]:
+            future.result()
+    return took
+
+
+def run_one_url_workloads(
+    api_url: str, urls: list[str], log_paths: tuple[Path, Path], since: float
+) -> dict[str, Any]:
+    """C (``C_JOBS`` jobs, ``C_CLIENTS`` threads) and L (``L_JOBS`` jobs one at a time), with
+    the Firestore documents the services read and wrote per one-URL job during C."""
+    from bench.stack_run import log_entries
+
+    started = time.perf_counter()
+    took = one_url_jobs(api_url, urls[:C_JOBS], C_CLIENTS, C_POLL_S, 120)
+    wall = time.perf_counter() - started
+    ops = {"reads": 0, "writes": 0}
+    for path in log_paths:  # worker batches + dispatcher submissions during C
+        for entry in log_entries(path):
+            if entry.get("message") not in ("batch processed", "job submitted", "host slots swept"):
+                continue
+            if _ts(entry.get("time", "")) < since:
+                continue
+            ops["reads"] += int(entry.get("firestore_reads") or 0)
+            ops["writes"] += int(entry.get("firestore_writes") or 0)
+    latencies = one_url_jobs(api_url, urls[C_JOBS : C_JOBS + L_JOBS], 1, L_POLL_S, 60)
+    return {
+        "C": {
+            "jobs": len(took),
+            "clients": C_CLIENTS,
+            "wall_s": round(wall, 3),
+            "jobs_per_s": round(len(took) / wall, 1),
+            "firestore_per_job": {k: round(v / len(took), 3) for k, v in ops.items()},
+            "note": "firestore_per_job: the services' own operations (status polls not counted)",
+        },
+        "L": _latency_summary(latencies),
+    }
+
+
+def _latency_summary(seconds: list[float]) -> dict[str, Any]:
+    from bench.bare_loop import percentile
+
+    ms = [s * 1000 for s in seconds]
+    return {
+        "n": len(ms),
+        "p50_ms": round(percentile(ms, 50), 1),
+        "p95_ms": round(percentile(ms, 95), 1),
+    }
+
+
+def _ts(value: str) -> float:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def push_floor(pubsub_host: str, project_id: str, messages: int) -> dict[str, Any]:
+    """The Pub/Sub emulator's publish → push latency: one message at a time to a push
+    subscription whose endpoint is a bare HTTP server in this process (it answers 204)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from bench.floors import pubsub_clients
+    from scrapejobs_devstack.processes import free_port
+
+    arrived = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(204)
+            self.end_headers()
+            arrived.set()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    port = free_port()
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    took: list[float] = []
+    try:
+        with pubsub_clients(pubsub_host) as (publisher, subscriber):
+            topic = publisher.topic_path(project_id, "push-floor")
+            subscription = subscriber.subscription_path(project_id, "push-floor")
+            publisher.create_topic(name=topic)
+            subscriber.create_subscription(
+                name=subscription,
+                topic=topic,
+                push_config={"push_endpoint": f"http://127.0.0.1:{port}/push"},
+                ack_deadline_seconds=10,
+            )
+            for n in range(messages + 5):  # 5 warm-up messages
+                arrived.clear()
+                started = time.perf_counter()
+                publisher.publish(topic, b"{}").result()
+                if not arrived.wait(30):
+                    raise TimeoutError("the emulator pushed nothing within 30 s")
+                if n >= 5:
+                    took.append(time.perf_counter() - started)
+            subscriber.delete_subscription(subscription=subscription)
+    finally:
+        server.shutdown()
+        server.server_close()
+    return _latency_summary(took)
 
 
 def run_celery_workloads(
@@ -104,12 +278,18 @@ def run_celery_workloads(
     register: Callable[[str, Callable[[], None]], None],
     rounds: int,
     timeout_s: float,
+    one_url: list[str] | None = None,
 ) -> dict[str, Any]:
-    from bench.celery_baseline import run_celery, unavailable
+    from bench.celery_baseline import run_celery, run_celery_one_at_a_time, unavailable
 
     if reason := unavailable():
         return {"skipped": reason}
     figures: dict[str, Any] = {}
+    if one_url:
+        figures["C"] = run_celery_one_at_a_time(
+            one_url[:C_JOBS], warmup, log_dir, register, timeout_s, C_CLIENTS
+        )
+        print(f"celery C: {figures['C']}", flush=True)
     for name, urls in workloads.items():
         celery = run_celery(urls, warmup, _truth, log_dir, register, timeout_s, passes=rounds)
         best_wall = min(celery.runs_wall_s)
@@ -124,11 +304,48 @@ def run_celery_workloads(
     return figures
 
 
+def run_workloads(
+    site_url: str,
+    pages: int,
+    log_dir: Path,
+    register: Callable[[str, Callable[[], None]], None],
+    rounds: int = 1,
+    celery: bool = True,
+    only: str = "BC",
+    worker_processes: int = WORKER_PROCESSES,
+) -> dict[str, Any]:
+    """The workloads in ``only`` (A, B, C: C includes L and the push floor) over the catalog at
+    ``site_url`` (started with ``extra_hosts`` for B), Celery + Redis first, then one stack."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    port = int(site_url.rsplit(":", 1)[1])
+    paths = bench_paths(pages)
+    workloads: dict[str, list[str]] = {}
+    if "A" in only:
+        workloads["A"] = [site_url + p for p in paths]
+    if "B" in only:
+        workloads["B"] = host_urls(port, paths, URLS_PER_HOST)
+    one_url = None
+    if "C" in only:
+        one_url = [site_url + p for p in bench_paths(C_PAGES, start=pages)]
+    warmup = [site_url + p for p in bench_paths(WARMUP_PAGES, start=PRODUCTS - 4 * WARMUP_PAGES)]
+    report: dict[str, Any] = {"pages": pages, "rounds": rounds}
+    if celery:
+        report["celery"] = run_celery_workloads(
+            workloads, warmup[:40], log_dir, register, rounds, 600, one_url
+        )
+    else:
+        report["celery"] = {"skipped": "--skip-celery"}
+    report["scrapejobs"] = run_stack_workloads(
+        workloads, warmup, log_dir, register, rounds, 600, worker_processes, one_url
+    )
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--only", default="AB", help="workloads to run, e.g. A or AB")
+    parser.add_argument("--only", default="ABC", help="workloads: A, B, C (C includes L)")
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)
     parser.add_argument("--output", type=Path, default=None)
@@ -138,28 +355,26 @@ def main(argv: list[str] | None = None) -> int:
     def register(name: str, stop: Callable[[], None]) -> None:
         stops.append((name, stop))
 
+    def stop_on_signal(signum: int, frame: object) -> None:
+        raise SystemExit(130)  # the finally below stops what was started
+
+    signal.signal(signal.SIGTERM, stop_on_signal)
     log_dir = Path(tempfile.mkdtemp(prefix="scrapejobs-workloads-"))
-    paths = bench_paths(args.pages)
-    warm_paths = bench_paths(WARMUP_PAGES, start=PRODUCTS - 4 * WARMUP_PAGES)
-    hosts = -(-args.pages // URLS_PER_HOST)
     try:
         site: ManagedProcess
-        site, site_url = start_site(log_dir, prerender=args.pages, extra_hosts=hosts)
+        hosts = -(-args.pages // URLS_PER_HOST)
+        prerender = args.pages + C_PAGES
+        site, site_url = start_site(log_dir, prerender=prerender, extra_hosts=hosts)
         register("site", site.stop)
-        port = int(site_url.rsplit(":", 1)[1])
-        workloads: dict[str, list[str]] = {}
-        if "A" in args.only:
-            workloads["A"] = [site_url + p for p in paths]
-        if "B" in args.only:
-            workloads["B"] = host_urls(port, paths, URLS_PER_HOST)
-        warmup = [site_url + p for p in warm_paths]
-        report: dict[str, Any] = {"pages": args.pages, "rounds": args.rounds}
-        if not args.skip_celery:
-            report["celery"] = run_celery_workloads(
-                workloads, warmup[:40], log_dir, register, args.rounds, 600
-            )
-        report["scrapejobs"] = run_stack_workloads(
-            workloads, warmup, log_dir, register, args.rounds, 600, args.worker_processes
+        report = run_workloads(
+            site_url,
+            args.pages,
+            log_dir,
+            register,
+            args.rounds,
+            celery=not args.skip_celery,
+            only=args.only,
+            worker_processes=args.worker_processes,
         )
         print(json.dumps(report, indent=2))
         if args.output:

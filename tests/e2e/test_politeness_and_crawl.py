@@ -121,3 +121,54 @@ async def test_per_host_concurrency_holds_across_worker_processes(
     assert final["counts"]["succeeded"] == 24
     assert 2 <= site.max_in_flight <= 3, site.max_in_flight
     assert all(site.count(f"/conc/{i}") == 1 for i in range(24))
+
+
+@pytest.fixture
+async def two_patient_workers(stack):
+    """Two more worker processes on the stack's emulators that keep idle host slots warm for
+    10 s (SCRAPEJOBS_WARM_SLOT_IDLE_S): only a fair share can free them sooner."""
+    config = stack.config
+    urls, processes = [], []
+    for name in ("worker-x", "worker-y"):
+        port = free_port()
+        env = {
+            **stack.emulator_env(),
+            "SCRAPEJOBS_PUSH_AUTH": "none",
+            "SCRAPEJOBS_FETCH_ALLOWLIST": "127.0.0.0/8",
+            "SCRAPEJOBS_WARM_SLOT_IDLE_S": "10",
+            **config.worker_env,
+        }
+        processes.append(stack._service(name, "scrapejobs_worker", port, env))
+        urls.append(f"http://127.0.0.1:{port}")
+    yield urls
+    for process in processes:
+        process.stop()
+
+
+async def test_a_waiting_process_gets_the_slots_another_left_idle_within_a_second_or_so(
+    api, site, store, two_patient_workers
+) -> None:
+    """Worker x runs a batch and keeps its 4 slots of the host warm (for 10 s, were it alone);
+    worker y's batch of the same host waits for them. y says it waits, x sees it at its next
+    look and gives the idle slots back: y's batch is done in about a second, not 10, and the
+    site never sees more than the cap in flight."""
+    await asyncio.sleep(1.5)  # slots earlier tests left warm on this host lapse
+    urls = [f"{site.url}/conc/fair-{i}?s=0.05" for i in range(8)]
+    job_id, batches = await write_job_directly(
+        store, urls, {"per_host_concurrency": 4}, batch_size=4
+    )
+    x, y = two_patient_workers
+    site.max_in_flight = 0
+    async with httpx.AsyncClient(timeout=60) as client:
+        first = await client.post(f"{x}/pubsub/push", json=envelope_of(batches[0], "fair-1"))
+        assert first.status_code == 204
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        second = await client.post(f"{y}/pubsub/push", json=envelope_of(batches[1], "fair-2"))
+        took = loop.time() - started
+    assert second.status_code == 204
+    final = await wait_finished(api, job_id, timeout_s=30)
+    assert final["counts"]["succeeded"] == 8
+    # x's look (every 0.5 s) + 0.3 s contended idle + y's ask (every 0.5 s at most) + fetches
+    assert took < 4.0, f"y waited {took:.1f} s for slots x held idle"
+    assert site.max_in_flight <= 4, site.max_in_flight

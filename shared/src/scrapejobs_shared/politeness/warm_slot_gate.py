@@ -18,9 +18,10 @@ What still holds, across every instance:
   that stops getting requests gives its warm slots back at its next request, at shutdown, or
   when their lease ends, whichever comes first.
 * **Fair shares.** A process refused by the store for want of a free slot says so (``want``:
-  one small document of its own, refreshed while it waits). A process holding more than half a
-  host's slots looks at who waits for that host every ``check_s`` (one query, only while it
-  holds them), and while others wait it keeps no more than its share, ``concurrency // (1 +
+  one small document of its own, refreshed while it waits, withdrawn when its holding of the
+  host ends). A process holding more than half a host's slots, or wanting more, or knowing of
+  wanters, looks at who waits for that host every ``check_s`` (one query, only while it holds
+  some), and while others wait it keeps no more than its share, ``concurrency // (1 +
   waiting processes)``: a slot coming back beyond the share goes back to the store at once
   instead of to its own next fetch, an idle one after ``contended_idle_s``, and its own lanes
   wait without asking the store. Without this, a process kept every slot of a host warm for its
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 import uuid
@@ -44,6 +46,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.host_gate import (
     BreakerPolicy,
     HostGate,
@@ -56,6 +59,7 @@ from scrapejobs_shared.ports.host_gate import (
 )
 
 log = logging.getLogger(__name__)
+SWEPT = "host slots swept"  # the log line of a sweep that used the store (bench: its costs)
 WANTS_KEPT = 4096  # hosts whose last want this process remembers (a broad crawl sees many)
 
 
@@ -330,14 +334,23 @@ class WarmSlotGate:
 
     def _start_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.create_task(self._sweep_while_warm(), name="warm-slot-sweeper")
+            # its own context: the store operations it makes are not the batch's that started it
+            self._sweeper = asyncio.create_task(
+                self._sweep_while_warm(), name="warm-slot-sweeper", context=contextvars.Context()
+            )
 
     async def _sweep_while_warm(self) -> None:
         while self._warm or self._held:
             contended = any(holding.others for holding in self._held.values())
             pause = self._policy.contended_idle_s if contended else self._policy.idle_s / 2
             await asyncio.sleep(min(pause, self._policy.check_s))
-            await self.sweep()
+            with counting() as ops:
+                await self.sweep()
+            if ops.reads or ops.writes:  # looks for wanters, slots given back, wants withdrawn
+                log.info(
+                    SWEPT,
+                    extra={"firestore_reads": ops.reads, "firestore_writes": ops.writes},
+                )
 
 
 def _serves(warm: _WarmSlot, limits: HostLimits, lease_until: datetime) -> bool:

@@ -239,6 +239,27 @@ async def test_a_spare_slot_someone_else_took_is_a_lost_race_not_a_second_holder
 
 
 @pytest.mark.emulators
+async def test_a_host_never_seen_costs_one_read_and_a_known_one_still_works(stack: object) -> None:
+    client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
+    first, second = FirestoreHostGate(client), FirestoreHostGate(client)
+    host = a_host()
+    try:
+        with counting() as fresh:  # no slot document yet: the host document, a blind create
+            permit = await take(first, host, HostLimits(1))
+        assert isinstance(permit, Permit) and (fresh.reads, fresh.writes) == (1, 1)
+        with counting() as taken:  # new to this instance, but its only slot is held: refused
+            refused = await take(second, host, HostLimits(1))
+        assert isinstance(refused, Throttle) and refused.reason == "concurrency"
+        assert taken.reads >= 2  # the blind create failed: the usual look followed
+        await first.release(permit)
+        again = await take(second, host, HostLimits(1))  # the released slot document exists
+        assert isinstance(again, Permit) and again.slot == permit.slot
+        assert (await first.state(host, datetime.now(UTC))).in_flight == 1
+    finally:
+        client.close()
+
+
+@pytest.mark.emulators
 async def test_a_smaller_limit_never_gets_a_slot_beyond_it(stack: object) -> None:
     client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
     gate = FirestoreHostGate(client)

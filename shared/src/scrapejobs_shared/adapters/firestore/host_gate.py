@@ -11,7 +11,10 @@ released slot's is the epoch), which Firestore bills as the documents it returns
 refusing a host whose slots are all held costs 3 reads (the host document, the random slot, the
 query) instead of 2 + its slot count. A host this instance found full within ``FULL_FOR`` (its
 lanes wait and ask again) is queried at once, without the random slot: 2 reads per refusal.
-A look that finds several free slots keeps the others for ``SPARE_FOR``: the instance's next
+The first look at a host this instance never touched reads only the host document and creates
+a random slot blindly (a new host has no slot documents; if that one exists, the create fails
+and the usual looks follow). A look that finds several free slots keeps the others for
+``SPARE_FOR``: the instance's next
 acquisitions of the host try them first with no read at all (their writes are guarded by the
 snapshots' update times, so a slot taken by someone else since is just a lost race), trusting
 the host document read with them for as long, as warm slots do. Until every slot document is
@@ -73,6 +76,7 @@ class FirestoreHostGate:
         self._complete: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
         self._full: OrderedDict[str, datetime] = OrderedDict()  # host -> when found full
         self._spares: OrderedDict[str, _Spare] = OrderedDict()  # free slots a look found
+        self._seen: OrderedDict[str, bool] = OrderedDict()  # hosts this instance has looked at
 
     def _slot(self, host: str, slot: int) -> Any:
         return self._hosts.document(host).collection("slots").document(str(slot))
@@ -126,7 +130,17 @@ class FirestoreHostGate:
     ) -> AsyncGenerator[tuple[Any, list[tuple[int, Any]]], None]:
         """The host document with slots to try, in up to two looks. Usually a host has free
         slots: one random slot first; the others only if it is busy (one query, once every
-        slot document is known to exist). A host found full a moment ago: the query first."""
+        slot document is known to exist). A host found full a moment ago: the query first. A
+        host this instance never touched: the host document alone, and a blind ``create`` of a
+        random slot (a host seen for the first time usually has no slot documents at all: a
+        broad crawl pays one read per host, not two); if that slot exists, the usual looks."""
+        if not self._seen.get(host):
+            _remember(self._seen, host, True)
+            count(reads=1)
+            host_snap = await self._hosts.document(host).get()
+            order = list(range(concurrency))
+            random.shuffle(order)
+            yield host_snap, [(order[0], _Unread(self._slot(host, order[0])))]
         known = self._known_complete(host, concurrency, now)
         if known and self._found_full(host, now):
             if (queried := await self._query_free(host, concurrency, now)) is not None:
@@ -316,6 +330,18 @@ class FirestoreHostGate:
 
     def _wants(self, host: str) -> Any:
         return self._hosts.document(host).collection("wants")
+
+
+@dataclass(frozen=True, slots=True)
+class _Unread:
+    """A slot document not read: taken with ``create``, which fails if it exists."""
+
+    reference: Any
+    exists: bool = False
+    update_time: Any = None
+
+    def to_dict(self) -> None:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,9 @@ Two things a schema cannot say, so generated requests leave them out:
 And what a JSON Schema cannot express, so valid-looking submissions that break it are not
 generated: a CSS selector, an XPath expression or a regex must compile, a field may not be
 named after a requested format, ``items`` nest at most 5 deep and need a selector that
-matches elements, a ``validate`` stage's schema must itself be a valid JSON Schema. The API answers those with a
-422 naming the field (tests/unit/extraction and tests/unit/dispatcher test them).
+matches elements, a ``validate`` stage's schema must itself be a valid JSON Schema. The API
+answers those with a 422 naming the field (tests/unit/extraction and tests/unit/dispatcher test
+them).
 """
 
 from __future__ import annotations

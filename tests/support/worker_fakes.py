@@ -23,8 +23,8 @@ from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.fetch_port import FetchRequest, FetchResponse
 from scrapejobs_worker.page_extraction import extract_outcome
-from scrapejobs_worker.politeness import Politeness, PolitenessPolicy
-from scrapejobs_worker.robots_cache import RobotsCache
+from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
+from scrapejobs_worker.politeness.robots_cache import RobotsCache
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

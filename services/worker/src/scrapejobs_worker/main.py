@@ -32,10 +32,10 @@ from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.page_extraction import extract_outcome
-from scrapejobs_worker.politeness import Politeness, PolitenessPolicy
+from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
+from scrapejobs_worker.politeness.robots_cache import RobotsCache
 from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
 from scrapejobs_worker.push_guard import PushGuard
-from scrapejobs_worker.robots_cache import RobotsCache
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner

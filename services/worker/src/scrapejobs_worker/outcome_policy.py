@@ -15,8 +15,8 @@ from enum import StrEnum
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_worker.fetch_port import FetchError, FetchResponse
-from scrapejobs_worker.http_status_policy import StatusClass, classify_status
-from scrapejobs_worker.retry_after import parse_retry_after
+from scrapejobs_worker.politeness.http_status_policy import StatusClass, classify_status
+from scrapejobs_worker.politeness.retry_after import parse_retry_after
 
 
 @dataclass(frozen=True, slots=True)

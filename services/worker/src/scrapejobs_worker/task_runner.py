@@ -45,7 +45,7 @@ from scrapejobs_worker.outcome_policy import (
 )
 from scrapejobs_worker.page_extraction import ExtractedPage
 from scrapejobs_worker.phase_timer import phase
-from scrapejobs_worker.politeness import HeldPermit, Politeness
+from scrapejobs_worker.politeness.admission import HeldPermit, Politeness
 
 Extractor = Callable[[FetchResponse, JobSpec], ExtractedPage]
 CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")

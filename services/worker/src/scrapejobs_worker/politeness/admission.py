@@ -14,7 +14,7 @@ from scrapejobs_shared.domain.jobspec import JobOptions
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
 from scrapejobs_worker.fetching.config import DEFAULT_USER_AGENT
 from scrapejobs_worker.phase_timer import phase
-from scrapejobs_worker.robots_cache import RobotsCache
+from scrapejobs_worker.politeness.robots_cache import RobotsCache
 
 
 @dataclass(frozen=True, slots=True)

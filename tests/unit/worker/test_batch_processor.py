@@ -431,3 +431,36 @@ async def test_a_batch_too_long_for_the_ack_deadline_defers_what_cannot_finish(s
     [(message, attributes)] = publisher.published
     assert len(message.tasks) == 8 - done and attributes["deferrals"] == "1"
     assert all(item(store, t.id).attempts == 0 for t in message.tasks)  # refunded
+
+
+class SlowReads(MemoryJobStore):
+    """The memory store with a round trip's pause on the job read and the claim, recording
+    when each starts and ends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    async def get_job(self, job_id: str):  # type: ignore[no-untyped-def]
+        self.events.append("job read starts")
+        await asyncio.sleep(0.02)
+        self.events.append("job read ends")
+        return await super().get_job(job_id)
+
+    async def claim_batch(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.events.append("claim starts")
+        await asyncio.sleep(0.02)
+        self.events.append("claim ends")
+        return await super().claim_batch(*args, **kwargs)
+
+
+async def test_a_jobs_first_batch_reads_the_spec_and_claims_at_once() -> None:
+    """A one-URL job pays one round trip before its fetch, not two in a row."""
+    store = SlowReads()
+    await setup_job(store)
+    store.events.clear()
+    verdict = await build_processor(store, ScriptedFetcher(200), lambda: NOW).handle_push(push())
+    assert verdict.ack and result(store).status is TaskStatus.SUCCEEDED
+    first_end = min(store.events.index("job read ends"), store.events.index("claim ends"))
+    assert store.events.index("claim starts") < first_end
+    assert store.events.index("job read starts") < first_end

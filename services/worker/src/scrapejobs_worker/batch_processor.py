@@ -29,6 +29,7 @@ from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqu
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
@@ -175,12 +176,15 @@ class BatchProcessor:
     async def _process(
         self, message: BatchMessage, deferrals: int, deadline: float
     ) -> tuple[Verdict, list[TaskResult]]:
-        with phase("spec"):
-            spec = await self._jobs.spec(message.job_id)
+        # The job's spec (a read on a job's first batch in this process) and the claim run
+        # together: a one-URL job waits for one round trip, not two. A spec read that fails
+        # after the claim succeeded leaves the claim's lease to lapse (the redelivery waits it out).
+        spec, claim = await asyncio.gather(
+            self._spec(message.job_id), self._claim(message, deadline)
+        )
         if spec is None:
             log.warning("job not found", extra={"job_id": message.job_id})
             return Verdict.done("unknown job"), []
-        claim = await self._claim(message, deadline)
         if isinstance(claim, Missing):
             log.warning("batch not found", extra={"batch_id": message.batch_id})
             return Verdict.done("unknown batch"), []
@@ -211,6 +215,10 @@ class BatchProcessor:
         if Kind.RETRY in kinds:
             return Verdict.retry("some tasks failed transiently", "transient_task_failure"), results
         return Verdict.done("done"), results
+
+    async def _spec(self, job_id: str) -> JobSpec | None:
+        with phase("spec"):
+            return await self._jobs.spec(job_id)
 
     async def _claim(self, message: BatchMessage, deadline: float) -> ClaimResult:
         """Claim the batch; a duplicate delivery waits out the owner's lease (its writes renew

@@ -172,3 +172,31 @@ async def test_an_event_lost_before_it_was_queued_is_queued_again() -> None:
     assert (await sender.handle(pushed(event))).ack
     assert not await events.announce_if_lost(job, log)  # attempted: never again
     assert len(outbox.events) == 1
+
+
+class CountingReads(MemoryJobStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.job_reads = 0
+
+    async def get_job(self, job_id: str):  # type: ignore[no-untyped-def]
+        self.job_reads += 1
+        return await super().get_job(job_id)
+
+
+async def test_a_completion_given_the_spec_reads_the_job_again_only_for_a_webhook() -> None:
+    store, outbox = CountingReads(), MemoryWebhookOutbox()
+    await ended_job(store, [TaskStatus.SUCCEEDED])
+    job = await store.get_job("j1")
+    assert job is not None
+    store.job_reads = 0
+    silent = job.spec.model_copy(update={"webhook": None})
+    assert await complete_if_done(store, "j1", clock, JobEvents(store, outbox), spec=silent)
+    assert store.job_reads == 0 and outbox.events == []  # no webhook: nothing to announce
+
+    store, outbox = CountingReads(), MemoryWebhookOutbox()
+    await ended_job(store, [TaskStatus.SUCCEEDED])
+    job = await store.get_job("j1")
+    assert job is not None
+    assert await complete_if_done(store, "j1", clock, JobEvents(store, outbox), spec=job.spec)
+    assert [e.type for e in outbox.events] == ["job.completed"]

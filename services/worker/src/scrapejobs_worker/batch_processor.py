@@ -204,7 +204,9 @@ class BatchProcessor:
         results = await self._run_all(work, recorder)
         kinds = {result.kind for result in results}
         if recorder.job_may_be_done:
-            await complete_if_done(self._store, message.job_id, self._clock, self._events)
+            await complete_if_done(
+                self._store, message.job_id, self._clock, self._events, spec=spec
+            )
         if Kind.DEFER in kinds:
             open_items = _still_open(claim.batch.open_items, results)
             batch = replace(claim.batch, items=open_items)

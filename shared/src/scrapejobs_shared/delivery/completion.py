@@ -6,6 +6,7 @@ import logging
 
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.ports.job_store import JobStore
 
@@ -13,16 +14,21 @@ log = logging.getLogger(__name__)
 
 
 async def complete_if_done(
-    store: JobStore, job_id: str, clock: Clock, events: JobEvents | None = None
+    store: JobStore,
+    job_id: str,
+    clock: Clock,
+    events: JobEvents | None = None,
+    spec: JobSpec | None = None,
 ) -> bool:
     """Move the job to ``completed`` when no task is open (a cancelled job stays cancelled).
     Safe to call concurrently and repeatedly: the status only moves forward, and only the
-    call that moved it announces it (``events``)."""
+    call that moved it announces it (``events``; given the job's ``spec``, a job without a
+    webhook is not read again to find that out)."""
     if await store.has_open_tasks(job_id):
         return False
     if await store.set_job_status(job_id, JobStatus.COMPLETED, clock()):
         log.info("job completed", extra={"job_id": job_id})
-        if events is not None:
+        if events is not None and (spec is None or spec.webhook is not None):
             await events.ended(job_id)
         return True
     return False

@@ -125,6 +125,17 @@ def configure(
 
 # --- jobs -------------------------------------------------------------------------------------
 
+ExtractFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--extract", "-e", help="Extraction spec: a JSON or YAML file.", show_default=False
+    ),
+]
+OptionsFile = Annotated[
+    Path | None,
+    typer.Option(help="Job options (timeout_s, formats…): JSON or YAML.", show_default=False),
+]
+
 
 @app.command()
 @reports_errors
@@ -146,16 +157,8 @@ def submit(
     ] = None,
     max_pages: Annotated[int | None, typer.Option(help="Crawl: pages at most.")] = None,
     max_depth: Annotated[int | None, typer.Option(help="Crawl: link hops at most.")] = None,
-    extract: Annotated[
-        Path | None,
-        typer.Option(
-            "--extract", "-e", help="Extraction spec: a JSON or YAML file.", show_default=False
-        ),
-    ] = None,
-    options: Annotated[
-        Path | None,
-        typer.Option(help="Job options (timeout_s, formats…): JSON or YAML.", show_default=False),
-    ] = None,
+    extract: ExtractFile = None,
+    options: OptionsFile = None,
     label: Annotated[
         list[str] | None, typer.Option(help="A label key=value (repeatable).", show_default=False)
     ] = None,
@@ -202,16 +205,8 @@ def submit(
 def scrape(
     ctx: typer.Context,
     url: Annotated[str, typer.Argument(help="The URL to scrape.", show_default=False)],
-    extract: Annotated[
-        Path | None,
-        typer.Option(
-            "--extract", "-e", help="Extraction spec: a JSON or YAML file.", show_default=False
-        ),
-    ] = None,
-    options: Annotated[
-        Path | None,
-        typer.Option(help="Job options (timeout_s, formats…): JSON or YAML.", show_default=False),
-    ] = None,
+    extract: ExtractFile = None,
+    options: OptionsFile = None,
     timeout: Annotated[
         float | None,
         typer.Option(

@@ -27,8 +27,9 @@ What still holds, across every instance:
   wait without asking the store. Without this, a process kept every slot of a host warm for its
   own next batch while another process's lanes waited (the host-slot stall).
 * **Pauses.** Taking a fresh slot checks the host document as always. A warm reuse trusts a
-  copy of it at most ``signals_ttl_s`` old for the circuit breaker and Retry-After holds; this
-  instance's own holds and failures take effect at once.
+  copy of it at most ``signals_ttl_s`` old for the circuit breaker and Retry-After holds (the
+  fresh slot's own grant counts as such a copy: no pause was in force then); this instance's
+  own holds and failures take effect at once.
 * **Spacing.** A host with a request interval (rps, Crawl-delay) needs a shared write per
   request start anyway, so those acquisitions bypass warm slots entirely.
 """
@@ -154,6 +155,10 @@ class WarmSlotGate:
         if isinstance(result, Permit):
             self._leases[result] = kept_until
             self._took(host, limits.concurrency, now)
+            if host not in self._signals:
+                # the store granted it after reading the host document: no pause held at
+                # ``now``; warm reuses trust that as they would trust their own read of it
+                self._signals[host] = _CachedSignals(HostSignals(failures=result.failures), now)
         elif result.reason == "concurrency":
             await self._say_wanted(host, now)
         return result

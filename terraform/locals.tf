@@ -54,6 +54,8 @@ locals {
     SCRAPEJOBS_BATCH_SIZE = tostring(var.task_batch_size)
     # longer than a healthy batch can go without a write: a redelivery after max backoff
     SCRAPEJOBS_RECONCILE_AFTER_S = tostring(var.max_backoff_s + var.ack_deadline_s + 30)
+    # POST /v1/scrape answers its 504 (naming the job) before Cloud Run cuts the request
+    SCRAPEJOBS_SCRAPE_MAX_WAIT_S = tostring(var.dispatcher_request_timeout_s - 5)
   })
 
   worker_env = merge(local.common_env, {

@@ -403,7 +403,7 @@ variable "dispatcher_max_instances" {
 
 variable "dispatcher_request_timeout_s" {
   type        = number
-  description = "Cloud Run request timeout of the dispatcher in seconds (also the Cloud Scheduler attempt deadline)."
+  description = "Cloud Run request timeout of the dispatcher in seconds (also the Cloud Scheduler attempt deadline; `POST /v1/scrape` waits at most this minus 5 s, then answers 504 naming the job)."
   default     = 60
 
   validation {

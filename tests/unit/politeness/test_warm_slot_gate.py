@@ -361,3 +361,48 @@ async def test_a_process_refused_by_the_store_says_so_at_most_every_third_of_wan
         clock.advance(0.2)
     assert counting.calls["want"] == 2  # at 0 s and at 1 s (want_s / 3)
     await busy.close()
+
+
+async def test_a_process_whose_holding_ends_withdraws_its_want_at_once() -> None:
+    """Holders keep to a share while a want lasts: a process that stops wanting the host (its
+    slots went idle and back) ends its want then, not want_s later."""
+    shared = MemoryHostGate()
+    clock = Clock()
+    busy = WarmSlotGate(shared, POLICY, clock, process_id="busy")
+    short = WarmSlotGate(shared, POLICY, clock, process_id="short")
+    mine = await take_all(short, clock, 1, cap=2)
+    await take_all(busy, clock, 1, cap=2)
+    assert isinstance(await acquire(short, clock, concurrency=2), Throttle)  # full: it says so
+    assert shared.wants[(HOST, "short")] > clock()
+    await short.release(mine[0])
+    clock.advance(POLICY.idle_s)
+    await short.sweep()  # idle: given back, and the want ends now
+    assert shared.wants[(HOST, "short")] == clock()
+    assert await shared.wanting(HOST, clock()) == frozenset()
+    await busy.close()
+
+
+async def test_the_sweeper_logs_the_store_operations_it_makes(caplog) -> None:
+    """The sweeper's store work belongs to no batch: it is logged apart ("host slots swept"),
+    so the benchmark can count it."""
+    from scrapejobs_shared.observability.store_ops import count
+    from scrapejobs_shared.politeness.warm_slot_gate import SWEPT
+
+    class CountedRelease(MemoryHostGate):
+        async def release(self, permit: Permit) -> None:
+            count(writes=1)
+            await super().release(permit)
+
+    caplog.set_level("INFO")
+    now = datetime.now(UTC)
+    gate = WarmSlotGate(CountedRelease(), WarmSlotPolicy(idle_s=0.05), lambda: datetime.now(UTC))
+    permit = await gate.acquire(HOST, HostLimits(2), now + LEASE, now)
+    assert isinstance(permit, Permit)
+    await gate.release(permit)
+    for _ in range(50):
+        if any(r.getMessage() == SWEPT for r in caplog.records):
+            break
+        await asyncio.sleep(0.02)
+    [swept] = [r for r in caplog.records if r.getMessage() == SWEPT]
+    assert swept.firestore_writes == 1 and swept.firestore_reads == 0  # type: ignore[attr-defined]
+    await gate.close()

@@ -178,7 +178,8 @@ def all_results(api: httpx.Client, job_id: str) -> list[dict[str, Any]]:
             return results
 
 
-def _ts(value: str) -> float:
+def log_time(value: str) -> float:
+    """A log line's ``time`` (ISO 8601) as a Unix timestamp."""
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
@@ -203,7 +204,7 @@ def _of_job(entry: dict[str, Any], job_id: str, since: float) -> bool:
         return bool(entry["job_id"] == job_id)
     if isinstance(entry.get("job_ids"), list):
         return job_id in entry["job_ids"]
-    return "time" in entry and _ts(entry["time"]) >= since
+    return "time" in entry and log_time(entry["time"]) >= since
 
 
 def worker_log_timings(log_path: Path, job_id: str, since: float) -> dict[str, list[float]]:
@@ -229,7 +230,7 @@ def worker_log_timings(log_path: Path, job_id: str, since: float) -> dict[str, l
     return timings
 
 
-def _count_ops(entries: Iterable[dict[str, Any]]) -> dict[str, int] | None:
+def count_ops(entries: Iterable[dict[str, Any]]) -> dict[str, int] | None:
     """Sum of the integer ``firestore_*`` fields of ``entries``, with ``lines``: how many
     lines had one; None when none had."""
     totals: dict[str, int] = {}
@@ -269,19 +270,21 @@ def firestore_ops(
     tasks = [e for e in worker_entries if e.get("message") == LOG_TIMING_MESSAGE]
     # host-slot upkeep (looks for wanters, idle slots given back) belongs to no batch: its lines
     # from the job's window count, and the job ends with the last batch line
-    end = max((_ts(e["time"]) for e in batches if "time" in e), default=None)
+    end = max((log_time(e["time"]) for e in batches if "time" in e), default=None)
     swept = [
         e
         for e in worker_entries
-        if e.get("message") == LOG_SWEPT_MESSAGE and end is not None and _ts(e["time"]) <= end + 1
+        if e.get("message") == LOG_SWEPT_MESSAGE
+        and end is not None
+        and log_time(e["time"]) <= end + 1
     ]
-    worker = _count_ops([*batches, *swept]) or _count_ops(tasks)
+    worker = count_ops([*batches, *swept]) or count_ops(tasks)
     submitted = [
         e
         for e in log_entries(dispatcher_log)
         if e.get("message") == LOG_SUBMIT_MESSAGE and e.get("job_id") == job_id
     ]
-    dispatcher = _count_ops(submitted)
+    dispatcher = count_ops(submitted)
     per_page: dict[str, float | None] = {}
     for op in ("reads", "writes", "deletes"):
         key = f"firestore_{op}"
@@ -569,7 +572,7 @@ def _result_figures(
     missing = [u for u in urls if u not in by_url]
     succeeded = [r for r in results if r["status"] == "succeeded"]
     mismatches = [r["url"] for r in succeeded if r["data"] != truth.get(r["url"][len(site_url) :])]
-    latencies = [_ts(r["fetched_at"]) - submit_wall for r in results if r.get("fetched_at")]
+    latencies = [log_time(r["fetched_at"]) - submit_wall for r in results if r.get("fetched_at")]
     elapsed = [float(r["elapsed_ms"]) for r in results if r.get("elapsed_ms") is not None]
     n = len(urls)
     return {

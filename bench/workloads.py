@@ -172,20 +172,27 @@ def run_one_url_workloads(
 ) -> dict[str, Any]:
     """C (``C_JOBS`` jobs, ``C_CLIENTS`` threads) and L (``L_JOBS`` jobs one at a time), with
     the Firestore documents the services read and wrote per one-URL job during C."""
-    from bench.stack_run import log_entries
+    from bench.stack_run import (
+        LOG_BATCH_MESSAGE,
+        LOG_SUBMIT_MESSAGE,
+        LOG_SWEPT_MESSAGE,
+        count_ops,
+        log_entries,
+        log_time,
+    )
 
     started = time.perf_counter()
     took = one_url_jobs(api_url, urls[:C_JOBS], C_CLIENTS, C_POLL_S, 120)
     wall = time.perf_counter() - started
-    ops = {"reads": 0, "writes": 0}
-    for path in log_paths:  # worker batches + dispatcher submissions during C
-        for entry in log_entries(path):
-            if entry.get("message") not in ("batch processed", "job submitted", "host slots swept"):
-                continue
-            if _ts(entry.get("time", "")) < since:
-                continue
-            ops["reads"] += int(entry.get("firestore_reads") or 0)
-            ops["writes"] += int(entry.get("firestore_writes") or 0)
+    counted = (LOG_BATCH_MESSAGE, LOG_SUBMIT_MESSAGE, LOG_SWEPT_MESSAGE)
+    during_c = [  # worker batches and upkeep, dispatcher submissions
+        entry
+        for path in log_paths
+        for entry in log_entries(path)
+        if entry.get("message") in counted and "time" in entry and log_time(entry["time"]) >= since
+    ]
+    totals = count_ops(during_c) or {}
+    ops = {op: totals.get(f"firestore_{op}", 0) for op in ("reads", "writes")}
     latencies = one_url_jobs(api_url, urls[C_JOBS : C_JOBS + L_JOBS], 1, L_POLL_S, 60)
     return {
         "C": {
@@ -209,15 +216,6 @@ def _latency_summary(seconds: list[float]) -> dict[str, Any]:
         "p50_ms": round(percentile(ms, 50), 1),
         "p95_ms": round(percentile(ms, 95), 1),
     }
-
-
-def _ts(value: str) -> float:
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
 
 
 def push_floor(pubsub_host: str, project_id: str, messages: int) -> dict[str, Any]:

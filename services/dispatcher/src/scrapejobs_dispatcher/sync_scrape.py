@@ -14,9 +14,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.service import JobService, JobView
+from scrapejobs_dispatcher.service import JobService
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
-from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.ports.job_store import JobStore
 
 FIRST_LOOK_S = 0.01
@@ -25,7 +25,7 @@ LONGEST_PAUSE_S = 0.25
 
 @dataclass(frozen=True, slots=True)
 class Scraped:
-    view: JobView
+    job: JobRecord  # as the last look read it: ended
     result: TaskRecord | None  # None: the job ended before its task had a result (cancelled)
 
 
@@ -69,5 +69,4 @@ class SyncScrape:
             if job is not None and job.status.terminal:
                 break
         page = await self._store.list_tasks(job_id, 1, None)
-        view = await self._jobs.get(job_id)
-        return Scraped(view, page.items[0] if page.items else None)
+        return Scraped(job, page.items[0] if page.items else None)

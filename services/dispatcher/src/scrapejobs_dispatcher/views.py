@@ -232,8 +232,8 @@ class ScrapeResponse(BaseModel):
     @classmethod
     def of(cls, scraped: Scraped) -> ScrapeResponse:
         return cls(
-            job_id=scraped.view.job.id,
-            status=scraped.view.job.status,
+            job_id=scraped.job.id,
+            status=scraped.job.status,
             result=TaskResult.of(scraped.result) if scraped.result is not None else None,
         )
 

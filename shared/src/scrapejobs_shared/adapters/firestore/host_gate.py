@@ -11,14 +11,13 @@ released slot's is the epoch), which Firestore bills as the documents it returns
 refusing a host whose slots are all held costs 3 reads (the host document, the random slot, the
 query) instead of 2 + its slot count. A host this instance found full within ``FULL_FOR`` (its
 lanes wait and ask again) is queried at once, without the random slot: 2 reads per refusal.
-The first look at a host this instance never touched reads only the host document and creates
-a random slot blindly (a new host has no slot documents; if that one exists, the create fails
-and the usual looks follow). A look that finds several free slots keeps the others for
-``SPARE_FOR``: the instance's next
-acquisitions of the host try them first with no read at all (their writes are guarded by the
-snapshots' update times, so a slot taken by someone else since is just a lost race), trusting
-the host document read with them for as long, as warm slots do. Until every slot document is
-known to exist, again every ``COMPLETE_FOR`` (so that a slot
+The first look at a host this instance never touched reads only the host document and creates a
+random slot blindly (a new host has no slot documents; if that one exists, the create fails and
+the usual looks follow). A look that finds several free slots keeps the others for
+``SPARE_FOR``: the instance's next acquisitions of the host try them first with no read at all
+(their writes are guarded by the snapshots' update times, so a slot taken by someone else since
+is just a lost race), trusting the host document read with them for as long, as warm slots do.
+Until every slot document is known to exist, again every ``COMPLETE_FOR`` (so that a slot
 document deleted by its TTL is noticed), and when the query's free slots are all beyond a job's
 smaller limit, the look reads every slot document. (A slot released before releases wrote the
 epoch has no lease at all: the random look finds it.)

@@ -858,7 +858,7 @@ async def test_stuck_publishing_until_marked_published(store: Store) -> None:
     assert old.id in stuck and fresh.id not in stuck and done.id not in stuck
     assert len(await store.stuck_publishing(cutoff, 1)) == 1
 
-    await store.mark_published(old.id, now)
+    await store.mark_published([old.id], now)
     assert old.id not in {j.id for j in await store.stuck_publishing(cutoff, 1000)}
     stored = await store.get_job(old.id)
     assert stored is not None and not stored.publishing and stored.updated_at == now

@@ -112,7 +112,7 @@ async def test_one_trace_runs_from_submit_through_publish_push_fetch_and_store(
 ) -> None:
     urls = [f"{site.url}/product/{n}" for n in range(1, URLS + 1)]
     job = await submit(services.dispatcher, {"urls": urls, "extract": PRODUCT_FIELDS})
-    [(message, attributes)] = services.publisher.published
+    [(message, attributes)] = services.publisher.batches
     assert "traceparent" in attributes
 
     pushed = await services.worker.post("/pubsub/push", json=envelope_for(message, attributes))
@@ -158,7 +158,7 @@ async def test_without_an_exporter_nothing_is_recorded_but_the_context_still_tra
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://d") as client,
     ):
         await submit(client, {"url": f"{site.url}/product/1", "extract": PRODUCT_FIELDS})
-    [(_, attributes)] = publisher.published
+    [(_, attributes)] = publisher.batches
     version, trace_id, span_id, flags = attributes["traceparent"].split("-")
     assert version == "00" and int(trace_id, 16) and int(span_id, 16)
     assert not int(flags, 16) & 0x01  # not sampled (W3C "sampled" flag off)

@@ -303,7 +303,7 @@ async def test_stuck_publishing_and_mark_published(store) -> None:
     await store.create_job(publishing, [])
     later = now() + timedelta(seconds=1)
     assert publishing.id in {j.id for j in await store.stuck_publishing(later, 100)}
-    await store.mark_published(publishing.id, later)
+    await store.mark_published([publishing.id], later)
     assert publishing.id not in {j.id for j in await store.stuck_publishing(later, 100)}
 
 

@@ -26,10 +26,10 @@ async def test_each_lane_is_published_with_its_attribute() -> None:
     publisher = MemoryTaskPublisher()
     enqueuer = Enqueuer(MemoryJobStore(), publisher, lambda: NOW, NoOpTracer())
     await enqueuer.publish(batches("a", "low") + batches("b", "high", 2))
-    lanes = [(m.job_id, attributes[LANE_ATTRIBUTE]) for m, attributes in publisher.published]
+    lanes = [(m.job_id, attributes[LANE_ATTRIBUTE]) for m, attributes in publisher.batches]
     assert sorted(lanes) == [("a", "low")] * 3 + [("b", "high")] * 2
     await enqueuer.republish(batches("c", "high")[0], deferrals=1)
-    assert publisher.published[-1][1][LANE_ATTRIBUTE] == "high"
+    assert publisher.batches[-1][1][LANE_ATTRIBUTE] == "high"
 
 
 def test_lane_names_keep_the_normal_lane_as_deployed() -> None:

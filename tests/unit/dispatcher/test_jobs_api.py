@@ -56,7 +56,7 @@ async def test_submit_get_results_and_cancel(client, store, publisher) -> None:
     job = response.json()
     assert response.headers["location"] == f"/v1/jobs/{job['id']}"
     assert job["status"] == "queued" and job["total"] == 5 and job["counts"]["queued"] == 5
-    [(message, _)] = publisher.published  # one batch: 5 URLs of one host
+    [(message, _)] = publisher.batches  # one batch: 5 URLs of one host
     assert sorted(t.url for t in message.tasks) == sorted(urls) and message.job_id == job["id"]
 
     detail = (await client.get(f"/v1/jobs/{job['id']}")).json()
@@ -102,7 +102,7 @@ async def test_urls_are_batched_by_host(store, publisher) -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             assert (await client.post("/v1/jobs", json={"urls": urls})).status_code == 202
-    batches = [[t.url for t in m.tasks] for m, _ in publisher.published]
+    batches = [[t.url for t in m.tasks] for m, _ in publisher.batches]
     assert [len(b) for b in batches] == [3, 3, 2]  # ceil(8 / 3) messages
     assert batches[0] == [f"http://a.example/{n}" for n in range(3)]
     assert sorted(u for b in batches for u in b) == sorted(urls)
@@ -110,7 +110,7 @@ async def test_urls_are_batched_by_host(store, publisher) -> None:
 
 async def test_trace_context_travels_with_messages(client, publisher) -> None:
     await client.post("/v1/jobs", json={"url": "http://a.example/"})
-    [(_, attributes)] = publisher.published
+    [(_, attributes)] = publisher.batches
     assert attributes["traceparent"].startswith("00-")
 
 
@@ -219,7 +219,7 @@ async def test_scheduler_retry_submits_once(client, publisher) -> None:
     first = await client.post("/v1/jobs", json=body, headers=headers)
     retry = await client.post("/v1/jobs", json=body, headers=headers)
     assert first.status_code == 202 and retry.status_code == 200
-    assert first.json()["id"] == retry.json()["id"] and len(publisher.published) == 1
+    assert first.json()["id"] == retry.json()["id"] and len(publisher.batches) == 1
     headers["X-CloudScheduler-ScheduleTime"] = "2026-11-22T03:00:00Z"
     next_day = await client.post("/v1/jobs", json=body, headers=headers)
     assert next_day.status_code == 202 and next_day.json()["id"] != first.json()["id"]
@@ -249,7 +249,7 @@ async def test_stuck_submission_is_republished_once(client, store, publisher) ->
 
     response = await client.post("/v1/maintenance/republish")
     assert response.status_code == 200 and response.json() == {"jobs": 1, "tasks": 2}
-    [(message, _)] = publisher.published
+    [(message, _)] = publisher.batches
     assert sorted(t.id for t in message.tasks) == ["t1", "t2"]
     assert store.jobs["stuck"].publishing is False
     again = await client.post("/v1/maintenance/republish")
@@ -286,7 +286,7 @@ async def test_idempotency_key_returns_the_original_job(client, publisher) -> No
     first = await client.post("/v1/jobs", json=body, headers=headers)
     again = await client.post("/v1/jobs", json=body, headers=headers)
     assert first.status_code == 202 and again.status_code == 202
-    assert again.json()["id"] == first.json()["id"] and len(publisher.published) == 1
+    assert again.json()["id"] == first.json()["id"] and len(publisher.batches) == 1
     assert again.headers["idempotent-replayed"] == "true"
     assert "idempotent-replayed" not in first.headers
     other = await client.post("/v1/jobs", json={"urls": ["http://b.example/"]}, headers=headers)

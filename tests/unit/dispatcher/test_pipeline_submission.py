@@ -38,7 +38,7 @@ async def test_an_invalid_pipeline_is_a_422_naming_the_field(pipeline, field, me
         assert error["code"] == "invalid_request" and error["field"] == field
         assert error["message"].startswith(f"{field}: ") and message in error["message"]
         assert (await store.list_jobs(None, 10, None)).items == []
-        assert publisher.published == []
+        assert publisher.batches == []
 
 
 async def test_a_valid_pipeline_is_kept_with_the_job() -> None:

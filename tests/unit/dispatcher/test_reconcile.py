@@ -57,7 +57,7 @@ async def test_a_quiet_job_s_stalled_batches_are_published_again() -> None:
     report = await jobs.reconcile(STALLED)
 
     assert (report.batches, report.tasks, report.skipped) == (2, 2, 0)
-    assert sorted(m.batch_id for m, _ in publisher.published) == ["lost-b0", "lost-b1"]
+    assert sorted(m.batch_id for m, _ in publisher.batches) == ["lost-b0", "lost-b1"]
 
 
 async def test_nothing_is_stalled_before_the_threshold() -> None:
@@ -65,7 +65,7 @@ async def test_nothing_is_stalled_before_the_threshold() -> None:
     await a_job(store, "young", batches=1, at=T0)
     jobs, publisher = service(store, clock)
     clock.now = T0 + STALLED - timedelta(seconds=1)
-    assert (await jobs.reconcile(STALLED)).batches == 0 and publisher.published == []
+    assert (await jobs.reconcile(STALLED)).batches == 0 and publisher.batches == []
 
 
 async def test_a_batch_held_by_a_delivery_is_left_alone() -> None:
@@ -75,7 +75,7 @@ async def test_a_batch_held_by_a_delivery_is_left_alone() -> None:
     await store.claim_batch("held", "held-b0", T0, late + timedelta(minutes=5))
     jobs, publisher = service(store, clock)
     clock.now = late
-    assert (await jobs.reconcile(STALLED)).batches == 0 and publisher.published == []
+    assert (await jobs.reconcile(STALLED)).batches == 0 and publisher.batches == []
 
 
 async def test_a_moving_job_is_left_alone() -> None:
@@ -91,7 +91,7 @@ async def test_a_moving_job_is_left_alone() -> None:
 
     report = await jobs.reconcile(STALLED)
 
-    assert (report.batches, report.skipped) == (0, 1) and publisher.published == []
+    assert (report.batches, report.skipped) == (0, 1) and publisher.batches == []
 
 
 async def test_unclaimed_batches_wait_while_other_jobs_move_but_abandoned_ones_do_not() -> None:
@@ -106,7 +106,7 @@ async def test_unclaimed_batches_wait_while_other_jobs_move_but_abandoned_ones_d
 
     report = await jobs.reconcile(STALLED)
 
-    assert [m.batch_id for m, _ in publisher.published] == ["abandoned-b0"]
+    assert [m.batch_id for m, _ in publisher.batches] == ["abandoned-b0"]
     assert (report.batches, report.skipped) == (1, 1)
 
 
@@ -116,4 +116,4 @@ async def test_reconcile_is_bounded_per_call() -> None:
     jobs, publisher = service(store, clock)
     clock.now = T0 + STALLED + timedelta(seconds=1)
     assert (await jobs.reconcile(STALLED, limit=3)).batches == 3
-    assert len(publisher.published) == 3
+    assert len(publisher.batches) == 3

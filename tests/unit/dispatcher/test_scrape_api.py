@@ -44,7 +44,7 @@ async def work_like_a_worker(store: MemoryJobStore, publisher: MemoryTaskPublish
     """Take the published batch, store its result, complete the job."""
     while not publisher.published:
         await asyncio.sleep(0.005)
-    [(message, _)] = publisher.published
+    [(message, _)] = publisher.batches
     now = datetime.now(UTC)
     claim = await store.claim_batch(
         message.job_id, message.batch_id, now, now + timedelta(seconds=30)
@@ -80,7 +80,7 @@ async def test_no_result_in_time_is_a_504_naming_the_job_which_goes_on(
     error = response.json()["error"]
     assert error["code"] == "timeout" and error["job_id"]
     assert response.headers["location"] == f"/v1/jobs/{error['job_id']}"
-    assert len(publisher.published) == 1  # the job was queued and stays so
+    assert len(publisher.batches) == 1  # the job was queued and stays so
     job = await client.get(f"/v1/jobs/{error['job_id']}")
     assert job.status_code == 200 and job.json()["counts"]["queued"] == 1
     await work_like_a_worker(store, publisher)
@@ -105,7 +105,7 @@ async def test_bad_input_is_a_422_naming_the_field(client, publisher, body, fiel
     response = await client.post("/v1/scrape", json=body)
     assert response.status_code == 422, response.text
     assert response.json()["error"]["field"].startswith(field)
-    assert publisher.published == []
+    assert publisher.batches == []
 
 
 async def test_the_openapi_document_describes_the_scrape_and_its_504(client) -> None:

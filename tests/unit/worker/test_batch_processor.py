@@ -299,7 +299,7 @@ async def test_retry_after_throttle_defers_without_spending_an_attempt(store) ->
     assert verdict.ack and verdict.reason == "deferred"
     assert item(store).attempts == 0 and item(store).status is TaskStatus.RUNNING
     assert item(store).error.startswith("throttled: HTTP 429")
-    [(message, attributes)] = publisher.published
+    [(message, attributes)] = publisher.batches
     assert [t.id for t in message.tasks] == ["t"] and attributes["deferrals"] == "1"
     assert gate.next_at["http~a.example~80"] == NOW + timedelta(seconds=30)
     again = await processor.handle_push(push(deferrals="1"))
@@ -323,7 +323,7 @@ async def test_busy_host_defers_the_task_untouched(store) -> None:
     )
     verdict = await processor.handle_push(push())
     assert verdict.ack and verdict.reason == "deferred" and "concurrency" in item(store).error
-    assert item(store).attempts == 0 and len(publisher.published) == 1
+    assert item(store).attempts == 0 and len(publisher.batches) == 1
 
 
 async def test_breaker_opens_after_consecutive_host_failures(store) -> None:
@@ -353,7 +353,7 @@ async def test_crawl_pages_become_one_batch_of_tasks_once(store) -> None:
     assert (await processor.handle_push(push())).ack
     children = [t for t in store.results["j"].values() if t.id != "t"]
     assert [c.url for c in children] == ["http://a.example/next"] and children[0].depth == 1
-    [(message, _)] = publisher.published
+    [(message, _)] = publisher.batches
     assert [t.url for t in message.tasks] == ["http://a.example/next"]
     assert result(store).data == {"h": "Hello"}  # links were not asked for
     assert store.jobs["j"].status is JobStatus.RUNNING
@@ -428,7 +428,7 @@ async def test_a_batch_too_long_for_the_ack_deadline_defers_what_cannot_finish(s
     assert verdict.ack and verdict.reason == "deferred"
     done = len(store.results["j"])
     assert 2 <= done < 8
-    [(message, attributes)] = publisher.published
+    [(message, attributes)] = publisher.batches
     assert len(message.tasks) == 8 - done and attributes["deferrals"] == "1"
     assert all(item(store, t.id).attempts == 0 for t in message.tasks)  # refunded
 

@@ -103,6 +103,7 @@ def create_app(
             events=JobEvents(job_store, outbox),
             webhook_log=webhook_log or FirestoreWebhookLog(client),
             metrics=SubmissionMetrics(telemetry_used.meter(SERVICE)),
+            coalesce_window_s=settings.coalesce_window_ms / 1000 or None,
         )
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.idempotent_submissions = IdempotentSubmission(
@@ -110,11 +111,13 @@ def create_app(
             idempotency_keys or FirestoreIdempotencyKeys(client),
             utc_now,
             timedelta(seconds=settings.idempotency_key_ttl_s),
+            stale_after=timedelta(seconds=settings.idempotency_stale_s),
         )
         log.info("dispatcher ready", extra={"project": settings.project_id})
         try:
             yield
         finally:
+            await app.state.jobs.drain()
             await task_publisher.close()
             if isinstance(outbox, PubSubWebhookOutbox):
                 await outbox.close()

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from opentelemetry.metrics import NoOpMeter
 from opentelemetry.trace import Tracer
 
+from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, plan_batches, shards_for
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
@@ -112,6 +113,7 @@ class JobService:
         events: JobEvents | None = None,
         webhook_log: WebhookLog | None = None,
         metrics: SubmissionMetrics | None = None,
+        coalesce_window_s: float | None = None,
     ) -> None:
         self._tracer = tracer
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
@@ -119,6 +121,11 @@ class JobService:
         self._events = events
         self._webhook_log = webhook_log
         self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
+        self._coalescer = (
+            None
+            if coalesce_window_s is None
+            else SubmissionCoalescer(store, self._enqueuer, clock, coalesce_window_s)
+        )
         self._clock = clock
         self._retention = retention
         self._batch_size = batch_size
@@ -129,8 +136,10 @@ class JobService:
     ) -> JobView:
         """Store the job and its batches of tasks, then publish one message per batch.
 
-        ``job_id`` derived from a scheduler trigger makes a retried trigger return the job
-        it created the first time instead of submitting it twice.
+        ``job_id`` derived from a scheduler trigger (or an idempotency key) makes a retried
+        request return the job it created the first time instead of submitting it twice.
+        A small job is committed and published together with the others submitted within
+        the coalescing window (see ``submission_coalescer``).
         """
         with counting() as ops:
             job_id = job_id or uuid.uuid4().hex
@@ -139,14 +148,13 @@ class JobService:
             job = self._new_job(request, job_id, trigger, batches, now)
             with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
                 try:
-                    await self._store.create_job(job, batches)
+                    failed = await self._create_and_publish(job, batches)
                 except JobExists:
                     log.info(
-                        "duplicate trigger ignored", extra={"job_id": job.id, "trigger": trigger}
+                        "duplicate submission ignored",
+                        extra={"job_id": job.id, "trigger": trigger},
                     )
                     return replace(await self.get(job.id), created=False)
-                failed = await self._enqueuer.publish(batches)
-                await self._store.mark_published(job.id, self._clock())
         self._metrics.submitted(job.total, crawl=request.crawl is not None)
         counts = {status: 0 for status in TaskStatus} | {
             TaskStatus.QUEUED: job.total - failed,
@@ -164,6 +172,19 @@ class JobService:
         )
         return self._view(job, counts)
 
+    async def _create_and_publish(self, job: JobRecord, batches: list[BatchRecord]) -> int:
+        if self._coalescer is not None and self._coalescer.takes(job, batches):
+            return await self._coalescer.submit(job, batches)
+        await self._store.create_job(job, batches)
+        failed = await self._enqueuer.publish(batches)
+        await self._store.mark_published([job.id], self._clock())
+        return failed
+
+    async def drain(self) -> None:
+        """Finish the coalesced submissions under way (shutdown)."""
+        if self._coalescer is not None:
+            await self._coalescer.drain()
+
     async def get(self, job_id: str) -> JobView:
         job = await self._job(job_id)
         return self._view(job, await self._store.count_tasks(job_id))
@@ -171,6 +192,10 @@ class JobService:
     def _view(self, job: JobRecord, counts: dict[TaskStatus, int]) -> JobView:
         total = sum(counts.values())
         done = total - sum(counts[status] for status in OPEN_TASK_STATUSES)
+        if job.status is JobStatus.QUEUED and (done or counts[TaskStatus.RUNNING]):
+            # Started: a coalesced small job is not marked running (its batch's claim, which
+            # the counts show, is its start).
+            job = replace(job, status=JobStatus.RUNNING)
         finished = job.status.terminal and done == total
         progress = self._progress.progress(
             job.id, done, total, job.started_at, finished, self._clock()
@@ -254,7 +279,7 @@ class JobService:
                 token = page.next_page_token
                 if token is None:
                     break
-            await self._store.mark_published(job.id, self._clock())
+            await self._store.mark_published([job.id], self._clock())
             log.warning("republished a stuck submission", extra={"job_id": job.id})
         return len(jobs), republished
 

@@ -35,6 +35,20 @@ class DispatcherSettings(CommonSettings):
         "batch can go without a write (a nacked batch waits up to max_backoff_s for its "
         "redelivery, which answers within ack_deadline_s)",
     )
+    coalesce_window_ms: float = Field(
+        default=2.0,
+        ge=0,
+        le=100,
+        description="Small jobs (one batch, no crawl) submitted within this many milliseconds "
+        "of each other are created in one Firestore commit and published as one message; 0 "
+        "turns coalescing off",
+    )
+    idempotency_stale_s: float = Field(
+        default=120,
+        gt=0,
+        description="A submission with an Idempotency-Key still unanswered after this long is "
+        "taken as lost (its process died): a retry with the key may submit it again",
+    )
     idempotency_key_ttl_s: int = Field(
         default=24 * 3600, ge=60, description="How long an Idempotency-Key is remembered"
     )

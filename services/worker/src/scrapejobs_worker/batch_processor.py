@@ -80,14 +80,39 @@ class BatchProcessor:
         self._lease = timedelta(seconds=policy.lease_s)
 
     async def handle_push(self, pushed: PushedMessage) -> Verdict:
+        """One batch, or a bundle of several jobs' batches run side by side: the bundle is
+        acked when every batch's verdict acks; otherwise it is nacked, and its redelivery
+        skips the batches that finished (``AlreadyDone``)."""
         started = time.perf_counter()
-        message = await self._batch_of(pushed)
-        if message is None:
+        messages = await self._batches_of(pushed)
+        if messages is None:
             self._metrics.delivery(
                 pushed.subscription, time.perf_counter() - started, "malformed_message"
             )
             return Verdict.done("malformed message recorded")
         deadline = time.monotonic() + self._policy.ack_deadline_s - self._policy.deadline_margin_s
+        outcomes = await asyncio.gather(
+            *(self._handle_batch(pushed, message, deadline) for message in messages),
+            return_exceptions=True,
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                error = type(outcome).__qualname__
+                self._metrics.delivery(pushed.subscription, time.perf_counter() - started, error)
+                raise outcome
+        verdicts = [outcome for outcome in outcomes if isinstance(outcome, Verdict)]
+        verdict = next((v for v in verdicts if not v.ack), verdicts[0])
+        if len(verdicts) > 1 and verdict.ack:
+            verdict = Verdict.done(f"bundle of {len(verdicts)} batches done")
+        self._metrics.delivery(
+            pushed.subscription, time.perf_counter() - started, verdict.error_type
+        )
+        return verdict
+
+    async def _handle_batch(
+        self, pushed: PushedMessage, message: BatchMessage, deadline: float
+    ) -> Verdict:
+        started = time.perf_counter()
         attributes: dict[str, str | int] = {
             "job.id": message.job_id,
             "batch.id": message.batch_id,
@@ -104,15 +129,7 @@ class BatchProcessor:
                 "process_batch", context, kind=SpanKind.CONSUMER, attributes=attributes
             ),
         ):
-            try:
-                verdict, results = await self._process(message, _deferrals(pushed), deadline)
-            except Exception as exc:
-                error = type(exc).__qualname__
-                self._metrics.delivery(pushed.subscription, time.perf_counter() - started, error)
-                raise
-        self._metrics.delivery(
-            pushed.subscription, time.perf_counter() - started, verdict.error_type
-        )
+            verdict, results = await self._process(message, _deferrals(pushed), deadline)
         self._metrics.tasks(pushed.subscription, results)
         tally = dict(Counter(result.outcome for result in results))  # succeeded: 48, retry: 2...
         log.info(
@@ -132,11 +149,16 @@ class BatchProcessor:
         return verdict
 
     async def handle_dead_letter(self, pushed: PushedMessage) -> Verdict:
-        """Pub/Sub gave up on the batch: its open tasks end ``dead_lettered`` (last error
-        kept). While a delivery still holds the batch, try again later."""
-        message = await self._batch_of(pushed)
-        if message is None:
+        """Pub/Sub gave up on the batch (or each batch of a bundle): its open tasks end
+        ``dead_lettered`` (last error kept). While a delivery still holds a batch, try again
+        later."""
+        messages = await self._batches_of(pushed)
+        if messages is None:
             return Verdict.done("malformed dead letter recorded")
+        verdicts = [await self._dead_letter(pushed, message) for message in messages]
+        return next((v for v in verdicts if not v.ack), verdicts[0])
+
+    async def _dead_letter(self, pushed: PushedMessage, message: BatchMessage) -> Verdict:
         outcome = TaskOutcome(TaskStatus.DEAD_LETTERED)
         closed = await self._store.close_batch(
             message.job_id, message.batch_id, outcome, self._clock()
@@ -163,9 +185,9 @@ class BatchProcessor:
         log.error("malformed push envelope", extra={"why": reason})
         await self._store.record_rejected_message("", reason, body, self._clock())
 
-    async def _batch_of(self, pushed: PushedMessage) -> BatchMessage | None:
+    async def _batches_of(self, pushed: PushedMessage) -> tuple[BatchMessage, ...] | None:
         try:
-            return pushed.batch()
+            return pushed.batches()
         except MalformedMessage as exc:
             log.error("malformed message", extra={"message_id": pushed.message_id, "why": str(exc)})
             await self._store.record_rejected_message(
@@ -179,9 +201,7 @@ class BatchProcessor:
         # The job's spec (a read on a job's first batch in this process) and the claim run
         # together: a one-URL job waits for one round trip, not two. A spec read that fails
         # after the claim succeeded leaves the claim's lease to lapse (the redelivery waits it out).
-        spec, claim = await asyncio.gather(
-            self._spec(message.job_id), self._claim(message, deadline)
-        )
+        spec, claim = await asyncio.gather(self._spec(message), self._claim(message, deadline))
         if spec is None:
             log.warning("job not found", extra={"job_id": message.job_id})
             return Verdict.done("unknown job"), []
@@ -218,9 +238,13 @@ class BatchProcessor:
             return Verdict.retry("some tasks failed transiently", "transient_task_failure"), results
         return Verdict.done("done"), results
 
-    async def _spec(self, job_id: str) -> JobSpec | None:
+    async def _spec(self, message: BatchMessage) -> JobSpec | None:
+        """The spec the message carries (coalesced small jobs), else the job's as read once
+        per job and process."""
+        if message.spec is not None:
+            return message.spec
         with phase("spec"):
-            return await self._jobs.spec(job_id)
+            return await self._jobs.spec(message.job_id)
 
     async def _claim(self, message: BatchMessage, deadline: float) -> ClaimResult:
         """Claim the batch; a duplicate delivery waits out the owner's lease (its writes renew

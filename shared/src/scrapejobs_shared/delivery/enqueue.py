@@ -5,7 +5,7 @@ Submission, crawl expansion, deferral and recovery all publish through it."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from opentelemetry.trace import SpanKind, Tracer
@@ -13,9 +13,16 @@ from opentelemetry.trace import SpanKind, Tracer
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.messaging.task_message import BatchMessage, TaskRef
+from scrapejobs_shared.messaging.task_message import (
+    MAX_BUNDLE,
+    BatchMessage,
+    BundleMessage,
+    TaskMessage,
+    TaskRef,
+)
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
 from scrapejobs_shared.observability.tracing import inject_trace_context
 from scrapejobs_shared.ports.job_store import BatchStore, JobStore, Settled
@@ -31,10 +38,10 @@ class StoreForEnqueue(JobStore, BatchStore, Protocol):
     """What enqueueing needs of the store (both ports; one adapter implements them)."""
 
 
-def message_of(batch: BatchRecord) -> BatchMessage:
+def message_of(batch: BatchRecord, spec: JobSpec | None = None) -> BatchMessage:
     """The message of a batch: its open tasks (finished ones need no delivery)."""
     refs = tuple(TaskRef(id=item.task_id, url=item.url) for item in batch.open_items)
-    return BatchMessage(job_id=batch.job_id, batch_id=batch.id, tasks=refs)
+    return BatchMessage(job_id=batch.job_id, batch_id=batch.id, tasks=refs, spec=spec)
 
 
 class Enqueuer:
@@ -65,19 +72,50 @@ class Enqueuer:
             lost += [
                 b for b, r in zip(in_lane, results, strict=True) if isinstance(r, BaseException)
             ]
-        failed = 0
+        return sum((await self._fail_lost(lost)).values())
+
+    async def publish_bundled(
+        self, batches: Sequence[BatchRecord], specs: Mapping[str, JobSpec]
+    ) -> dict[str, int]:
+        """Publish the batches of several jobs (coalesced submissions) as bundle messages, one
+        per lane (of at most ``MAX_BUNDLE`` batches), each batch carrying its job's spec.
+        Returns, per job id, how many tasks were failed because their bundle could not be
+        published."""
+        batches = [batch for batch in batches if batch.open_items]
+        lost: list[BatchRecord] = []
+        for lane in sorted({batch.lane for batch in batches}):
+            in_lane = [batch for batch in batches if batch.lane == lane]
+            bundles = [in_lane[n : n + MAX_BUNDLE] for n in range(0, len(in_lane), MAX_BUNDLE)]
+            messages: list[TaskMessage] = [
+                BundleMessage(batches=tuple(message_of(b, specs.get(b.job_id)) for b in bundle))
+                for bundle in bundles
+            ]
+            results = await self._send(messages, 0, lane)
+            for bundle, result in zip(bundles, results, strict=True):
+                if isinstance(result, BaseException):
+                    lost += bundle
+        return await self._fail_lost(lost)
+
+    async def _fail_lost(self, lost: Sequence[BatchRecord]) -> dict[str, int]:
+        """Fail the open tasks of batches whose message could not be published; per job, how
+        many tasks that failed."""
+        failed: dict[str, int] = {}
         for batch in lost:
             closed = await self._store.close_batch(
                 batch.job_id, batch.id, PUBLISH_FAILED, self._clock()
             )
             if isinstance(closed, Settled):
-                failed += len(closed.finished)
-        if lost:
+                failed[batch.job_id] = failed.get(batch.job_id, 0) + len(closed.finished)
+        for job_id in dict.fromkeys(batch.job_id for batch in lost):
             log.error(
                 "batches not published",
-                extra={"job_id": lost[0].job_id, "batches": len(lost), "tasks": failed},
+                extra={
+                    "job_id": job_id,
+                    "batches": sum(batch.job_id == job_id for batch in lost),
+                    "tasks": failed.get(job_id, 0),
+                },
             )
-            await complete_if_done(self._store, lost[0].job_id, self._clock, self._events)
+            await complete_if_done(self._store, job_id, self._clock, self._events)
         return failed
 
     async def republish(self, batch: BatchRecord, deferrals: int) -> bool:
@@ -89,7 +127,7 @@ class Enqueuer:
         return not isinstance(result, BaseException)
 
     async def _send(
-        self, messages: list[BatchMessage], deferrals: int, lane: str
+        self, messages: Sequence[TaskMessage], deferrals: int, lane: str
     ) -> list[str | BaseException]:
         """Publish inside a PRODUCER span whose context the messages carry: the worker's
         ``process_batch`` span is its child, in the same trace."""

@@ -1,5 +1,7 @@
 """The Pub/Sub message format: a batch of URL tasks of one job as JSON data, plus attributes
-(trace context, deferral count)."""
+(trace context, deferral count). Submissions coalesced in one commit travel as one
+``BundleMessage``: the batches of several small jobs, each with its job's spec, so that one
+push (the unit Pub/Sub paces) carries many pages however the work was submitted."""
 
 from __future__ import annotations
 
@@ -11,8 +13,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from scrapejobs_shared.domain.jobspec import JobSpec
+
 FORMAT_VERSION = "2"
 MAX_BATCH_SIZE = 500  # URLs per message (one Firestore commit holds at most 500 writes)
+MAX_BUNDLE = 100  # batches per bundle message
 _ID = r"^[A-Za-z0-9_\-]+$"
 
 
@@ -33,9 +38,27 @@ class BatchMessage(BaseModel):
     job_id: str = Field(min_length=1, max_length=64, pattern=_ID)
     batch_id: str = Field(min_length=1, max_length=64, pattern=_ID)
     tasks: tuple[TaskRef, ...] = Field(min_length=1, max_length=MAX_BATCH_SIZE)
+    # The job's spec, carried by the batches of coalesced small jobs: the worker need not read
+    # the job (absent otherwise: the worker reads it once per job and process).
+    spec: JobSpec | None = None
 
     def encode(self) -> bytes:
-        return self.model_dump_json().encode()
+        return self.model_dump_json(exclude_none=True).encode()
+
+
+class BundleMessage(BaseModel):
+    """The batches of several jobs in one message (coalesced submissions): a worker runs them
+    side by side within one push, each claimed and settled as a batch of its own."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    batches: tuple[BatchMessage, ...] = Field(min_length=1, max_length=MAX_BUNDLE)
+
+    def encode(self) -> bytes:
+        return self.model_dump_json(exclude_none=True).encode()
+
+
+TaskMessage = BatchMessage | BundleMessage
 
 
 class MalformedMessage(ValueError):
@@ -52,9 +75,16 @@ class PushedMessage:
     subscription: str
     delivery_attempt: int | None  # absent on the emulator and without a dead-letter policy
 
-    def batch(self) -> BatchMessage:
+    def batches(self) -> tuple[BatchMessage, ...]:
+        """The batches the message carries: one, or a bundle's."""
         try:
-            return BatchMessage.model_validate_json(self.data)
+            payload = json.loads(self.data)
+        except (ValueError, UnicodeDecodeError):
+            raise MalformedMessage("invalid task payload: not JSON") from None
+        try:
+            if isinstance(payload, dict) and "batches" in payload:
+                return BundleMessage.model_validate(payload).batches
+            return (BatchMessage.model_validate(payload),)
         except ValidationError as exc:
             raise MalformedMessage(f"invalid task payload: {_first_error(exc)}") from None
 

@@ -29,6 +29,16 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 T = TypeVar("T")
 
 
+MAX_COALESCED_WRITES = 450  # documents of one ``create_jobs`` commit (Firestore: 500 writes)
+
+
+def coalesced_writes(job: JobRecord, batches: Sequence[BatchRecord]) -> int:
+    """Documents a job adds to a ``create_jobs`` commit: the job, its batches, a counter shard
+    per batch (at most the job's shards), and a crawl's page markers."""
+    markers = sum(len(b.items) for b in batches) if job.kind == "crawl" else 0
+    return 1 + len(batches) + min(len(batches), job.counter_shards) + markers
+
+
 class JobExists(Exception):
     """A job with this id was created before (e.g. a retried scheduler trigger)."""
 
@@ -85,6 +95,11 @@ class JobStore(Protocol):
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         """Write the job and all its batches. Raises ``JobExists`` if the job id exists."""
 
+    async def create_jobs(self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]) -> None:
+        """Write several small jobs (coalesced submissions), each with its batches, in one
+        commit: all or none. Raises ``JobExists``, having written nothing, if any job id
+        exists. At most ``MAX_COALESCED_WRITES`` documents (see ``coalesced_writes``)."""
+
     async def get_job(self, job_id: str) -> JobRecord | None: ...
 
     async def list_jobs(
@@ -98,8 +113,8 @@ class JobStore(Protocol):
         """Cancel: every claim and settle that commits after this sees it. False if the job
         had already ended (or does not exist)."""
 
-    async def mark_published(self, job_id: str, now: datetime) -> None:
-        """Every message of the job's submission was published."""
+    async def mark_published(self, job_ids: Sequence[str], now: datetime) -> None:
+        """Every message of these jobs' submissions was published (one commit)."""
 
     async def delete_job(self, job_id: str) -> None:
         """Delete the job and every document under it."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from scrapejobs_shared.messaging.task_message import BatchMessage
+from scrapejobs_shared.messaging.task_message import TaskMessage
 
 
 class TaskPublisher(Protocol):
     async def publish(
-        self, messages: Sequence[BatchMessage], attributes: Mapping[str, str]
+        self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
     ) -> list[str | BaseException]:
         """Publish every message; per message the server id or the error that stopped it."""
 

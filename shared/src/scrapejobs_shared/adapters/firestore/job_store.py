@@ -55,6 +55,7 @@ from scrapejobs_shared.domain.stats import slot_of
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.job_store import (
+    MAX_COALESCED_WRITES,
     AlreadyDone,
     Busy,
     Claimed,
@@ -124,33 +125,78 @@ class FirestoreJobStore:
     # ---- jobs ----------------------------------------------------------------------------
 
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
+        writes = self._creation_writes(job, batches)
+        if len(writes) < MAX_COALESCED_WRITES and _writes_size(writes) <= COMMIT_BYTES:
+            await self._create_in_one_commit([(job, batches, writes)])  # ``create`` guards it
+            return
         job_ref = self._job_ref(job.id)
         count(reads=1)
         if (await job_ref.get()).exists:
             raise JobExists(job.id)
         # Batches first, the job (with its counts) last: a crash in between leaves no job whose
         # counts promise tasks that do not exist; orphan batches expire through their TTL.
-        markers = job.kind == "crawl"  # a crawl's pages are known by their task documents
-        writes: list[tuple[Any, dict[str, Any]]] = []
-        per_shard: dict[int, Counter[TaskStatus]] = {}
-        for n, batch in enumerate(batches):
-            shard = n % job.counter_shards
-            writes.append((self._batch_ref(job_ref, batch.id), batch_to_doc(batch, shard)))
-            per_shard.setdefault(shard, Counter()).update(i.status for i in batch.items)
-            if markers:
-                writes += [
-                    (self._task_ref(job_ref, t.task_id), _marker(batch, t)) for t in batch.items
-                ]
         await self._write_all(writes)
         commit = self._client.batch()
         commit.create(job_ref, job_to_doc(job))
-        for shard, counts in per_shard.items():
-            self._counters.add(commit, job_ref, shard, counts, job.expire_at)
-        count(writes=1 + len(per_shard))
+        shards = self._stage_counts(commit, job, batches)
+        count(writes=1 + shards)
         try:
             await commit.commit()
         except gexc.AlreadyExists:
             raise JobExists(job.id) from None
+
+    async def create_jobs(self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]) -> None:
+        await self._create_in_one_commit(
+            [(job, batches, self._creation_writes(job, batches)) for job, batches in jobs]
+        )
+
+    async def _create_in_one_commit(
+        self,
+        jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord], list[tuple[Any, dict[str, Any]]]]],
+    ) -> None:
+        """Jobs, their batches and counts in one commit; ``create`` on each job document makes
+        the whole commit fail (nothing written) when one exists, so no read is needed."""
+        commit = self._client.batch()
+        writes = 0
+        for job, batches, batch_writes in jobs:
+            for ref, doc in batch_writes:
+                commit.set(ref, doc)
+            commit.create(self._job_ref(job.id), job_to_doc(job))
+            writes += len(batch_writes) + 1 + self._stage_counts(commit, job, batches)
+        count(writes=writes)
+        try:
+            async with self._write_slots:
+                await commit.commit()
+        except gexc.AlreadyExists:
+            raise JobExists(", ".join(job.id for job, _, _ in jobs)) from None
+
+    def _creation_writes(
+        self, job: JobRecord, batches: Sequence[BatchRecord]
+    ) -> list[tuple[Any, dict[str, Any]]]:
+        """A new job's batch documents (and a crawl's page markers)."""
+        job_ref = self._job_ref(job.id)
+        markers = job.kind == "crawl"  # a crawl's pages are known by their task documents
+        writes: list[tuple[Any, dict[str, Any]]] = []
+        for n, batch in enumerate(batches):
+            shard = n % job.counter_shards
+            writes.append((self._batch_ref(job_ref, batch.id), batch_to_doc(batch, shard)))
+            if markers:
+                writes += [
+                    (self._task_ref(job_ref, t.task_id), _marker(batch, t)) for t in batch.items
+                ]
+        return writes
+
+    def _stage_counts(self, writer: Any, job: JobRecord, batches: Sequence[BatchRecord]) -> int:
+        """Stage a new job's counts (its batches' tasks, shard by shard); returns the shards."""
+        per_shard: dict[int, Counter[TaskStatus]] = {}
+        for n, batch in enumerate(batches):
+            per_shard.setdefault(n % job.counter_shards, Counter()).update(
+                i.status for i in batch.items
+            )
+        job_ref = self._job_ref(job.id)
+        for shard, counts in per_shard.items():
+            self._counters.add(writer, job_ref, shard, counts, job.expire_at)
+        return len(per_shard)
 
     async def _write_all(self, writes: list[tuple[Any, dict[str, Any]]]) -> None:
         chunks: list[list[tuple[Any, dict[str, Any]]]] = [[]]
@@ -262,9 +308,12 @@ class FirestoreJobStore:
         count(writes=int(deleted or 0))
         self._shards.pop(job_id, None)
 
-    async def mark_published(self, job_id: str, now: datetime) -> None:
-        count(writes=1)
-        await self._job_ref(job_id).update({"publishing": False, "updated_at": now})
+    async def mark_published(self, job_ids: Sequence[str], now: datetime) -> None:
+        commit = self._client.batch()
+        for job_id in job_ids:
+            commit.update(self._job_ref(job_id), {"publishing": False, "updated_at": now})
+        count(writes=len(job_ids))
+        await commit.commit()
 
     async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
         query = (
@@ -756,6 +805,10 @@ def _marker(batch: BatchRecord, item: BatchItem) -> dict[str, Any]:
         replays=item.replays,
     )
     return task_to_doc(record)
+
+
+def _writes_size(writes: Sequence[tuple[Any, dict[str, Any]]]) -> int:
+    return sum(_approx_size(doc) for _, doc in writes)
 
 
 def _approx_size(value: Any) -> int:

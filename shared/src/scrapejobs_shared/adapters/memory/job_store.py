@@ -54,15 +54,20 @@ class MemoryJobStore:
     # ---- jobs ----------------------------------------------------------------------------
 
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
+        await self.create_jobs([(job, batches)])
+
+    async def create_jobs(self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]) -> None:
         async with self._lock:
-            if job.id in self.jobs:
-                raise JobExists(job.id)
-            self.jobs[job.id] = job
-            self.batches[job.id] = {batch.id: batch for batch in batches}
-            self.results[job.id] = {}
-            if job.kind == "crawl":
-                for batch in batches:
-                    self._mark_found(batch)
+            for job, _ in jobs:
+                if job.id in self.jobs:
+                    raise JobExists(job.id)
+            for job, batches in jobs:
+                self.jobs[job.id] = job
+                self.batches[job.id] = {batch.id: batch for batch in batches}
+                self.results[job.id] = {}
+                if job.kind == "crawl":
+                    for batch in batches:
+                        self._mark_found(batch)
 
     def _mark_found(self, batch: BatchRecord) -> None:
         for item in batch.items:
@@ -109,9 +114,10 @@ class MemoryJobStore:
             for documents in (self.jobs, self.batches, self.results, self._added):
                 documents.pop(job_id, None)
 
-    async def mark_published(self, job_id: str, now: datetime) -> None:
+    async def mark_published(self, job_ids: Sequence[str], now: datetime) -> None:
         async with self._lock:
-            self.jobs[job_id] = replace(self.jobs[job_id], publishing=False, updated_at=now)
+            for job_id in job_ids:
+                self.jobs[job_id] = replace(self.jobs[job_id], publishing=False, updated_at=now)
 
     async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
         stuck = [j for j in self.jobs.values() if j.publishing and j.created_at < created_before]

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from scrapejobs_shared.messaging.task_message import BatchMessage
+from scrapejobs_shared.messaging.task_message import BatchMessage, BundleMessage, TaskMessage
 
 
 class MemoryTaskPublisher:
     def __init__(self, fail_after: int | None = None) -> None:
-        self.published: list[tuple[BatchMessage, dict[str, str]]] = []
+        self.published: list[tuple[TaskMessage, dict[str, str]]] = []
         self._fail_after = fail_after
 
+    @property
+    def batches(self) -> list[tuple[BatchMessage, dict[str, str]]]:
+        """Every published batch (a bundle's one by one), with its message's attributes."""
+        return [
+            (batch, attributes)
+            for message, attributes in self.published
+            for batch in (message.batches if isinstance(message, BundleMessage) else (message,))
+        ]
+
     async def publish(
-        self, messages: Sequence[BatchMessage], attributes: Mapping[str, str]
+        self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
     ) -> list[str | BaseException]:
         results: list[str | BaseException] = []
         for message in messages:

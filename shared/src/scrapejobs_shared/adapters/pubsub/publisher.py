@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from google.cloud import pubsub_v1
 from google.cloud.pubsub_v1.types import BatchSettings, PublisherOptions
 
-from scrapejobs_shared.messaging.task_message import FORMAT_VERSION, BatchMessage
+from scrapejobs_shared.messaging.task_message import FORMAT_VERSION, TaskMessage
 from scrapejobs_shared.messaging.topology import DEFAULT_LANE, LANE_ATTRIBUTE, LANES, in_lane
 
 # Larger batches than the client default (100 messages / 10 ms): a 10,000-URL submission is
@@ -28,7 +28,7 @@ class PubSubTaskPublisher:
         }
 
     async def publish(
-        self, messages: Sequence[BatchMessage], attributes: Mapping[str, str]
+        self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
     ) -> list[str | BaseException]:
         """To the topic of the ``lane`` attribute's priority lane (``normal`` without one)."""
         attrs = {**attributes, "format": FORMAT_VERSION}

@@ -1,0 +1,147 @@
+"""Coalesced submissions: small jobs (one batch, no crawl) submitted within a few milliseconds
+of each other are created in one store commit and published as one bundle message per lane.
+
+One-URL jobs are how most callers use a scraping queue (one page per request); alone, each
+costs a commit and a message, and the emulator and Pub/Sub pace pushes per message. Together,
+a burst of them costs one commit and one push, which the worker runs side by side.
+
+The window opens with the first job and closes ``window_s`` later, or sooner when the group
+reaches the commit's document budget. Each caller is answered only after the group's commit
+and publish: a ``202`` still means the job is durable. A crash inside the window loses only
+jobs no caller was told about (their clients retry; an ``Idempotency-Key`` makes that safe),
+and a crash after the commit leaves the jobs ``publishing``, which maintenance republishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.records import BatchRecord, JobRecord
+from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.ports.job_store import MAX_COALESCED_WRITES, JobExists, coalesced_writes
+
+log = logging.getLogger(__name__)
+
+DEFAULT_WINDOW_S = 0.002
+
+
+@dataclass(slots=True)
+class _Waiting:
+    job: JobRecord
+    batches: Sequence[BatchRecord]
+    answer: asyncio.Future[int] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class SubmissionCoalescer:
+    def __init__(
+        self,
+        store: StoreForEnqueue,
+        enqueuer: Enqueuer,
+        clock: Clock,
+        window_s: float = DEFAULT_WINDOW_S,
+        max_writes: int = MAX_COALESCED_WRITES,
+    ) -> None:
+        self._store = store
+        self._enqueuer = enqueuer
+        self._clock = clock
+        self._window_s = window_s
+        self._max_writes = max_writes
+        self._group: list[_Waiting] = []
+        self._writes = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushing: set[asyncio.Task[None]] = set()
+
+    @staticmethod
+    def takes(job: JobRecord, batches: Sequence[BatchRecord]) -> bool:
+        """Whether the job is small enough to be coalesced: one batch, not a crawl."""
+        return len(batches) == 1 and job.kind != "crawl"
+
+    async def submit(self, job: JobRecord, batches: Sequence[BatchRecord]) -> int:
+        """Create and publish the job with whatever else arrives within the window; returns
+        how many of its tasks were failed because their message could not be published.
+        Raises ``JobExists`` when the job id exists, and whatever stopped the group's commit."""
+        waiting = _Waiting(job, batches)
+        writes = coalesced_writes(job, batches)
+        if self._group and self._writes + writes > self._max_writes:
+            self._flush()
+        self._group.append(waiting)
+        self._writes += writes
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._window_s, self._flush)
+        # A caller that goes away does not stop the group: the others wait on the same commit.
+        return await asyncio.shield(waiting.answer)
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        group, self._group, self._writes = self._group, [], 0
+        if group:
+            task = asyncio.get_running_loop().create_task(self._commit(group))
+            self._flushing.add(task)
+            task.add_done_callback(self._flushing.discard)
+
+    async def _commit(self, group: list[_Waiting]) -> None:
+        with counting() as ops:
+            try:
+                created = await self._create(group)
+                failed = await self._publish(created)
+            except Exception as exc:
+                for waiting in group:
+                    if not waiting.answer.done():
+                        waiting.answer.set_exception(exc)
+                return
+        for waiting in created:
+            waiting.answer.set_result(failed.get(waiting.job.id, 0))
+        log.info(
+            "submissions coalesced",
+            extra={
+                "jobs": len(created),
+                "firestore_reads": ops.reads,
+                "firestore_writes": ops.writes,
+            },
+        )
+
+    async def _create(self, group: list[_Waiting]) -> list[_Waiting]:
+        """One commit for the group. An id that exists (a retried keyed or scheduled
+        submission) fails the whole commit: then each job is created alone, so only the
+        duplicates answer ``JobExists``."""
+        try:
+            await self._store.create_jobs([(w.job, w.batches) for w in group])
+            return group
+        except JobExists:
+            if len(group) == 1:
+                raise
+        outcomes = await asyncio.gather(
+            *(self._store.create_jobs([(w.job, w.batches)]) for w in group),
+            return_exceptions=True,
+        )
+        created: list[_Waiting] = []
+        for waiting, outcome in zip(group, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                waiting.answer.set_exception(outcome)
+            else:
+                created.append(waiting)
+        return created
+
+    async def _publish(self, created: list[_Waiting]) -> dict[str, int]:
+        if not created:
+            return {}
+        batches = [batch for waiting in created for batch in waiting.batches]
+        specs = {waiting.job.id: waiting.job.spec for waiting in created}
+        failed = await self._enqueuer.publish_bundled(batches, specs)
+        await self._store.mark_published([w.job.id for w in created], self._clock())
+        return failed
+
+    async def drain(self) -> None:
+        """Commit what is waiting and wait for every commit under way (shutdown)."""
+        self._flush()
+        if self._flushing:
+            await asyncio.gather(*self._flushing, return_exceptions=True)

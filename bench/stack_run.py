@@ -47,6 +47,7 @@ PASSES = 3  # measured jobs; the figures are the median pass's, like the baselin
 LOG_TIMING_MESSAGE = "task processed"  # the worker, one line per task (older workers)
 LOG_BATCH_MESSAGE = "batch processed"  # the worker, one line per Pub/Sub message (a batch)
 LOG_SUBMIT_MESSAGE = "job submitted"  # the dispatcher, one line per accepted job
+LOG_COALESCED_MESSAGE = "submissions coalesced"  # the dispatcher, one line per coalesced commit
 LOG_SWEPT_MESSAGE = "host slots swept"  # the worker's host-slot upkeep that used the store
 
 

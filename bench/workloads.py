@@ -174,6 +174,7 @@ def run_one_url_workloads(
     the Firestore documents the services read and wrote per one-URL job during C."""
     from bench.stack_run import (
         LOG_BATCH_MESSAGE,
+        LOG_COALESCED_MESSAGE,
         LOG_SUBMIT_MESSAGE,
         LOG_SWEPT_MESSAGE,
         count_ops,
@@ -184,8 +185,8 @@ def run_one_url_workloads(
     started = time.perf_counter()
     took = one_url_jobs(api_url, urls[:C_JOBS], C_CLIENTS, C_POLL_S, 120)
     wall = time.perf_counter() - started
-    counted = (LOG_BATCH_MESSAGE, LOG_SUBMIT_MESSAGE, LOG_SWEPT_MESSAGE)
-    during_c = [  # worker batches and upkeep, dispatcher submissions
+    counted = (LOG_BATCH_MESSAGE, LOG_SUBMIT_MESSAGE, LOG_COALESCED_MESSAGE, LOG_SWEPT_MESSAGE)
+    during_c = [  # worker batches and upkeep, dispatcher submissions and coalesced commits
         entry
         for path in log_paths
         for entry in log_entries(path)

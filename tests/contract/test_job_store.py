@@ -83,6 +83,19 @@ async def a_job(
     publishing: bool = False,
 ) -> tuple[JobRecord, list[BatchRecord]]:
     """A job written through ``create_job`` the way the dispatcher plans it."""
+    job, batches = planned_job(tasks, batch_size, kind, created, publishing)
+    await store.create_job(job, batches)
+    return job, batches
+
+
+def planned_job(
+    tasks: int = 4,
+    batch_size: int = 50,
+    kind: str = "urls",
+    created: datetime | None = None,
+    publishing: bool = False,
+) -> tuple[JobRecord, list[BatchRecord]]:
+    """A job and its batches, planned the way the dispatcher plans them."""
     created = created or datetime.now(UTC)
     expire = created + timedelta(days=1)
     job_id = uuid.uuid4().hex
@@ -103,7 +116,6 @@ async def a_job(
         publishing=publishing,
         counter_shards=shards_for(len(batches)),
     )
-    await store.create_job(job, batches)
     return job, batches
 
 
@@ -200,6 +212,29 @@ async def test_a_job_created_twice_at_once_is_created_once(store: Store) -> None
     assert sorted(type(r).__name__ for r in results) == ["JobExists", "NoneType"]
     assert await store.count_tasks(job_id) == tally(queued=120)
     assert len(await all_open_batches(store, job_id, 10)) == 3
+
+
+async def test_coalesced_jobs_are_created_together_or_not_at_all(store: Store) -> None:
+    """``create_jobs``: several small jobs in one commit; one existing id writes none."""
+    jobs = [planned_job(1, publishing=True) for _ in range(20)]
+    with counting() as ops:
+        await store.create_jobs(jobs)
+    for job, _ in jobs:
+        assert await store.count_tasks(job.id) == tally(queued=1)
+        stored = await store.get_job(job.id)
+        assert stored is not None and stored.publishing and stored.status is JobStatus.QUEUED
+    if isinstance(store, FirestoreJobStore):
+        assert (ops.reads, ops.writes) == (0, 60)  # job, batch, counter shard; no read
+    await store.mark_published([job.id for job, _ in jobs], datetime.now(UTC))
+    assert not any(j.publishing for j in await store.stuck_publishing(datetime.now(UTC), 100))
+
+    fresh = [planned_job(1) for _ in range(3)]
+    with pytest.raises(JobExists):
+        await store.create_jobs([*fresh, jobs[5]])
+    for job, _ in fresh:
+        assert await store.get_job(job.id) is None
+        assert await store.count_tasks(job.id) == dict.fromkeys(TaskStatus, 0)
+    assert await store.count_tasks(jobs[5][0].id) == tally(queued=1)
 
 
 async def test_the_largest_submission_the_api_accepts_is_stored(store: Store) -> None:

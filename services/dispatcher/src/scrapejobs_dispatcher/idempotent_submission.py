@@ -1,7 +1,12 @@
 """``Idempotency-Key`` on job submission (IETF httpapi draft): the same key and the same body
 return the original job; the same key with another body is refused (422); a request that
 arrives while the first with its key is still being submitted is refused (409). Keys are scoped
-to the caller (its API key, when it uses one) and kept ``ttl`` (24 h by default)."""
+to the caller (its API key, when it uses one) and kept ``ttl`` (24 h by default).
+
+The job's id is derived from the key, so a submission whose process died after its commit but
+before its answer is found again, never submitted twice: a retry while the key still reads in
+flight returns that job when it exists, and a retry after the reservation went stale submits
+the same id, which the store refuses."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
-from scrapejobs_dispatcher.service import JobService, JobView
+from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.ports.idempotency import Done, IdempotencyKeys, InFlight, Mismatch
@@ -63,14 +68,20 @@ class IdempotentSubmission:
         )
         if isinstance(reservation, Mismatch):
             raise IdempotencyKeyReused(key)
+        job_id = digest[:32]
         if isinstance(reservation, InFlight):
-            raise IdempotencyKeyInFlight(key)
+            try:  # its process may have died after the commit: the job answers for it
+                view = await self._jobs.get(job_id)
+            except JobNotFound:
+                raise IdempotencyKeyInFlight(key) from None
+            await self._keys.complete(digest, job_id, self._clock())
+            return Submitted(view, replayed=True)
         if isinstance(reservation, Done):
             return Submitted(await self._jobs.get(reservation.job_id), replayed=True)
         try:
-            view = await self._jobs.submit(request)
+            view = await self._jobs.submit(request, job_id=job_id)
         except BaseException:
             await self._keys.release(digest)
             raise
         await self._keys.complete(digest, view.job.id, self._clock())
-        return Submitted(view, replayed=False)
+        return Submitted(view, replayed=not view.created)

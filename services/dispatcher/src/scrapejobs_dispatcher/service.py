@@ -114,6 +114,7 @@ class JobService:
         webhook_log: WebhookLog | None = None,
         metrics: SubmissionMetrics | None = None,
         coalesce_window_s: float | None = None,
+        coalesce_busy_window_s: float = 0.0,
     ) -> None:
         self._tracer = tracer
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
@@ -124,7 +125,9 @@ class JobService:
         self._coalescer = (
             None
             if coalesce_window_s is None
-            else SubmissionCoalescer(store, self._enqueuer, clock, coalesce_window_s)
+            else SubmissionCoalescer(
+                store, self._enqueuer, clock, coalesce_window_s, coalesce_busy_window_s
+            )
         )
         self._clock = clock
         self._retention = retention

@@ -43,6 +43,14 @@ class DispatcherSettings(CommonSettings):
         "of each other are created in one Firestore commit and published as one message; 0 "
         "turns coalescing off",
     )
+    coalesce_busy_window_ms: float = Field(
+        default=50.0,
+        ge=0,
+        le=1000,
+        description="The coalescing window while submissions arrive faster than one per this "
+        "many milliseconds (over the last second): more jobs per commit and per message, where "
+        "alone each would wait for a push of its own",
+    )
     idempotency_stale_s: float = Field(
         default=120,
         gt=0,

@@ -5,8 +5,11 @@ One-URL jobs are how most callers use a scraping queue (one page per request); a
 costs a commit and a message, and the emulator and Pub/Sub pace pushes per message. Together,
 a burst of them costs one commit and one push, which the worker runs side by side.
 
-The window opens with the first job and closes ``window_s`` later, or sooner when the group
-reaches the commit's document budget. Each caller is answered only after the group's commit
+The window opens with the first job and closes ``window_s`` later (``busy_window_s`` while
+submissions arrive faster than one per ``busy_window_s``: then a longer wait gathers several
+jobs per message, where alone each would queue for its own push; a caller submitting one job
+at a time never waits more than ``window_s``), or sooner when the group reaches the commit's
+document budget. Each caller is answered only after the group's commit
 and publish: a ``202`` still means the job is durable. A crash inside the window loses only
 jobs no caller was told about (their clients retry; an ``Idempotency-Key`` makes that safe),
 and a crash after the commit leaves the jobs ``publishing``, which maintenance republishes.
@@ -15,7 +18,9 @@ and a crash after the commit leaves the jobs ``publishing``, which maintenance r
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +33,8 @@ from scrapejobs_shared.ports.job_store import MAX_COALESCED_WRITES, JobExists, c
 log = logging.getLogger(__name__)
 
 DEFAULT_WINDOW_S = 0.002
+DEFAULT_BUSY_WINDOW_S = 0.05
+RATE_SPAN_S = 1.0  # arrivals counted over this span to tell quiet from busy
 
 
 @dataclass(slots=True)
@@ -46,12 +53,15 @@ class SubmissionCoalescer:
         enqueuer: Enqueuer,
         clock: Clock,
         window_s: float = DEFAULT_WINDOW_S,
+        busy_window_s: float = DEFAULT_BUSY_WINDOW_S,
         max_writes: int = MAX_COALESCED_WRITES,
     ) -> None:
         self._store = store
         self._enqueuer = enqueuer
         self._clock = clock
         self._window_s = window_s
+        self._busy_window_s = max(busy_window_s, window_s)
+        self._arrivals: collections.deque[float] = collections.deque()
         self._max_writes = max_writes
         self._group: list[_Waiting] = []
         self._writes = 0
@@ -68,15 +78,25 @@ class SubmissionCoalescer:
         how many of its tasks were failed because their message could not be published.
         Raises ``JobExists`` when the job id exists, and whatever stopped the group's commit."""
         waiting = _Waiting(job, batches)
+        window = self._window()
         writes = coalesced_writes(job, batches)
         if self._group and self._writes + writes > self._max_writes:
             self._flush()
         self._group.append(waiting)
         self._writes += writes
         if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self._window_s, self._flush)
+            self._timer = asyncio.get_running_loop().call_later(window, self._flush)
         # A caller that goes away does not stop the group: the others wait on the same commit.
         return await asyncio.shield(waiting.answer)
+
+    def _window(self) -> float:
+        """``busy_window_s`` while the last second's arrivals promise another job within it."""
+        now = time.monotonic()
+        self._arrivals.append(now)
+        while self._arrivals[0] < now - RATE_SPAN_S:
+            self._arrivals.popleft()
+        busy = len(self._arrivals) * self._busy_window_s > RATE_SPAN_S
+        return self._busy_window_s if busy else self._window_s
 
     def _flush(self) -> None:
         if self._timer is not None:

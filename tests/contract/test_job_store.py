@@ -237,6 +237,24 @@ async def test_coalesced_jobs_are_created_together_or_not_at_all(store: Store) -
     assert await store.count_tasks(jobs[5][0].id) == tally(queued=1)
 
 
+async def test_a_settle_retried_after_it_landed_still_says_the_job_may_be_done(
+    store: Store,
+) -> None:
+    """A commit that landed though its caller saw an error (a timeout under load) is retried
+    with the same changes and the old handle: nothing is finished twice, and the retry still
+    says the job may be done, or the job would never be completed."""
+    job, [batch] = await a_job(store, 1)
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE)
+    assert isinstance(claim, Claimed)
+    [task_id] = ids(batch)
+    first = await store.settle(claim.handle, [ok(task_id)], now)
+    assert first.finished == (task_id,) and first.job_may_be_done
+    retried = await store.settle(claim.handle, [ok(task_id)], now)
+    assert retried.finished == () and retried.job_may_be_done
+    assert await store.count_tasks(job.id) == tally(succeeded=1)
+
+
 async def test_the_largest_submission_the_api_accepts_is_stored(store: Store) -> None:
     """10,000 URLs of 2,048 characters (the dispatcher's body limit is sized for them)."""
     now = datetime.now(UTC)

@@ -743,11 +743,14 @@ class FirestoreJobStore:
         applied, shard = outcome
         job = await self.get_job(job_id)
         cancelled = job is not None and job.status is JobStatus.CANCELLED
+        # A batch left with no open task may have closed its job even when this call
+        # finished nothing: an earlier commit of these changes may have landed though its
+        # caller saw an error (a timeout under load), and this is the retry that follows.
         return Settled(
             _Handle(applied.batch, shard, None),
             tuple(record.id for record in applied.results),
             cancelled,
-            bool(applied.results),
+            bool(applied.results) or not applied.batch.open_items,
         )
 
 

@@ -334,7 +334,7 @@ class MemoryJobStore:
             handle,
             tuple(record.id for record in applied.results),
             job.status is JobStatus.CANCELLED,
-            bool(applied.results) and not open_left,
+            (bool(applied.results) or not applied.batch.open_items) and not open_left,
         )
 
     def _write(self, applied: Applied, now: datetime) -> _Handle:

@@ -688,7 +688,7 @@ class FirestoreJobStore:
         settled = await self._transact(batch.job_id, batch.id, apply, now)
         if settled is None:  # the batch is gone (a deleted job)
             return Settled(handle, (), False, False)
-        return settled
+        return _maybe_done_if_closed(settled)
 
     async def close_batch(
         self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
@@ -743,15 +743,22 @@ class FirestoreJobStore:
         applied, shard = outcome
         job = await self.get_job(job_id)
         cancelled = job is not None and job.status is JobStatus.CANCELLED
-        # A batch left with no open task may have closed its job even when this call
-        # finished nothing: an earlier commit of these changes may have landed though its
-        # caller saw an error (a timeout under load), and this is the retry that follows.
         return Settled(
             _Handle(applied.batch, shard, None),
             tuple(record.id for record in applied.results),
             cancelled,
-            bool(applied.results) or not applied.batch.open_items,
+            bool(applied.results),
         )
+
+
+def _maybe_done_if_closed(settled: Settled) -> Settled:
+    """A settle that leaves its batch with no open task may have closed the job even when it
+    finished nothing itself: an earlier commit of the same changes may have landed though its
+    caller saw an error (a timeout under load), and this is the retry that follows."""
+    assert isinstance(settled.handle, _Handle)
+    if settled.job_may_be_done or settled.handle.batch.open_items:
+        return settled
+    return replace(settled, job_may_be_done=True)
 
 
 def _status_fields(status: JobStatus, now: datetime) -> dict[str, Any]:

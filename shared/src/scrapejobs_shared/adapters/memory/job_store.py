@@ -312,7 +312,12 @@ class MemoryJobStore:
             applied = batch_transitions.settle(batch, changes, now)
             if lease_until is not None:
                 applied = replace(applied, batch=replace(applied.batch, lease_until=lease_until))
-            return self._settled(applied, now)
+            settled = self._settled(applied, now)
+            if settled.finished or applied.batch.open_items:
+                return settled
+            # finished nothing, yet the batch is closed: a retry of a settle that landed
+            open_left = any(b.open_items for b in self.batches[handle.job_id].values())
+            return replace(settled, job_may_be_done=not open_left)
 
     async def close_batch(
         self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
@@ -334,7 +339,7 @@ class MemoryJobStore:
             handle,
             tuple(record.id for record in applied.results),
             job.status is JobStatus.CANCELLED,
-            (bool(applied.results) or not applied.batch.open_items) and not open_left,
+            bool(applied.results) and not open_left,
         )
 
     def _write(self, applied: Applied, now: datetime) -> _Handle:

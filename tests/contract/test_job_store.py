@@ -255,6 +255,50 @@ async def test_a_settle_retried_after_it_landed_still_says_the_job_may_be_done(
     assert await store.count_tasks(job.id) == tally(succeeded=1)
 
 
+async def test_a_first_claim_can_stamp_the_job_s_start_and_leaves_its_status(
+    store: Store,
+) -> None:
+    """``mark_started`` (coalesced jobs, which no worker marks running): the first claim
+    stamps ``started_at`` in its commit; a cancel stays a cancel; a later claim does not
+    stamp again."""
+    job, [batch] = await a_job(store, 2)
+    t0 = datetime.now(UTC)
+    claimed = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE, mark_started=True)
+    assert isinstance(claimed, Claimed)
+    stored = await store.get_job(job.id)
+    assert stored is not None and stored.started_at == t0 and stored.status is JobStatus.QUEUED
+
+    assert await store.cancel_job(job.id, t0)
+    later = t0 + LEASE + timedelta(seconds=1)
+    again = await store.claim_batch(job.id, batch.id, later, later + LEASE, mark_started=True)
+    assert isinstance(again, Claimed) and again.cancelled
+    stored = await store.get_job(job.id)
+    assert stored is not None and stored.started_at == t0
+    assert stored.status is JobStatus.CANCELLED
+
+
+async def test_a_job_is_read_with_its_counts(store: Store) -> None:
+    """``job_with_counts``: what ``get_job`` and ``count_tasks`` say, read together, whether
+    or not this store knows the job's counter shards yet."""
+    job, [first, _, _] = await a_job(store, 120, batch_size=50)
+    now = datetime.now(UTC)
+    claimed = await store.claim_batch(job.id, first.id, now, now + LEASE)
+    assert isinstance(claimed, Claimed)
+    await store.settle(claimed.handle, [ok(t) for t in ids(first)[:10]], now)
+    expected = tally(queued=70, running=40, succeeded=10)
+    stores: list[Store] = [store]
+    if isinstance(store, FirestoreJobStore):
+        stores.append(FirestoreJobStore(store._client))  # type: ignore[attr-defined]  # cold
+    for reader in stores:
+        found = await reader.job_with_counts(job.id)
+        assert found is not None
+        stored, counts = found
+        assert (stored.id, stored.total, stored.status) == (job.id, 120, JobStatus.QUEUED)
+        assert counts == expected == await reader.count_tasks(job.id)
+        assert await reader.job_with_counts(job.id) == found  # the warm path says the same
+        assert await reader.job_with_counts(uuid.uuid4().hex) is None
+
+
 async def test_the_largest_submission_the_api_accepts_is_stored(store: Store) -> None:
     """10,000 URLs of 2,048 characters (the dispatcher's body limit is sized for them)."""
     now = datetime.now(UTC)

@@ -22,10 +22,15 @@ class ReadCountingStore(MemoryJobStore):
     def __init__(self) -> None:
         super().__init__()
         self.job_reads = 0
+        self.count_reads = 0
 
     async def get_job(self, job_id: str) -> JobRecord | None:
         self.job_reads += 1
         return await super().get_job(job_id)
+
+    async def has_open_tasks(self, job_id: str) -> bool:
+        self.count_reads += 1
+        return await super().has_open_tasks(job_id)
 
 
 def url(n: int) -> str:
@@ -59,7 +64,9 @@ async def test_a_bundle_runs_its_jobs_side_by_side_without_reading_them() -> Non
     for n in range(JOBS):
         assert store.results[f"j{n}"][f"t{n}"].data == {"h": "Hello"}
         assert store.jobs[f"j{n}"].status is JobStatus.COMPLETED
+        assert store.jobs[f"j{n}"].started_at == NOW  # stamped by its first claim
     assert store.job_reads == 0  # each batch carried its job's spec
+    assert store.count_reads == 0  # and its one batch closed: no open task is left
 
 
 async def test_a_transient_failure_nacks_the_bundle_and_the_redelivery_runs_only_it() -> None:

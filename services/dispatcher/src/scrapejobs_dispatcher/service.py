@@ -189,8 +189,10 @@ class JobService:
             await self._coalescer.drain()
 
     async def get(self, job_id: str) -> JobView:
-        job = await self._job(job_id)
-        return self._view(job, await self._store.count_tasks(job_id))
+        found = await self._store.job_with_counts(job_id)
+        if found is None or found[0].expire_at <= self._clock():
+            raise JobNotFound(job_id)
+        return self._view(*found)
 
     def _view(self, job: JobRecord, counts: dict[TaskStatus, int]) -> JobView:
         total = sum(counts.values())

@@ -70,7 +70,8 @@ class SubmissionCoalescer:
 
     @staticmethod
     def takes(job: JobRecord, batches: Sequence[BatchRecord]) -> bool:
-        """Whether the job is small enough to be coalesced: one batch, not a crawl."""
+        """Whether the job is small enough to be coalesced: one batch, not a crawl (the
+        worker relies on it: a job whose spec is carried has no batch but this one)."""
         return len(batches) == 1 and job.kind != "crawl"
 
     async def submit(self, job: JobRecord, batches: Sequence[BatchRecord]) -> int:

@@ -224,8 +224,16 @@ class BatchProcessor:
         results = await self._run_all(work, recorder)
         kinds = {result.kind for result in results}
         if recorder.job_may_be_done:
+            # A coalesced job (its spec carried) has this one batch: when every task of the
+            # claim finished, the job has no open task left, and its counts need no read.
+            closed = message.spec is not None and not _still_open(claim.batch.open_items, results)
             await complete_if_done(
-                self._store, message.job_id, self._clock, self._events, spec=spec
+                self._store,
+                message.job_id,
+                self._clock,
+                self._events,
+                spec=spec,
+                no_open_tasks=closed,
             )
         if Kind.DEFER in kinds:
             open_items = _still_open(claim.batch.open_items, results)
@@ -253,7 +261,11 @@ class BatchProcessor:
             now = self._clock()
             with phase("claim"):
                 claim = await self._store.claim_batch(
-                    message.job_id, message.batch_id, now, now + self._lease
+                    message.job_id,
+                    message.batch_id,
+                    now,
+                    now + self._lease,
+                    mark_started=message.spec is not None,  # no job read marks it running
                 )
             if not isinstance(claim, Busy):
                 return claim

@@ -19,12 +19,15 @@ async def complete_if_done(
     clock: Clock,
     events: JobEvents | None = None,
     spec: JobSpec | None = None,
+    no_open_tasks: bool = False,
 ) -> bool:
     """Move the job to ``completed`` when no task is open (a cancelled job stays cancelled).
     Safe to call concurrently and repeatedly: the status only moves forward, and only the
     call that moved it announces it (``events``; given the job's ``spec``, a job without a
-    webhook is not read again to find that out)."""
-    if await store.has_open_tasks(job_id):
+    webhook is not read again to find that out). ``no_open_tasks``: the caller knows that
+    none is left (the one batch of a coalesced job has just closed), so the counts are not
+    read."""
+    if not no_open_tasks and await store.has_open_tasks(job_id):
         return False
     if await store.set_job_status(job_id, JobStatus.COMPLETED, clock()):
         log.info("job completed", extra={"job_id": job_id})

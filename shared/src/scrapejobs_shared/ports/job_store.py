@@ -130,6 +130,10 @@ class JobStore(Protocol):
 
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]: ...
 
+    async def job_with_counts(self, job_id: str) -> tuple[JobRecord, dict[TaskStatus, int]] | None:
+        """The job and its task counts (a status query), read together where the store can
+        (one round trip once the job's counter shards are known); None if no such job."""
+
     async def has_open_tasks(self, job_id: str) -> bool: ...
 
     async def list_tasks(
@@ -196,8 +200,17 @@ class BatchStore(Protocol):
         (the caller publishes it); None for a cancelled job or when nothing was reopened."""
 
     async def claim_batch(
-        self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
-    ) -> ClaimResult: ...
+        self,
+        job_id: str,
+        batch_id: str,
+        now: datetime,
+        lease_until: datetime,
+        *,
+        mark_started: bool = False,
+    ) -> ClaimResult:
+        """``mark_started``: the batch's first claim also stamps the job's ``started_at``
+        (in the same commit, without a read; the status is left alone), for jobs no worker
+        marks ``running`` (coalesced small jobs)."""
 
     async def settle(
         self,

@@ -99,6 +99,23 @@ class ShardedCounters:
                     counts[TaskStatus(status)] += int(value)
         return counts
 
+    async def read_with(
+        self, job_ref: Any, shards: int
+    ) -> tuple[dict[str, Any], dict[TaskStatus, int]] | None:
+        """The job document and its counts in one batched get; None if the job is gone."""
+        refs = [job_ref, *(self._shard(job_ref, n) for n in range(shards))]
+        counts = dict.fromkeys(TaskStatus, 0)
+        job_doc: dict[str, Any] | None = None
+        count(reads=len(refs))
+        async for snap in self._client.get_all(refs):
+            if snap.reference.path == job_ref.path:
+                job_doc = snap.to_dict() if snap.exists else None
+                continue
+            for status, value in (snap.to_dict() or {}).items():
+                if status in counts:
+                    counts[TaskStatus(status)] += int(value)
+        return None if job_doc is None else (job_doc, counts)
+
     async def any_open(self, job_ref: Any, shards: int) -> bool:
         """Whether any shard has an open task, reading shards one at a time in random order and
         stopping at the first open one: while a job runs this is usually one read."""

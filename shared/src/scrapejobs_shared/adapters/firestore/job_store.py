@@ -144,6 +144,7 @@ class FirestoreJobStore:
             await commit.commit()
         except gexc.AlreadyExists:
             raise JobExists(job.id) from None
+        self._remember_shards(job)
 
     async def create_jobs(self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]) -> None:
         await self._create_in_one_commit(
@@ -169,6 +170,8 @@ class FirestoreJobStore:
                 await commit.commit()
         except gexc.AlreadyExists:
             raise JobExists(", ".join(job.id for job, _, _ in jobs)) from None
+        for job, _, _ in jobs:
+            self._remember_shards(job)
 
     def _creation_writes(
         self, job: JobRecord, batches: Sequence[BatchRecord]
@@ -342,6 +345,22 @@ class FirestoreJobStore:
         if shards is None:
             return dict.fromkeys(TaskStatus, 0)
         return await self._counters.read(self._job_ref(job_id), shards)
+
+    async def job_with_counts(self, job_id: str) -> tuple[JobRecord, dict[TaskStatus, int]] | None:
+        """One batched get of the job and its counter shards when the shards are known (this
+        process created or read the job before: every poll after the first)."""
+        shards = self._shards.get(job_id)
+        if shards is None:
+            job = await self.get_job(job_id)
+            if job is None:
+                return None
+            return job, await self.count_tasks(job_id)
+        job_ref = self._job_ref(job_id)
+        snaps = await self._counters.read_with(job_ref, shards)
+        if snaps is None:
+            return None
+        job_doc, counts = snaps
+        return job_from_doc(job_id, job_doc), counts
 
     async def has_open_tasks(self, job_id: str) -> bool:
         shards = await self._shards_of(job_id)
@@ -599,7 +618,13 @@ class FirestoreJobStore:
         return result
 
     async def claim_batch(
-        self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
+        self,
+        job_id: str,
+        batch_id: str,
+        now: datetime,
+        lease_until: datetime,
+        *,
+        mark_started: bool = False,
     ) -> ClaimResult:
         """Optimistic: one read, then a commit guarded by the batch's update time (a lost race
         reads again). The commit's counter write reports the job's cancel mark, so a cancel
@@ -626,6 +651,9 @@ class FirestoreJobStore:
             commit.update(ref, _batch_fields(applied.batch, now), option=guard)
             self._counters.move(commit, job_ref, shard, applied.deltas, batch.expire_at)
             count(writes=2)
+            if mark_started and all(item.attempts == 0 for item in batch.items):
+                commit.update(job_ref, {"started_at": now})  # no status: a cancel stays
+                count(writes=1)
             try:
                 results = await commit.commit()
             except gexc.FailedPrecondition:

@@ -78,6 +78,10 @@ class MemoryJobStore:
     async def get_job(self, job_id: str) -> JobRecord | None:
         return self.jobs.get(job_id)
 
+    async def job_with_counts(self, job_id: str) -> tuple[JobRecord, dict[TaskStatus, int]] | None:
+        job = self.jobs.get(job_id)
+        return None if job is None else (job, await self.count_tasks(job_id))
+
     async def list_jobs(
         self, status: JobStatus | None, page_size: int, page_token: str | None
     ) -> Page[JobRecord]:
@@ -282,7 +286,13 @@ class MemoryJobStore:
             return self.batches[job_id][batch_id]
 
     async def claim_batch(
-        self, job_id: str, batch_id: str, now: datetime, lease_until: datetime
+        self,
+        job_id: str,
+        batch_id: str,
+        now: datetime,
+        lease_until: datetime,
+        *,
+        mark_started: bool = False,
     ) -> ClaimResult:
         async with self._lock:
             batch = self.batches.get(job_id, {}).get(batch_id)
@@ -293,6 +303,8 @@ class MemoryJobStore:
                 return AlreadyDone()
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
+            if mark_started and _first_claim(batch):
+                self.jobs[job_id] = job = replace(job, started_at=now)
             applied = batch_transitions.claim(batch, lease_until)
             handle = self._write(applied, now)
             return Claimed(applied.batch, job.status is JobStatus.CANCELLED, handle)
@@ -398,3 +410,7 @@ def _host(url: str) -> str:
         return host_key(url)
     except ValueError:
         return ""
+
+
+def _first_claim(batch: BatchRecord) -> bool:
+    return all(item.attempts == 0 for item in batch.items)

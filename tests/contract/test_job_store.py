@@ -255,26 +255,27 @@ async def test_a_settle_retried_after_it_landed_still_says_the_job_may_be_done(
     assert await store.count_tasks(job.id) == tally(succeeded=1)
 
 
-async def test_a_first_claim_can_stamp_the_job_s_start_and_leaves_its_status(
+async def test_a_first_claim_can_record_the_job_s_start_and_leaves_its_status(
     store: Store,
 ) -> None:
     """``mark_started`` (coalesced jobs, which no worker marks running): the first claim
-    stamps ``started_at`` in its commit; a cancel stays a cancel; a later claim does not
-    stamp again."""
+    records the start, which a status read reports; a cancel stays a cancel; a later claim
+    does not move the start."""
     job, [batch] = await a_job(store, 2)
     t0 = datetime.now(UTC)
     claimed = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE, mark_started=True)
     assert isinstance(claimed, Claimed)
-    stored = await store.get_job(job.id)
-    assert stored is not None and stored.started_at == t0 and stored.status is JobStatus.QUEUED
+    found = await store.job_with_counts(job.id)
+    assert found is not None and found[0].started_at == t0
+    assert found[0].status is JobStatus.QUEUED and found[1] == tally(running=2)
 
     assert await store.cancel_job(job.id, t0)
     later = t0 + LEASE + timedelta(seconds=1)
     again = await store.claim_batch(job.id, batch.id, later, later + LEASE, mark_started=True)
     assert isinstance(again, Claimed) and again.cancelled
-    stored = await store.get_job(job.id)
-    assert stored is not None and stored.started_at == t0
-    assert stored.status is JobStatus.CANCELLED
+    found = await store.job_with_counts(job.id)
+    assert found is not None and found[0].started_at == t0
+    assert found[0].status is JobStatus.CANCELLED
 
 
 async def test_a_job_is_read_with_its_counts(store: Store) -> None:

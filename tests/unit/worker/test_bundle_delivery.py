@@ -64,7 +64,7 @@ async def test_a_bundle_runs_its_jobs_side_by_side_without_reading_them() -> Non
     for n in range(JOBS):
         assert store.results[f"j{n}"][f"t{n}"].data == {"h": "Hello"}
         assert store.jobs[f"j{n}"].status is JobStatus.COMPLETED
-        assert store.jobs[f"j{n}"].started_at == NOW  # stamped by its first claim
+        assert store.starts[f"j{n}"] == NOW  # recorded by its first claim
     assert store.job_reads == 0  # each batch carried its job's spec
     assert store.count_reads == 0  # and its one batch closed: no open task is left
 

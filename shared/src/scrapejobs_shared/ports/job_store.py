@@ -208,9 +208,9 @@ class BatchStore(Protocol):
         *,
         mark_started: bool = False,
     ) -> ClaimResult:
-        """``mark_started``: the batch's first claim also stamps the job's ``started_at``
-        (in the same commit, without a read; the status is left alone), for jobs no worker
-        marks ``running`` (coalesced small jobs)."""
+        """``mark_started``: the batch's first claim also records the job's start (in the
+        same commit, without a read; the status is left alone), which ``job_with_counts``
+        reports as ``started_at``: for jobs no worker marks ``running`` (coalesced jobs)."""
 
     async def settle(
         self,

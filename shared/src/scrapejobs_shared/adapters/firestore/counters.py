@@ -25,6 +25,7 @@ from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 
 CANCEL_MARK = "job_cancelled"
+STARTED_AT = "started_at"
 OPEN_FIELDS = tuple(sorted(status.value for status in OPEN_TASK_STATUSES))
 
 
@@ -34,6 +35,13 @@ class ShardAfter:
 
     open: int
     cancelled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ShardsRead:
+    job_doc: dict[str, Any]
+    counts: dict[TaskStatus, int]
+    started_at: datetime | None  # the earliest start a shard keeps
 
 
 class ShardedCounters:
@@ -67,9 +75,14 @@ class ShardedCounters:
         shard: int,
         deltas: Mapping[TaskStatus, int],
         expire_at: datetime,
+        started_at: datetime | None = None,
     ) -> None:
-        """Stage status changes; read the shard's values after it with ``after``."""
+        """Stage status changes; read the shard's values after it with ``after``.
+        ``started_at``: the job's start, kept on the shard (a job no worker marks running:
+        its status reads show it without a write to the job document)."""
         changes: dict[str, Any] = {name: firestore.Increment(0) for name in _watched()}
+        if started_at is not None:
+            changes[STARTED_AT] = started_at
         for status, n in deltas.items():
             if n:
                 changes[status.value] = firestore.Increment(n)
@@ -99,22 +112,26 @@ class ShardedCounters:
                     counts[TaskStatus(status)] += int(value)
         return counts
 
-    async def read_with(
-        self, job_ref: Any, shards: int
-    ) -> tuple[dict[str, Any], dict[TaskStatus, int]] | None:
-        """The job document and its counts in one batched get; None if the job is gone."""
+    async def read_with(self, job_ref: Any, shards: int) -> ShardsRead | None:
+        """The job document, its counts and the start its shards keep, in one batched get;
+        None if the job is gone."""
         refs = [job_ref, *(self._shard(job_ref, n) for n in range(shards))]
         counts = dict.fromkeys(TaskStatus, 0)
         job_doc: dict[str, Any] | None = None
+        starts: list[datetime] = []
         count(reads=len(refs))
         async for snap in self._client.get_all(refs):
             if snap.reference.path == job_ref.path:
                 job_doc = snap.to_dict() if snap.exists else None
                 continue
-            for status, value in (snap.to_dict() or {}).items():
-                if status in counts:
-                    counts[TaskStatus(status)] += int(value)
-        return None if job_doc is None else (job_doc, counts)
+            for field, value in (snap.to_dict() or {}).items():
+                if field in counts:
+                    counts[TaskStatus(field)] += int(value)
+                elif field == STARTED_AT and value is not None:
+                    starts.append(value)
+        if job_doc is None:
+            return None
+        return ShardsRead(job_doc, counts, min(starts) if starts else None)
 
     async def any_open(self, job_ref: Any, shards: int) -> bool:
         """Whether any shard has an open task, reading shards one at a time in random order and

@@ -347,20 +347,22 @@ class FirestoreJobStore:
         return await self._counters.read(self._job_ref(job_id), shards)
 
     async def job_with_counts(self, job_id: str) -> tuple[JobRecord, dict[TaskStatus, int]] | None:
-        """One batched get of the job and its counter shards when the shards are known (this
-        process created or read the job before: every poll after the first)."""
+        """One batched get of the job and its counter shards once the shards are known (this
+        process created or read the job before: every poll after the first). A job's start
+        kept on its shards (coalesced jobs) stands in for the job document's."""
         shards = self._shards.get(job_id)
         if shards is None:
             job = await self.get_job(job_id)
             if job is None:
                 return None
-            return job, await self.count_tasks(job_id)
-        job_ref = self._job_ref(job_id)
-        snaps = await self._counters.read_with(job_ref, shards)
-        if snaps is None:
+            shards = job.counter_shards
+        read = await self._counters.read_with(self._job_ref(job_id), shards)
+        if read is None:
             return None
-        job_doc, counts = snaps
-        return job_from_doc(job_id, job_doc), counts
+        job = job_from_doc(job_id, read.job_doc)
+        if job.started_at is None and read.started_at is not None:
+            job = replace(job, started_at=read.started_at)
+        return job, read.counts
 
     async def has_open_tasks(self, job_id: str) -> bool:
         shards = await self._shards_of(job_id)
@@ -649,11 +651,16 @@ class FirestoreJobStore:
             commit = self._client.batch()
             guard = self._client.write_option(last_update_time=snap.update_time)
             commit.update(ref, _batch_fields(applied.batch, now), option=guard)
-            self._counters.move(commit, job_ref, shard, applied.deltas, batch.expire_at)
+            first = mark_started and all(item.attempts == 0 for item in batch.items)
+            self._counters.move(
+                commit,
+                job_ref,
+                shard,
+                applied.deltas,
+                batch.expire_at,
+                started_at=now if first else None,  # kept on the shard: no job write
+            )
             count(writes=2)
-            if mark_started and all(item.attempts == 0 for item in batch.items):
-                commit.update(job_ref, {"started_at": now})  # no status: a cancel stays
-                count(writes=1)
             try:
                 results = await commit.commit()
             except gexc.FailedPrecondition:

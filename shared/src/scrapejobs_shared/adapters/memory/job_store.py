@@ -46,6 +46,7 @@ class MemoryJobStore:
         self.batches: dict[str, dict[str, BatchRecord]] = {}
         self.results: dict[str, dict[str, TaskRecord]] = {}
         self.rejected: list[tuple[str, str, bytes]] = []
+        self.starts: dict[str, datetime] = {}  # jobs' starts recorded by claims
         self._added: dict[str, int] = {}
         self._lock = asyncio.Lock()
         self.stats: dict[datetime, Totals] = {}  # outcome totals by 5-minute slot
@@ -80,7 +81,11 @@ class MemoryJobStore:
 
     async def job_with_counts(self, job_id: str) -> tuple[JobRecord, dict[TaskStatus, int]] | None:
         job = self.jobs.get(job_id)
-        return None if job is None else (job, await self.count_tasks(job_id))
+        if job is None:
+            return None
+        if job.started_at is None and job_id in self.starts:
+            job = replace(job, started_at=self.starts[job_id])
+        return job, await self.count_tasks(job_id)
 
     async def list_jobs(
         self, status: JobStatus | None, page_size: int, page_token: str | None
@@ -304,7 +309,7 @@ class MemoryJobStore:
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
             if mark_started and _first_claim(batch):
-                self.jobs[job_id] = job = replace(job, started_at=now)
+                self.starts.setdefault(job_id, now)  # as Firestore keeps it: on the counts
             applied = batch_transitions.claim(batch, lease_until)
             handle = self._write(applied, now)
             return Claimed(applied.batch, job.status is JobStatus.CANCELLED, handle)

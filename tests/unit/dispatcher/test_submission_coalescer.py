@@ -146,3 +146,13 @@ async def test_drain_commits_what_is_waiting() -> None:
     await asyncio.sleep(0)
     await jobs.drain()
     assert (await waiting).created and len(store.commits) == 1
+
+
+async def test_the_window_widens_only_while_submissions_arrive_fast() -> None:
+    jobs, _ = service(CountingStore())
+    coalescer = jobs._coalescer
+    assert coalescer is not None
+    coalescer._busy_window_s = 0.05  # more than one arrival per 50 ms is busy
+    windows = [coalescer._window_on_arrival() for _ in range(30)]
+    assert windows[0] == WINDOW_S  # a lone caller waits the short window
+    assert windows[-1] == 0.05 and windows.index(0.05) == 20  # 21 arrivals within a second

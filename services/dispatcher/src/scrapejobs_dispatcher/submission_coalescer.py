@@ -79,7 +79,7 @@ class SubmissionCoalescer:
         how many of its tasks were failed because their message could not be published.
         Raises ``JobExists`` when the job id exists, and whatever stopped the group's commit."""
         waiting = _Waiting(job, batches)
-        window = self._window()
+        window = self._window_on_arrival()
         writes = coalesced_writes(job, batches)
         if self._group and self._writes + writes > self._max_writes:
             self._flush()
@@ -90,8 +90,9 @@ class SubmissionCoalescer:
         # A caller that goes away does not stop the group: the others wait on the same commit.
         return await asyncio.shield(waiting.answer)
 
-    def _window(self) -> float:
-        """``busy_window_s`` while the last second's arrivals promise another job within it."""
+    def _window_on_arrival(self) -> float:
+        """Count an arrival; the window a group it opens waits: ``busy_window_s`` while the
+        last second's arrivals promise another job within it, else ``window_s``."""
         now = time.monotonic()
         self._arrivals.append(now)
         while self._arrivals[0] < now - RATE_SPAN_S:

@@ -65,6 +65,7 @@ from scrapejobs_shared.ports.job_store import (
     Page,
     Settled,
     TaskChange,
+    coalesced_writes,
 )
 
 TASKS = "tasks"  # the collection of a job's task (result) documents
@@ -126,7 +127,8 @@ class FirestoreJobStore:
 
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         writes = self._creation_writes(job, batches)
-        if len(writes) < MAX_COALESCED_WRITES and _writes_size(writes) <= COMMIT_BYTES:
+        one_commit = coalesced_writes(job, batches) <= MAX_COALESCED_WRITES
+        if one_commit and _writes_size(writes) <= COMMIT_BYTES:
             await self._create_in_one_commit([(job, batches, writes)])  # ``create`` guards it
             return
         job_ref = self._job_ref(job.id)

@@ -117,6 +117,12 @@ def run_stack_workloads(
             print(f"push floor: {figures['push_floor']}", flush=True)
             logs = (stack.worker.log_path, stack.dispatcher.log_path)
             figures |= run_one_url_workloads(config.dispatcher_url, one_url, logs, time.time())
+            # The most a closed loop of C_CLIENTS can reach here: each job waits at least the
+            # emulator's publish -> push floor and, on average, half a poll interval.
+            floor_s = figures["push_floor"]["p50_ms"] / 1000
+            figures["C"]["closed_loop_ceiling_jobs_per_s"] = round(
+                C_CLIENTS / (floor_s + C_POLL_S / 2), 1
+            )
             print(f"scrapejobs C: {figures['C']}\nscrapejobs L: {figures['L']}", flush=True)
     stack.stop()
     return figures

@@ -352,12 +352,9 @@ class FirestoreJobStore:
         """One batched get of the job and its counter shards once the shards are known (this
         process created or read the job before: every poll after the first). A job's start
         kept on its shards (coalesced jobs) stands in for the job document's."""
-        shards = self._shards.get(job_id)
+        shards = await self._shards_of(job_id)
         if shards is None:
-            job = await self.get_job(job_id)
-            if job is None:
-                return None
-            shards = job.counter_shards
+            return None
         read = await self._counters.read_with(self._job_ref(job_id), shards)
         if read is None:
             return None

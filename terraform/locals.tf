@@ -56,6 +56,11 @@ locals {
     SCRAPEJOBS_RECONCILE_AFTER_S = tostring(var.max_backoff_s + var.ack_deadline_s + 30)
     # POST /v1/scrape answers its 504 (naming the job) before Cloud Run cuts the request
     SCRAPEJOBS_SCRAPE_MAX_WAIT_S = tostring(var.dispatcher_request_timeout_s - 5)
+    # small jobs submitted together share one commit and one message (README, Submitting jobs)
+    SCRAPEJOBS_COALESCE_WINDOW_MS      = tostring(var.dispatcher_coalesce_window_ms)
+    SCRAPEJOBS_COALESCE_BUSY_WINDOW_MS = tostring(var.dispatcher_coalesce_busy_window_ms)
+    # a keyed submission still unanswered past the request timeout died with its request
+    SCRAPEJOBS_IDEMPOTENCY_STALE_S = tostring(var.dispatcher_request_timeout_s + 60)
   })
 
   worker_env = merge(local.common_env, {

@@ -412,6 +412,28 @@ variable "dispatcher_request_timeout_s" {
   }
 }
 
+variable "dispatcher_coalesce_window_ms" {
+  type        = number
+  default     = 2
+  description = "Small jobs (one batch, no crawl) submitted within this many milliseconds of each other are created in one Firestore commit and published as one message (SCRAPEJOBS_COALESCE_WINDOW_MS); 0 turns coalescing off."
+
+  validation {
+    condition     = var.dispatcher_coalesce_window_ms >= 0 && var.dispatcher_coalesce_window_ms <= 100
+    error_message = "dispatcher_coalesce_window_ms must be between 0 and 100."
+  }
+}
+
+variable "dispatcher_coalesce_busy_window_ms" {
+  type        = number
+  default     = 50
+  description = "The coalescing window while submissions arrive faster than one per this many milliseconds (SCRAPEJOBS_COALESCE_BUSY_WINDOW_MS): more jobs per commit and per message under load."
+
+  validation {
+    condition     = var.dispatcher_coalesce_busy_window_ms >= 0 && var.dispatcher_coalesce_busy_window_ms <= 1000
+    error_message = "dispatcher_coalesce_busy_window_ms must be between 0 and 1000."
+  }
+}
+
 # ---------------------------------------------------------------------------------------
 # Worker
 # ---------------------------------------------------------------------------------------

@@ -774,3 +774,32 @@ def test_a_scrape_answers_before_cloud_run_cuts_the_dispatchers_request(tf, h) -
     timeout = tf.variables["dispatcher_request_timeout_s"]
     assert timeout["default"] - 5 > 0
     assert "dispatcher_request_timeout_s>=15" in h.squash(timeout["validation"][0]["condition"])
+
+
+def test_the_dispatcher_coalesces_submissions_as_configured(tf, h) -> None:
+    """The coalescing windows reach the dispatcher, within the ranges its settings accept, and a
+    keyed submission is taken as lost only after a request could still be running."""
+    from pydantic import ValidationError
+
+    from scrapejobs_dispatcher.settings import DispatcherSettings
+
+    env = h.squash(str(tf.locals["dispatcher_env"]))
+    for name, variable in (
+        ("SCRAPEJOBS_COALESCE_WINDOW_MS", "dispatcher_coalesce_window_ms"),
+        ("SCRAPEJOBS_COALESCE_BUSY_WINDOW_MS", "dispatcher_coalesce_busy_window_ms"),
+    ):
+        assert f'"{name}":"${{tostring(var.{variable})}}"' in env, env
+        field = variable.removeprefix("dispatcher_")
+        default = tf.variables[variable]["default"]
+        assert DispatcherSettings.model_fields[field].default == default
+        condition = h.squash(tf.variables[variable]["validation"][0]["condition"])
+        low, high = (float(n) for n in re.findall(r"[<>]=(\d+)", condition))
+        DispatcherSettings(**{field: low})
+        DispatcherSettings(**{field: high})
+        with pytest.raises(ValidationError):
+            DispatcherSettings(**{field: high + 1})
+    stale = '"SCRAPEJOBS_IDEMPOTENCY_STALE_S":"${tostring(var.dispatcher_request_timeout_s+60)}"'
+    assert stale in env, env
+    assert tf.variables["dispatcher_request_timeout_s"]["default"] + 60 == (
+        DispatcherSettings.model_fields["idempotency_stale_s"].default
+    )

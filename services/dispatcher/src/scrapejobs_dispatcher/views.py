@@ -125,6 +125,10 @@ class TaskResult(BaseModel):
     attempts: int
     fetched_at: datetime | None
     elapsed_ms: int | None
+    rendered: bool = Field(default=False, description="The page was rendered in headless Chromium")
+    rendered_ms: int | None = Field(
+        default=None, description="How long rendering took (part of elapsed_ms)"
+    )
     replays: int = Field(default=0, description="How often the task was replayed")
     truncated_fields: list[str] = Field(
         default_factory=list,
@@ -148,6 +152,8 @@ class TaskResult(BaseModel):
             replays=task.replays,
             fetched_at=task.fetched_at,
             elapsed_ms=task.elapsed_ms,
+            rendered=task.rendered_ms is not None,
+            rendered_ms=task.rendered_ms,
             truncated_fields=list(task.truncated_fields),
             field_errors=task.field_errors,
         )

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from scrapejobs_shared.domain.jobspec import RenderOptions
+
 
 @dataclass(frozen=True, slots=True)
 class FetchRequest:
@@ -16,6 +18,7 @@ class FetchRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 30.0
     body: bytes | None = None  # sent with POST (a webhook), whose redirects are not followed
+    render: RenderOptions | None = None  # a 2xx HTML document is rendered in a browser
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,7 @@ class FetchResponse:
     elapsed_ms: int
     truncated: bool = False  # body was cut at the byte cap
     redirects: tuple[str, ...] = ()
+    rendered_ms: int | None = None  # the body is the DOM a browser rendered, in this long
 
     @property
     def content_type(self) -> str:
@@ -66,6 +70,18 @@ class BlockedDestination(PermanentFetchError):
     """The destination resolves to an address we refuse to connect to (SSRF guard)."""
 
     reason = "blocked_destination"
+
+
+class RenderTimeout(PermanentFetchError):
+    """A rendered page did not settle (or its ``wait_for`` did not match) within the timeout."""
+
+    reason = "render_timeout"
+
+
+class RenderUnavailable(PermanentFetchError):
+    """A page asked to be rendered where no browser is configured (a misrouted task)."""
+
+    reason = "render_unavailable"
 
 
 class Fetcher(Protocol):

@@ -36,6 +36,7 @@ from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_worker.politeness.robots_cache import RobotsCache
 from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
 from scrapejobs_worker.push_guard import PushGuard
+from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
@@ -99,9 +100,10 @@ def create_app(
         clock = utc_now
         host_gate = warm_slots(settings, gate or FirestoreHostGate(client), clock)
         task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
-        page_fetcher = fetcher or build_fetcher(fetch_policy(settings))
+        plain_fetcher = fetcher or build_fetcher(fetch_policy(settings))
+        page_fetcher = RenderingFetcher(plain_fetcher, renderer(settings, plain_fetcher))
         politeness = Politeness(
-            host_gate, RobotsCache(page_fetcher), politeness_policy(settings), clock
+            host_gate, RobotsCache(plain_fetcher), politeness_policy(settings), clock
         )
         telemetry_used = telemetry or telemetry_for(SERVICE, settings)
         tracer = telemetry_used.tracer(SERVICE)
@@ -124,7 +126,7 @@ def create_app(
         app.state.webhooks = WebhookSender(
             job_store,
             webhook_log or FirestoreWebhookLog(client),
-            page_fetcher,
+            plain_fetcher,
             clock,
             [key.strip() for key in settings.webhook_secrets.split(",") if key.strip()],
             # the last attempt Pub/Sub makes records the event failed
@@ -132,6 +134,8 @@ def create_app(
                 max_attempts=min(settings.webhook_max_attempts, settings.max_delivery_attempts)
             ),
         )
+        if settings.render_browser_path:
+            log.info("rendering enabled", extra={"browser": settings.render_browser_path})
         if settings.fetch_allowlist:
             log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
         log.info("worker ready", extra={"project": settings.project_id})
@@ -155,6 +159,22 @@ def create_app(
     app.include_router(health.router)
     app.include_router(pubsub.router)
     return app
+
+
+def renderer(settings: WorkerSettings, fetcher: Fetcher) -> Fetcher | None:
+    """Headless Chromium, when the settings name a browser (the render lane's service); its
+    modules load only then (Playwright is the worker's ``render`` extra)."""
+    if not settings.render_browser_path:
+        return None
+    from scrapejobs_worker.rendering.browser_process import BrowserPolicy, BrowserProcess
+    from scrapejobs_worker.rendering.chromium_renderer import ChromiumRenderer
+
+    policy = BrowserPolicy(
+        settings.render_browser_path,
+        pages_per_browser=settings.render_pages_per_browser,
+        max_pages=settings.render_max_pages,
+    )
+    return ChromiumRenderer(fetcher, BrowserProcess(policy), settings.max_body_bytes)
 
 
 def politeness_policy(settings: WorkerSettings) -> PolitenessPolicy:

@@ -70,6 +70,7 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         elapsed_ms=response.elapsed_ms,
         truncated_fields=tuple(truncated),
         field_errors=errors or None,
+        rendered_ms=response.rendered_ms,
     )
     return ExtractedPage(outcome, links)
 

@@ -26,6 +26,17 @@ class WorkerSettings(CommonSettings):
         "comma-separated. Empty in production; loopback for local development and tests.",
     )
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    render_browser_path: str = Field(
+        default="",
+        description="Chromium's executable (e.g. /usr/bin/chromium): this worker renders pages "
+        "of jobs with options.render (the render lane's service); empty: it refuses them",
+    )
+    render_pages_per_browser: int = Field(
+        default=100, ge=1, description="A browser is replaced after rendering this many pages"
+    )
+    render_max_pages: int = Field(
+        default=4, ge=1, le=64, description="Pages one worker process renders at once"
+    )
     user_agent: str = DEFAULT_USER_AGENT
     push_auth: Literal["oidc", "none"] = "oidc"
     push_audience: str = ""

@@ -178,7 +178,8 @@ class TaskRunner:
     ) -> FetchResponse | FetchError:
         """The fetch, within ``timeout``; the host permit is released right after it."""
         try:
-            request = FetchRequest(item.url, work.spec.options.headers, timeout)
+            options = work.spec.options
+            request = FetchRequest(item.url, options.headers, timeout, render=options.render)
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()
                 try:

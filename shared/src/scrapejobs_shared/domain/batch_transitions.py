@@ -121,6 +121,7 @@ def result_record(
         error=kept_error(outcome, item.error),
         fetched_at=outcome.fetched_at,
         elapsed_ms=outcome.elapsed_ms,
+        rendered_ms=outcome.rendered_ms,
         depth=item.depth,
         truncated_fields=outcome.truncated_fields,
         field_errors=outcome.field_errors,

@@ -8,6 +8,7 @@ import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
+from cssselect import GenericTranslator, SelectorError
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -117,6 +118,70 @@ def headers_schema(forbidden: frozenset[str]) -> JsonDict:
     }
 
 
+BlockedResource = Literal["image", "font", "media", "stylesheet"]
+DEFAULT_BLOCKED: tuple[BlockedResource, ...] = ("image", "font", "media")
+MAX_RENDER_WAIT_MS = 30_000
+
+
+class Viewport(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    width: Annotated[int, Field(ge=320, le=3840), JSON_INT] = 1280
+    height: Annotated[int, Field(ge=240, le=2160), JSON_INT] = 800
+
+
+def check_css_selector(selector: str) -> str:
+    """A CSS selector of elements (no ``::text``-style pseudo-elements) that a browser's
+    ``querySelector`` would take: checked with cssselect, which parsel uses too."""
+    if "::" in selector:
+        raise ValueError("wait_for must select elements, not a pseudo-element")
+    try:
+        GenericTranslator().css_to_xpath(selector)
+    except SelectorError as exc:
+        raise ValueError(f"invalid CSS selector: {exc}") from None
+    return selector
+
+
+class RenderOptions(BaseModel):
+    """How a page is rendered in headless Chromium before extraction."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    wait_for: (
+        Annotated[
+            str, StringConstraints(min_length=1, max_length=500), AfterValidator(check_css_selector)
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="A CSS selector: extraction waits until an element matches it (within the "
+        "job's timeout_s; past it the task fails render_timeout)",
+    )
+    wait_ms: Annotated[int, Field(ge=0, le=MAX_RENDER_WAIT_MS), JSON_INT] = Field(
+        default=0, description="A fixed wait after the page loaded (and wait_for matched)"
+    )
+    block: list[BlockedResource] = Field(
+        default_factory=lambda: list(DEFAULT_BLOCKED),
+        max_length=4,
+        description="Resource types the browser does not load",
+    )
+    viewport: Viewport = Field(default_factory=Viewport)
+
+
+def _render_flag(value: Any) -> Any:
+    """``render: true`` renders with the defaults, ``false`` does not render."""
+    if value is True:
+        return {}
+    return None if value is False else value
+
+
+def _also_boolean(schema: JsonDict) -> None:
+    """What ``_render_flag`` accepts, for the OpenAPI document: a boolean as well."""
+    any_of = schema.get("anyOf")
+    if isinstance(any_of, list):
+        any_of.insert(1, {"type": "boolean"})
+
+
 class JobOptions(BaseModel):
     # strict: what the OpenAPI document says is what is accepted (0 is not false, "5" is not 5)
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -137,6 +202,12 @@ class JobOptions(BaseModel):
     respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
     per_host_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = None
     per_host_rps: float | None = Field(default=None, gt=0, le=100)
+    render: Annotated[RenderOptions | None, BeforeValidator(_render_flag)] = Field(
+        default=None,
+        description="Render the page in headless Chromium before extraction: true for the "
+        "defaults, or an object (wait_for, wait_ms, block, viewport)",
+        json_schema_extra=_also_boolean,
+    )
     retention_days: Annotated[int, Field(ge=1, le=3650), JSON_INT] | None = Field(
         default=None,
         description="Keep the job and its results this many days (default: the deployment's, "

@@ -56,6 +56,7 @@ class TaskRecord:
     error: str | None = None
     fetched_at: datetime | None = None
     elapsed_ms: int | None = None
+    rendered_ms: int | None = None  # the page was rendered in a browser, in this long
     depth: int = 0
     truncated_fields: tuple[str, ...] = ()
     field_errors: dict[str, str] | None = None
@@ -78,6 +79,7 @@ class TaskOutcome:
     elapsed_ms: int | None = None
     truncated_fields: tuple[str, ...] = ()
     field_errors: dict[str, str] | None = None
+    rendered_ms: int | None = None
 
 
 def kept_error(outcome: TaskOutcome, previous_error: str | None) -> str | None:

@@ -1,0 +1,149 @@
+"""One headless Chromium per worker process, driven by Playwright: launched on first use from
+the system's ``chromium`` (no browser download), a fresh context per page, recycled after
+``pages_per_browser`` pages (a retired browser closes when its last page does) and launched
+again when it dies. Its requests are all routed by the renderer; anything that escapes routing
+goes to a proxy that refuses every connection (``refusing_proxy``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from scrapejobs_worker.fetch_port import TransientFetchError
+from scrapejobs_worker.rendering.refusing_proxy import RefusingProxy
+
+log = logging.getLogger(__name__)
+
+# The browser opens no connection of its own: no background services, no pings, no UDP
+# outside the (refusing) proxy; loopback goes through the proxy too (Chromium bypasses it for
+# loopback unless told otherwise).
+CHROMIUM_ARGS = (
+    "--no-sandbox",  # Cloud Run's container is the sandbox; Chromium's needs privileges
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-domain-reliability",
+    "--disable-sync",
+    "--no-pings",
+    "--metrics-recording-only",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--force-webrtc-ip-handling-policy",
+)
+CLOSE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class BrowserPolicy:
+    executable_path: str
+    pages_per_browser: int = 100  # a browser is replaced after this many pages
+    max_pages: int = 4  # pages rendered at once by one process
+    launch_timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.pages_per_browser < 1 or self.max_pages < 1:
+            raise ValueError("pages_per_browser and max_pages must be >= 1")
+
+
+class BrowserCrashed(TransientFetchError):
+    """The browser died or could not start: the task is retried on a fresh one."""
+
+    reason = "render_crashed"
+
+
+class BrowserProcess:
+    def __init__(self, policy: BrowserPolicy) -> None:
+        self._policy = policy
+        self._proxy = RefusingProxy()
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._served = 0  # pages the current browser rendered
+        self._retired: set[Browser] = set()
+        self._lock = asyncio.Lock()
+        self._slots = asyncio.Semaphore(policy.max_pages)
+        self.user_agent = ""  # a current Chrome user agent, known once a browser runs
+        self.launches = 0
+
+    @contextlib.asynccontextmanager
+    async def context(self, **options: Any) -> AsyncIterator[BrowserContext]:
+        """A fresh browser context (no cookies, cache or storage from another page)."""
+        async with self._slots:
+            browser = await self._current()
+            try:
+                context = await browser.new_context(user_agent=self.user_agent, **options)
+            except PlaywrightError as exc:
+                raise BrowserCrashed(f"browser: {exc.message}") from None
+            try:
+                yield context
+            finally:
+                with contextlib.suppress(PlaywrightError, TimeoutError):
+                    async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                        await context.close()
+                await self._page_done(browser)
+
+    async def _current(self) -> Browser:
+        async with self._lock:
+            if self._browser is not None and not self._browser.is_connected():
+                log.warning("browser died; launching another")
+                self._browser = None
+            if self._browser is None:
+                self._browser = await self._launch()
+                self._served = 0
+            return self._browser
+
+    async def _launch(self) -> Browser:
+        try:
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            browser = await self._playwright.chromium.launch(
+                executable_path=self._policy.executable_path,
+                args=list(CHROMIUM_ARGS),
+                proxy={"server": self._proxy.server, "bypass": "<-loopback>"},
+                timeout=self._policy.launch_timeout_s * 1000,
+            )
+        except PlaywrightError as exc:
+            raise BrowserCrashed(f"browser did not start: {exc.message}") from None
+        self.launches += 1
+        major = browser.version.split(".", 1)[0]
+        self.user_agent = (
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+            f"Chrome/{major}.0.0.0 Safari/537.36"
+        )
+        log.info("browser launched", extra={"browser_version": browser.version})
+        return browser
+
+    async def _page_done(self, browser: Browser) -> None:
+        async with self._lock:
+            if browser is self._browser:
+                self._served += 1
+                if self._served >= self._policy.pages_per_browser:
+                    self._browser = None  # the next page launches a fresh one
+                    self._retired.add(browser)
+            if browser in self._retired and not browser.contexts:
+                self._retired.discard(browser)
+                await _close(browser)
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            for browser in [*self._retired, *([self._browser] if self._browser else [])]:
+                await _close(browser)
+            self._retired.clear()
+            self._browser = None
+            if self._playwright is not None:
+                with contextlib.suppress(Exception):
+                    await self._playwright.stop()
+                self._playwright = None
+        self._proxy.close()
+
+
+async def _close(browser: Browser) -> None:
+    with contextlib.suppress(PlaywrightError, TimeoutError):
+        async with asyncio.timeout(CLOSE_TIMEOUT_S):
+            await browser.close()

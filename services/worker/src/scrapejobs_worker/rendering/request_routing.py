@@ -1,0 +1,139 @@
+"""Every request a rendered page makes, answered by the worker's safe fetcher: the browser
+itself connects nowhere.
+
+The page's own document is answered from the fetch already made (it is not fetched twice).
+A request of a blocked resource type, of another scheme or method, or past the page's byte
+budget is aborted; one whose destination the fetcher refuses is aborted too, and when it is a
+navigation of the top frame the render ends ``blocked_destination``. Subresources are fetched
+inside the page's host slot (they take no slot of their own and are not checked against
+robots.txt, as a browser's are not), at most ``PAGE_FETCHES`` at once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Request, Route, WebSocketRoute
+
+from scrapejobs_worker.fetch_port import (
+    BlockedDestination,
+    Fetcher,
+    FetchError,
+    FetchRequest,
+    FetchResponse,
+)
+
+log = logging.getLogger(__name__)
+
+PAGE_FETCHES = 6  # a browser's own connections per host
+PASSED_REQUEST_HEADERS = ("accept", "accept-language", "referer", "content-type")
+# the body is handed over decoded and whole; the browser must not decode or frame it again
+DROPPED_RESPONSE_HEADERS = frozenset(
+    {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"}
+)
+ROUTED_METHODS = frozenset({"GET", "HEAD", "POST"})
+
+
+class PageRouting:
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        document: FetchResponse,
+        headers: Mapping[str, str],
+        blocked_types: frozenset[str],
+        max_bytes: int,
+        deadline: float,
+    ) -> None:
+        self._fetcher = fetcher
+        self._document: FetchResponse | None = document
+        self._headers = dict(headers)
+        self._blocked_types = blocked_types
+        self._bytes_left = max_bytes - len(document.body)
+        self._deadline = deadline  # time.monotonic() by which the render must end
+        self._fetches = asyncio.Semaphore(PAGE_FETCHES)
+        self.main_frame: Frame | None = None  # the rendered page's top frame, once it exists
+        self.blocked: BlockedDestination | None = None  # a refused top-level navigation
+        self.fetched = 0
+        self.refused = 0
+
+    async def handle(self, route: Route) -> None:
+        request = route.request
+        try:
+            await self._answer(route, request)
+        except PlaywrightError:  # the page or its browser went away meanwhile
+            pass
+        except Exception:  # never leave the browser waiting on a request
+            log.exception("routing a rendered page's request failed")
+            with contextlib.suppress(PlaywrightError):
+                await route.abort("failed")
+
+    async def _answer(self, route: Route, request: Request) -> None:
+        document = self._document
+        if document is not None and request.url == document.url and self._top(request):
+            self._document = None  # answered once; a reload is fetched like anything else
+            await route.fulfill(
+                status=document.status, headers=_passed(document.headers), body=document.body
+            )
+            return
+        if (
+            request.resource_type in self._blocked_types
+            or request.method not in ROUTED_METHODS
+            or not request.url.startswith(("http://", "https://"))
+        ):
+            await route.abort("blockedbyclient")
+            return
+        if self._bytes_left <= 0:
+            await route.abort("blockedbyclient")
+            return
+        try:
+            response = await self._fetch(request)
+        except BlockedDestination as exc:
+            self.refused += 1
+            if self._top(request):
+                self.blocked = exc
+            await route.abort("blockedbyclient")
+            return
+        except FetchError:
+            await route.abort("failed")
+            return
+        self.fetched += 1
+        self._bytes_left -= len(response.body)
+        if self._bytes_left < 0:
+            await route.abort("blockedbyclient")
+            return
+        await route.fulfill(
+            status=response.status, headers=_passed(response.headers), body=response.body
+        )
+
+    def _top(self, request: Request) -> bool:
+        """A navigation of the rendered page's top frame (not of an iframe or a popup)."""
+        try:
+            return request.is_navigation_request() and request.frame is self.main_frame
+        except PlaywrightError:  # a service worker's request has no frame
+            return False
+
+    async def _fetch(self, request: Request) -> FetchResponse:
+        headers = dict(self._headers)
+        for name in PASSED_REQUEST_HEADERS:
+            if (value := request.headers.get(name)) is not None:
+                headers.setdefault(name, value)
+        body = (request.post_data_buffer or b"") if request.method == "POST" else None
+        async with self._fetches:
+            timeout = self._deadline - time.monotonic()
+            if timeout <= 0:
+                raise FetchError("the render's time is up")
+            return await self._fetcher.fetch(FetchRequest(request.url, headers, timeout, body=body))
+
+
+async def refuse_socket(socket: WebSocketRoute) -> None:
+    """WebSockets are not routed through the fetcher: every one is closed at once."""
+    with contextlib.suppress(PlaywrightError):
+        await socket.close(code=1008, reason="WebSockets are not allowed while rendering")
+
+
+def _passed(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() not in DROPPED_RESPONSE_HEADERS}

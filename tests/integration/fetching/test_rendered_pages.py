@@ -1,0 +1,284 @@
+"""The renderer against real loopback servers and Debian's Chromium: script-built content,
+the waits, every request the browser makes held to the safe fetcher's destination checks, a
+page that never settles, and a browser that dies or is recycled."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import psutil
+import pytest
+from playwright.async_api import Error as PlaywrightError
+
+from scrapejobs_shared.domain.jobspec import RenderOptions
+from scrapejobs_worker.fetch_port import (
+    BlockedDestination,
+    FetchRequest,
+    RenderTimeout,
+    RenderUnavailable,
+    TransientFetchError,
+)
+from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
+from scrapejobs_worker.rendering.browser_process import BrowserPolicy, BrowserProcess
+from scrapejobs_worker.rendering.chromium_renderer import ChromiumRenderer
+from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
+from support.browser import chromium_path
+
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+ONLY_FIRST_LOOPBACK = FetchPolicy(allowlist=("127.0.0.1/32",))
+
+SCRIPT_BUILT = b"""<!doctype html><html><body><ul id="items"></ul><script>
+fetch('/api/items').then(r => r.json()).then(items => {
+  for (const item of items) {
+    const li = document.createElement('li'); li.className = 'name'; li.textContent = item;
+    document.getElementById('items').appendChild(li);
+  }
+});
+</script></body></html>"""
+
+
+@pytest.fixture
+async def renderer_factory(
+    fetcher_factory: Callable[..., SafeFetcher],
+) -> AsyncIterator[Callable[..., Awaitable[tuple[ChromiumRenderer, BrowserProcess]]]]:
+    made: list[ChromiumRenderer] = []
+
+    async def make(
+        policy: FetchPolicy = ONLY_FIRST_LOOPBACK, **browser: int
+    ) -> tuple[ChromiumRenderer, BrowserProcess]:
+        browsers = BrowserProcess(BrowserPolicy(chromium_path(), **browser))
+        renderer = ChromiumRenderer(fetcher_factory(policy), browsers, policy.max_body_bytes)
+        made.append(renderer)
+        return renderer, browsers
+
+    yield make
+    for renderer in made:
+        await renderer.aclose()
+
+
+def rendered(url: str, timeout_s: float = 10.0, **options: object) -> FetchRequest:
+    return FetchRequest(url, {}, timeout_s, render=RenderOptions.model_validate(options))
+
+
+async def test_script_built_content_is_in_the_rendered_dom_only(http_server, renderer_factory):
+    http_server.serve("/", SCRIPT_BUILT, HTML)
+    http_server.serve("/api/items", b'["alpha", "beta"]', {"Content-Type": "application/json"})
+    renderer, _ = await renderer_factory()
+
+    page = await renderer.fetch(rendered(http_server.url("/")))
+
+    assert b'<li class="name">alpha</li><li class="name">beta</li>' in page.body
+    assert page.rendered_ms is not None and page.rendered_ms >= 0
+    assert page.status == 200 and page.content_type.startswith("text/html")
+    plain = await RenderingFetcher(renderer._fetcher, None).fetch(
+        FetchRequest(http_server.url("/"), {}, 5.0)
+    )
+    assert b"alpha" not in plain.body and plain.rendered_ms is None
+    # the document was fetched once, by the fetcher, with a browser's user agent
+    documents = [r for r in http_server.requests if r.path == "/"]
+    assert len(documents) == 2  # this render's and the plain fetch's
+    assert "Chrome/" in documents[0].headers["user-agent"]
+
+
+async def test_wait_for_waits_for_an_element_that_appears_late(http_server, renderer_factory):
+    http_server.serve(
+        "/",
+        b"<html><body><script>setTimeout(() => {"
+        b"const p = document.createElement('p'); p.id = 'late'; p.textContent = 'here';"
+        b"document.body.appendChild(p);}, 1500);</script></body></html>",
+        HTML,
+    )
+    renderer, _ = await renderer_factory()
+
+    started = time.monotonic()
+    page = await renderer.fetch(rendered(http_server.url("/"), wait_for="#late"))
+
+    assert b'<p id="late">here</p>' in page.body
+    assert time.monotonic() - started >= 1.4
+
+
+async def test_wait_ms_waits_a_fixed_time(http_server, renderer_factory):
+    http_server.serve(
+        "/",
+        b"<html><body><script>setTimeout(() => { document.body.dataset.done = 'yes'; }, 1200);"
+        b"</script></body></html>",
+        HTML,
+    )
+    renderer, _ = await renderer_factory()
+
+    waited = await renderer.fetch(rendered(http_server.url("/"), wait_ms=2000))
+    unwaited = await renderer.fetch(rendered(http_server.url("/")))
+
+    assert b'data-done="yes"' in waited.body
+    assert b'data-done="yes"' not in unwaited.body
+
+
+def hostile_page(there: str) -> bytes:
+    """A page whose subresources, scripts' requests, socket, popup and iframe navigation all
+    aim at ``there``."""
+    ws = there.replace("http://", "ws://")
+    return f"""<!doctype html><html><head>
+<link rel="stylesheet" href="{there}style.css"><script src="{there}script.js"></script>
+<link rel="preconnect" href="{there}"><link rel="prefetch" href="{there}prefetch">
+</head><body><p id="ok">still here</p>
+<img src="{there}image.png"><iframe id="frame" src="{there}frame"></iframe>
+<video src="{there}video.mp4"></video>
+<script>
+fetch("{there}fetch").catch(() => {{}});
+const xhr = new XMLHttpRequest(); xhr.open("GET", "{there}xhr"); xhr.send();
+navigator.sendBeacon("{there}beacon", "x");
+try {{ new WebSocket("{ws}socket"); }} catch (e) {{}}
+window.open("{there}popup");
+setTimeout(() => {{ document.getElementById("frame").src = "{there}frame2"; }}, 100);
+const late = document.createElement("p"); late.id = "built"; late.textContent = "built";
+document.body.appendChild(late);
+</script></body></html>""".encode()
+
+
+@pytest.mark.parametrize("allowed", ["127.0.0.1/32", "127.0.0.0/8"])
+async def test_no_request_of_a_hostile_page_reaches_a_refused_address(
+    allowed, http_server, server_factory, renderer_factory
+):
+    """Images, an iframe, a stylesheet, a script, fetch, XHR, a beacon, a WebSocket, a popup
+    and an iframe navigation all aim at 127.0.0.2. Refused by the fetcher's allowlist, that
+    server sees no connection at all and the page still renders; allowed, the same page's
+    requests do reach it (so the page does make them)."""
+    other = await server_factory(hosts=("127.0.0.2",))
+    other.serve("/", b"<html>other</html>", HTML)
+    http_server.serve("/", hostile_page(other.url("/", host="127.0.0.2")), HTML)
+    renderer, _ = await renderer_factory(FetchPolicy(allowlist=(allowed,)))
+
+    page = await renderer.fetch(
+        rendered(http_server.url("/"), wait_ms=500, block=[])  # nothing blocked by type
+    )
+
+    assert b'<p id="ok">still here</p>' in page.body
+    assert b'<p id="built">built</p>' in page.body
+    assert [r.path for r in http_server.requests] == ["/"]
+    reached = {r.path for r in other.requests}
+    if allowed == "127.0.0.1/32":
+        assert other.connections == 0, reached
+    else:  # everything but the socket (never routed) and the blocked-by-type nothing
+        expected = {"/style.css", "/script.js", "/image.png", "/frame", "/fetch", "/xhr"}
+        assert expected | {"/beacon", "/popup", "/frame2"} <= reached, reached
+        assert "/socket" not in reached
+
+
+async def test_whatever_escapes_routing_meets_a_proxy_that_refuses_it(http_server):
+    """The browser's own connections go to the refusing proxy, loopback included."""
+    http_server.serve("/", b"<html>here</html>", HTML)
+    browsers = BrowserProcess(BrowserPolicy(chromium_path()))
+    try:
+        async with browsers.context() as context:  # no routes
+            page = await context.new_page()
+            with pytest.raises(PlaywrightError, match="ERR_PROXY_CONNECTION_FAILED"):
+                await page.goto(http_server.url("/"))
+    finally:
+        await browsers.aclose()
+    assert http_server.connections == 0
+
+
+async def test_a_refused_top_level_url_is_blocked_with_no_request(server_factory, renderer_factory):
+    other = await server_factory(hosts=("127.0.0.2",))
+    other.serve("/", b"<html>other</html>", HTML)
+    renderer, _ = await renderer_factory()
+
+    with pytest.raises(BlockedDestination):
+        await renderer.fetch(rendered(other.url("/", host="127.0.0.2")))
+    assert other.connections == 0
+
+
+async def test_a_navigation_to_a_refused_address_ends_the_render_blocked(
+    http_server, server_factory, renderer_factory
+):
+    other = await server_factory(hosts=("127.0.0.2",))
+    there = other.url("/", host="127.0.0.2")
+    http_server.serve(
+        "/", f'<html><body><script>location.href = "{there}";</script></body></html>'.encode(), HTML
+    )
+    renderer, _ = await renderer_factory()
+
+    with pytest.raises(BlockedDestination):
+        await renderer.fetch(rendered(http_server.url("/"), wait_ms=300))
+    assert other.connections == 0
+
+
+async def test_a_page_that_never_settles_ends_render_timeout_and_the_next_renders(
+    http_server, renderer_factory
+):
+    async def never(_request, _writer) -> None:
+        await asyncio.sleep(3600)
+
+    http_server.routes["/never.js"] = never
+    http_server.serve("/hang", b'<html><body><script src="/never.js"></script></body></html>', HTML)
+    http_server.serve("/fine", b"<html><body><p>fine</p></body></html>", HTML)
+    renderer, _ = await renderer_factory()
+
+    started = time.monotonic()
+    with pytest.raises(RenderTimeout):
+        await renderer.fetch(rendered(http_server.url("/hang"), timeout_s=2.0))
+    assert time.monotonic() - started < 4.0
+    with pytest.raises(RenderTimeout, match="wait_for"):
+        await renderer.fetch(rendered(http_server.url("/fine"), timeout_s=1.5, wait_for="#none"))
+
+    page = await renderer.fetch(rendered(http_server.url("/fine")))
+    assert b"<p>fine</p>" in page.body
+
+
+async def test_a_killed_browser_fails_the_render_as_transient_and_a_new_one_serves(
+    http_server, renderer_factory
+):
+    async def slow(_request, writer) -> None:
+        await asyncio.sleep(30)
+
+    http_server.routes["/slow.js"] = slow
+    http_server.serve("/slow", b'<html><body><script src="/slow.js"></script></body></html>', HTML)
+    http_server.serve("/fine", b"<html><body><p>fine</p></body></html>", HTML)
+    renderer, browsers = await renderer_factory()
+    await renderer.fetch(rendered(http_server.url("/fine")))
+
+    render = asyncio.create_task(renderer.fetch(rendered(http_server.url("/slow"))))
+    await asyncio.sleep(1.0)
+    for child in psutil.Process().children(recursive=True):
+        if "chrom" in child.name():
+            os.kill(child.pid, signal.SIGKILL)
+    with pytest.raises(TransientFetchError):
+        await render
+
+    page = await renderer.fetch(rendered(http_server.url("/fine")))
+    assert b"<p>fine</p>" in page.body
+    assert browsers.launches == 2
+
+
+async def test_the_browser_is_recycled_after_its_pages(http_server, renderer_factory):
+    http_server.serve("/", b"<html><body><p>page</p></body></html>", HTML)
+    renderer, browsers = await renderer_factory(pages_per_browser=2)
+
+    for _ in range(5):
+        page = await renderer.fetch(rendered(http_server.url("/")))
+        assert b"<p>page</p>" in page.body
+
+    assert browsers.launches == 3
+
+
+async def test_non_html_and_error_pages_are_answered_as_fetched(http_server, renderer_factory):
+    http_server.serve("/data", b'{"a": 1}', {"Content-Type": "application/json"})
+    http_server.serve("/gone", b"<html>gone</html>", HTML, status=404)
+    renderer, _ = await renderer_factory()
+
+    data = await renderer.fetch(rendered(http_server.url("/data")))
+    gone = await renderer.fetch(rendered(http_server.url("/gone")))
+
+    assert (data.body, data.rendered_ms) == (b'{"a": 1}', None)
+    assert (gone.status, gone.rendered_ms) == (404, None)
+
+
+async def test_a_worker_without_a_browser_refuses_rendered_requests(http_server, fetcher_factory):
+    fetcher = RenderingFetcher(fetcher_factory(ONLY_FIRST_LOOPBACK), None)
+
+    with pytest.raises(RenderUnavailable):
+        await fetcher.fetch(rendered(http_server.url("/")))

@@ -119,6 +119,7 @@ def bench_config(log_dir: Path) -> StackConfig:
         project_id="scrapejobs-bench",
         dispatcher_port=free_port(),
         worker_port=free_port(),
+        renderer_port=free_port(),
         pubsub_port=free_port(),
         firestore_port=free_port(),
         log_dir=log_dir,

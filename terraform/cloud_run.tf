@@ -111,15 +111,16 @@ resource "google_cloud_run_v2_service" "dispatcher" {
 }
 
 # One service per entry of local.worker_services: "shared" (every lane without a dedicated
-# worker) and one per lane in dedicated_lane_workers. They differ only in name, push
-# audience and instance counts.
+# worker), one per lane in dedicated_lane_workers, and the renderer (the render lane). They
+# share the code, identity and environment; a service's role (local.worker_roles) sets its
+# image, size, concurrency and the renderer's browser settings.
 resource "google_cloud_run_v2_service" "worker" {
   for_each = local.worker_services
 
   project     = var.project_id
   name        = each.value.name
   location    = var.region
-  description = each.key == "shared" ? "scrapejobs worker: Pub/Sub push endpoint that fetches and extracts pages." : "scrapejobs worker of the ${each.key} lane: Pub/Sub push endpoint that fetches and extracts pages."
+  description = each.key == "shared" ? "scrapejobs worker: Pub/Sub push endpoint that fetches and extracts pages." : each.value.role == "renderer" ? "scrapejobs renderer: Pub/Sub push endpoint of the render lane that renders pages in headless Chromium and extracts them." : "scrapejobs worker of the ${each.key} lane: Pub/Sub push endpoint that fetches and extracts pages."
 
   # Pub/Sub push to Cloud Run only works with ingress "all" unless it goes through a VPC
   # connector/load balancer. The service still has no public invoker: Cloud Run IAM rejects
@@ -133,7 +134,7 @@ resource "google_cloud_run_v2_service" "worker" {
   template {
     service_account                  = google_service_account.worker.email
     timeout                          = "${var.worker_request_timeout_s}s"
-    max_instance_request_concurrency = var.worker_concurrency
+    max_instance_request_concurrency = local.worker_roles[each.value.role].concurrency
     execution_environment            = "EXECUTION_ENVIRONMENT_GEN2"
 
     scaling {
@@ -143,7 +144,7 @@ resource "google_cloud_run_v2_service" "worker" {
 
     containers {
       name  = "worker"
-      image = var.worker_image
+      image = local.worker_roles[each.value.role].image
 
       ports {
         container_port = 8080
@@ -151,8 +152,8 @@ resource "google_cloud_run_v2_service" "worker" {
 
       resources {
         limits = {
-          cpu    = var.worker_cpu
-          memory = var.worker_memory
+          cpu    = local.worker_roles[each.value.role].cpu
+          memory = local.worker_roles[each.value.role].memory
         }
         cpu_idle          = true
         startup_cpu_boost = true
@@ -160,7 +161,11 @@ resource "google_cloud_run_v2_service" "worker" {
 
       dynamic "env" {
         # Each service checks the audience of its own URL.
-        for_each = merge(local.worker_env, { SCRAPEJOBS_PUSH_AUDIENCE = local.worker_audiences[each.key] })
+        for_each = merge(
+          local.worker_env,
+          local.worker_roles[each.value.role].env,
+          { SCRAPEJOBS_PUSH_AUDIENCE = local.worker_audiences[each.key] },
+        )
         content {
           name  = env.key
           value = env.value
@@ -228,6 +233,11 @@ resource "google_cloud_run_v2_service" "worker" {
     precondition {
       condition     = var.worker_min_instances <= var.worker_max_instances
       error_message = "worker_min_instances must not exceed worker_max_instances."
+    }
+
+    precondition {
+      condition     = var.renderer_min_instances >= 0 && var.renderer_min_instances <= var.renderer_max_instances
+      error_message = "renderer_min_instances must be between 0 and renderer_max_instances."
     }
 
     precondition {

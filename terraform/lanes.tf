@@ -1,4 +1,4 @@
-# Priority lanes and the worker services they push to. Only variables are referenced here, so
+# Lanes (three priorities and render) and the worker services they push to. Only variables are referenced here, so
 # tests/deploy evaluate these locals with `terraform console` (no provider needed).
 
 locals {
@@ -16,15 +16,18 @@ locals {
     }
   }
 
-  # Worker services: "shared" (<prefix>-worker) serves every lane not listed in
+  # Worker services: "shared" (<prefix>-worker) serves every priority lane not listed in
   # dedicated_lane_workers; a listed lane gets its own service <prefix>-worker-<lane>, with the
-  # same image, environment and identity and its own instance counts.
+  # same image, environment and identity and its own instance counts. The render lane always
+  # has its own: the renderer (<prefix>-renderer), the worker with Chromium (role "renderer":
+  # its own image, memory, concurrency; cloud_run.tf), so plain jobs never wait behind a browser.
   worker_services = merge(
     {
       shared = {
         name          = "${var.name_prefix}-worker"
         min_instances = var.worker_min_instances
         max_instances = var.worker_max_instances
+        role          = "worker"
       }
     },
     {
@@ -32,12 +35,21 @@ locals {
         name          = "${var.name_prefix}-worker-${lane}"
         min_instances = worker.min_instances
         max_instances = worker.max_instances
+        role          = "worker"
+      }
+    },
+    {
+      render = {
+        name          = "${var.name_prefix}-renderer"
+        min_instances = var.renderer_min_instances
+        max_instances = var.renderer_max_instances
+        role          = "renderer"
       }
     },
   )
 
   # The worker service (key of worker_services) each lane's two subscriptions push to.
   lane_worker = {
-    for lane in var.lanes : lane => contains(keys(var.dedicated_lane_workers), lane) ? lane : "shared"
+    for lane in var.lanes : lane => lane == "render" ? "render" : contains(keys(var.dedicated_lane_workers), lane) ? lane : "shared"
   }
 }

@@ -85,6 +85,29 @@ locals {
     SCRAPEJOBS_TASK_SUBSCRIPTION = var.task_subscription
   })
 
+  # What a worker service's role (local.worker_services in lanes.tf) sets: the renderer is
+  # the worker image with Chromium, sized for a browser, its batches as wide as its pages.
+  worker_roles = {
+    worker = {
+      image       = var.worker_image
+      cpu         = var.worker_cpu
+      memory      = var.worker_memory
+      concurrency = var.worker_concurrency
+      env         = {}
+    }
+    renderer = {
+      image       = var.renderer_image
+      cpu         = var.renderer_cpu
+      memory      = var.renderer_memory
+      concurrency = var.renderer_concurrency
+      env = {
+        SCRAPEJOBS_RENDER_BROWSER_PATH = "/usr/bin/chromium"
+        SCRAPEJOBS_RENDER_MAX_PAGES    = tostring(var.renderer_pages)
+        SCRAPEJOBS_BATCH_CONCURRENCY   = tostring(var.renderer_pages)
+      }
+    }
+  }
+
   # The dispatcher's maintenance endpoints, called by Cloud Scheduler (scheduler.tf).
   maintenance_jobs = {
     "republish-stuck" = {

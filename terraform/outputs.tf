@@ -69,12 +69,12 @@ output "lane_worker_services" {
 }
 
 output "worker_service_names" {
-  description = "Every worker service name by key (\"shared\" and each dedicated lane): Cloud Build must roll out the worker image to each of them."
-  value       = { for key, worker in google_cloud_run_v2_service.worker : key => worker.name }
+  description = "Every worker service name by key (\"shared\" and each dedicated lane; not the renderer, see renderer_service_name): Cloud Build must roll out the worker image to each of them."
+  value       = { for key, worker in google_cloud_run_v2_service.worker : key => worker.name if local.worker_services[key].role == "worker" }
 }
 
 output "artifact_registry_repository_url" {
-  description = "Docker repository URL; images are <url>/dispatcher:<sha> and <url>/worker:<sha>."
+  description = "Docker repository URL; images are <url>/dispatcher:<sha>, <url>/worker:<sha> and <url>/renderer:<sha>."
   value       = "${google_artifact_registry_repository.images.location}-docker.pkg.dev/${var.project_id}/${google_artifact_registry_repository.images.repository_id}"
 }
 
@@ -131,4 +131,9 @@ output "alert_policies" {
     one(google_monitoring_alert_policy.task_backlog_age[*].name),
     one(google_monitoring_alert_policy.dispatcher_5xx[*].name),
   ])
+}
+
+output "renderer_service_name" {
+  description = "Cloud Run service of the renderer, the render lane's worker with Chromium (the _RENDERER_SERVICE substitution of cloudbuild.yaml)."
+  value       = google_cloud_run_v2_service.worker["render"].name
 }

@@ -66,6 +66,16 @@ variable "worker_image" {
   }
 }
 
+variable "renderer_image" {
+  type        = string
+  description = "Renderer image (the worker with Chromium: services/worker/Dockerfile, target renderer) used when the service is created, e.g. REGION-docker.pkg.dev/PROJECT/scrapejobs/renderer:COMMIT_SHA. Later rollouts are done by Cloud Build; Terraform ignores changes of this value afterwards."
+
+  validation {
+    condition     = can(regex("^[^:@]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$", var.renderer_image)) && !endswith(var.renderer_image, ":latest")
+    error_message = "renderer_image must be pinned by a tag other than latest (e.g. the commit SHA) or by a sha256 digest."
+  }
+}
+
 variable "artifact_registry_repository" {
   type        = string
   description = "ID of the Docker repository in Artifact Registry (the _REPOSITORY substitution of cloudbuild.yaml)."
@@ -164,7 +174,7 @@ variable "dead_letter_subscription" {
 variable "lanes" {
   type        = list(string)
   description = "Priority lanes, each with its own task topic, dead-letter topic and their two push subscriptions (topology.LANES). The normal lane keeps the base names (task_topic, dead_letter_topic, task_subscription, dead_letter_subscription); every other lane appends -<lane> (scrape-tasks-high, scrape-tasks-push-high, ...)."
-  default     = ["high", "normal", "low"]
+  default     = ["high", "normal", "low", "render"]
 
   validation {
     condition     = contains(var.lanes, "normal")
@@ -180,6 +190,11 @@ variable "lanes" {
     condition     = !contains(var.lanes, "shared")
     error_message = "\"shared\" is the key of the shared worker service and cannot be a lane."
   }
+
+  validation {
+    condition     = contains(var.lanes, "render")
+    error_message = "lanes must contain \"render\" (jobs with options.render travel in it, to the renderer)."
+  }
 }
 
 variable "dedicated_lane_workers" {
@@ -193,6 +208,11 @@ variable "dedicated_lane_workers" {
   validation {
     condition     = alltrue([for lane, w in var.dedicated_lane_workers : w.max_instances >= 1 && w.min_instances >= 0 && w.min_instances <= w.max_instances])
     error_message = "Each dedicated_lane_workers entry needs max_instances >= 1 and 0 <= min_instances <= max_instances."
+  }
+
+  validation {
+    condition     = !contains(keys(var.dedicated_lane_workers), "render")
+    error_message = "The render lane always has its own service, the renderer (renderer_* variables)."
   }
 }
 
@@ -431,6 +451,66 @@ variable "dispatcher_coalesce_busy_window_ms" {
   validation {
     condition     = var.dispatcher_coalesce_busy_window_ms >= 0 && var.dispatcher_coalesce_busy_window_ms <= 1000
     error_message = "dispatcher_coalesce_busy_window_ms must be between 0 and 1000."
+  }
+}
+
+# ---------------------------------------------------------------------------------------
+# Renderer: the render lane's service (headless Chromium; one browser per instance)
+# ---------------------------------------------------------------------------------------
+
+variable "renderer_cpu" {
+  type        = string
+  description = "vCPU limit of a renderer instance (Chromium renders on every core it gets)."
+  default     = "2"
+}
+
+variable "renderer_memory" {
+  type        = string
+  description = "Memory limit of a renderer instance, at least 2Gi (a browser and renderer_pages pages at once)."
+  default     = "2Gi"
+
+  validation {
+    condition     = can(regex("^[0-9]+Gi$", var.renderer_memory)) && try(tonumber(trimsuffix(var.renderer_memory, "Gi")) >= 2, false)
+    error_message = "renderer_memory must be whole GiB, at least 2Gi (e.g. 2Gi, 4Gi)."
+  }
+}
+
+variable "renderer_concurrency" {
+  type        = number
+  description = "Maximum concurrent push requests (batches) per renderer instance; their pages share the instance's browser."
+  default     = 2
+
+  validation {
+    condition     = var.renderer_concurrency >= 1 && var.renderer_concurrency <= 16 && floor(var.renderer_concurrency) == var.renderer_concurrency
+    error_message = "renderer_concurrency must be a whole number between 1 and 16."
+  }
+}
+
+variable "renderer_pages" {
+  type        = number
+  description = "Pages one renderer instance renders at once (SCRAPEJOBS_RENDER_MAX_PAGES; also its batch concurrency); a page waiting longer than half its timeout for one is deferred, not failed."
+  default     = 4
+
+  validation {
+    condition     = var.renderer_pages >= 1 && var.renderer_pages <= 32 && floor(var.renderer_pages) == var.renderer_pages
+    error_message = "renderer_pages must be a whole number between 1 and 32."
+  }
+}
+
+variable "renderer_min_instances" {
+  type        = number
+  description = "Minimum renderer instances (0 = scale to zero; a cold start launches Chromium, about a second)."
+  default     = 0
+}
+
+variable "renderer_max_instances" {
+  type        = number
+  description = "Maximum renderer instances: caps rendered pages at once (max instances x renderer_pages) and cost."
+  default     = 5
+
+  validation {
+    condition     = var.renderer_max_instances >= 1 && floor(var.renderer_max_instances) == var.renderer_max_instances
+    error_message = "renderer_max_instances must be a whole number of at least 1."
   }
 }
 

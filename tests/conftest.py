@@ -43,11 +43,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         project_id="scrapejobs-test",
         dispatcher_port=free_port(),
         worker_port=free_port(),
+        renderer_port=free_port(),
         pubsub_port=free_port(),
         firestore_port=free_port(),
         log_dir=tmp_path_factory.mktemp("stack-logs"),
         topology=TEST_TOPOLOGY,
         worker_env=TEST_WORKER_ENV,
+        # a page rendered on this 2-core machine beside the rest of the suite takes 1-3 s
+        renderer_env={"SCRAPEJOBS_FETCH_TIMEOUT_S": "15"},
     )
     stack = Stack(config)
     saved = dict(os.environ)

@@ -126,9 +126,16 @@ def test_sync_lint_and_test_commands(steps):
     )
 
 
+IMAGES = {
+    "dispatcher": "dispatcher",
+    "worker": "worker",
+    "renderer": "worker",
+}  # image: its service
+
+
 def test_images_built_from_repo_root_and_tagged_with_commit_sha(steps, build):
-    for svc in ("dispatcher", "worker"):
-        step = next(s for s in steps if s["id"] == f"build-{svc}")
+    for image, svc in IMAGES.items():
+        step = next(s for s in steps if s["id"] == f"build-{image}")
         assert step["name"].startswith("gcr.io/cloud-builders/docker")
         args = step["args"]
         assert args[0] == "build"
@@ -136,19 +143,19 @@ def test_images_built_from_repo_root_and_tagged_with_commit_sha(steps, build):
         assert f"--file=services/{svc}/Dockerfile" in args
         assert (REPO_ROOT / "services" / svc / "Dockerfile").is_file()
         tags = [a.split("=", 1)[1] for a in args if a.startswith("--tag=")]
-        assert tags == [f"{IMAGE_PREFIX}{svc}:$COMMIT_SHA"]
+        assert tags == [f"{IMAGE_PREFIX}{image}:$COMMIT_SHA"]
+        if svc == "worker":  # one Dockerfile, two targets: the worker and the renderer
+            assert f"--target={'runtime' if image == 'worker' else 'renderer'}" in args
     images = build["images"]
-    assert sorted(images) == sorted(
-        f"{IMAGE_PREFIX}{svc}:$COMMIT_SHA" for svc in ("dispatcher", "worker")
-    )
+    assert sorted(images) == sorted(f"{IMAGE_PREFIX}{image}:$COMMIT_SHA" for image in IMAGES)
     for ref in _strings(build):
         assert ":latest" not in ref, "never tag or deploy :latest"
 
 
 def test_images_pushed_to_artifact_registry(steps):
-    for svc in ("dispatcher", "worker"):
-        step = next(s for s in steps if s["id"] == f"push-{svc}")
-        assert step["args"] == ["push", f"{IMAGE_PREFIX}{svc}:$COMMIT_SHA"]
+    for image in IMAGES:
+        step = next(s for s in steps if s["id"] == f"push-{image}")
+        assert step["args"] == ["push", f"{IMAGE_PREFIX}{image}:$COMMIT_SHA"]
     assert "-docker.pkg.dev/" in IMAGE_PREFIX
 
 
@@ -157,6 +164,9 @@ def test_deploy_steps(steps):
     # the shared worker and every dedicated lane worker get the new image
     assert "for service in ${_WORKER_SERVICE} ${_LANE_WORKER_SERVICES}; do" in worker
     assert 'gcloud run deploy "$$service"' in worker
+    # the renderer gets its own image, with the workers and before the dispatcher
+    assert 'gcloud run deploy "${_RENDERER_SERVICE}"' in worker
+    assert f"--image={IMAGE_PREFIX}renderer:$COMMIT_SHA" in worker.replace('"', "")
     dispatcher = _text(next(s for s in steps if s["id"] == "deploy-dispatcher"))
     assert 'gcloud run deploy "${_DISPATCHER_SERVICE}"' in dispatcher
     for svc in ("worker", "dispatcher"):

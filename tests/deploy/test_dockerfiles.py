@@ -82,6 +82,12 @@ def _stages(instructions: list[Instruction]) -> int:
     return max(i.stage for i in instructions) + 1
 
 
+def _service_stages(instructions: list[Instruction]) -> set[int]:
+    """The stages that run a service (they end in a CMD): the runtime, last, and the worker
+    Dockerfile's renderer (``--target renderer``)."""
+    return {i.stage for i in instructions if i.keyword in {"CMD", "ENTRYPOINT"}}
+
+
 def _final(instructions: list[Instruction]) -> list[Instruction]:
     last = _stages(instructions) - 1
     return [i for i in instructions if i.stage == last]
@@ -160,8 +166,8 @@ def test_no_remote_add_and_only_needed_copies(dockerfile, service):
     for ins in (i for i in dockerfile if i.keyword == "COPY"):
         parts = shlex.split(ins.value)
         if any(p.startswith("--from=") for p in parts):
-            assert ins.stage == _stages(dockerfile) - 1
-            assert parts[1:] == ["/opt/venv", "/opt/venv"]
+            assert ins.stage in _service_stages(dockerfile)
+            assert parts[1:] in (["/opt/venv", "/opt/venv"], ["/opt/render-venv"] * 2)
             continue
         sources = [p for p in parts[:-1] if not p.startswith("--")]
         for src in sources:
@@ -184,8 +190,8 @@ def test_listens_on_port_env(dockerfile, service):
     assert "${PORT:-8080}" in script
     assert "--host 0.0.0.0" in script
     assert f"--factory scrapejobs_{service}.main:app_from_env" in script
-    exposes = [i.value for i in dockerfile if i.keyword == "EXPOSE"]
-    assert exposes == ["8080"]
+    exposes = [(i.stage, i.value) for i in dockerfile if i.keyword == "EXPOSE"]
+    assert exposes == [(stage, "8080") for stage in sorted(_service_stages(dockerfile))]
     env = " ".join(i.value for i in _final(dockerfile) if i.keyword == "ENV")
     assert "PYTHONUNBUFFERED=1" in env
 
@@ -308,3 +314,20 @@ def test_uv_version_matches_cloudbuild():
     for svc in SERVICES:
         text = (REPO_ROOT / "services" / svc / "Dockerfile").read_text(encoding="utf-8")
         assert f"ARG UV_VERSION={uv_version}" in text, f"{svc} Dockerfile uses another uv"
+
+
+def test_the_renderer_image_is_the_worker_with_debians_chromium() -> None:
+    """``--target renderer``: the worker's code and lock with the render extra (Playwright),
+    Chromium from Debian (never a browser download), non-root, the browser path set."""
+    dockerfile = parse_dockerfile((REPO_ROOT / "services/worker/Dockerfile").read_text("utf-8"))
+    stages = {i.value.split()[-1]: i.stage for i in dockerfile if i.keyword == "FROM"}
+    renderer = [i for i in dockerfile if i.stage == stages["renderer"]]
+    runs = " ".join(i.value for i in renderer if i.keyword == "RUN")
+    assert "apt-get install" in runs and " chromium" in runs
+    assert "playwright install" not in " ".join(i.value for i in dockerfile)
+    env = " ".join(i.value for i in renderer if i.keyword == "ENV")
+    assert "SCRAPEJOBS_RENDER_BROWSER_PATH=/usr/bin/chromium" in env
+    assert [i.value for i in renderer if i.keyword == "USER"] == ["10001:10001"]
+    builder = " ".join(i.value for i in dockerfile if i.stage == stages["builder"])
+    assert "--extra render" in builder and "--require-hashes" in builder
+    assert stages["runtime"] == max(stages.values())  # the default target stays the worker

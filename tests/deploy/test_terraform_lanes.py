@@ -107,12 +107,18 @@ def test_lanes_default_names(tf_eval):
             "task_subscription": "scrape-tasks-push-low",
             "dead_letter_subscription": "scrape-tasks-dead-push-low",
         },
+        "render": {
+            "task_topic": "scrape-tasks-render",
+            "dead_letter_topic": "scrape-tasks-dead-render",
+            "task_subscription": "scrape-tasks-push-render",
+            "dead_letter_subscription": "scrape-tasks-dead-push-render",
+        },
     }
     assert tf_eval("local.lanes") == sorted(LANES)  # a set: every lane, once
 
 
 def test_lane_names_follow_renamed_base_variables(tf_eval):
-    names = tf_eval("local.lane_names", task_topic="jobs", lanes=["normal", "urgent"])
+    names = tf_eval("local.lane_names", task_topic="jobs", lanes=["normal", "urgent", "render"])
     assert names["normal"]["task_topic"] == "jobs"
     assert names["urgent"]["task_topic"] == "jobs-urgent"
 
@@ -122,6 +128,8 @@ def test_lanes_variable_rejects_a_configuration_without_normal(tf, h):
     assert '${contains(var.lanes,"normal")}' in conditions
     # "shared" names the shared worker service in local.worker_services.
     assert '${!contains(var.lanes,"shared")}' in conditions
+    # rendered jobs are published to the render lane, whatever the deployment's lanes
+    assert '${contains(var.lanes,"render")}' in conditions
 
 
 # --- IAM and alerts for every lane ------------------------------------------------------------
@@ -199,12 +207,29 @@ def test_moved_targets_are_declared_resources(tf):
 # --- dedicated lane workers ------------------------------------------------------------------
 
 
-def test_default_is_one_shared_worker_for_every_lane(tf, h, tf_eval):
+RENDERER = {
+    "name": "scrapejobs-renderer",
+    "min_instances": 0,
+    "max_instances": 5,
+    "role": "renderer",
+}
+
+
+def test_default_is_one_shared_worker_for_every_priority_and_the_renderer(tf, h, tf_eval):
     assert h.as_map(tf.variables["dedicated_lane_workers"]["default"]) == {}
     assert tf_eval("local.worker_services") == {
-        "shared": {"name": "scrapejobs-worker", "min_instances": 0, "max_instances": 10}
+        "shared": {
+            "name": "scrapejobs-worker",
+            "min_instances": 0,
+            "max_instances": 10,
+            "role": "worker",
+        },
+        "render": RENDERER,
     }
-    assert tf_eval("local.lane_worker") == dict.fromkeys(LANES, "shared")
+    assert tf_eval("local.lane_worker") == {
+        **dict.fromkeys(("high", "normal", "low"), "shared"),
+        "render": "render",
+    }
 
 
 def test_a_dedicated_lane_gets_its_own_worker_service(tf_eval):
@@ -213,13 +238,25 @@ def test_a_dedicated_lane_gets_its_own_worker_service(tf_eval):
         "local.worker_services", dedicated_lane_workers=dedicated, worker_max_instances=20
     )
     assert services == {
-        "shared": {"name": "scrapejobs-worker", "min_instances": 0, "max_instances": 20},
-        "high": {"name": "scrapejobs-worker-high", "min_instances": 1, "max_instances": 4},
+        "shared": {
+            "name": "scrapejobs-worker",
+            "min_instances": 0,
+            "max_instances": 20,
+            "role": "worker",
+        },
+        "high": {
+            "name": "scrapejobs-worker-high",
+            "min_instances": 1,
+            "max_instances": 4,
+            "role": "worker",
+        },
+        "render": RENDERER,
     }
     assert tf_eval("local.lane_worker", dedicated_lane_workers=dedicated) == {
         "high": "high",
         "normal": "shared",
         "low": "shared",
+        "render": "render",
     }
     # min_instances is optional (scale to zero).
     low_only = tf_eval(
@@ -229,6 +266,7 @@ def test_a_dedicated_lane_gets_its_own_worker_service(tf_eval):
         "name": "scrapejobs-worker-low",
         "min_instances": 0,
         "max_instances": 2,
+        "role": "worker",
     }
 
 
@@ -246,14 +284,24 @@ def test_lane_subscriptions_push_to_their_lanes_worker(tf, h, name, path):
 
 
 def test_every_worker_service_is_the_same_worker(tf, h):
-    """One resource for the shared and the dedicated workers: same image, env, identity."""
+    """One resource for the shared and the dedicated workers and the renderer: same code,
+    env and identity; a service's role picks its image, size and the renderer's browser."""
     workers = tf.of_type("google_cloud_run_v2_service")
     assert set(workers) == {"dispatcher", "worker"}
     worker = workers["worker"]
     assert worker["for_each"] == "${local.worker_services}"
     template = h.block(worker, "template")
     assert template["service_account"] == "${google_service_account.worker.email}"
-    assert h.block(template, "containers")["image"] == "${var.worker_image}"
+    container = h.block(template, "containers")
+    assert container["image"] == "${local.worker_roles[each.value.role].image}"
+    roles = h.as_map(tf.locals["worker_roles"])
+    assert set(roles) == {"worker", "renderer"}
+    assert roles["worker"]["image"] == "${var.worker_image}"
+    assert roles["worker"]["env"] == {}
+    assert roles["renderer"]["image"] == "${var.renderer_image}"
+    renderer_env = h.as_map(roles["renderer"]["env"])
+    assert renderer_env["SCRAPEJOBS_RENDER_BROWSER_PATH"] == "/usr/bin/chromium"
+    assert renderer_env["SCRAPEJOBS_RENDER_MAX_PAGES"] == "${tostring(var.renderer_pages)}"
     assert h.squash(tf.locals["worker_services"]).startswith('${merge({"shared":')
     conditions = [h.squash(p["condition"]) for p in worker["lifecycle"][0]["precondition"]]
     assert (

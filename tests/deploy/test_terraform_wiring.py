@@ -208,7 +208,7 @@ def test_push_subscription_targets_worker_with_oidc(tf, h, subscription, topic, 
         if "env" in d and "local.worker_env" in h.squash(d["env"]["for_each"])
     ]
     assert h.squash(env["for_each"]) == h.squash(
-        "${merge(local.worker_env,"
+        "${merge(local.worker_env,local.worker_roles[each.value.role].env,"
         "{'SCRAPEJOBS_PUSH_AUDIENCE': '${local.worker_audiences[each.key]}'})}"
     ), "each worker service must check the audience of its own URL"
 
@@ -468,7 +468,13 @@ def test_cloud_run_service_settings(tf, h, service):
     assert body["deletion_protection"] == "${var.deletion_protection}"
     template = h.block(body, "template")
     assert template["timeout"] == f"${{var.{service}_request_timeout_s}}s"
-    assert template["max_instance_request_concurrency"] == f"${{var.{service}_concurrency}}"
+    # the worker services take their image, size and concurrency from their role
+    sized = "${local.worker_roles[each.value.role]." if service == "worker" else "${var.dispatcher_"
+    settings = h.as_map(tf.locals["worker_roles"])["worker"] if service == "worker" else {}
+    for name in ("concurrency", "image", "cpu", "memory"):
+        if service == "worker":
+            assert settings[name] == f"${{var.worker_{name}}}"
+    assert template["max_instance_request_concurrency"] == f"{sized}concurrency}}"
     scaling = h.block(template, "scaling")
     if service == "worker":  # per worker service; the shared one uses var.worker_*_instances
         assert scaling["min_instance_count"] == "${each.value.min_instances}"
@@ -480,9 +486,9 @@ def test_cloud_run_service_settings(tf, h, service):
         assert scaling["min_instance_count"] == f"${{var.{service}_min_instances}}"
         assert scaling["max_instance_count"] == f"${{var.{service}_max_instances}}"
     container = h.block(template, "containers")
-    assert container["image"] == f"${{var.{service}_image}}"
+    assert container["image"] == f"{sized}image}}"
     limits = h.as_map(h.block(container, "resources")["limits"])
-    assert limits == {"cpu": f"${{var.{service}_cpu}}", "memory": f"${{var.{service}_memory}}"}
+    assert limits == {"cpu": f"{sized}cpu}}", "memory": f"{sized}memory}}"}
     for probe in ("startup_probe", "liveness_probe"):
         http_get = h.block(h.block(container, probe), "http_get")
         assert http_get["path"] == "/healthz"

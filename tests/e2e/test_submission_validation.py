@@ -27,6 +27,23 @@ BAD = [
         {"url": "http://x.example/", "pipeline": [{"validate": {"schema": {"type": 3}}}]},
         "pipeline[0].validate.schema",
     ),
+    ({"url": "http://x.example/", "options": {"render": "yes"}}, "options.render"),
+    (
+        {"url": "http://x.example/", "options": {"render": {"wait_ms": 30_001}}},
+        "options.render.wait_ms",
+    ),
+    (
+        {"url": "http://x.example/", "options": {"render": {"wait_for": "p::text"}}},
+        "options.render.wait_for",
+    ),
+    (
+        {"url": "http://x.example/", "options": {"render": {"block": ["scripts"]}}},
+        "options.render.block[0]",
+    ),
+    (
+        {"url": "http://x.example/", "options": {"render": {"viewport": {"width": 10}}}},
+        "options.render.viewport.width",
+    ),
 ]
 
 

@@ -11,6 +11,7 @@ Routes (``key`` separates counters between tests):
 - ``/conc/KEY?s=0.3``              sleeps; ``max_in_flight`` records the peak concurrency
 - ``/switch/KEY``                  500 until ``KEY`` is in ``site.switched_on``, then a product
 - ``/messy/N``                     product N written untidily (see ``messy_page``)
+- ``/scripted/N?delay_ms=0``        product N built by a script from ``/api/product/N``
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from scrapejobs_devstack.demo_site.catalog import Product, product_page
+from scrapejobs_devstack.demo_site.catalog import (
+    Product,
+    product_json,
+    product_page,
+    scripted_product_page,
+)
 
 ROBOTS = "User-agent: *\nDisallow: /robots-private/\n"
 CRAWL_LINKS: dict[str, list[str]] = {
@@ -93,6 +99,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                     site.leave()
             if parts.path == "/robots.txt":
                 self._send(200, ROBOTS, "text/plain")
+            elif match := API.match(parts.path):
+                self._send(200, product_json(int(match.group(1))), "application/json")
             elif parts.path.startswith("/throttle/") and n == 1:
                 self._send(429, "slow down", headers={"Retry-After": query.get("after", "2")})
             elif parts.path.startswith("/switch/"):
@@ -126,6 +134,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
 
 PRODUCT = re.compile(r"^/product/(\d+)$")
 MESSY = re.compile(r"^/messy/(\d+)$")
+SCRIPTED = re.compile(r"^/scripted/(\d+)$")
+API = re.compile(r"^/api/product/(\d+)$")
 
 
 def messy_page(number: int) -> str:
@@ -146,6 +156,8 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:
         return 200, product_page(int(match.group(1)))
     if match := MESSY.match(path):
         return 200, messy_page(int(match.group(1)))
+    if match := SCRIPTED.match(path):
+        return 200, scripted_product_page(int(match.group(1)), int(query.get("delay_ms", "0")))
     if path.startswith("/flaky/"):
         if n <= int(query.get("fail", "2")):
             return int(query.get("code", "500")), "<h1>oops</h1>"

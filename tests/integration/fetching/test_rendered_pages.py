@@ -173,7 +173,7 @@ async def test_whatever_escapes_routing_meets_a_proxy_that_refuses_it(http_serve
     http_server.serve("/", b"<html>here</html>", HTML)
     browsers = BrowserProcess(BrowserPolicy(chromium_path()))
     try:
-        async with browsers.context() as context:  # no routes
+        async with browsers.context(wait_s=5) as context:  # no routes
             page = await context.new_page()
             with pytest.raises(PlaywrightError, match="ERR_PROXY_CONNECTION_FAILED"):
                 await page.goto(http_server.url("/"))

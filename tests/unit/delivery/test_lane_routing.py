@@ -11,6 +11,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.delivery.batching import plan_batches
 from scrapejobs_shared.delivery.enqueue import Enqueuer
+from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.records import BatchItem
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, LANES, in_lane
 
@@ -33,7 +34,19 @@ async def test_each_lane_is_published_with_its_attribute() -> None:
 
 
 def test_lane_names_keep_the_normal_lane_as_deployed() -> None:
-    assert LANES == ("high", "normal", "low")
+    assert LANES == ("high", "normal", "low", "render")
     assert in_lane("scrape-tasks", "normal") == "scrape-tasks"
     assert in_lane("scrape-tasks-push", "high") == "scrape-tasks-push-high"
+    assert in_lane("scrape-tasks-push", "render") == "scrape-tasks-push-render"
     assert batches("d", "normal")[0].lane == "normal"
+
+
+def test_a_rendered_job_travels_in_the_render_lane_whatever_its_priority() -> None:
+    def lane(**body: object) -> str:
+        return JobRequest.model_validate({"url": "https://example.com/", **body}).lane()
+
+    assert lane() == "normal"
+    assert lane(priority="high") == "high"
+    assert lane(options={"render": True}, priority="high") == "render"
+    assert lane(options={"render": {"wait_ms": 100}}) == "render"
+    assert lane(options={"render": False}, priority="low") == "low"

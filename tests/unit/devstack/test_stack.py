@@ -21,6 +21,22 @@ def test_ports_and_delivery_settings_come_from_the_environment(monkeypatch) -> N
     assert topology.max_delivery_attempts == 9
 
 
+def test_the_fetch_allowlist_comes_from_the_environment_when_set(monkeypatch) -> None:
+    monkeypatch.delenv("SCRAPEJOBS_FETCH_ALLOWLIST", raising=False)
+    assert stack_module.fetch_allowlist() == "127.0.0.0/8,::1/128"
+    monkeypatch.setenv("SCRAPEJOBS_FETCH_ALLOWLIST", "127.0.0.1/32")
+    assert stack_module.fetch_allowlist() == "127.0.0.1/32"
+
+
+def test_the_renderer_runs_where_chromium_is_installed(monkeypatch) -> None:
+    monkeypatch.setenv("RENDERER_PORT", "9191")
+    config = StackConfig.from_env()
+    assert config.render_browser == stack_module.system_chromium()
+    if config.render_browser is not None:
+        assert config.renderer_url == "http://127.0.0.1:9191"
+    assert StackConfig(render_browser=None).renderer_url is None
+
+
 def test_a_service_that_never_gets_ready_is_stopped_not_leaked(monkeypatch, tmp_path) -> None:
     started = []
     real_start = stack_module.start_process

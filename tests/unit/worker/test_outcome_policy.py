@@ -11,6 +11,9 @@ from scrapejobs_worker.fetch_port import (
     BlockedDestination,
     FetchResponse,
     PermanentFetchError,
+    RendererBusy,
+    RenderTimeout,
+    RenderUnavailable,
     TransientFetchError,
 )
 from scrapejobs_worker.outcome_policy import (
@@ -25,6 +28,7 @@ from scrapejobs_worker.outcome_policy import (
     after_fetch,
     before_fetch,
 )
+from scrapejobs_worker.rendering.browser_process import BrowserCrashed
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 LIMITS = OutcomeLimits(
@@ -71,6 +75,12 @@ ROWS = [
      TaskStatus.FAILED, "blocked_destination: 10.0.0.1 is private", HostSignal.NONE),
     ("invalid request", PermanentFetchError("too many redirects", reason="redirects"), FIRST,
      LIMITS, Fail, TaskStatus.FAILED, "redirects: too many redirects", HostSignal.NONE),
+    ("browser crashed", BrowserCrashed("browser: closed"), FIRST, LIMITS, Retry, None,
+     "render_crashed: browser: closed", HostSignal.NONE),
+    ("page never settled", RenderTimeout("did not settle"), FIRST, LIMITS, Fail,
+     TaskStatus.FAILED, "render_timeout: did not settle", HostSignal.NONE),
+    ("no browser here", RenderUnavailable("no browser"), FIRST, LIMITS, Fail,
+     TaskStatus.FAILED, "render_unavailable: no browser", HostSignal.NONE),
 ]  # fmt: skip
 
 
@@ -125,3 +135,12 @@ def test_a_timeout_of_a_fetch_cut_to_the_deliverys_time_is_deferred_not_blamed()
     refused = after_fetch(TransientFetchError("refused"), cut, LIMITS, NOW)
     assert isinstance(refused.decision, Retry) and refused.host is HostSignal.FAILED
     assert after_fetch(timeout, FIRST, LIMITS, NOW).host is HostSignal.FAILED
+
+
+def test_a_busy_renderer_or_a_render_cut_to_the_deliverys_time_is_deferred_not_blamed() -> None:
+    busy = after_fetch(RendererBusy("no page free"), FIRST, LIMITS, NOW)
+    assert isinstance(busy.decision, Defer) and busy.host is HostSignal.NONE
+    assert busy.decision.reason == "render_busy: no page free"
+    cut = Attempt(attempts=1, previous_error=None, deferrals=0, cut_short=True)
+    timed_out = after_fetch(RenderTimeout("did not settle"), cut, LIMITS, NOW)
+    assert isinstance(timed_out.decision, Defer) and timed_out.host is HostSignal.NONE

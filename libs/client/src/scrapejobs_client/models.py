@@ -52,6 +52,7 @@ class JobSummary(ApiModel):
     updated_at: datetime
     labels: dict[str, str] = Field(default_factory=dict)
     kind: str | None = None
+    rendered: bool = False  # its pages are rendered in headless Chromium
 
 
 class Job(JobSummary):
@@ -99,6 +100,8 @@ class TaskResult(ApiModel):
     replays: int = 0
     fetched_at: datetime | None = None
     elapsed_ms: int | None = None
+    rendered: bool = False
+    rendered_ms: int | None = None  # how long rendering took (part of elapsed_ms)
     truncated_fields: list[str] = Field(default_factory=list)
     field_errors: dict[str, str] | None = None
 

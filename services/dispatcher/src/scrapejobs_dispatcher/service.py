@@ -458,7 +458,7 @@ class JobService:
             for index, url in enumerate(request.target_urls())
         ]
         expire_at = now + self._retention_of(request)
-        return plan_batches(job_id, items, self._batch_size, now, expire_at, lane=request.priority)
+        return plan_batches(job_id, items, self._batch_size, now, expire_at, lane=request.lane())
 
     def _retention_of(self, request: JobRequest) -> timedelta:
         days = request.options.retention_days

@@ -22,7 +22,12 @@ class JobSummary(BaseModel):
     updated_at: datetime
     labels: dict[str, str]
     kind: str
-    priority: Priority = Field(description="The lane its tasks travel in")
+    priority: Priority = Field(description="Its priority (the lane of its tasks unless rendered)")
+    rendered: bool = Field(
+        default=False,
+        description="Its pages are rendered in headless Chromium (options.render); its tasks "
+        "travel in the render lane",
+    )
 
     @classmethod
     def of(cls, job: JobRecord) -> JobSummary:
@@ -34,6 +39,7 @@ class JobSummary(BaseModel):
             labels=job.labels,
             kind=job.kind,
             priority=job.spec.priority,
+            rendered=job.spec.options.render is not None,
         )
 
 

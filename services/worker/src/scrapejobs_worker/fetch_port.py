@@ -44,6 +44,7 @@ class FetchError(Exception):
 
     reason: str = "fetch_error"
     transient: bool = True
+    host_fault: bool = True  # False: ours (a browser crashed), not counted against the host
 
     def __init__(self, detail: str, *, reason: str | None = None) -> None:
         super().__init__(detail)
@@ -76,6 +77,13 @@ class RenderTimeout(PermanentFetchError):
     """A rendered page did not settle (or its ``wait_for`` did not match) within the timeout."""
 
     reason = "render_timeout"
+
+
+class RendererBusy(TransientFetchError):
+    """No browser page came free in time: the task is deferred (not an attempt)."""
+
+    reason = "render_busy"
+    host_fault = False
 
 
 class RenderUnavailable(PermanentFetchError):

@@ -80,6 +80,7 @@ class GiveUp:
 
 Decision = Succeed | Fail | Retry | Defer | GiveUp
 OUT_OF_TIME = "out of time in this delivery"
+CUT_BY_OUR_DEADLINE = frozenset({"timeout", "render_timeout"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,13 +101,16 @@ def after_fetch(
     result: FetchResponse | FetchError, attempt: Attempt, limits: OutcomeLimits, now: datetime
 ) -> Verdict:
     if isinstance(result, FetchError):
-        if result.reason == "timeout" and attempt.cut_short:
+        if result.reason in CUT_BY_OUR_DEADLINE and attempt.cut_short:
             # our deadline, not the host's fault: neither an attempt nor a breaker failure
             return Verdict(Defer(OUT_OF_TIME))
+        if result.reason == "render_busy":  # no browser page free: not an attempt either
+            return Verdict(Defer(f"{result.reason}: {result.detail}"))
         error = f"{result.reason}: {result.detail}"
         if not result.transient:
             return Verdict(Fail(TaskOutcome(TaskStatus.FAILED, error=error)))
-        return Verdict(_transient(error, attempt, limits), HostSignal.FAILED)
+        signal = HostSignal.FAILED if result.host_fault else HostSignal.NONE
+        return Verdict(_transient(error, attempt, limits), signal)
     hold = _throttle_hold(result, limits, now)
     if hold is not None and attempt.deferrals < limits.max_deferrals:
         reason = f"throttled: HTTP {result.status}, retry after {hold:.0f} s"

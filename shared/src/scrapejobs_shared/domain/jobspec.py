@@ -30,6 +30,7 @@ from scrapejobs_shared.extraction.spec import (
     check_field_names,
     check_format_names,
 )
+from scrapejobs_shared.messaging.topology import RENDER_LANE
 from scrapejobs_shared.pipeline.spec import (
     MAX_STAGES,
     Pipeline,
@@ -38,7 +39,7 @@ from scrapejobs_shared.pipeline.spec import (
 )
 
 MAX_URLS = 10_000
-Priority = Literal["high", "normal", "low"]  # the lanes of messaging.topology.LANES
+Priority = Literal["high", "normal", "low"]  # lanes of messaging.topology.LANES
 MAX_URL_LENGTH = 2048
 # Headers a job may not set: they could address the metadata server, smuggle requests, or
 # defeat the fetcher's own body decoding and limits (refused at submit and again at fetch).
@@ -375,6 +376,11 @@ class JobRequest(BaseModel):
     @classmethod
     def _field_names(cls, value: Fields) -> Fields:
         return check_field_names(value)
+
+    def lane(self) -> str:
+        """The lane its tasks travel in: a rendered job's go to the render lane (served by the
+        renderer, so plain jobs never wait behind a browser), the others to their priority's."""
+        return RENDER_LANE if self.options.render is not None else self.priority
 
     def target_urls(self) -> list[str]:
         """The URLs of the tasks created at submission (a crawl starts with one)."""

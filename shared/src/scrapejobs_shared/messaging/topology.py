@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Priority lanes: one topic and push subscription (each with its dead-letter topic and
-# subscription) per lane, so a backlog in one lane never waits in front of another's work.
-LANES = ("high", "normal", "low")
+# Lanes: one topic and push subscription (each with its dead-letter topic and subscription) per
+# lane, so a backlog in one lane never waits in front of another's work. Three priorities, and
+# the render lane: pages rendered in a browser, pushed to the renderer (a worker with Chromium).
+RENDER_LANE = "render"
+LANES = ("high", "normal", "low", RENDER_LANE)
 DEFAULT_LANE = "normal"
 LANE_ATTRIBUTE = "lane"  # the message attribute naming a message's lane (its publisher's topic)
 

@@ -152,6 +152,14 @@ def _print_endpoints(stack: Stack) -> None:
         str(stack.dispatcher.pid),
     )
     table.add_row("worker", f"{c.worker_url}/pubsub/push", str(stack.worker.pid))
+    if stack.renderer is not None:
+        table.add_row(
+            "renderer (render lane)",
+            f"{c.renderer_url}/pubsub/push  (Chromium: {c.render_browser})",
+            str(stack.renderer.pid),
+        )
+    else:
+        table.add_row("renderer", "not started: no chromium (apt-get install chromium)", "-")
     table.add_row("pubsub emulator", stack.pubsub.host, str(stack.pubsub.process.pid))
     table.add_row("firestore emulator", stack.firestore.host, str(stack.firestore.process.pid))
     console.print(table)

@@ -1,10 +1,12 @@
-"""The whole local stack: emulators, topology, dispatcher and worker as real processes."""
+"""The whole local stack: emulators, topology, dispatcher, worker and renderer as real
+processes."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,9 +14,20 @@ from pathlib import Path
 from scrapejobs_devstack.emulators import Emulator, start_emulators
 from scrapejobs_devstack.processes import ManagedProcess, start_process, wait_http
 from scrapejobs_devstack.topology_bootstrap import ensure_topology
-from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY, Topology
+from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY, RENDER_LANE, Topology
 
-LOOPBACK_ALLOWLIST = "127.0.0.0/8,::1/128"
+LOOPBACK_ALLOWLIST = "127.0.0.0/8,::1/128"  # what the services may fetch, unless the env says
+
+
+def fetch_allowlist() -> str:
+    """``SCRAPEJOBS_FETCH_ALLOWLIST`` from the environment when set (a narrower allowlist can
+    be tried locally), else all of loopback."""
+    return os.environ.get("SCRAPEJOBS_FETCH_ALLOWLIST") or LOOPBACK_ALLOWLIST
+
+
+def system_chromium() -> str | None:
+    """The system's Chromium (Debian's ``chromium`` package), which the renderer drives."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 DEV_WEBHOOK_SECRET = "whsec_c2NyYXBlam9icy1sb2NhbC1kZXZlbG9wbWVudC1rZXk="  # README: Webhooks
@@ -25,6 +38,7 @@ class StackConfig:
     project_id: str = "scrapejobs-local"
     dispatcher_port: int = 8080
     worker_port: int = 8081
+    renderer_port: int = 8082
     pubsub_port: int = 8085
     firestore_port: int = 8086
     log_dir: Path = Path(".devstack/logs")
@@ -36,6 +50,10 @@ class StackConfig:
     # the worker may then take to answer its health check
     worker_wrapper: tuple[str, ...] = ()
     worker_ready_s: float = 60.0
+    # the render lane's service: a worker driving this Chromium; without one (not installed),
+    # the render lane pushes to the worker, which fails rendered tasks render_unavailable
+    render_browser: str | None = field(default_factory=system_chromium)
+    renderer_env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls) -> StackConfig:
@@ -55,6 +73,7 @@ class StackConfig:
             project_id=env.get("SCRAPEJOBS_PROJECT_ID", cls.project_id),
             dispatcher_port=int(env.get("DISPATCHER_PORT", cls.dispatcher_port)),
             worker_port=int(env.get("WORKER_PORT", cls.worker_port)),
+            renderer_port=int(env.get("RENDERER_PORT", cls.renderer_port)),
             pubsub_port=int(env.get("PUBSUB_PORT", cls.pubsub_port)),
             firestore_port=int(env.get("FIRESTORE_PORT", cls.firestore_port)),
             topology=topology,
@@ -69,6 +88,10 @@ class StackConfig:
     def worker_url(self) -> str:
         return f"http://127.0.0.1:{self.worker_port}"
 
+    @property
+    def renderer_url(self) -> str | None:
+        return f"http://127.0.0.1:{self.renderer_port}" if self.render_browser else None
+
 
 @dataclass
 class Stack:
@@ -77,6 +100,7 @@ class Stack:
     firestore: Emulator | None = None
     dispatcher: ManagedProcess | None = None
     worker: ManagedProcess | None = None
+    renderer: ManagedProcess | None = None
 
     def emulator_env(self) -> dict[str, str]:
         assert self.pubsub is not None and self.firestore is not None
@@ -94,6 +118,7 @@ class Stack:
             self.start_emulators()
             self.bootstrap()
             self.start_worker()
+            self.start_renderer()
             self.start_dispatcher()
         except BaseException:
             self.stop()
@@ -107,13 +132,19 @@ class Stack:
 
     def bootstrap(self) -> None:
         os.environ.update(self.emulator_env())
-        ensure_topology(self.config.project_id, self.config.worker_url, self.config.topology)
+        renderer = self.config.renderer_url
+        ensure_topology(
+            self.config.project_id,
+            self.config.worker_url,
+            self.config.topology,
+            {RENDER_LANE: renderer} if renderer else None,
+        )
 
-    def start_worker(self) -> None:
-        env = {
+    def _worker_env(self) -> dict[str, str]:
+        return {
             **self.emulator_env(),
             "SCRAPEJOBS_PUSH_AUTH": "none",
-            "SCRAPEJOBS_FETCH_ALLOWLIST": LOOPBACK_ALLOWLIST,
+            "SCRAPEJOBS_FETCH_ALLOWLIST": fetch_allowlist(),
             # a batch answers within the subscription's ack deadline; tasks dead-letter after
             # as many attempts as the subscription delivers
             "SCRAPEJOBS_ACK_DEADLINE_S": str(self.config.topology.ack_deadline_s),
@@ -122,14 +153,30 @@ class Stack:
             "SCRAPEJOBS_WEBHOOK_SECRETS": DEV_WEBHOOK_SECRET,
             **self.config.worker_env,
         }
+
+    def start_worker(self) -> None:
         self.worker = self._service(
             "worker",
             "scrapejobs_worker",
             self.config.worker_port,
-            env,
+            self._worker_env(),
             processes=self.config.worker_processes,
             wrapper=self.config.worker_wrapper,
             ready_s=self.config.worker_ready_s,
+        )
+
+    def start_renderer(self) -> None:
+        """The render lane's service: the worker with a browser, one process (a browser per
+        process; it renders several pages at once)."""
+        if self.config.render_browser is None:
+            return
+        env = {
+            **self._worker_env(),
+            "SCRAPEJOBS_RENDER_BROWSER_PATH": self.config.render_browser,
+            **self.config.renderer_env,
+        }
+        self.renderer = self._service(
+            "renderer", "scrapejobs_worker", self.config.renderer_port, env
         )
 
     def start_dispatcher(self) -> None:
@@ -181,7 +228,7 @@ class Stack:
         return process
 
     def processes(self) -> list[ManagedProcess]:
-        candidates = [self.dispatcher, self.worker]
+        candidates = [self.dispatcher, self.worker, self.renderer]
         candidates += [e.process for e in (self.pubsub, self.firestore) if e is not None]
         return [p for p in candidates if p is not None]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -21,14 +22,21 @@ from scrapejobs_shared.messaging.topology import (
 log = logging.getLogger(__name__)
 
 
-def ensure_topology(project_id: str, worker_url: str, topology: Topology) -> None:
-    """Every priority lane's topics and subscriptions. Idempotent: existing topics are kept,
-    existing subscriptions get the current endpoint."""
+def ensure_topology(
+    project_id: str,
+    worker_url: str,
+    topology: Topology,
+    lane_urls: Mapping[str, str] | None = None,
+) -> None:
+    """Every lane's topics and subscriptions, pushing to the worker unless ``lane_urls`` names
+    another service for the lane (the renderer's for the render lane). Idempotent: existing
+    topics are kept, existing subscriptions get the current endpoint."""
     publisher = pubsub_v1.PublisherClient()
     subscriber = pubsub_v1.SubscriberClient()
     try:
         for lane in LANES:
-            _ensure_lane(publisher, subscriber, project_id, worker_url, topology, lane)
+            url = (lane_urls or {}).get(lane, worker_url)
+            _ensure_lane(publisher, subscriber, project_id, url, topology, lane)
         _ensure_webhooks(publisher, subscriber, project_id, worker_url, topology)
     finally:
         subscriber.close()

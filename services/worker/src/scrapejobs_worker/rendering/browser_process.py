@@ -16,7 +16,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from scrapejobs_worker.fetch_port import TransientFetchError
+from scrapejobs_worker.fetch_port import RendererBusy, TransientFetchError
 from scrapejobs_worker.rendering.refusing_proxy import RefusingProxy
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class BrowserPolicy:
     executable_path: str
     pages_per_browser: int = 100  # a browser is replaced after this many pages
     max_pages: int = 4  # pages rendered at once by one process
-    launch_timeout_s: float = 30.0
+    launch_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
         if self.pages_per_browser < 1 or self.max_pages < 1:
@@ -56,6 +56,7 @@ class BrowserCrashed(TransientFetchError):
     """The browser died or could not start: the task is retried on a fresh one."""
 
     reason = "render_crashed"
+    host_fault = False
 
 
 class BrowserProcess:
@@ -72,9 +73,15 @@ class BrowserProcess:
         self.launches = 0
 
     @contextlib.asynccontextmanager
-    async def context(self, **options: Any) -> AsyncIterator[BrowserContext]:
-        """A fresh browser context (no cookies, cache or storage from another page)."""
-        async with self._slots:
+    async def context(self, wait_s: float, **options: Any) -> AsyncIterator[BrowserContext]:
+        """A fresh browser context (no cookies, cache or storage from another page), once one
+        of the process's ``max_pages`` is free: ``RendererBusy`` after ``wait_s``."""
+        try:
+            async with asyncio.timeout(wait_s):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise RendererBusy(f"no browser page came free within {wait_s:.1f} s") from None
+        try:
             browser = await self._current()
             try:
                 context = await browser.new_context(user_agent=self.user_agent, **options)
@@ -83,10 +90,13 @@ class BrowserProcess:
             try:
                 yield context
             finally:
-                with contextlib.suppress(PlaywrightError, TimeoutError):
-                    async with asyncio.timeout(CLOSE_TIMEOUT_S):
-                        await context.close()
+                if browser.is_connected():  # a dead browser's contexts died with it
+                    with contextlib.suppress(PlaywrightError, TimeoutError):
+                        async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                            await context.close()
                 await self._page_done(browser)
+        finally:
+            self._slots.release()
 
     async def _current(self) -> Browser:
         async with self._lock:

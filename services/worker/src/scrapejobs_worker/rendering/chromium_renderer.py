@@ -10,8 +10,11 @@ request's ``timeout_s``; past it the task fails ``render_timeout``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Awaitable
 
+from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from scrapejobs_shared.domain.jobspec import RenderOptions
@@ -25,6 +28,9 @@ from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserP
 from scrapejobs_worker.rendering.request_routing import PageRouting, refuse_socket
 
 RENDERED_TYPE = "text/html; charset=utf-8"
+# A page waits at most this share of its timeout for one of the process's browser pages; past
+# it the task is deferred (render_busy), not failed: the rest is the render's own time.
+SLOT_WAIT_SHARE = 0.5
 
 
 class ChromiumRenderer:
@@ -35,51 +41,17 @@ class ChromiumRenderer:
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         options = request.render or RenderOptions()
-        started = time.monotonic()
-        deadline = started + request.timeout_s
+        deadline = time.monotonic() + request.timeout_s
+        viewport = {"width": options.viewport.width, "height": options.viewport.height}
         try:
-            async with asyncio.timeout_at(_loop_time(deadline)):
-                async with self._browsers.context(
-                    viewport={"width": options.viewport.width, "height": options.viewport.height},
-                    service_workers="block",
-                    accept_downloads=False,
-                ) as context:
-                    headers = {"user-agent": self._browsers.user_agent, **request.headers}
-                    document = await self._fetcher.fetch(
-                        FetchRequest(request.url, headers, request.timeout_s)
-                    )
-                    if not _renderable(document):
-                        return document
-                    routing = PageRouting(
-                        self._fetcher,
-                        document,
-                        headers,
-                        frozenset(options.block),
-                        self._max_bytes,
-                        deadline,
-                    )
-                    await context.route("**/*", routing.handle)
-                    await context.route_web_socket("**/*", refuse_socket)
-                    rendering = time.monotonic()
-                    page = await context.new_page()
-                    routing.main_frame = page.main_frame
-                    try:
-                        await page.goto(document.url, wait_until="load", timeout=0)
-                        if options.wait_for is not None:
-                            selector = f"css={options.wait_for}"
-                            await page.wait_for_selector(selector, state="attached", timeout=0)
-                        else:
-                            await page.wait_for_load_state("networkidle", timeout=0)
-                        if options.wait_ms:
-                            await asyncio.sleep(options.wait_ms / 1000)
-                    except PlaywrightError:
-                        if routing.blocked is not None:
-                            raise routing.blocked from None
-                        raise
-                    if routing.blocked is not None:
-                        raise routing.blocked
-                    html = await page.content()
-                    final_url = page.url
+            async with self._browsers.context(
+                request.timeout_s * SLOT_WAIT_SHARE,
+                viewport=viewport,
+                service_workers="block",
+                accept_downloads=False,
+            ) as context:
+                async with asyncio.timeout_at(_loop_time(deadline)):
+                    return await self._render(context, request, options, deadline)
         except TimeoutError:
             raise RenderTimeout(
                 f"the page did not settle within {request.timeout_s:g} s"
@@ -87,6 +59,30 @@ class ChromiumRenderer:
             ) from None
         except PlaywrightError as exc:
             raise BrowserCrashed(f"browser: {exc.message}") from None
+
+    async def _render(
+        self,
+        context: BrowserContext,
+        request: FetchRequest,
+        options: RenderOptions,
+        deadline: float,
+    ) -> FetchResponse:
+        headers = {"user-agent": self._browsers.user_agent, **request.headers}
+        left = deadline - time.monotonic()
+        document = await self._fetcher.fetch(FetchRequest(request.url, headers, left))
+        if not _renderable(document):
+            return document
+        routing = PageRouting(
+            self._fetcher, document, headers, frozenset(options.block), self._max_bytes, deadline
+        )
+        await context.route("**/*", routing.handle)
+        await context.route_web_socket("**/*", refuse_socket)
+        rendering = time.monotonic()
+        page = await context.new_page()
+        routing.main_frame = page.main_frame
+        html, final_url = await _unless_crashed(
+            _settled_html(page, document.url, options, routing), page, context
+        )
         rendered_ms = round((time.monotonic() - rendering) * 1000)
         body = html.encode("utf-8")
         return FetchResponse(
@@ -102,6 +98,58 @@ class ChromiumRenderer:
 
     async def aclose(self) -> None:
         await self._browsers.aclose()
+
+
+async def _settled_html(
+    page: Page, url: str, options: RenderOptions, routing: PageRouting
+) -> tuple[str, str]:
+    """Load the page and wait until it settled; its DOM as HTML, and where it ended up."""
+    try:
+        await page.goto(url, wait_until="load", timeout=0)
+        if options.wait_for is not None:
+            await page.wait_for_selector(f"css={options.wait_for}", state="attached", timeout=0)
+        else:
+            await page.wait_for_load_state("networkidle", timeout=0)
+        if options.wait_ms:
+            await asyncio.sleep(options.wait_ms / 1000)
+    except PlaywrightError:
+        if routing.blocked is not None:
+            raise routing.blocked from None
+        raise
+    if routing.blocked is not None:
+        raise routing.blocked
+    return await page.content(), page.url
+
+
+async def _unless_crashed(
+    work: Awaitable[tuple[str, str]], page: Page, context: BrowserContext
+) -> tuple[str, str]:
+    """``work``, unless the page's renderer crashes or its browser dies first (a wait would
+    then never end): that is ``BrowserCrashed``, which retries the task."""
+    crashed: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+
+    def crash(*_: object) -> None:
+        if not crashed.done():
+            crashed.set_result(("", ""))
+
+    browser = context.browser
+    page.on("crash", crash)
+    if browser is not None:
+        browser.on("disconnected", crash)
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.wait([task, crashed], return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            return task.result()
+        raise BrowserCrashed("the browser crashed while rendering the page")
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        page.remove_listener("crash", crash)
+        if browser is not None:
+            browser.remove_listener("disconnected", crash)
 
 
 def _renderable(document: FetchResponse) -> bool:

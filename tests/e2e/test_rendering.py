@@ -1,0 +1,127 @@
+"""Rendered jobs on the real local stack: the render lane pushes to the renderer (a worker
+driving Debian's Chromium), script-built content is extracted with ``render`` and not without
+it, the waits work through the API, and a browser killed in the middle of a batch loses and
+doubles no task."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+
+import psutil
+import pytest
+
+from support.jobs import PRODUCT_FIELDS, all_results, submit, wait_finished
+
+pytestmark = [pytest.mark.emulators, pytest.mark.stack]
+
+
+@pytest.fixture
+def renderer(stack):
+    if stack.renderer is None:
+        pytest.fail("no renderer in the stack: apt-get install chromium (.ci/run does)")
+    return stack.renderer
+
+
+async def test_script_built_content_is_extracted_with_render_and_not_without(
+    api, site, renderer
+) -> None:
+    url = f"{site.url}/scripted/12"
+    plain = await submit(api, {"url": url, "extract": PRODUCT_FIELDS})
+    rendered = await submit(
+        api, {"url": url, "extract": PRODUCT_FIELDS, "options": {"render": True}}
+    )
+
+    await wait_finished(api, plain["id"])
+    await wait_finished(api, rendered["id"])
+    [without] = await all_results(api, plain["id"])
+    [with_render] = await all_results(api, rendered["id"])
+    assert without["status"] == "succeeded" and without["data"]["title"] is None
+    assert without["rendered"] is False and without["rendered_ms"] is None
+    assert with_render["status"] == "succeeded", with_render
+    assert with_render["data"]["title"] == "Product 12"
+    assert with_render["data"]["price"] == "444.99"
+    assert with_render["data"]["tags"] == ["tag0", "tag2"]
+    assert with_render["rendered"] is True and with_render["rendered_ms"] >= 0
+    job = (await api.get(f"/v1/jobs/{rendered['id']}")).json()
+    assert job["rendered"] is True and plain["rendered"] is False
+
+
+async def test_wait_for_and_wait_ms_through_the_api(api, site, renderer) -> None:
+    late = f"{site.url}/scripted/3?delay_ms=1500"
+    waited_for = await submit(
+        api,
+        {
+            "url": late,
+            "extract": PRODUCT_FIELDS,
+            "options": {"render": {"wait_for": "h1.title"}},
+        },
+    )
+    waited = await submit(
+        api,
+        {
+            "urls": [f"{site.url}/scripted/4?delay_ms=1000"],
+            "extract": PRODUCT_FIELDS,
+            "options": {"render": {"wait_ms": 2500}},
+        },
+    )
+
+    for job in (waited_for, waited):
+        await wait_finished(api, job["id"])
+    [first] = await all_results(api, waited_for["id"])
+    [second] = await all_results(api, waited["id"])
+    assert first["data"]["title"] == "Product 3" and first["rendered_ms"] >= 1400
+    assert second["data"]["title"] == "Product 4" and second["rendered_ms"] >= 2400
+
+
+async def test_a_wait_for_that_never_matches_ends_render_timeout(api, site, renderer) -> None:
+    job = await submit(
+        api,
+        {
+            "url": f"{site.url}/product/5",
+            "options": {"render": {"wait_for": "#never"}, "timeout_s": 2, "max_attempts": 1},
+        },
+    )
+    await wait_finished(api, job["id"])
+    [result] = await all_results(api, job["id"])
+    assert result["status"] == "failed"
+    assert result["error"].startswith("render_timeout"), result
+
+
+async def test_a_killed_browser_loses_and_doubles_no_task(api, site, renderer) -> None:
+    urls = [f"{site.url}/scripted/{n}?delay_ms=400" for n in range(100, 116)]
+    job = await submit(api, {"urls": urls, "extract": PRODUCT_FIELDS, "options": {"render": True}})
+
+    killed = await _kill_browser_when_rendering(api, job["id"], renderer.pid)
+
+    finished = await wait_finished(api, job["id"], timeout_s=180)
+    assert killed, "the browser was never seen running"
+    results = await all_results(api, job["id"])
+    assert sorted(r["url"] for r in results) == sorted(urls)  # each task once
+    assert finished["counts"]["succeeded"] == len(urls), [
+        (r["status"], r["error"]) for r in results if r["status"] != "succeeded"
+    ]
+    assert all(
+        r["data"]["title"] == f"Product {r['url'].split('/')[-1].split('?')[0]}" for r in results
+    )
+    assert any(r["attempts"] > 1 for r in results)  # the killed pages were rendered again
+
+
+async def _kill_browser_when_rendering(api, job_id: str, renderer_pid: int) -> int:
+    """SIGKILL every Chromium process of the renderer once the job is under way."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = (await api.get(f"/v1/jobs/{job_id}")).json()
+        if job["counts"]["succeeded"] >= 2:
+            break
+        await asyncio.sleep(0.1)
+    killed = 0
+    for child in psutil.Process(renderer_pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if "chrom" in child.name():
+                os.kill(child.pid, signal.SIGKILL)
+                killed += 1
+    return killed

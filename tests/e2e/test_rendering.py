@@ -7,16 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import psutil
 import pytest
+from typer.testing import CliRunner
 
+from scrapejobs_client import Client
+from scrapejobs_client.cli import app
 from support.jobs import PRODUCT_FIELDS, all_results, submit, wait_finished
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
+WAIT_JSON = ("--wait-for", "h1.title", "--json")
 
 
 @pytest.fixture
@@ -125,3 +131,37 @@ async def _kill_browser_when_rendering(api, job_id: str, renderer_pid: int) -> i
                 os.kill(child.pid, signal.SIGKILL)
                 killed += 1
     return killed
+
+
+def test_the_client_and_the_cli_render(stack, site, renderer, tmp_path: Path) -> None:
+    with Client(stack.config.dispatcher_url) as client:
+        job = client.submit([f"{site.url}/scripted/7"], extract=PRODUCT_FIELDS, render=True)
+        assert job.rendered is True
+        client.wait(job.id, interval_s=0.2, timeout_s=60)
+        [result] = list(client.results(job.id))
+        assert result.rendered and result.data is not None
+        assert result.data["title"] == "Product 7"
+        scraped = client.scrape(
+            f"{site.url}/scripted/8?delay_ms=500",
+            extract=PRODUCT_FIELDS,
+            render={"wait_for": "h1.title"},
+        )
+        assert scraped.result is not None and scraped.result.data is not None
+        assert scraped.result.data["title"] == "Product 8"
+    extract = tmp_path / "extract.json"
+    extract.write_text(json.dumps(PRODUCT_FIELDS))
+    base = ["--api", stack.config.dispatcher_url]
+    runner = CliRunner()
+    scraped_cli = runner.invoke(
+        app,
+        [*base, "scrape", f"{site.url}/scripted/9?delay_ms=500", "-e", str(extract), *WAIT_JSON],
+    )
+    assert scraped_cli.exit_code == 0, scraped_cli.output
+    result = json.loads(scraped_cli.stdout)["result"]
+    assert result["data"]["title"] == "Product 9" and result["rendered"] is True
+    submitted = runner.invoke(
+        app,
+        [*base, "submit", f"{site.url}/scripted/10", "-e", str(extract), "--render", "--json"],
+    )
+    assert submitted.exit_code == 0, submitted.output
+    assert json.loads(submitted.stdout)["rendered"] is True

@@ -156,3 +156,31 @@ async def test_the_dashboard_is_behind_the_api_s_authentication() -> None:
             assert (await client.post("/ui/dead-letters/replay", headers=HTMX)).status_code == 401
             key = {"X-API-Key": "sj_secret"}
             assert (await client.get("/ui", headers=key)).status_code == 200
+
+
+async def test_a_rendered_job_page_says_how_it_renders_and_how_long_each_page_took() -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        response = await client.post(
+            "/v1/jobs",
+            json={
+                "urls": ["https://shop.test/app"],
+                "options": {"render": {"wait_for": "h1.title", "wait_ms": 500}},
+            },
+        )
+        assert response.status_code == 202 and response.json()["rendered"] is True
+        job_id = response.json()["id"]
+        now = datetime.now(UTC)
+        [batch] = (await store.open_batches(job_id, 10, None)).items
+        assert batch.lane == "render"
+        claim = await store.claim_batch(job_id, batch.id, now, now + timedelta(seconds=30))
+        assert isinstance(claim, Claimed)
+        outcome = TaskOutcome(
+            TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=900, rendered_ms=700
+        )
+        await store.settle(claim.handle, [FinishTask(batch.items[0].task_id, outcome)], now, None)
+        page = (await client.get(f"/ui/jobs/{job_id}")).text
+        assert "headless Chromium, wait for h1.title, +500 ms" in page
+        assert "900 ms (rendered in 700 ms)" in page
+        plain = await _submit(client, ["https://shop.test/plain"])
+        assert 'data-testid="job-rendering"' not in (await client.get(f"/ui/jobs/{plain}")).text

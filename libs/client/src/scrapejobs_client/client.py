@@ -120,16 +120,19 @@ class Client:
         priority: Priority | None = None,
         webhook: Webhook | str | None = None,
         idempotency_key: str | None = None,
+        render: bool | Mapping[str, Any] | None = None,
         **fields: Any,
     ) -> Job:
-        """``POST /v1/jobs``: exactly one of ``urls``, ``url`` or ``crawl``. ``fields`` are
-        sent as they are (for request fields newer than this client)."""
+        """``POST /v1/jobs``: exactly one of ``urls``, ``url`` or ``crawl``. ``render``
+        (``True``, or ``{"wait_for": ..., "wait_ms": ...}``) renders the pages in headless
+        Chromium (``options.render``). ``fields`` are sent as they are (for request fields
+        newer than this client)."""
         body: dict[str, Any] = {
             "urls": list(urls) if urls is not None else None,
             "url": url,
             "crawl": dict(crawl) if crawl is not None else None,
             "extract": dict(extract) if extract is not None else None,
-            "options": dict(options) if options is not None else None,
+            "options": with_render(options, render),
             "labels": dict(labels) if labels is not None else None,
             "priority": priority,
             "webhook": _webhook_body(webhook),
@@ -146,6 +149,7 @@ class Client:
         extract: Mapping[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
+        render: bool | Mapping[str, Any] | None = None,
         **fields: Any,
     ) -> Scraped:
         """``POST /v1/scrape``: one URL, answered with its result. ``ScrapeTimedOut`` (its
@@ -154,7 +158,7 @@ class Client:
         body: dict[str, Any] = {
             "url": url,
             "extract": dict(extract) if extract is not None else None,
-            "options": dict(options) if options is not None else None,
+            "options": with_render(options, render),
             "timeout_s": timeout_s,
             **fields,
         }
@@ -483,3 +487,12 @@ def _first(items: Iterable[_T], limit: int | None) -> Iterator[_T]:
         yield item
         if count >= limit:
             return
+
+
+def with_render(
+    options: Mapping[str, Any] | None, render: bool | Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """Job options with ``render`` set (``None`` leaves them as given)."""
+    if render is None:
+        return dict(options) if options is not None else None
+    return {**(options or {}), "render": render if isinstance(render, bool) else dict(render)}

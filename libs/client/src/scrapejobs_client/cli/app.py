@@ -35,7 +35,7 @@ from scrapejobs_client.cli.state import (
     use,
 )
 from scrapejobs_client.cli.waiting import follow
-from scrapejobs_client.client import DEFAULT_API_URL
+from scrapejobs_client.client import DEFAULT_API_URL, with_render
 from scrapejobs_client.errors import NotFound, ScrapeTimedOut
 from scrapejobs_client.models import Job, Webhook
 
@@ -135,6 +135,27 @@ OptionsFile = Annotated[
     Path | None,
     typer.Option(help="Job options (timeout_s, formats…): JSON or YAML.", show_default=False),
 ]
+RenderFlag = Annotated[
+    bool, typer.Option("--render", help="Render the pages in headless Chromium first.")
+]
+WaitFor = Annotated[
+    str | None,
+    typer.Option(
+        help="--render: wait until an element matches this CSS selector.", show_default=False
+    ),
+]
+WaitMs = Annotated[
+    int | None,
+    typer.Option(help="--render: wait this many milliseconds after load.", show_default=False),
+]
+
+
+def _render_option(rendered: bool, wait_for: str | None, wait_ms: int | None) -> Any:
+    """options.render from the flags: None when not rendering (--wait-for/--wait-ms imply it)."""
+    if wait_for is None and wait_ms is None:
+        return True if rendered else None
+    waits = {"wait_for": wait_for, "wait_ms": wait_ms}
+    return {k: v for k, v in waits.items() if v is not None}
 
 
 @app.command()
@@ -159,6 +180,9 @@ def submit(
     max_depth: Annotated[int | None, typer.Option(help="Crawl: link hops at most.")] = None,
     extract: ExtractFile = None,
     options: OptionsFile = None,
+    rendered: RenderFlag = False,
+    wait_for: WaitFor = None,
+    wait_ms: WaitMs = None,
     label: Annotated[
         list[str] | None, typer.Option(help="A label key=value (repeatable).", show_default=False)
     ] = None,
@@ -185,6 +209,8 @@ def submit(
         body["extract"] = read_mapping(extract, "--extract")
     if options is not None:
         body["options"] = read_mapping(options, "--options")
+    if (rendering := _render_option(rendered, wait_for, wait_ms)) is not None:
+        body["options"] = with_render(body.get("options"), rendering)
     if label:
         body["labels"] = parse_labels(label)
     if priority is not None:
@@ -207,6 +233,9 @@ def scrape(
     url: Annotated[str, typer.Argument(help="The URL to scrape.", show_default=False)],
     extract: ExtractFile = None,
     options: OptionsFile = None,
+    rendered: RenderFlag = False,
+    wait_for: WaitFor = None,
+    wait_ms: WaitMs = None,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -224,6 +253,7 @@ def scrape(
             extract=read_mapping(extract, "--extract") if extract is not None else None,
             options=read_mapping(options, "--options") if options is not None else None,
             timeout_s=timeout,
+            render=_render_option(rendered, wait_for, wait_ms),
         )
     except ScrapeTimedOut as exc:
         report_error(state, exc)

@@ -28,6 +28,7 @@ CSV_BASE_COLUMNS = (
     "replays",
     "fetched_at",
     "elapsed_ms",
+    "rendered_ms",
 )
 CSV_OTHER_COLUMN = "data.other"
 

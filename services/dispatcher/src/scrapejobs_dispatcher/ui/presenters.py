@@ -10,6 +10,7 @@ from typing import Any
 
 from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
 from scrapejobs_dispatcher.service import JobView
+from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.host_gate import PausedHost
@@ -76,6 +77,7 @@ class JobRow:
     rate: str
     eta: str
     finished: bool
+    rendering: str  # how its pages are rendered ("" when they are not)
 
     @classmethod
     def of(cls, view: JobView, now: datetime) -> JobRow:
@@ -100,7 +102,17 @@ class JobRow:
             rate=rate_text(progress.rate_per_s),
             eta=eta,
             finished=finished,
+            rendering=rendering_text(job.spec.options.render),
         )
+
+
+def rendering_text(render: RenderOptions | None) -> str:
+    """``headless Chromium, wait for h1.title, +500 ms``; empty for a job not rendered."""
+    if render is None:
+        return ""
+    waits = [f"wait for {render.wait_for}"] if render.wait_for else []
+    waits += [f"+{render.wait_ms} ms"] if render.wait_ms else []
+    return ", ".join(["headless Chromium", *waits])
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +271,8 @@ class ResultRow:
 
 def result_row(task: TaskRecord) -> ResultRow:
     elapsed = DASH if task.elapsed_ms is None else f"{task.elapsed_ms} ms"
+    if task.rendered_ms is not None:
+        elapsed += f" (rendered in {task.rendered_ms} ms)"
     return ResultRow(
         id=task.id,
         url=task.url,

@@ -282,3 +282,55 @@ async def test_a_worker_without_a_browser_refuses_rendered_requests(http_server,
 
     with pytest.raises(RenderUnavailable):
         await fetcher.fetch(rendered(http_server.url("/")))
+
+
+async def test_the_page_byte_cap_holds_across_its_subresources(http_server, renderer_factory):
+    """The document and what the page loads share one budget (the fetcher's byte cap): past
+    it nothing more is fetched, and the page still renders."""
+    http_server.serve(
+        "/",
+        b"<html><body><script>(async () => {"
+        b"for (const n of [1, 2, 3]) { try { const r = await fetch('/big/' + n);"
+        b"document.body.dataset['got' + n] = String((await r.text()).length); } catch (e) {"
+        b"document.body.dataset['lost' + n] = 'yes'; } } document.body.dataset.done = 'yes';"
+        b"})();</script></body></html>",
+        HTML,
+    )
+    for n in (1, 2, 3):
+        http_server.serve(f"/big/{n}", b"x" * 3000, {"Content-Type": "text/plain"})
+    renderer, _ = await renderer_factory(
+        FetchPolicy(allowlist=("127.0.0.1/32",), max_body_bytes=4096)
+    )
+
+    page = await renderer.fetch(rendered(http_server.url("/"), wait_for="body[data-done]"))
+
+    assert b'data-got1="3000"' in page.body
+    assert b'data-lost2="yes"' in page.body and b'data-lost3="yes"' in page.body
+    assert "/big/3" not in [r.path for r in http_server.requests]  # never fetched
+
+
+async def test_the_job_s_headers_go_with_every_request_of_the_page(http_server, renderer_factory):
+    http_server.serve(
+        "/",
+        b"<html><body><script>fetch('/api').then(() => { document.body.dataset.done = 1; });"
+        b"</script></body></html>",
+        HTML,
+    )
+    http_server.serve("/api", b"{}", {"Content-Type": "application/json"})
+    renderer, _ = await renderer_factory()
+
+    await renderer.fetch(
+        FetchRequest(
+            http_server.url("/"),
+            {"X-Team": "pricing"},
+            10.0,
+            render=RenderOptions(wait_for="body[data-done]"),
+        )
+    )
+
+    by_path = {r.path: r.headers for r in http_server.requests}
+    for path in ("/", "/api"):
+        assert by_path[path]["x-team"] == "pricing"
+        assert "Chrome/" in by_path[path]["user-agent"]
+        assert "HeadlessChrome" not in by_path[path]["user-agent"]
+    assert by_path["/api"]["referer"] == http_server.url("/")

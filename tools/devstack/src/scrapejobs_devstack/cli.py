@@ -88,12 +88,18 @@ def down() -> None:
 
 
 @app.command()
-def demo(count: int = typer.Option(10, min=1, max=200), timeout_s: float = 60.0) -> None:
+def demo(
+    count: int = typer.Option(10, min=1, max=200),
+    timeout_s: float = 60.0,
+    render: bool = typer.Option(
+        False, "--render", help="Scrape the script-built pages (/scripted/N) in the renderer."
+    ),
+) -> None:
     """Serve the bundled demo shop, submit a job to the running stack, print the results."""
     config = StackConfig.from_env()
     server, site = serve_demo_site()
     try:
-        job = _submit_demo(config.dispatcher_url, site, count)
+        job = _submit_demo(config.dispatcher_url, site, count, render)
         console.print(f"submitted job [bold]{job['id']}[/] with {job['total']} URLs")
         final = _wait(config.dispatcher_url, job["id"], timeout_s)
         console.print(f"job {final['status']}: {final['counts']}")
@@ -102,9 +108,10 @@ def demo(count: int = typer.Option(10, min=1, max=200), timeout_s: float = 60.0)
         server.shutdown()
 
 
-def _submit_demo(dispatcher: str, site: str, count: int) -> dict[str, Any]:
-    body = {
-        "urls": [f"{site}/product/{n}" for n in range(count)],
+def _submit_demo(dispatcher: str, site: str, count: int, render: bool) -> dict[str, Any]:
+    page = "scripted" if render else "product"
+    body: dict[str, Any] = {
+        "urls": [f"{site}/{page}/{n}" for n in range(count)],
         "extract": {
             "title": {"css": "h1.title::text"},
             "price": {"css": "p.price span::text"},
@@ -112,6 +119,8 @@ def _submit_demo(dispatcher: str, site: str, count: int) -> dict[str, Any]:
         },
         "labels": {"source": "demo"},
     }
+    if render:
+        body["options"] = {"render": True}
     response = httpx.post(f"{dispatcher}/v1/jobs", json=body, timeout=30)
     if response.status_code != 202:
         console.print(f"[red]submission failed: {response.status_code} {response.text}[/]")

@@ -10,6 +10,8 @@ scripts):
 * ``/product/{n}``: one product (``0 <= n < --products``): ``h1`` title, ``p.price``,
   ``div#product[data-sku]``, ``ul.tags li.tag``, description, specs, related products, reviews.
 * ``/category/{c}/{page}``: a grid of 24 product cards of category ``c``.
+* ``/scripted/{n}``: product ``n`` as a script builds it from ``/api/product/{n}`` (JSON): a
+  light page for the renderer, whose rendered DOM gives :func:`expected` of ``/product/{n}``.
 * ``/healthz``, ``/robots.txt`` (allow all), ``/__stats`` (JSON request/connection counters).
 
 Every page is a pure function of its path (``random.Random(seed)``, never ``hash()``), so the
@@ -124,7 +126,36 @@ def expected(path: str) -> dict[str, Any]:
     match = _CATEGORY.match(path)
     if match:
         return {"title": category_name(int(match.group(1))), "price": None, "sku": None, "tags": []}
+    match = _SCRIPTED.match(path)
+    if match:
+        return expected(f"/product/{match.group(1)}")
     raise ValueError(f"no page at {path}")
+
+
+def scripted_page(number: int) -> str:
+    """Product ``number`` built in the browser from ``/api/product/{number}``: the elements
+    :data:`FIELDS` reads, none of them in the HTML as served."""
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Loading…</title>"
+        f"{_STYLE}</head><body><main id='app'>Loading…</main><script>"
+        f"fetch('/api/product/{number}').then(r => r.json()).then(p => {{"
+        "document.title = p.title; const app = document.getElementById('app');"
+        "app.innerHTML = ''; const box = document.createElement('div'); box.id = 'product';"
+        "box.dataset.sku = p.sku; const h1 = document.createElement('h1');"
+        "h1.textContent = p.title; const info = document.createElement('div');"
+        "info.className = 'product-info'; const price = document.createElement('p');"
+        "price.className = 'price'; price.textContent = '$' + p.price; info.append(price);"
+        "const tags = document.createElement('ul'); tags.className = 'tags';"
+        "for (const t of p.tags) { const li = document.createElement('li'); li.className = 'tag';"
+        "li.textContent = t; tags.append(li); } box.append(h1, info, tags); app.append(box); });"
+        "</script></body></html>"
+    )
+
+
+def product_json(number: int) -> str:
+    product = ProductData(number)
+    fields = {"title": product.title, "price": product.price, "sku": product.sku}
+    return json.dumps({**fields, "tags": product.tags})
 
 
 def bench_paths(count: int, start: int = 0, products: int = PRODUCTS) -> list[str]:
@@ -274,6 +305,8 @@ def category_page(category: int, page: int, products: int = PRODUCTS) -> str:
 
 
 _PRODUCT = re.compile(r"^/product/(\d{1,7})$")
+_SCRIPTED = re.compile(r"^/scripted/(\d{1,7})$")
+_API = re.compile(r"^/api/product/(\d{1,7})$")
 _CATEGORY = re.compile(r"^/category/(\d{1,4})/(\d{1,5})$")
 
 
@@ -301,7 +334,9 @@ class Catalog:
             return cached
         status, ctype, body = self._render(path)
         data = _http(status, ctype, body)
-        if status.startswith("200") and path.startswith(("/product/", "/category/")):
+        if status.startswith("200") and path.startswith(
+            ("/product/", "/category/", "/scripted/", "/api/")
+        ):
             self._cache[path] = data
         return data
 
@@ -310,6 +345,12 @@ class Catalog:
         match = _PRODUCT.match(path)
         if match and int(match.group(1)) < self.products:
             return "200 OK", html, product_page(int(match.group(1))).encode()
+        match = _SCRIPTED.match(path)
+        if match and int(match.group(1)) < self.products:
+            return "200 OK", html, scripted_page(int(match.group(1))).encode()
+        match = _API.match(path)
+        if match and int(match.group(1)) < self.products:
+            return "200 OK", "application/json", product_json(int(match.group(1))).encode()
         match = _CATEGORY.match(path)
         if match and int(match.group(1)) < CATEGORIES and int(match.group(2)) < self.pages:
             page = category_page(int(match.group(1)), int(match.group(2)), self.products)

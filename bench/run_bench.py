@@ -80,6 +80,8 @@ GOAL_ONE_URL_WRITES = 3.0  # Firestore documents written per one-URL job, at mos
 GOAL_ONE_URL_READS = 0.5
 GOAL_B_WRITES_PER_PAGE = 1.1
 GOAL_B_READS_PER_PAGE = 0.1
+GOAL_R_PAGES_PER_S = 8.0  # R: rendered pages/s of a light script-built page, at least
+GOAL_R_BROWSER_MB = 1500.0  # R: peak memory of all Chromium processes (RSS summed), at most
 GOAL_WRITES_PER_PAGE = 1.25  # Firestore documents written per page (dispatcher + worker)
 GOAL_READS_PER_PAGE = 0.1  # Firestore documents read per page
 GOAL_BIG_ACCEPT_S = 1.5  # a 10,000-URL submission accepted (POST -> 202), at most
@@ -304,7 +306,7 @@ def goals(
 
 
 def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Goals of workloads B, C and L (bench/workloads.py), all with default job options."""
+    """Goals of workloads B, C, L and R (bench/workloads.py), all with default job options."""
     runs = workloads or {}
     ours, theirs = runs.get("scrapejobs") or {}, runs.get("celery") or {}
     missing = runs.get("skipped") or "no workloads run"
@@ -315,6 +317,8 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
         return round(mine / base, 3) if mine and base else None
 
     b_ops = (ours.get("B") or {}).get("firestore_per_page") or {}
+    rendered = ours.get("R") or {}
+    no_render = rendered.get("skipped") or missing
     c_ops = (ours.get("C") or {}).get("firestore_per_job") or {}
     latency, floor = ours.get("L") or {}, ours.get("push_floor") or {}
     over_floor = None
@@ -378,6 +382,23 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             "<=",
             GOAL_B_READS_PER_PAGE,
             missing=missing,
+        ),
+        _goal(
+            "r_pages_per_s",
+            "R: rendered pages/s (script-built page)",
+            rendered.get("pages_per_s"),
+            ">=",
+            GOAL_R_PAGES_PER_S,
+            missing=no_render,
+        ),
+        _goal(
+            "r_browser_mb",
+            "R: peak Chromium memory, RSS summed",
+            rendered.get("browser_peak_rss_mb"),
+            "<=",
+            GOAL_R_BROWSER_MB,
+            unit="MB",
+            missing=no_render,
         ),
     ]
 
@@ -881,7 +902,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
     if not args.skip_workloads:
         from bench.workloads import run_workloads
 
-        print("workloads B, C, L with default options (and Celery + Redis beside them)…")
+        print("workloads B, C, L, R with default options (and Celery + Redis beside them)…")
         workloads = run_workloads(
             site_url,
             args.pages,
@@ -889,6 +910,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
+            only="BCR",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

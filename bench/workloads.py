@@ -8,6 +8,12 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
 * **C**: 1,000 one-URL jobs from 16 client threads, each submitting a job and polling it (every
   50 ms) until it ends before the next, as the seeds' examples use a queue; jobs/s. Celery: 16
   threads each sending one task and waiting for its result.
+* **R**: rendered pages: one job of ``R_PAGES`` script-built pages (``/scripted/N``) with
+  ``options.render: true``, in the renderer (one process, Debian's Chromium): pages/s, the peak
+  memory of all its Chromium processes (RSS summed, and PSS: shared pages counted once), and
+  wrong values; then the plain throughput of ``R_PLAIN_PAGES`` catalog pages (of another host,
+  ``R_PLAIN_HOST``: per-host politeness is not what is measured) alone and again while a second
+  render job runs beside it.
 * **L**: one one-URL job at a time, submit → completed (polled every 5 ms): p50 and p95 over
   ``L_JOBS`` jobs, beside the Pub/Sub emulator's own publish → push floor (a message published
   to a push subscription whose endpoint is a bare HTTP server in this process).
@@ -47,6 +53,11 @@ L_JOBS = 50
 L_POLL_S = 0.005
 FLOOR_MESSAGES = 50
 C_PAGES = C_JOBS + L_JOBS  # the one-URL jobs' pages: catalog products from N on
+R_PAGES = 100
+R_PLAIN_PAGES = 1000
+R_PLAIN_HOST = "127.0.0.2"  # the plain pages' host: not the render job's (its slots are its own)
+R_GOAL_PAGES_PER_S = 8.0
+R_GOAL_BROWSER_BYTES = 1.5e9
 
 
 def host_urls(site_port: int, paths: list[str], per_host: int) -> list[str]:
@@ -71,9 +82,11 @@ def run_stack_workloads(
     timeout_s: float,
     worker_processes: int = WORKER_PROCESSES,
     one_url: list[str] | None = None,
+    render: tuple[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Workloads A and B (best of ``rounds``), then, given ``one_url`` URLs, the push floor,
-    C and L, on one stack with default job options."""
+    C and L, then, given ``render`` (the catalog's URL and the plain pages run beside a render
+    job), R; on one stack with default job options."""
     import httpx
 
     from bench.stack_run import bench_config, firestore_ops, submit_job, wait_completed
@@ -124,6 +137,14 @@ def run_stack_workloads(
                 C_CLIENTS / (floor_s + C_POLL_S / 2), 1
             )
             print(f"scrapejobs C: {figures['C']}\nscrapejobs L: {figures['L']}", flush=True)
+        if render is not None:
+            if stack.renderer is None:
+                figures["R"] = {"skipped": "no chromium: apt-get install chromium"}
+            else:
+                site_url, plain = render
+                figures["R"] = run_render_workload(
+                    api, stack.renderer.pid, site_url, plain, timeout_s
+                )
     stack.stop()
     return figures
 
@@ -309,6 +330,100 @@ def run_celery_workloads(
     return figures
 
 
+class BrowserMemory:
+    """The peak memory of every Chromium process under ``pid`` (the renderer), sampled every
+    0.2 s from a thread: RSS summed (shared pages counted in each process) and PSS summed
+    (shared pages split between the processes sharing them)."""
+
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+        self.peak_rss = 0
+        self.peak_pss = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> BrowserMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        import psutil
+
+        while not self._stop.wait(0.2):
+            rss = pss = 0
+            with contextlib.suppress(psutil.Error):
+                for child in psutil.Process(self._pid).children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        if "chrom" in child.name():
+                            memory = child.memory_full_info()
+                            rss += memory.rss
+                            pss += getattr(memory, "pss", memory.rss)
+            self.peak_rss = max(self.peak_rss, rss)
+            self.peak_pss = max(self.peak_pss, pss)
+
+
+def run_render_workload(
+    api: Any, renderer_pid: int, site_url: str, plain_urls: list[str], timeout_s: float
+) -> dict[str, Any]:
+    """R: a render job alone (pages/s, browser memory, wrong values), then plain pages alone
+    and beside a second render job."""
+    from bench.stack_run import all_results, submit_job, wait_completed
+
+    def render_urls(start: int) -> list[str]:
+        return [f"{site_url}/scripted/{n}" for n in range(start, start + R_PAGES)]
+
+    def timed(urls: list[str], options: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        started = time.perf_counter()
+        job, _ = submit_job(api, urls, options=options)
+        wait_completed(api, job["id"], timeout_s=timeout_s)
+        return job, time.perf_counter() - started
+
+    render = {"render": True}
+    with BrowserMemory(renderer_pid) as memory:
+        job, wall = timed(render_urls(0), render)
+    results = all_results(api, job["id"])
+    wrong = [
+        r["url"]
+        for r in results
+        if r["status"] != "succeeded" or r["data"] != expected("/" + r["url"].split("/", 3)[3])
+    ]
+    figures: dict[str, Any] = {
+        "pages": R_PAGES,
+        "wall_s": round(wall, 2),
+        "pages_per_s": round(R_PAGES / wall, 1),
+        "wrong": len(wrong),
+        "wrong_examples": wrong[:3],
+        "browser_peak_rss_mb": round(memory.peak_rss / 1e6),
+        "browser_peak_pss_mb": round(memory.peak_pss / 1e6),
+        "rendered_ms_p50": _median([r["rendered_ms"] for r in results if r.get("rendered_ms")]),
+    }
+    _, alone = timed(plain_urls, {})
+    beside: dict[str, float] = {}
+
+    def render_beside() -> None:
+        beside["render_wall_s"] = timed(render_urls(R_PAGES), render)[1]
+
+    thread = threading.Thread(target=render_beside)
+    thread.start()
+    time.sleep(1.0)  # the render job under way
+    _, with_render = timed(plain_urls, {})
+    thread.join()
+    figures["plain_pages_per_s_alone"] = round(len(plain_urls) / alone, 1)
+    figures["plain_pages_per_s_beside_render"] = round(len(plain_urls) / with_render, 1)
+    figures["render_pages_per_s_beside_plain"] = round(R_PAGES / beside["render_wall_s"], 1)
+    print(f"scrapejobs R: {figures}", flush=True)
+    return figures
+
+
+def _median(values: list[float]) -> float | None:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else None
+
+
 def run_workloads(
     site_url: str,
     pages: int,
@@ -319,8 +434,9 @@ def run_workloads(
     only: str = "BC",
     worker_processes: int = WORKER_PROCESSES,
 ) -> dict[str, Any]:
-    """The workloads in ``only`` (A, B, C: C includes L and the push floor) over the catalog at
-    ``site_url`` (started with ``extra_hosts`` for B), Celery + Redis first, then one stack."""
+    """The workloads in ``only`` (A, B, C: C includes L and the push floor; R: rendering) over
+    the catalog at ``site_url`` (started with ``extra_hosts`` for B), Celery + Redis first,
+    then one stack."""
     log_dir.mkdir(parents=True, exist_ok=True)
     port = int(site_url.rsplit(":", 1)[1])
     paths = bench_paths(pages)
@@ -332,6 +448,11 @@ def run_workloads(
     one_url = None
     if "C" in only:
         one_url = [site_url + p for p in bench_paths(C_PAGES, start=pages)]
+    render = None
+    if "R" in only:
+        plain_site = site_url.replace("127.0.0.1", R_PLAIN_HOST)
+        plain = [plain_site + p for p in bench_paths(R_PLAIN_PAGES, start=pages + C_PAGES)]
+        render = (site_url, plain)
     warmup = [site_url + p for p in bench_paths(WARMUP_PAGES, start=PRODUCTS - 4 * WARMUP_PAGES)]
     report: dict[str, Any] = {"pages": pages, "rounds": rounds}
     if celery:
@@ -341,7 +462,7 @@ def run_workloads(
     else:
         report["celery"] = {"skipped": "--skip-celery"}
     report["scrapejobs"] = run_stack_workloads(
-        workloads, warmup, log_dir, register, rounds, 600, worker_processes, one_url
+        workloads, warmup, log_dir, register, rounds, 600, worker_processes, one_url, render
     )
     return report
 
@@ -350,7 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--only", default="ABC", help="workloads: A, B, C (C includes L)")
+    parser.add_argument(
+        "--only", default="ABCR", help="workloads: A, B, C (C includes L), R (rendering)"
+    )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)
     parser.add_argument("--output", type=Path, default=None)
@@ -368,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         site: ManagedProcess
         hosts = -(-args.pages // URLS_PER_HOST)
-        prerender = args.pages + C_PAGES
+        prerender = args.pages + C_PAGES + R_PLAIN_PAGES
         site, site_url = start_site(log_dir, prerender=prerender, extra_hosts=hosts)
         register("site", site.stop)
         report = run_workloads(

@@ -101,7 +101,7 @@ locals {
       memory      = var.renderer_memory
       concurrency = var.renderer_concurrency
       env = {
-        SCRAPEJOBS_RENDER_BROWSER_PATH = "/usr/bin/chromium"
+        SCRAPEJOBS_RENDER_BROWSER_PATH = "/usr/bin/chromium-headless-shell"
         SCRAPEJOBS_RENDER_MAX_PAGES    = tostring(var.renderer_pages)
         SCRAPEJOBS_BATCH_CONCURRENCY   = tostring(var.renderer_pages)
       }

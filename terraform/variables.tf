@@ -489,7 +489,7 @@ variable "renderer_concurrency" {
 variable "renderer_pages" {
   type        = number
   description = "Pages one renderer instance renders at once (SCRAPEJOBS_RENDER_MAX_PAGES; also its batch concurrency); a page waiting longer than half its timeout for one is deferred, not failed."
-  default     = 4
+  default     = 8
 
   validation {
     condition     = var.renderer_pages >= 1 && var.renderer_pages <= 32 && floor(var.renderer_pages) == var.renderer_pages

@@ -323,10 +323,10 @@ def test_the_renderer_image_is_the_worker_with_debians_chromium() -> None:
     stages = {i.value.split()[-1]: i.stage for i in dockerfile if i.keyword == "FROM"}
     renderer = [i for i in dockerfile if i.stage == stages["renderer"]]
     runs = " ".join(i.value for i in renderer if i.keyword == "RUN")
-    assert "apt-get install" in runs and " chromium" in runs
+    assert "apt-get install" in runs and " chromium-headless-shell" in runs
     assert "playwright install" not in " ".join(i.value for i in dockerfile)
     env = " ".join(i.value for i in renderer if i.keyword == "ENV")
-    assert "SCRAPEJOBS_RENDER_BROWSER_PATH=/usr/bin/chromium" in env
+    assert "SCRAPEJOBS_RENDER_BROWSER_PATH=/usr/bin/chromium-headless-shell" in env
     assert [i.value for i in renderer if i.keyword == "USER"] == ["10001:10001"]
     builder = " ".join(i.value for i in dockerfile if i.stage == stages["builder"])
     assert "--extra render" in builder and "--require-hashes" in builder

@@ -300,8 +300,12 @@ def test_every_worker_service_is_the_same_worker(tf, h):
     assert roles["worker"]["env"] == {}
     assert roles["renderer"]["image"] == "${var.renderer_image}"
     renderer_env = h.as_map(roles["renderer"]["env"])
-    assert renderer_env["SCRAPEJOBS_RENDER_BROWSER_PATH"] == "/usr/bin/chromium"
+    assert renderer_env["SCRAPEJOBS_RENDER_BROWSER_PATH"] == "/usr/bin/chromium-headless-shell"
     assert renderer_env["SCRAPEJOBS_RENDER_MAX_PAGES"] == "${tostring(var.renderer_pages)}"
+    from scrapejobs_worker.settings import WorkerSettings
+
+    pages = WorkerSettings.model_fields["render_max_pages"].default
+    assert tf.variables["renderer_pages"]["default"] == pages
     assert h.squash(tf.locals["worker_services"]).startswith('${merge({"shared":')
     conditions = [h.squash(p["condition"]) for p in worker["lifecycle"][0]["precondition"]]
     assert (

@@ -19,6 +19,16 @@ def chromium_path() -> str:
     return found
 
 
+def renderer_browser_path() -> str:
+    """The browser the renderer drives where it is installed (``make dev``'s choice)."""
+    from scrapejobs_devstack.stack import system_chromium
+
+    found = system_chromium()
+    if found is None:
+        pytest.fail("chromium is not installed: apt-get install chromium-headless-shell")
+    return found
+
+
 class ConsoleErrors:
     """Console errors and uncaught exceptions of the pages it watches."""
 

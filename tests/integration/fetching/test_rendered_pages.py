@@ -26,7 +26,7 @@ from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
 from scrapejobs_worker.rendering.browser_process import BrowserPolicy, BrowserProcess
 from scrapejobs_worker.rendering.chromium_renderer import ChromiumRenderer
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
-from support.browser import chromium_path
+from support.browser import renderer_browser_path
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 ONLY_FIRST_LOOPBACK = FetchPolicy(allowlist=("127.0.0.1/32",))
@@ -50,7 +50,7 @@ async def renderer_factory(
     async def make(
         policy: FetchPolicy = ONLY_FIRST_LOOPBACK, **browser: int
     ) -> tuple[ChromiumRenderer, BrowserProcess]:
-        browsers = BrowserProcess(BrowserPolicy(chromium_path(), **browser))
+        browsers = BrowserProcess(BrowserPolicy(renderer_browser_path(), **browser))
         renderer = ChromiumRenderer(fetcher_factory(policy), browsers, policy.max_body_bytes)
         made.append(renderer)
         return renderer, browsers
@@ -171,7 +171,7 @@ async def test_no_request_of_a_hostile_page_reaches_a_refused_address(
 async def test_whatever_escapes_routing_meets_a_proxy_that_refuses_it(http_server):
     """The browser's own connections go to the refusing proxy, loopback included."""
     http_server.serve("/", b"<html>here</html>", HTML)
-    browsers = BrowserProcess(BrowserPolicy(chromium_path()))
+    browsers = BrowserProcess(BrowserPolicy(renderer_browser_path()))
     try:
         async with browsers.context(wait_s=5) as context:  # no routes
             page = await context.new_page()

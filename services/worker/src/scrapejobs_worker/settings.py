@@ -28,14 +28,15 @@ class WorkerSettings(CommonSettings):
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     render_browser_path: str = Field(
         default="",
-        description="Chromium's executable (e.g. /usr/bin/chromium): this worker renders pages "
+        description="Chromium's executable (/usr/bin/chromium-headless-shell, or the full "
+        "/usr/bin/chromium at about twice the CPU per page): this worker renders pages "
         "of jobs with options.render (the render lane's service); empty: it refuses them",
     )
     render_pages_per_browser: int = Field(
         default=100, ge=1, description="A browser is replaced after rendering this many pages"
     )
     render_max_pages: int = Field(
-        default=4, ge=1, le=64, description="Pages one worker process renders at once"
+        default=8, ge=1, le=64, description="Pages one worker process renders at once"
     )
     user_agent: str = DEFAULT_USER_AGENT
     push_auth: Literal["oidc", "none"] = "oidc"

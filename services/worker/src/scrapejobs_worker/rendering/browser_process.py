@@ -44,7 +44,7 @@ CLOSE_TIMEOUT_S = 5.0
 class BrowserPolicy:
     executable_path: str
     pages_per_browser: int = 100  # a browser is replaced after this many pages
-    max_pages: int = 4  # pages rendered at once by one process
+    max_pages: int = 8  # pages rendered at once by one process
     launch_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:

@@ -207,15 +207,21 @@ async def test_a_navigation_to_a_refused_address_ends_the_render_blocked(
     assert other.connections == 0
 
 
-async def test_a_page_that_never_settles_ends_render_timeout_and_the_next_renders(
-    http_server, renderer_factory
-):
+def serve_a_hanging_and_a_fine_page(server) -> None:
+    """``/hang``: a script that never arrives (the page never loads); ``/fine``: a page."""
+
     async def never(_request, _writer) -> None:
         await asyncio.sleep(3600)
 
-    http_server.routes["/never.js"] = never
-    http_server.serve("/hang", b'<html><body><script src="/never.js"></script></body></html>', HTML)
-    http_server.serve("/fine", b"<html><body><p>fine</p></body></html>", HTML)
+    server.routes["/never.js"] = never
+    server.serve("/hang", b'<html><body><script src="/never.js"></script></body></html>', HTML)
+    server.serve("/fine", b"<html><body><p>fine</p></body></html>", HTML)
+
+
+async def test_a_page_that_never_settles_ends_render_timeout_and_the_next_renders(
+    http_server, renderer_factory
+):
+    serve_a_hanging_and_a_fine_page(http_server)
     renderer, _ = await renderer_factory()
 
     started = time.monotonic()
@@ -232,16 +238,11 @@ async def test_a_page_that_never_settles_ends_render_timeout_and_the_next_render
 async def test_a_killed_browser_fails_the_render_as_transient_and_a_new_one_serves(
     http_server, renderer_factory
 ):
-    async def slow(_request, writer) -> None:
-        await asyncio.sleep(30)
-
-    http_server.routes["/slow.js"] = slow
-    http_server.serve("/slow", b'<html><body><script src="/slow.js"></script></body></html>', HTML)
-    http_server.serve("/fine", b"<html><body><p>fine</p></body></html>", HTML)
+    serve_a_hanging_and_a_fine_page(http_server)
     renderer, browsers = await renderer_factory()
     await renderer.fetch(rendered(http_server.url("/fine")))
 
-    render = asyncio.create_task(renderer.fetch(rendered(http_server.url("/slow"))))
+    render = asyncio.create_task(renderer.fetch(rendered(http_server.url("/hang"))))
     await asyncio.sleep(1.0)
     for child in psutil.Process().children(recursive=True):
         if "chrom" in child.name():

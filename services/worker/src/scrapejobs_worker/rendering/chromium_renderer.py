@@ -31,6 +31,7 @@ RENDERED_TYPE = "text/html; charset=utf-8"
 # A page waits at most this share of its timeout for one of the process's browser pages; past
 # it the task is deferred (render_busy), not failed: the rest is the render's own time.
 SLOT_WAIT_SHARE = 0.5
+DOCUMENT_MARGIN_S = 0.2
 
 
 class ChromiumRenderer:
@@ -68,7 +69,9 @@ class ChromiumRenderer:
         deadline: float,
     ) -> FetchResponse:
         headers = {"user-agent": self._browsers.user_agent, **request.headers}
-        left = deadline - time.monotonic()
+        # the fetcher's own deadline comes first: a slow document is a fetch timeout
+        # (transient, as for a plain page), not a render that did not settle
+        left = deadline - time.monotonic() - DOCUMENT_MARGIN_S
         document = await self._fetcher.fetch(FetchRequest(request.url, headers, left))
         if not _renderable(document):
             return document

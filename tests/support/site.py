@@ -12,6 +12,7 @@ Routes (``key`` separates counters between tests):
 - ``/switch/KEY``                  500 until ``KEY`` is in ``site.switched_on``, then a product
 - ``/messy/N``                     product N written untidily (see ``messy_page``)
 - ``/scripted/N?delay_ms=0``        product N built by a script from ``/api/product/N``
+- ``/hostile?to=URL``               a page whose every kind of request aims at ``URL``
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from scrapejobs_devstack.demo_site.catalog import (
     product_page,
     scripted_product_page,
 )
+from support.hostile_page import hostile_page
 
 ROBOTS = "User-agent: *\nDisallow: /robots-private/\n"
 CRAWL_LINKS: dict[str, list[str]] = {
@@ -99,6 +101,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                     site.leave()
             if parts.path == "/robots.txt":
                 self._send(200, ROBOTS, "text/plain")
+            elif parts.path == "/hostile":
+                self._send(200, hostile_page(query["to"]).decode())
             elif match := API.match(parts.path):
                 self._send(200, product_json(int(match.group(1))), "application/json")
             elif parts.path.startswith("/throttle/") and n == 1:

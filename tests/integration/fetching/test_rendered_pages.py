@@ -27,6 +27,7 @@ from scrapejobs_worker.rendering.browser_process import BrowserPolicy, BrowserPr
 from scrapejobs_worker.rendering.chromium_renderer import ChromiumRenderer
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
 from support.browser import renderer_browser_path
+from support.hostile_page import hostile_page
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 ONLY_FIRST_LOOPBACK = FetchPolicy(allowlist=("127.0.0.1/32",))
@@ -115,28 +116,6 @@ async def test_wait_ms_waits_a_fixed_time(http_server, renderer_factory):
 
     assert b'data-done="yes"' in waited.body
     assert b'data-done="yes"' not in unwaited.body
-
-
-def hostile_page(there: str) -> bytes:
-    """A page whose subresources, scripts' requests, socket, popup and iframe navigation all
-    aim at ``there``."""
-    ws = there.replace("http://", "ws://")
-    return f"""<!doctype html><html><head>
-<link rel="stylesheet" href="{there}style.css"><script src="{there}script.js"></script>
-<link rel="preconnect" href="{there}"><link rel="prefetch" href="{there}prefetch">
-</head><body><p id="ok">still here</p>
-<img src="{there}image.png"><iframe id="frame" src="{there}frame"></iframe>
-<video src="{there}video.mp4"></video>
-<script>
-fetch("{there}fetch").catch(() => {{}});
-const xhr = new XMLHttpRequest(); xhr.open("GET", "{there}xhr"); xhr.send();
-navigator.sendBeacon("{there}beacon", "x");
-try {{ new WebSocket("{ws}socket"); }} catch (e) {{}}
-window.open("{there}popup");
-setTimeout(() => {{ document.getElementById("frame").src = "{there}frame2"; }}, 100);
-const late = document.createElement("p"); late.id = "built"; late.textContent = "built";
-document.body.appendChild(late);
-</script></body></html>""".encode()
 
 
 @pytest.mark.parametrize("allowed", ["127.0.0.1/32", "127.0.0.0/8"])

@@ -57,8 +57,6 @@ class PageRouting:
         self._fetches = asyncio.Semaphore(PAGE_FETCHES)
         self.main_frame: Frame | None = None  # the rendered page's top frame, once it exists
         self.blocked: BlockedDestination | None = None  # a refused top-level navigation
-        self.fetched = 0
-        self.refused = 0
 
     async def handle(self, route: Route) -> None:
         request = route.request
@@ -83,16 +81,13 @@ class PageRouting:
             request.resource_type in self._blocked_types
             or request.method not in ROUTED_METHODS
             or not request.url.startswith(("http://", "https://"))
+            or self._bytes_left <= 0
         ):
-            await route.abort("blockedbyclient")
-            return
-        if self._bytes_left <= 0:
             await route.abort("blockedbyclient")
             return
         try:
             response = await self._fetch(request)
         except BlockedDestination as exc:
-            self.refused += 1
             if self._top(request):
                 self.blocked = exc
             await route.abort("blockedbyclient")
@@ -100,7 +95,6 @@ class PageRouting:
         except FetchError:
             await route.abort("failed")
             return
-        self.fetched += 1
         self._bytes_left -= len(response.body)
         if self._bytes_left < 0:
             await route.abort("blockedbyclient")

@@ -69,8 +69,15 @@ class BrowserProcess:
         self._retired: set[Browser] = set()
         self._lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(policy.max_pages)
-        self.user_agent = ""  # a current Chrome user agent, known once a browser runs
+        self._user_agent = ""  # a current Chrome user agent, known once a browser ran
         self.launches = 0
+
+    async def user_agent(self) -> str:
+        """The user agent of this Chromium (not ``HeadlessChrome``): its pages' and the
+        document's, whose fetch comes before a browser page is taken."""
+        if not self._user_agent:
+            await self._current()
+        return self._user_agent
 
     @contextlib.asynccontextmanager
     async def context(self, wait_s: float, **options: Any) -> AsyncIterator[BrowserContext]:
@@ -84,7 +91,7 @@ class BrowserProcess:
         try:
             browser = await self._current()
             try:
-                context = await browser.new_context(user_agent=self.user_agent, **options)
+                context = await browser.new_context(user_agent=self._user_agent, **options)
             except PlaywrightError as exc:
                 raise BrowserCrashed(f"browser: {exc.message}") from None
             try:
@@ -122,7 +129,7 @@ class BrowserProcess:
             raise BrowserCrashed(f"browser did not start: {exc.message}") from None
         self.launches += 1
         major = browser.version.split(".", 1)[0]
-        self.user_agent = (
+        self._user_agent = (
             "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
             f"Chrome/{major}.0.0.0 Safari/537.36"
         )

@@ -1,7 +1,7 @@
 """The ``Fetcher`` of rendered pages: the document is fetched by the safe fetcher (as a plain
-page, with a browser's user agent), and a 2xx HTML document is then loaded in a fresh browser
-context whose every request goes through the same fetcher (``request_routing``). The body of
-the answer is the rendered DOM.
+page, with a browser's user agent), and a 2xx HTML document is then loaded, from that fetch, in
+a fresh browser context whose every request goes through the same fetcher
+(``request_routing``). The body of the answer is the rendered DOM.
 
 Settled means: the ``load`` event, then ``wait_for`` matching (when given) or else the network
 quiet for 500 ms, then ``wait_ms``. All of it, the document's fetch included, ends within the
@@ -28,10 +28,9 @@ from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserP
 from scrapejobs_worker.rendering.request_routing import PageRouting, refuse_socket
 
 RENDERED_TYPE = "text/html; charset=utf-8"
-# A page waits at most this share of its timeout for one of the process's browser pages; past
-# it the task is deferred (render_busy), not failed: the rest is the render's own time.
+# A page waits at most this share of its timeout (and never past it) for one of the process's
+# browser pages; past it the task is deferred (render_busy), not failed.
 SLOT_WAIT_SHARE = 0.5
-DOCUMENT_MARGIN_S = 0.2
 
 
 class ChromiumRenderer:
@@ -43,16 +42,24 @@ class ChromiumRenderer:
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         options = request.render or RenderOptions()
         deadline = time.monotonic() + request.timeout_s
-        viewport = {"width": options.viewport.width, "height": options.viewport.height}
         try:
+            headers = {"user-agent": await self._browsers.user_agent(), **request.headers}
+            # fetched like a plain page (a slow one is a fetch timeout, not render_timeout),
+            # before a browser page is taken: an error status or a PDF needs none
+            document = await self._fetcher.fetch(
+                FetchRequest(request.url, headers, request.timeout_s)
+            )
+            if not _renderable(document):
+                return document
+            left = max(0.0, deadline - time.monotonic())
             async with self._browsers.context(
-                request.timeout_s * SLOT_WAIT_SHARE,
-                viewport=viewport,
+                min(request.timeout_s * SLOT_WAIT_SHARE, left),
+                viewport={"width": options.viewport.width, "height": options.viewport.height},
                 service_workers="block",
                 accept_downloads=False,
             ) as context:
                 async with asyncio.timeout_at(_loop_time(deadline)):
-                    return await self._render(context, request, options, deadline)
+                    return await self._render(context, document, headers, options, deadline)
         except TimeoutError:
             raise RenderTimeout(
                 f"the page did not settle within {request.timeout_s:g} s"
@@ -64,17 +71,11 @@ class ChromiumRenderer:
     async def _render(
         self,
         context: BrowserContext,
-        request: FetchRequest,
+        document: FetchResponse,
+        headers: dict[str, str],
         options: RenderOptions,
         deadline: float,
     ) -> FetchResponse:
-        headers = {"user-agent": self._browsers.user_agent, **request.headers}
-        # the fetcher's own deadline comes first: a slow document is a fetch timeout
-        # (transient, as for a plain page), not a render that did not settle
-        left = deadline - time.monotonic() - DOCUMENT_MARGIN_S
-        document = await self._fetcher.fetch(FetchRequest(request.url, headers, left))
-        if not _renderable(document):
-            return document
         routing = PageRouting(
             self._fetcher, document, headers, frozenset(options.block), self._max_bytes, deadline
         )

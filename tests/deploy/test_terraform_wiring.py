@@ -773,7 +773,7 @@ def test_the_telemetry_setting_accepts_what_terraform_allows() -> None:
 
 def test_a_scrape_answers_before_cloud_run_cuts_the_dispatchers_request(tf, h) -> None:
     """POST /v1/scrape waits at most SCRAPEJOBS_SCRAPE_MAX_WAIT_S: below the request timeout
-    (default 60 s), so a slow page gets the documented 504 naming its job, not a cut request."""
+    (default 60 s), so a slow page gets the documented 202 naming its job, not a cut request."""
     env = h.squash(str(tf.locals["dispatcher_env"]))
     expected = '"SCRAPEJOBS_SCRAPE_MAX_WAIT_S":"${tostring(var.dispatcher_request_timeout_s-5)}"'
     assert expected in env, env

@@ -242,7 +242,7 @@ def test_hosts(cli: Cli, site) -> None:
 
     assert result.exit_code == 0, result.output
     [host] = json_lines(result)
-    assert host["host"].startswith("http~127.0.0.1~") and host["paused"] is False
+    assert host["host"].startswith("http://127.0.0.1:") and host["paused"] is False
     human = cli("hosts", site.url)
     assert human.exit_code == 0 and "paused" in human.stdout
     bad = cli("hosts", "not a url")

@@ -4,9 +4,12 @@ second replay replays nothing. A job's failed tasks can be retried the same way.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from support.jobs import PRODUCT_FIELDS, all_results, submit, wait_finished
+from support.site import Site
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
@@ -56,3 +59,36 @@ async def test_retry_runs_a_job_s_failed_tasks_again(api, site) -> None:
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "not_found"
     bad = await api.post(f"/v1/jobs/{job['id']}:retry", params={"status": "succeeded"})
     assert bad.status_code == 422
+
+
+async def test_a_replay_closes_the_open_breaker_so_the_mended_site_is_tried_at_once(
+    api, stack
+) -> None:
+    """A site of its own (its own host key): a URL failing all its attempts dead-letters, one
+    more failure opens the host's breaker (the suite's threshold is one more than the attempts),
+    and after the site is mended the replay completes within 20 s, not after the cooldown."""
+    mended = Site().start()
+    try:
+        broken = f"{mended.url}/switch/breaker"
+        letter_job = await submit(api, {"url": broken, "extract": PRODUCT_FIELDS})
+        first = await wait_finished(api, letter_job["id"], timeout_s=120)
+        assert first["counts"]["dead_lettered"] == 1
+        last_straw = await submit(
+            api, {"url": f"{mended.url}/switch/straw", "options": {"max_attempts": 1}}
+        )
+        assert (await wait_finished(api, last_straw["id"]))["counts"]["failed"] == 1
+        host = (await api.get("/v1/hosts", params={"url": broken})).json()
+        assert host["paused"] is True and host["circuit_open_until"], host
+        assert host["host"] == mended.url
+
+        mended.switched_on.add("breaker")
+        started = time.monotonic()
+        replay = await api.post("/v1/dead-letters:replay", json={"host": mended.url})
+        assert replay.json() == {"replayed": 1}
+        final = await wait_finished(api, letter_job["id"], timeout_s=20)
+        assert time.monotonic() - started < 20
+        assert final["counts"]["succeeded"] == 1
+        after = (await api.get("/v1/hosts", params={"url": broken})).json()
+        assert after["paused"] is False and after["circuit_open_until"] is None
+    finally:
+        mended.stop()

@@ -303,3 +303,24 @@ async def test_free_slots_beyond_a_smaller_limit_do_not_hide_one_under_it(
         assert isinstance(small, Permit) and small.slot == 1
     finally:
         client.close()
+
+
+async def test_an_explicit_replay_closes_an_open_breaker_and_failures_reopen_it(
+    gate: HostGate,
+) -> None:
+    host = a_host()
+    now = datetime.now(UTC)
+    policy = BreakerPolicy(failure_threshold=2, cooldown_s=60)
+    assert await gate.close_breaker(host, now) is False  # never opened: nothing to close
+    for _ in range(2):
+        await gate.record_failure(host, policy, now)
+    assert isinstance(await take(gate, host, HostLimits(4)), Throttle)
+    assert await gate.close_breaker(host, now) is True
+    state = await gate.state(host, now)
+    assert state.open_until is None and state.failures == 0
+    permit = await take(gate, host, HostLimits(4))
+    assert isinstance(permit, Permit)
+    await gate.release(permit)
+    for _ in range(2):
+        await gate.record_failure(host, policy, now)
+    assert isinstance(await take(gate, host, HostLimits(4)), Throttle)

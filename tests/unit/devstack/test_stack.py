@@ -21,6 +21,18 @@ def test_ports_and_delivery_settings_come_from_the_environment(monkeypatch) -> N
     assert topology.max_delivery_attempts == 9
 
 
+def test_make_dev_signs_in_as_the_environment_says(monkeypatch) -> None:
+    monkeypatch.delenv("SCRAPEJOBS_AUTH_MODE", raising=False)
+    monkeypatch.delenv("SCRAPEJOBS_API_KEY_HASHES", raising=False)
+    assert StackConfig.from_env().dispatcher_env == {}  # the stack's default: none
+    monkeypatch.setenv("SCRAPEJOBS_AUTH_MODE", "api_key")
+    monkeypatch.setenv("SCRAPEJOBS_API_KEY_HASHES", "ab" * 32)
+    assert StackConfig.from_env().dispatcher_env == {
+        "SCRAPEJOBS_AUTH_MODE": "api_key",
+        "SCRAPEJOBS_API_KEY_HASHES": "ab" * 32,
+    }
+
+
 def test_the_fetch_allowlist_comes_from_the_environment_when_set(monkeypatch) -> None:
     monkeypatch.delenv("SCRAPEJOBS_FETCH_ALLOWLIST", raising=False)
     assert stack_module.fetch_allowlist() == "127.0.0.0/8,::1/128"

@@ -15,6 +15,7 @@ from scrapejobs_shared.domain.progress import Progress
 from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.stats import Totals
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.politeness.host_key import origin_url
 from scrapejobs_shared.ports.host_gate import PausedHost
 from scrapejobs_shared.ports.stats import OpenWork
 
@@ -65,14 +66,14 @@ def test_rates_and_percentages() -> None:
     ],
 )
 def test_host_keys_read_as_origins(key: str, origin: str) -> None:
-    assert presenters.origin_of(key) == origin
+    assert origin_url(key) == origin
 
 
 def test_a_paused_host_says_why_and_for_how_long() -> None:
     row = presenters.paused_row(
         PausedHost("https~shop.test~443", NOW + timedelta(seconds=75), "circuit_open"), NOW
     )
-    assert row.origin == "https://shop.test" and row.remaining == "1 min 15 s"
+    assert row.host == "https://shop.test" and row.remaining == "1 min 15 s"
     assert row.why.startswith("Circuit breaker open")
     assert row.until == "2026-11-23 10:01:15 UTC"
 

@@ -152,7 +152,7 @@ async def test_dead_letters_and_open_breakers_degrade() -> None:
     health = await monitor(store, clock, gate=gate).health()
     assert health.status is Level.DEGRADED
     assert health.checks["dead_letters"] == {"status": "degraded", "count": 1}
-    assert health.checks["breakers"]["open"] == ["http~bad.example~80"]
+    assert health.checks["breakers"]["open"] == ["http://bad.example"]
     [paused] = (await monitor(store, clock, gate=gate).stats("5m")).paused
     assert paused.reason == "circuit_open"
 

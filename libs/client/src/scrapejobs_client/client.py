@@ -167,17 +167,12 @@ class Client:
             "POST",
             "/v1/scrape",
             json={k: v for k, v in body.items() if v is not None},
-            accept=lambda r: r.status_code == 504,
+            accept=lambda r: r.status_code == 202,
             timeout_s=wait_s + SCRAPE_ANSWER_MARGIN_S,
             retries=False,
         )
-        if response.status_code == 504:
-            error = ApiError.from_response(response)
-            details = error.body.get("error", {}) if isinstance(error.body, dict) else {}
-            job_id = details.get("job_id")
-            if not isinstance(job_id, str):
-                raise error
-            raise ScrapeTimedOut(error.status, error.message, error.body, job_id)
+        if response.status_code == 202:
+            raise ScrapeTimedOut.from_response(response)
         return Scraped.model_validate(response.json())
 
     def submit_body(self, body: Mapping[str, Any], *, idempotency_key: str | None = None) -> Job:

@@ -75,9 +75,20 @@ class NotFound(ApiError):
 
 
 class ScrapeTimedOut(ApiError):
-    """504 from ``POST /v1/scrape``: no result within its timeout. The job goes on:
+    """202 from ``POST /v1/scrape``: no result within its timeout. The job goes on:
     ``job_id`` names it (``Client.wait(job_id)``, then ``Client.results(job_id)``)."""
 
     def __init__(self, status: int, message: str, body: Any, job_id: str) -> None:
         super().__init__(status, message, body, code="timeout")
         self.job_id = job_id
+
+    @classmethod
+    def from_response(cls, response: httpx.Response) -> ApiError:
+        """The 202's ``{"job_id", "message"}``; an ``ApiError`` when it is not that."""
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not (isinstance(body, dict) and isinstance(body.get("job_id"), str)):
+            return ApiError(response.status_code, "unexpected 202 from /v1/scrape", body)
+        return cls(response.status_code, str(body.get("message", "")), body, body["job_id"])

@@ -14,7 +14,12 @@ from scrapejobs_dispatcher.idempotent_submission import (
     IdempotencyKeyReused,
     InvalidIdempotencyKey,
 )
-from scrapejobs_dispatcher.service import JobAlreadyFinished, JobNotFound, JobStillRunning
+from scrapejobs_dispatcher.service import (
+    InvalidFilter,
+    JobAlreadyFinished,
+    JobNotFound,
+    JobStillRunning,
+)
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_web.http_errors import error_response, install_http_error_handlers
 
@@ -74,6 +79,11 @@ async def _key_invalid(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "invalid_idempotency_key", str(exc), "Idempotency-Key")
 
 
+async def _bad_filter(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, InvalidFilter)
+    return error_response(422, "invalid_request", str(exc), exc.parameter)
+
+
 async def _bad_token(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "invalid_page_token", str(exc), "page_token")
 
@@ -87,4 +97,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(IdempotencyKeyInFlight, _key_in_flight)
     app.add_exception_handler(InvalidIdempotencyKey, _key_invalid)
     app.add_exception_handler(InvalidPageToken, _bad_token)
+    app.add_exception_handler(InvalidFilter, _bad_filter)
     install_http_error_handlers(app)

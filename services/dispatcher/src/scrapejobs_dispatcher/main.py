@@ -105,6 +105,7 @@ def create_app(
             metrics=SubmissionMetrics(telemetry_used.meter(SERVICE)),
             coalesce_window_s=settings.coalesce_window_ms / 1000 or None,
             coalesce_busy_window_s=settings.coalesce_busy_window_ms / 1000,
+            host_gate=host_gate,
         )
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.idempotent_submissions = IdempotentSubmission(

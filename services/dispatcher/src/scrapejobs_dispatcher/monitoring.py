@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.stats import HOUR, Totals, hour_of, slots_between
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.politeness.host_key import origin_url
 from scrapejobs_shared.ports.host_gate import HostGate, PausedHost
 from scrapejobs_shared.ports.job_store import BatchStore
 from scrapejobs_shared.ports.stats import OpenWork, StatsReader
@@ -253,7 +254,7 @@ class Monitor:
         )
 
     def _judge_breakers(self, health: Health, paused: list[PausedHost]) -> None:
-        broken = [p.host for p in paused if p.reason == "circuit_open"]
+        broken = [origin_url(p.host) for p in paused if p.reason == "circuit_open"]
         health.note(
             "breakers",
             Level.DEGRADED if broken else Level.HEALTHY,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -29,7 +30,8 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
-from scrapejobs_shared.politeness.host_key import host_key
+from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
+from scrapejobs_shared.ports.host_gate import HostGate
 from scrapejobs_shared.ports.job_store import JobExists, Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookDelivery, WebhookLog
@@ -53,15 +55,15 @@ class Reconciled:
 
 
 def _host_filter(host: str | None) -> str | None:
-    """A URL or a host key → the host key results are listed by."""
+    """A URL or a host key → the host key results are listed by; ``InvalidFilter`` when it is
+    neither (a value the store could not even be asked about, such as a 2,000-character
+    string, must never reach it)."""
     if not host:
         return None
-    if "://" in host:
-        try:
-            return host_key(host)
-        except ValueError:
-            return host
-    return host
+    try:
+        return key_of(host)
+    except ValueError as exc:
+        raise InvalidFilter("host", str(exc)) from None
 
 
 def _never_claimed(batch: BatchRecord) -> bool:
@@ -70,6 +72,14 @@ def _never_claimed(batch: BatchRecord) -> bool:
 
 class JobNotFound(LookupError):
     pass
+
+
+class InvalidFilter(ValueError):
+    """A list filter that names nothing: a 422 naming the parameter."""
+
+    def __init__(self, parameter: str, reason: str) -> None:
+        super().__init__(f"{parameter}: {reason}")
+        self.parameter = parameter
 
 
 class JobAlreadyFinished(Exception):
@@ -115,8 +125,11 @@ class JobService:
         metrics: SubmissionMetrics | None = None,
         coalesce_window_s: float | None = None,
         coalesce_busy_window_s: float = 0.0,
+        host_gate: HostGate | None = None,
     ) -> None:
+        """``host_gate``: the breakers an explicit replay closes (none without it)."""
         self._tracer = tracer
+        self._host_gate = host_gate
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
         self._store = store
         self._events = events
@@ -400,10 +413,30 @@ class JobService:
                 replayed += sum(
                     1 for i in batch.items if i.task_id in wanted and i.status is TaskStatus.QUEUED
                 )
+        await self._close_breakers(reopened, by_batch)
         await self._enqueuer.publish(reopened)
         if replayed:
             log.info("tasks replayed", extra={"tasks": replayed, "status": status.value})
         return replayed
+
+    async def _close_breakers(
+        self, reopened: list[BatchRecord], by_batch: dict[tuple[str, str], list[str]]
+    ) -> None:
+        """A replay is the user saying "try again now": the replayed tasks' hosts whose breaker
+        is open are tried at once, before the batches are published; failures reopen them."""
+        if self._host_gate is None:
+            return
+        hosts: set[str] = set()
+        for batch in reopened:
+            wanted = set(by_batch.get((batch.job_id, batch.id), ()))
+            for item in batch.items:
+                if item.task_id in wanted and item.status is TaskStatus.QUEUED:
+                    with contextlib.suppress(ValueError):
+                        hosts.add(host_key(item.url))
+        now = self._clock()
+        for host in sorted(hosts):
+            if await self._host_gate.close_breaker(host, now):
+                log.info("breaker closed by a replay", extra={"host": origin_url(host)})
 
     async def delete(self, job_id: str) -> None:
         """Delete a finished job and every document under it (results, batches, counts)."""

@@ -84,7 +84,7 @@ class DispatcherSettings(CommonSettings):
         default=240.0,
         gt=0,
         description="POST /v1/scrape waits at most this long, whatever its timeout_s: below the "
-        "platform's request timeout (Cloud Run's default: 300 s), so the caller gets the 504 "
+        "platform's request timeout (Cloud Run's default: 300 s), so the caller gets the 202 "
         "naming the job rather than a cut connection",
     )
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.politeness.host_key import origin_url
 
 
 class TaskCounts(BaseModel):
@@ -31,7 +32,7 @@ class FetchTiming(BaseModel):
 
 
 class PausedHostView(BaseModel):
-    host: str
+    host: str = Field(description="The origin: scheme://host[:port]")
     until: datetime
     reason: Literal["circuit_open", "held"] = Field(
         description="circuit_open: the breaker; held: Retry-After or a slow pace"
@@ -82,7 +83,8 @@ class StatsView(BaseModel):
             error_rate=totals.error_rate(),
             oldest_queued_age_s=report.oldest_queued_age_s,
             paused_hosts=[
-                PausedHostView(host=p.host, until=p.until, reason=p.reason) for p in report.paused
+                PausedHostView(host=origin_url(p.host), until=p.until, reason=p.reason)
+                for p in report.paused
             ],
             partial=report.open.partial,
         )

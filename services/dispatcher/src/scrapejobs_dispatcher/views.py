@@ -12,7 +12,12 @@ from scrapejobs_dispatcher.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.politeness.host_key import HOST_PATTERN
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
+
+HOST_FILTER = (
+    "The host, as a URL on it (scheme://host[:port], any path) or as its key (scheme~host~port)"
+)
 
 
 class JobSummary(BaseModel):
@@ -206,7 +211,7 @@ class ReplayFilters(BaseModel):
         default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$"
     )
     host: str | None = Field(
-        default=None, min_length=1, max_length=2048, description="A URL or a host key"
+        default=None, min_length=1, max_length=2048, pattern=HOST_PATTERN, description=HOST_FILTER
     )
     limit: int = Field(default=500, ge=1, le=500)
 
@@ -250,17 +255,16 @@ class ScrapeResponse(BaseModel):
         )
 
 
-class ScrapeTimeoutBody(ErrorBody):
+class ScrapeAccepted(BaseModel):
+    """``202``: no result within the wait; the job goes on and stays queryable."""
+
     job_id: str = Field(description="The job, which goes on: GET /v1/jobs/{job_id}")
-
-
-class ScrapeTimeoutResponse(BaseModel):
-    error: ScrapeTimeoutBody
+    message: str
 
     @classmethod
-    def of(cls, job_id: str, timeout_s: float) -> ScrapeTimeoutResponse:
+    def of(cls, job_id: str, timeout_s: float) -> ScrapeAccepted:
         message = (
             f"no result within {timeout_s:g} s; the job goes on: GET /v1/jobs/{job_id} "
             "and its results"
         )
-        return cls(error=ScrapeTimeoutBody(code="timeout", message=message, job_id=job_id))
+        return cls(job_id=job_id, message=message)

@@ -101,20 +101,39 @@ def _integral(value: Any) -> Any:
 
 
 JSON_INT = BeforeValidator(_integral)  # after the bounds in Annotated[int, Field(...), JSON_INT]
-LabelKey = Annotated[str, StringConstraints(min_length=1, max_length=63)]
+# Firestore refuses map keys of the form __name__ (the job's spec and labels are maps), so no
+# key a user names (a label, a header, an extracted field) may start with two underscores.
+RESERVED_PREFIX = "__"
+
+
+def not_reserved(key: str) -> str:
+    if key.startswith(RESERVED_PREFIX):
+        raise ValueError(f"{key[:64]!r}: names starting with '{RESERVED_PREFIX}' are reserved")
+    return key
+
+
+LabelKey = Annotated[
+    str, StringConstraints(min_length=1, max_length=63), AfterValidator(not_reserved)
+]
 LabelValue = Annotated[str, StringConstraints(max_length=256)]
+LABEL_KEYS: JsonDict = {
+    "propertyNames": {"minLength": 1, "maxLength": 63, "pattern": f"^(?!{RESERVED_PREFIX})"}
+}
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
 def headers_schema(forbidden: frozenset[str]) -> JsonDict:
     """What ``check_headers`` accepts, for the OpenAPI document: RFC 9110 token names, none of
-    ``forbidden`` (in any case), values on one line."""
+    ``forbidden`` (in any case) nor reserved, values on one line."""
     any_case = "|".join(
         "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
         for name in sorted(forbidden)
     )
     return {
-        "propertyNames": {"pattern": HEADER_NAME.pattern, "not": {"pattern": f"^(?:{any_case})$"}},
+        "propertyNames": {
+            "pattern": HEADER_NAME.pattern,
+            "not": {"pattern": f"^(?:{any_case}|{RESERVED_PREFIX}.*)$"},
+        },
         "additionalProperties": {"type": "string", "pattern": r"^[^\r\n]*$"},
     }
 
@@ -227,6 +246,7 @@ def check_headers(value: dict[str, str], forbidden: frozenset[str]) -> dict[str,
             raise ValueError(f"header {name!r} may not be set")
         if not HEADER_NAME.match(name) or any(c in header_value for c in "\r\n"):
             raise ValueError(f"invalid header {name!r}")
+        not_reserved(name)
     return value
 
 
@@ -362,7 +382,10 @@ class JobRequest(BaseModel):
         "extraction: each an object with one key, 'clean', 'validate' or 'transform'",
     )
     labels: dict[LabelKey, LabelValue] = Field(
-        default_factory=dict, max_length=64, description="Free-form string labels"
+        default_factory=dict,
+        max_length=64,
+        description="Free-form string labels (keys may not start with '__')",
+        json_schema_extra=LABEL_KEYS,
     )
 
     @model_validator(mode="after")
@@ -411,7 +434,10 @@ class ScrapeRequest(BaseModel):
         default_factory=list, max_length=MAX_STAGES, description="As for POST /v1/jobs"
     )
     labels: dict[LabelKey, LabelValue] = Field(
-        default_factory=dict, max_length=64, description="Free-form string labels"
+        default_factory=dict,
+        max_length=64,
+        description="Free-form string labels (keys may not start with '__')",
+        json_schema_extra=LABEL_KEYS,
     )
     timeout_s: float = Field(
         default=DEFAULT_SCRAPE_TIMEOUT_S,

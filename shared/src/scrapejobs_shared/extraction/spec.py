@@ -26,7 +26,7 @@ from pydantic.config import JsonDict
 ValueType = Literal["string", "int", "float", "bool"]
 Format = Literal["metadata", "links", "images", "text", "html"]
 
-FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
+FIELD_NAME = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_\-]{0,63}$")  # '__' is reserved
 MAX_FIELDS = 100
 MAX_ITEMS_DEPTH = 5  # levels of ``items`` inside ``items``
 _PSEUDO_ELEMENT = re.compile(r"::\s*(?:text|attr\s*\()")
@@ -152,7 +152,10 @@ def check_field_names(fields: dict[str, FieldSpec]) -> dict[str, FieldSpec]:
         raise ValueError(f"at most {MAX_FIELDS} fields")
     for name in fields:
         if not FIELD_NAME.match(name):
-            raise ValueError(f"invalid field name {name!r}: use letters, digits, '_' or '-'")
+            raise ValueError(
+                f"invalid field name {name!r}: use letters, digits, '_' or '-' "
+                "(not starting with '__')"
+            )
     return fields
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
@@ -73,6 +74,42 @@ def host_key(url: str) -> str:
         return key
     digest = hashlib.sha256(origin.host.encode("utf-8")).hexdigest()
     return _SEPARATOR.join((origin.scheme, f"sha256-{digest}", str(origin.port)))
+
+
+def origin_url(key: str) -> str:
+    """A host key as the origin a person reads: ``https://example.com``,
+    ``http://[::1]:8080`` (the port only when it is not the scheme's default); the key itself
+    when it is not one."""
+    scheme, sep, rest = key.partition(_SEPARATOR)
+    host, sep2, port = rest.rpartition(_SEPARATOR)
+    if not (sep and sep2 and host and port.isdigit() and scheme in DEFAULT_PORTS):
+        return key
+    if ":" in host:
+        host = f"[{host}]"
+    default = int(port) == DEFAULT_PORTS[scheme]
+    return f"{scheme}://{host}" if default else f"{scheme}://{host}:{port}"
+
+
+# A host named as a URL on it, or as its key: what ``key_of`` accepts (IPv6 hosts as keys only;
+# a host name is at most 253 characters).
+HOST_PATTERN = (  # no \s: Python's and Rust's (pydantic's) differ on \x1c-\x1f
+    r"^(?:[hH][tT][tT][pP][sS]?://[^\x00-\x20\x7f/?#@:\[\]\\]{1,253}(:[0-9]{1,5})?"
+    r"([/?#][^\x00-\x20\x7f]*)?"
+    r"|https?~[^\x00-\x20\x7f/?#@\[\]\\~]{1,253}~[0-9]{1,5})$"
+)
+_HOST = re.compile(HOST_PATTERN)
+
+
+def key_of(host: str) -> str:
+    """The key of a host given as a URL (``https://example.com:8443``, any path) or as a key
+    (``https~example.com~8443``); ``ValueError`` unless it matches ``HOST_PATTERN``. A host
+    that matches but cannot be normalised (no task can have it) gets a key no task has."""
+    if not _HOST.match(host):
+        raise ValueError("not an http(s) URL or a host key (scheme~host~port)")
+    try:
+        return host_key(host if "://" in host else origin_url(host))
+    except ValueError:
+        return f"unknown~sha256-{hashlib.sha256(host.encode('utf-8', 'replace')).hexdigest()}"
 
 
 def robots_url(url: str) -> str:

@@ -190,6 +190,10 @@ class WarmSlotGate:
         await self._inner.hold(host, until)
         self._signals.pop(host, None)
 
+    async def close_breaker(self, host: str, now: datetime) -> bool:
+        self._signals.pop(host, None)
+        return await self._inner.close_breaker(host, now)
+
     async def signals(self, host: str) -> HostSignals:
         return await self._inner.signals(host)
 

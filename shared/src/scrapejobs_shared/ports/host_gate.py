@@ -88,6 +88,10 @@ class HostGate(Protocol):
     async def hold(self, host: str, until: datetime) -> None:
         """No request to the host starts before ``until`` (Retry-After)."""
 
+    async def close_breaker(self, host: str, now: datetime) -> bool:
+        """An explicit replay says "try again now": the host's breaker closes (its failure
+        streak too); True when it was open at ``now``. Failures afterwards reopen it."""
+
     async def signals(self, host: str) -> HostSignals: ...
 
     async def state(self, host: str, now: datetime) -> HostState: ...

@@ -37,6 +37,10 @@ def system_chromium() -> str | None:
 DEV_WEBHOOK_SECRET = "whsec_c2NyYXBlam9icy1sb2NhbC1kZXZlbG9wbWVudC1rZXk="  # README: Webhooks
 
 
+# what `make dev` hands the dispatcher from its own environment
+PASSED_TO_DISPATCHER = ("SCRAPEJOBS_AUTH_MODE", "SCRAPEJOBS_API_KEY_HASHES")
+
+
 @dataclass
 class StackConfig:
     project_id: str = "scrapejobs-local"
@@ -63,7 +67,8 @@ class StackConfig:
     def from_env(cls) -> StackConfig:
         """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT; delivery from
         MIN_BACKOFF_S, MAX_BACKOFF_S (short by default, so failures play out quickly) and
-        MAX_DELIVERY_ATTEMPTS."""
+        MAX_DELIVERY_ATTEMPTS; the dispatcher's sign-in from SCRAPEJOBS_AUTH_MODE and
+        SCRAPEJOBS_API_KEY_HASHES when they are set (authentication is off otherwise)."""
         env = os.environ
         topology = dataclasses.replace(
             DEFAULT_TOPOLOGY,
@@ -82,6 +87,7 @@ class StackConfig:
             firestore_port=int(env.get("FIRESTORE_PORT", cls.firestore_port)),
             topology=topology,
             worker_processes=int(env.get("WORKER_PROCESSES", cls.worker_processes)),
+            dispatcher_env={name: env[name] for name in PASSED_TO_DISPATCHER if name in env},
         )
 
     @property

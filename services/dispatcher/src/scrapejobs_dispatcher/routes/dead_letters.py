@@ -9,7 +9,14 @@ from fastapi import APIRouter, Depends, Query, Request
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.service import JobService
-from scrapejobs_dispatcher.views import DeadLetter, DeadLetterPage, Replayed, ReplayFilters
+from scrapejobs_dispatcher.views import (
+    HOST_FILTER,
+    DeadLetter,
+    DeadLetterPage,
+    Replayed,
+    ReplayFilters,
+)
+from scrapejobs_shared.politeness.host_key import HOST_PATTERN
 
 router = APIRouter(prefix="/v1", tags=["dead letters"], dependencies=[Depends(require_caller)])
 
@@ -26,7 +33,8 @@ async def list_dead_letters(
         str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
     ] = None,
     host: Annotated[
-        str | None, Query(min_length=1, max_length=2048, description="A URL or a host key")
+        str | None,
+        Query(min_length=1, max_length=2048, pattern=HOST_PATTERN, description=HOST_FILTER),
     ] = None,
     page_size: Annotated[int, Query(ge=1, le=500)] = 50,
     page_token: str | None = None,

@@ -12,14 +12,14 @@ from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.jobspec import HttpUrl
-from scrapejobs_shared.politeness.host_key import host_key
+from scrapejobs_shared.politeness.host_key import host_key, origin_url
 from scrapejobs_shared.ports.host_gate import HostGate
 
 router = APIRouter(prefix="/v1/hosts", tags=["hosts"], dependencies=[Depends(require_caller)])
 
 
 class HostView(BaseModel):
-    host: str = Field(description="The origin's key: scheme~host~port")
+    host: str = Field(description="The origin: scheme://host[:port]")
     paused: bool = Field(description="No fetch starts now (breaker open or Retry-After)")
     circuit_open_until: datetime | None
     next_request_at: datetime | None = Field(description="Earliest start of the next fetch")
@@ -44,7 +44,7 @@ async def host_state(
     state = await gate.state(key, now)
     paused = any(t is not None and t > now for t in (state.open_until, state.next_at))
     return HostView(
-        host=key,
+        host=origin_url(key),
         paused=paused,
         circuit_open_until=state.open_until,
         next_request_at=state.next_at,

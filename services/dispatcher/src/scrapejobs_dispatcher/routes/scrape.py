@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut, SyncScrape
-from scrapejobs_dispatcher.views import ErrorResponse, ScrapeResponse, ScrapeTimeoutResponse
+from scrapejobs_dispatcher.views import ErrorResponse, ScrapeAccepted, ScrapeResponse
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 
 router = APIRouter(prefix="/v1/scrape", tags=["scrape"], dependencies=[Depends(require_caller)])
@@ -23,8 +23,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     response_model=ScrapeResponse,
     responses={
         **ERRORS,
-        504: {
-            "model": ScrapeTimeoutResponse,
+        202: {
+            "model": ScrapeAccepted,
             "description": "No result within timeout_s: the job goes on (Location: the job)",
         },
     },
@@ -32,15 +32,15 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 async def scrape(body: ScrapeRequest, request: Request) -> ScrapeResponse | JSONResponse:
     """Scrape one URL and answer with its result: a one-URL job through the same queue,
     workers, politeness and safety as ``POST /v1/jobs``, waited for up to ``timeout_s``. Past
-    it, a ``504`` names the job, which goes on and stays queryable."""
+    it, a ``202`` names the job, which goes on and stays queryable."""
     scraper: SyncScrape = request.app.state.sync_scrape
     try:
         scraped = await scraper.scrape(body)
     except ScrapeTimedOut as exc:
-        timeout = ScrapeTimeoutResponse.of(exc.job_id, exc.timeout_s)
+        accepted = ScrapeAccepted.of(exc.job_id, exc.timeout_s)
         return JSONResponse(
-            timeout.model_dump(mode="json"),
-            status_code=504,
+            accepted.model_dump(mode="json"),
+            status_code=202,
             headers={"Location": f"/v1/jobs/{exc.job_id}"},
         )
     return ScrapeResponse.of(scraped)

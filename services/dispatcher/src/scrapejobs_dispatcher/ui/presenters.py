@@ -13,6 +13,7 @@ from scrapejobs_dispatcher.service import JobView
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.politeness.host_key import origin_url
 from scrapejobs_shared.ports.host_gate import PausedHost
 
 DASH = "—"
@@ -325,31 +326,16 @@ REASONS = {
 
 @dataclass(frozen=True, slots=True)
 class PausedRow:
-    host: str
-    origin: str
+    host: str  # the origin's URL
     reason: str
     why: str
     until: str
     remaining: str
 
 
-def origin_of(key: str) -> str:
-    """A host key (``scheme~host~port``) as an origin a person reads: ``https://example.com``,
-    ``http://[::1]:8080``; the key itself when it is not one."""
-    scheme, sep, rest = key.partition("~")
-    host, sep2, port = rest.rpartition("~")
-    if not sep or not sep2 or not port.isdigit() or scheme not in ("http", "https"):
-        return key
-    if ":" in host:
-        host = f"[{host}]"
-    default = (scheme, int(port)) in (("http", 80), ("https", 443))
-    return f"{scheme}://{host}" if default else f"{scheme}://{host}:{port}"
-
-
 def paused_row(paused: PausedHost, now: datetime) -> PausedRow:
     return PausedRow(
-        host=paused.host,
-        origin=origin_of(paused.host),
+        host=origin_url(paused.host),
         reason=paused.reason,
         why=REASONS.get(paused.reason, paused.reason),
         until=f"{paused.until:%Y-%m-%d %H:%M:%S} UTC",

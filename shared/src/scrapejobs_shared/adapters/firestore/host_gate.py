@@ -278,6 +278,17 @@ class FirestoreHostGate:
             count(writes=1)
             await ref.set({"failures": 0, "open_until": open_until}, merge=True)
 
+    async def close_breaker(self, host: str, now: datetime) -> bool:
+        """One read; a write only when the breaker is open or a failure streak runs."""
+        ref = self._hosts.document(host)
+        count(reads=1)
+        signals = _signals(await ref.get())
+        if signals.open_until is None and not signals.failures:
+            return False
+        count(writes=1)
+        await ref.set({"open_until": None, "failures": 0}, merge=True)
+        return signals.open_until is not None and signals.open_until > now
+
     async def hold(self, host: str, until: datetime) -> None:
         ref = self._hosts.document(host)
 

@@ -53,6 +53,11 @@ class MemoryHostGate:
     async def record_success(self, permit: Permit, now: datetime) -> None:
         self.failures[permit.host] = 0
 
+    async def close_breaker(self, host: str, now: datetime) -> bool:
+        until = self.open_until.pop(host, None)
+        self.failures[host] = 0
+        return until is not None and until > now
+
     async def record_failure(self, host: str, policy: BreakerPolicy, now: datetime) -> None:
         self.failures[host] = self.failures.get(host, 0) + 1
         if self.failures[host] >= policy.failure_threshold:

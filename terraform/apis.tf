@@ -17,6 +17,7 @@ locals {
       "storage.googleapis.com",
     ],
     local.api_key_mode ? ["secretmanager.googleapis.com"] : [],
+    local.dispatcher_iap ? ["iap.googleapis.com"] : [],
   ))
 }
 

@@ -4,7 +4,10 @@
 
 resource "google_cloud_run_v2_service" "dispatcher" {
   # Ingress "all": the REST API is called from outside any VPC (users, CI, Cloud Scheduler).
-  # Access control is Cloud Run IAM (auth mode "iam") or API keys (auth mode "api_key").
+  # Access control is Cloud Run IAM (auth mode "iam") or API keys (auth mode "api_key"); in
+  # iam mode, Identity-Aware Proxy in front of it when dispatcher_iap_members is set (iap.tf).
+  provider    = google-beta
+  iap_enabled = local.dispatcher_iap
   project     = var.project_id
   name        = local.dispatcher_service_name
   location    = var.region
@@ -100,6 +103,11 @@ resource "google_cloud_run_v2_service" "dispatcher" {
     precondition {
       condition     = var.dispatcher_min_instances <= var.dispatcher_max_instances
       error_message = "dispatcher_min_instances must not exceed dispatcher_max_instances."
+    }
+
+    precondition {
+      condition     = !local.dispatcher_iap || !local.api_key_mode
+      error_message = "dispatcher_iap_members needs dispatcher_auth_mode = \"iam\": in api_key mode the dashboard has its own sign-in."
     }
   }
 

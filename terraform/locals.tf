@@ -32,6 +32,8 @@ locals {
   scheduler_region   = coalesce(var.scheduler_region, var.region)
 
   api_key_mode = var.dispatcher_auth_mode == "api_key"
+  # Identity-Aware Proxy in front of the dispatcher (iap.tf)
+  dispatcher_iap = length(var.dispatcher_iap_members) > 0
 
   # Environment shared by both services (pydantic-settings, prefix SCRAPEJOBS_).
   # PORT is set by Cloud Run and must not be set here.

@@ -362,6 +362,17 @@ variable "dispatcher_auth_mode" {
   }
 }
 
+variable "dispatcher_iap_members" {
+  type        = list(string)
+  description = "iam mode only: people (user:, group:, domain:) who reach the dispatcher and its dashboard (/ui) in a browser with their Google identity, through Identity-Aware Proxy enabled on the Cloud Run service. Empty (the default) leaves IAP off. Needs the project in an organization; see docs/deploy.md#identity-aware-proxy."
+  default     = []
+
+  validation {
+    condition     = alltrue([for m in var.dispatcher_iap_members : can(regex("^(user|group|domain|serviceAccount|principal|principalSet):.+", m))])
+    error_message = "dispatcher_iap_members entries must be IAM members (user:, group:, domain:, serviceAccount:, principal:, principalSet:)."
+  }
+}
+
 variable "dispatcher_invokers" {
   type        = list(string)
   description = "IAM members allowed to call the dispatcher API (roles/run.invoker), e.g. [\"group:scrapers@example.com\", \"serviceAccount:ci@p.iam.gserviceaccount.com\"]. The scheduler identity is always added."

@@ -554,6 +554,33 @@ def test_auth_mode_variable_rejects_none(tf):
     assert "iam" in condition and "api_key" in condition and "none" not in condition
 
 
+def test_identity_aware_proxy_guards_the_dashboard_when_members_are_set(tf) -> None:
+    """iam mode, dispatcher_iap_members set: IAP on the dispatcher's own service, its agent
+    may invoke it, the members, the API's invokers and the scheduler may pass it; never in
+    api_key mode; nothing of it when the list is empty."""
+    assert tf.variables["dispatcher_iap_members"]["default"] == []
+    assert tf.locals["dispatcher_iap"] == "${length(var.dispatcher_iap_members) > 0}"
+    dispatcher = tf.resource("google_cloud_run_v2_service", "dispatcher")
+    assert dispatcher["iap_enabled"] == "${local.dispatcher_iap}"
+    assert dispatcher["provider"] == "${google-beta}" or dispatcher["provider"] == "google-beta"
+    conditions = [p["condition"] for p in dispatcher["lifecycle"][0]["precondition"]]
+    assert "${!local.dispatcher_iap || !local.api_key_mode}" in conditions
+    agent = tf.resource("google_cloud_run_v2_service_iam_member", "iap_invokes_dispatcher")
+    assert agent["count"] == "${local.dispatcher_iap ? 1 : 0}"
+    assert (
+        agent["role"] == "roles/run.invoker"
+        and "google_project_service_identity.iap" in (agent["member"])
+    )
+    members = tf.resource("google_iap_web_cloud_run_service_iam_member", "dispatcher_iap_members")
+    assert "var.dispatcher_iap_members" in members["for_each"]
+    assert "var.dispatcher_invokers" in members["for_each"]
+    assert members["role"] == "roles/iap.httpsResourceAccessor"
+    scheduler = tf.resource("google_iap_web_cloud_run_service_iam_member", "scheduler_through_iap")
+    assert scheduler["member"] == "${google_service_account.scheduler.member}"
+    identity = tf.resource("google_project_service_identity", "iap")
+    assert identity["service"] == "iap.googleapis.com"
+
+
 # --- Firestore ---------------------------------------------------------------------------------
 
 

@@ -4,9 +4,9 @@ Pub/Sub emulators, and hand-made hostile filters on every list endpoint. The in-
 (tests/unit/dispatcher/test_api_fuzz.py) runs over in-memory adapters with hooks; this one
 finds what only the real store refuses (values too long to query, reserved map keys).
 
-The dispatcher here has a project of its own on the shared emulators, whose push endpoint
-nobody listens on: what the fuzzer submits is stored and published, never fetched, and the
-other tests' jobs and dead letters are out of its reach."""
+The dispatcher here has a project of its own on the shared emulators (support/lone_dispatcher):
+what the fuzzer submits is stored and published, never fetched, and the other tests' jobs and
+dead letters are out of its reach."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scrapejobs_devstack.processes import free_port
-from scrapejobs_devstack.stack import Stack, StackConfig
-from scrapejobs_devstack.topology_bootstrap import ensure_topology
+from scrapejobs_devstack.stack import Stack
+from support.lone_dispatcher import lone_dispatcher as lone
+
+pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
 LONG = "x" * 2000
 # What no schema can say, so a fuzzer without the project's hooks may be refused with a 4xx
@@ -32,23 +33,10 @@ SCHEMA_VALID_BUT_REFUSED = "ST202"
 
 @pytest.fixture(scope="module")
 def lone_dispatcher(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    config = StackConfig(
-        project_id="scrapejobs-fuzz",
-        dispatcher_port=free_port(),
-        log_dir=tmp_path_factory.mktemp("fuzz-logs"),
-        topology=stack.config.topology,
-        render_browser=None,
-        # a scrape nobody works on answers its 202 after a second
-        dispatcher_env={"SCRAPEJOBS_SCRAPE_MAX_WAIT_S": "1"},
-    )
-    lone = Stack(config, pubsub=stack.pubsub, firestore=stack.firestore)
-    ensure_topology(config.project_id, f"http://127.0.0.1:{free_port()}", config.topology)
-    lone.start_dispatcher()
-    assert lone.dispatcher is not None
-    try:
-        yield config.dispatcher_url
-    finally:
-        lone.dispatcher.stop()
+    # a scrape nobody works on answers its 202 after a second
+    env = {"SCRAPEJOBS_SCRAPE_MAX_WAIT_S": "1"}
+    with lone(stack, "scrapejobs-fuzz", tmp_path_factory.mktemp("fuzz-logs"), env) as url:
+        yield url
 
 
 def test_a_fuzzer_without_our_hooks_finds_no_server_error_and_nothing_off_schema(
@@ -75,7 +63,7 @@ def test_a_fuzzer_without_our_hooks_finds_no_server_error_and_nothing_off_schema
     )
     output = run.stdout + run.stderr
     found = set(re.findall(r"^- (ST\d+) ", output, flags=re.MULTILINE))
-    assert "Tested: 19" in output or "Tested:" in output, output[-3000:]
+    assert "Tested:" in output, output[-3000:]  # it ran
     assert found <= {SCHEMA_VALID_BUT_REFUSED}, output[-6000:]
     assert "Network Error" not in output, output[-6000:]
 

@@ -151,8 +151,10 @@ async def test_the_dashboard_is_behind_the_api_s_authentication() -> None:
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-            for path in ["/ui", "/ui/hosts", "/ui/fragments/overview", "/ui/static/dashboard.css"]:
-                assert (await client.get(path)).status_code == 401, path
+            for path in ["/ui", "/ui/hosts", "/ui/fragments/overview"]:  # to the sign-in form
+                assert (await client.get(path)).status_code == 303, path
+                assert (await client.get(path, headers=HTMX)).status_code == 401, path
+            assert (await client.get("/ui/static/dashboard.css")).status_code == 200  # no data
             assert (await client.post("/ui/dead-letters/replay", headers=HTMX)).status_code == 401
             key = {"X-API-Key": "sj_secret"}
             assert (await client.get("/ui", headers=key)).status_code == 200

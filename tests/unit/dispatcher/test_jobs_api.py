@@ -208,6 +208,8 @@ async def test_auth_modes(store, publisher) -> None:
             assert (await client.get("/v1/jobs")).status_code == 401
             token = {"Authorization": "Bearer header.payload.SIGNATURE_REMOVED_BY_GOOGLE"}
             assert (await client.get("/v1/jobs", headers=token)).status_code == 200
+            iap = {"X-Serverless-Authorization": "Bearer h.p.SIGNATURE_REMOVED_BY_GOOGLE"}
+            assert (await client.get("/ui", headers=iap)).status_code == 200
 
 
 async def test_scheduler_retry_submits_once(client, publisher) -> None:

@@ -66,8 +66,16 @@ class ApiKeyVerifier:
     def __repr__(self) -> str:
         return f"ApiKeyVerifier(<{len(self._hashes)} key digests>)"
 
+    @property
+    def digests(self) -> tuple[bytes, ...]:
+        return self._hashes
+
     def verify(self, presented: str | None) -> bool:
-        """True if ``presented`` is one of the configured keys.
+        """True if ``presented`` is one of the configured keys."""
+        return self.match(presented) is not None
+
+    def match(self, presented: str | None) -> bytes | None:
+        """The configured digest ``presented`` matches, or None.
 
         The presented key's digest is compared with *every* configured digest using
         ``hmac.compare_digest``, with no early exit, so timing reveals neither whether
@@ -75,10 +83,11 @@ class ApiKeyVerifier:
         """
         digest = _digest_of(presented)
         if digest is None:
-            return False
-        matched = False
+            return None
+        matched: bytes | None = None
         for stored in self._hashes:
-            matched |= hmac.compare_digest(digest, stored)
+            if hmac.compare_digest(digest, stored):
+                matched = stored
         return matched
 
 

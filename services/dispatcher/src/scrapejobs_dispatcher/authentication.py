@@ -15,12 +15,13 @@ API_KEY_HEADER = "x-api-key"
 
 class Authenticator:
     """``iam``: Cloud Run IAM validated a Google identity token at the edge (the service has no
-    public invoker); the app insists the token was presented. ``api_key``: ``X-API-Key`` is
+    public invoker); the app insists the token was presented, as ``Authorization`` or, behind
+    Identity-Aware Proxy, as IAP's ``X-Serverless-Authorization``. ``api_key``: ``X-API-Key`` is
     checked in constant time against stored SHA-256 digests. ``none``: local development."""
 
     def __init__(self, settings: DispatcherSettings) -> None:
         self.mode = settings.auth_mode
-        self._keys = ApiKeyVerifier(parse_key_hashes(settings.api_key_hashes))
+        self.keys = ApiKeyVerifier(parse_key_hashes(settings.api_key_hashes))
         if self.mode == "none":
             log.warning("authentication is disabled (SCRAPEJOBS_AUTH_MODE=none): local dev only")
         elif self.mode == "api_key" and not settings.api_key_hashes.strip():
@@ -30,9 +31,11 @@ class Authenticator:
         if self.mode == "none":
             return
         if self.mode == "api_key":
-            if not self._keys.verify(request.headers.get(API_KEY_HEADER)):
+            if not self.keys.verify(request.headers.get(API_KEY_HEADER)):
                 raise HTTPException(401, "a valid X-API-Key header is required")
             return
+        if request.headers.get("x-serverless-authorization"):
+            return  # IAP signed the person in; Cloud Run checked IAP's token at the edge
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token:
             raise HTTPException(401, "a Google identity token is required (Authorization: Bearer)")

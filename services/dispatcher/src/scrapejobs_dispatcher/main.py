@@ -29,6 +29,7 @@ from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.ui import install as install_dashboard
+from scrapejobs_dispatcher.ui.sessions import DashboardSessions
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
@@ -134,7 +135,7 @@ def create_app(
         description="Submit scraping jobs and read their results.",
         lifespan=lifespan,
     )
-    app.state.authenticator = Authenticator(settings)
+    app.state.authenticator = authenticator = Authenticator(settings)
     app.state.reconcile_after_s = settings.reconcile_after_s
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)
@@ -146,7 +147,7 @@ def create_app(
     app.include_router(maintenance.router)
     app.include_router(dead_letters.router)
     app.include_router(stats.router)
-    install_dashboard(app)
+    install_dashboard(app, DashboardSessions(authenticator.keys, settings.dashboard_session_s))
     return app
 
 

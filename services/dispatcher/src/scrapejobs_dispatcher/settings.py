@@ -21,6 +21,12 @@ class DispatcherSettings(CommonSettings):
         "X-API-Key checked against api_key_hashes; none: local development only",
     )
     api_key_hashes: str = Field(default="", description="Comma-separated SHA-256 hex digests")
+    dashboard_session_s: int = Field(
+        default=12 * 3600,
+        ge=60,
+        le=30 * 86400,
+        description="How long a dashboard sign-in lasts (api_key mode), in seconds",
+    )
     batch_size: int = Field(
         default=DEFAULT_BATCH_SIZE,
         ge=1,

@@ -1,29 +1,44 @@
-"""The dashboard's routes under /ui, behind the API's authentication: full pages, the fragments
-htmx polls to keep them live, and the replay actions. Handlers only pick a page builder and a
-template; the builders (pages.py) read the service objects."""
+"""The dashboard's routes under /ui, behind the API's authentication (or, in api_key mode, a
+signed-in session: access.py): full pages, the fragments htmx polls to keep them live, the
+replay actions, and the sign-in form. Handlers only pick a page builder and a template; the
+builders (pages.py) read the service objects."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import parse_qs, quote
 
-from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
-from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.service import JobNotFound, JobService
 from scrapejobs_dispatcher.ui import pages
+from scrapejobs_dispatcher.ui.access import (
+    CrossSiteRequest,
+    SignInRequired,
+    require_same_origin,
+    require_viewer,
+)
+from scrapejobs_dispatcher.ui.sessions import COOKIE, COOKIE_PATH, DashboardSessions, is_secure
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_shared.domain.clock import utc_now
 
 router = APIRouter(
     prefix="/ui",
     include_in_schema=False,
-    dependencies=[Depends(require_caller)],
+    dependencies=[Depends(require_viewer)],
     default_response_class=HTMLResponse,
 )
+# what anyone may open: the sign-in form and the static files
+sign_in_router = APIRouter(
+    prefix="/ui", include_in_schema=False, default_response_class=HTMLResponse
+)
+SAME_ORIGIN = [Depends(require_same_origin)]
+SIGN_IN = "/ui/sign-in"
 
 PageToken = Annotated[str | None, Query(max_length=2048)]
 JobFilter = Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_\-]*$")]
@@ -41,8 +56,9 @@ def _render(
     request: Request, template: str, context: dict[str, Any], status: int = 200
 ) -> HTMLResponse:
     templates: Jinja2Templates = request.app.state.ui_templates
+    signed_in = getattr(request.state, "signed_in", False)
     response: HTMLResponse = templates.TemplateResponse(
-        request, template, context, status_code=status
+        request, template, context | {"signed_in": signed_in}, status_code=status
     )
     return response
 
@@ -138,7 +154,7 @@ async def _after_replay(
     return _render(request, "_dead_letters.html", context | {"message": message})
 
 
-@router.post("/dead-letters/{job_id}/{task_id}/replay")
+@router.post("/dead-letters/{job_id}/{task_id}/replay", dependencies=SAME_ORIGIN)
 async def replay_one(
     request: Request,
     job_id: str,
@@ -157,7 +173,7 @@ async def replay_one(
     return await _after_replay(request, services, filter_job or None, replayed)
 
 
-@router.post("/dead-letters/replay")
+@router.post("/dead-letters/replay", dependencies=SAME_ORIGIN)
 async def replay_all(
     request: Request, services: Services, job_id: JobFilter = None
 ) -> HTMLResponse:
@@ -181,9 +197,96 @@ async def hosts_fragment(request: Request, services: Services) -> HTMLResponse:
     return await _page(request, "_hosts.html", pages.paused_hosts(services))
 
 
-@router.get("/static/{path:path}", response_class=Response)
+@sign_in_router.get("/static/{path:path}", response_class=Response)
 async def static_file(request: Request, path: str) -> Response:
     """The vendored libraries, the stylesheet and the chart script (StaticFiles: ETag and
-    Last-Modified, 304s, no path outside the folder)."""
+    Last-Modified, 304s, no path outside the folder): no data, so the sign-in form can use
+    them before anyone has signed in."""
     static: StaticFiles = request.app.state.ui_static
     return await static.get_response(path, request.scope)
+
+
+def _next_page(value: str | None) -> str:
+    """Where to go after signing in: a dashboard path, never another site."""
+    if value and value.startswith("/ui") and not value.startswith(("//", "/\\")):
+        return value[:2048]
+    return "/ui"
+
+
+def _sign_in_page(
+    request: Request, next_page: str, message: str | None, status: int
+) -> HTMLResponse:
+    context = {"next_page": next_page, "message": message}
+    return _render(request, "sign_in.html", context, status)
+
+
+def _signs_in(request: Request) -> bool:
+    authenticator: Authenticator = request.app.state.authenticator
+    return authenticator.mode == "api_key"
+
+
+@sign_in_router.get("/sign-in", response_model=None)
+async def sign_in_form(
+    request: Request, next: Annotated[str | None, Query(max_length=2048)] = None
+) -> HTMLResponse | RedirectResponse:
+    if not _signs_in(request):  # iam or none: nothing to sign in to here
+        return RedirectResponse("/ui", status_code=303)
+    return _sign_in_page(request, _next_page(next), None, 200)
+
+
+@sign_in_router.post("/sign-in", dependencies=SAME_ORIGIN, response_model=None)
+async def sign_in(request: Request) -> HTMLResponse | RedirectResponse:
+    """The form's API key → a session cookie and the page asked for; a wrong key → the form
+    again with a message (401)."""
+    if not _signs_in(request):
+        return RedirectResponse("/ui", status_code=303)
+    form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+    key = (form.get("api_key") or [""])[0]
+    next_page = _next_page((form.get("next") or ["/ui"])[0])
+    sessions: DashboardSessions = request.app.state.dashboard_sessions
+    token = sessions.sign_in(key)
+    if token is None:
+        return _sign_in_page(request, next_page, "That API key is not valid.", 401)
+    response = RedirectResponse(next_page, status_code=303)
+    response.set_cookie(
+        COOKIE,
+        token,
+        max_age=sessions.lifetime_s,
+        path=COOKIE_PATH,
+        secure=is_secure(request.url.scheme, request.headers),
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+@sign_in_router.post("/sign-out", dependencies=SAME_ORIGIN)
+async def sign_out(request: Request) -> RedirectResponse:
+    response = RedirectResponse(SIGN_IN, status_code=303)
+    response.delete_cookie(
+        COOKIE,
+        path=COOKIE_PATH,
+        secure=is_secure(request.url.scheme, request.headers),
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+def install_refusals(app: FastAPI) -> None:
+    """A dashboard refusal as a person (or htmx) should see it."""
+
+    async def sign_in_required(request: Request, _: Exception) -> Response:
+        if _from_htmx(request):  # a poll after the session ended: htmx follows HX-Redirect
+            return Response(status_code=401, headers={"HX-Redirect": SIGN_IN})
+        if request.method == "GET":
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return RedirectResponse(f"{SIGN_IN}?next={quote(target)}", status_code=303)
+        return _problem(request, 401, "Sign in first", "Your session has ended: sign in again.")
+
+    async def cross_site(request: Request, _: Exception) -> Response:
+        detail = "This request came from another site's page, so it was not carried out."
+        return _problem(request, 403, "Refused", detail)
+
+    app.add_exception_handler(SignInRequired, sign_in_required)
+    app.add_exception_handler(CrossSiteRequest, cross_site)

@@ -125,5 +125,5 @@ locals {
   }
 
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
-  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups"])
+  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers"])
 }

@@ -614,7 +614,14 @@ def test_ttl_fields(tf, h):
     # every collection group whose documents carry expire_at (the adapters write it on each)
     groups = ("jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots")
     groups += ("scheduler_triggers",)
-    for name in (*groups, "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups"):
+    for name in (
+        *groups,
+        "idempotency_keys",
+        "rejected_messages",
+        "stats_slots",
+        "stats_rollups",
+        "workers",
+    ):
         assert f'"{name}"' in collections, f"no TTL policy for {name}"
     assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])
 

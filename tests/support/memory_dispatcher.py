@@ -30,10 +30,11 @@ def memory_dispatcher(
         "stats_reader": store,
         "webhook_outbox": MemoryWebhookOutbox(),
         "webhook_log": MemoryWebhookLog(),
+        "worker_directory": store,
     }
-    return create_app(
-        settings or DispatcherSettings(auth_mode="none"), store=store, **(defaults | adapters)
-    )
+    # the dashboard keeps no figures here unless a test asks: what a test just changed shows
+    settings = settings or DispatcherSettings(auth_mode="none", dashboard_cache_s=0)
+    return create_app(settings, store=store, **(defaults | adapters))
 
 
 @asynccontextmanager

@@ -4,6 +4,7 @@ and /ui sits behind the API's authentication."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -16,6 +17,7 @@ from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.ports.job_store import Claimed
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
 from support.memory_dispatcher import memory_client, memory_dispatcher
@@ -186,3 +188,30 @@ async def test_a_rendered_job_page_says_how_it_renders_and_how_long_each_page_to
         assert "900 ms (rendered in 700 ms)" in page
         plain = await _submit(client, ["https://shop.test/plain"])
         assert 'data-testid="job-rendering"' not in (await client.get(f"/ui/jobs/{plain}")).text
+
+
+async def test_polls_are_answered_from_the_figures_kept_and_refreshed_behind_them() -> None:
+    """dashboard_cache_s: a poll within it reads nothing; after it, the poll still answers at
+    once from what was kept while the figures are computed again; a replay shows at once."""
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", dashboard_cache_s=0.3)
+    async with memory_client(store, settings) as client:
+        first = await client.get("/ui/fragments/workers")
+        assert "No worker heard from" in first.text
+        now = datetime.now(UTC)
+        await store.report(WorkerBeat("w-1", "rev", now, now, 1, 4))
+        kept = await client.get("/ui/fragments/workers", headers=HTMX)
+        assert "No worker heard from" in kept.text  # within 0.3 s: as kept
+        await asyncio.sleep(0.35)
+        stale = await client.get("/ui/fragments/workers", headers=HTMX)  # at once; refreshed
+        assert "No worker heard from" in stale.text
+        await asyncio.sleep(0.05)
+        fresh = await client.get("/ui/fragments/workers", headers=HTMX)
+        assert 'data-worker-id="w-1"' in fresh.text
+
+        job_id = await _submit(client, ["https://shop.test/1"])
+        await _finish(store, job_id, [TaskStatus.DEAD_LETTERED])
+        await client.get("/ui/dead-letters")
+        replayed = await client.post("/ui/dead-letters/replay", headers=HTMX)
+        assert "Replayed 1 task." in replayed.text
+        assert "No dead letters" in (await client.get("/ui/dead-letters")).text

@@ -35,6 +35,7 @@ from scrapejobs_client.models import (
     StatsHistory,
     TaskResult,
     Webhook,
+    Worker,
 )
 from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
 
@@ -66,4 +67,5 @@ __all__ = [
     "StatsHistory",
     "TaskResult",
     "Webhook",
+    "Worker",
 ]

@@ -46,6 +46,7 @@ from scrapejobs_client.models import (
     StatsWindow,
     TaskResult,
     Webhook,
+    Worker,
 )
 from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
 
@@ -325,6 +326,11 @@ class Client:
     def hosts(self, url: str) -> HostState:
         """``GET /v1/hosts?url=``: the politeness state of the URL's host."""
         return HostState.model_validate(self._get("/v1/hosts", {"url": url}))
+
+    def workers(self) -> list[Worker]:
+        """``GET /v1/workers``: worker processes heard from in the last 5 minutes."""
+        listed = self._get("/v1/workers")["workers"]
+        return [Worker.model_validate(entry) for entry in listed]
 
     def stats(self, window: StatsWindow = "5m") -> Stats:
         return Stats.model_validate(self._get("/v1/stats", {"window": window}))

@@ -151,6 +151,24 @@ class HostState(ApiModel):
     in_flight: int = 0
 
 
+# --- workers (GET /v1/workers) ---------------------------------------------------------------
+
+
+class WorkerInFlight(ApiModel):
+    batches: int = 0
+    pages: int = 0
+
+
+class Worker(ApiModel):
+    id: str
+    revision: str
+    started_at: datetime
+    last_seen: datetime
+    batches: int = 0
+    pages: int = 0
+    in_flight: WorkerInFlight = Field(default_factory=WorkerInFlight)
+
+
 # --- monitoring (GET /v1/stats, /v1/stats/history, /v1/health) --------------------------------
 
 

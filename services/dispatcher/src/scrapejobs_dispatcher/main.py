@@ -23,18 +23,21 @@ from scrapejobs_dispatcher.routes import (
     maintenance,
     scrape,
     stats,
+    workers,
 )
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.ui import install as install_dashboard
+from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.stats import FirestoreStats
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
+from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
@@ -47,6 +50,7 @@ from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.stats import StatsReader
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
+from scrapejobs_shared.ports.workers import WorkerDirectory
 from scrapejobs_web.request_spans import RequestSpanMiddleware
 
 log = logging.getLogger(__name__)
@@ -63,6 +67,7 @@ def create_app(
     webhook_outbox: WebhookOutbox | None = None,
     webhook_log: WebhookLog | None = None,
     telemetry: Telemetry | None = None,
+    worker_directory: WorkerDirectory | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
     unless others are given (tests; the caller then shuts down the telemetry it gave)."""
@@ -78,11 +83,13 @@ def create_app(
             or idempotency_keys is None
             or stats_reader is None
             or webhook_log is None
+            or worker_directory is None
         ):
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
         job_store = store or FirestoreJobStore(client)
+        app.state.workers = worker_directory or FirestoreWorkerDirectory(client)
         host_gate = app.state.host_gate = gate or FirestoreHostGate(client)
         task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
         outbox = webhook_outbox or PubSubWebhookOutbox(settings.project_id, settings.webhook_topic)
@@ -147,7 +154,12 @@ def create_app(
     app.include_router(maintenance.router)
     app.include_router(dead_letters.router)
     app.include_router(stats.router)
-    install_dashboard(app, DashboardSessions(authenticator.keys, settings.dashboard_session_s))
+    app.include_router(workers.router)
+    install_dashboard(
+        app,
+        DashboardSessions(authenticator.keys, settings.dashboard_session_s),
+        FigureCache(settings.dashboard_cache_s),
+    )
     return app
 
 

@@ -21,6 +21,13 @@ class DispatcherSettings(CommonSettings):
         "X-API-Key checked against api_key_hashes; none: local development only",
     )
     api_key_hashes: str = Field(default="", description="Comma-separated SHA-256 hex digests")
+    dashboard_cache_s: float = Field(
+        default=5.0,
+        ge=0,
+        le=300,
+        description="The dashboard's figures are kept this long per instance (0: not kept); "
+        "a poll after that is answered with them while they are computed again",
+    )
     dashboard_session_s: int = Field(
         default=12 * 3600,
         ge=60,

@@ -42,6 +42,7 @@ from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.phase_timer import collect_phases, phase
 from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunner, cancelled
 from scrapejobs_worker.verdict import Verdict
+from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)
 CANCELLED = TaskStatus.CANCELLED
@@ -67,7 +68,9 @@ class BatchProcessor:
         metrics: DeliveryMetrics,
         policy: BatchPolicy,
         events: JobEvents | None = None,
+        heartbeat: WorkerHeartbeat | None = None,
     ) -> None:
+        self._heartbeat = heartbeat
         self._events = events
         self._store = store
         self._runner = runner
@@ -219,9 +222,10 @@ class BatchProcessor:
             interval_s=self._policy.flush_interval_s,
             lease=self._lease,
             cancelled=claim.cancelled,
+            heartbeat=self._heartbeat,
         )
         work = BatchWork(claim.batch, spec, deferrals, deadline, lambda: recorder.cancelled)
-        results = await self._run_all(work, recorder)
+        results = await self._run_counted(work, recorder)
         kinds = {result.kind for result in results}
         if recorder.job_may_be_done:
             # A coalesced job (its spec carried) has this one batch: when every task of the
@@ -274,6 +278,15 @@ class BatchProcessor:
                 return claim
             await asyncio.sleep(max(wait_s, 0.05))
 
+    async def _run_in_hand(self, item: BatchItem, work: BatchWork) -> TaskResult:
+        if self._heartbeat is None:
+            return await self._run_safely(item, work)
+        self._heartbeat.pages_in_flight += 1
+        try:
+            return await self._run_safely(item, work)
+        finally:
+            self._heartbeat.pages_in_flight -= 1
+
     async def _run_safely(self, item: BatchItem, work: BatchWork) -> TaskResult:
         """A task whose run fails unexpectedly (a bug, a store error no adapter absorbs) is
         retried like a transient failure, its traceback logged; the batch's other tasks carry
@@ -285,6 +298,18 @@ class BatchProcessor:
             error = f"internal_error: {type(exc).__name__}"
             return TaskResult(ReleaseTask(item.task_id, error), Kind.RETRY, "retry")
 
+    async def _run_counted(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
+        """``_run_all``, with the batch in the process's report while it runs."""
+        heartbeat = self._heartbeat
+        if heartbeat is None:
+            return await self._run_all(work, recorder)
+        heartbeat.batches_in_flight += 1
+        try:
+            return await self._run_all(work, recorder)
+        finally:
+            heartbeat.batches_in_flight -= 1
+            heartbeat.finished(batches=1)
+
     async def _run_all(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
         queue = HostSpread(work.batch.open_items, self._policy.concurrency)
         results: list[TaskResult] = []
@@ -292,9 +317,10 @@ class BatchProcessor:
         async def lane() -> None:
             while (item := queue.next()) is not None:
                 started = time.perf_counter()
-                result = (
-                    cancelled(item) if recorder.cancelled else await self._run_safely(item, work)
-                )
+                if recorder.cancelled:
+                    result = cancelled(item)
+                else:
+                    result = await self._run_in_hand(item, work)
                 change = result.change
                 if isinstance(change, FinishTask) and change.outcome.status is not CANCELLED:
                     service_ms = round((time.perf_counter() - started) * 1000)

@@ -5,7 +5,8 @@ cancelled, so a running batch stops starting tasks within ``interval_s`` of a ca
 or not any of its tasks has finished yet.
 
 One recorder per delivery, and it is the only writer of its batch, so its commits are blind
-writes guarded by the batch's last update time (see the store port).
+writes guarded by the batch's last update time (see the store port). A commit also carries the
+process's report for the workers view when one is due (worker_heartbeat.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datetime import timedelta
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.ports.job_store import BatchStore, Settled, TaskChange
+from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,9 @@ class BatchRecorder:
         interval_s: float,
         lease: timedelta,
         cancelled: bool = False,
+        heartbeat: WorkerHeartbeat | None = None,
     ) -> None:
+        self._heartbeat = heartbeat
         self._store = store
         self._handle = handle
         self._clock = clock
@@ -75,13 +79,18 @@ class BatchRecorder:
         async with self._lock:
             changes, self._pending = self._pending, []
             now = self._clock()
+            beat = self._heartbeat.take() if self._heartbeat is not None else None
             try:
                 settled: Settled = await self._store.settle(
-                    self._handle, changes, now, now + timedelta(seconds=lease_until_s)
+                    self._handle, changes, now, now + timedelta(seconds=lease_until_s), beat
                 )
             except BaseException:
                 self._pending = changes + self._pending  # written by the next attempt
+                if beat is not None and self._heartbeat is not None:
+                    self._heartbeat.restore(beat)
                 raise
+            if self._heartbeat is not None:
+                self._heartbeat.finished(pages=len(settled.finished))
             self._last_write = time.monotonic()
             self._handle = settled.handle
             self.cancelled = self.cancelled or settled.cancelled

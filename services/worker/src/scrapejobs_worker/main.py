@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -14,6 +17,7 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
+from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
@@ -25,6 +29,7 @@ from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPo
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
+from scrapejobs_shared.ports.workers import WorkerDirectory
 from scrapejobs_web.http_errors import install_http_error_handlers
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
@@ -41,6 +46,7 @@ from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
+from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)
 SERVICE = "scrapejobs-worker"
@@ -84,6 +90,7 @@ def create_app(
     webhook_outbox: WebhookOutbox | None = None,
     webhook_log: WebhookLog | None = None,
     telemetry: Telemetry | None = None,
+    workers: WorkerDirectory | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
     telemetry the settings choose unless others are given (tests; the caller then shuts
@@ -120,8 +127,23 @@ def create_app(
             runner_policy(settings),
         )
         metrics = DeliveryMetrics(telemetry_used.meter(SERVICE), settings.task_subscription)
+        directory = workers or (FirestoreWorkerDirectory(client) if client is not None else None)
+        heartbeat = None
+        if directory is not None:
+            revision = os.environ.get("K_REVISION", "local")  # Cloud Run names the revision
+            heartbeat = WorkerHeartbeat(
+                directory, clock, revision, every_s=settings.worker_report_s
+            )
         app.state.processor = BatchProcessor(
-            job_store, runner, enqueuer, clock, tracer, metrics, batch_policy(settings), events
+            job_store,
+            runner,
+            enqueuer,
+            clock,
+            tracer,
+            metrics,
+            batch_policy(settings),
+            events,
+            heartbeat,
         )
         app.state.webhooks = WebhookSender(
             job_store,
@@ -138,10 +160,21 @@ def create_app(
             log.info("rendering enabled", extra={"browser": settings.render_browser_path})
         if settings.fetch_allowlist:
             log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
+        reporting = None
+        if heartbeat is not None:
+            try:
+                await heartbeat.report_now()  # listed from its start, before any work
+            except Exception:
+                log.warning("worker report failed at start", exc_info=True)
+            reporting = asyncio.create_task(heartbeat.run())
         log.info("worker ready", extra={"project": settings.project_id})
         try:
             yield
         finally:
+            if reporting is not None:
+                reporting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reporting
             if isinstance(host_gate, WarmSlotGate):
                 await host_gate.close()
             await page_fetcher.aclose()

@@ -113,6 +113,13 @@ class WorkerSettings(CommonSettings):
         description="A running batch commits at least this often: its finished tasks become "
         "visible, its lease is renewed, and it learns of a cancel of its job",
     )
+    worker_report_s: float = Field(
+        default=1.0,
+        ge=0.2,
+        le=60,
+        description="The workers view: this process reports itself at most this often, inside "
+        "a batch commit when it makes one (its document's writes per second), else on its own",
+    )
 
     task_subscription: str = Field(
         default=DEFAULT_TOPOLOGY.task_subscription,

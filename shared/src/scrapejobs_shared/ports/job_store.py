@@ -25,6 +25,7 @@ from typing import Generic, Protocol, TypeVar
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.workers import WorkerBeat
 
 T = TypeVar("T")
 
@@ -218,9 +219,11 @@ class BatchStore(Protocol):
         changes: Sequence[TaskChange],
         now: datetime,
         lease_until: datetime | None = None,
+        beat: WorkerBeat | None = None,
     ) -> Settled:
         """Record task changes of a claimed batch in one commit; ``lease_until`` extends the
-        lease (an empty ``changes`` just renews it)."""
+        lease (an empty ``changes`` just renews it). ``beat``: the worker's report, written
+        with the changes (not written when this raises)."""
 
     async def close_batch(
         self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime

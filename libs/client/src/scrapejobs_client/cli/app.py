@@ -513,6 +513,20 @@ def hosts(
 
 @app.command()
 @reports_errors
+def workers(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+    """Worker processes heard from in the last 5 minutes: what each finished, what it runs."""
+    state = use(ctx, json_output)
+    listed = state.client.workers()
+    if json_output:
+        state.emit_json({"workers": [w.model_dump(mode="json") for w in listed]})
+    elif listed:
+        state.out.print(render.workers_table(listed))
+    else:
+        state.out.print("no worker heard from in the last 5 minutes")
+
+
+@app.command()
+@reports_errors
 def stats(
     ctx: typer.Context,
     window: Annotated[Window, typer.Option(help="The window of the figures.")] = Window.m5,

@@ -21,6 +21,7 @@ from scrapejobs_client.models import (
     Stats,
     StatsHistory,
     TaskResult,
+    Worker,
 )
 
 STATUS_STYLES = {
@@ -147,6 +148,31 @@ def host_table(host: HostState) -> Table:
     table.add_row("next request at", when(host.next_request_at))
     table.add_row("consecutive failures", str(host.consecutive_failures))
     table.add_row("slots held", str(host.in_flight))
+    return table
+
+
+def workers_table(workers: Iterable[Worker]) -> Table:
+    table = Table(
+        "worker",
+        "revision",
+        "started",
+        "last seen",
+        "batches",
+        "pages",
+        "in flight (batches · pages)",
+        box=None,
+        header_style="bold",
+    )
+    for worker in workers:
+        table.add_row(
+            escape(worker.id),
+            escape(worker.revision),
+            when(worker.started_at),
+            when(worker.last_seen),
+            str(worker.batches),
+            str(worker.pages),
+            f"{worker.in_flight.batches} · {worker.in_flight.pages}",
+        )
     return table
 
 

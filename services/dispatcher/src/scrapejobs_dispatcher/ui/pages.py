@@ -11,7 +11,9 @@ from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.workers import SEEN_WITHIN
 from scrapejobs_shared.ports.host_gate import HostGate
+from scrapejobs_shared.ports.workers import WorkerDirectory
 
 JOBS_PER_PAGE = 10
 RESULTS_PER_PAGE = 25
@@ -19,6 +21,7 @@ ERRORS_SHOWN = 20
 WEBHOOKS_SHOWN = 20
 DEAD_LETTERS_PER_PAGE = 50
 PAUSED_SHOWN = 200
+WORKERS_SHOWN = 200
 HISTORY_HOURS = 24
 
 Context = dict[str, Any]
@@ -31,6 +34,7 @@ class Services:
     jobs: JobService
     monitor: Monitor
     host_gate: HostGate
+    workers: WorkerDirectory
     clock: Clock
 
 
@@ -127,5 +131,15 @@ async def paused_hosts(services: Services) -> Context:
     paused = await services.host_gate.paused(now, PAUSED_SHOWN)
     return {
         "hosts": [presenters.paused_row(p, now) for p in paused],
+        "generated_at": f"{now:%H:%M:%S} UTC",
+    }
+
+
+async def workers(services: Services) -> Context:
+    """Worker processes heard from in the last 5 minutes (one read per process)."""
+    now = services.clock()
+    seen = await services.workers.seen_since(now - SEEN_WITHIN, WORKERS_SHOWN)
+    return {
+        "workers": [presenters.worker_row(view, now) for view in seen],
         "generated_at": f"{now:%H:%M:%S} UTC",
     }

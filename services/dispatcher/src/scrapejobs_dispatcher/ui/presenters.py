@@ -13,6 +13,7 @@ from scrapejobs_dispatcher.service import JobView
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.workers import WorkerView
 from scrapejobs_shared.politeness.host_key import origin_url
 from scrapejobs_shared.ports.host_gate import PausedHost
 
@@ -340,4 +341,29 @@ def paused_row(paused: PausedHost, now: datetime) -> PausedRow:
         why=REASONS.get(paused.reason, paused.reason),
         until=f"{paused.until:%Y-%m-%d %H:%M:%S} UTC",
         remaining=duration_text(max((paused.until - now).total_seconds(), 0.0)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRow:
+    id: str
+    revision: str
+    up_for: str
+    last_seen: str
+    batches: int
+    pages: int
+    batches_in_flight: int
+    pages_in_flight: int
+
+
+def worker_row(view: WorkerView, now: datetime) -> WorkerRow:
+    return WorkerRow(
+        id=view.worker_id,
+        revision=view.revision,
+        up_for=duration_text(max((now - view.started_at).total_seconds(), 0.0)),
+        last_seen=relative_text(view.last_seen, now),
+        batches=view.batches,
+        pages=view.pages,
+        batches_in_flight=view.batches_in_flight,
+        pages_in_flight=view.pages_in_flight,
     )

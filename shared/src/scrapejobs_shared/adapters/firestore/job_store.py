@@ -41,6 +41,7 @@ from scrapejobs_shared.adapters.firestore.codec import (
 )
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
 from scrapejobs_shared.adapters.firestore.stats import DEFAULT_SHARDS, OutcomeStats
+from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
@@ -53,6 +54,7 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.stats import slot_of
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.job_store import (
     MAX_COALESCED_WRITES,
@@ -675,6 +677,7 @@ class FirestoreJobStore:
         changes: Sequence[TaskChange],
         now: datetime,
         lease_until: datetime | None = None,
+        beat: WorkerBeat | None = None,
     ) -> Settled:
         assert isinstance(handle, _Handle), "settle takes the handle of a claim"
         if handle.token is not None:
@@ -682,12 +685,17 @@ class FirestoreJobStore:
             if lease_until is not None:
                 applied = _with_lease(applied, lease_until)
             try:
-                return await self._commit_settled(handle, applied, now)
+                return await self._commit_settled(handle, applied, now, beat)
             except gexc.FailedPrecondition:
                 pass  # something else wrote the batch: decide inside a transaction
-        return await self._settle_in_transaction(handle, changes, now, lease_until)
+        settled = await self._settle_in_transaction(handle, changes, now, lease_until)
+        if beat is not None:  # rare: the report on its own
+            await FirestoreWorkerDirectory(self._client).report(beat)
+        return settled
 
-    async def _commit_settled(self, handle: _Handle, applied: Applied, now: datetime) -> Settled:
+    async def _commit_settled(
+        self, handle: _Handle, applied: Applied, now: datetime, beat: WorkerBeat | None
+    ) -> Settled:
         job_ref = self._job_ref(handle.batch.job_id)
         ref = self._batch_ref(job_ref, handle.batch.id)
         commit = self._client.batch()
@@ -696,7 +704,9 @@ class FirestoreJobStore:
         self._counters.move(commit, job_ref, handle.shard, applied.deltas, applied.batch.expire_at)
         _stage_results(commit, job_ref, applied.results)
         stats = self._stats.stage(commit, slot_of(now), applied.stats)
-        count(writes=2 + len(applied.results) + stats)
+        if beat is not None:  # last: the results' order above is what is read back
+            stage_beat(commit, self._client, beat)
+        count(writes=2 + len(applied.results) + stats + (beat is not None))
         results = await commit.commit()
         after = self._counters.after(results[1], applied.deltas)
         return Settled(

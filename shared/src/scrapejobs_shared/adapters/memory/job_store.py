@@ -19,6 +19,7 @@ from scrapejobs_shared.domain.batch_transitions import Applied
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.stats import Totals, slot_of, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.workers import WorkerBeat, WorkerView
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.job_store import (
     AlreadyDone,
@@ -51,6 +52,7 @@ class MemoryJobStore:
         self._lock = asyncio.Lock()
         self.stats: dict[datetime, Totals] = {}  # outcome totals by 5-minute slot
         self.reachable = True  # tests switch it off to play an outage
+        self.workers: dict[str, WorkerView] = {}
 
     # ---- jobs ----------------------------------------------------------------------------
 
@@ -320,8 +322,11 @@ class MemoryJobStore:
         changes: Sequence[TaskChange],
         now: datetime,
         lease_until: datetime | None = None,
+        beat: WorkerBeat | None = None,
     ) -> Settled:
         assert isinstance(handle, _Handle), "settle takes the handle of a claim"
+        if beat is not None:
+            await self.report(beat)
         async with self._lock:
             batch = self.batches.get(handle.job_id, {}).get(handle.batch_id)
             if batch is None:
@@ -408,6 +413,25 @@ class MemoryJobStore:
     async def ping(self) -> None:
         if not self.reachable:
             raise ConnectionError("the memory store is switched off")
+
+    # --- WorkerDirectory: the workers view ---------------------------------------------------
+
+    async def report(self, beat: WorkerBeat) -> None:
+        known = self.workers.get(beat.worker_id)
+        self.workers[beat.worker_id] = WorkerView(
+            worker_id=beat.worker_id,
+            revision=beat.revision,
+            started_at=beat.started_at,
+            last_seen=beat.seen_at,
+            batches=(known.batches if known else 0) + beat.batches,
+            pages=(known.pages if known else 0) + beat.pages,
+            batches_in_flight=beat.batches_in_flight,
+            pages_in_flight=beat.pages_in_flight,
+        )
+
+    async def seen_since(self, since: datetime, limit: int) -> list[WorkerView]:
+        seen = [w for w in self.workers.values() if w.last_seen > since]
+        return sorted(seen, key=lambda w: w.last_seen, reverse=True)[:limit]
 
 
 def _host(url: str) -> str:

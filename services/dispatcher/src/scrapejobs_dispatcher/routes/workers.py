@@ -1,0 +1,58 @@
+"""The workers view: /v1/workers, the worker processes heard from in the last 5 minutes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, Field
+
+from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_shared.domain.clock import utc_now
+from scrapejobs_shared.domain.workers import SEEN_WITHIN, WorkerView
+from scrapejobs_shared.ports.workers import WorkerDirectory
+
+router = APIRouter(prefix="/v1", tags=["monitoring"], dependencies=[Depends(require_caller)])
+MAX_LISTED = 200
+
+
+class InFlight(BaseModel):
+    batches: int = Field(description="Batches it is running")
+    pages: int = Field(description="Pages it is fetching or extracting")
+
+
+class WorkerEntry(BaseModel):
+    id: str = Field(description="The process: host, pid and a random part")
+    revision: str = Field(description="The Cloud Run revision it runs (local under make dev)")
+    started_at: datetime
+    last_seen: datetime = Field(description="Its last report (about every second while busy)")
+    batches: int = Field(description="Batches it finished since it started")
+    pages: int = Field(description="Tasks it finished since it started, whatever their outcome")
+    in_flight: InFlight
+
+    @classmethod
+    def of(cls, view: WorkerView) -> WorkerEntry:
+        return cls(
+            id=view.worker_id,
+            revision=view.revision,
+            started_at=view.started_at,
+            last_seen=view.last_seen,
+            batches=view.batches,
+            pages=view.pages,
+            in_flight=InFlight(batches=view.batches_in_flight, pages=view.pages_in_flight),
+        )
+
+
+class WorkerList(BaseModel):
+    workers: list[WorkerEntry] = Field(description="The most recently heard from first")
+
+
+@router.get("/workers", response_model=WorkerList, responses=ERRORS)
+async def workers(request: Request) -> WorkerList:
+    """Worker processes heard from in the last 5 minutes: what each finished since it started
+    and what it has in hand. One read per process listed; reports ride along with the
+    workers' own commits."""
+    directory: WorkerDirectory = request.app.state.workers
+    listed = await directory.seen_since(utc_now() - SEEN_WITHIN, MAX_LISTED)
+    return WorkerList(workers=[WorkerEntry.of(view) for view in listed])

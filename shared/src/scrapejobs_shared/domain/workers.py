@@ -1,0 +1,39 @@
+"""What a worker process says about itself (the workers view): who it is, when it started,
+what it finished since it last said so, and what it has in hand now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+SEEN_WITHIN = timedelta(minutes=5)  # a worker not heard from for this long is not listed
+KEPT_FOR = timedelta(days=1)  # its document's TTL after it was last heard from
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerBeat:
+    """One report: ``batches`` and ``pages`` are what the process finished since its previous
+    report (the store adds them up); the rest is its state at ``seen_at``."""
+
+    worker_id: str
+    revision: str
+    started_at: datetime
+    seen_at: datetime
+    batches: int = 0
+    pages: int = 0
+    batches_in_flight: int = 0
+    pages_in_flight: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerView:
+    """A worker process as last heard from, with everything it finished since it started."""
+
+    worker_id: str
+    revision: str
+    started_at: datetime
+    last_seen: datetime
+    batches: int
+    pages: int
+    batches_in_flight: int
+    pages_in_flight: int

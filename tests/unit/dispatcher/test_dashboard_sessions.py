@@ -142,7 +142,18 @@ def test_a_session_ends_when_it_expires_or_its_key_is_removed() -> None:
         ({"host": "d.example", "origin": "http://d.example:81"}, False),
         ({"host": "d.example", "origin": "null"}, False),
         ({"host": "d.example", "sec-fetch-site": "cross-site"}, False),
+        ({"host": "d.example", "sec-fetch-site": "same-site"}, False),  # another port
         ({"host": "d.example", "sec-fetch-site": "same-origin"}, True),
+        # behind a proxy that rewrites Host, the browser's own verdict holds
+        (
+            {
+                "host": "svc.run.app",
+                "origin": "http://localhost:8080",
+                "sec-fetch-site": "same-origin",
+            },
+            True,
+        ),
+        ({"host": "svc.run.app", "origin": "http://evil:1", "sec-fetch-site": "cross-site"}, False),
         ({"host": "d.example"}, True),  # curl, the CLI: no browser, no cookie to abuse
     ],
 )

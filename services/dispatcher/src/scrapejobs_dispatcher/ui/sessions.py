@@ -8,7 +8,7 @@ of its own (every instance can check it) and removing a key's digest from
 the 256-bit key it was made from and lives only in Secret Manager, as a session secret would.
 
 Cross-site requests: every POST under ``/ui`` must come from the dashboard's own origin
-(``Origin``, else ``Sec-Fetch-Site``): the cookie is ``SameSite=Strict``, but another port on
+(``Sec-Fetch-Site``, else ``Origin``): the cookie is ``SameSite=Strict``, but another port on
 the same host is the same *site* to a browser, and a form there could post to the dashboard."""
 
 from __future__ import annotations
@@ -55,12 +55,16 @@ def own_origin(scheme: str, headers: Mapping[str, str]) -> str:
 
 
 def same_origin(scheme: str, headers: Mapping[str, str]) -> bool:
-    """A request the dashboard's own pages sent (or a non-browser client: no Origin, no
-    Sec-Fetch-Site); False for one another origin's page made the browser send."""
+    """A request the dashboard's own pages sent (or a non-browser client: neither header);
+    False for one another origin's page made the browser send. The browser's own
+    ``Sec-Fetch-Site`` decides when it is there: it holds behind proxies that rewrite Host
+    (``gcloud run services proxy`` serves the dashboard on localhost); else ``Origin`` must be
+    the origin this request was sent to."""
+    fetch_site = headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site in ("same-origin", "none")
     origin = headers.get("origin")
-    if origin is not None:
-        return origin == own_origin(scheme, headers)
-    return headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+    return origin is None or origin == own_origin(scheme, headers)
 
 
 def is_secure(scheme: str, headers: Mapping[str, str]) -> bool:

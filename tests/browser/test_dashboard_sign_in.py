@@ -18,7 +18,7 @@ from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack
 from scrapejobs_dispatcher.api_keys import generate_api_key
 from support.browser import ConsoleErrors, screenshot
-from support.lone_dispatcher import lone_dispatcher
+from support.lone_stack import lone_dispatcher
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 

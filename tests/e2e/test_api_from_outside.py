@@ -4,7 +4,7 @@ Pub/Sub emulators, and hand-made hostile filters on every list endpoint. The in-
 (tests/unit/dispatcher/test_api_fuzz.py) runs over in-memory adapters with hooks; this one
 finds what only the real store refuses (values too long to query, reserved map keys).
 
-The dispatcher here has a project of its own on the shared emulators (support/lone_dispatcher):
+The dispatcher here has a project of its own on the shared emulators (support/lone_stack):
 what the fuzzer submits is stored and published, never fetched, and the other tests' jobs and
 dead letters are out of its reach."""
 
@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from scrapejobs_devstack.stack import Stack
-from support.lone_dispatcher import lone_dispatcher as lone
+from support.lone_stack import lone_dispatcher as lone
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 

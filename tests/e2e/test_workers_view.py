@@ -18,7 +18,7 @@ from scrapejobs_client import Client
 from scrapejobs_client.cli.app import app as cli_app
 from scrapejobs_devstack.stack import Stack
 from support.jobs import submit, wait_finished
-from support.lone_dispatcher import lone_stack
+from support.lone_stack import lone_stack
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 

@@ -403,36 +403,34 @@ class JobService:
         """Reopen the given tasks of each (job, batch) that are still ``status``, publish the
         batches again; returns how many tasks went back to ``queued``."""
         reopened: list[BatchRecord] = []
-        replayed = 0
+        urls: list[str] = []  # of the tasks that went back to queued
         statuses = frozenset({status})
         for (job, batch_id), task_ids in by_batch.items():
             batch = await self._store.reopen(job, batch_id, task_ids, statuses, self._clock())
             if batch is not None:
                 reopened.append(batch)
                 wanted = set(task_ids)
-                replayed += sum(
-                    1 for i in batch.items if i.task_id in wanted and i.status is TaskStatus.QUEUED
-                )
-        await self._close_breakers(reopened, by_batch)
+                urls += [
+                    i.url
+                    for i in batch.items
+                    if i.task_id in wanted and i.status is TaskStatus.QUEUED
+                ]
+        replayed = len(urls)
+        await self._close_breakers(urls)
         await self._enqueuer.publish(reopened)
         if replayed:
             log.info("tasks replayed", extra={"tasks": replayed, "status": status.value})
         return replayed
 
-    async def _close_breakers(
-        self, reopened: list[BatchRecord], by_batch: dict[tuple[str, str], list[str]]
-    ) -> None:
+    async def _close_breakers(self, urls: list[str]) -> None:
         """A replay is the user saying "try again now": the replayed tasks' hosts whose breaker
         is open are tried at once, before the batches are published; failures reopen them."""
         if self._host_gate is None:
             return
         hosts: set[str] = set()
-        for batch in reopened:
-            wanted = set(by_batch.get((batch.job_id, batch.id), ()))
-            for item in batch.items:
-                if item.task_id in wanted and item.status is TaskStatus.QUEUED:
-                    with contextlib.suppress(ValueError):
-                        hosts.add(host_key(item.url))
+        for url in urls:
+            with contextlib.suppress(ValueError):
+                hosts.add(host_key(url))
         now = self._clock()
         for host in sorted(hosts):
             if await self._host_gate.close_breaker(host, now):

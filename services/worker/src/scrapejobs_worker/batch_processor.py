@@ -70,7 +70,7 @@ class BatchProcessor:
         events: JobEvents | None = None,
         heartbeat: WorkerHeartbeat | None = None,
     ) -> None:
-        self._heartbeat = heartbeat
+        self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
         self._events = events
         self._store = store
         self._runner = runner
@@ -225,7 +225,7 @@ class BatchProcessor:
             heartbeat=self._heartbeat,
         )
         work = BatchWork(claim.batch, spec, deferrals, deadline, lambda: recorder.cancelled)
-        results = await self._run_counted(work, recorder)
+        results = await self._run_all(work, recorder)
         kinds = {result.kind for result in results}
         if recorder.job_may_be_done:
             # A coalesced job (its spec carried) has this one batch: when every task of the
@@ -278,37 +278,19 @@ class BatchProcessor:
                 return claim
             await asyncio.sleep(max(wait_s, 0.05))
 
-    async def _run_in_hand(self, item: BatchItem, work: BatchWork) -> TaskResult:
-        if self._heartbeat is None:
-            return await self._run_safely(item, work)
-        self._heartbeat.pages_in_flight += 1
-        try:
-            return await self._run_safely(item, work)
-        finally:
-            self._heartbeat.pages_in_flight -= 1
-
     async def _run_safely(self, item: BatchItem, work: BatchWork) -> TaskResult:
         """A task whose run fails unexpectedly (a bug, a store error no adapter absorbs) is
         retried like a transient failure, its traceback logged; the batch's other tasks carry
-        on and their results are recorded."""
+        on and their results are recorded. The page counts as in flight meanwhile."""
+        self._heartbeat.pages_in_flight += 1
         try:
             return await self._runner.run(item, work)
         except Exception as exc:
             log.exception("task failed unexpectedly", extra={"task_id": item.task_id})
             error = f"internal_error: {type(exc).__name__}"
             return TaskResult(ReleaseTask(item.task_id, error), Kind.RETRY, "retry")
-
-    async def _run_counted(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
-        """``_run_all``, with the batch in the process's report while it runs."""
-        heartbeat = self._heartbeat
-        if heartbeat is None:
-            return await self._run_all(work, recorder)
-        heartbeat.batches_in_flight += 1
-        try:
-            return await self._run_all(work, recorder)
         finally:
-            heartbeat.batches_in_flight -= 1
-            heartbeat.finished(batches=1)
+            self._heartbeat.pages_in_flight -= 1
 
     async def _run_all(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
         queue = HostSpread(work.batch.open_items, self._policy.concurrency)
@@ -317,10 +299,9 @@ class BatchProcessor:
         async def lane() -> None:
             while (item := queue.next()) is not None:
                 started = time.perf_counter()
-                if recorder.cancelled:
-                    result = cancelled(item)
-                else:
-                    result = await self._run_in_hand(item, work)
+                result = (
+                    cancelled(item) if recorder.cancelled else await self._run_safely(item, work)
+                )
                 change = result.change
                 if isinstance(change, FinishTask) and change.outcome.status is not CANCELLED:
                     service_ms = round((time.perf_counter() - started) * 1000)
@@ -331,6 +312,7 @@ class BatchProcessor:
                 results.append(result)
 
         recorder.start()
+        self._heartbeat.batches_in_flight += 1
         try:
             async with asyncio.TaskGroup() as lanes:
                 for _ in range(queue.lanes):
@@ -338,6 +320,8 @@ class BatchProcessor:
         finally:
             with phase("record"), self._tracer.start_as_current_span("store"):
                 await recorder.close()
+            self._heartbeat.batches_in_flight -= 1
+            self._heartbeat.finished(batches=1)
         return results
 
 

@@ -36,7 +36,7 @@ class BatchRecorder:
         cancelled: bool = False,
         heartbeat: WorkerHeartbeat | None = None,
     ) -> None:
-        self._heartbeat = heartbeat
+        self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
         self._store = store
         self._handle = handle
         self._clock = clock
@@ -79,18 +79,17 @@ class BatchRecorder:
         async with self._lock:
             changes, self._pending = self._pending, []
             now = self._clock()
-            beat = self._heartbeat.take() if self._heartbeat is not None else None
+            beat = self._heartbeat.take()
             try:
                 settled: Settled = await self._store.settle(
                     self._handle, changes, now, now + timedelta(seconds=lease_until_s), beat
                 )
             except BaseException:
                 self._pending = changes + self._pending  # written by the next attempt
-                if beat is not None and self._heartbeat is not None:
+                if beat is not None:
                     self._heartbeat.restore(beat)
                 raise
-            if self._heartbeat is not None:
-                self._heartbeat.finished(pages=len(settled.finished))
+            self._heartbeat.finished(pages=len(settled.finished))
             self._last_write = time.monotonic()
             self._handle = settled.handle
             self.cancelled = self.cancelled or settled.cancelled

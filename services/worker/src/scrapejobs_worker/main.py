@@ -90,7 +90,7 @@ def create_app(
     webhook_outbox: WebhookOutbox | None = None,
     webhook_log: WebhookLog | None = None,
     telemetry: Telemetry | None = None,
-    workers: WorkerDirectory | None = None,
+    worker_directory: WorkerDirectory | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
     telemetry the settings choose unless others are given (tests; the caller then shuts
@@ -127,13 +127,11 @@ def create_app(
             runner_policy(settings),
         )
         metrics = DeliveryMetrics(telemetry_used.meter(SERVICE), settings.task_subscription)
-        directory = workers or (FirestoreWorkerDirectory(client) if client is not None else None)
-        heartbeat = None
-        if directory is not None:
-            revision = os.environ.get("K_REVISION", "local")  # Cloud Run names the revision
-            heartbeat = WorkerHeartbeat(
-                directory, clock, revision, every_s=settings.worker_report_s
-            )
+        directory = worker_directory or (
+            FirestoreWorkerDirectory(client) if client is not None else None
+        )
+        revision = os.environ.get("K_REVISION", "local")  # Cloud Run names the revision
+        heartbeat = WorkerHeartbeat(directory, clock, revision, every_s=settings.worker_report_s)
         app.state.processor = BatchProcessor(
             job_store,
             runner,
@@ -160,21 +158,18 @@ def create_app(
             log.info("rendering enabled", extra={"browser": settings.render_browser_path})
         if settings.fetch_allowlist:
             log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
-        reporting = None
-        if heartbeat is not None:
-            try:
-                await heartbeat.report_now()  # listed from its start, before any work
-            except Exception:
-                log.warning("worker report failed at start", exc_info=True)
-            reporting = asyncio.create_task(heartbeat.run())
+        try:
+            await heartbeat.report_now()  # listed from its start, before any work
+        except Exception:
+            log.warning("worker report failed at start", exc_info=True)
+        reporting = asyncio.create_task(heartbeat.run())
         log.info("worker ready", extra={"project": settings.project_id})
         try:
             yield
         finally:
-            if reporting is not None:
-                reporting.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reporting
+            reporting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporting
             if isinstance(host_gate, WarmSlotGate):
                 await host_gate.close()
             await page_fetcher.aclose()

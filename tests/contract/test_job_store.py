@@ -599,9 +599,9 @@ async def test_a_settle_records_results_of_any_total_size(
         request,
         store,
         "one commit carries every result of the settle: over 10 MiB (4 MiB on the emulator) "
-        "Firestore refuses it (RESOURCE_EXHAUSTED, retried for 60 s), and the worker keeps "
+        "Firestore refuses it (RESOURCE_EXHAUSTED, at once), and the worker keeps "
         "retrying the same, growing, set of changes",
-        gexc.RetryError,  # on RESOURCE_EXHAUSTED: "gRPC message exceeds maximum size"
+        gexc.ResourceExhausted,  # "gRPC message exceeds maximum size"
     )
     job, [batch] = await a_job(store, 12)
     now = datetime.now(UTC)

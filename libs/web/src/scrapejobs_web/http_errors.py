@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 from typing import Any
 
@@ -22,11 +23,25 @@ CODES = {
 }
 
 
-def error_response(status: int, code: str, message: str, field: str | None = None) -> JSONResponse:
+def error_response(
+    status: int, code: str, message: str, field: str | None = None, **extra: Any
+) -> JSONResponse:
     body: dict[str, Any] = {"code": code, "message": message}
     if field is not None:
         body["field"] = field
-    return JSONResponse({"error": body}, status_code=status)
+    return JSONResponse({"error": body | extra}, status_code=status)
+
+
+def unavailable_response(
+    dependency: str, message: str, retry_after_s: float, **extra: Any
+) -> JSONResponse:
+    """``503`` naming the dependency that did not answer, with ``Retry-After`` (whole seconds,
+    at least 1): ``{"error": {"code": "dependency_unavailable", "message", "dependency"}}``."""
+    response = error_response(
+        503, "dependency_unavailable", message, dependency=dependency, **extra
+    )
+    response.headers["Retry-After"] = str(max(1, math.ceil(retry_after_s)))
+    return response
 
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:

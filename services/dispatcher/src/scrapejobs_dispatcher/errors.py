@@ -19,9 +19,15 @@ from scrapejobs_dispatcher.service import (
     JobAlreadyFinished,
     JobNotFound,
     JobStillRunning,
+    SubmissionUnconfirmed,
 )
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
-from scrapejobs_web.http_errors import error_response, install_http_error_handlers
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
+from scrapejobs_web.http_errors import (
+    error_response,
+    install_http_error_handlers,
+    unavailable_response,
+)
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +94,34 @@ async def _bad_token(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "invalid_page_token", str(exc), "page_token")
 
 
+async def _unavailable(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, DependencyUnavailable)
+    log.warning("dependency unavailable", extra={"dependency": exc.dependency})
+    return unavailable_response(exc.dependency, f"{exc}; retry later", exc.timeout_s)
+
+
+async def _unconfirmed(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, SubmissionUnconfirmed)
+    outage = exc.outage
+    if exc.stored:
+        outcome = (
+            f"job {exc.job_id} is stored and its tasks are published once "
+            f"{outage.dependency} answers again"
+        )
+    else:
+        outcome = f"job {exc.job_id} may or may not have been stored"
+    message = (
+        f"{outage}: {outcome}. Retry with the same Idempotency-Key and body to get exactly "
+        "one job (without a key, GET /v1/jobs/{id} tells whether it exists)"
+    )
+    return unavailable_response(
+        outage.dependency, message, outage.timeout_s, job_id=exc.job_id, stored=exc.stored
+    )
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(DependencyUnavailable, _unavailable)
+    app.add_exception_handler(SubmissionUnconfirmed, _unconfirmed)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(JobNotFound, _not_found)
     app.add_exception_handler(JobAlreadyFinished, _finished)

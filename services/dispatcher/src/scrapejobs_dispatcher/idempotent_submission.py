@@ -10,6 +10,7 @@ the same id, which the store refuses."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from datetime import timedelta
 from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.idempotency import Done, IdempotencyKeys, InFlight, Mismatch
 
 MAX_KEY_LENGTH = 255
@@ -71,7 +73,7 @@ class IdempotentSubmission:
         job_id = digest[:32]
         if isinstance(reservation, InFlight):
             try:  # its process may have died after the commit: the job answers for it
-                view = await self._jobs.get(job_id)
+                view = await self._jobs.existing(job_id)
             except JobNotFound:
                 raise IdempotencyKeyInFlight(key) from None
             await self._keys.complete(digest, job_id, self._clock())
@@ -81,7 +83,10 @@ class IdempotentSubmission:
         try:
             view = await self._jobs.submit(request, job_id=job_id)
         except BaseException:
-            await self._keys.release(digest)
+            # the store may be what failed: then the key stays reserved until it goes stale,
+            # and a retry meanwhile finds the job, if it was stored, by its derived id
+            with contextlib.suppress(DependencyUnavailable):
+                await self._keys.release(digest)
             raise
         await self._keys.complete(digest, view.job.id, self._clock())
         return Submitted(view, replayed=not view.created)

@@ -32,12 +32,14 @@ from scrapejobs_dispatcher.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.stats import FirestoreStats
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
+from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
@@ -88,13 +90,19 @@ def create_app(
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
-        job_store = store or FirestoreJobStore(client)
-        app.state.workers = worker_directory or FirestoreWorkerDirectory(client)
-        host_gate = app.state.host_gate = gate or FirestoreHostGate(client)
-        task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
-        outbox = webhook_outbox or PubSubWebhookOutbox(settings.project_id, settings.webhook_topic)
+        deadline = CallDeadline(settings.firestore_timeout_s)
+        publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
+        job_store = store or FirestoreJobStore(client, deadline=deadline)
+        app.state.workers = worker_directory or FirestoreWorkerDirectory(client, deadline)
+        host_gate = app.state.host_gate = gate or FirestoreHostGate(client, deadline)
+        task_publisher = publisher or PubSubTaskPublisher(
+            settings.project_id, settings.task_topic, publish_deadline
+        )
+        outbox = webhook_outbox or PubSubWebhookOutbox(
+            settings.project_id, settings.webhook_topic, publish_deadline
+        )
         app.state.monitor = Monitor(
-            stats_reader or FirestoreStats(client),
+            stats_reader or FirestoreStats(client, deadline),
             job_store,
             host_gate,
             task_publisher,
@@ -109,7 +117,7 @@ def create_app(
             tracer,
             batch_size=settings.batch_size,
             events=JobEvents(job_store, outbox),
-            webhook_log=webhook_log or FirestoreWebhookLog(client),
+            webhook_log=webhook_log or FirestoreWebhookLog(client, deadline),
             metrics=SubmissionMetrics(telemetry_used.meter(SERVICE)),
             coalesce_window_s=settings.coalesce_window_ms / 1000 or None,
             coalesce_busy_window_s=settings.coalesce_busy_window_ms / 1000,
@@ -118,7 +126,7 @@ def create_app(
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.idempotent_submissions = IdempotentSubmission(
             app.state.jobs,
-            idempotency_keys or FirestoreIdempotencyKeys(client),
+            idempotency_keys or FirestoreIdempotencyKeys(client, deadline),
             utc_now,
             timedelta(seconds=settings.idempotency_key_ttl_s),
             stale_after=timedelta(seconds=settings.idempotency_stale_s),

@@ -31,6 +31,7 @@ from scrapejobs_shared.domain.records import (
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
+from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 from scrapejobs_shared.ports.host_gate import HostGate
 from scrapejobs_shared.ports.job_store import JobExists, Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
@@ -84,6 +85,23 @@ class InvalidFilter(ValueError):
 
 class JobAlreadyFinished(Exception):
     pass
+
+
+class SubmissionUnconfirmed(Exception):
+    """A dependency did not answer while job ``job_id`` was being submitted. After a Pub/Sub
+    outage the job is stored and its tasks wait to be published (``stored``); after a Firestore
+    one it may or may not be stored. Either way a retry with the same Idempotency-Key gives
+    one job, whose tasks are published then."""
+
+    def __init__(self, job_id: str, outage: DependencyUnavailable) -> None:
+        super().__init__(str(outage))
+        self.job_id = job_id
+        self.outage = outage
+
+    @property
+    def stored(self) -> bool | None:
+        """True after a Pub/Sub outage; None (not known) after a Firestore one."""
+        return True if self.outage.dependency == PUBSUB else None
 
 
 class JobStillRunning(Exception):
@@ -170,7 +188,13 @@ class JobService:
                         "duplicate submission ignored",
                         extra={"job_id": job.id, "trigger": trigger},
                     )
-                    return replace(await self.get(job.id), created=False)
+                    return replace(await self.existing(job.id), created=False)
+                except DependencyUnavailable as exc:
+                    log.warning(
+                        "submission unconfirmed",
+                        extra={"job_id": job.id, "dependency": exc.dependency},
+                    )
+                    raise SubmissionUnconfirmed(job.id, exc) from exc
         self._metrics.submitted(job.total, crawl=request.crawl is not None)
         counts = {status: 0 for status in TaskStatus} | {
             TaskStatus.QUEUED: job.total - failed,
@@ -282,24 +306,42 @@ class JobService:
             return []
         return await self._webhook_log.list(job_id, limit)
 
+    async def existing(self, job_id: str) -> JobView:
+        """The job an earlier submission with this id created (a retried keyed or scheduled
+        submission). If that submission stopped before its tasks were published (its process
+        died, Pub/Sub did not answer), they are published now."""
+        view = await self.get(job_id)
+        if view.job.publishing:
+            await self._publish_open_batches(view.job.id)
+            log.warning("published a resumed submission", extra={"job_id": job_id})
+        return view
+
     async def republish_stuck(self, older_than: timedelta, limit: int = 50) -> tuple[int, int]:
         """Recover submissions that stopped between writing batches and publishing them (a
-        crash, a deploy): publish every batch with open tasks again (a batch is claimed by one
-        delivery at a time, so duplicates are harmless). Returns (jobs, tasks) republished."""
+        crash, a deploy, a Pub/Sub outage): publish every batch with open tasks again (a batch
+        is claimed by one delivery at a time, so duplicates are harmless). Returns (jobs,
+        tasks) republished."""
         jobs = await self._store.stuck_publishing(self._clock() - older_than, limit)
         republished = 0
         for job in jobs:
-            token: str | None = None
-            while True:
-                page = await self._store.open_batches(job.id, REPUBLISH_PAGE, token)
-                tasks = sum(len(batch.open_items) for batch in page.items)
-                republished += tasks - await self._enqueuer.publish(page.items)
-                token = page.next_page_token
-                if token is None:
-                    break
-            await self._store.mark_published([job.id], self._clock())
+            republished += await self._publish_open_batches(job.id)
             log.warning("republished a stuck submission", extra={"job_id": job.id})
         return len(jobs), republished
+
+    async def _publish_open_batches(self, job_id: str) -> int:
+        """Publish every batch of the job with open tasks, then mark it published; returns
+        how many tasks were published."""
+        published = 0
+        token: str | None = None
+        while True:
+            page = await self._store.open_batches(job_id, REPUBLISH_PAGE, token)
+            tasks = sum(len(batch.open_items) for batch in page.items)
+            published += tasks - await self._enqueuer.publish(page.items)
+            token = page.next_page_token
+            if token is None:
+                break
+        await self._store.mark_published([job_id], self._clock())
+        return published
 
     async def reconcile(self, stalled_for: timedelta, limit: int = 200) -> Reconciled:
         """Self-healing for lost messages (a broker restart, a purge, an emulator that drops

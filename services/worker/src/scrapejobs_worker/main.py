@@ -11,13 +11,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
+from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
@@ -26,11 +29,12 @@ from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
-from scrapejobs_web.http_errors import install_http_error_handlers
+from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
@@ -80,6 +84,14 @@ def _fetch_jwks(url: str) -> dict[str, Any]:
     return document
 
 
+async def _unavailable(_: Request, exc: Exception) -> JSONResponse:
+    """A push that met a dependency outage is nacked at once: Pub/Sub redelivers it with
+    backoff, and what the batch finished before is kept (its commits landed or are retried)."""
+    assert isinstance(exc, DependencyUnavailable)
+    log.warning("dependency unavailable", extra={"dependency": exc.dependency})
+    return unavailable_response(exc.dependency, str(exc), exc.timeout_s)
+
+
 def create_app(
     settings: WorkerSettings,
     store: StoreForEnqueue | None = None,
@@ -103,10 +115,16 @@ def create_app(
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
-        job_store = store or FirestoreJobStore(client, stats_shards=settings.stats_shards)
+        deadline = CallDeadline(settings.firestore_timeout_s)
+        publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
+        job_store = store or FirestoreJobStore(
+            client, stats_shards=settings.stats_shards, deadline=deadline
+        )
         clock = utc_now
-        host_gate = warm_slots(settings, gate or FirestoreHostGate(client), clock)
-        task_publisher = publisher or PubSubTaskPublisher(settings.project_id, settings.task_topic)
+        host_gate = warm_slots(settings, gate or FirestoreHostGate(client, deadline), clock)
+        task_publisher = publisher or PubSubTaskPublisher(
+            settings.project_id, settings.task_topic, publish_deadline
+        )
         plain_fetcher = fetcher or build_fetcher(fetch_policy(settings))
         page_fetcher = RenderingFetcher(plain_fetcher, renderer(settings, plain_fetcher))
         politeness = Politeness(
@@ -114,7 +132,9 @@ def create_app(
         )
         telemetry_used = telemetry or telemetry_for(SERVICE, settings)
         tracer = telemetry_used.tracer(SERVICE)
-        outbox = webhook_outbox or PubSubWebhookOutbox(settings.project_id, settings.webhook_topic)
+        outbox = webhook_outbox or PubSubWebhookOutbox(
+            settings.project_id, settings.webhook_topic, publish_deadline
+        )
         events = JobEvents(job_store, outbox)
         enqueuer = Enqueuer(job_store, task_publisher, clock, tracer, events)
         runner = TaskRunner(
@@ -128,7 +148,7 @@ def create_app(
         )
         metrics = DeliveryMetrics(telemetry_used.meter(SERVICE), settings.task_subscription)
         directory = worker_directory or (
-            FirestoreWorkerDirectory(client) if client is not None else None
+            FirestoreWorkerDirectory(client, deadline) if client is not None else None
         )
         revision = os.environ.get("K_REVISION", "local")  # Cloud Run names the revision
         heartbeat = WorkerHeartbeat(directory, clock, revision, every_s=settings.worker_report_s)
@@ -145,7 +165,7 @@ def create_app(
         )
         app.state.webhooks = WebhookSender(
             job_store,
-            webhook_log or FirestoreWebhookLog(client),
+            webhook_log or FirestoreWebhookLog(client, deadline),
             plain_fetcher,
             clock,
             [key.strip() for key in settings.webhook_secrets.split(",") if key.strip()],
@@ -184,6 +204,7 @@ def create_app(
     app = FastAPI(title="scrapejobs worker", version="0.1.0", lifespan=lifespan)
     app.state.push_guard = push_guard(settings, push_keys)
     install_http_error_handlers(app)
+    app.add_exception_handler(DependencyUnavailable, _unavailable)
     app.include_router(health.router)
     app.include_router(pubsub.router)
     return app

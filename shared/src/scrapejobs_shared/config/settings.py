@@ -18,6 +18,20 @@ class CommonSettings(BaseSettings):
     task_topic: str = DEFAULT_TOPOLOGY.task_topic
     webhook_topic: str = DEFAULT_TOPOLOGY.webhook_topic
     log_level: str = "INFO"
+    firestore_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=60,
+        description="Every Firestore call, its retries included, ends within this many seconds; "
+        "past it an API request answers 503 dependency_unavailable and a push is nacked",
+    )
+    pubsub_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=60,
+        description="Every publish to Pub/Sub, its retries included, ends within this many "
+        "seconds; past it an API request answers 503 dependency_unavailable",
+    )
     retention_days: int = Field(default=30, ge=1, le=3650, description="TTL of jobs and results")
     telemetry_exporter: Literal["none", "console", "otlp", "gcp"] = Field(
         default="none",

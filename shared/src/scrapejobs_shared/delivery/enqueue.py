@@ -1,6 +1,11 @@
 """The one enqueue path: batches become messages, are published, and a batch whose message
 could not be published is failed (``publish_failed``) rather than left to wait forever.
-Submission, crawl expansion, deferral and recovery all publish through it."""
+Submission, crawl expansion, deferral and recovery all publish through it.
+
+A publish that meets an outage (Pub/Sub did not answer within its deadline) fails nothing:
+``DependencyUnavailable`` is raised and the batches stay queued for whoever recovers them (a
+submission's job stays ``publishing``; a crawl's parent task is retried; reconcile finds the
+rest), since the tasks did nothing wrong."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from scrapejobs_shared.messaging.task_message import (
 )
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
 from scrapejobs_shared.observability.tracing import inject_trace_context
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import BatchStore, JobStore, Settled
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
@@ -123,7 +129,10 @@ class Enqueuer:
         case the caller nacks its delivery so that Pub/Sub tries again."""
         if not batch.open_items:
             return True
-        [result] = await self._send([message_of(batch)], deferrals, batch.lane)
+        try:
+            [result] = await self._send([message_of(batch)], deferrals, batch.lane)
+        except DependencyUnavailable:
+            return False
         return not isinstance(result, BaseException)
 
     async def _send(
@@ -146,4 +155,7 @@ class Enqueuer:
             failed = sum(isinstance(result, BaseException) for result in results)
             if failed:
                 span.set_attribute("scrapejobs.publish.failed", failed)
+            outage = next((r for r in results if isinstance(r, DependencyUnavailable)), None)
+            if outage is not None:
+                raise outage
             return results

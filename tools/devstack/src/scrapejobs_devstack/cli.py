@@ -65,14 +65,17 @@ def up() -> None:
 
 def _reconcile(dispatcher: str) -> None:
     """Publish again batches whose messages were lost (the Pub/Sub emulator drops what it
-    pushes while the worker restarts)."""
-    try:
-        response = httpx.post(f"{dispatcher}/v1/maintenance/reconcile", timeout=30)
-        report = response.json() if response.status_code == 200 else {}
-    except (httpx.HTTPError, ValueError):
-        return
-    if report.get("batches"):
-        console.print(f"reconcile: published {report['batches']} stalled batches again")
+    pushes while the worker restarts), and submissions that stopped before publishing theirs
+    (a dispatcher stopped mid-submission, a Pub/Sub outage)."""
+    sweeps = {"reconcile": "batches", "republish": "jobs"}
+    for sweep, counted in sweeps.items():
+        try:
+            response = httpx.post(f"{dispatcher}/v1/maintenance/{sweep}", timeout=30)
+            report = response.json() if response.status_code == 200 else {}
+        except (httpx.HTTPError, ValueError):
+            continue
+        if report.get(counted):
+            console.print(f"{sweep}: published {report['tasks']} tasks again")
 
 
 @app.command()

@@ -5,6 +5,7 @@ builders (pages.py) read the service objects."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Hashable
 from functools import partial
 from typing import Annotated, Any
@@ -30,6 +31,7 @@ from scrapejobs_dispatcher.ui.sessions import COOKIE, COOKIE_PATH, DashboardSess
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 
 router = APIRouter(
     prefix="/ui",
@@ -74,6 +76,15 @@ def _problem(request: Request, status: int, title: str, detail: str) -> HTMLResp
     return _render(request, template, context, status)
 
 
+def _unavailable(request: Request, outage: DependencyUnavailable) -> HTMLResponse:
+    """A banner in place of the figures while a dependency does not answer; the polls go on,
+    and the figures come back with the first poll after it answers again."""
+    detail = f"{outage}. The figures come back by themselves once it answers again."
+    problem = _problem(request, 503, f"{outage.dependency} is not answering", detail)
+    problem.headers["Retry-After"] = str(max(1, math.ceil(outage.timeout_s)))
+    return problem
+
+
 async def _page(
     request: Request,
     template: str,
@@ -92,6 +103,8 @@ async def _page(
             return _problem(request, 404, "Job not found", f"There is no job {exc}.")
         except InvalidPageToken as exc:
             return _problem(request, 400, "Bad page link", f"This page link is not valid: {exc}")
+        except DependencyUnavailable as exc:
+            return _unavailable(request, exc)
     response = _render(request, template, context)
     response.headers["X-Firestore-Reads"] = str(ops.reads)
     return response
@@ -192,9 +205,11 @@ async def replay_one(
     jobs: JobService = services.jobs
     try:
         replayed = await jobs.replay_dead_letter(job_id, task_id)
+        return await _after_replay(request, services, filter_job or None, replayed)
     except JobNotFound as exc:
         return _problem(request, 404, "Job not found", f"There is no job {exc}.")
-    return await _after_replay(request, services, filter_job or None, replayed)
+    except DependencyUnavailable as exc:
+        return _unavailable(request, exc)
 
 
 @router.post("/dead-letters/replay", dependencies=SAME_ORIGIN)
@@ -206,9 +221,11 @@ async def replay_all(
         return _problem(request, 400, "Not sent by the dashboard", "Use the Replay all button.")
     try:
         replayed = await services.jobs.replay_dead_letters(job_id or None, None)
+        return await _after_replay(request, services, job_id or None, replayed)
     except JobNotFound as exc:
         return _problem(request, 404, "Job not found", f"There is no job {exc}.")
-    return await _after_replay(request, services, job_id or None, replayed)
+    except DependencyUnavailable as exc:
+        return _unavailable(request, exc)
 
 
 @router.get("/workers")

@@ -21,6 +21,7 @@ from typing import Any
 
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 
@@ -45,8 +46,9 @@ class ShardsRead:
 
 
 class ShardedCounters:
-    def __init__(self, client: firestore.AsyncClient) -> None:
+    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline) -> None:
         self._client = client
+        self._deadline = deadline
 
     @staticmethod
     def _shard(job_ref: Any, index: int) -> Any:
@@ -106,7 +108,7 @@ class ShardedCounters:
         refs = [self._shard(job_ref, n) for n in range(shards)]
         counts = dict.fromkeys(TaskStatus, 0)
         count(reads=len(refs))
-        async for snap in self._client.get_all(refs):
+        async for snap in self._client.get_all(refs, **self._deadline.call):
             for status, value in (snap.to_dict() or {}).items():
                 if status in counts:
                     counts[TaskStatus(status)] += int(value)
@@ -120,7 +122,7 @@ class ShardedCounters:
         job_doc: dict[str, Any] | None = None
         starts: list[datetime] = []
         count(reads=len(refs))
-        async for snap in self._client.get_all(refs):
+        async for snap in self._client.get_all(refs, **self._deadline.call):
             if snap.reference.path == job_ref.path:
                 job_doc = snap.to_dict() if snap.exists else None
                 continue
@@ -140,7 +142,7 @@ class ShardedCounters:
         random.shuffle(order)
         for index in order:
             count(reads=1)
-            doc = (await self._shard(job_ref, index).get()).to_dict() or {}
+            doc = (await self._shard(job_ref, index).get(**self._deadline.call)).to_dict() or {}
             if any(int(doc.get(name) or 0) for name in OPEN_FIELDS):
                 return True
         return False

@@ -38,6 +38,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.host_gate import (
     PAUSE_AFTER,
@@ -67,9 +68,11 @@ FULL_FOR = timedelta(seconds=2)  # a host found full is queried first for this l
 _V = TypeVar("_V")
 
 
+@reports_outages
 class FirestoreHostGate:
-    def __init__(self, client: firestore.AsyncClient) -> None:
+    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
         self._client = client
+        self._deadline = deadline or CallDeadline()
         self._hosts = client.collection("hosts")
         # host -> (slot documents known to exist: 0..n-1, until when that is trusted)
         self._complete: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
@@ -136,7 +139,7 @@ class FirestoreHostGate:
         if not self._seen.get(host):
             _remember(self._seen, host, True)
             count(reads=1)
-            host_snap = await self._hosts.document(host).get()
+            host_snap = await self._hosts.document(host).get(**self._deadline.call)
             order = list(range(concurrency))
             random.shuffle(order)
             yield host_snap, [(order[0], _Unread(self._slot(host, order[0])))]
@@ -169,7 +172,10 @@ class FirestoreHostGate:
         host_ref = self._hosts.document(host)
         refs = [host_ref] + [self._slot(host, n) for n in slots]
         count(reads=len(refs))
-        snaps = {snap.reference.path: snap async for snap in self._client.get_all(refs)}
+        snaps = {
+            snap.reference.path: snap
+            async for snap in self._client.get_all(refs, **self._deadline.call)
+        }
         slot_snaps = [(n, snaps[ref.path]) for n, ref in zip(slots, refs[1:], strict=True)]
         return snaps[host_ref.path], slot_snaps
 
@@ -188,10 +194,12 @@ class FirestoreHostGate:
         )
 
         async def free_slots() -> list[Any]:
-            return [snap async for snap in query.stream()]
+            return [snap async for snap in query.stream(**self._deadline.call)]
 
         if host_snap is None:
-            host_snap, found = await asyncio.gather(host_ref.get(), free_slots())
+            host_snap, found = await asyncio.gather(
+                host_ref.get(**self._deadline.call), free_slots()
+            )
             count(reads=1)
         else:
             found = await free_slots()
@@ -220,10 +228,10 @@ class FirestoreHostGate:
             if snap.exists:
                 option = self._client.write_option(last_update_time=snap.update_time)
                 count(writes=1)
-                result = await snap.reference.update(fields, option=option)
+                result = await snap.reference.update(fields, option=option, **self._deadline.call)
             else:
                 count(writes=1)
-                result = await snap.reference.create(fields)
+                result = await snap.reference.create(fields, **self._deadline.call)
         except LOST_RACE:
             return None
         return result.update_time
@@ -240,10 +248,10 @@ class FirestoreHostGate:
             if host_snap.exists:
                 option = self._client.write_option(last_update_time=host_snap.update_time)
                 count(writes=1)
-                await host_snap.reference.update(fields, option=option)
+                await host_snap.reference.update(fields, option=option, **self._deadline.call)
             else:
                 count(writes=1)
-                await host_snap.reference.create(fields)
+                await host_snap.reference.create(fields, **self._deadline.call)
         except LOST_RACE:
             return False
         return True
@@ -253,12 +261,16 @@ class FirestoreHostGate:
         # A lost race means our lease lapsed and someone else holds the slot now.
         with contextlib.suppress(*LOST_RACE):
             count(writes=1)
-            await self._slot(permit.host, permit.slot).update({"lease_until": FREE}, option=option)
+            await self._slot(permit.host, permit.slot).update(
+                {"lease_until": FREE}, option=option, **self._deadline.call
+            )
 
     async def record_success(self, permit: Permit, now: datetime) -> None:
         if permit.failures:
             count(writes=1)
-            await self._hosts.document(permit.host).set({"failures": 0}, merge=True)
+            await self._hosts.document(permit.host).set(
+                {"failures": 0}, merge=True, **self._deadline.call
+            )
 
     async def record_failure(self, host: str, policy: BreakerPolicy, now: datetime) -> None:
         """One blind increment, no transaction: the write's transform result is the new count.
@@ -271,22 +283,24 @@ class FirestoreHostGate:
             ref, {"failures": firestore.Increment(1), "expire_at": now + RETENTION}, merge=True
         )
         count(writes=1)
-        [result] = await commit.commit()
+        [result] = await commit.commit(**self._deadline.call)
         failures = int(result.transform_results[0].integer_value)
         if failures >= policy.failure_threshold:
             open_until = now + timedelta(seconds=policy.cooldown_s)
             count(writes=1)
-            await ref.set({"failures": 0, "open_until": open_until}, merge=True)
+            await ref.set(
+                {"failures": 0, "open_until": open_until}, merge=True, **self._deadline.call
+            )
 
     async def close_breaker(self, host: str, now: datetime) -> bool:
         """One read; a write only when the breaker is open or a failure streak runs."""
         ref = self._hosts.document(host)
         count(reads=1)
-        signals = _signals(await ref.get())
+        signals = _signals(await ref.get(**self._deadline.call))
         if signals.open_until is None and not signals.failures:
             return False
         count(writes=1)
-        await ref.set({"open_until": None, "failures": 0}, merge=True)
+        await ref.set({"open_until": None, "failures": 0}, merge=True, **self._deadline.call)
         return signals.open_until is not None and signals.open_until > now
 
     async def hold(self, host: str, until: datetime) -> None:
@@ -295,7 +309,7 @@ class FirestoreHostGate:
         @firestore.async_transactional
         async def push_back(transaction: Any) -> None:
             count(reads=1, writes=1)
-            snap = await ref.get(transaction=transaction)
+            snap = await ref.get(transaction=transaction, **self._deadline.call)
             current = (snap.to_dict() or {}).get("next_at")
             if current is None or current < until:
                 transaction.set(ref, {"next_at": until, "expire_at": until + RETENTION}, merge=True)
@@ -304,12 +318,16 @@ class FirestoreHostGate:
 
     async def signals(self, host: str) -> HostSignals:
         count(reads=1)
-        return _signals(await self._hosts.document(host).get())
+        return _signals(await self._hosts.document(host).get(**self._deadline.call))
 
     async def state(self, host: str, now: datetime) -> HostState:
         signals = await self.signals(host)
         slots = self._hosts.document(host).collection("slots")
-        busy = await slots.where(filter=FieldFilter("lease_until", ">", now)).count().get()
+        busy = (
+            await slots.where(filter=FieldFilter("lease_until", ">", now))
+            .count()
+            .get(**self._deadline.call)
+        )
         return HostState(
             host, signals.next_at, signals.open_until, signals.failures, int(busy[0][0].value)
         )
@@ -317,7 +335,10 @@ class FirestoreHostGate:
     async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
         async def hosts_with(field: str, after: datetime, reason: str) -> list[PausedHost]:
             query = self._hosts.where(filter=FieldFilter(field, ">", after)).limit(limit)
-            found = [PausedHost(s.id, s.get(field), reason) async for s in query.stream()]
+            found = [
+                PausedHost(s.id, s.get(field), reason)
+                async for s in query.stream(**self._deadline.call)
+            ]
             count(reads=max(len(found), 1))
             return found
 
@@ -330,11 +351,11 @@ class FirestoreHostGate:
         write the same document (the host's stays as quiet as before)."""
         count(writes=1)
         fields = {"until": until, "expire_at": until + RETENTION}
-        await self._wants(host).document(wanter).set(fields)
+        await self._wants(host).document(wanter).set(fields, **self._deadline.call)
 
     async def wanting(self, host: str, now: datetime) -> frozenset[str]:
         query = self._wants(host).where(filter=FieldFilter("until", ">", now)).limit(WANTERS_READ)
-        found = [snap.id async for snap in query.stream()]
+        found = [snap.id async for snap in query.stream(**self._deadline.call)]
         count(reads=max(len(found), 1))
         return frozenset(found)
 

@@ -10,6 +10,7 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.idempotency import (
     Done,
@@ -22,8 +23,10 @@ from scrapejobs_shared.ports.idempotency import (
 TAKE_OVER_RETRIES = 3
 
 
+@reports_outages
 class FirestoreIdempotencyKeys:
-    def __init__(self, client: firestore.AsyncClient) -> None:
+    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
+        self._deadline = deadline or CallDeadline()
         self._keys = client.collection("idempotency_keys")
         self._client = client
 
@@ -45,12 +48,12 @@ class FirestoreIdempotencyKeys:
         for _ in range(TAKE_OVER_RETRIES):
             count(writes=1)
             try:
-                await ref.create(doc)
+                await ref.create(doc, **self._deadline.call)
                 return Reserved()
             except gexc.AlreadyExists:
                 pass
             count(reads=1)
-            snap = await ref.get()
+            snap = await ref.get(**self._deadline.call)
             if not snap.exists:
                 continue  # released in between: try again
             found: dict[str, Any] = snap.to_dict() or {}
@@ -60,7 +63,7 @@ class FirestoreIdempotencyKeys:
                 count(writes=1)
                 try:
                     fresh = doc | {"completed_at": firestore.DELETE_FIELD}
-                    await ref.update(fresh, option=guard)
+                    await ref.update(fresh, option=guard, **self._deadline.call)
                     return Reserved()
                 except (gexc.FailedPrecondition, gexc.NotFound):
                     continue
@@ -73,7 +76,11 @@ class FirestoreIdempotencyKeys:
                 return InFlight()
             count(writes=1)
             try:  # a dispatcher died mid-submission: take its reservation over
-                await ref.update({"reserved_at": now, "expire_at": expire_at}, option=guard)
+                await ref.update(
+                    {"reserved_at": now, "expire_at": expire_at},
+                    option=guard,
+                    **self._deadline.call,
+                )
                 return Reserved()
             except (gexc.FailedPrecondition, gexc.NotFound):
                 continue
@@ -81,8 +88,10 @@ class FirestoreIdempotencyKeys:
 
     async def complete(self, key: str, job_id: str, now: datetime) -> None:
         count(writes=1)
-        await self._keys.document(key).update({"job_id": job_id, "completed_at": now})
+        await self._keys.document(key).update(
+            {"job_id": job_id, "completed_at": now}, **self._deadline.call
+        )
 
     async def release(self, key: str) -> None:
         count(writes=1)
-        await self._keys.document(key).delete()
+        await self._keys.document(key).delete(**self._deadline.call)

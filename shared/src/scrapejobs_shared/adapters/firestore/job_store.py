@@ -30,6 +30,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore import plain_writes
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
     batch_from_doc,
     batch_to_doc,
@@ -91,6 +92,7 @@ class _Handle:
     token: Any
 
 
+@reports_outages
 class FirestoreJobStore:
     def __init__(
         self,
@@ -98,11 +100,13 @@ class FirestoreJobStore:
         *,
         write_concurrency: int = 8,
         stats_shards: int = DEFAULT_SHARDS,
+        deadline: CallDeadline | None = None,
     ) -> None:
         self._client = client
+        self._deadline = deadline or CallDeadline()
         self._jobs = client.collection("jobs")
         self._write_slots = asyncio.Semaphore(write_concurrency)
-        self._counters = ShardedCounters(client)
+        self._counters = ShardedCounters(client, self._deadline)
         self._stats = OutcomeStats(client, stats_shards)
         self._shards: dict[str, int] = {}  # counter shards per job id (immutable)
 
@@ -135,7 +139,7 @@ class FirestoreJobStore:
             return
         job_ref = self._job_ref(job.id)
         count(reads=1)
-        if (await job_ref.get()).exists:
+        if (await job_ref.get(**self._deadline.call)).exists:
             raise JobExists(job.id)
         # Batches first, the job (with its counts) last: a crash in between leaves no job whose
         # counts promise tasks that do not exist; orphan batches expire through their TTL.
@@ -145,7 +149,7 @@ class FirestoreJobStore:
         shards = self._stage_counts(commit, job, batches)
         count(writes=1 + shards)
         try:
-            await commit.commit()
+            await commit.commit(**self._deadline.call)
         except gexc.AlreadyExists:
             raise JobExists(job.id) from None
         self._remember_shards(job)
@@ -171,7 +175,7 @@ class FirestoreJobStore:
         count(writes=writes)
         try:
             async with self._write_slots:
-                await commit.commit()
+                await commit.commit(**self._deadline.call)
         except gexc.AlreadyExists:
             raise JobExists(", ".join(job.id for job, _, _ in jobs)) from None
         for job, _, _ in jobs:
@@ -223,13 +227,13 @@ class FirestoreJobStore:
             commit.set(ref, doc)
         count(writes=len(chunk))
         async with self._write_slots:
-            await commit.commit()
+            await commit.commit(**self._deadline.call)
 
     async def get_job(self, job_id: str) -> JobRecord | None:
         if _reserved(job_id):
             return None
         count(reads=1)
-        snap = await self._job_ref(job_id).get()
+        snap = await self._job_ref(job_id).get(**self._deadline.call)
         if not snap.exists:
             return None
         job = job_from_doc(job_id, snap.to_dict())
@@ -250,7 +254,7 @@ class FirestoreJobStore:
             query = query.start_after(
                 {"created_at": datetime.fromisoformat(created_at), "__name__": last_id}
             )
-        snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
         count(reads=max(1, len(snaps)))
         jobs = [job_from_doc(snap.id, snap.to_dict()) for snap in snaps[:page_size]]
         token = None
@@ -271,13 +275,13 @@ class FirestoreJobStore:
         ref = self._job_ref(job_id)
         for _ in range(CLAIM_RETRIES):
             count(reads=1)
-            snap = await ref.get()
+            snap = await ref.get(**self._deadline.call)
             if not snap.exists or not JobStatus(snap.get("status")).may_become(status):
                 return None
             guard = self._client.write_option(last_update_time=snap.update_time)
             count(writes=1)
             try:
-                await ref.update(_status_fields(status, now), option=guard)
+                await ref.update(_status_fields(status, now), option=guard, **self._deadline.call)
             except gexc.FailedPrecondition:
                 continue  # changed since our read: decide again
             return job_from_doc(job_id, snap.to_dict())
@@ -292,7 +296,7 @@ class FirestoreJobStore:
         ref = self._job_ref(job_id)
         for _ in range(CLAIM_RETRIES):
             count(reads=1)
-            snap = await ref.get()
+            snap = await ref.get(**self._deadline.call)
             if not snap.exists or not JobStatus(snap.get("status")).may_become(JobStatus.CANCELLED):
                 return False
             job = job_from_doc(job_id, snap.to_dict())
@@ -302,7 +306,7 @@ class FirestoreJobStore:
             self._counters.mark_cancelled(commit, ref, job.counter_shards, job.expire_at)
             count(writes=1 + job.counter_shards)
             try:
-                await commit.commit()
+                await commit.commit(**self._deadline.call)
             except gexc.FailedPrecondition:
                 continue  # changed since our read: decide again
             return True
@@ -320,7 +324,7 @@ class FirestoreJobStore:
         for job_id in job_ids:
             commit.update(self._job_ref(job_id), {"publishing": False, "updated_at": now})
         count(writes=len(job_ids))
-        await commit.commit()
+        await commit.commit(**self._deadline.call)
 
     async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
         query = (
@@ -328,7 +332,10 @@ class FirestoreJobStore:
             .where(filter=FieldFilter("created_at", "<", created_before))
             .limit(limit)
         )
-        jobs = [job_from_doc(snap.id, snap.to_dict()) async for snap in query.stream()]
+        jobs = [
+            job_from_doc(snap.id, snap.to_dict())
+            async for snap in query.stream(**self._deadline.call)
+        ]
         count(reads=max(1, len(jobs)))
         return jobs
 
@@ -340,7 +347,10 @@ class FirestoreJobStore:
             .where(filter=FieldFilter("finished_at", "<", until))
             .limit(limit)
         )
-        jobs = [job_from_doc(snap.id, snap.to_dict()) async for snap in query.stream()]
+        jobs = [
+            job_from_doc(snap.id, snap.to_dict())
+            async for snap in query.stream(**self._deadline.call)
+        ]
         count(reads=max(1, len(jobs)))
         return jobs
 
@@ -396,7 +406,7 @@ class FirestoreJobStore:
         if page_token:
             (last_id,) = decode_token(page_token, 1)
             query = query.start_after({"__name__": last_id})
-        snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
         count(reads=max(1, len(snaps)))
         tasks = [task_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
         token = encode_token([tasks[-1].id]) if len(snaps) > page_size else None
@@ -406,7 +416,7 @@ class FirestoreJobStore:
         if _reserved(job_id) or _reserved(task_id):
             return None
         count(reads=1)
-        snap = await self._task_ref(self._job_ref(job_id), task_id).get()
+        snap = await self._task_ref(self._job_ref(job_id), task_id).get(**self._deadline.call)
         return task_from_doc(job_id, task_id, snap.to_dict()) if snap.exists else None
 
     async def record_rejected_message(
@@ -423,7 +433,8 @@ class FirestoreJobStore:
                     "payload": payload[:10_000],
                     "received_at": now,
                     "expire_at": now + REJECTED_RETENTION,
-                }
+                },
+                **self._deadline.call,
             )
         )
 
@@ -441,7 +452,9 @@ class FirestoreJobStore:
             count(reads=len(refs))
             snaps = {
                 snap.reference.path: snap
-                async for snap in self._client.get_all(refs, transaction=transaction)
+                async for snap in self._client.get_all(
+                    refs, transaction=transaction, **self._deadline.call
+                )
             }
             job_snap, batch_snap = snaps[job_ref.path], snaps[batch_ref.path]
             if batch_snap.exists:
@@ -488,7 +501,7 @@ class FirestoreJobStore:
         if page_token:
             open_count, last_id = decode_token(page_token, 2)
             query = query.start_after({"open": int(open_count), "__name__": last_id})
-        snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
         count(reads=max(1, len(snaps)))
         batches = [batch_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
         token = None
@@ -506,7 +519,7 @@ class FirestoreJobStore:
             .order_by("updated_at")
             .limit(limit)
         )
-        snaps = [snap async for snap in query.stream()]
+        snaps = [snap async for snap in query.stream(**self._deadline.call)]
         count(reads=max(1, len(snaps)))
         batches = [
             batch_from_doc(snap.reference.parent.parent.id, snap.id, snap.to_dict())
@@ -527,7 +540,7 @@ class FirestoreJobStore:
             .limit(1)
         )
         count(reads=1)
-        return bool([snap async for snap in query.stream()])
+        return bool([snap async for snap in query.stream(**self._deadline.call)])
 
     async def tasks_with_status(
         self,
@@ -556,7 +569,7 @@ class FirestoreJobStore:
             query = query.start_after(
                 {"updated_at": datetime.fromisoformat(updated_at), "__name__": last}
             )
-        snaps = [snap async for snap in query.limit(page_size + 1).stream()]
+        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
         count(reads=max(1, len(snaps)))
         found = [
             task_from_doc(snap.reference.parent.parent.id, snap.id, snap.to_dict())
@@ -589,7 +602,9 @@ class FirestoreJobStore:
             count(reads=2)
             snaps = {
                 snap.reference.path: snap
-                async for snap in self._client.get_all([job_ref, ref], transaction=transaction)
+                async for snap in self._client.get_all(
+                    [job_ref, ref], transaction=transaction, **self._deadline.call
+                )
             }
             job_snap, batch_snap = snaps[job_ref.path], snaps[ref.path]
             if not job_snap.exists or not batch_snap.exists:
@@ -638,7 +653,7 @@ class FirestoreJobStore:
         ref = self._batch_ref(job_ref, batch_id)
         for _ in range(CLAIM_RETRIES):
             count(reads=1)
-            snap = await ref.get()
+            snap = await ref.get(**self._deadline.call)
             if not snap.exists:
                 return Missing()
             doc = snap.to_dict()
@@ -663,7 +678,7 @@ class FirestoreJobStore:
             )
             count(writes=2)
             try:
-                results = await commit.commit()
+                results = await commit.commit(**self._deadline.call)
             except gexc.FailedPrecondition:
                 continue  # another delivery changed the batch since our read
             after = self._counters.after(results[1], applied.deltas)
@@ -690,7 +705,7 @@ class FirestoreJobStore:
                 pass  # something else wrote the batch: decide inside a transaction
         settled = await self._settle_in_transaction(handle, changes, now, lease_until)
         if beat is not None:  # rare: the report on its own
-            await FirestoreWorkerDirectory(self._client).report(beat)
+            await FirestoreWorkerDirectory(self._client, self._deadline).report(beat)
         return settled
 
     async def _commit_settled(
@@ -707,7 +722,7 @@ class FirestoreJobStore:
         if beat is not None:  # last: the results' order above is what is read back
             stage_beat(commit, self._client, beat)
         count(writes=2 + len(applied.results) + stats + (beat is not None))
-        results = await commit.commit()
+        results = await commit.commit(**self._deadline.call)
         after = self._counters.after(results[1], applied.deltas)
         return Settled(
             _Handle(applied.batch, handle.shard, results[0].update_time),
@@ -766,7 +781,7 @@ class FirestoreJobStore:
         @firestore.async_transactional
         async def run(transaction: Any) -> tuple[Applied, int] | None:
             count(reads=1)
-            snap = await ref.get(transaction=transaction)
+            snap = await ref.get(transaction=transaction, **self._deadline.call)
             if not snap.exists:
                 return None
             doc = snap.to_dict()

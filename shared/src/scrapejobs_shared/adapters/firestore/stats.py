@@ -23,6 +23,7 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
 from scrapejobs_shared.domain.stats import HOUR, SLOT, Totals, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
@@ -59,13 +60,15 @@ class OutcomeStats:
         return 1
 
 
+@reports_outages
 class FirestoreStats:
-    def __init__(self, client: firestore.AsyncClient) -> None:
+    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
         self._client = client
+        self._deadline = deadline or CallDeadline()
         self._slots = client.collection("stats_slots")
         self._rollups = client.collection("stats_rollups")
         self._jobs = client.collection("jobs")
-        self._counters = ShardedCounters(client)
+        self._counters = ShardedCounters(client, self._deadline)
 
     async def ping(self) -> None:
         count(reads=1)
@@ -98,7 +101,9 @@ class FirestoreStats:
         refs = {self._rollups.document(kind + _slot_id(start)).id: start for start in starts}
         found: dict[datetime, Totals] = {}
         count(reads=len(refs))
-        async for snap in self._client.get_all([self._rollups.document(i) for i in refs]):
+        async for snap in self._client.get_all(
+            [self._rollups.document(i) for i in refs], **self._deadline.call
+        ):
             if snap.exists:
                 found[refs[snap.id]] = Totals.from_fields(snap.to_dict() or {})
         return found
@@ -109,7 +114,7 @@ class FirestoreStats:
         )
         summed: dict[datetime, Totals] = {}
         reads = 0
-        async for snap in query.stream():
+        async for snap in query.stream(**self._deadline.call):
             reads += 1
             doc = snap.to_dict() or {}
             slot = doc["slot"]
@@ -125,12 +130,12 @@ class FirestoreStats:
                 doc = value.to_fields() | {"expire_at": begin + RETENTION}
                 commit.set(self._rollups.document(kind + _slot_id(begin)), doc)
             count(writes=len(items[start : start + 400]))
-            await commit.commit()
+            await commit.commit(**self._deadline.call)
 
     async def jobs_by_status(self) -> dict[JobStatus, int]:
         async def count_of(status: JobStatus) -> int:
             query = self._jobs.where(filter=FieldFilter("status", "==", status.value))
-            result = await query.count().get()
+            result = await query.count().get(**self._deadline.call)
             count(reads=1)
             return int(result[0][0].value)
 
@@ -142,7 +147,7 @@ class FirestoreStats:
         query = self._jobs.where(filter=FieldFilter("status", "in", list(ACTIVE))).limit(
             max_jobs + 1
         )
-        jobs = [snap async for snap in query.stream()]
+        jobs = [snap async for snap in query.stream(**self._deadline.call)]
         count(reads=max(len(jobs), 1))
         partial = len(jobs) > max_jobs
         jobs = jobs[:max_jobs]

@@ -10,12 +10,15 @@ from typing import Any
 
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
 
+@reports_outages
 class FirestoreWebhookLog:
-    def __init__(self, client: firestore.AsyncClient) -> None:
+    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
+        self._deadline = deadline or CallDeadline()
         self._jobs = client.collection("jobs")
 
     def _ref(self, job_id: str, event_id: str) -> Any:
@@ -23,12 +26,14 @@ class FirestoreWebhookLog:
 
     async def get(self, job_id: str, event_id: str) -> WebhookDelivery | None:
         count(reads=1)
-        snap = await self._ref(job_id, event_id).get()
+        snap = await self._ref(job_id, event_id).get(**self._deadline.call)
         return _delivery(snap.to_dict()) if snap.exists else None
 
     async def put(self, job_id: str, delivery: WebhookDelivery, expire_at: datetime) -> None:
         count(writes=1)
-        await self._ref(job_id, delivery.event_id).set(asdict(delivery) | {"expire_at": expire_at})
+        await self._ref(job_id, delivery.event_id).set(
+            asdict(delivery) | {"expire_at": expire_at}, **self._deadline.call
+        )
 
     async def list(self, job_id: str, limit: int) -> list[WebhookDelivery]:
         query = (
@@ -37,7 +42,7 @@ class FirestoreWebhookLog:
             .order_by("created_at", direction=firestore.Query.DESCENDING)
             .limit(limit)
         )
-        found = [_delivery(snap.to_dict()) async for snap in query.stream()]
+        found = [_delivery(snap.to_dict()) async for snap in query.stream(**self._deadline.call)]
         count(reads=max(len(found), 1))
         return found
 

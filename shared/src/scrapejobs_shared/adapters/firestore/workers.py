@@ -11,6 +11,7 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.domain.workers import KEPT_FOR, WorkerBeat, WorkerView
 from scrapejobs_shared.observability.store_ops import count
 
@@ -32,15 +33,17 @@ def stage_beat(commit: Any, client: Any, beat: WorkerBeat) -> None:
     commit.set(client.collection(COLLECTION).document(beat.worker_id), fields, merge=True)
 
 
+@reports_outages
 class FirestoreWorkerDirectory:
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, deadline: CallDeadline | None = None) -> None:
         self._client = client
+        self._deadline = deadline or CallDeadline()
 
     async def report(self, beat: WorkerBeat) -> None:
         commit = self._client.batch()
         stage_beat(commit, self._client, beat)
         count(writes=1)
-        await commit.commit()
+        await commit.commit(**self._deadline.call)
 
     async def seen_since(self, since: datetime, limit: int) -> list[WorkerView]:
         query = (
@@ -49,7 +52,7 @@ class FirestoreWorkerDirectory:
             .order_by("last_seen", direction=firestore.Query.DESCENDING)
             .limit(limit)
         )
-        found = [_view(snap) async for snap in query.stream()]
+        found = [_view(snap) async for snap in query.stream(**self._deadline.call)]
         count(reads=max(len(found), 1))
         return found
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from scrapejobs_shared.messaging.task_message import BatchMessage, BundleMessage, TaskMessage
+from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 
 
 class MemoryTaskPublisher:
     def __init__(self, fail_after: int | None = None) -> None:
         self.published: list[tuple[TaskMessage, dict[str, str]]] = []
         self._fail_after = fail_after
+        self.away = False  # Pub/Sub not answering: each message's result is the outage
 
     @property
     def batches(self) -> list[tuple[BatchMessage, dict[str, str]]]:
@@ -26,6 +28,9 @@ class MemoryTaskPublisher:
     ) -> list[str | BaseException]:
         results: list[str | BaseException] = []
         for message in messages:
+            if self.away:
+                results.append(DependencyUnavailable(PUBSUB, 5.0))
+                continue
             if self._fail_after is not None and len(self.published) >= self._fail_after:
                 results.append(ConnectionError("publish failed"))
                 continue

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from google.cloud import pubsub_v1
 from google.cloud.pubsub_v1.types import BatchSettings, PublisherOptions
 
+from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
 from scrapejobs_shared.messaging.task_message import FORMAT_VERSION, TaskMessage
 from scrapejobs_shared.messaging.topology import DEFAULT_LANE, LANE_ATTRIBUTE, LANES, in_lane
 
@@ -17,7 +18,10 @@ BATCH = BatchSettings(max_messages=500, max_bytes=4 * 1024 * 1024, max_latency=0
 
 
 class PubSubTaskPublisher:
-    def __init__(self, project_id: str, topic: str) -> None:
+    def __init__(
+        self, project_id: str, topic: str, deadline: PublishDeadline | None = None
+    ) -> None:
+        self._deadline = deadline or PublishDeadline()
         self._client = pubsub_v1.PublisherClient(
             batch_settings=BATCH,
             publisher_options=PublisherOptions(enable_open_telemetry_tracing=False),
@@ -30,14 +34,18 @@ class PubSubTaskPublisher:
     async def publish(
         self, messages: Sequence[TaskMessage], attributes: Mapping[str, str]
     ) -> list[str | BaseException]:
-        """To the topic of the ``lane`` attribute's priority lane (``normal`` without one)."""
+        """To the topic of the ``lane`` attribute's priority lane (``normal`` without one).
+        A message Pub/Sub did not take within the deadline is a ``DependencyUnavailable``."""
         attrs = {**attributes, "format": FORMAT_VERSION}
         topic = self._lanes.get(attrs.get(LANE_ATTRIBUTE, DEFAULT_LANE), self._topic)
         futures = [
-            asyncio.wrap_future(self._client.publish(topic, message.encode(), **attrs))
+            asyncio.wrap_future(
+                self._client.publish(topic, message.encode(), **self._deadline.call, **attrs)
+            )
             for message in messages
         ]
-        return list(await asyncio.gather(*futures, return_exceptions=True))
+        results = await asyncio.gather(*futures, return_exceptions=True)
+        return [self._deadline.outage_of(r) if isinstance(r, BaseException) else r for r in results]
 
     async def check(self) -> None:
         """Look the topic up (needs pubsub.topics.get: roles/pubsub.viewer on the topic)."""

@@ -8,11 +8,15 @@ import asyncio
 from google.cloud import pubsub_v1
 from google.cloud.pubsub_v1.types import PublisherOptions
 
+from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
 
 
 class PubSubWebhookOutbox:
-    def __init__(self, project_id: str, topic: str) -> None:
+    def __init__(
+        self, project_id: str, topic: str, deadline: PublishDeadline | None = None
+    ) -> None:
+        self._deadline = deadline or PublishDeadline()
         self._client = pubsub_v1.PublisherClient(
             publisher_options=PublisherOptions(enable_open_telemetry_tracing=False)
         )
@@ -20,9 +24,19 @@ class PubSubWebhookOutbox:
 
     async def publish(self, event: WebhookEvent) -> None:
         future = self._client.publish(
-            self._topic, event.to_message(), event=event.type, job_id=event.job_id
+            self._topic,
+            event.to_message(),
+            **self._deadline.call,
+            event=event.type,
+            job_id=event.job_id,
         )
-        await asyncio.wrap_future(future)
+        try:
+            await asyncio.wrap_future(future)
+        except BaseException as exc:
+            outage = self._deadline.outage_of(exc)
+            if outage is exc:
+                raise
+            raise outage from exc
 
     async def close(self) -> None:
         await asyncio.to_thread(self._client.stop)

@@ -1,0 +1,20 @@
+"""What every adapter raises when the service behind it does not answer within its deadline
+(or says it is unavailable): the caller answers at once, with a clear error, rather than hang.
+
+A write that ran out of time may still have been applied: ``DependencyUnavailable`` says the
+outcome is unknown, not that nothing happened."""
+
+from __future__ import annotations
+
+FIRESTORE = "Firestore"
+PUBSUB = "Pub/Sub"
+
+
+class DependencyUnavailable(Exception):
+    """``dependency`` (a name a person reads: "Firestore", "Pub/Sub") did not answer within
+    ``timeout_s`` seconds, or refused for now."""
+
+    def __init__(self, dependency: str, timeout_s: float) -> None:
+        super().__init__(f"{dependency} did not answer within {timeout_s:g} s")
+        self.dependency = dependency
+        self.timeout_s = timeout_s

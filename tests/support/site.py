@@ -173,6 +173,13 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:
         return 200, f"<html><head><title>{path}</title></head><body>{links}</body></html>"
     if path.startswith(("/throttle/", "/conc/")):
         return 200, product_page(5)
+    if path.startswith("/slowlinks/"):  # a slow page linking to ?links= product pages
+        if n <= int(query.get("times", "1")):
+            time.sleep(float(query.get("s", "2")))
+        first = int(query.get("from", "0"))
+        hrefs = [f"/product/{k}" for k in range(first, first + int(query.get("links", "5")))]
+        links = "".join(f"<a href='{href}'>{href}</a>" for href in hrefs)
+        return 200, f"<html><head><title>links</title></head><body>{links}</body></html>"
     if path.startswith("/slow/"):
         if n <= int(query.get("times", "1")):
             time.sleep(float(query.get("s", "2")))

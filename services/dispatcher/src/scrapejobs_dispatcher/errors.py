@@ -108,8 +108,10 @@ async def _unconfirmed(_: Request, exc: Exception) -> JSONResponse:
             f"job {exc.job_id} is stored and its tasks are published once "
             f"{outage.dependency} answers again"
         )
-    else:
+    elif exc.stored is None:
         outcome = f"job {exc.job_id} may or may not have been stored"
+    else:
+        outcome = f"job {exc.job_id} was not stored"
     message = (
         f"{outage}: {outcome}. Retry with the same Idempotency-Key and body to get exactly "
         "one job (without a key, GET /v1/jobs/{id} tells whether it exists)"

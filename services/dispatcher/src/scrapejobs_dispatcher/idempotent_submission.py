@@ -16,7 +16,12 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
-from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
+from scrapejobs_dispatcher.service import (
+    JobNotFound,
+    JobService,
+    JobView,
+    SubmissionUnconfirmed,
+)
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
@@ -65,12 +70,15 @@ class IdempotentSubmission:
         body = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         fingerprint = hashlib.sha256(body.encode()).hexdigest()
         now = self._clock()
-        reservation = await self._keys.reserve(
-            digest, fingerprint, now, now + self._ttl, self._stale_after
-        )
+        job_id = digest[:32]
+        try:
+            reservation = await self._keys.reserve(
+                digest, fingerprint, now, now + self._ttl, self._stale_after
+            )
+        except DependencyUnavailable as exc:
+            raise SubmissionUnconfirmed(job_id, exc, stored=False) from exc
         if isinstance(reservation, Mismatch):
             raise IdempotencyKeyReused(key)
-        job_id = digest[:32]
         if isinstance(reservation, InFlight):
             try:  # its process may have died after the commit: the job answers for it
                 view = await self._jobs.existing(job_id)

@@ -88,20 +88,17 @@ class JobAlreadyFinished(Exception):
 
 
 class SubmissionUnconfirmed(Exception):
-    """A dependency did not answer while job ``job_id`` was being submitted. After a Pub/Sub
-    outage the job is stored and its tasks wait to be published (``stored``); after a Firestore
-    one it may or may not be stored. Either way a retry with the same Idempotency-Key gives
-    one job, whose tasks are published then."""
+    """A dependency did not answer while job ``job_id`` was being submitted: ``stored`` is
+    True after a Pub/Sub outage (the job is stored, its tasks wait to be published), None after
+    a Firestore one during its commit (it may or may not be stored), False when nothing was
+    submitted yet. Either way a retry with the same Idempotency-Key gives one job, whose tasks
+    are published then."""
 
-    def __init__(self, job_id: str, outage: DependencyUnavailable) -> None:
+    def __init__(self, job_id: str, outage: DependencyUnavailable, stored: bool | None) -> None:
         super().__init__(str(outage))
         self.job_id = job_id
         self.outage = outage
-
-    @property
-    def stored(self) -> bool | None:
-        """True after a Pub/Sub outage; None (not known) after a Firestore one."""
-        return True if self.outage.dependency == PUBSUB else None
+        self.stored = stored
 
 
 class JobStillRunning(Exception):
@@ -194,7 +191,8 @@ class JobService:
                         "submission unconfirmed",
                         extra={"job_id": job.id, "dependency": exc.dependency},
                     )
-                    raise SubmissionUnconfirmed(job.id, exc) from exc
+                    stored = True if exc.dependency == PUBSUB else None
+                    raise SubmissionUnconfirmed(job.id, exc, stored) from exc
         self._metrics.submitted(job.total, crawl=request.crawl is not None)
         counts = {status: 0 for status in TaskStatus} | {
             TaskStatus.QUEUED: job.total - failed,

@@ -9,6 +9,11 @@ What the delivery answers:
   one more deferral and ack (a fresh delivery count: waiting for a host never dead-letters);
 * otherwise some task failed transiently → nack: Pub/Sub redelivers with backoff, and only
   the tasks still open run again.
+
+A task that meets a dependency outage (Firestore or Pub/Sub did not answer within its
+deadline) is released without spending an attempt, and the batch starts no other task: pages
+whose results could not be recorded are not fetched. The results it holds are written before
+the answer if the store comes back in time; the delivery is nacked.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, ClaimResult, Missing
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
@@ -55,6 +61,7 @@ class BatchPolicy:
     concurrency: int = 8  # tasks of one batch in flight at once
     flush_interval_s: float = 1.0  # results become visible at least this often
     lease_s: float = 40.0  # a claimed batch's lease, renewed while it runs
+    store_timeout_s: float = 5.0  # a Firestore call's deadline (SCRAPEJOBS_FIRESTORE_TIMEOUT_S)
 
 
 class BatchProcessor:
@@ -278,13 +285,22 @@ class BatchProcessor:
                 return claim
             await asyncio.sleep(max(wait_s, 0.05))
 
-    async def _run_safely(self, item: BatchItem, work: BatchWork) -> TaskResult:
+    async def _run_safely(
+        self, item: BatchItem, work: BatchWork, outages: list[DependencyUnavailable]
+    ) -> TaskResult:
         """A task whose run fails unexpectedly (a bug, a store error no adapter absorbs) is
         retried like a transient failure, its traceback logged; the batch's other tasks carry
-        on and their results are recorded. The page counts as in flight meanwhile."""
+        on and their results are recorded. A task that meets an outage is released without
+        spending an attempt, and the outage noted in ``outages`` (the lanes stop). The page
+        counts as in flight meanwhile."""
         self._heartbeat.pages_in_flight += 1
         try:
             return await self._runner.run(item, work)
+        except DependencyUnavailable as exc:
+            outages.append(exc)
+            log.warning("task met an outage", extra={"task_id": item.task_id, "why": str(exc)})
+            release = ReleaseTask(item.task_id, f"dependency_unavailable: {exc}", True)
+            return TaskResult(release, Kind.RETRY, "retry")
         except Exception as exc:
             log.exception("task failed unexpectedly", extra={"task_id": item.task_id})
             error = f"internal_error: {type(exc).__name__}"
@@ -295,12 +311,15 @@ class BatchProcessor:
     async def _run_all(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
         queue = HostSpread(work.batch.open_items, self._policy.concurrency)
         results: list[TaskResult] = []
+        outages: list[DependencyUnavailable] = []
 
         async def lane() -> None:
-            while (item := queue.next()) is not None:
+            while not outages and (item := queue.next()) is not None:
                 started = time.perf_counter()
                 result = (
-                    cancelled(item) if recorder.cancelled else await self._run_safely(item, work)
+                    cancelled(item)
+                    if recorder.cancelled
+                    else await self._run_safely(item, work, outages)
                 )
                 change = result.change
                 if isinstance(change, FinishTask) and change.outcome.status is not CANCELLED:
@@ -319,7 +338,9 @@ class BatchProcessor:
                     lanes.create_task(lane())
         finally:
             with phase("record"), self._tracer.start_as_current_span("store"):
-                await recorder.close()
+                # during an outage its last write is tried again while an answer can still
+                # follow a call that does not answer
+                await recorder.close(keep_trying_until=work.deadline - self._policy.store_timeout_s)
             self._heartbeat.batches_in_flight -= 1
             self._heartbeat.finished(batches=1)
         return results

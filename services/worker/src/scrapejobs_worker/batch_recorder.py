@@ -17,11 +17,14 @@ import logging
 import time
 from datetime import timedelta
 
+from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import BatchStore, Settled, TaskChange
 from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)
+OUTAGE_RETRY_S = 1.0  # between tries of the last write while the store does not answer
 
 
 class BatchRecorder:
@@ -56,14 +59,26 @@ class BatchRecorder:
     def add(self, change: TaskChange) -> None:
         self._pending.append(change)
 
-    async def close(self) -> None:
+    async def close(self, keep_trying_until: float | None = None) -> None:
         """Write what is left and give the lease back (the batch's next delivery need not
-        wait for it)."""
+        wait for it). While the store does not answer and results are held (pages fetched,
+        whose loss would fetch them again), the write is tried again every
+        ``OUTAGE_RETRY_S`` until the monotonic time ``keep_trying_until``."""
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
-        await self._write(lease_until_s=0.0)
+        while True:
+            try:
+                await self._write(lease_until_s=0.0)
+                return
+            except DependencyUnavailable:
+                holds_results = any(isinstance(c, FinishTask) for c in self._pending)
+                later = time.monotonic() + OUTAGE_RETRY_S
+                if not holds_results or keep_trying_until is None or later > keep_trying_until:
+                    raise
+                log.warning("batch results not written yet: the store is not answering")
+                await asyncio.sleep(OUTAGE_RETRY_S)
 
     async def _tick(self) -> None:
         every_s = min(self._interval_s, self._lease.total_seconds() / 3)

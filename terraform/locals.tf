@@ -44,6 +44,9 @@ locals {
     SCRAPEJOBS_WEBHOOK_TOPIC      = var.webhook_topic
     SCRAPEJOBS_LOG_LEVEL          = var.log_level
     SCRAPEJOBS_RETENTION_DAYS     = tostring(var.retention_days)
+    # every Firestore call and publish ends within these: past them a 503 (README, failures)
+    SCRAPEJOBS_FIRESTORE_TIMEOUT_S = tostring(var.firestore_timeout_s)
+    SCRAPEJOBS_PUBSUB_TIMEOUT_S    = tostring(var.pubsub_timeout_s)
     # Spans and metrics: Cloud Trace and Cloud Monitoring by default (iam.tf grants the roles).
     SCRAPEJOBS_TELEMETRY_EXPORTER    = var.telemetry_exporter
     SCRAPEJOBS_TELEMETRY_TRACE_RATIO = tostring(var.telemetry_trace_ratio)

@@ -443,6 +443,28 @@ variable "dispatcher_request_timeout_s" {
   }
 }
 
+variable "firestore_timeout_s" {
+  type        = number
+  default     = 5
+  description = "Every Firestore call of both services, its retries included, ends within this many seconds (SCRAPEJOBS_FIRESTORE_TIMEOUT_S); past it an API request answers 503 dependency_unavailable and a push is nacked."
+
+  validation {
+    condition     = var.firestore_timeout_s > 0 && var.firestore_timeout_s <= 60
+    error_message = "firestore_timeout_s must be above 0 and at most 60."
+  }
+}
+
+variable "pubsub_timeout_s" {
+  type        = number
+  default     = 5
+  description = "Every publish to Pub/Sub, its retries included, ends within this many seconds (SCRAPEJOBS_PUBSUB_TIMEOUT_S); past it an API request answers 503 dependency_unavailable."
+
+  validation {
+    condition     = var.pubsub_timeout_s > 0 && var.pubsub_timeout_s <= 60
+    error_message = "pubsub_timeout_s must be above 0 and at most 60."
+  }
+}
+
 variable "dispatcher_coalesce_window_ms" {
   type        = number
   default     = 2

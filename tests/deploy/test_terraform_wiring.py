@@ -843,3 +843,25 @@ def test_the_dispatcher_coalesces_submissions_as_configured(tf, h) -> None:
     assert tf.variables["dispatcher_request_timeout_s"]["default"] + 60 == (
         DispatcherSettings.model_fields["idempotency_stale_s"].default
     )
+
+
+def test_dependency_deadlines_reach_both_services_within_their_settings_range(tf, h) -> None:
+    """SCRAPEJOBS_FIRESTORE_TIMEOUT_S and SCRAPEJOBS_PUBSUB_TIMEOUT_S: set for every service
+    (common_env), defaulting as the settings do, validated to the range the settings accept."""
+    from pydantic import ValidationError
+
+    from scrapejobs_shared.config.settings import CommonSettings
+
+    env = h.squash(str(tf.locals["common_env"]))
+    for name, variable in (
+        ("SCRAPEJOBS_FIRESTORE_TIMEOUT_S", "firestore_timeout_s"),
+        ("SCRAPEJOBS_PUBSUB_TIMEOUT_S", "pubsub_timeout_s"),
+    ):
+        assert f'"{name}":"${{tostring(var.{variable})}}"' in env, env
+        assert CommonSettings.model_fields[variable].default == tf.variables[variable]["default"]
+        condition = h.squash(tf.variables[variable]["validation"][0]["condition"])
+        assert f"var.{variable}>0" in condition and f"var.{variable}<=60" in condition
+        CommonSettings(**{variable: 60})
+        for refused in (0, 61):
+            with pytest.raises(ValidationError):
+                CommonSettings(**{variable: refused})

@@ -4,26 +4,25 @@ own (support/lone_stack) on the suite's emulators.
 
 While it is away every request answers, within the deadline, 503 with Retry-After naming it;
 /v1/health says which; afterwards a job that ran through the pause completes exactly, a keyed
-submission retried gives one job, and both services' processes are still the ones started."""
+submission retried gives one job (the client library does that retry by itself), and both
+services' processes are still the ones started."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
 
-from scrapejobs_devstack.processes import ManagedProcess
+from scrapejobs_client import Client
 from scrapejobs_devstack.stack import Stack
 from support.jobs import submit, wait_finished
 from support.lone_stack import lone_stack
+from support.outage import paused
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
@@ -51,16 +50,6 @@ def outage_stack(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iter
         yield lone
 
 
-@contextmanager
-def paused(emulator: ManagedProcess) -> Iterator[None]:
-    """The emulator's whole process group stopped, and continued on the way out."""
-    os.killpg(emulator.pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        os.killpg(emulator.pid, signal.SIGCONT)
-
-
 def _unavailable(response: httpx.Response, dependency: str) -> dict[str, Any]:
     assert response.status_code == 503, (response.request.url, response.text[:300])
     assert int(response.headers["Retry-After"]) >= 1
@@ -71,6 +60,11 @@ def _unavailable(response: httpx.Response, dependency: str) -> dict[str, Any]:
     assert error["code"] == "dependency_unavailable" and error["dependency"] == dependency
     assert f"{dependency} did not answer within {TIMEOUT_S} s" in error["message"]
     return error
+
+
+def _client_submit(base: str, urls: list[str]) -> str:
+    with Client(base, timeout_s=BOUND_S) as client:
+        return client.submit(urls).id
 
 
 def _pids(lone: Stack) -> list[int]:
@@ -162,6 +156,9 @@ async def test_pubsub_paused(outage_stack: Stack, site) -> None:
             await asyncio.sleep(0.1)
         with paused(outage_stack.pubsub.process):
             started = time.monotonic()
+            # the client, as a user runs it: it retries the 503 after Retry-After with its key
+            client_urls = [f"{site.url}/product/{n}" for n in range(30, 33)]
+            by_client = asyncio.ensure_future(asyncio.to_thread(_client_submit, base, client_urls))
             submission = await api.post("/v1/jobs", json=body, headers={"Idempotency-Key": key})
             error = _unavailable(submission, "Pub/Sub")
             assert error["stored"] is True
@@ -175,6 +172,7 @@ async def test_pubsub_paused(outage_stack: Stack, site) -> None:
         assert await _keyed_retry(api, body, key) == error["job_id"]
         await _one_job_done(api, error["job_id"], len(body["urls"]))
         await _one_job_done(api, crawling["id"], 1 + 6)  # the seed and the pages it found
+        await _one_job_done(api, await by_client, len(client_urls))
         health = (await api.get("/v1/health")).json()
         assert health["checks"]["pubsub"]["status"] == "healthy", health
     _alive(outage_stack, pids)

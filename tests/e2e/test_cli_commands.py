@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from typer.testing import CliRunner, Result
@@ -309,3 +310,30 @@ def test_an_unreachable_api(tmp_path: Path) -> None:
 
     assert result.exit_code == ExitCode.ERROR
     assert "cannot reach the scrapejobs API at http://127.0.0.1:9" in result.stderr
+
+
+def test_markdown_of_each_page_through_submit_scrape_and_the_jsonl_export(
+    cli: Cli, site, stack
+) -> None:
+    urls = [f"{site.url}/product/{n}" for n in (61, 62)]
+    submitted = cli("submit", *urls, "--format", "markdown", "--format", "links", "--wait")
+    assert submitted.exit_code == 0, submitted.output
+    job_id = submitted.stdout.split("submitted job ", 1)[1].split()[0]
+    rows = {r["url"]: r for r in json_lines(cli("results", job_id, "--format", "jsonl"))}
+    markdown = rows[urls[0]]["data"]["markdown"]
+    assert markdown.startswith("# Product 61\n") and "- tag1" in markdown
+    assert f"[next]({site.url}/product/62)" in markdown  # links made absolute
+    assert rows[urls[0]]["data"]["links"] == [f"{site.url}/product/62"]
+
+    exported = httpx.get(
+        f"{stack.config.dispatcher_url}/v1/jobs/{job_id}/results:export", params={"format": "jsonl"}
+    )
+    assert exported.status_code == 200, exported.text
+    lines = [json.loads(line) for line in exported.text.splitlines() if line]
+    assert {row["data"]["markdown"] for row in lines} == {
+        r["data"]["markdown"] for r in rows.values()
+    }
+
+    scraped = cli("scrape", urls[1], "--format", "markdown", "--json")
+    assert scraped.exit_code == 0, scraped.output
+    assert json.loads(scraped.stdout)["result"]["data"]["markdown"].startswith("# Product 62")

@@ -122,18 +122,20 @@ class Client:
         webhook: Webhook | str | None = None,
         idempotency_key: str | None = None,
         render: bool | Mapping[str, Any] | None = None,
+        formats: Sequence[str] | None = None,
         **fields: Any,
     ) -> Job:
         """``POST /v1/jobs``: exactly one of ``urls``, ``url`` or ``crawl``. ``render``
         (``True``, or ``{"wait_for": ..., "wait_ms": ...}``) renders the pages in headless
-        Chromium (``options.render``). ``fields`` are sent as they are (for request fields
-        newer than this client)."""
+        Chromium (``options.render``); ``formats`` (``["markdown", "links"...]``) are the
+        built-in extras each result carries (``options.formats``). ``fields`` are sent as they
+        are (for request fields newer than this client)."""
         body: dict[str, Any] = {
             "urls": list(urls) if urls is not None else None,
             "url": url,
             "crawl": dict(crawl) if crawl is not None else None,
             "extract": dict(extract) if extract is not None else None,
-            "options": with_render(options, render),
+            "options": with_options(options, render, formats),
             "labels": dict(labels) if labels is not None else None,
             "priority": priority,
             "webhook": _webhook_body(webhook),
@@ -151,6 +153,7 @@ class Client:
         options: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
         render: bool | Mapping[str, Any] | None = None,
+        formats: Sequence[str] | None = None,
         **fields: Any,
     ) -> Scraped:
         """``POST /v1/scrape``: one URL, answered with its result. ``ScrapeTimedOut`` (its
@@ -159,7 +162,7 @@ class Client:
         body: dict[str, Any] = {
             "url": url,
             "extract": dict(extract) if extract is not None else None,
-            "options": with_render(options, render),
+            "options": with_options(options, render, formats),
             "timeout_s": timeout_s,
             **fields,
         }
@@ -490,10 +493,17 @@ def _first(items: Iterable[_T], limit: int | None) -> Iterator[_T]:
             return
 
 
-def with_render(
-    options: Mapping[str, Any] | None, render: bool | Mapping[str, Any] | None
+def with_options(
+    options: Mapping[str, Any] | None,
+    render: bool | Mapping[str, Any] | None = None,
+    formats: Sequence[str] | None = None,
 ) -> dict[str, Any] | None:
-    """Job options with ``render`` set (``None`` leaves them as given)."""
-    if render is None:
+    """Job options with ``render`` and ``formats`` set (``None`` leaves them as given)."""
+    if render is None and formats is None:
         return dict(options) if options is not None else None
-    return {**(options or {}), "render": render if isinstance(render, bool) else dict(render)}
+    merged = dict(options or {})
+    if render is not None:
+        merged["render"] = render if isinstance(render, bool) else dict(render)
+    if formats is not None:
+        merged["formats"] = list(formats)
+    return merged

@@ -48,6 +48,7 @@ from .decoding import CharsetChoice, choose_charset
 from .field_evaluation import FieldRun, evaluate_fields
 from .images import page_images
 from .links import MAX_URLS, page_links
+from .markdown import MarkdownUnavailable, page_markdown
 from .media_type import MediaType
 from .metadata import page_metadata
 from .spec import FieldSpec, Format
@@ -136,6 +137,13 @@ def _markup_page(request: _Request, classification: Classification) -> PageExtra
             output.put_format(request, name, choice.decode(request.body))
         elif name == "text":
             output.put_format(request, name, xml_text(root) if xml else page_text(root))
+        elif name == "markdown" and not xml:
+            try:
+                markdown = page_markdown(choice.decode(request.body), base.value())
+            except MarkdownUnavailable as exc:
+                output.errors[name] = str(exc)
+                continue
+            output.put_format(request, name, markdown)
         elif xml:
             output.errors[name] = f"content is {classification.describe()}, not HTML"
         else:
@@ -211,7 +219,7 @@ def _text_page(
     described = classification.describe()
     output = _Output()
     output.fields_unavailable(request, f"content is {described}, not HTML")
-    if "text" in request.formats and choice is None:
+    if {"text", "markdown"} & set(request.formats) and choice is None:
         choice = choose_charset(request.body, request.media, markup=False)
     text = choice.decode(request.body) if choice is not None else ""
     _plain_formats(request, output, text, described)
@@ -222,7 +230,7 @@ def _text_page(
 
 def _plain_formats(request: _Request, output: _Output, text: str, described: str) -> None:
     for name in request.formats:
-        if name == "text":
+        if name == "text" or (name == "markdown" and described != "JSON"):  # text is markdown
             output.put_format(request, name, text)
         else:
             output.errors[name] = f"content is {described}, not HTML"

@@ -35,7 +35,7 @@ from scrapejobs_client.cli.state import (
     use,
 )
 from scrapejobs_client.cli.waiting import follow
-from scrapejobs_client.client import DEFAULT_API_URL, with_render
+from scrapejobs_client.client import DEFAULT_API_URL, with_options
 from scrapejobs_client.errors import NotFound, ScrapeTimedOut
 from scrapejobs_client.models import Job, Webhook
 
@@ -66,6 +66,17 @@ class ResultFormat(StrEnum):
     table = "table"
     jsonl = "jsonl"
     csv = "csv"
+
+
+class PageFormat(StrEnum):
+    """What ``options.formats`` accepts (the service's ``Format``)."""
+
+    markdown = "markdown"
+    text = "text"
+    links = "links"
+    images = "images"
+    metadata = "metadata"
+    html = "html"
 
 
 class RetryStatus(StrEnum):
@@ -148,6 +159,15 @@ WaitMs = Annotated[
     int | None,
     typer.Option(help="--render: wait this many milliseconds after load.", show_default=False),
 ]
+PageFormats = Annotated[
+    list[PageFormat] | None,
+    typer.Option(
+        "--format",
+        help="Also return this of each page (repeatable): markdown (the main content), text, "
+        "links, images, metadata or html.",
+        show_default=False,
+    ),
+]
 
 
 def _render_option(rendered: bool, wait_for: str | None, wait_ms: int | None) -> Any:
@@ -183,6 +203,7 @@ def submit(
     rendered: RenderFlag = False,
     wait_for: WaitFor = None,
     wait_ms: WaitMs = None,
+    page_format: PageFormats = None,
     label: Annotated[
         list[str] | None, typer.Option(help="A label key=value (repeatable).", show_default=False)
     ] = None,
@@ -210,7 +231,10 @@ def submit(
     if options is not None:
         body["options"] = read_mapping(options, "--options")
     if (rendering := _render_option(rendered, wait_for, wait_ms)) is not None:
-        body["options"] = with_render(body.get("options"), rendering)
+        body["options"] = with_options(body.get("options"), rendering)
+    if page_format:
+        formats = [f.value for f in page_format]
+        body["options"] = with_options(body.get("options"), formats=formats)
     if label:
         body["labels"] = parse_labels(label)
     if priority is not None:
@@ -236,6 +260,7 @@ def scrape(
     rendered: RenderFlag = False,
     wait_for: WaitFor = None,
     wait_ms: WaitMs = None,
+    page_format: PageFormats = None,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -254,6 +279,7 @@ def scrape(
             options=read_mapping(options, "--options") if options is not None else None,
             timeout_s=timeout,
             render=_render_option(rendered, wait_for, wait_ms),
+            formats=[f.value for f in page_format] if page_format else None,
         )
     except ScrapeTimedOut as exc:
         report_error(state, exc)

@@ -73,8 +73,10 @@ def test_the_openapi_schema_says_one_key_per_stage() -> None:
     stage = schema["$defs"]["Stage"]
     assert stage["additionalProperties"] is False
     assert (stage["minProperties"], stage["maxProperties"]) == (1, 1)
-    assert set(stage["properties"]) == {"clean", "validate", "transform"}
+    assert set(stage["properties"]) == {"clean", "validate", "transform", "ai"}
     assert all("default" not in p and "$ref" in p for p in stage["properties"].values())
-    for name in ("CleanOptions", "ValidateOptions", "TransformOptions"):
+    for name in ("CleanOptions", "ValidateOptions", "TransformOptions", "AiOptions"):
         assert schema["$defs"][name]["additionalProperties"] is False
     assert schema["$defs"]["ValidateOptions"]["required"] == ["schema"]
+    assert schema["$defs"]["AiOptions"]["required"] == ["prompt", "schema"]
+    assert schema["properties"]["pipeline"]["maxContains"] == 1  # at most one ai stage

@@ -19,6 +19,7 @@ from scrapejobs_dispatcher.service import (
     JobAlreadyFinished,
     JobNotFound,
     JobStillRunning,
+    StageUnavailable,
     SubmissionUnconfirmed,
 )
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
@@ -90,6 +91,11 @@ async def _bad_filter(_: Request, exc: Exception) -> JSONResponse:
     return error_response(422, "invalid_request", str(exc), exc.parameter)
 
 
+async def _stage_unavailable(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StageUnavailable)
+    return error_response(422, "invalid_request", str(exc), exc.field)
+
+
 async def _bad_token(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "invalid_page_token", str(exc), "page_token")
 
@@ -133,4 +139,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(InvalidIdempotencyKey, _key_invalid)
     app.add_exception_handler(InvalidPageToken, _bad_token)
     app.add_exception_handler(InvalidFilter, _bad_filter)
+    app.add_exception_handler(StageUnavailable, _stage_unavailable)
     install_http_error_handlers(app)

@@ -10,6 +10,7 @@ from datetime import timedelta
 from fastapi import FastAPI
 from google.cloud import firestore
 
+from scrapejobs_dispatcher.api_document import describe_this_deployment
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
@@ -122,6 +123,7 @@ def create_app(
             coalesce_window_s=settings.coalesce_window_ms / 1000 or None,
             coalesce_busy_window_s=settings.coalesce_busy_window_ms / 1000,
             host_gate=host_gate,
+            ai_provider=settings.ai_provider,
         )
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.idempotent_submissions = IdempotentSubmission(
@@ -155,6 +157,7 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)
+    describe_this_deployment(app, settings.ai_provider)
     app.include_router(health.router)
     app.include_router(jobs.router)
     app.include_router(scrape.router)

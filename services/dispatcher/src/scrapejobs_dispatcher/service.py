@@ -30,6 +30,7 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 from scrapejobs_shared.ports.host_gate import HostGate
@@ -105,6 +106,15 @@ class JobStillRunning(Exception):
     pass
 
 
+class StageUnavailable(ValueError):
+    """A pipeline stage this deployment cannot run (an ``ai`` stage with no AI provider
+    configured): a 422 naming the stage."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+
+
 @dataclass(frozen=True, slots=True)
 class JobView:
     job: JobRecord
@@ -141,8 +151,11 @@ class JobService:
         coalesce_window_s: float | None = None,
         coalesce_busy_window_s: float = 0.0,
         host_gate: HostGate | None = None,
+        ai_provider: str | None = None,
     ) -> None:
-        """``host_gate``: the breakers an explicit replay closes (none without it)."""
+        """``host_gate``: the breakers an explicit replay closes (none without it);
+        ``ai_provider``: the configured AI provider, without which ``ai`` stages are refused."""
+        self._ai_provider = ai_provider
         self._tracer = tracer
         self._host_gate = host_gate
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
@@ -172,6 +185,7 @@ class JobService:
         A small job is committed and published together with the others submitted within
         the coalescing window (see ``submission_coalescer``).
         """
+        self._check_stages(request)
         with counting() as ops:
             job_id = job_id or uuid.uuid4().hex
             now = self._clock()
@@ -209,6 +223,12 @@ class JobService:
             },
         )
         return self._view(job, counts)
+
+    def _check_stages(self, request: JobRequest) -> None:
+        index = ai_stage_index(request.pipeline)
+        if index is not None and self._ai_provider is None:
+            reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"
+            raise StageUnavailable(f"pipeline[{index}].ai", reason)
 
     async def _create_and_publish(self, job: JobRecord, batches: list[BatchRecord]) -> int:
         if self._coalescer is not None and self._coalescer.takes(job, batches):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
@@ -33,6 +33,25 @@ class CommonSettings(BaseSettings):
         "seconds; past it an API request answers 503 dependency_unavailable",
     )
     retention_days: int = Field(default=30, ge=1, le=3650, description="TTL of jobs and results")
+    ai_provider: Literal["openai", "vertex"] | None = Field(
+        default=None,
+        description="Who answers 'ai' stages: openai (any OpenAI-compatible server: "
+        "SCRAPEJOBS_AI_BASE_URL, SCRAPEJOBS_AI_API_KEY) or vertex (Gemini on Vertex AI, the "
+        "service account's identity); unset: 'ai' stages are refused (422)",
+    )
+    ai_model: str = Field(default="", description="The model 'ai' stages use unless they name one")
+    ai_base_url: str = Field(default="", description="openai: the server's base URL (…/v1)")
+    ai_api_key: SecretStr = Field(default=SecretStr(""), description="openai: the API key")
+    ai_location: str = Field(default="us-central1", description="vertex: the model's region")
+    ai_max_in_flight: int = Field(
+        default=8, ge=1, le=1000, description="Model calls at once across every instance"
+    )
+    ai_price_per_mtok_in: float | None = Field(
+        default=None, ge=0, description="Price per million input tokens (shown as a cost)"
+    )
+    ai_price_per_mtok_out: float | None = Field(
+        default=None, ge=0, description="Price per million output tokens (shown as a cost)"
+    )
     telemetry_exporter: Literal["none", "console", "otlp", "gcp"] = Field(
         default="none",
         description="Where spans and metrics go: none (local development), console (stdout), "

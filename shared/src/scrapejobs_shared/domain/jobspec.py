@@ -32,8 +32,10 @@ from scrapejobs_shared.extraction.spec import (
 )
 from scrapejobs_shared.messaging.topology import RENDER_LANE
 from scrapejobs_shared.pipeline.spec import (
+    AT_MOST_ONE_AI_STAGE,
     MAX_STAGES,
     Pipeline,
+    check_one_ai_stage,
     pipeline_from_stored,
     pipeline_to_json,
 )
@@ -379,8 +381,17 @@ class JobRequest(BaseModel):
         default_factory=list,
         max_length=MAX_STAGES,
         description="Post-processing stages applied in order to each result's data after "
-        "extraction: each an object with one key, 'clean', 'validate' or 'transform'",
+        "extraction: each an object with one key, 'clean', 'validate', 'transform' or 'ai' "
+        "(at most one 'ai' stage)",
+        json_schema_extra=AT_MOST_ONE_AI_STAGE,
     )
+
+    @field_validator("pipeline")
+    @classmethod
+    def _one_ai_stage(cls, value: Pipeline) -> Pipeline:
+        check_one_ai_stage(value)
+        return value
+
     labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict,
         max_length=64,
@@ -431,8 +442,18 @@ class ScrapeRequest(BaseModel):
     options: JobOptions = Field(default_factory=JobOptions)
     priority: Priority = Field(default="normal", description="The job's lane")
     pipeline: Pipeline = Field(
-        default_factory=list, max_length=MAX_STAGES, description="As for POST /v1/jobs"
+        default_factory=list,
+        max_length=MAX_STAGES,
+        description="As for POST /v1/jobs",
+        json_schema_extra=AT_MOST_ONE_AI_STAGE,
     )
+
+    @field_validator("pipeline")
+    @classmethod
+    def _one_ai_stage(cls, value: Pipeline) -> Pipeline:
+        check_one_ai_stage(value)
+        return value
+
     labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict,
         max_length=64,

@@ -10,7 +10,7 @@ from typing import Any
 
 from scrapejobs_shared.pipeline.clean import clean
 from scrapejobs_shared.pipeline.failure import PipelineFailure, StageRejected
-from scrapejobs_shared.pipeline.spec import CleanOptions, Stage, ValidateOptions
+from scrapejobs_shared.pipeline.spec import AiOptions, CleanOptions, Stage, ValidateOptions
 from scrapejobs_shared.pipeline.transform import transform
 from scrapejobs_shared.pipeline.validate import validate
 
@@ -32,4 +32,6 @@ def _apply(stage: Stage, data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(options, ValidateOptions):
         validate(options.json_schema, data)
         return data
+    if isinstance(options, AiOptions):  # the caller runs it, on the processing lane
+        raise ValueError("the 'ai' stage is not run here: run the stages around it")
     return transform(data, options)

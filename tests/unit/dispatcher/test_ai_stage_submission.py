@@ -1,0 +1,83 @@
+"""The ``ai`` stage at submission: what it accepts, and a 422 naming the field otherwise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from support.memory_dispatcher import memory_client
+
+SCHEMA = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}
+AI = {"prompt": "What does it cost?", "schema": SCHEMA}
+WITH_AI = DispatcherSettings(auth_mode="none", dashboard_cache_s=0, ai_provider="openai")
+
+
+def body(*stages: dict[str, Any]) -> dict[str, Any]:
+    return {"url": "https://shop.example/p/1", "pipeline": list(stages)}
+
+
+async def test_an_ai_stage_is_accepted_when_a_provider_is_configured() -> None:
+    store = MemoryJobStore()
+    async with memory_client(store, WITH_AI) as client:
+        stages = ({"clean": {}}, {"ai": {**AI, "input": "text", "into": "answer"}})
+        answer = await client.post("/v1/jobs", json=body(*stages))
+        assert answer.status_code == 202, answer.text
+        [job] = store.jobs.values()
+        ai = job.spec.pipeline[1].options
+        assert ai.input == "text" and ai.into == "answer" and ai.max_input_chars == 50_000
+        assert ai.cache is True and ai.model is None
+
+
+async def test_without_a_provider_an_ai_stage_is_refused_naming_it() -> None:
+    async with memory_client(MemoryJobStore()) as client:
+        for path in ("/v1/jobs", "/v1/scrape"):
+            answer = await client.post(path, json=body({"clean": {}}, {"ai": AI}))
+            assert answer.status_code == 422, answer.text
+            error = answer.json()["error"]
+            assert (
+                error["field"] == "pipeline[1].ai" and "SCRAPEJOBS_AI_PROVIDER" in error["message"]
+            )
+
+
+@pytest.mark.parametrize(
+    ("ai", "field"),
+    [
+        ({**AI, "schema": {"type": "array"}}, "pipeline[0].ai.schema"),
+        ({**AI, "schema": {"type": "object", "properties": 3}}, "pipeline[0].ai.schema"),
+        ({**AI, "prompt": ""}, "pipeline[0].ai.prompt"),
+        ({**AI, "input": "html"}, "pipeline[0].ai.input"),
+        ({**AI, "max_input_chars": 0}, "pipeline[0].ai.max_input_chars"),
+        ({**AI, "into": "__x"}, "pipeline[0].ai.into"),
+        ({**AI, "temperature": 1}, "pipeline[0].ai.temperature"),
+        ({"prompt": "x"}, "pipeline[0].ai.schema"),
+    ],
+)
+async def test_invalid_ai_options_are_a_422_naming_the_field(
+    ai: dict[str, Any], field: str
+) -> None:
+    async with memory_client(MemoryJobStore(), WITH_AI) as client:
+        answer = await client.post("/v1/jobs", json=body({"ai": ai}))
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["error"]["field"] == field, answer.json()
+
+
+async def test_two_ai_stages_are_refused() -> None:
+    async with memory_client(MemoryJobStore(), WITH_AI) as client:
+        answer = await client.post("/v1/jobs", json=body({"ai": AI}, {"ai": AI}))
+        assert answer.status_code == 422 and answer.json()["error"]["field"] == "pipeline"
+        assert "at most one 'ai' stage" in answer.json()["error"]["message"]
+
+
+async def test_the_openapi_document_offers_the_ai_stage_only_where_it_runs() -> None:
+    async with memory_client(MemoryJobStore()) as client:
+        schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+        assert "ai" not in schemas["Stage"]["properties"] and "AiOptions" not in schemas
+    async with memory_client(MemoryJobStore(), WITH_AI) as client:
+        schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+        assert schemas["Stage"]["properties"]["ai"]["$ref"].endswith("/AiOptions")
+        assert schemas["AiOptions"]["properties"]["schema"]["properties"]["type"] == {
+            "const": "object"
+        }

@@ -23,11 +23,12 @@ from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.batching import plan_batches, shards_for
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
-from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
+from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
 from scrapejobs_shared.domain.jobspec import MAX_URL_LENGTH, MAX_URLS, JobSpec
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
+    Handoff,
     JobRecord,
     TaskOutcome,
     TaskRecord,
@@ -1011,3 +1012,85 @@ async def test_a_claim_and_a_settle_of_fifty_tasks_cost_one_read(store: Store) -
     if isinstance(store, FirestoreJobStore):
         assert ops.reads == 1
         assert ops.writes <= 50 + 5  # + the outcome-stats shard in the settle commit
+
+
+# ---- the processing lane (handoffs) ------------------------------------------------------
+
+
+def handed(task_id: str, model_input: str = "# Page") -> HandOffTask:
+    outcome = TaskOutcome(
+        TaskStatus.SUCCEEDED,
+        http_status=200,
+        data={"title": "T", "": "an empty key", "nested": [[1, 2]]},
+        fetched_at=datetime(2026, 11, 25, 12, 0, tzinfo=UTC),
+        elapsed_ms=12,
+        truncated_fields=("html",),
+        field_errors={"price": "no match"},
+    )
+    return HandOffTask(task_id, Handoff(outcome, model_input))
+
+
+async def test_a_hand_off_moves_the_task_to_processing_and_keeps_what_it_hands(
+    store: Store,
+) -> None:
+    job, [batch] = await a_job(store, 3)
+    a, b, c = ids(batch)
+    t0 = datetime.now(UTC)
+    claimed = await claim(store, batch, t0)
+    settled = await store.settle(claimed.handle, [handed(a, "x" * 200_000), ok(b)], t0, t0)
+    assert settled.finished == (b,) and not settled.job_may_be_done
+    assert await store.count_tasks(job.id) == tally(processing=1, succeeded=1, running=1)
+    handoffs = await store.handoffs(job.id, [a, b, "unknown"])
+    assert list(handoffs) == [a]
+    assert handoffs[a] == handed(a, "x" * 200_000).handoff  # every field, as handed
+    assert await store.has_open_tasks(job.id)
+
+    # the fetch lane's next delivery runs only c; the processing task keeps its attempt
+    again = await claim(store, batch, t0 + 2 * LEASE)
+    by_id = {item.task_id: item for item in again.batch.items}
+    assert by_id[a].status is TaskStatus.PROCESSING and by_id[a].attempts == 1
+    assert by_id[c].attempts == 2 and [i.task_id for i in again.batch.fetch_items] == [c]
+    await store.settle(again.handle, [ok(c), handed(a, "again")], t0, t0)  # a: no longer running
+    assert (await store.handoffs(job.id, [a]))[a].model_input == "x" * 200_000
+
+
+async def test_the_processing_lane_finishes_a_handed_off_task(store: Store) -> None:
+    job, [batch] = await a_job(store, 2)
+    a, b = ids(batch)
+    t0 = datetime.now(UTC)
+    claimed = await claim(store, batch, t0)
+    await store.settle(claimed.handle, [handed(a), ok(b)], t0, t0)
+
+    processing = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE, lane="processing")
+    assert isinstance(processing, Claimed)
+    assert [i.task_id for i in processing.batch.processing_items] == [a]
+    assert all(i.attempts == 1 for i in processing.batch.items)  # processing counts none
+    busy = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE)
+    assert isinstance(busy, Busy)  # one delivery at a time, whichever lane
+    released = await store.settle(processing.handle, [ReleaseTask(a, "model busy", True)], t0)
+    assert not released.finished
+    done = await store.settle(released.handle, [ok(a, 7)], t0, t0)
+    assert done.finished == (a,) and done.job_may_be_done
+    assert await store.count_tasks(job.id) == tally(succeeded=2)
+    assert not await store.has_open_tasks(job.id)
+    task = await store.get_task(job.id, a)
+    assert task is not None and task.data == {"n": 7} and task.attempts == 1
+    assert await store.handoffs(job.id, [a]) == {}  # dropped with the finish
+
+
+async def test_a_lane_s_dead_letters_close_that_lane_s_tasks_only(store: Store) -> None:
+    job, [batch] = await a_job(store, 2)
+    a, b = ids(batch)
+    t0 = datetime.now(UTC)
+    claimed = await claim(store, batch, t0)
+    await store.settle(claimed.handle, [handed(a), ReleaseTask(b, "HTTP 500")], t0, t0)
+    dead = TaskOutcome(TaskStatus.DEAD_LETTERED)
+    closed = await store.close_batch(job.id, batch.id, dead, t0, {TaskStatus.PROCESSING})
+    assert isinstance(closed, Settled) and closed.finished == (a,)
+    assert await store.count_tasks(job.id) == tally(dead_lettered=1, running=1)
+    fetch = await store.close_batch(
+        job.id, batch.id, dead, t0, {TaskStatus.QUEUED, TaskStatus.RUNNING}
+    )
+    assert isinstance(fetch, Settled) and fetch.finished == (b,)
+    task = await store.get_task(job.id, b)
+    assert task is not None and task.error == "HTTP 500"

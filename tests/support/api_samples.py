@@ -10,6 +10,7 @@ STATS: dict[str, Any] = {
     "tasks": {
         "queued": 3,
         "running": 2,
+        "processing": 0,
         "succeeded": 90,
         "failed": 4,
         "dead_lettered": 1,

@@ -14,9 +14,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 JOB_STATUSES = ("queued", "running", "completed", "cancelled")
-TASK_STATUSES = ("queued", "running", "succeeded", "failed", "dead_lettered", "cancelled")
+TASK_STATUSES = (
+    "queued",
+    "running",
+    "processing",
+    "succeeded",
+    "failed",
+    "dead_lettered",
+    "cancelled",
+)
 TERMINAL_JOB_STATUSES = frozenset({"completed", "cancelled"})
-OPEN_TASK_STATUSES = ("queued", "running")
+OPEN_TASK_STATUSES = ("queued", "running", "processing")
 UNSUCCESSFUL_TASK_STATUSES = ("failed", "dead_lettered")
 
 Priority = Literal["high", "normal", "low"]
@@ -175,6 +183,7 @@ class Worker(ApiModel):
 class TaskTotals(ApiModel):
     queued: int = 0
     running: int = 0
+    processing: int = 0
     succeeded: int = 0
     failed: int = 0
     dead_lettered: int = 0

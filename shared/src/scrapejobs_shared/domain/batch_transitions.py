@@ -1,26 +1,33 @@
 """How a batch's tasks change: claimed, settled, closed. Pure; every store adapter applies
 these, so the memory twin and Firestore cannot disagree on what a change means.
 
-Rules: a terminal task is never changed again; a claim counts one attempt for each open task
-(a ``Release`` with ``refund_attempt`` gives it back); a task's status only moves forward.
+Rules: a terminal task is never changed again; a claim counts one attempt for each task its
+lane runs (a ``Release`` with ``refund_attempt`` gives it back); a task's status only moves
+forward. The fetch lane runs ``queued`` and ``running`` tasks and may hand one to the
+processing lane (``HandOffTask``: ``running`` → ``processing``, with what the processing lane
+needs); the processing lane finishes ``processing`` tasks and counts no attempt.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Literal
 
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
+    Handoff,
     TaskOutcome,
     TaskRecord,
     kept_error,
 )
 from scrapejobs_shared.domain.stats import Totals, outcome_totals
-from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.statuses import FETCH_STATUSES, TaskStatus
+
+Lane = Literal["fetch", "processing"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,23 +45,35 @@ class ReleaseTask:
 
 
 @dataclass(frozen=True, slots=True)
+class HandOffTask:
+    """The fetch lane is done with a running task: its later stages run on the processing
+    lane, from ``handoff``."""
+
+    task_id: str
+    handoff: Handoff
+
+
+@dataclass(frozen=True, slots=True)
 class Applied:
     batch: BatchRecord  # the batch after the change
     results: tuple[TaskRecord, ...]  # result records of the tasks that became terminal
     deltas: dict[TaskStatus, int]  # count changes per status
     stats: Totals = field(default_factory=Totals)  # outcomes of the tasks that became terminal
+    handoffs: tuple[tuple[str, Handoff], ...] = ()  # (task id, handoff) to store
+    handoffs_done: tuple[str, ...] = ()  # tasks the processing lane finished: drop theirs
 
     @property
     def changed(self) -> bool:
         return bool(self.results) or any(self.deltas.values())
 
 
-def claim(batch: BatchRecord, lease_until: datetime) -> Applied:
-    """Every open task becomes ``running`` with one more attempt; the batch is leased."""
+def claim(batch: BatchRecord, lease_until: datetime, lane: Lane = "fetch") -> Applied:
+    """The batch is leased. On the fetch lane every ``queued`` or ``running`` task becomes
+    ``running`` with one more attempt; the processing lane changes no task."""
     deltas: Counter[TaskStatus] = Counter()
     items = []
     for item in batch.items:
-        if item.status.terminal:
+        if lane == "processing" or item.status not in FETCH_STATUSES:
             items.append(item)
             continue
         deltas[item.status] -= 1
@@ -65,23 +84,37 @@ def claim(batch: BatchRecord, lease_until: datetime) -> Applied:
 
 
 def settle(
-    batch: BatchRecord, changes: Sequence[FinishTask | ReleaseTask], now: datetime
+    batch: BatchRecord,
+    changes: Sequence[FinishTask | ReleaseTask | HandOffTask],
+    now: datetime,
 ) -> Applied:
     """Apply the changes that are still legal (to open tasks of this batch)."""
     by_id = {item.task_id: item for item in batch.items}
     deltas: Counter[TaskStatus] = Counter()
     results: list[TaskRecord] = []
+    handoffs: list[tuple[str, Handoff]] = []
+    done: list[str] = []
     for change in changes:
         item = by_id.get(change.task_id)
         if item is None or item.status.terminal:
             continue
         if isinstance(change, ReleaseTask):
-            attempts = item.attempts - 1 if change.refund_attempt else item.attempts
+            counted = item.status is not TaskStatus.PROCESSING  # processing counts none
+            attempts = item.attempts - 1 if change.refund_attempt and counted else item.attempts
             by_id[item.task_id] = replace(item, error=change.error, attempts=max(0, attempts))
+            continue
+        if isinstance(change, HandOffTask):
+            if item.status is TaskStatus.RUNNING:
+                by_id[item.task_id] = replace(item, status=TaskStatus.PROCESSING, error=None)
+                deltas[TaskStatus.RUNNING] -= 1
+                deltas[TaskStatus.PROCESSING] += 1
+                handoffs.append((item.task_id, change.handoff))
             continue
         if not change.outcome.status.terminal or not item.status.may_become(change.outcome.status):
             continue  # a finish is terminal; status never moves backwards
         record = result_record(batch, item, change.outcome, now)
+        if item.status is TaskStatus.PROCESSING:
+            done.append(item.task_id)
         by_id[item.task_id] = replace(item, status=record.status, error=record.error)
         deltas[item.status] -= 1
         deltas[record.status] += 1
@@ -93,12 +126,29 @@ def settle(
         if isinstance(change, FinishTask) and change.service_ms is not None
     }
     stats = outcome_totals(results, service_ms)
-    return Applied(replace(batch, items=items), tuple(results), _nonzero(deltas), stats)
+    return Applied(
+        replace(batch, items=items),
+        tuple(results),
+        _nonzero(deltas),
+        stats,
+        tuple(handoffs),
+        tuple(done),
+    )
 
 
-def close(batch: BatchRecord, outcome: TaskOutcome, now: datetime) -> Applied:
-    """Every open task ends with ``outcome``; the lease is dropped."""
-    changes = [FinishTask(item.task_id, outcome) for item in batch.open_items]
+def close(
+    batch: BatchRecord,
+    outcome: TaskOutcome,
+    now: datetime,
+    statuses: Collection[TaskStatus] | None = None,
+) -> Applied:
+    """Every open task (of ``statuses``, when given) ends with ``outcome``; the lease is
+    dropped."""
+    changes = [
+        FinishTask(item.task_id, outcome)
+        for item in batch.open_items
+        if statuses is None or item.status in statuses
+    ]
     applied = settle(batch, changes, now)
     return replace(applied, batch=replace(applied.batch, lease_until=None))
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.statuses import FETCH_STATUSES, JobStatus, TaskStatus
 
 
 def task_id_for(job_id: str, key: str) -> str:
@@ -82,6 +82,16 @@ class TaskOutcome:
     rendered_ms: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """What the fetch lane hands the processing lane for one task: the result so far (its
+    fetch and extraction, the stages before the ``ai`` stage applied) and the content the
+    model reads. Stored beside the task until the processing lane finishes it."""
+
+    outcome: TaskOutcome  # status SUCCEEDED: what the task would end with, stages so far
+    model_input: str  # the page's markdown, text or data (JSON), as the ai stage asks
+
+
 def kept_error(outcome: TaskOutcome, previous_error: str | None) -> str | None:
     """A dead-lettered task keeps the last error its attempts recorded."""
     if outcome.error is None and outcome.status is TaskStatus.DEAD_LETTERED:
@@ -122,3 +132,13 @@ class BatchRecord:
     @property
     def open_items(self) -> tuple[BatchItem, ...]:
         return tuple(item for item in self.items if not item.status.terminal)
+
+    @property
+    def fetch_items(self) -> tuple[BatchItem, ...]:
+        """The open tasks the fetch lane runs (not those handed to the processing lane)."""
+        return tuple(item for item in self.items if item.status in FETCH_STATUSES)
+
+    @property
+    def processing_items(self) -> tuple[BatchItem, ...]:
+        """The tasks waiting for the processing lane (their later stages)."""
+        return tuple(item for item in self.items if item.status is TaskStatus.PROCESSING)

@@ -8,6 +8,8 @@ from enum import StrEnum
 class TaskStatus(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
+    # fetched and extracted; its later stages (an ``ai`` stage) run on the processing lane
+    PROCESSING = "processing"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     DEAD_LETTERED = "dead_lettered"
@@ -23,13 +25,17 @@ class TaskStatus(StrEnum):
             return False
         if self is TaskStatus.QUEUED:
             return new is not TaskStatus.QUEUED
-        return new.terminal or new is TaskStatus.RUNNING
+        if self is TaskStatus.PROCESSING:
+            return new.terminal
+        return new.terminal or new in (TaskStatus.RUNNING, TaskStatus.PROCESSING)
 
 
 TERMINAL_TASK_STATUSES = frozenset(
     {TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.DEAD_LETTERED, TaskStatus.CANCELLED}
 )
-OPEN_TASK_STATUSES = (TaskStatus.QUEUED, TaskStatus.RUNNING)
+OPEN_TASK_STATUSES = (TaskStatus.QUEUED, TaskStatus.RUNNING, TaskStatus.PROCESSING)
+# what the fetch lane runs; the processing lane runs PROCESSING tasks
+FETCH_STATUSES = frozenset({TaskStatus.QUEUED, TaskStatus.RUNNING})
 
 
 class JobStatus(StrEnum):

@@ -4,8 +4,11 @@ batches (``BatchStore``). One adapter implements both; service logic names the o
 Semantics every adapter honours (tests/contract/test_job_store.py runs the same cases on the
 memory twin and on the Firestore emulator):
 
-* A batch is claimed as a whole: its open tasks become ``running`` with one more attempt and
-  the batch is leased to the claimer; a batch leased by another delivery is ``Busy``.
+* A batch is claimed as a whole by one lane: the fetch lane's open tasks become ``running``
+  with one more attempt (the processing lane's, ``processing``, are left as they are) and the
+  batch is leased to the claimer; a batch leased by another delivery is ``Busy``.
+* A ``HandOffTask`` moves a ``running`` task to ``processing`` and stores its handoff (read
+  back with ``handoffs``) in the same commit.
 * A claim returns an opaque ``handle``; ``settle`` with it records task changes. While nothing
   else touched the batch since the handle was issued, the write is a blind guarded commit;
   otherwise the adapter re-reads and applies only what is still legal. A task's status never
@@ -17,13 +20,19 @@ memory twin and on the Firestore emulator):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar
 
-from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
-from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, Lane, ReleaseTask
+from scrapejobs_shared.domain.records import (
+    BatchRecord,
+    Handoff,
+    JobRecord,
+    TaskOutcome,
+    TaskRecord,
+)
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
 
@@ -79,7 +88,8 @@ class Missing:
 ClaimResult = Claimed | Busy | AlreadyDone | Missing
 
 
-TaskChange = FinishTask | ReleaseTask  # a Release keeps the task open, its error kept
+# a Release keeps the task open, its error kept; a HandOff gives it to the processing lane
+TaskChange = FinishTask | ReleaseTask | HandOffTask
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,10 +218,13 @@ class BatchStore(Protocol):
         lease_until: datetime,
         *,
         mark_started: bool = False,
+        lane: Lane = "fetch",
     ) -> ClaimResult:
         """``mark_started``: the batch's first claim also records the job's start (in the
         same commit, without a read; the status is left alone), which ``job_with_counts``
-        reports as ``started_at``: for jobs no worker marks ``running`` (coalesced jobs)."""
+        reports as ``started_at``: for jobs no worker marks ``running`` (coalesced jobs).
+        ``lane``: whose tasks the claim counts an attempt for (batch_transitions.claim); a
+        batch with open tasks of the other lane only is ``Claimed`` too (nothing to run)."""
 
     async def settle(
         self,
@@ -226,7 +239,16 @@ class BatchStore(Protocol):
         with the changes (not written when this raises)."""
 
     async def close_batch(
-        self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
+        self,
+        job_id: str,
+        batch_id: str,
+        outcome: TaskOutcome,
+        now: datetime,
+        statuses: Collection[TaskStatus] | None = None,
     ) -> Settled | Busy | Missing:
-        """Settle every open task of an unclaimed batch with ``outcome`` (dead letters, lost
+        """Settle every open task (of ``statuses``, when given: a lane's dead letters close
+        that lane's tasks only) of an unclaimed batch with ``outcome`` (dead letters, lost
         publishes); a dead-lettered task keeps its last error. ``Busy`` while leased."""
+
+    async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
+        """What the fetch lane handed the processing lane for these tasks (those it has)."""

@@ -27,6 +27,7 @@ from scrapejobs_client.models import (
 STATUS_STYLES = {
     "queued": "yellow",
     "running": "cyan",
+    "processing": "blue",
     "completed": "green",
     "succeeded": "green",
     "cancelled": "magenta",

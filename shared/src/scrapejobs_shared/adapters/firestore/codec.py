@@ -8,7 +8,14 @@ from datetime import datetime
 from typing import Any
 
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskRecord
+from scrapejobs_shared.domain.records import (
+    BatchItem,
+    BatchRecord,
+    Handoff,
+    JobRecord,
+    TaskOutcome,
+    TaskRecord,
+)
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.host_key import host_key
 
@@ -204,3 +211,38 @@ def _as_datetime(value: Any) -> datetime:
 
 def _maybe_datetime(value: Any) -> datetime | None:
     return None if value is None else _as_datetime(value)
+
+
+def handoff_to_doc(handoff: Handoff, expire_at: datetime) -> dict[str, Any]:
+    """A handoff as one JSON string (its data may hold what a Firestore map cannot)."""
+    outcome = handoff.outcome
+    body = {
+        "status": outcome.status.value,
+        "http_status": outcome.http_status,
+        "data": outcome.data,
+        "error": outcome.error,
+        "fetched_at": outcome.fetched_at.isoformat() if outcome.fetched_at else None,
+        "elapsed_ms": outcome.elapsed_ms,
+        "truncated_fields": list(outcome.truncated_fields),
+        "field_errors": outcome.field_errors,
+        "rendered_ms": outcome.rendered_ms,
+        "input": handoff.model_input,
+    }
+    return {"json": json.dumps(body, separators=(",", ":")), "expire_at": expire_at}
+
+
+def handoff_from_doc(doc: dict[str, Any]) -> Handoff:
+    body = json.loads(doc["json"])
+    fetched_at = body.get("fetched_at")
+    outcome = TaskOutcome(
+        status=TaskStatus(body["status"]),
+        http_status=body.get("http_status"),
+        data=body.get("data"),
+        error=body.get("error"),
+        fetched_at=datetime.fromisoformat(fetched_at) if fetched_at else None,
+        elapsed_ms=body.get("elapsed_ms"),
+        truncated_fields=tuple(body.get("truncated_fields") or ()),
+        field_errors=body.get("field_errors"),
+        rendered_ms=body.get("rendered_ms"),
+    )
+    return Handoff(outcome, str(body.get("input") or ""))

@@ -9,6 +9,9 @@ Layout, under ``jobs/{job_id}``:
   its batch (a crawl also creates it ``queued`` when the page is discovered: that is how a
   page is found at most once per job).
 * ``counters/{n}``: sharded counts (see ``counters.py``); ``crawl/budget``: pages added.
+* ``handoffs/{task_id}``: what the fetch lane handed the processing lane (the result so far
+  and the model's input, one JSON string), written when the task becomes ``processing`` and
+  deleted in the commit that finishes it.
 
 A plain URL job therefore costs, per page, one result write plus its share of the batch's
 creation, claim and result commits, and one batch read per delivery.
@@ -20,7 +23,7 @@ import asyncio
 import uuid
 import zlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,6 +37,8 @@ from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, rep
 from scrapejobs_shared.adapters.firestore.codec import (
     batch_from_doc,
     batch_to_doc,
+    handoff_from_doc,
+    handoff_to_doc,
     items_to_doc,
     job_from_doc,
     job_to_doc,
@@ -45,10 +50,11 @@ from scrapejobs_shared.adapters.firestore.stats import DEFAULT_SHARDS, OutcomeSt
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
-from scrapejobs_shared.domain.batch_transitions import Applied
+from scrapejobs_shared.domain.batch_transitions import Applied, Lane
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
+    Handoff,
     JobRecord,
     TaskOutcome,
     TaskRecord,
@@ -72,6 +78,7 @@ from scrapejobs_shared.ports.job_store import (
 )
 
 TASKS = "tasks"  # the collection of a job's task (result) documents
+HANDOFFS = "handoffs"  # what the fetch lane handed the processing lane, by task id
 BATCH_LIMIT = 500  # Firestore's maximum writes per commit
 # Bytes of documents per commit: Firestore refuses a request over 10 MiB (the emulator over
 # 4 MiB), and 10,000 URLs of 2 KB make 20 MB of batch documents.
@@ -643,6 +650,7 @@ class FirestoreJobStore:
         lease_until: datetime,
         *,
         mark_started: bool = False,
+        lane: Lane = "fetch",
     ) -> ClaimResult:
         """Optimistic: one read, then a commit guarded by the batch's update time (a lost race
         reads again). The commit's counter write reports the job's cancel mark, so a cancel
@@ -662,7 +670,7 @@ class FirestoreJobStore:
                 return AlreadyDone()
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
-            applied = batch_transitions.claim(batch, lease_until)
+            applied = batch_transitions.claim(batch, lease_until, lane)
             shard = int(doc.get("shard") or 0)
             commit = self._client.batch()
             guard = self._client.write_option(last_update_time=snap.update_time)
@@ -719,9 +727,10 @@ class FirestoreJobStore:
         self._counters.move(commit, job_ref, handle.shard, applied.deltas, applied.batch.expire_at)
         _stage_results(commit, job_ref, applied.results)
         stats = self._stats.stage(commit, slot_of(now), applied.stats)
+        handoffs = self._stage_handoffs(commit, job_ref, applied)
         if beat is not None:  # last: the results' order above is what is read back
             stage_beat(commit, self._client, beat)
-        count(writes=2 + len(applied.results) + stats + (beat is not None))
+        count(writes=2 + len(applied.results) + stats + handoffs + (beat is not None))
         results = await commit.commit(**self._deadline.call)
         after = self._counters.after(results[1], applied.deltas)
         return Settled(
@@ -750,7 +759,12 @@ class FirestoreJobStore:
         return _maybe_done_if_closed(settled)
 
     async def close_batch(
-        self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
+        self,
+        job_id: str,
+        batch_id: str,
+        outcome: TaskOutcome,
+        now: datetime,
+        statuses: Collection[TaskStatus] | None = None,
     ) -> Settled | Busy | Missing:
         if _reserved(job_id) or _reserved(batch_id):
             return Missing()
@@ -760,12 +774,35 @@ class FirestoreJobStore:
             if current.lease_until is not None and current.lease_until > now:
                 busy.append(Busy(current.lease_until))
                 return None
-            return batch_transitions.close(current, outcome, now)
+            return batch_transitions.close(current, outcome, now, statuses)
 
         settled = await self._transact(job_id, batch_id, apply, now)
         if busy:
             return busy[-1]
         return settled if settled is not None else Missing()
+
+    async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
+        if _reserved(job_id) or not task_ids:
+            return {}
+        job_ref = self._job_ref(job_id)
+        refs = [job_ref.collection(HANDOFFS).document(task_id) for task_id in task_ids]
+        count(reads=len(refs))
+        return {
+            snap.id: handoff_from_doc(snap.to_dict())
+            async for snap in self._client.get_all(refs, **self._deadline.call)
+            if snap.exists
+        }
+
+    def _stage_handoffs(self, writer: Any, job_ref: Any, applied: Applied) -> int:
+        """Store the handoffs a settle made, drop those of tasks the processing lane
+        finished; how many writes that staged."""
+        handoffs = job_ref.collection(HANDOFFS)
+        expire_at = applied.batch.expire_at
+        for task_id, handoff in applied.handoffs:
+            writer.set(handoffs.document(task_id), handoff_to_doc(handoff, expire_at))
+        for task_id in applied.handoffs_done:
+            writer.delete(handoffs.document(task_id))
+        return len(applied.handoffs) + len(applied.handoffs_done)
 
     async def _transact(
         self,
@@ -793,7 +830,8 @@ class FirestoreJobStore:
             self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
             _stage_results(transaction, job_ref, applied.results)
             stats = self._stats.stage(transaction, slot_of(now), applied.stats)
-            count(writes=2 + len(applied.results) + stats)
+            handoffs = self._stage_handoffs(transaction, job_ref, applied)
+            count(writes=2 + len(applied.results) + stats + handoffs)
             return applied, shard
 
         outcome = await run(self._client.transaction())

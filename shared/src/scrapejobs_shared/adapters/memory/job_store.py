@@ -9,14 +9,20 @@ the same cases on both (tests/contract/test_job_store.py).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
-from scrapejobs_shared.domain.batch_transitions import Applied
-from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.batch_transitions import Applied, Lane
+from scrapejobs_shared.domain.records import (
+    BatchRecord,
+    Handoff,
+    JobRecord,
+    TaskOutcome,
+    TaskRecord,
+)
 from scrapejobs_shared.domain.stats import Totals, slot_of, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat, WorkerView
@@ -46,6 +52,7 @@ class MemoryJobStore:
         self.jobs: dict[str, JobRecord] = {}
         self.batches: dict[str, dict[str, BatchRecord]] = {}
         self.results: dict[str, dict[str, TaskRecord]] = {}
+        self.handed_off: dict[str, dict[str, Handoff]] = {}  # job id → task id → handoff
         self.rejected: list[tuple[str, str, bytes]] = []
         self.starts: dict[str, datetime] = {}  # jobs' starts recorded by claims
         self._added: dict[str, int] = {}
@@ -300,6 +307,7 @@ class MemoryJobStore:
         lease_until: datetime,
         *,
         mark_started: bool = False,
+        lane: Lane = "fetch",
     ) -> ClaimResult:
         async with self._lock:
             batch = self.batches.get(job_id, {}).get(batch_id)
@@ -312,7 +320,7 @@ class MemoryJobStore:
                 return Busy(batch.lease_until)
             if mark_started and _first_claim(batch):
                 self.starts.setdefault(job_id, now)  # as Firestore keeps it: on the counts
-            applied = batch_transitions.claim(batch, lease_until)
+            applied = batch_transitions.claim(batch, lease_until, lane)
             handle = self._write(applied, now)
             return Claimed(applied.batch, job.status is JobStatus.CANCELLED, handle)
 
@@ -342,7 +350,12 @@ class MemoryJobStore:
             return replace(settled, job_may_be_done=not open_left)
 
     async def close_batch(
-        self, job_id: str, batch_id: str, outcome: TaskOutcome, now: datetime
+        self,
+        job_id: str,
+        batch_id: str,
+        outcome: TaskOutcome,
+        now: datetime,
+        statuses: Collection[TaskStatus] | None = None,
     ) -> Settled | Busy | Missing:
         async with self._lock:
             batch = self.batches.get(job_id, {}).get(batch_id)
@@ -350,7 +363,11 @@ class MemoryJobStore:
                 return Missing()
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
-            return self._settled(batch_transitions.close(batch, outcome, now), now)
+            return self._settled(batch_transitions.close(batch, outcome, now, statuses), now)
+
+    async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
+        kept = self.handed_off.get(job_id, {})
+        return {task_id: kept[task_id] for task_id in task_ids if task_id in kept}
 
     def _settled(self, applied: Applied, now: datetime) -> Settled:
         handle = self._write(applied, now)
@@ -372,6 +389,10 @@ class MemoryJobStore:
         self.batches[batch.job_id][batch.id] = batch
         for record in applied.results:
             self.results[batch.job_id][record.id] = record
+        kept = self.handed_off.setdefault(batch.job_id, {})
+        kept.update(applied.handoffs)
+        for task_id in applied.handoffs_done:
+            kept.pop(task_id, None)
         return _Handle(batch.job_id, batch.id)
 
     # ---- stats (the StatsReader port) -----------------------------------------------------

@@ -1,4 +1,4 @@
-"""The CLI's --format choices are the service's formats, no more and no fewer."""
+"""What the client and CLI list must be what the service accepts: formats, task statuses."""
 
 from __future__ import annotations
 
@@ -20,3 +20,12 @@ def test_formats_and_render_are_merged_into_the_options_given() -> None:
         "formats": ["markdown"],
     }
     assert with_options(None, True, ["text"]) == {"render": True, "formats": ["text"]}
+
+
+def test_the_client_knows_every_task_status_and_which_are_open() -> None:
+    from scrapejobs_client.models import OPEN_TASK_STATUSES, TASK_STATUSES
+    from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES as SERVICE_OPEN
+    from scrapejobs_shared.domain.statuses import TaskStatus
+
+    assert tuple(s.value for s in TaskStatus) == TASK_STATUSES
+    assert tuple(s.value for s in SERVICE_OPEN) == OPEN_TASK_STATUSES

@@ -174,7 +174,7 @@ variable "dead_letter_subscription" {
 variable "lanes" {
   type        = list(string)
   description = "Priority lanes, each with its own task topic, dead-letter topic and their two push subscriptions (topology.LANES). The normal lane keeps the base names (task_topic, dead_letter_topic, task_subscription, dead_letter_subscription); every other lane appends -<lane> (scrape-tasks-high, scrape-tasks-push-high, ...)."
-  default     = ["high", "normal", "low", "render"]
+  default     = ["high", "normal", "low", "render", "processing"]
 
   validation {
     condition     = contains(var.lanes, "normal")

@@ -113,6 +113,12 @@ def test_lanes_default_names(tf_eval):
             "task_subscription": "scrape-tasks-push-render",
             "dead_letter_subscription": "scrape-tasks-dead-push-render",
         },
+        "processing": {
+            "task_topic": "scrape-tasks-processing",
+            "dead_letter_topic": "scrape-tasks-dead-processing",
+            "task_subscription": "scrape-tasks-push-processing",
+            "dead_letter_subscription": "scrape-tasks-dead-push-processing",
+        },
     }
     assert tf_eval("local.lanes") == sorted(LANES)  # a set: every lane, once
 
@@ -227,7 +233,7 @@ def test_default_is_one_shared_worker_for_every_priority_and_the_renderer(tf, h,
         "render": RENDERER,
     }
     assert tf_eval("local.lane_worker") == {
-        **dict.fromkeys(("high", "normal", "low"), "shared"),
+        **dict.fromkeys(("high", "normal", "low", "processing"), "shared"),
         "render": "render",
     }
 
@@ -257,6 +263,7 @@ def test_a_dedicated_lane_gets_its_own_worker_service(tf_eval):
         "normal": "shared",
         "low": "shared",
         "render": "render",
+        "processing": "shared",
     }
     # min_instances is optional (scale to zero).
     low_only = tf_eval(

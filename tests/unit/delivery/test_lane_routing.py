@@ -34,7 +34,7 @@ async def test_each_lane_is_published_with_its_attribute() -> None:
 
 
 def test_lane_names_keep_the_normal_lane_as_deployed() -> None:
-    assert LANES == ("high", "normal", "low", "render")
+    assert LANES == ("high", "normal", "low", "render", "processing")
     assert in_lane("scrape-tasks", "normal") == "scrape-tasks"
     assert in_lane("scrape-tasks-push", "high") == "scrape-tasks-push-high"
     assert in_lane("scrape-tasks-push", "render") == "scrape-tasks-push-render"

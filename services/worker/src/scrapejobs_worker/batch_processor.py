@@ -4,7 +4,7 @@ redelivery: a batch is claimed by one delivery at a time and finished tasks are 
 
 What the delivery answers:
 
-* every task finished → ack;
+* every task finished (or handed to the processing lane, which is then published) → ack;
 * some task was deferred (throttled, host busy, out of time) → publish the batch again with
   one more deferral and ack (a fresh delivery count: waiting for a host never dead-letters);
 * otherwise some task failed transiently → nack: Pub/Sub redelivers with backoff, and only
@@ -23,6 +23,7 @@ import collections
 import logging
 import time
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
@@ -35,9 +36,10 @@ from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.records import BatchItem, TaskOutcome
-from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, TaskOutcome
+from scrapejobs_shared.domain.statuses import FETCH_STATUSES, TaskStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
+from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, PROCESSING_LANE
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
@@ -165,13 +167,18 @@ class BatchProcessor:
         messages = await self._batches_of(pushed)
         if messages is None:
             return Verdict.done("malformed dead letter recorded")
-        verdicts = [await self._dead_letter(pushed, message) for message in messages]
+        # a lane's dead letters end that lane's tasks only
+        processing = pushed.attributes.get(LANE_ATTRIBUTE) == PROCESSING_LANE
+        statuses = {TaskStatus.PROCESSING} if processing else FETCH_STATUSES
+        verdicts = [await self._dead_letter(pushed, message, statuses) for message in messages]
         return next((v for v in verdicts if not v.ack), verdicts[0])
 
-    async def _dead_letter(self, pushed: PushedMessage, message: BatchMessage) -> Verdict:
+    async def _dead_letter(
+        self, pushed: PushedMessage, message: BatchMessage, statuses: Collection[TaskStatus]
+    ) -> Verdict:
         outcome = TaskOutcome(TaskStatus.DEAD_LETTERED)
         closed = await self._store.close_batch(
-            message.job_id, message.batch_id, outcome, self._clock()
+            message.job_id, message.batch_id, outcome, self._clock(), statuses
         )
         if isinstance(closed, Busy):
             return Verdict.retry("the batch is still being processed", "busy")
@@ -237,7 +244,11 @@ class BatchProcessor:
         if recorder.job_may_be_done:
             # A coalesced job (its spec carried) has this one batch: when every task of the
             # claim finished, the job has no open task left, and its counts need no read.
-            closed = message.spec is not None and not _still_open(claim.batch.open_items, results)
+            closed = (
+                message.spec is not None
+                and not _still_open(claim.batch.open_items, results)
+                and Kind.HANDED_OFF not in kinds
+            )
             await complete_if_done(
                 self._store,
                 message.job_id,
@@ -246,8 +257,12 @@ class BatchProcessor:
                 spec=spec,
                 no_open_tasks=closed,
             )
+        # also after a cancel: the processing lane ends those tasks cancelled
+        if not await self._enqueuer.hand_on(_handed_on(claim.batch, results)):
+            reason = "handing tasks on to the processing lane failed"
+            return Verdict.retry(reason, "republish_failed"), results
         if Kind.DEFER in kinds:
-            open_items = _still_open(claim.batch.open_items, results)
+            open_items = _still_open(claim.batch.fetch_items, results)
             batch = replace(claim.batch, items=open_items)
             if not await self._enqueuer.republish(batch, deferrals + 1):
                 reason = "deferred, but publishing the batch again failed"
@@ -309,7 +324,7 @@ class BatchProcessor:
             self._heartbeat.pages_in_flight -= 1
 
     async def _run_all(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
-        queue = HostSpread(work.batch.open_items, self._policy.concurrency)
+        queue = HostSpread(work.batch.fetch_items, self._policy.concurrency)
         results: list[TaskResult] = []
         outages: list[DependencyUnavailable] = []
 
@@ -380,8 +395,20 @@ class HostSpread:
 
 
 def _still_open(items: tuple[BatchItem, ...], results: list[TaskResult]) -> tuple[BatchItem, ...]:
-    finished = {r.change.task_id for r in results if r.kind is Kind.FINISHED}
-    return tuple(item for item in items if item.task_id not in finished)
+    """The tasks of ``items`` this delivery did not finish or hand on."""
+    done = {r.change.task_id for r in results if r.kind in (Kind.FINISHED, Kind.HANDED_OFF)}
+    return tuple(item for item in items if item.task_id not in done)
+
+
+def _handed_on(batch: BatchRecord, results: list[TaskResult]) -> BatchRecord:
+    """The batch as the processing lane finds it after this delivery: the tasks it handed on
+    and those an earlier delivery handed on."""
+    handed = {r.change.task_id for r in results if r.kind is Kind.HANDED_OFF}
+    items = tuple(
+        replace(item, status=TaskStatus.PROCESSING) if item.task_id in handed else item
+        for item in batch.items
+    )
+    return replace(batch, items=items)
 
 
 def _deferrals(pushed: PushedMessage) -> int:

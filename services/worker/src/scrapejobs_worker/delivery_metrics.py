@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from opentelemetry.metrics import Meter
 
-from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_worker.task_runner import TaskResult
 
 SYSTEM = "gcp_pubsub"
@@ -109,5 +109,8 @@ def _task_attributes(result: TaskResult) -> tuple[str, str | None]:
     if outcome not in _WITH_ERROR:
         return outcome, None
     change = result.change
-    error = change.outcome.error if isinstance(change, FinishTask) else change.error
-    return outcome, error_type(error)
+    if isinstance(change, FinishTask):
+        return outcome, error_type(change.outcome.error)
+    if isinstance(change, ReleaseTask):
+        return outcome, error_type(change.error)
+    return outcome, None

@@ -35,14 +35,20 @@ from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
 from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
+from scrapejobs_worker.ai_answers import AiAnswers
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
+from scrapejobs_worker.language_models.openai_chat import OpenAIChatModel
+from scrapejobs_worker.language_models.vertex_gemini import VertexGeminiModel
+from scrapejobs_worker.model_port import LanguageModel
+from scrapejobs_worker.model_slots import ModelSlots
 from scrapejobs_worker.page_extraction import extract_outcome
 from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_worker.politeness.robots_cache import RobotsCache
+from scrapejobs_worker.processing_lane import ProcessingLane
 from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
 from scrapejobs_worker.push_guard import PushGuard
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
@@ -54,6 +60,7 @@ from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)
 SERVICE = "scrapejobs-worker"
+MODEL_TIMEOUT_S = 120.0  # one model call (the stage retries a busy provider on its own)
 
 
 def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
@@ -103,6 +110,7 @@ def create_app(
     webhook_log: WebhookLog | None = None,
     telemetry: Telemetry | None = None,
     worker_directory: WorkerDirectory | None = None,
+    language_model: LanguageModel | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
     telemetry the settings choose unless others are given (tests; the caller then shuts
@@ -163,6 +171,17 @@ def create_app(
             events,
             heartbeat,
         )
+        model = language_model or build_language_model(settings)
+        app.state.processing = ProcessingLane(
+            job_store,
+            AiAnswers(model, settings.ai_model) if model is not None else None,
+            ModelSlots(host_gate, model.provider, settings.ai_max_in_flight, clock, MODEL_TIMEOUT_S)
+            if model is not None
+            else None,
+            clock,
+            batch_policy(settings),
+            events,
+        )
         app.state.webhooks = WebhookSender(
             job_store,
             webhook_log or FirestoreWebhookLog(client, deadline),
@@ -192,6 +211,8 @@ def create_app(
                 await reporting
             if isinstance(host_gate, WarmSlotGate):
                 await host_gate.close()
+            if model is not None and language_model is None:
+                await model.aclose()
             await page_fetcher.aclose()
             await task_publisher.close()
             if isinstance(outbox, PubSubWebhookOutbox):
@@ -208,6 +229,18 @@ def create_app(
     app.include_router(health.router)
     app.include_router(pubsub.router)
     return app
+
+
+def build_language_model(settings: WorkerSettings) -> LanguageModel | None:
+    """The provider ``ai`` stages are answered by (SCRAPEJOBS_AI_PROVIDER), or None."""
+    if settings.ai_provider == "openai":
+        key = settings.ai_api_key.get_secret_value()
+        return OpenAIChatModel(settings.ai_base_url, key, timeout_s=MODEL_TIMEOUT_S)
+    if settings.ai_provider == "vertex":
+        return VertexGeminiModel(
+            settings.project_id, settings.ai_location, timeout_s=MODEL_TIMEOUT_S
+        )
+    return None
 
 
 def renderer(settings: WorkerSettings, fetcher: Fetcher) -> Fetcher | None:

@@ -1,5 +1,7 @@
 """Turn a fetched 2xx response into a task outcome: extract, run the job's pipeline, then fit
-under the size limit.
+under the size limit. A pipeline with an ``ai`` stage runs here up to it: the page is handed
+to the processing lane with the model's input (its markdown, text or data), cut to the stage's
+``max_input_chars`` (one character more, so the stage knows it was cut).
 
 A pipeline stage that refuses the data (a ``validate`` schema, a failed ``transform`` cast)
 fails the task permanently: ``failed`` with error ``validation: pipeline[i] (stage): ...``,
@@ -9,6 +11,7 @@ read; only its data was refused."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from pydantic import JsonValue
@@ -19,15 +22,20 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction import UnsupportedContent, extract_page, fit_result
 from scrapejobs_shared.extraction.spec import Format
 from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
+from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
 from scrapejobs_worker.fetch_port import FetchResponse
 
 BODY_TRUNCATED = "$body"  # in truncated_fields: the page exceeded the fetch byte cap
+
+
+HANDOFF_BYTES = 1_000_000  # the handoff document (result so far and input) under Firestore's 1 MiB
 
 
 @dataclass(frozen=True, slots=True)
 class ExtractedPage:
     outcome: TaskOutcome
     links: tuple[str, ...] = ()  # absolute, normalised; collected for crawl jobs
+    model_input: str | None = None  # set when the page goes on to the processing lane
 
 
 def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
@@ -35,6 +43,11 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
     crawling = spec.crawl is not None
     if crawling and "links" not in formats:
         formats.append("links")
+    ai_index = ai_stage_index(spec.pipeline)
+    ai = spec.pipeline[ai_index].options if ai_index is not None else None
+    wanted = ai.input if isinstance(ai, AiOptions) and ai.input != "data" else None
+    if wanted is not None and wanted not in formats:
+        formats.append(wanted)  # the model's input, not kept in the data unless asked for
     try:
         page = extract_page(
             response.body,
@@ -53,13 +66,20 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         return ExtractedPage(outcome)
     data = dict(page.data)
     links = _links(data, keep="links" in spec.options.formats) if crawling else ()
+    model_text: JsonValue = None
+    if wanted is not None:
+        model_text = data.get(wanted) if wanted in spec.options.formats else data.pop(wanted, "")
     status, errors, error = TaskStatus.SUCCEEDED, dict(page.errors), None
     try:
-        data = run_pipeline(spec.pipeline, data)
+        data = run_pipeline(spec.pipeline[:ai_index], data)
     except PipelineFailure as failure:
         status, data, error = TaskStatus.FAILED, failure.data, failure.error
         errors.update(failure.problems)
     fitted, truncated = fit_result(data)
+    model_input = None
+    if isinstance(ai, AiOptions) and status is TaskStatus.SUCCEEDED:
+        text = json.dumps(fitted) if ai.input == "data" else str(model_text or "")
+        model_input = _fit_input(text, ai.max_input_chars, fitted)
     if response.truncated:
         truncated.insert(0, BODY_TRUNCATED)
     outcome = TaskOutcome(
@@ -72,7 +92,17 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         field_errors=errors or None,
         rendered_ms=response.rendered_ms,
     )
-    return ExtractedPage(outcome, links)
+    return ExtractedPage(outcome, links, model_input)
+
+
+def _fit_input(text: str, max_chars: int, data: dict[str, JsonValue]) -> str:
+    """The model's input as the handoff keeps it: at most one character past ``max_chars``
+    (the stage then knows it was cut), and within what the handoff document has room for."""
+    text = text[: max_chars + 1]
+    room = HANDOFF_BYTES - len(json.dumps(data).encode())
+    while text and len(text.encode()) > room:
+        text = text[: len(text) * 3 // 4]
+    return text
 
 
 def _links(data: dict[str, JsonValue], keep: bool) -> tuple[str, ...]:

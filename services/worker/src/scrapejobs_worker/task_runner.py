@@ -13,10 +13,10 @@ from enum import StrEnum
 
 from opentelemetry.trace import Tracer, get_current_span
 
-from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
+from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.records import BatchItem, BatchRecord, TaskOutcome
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.host_gate import Throttle
@@ -53,13 +53,14 @@ CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")
 
 class Kind(StrEnum):
     FINISHED = "finished"
+    HANDED_OFF = "handed_off"  # fetched: its ai stage runs on the processing lane
     RETRY = "retry"  # transient: its batch is delivered again (nack)
     DEFER = "defer"  # not its fault: its batch is published again (ack)
 
 
 @dataclass(frozen=True, slots=True)
 class TaskResult:
-    change: FinishTask | ReleaseTask
+    change: FinishTask | ReleaseTask | HandOffTask
     kind: Kind
     outcome: str  # for logs and metrics: the status, or retry/defer
 
@@ -224,7 +225,11 @@ class TaskRunner:
         if crawl is not None and page.links:  # a page refused by a pipeline stage, too
             with phase("expand"):
                 await self._crawl.expand(crawl, work.batch, item, decision.response.url, page.links)
-        return _finished(item, replace(page.outcome, fetched_at=self._clock()))
+        outcome = replace(page.outcome, fetched_at=self._clock())
+        if page.model_input is not None:
+            handoff = HandOffTask(item.task_id, Handoff(outcome, page.model_input))
+            return TaskResult(handoff, Kind.HANDED_OFF, "processing")
+        return _finished(item, outcome)
 
 
 def cancelled(item: BatchItem) -> TaskResult:

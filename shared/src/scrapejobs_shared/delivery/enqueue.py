@@ -20,7 +20,7 @@ from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
-from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.statuses import FETCH_STATUSES, TaskStatus
 from scrapejobs_shared.messaging.task_message import (
     MAX_BUNDLE,
     BatchMessage,
@@ -28,7 +28,7 @@ from scrapejobs_shared.messaging.task_message import (
     TaskMessage,
     TaskRef,
 )
-from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
+from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, PROCESSING_LANE
 from scrapejobs_shared.observability.tracing import inject_trace_context
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import BatchStore, JobStore, Settled
@@ -44,9 +44,19 @@ class StoreForEnqueue(JobStore, BatchStore, Protocol):
     """What enqueueing needs of the store (both ports; one adapter implements them)."""
 
 
+def lane_of(batch: BatchRecord) -> str:
+    """The lane of a batch's next message: its own while it has tasks to fetch (the fetch
+    lane hands on the rest when it is done), the processing lane once every open task of it
+    waits for that lane."""
+    if batch.fetch_items or not batch.processing_items:
+        return batch.lane
+    return PROCESSING_LANE
+
+
 def message_of(batch: BatchRecord, spec: JobSpec | None = None) -> BatchMessage:
-    """The message of a batch: its open tasks (finished ones need no delivery)."""
-    refs = tuple(TaskRef(id=item.task_id, url=item.url) for item in batch.open_items)
+    """The message of a batch: the open tasks of its lane (finished ones need no delivery)."""
+    items = batch.processing_items if lane_of(batch) == PROCESSING_LANE else batch.fetch_items
+    refs = tuple(TaskRef(id=item.task_id, url=item.url) for item in items)
     return BatchMessage(job_id=batch.job_id, batch_id=batch.id, tasks=refs, spec=spec)
 
 
@@ -72,8 +82,8 @@ class Enqueuer:
         if not batches:
             return 0
         lost: list[BatchRecord] = []
-        for lane in sorted({batch.lane for batch in batches}):
-            in_lane = [batch for batch in batches if batch.lane == lane]
+        for lane in sorted({lane_of(batch) for batch in batches}):
+            in_lane = [batch for batch in batches if lane_of(batch) == lane]
             results = await self._send([message_of(b) for b in in_lane], deferrals, lane)
             lost += [
                 b for b, r in zip(in_lane, results, strict=True) if isinstance(r, BaseException)
@@ -103,12 +113,15 @@ class Enqueuer:
         return await self._fail_lost(lost)
 
     async def _fail_lost(self, lost: Sequence[BatchRecord]) -> dict[str, int]:
-        """Fail the open tasks of batches whose message could not be published; per job, how
-        many tasks that failed."""
+        """Fail the open tasks of batches whose message could not be published (those of the
+        message's lane); per job, how many tasks that failed."""
         failed: dict[str, int] = {}
         for batch in lost:
+            statuses = (
+                {TaskStatus.PROCESSING} if lane_of(batch) == PROCESSING_LANE else FETCH_STATUSES
+            )
             closed = await self._store.close_batch(
-                batch.job_id, batch.id, PUBLISH_FAILED, self._clock()
+                batch.job_id, batch.id, PUBLISH_FAILED, self._clock(), statuses
             )
             if isinstance(closed, Settled):
                 failed[batch.job_id] = failed.get(batch.job_id, 0) + len(closed.finished)
@@ -124,10 +137,25 @@ class Enqueuer:
             await complete_if_done(self._store, job_id, self._clock, self._events)
         return failed
 
+    async def hand_on(self, batch: BatchRecord) -> bool:
+        """Publish the batch's ``processing`` tasks to the processing lane (the fetch lane is
+        done with them): False if it could not be published, in which case the caller nacks
+        its delivery, whose next run hands them on again."""
+        items = batch.processing_items
+        if not items:
+            return True
+        refs = tuple(TaskRef(id=item.task_id, url=item.url) for item in items)
+        message = BatchMessage(job_id=batch.job_id, batch_id=batch.id, tasks=refs)
+        try:
+            [result] = await self._send([message], 0, PROCESSING_LANE)
+        except DependencyUnavailable:
+            return False
+        return not isinstance(result, BaseException)
+
     async def republish(self, batch: BatchRecord, deferrals: int) -> bool:
         """Publish a batch again (a deferral): False if it could not be published, in which
         case the caller nacks its delivery so that Pub/Sub tries again."""
-        if not batch.open_items:
+        if not batch.fetch_items:
             return True
         try:
             [result] = await self._send([message_of(batch)], deferrals, batch.lane)

@@ -1,0 +1,54 @@
+"""At most ``max_in_flight`` model calls at once across every process and instance, as host
+slots cap a site: slots of the shared host gate under one key per provider
+(``ai~<provider>~0``), leased for a call's length and given back after it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.ports.host_gate import HostGate, HostLimits, Permit
+from scrapejobs_worker.model_port import ModelBusy
+
+WAIT_STEP_S = 0.5  # a full gate is looked at again this often
+
+
+class ModelSlots:
+    def __init__(
+        self,
+        gate: HostGate,
+        provider: str,
+        max_in_flight: int,
+        clock: Clock,
+        call_timeout_s: float,
+    ) -> None:
+        self._gate = gate
+        self.key = f"ai~{provider}~0"
+        self._limits = HostLimits(concurrency=max_in_flight)
+        self._clock = clock
+        self._lease = timedelta(seconds=call_timeout_s * 3)  # a call and its retries
+
+    @asynccontextmanager
+    async def held(self, until: float) -> AsyncIterator[None]:
+        """A slot for one answer (its calls and its repair), waited for until the monotonic
+        time ``until``; ``ModelBusy`` when none came free by then."""
+        permit = await self._acquire(until)
+        try:
+            yield
+        finally:
+            await self._gate.release(permit)
+
+    async def _acquire(self, until: float) -> Permit:
+        while True:
+            now = self._clock()
+            got = await self._gate.acquire(self.key, self._limits, now + self._lease, now)
+            if isinstance(got, Permit):
+                return got
+            wait_s = min(max(got.wait_s, 0.05), WAIT_STEP_S)
+            if time.monotonic() + wait_s >= until:
+                raise ModelBusy("every model slot is taken (SCRAPEJOBS_AI_MAX_IN_FLIGHT)")
+            await asyncio.sleep(wait_s)

@@ -1,0 +1,206 @@
+"""The processing lane: a batch's ``processing`` tasks (fetched and extracted by the fetch lane,
+which handed them on with the model's input) get their ``ai`` stage and the stages after it.
+The page is never fetched again for the model's sake.
+
+A delivery claims the batch for this lane (a lease, no attempt counted), reads the handoffs,
+and runs each task under a model slot (model_slots.py): the answer, checked against the
+stage's schema, goes into ``data[into]``; the later stages run; the task finishes. Its
+changes are written as the fetch lane's are (batch_recorder.py). What the delivery answers:
+
+* every task finished → ack;
+* the model was busy (429, 5xx, no slot free in time) → the task stays ``processing``, no
+  attempt spent, nack: Pub/Sub backs off and redelivers (after max delivery attempts its
+  dead letters end the lane's tasks ``dead_lettered``);
+* an answer that fails the schema after one repair → ``failed``, error ``ai_invalid_output``,
+  the data that went in kept; a refused request → ``failed``, error ``ai_refused``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from scrapejobs_shared.delivery.completion import complete_if_done
+from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
+from scrapejobs_shared.delivery.job_events import JobEvents
+from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import BatchItem, Handoff, TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.extraction import fit_result
+from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
+from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
+from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
+from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, Missing
+from scrapejobs_worker.ai_answers import AiAnswers, AiInvalidOutput
+from scrapejobs_worker.batch_processor import BatchPolicy
+from scrapejobs_worker.batch_recorder import BatchRecorder
+from scrapejobs_worker.job_cache import JobCache
+from scrapejobs_worker.model_port import ModelBusy, ModelRefused
+from scrapejobs_worker.model_slots import ModelSlots
+from scrapejobs_worker.task_runner import CANCELLED
+from scrapejobs_worker.verdict import Verdict
+
+log = logging.getLogger(__name__)
+INPUT_CUT = "$ai_input"  # in truncated_fields: the model read the content cut short
+
+
+class ProcessingLane:
+    def __init__(
+        self,
+        store: StoreForEnqueue,
+        answers: AiAnswers | None,
+        slots: ModelSlots | None,
+        clock: Clock,
+        policy: BatchPolicy,
+        events: JobEvents | None = None,
+    ) -> None:
+        """``answers`` and ``slots`` None: no provider configured here (its tasks are nacked
+        until one is: the dispatcher refuses ``ai`` stages then, so only a deployment that
+        dropped its provider meets this)."""
+        self._store = store
+        self._answers = answers
+        self._slots = slots
+        self._clock = clock
+        self._policy = policy
+        self._events = events
+        self._jobs = JobCache(store, clock)
+        self._lease = timedelta(seconds=policy.lease_s)
+
+    async def handle_push(self, pushed: PushedMessage) -> Verdict:
+        deadline = time.monotonic() + self._policy.ack_deadline_s - self._policy.deadline_margin_s
+        try:
+            messages = pushed.batches()
+        except MalformedMessage as exc:
+            log.error("malformed message", extra={"message_id": pushed.message_id, "why": str(exc)})
+            await self._store.record_rejected_message(
+                pushed.message_id, str(exc), pushed.data, self._clock()
+            )
+            return Verdict.done("malformed message recorded")
+        verdicts = [await self._handle_batch(message, deadline) for message in messages]
+        return next((v for v in verdicts if not v.ack), verdicts[0])
+
+    async def _handle_batch(self, message: BatchMessage, deadline: float) -> Verdict:
+        spec = await self._jobs.spec(message.job_id)
+        if spec is None:
+            return Verdict.done("unknown job")
+        now = self._clock()
+        claim = await self._store.claim_batch(
+            message.job_id, message.batch_id, now, now + self._lease, lane="processing"
+        )
+        if isinstance(claim, Missing):
+            return Verdict.done("unknown batch")
+        if isinstance(claim, AlreadyDone):
+            return Verdict.done("already finished")
+        if isinstance(claim, Busy):
+            return Verdict.retry("batch is being processed by another delivery", "busy")
+        return await self._run(claim, spec, deadline)
+
+    async def _run(self, claim: Claimed, spec: JobSpec, deadline: float) -> Verdict:
+        items = claim.batch.processing_items
+        recorder = BatchRecorder(
+            self._store,
+            claim.handle,
+            self._clock,
+            interval_s=self._policy.flush_interval_s,
+            lease=self._lease,
+            cancelled=claim.cancelled,
+        )
+        retry = False
+        recorder.start()
+        try:
+            handoffs = await self._store.handoffs(claim.batch.job_id, [i.task_id for i in items])
+            queue: asyncio.Queue[BatchItem] = asyncio.Queue()
+            for item in items:
+                queue.put_nowait(item)
+
+            async def lane() -> None:
+                nonlocal retry
+                while not retry and not queue.empty():  # a busy model: ask again later
+                    item = queue.get_nowait()
+                    handoff = handoffs.get(item.task_id)
+                    change = await self._one(item, handoff, spec, recorder, deadline)
+                    retry = retry or isinstance(change, ReleaseTask)
+                    recorder.add(change)
+
+            async with asyncio.TaskGroup() as lanes:
+                for _ in range(min(self._policy.concurrency, len(items))):
+                    lanes.create_task(lane())
+        finally:
+            await recorder.close(keep_trying_until=deadline - self._policy.store_timeout_s)
+        if recorder.job_may_be_done:
+            await complete_if_done(self._store, claim.batch.job_id, self._clock, self._events)
+        if retry:
+            return Verdict.retry("the model could not answer now", "ai_busy")
+        return Verdict.done("processed")
+
+    async def _one(
+        self,
+        item: BatchItem,
+        handoff: Handoff | None,
+        spec: JobSpec,
+        recorder: BatchRecorder,
+        deadline: float,
+    ) -> FinishTask | ReleaseTask:
+        if recorder.cancelled:
+            return FinishTask(item.task_id, CANCELLED)
+        index = ai_stage_index(spec.pipeline)
+        if handoff is None or index is None:  # cannot be, but never loops forever
+            why = "processing_lost: the task's handoff or its ai stage is gone"
+            return FinishTask(item.task_id, TaskOutcome(TaskStatus.FAILED, error=why))
+        options = spec.pipeline[index].options
+        assert isinstance(options, AiOptions)
+        if self._answers is None or self._slots is None:
+            return ReleaseTask(item.task_id, "ai_unavailable: no AI provider is configured here")
+        went_in = dict(handoff.outcome.data or {})
+        try:
+            async with self._slots.held(until=deadline - self._policy.store_timeout_s):
+                answer = await self._answers.answer(options, handoff.model_input)
+        except ModelBusy as exc:
+            return ReleaseTask(item.task_id, f"ai_busy: {exc}")
+        except DependencyUnavailable as exc:
+            return ReleaseTask(item.task_id, f"dependency_unavailable: {exc}")
+        except ModelRefused as exc:
+            return _failed(item, handoff, went_in, f"ai_refused: {exc}")
+        except AiInvalidOutput as exc:
+            log.warning("model answer invalid", extra={"task_id": item.task_id, "why": str(exc)})
+            return _failed(item, handoff, went_in, f"ai_invalid_output: {exc}")
+        log.info(
+            "model answered",
+            extra={
+                "task_id": item.task_id,
+                "model": answer.model,
+                "calls": answer.usage.calls,
+                "input_tokens": answer.usage.input_tokens,
+                "output_tokens": answer.usage.output_tokens,
+            },
+        )
+        data: dict[str, Any] = {**went_in, options.into: answer.value}
+        status, error, errors = TaskStatus.SUCCEEDED, None, dict(handoff.outcome.field_errors or {})
+        try:
+            data = run_pipeline(spec.pipeline[index + 1 :], data)
+        except PipelineFailure as failure:
+            status, data, error = TaskStatus.FAILED, failure.data, failure.error
+            errors.update(failure.problems)
+        fitted, truncated = fit_result(data)
+        cut = (INPUT_CUT,) if answer.input_cut else ()
+        outcome = replace(
+            handoff.outcome,
+            status=status,
+            data=fitted,
+            error=error,
+            field_errors=errors or None,
+            truncated_fields=(*handoff.outcome.truncated_fields, *truncated, *cut),
+        )
+        return FinishTask(item.task_id, outcome)
+
+
+def _failed(item: BatchItem, handoff: Handoff, data: dict[str, Any], error: str) -> FinishTask:
+    outcome = replace(handoff.outcome, status=TaskStatus.FAILED, data=data, error=error)
+    return FinishTask(item.task_id, outcome)

@@ -1,0 +1,130 @@
+"""The two lanes over in-memory adapters: the fetch lane hands a page with an ``ai`` stage on to
+the processing lane (its markdown as the model's input), which asks the model once, stores the
+checked answer, runs the later stages and finishes the task; a busy model spends no attempt."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.messaging.task_message import PushedMessage
+from scrapejobs_worker.ai_answers import AiAnswers, AnswerPolicy
+from scrapejobs_worker.batch_processor import BatchPolicy
+from scrapejobs_worker.model_port import ModelBusy, ModelCall, ModelReply
+from scrapejobs_worker.model_slots import ModelSlots
+from scrapejobs_worker.processing_lane import ProcessingLane
+from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"greeting": {"type": "string"}},
+    "required": ["greeting"],
+}
+
+
+def body(**ai: Any) -> dict[str, Any]:
+    return {
+        "url": "http://a.example/",
+        "extract": {"h": {"css": "h1::text"}},
+        "pipeline": [
+            {"ai": {"prompt": "What does it say?", "schema": SCHEMA, "into": "said", **ai}},
+            {"transform": {"rename": {"h": "heading"}}},
+        ],
+    }
+
+
+class ScriptedModel:
+    """The model port, answering with the next step (the last repeats)."""
+
+    provider = "fake"
+
+    def __init__(self, *steps: str | Exception) -> None:
+        self.steps = list(steps)
+        self.calls: list[ModelCall] = []
+
+    async def reply(self, call: ModelCall) -> ModelReply:
+        self.calls.append(call)
+        step = self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
+        if isinstance(step, Exception):
+            raise step
+        return ModelReply(step, "fake-1", input_tokens=10, output_tokens=3)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _no_sleep(_: float) -> None:
+    return None
+
+
+def processing(store: MemoryJobStore, model: ScriptedModel) -> ProcessingLane:
+    answers = AiAnswers(model, "fake-1", AnswerPolicy(attempts=2), sleep=_no_sleep)
+    slots = ModelSlots(MemoryHostGate(), model.provider, 2, lambda: NOW, call_timeout_s=10)
+    return ProcessingLane(store, answers, slots, lambda: NOW, BatchPolicy(lease_s=6))
+
+
+async def _fetched(store: MemoryJobStore, **ai: Any) -> PushedMessage:
+    """The fetch lane's run of the job; returns the message it handed on."""
+    await setup_job(store, body(**ai))
+    publisher = MemoryTaskPublisher()
+    fetch = build_processor(store, ScriptedFetcher(200), lambda: NOW, publisher=publisher)
+    assert (await fetch.handle_push(push())).ack
+    [(message, attributes)] = publisher.published
+    assert attributes["lane"] == "processing"
+    return PushedMessage("m2", message.encode(), attributes, "sub", None)
+
+
+async def test_the_fetch_lane_hands_on_and_the_processing_lane_finishes() -> None:
+    store = MemoryJobStore()
+    handed = await _fetched(store)
+    [item] = store.batches["j"]["b"].items
+    assert item.status is TaskStatus.PROCESSING and item.attempts == 1
+    assert "t" not in store.results["j"] and store.jobs["j"].status is not JobStatus.COMPLETED
+    handoff = store.handed_off["j"]["t"]
+    assert handoff.model_input == "# Hello\n\n[n](http://a.example/next)"  # the page's markdown
+    assert handoff.outcome.data == {"h": "Hello"}  # the stages before the ai stage ran
+
+    model = ScriptedModel(json.dumps({"greeting": "Hello"}))
+    assert (await processing(store, model).handle_push(handed)).ack
+    result = store.results["j"]["t"]
+    assert result.status is TaskStatus.SUCCEEDED and result.attempts == 1
+    assert result.data == {"heading": "Hello", "said": {"greeting": "Hello"}}  # later stages ran
+    assert result.http_status == 200 and result.fetched_at == NOW
+    assert store.jobs["j"].status is JobStatus.COMPLETED
+    [call] = model.calls
+    assert [m.role for m in call.messages] == ["system", "user"]
+    assert call.messages[1].content == handoff.model_input and call.schema == SCHEMA
+    assert store.handed_off["j"] == {}
+
+    # a redelivery of the processing message finds nothing to do: the model is not asked again
+    assert (await processing(store, model).handle_push(handed)).ack and len(model.calls) == 1
+
+
+async def test_a_busy_model_spends_no_attempt_and_the_redelivery_answers() -> None:
+    store = MemoryJobStore()
+    handed = await _fetched(store, input="text", max_input_chars=3)
+    model = ScriptedModel(ModelBusy("429", 1), ModelBusy("429", 1), json.dumps({"greeting": "x"}))
+    lane = processing(store, model)
+    assert not (await lane.handle_push(handed)).ack  # nacked: Pub/Sub backs off
+    [item] = store.batches["j"]["b"].items
+    assert item.status is TaskStatus.PROCESSING and item.attempts == 1
+    assert item.error is not None and item.error.startswith("ai_busy")
+    assert (await lane.handle_push(handed)).ack
+    result = store.results["j"]["t"]
+    assert result.status is TaskStatus.SUCCEEDED and "$ai_input" in result.truncated_fields
+    assert model.calls[-1].messages[1].content == "Hel"  # the visible text, cut at 3
+
+
+async def test_an_answer_that_stays_invalid_fails_keeping_the_data_that_went_in() -> None:
+    store = MemoryJobStore()
+    handed = await _fetched(store)
+    model = ScriptedModel('{"greeting": 3}')
+    assert (await processing(store, model).handle_push(handed)).ack
+    result = store.results["j"]["t"]
+    assert result.status is TaskStatus.FAILED and result.data == {"h": "Hello"}
+    assert result.error is not None and result.error.startswith("ai_invalid_output")
+    assert len(model.calls) == 2  # the answer and one repair

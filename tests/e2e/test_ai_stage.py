@@ -1,0 +1,105 @@
+"""The ``ai`` stage through the whole stack (emulators, dispatcher, worker) on a stack of its own
+configured with the openai provider, against a loopback server speaking the chat completions
+protocol (support/model_server.py): pages are fetched once on the fetch lane, handed on to the
+processing lane, answered by the model in the stage's schema, checked by a later ``validate``
+stage, and the job completes with every answer in its results."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from scrapejobs_devstack.stack import Stack
+from support.jobs import all_results, submit, wait_finished
+from support.lone_stack import lone_stack
+from support.model_server import Answer, Failure, ModelServer
+
+pytestmark = [pytest.mark.emulators, pytest.mark.stack]
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"price": {"type": "number"}, "currency": {"type": "string"}},
+    "required": ["price", "currency"],
+}
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[ModelServer]:
+    with ModelServer(Answer(json.dumps({"price": 9.5, "currency": "USD"}), 40, 8)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def ai_stack(
+    stack: Stack, model: ModelServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    ai = {
+        "SCRAPEJOBS_AI_PROVIDER": "openai",
+        "SCRAPEJOBS_AI_BASE_URL": f"{model.url}/v1",
+        "SCRAPEJOBS_AI_MODEL": "loopback-model",
+        "SCRAPEJOBS_AI_MAX_IN_FLIGHT": "2",
+    }
+    with lone_stack(
+        stack, "scrapejobs-ai", tmp_path_factory.mktemp("ai-logs"), ai, worker_env=ai
+    ) as lone:
+        yield lone
+
+
+async def test_pages_are_answered_by_the_model_on_the_processing_lane(
+    ai_stack: Stack, model: ModelServer, site
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    paths = [f"/product/{n}" for n in range(70, 74)]
+    before = {path: site.count(path) for path in paths}
+    # a busy model first: asked again after its Retry-After, inside the stage
+    model.steps[:0] = [Failure(429, {"Retry-After": "1"})]
+    body = {
+        "urls": [f"{site.url}{path}?t={tag}" for path in paths],
+        "extract": {"title": {"css": "h1.title::text"}},
+        "pipeline": [
+            {"ai": {"prompt": "What does the product cost?", "schema": SCHEMA, "into": "offer"}},
+            {"validate": {"schema": {"type": "object", "required": ["title", "offer"]}}},
+        ],
+    }
+    async with httpx.AsyncClient(base_url=ai_stack.config.dispatcher_url, timeout=30) as api:
+        job = await submit(api, body)
+        final = await wait_finished(api, job["id"], timeout_s=120)
+        assert final["counts"]["succeeded"] == 4 and final["counts"]["processing"] == 0, final
+        results = await all_results(api, job["id"])
+    for result in results:
+        n = result["url"].split("/product/")[1].split("?")[0]
+        assert result["data"] == {
+            "title": f"Product {n}",
+            "offer": {"price": 9.5, "currency": "USD"},
+        }, result
+    for path in paths:  # fetched once each: the model never made a page be fetched again
+        assert site.count(path) - before[path] == 1, path
+    asked = [r for r in model.received if r.path == "/v1/chat/completions"]
+    contents = {r.body["messages"][1]["content"] for r in asked}
+    for n in range(70, 74):  # each page's markdown went to the model, apart from the prompt
+        assert any(c.startswith(f"# Product {n}\n") for c in contents), contents
+    assert all(r.body["model"] == "loopback-model" for r in asked)
+    assert all("What does the product cost?" in r.body["messages"][0]["content"] for r in asked)
+    assert model.most_in_flight <= 2  # SCRAPEJOBS_AI_MAX_IN_FLIGHT
+
+
+async def test_an_answer_outside_the_schema_fails_the_task_keeping_what_went_in(
+    ai_stack: Stack, model: ModelServer, site
+) -> None:
+    model.steps[:0] = [Answer('{"price": "cheap"}'), Answer("not even JSON")]
+    body = {
+        "url": f"{site.url}/product/75?t={uuid.uuid4().hex[:6]}",
+        "extract": {"title": {"css": "h1.title::text"}},
+        "pipeline": [{"ai": {"prompt": "Price?", "schema": SCHEMA}}],
+    }
+    async with httpx.AsyncClient(base_url=ai_stack.config.dispatcher_url, timeout=30) as api:
+        job = await submit(api, body)
+        final = await wait_finished(api, job["id"], timeout_s=120)
+        [result] = await all_results(api, job["id"])
+    assert final["counts"]["failed"] == 1
+    assert result["error"].startswith("ai_invalid_output"), result
+    assert result["data"] == {"title": "Product 75"}

@@ -58,6 +58,7 @@ async def test_every_row_of_the_failure_table_inside_one_batch(api, site, stack)
     assert final["counts"] == {
         "queued": 0,
         "running": 0,
+        "processing": 0,
         "succeeded": 3,
         "failed": 3,
         "dead_lettered": 1,

@@ -56,6 +56,7 @@ async def test_failures_retry_dead_letter_and_fail_permanently(api, site) -> Non
     assert final["counts"] == {
         "queued": 0,
         "running": 0,
+        "processing": 0,
         "succeeded": 1,
         "failed": 1,
         "dead_lettered": 1,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from scrapejobs_devstack import stack as stack_module
@@ -31,6 +33,23 @@ def test_make_dev_signs_in_as_the_environment_says(monkeypatch) -> None:
         "SCRAPEJOBS_AUTH_MODE": "api_key",
         "SCRAPEJOBS_API_KEY_HASHES": "ab" * 32,
     }
+
+
+def test_make_dev_passes_every_ai_setting_to_both_services(monkeypatch) -> None:
+    for name in [n for n in os.environ if n.startswith("SCRAPEJOBS_AI_")]:
+        monkeypatch.delenv(name)
+    assert StackConfig.from_env().worker_env == {}
+    monkeypatch.setenv("SCRAPEJOBS_AI_PROVIDER", "openai")
+    monkeypatch.setenv("SCRAPEJOBS_AI_BASE_URL", "http://127.0.0.1:8000/v1")
+    monkeypatch.setenv("SCRAPEJOBS_AI_API_KEY", "sk-local")
+    config = StackConfig.from_env()
+    expected = {
+        "SCRAPEJOBS_AI_PROVIDER": "openai",
+        "SCRAPEJOBS_AI_BASE_URL": "http://127.0.0.1:8000/v1",
+        "SCRAPEJOBS_AI_API_KEY": "sk-local",
+    }
+    assert config.worker_env == expected
+    assert {k: v for k, v in config.dispatcher_env.items() if "_AI_" in k} == expected
 
 
 def test_the_fetch_allowlist_comes_from_the_environment_when_set(monkeypatch) -> None:

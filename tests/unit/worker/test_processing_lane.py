@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scrapejobs_shared.adapters.memory.answer_cache import MemoryAnswerCache
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
@@ -61,10 +62,13 @@ async def _no_sleep(_: float) -> None:
     return None
 
 
-def processing(store: MemoryJobStore, model: ScriptedModel) -> ProcessingLane:
+def processing(
+    store: MemoryJobStore, model: ScriptedModel, cache: MemoryAnswerCache | None = None
+) -> ProcessingLane:
     answers = AiAnswers(model, "fake-1", AnswerPolicy(attempts=2), sleep=_no_sleep)
     slots = ModelSlots(MemoryHostGate(), model.provider, 2, lambda: NOW, call_timeout_s=10)
-    return ProcessingLane(store, answers, slots, lambda: NOW, BatchPolicy(lease_s=6))
+    policy = BatchPolicy(lease_s=6)
+    return ProcessingLane(store, answers, slots, lambda: NOW, policy, cache=cache)
 
 
 async def _fetched(store: MemoryJobStore, **ai: Any) -> PushedMessage:
@@ -128,3 +132,18 @@ async def test_an_answer_that_stays_invalid_fails_keeping_the_data_that_went_in(
     assert result.status is TaskStatus.FAILED and result.data == {"h": "Hello"}
     assert result.error is not None and result.error.startswith("ai_invalid_output")
     assert len(model.calls) == 2  # the answer and one repair
+
+
+async def test_an_answer_is_paid_for_once_unless_the_stage_opts_out() -> None:
+    cache, model = MemoryAnswerCache(), ScriptedModel(json.dumps({"greeting": "Hello"}))
+    for _ in range(2):  # the same page and question: a second job, or a redelivery
+        store = MemoryJobStore()
+        handed = await _fetched(store)
+        assert (await processing(store, model, cache).handle_push(handed)).ack
+        assert store.results["j"]["t"].data == {"heading": "Hello", "said": {"greeting": "Hello"}}
+    assert len(model.calls) == 1
+
+    store = MemoryJobStore()
+    handed = await _fetched(store, cache=False)
+    assert (await processing(store, model, cache).handle_push(handed)).ack
+    assert len(model.calls) == 2

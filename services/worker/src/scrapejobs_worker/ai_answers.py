@@ -65,12 +65,14 @@ class Usage:
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached: int = 0  # answers reused instead of asked for
 
     def plus(self, reply: ModelReply) -> Usage:
         return Usage(
             self.calls + 1,
             self.input_tokens + reply.input_tokens,
             self.output_tokens + reply.output_tokens,
+            self.cached,
         )
 
 
@@ -103,10 +105,14 @@ class AiAnswers:
         self._policy = policy or AnswerPolicy()
         self._sleep = sleep
 
+    def model_of(self, options: AiOptions) -> str:
+        """The model the stage is answered by."""
+        return options.model or self._default_model
+
     async def answer(self, options: AiOptions, content: str) -> AiAnswer:
         """The model's checked answer about ``content``; ``AiInvalidOutput``, ``ModelBusy`` or
         ``ModelRefused`` otherwise."""
-        model = options.model or self._default_model
+        model = self.model_of(options)
         if not model:
             raise ModelRefused("no model: set SCRAPEJOBS_AI_MODEL, or the stage's 'model'")
         cut = len(content) > options.max_input_chars

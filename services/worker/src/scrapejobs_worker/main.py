@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCache
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
@@ -29,6 +30,7 @@ from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
+from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
@@ -111,6 +113,7 @@ def create_app(
     telemetry: Telemetry | None = None,
     worker_directory: WorkerDirectory | None = None,
     language_model: LanguageModel | None = None,
+    answer_cache: AnswerCache | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
     telemetry the settings choose unless others are given (tests; the caller then shuts
@@ -119,7 +122,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = None
-        if store is None or gate is None or webhook_log is None:
+        needs_cache = answer_cache is None and settings.ai_provider is not None
+        if store is None or gate is None or webhook_log is None or needs_cache:
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
             )
@@ -181,6 +185,7 @@ def create_app(
             clock,
             batch_policy(settings),
             events,
+            answer_cache or (FirestoreAnswerCache(client, deadline) if needs_cache else None),
         )
         app.state.webhooks = WebhookSender(
             job_store,

@@ -4,7 +4,10 @@ The page is never fetched again for the model's sake.
 
 A delivery claims the batch for this lane (a lease, no attempt counted), reads the handoffs,
 and runs each task under a model slot (model_slots.py): the answer, checked against the
-stage's schema, goes into ``data[into]``; the later stages run; the task finishes. Its
+stage's schema, goes into ``data[into]``; the later stages run; the task finishes. Answers are
+kept for ``ANSWER_TTL`` by content, prompt, schema and model (unless the stage says
+``"cache": false``): the same page asked again, or a message redelivered after its worker died
+past the model's answer, does not ask (nor pay) the model again. Its
 changes are written as the fetch lane's are (batch_recorder.py). What the delivery answers:
 
 * every task finished → ack;
@@ -36,9 +39,10 @@ from scrapejobs_shared.extraction import fit_result
 from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
 from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
+from scrapejobs_shared.ports.answer_cache import AnswerCache, CachedAnswer, answer_key
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, Missing
-from scrapejobs_worker.ai_answers import AiAnswers, AiInvalidOutput
+from scrapejobs_worker.ai_answers import AiAnswer, AiAnswers, AiInvalidOutput, Usage
 from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.job_cache import JobCache
@@ -49,6 +53,7 @@ from scrapejobs_worker.verdict import Verdict
 
 log = logging.getLogger(__name__)
 INPUT_CUT = "$ai_input"  # in truncated_fields: the model read the content cut short
+ANSWER_TTL = timedelta(hours=24)
 
 
 class ProcessingLane:
@@ -60,11 +65,13 @@ class ProcessingLane:
         clock: Clock,
         policy: BatchPolicy,
         events: JobEvents | None = None,
+        cache: AnswerCache | None = None,
     ) -> None:
         """``answers`` and ``slots`` None: no provider configured here (its tasks are nacked
         until one is: the dispatcher refuses ``ai`` stages then, so only a deployment that
         dropped its provider meets this)."""
         self._store = store
+        self._cache = cache
         self._answers = answers
         self._slots = slots
         self._clock = clock
@@ -160,8 +167,7 @@ class ProcessingLane:
             return ReleaseTask(item.task_id, "ai_unavailable: no AI provider is configured here")
         went_in = dict(handoff.outcome.data or {})
         try:
-            async with self._slots.held(until=deadline - self._policy.store_timeout_s):
-                answer = await self._answers.answer(options, handoff.model_input)
+            answer = await self._answer(options, handoff.model_input, deadline)
         except ModelBusy as exc:
             return ReleaseTask(item.task_id, f"ai_busy: {exc}")
         except DependencyUnavailable as exc:
@@ -171,16 +177,6 @@ class ProcessingLane:
         except AiInvalidOutput as exc:
             log.warning("model answer invalid", extra={"task_id": item.task_id, "why": str(exc)})
             return _failed(item, handoff, went_in, f"ai_invalid_output: {exc}")
-        log.info(
-            "model answered",
-            extra={
-                "task_id": item.task_id,
-                "model": answer.model,
-                "calls": answer.usage.calls,
-                "input_tokens": answer.usage.input_tokens,
-                "output_tokens": answer.usage.output_tokens,
-            },
-        )
         data: dict[str, Any] = {**went_in, options.into: answer.value}
         status, error, errors = TaskStatus.SUCCEEDED, None, dict(handoff.outcome.field_errors or {})
         try:
@@ -199,6 +195,34 @@ class ProcessingLane:
             truncated_fields=(*handoff.outcome.truncated_fields, *truncated, *cut),
         )
         return FinishTask(item.task_id, outcome)
+
+    async def _answer(self, options: AiOptions, content: str, deadline: float) -> AiAnswer:
+        """The kept answer, or the model's (under a slot), kept for next time."""
+        assert self._answers is not None and self._slots is not None
+        key = answer_key(
+            content, options.prompt, options.json_schema, self._answers.model_of(options)
+        )
+        if self._cache is not None and options.cache:
+            kept = await self._cache.get(key, self._clock())
+            if kept is not None:
+                log.info("model answer reused", extra={"model": kept.model})
+                cut = len(content) > options.max_input_chars
+                return AiAnswer(kept.value, kept.model, Usage(cached=1), cut)
+        async with self._slots.held(until=deadline - self._policy.store_timeout_s):
+            answer = await self._answers.answer(options, content)
+        log.info(
+            "model answered",
+            extra={
+                "model": answer.model,
+                "calls": answer.usage.calls,
+                "input_tokens": answer.usage.input_tokens,
+                "output_tokens": answer.usage.output_tokens,
+            },
+        )
+        if self._cache is not None and options.cache:
+            kept = CachedAnswer(answer.value, answer.model)
+            await self._cache.put(key, kept, self._clock() + ANSWER_TTL)
+        return answer
 
 
 def _failed(item: BatchItem, handoff: Handoff, data: dict[str, Any], error: str) -> FinishTask:

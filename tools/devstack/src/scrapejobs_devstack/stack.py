@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,12 @@ DEV_WEBHOOK_SECRET = "whsec_c2NyYXBlam9icy1sb2NhbC1kZXZlbG9wbWVudC1rZXk="  # REA
 
 # what `make dev` hands the dispatcher from its own environment
 PASSED_TO_DISPATCHER = ("SCRAPEJOBS_AUTH_MODE", "SCRAPEJOBS_API_KEY_HASHES")
+AI_PREFIX = "SCRAPEJOBS_AI_"  # every AI setting goes to both services (README, "AI stage")
+
+
+def ai_settings(env: Mapping[str, str]) -> dict[str, str]:
+    """The SCRAPEJOBS_AI_* variables of ``env``."""
+    return {name: value for name, value in env.items() if name.startswith(AI_PREFIX)}
 
 
 @dataclass
@@ -68,7 +75,8 @@ class StackConfig:
         """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT; delivery from
         MIN_BACKOFF_S, MAX_BACKOFF_S (short by default, so failures play out quickly) and
         MAX_DELIVERY_ATTEMPTS; the dispatcher's sign-in from SCRAPEJOBS_AUTH_MODE and
-        SCRAPEJOBS_API_KEY_HASHES when they are set (authentication is off otherwise)."""
+        SCRAPEJOBS_API_KEY_HASHES when they are set (authentication is off otherwise); every
+        SCRAPEJOBS_AI_* variable to both services."""
         env = os.environ
         topology = dataclasses.replace(
             DEFAULT_TOPOLOGY,
@@ -87,7 +95,11 @@ class StackConfig:
             firestore_port=int(env.get("FIRESTORE_PORT", cls.firestore_port)),
             topology=topology,
             worker_processes=int(env.get("WORKER_PROCESSES", cls.worker_processes)),
-            dispatcher_env={name: env[name] for name in PASSED_TO_DISPATCHER if name in env},
+            dispatcher_env={
+                **{name: env[name] for name in PASSED_TO_DISPATCHER if name in env},
+                **ai_settings(env),
+            },
+            worker_env=ai_settings(env),
         )
 
     @property

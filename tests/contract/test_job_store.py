@@ -25,6 +25,7 @@ from scrapejobs_shared.delivery.batching import plan_batches, shards_for
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
 from scrapejobs_shared.domain.jobspec import MAX_URL_LENGTH, MAX_URLS, JobSpec
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
@@ -1094,3 +1095,25 @@ async def test_a_lane_s_dead_letters_close_that_lane_s_tasks_only(store: Store) 
     assert isinstance(fetch, Settled) and fetch.finished == (b,)
     task = await store.get_task(job.id, b)
     assert task is not None and task.error == "HTTP 500"
+
+
+async def test_the_ai_stage_s_usage_is_counted_once_per_finished_task(store: Store) -> None:
+    job, [batch] = await a_job(store, 2)
+    a, b = ids(batch)
+    t0 = datetime.now(UTC)
+    claimed = await claim(store, batch, t0)
+    await store.settle(claimed.handle, [handed(a), handed(b)], t0, t0)
+    processing = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE, lane="processing")
+    assert isinstance(processing, Claimed)
+    spent = ModelUsage(calls=2, input_tokens=300, output_tokens=20)
+    finish_a = FinishTask(a, TaskOutcome(TaskStatus.SUCCEEDED), usage=spent)
+    first = await store.settle(processing.handle, [finish_a], t0, t0 + LEASE)
+    # the same finish again (a retried commit), then b's answer from the cache
+    finish_b = FinishTask(b, TaskOutcome(TaskStatus.SUCCEEDED), usage=ModelUsage(cached=1))
+    await store.settle(first.handle, [finish_a, finish_b], t0)
+    found = await store.job_with_counts(job.id)
+    assert found is not None
+    assert found[0].ai_usage == ModelUsage(calls=2, cached=1, input_tokens=300, output_tokens=20)
+    plain, _ = await a_job(store, 1)
+    listed = await store.job_with_counts(plain.id)
+    assert listed is not None and listed[0].ai_usage is None

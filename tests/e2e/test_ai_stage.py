@@ -69,6 +69,13 @@ async def test_pages_are_answered_by_the_model_on_the_processing_lane(
         job = await submit(api, body)
         final = await wait_finished(api, job["id"], timeout_s=120)
         assert final["counts"]["succeeded"] == 4 and final["counts"]["processing"] == 0, final
+        # the provider's figures, once per page (the 429 was no answer)
+        assert final["ai_usage"] == {
+            "calls": 4,
+            "cached": 0,
+            "input_tokens": 160,
+            "output_tokens": 32,
+        }
         results = await all_results(api, job["id"])
     for result in results:
         n = result["url"].split("/product/")[1].split("?")[0]

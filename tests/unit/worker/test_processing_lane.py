@@ -11,6 +11,7 @@ from scrapejobs_shared.adapters.memory.answer_cache import MemoryAnswerCache
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_worker.ai_answers import AiAnswers, AnswerPolicy
@@ -103,6 +104,7 @@ async def test_the_fetch_lane_hands_on_and_the_processing_lane_finishes() -> Non
     assert [m.role for m in call.messages] == ["system", "user"]
     assert call.messages[1].content == handoff.model_input and call.schema == SCHEMA
     assert store.handed_off["j"] == {}
+    assert store.usage["j"] == ModelUsage(calls=1, input_tokens=10, output_tokens=3)
 
     # a redelivery of the processing message finds nothing to do: the model is not asked again
     assert (await processing(store, model).handle_push(handed)).ack and len(model.calls) == 1
@@ -142,6 +144,7 @@ async def test_an_answer_is_paid_for_once_unless_the_stage_opts_out() -> None:
         assert (await processing(store, model, cache).handle_push(handed)).ack
         assert store.results["j"]["t"].data == {"heading": "Hello", "said": {"greeting": "Hello"}}
     assert len(model.calls) == 1
+    assert store.usage["j"] == ModelUsage(cached=1)  # the second job paid nothing
 
     store = MemoryJobStore()
     handed = await _fetched(store, cache=False)

@@ -63,6 +63,15 @@ class JobSummary(ApiModel):
     rendered: bool = False  # its pages are rendered in headless Chromium
 
 
+class AiUsage(ApiModel):
+    """What a job's ai stage cost (the provider's figures; cached answers were not paid)."""
+
+    calls: int = 0
+    cached: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
 class Job(JobSummary):
     """A job as ``GET /v1/jobs/{id}`` (and submit, cancel) return it."""
 
@@ -71,6 +80,7 @@ class Job(JobSummary):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     progress: JobProgress | None = None
+    ai_usage: AiUsage | None = None
 
     @property
     def open_tasks(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any, Literal
 
@@ -62,12 +63,25 @@ class JobProgress(BaseModel):
     estimated_completion: datetime | None
 
 
+class AiUsage(BaseModel):
+    """What the job's ai stage cost, from the provider's own usage figures, counted once per
+    finished task."""
+
+    calls: int = Field(description="Requests the model answered (a repair is one more)")
+    cached: int = Field(description="Answers reused instead of asked for (not paid again)")
+    input_tokens: int
+    output_tokens: int
+
+
 class JobDetail(JobSummary):
     total: int = Field(description="Number of tasks; always the sum of counts")
     counts: dict[TaskStatus, int] = Field(description="Tasks per status")
     started_at: datetime | None = Field(description="When a worker first took one of its tasks")
     finished_at: datetime | None = Field(description="When it completed or was cancelled")
     progress: JobProgress
+    ai_usage: AiUsage | None = Field(
+        default=None, description="The ai stage's usage (jobs with an ai stage, once it ran)"
+    )
 
     @classmethod
     def of_view(cls, view: JobView) -> JobDetail:
@@ -86,6 +100,7 @@ class JobDetail(JobSummary):
                 eta_s=progress.eta_s,
                 estimated_completion=progress.estimated_completion,
             ),
+            ai_usage=AiUsage(**asdict(usage)) if (usage := view.job.ai_usage) else None,
         )
 
 

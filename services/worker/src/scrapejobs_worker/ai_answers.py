@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.pipeline.failure import StageRejected
 from scrapejobs_shared.pipeline.spec import AiOptions
 from scrapejobs_shared.pipeline.validate import validate
@@ -61,33 +62,17 @@ class AnswerPolicy:
 
 
 @dataclass(frozen=True, slots=True)
-class Usage:
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached: int = 0  # answers reused instead of asked for
-
-    def plus(self, reply: ModelReply) -> Usage:
-        return Usage(
-            self.calls + 1,
-            self.input_tokens + reply.input_tokens,
-            self.output_tokens + reply.output_tokens,
-            self.cached,
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class AiAnswer:
     value: dict[str, Any]
     model: str
-    usage: Usage
+    usage: ModelUsage
     input_cut: bool  # the content was longer than max_input_chars and was cut
 
 
 class AiInvalidOutput(Exception):
     """The model's answer, repaired once, still does not match the schema."""
 
-    def __init__(self, problems: str, usage: Usage) -> None:
+    def __init__(self, problems: str, usage: ModelUsage) -> None:
         super().__init__(problems)
         self.usage = usage
 
@@ -120,10 +105,10 @@ class AiAnswers:
             Message("system", INSTRUCTION.format(prompt=options.prompt)),
             Message("user", content[: options.max_input_chars]),
         ]
-        usage = Usage()
+        usage = ModelUsage()
         for repairing in (False, True):
             reply = await self._call(ModelCall(model, tuple(messages), options.json_schema))
-            usage = usage.plus(reply)
+            usage = usage + ModelUsage(1, 0, reply.input_tokens, reply.output_tokens)
             value, problems = _checked(reply.text, options.json_schema)
             if value is not None:
                 return AiAnswer(value, reply.model, usage, cut)

@@ -33,6 +33,7 @@ from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import BatchItem, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction import fit_result
@@ -42,7 +43,7 @@ from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
 from scrapejobs_shared.ports.answer_cache import AnswerCache, CachedAnswer, answer_key
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, Missing
-from scrapejobs_worker.ai_answers import AiAnswer, AiAnswers, AiInvalidOutput, Usage
+from scrapejobs_worker.ai_answers import AiAnswer, AiAnswers, AiInvalidOutput
 from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.job_cache import JobCache
@@ -176,7 +177,7 @@ class ProcessingLane:
             return _failed(item, handoff, went_in, f"ai_refused: {exc}")
         except AiInvalidOutput as exc:
             log.warning("model answer invalid", extra={"task_id": item.task_id, "why": str(exc)})
-            return _failed(item, handoff, went_in, f"ai_invalid_output: {exc}")
+            return _failed(item, handoff, went_in, f"ai_invalid_output: {exc}", exc.usage)
         data: dict[str, Any] = {**went_in, options.into: answer.value}
         status, error, errors = TaskStatus.SUCCEEDED, None, dict(handoff.outcome.field_errors or {})
         try:
@@ -194,7 +195,7 @@ class ProcessingLane:
             field_errors=errors or None,
             truncated_fields=(*handoff.outcome.truncated_fields, *truncated, *cut),
         )
-        return FinishTask(item.task_id, outcome)
+        return FinishTask(item.task_id, outcome, usage=answer.usage)
 
     async def _answer(self, options: AiOptions, content: str, deadline: float) -> AiAnswer:
         """The kept answer, or the model's (under a slot), kept for next time."""
@@ -207,7 +208,7 @@ class ProcessingLane:
             if kept is not None:
                 log.info("model answer reused", extra={"model": kept.model})
                 cut = len(content) > options.max_input_chars
-                return AiAnswer(kept.value, kept.model, Usage(cached=1), cut)
+                return AiAnswer(kept.value, kept.model, ModelUsage(cached=1), cut)
         async with self._slots.held(until=deadline - self._policy.store_timeout_s):
             answer = await self._answers.answer(options, content)
         log.info(
@@ -225,6 +226,12 @@ class ProcessingLane:
         return answer
 
 
-def _failed(item: BatchItem, handoff: Handoff, data: dict[str, Any], error: str) -> FinishTask:
+def _failed(
+    item: BatchItem,
+    handoff: Handoff,
+    data: dict[str, Any],
+    error: str,
+    usage: ModelUsage | None = None,
+) -> FinishTask:
     outcome = replace(handoff.outcome, status=TaskStatus.FAILED, data=data, error=error)
-    return FinishTask(item.task_id, outcome)
+    return FinishTask(item.task_id, outcome, usage=usage)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
@@ -35,6 +36,7 @@ class FinishTask:
     task_id: str
     outcome: TaskOutcome
     service_ms: int | None = None  # picked up by the worker until its outcome was known
+    usage: ModelUsage | None = None  # what asking the model for it cost (the ai stage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,7 @@ class Applied:
     stats: Totals = field(default_factory=Totals)  # outcomes of the tasks that became terminal
     handoffs: tuple[tuple[str, Handoff], ...] = ()  # (task id, handoff) to store
     handoffs_done: tuple[str, ...] = ()  # tasks the processing lane finished: drop theirs
+    usage: ModelUsage = field(default_factory=ModelUsage)  # of the tasks that became terminal
 
     @property
     def changed(self) -> bool:
@@ -94,6 +97,7 @@ def settle(
     results: list[TaskRecord] = []
     handoffs: list[tuple[str, Handoff]] = []
     done: list[str] = []
+    usage = ModelUsage()
     for change in changes:
         item = by_id.get(change.task_id)
         if item is None or item.status.terminal:
@@ -115,6 +119,8 @@ def settle(
         record = result_record(batch, item, change.outcome, now)
         if item.status is TaskStatus.PROCESSING:
             done.append(item.task_id)
+        if change.usage is not None:
+            usage = usage + change.usage
         by_id[item.task_id] = replace(item, status=record.status, error=record.error)
         deltas[item.status] -= 1
         deltas[record.status] += 1
@@ -133,6 +139,7 @@ def settle(
         stats,
         tuple(handoffs),
         tuple(done),
+        usage,
     )
 
 

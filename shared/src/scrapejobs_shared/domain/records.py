@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.statuses import FETCH_STATUSES, JobStatus, TaskStatus
 
 
@@ -38,6 +39,7 @@ class JobRecord:
     counter_shards: int = 1  # how many counter documents hold the job's task counts
     started_at: datetime | None = None  # when a worker first took one of its batches
     finished_at: datetime | None = None  # when it completed or was cancelled
+    ai_usage: ModelUsage | None = None  # its ai stage's usage (read with its counts)
 
 
 @dataclass(frozen=True, slots=True)

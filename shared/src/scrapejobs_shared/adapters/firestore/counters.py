@@ -22,6 +22,7 @@ from typing import Any
 from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 
@@ -43,6 +44,7 @@ class ShardsRead:
     job_doc: dict[str, Any]
     counts: dict[TaskStatus, int]
     started_at: datetime | None  # the earliest start a shard keeps
+    usage: ModelUsage  # the ai stage's usage, summed over the shards
 
 
 class ShardedCounters:
@@ -61,12 +63,15 @@ class ShardedCounters:
         shard: int,
         deltas: Mapping[TaskStatus, int],
         expire_at: datetime,
+        usage: ModelUsage | None = None,
     ) -> None:
-        """Stage blind increments (new tasks): no read, no lock. Every write carries the job's
-        ``expire_at``, so TTL deletes the shard with the job."""
+        """Stage blind increments (new tasks, changes inside a transaction): no read, no
+        lock. Every write carries the job's ``expire_at``, so TTL deletes the shard with the
+        job."""
         changes: dict[str, Any] = {
             status.value: firestore.Increment(n) for status, n in deltas.items() if n
         }
+        changes |= _usage_increments(usage)
         if changes:
             writer.set(self._shard(job_ref, shard), changes | {"expire_at": expire_at}, merge=True)
 
@@ -78,6 +83,7 @@ class ShardedCounters:
         deltas: Mapping[TaskStatus, int],
         expire_at: datetime,
         started_at: datetime | None = None,
+        usage: ModelUsage | None = None,
     ) -> None:
         """Stage status changes; read the shard's values after it with ``after``.
         ``started_at``: the job's start, kept on the shard (a job no worker marks running:
@@ -88,13 +94,22 @@ class ShardedCounters:
         for status, n in deltas.items():
             if n:
                 changes[status.value] = firestore.Increment(n)
+        changes |= _usage_increments(usage)
         writer.set(self._shard(job_ref, shard), changes | {"expire_at": expire_at}, merge=True)
 
     @staticmethod
-    def after(write_result: Any, deltas: Mapping[TaskStatus, int]) -> ShardAfter:
+    def after(
+        write_result: Any, deltas: Mapping[TaskStatus, int], usage: ModelUsage | None = None
+    ) -> ShardAfter:
         """The shard's values from the transform results of ``move``'s write (the client
         orders field transforms by field path)."""
-        fields = sorted({*_watched(), *(status.value for status, n in deltas.items() if n)})
+        fields = sorted(
+            {
+                *_watched(),
+                *(status.value for status, n in deltas.items() if n),
+                *_usage_increments(usage),
+            }
+        )
         values = dict(zip(fields, write_result.transform_results, strict=True))
         open_count = sum(int(values[name].integer_value) for name in OPEN_FIELDS)
         return ShardAfter(open_count, bool(int(values[CANCEL_MARK].integer_value)))
@@ -121,19 +136,22 @@ class ShardedCounters:
         counts = dict.fromkeys(TaskStatus, 0)
         job_doc: dict[str, Any] | None = None
         starts: list[datetime] = []
+        usage = ModelUsage()
         count(reads=len(refs))
         async for snap in self._client.get_all(refs, **self._deadline.call):
             if snap.reference.path == job_ref.path:
                 job_doc = snap.to_dict() if snap.exists else None
                 continue
-            for field, value in (snap.to_dict() or {}).items():
+            doc = snap.to_dict() or {}
+            for field, value in doc.items():
                 if field in counts:
                     counts[TaskStatus(field)] += int(value)
                 elif field == STARTED_AT and value is not None:
                     starts.append(value)
+            usage = usage + ModelUsage.from_fields(doc)
         if job_doc is None:
             return None
-        return ShardsRead(job_doc, counts, min(starts) if starts else None)
+        return ShardsRead(job_doc, counts, min(starts) if starts else None, usage)
 
     async def any_open(self, job_ref: Any, shards: int) -> bool:
         """Whether any shard has an open task, reading shards one at a time in random order and
@@ -150,3 +168,9 @@ class ShardedCounters:
 
 def _watched() -> tuple[str, ...]:
     return (*OPEN_FIELDS, CANCEL_MARK)
+
+
+def _usage_increments(usage: ModelUsage | None) -> dict[str, Any]:
+    if usage is None:
+        return {}
+    return {name: firestore.Increment(n) for name, n in usage.to_fields().items()}

@@ -380,6 +380,8 @@ class FirestoreJobStore:
         job = job_from_doc(job_id, read.job_doc)
         if job.started_at is None and read.started_at is not None:
             job = replace(job, started_at=read.started_at)
+        if not read.usage.empty:
+            job = replace(job, ai_usage=read.usage)
         return job, read.counts
 
     async def has_open_tasks(self, job_id: str) -> bool:
@@ -724,7 +726,14 @@ class FirestoreJobStore:
         commit = self._client.batch()
         guard = self._client.write_option(last_update_time=handle.token)
         commit.update(ref, _batch_fields(applied.batch, now), option=guard)
-        self._counters.move(commit, job_ref, handle.shard, applied.deltas, applied.batch.expire_at)
+        self._counters.move(
+            commit,
+            job_ref,
+            handle.shard,
+            applied.deltas,
+            applied.batch.expire_at,
+            usage=applied.usage,
+        )
         _stage_results(commit, job_ref, applied.results)
         stats = self._stats.stage(commit, slot_of(now), applied.stats)
         handoffs = self._stage_handoffs(commit, job_ref, applied)
@@ -732,7 +741,7 @@ class FirestoreJobStore:
             stage_beat(commit, self._client, beat)
         count(writes=2 + len(applied.results) + stats + handoffs + (beat is not None))
         results = await commit.commit(**self._deadline.call)
-        after = self._counters.after(results[1], applied.deltas)
+        after = self._counters.after(results[1], applied.deltas, applied.usage)
         return Settled(
             _Handle(applied.batch, handle.shard, results[0].update_time),
             tuple(record.id for record in applied.results),
@@ -827,7 +836,14 @@ class FirestoreJobStore:
                 return None
             shard = int(doc.get("shard") or 0)
             transaction.update(ref, _batch_fields(applied.batch, now))
-            self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
+            self._counters.add(
+                transaction,
+                job_ref,
+                shard,
+                applied.deltas,
+                applied.batch.expire_at,
+                applied.usage,
+            )
             _stage_results(transaction, job_ref, applied.results)
             stats = self._stats.stage(transaction, slot_of(now), applied.stats)
             handoffs = self._stage_handoffs(transaction, job_ref, applied)

@@ -16,6 +16,7 @@ from datetime import datetime
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied, Lane
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     Handoff,
@@ -53,6 +54,7 @@ class MemoryJobStore:
         self.batches: dict[str, dict[str, BatchRecord]] = {}
         self.results: dict[str, dict[str, TaskRecord]] = {}
         self.handed_off: dict[str, dict[str, Handoff]] = {}  # job id → task id → handoff
+        self.usage: dict[str, ModelUsage] = {}  # job id → its ai stage's usage
         self.rejected: list[tuple[str, str, bytes]] = []
         self.starts: dict[str, datetime] = {}  # jobs' starts recorded by claims
         self._added: dict[str, int] = {}
@@ -94,6 +96,8 @@ class MemoryJobStore:
             return None
         if job.started_at is None and job_id in self.starts:
             job = replace(job, started_at=self.starts[job_id])
+        if job_id in self.usage:
+            job = replace(job, ai_usage=self.usage[job_id])
         return job, await self.count_tasks(job_id)
 
     async def list_jobs(
@@ -389,6 +393,8 @@ class MemoryJobStore:
         self.batches[batch.job_id][batch.id] = batch
         for record in applied.results:
             self.results[batch.job_id][record.id] = record
+        if not applied.usage.empty:
+            self.usage[batch.job_id] = self.usage.get(batch.job_id, ModelUsage()) + applied.usage
         kept = self.handed_off.setdefault(batch.job_id, {})
         kept.update(applied.handoffs)
         for task_id in applied.handoffs_done:

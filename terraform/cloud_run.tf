@@ -193,6 +193,19 @@ resource "google_cloud_run_v2_service" "worker" {
         }
       }
 
+      dynamic "env" {
+        for_each = var.ai_api_key_secret_id == "" ? [] : [var.ai_api_key_secret_id]
+        content {
+          name = "SCRAPEJOBS_AI_API_KEY"
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+
       startup_probe {
         initial_delay_seconds = 0
         period_seconds        = 2

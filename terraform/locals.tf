@@ -54,7 +54,7 @@ locals {
 
   telemetry_to_gcp = var.telemetry_exporter == "gcp"
 
-  dispatcher_env = merge(local.common_env, {
+  dispatcher_env = merge(local.common_env, local.ai_env, {
     SCRAPEJOBS_AUTH_MODE  = var.dispatcher_auth_mode
     SCRAPEJOBS_BATCH_SIZE = tostring(var.task_batch_size)
     # longer than a healthy batch can go without a write: a redelivery after max backoff
@@ -68,7 +68,7 @@ locals {
     SCRAPEJOBS_IDEMPOTENCY_STALE_S = tostring(var.dispatcher_request_timeout_s + 60)
   })
 
-  worker_env = merge(local.common_env, {
+  worker_env = merge(local.common_env, local.ai_env, {
     SCRAPEJOBS_PUSH_AUTH            = "oidc"
     SCRAPEJOBS_PUSH_AUDIENCE        = local.worker_audience
     SCRAPEJOBS_PUSH_SERVICE_ACCOUNT = google_service_account.push_invoker.email
@@ -128,5 +128,5 @@ locals {
   }
 
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
-  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers"])
+  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers", "handoffs", "ai_answers"])
 }

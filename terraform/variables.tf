@@ -831,3 +831,53 @@ variable "webhook_signing_secret_id" {
   description = "Secret Manager secret id holding the deployment's comma-separated whsec_ webhook signing keys (SCRAPEJOBS_WEBHOOK_SECRETS), created and versioned out of band; empty: only jobs with their own secret are signed."
   default     = ""
 }
+
+# ---------------------------------------------------------------------------------------
+# The ai stage (terraform/ai.tf)
+# ---------------------------------------------------------------------------------------
+
+variable "ai_provider" {
+  type        = string
+  description = "Who answers ai stages (SCRAPEJOBS_AI_PROVIDER): \"vertex\" (Gemini on Vertex AI, the worker's identity), \"openai\" (any OpenAI-compatible server at ai_base_url), or \"\" (ai stages are refused with a 422)."
+  default     = ""
+
+  validation {
+    condition     = contains(["", "openai", "vertex"], var.ai_provider)
+    error_message = "ai_provider must be \"\", \"openai\" or \"vertex\"."
+  }
+}
+
+variable "ai_model" {
+  type        = string
+  description = "The model ai stages use unless they name one (SCRAPEJOBS_AI_MODEL), e.g. gemini-2.5-flash."
+  default     = ""
+}
+
+variable "ai_base_url" {
+  type        = string
+  description = "openai: the server's base URL, e.g. https://api.openai.com/v1 (SCRAPEJOBS_AI_BASE_URL)."
+  default     = ""
+}
+
+variable "ai_location" {
+  type        = string
+  description = "vertex: the model's region (SCRAPEJOBS_AI_LOCATION)."
+  default     = "us-central1"
+}
+
+variable "ai_max_in_flight" {
+  type        = number
+  description = "Model calls at once across every worker instance (SCRAPEJOBS_AI_MAX_IN_FLIGHT)."
+  default     = 8
+
+  validation {
+    condition     = var.ai_max_in_flight >= 1 && var.ai_max_in_flight <= 1000
+    error_message = "ai_max_in_flight must be between 1 and 1000."
+  }
+}
+
+variable "ai_api_key_secret_id" {
+  type        = string
+  description = "openai: an existing Secret Manager secret id holding the server's API key (SCRAPEJOBS_AI_API_KEY), created and versioned out of band; empty: no key."
+  default     = ""
+}

@@ -865,3 +865,41 @@ def test_dependency_deadlines_reach_both_services_within_their_settings_range(tf
         for refused in (0, 61):
             with pytest.raises(ValidationError):
                 CommonSettings(**{variable: refused})
+
+
+def test_the_ai_stage_s_provider_reaches_both_services_and_vertex_only_the_worker(tf, h) -> None:
+    """ai_provider sets SCRAPEJOBS_AI_* on both services (the dispatcher refuses ai stages
+    without one); only with vertex is the API enabled and roles/aiplatform.user granted, to the
+    worker (the one service calling the model); the openai key comes from a secret only the
+    worker reads; answers and handoffs expire by TTL."""
+    from scrapejobs_shared.config.settings import CommonSettings
+
+    ai_env = h.squash(tf.locals["ai_env"])
+    for name, variable in (
+        ("SCRAPEJOBS_AI_PROVIDER", "ai_provider"),
+        ("SCRAPEJOBS_AI_MODEL", "ai_model"),
+        ("SCRAPEJOBS_AI_BASE_URL", "ai_base_url"),
+        ("SCRAPEJOBS_AI_LOCATION", "ai_location"),
+    ):
+        assert f'"{name}":"${{var.{variable}}}"' in ai_env, ai_env
+    assert 'var.ai_provider==""?{}' in ai_env  # nothing without a provider
+    for env in ("dispatcher_env", "worker_env"):
+        assert "local.ai_env" in h.squash(tf.locals[env])
+    assert (
+        tf.variables["ai_location"]["default"] == CommonSettings.model_fields["ai_location"].default
+    )
+    assert (
+        tf.variables["ai_max_in_flight"]["default"]
+        == CommonSettings.model_fields["ai_max_in_flight"].default
+    )
+    grant = tf.resource("google_project_iam_member", "worker_calls_vertex_ai")
+    assert grant["role"] == "roles/aiplatform.user"
+    assert grant["member"] == "${google_service_account.worker.member}"
+    assert "local.ai_vertex" in h.squash(grant["count"])
+    api = tf.resource("google_project_service", "aiplatform")
+    assert api["service"] == "aiplatform.googleapis.com" and "local.ai_vertex" in h.squash(
+        api["count"]
+    )
+    key = tf.resource("google_secret_manager_secret_iam_member", "worker_reads_ai_key")
+    assert key["member"] == "${google_service_account.worker.member}"
+    assert {"handoffs", "ai_answers"} <= set(h.squash(tf.locals["ttl_collections"]).split('"'))

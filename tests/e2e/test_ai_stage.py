@@ -6,9 +6,14 @@ stage, and the job completes with every answer in its results."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
+import random
+import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -42,9 +47,19 @@ def ai_stack(
         "SCRAPEJOBS_AI_BASE_URL": f"{model.url}/v1",
         "SCRAPEJOBS_AI_MODEL": "loopback-model",
         "SCRAPEJOBS_AI_MAX_IN_FLIGHT": "2",
+        # the slots a SIGKILLed worker held free within three calls' time
+        "SCRAPEJOBS_AI_TIMEOUT_S": "5",
     }
+    # deliveries that meet a worker restarting (the SIGKILL test) are tried for longer than it
+    # takes, as Pub/Sub's production backoff (10 s to 10 min) would; the suite's is 1-2 s
+    patient = dataclasses.replace(stack.config.topology, max_delivery_attempts=40)
     with lone_stack(
-        stack, "scrapejobs-ai", tmp_path_factory.mktemp("ai-logs"), ai, worker_env=ai
+        stack,
+        "scrapejobs-ai",
+        tmp_path_factory.mktemp("ai-logs"),
+        ai,
+        worker_env=ai,
+        topology=patient,
     ) as lone:
         yield lone
 
@@ -110,3 +125,43 @@ async def test_an_answer_outside_the_schema_fails_the_task_keeping_what_went_in(
     assert final["counts"]["failed"] == 1
     assert result["error"].startswith("ai_invalid_output"), result
     assert result["data"] == {"title": "Product 75"}
+
+
+async def test_a_worker_killed_during_a_model_call_loses_and_doubles_nothing(
+    ai_stack: Stack, model: ModelServer, site
+) -> None:
+    """SIGKILL of the worker while the model is thinking: the task still completes, its page
+    was fetched once, and the usage counts the answer that was recorded, once."""
+    path = f"/product/{random.randrange(10_000, 10**9)}"  # a page no other test asks for
+    model.steps[:0] = [Answer(json.dumps({"price": 1.0, "currency": "EUR"}), 50, 5)]
+    model.delay_s = 4.0  # the first call is in flight when the worker dies
+    asked = len(model.received)
+    body = {
+        "url": f"{site.url}{path}",
+        "pipeline": [{"ai": {"prompt": "Price?", "schema": SCHEMA}}],
+    }
+    base = ai_stack.config.dispatcher_url
+    async with httpx.AsyncClient(base_url=base, timeout=30) as api:
+        job = await submit(api, body)
+        deadline = time.monotonic() + 60
+        while len(model.received) == asked:  # the processing lane is asking the model
+            assert time.monotonic() < deadline, "the model was never asked"
+            await asyncio.sleep(0.05)
+        assert ai_stack.worker is not None
+        ai_stack.worker.kill()  # SIGKILL, mid-call
+        model.delay_s = 0.0
+        ai_stack.start_worker()
+        # the emulator drops what it pushes while the worker is down: reconcile finds the
+        # batch stalled (it does every few minutes in production, every 30 s under make dev)
+        final: dict[str, Any] = {}
+        while not final or final["status"] != "completed":
+            assert time.monotonic() < deadline + 60, final
+            await api.post("/v1/maintenance/reconcile", params={"older_than_s": 1})
+            await asyncio.sleep(1.0)
+            final = (await api.get(f"/v1/jobs/{job['id']}")).json()
+        [result] = await all_results(api, job["id"])
+    assert final["counts"]["succeeded"] == 1 and final["counts"]["processing"] == 0, (final, result)
+    assert result["data"]["ai"]["currency"] in ("EUR", "USD")
+    assert site.count(path) == 1  # the page was fetched once
+    usage = final["ai_usage"]
+    assert usage["calls"] + usage["cached"] == 1, usage  # the recorded answer, counted once

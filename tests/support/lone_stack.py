@@ -12,6 +12,7 @@ from pathlib import Path
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
 from scrapejobs_devstack.topology_bootstrap import ensure_topology
+from scrapejobs_shared.messaging.topology import Topology
 
 
 @contextmanager
@@ -31,6 +32,7 @@ def lone_stack(
     env: Mapping[str, str] | None = None,
     worker_processes: int = 1,
     worker_env: Mapping[str, str] | None = None,
+    topology: Topology | None = None,
 ) -> Iterator[Stack]:
     """A dispatcher and (unless ``worker_processes`` is 0) a worker of that many processes;
     yields the Stack (its config has the URLs); stops what it started, by pid."""
@@ -39,7 +41,7 @@ def lone_stack(
         dispatcher_port=free_port(),
         worker_port=free_port(),
         log_dir=log_dir,
-        topology=stack.config.topology,
+        topology=topology or stack.config.topology,
         render_browser=None,
         dispatcher_env=dict(env or {}),
         worker_env={**stack.config.worker_env, **(worker_env or {})},

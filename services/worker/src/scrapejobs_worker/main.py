@@ -62,7 +62,6 @@ from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)
 SERVICE = "scrapejobs-worker"
-MODEL_TIMEOUT_S = 120.0  # one model call (the stage retries a busy provider on its own)
 
 
 def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
@@ -179,7 +178,13 @@ def create_app(
         app.state.processing = ProcessingLane(
             job_store,
             AiAnswers(model, settings.ai_model) if model is not None else None,
-            ModelSlots(host_gate, model.provider, settings.ai_max_in_flight, clock, MODEL_TIMEOUT_S)
+            ModelSlots(
+                host_gate,
+                model.provider,
+                settings.ai_max_in_flight,
+                clock,
+                settings.ai_timeout_s,
+            )
             if model is not None
             else None,
             clock,
@@ -240,10 +245,10 @@ def build_language_model(settings: WorkerSettings) -> LanguageModel | None:
     """The provider ``ai`` stages are answered by (SCRAPEJOBS_AI_PROVIDER), or None."""
     if settings.ai_provider == "openai":
         key = settings.ai_api_key.get_secret_value()
-        return OpenAIChatModel(settings.ai_base_url, key, timeout_s=MODEL_TIMEOUT_S)
+        return OpenAIChatModel(settings.ai_base_url, key, timeout_s=settings.ai_timeout_s)
     if settings.ai_provider == "vertex":
         return VertexGeminiModel(
-            settings.project_id, settings.ai_location, timeout_s=MODEL_TIMEOUT_S
+            settings.project_id, settings.ai_location, timeout_s=settings.ai_timeout_s
         )
     return None
 

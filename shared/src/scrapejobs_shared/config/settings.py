@@ -46,6 +46,13 @@ class CommonSettings(BaseSettings):
     ai_max_in_flight: int = Field(
         default=8, ge=1, le=1000, description="Model calls at once across every instance"
     )
+    ai_timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        le=600,
+        description="One model call's timeout; a model slot is leased for three of them (an "
+        "answer, its retries and its repair), so a crashed worker's slots free within that",
+    )
     ai_price_per_mtok_in: float | None = Field(
         default=None, ge=0, description="Price per million input tokens (shown as a cost)"
     )

@@ -20,13 +20,14 @@ creation, claim and result commits, and one batch read per delivery.
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 import zlib
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
@@ -84,6 +85,9 @@ BATCH_LIMIT = 500  # Firestore's maximum writes per commit
 # 4 MiB), and 10,000 URLs of 2 KB make 20 MB of batch documents.
 COMMIT_BYTES = 3 * 1024 * 1024
 CLAIM_RETRIES = 5
+TRANSACTION_ATTEMPTS = 2  # the library's immediate retries of an aborted transaction, a round
+TRANSACTION_ROUNDS = 5  # rounds, a random pause apart
+T = TypeVar("T")
 REJECTED_RETENTION = timedelta(days=30)
 SHARDS_CACHE = 10_000
 RESERVED_ID = "__"  # Firestore reserves ids that start and end with it
@@ -494,7 +498,7 @@ class FirestoreJobStore:
             count(writes=len(fresh) + 3)
             return stored
 
-        result: BatchRecord | None = await add(self._client.transaction())
+        result: BatchRecord | None = await self._in_transaction(add)
         return result
 
     async def open_batches(
@@ -641,7 +645,7 @@ class FirestoreJobStore:
             count(writes=3 + len(reopened))
             return applied.batch
 
-        result: BatchRecord | None = await run(self._client.transaction())
+        result: BatchRecord | None = await self._in_transaction(run)
         return result
 
     async def claim_batch(
@@ -790,6 +794,24 @@ class FirestoreJobStore:
             return busy[-1]
         return settled if settled is not None else Missing()
 
+    async def _in_transaction(self, transactional: Callable[[Any], Awaitable[T]]) -> T:
+        """Run a ``firestore.async_transactional`` function. Transactions that read the same
+        documents and then write them (two crawl pages finding the same page at once) can
+        hold each other's locks until both abort; the library retries at once, keeping each
+        one's place in line, and on the emulator they may abort together every time. After
+        ``TRANSACTION_ATTEMPTS`` such rounds, a round starts again after a random pause, so
+        one of them goes first."""
+        for round_ in range(TRANSACTION_ROUNDS):
+            try:
+                return await transactional(
+                    self._client.transaction(max_attempts=TRANSACTION_ATTEMPTS)
+                )
+            except ValueError as exc:  # the library's "failed to commit in N attempts"
+                if not isinstance(exc.__cause__, gexc.Aborted) or round_ + 1 == TRANSACTION_ROUNDS:
+                    raise
+            await asyncio.sleep(random.uniform(0.05, 0.3) * (round_ + 1))
+        raise AssertionError("unreachable")
+
     async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
         if _reserved(job_id) or not task_ids:
             return {}
@@ -850,7 +872,7 @@ class FirestoreJobStore:
             count(writes=2 + len(applied.results) + stats + handoffs)
             return applied, shard
 
-        outcome = await run(self._client.transaction())
+        outcome = await self._in_transaction(run)
         if outcome is None:
             return None
         applied, shard = outcome

@@ -92,6 +92,8 @@ async def test_pages_are_answered_by_the_model_on_the_processing_lane(
             "output_tokens": 32,
         }
         results = await all_results(api, job["id"])
+        page = await api.get(f"/ui/jobs/{job['id']}")
+        assert "4 model calls, 0 reused; 160 tokens in, 32 out" in page.text  # the dashboard
     for result in results:
         n = result["url"].split("/product/")[1].split("?")[0]
         assert result["data"] == {

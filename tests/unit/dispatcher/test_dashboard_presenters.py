@@ -130,12 +130,14 @@ def test_counts_follow_a_task_s_life() -> None:
     assert [c.status for c in counts] == [
         "queued",
         "running",
+        "processing",
         "succeeded",
         "failed",
         "dead_lettered",
         "cancelled",
     ]
-    assert counts[4].label == "dead lettered" and counts[4].n == 2 and counts[0].n == 0
+    assert counts[5].label == "dead lettered" and counts[5].n == 2 and counts[0].n == 0
+    assert {c.status for c in counts} == {s.value for s in TaskStatus}  # none left out
 
 
 def test_live_tiles_show_throughput_backlog_and_error_rate() -> None:
@@ -150,3 +152,12 @@ def test_live_tiles_show_throughput_backlog_and_error_rate() -> None:
     assert backlog.value == "5+ queued · 2 running"
     assert backlog.note == "oldest queued 1 min 30 s ago"
     assert errors.value == "25.0%" and errors.note == "0 failed, 1 dead-lettered"
+
+
+def test_the_ai_stage_s_usage_reads_as_calls_reuses_and_tokens() -> None:
+    from scrapejobs_shared.domain.model_usage import ModelUsage
+
+    assert presenters.usage_text(None) == ""
+    usage = ModelUsage(calls=12, cached=3, input_tokens=40_210, output_tokens=1_502)
+    assert presenters.usage_text(usage) == "12 model calls, 3 reused; 40,210 tokens in, 1,502 out"
+    assert presenters.usage_text(ModelUsage(calls=1)).startswith("1 model call,")

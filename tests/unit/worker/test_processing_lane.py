@@ -89,6 +89,7 @@ async def test_the_fetch_lane_hands_on_and_the_processing_lane_finishes() -> Non
     [item] = store.batches["j"]["b"].items
     assert item.status is TaskStatus.PROCESSING and item.attempts == 1
     assert "t" not in store.results["j"] and store.jobs["j"].status is not JobStatus.COMPLETED
+    assert (await store.open_work(10)).processing == 1  # /v1/stats counts it as open work
     handoff = store.handed_off["j"]["t"]
     assert handoff.model_input == "# Hello\n\n[n](http://a.example/next)"  # the page's markdown
     assert handoff.outcome.data == {"h": "Hello"}  # the stages before the ai stage ran

@@ -15,6 +15,9 @@ from scrapejobs_shared.politeness.host_key import origin_url
 class TaskCounts(BaseModel):
     queued: int = Field(description="Queued now, in unfinished jobs")
     running: int = Field(description="Running now, in unfinished jobs")
+    processing: int = Field(
+        default=0, description="On the processing lane now (an ai stage), in unfinished jobs"
+    )
     succeeded: int = Field(description="Finished in the window")
     failed: int = Field(description="Finished in the window")
     dead_lettered: int = Field(description="Finished in the window")
@@ -67,6 +70,7 @@ class StatsView(BaseModel):
             tasks=TaskCounts(
                 queued=report.open.queued,
                 running=report.open.running,
+                processing=report.open.processing,
                 succeeded=totals.count(TaskStatus.SUCCEEDED),
                 failed=totals.count(TaskStatus.FAILED),
                 dead_lettered=totals.count(TaskStatus.DEAD_LETTERED),

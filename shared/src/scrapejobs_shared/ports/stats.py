@@ -18,13 +18,15 @@ from scrapejobs_shared.domain.statuses import JobStatus
 
 @dataclass(frozen=True, slots=True)
 class OpenWork:
-    """Tasks of unfinished jobs that are queued or running now (from the jobs' counters)."""
+    """Tasks of unfinished jobs that are queued, running or processing now (from the jobs'
+    counters)."""
 
     queued: int
     running: int
     oldest_queued_since: datetime | None  # creation of the oldest job that has queued tasks
     jobs_read: int  # unfinished jobs whose counters were read
     partial: bool  # more unfinished jobs than the read's bound: the counts are a lower bound
+    processing: int = 0  # handed to the processing lane (an ai stage)
 
 
 class StatsReader(Protocol):

@@ -11,6 +11,7 @@ from typing import Any
 from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
 from scrapejobs_dispatcher.service import JobView
 from scrapejobs_shared.domain.jobspec import RenderOptions
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.workers import WorkerView
@@ -80,6 +81,7 @@ class JobRow:
     eta: str
     finished: bool
     rendering: str  # how its pages are rendered ("" when they are not)
+    ai_usage: str = ""  # what its ai stage cost ("" when it has none yet)
 
     @classmethod
     def of(cls, view: JobView, now: datetime) -> JobRow:
@@ -105,7 +107,17 @@ class JobRow:
             eta=eta,
             finished=finished,
             rendering=rendering_text(job.spec.options.render),
+            ai_usage=usage_text(job.ai_usage),
         )
+
+
+def usage_text(usage: ModelUsage | None) -> str:
+    """``12 model calls, 3 reused; 40,210 tokens in, 1,502 out``; empty without usage."""
+    if usage is None:
+        return ""
+    calls = f"{usage.calls:,} model call{'' if usage.calls == 1 else 's'}"
+    tokens = f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
+    return f"{calls}, {usage.cached:,} reused; {tokens}"
 
 
 def rendering_text(render: RenderOptions | None) -> str:
@@ -129,6 +141,7 @@ def count_list(counts: dict[TaskStatus, int]) -> list[Count]:
     order = [
         TaskStatus.QUEUED,
         TaskStatus.RUNNING,
+        TaskStatus.PROCESSING,
         TaskStatus.SUCCEEDED,
         TaskStatus.FAILED,
         TaskStatus.DEAD_LETTERED,

@@ -157,11 +157,12 @@ class FirestoreStats:
             shards = int(doc.get("counter_shards") or 1)
             return await self._counters.read(snap.reference, shards), doc.get("created_at")
 
-        queued = running = 0
+        queued = running = processing = 0
         oldest: datetime | None = None
         for counts, created_at in await asyncio.gather(*(counts_of(snap) for snap in jobs)):
             queued += counts[TaskStatus.QUEUED]
             running += counts[TaskStatus.RUNNING]
+            processing += counts[TaskStatus.PROCESSING]
             if counts[TaskStatus.QUEUED] and created_at is not None:
                 oldest = created_at if oldest is None else min(oldest, created_at)
-        return OpenWork(queued, running, oldest, len(jobs), partial)
+        return OpenWork(queued, running, oldest, len(jobs), partial, processing)

@@ -427,15 +427,17 @@ class MemoryJobStore:
     async def open_work(self, max_jobs: int) -> OpenWork:
         await self.ping()
         active = [j for j in self.jobs.values() if not j.status.terminal][: max_jobs + 1]
-        queued = running = 0
+        queued = running = processing = 0
         oldest: datetime | None = None
         for job in active[:max_jobs]:
             counts = await self.count_tasks(job.id)
             queued += counts[TaskStatus.QUEUED]
             running += counts[TaskStatus.RUNNING]
+            processing += counts[TaskStatus.PROCESSING]
             if counts[TaskStatus.QUEUED]:
                 oldest = job.created_at if oldest is None else min(oldest, job.created_at)
-        return OpenWork(queued, running, oldest, len(active[:max_jobs]), len(active) > max_jobs)
+        partial = len(active) > max_jobs
+        return OpenWork(queued, running, oldest, len(active[:max_jobs]), partial, processing)
 
     async def ping(self) -> None:
         if not self.reachable:

@@ -70,6 +70,7 @@ class AiUsage(ApiModel):
     cached: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost: float | None = None  # at the service's configured prices (None: none set)
 
 
 class Job(JobSummary):
@@ -226,6 +227,7 @@ class Stats(ApiModel):
     error_rate: float | None = None
     oldest_queued_age_s: float | None = None
     paused_hosts: list[PausedHost] = Field(default_factory=list)
+    ai: AiUsage = Field(default_factory=AiUsage)  # the window's ai stages
 
 
 class HourStats(ApiModel):

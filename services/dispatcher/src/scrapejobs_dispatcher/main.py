@@ -109,6 +109,7 @@ def create_app(
             task_publisher,
             utc_now,
             settings.health_policy(),
+            settings.ai_prices(),
         )
         app.state.jobs = JobService(
             job_store,
@@ -124,6 +125,7 @@ def create_app(
             coalesce_busy_window_s=settings.coalesce_busy_window_ms / 1000,
             host_gate=host_gate,
             ai_provider=settings.ai_provider,
+            ai_prices=settings.ai_prices(),
         )
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.idempotent_submissions = IdempotentSubmission(

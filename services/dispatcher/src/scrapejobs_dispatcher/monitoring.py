@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.domain.stats import HOUR, Totals, hour_of, slots_between
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.host_key import origin_url
@@ -43,6 +44,12 @@ class StatsReport:
     jobs: dict[JobStatus, int]
     open: OpenWork
     paused: list[PausedHost]
+    ai_prices: ModelPrices | None = None  # None: no cost is shown
+
+    @property
+    def ai_cost(self) -> float | None:
+        """What the window's model calls cost (None without prices)."""
+        return None if self.ai_prices is None else self.ai_prices.cost_of(self.totals.ai)
 
     @property
     def throughput_per_s(self) -> float:
@@ -114,7 +121,10 @@ class Monitor:
         publisher: TaskPublisher,
         clock: Clock,
         policy: HealthPolicy,
+        ai_prices: ModelPrices | None = None,
     ) -> None:
+        """``ai_prices``: what model tokens cost, for the cost of the window's ai stages."""
+        self._ai_prices = ai_prices
         self._stats = stats
         self._batches = batches
         self._gate = gate
@@ -130,7 +140,7 @@ class Monitor:
             self._stats.open_work(self._policy.max_open_jobs),
             self._gate.paused(now, 100),
         )
-        return StatsReport(window, since, now, totals, jobs, open_work, paused)
+        return StatsReport(window, since, now, totals, jobs, open_work, paused, self._ai_prices)
 
     async def _window(self, window: Window, now: datetime) -> tuple[datetime, Totals]:
         start = now - WINDOWS[window]

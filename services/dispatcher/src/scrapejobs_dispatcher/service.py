@@ -20,6 +20,7 @@ from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.domain.progress import Progress, ProgressEstimator
 from scrapejobs_shared.domain.records import (
     BatchItem,
@@ -121,6 +122,7 @@ class JobView:
     counts: dict[TaskStatus, int]
     progress: Progress
     created: bool = True  # False when an identical trigger had already created the job
+    ai_cost: float | None = None  # what its ai stage cost (None without usage or prices)
 
     @property
     def total(self) -> int:
@@ -152,10 +154,13 @@ class JobService:
         coalesce_busy_window_s: float = 0.0,
         host_gate: HostGate | None = None,
         ai_provider: str | None = None,
+        ai_prices: ModelPrices | None = None,
     ) -> None:
         """``host_gate``: the breakers an explicit replay closes (none without it);
-        ``ai_provider``: the configured AI provider, without which ``ai`` stages are refused."""
+        ``ai_provider``: the configured AI provider, without which ``ai`` stages are refused;
+        ``ai_prices``: what model tokens cost, for a job's cost (none shown without them)."""
         self._ai_provider = ai_provider
+        self._ai_prices = ai_prices
         self._tracer = tracer
         self._host_gate = host_gate
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
@@ -260,7 +265,9 @@ class JobService:
         progress = self._progress.progress(
             job.id, done, total, job.started_at, finished, self._clock()
         )
-        return JobView(job, counts, progress)
+        usage, prices = job.ai_usage, self._ai_prices
+        cost = None if usage is None or prices is None else prices.cost_of(usage)
+        return JobView(job, counts, progress, ai_cost=cost)
 
     async def list_jobs(
         self, status: JobStatus | None, page_size: int, page_token: str | None

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
+from scrapejobs_dispatcher.views import AiUsage
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.politeness.host_key import origin_url
 
@@ -59,6 +60,9 @@ class StatsView(BaseModel):
     partial: bool = Field(
         description="More unfinished jobs than a stats read sums: queued/running are lower bounds"
     )
+    ai: AiUsage = Field(
+        description="What the ai stages of the tasks finished in the window used (and cost)"
+    )
 
     @classmethod
     def of(cls, report: StatsReport) -> StatsView:
@@ -91,6 +95,7 @@ class StatsView(BaseModel):
                 for p in report.paused
             ],
             partial=report.open.partial,
+            ai=AiUsage.of(totals.ai, report.ai_cost),
         )
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from scrapejobs_dispatcher.service import JobView
 from scrapejobs_dispatcher.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import Priority
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.host_key import HOST_PATTERN
@@ -71,6 +72,15 @@ class AiUsage(BaseModel):
     cached: int = Field(description="Answers reused instead of asked for (not paid again)")
     input_tokens: int
     output_tokens: int
+    cost: float | None = Field(
+        default=None,
+        description="What the tokens cost at SCRAPEJOBS_AI_PRICE_PER_MTOK_IN/OUT (null when "
+        "neither price is set)",
+    )
+
+    @classmethod
+    def of(cls, usage: ModelUsage, cost: float | None) -> AiUsage:
+        return cls(**asdict(usage), cost=cost)
 
 
 class JobDetail(JobSummary):
@@ -100,7 +110,7 @@ class JobDetail(JobSummary):
                 eta_s=progress.eta_s,
                 estimated_completion=progress.estimated_completion,
             ),
-            ai_usage=AiUsage(**asdict(usage)) if (usage := view.job.ai_usage) else None,
+            ai_usage=AiUsage.of(usage, view.ai_cost) if (usage := view.job.ai_usage) else None,
         )
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 
 
@@ -54,10 +55,13 @@ class CommonSettings(BaseSettings):
         "answer, its retries and its repair), so a crashed worker's slots free within that",
     )
     ai_price_per_mtok_in: float | None = Field(
-        default=None, ge=0, description="Price per million input tokens (shown as a cost)"
+        default=None,
+        ge=0,
+        description="Price per million input tokens: with either price set, the API and the "
+        "dashboard show what model calls cost (a price not set counts as free)",
     )
     ai_price_per_mtok_out: float | None = Field(
-        default=None, ge=0, description="Price per million output tokens (shown as a cost)"
+        default=None, ge=0, description="Price per million output tokens (see the input price)"
     )
     telemetry_exporter: Literal["none", "console", "otlp", "gcp"] = Field(
         default="none",
@@ -73,3 +77,9 @@ class CommonSettings(BaseSettings):
     telemetry_metric_interval_s: float = Field(
         default=60.0, ge=5, description="How often metrics are exported"
     )
+
+    def ai_prices(self) -> ModelPrices | None:
+        """The model's prices, or None when neither is set (no cost is shown)."""
+        if self.ai_price_per_mtok_in is None and self.ai_price_per_mtok_out is None:
+            return None
+        return ModelPrices(self.ai_price_per_mtok_in or 0.0, self.ai_price_per_mtok_out or 0.0)

@@ -131,7 +131,7 @@ def settle(
         for change in changes
         if isinstance(change, FinishTask) and change.service_ms is not None
     }
-    stats = outcome_totals(results, service_ms)
+    stats = outcome_totals(results, service_ms, usage)
     return Applied(
         replace(batch, items=items),
         tuple(results),

@@ -41,3 +41,17 @@ class ModelUsage:
 
 
 FIELD_NAMES = tuple(PREFIX + f.name for f in fields(ModelUsage))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrices:
+    """What a million tokens cost, in and out (``SCRAPEJOBS_AI_PRICE_PER_MTOK_IN/OUT``, in the
+    currency the operator bills in); a price not set counts as free."""
+
+    per_mtok_in: float = 0.0
+    per_mtok_out: float = 0.0
+
+    def cost_of(self, usage: ModelUsage) -> float:
+        """The cost of ``usage``, to a millionth (reused answers cost nothing)."""
+        cost = usage.input_tokens * self.per_mtok_in + usage.output_tokens * self.per_mtok_out
+        return round(cost / 1_000_000, 6)

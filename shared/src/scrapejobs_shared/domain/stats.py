@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 
@@ -80,15 +81,19 @@ def _bucket(value_ms: int) -> int:
 @dataclass(frozen=True, slots=True)
 class Totals:
     """Outcomes of finished tasks over some span: counts by final status, service time (a task
-    picked up by a worker until its outcome is known) and fetch time."""
+    picked up by a worker until its outcome is known), fetch time, and what the ai stages of
+    those tasks used."""
 
     finished: Mapping[TaskStatus, int] = field(default_factory=dict)
     service: Histogram = field(default_factory=Histogram)
     fetch: Histogram = field(default_factory=Histogram)
+    ai: ModelUsage = field(default_factory=ModelUsage)
 
     def __add__(self, other: Totals) -> Totals:
         finished = {s: self.count(s) + other.count(s) for s in FINISHED}
-        return Totals(finished, self.service + other.service, self.fetch + other.fetch)
+        return Totals(
+            finished, self.service + other.service, self.fetch + other.fetch, self.ai + other.ai
+        )
 
     def count(self, status: TaskStatus) -> int:
         return self.finished.get(status, 0)
@@ -118,7 +123,7 @@ class Totals:
                 for index, n in enumerate(histogram.buckets):
                     if n:
                         fields[f"{name}_b{index:02d}"] = n
-        return fields
+        return fields | self.ai.to_fields()
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, object]) -> Totals:
@@ -131,18 +136,22 @@ class Totals:
             return Histogram(buckets, number(f"{name}_ms"))
 
         finished = {status: number(status.value) for status in FINISHED}
-        return cls(finished, histogram("service"), histogram("fetch"))
+        return cls(
+            finished, histogram("service"), histogram("fetch"), ModelUsage.from_fields(fields)
+        )
 
 
-def outcome_totals(results: Sequence[TaskRecord], service_ms: Mapping[str, int]) -> Totals:
+def outcome_totals(
+    results: Sequence[TaskRecord], service_ms: Mapping[str, int], ai: ModelUsage | None = None
+) -> Totals:
     """What the tasks that became terminal in one commit add (``service_ms`` by task id, for
-    the tasks a worker ran)."""
+    the tasks a worker ran; ``ai``: what their ai stages used)."""
     finished: dict[TaskStatus, int] = {}
     for record in results:
         finished[record.status] = finished.get(record.status, 0) + 1
     ran = [service_ms[r.id] for r in results if r.id in service_ms]
     fetched = [r.elapsed_ms for r in results if r.elapsed_ms is not None]
-    return Totals(finished, Histogram.of(ran), Histogram.of(fetched))
+    return Totals(finished, Histogram.of(ran), Histogram.of(fetched), ai or ModelUsage())
 
 
 def slot_of(moment: datetime) -> datetime:

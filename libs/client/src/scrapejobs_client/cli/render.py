@@ -13,6 +13,7 @@ from rich.text import Text
 
 from scrapejobs_client.models import (
     TASK_STATUSES,
+    AiUsage,
     DeadLetter,
     Health,
     HostState,
@@ -97,7 +98,16 @@ def job_table(job: Job) -> Table:
     table.add_row("finished", when(job.finished_at))
     if job.labels:
         table.add_row("labels", ", ".join(f"{k}={v}" for k, v in job.labels.items()))
+    if job.ai_usage is not None:
+        table.add_row("ai stage", usage_text(job.ai_usage))
     return table
+
+
+def usage_text(usage: AiUsage) -> str:
+    """``12 model calls (3 reused) · 40210 tokens in, 1502 out · cost 0.0421``."""
+    text = f"{usage.calls} model calls ({usage.cached} reused) · "
+    text += f"{usage.input_tokens} tokens in, {usage.output_tokens} out"
+    return text if usage.cost is None else f"{text} · cost {usage.cost:g}"
 
 
 def jobs_table(jobs: Iterable[JobSummary]) -> Table:
@@ -192,6 +202,8 @@ def stats_tables(stats: Stats) -> list[Table]:
     )
     summary.add_row("fetch p95", number(stats.fetch.p95_ms, " ms", 0))
     summary.add_row("oldest queued", duration(stats.oldest_queued_age_s))
+    if stats.ai.calls or stats.ai.cached or stats.ai.cost is not None:
+        summary.add_row("ai stage", usage_text(stats.ai))
     tables = [summary]
     if stats.paused_hosts:
         paused = Table("paused host", "until", "reason", box=None, header_style="bold")

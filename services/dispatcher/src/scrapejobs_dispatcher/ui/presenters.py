@@ -107,17 +107,35 @@ class JobRow:
             eta=eta,
             finished=finished,
             rendering=rendering_text(job.spec.options.render),
-            ai_usage=usage_text(job.ai_usage),
+            ai_usage=usage_text(job.ai_usage, view.ai_cost),
         )
 
 
-def usage_text(usage: ModelUsage | None) -> str:
-    """``12 model calls, 3 reused; 40,210 tokens in, 1,502 out``; empty without usage."""
+def usage_text(usage: ModelUsage | None, cost: float | None = None) -> str:
+    """``12 model calls, 3 reused; 40,210 tokens in, 1,502 out; cost 0.0421``; empty without
+    usage (the cost only when prices are set)."""
     if usage is None:
         return ""
-    calls = f"{usage.calls:,} model call{'' if usage.calls == 1 else 's'}"
-    tokens = f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
-    return f"{calls}, {usage.cached:,} reused; {tokens}"
+    return f"{calls_text(usage)}; {tokens_text(usage)}" + (
+        "" if cost is None else f"; cost {cost_text(cost)}"
+    )
+
+
+def calls_text(usage: ModelUsage) -> str:
+    """``12 model calls, 3 reused``."""
+    return f"{usage.calls:,} model call{'' if usage.calls == 1 else 's'}, {usage.cached:,} reused"
+
+
+def tokens_text(usage: ModelUsage) -> str:
+    """``40,210 tokens in, 1,502 out``."""
+    return f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
+
+
+def cost_text(cost: float) -> str:
+    """A cost in the prices' own currency: ``0.0421``, ``12.35``, ``1,204``."""
+    if cost >= 1000:
+        return f"{cost:,.0f}"
+    return f"{cost:.2f}" if cost >= 1 else f"{cost:.4g}"
 
 
 def rendering_text(render: RenderOptions | None) -> str:
@@ -182,7 +200,18 @@ def live_tiles(report: StatsReport) -> list[Tile]:
             f"{totals.count(TaskStatus.FAILED)} failed, "
             f"{totals.count(TaskStatus.DEAD_LETTERED)} dead-lettered",
         ),
+        *_ai_tile(report),
     ]
+
+
+def _ai_tile(report: StatsReport) -> list[Tile]:
+    """The ai stages' model calls and cost, when the window has some or prices are set."""
+    usage, cost = report.totals.ai, report.ai_cost
+    if usage.empty and cost is None:
+        return []
+    value = calls_text(usage) if cost is None else f"cost {cost_text(cost)}"
+    note = tokens_text(usage) if cost is None else f"{calls_text(usage)}; {tokens_text(usage)}"
+    return [Tile("AI stage", value, note)]
 
 
 @dataclass(frozen=True, slots=True)

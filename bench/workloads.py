@@ -14,6 +14,12 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
   wrong values; then the plain throughput of ``R_PLAIN_PAGES`` catalog pages (of another host,
   ``R_PLAIN_HOST``: per-host politeness is not what is measured) alone and again while a second
   render job runs beside it.
+* **M**: model work beside plain work: a job of ``M_AI_PAGES`` catalog pages whose pipeline
+  holds an ``ai`` stage, answered by a loopback model server (scrapejobs_devstack.model_server)
+  that takes ``M_MODEL_DELAY_S`` per answer, with every setting at its default (at most 8
+  model calls at once); while it runs, the plain throughput of ``R_PLAIN_PAGES`` catalog pages
+  of another host against the same figure with no model work running (best of two each), and
+  the most calls the model server ever held at once against the cap.
 * **L**: one one-URL job at a time, submit → completed (polled every 5 ms): p50 and p95 over
   ``L_JOBS`` jobs, beside the Pub/Sub emulator's own publish → push floor (a message published
   to a push subscription whose endpoint is a bare HTTP server in this process).
@@ -41,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.catalog_site import PRODUCTS, bench_paths, expected
 from bench.site_process import start_site
+from scrapejobs_devstack.model_server import Answer, ModelServer
 from scrapejobs_devstack.processes import ManagedProcess
 
 WORKER_PROCESSES = 2  # as Celery's prefork x2: one per core
@@ -58,6 +65,14 @@ R_PLAIN_PAGES = 1000
 R_PLAIN_HOST = "127.0.0.2"  # the plain pages' host: not the render job's (its slots are its own)
 R_GOAL_PAGES_PER_S = 8.0
 R_GOAL_BROWSER_BYTES = 1.5e9
+M_AI_PAGES = 200  # 50 s of model work at the default cap of 8 calls of 2 s
+M_MODEL_DELAY_S = 2.0
+M_PLAIN_HOST = "127.0.0.3"
+M_SCHEMA = {
+    "type": "object",
+    "properties": {"summary": {"type": "string"}},
+    "required": ["summary"],
+}
 
 
 def host_urls(site_port: int, paths: list[str], per_host: int) -> list[str]:
@@ -83,10 +98,13 @@ def run_stack_workloads(
     worker_processes: int = WORKER_PROCESSES,
     one_url: list[str] | None = None,
     render: tuple[str, list[str]] | None = None,
+    model: tuple[ModelServer, list[str], list[str]] | None = None,
 ) -> dict[str, Any]:
     """Workloads A and B (best of ``rounds``), then, given ``one_url`` URLs, the push floor,
     C and L, then, given ``render`` (the catalog's URL and the plain pages run beside a render
-    job), R; on one stack with default job options."""
+    job), R, then, given ``model`` (the model server, the ai job's pages, the plain pages run
+    beside it), M; on one stack with default job options (the model's provider configured
+    only for M)."""
     import httpx
 
     from bench.stack_run import bench_config, firestore_ops, submit_job, wait_completed
@@ -94,6 +112,14 @@ def run_stack_workloads(
 
     config = bench_config(log_dir)
     config.worker_processes = worker_processes
+    if model is not None:
+        ai = {
+            "SCRAPEJOBS_AI_PROVIDER": "openai",
+            "SCRAPEJOBS_AI_BASE_URL": f"{model[0].url}/v1",
+            "SCRAPEJOBS_AI_MODEL": "bench-model",
+        }
+        config.dispatcher_env |= ai
+        config.worker_env |= ai
     stack = Stack(config)
     register("stack", stack.stop)
     stack.start()
@@ -145,6 +171,8 @@ def run_stack_workloads(
                 figures["R"] = run_render_workload(
                     api, stack.renderer.pid, site_url, plain, timeout_s
                 )
+        if model is not None:
+            figures["M"] = run_model_workload(api, *model, timeout_s)
     stack.stop()
     return figures
 
@@ -419,6 +447,57 @@ def run_render_workload(
     return figures
 
 
+def run_model_workload(
+    api: Any, model: ModelServer, ai_urls: list[str], plain_urls: list[str], timeout_s: float
+) -> dict[str, Any]:
+    """M: plain pages alone, then beside a job whose pages go to the model (twice each, the
+    best kept), and the most model calls at once against the default cap."""
+    from bench.stack_run import submit_job, wait_completed
+    from scrapejobs_shared.config.settings import CommonSettings
+
+    def plain_pages_per_s() -> float:
+        started = time.perf_counter()
+        job, _ = submit_job(api, plain_urls, options={})
+        wait_completed(api, job["id"], timeout_s=timeout_s)
+        return round(len(plain_urls) / (time.perf_counter() - started), 1)
+
+    def open_tasks(job_id: str) -> int:
+        counts = api.get(f"/v1/jobs/{job_id}").json()["counts"]
+        return sum(counts.get(s, 0) for s in ("queued", "running", "processing"))
+
+    alone = [plain_pages_per_s()]
+    stage = {"ai": {"prompt": "Summarise the product in one line.", "schema": M_SCHEMA}}
+    started = time.perf_counter()
+    response = api.post("/v1/jobs", json={"urls": ai_urls, "pipeline": [stage]})
+    if response.status_code != 202:
+        raise RuntimeError(f"ai job refused: HTTP {response.status_code} {response.text}")
+    ai_job = response.json()["id"]
+    deadline = time.monotonic() + 30
+    while model.in_flight == 0 and time.monotonic() < deadline:  # the model at work
+        time.sleep(0.05)
+    beside = [plain_pages_per_s() for _ in range(2)]
+    still_open = open_tasks(ai_job)  # > 0: the model work ran through both measurements
+    done = wait_completed(api, ai_job, timeout_s=timeout_s)
+    ai_wall = time.perf_counter() - started
+    alone.append(plain_pages_per_s())
+    figures: dict[str, Any] = {
+        "plain_pages_per_s_alone": max(alone),
+        "plain_pages_per_s_beside_ai": max(beside),
+        "plain_ratio": round(max(beside) / max(alone), 3),
+        "plain_runs": {"alone": alone, "beside_ai": beside},
+        "ai_pages": len(ai_urls),
+        "ai_pages_per_s": round(len(ai_urls) / ai_wall, 2),
+        "ai_tasks_open_after_plain": still_open,
+        "ai_counts": done.get("counts"),
+        "ai_usage": done.get("ai_usage"),
+        "model_delay_s": model.delay_s,
+        "model_most_in_flight": model.most_in_flight,
+        "model_cap": CommonSettings.model_fields["ai_max_in_flight"].default,
+    }
+    print(f"scrapejobs M: {figures}", flush=True)
+    return figures
+
+
 def _median(values: list[float]) -> float | None:
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else None
@@ -434,9 +513,9 @@ def run_workloads(
     only: str = "BC",
     worker_processes: int = WORKER_PROCESSES,
 ) -> dict[str, Any]:
-    """The workloads in ``only`` (A, B, C: C includes L and the push floor; R: rendering) over
-    the catalog at ``site_url`` (started with ``extra_hosts`` for B), Celery + Redis first,
-    then one stack."""
+    """The workloads in ``only`` (A, B, C: C includes L and the push floor; R: rendering; M:
+    model work) over the catalog at ``site_url`` (started with ``extra_hosts`` for B), Celery
+    + Redis first, then one stack."""
     log_dir.mkdir(parents=True, exist_ok=True)
     port = int(site_url.rsplit(":", 1)[1])
     paths = bench_paths(pages)
@@ -453,6 +532,15 @@ def run_workloads(
         plain_site = site_url.replace("127.0.0.1", R_PLAIN_HOST)
         plain = [plain_site + p for p in bench_paths(R_PLAIN_PAGES, start=pages + C_PAGES)]
         render = (site_url, plain)
+    model = None
+    if "M" in only:
+        plain_site = site_url.replace("127.0.0.1", M_PLAIN_HOST)
+        start = pages + C_PAGES + R_PLAIN_PAGES
+        plain = [plain_site + p for p in bench_paths(R_PLAIN_PAGES, start=start)]
+        ai_urls = [site_url + p for p in bench_paths(M_AI_PAGES, start=start + R_PLAIN_PAGES)]
+        model_answer = Answer(json.dumps({"summary": "A product."}), 900, 12)
+        model = (ModelServer(model_answer, delay_s=M_MODEL_DELAY_S).start(), ai_urls, plain)
+        register("model server", model[0].stop)
     warmup = [site_url + p for p in bench_paths(WARMUP_PAGES, start=PRODUCTS - 4 * WARMUP_PAGES)]
     report: dict[str, Any] = {"pages": pages, "rounds": rounds}
     if celery:
@@ -462,7 +550,16 @@ def run_workloads(
     else:
         report["celery"] = {"skipped": "--skip-celery"}
     report["scrapejobs"] = run_stack_workloads(
-        workloads, warmup, log_dir, register, rounds, 600, worker_processes, one_url, render
+        workloads,
+        warmup,
+        log_dir,
+        register,
+        rounds,
+        600,
+        worker_processes,
+        one_url,
+        render,
+        model,
     )
     return report
 
@@ -472,7 +569,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
-        "--only", default="ABCR", help="workloads: A, B, C (C includes L), R (rendering)"
+        "--only",
+        default="ABCRM",
+        help="workloads: A, B, C (C includes L), R (rendering), M (model work)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)
@@ -491,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         site: ManagedProcess
         hosts = -(-args.pages // URLS_PER_HOST)
-        prerender = args.pages + C_PAGES + R_PLAIN_PAGES
+        prerender = args.pages + C_PAGES + 2 * R_PLAIN_PAGES + M_AI_PAGES
         site, site_url = start_site(log_dir, prerender=prerender, extra_hosts=hosts)
         register("site", site.stop)
         report = run_workloads(

@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
+from scrapejobs_devstack.model_server import Answer, Failure, ModelServer
 from scrapejobs_devstack.stack import Stack
 from support.jobs import all_results, submit, wait_finished
 from support.lone_stack import lone_stack
-from support.model_server import Answer, Failure, ModelServer
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
@@ -49,6 +49,8 @@ def ai_stack(
         "SCRAPEJOBS_AI_MAX_IN_FLIGHT": "2",
         # the slots a SIGKILLed worker held free within three calls' time
         "SCRAPEJOBS_AI_TIMEOUT_S": "5",
+        "SCRAPEJOBS_AI_PRICE_PER_MTOK_IN": "2.5",
+        "SCRAPEJOBS_AI_PRICE_PER_MTOK_OUT": "10",
     }
     # deliveries that meet a worker restarting (the SIGKILL test) are tried for longer than it
     # takes, as Pub/Sub's production backoff (10 s to 10 min) would; the suite's is 1-2 s
@@ -90,10 +92,17 @@ async def test_pages_are_answered_by_the_model_on_the_processing_lane(
             "cached": 0,
             "input_tokens": 160,
             "output_tokens": 32,
+            "cost": 0.00072,  # 160 tokens at 2.5 a million, 32 at 10
         }
         results = await all_results(api, job["id"])
         page = await api.get(f"/ui/jobs/{job['id']}")
-        assert "4 model calls, 0 reused; 160 tokens in, 32 out" in page.text  # the dashboard
+        assert "4 model calls, 0 reused; 160 tokens in, 32 out; cost 0.00072" in page.text
+        stats = (await api.get("/v1/stats", params={"window": "5m"})).json()["ai"]
+        assert stats["calls"] >= 4 and stats["input_tokens"] >= 160, stats  # with other tests'
+        expected = (stats["input_tokens"] * 2.5 + stats["output_tokens"] * 10) / 1_000_000
+        assert stats["cost"] == round(expected, 6), stats
+        overview = await api.get("/ui/fragments/overview")
+        assert "AI stage" in overview.text and f"cost {stats['cost']:.4g}" in overview.text
     for result in results:
         n = result["url"].split("/product/")[1].split("?")[0]
         assert result["data"] == {

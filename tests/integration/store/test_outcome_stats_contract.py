@@ -1,6 +1,6 @@
 """Outcome totals and the StatsReader port, on the Firestore emulator and the memory twin: what
-a settle commits is what the reader sums, slot by slot and hour by hour, before and after the
-rollups; jobs by status, open work, paused hosts."""
+a settle commits is what the reader sums (outcomes, times, ai usage), slot by slot and hour by
+hour, before and after the rollups; jobs by status, open work, paused hosts."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.stats import SLOT, hour_of, slot_of, slots_between
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
@@ -81,7 +82,12 @@ async def settle_at(
     claim = await store.claim_batch(job_id, "b0", at, at + timedelta(seconds=30))
     assert isinstance(claim, Claimed)
     changes = [
-        FinishTask(f"t{i}", TaskOutcome(status, elapsed_ms=40 + i), service_ms=300 + i)
+        FinishTask(
+            f"t{i}",
+            TaskOutcome(status, elapsed_ms=40 + i),
+            service_ms=300 + i,
+            usage=ModelUsage(calls=1, cached=i % 2, input_tokens=100 + i, output_tokens=10),
+        )
         for i, status in enumerate(outcomes)
     ]
     # two commits, as a batch that flushes while it runs
@@ -104,6 +110,10 @@ async def test_what_settles_commit_is_what_the_reader_sums(adapters: Adapters) -
     [in_hour] = (await adapters.stats.hour_totals([hour], live)).values()
     assert in_hour.count(ok) == 8 and in_hour.service.count == 11 and in_hour.fetch.count == 11
     assert in_hour.service.sum_ms == sum(300 + i for i in range(7)) + sum(300 + i for i in range(4))
+    tokens_in = sum(100 + i for i in range(7)) + sum(100 + i for i in range(4))
+    assert in_hour.ai == ModelUsage(
+        calls=11, cached=3 + 2, input_tokens=tokens_in, output_tokens=110
+    )
 
     later = hour + timedelta(hours=3)  # final: read once from the shards, then from rollups
     for _ in range(2):

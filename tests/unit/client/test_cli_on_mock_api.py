@@ -47,6 +47,7 @@ def test_stats_table_and_json() -> None:
     assert api.requests[0].url.params["window"] == "1h"
     for text in ("12.50/s", "5.0%", "succeeded 90", "https~shop.test~443", "breaker", "p50 31 ms"):
         assert text in shown.stdout
+    assert "12 model calls (3 reused) · 40210 tokens in, 1502 out · cost 0.0421" in shown.stdout
     as_json = api.run("stats", "--json")
     assert json.loads(as_json.stdout) == STATS
 
@@ -131,3 +132,17 @@ def test_csv_columns_come_from_the_first_page_and_later_fields_are_kept() -> Non
     assert rows[1]["data.title"] == "" and rows[1]["status"] == "succeeded"
     assert rows[2]["data.title"] == "C"
     assert json.loads(rows[2]["data.other"]) == {"price": 9.5, "ok": True}
+
+
+def test_status_shows_what_the_ai_stage_used_and_cost() -> None:
+    usage = {"calls": 4, "cached": 1, "input_tokens": 160, "output_tokens": 32, "cost": 0.00072}
+    api = MockApi({"/v1/jobs/j1": httpx.Response(200, json=JOB | {"ai_usage": usage})})
+
+    shown = api.run("status", "j1")
+
+    assert shown.exit_code == 0, shown.output
+    assert "4 model calls (1 reused) · 160 tokens in, 32 out · cost 0.00072" in shown.stdout
+    assert (
+        "ai stage"
+        not in MockApi({"/v1/jobs/j1": httpx.Response(200, json=JOB)}).run("status", "j1").stdout
+    )

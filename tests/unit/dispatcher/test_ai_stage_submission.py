@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.records import TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.job_store import Claimed
 from support.memory_dispatcher import memory_client
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}
@@ -81,3 +87,29 @@ async def test_the_openapi_document_offers_the_ai_stage_only_where_it_runs() -> 
         assert schemas["AiOptions"]["properties"]["schema"]["properties"]["type"] == {
             "const": "object"
         }
+
+
+async def test_usage_and_its_cost_show_on_the_job_and_in_stats() -> None:
+    store = MemoryJobStore()
+    priced = WITH_AI.model_copy(update={"ai_price_per_mtok_in": 0.15, "ai_price_per_mtok_out": 0.6})
+    async with memory_client(store, priced) as client:
+        answer = await client.post("/v1/jobs", json=body({"ai": AI}))
+        job_id = answer.json()["id"]
+        [batch_id] = store.batches[job_id]
+        now = datetime.now(UTC)
+        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        assert isinstance(claim, Claimed)
+        [item] = claim.batch.items
+        usage = ModelUsage(calls=2, cached=0, input_tokens=1_500_000, output_tokens=20_000)
+        finish = FinishTask(item.task_id, TaskOutcome(TaskStatus.SUCCEEDED), usage=usage)
+        await store.settle(claim.handle, [finish], now, None)
+
+        job = (await client.get(f"/v1/jobs/{job_id}")).json()
+        expected = {"calls": 2, "cached": 0, "input_tokens": 1_500_000, "output_tokens": 20_000}
+        assert job["ai_usage"] == expected | {"cost": 0.237}  # 0.225 in + 0.012 out
+        stats = (await client.get("/v1/stats", params={"window": "5m"})).json()
+        assert stats["ai"] == expected | {"cost": 0.237}
+
+    async with memory_client(store, WITH_AI) as client:  # no prices: no cost
+        assert (await client.get(f"/v1/jobs/{job_id}")).json()["ai_usage"]["cost"] is None
+        assert (await client.get("/v1/stats")).json()["ai"]["cost"] is None

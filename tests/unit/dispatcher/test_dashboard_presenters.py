@@ -11,6 +11,7 @@ from scrapejobs_dispatcher.monitoring import HourRow, StatsReport
 from scrapejobs_dispatcher.service import JobView
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.model_usage import ModelPrices, ModelUsage
 from scrapejobs_shared.domain.progress import Progress
 from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.stats import Totals
@@ -154,10 +155,34 @@ def test_live_tiles_show_throughput_backlog_and_error_rate() -> None:
     assert errors.value == "25.0%" and errors.note == "0 failed, 1 dead-lettered"
 
 
-def test_the_ai_stage_s_usage_reads_as_calls_reuses_and_tokens() -> None:
-    from scrapejobs_shared.domain.model_usage import ModelUsage
-
+def test_the_ai_stage_s_usage_reads_as_calls_reuses_tokens_and_cost() -> None:
     assert presenters.usage_text(None) == ""
     usage = ModelUsage(calls=12, cached=3, input_tokens=40_210, output_tokens=1_502)
     assert presenters.usage_text(usage) == "12 model calls, 3 reused; 40,210 tokens in, 1,502 out"
+    assert presenters.usage_text(usage, 0.04213).endswith("1,502 out; cost 0.04213")
     assert presenters.usage_text(ModelUsage(calls=1)).startswith("1 model call,")
+    assert [presenters.cost_text(c) for c in (0.0, 0.000123, 12.345, 12_345.6)] == [
+        "0",
+        "0.000123",
+        "12.35",
+        "12,346",
+    ]
+
+
+def test_the_ai_tile_shows_calls_or_cost_and_is_left_out_when_there_is_neither() -> None:
+    open_work = OpenWork(0, 0, None, jobs_read=0, partial=False)
+    since = NOW - timedelta(minutes=10)
+    usage = ModelUsage(calls=4, cached=1, input_tokens=2_000_000, output_tokens=1_000)
+
+    def tiles(totals: Totals, prices: ModelPrices | None) -> list[presenters.Tile]:
+        report = StatsReport("5m", since, NOW, totals, {}, open_work, [], prices)
+        return presenters.live_tiles(report)
+
+    assert len(tiles(Totals(), None)) == 3  # no ai work, no prices: no tile
+    [*_, calls] = tiles(Totals(ai=usage), None)
+    assert calls.label == "AI stage" and calls.value == "4 model calls, 1 reused"
+    assert calls.note == "2,000,000 tokens in, 1,000 out"
+    [*_, cost] = tiles(Totals(ai=usage), ModelPrices(0.5, 2.0))
+    assert cost.value == "cost 1.00" and cost.note.startswith("4 model calls, 1 reused; 2,000,000")
+    [*_, idle] = tiles(Totals(), ModelPrices(0.5, 2.0))
+    assert idle.value == "cost 0"  # prices set: the tile is there, at zero

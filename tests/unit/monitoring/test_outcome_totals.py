@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from scrapejobs_shared.domain.model_usage import ModelPrices, ModelUsage
 from scrapejobs_shared.domain.stats import (
     BOUNDS_MS,
     Histogram,
@@ -36,8 +37,13 @@ def test_totals_merge_by_addition_and_round_trip_through_flat_fields() -> None:
         Histogram.of([20, 30, 40, 5000]),
         Histogram.of([15, 25]),
     )
-    b = Totals({TaskStatus.DEAD_LETTERED: 2, TaskStatus.CANCELLED: 4}, Histogram.of([70]))
+    b = Totals(
+        {TaskStatus.DEAD_LETTERED: 2, TaskStatus.CANCELLED: 4},
+        Histogram.of([70]),
+        ai=ModelUsage(calls=3, cached=1, input_tokens=9000, output_tokens=400),
+    )
     merged = a + b
+    assert merged.ai == b.ai
     assert merged.processed == 6  # cancelled tasks never ran
     assert merged.errors == 3 and merged.error_rate() == 0.5
     assert merged.service.count == 5 and merged.service.sum_ms == 5160
@@ -51,3 +57,10 @@ def test_slots_and_hours() -> None:
     assert hour_of(moment) == datetime(2026, 11, 23, 9, tzinfo=UTC)
     start = datetime(2026, 11, 23, 9, 42, tzinfo=UTC)
     assert [s.minute for s in slots_between(start, moment)] == [40, 45]
+
+
+def test_a_cost_counts_the_tokens_at_the_prices_per_million() -> None:
+    usage = ModelUsage(calls=4, cached=2, input_tokens=1_500_000, output_tokens=20_000)
+    assert ModelPrices(0.15, 0.60).cost_of(usage) == 0.237  # 0.225 in + 0.012 out
+    assert ModelPrices(per_mtok_out=2.0).cost_of(usage) == 0.04  # input not priced: free
+    assert ModelPrices(1.0, 1.0).cost_of(ModelUsage(cached=5)) == 0.0  # reused: not paid

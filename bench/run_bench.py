@@ -15,7 +15,8 @@
 4c. Unless ``--skip-workloads``: the other workload shapes with default options
    (bench/workloads.py), each beside Celery + Redis: B (N URLs over N/20 hosts), C (1,000
    one-URL jobs from 16 client threads), L (one one-URL job at a time, beside the Pub/Sub
-   emulator's publish → push floor). The headline job (step 4) is workload A: N URLs of one
+   emulator's publish → push floor), R (rendered pages) and M (plain pages beside a job whose
+   ai stage waits 2 s on a loopback model). The headline job (step 4) is workload A: N URLs of one
    host, default options.
 5. Prints the figures side by side with the goals (throughput against Celery + Redis, worker
    CPU against the bare c=2 loop, Firestore operations per page, the 10,000-URL submission) and
@@ -82,6 +83,7 @@ GOAL_B_WRITES_PER_PAGE = 1.1
 GOAL_B_READS_PER_PAGE = 0.1
 GOAL_R_PAGES_PER_S = 8.0  # R: rendered pages/s of a light script-built page, at least
 GOAL_R_BROWSER_MB = 1500.0  # R: peak memory of all Chromium processes (RSS summed), at most
+GOAL_M_PLAIN_RATIO = 0.9  # M: plain pages/s beside model work ÷ without it, at least
 GOAL_WRITES_PER_PAGE = 1.25  # Firestore documents written per page (dispatcher + worker)
 GOAL_READS_PER_PAGE = 0.1  # Firestore documents read per page
 GOAL_BIG_ACCEPT_S = 1.5  # a 10,000-URL submission accepted (POST -> 202), at most
@@ -306,7 +308,8 @@ def goals(
 
 
 def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Goals of workloads B, C, L and R (bench/workloads.py), all with default job options."""
+    """Goals of workloads B, C, L, R and M (bench/workloads.py), all with default job
+    options."""
     runs = workloads or {}
     ours, theirs = runs.get("scrapejobs") or {}, runs.get("celery") or {}
     missing = runs.get("skipped") or "no workloads run"
@@ -319,6 +322,7 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
     b_ops = (ours.get("B") or {}).get("firestore_per_page") or {}
     rendered = ours.get("R") or {}
     no_render = rendered.get("skipped") or missing
+    modelled = ours.get("M") or {}
     c_ops = (ours.get("C") or {}).get("firestore_per_job") or {}
     latency, floor = ours.get("L") or {}, ours.get("push_floor") or {}
     over_floor = None
@@ -399,6 +403,22 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             GOAL_R_BROWSER_MB,
             unit="MB",
             missing=no_render,
+        ),
+        _goal(
+            "m_plain_ratio",
+            "M: plain pages/s beside model work (2 s answers) ÷ alone",
+            modelled.get("plain_ratio"),
+            ">=",
+            GOAL_M_PLAIN_RATIO,
+            missing=missing,
+        ),
+        _goal(
+            "m_model_calls_at_once",
+            "M: most model calls at once (the default cap: 8)",
+            modelled.get("model_most_in_flight"),
+            "<=",
+            modelled.get("model_cap") or 8,
+            missing=missing,
         ),
     ]
 
@@ -902,7 +922,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
     if not args.skip_workloads:
         from bench.workloads import run_workloads
 
-        print("workloads B, C, L, R with default options (and Celery + Redis beside them)…")
+        print("workloads B, C, L, R, M with default options (and Celery + Redis beside them)…")
         workloads = run_workloads(
             site_url,
             args.pages,
@@ -910,7 +930,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCR",
+            only="BCRM",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

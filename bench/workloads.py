@@ -17,8 +17,9 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
 * **M**: model work beside plain work: a job of ``M_AI_PAGES`` catalog pages whose pipeline
   holds an ``ai`` stage, answered by a loopback model server (scrapejobs_devstack.model_server)
   that takes ``M_MODEL_DELAY_S`` per answer, with every setting at its default (at most 8
-  model calls at once); while it runs, the plain throughput of ``R_PLAIN_PAGES`` catalog pages
-  of another host against the same figure with no model work running (best of two each), and
+  model calls at once); while it runs, the plain throughput of ``M_PLAIN_PAGES`` catalog pages
+  of another host against the same figure with no model work running (best of two each, after
+  one unmeasured run), and
   the most calls the model server ever held at once against the cap.
 * **L**: one one-URL job at a time, submit → completed (polled every 5 ms): p50 and p95 over
   ``L_JOBS`` jobs, beside the Pub/Sub emulator's own publish → push floor (a message published
@@ -65,7 +66,8 @@ R_PLAIN_PAGES = 1000
 R_PLAIN_HOST = "127.0.0.2"  # the plain pages' host: not the render job's (its slots are its own)
 R_GOAL_PAGES_PER_S = 8.0
 R_GOAL_BROWSER_BYTES = 1.5e9
-M_AI_PAGES = 200  # 50 s of model work at the default cap of 8 calls of 2 s
+M_AI_PAGES = 300  # 75 s of model work at the default cap of 8 calls of 2 s
+M_PLAIN_PAGES = 2000
 M_MODEL_DELAY_S = 2.0
 M_PLAIN_HOST = "127.0.0.3"
 M_SCHEMA = {
@@ -465,6 +467,7 @@ def run_model_workload(
         counts = api.get(f"/v1/jobs/{job_id}").json()["counts"]
         return sum(counts.get(s, 0) for s in ("queued", "running", "processing"))
 
+    plain_pages_per_s()  # unmeasured: the plain host's slots and connections warm
     alone = [plain_pages_per_s()]
     stage = {"ai": {"prompt": "Summarise the product in one line.", "schema": M_SCHEMA}}
     started = time.perf_counter()
@@ -536,8 +539,8 @@ def run_workloads(
     if "M" in only:
         plain_site = site_url.replace("127.0.0.1", M_PLAIN_HOST)
         start = pages + C_PAGES + R_PLAIN_PAGES
-        plain = [plain_site + p for p in bench_paths(R_PLAIN_PAGES, start=start)]
-        ai_urls = [site_url + p for p in bench_paths(M_AI_PAGES, start=start + R_PLAIN_PAGES)]
+        plain = [plain_site + p for p in bench_paths(M_PLAIN_PAGES, start=start)]
+        ai_urls = [site_url + p for p in bench_paths(M_AI_PAGES, start=start + M_PLAIN_PAGES)]
         model_answer = Answer(json.dumps({"summary": "A product."}), 900, 12)
         model = (ModelServer(model_answer, delay_s=M_MODEL_DELAY_S).start(), ai_urls, plain)
         register("model server", model[0].stop)
@@ -590,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         site: ManagedProcess
         hosts = -(-args.pages // URLS_PER_HOST)
-        prerender = args.pages + C_PAGES + 2 * R_PLAIN_PAGES + M_AI_PAGES
+        prerender = args.pages + C_PAGES + R_PLAIN_PAGES + M_PLAIN_PAGES + M_AI_PAGES
         site, site_url = start_site(log_dir, prerender=prerender, extra_hosts=hosts)
         register("site", site.stop)
         report = run_workloads(

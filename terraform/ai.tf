@@ -11,13 +11,18 @@
 
 locals {
   ai_vertex = var.ai_provider == "vertex"
-  ai_env = var.ai_provider == "" ? {} : {
+  ai_env = var.ai_provider == "" ? {} : merge({
     SCRAPEJOBS_AI_PROVIDER      = var.ai_provider
     SCRAPEJOBS_AI_MODEL         = var.ai_model
     SCRAPEJOBS_AI_BASE_URL      = var.ai_base_url
     SCRAPEJOBS_AI_LOCATION      = var.ai_location
     SCRAPEJOBS_AI_MAX_IN_FLIGHT = tostring(var.ai_max_in_flight)
-  }
+  }, local.ai_prices)
+  # what a million tokens cost: the API and the dashboard show a cost when either is set
+  ai_prices = merge(
+    var.ai_price_per_mtok_in == null ? {} : { SCRAPEJOBS_AI_PRICE_PER_MTOK_IN = tostring(var.ai_price_per_mtok_in) },
+    var.ai_price_per_mtok_out == null ? {} : { SCRAPEJOBS_AI_PRICE_PER_MTOK_OUT = tostring(var.ai_price_per_mtok_out) },
+  )
 }
 
 resource "google_project_service" "aiplatform" {

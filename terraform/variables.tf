@@ -876,6 +876,28 @@ variable "ai_max_in_flight" {
   }
 }
 
+variable "ai_price_per_mtok_in" {
+  type        = number
+  description = "The price of a million input tokens (SCRAPEJOBS_AI_PRICE_PER_MTOK_IN), in your billing currency: with either price set, jobs, /v1/stats and the dashboard show what model calls cost; null: no cost shown."
+  default     = null
+
+  validation {
+    condition     = coalesce(var.ai_price_per_mtok_in, 0) >= 0
+    error_message = "ai_price_per_mtok_in must be at least 0."
+  }
+}
+
+variable "ai_price_per_mtok_out" {
+  type        = number
+  description = "The price of a million output tokens (SCRAPEJOBS_AI_PRICE_PER_MTOK_OUT); see ai_price_per_mtok_in."
+  default     = null
+
+  validation {
+    condition     = coalesce(var.ai_price_per_mtok_out, 0) >= 0
+    error_message = "ai_price_per_mtok_out must be at least 0."
+  }
+}
+
 variable "ai_api_key_secret_id" {
   type        = string
   description = "openai: an existing Secret Manager secret id holding the server's API key (SCRAPEJOBS_AI_API_KEY), created and versioned out of band; empty: no key."

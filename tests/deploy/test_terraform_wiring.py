@@ -883,6 +883,14 @@ def test_the_ai_stage_s_provider_reaches_both_services_and_vertex_only_the_worke
     ):
         assert f'"{name}":"${{var.{variable}}}"' in ai_env, ai_env
     assert 'var.ai_provider==""?{}' in ai_env  # nothing without a provider
+    assert "local.ai_prices" in ai_env
+    prices = h.squash(tf.locals["ai_prices"])
+    for name, variable in (
+        ("SCRAPEJOBS_AI_PRICE_PER_MTOK_IN", "ai_price_per_mtok_in"),
+        ("SCRAPEJOBS_AI_PRICE_PER_MTOK_OUT", "ai_price_per_mtok_out"),
+    ):
+        assert f"var.{variable}==None?{{}}" in prices and name in prices, prices  # null: None
+        assert tf.variables[variable]["default"] is None  # no cost unless priced
     for env in ("dispatcher_env", "worker_env"):
         assert "local.ai_env" in h.squash(tf.locals[env])
     assert (

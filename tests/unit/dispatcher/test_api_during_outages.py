@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from scrapejobs_dispatcher.views import UnavailableResponse
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, DependencyUnavailable
@@ -39,7 +40,25 @@ def _assert_unavailable(response: Any, dependency: str) -> dict[str, Any]:
     error: dict[str, Any] = response.json()["error"]
     assert error["code"] == "dependency_unavailable" and error["dependency"] == dependency
     assert error["message"].startswith(f"{dependency} did not answer within 5 s")
+    UnavailableResponse.model_validate(response.json())  # the shape the OpenAPI document gives
     return error
+
+
+async def test_the_openapi_document_lists_the_503_of_every_api_operation() -> None:
+    async with memory_client(MemoryJobStore()) as client:
+        document = (await client.get("/openapi.json")).json()
+    operations = [
+        (method, path, operation["responses"])
+        for path, methods in document["paths"].items()
+        if path.startswith("/v1/")
+        for method, operation in methods.items()
+    ]
+    assert len(operations) > 15
+    for method, path, responses in operations:
+        assert "503" in responses, (method, path)
+    submit = document["paths"]["/v1/jobs"]["post"]["responses"]["503"]
+    assert "Retry-After" in submit["headers"]
+    assert submit["content"]["application/json"]["schema"]["$ref"].endswith("UnavailableResponse")
 
 
 async def test_pubsub_away_a_submission_is_stored_not_failed_and_a_keyed_retry_publishes_it() -> (

@@ -263,6 +263,34 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
+class UnavailableBody(ErrorBody):
+    dependency: str = Field(description="What did not answer in time: firestore or pubsub")
+    job_id: str | None = Field(
+        default=None, description="A submission: the id of the job it was creating"
+    )
+    stored: bool | None = Field(
+        default=None,
+        description="A submission: true, the job is stored and runs once the dependency is "
+        "back; false, it was not stored; null, unknown (retry with the same Idempotency-Key)",
+    )
+
+
+class UnavailableResponse(BaseModel):
+    error: UnavailableBody
+
+
+UNAVAILABLE: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": UnavailableResponse,
+        "description": "dependency_unavailable: Firestore or Pub/Sub did not answer within its "
+        "deadline; nothing was lost, retry after Retry-After",
+        "headers": {
+            "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}
+        },
+    }
+}
+
+
 class ScrapeResponse(BaseModel):
     job_id: str
     status: JobStatus = Field(description="The one-URL job's status: completed or cancelled")

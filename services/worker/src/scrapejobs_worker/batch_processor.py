@@ -404,6 +404,8 @@ def _handed_on(batch: BatchRecord, results: list[TaskResult]) -> BatchRecord:
     """The batch as the processing lane finds it after this delivery: the tasks it handed on
     and those an earlier delivery handed on."""
     handed = {r.change.task_id for r in results if r.kind is Kind.HANDED_OFF}
+    if not handed:  # the common case: no ai stage, nothing copied
+        return batch
     items = tuple(
         replace(item, status=TaskStatus.PROCESSING) if item.task_id in handed else item
         for item in batch.items

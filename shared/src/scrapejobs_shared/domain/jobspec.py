@@ -35,7 +35,7 @@ from scrapejobs_shared.pipeline.spec import (
     AT_MOST_ONE_AI_STAGE,
     MAX_STAGES,
     Pipeline,
-    check_one_ai_stage,
+    RequestPipeline,
     pipeline_from_stored,
     pipeline_to_json,
 )
@@ -377,7 +377,7 @@ class JobRequest(BaseModel):
         "backlog of low-priority work never waits in front of a high-priority job (per-host "
         "politeness still holds across lanes)",
     )
-    pipeline: Pipeline = Field(
+    pipeline: RequestPipeline = Field(
         default_factory=list,
         max_length=MAX_STAGES,
         description="Post-processing stages applied in order to each result's data after "
@@ -385,12 +385,6 @@ class JobRequest(BaseModel):
         "(at most one 'ai' stage)",
         json_schema_extra=AT_MOST_ONE_AI_STAGE,
     )
-
-    @field_validator("pipeline")
-    @classmethod
-    def _one_ai_stage(cls, value: Pipeline) -> Pipeline:
-        check_one_ai_stage(value)
-        return value
 
     labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict,
@@ -441,18 +435,12 @@ class ScrapeRequest(BaseModel):
     )
     options: JobOptions = Field(default_factory=JobOptions)
     priority: Priority = Field(default="normal", description="The job's lane")
-    pipeline: Pipeline = Field(
+    pipeline: RequestPipeline = Field(
         default_factory=list,
         max_length=MAX_STAGES,
         description="As for POST /v1/jobs",
         json_schema_extra=AT_MOST_ONE_AI_STAGE,
     )
-
-    @field_validator("pipeline")
-    @classmethod
-    def _one_ai_stage(cls, value: Pipeline) -> Pipeline:
-        check_one_ai_stage(value)
-        return value
 
     labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict,

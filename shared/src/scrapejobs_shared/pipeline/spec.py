@@ -16,6 +16,7 @@ import json
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -277,10 +278,15 @@ def ai_stage_index(stages: Pipeline) -> int | None:
     return next((n for n, stage in enumerate(stages) if stage.name == "ai"), None)
 
 
-def check_one_ai_stage(stages: Pipeline) -> None:
-    """``ValueError`` when the pipeline holds more than one ``ai`` stage."""
+def check_one_ai_stage(stages: Pipeline) -> Pipeline:
+    """``stages``; ``ValueError`` when they hold more than one ``ai`` stage."""
     if sum(stage.name == "ai" for stage in stages) > 1:
         raise ValueError("at most one 'ai' stage per pipeline")
+    return stages
+
+
+# a request's pipeline: at most one ai stage (its schema says so too: AT_MOST_ONE_AI_STAGE)
+RequestPipeline = Annotated[Pipeline, AfterValidator(check_one_ai_stage)]
 
 
 def pipeline_to_json(stages: Pipeline) -> str:

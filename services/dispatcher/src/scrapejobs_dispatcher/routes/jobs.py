@@ -21,6 +21,7 @@ from scrapejobs_dispatcher.result_export import (
 from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
 from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.views import (
+    UNAVAILABLE,
     ErrorResponse,
     JobDetail,
     JobList,
@@ -56,7 +57,7 @@ JobId = Annotated[str, Path(pattern=f"^{JobIdSegment.regex}$", description="The 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_caller)])
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (400, 401, 403, 404, 409, 422, 500)
-}
+} | UNAVAILABLE
 
 
 def _service(request: Request) -> JobService:

@@ -56,8 +56,9 @@ JobId = Annotated[str, Path(pattern=f"^{JobIdSegment.regex}$", description="The 
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_caller)])
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse} for code in (400, 401, 403, 404, 409, 422, 500)
-} | UNAVAILABLE
+    **{code: {"model": ErrorResponse} for code in (400, 401, 403, 404, 409, 422, 500)},
+    **UNAVAILABLE,
+}
 
 
 def _service(request: Request) -> JobService:

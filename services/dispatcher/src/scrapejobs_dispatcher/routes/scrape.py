@@ -14,8 +14,9 @@ from scrapejobs_shared.domain.jobspec import ScrapeRequest
 
 router = APIRouter(prefix="/v1/scrape", tags=["scrape"], dependencies=[Depends(require_caller)])
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse} for code in (400, 401, 403, 422, 500)
-} | UNAVAILABLE
+    **{code: {"model": ErrorResponse} for code in (400, 401, 403, 422, 500)},
+    **UNAVAILABLE,
+}
 
 
 @router.post(

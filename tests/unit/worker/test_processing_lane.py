@@ -4,8 +4,12 @@ checked answer, runs the later stages and finishes the task; a busy model spends
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
+
+import pytest
 
 from scrapejobs_shared.adapters.memory.answer_cache import MemoryAnswerCache
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
@@ -151,3 +155,40 @@ async def test_an_answer_is_paid_for_once_unless_the_stage_opts_out() -> None:
     handed = await _fetched(store, cache=False)
     assert (await processing(store, model, cache).handle_push(handed)).ack
     assert len(model.calls) == 2
+
+
+class CountingGate(MemoryHostGate):
+    """The memory gate, counting the acquisitions asked of it."""
+
+    asked = 0
+
+    async def acquire(self, *args: Any, **kwargs: Any) -> Any:
+        self.asked += 1
+        return await super().acquire(*args, **kwargs)
+
+
+async def test_tasks_queue_in_the_process_and_only_as_many_as_the_cap_ask_the_gate() -> None:
+    gate = CountingGate()
+    slots = ModelSlots(gate, "fake", 2, lambda: NOW, call_timeout_s=10)
+    in_flight = most = 0
+
+    async def task() -> None:
+        nonlocal in_flight, most
+        async with slots.held(until=time.monotonic() + 30):
+            in_flight += 1
+            most = max(most, in_flight)
+            await asyncio.sleep(0.05)
+            in_flight -= 1
+
+    await asyncio.gather(*(task() for _ in range(40)))
+
+    assert most == 2
+    assert gate.asked == 40  # each task asked once: the waiting was done in the process
+
+
+async def test_a_task_that_waits_past_its_time_for_a_turn_finds_the_model_busy() -> None:
+    slots = ModelSlots(MemoryHostGate(), "fake", 1, lambda: NOW, call_timeout_s=10)
+    async with slots.held(until=time.monotonic() + 5):
+        with pytest.raises(ModelBusy):
+            async with slots.held(until=time.monotonic() + 0.05):
+                pass

@@ -132,7 +132,10 @@ def create_app(
             client, stats_shards=settings.stats_shards, deadline=deadline
         )
         clock = utc_now
-        host_gate = warm_slots(settings, gate or FirestoreHostGate(client, deadline), clock)
+        shared_gate = gate or FirestoreHostGate(client, deadline)
+        # model slots take the shared gate as it is: a call lasts seconds, so a store round
+        # trip per call costs nothing, and a slot kept warm would only be idle in one process
+        host_gate = warm_slots(settings, shared_gate, clock)
         task_publisher = publisher or PubSubTaskPublisher(
             settings.project_id, settings.task_topic, publish_deadline
         )
@@ -179,7 +182,7 @@ def create_app(
             job_store,
             AiAnswers(model, settings.ai_model) if model is not None else None,
             ModelSlots(
-                host_gate,
+                shared_gate,
                 model.provider,
                 settings.ai_max_in_flight,
                 clock,

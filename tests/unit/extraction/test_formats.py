@@ -20,7 +20,13 @@ ARTICLE = """<!doctype html>
   <meta property="og:image" content="/media/second.jpg">
   <meta name="og:url" content="story.html?amp=0">
   <meta property="og:type" content="article">
+  <meta name="DC.Title" content="Big  story">
+  <meta name="dcterms.created" content="2024-05-01">
+  <meta name="dc.title" content="ignored: the first one wins">
+  <meta name="keywords" content="news,  story">
+  <meta name="robots" content="index, follow">
   <link rel="stylesheet" href="/style.css">
+  <link rel="shortcut icon" href="/favicon.ico">
   <link rel="Canonical" href="/2024/05/story">
   <style>body { color: red }</style>
   <script>window.analytics = "hidden";</script>
@@ -86,6 +92,10 @@ def test_metadata_and_open_graph():
                 "og:url": "https://www.news.example/2024/05/story.html?amp=0",
                 "og:type": "article",
             },
+            "dublin_core": {"dc.title": "Big story", "dcterms.created": "2024-05-01"},
+            "keywords": "news, story",
+            "robots": "index, follow",
+            "favicon": "https://www.news.example/favicon.ico",
         }
     }
 
@@ -98,6 +108,10 @@ def test_metadata_of_a_bare_page_and_content_language_meta():
         "canonical": None,
         "language": "fr",
         "open_graph": {},
+        "dublin_core": {},
+        "keywords": None,
+        "robots": None,
+        "favicon": None,
     }
 
 

@@ -55,6 +55,7 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
             url=response.url,
             fields=spec.extract,
             formats=formats,
+            content=spec.options.content.scope(),
         )
     except UnsupportedContent as exc:
         outcome = TaskOutcome(

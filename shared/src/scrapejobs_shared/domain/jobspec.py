@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic.config import JsonDict
 
+from scrapejobs_shared.extraction.content_scope import ContentScope
 from scrapejobs_shared.extraction.spec import (
     MAX_FIELDS,
     ONLY_FIELD_NAMES,
@@ -164,17 +165,40 @@ def check_css_selector(selector: str) -> str:
     return selector
 
 
+CssSelector = Annotated[
+    str, StringConstraints(min_length=1, max_length=500), AfterValidator(check_css_selector)
+]
+
+
+class ContentOptions(BaseModel):
+    """Which part of a page the markdown and clean_html formats give."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    main_only: bool = Field(
+        default=True,
+        description="Leave out navigation, asides, forms, the page's header and footer and "
+        "consent banners",
+    )
+    include: list[CssSelector] = Field(
+        default_factory=list,
+        max_length=20,
+        description="CSS selectors: only the elements they match (in document order)",
+    )
+    exclude: list[CssSelector] = Field(
+        default_factory=list, max_length=50, description="CSS selectors of elements left out"
+    )
+
+    def scope(self) -> ContentScope:
+        return ContentScope(self.main_only, tuple(self.include), tuple(self.exclude))
+
+
 class RenderOptions(BaseModel):
     """How a page is rendered in headless Chromium before extraction."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    wait_for: (
-        Annotated[
-            str, StringConstraints(min_length=1, max_length=500), AfterValidator(check_css_selector)
-        ]
-        | None
-    ) = Field(
+    wait_for: CssSelector | None = Field(
         default=None,
         description="A CSS selector: extraction waits until an element matches it (within the "
         "job's timeout_s; past it the task fails render_timeout)",
@@ -220,7 +244,16 @@ class JobOptions(BaseModel):
         description="Give up after this many fetch attempts (the subscription's dead-letter "
         "policy applies when unset)",
     )
-    formats: list[Format] = Field(default_factory=list, description="Built-in extras to return")
+    formats: list[Format] = Field(
+        default_factory=list,
+        description="Built-in extras to return: metadata, links, images, text, markdown (the "
+        "main content), html (the page as served), clean_html (without scripts, styles and, "
+        "by default, page chrome)",
+    )
+    content: ContentOptions = Field(
+        default_factory=ContentOptions,
+        description="Which part of the page markdown and clean_html give",
+    )
     respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
     per_host_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = None
     per_host_rps: float | None = Field(default=None, gt=0, le=100)

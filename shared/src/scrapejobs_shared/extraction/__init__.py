@@ -1,6 +1,7 @@
 """Parsing and extraction: pure functions over bytes and text (no I/O, no cloud or web names)."""
 
 from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
+from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, DecodedText, choose_charset, decode_body
 from .extractor import PageExtraction, extract_page
 from .media_type import MediaType
@@ -9,10 +10,12 @@ from .spec import Fields, FieldSpec, Format, ValueType, check_field_names, check
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_SCOPE",
     "TRUNCATION_MARKER",
     "CharsetChoice",
     "Classification",
     "ContentKind",
+    "ContentScope",
     "DecodedText",
     "FieldSpec",
     "Fields",

@@ -44,6 +44,7 @@ from parsel import Selector
 from pydantic import JsonValue
 
 from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
+from .content_scope import DEFAULT_SCOPE, ContentScope, clean_html, scoped_markup
 from .decoding import CharsetChoice, choose_charset
 from .field_evaluation import FieldRun, evaluate_fields
 from .images import page_images
@@ -78,17 +79,19 @@ def extract_page(
     url: str,
     fields: Mapping[str, FieldSpec] | None = None,
     formats: Iterable[Format] = (),
+    content: ContentScope = DEFAULT_SCOPE,
 ) -> PageExtraction:
     """Extract ``fields`` and ``formats`` from a response body.
 
     ``content_type`` is the Content-Type header value (or ``None``), ``url`` the final
-    URL after redirects. Raises :class:`UnsupportedContent` for content that cannot be
+    URL after redirects; ``content`` the part of the page ``markdown`` and ``clean_html`` give
+    (content_scope.py). Raises :class:`UnsupportedContent` for content that cannot be
     extracted (PDF, images, binary, invalid JSON); anything else is reported in
     ``errors``.
     """
     media = MediaType.parse(content_type)
     classification = classify_content(media, body)
-    request = _Request(body, media, url, fields or {}, tuple(dict.fromkeys(formats)))
+    request = _Request(body, media, url, fields or {}, tuple(dict.fromkeys(formats)), content)
     if classification.kind is ContentKind.UNSUPPORTED:
         raise UnsupportedContent(classification.reason or "unsupported content")
     if classification.kind is ContentKind.JSON:
@@ -105,6 +108,7 @@ class _Request:
     url: str
     fields: Mapping[str, FieldSpec]
     formats: tuple[Format, ...]
+    content: ContentScope = DEFAULT_SCOPE
 
 
 @dataclass(slots=True)
@@ -138,12 +142,20 @@ def _markup_page(request: _Request, classification: Classification) -> PageExtra
         elif name == "text":
             output.put_format(request, name, xml_text(root) if xml else page_text(root))
         elif name == "markdown" and not xml:
+            scope = request.content
+            markup = (
+                scoped_markup(root, scope, clean=False)
+                if scope.narrowed
+                else choice.decode(request.body)
+            )
             try:
-                markdown = page_markdown(choice.decode(request.body), base.value())
+                markdown = page_markdown(markup, base.value(), main_only=scope.main_only)
             except MarkdownUnavailable as exc:
                 output.errors[name] = str(exc)
                 continue
             output.put_format(request, name, markdown)
+        elif name == "clean_html" and not xml:
+            output.put_format(request, name, clean_html(root, base.value(), request.content))
         elif xml:
             output.errors[name] = f"content is {classification.describe()}, not HTML"
         else:

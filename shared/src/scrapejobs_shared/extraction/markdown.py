@@ -36,18 +36,27 @@ class MarkdownUnavailable(ValueError):
     """The converter refused the document (its message says why)."""
 
 
-def page_markdown(html: str, base_url: str) -> str:
-    """The main content of ``html`` as markdown; links resolved against ``base_url``.
-    ``MarkdownUnavailable`` when the converter refuses the document."""
-    options = html_to_markdown.ConversionOptions(
-        preprocessing=html_to_markdown.PreprocessingOptions(
-            preset="aggressive", remove_navigation=True, remove_forms=True
-        ),
-        base_url=base_url,
-        skip_images=True,
-        extract_metadata=False,
-        exclude_selectors=list(BOILERPLATE),
-    )
+def page_markdown(html: str, base_url: str, *, main_only: bool = True) -> str:
+    """The main content of ``html`` as markdown (``main_only`` false: all of it); links
+    resolved against ``base_url``. ``MarkdownUnavailable`` when the converter refuses the
+    document."""
+    if main_only:
+        options = html_to_markdown.ConversionOptions(
+            preprocessing=html_to_markdown.PreprocessingOptions(
+                preset="aggressive", remove_navigation=True, remove_forms=True
+            ),
+            base_url=base_url,
+            skip_images=True,
+            extract_metadata=False,
+            exclude_selectors=list(BOILERPLATE),
+        )
+    else:
+        options = html_to_markdown.ConversionOptions(
+            preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),
+            base_url=base_url,
+            skip_images=True,
+            extract_metadata=False,
+        )
     try:
         converted = html_to_markdown.convert(html, options).content
     except html_to_markdown.ConversionError as exc:

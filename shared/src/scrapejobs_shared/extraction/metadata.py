@@ -1,6 +1,7 @@
 """The ``metadata`` format: what a page says about itself in its head.
 
-``{"title", "description", "canonical", "language", "open_graph"}``:
+``{"title", "description", "canonical", "language", "open_graph", "dublin_core", "keywords",
+"robots", "favicon"}``:
 
 * ``title``: the first ``<title>`` (in the head when there is one), whitespace normalised;
 * ``description``: ``<meta name="description">``;
@@ -10,9 +11,13 @@
 * ``open_graph``: every ``og:*`` meta (``property``, or ``name`` as some sites write it),
   keyed by its lower-cased name (``"og:title"``); the first occurrence wins for repeated
   keys; URL properties (``og:url``, ``og:image``, ``og:video``, ``og:audio`` and their
-  ``:url`` / ``:secure_url`` forms) are absolute.
+  ``:url`` / ``:secure_url`` forms) are absolute;
+* ``dublin_core``: every Dublin Core meta (``dc.*`` and ``dcterms.*``, by ``name`` or
+  ``property``), keyed by its lower-cased name (``"dcterms.created"``), the first one winning;
+* ``keywords`` and ``robots``: those metas, whitespace normalised;
+* ``favicon``: the first ``<link rel="icon">`` (or ``shortcut icon``), absolute.
 
-Missing values are ``null`` (``open_graph`` is ``{}``).
+Missing values are ``null`` (``open_graph`` and ``dublin_core`` are ``{}``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ _TITLE = etree.XPath("(//head//title | //title)[1]")
 _METAS = etree.XPath("//meta", smart_strings=False)
 _LINKS_WITH_REL = etree.XPath("//link[@rel][@href]", smart_strings=False)
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_DUBLIN_CORE = ("dc.", "dcterms.")
+_PLAIN = frozenset({"keywords", "robots"})
+_CANONICAL = frozenset({"canonical"})
+_ICON = frozenset({"icon"})  # "shortcut icon" holds it too
 _OPEN_GRAPH_URLS = frozenset(
     f"og:{kind}{suffix}"
     for kind in ("image", "video", "audio")
@@ -41,6 +50,8 @@ def page_metadata(root: Any, base_url: str) -> dict[str, JsonValue]:
     description: str | None = None
     content_language: str | None = None
     open_graph: dict[str, JsonValue] = {}
+    dublin_core: dict[str, JsonValue] = {}
+    plain: dict[str, str] = {}  # keywords, robots: the first of each
     for meta in _METAS(root):
         content = meta.get("content")
         if content is None:
@@ -51,14 +62,22 @@ def page_metadata(root: Any, base_url: str) -> dict[str, JsonValue]:
         elif name.startswith("og:") and name not in open_graph:
             value = content.strip()
             open_graph[name] = resolve_url(base_url, value) if name in _OPEN_GRAPH_URLS else value
+        elif name.startswith(_DUBLIN_CORE) and name not in dublin_core:
+            dublin_core[name] = " ".join(content.split())
+        elif name in _PLAIN and name not in plain:
+            plain[name] = " ".join(content.split())
         elif content_language is None and _is_content_language(meta):
             content_language = content.split(",")[0].strip() or None
     return {
         "title": _title(root),
         "description": description,
-        "canonical": _canonical(root, base_url),
+        "canonical": _link(root, base_url, _CANONICAL),
         "language": _document_language(root) or content_language,
         "open_graph": open_graph,
+        "dublin_core": dublin_core,
+        "keywords": plain.get("keywords"),
+        "robots": plain.get("robots"),
+        "favicon": _link(root, base_url, _ICON),
     }
 
 
@@ -67,9 +86,10 @@ def _title(root: Any) -> str | None:
     return element_text(titles[0]) if titles else None
 
 
-def _canonical(root: Any, base_url: str) -> str | None:
+def _link(root: Any, base_url: str, rels: frozenset[str]) -> str | None:
+    """The first ``<link>`` whose ``rel`` holds one of ``rels``, absolute."""
     for link in _LINKS_WITH_REL(root):
-        if "canonical" in link.get("rel", "").lower().split():
+        if rels & set(link.get("rel", "").lower().split()):
             return resolve_url(base_url, link.get("href", ""))
     return None
 

@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic.config import JsonDict
 
 ValueType = Literal["string", "int", "float", "bool"]
-Format = Literal["metadata", "links", "images", "text", "markdown", "html"]
+Format = Literal["metadata", "links", "images", "text", "markdown", "html", "clean_html"]
 
 FIELD_NAME = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_\-]{0,63}$")  # '__' is reserved
 MAX_FIELDS = 100

@@ -77,6 +77,7 @@ class PageFormat(StrEnum):
     images = "images"
     metadata = "metadata"
     html = "html"
+    clean_html = "clean_html"
 
 
 class RetryStatus(StrEnum):

@@ -1,0 +1,133 @@
+"""Which part of a page the ``markdown`` and ``clean_html`` formats give, and ``clean_html``
+itself: the page's markup without what is not content.
+
+A scope has three settings (``options.content`` of a job):
+
+* ``main_only`` (default true): leave out the page's chrome: navigation, asides, forms, the
+  page's own header and footer (a header or footer inside an ``<article>`` or ``<main>`` is
+  content and stays), and what ``markdown.BOILERPLATE`` names (landmark roles, consent
+  banners);
+* ``include``: CSS selectors; when given, only the elements they match (in document order,
+  an element inside another match given once);
+* ``exclude``: CSS selectors whose elements are left out (applied before ``include``).
+
+``clean_html`` is always without scripts, styles, ``<noscript>``, ``<template>``, comments and
+the ``<head>``; its links (``href``, ``src``) are absolute against the document's base URL.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from cssselect import GenericTranslator
+from lxml import etree  # type: ignore[import-untyped]
+from lxml import html as lxml_html
+
+from .markdown import BOILERPLATE
+from .urls import resolve_url
+
+_NOT_CONTENT = etree.XPath(
+    "//script | //style | //noscript | //template | //head | //comment()",
+    smart_strings=False,
+)
+_CHROME = etree.XPath(
+    "//nav | //aside | //form"
+    " | //header[not(ancestor::article or ancestor::main)]"
+    " | //footer[not(ancestor::article or ancestor::main)]",
+    smart_strings=False,
+)
+_LINKED = etree.XPath("//*[@href or @src]", smart_strings=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ContentScope:
+    main_only: bool = True
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether anything but the default (main content, nothing included or excluded)."""
+        return not self.main_only or bool(self.include or self.exclude)
+
+
+DEFAULT_SCOPE = ContentScope()
+
+
+@functools.lru_cache(maxsize=512)
+def _css(selector: str) -> Any:
+    return etree.XPath(GenericTranslator().css_to_xpath(selector), smart_strings=False)
+
+
+def scoped_markup(root: Any, scope: ContentScope, *, clean: bool) -> str:
+    """The markup of ``root``'s content in ``scope`` (``clean``: without scripts, styles,
+    comments and the head). ``root`` itself is left as it was."""
+    doc = copy.deepcopy(root)
+    if clean:
+        _drop(_NOT_CONTENT(doc))
+    if scope.main_only:
+        _drop(_CHROME(doc))
+        _drop(_matches(doc, BOILERPLATE))
+    _drop(_matches(doc, scope.exclude))
+    if scope.include:
+        kept = _outermost(doc, _matches(doc, scope.include))
+        return "".join(_serialize(element) for element in kept)
+    body = doc.find(".//body")
+    if body is None:
+        return _serialize(doc)
+    return (body.text or "") + "".join(_serialize(child) for child in body)
+
+
+def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE) -> str:
+    """The ``clean_html`` format: see the module's docstring."""
+    doc = copy.deepcopy(root)
+    for element in _LINKED(doc):
+        for attribute in ("href", "src"):
+            value = element.get(attribute)
+            if value is not None:
+                element.set(attribute, resolve_url(base_url, value))
+    return scoped_markup(doc, scope, clean=True).strip()
+
+
+def _matches(doc: Any, selectors: Iterable[str]) -> list[Any]:
+    found: dict[Any, None] = {}
+    for selector in selectors:
+        for element in _css(selector)(doc):
+            found[element] = None
+    return list(found)
+
+
+def _outermost(doc: Any, elements: list[Any]) -> list[Any]:
+    """``elements`` in document order, without those inside another of them."""
+    chosen = set(elements)
+    order = {element: n for n, element in enumerate(doc.iter())}
+    kept = [e for e in elements if not any(a in chosen for a in e.iterancestors())]
+    return sorted(kept, key=order.__getitem__)
+
+
+def _drop(elements: Iterable[Any]) -> None:
+    """Remove each element, keeping the text that follows it."""
+    for element in elements:
+        parent = element.getparent()
+        if parent is None:
+            continue
+        if isinstance(element, lxml_html.HtmlElement):
+            element.drop_tree()
+            continue
+        tail = element.tail
+        previous = element.getprevious()
+        if tail:
+            if previous is not None:
+                previous.tail = (previous.tail or "") + tail
+            else:
+                parent.text = (parent.text or "") + tail
+        parent.remove(element)
+
+
+def _serialize(element: Any) -> str:
+    markup: str = etree.tostring(element, method="html", encoding="unicode", with_tail=False)
+    return markup

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_markdown_format import PAGE
 
 from scrapejobs_shared.domain.jobspec import ContentOptions, JobRequest
 from scrapejobs_shared.extraction import ContentScope, extract_page
-from test_markdown_format import PAGE
 
 
 def extracted(name: str, scope: ContentScope = ContentScope()) -> str:

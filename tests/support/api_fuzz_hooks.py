@@ -25,6 +25,13 @@ from typing import Any
 import schemathesis
 from pydantic import ValidationError
 
+from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, ScrapeBody
+from scrapejobs_dispatcher.firecrawl.translation import (
+    InvalidOption,
+    batch_request,
+    scrape_request,
+    valid_urls,
+)
 from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
 
 UNSCHEMATIC = (
@@ -48,11 +55,12 @@ SUBMISSIONS: dict[str, type[JobRequest] | type[ScrapeRequest]] = {
 @schemathesis.hook("map_case")
 def without_unforgeable_values(context: Any, case: Any) -> Any:
     for name, value in (case.headers or {}).items():
-        if name.lower() == "idempotency-key" and isinstance(value, str):
+        if name.lower() in ("idempotency-key", "x-idempotency-key") and isinstance(value, str):
             case.headers[name] = f"{value[:200]}-{uuid.uuid4().hex}"
     positive = case.meta is not None and case.meta.generation.mode.is_positive
     if positive and isinstance(case.query, dict):
         case.query.pop("page_token", None)
+        case.query.pop("next", None)  # /v2's page token
     return case
 
 
@@ -60,11 +68,32 @@ def without_unforgeable_values(context: Any, case: Any) -> Any:
 def expressible_in_the_schema(context: Any, case: Any) -> bool:
     """False for a valid-looking submission that breaks only a rule the schema cannot say."""
     positive = case.meta is not None and case.meta.generation.mode.is_positive
-    model = SUBMISSIONS.get(case.path) if case.method.upper() == "POST" else None
+    post = case.method.upper() == "POST"
+    if positive and post and case.path in FIRECRAWL and isinstance(case.body, dict):
+        return _translatable(case.path, case.body)
+    model = SUBMISSIONS.get(case.path) if post else None
     if not (positive and model is not None and isinstance(case.body, dict)):
         return True
     try:
         model.model_validate(case.body)
+    except ValidationError as exc:
+        return not any(rule in error["msg"] for error in exc.errors() for rule in UNSCHEMATIC)
+    return True
+
+
+FIRECRAWL = ("/v2/scrape", "/v2/batch/scrape")
+
+
+def _translatable(path: str, body: dict[str, Any]) -> bool:
+    """False for a /v2 body whose native job breaks only a rule the schema cannot say."""
+    try:
+        if path == "/v2/scrape":
+            scrape_request(ScrapeBody.model_validate(body))
+        else:
+            batch = BatchScrapeBody.model_validate(body)
+            batch_request(batch, valid_urls(batch.urls)[0] or ["https://example.com/"])
+    except InvalidOption as exc:
+        return not any(rule in str(exc) for rule in UNSCHEMATIC)
     except ValidationError as exc:
         return not any(rule in error["msg"] for error in exc.errors() for rule in UNSCHEMATIC)
     return True

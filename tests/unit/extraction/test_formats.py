@@ -96,6 +96,8 @@ def test_metadata_and_open_graph():
             "keywords": "news, story",
             "robots": "index, follow",
             "favicon": "https://www.news.example/favicon.ico",
+            "url": ARTICLE_URL,
+            "content_type": "text/html",
         }
     }
 
@@ -112,6 +114,8 @@ def test_metadata_of_a_bare_page_and_content_language_meta():
         "keywords": None,
         "robots": None,
         "favicon": None,
+        "url": ARTICLE_URL,
+        "content_type": "text/html",
     }
 
 

@@ -1,5 +1,6 @@
 """The OpenAPI document as this deployment accepts requests: without an AI provider configured,
-a pipeline has no ``ai`` stage (it would be refused with a 422), so the document offers none."""
+a pipeline has no ``ai`` stage and Firecrawl's formats no ``json`` (both would be refused), so
+the document offers neither."""
 
 from __future__ import annotations
 
@@ -27,3 +28,9 @@ def _without_ai_stage(document: dict[str, Any]) -> None:
     stage = schemas.get("Stage", {})
     stage.get("properties", {}).pop("ai", None)
     schemas.pop("AiOptions", None)
+    json_format = "#/components/schemas/JsonFormat"
+    for schema in schemas.values():
+        items = schema.get("properties", {}).get("formats", {}).get("items", {})
+        if "anyOf" in items:
+            items["anyOf"] = [o for o in items["anyOf"] if o.get("$ref") != json_format]
+    schemas.pop("JsonFormat", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from fastapi import HTTPException, Request
@@ -16,8 +17,9 @@ API_KEY_HEADER = "x-api-key"
 class Authenticator:
     """``iam``: Cloud Run IAM validated a Google identity token at the edge (the service has no
     public invoker); the app insists the token was presented, as ``Authorization`` or, behind
-    Identity-Aware Proxy, as IAP's ``X-Serverless-Authorization``. ``api_key``: ``X-API-Key`` is
-    checked in constant time against stored SHA-256 digests. ``none``: local development."""
+    Identity-Aware Proxy, as IAP's ``X-Serverless-Authorization``. ``api_key``: the key, as
+    ``X-API-Key`` or ``Authorization: Bearer <key>`` (as Firecrawl's SDKs send it), is checked in
+    constant time against stored SHA-256 digests. ``none``: local development."""
 
     def __init__(self, settings: DispatcherSettings) -> None:
         self.mode = settings.auth_mode
@@ -31,14 +33,31 @@ class Authenticator:
         if self.mode == "none":
             return
         if self.mode == "api_key":
-            if not self.keys.verify(request.headers.get(API_KEY_HEADER)):
-                raise HTTPException(401, "a valid X-API-Key header is required")
+            if not self.keys.verify(api_key_of(request) or None):
+                raise HTTPException(
+                    401, "a valid API key is required (X-API-Key, or Authorization: Bearer)"
+                )
             return
         if request.headers.get("x-serverless-authorization"):
             return  # IAP signed the person in; Cloud Run checked IAP's token at the edge
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token:
             raise HTTPException(401, "a Google identity token is required (Authorization: Bearer)")
+
+
+def api_key_of(request: Request) -> str:
+    """The API key the request carries: ``X-API-Key``, else a bearer token ("" without)."""
+    key = request.headers.get(API_KEY_HEADER)
+    if key:
+        return key
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def caller_of(request: Request) -> str:
+    """Who the caller is, for keys that are per caller (a digest of its API key; "" without)."""
+    key = api_key_of(request)
+    return hashlib.sha256(key.encode()).hexdigest() if key else ""
 
 
 async def require_caller(request: Request) -> None:

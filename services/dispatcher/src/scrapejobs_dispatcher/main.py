@@ -14,6 +14,8 @@ from scrapejobs_dispatcher.api_document import describe_this_deployment
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
+from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
+from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.routes import (
@@ -159,6 +161,7 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)
+    firecrawl_errors.install(app)
     describe_this_deployment(app, settings.ai_provider)
     app.include_router(health.router)
     app.include_router(jobs.router)
@@ -168,6 +171,7 @@ def create_app(
     app.include_router(dead_letters.router)
     app.include_router(stats.router)
     app.include_router(workers.router)
+    app.include_router(firecrawl_routes.router)
     install_dashboard(
         app,
         DashboardSessions(authenticator.keys, settings.dashboard_session_s),

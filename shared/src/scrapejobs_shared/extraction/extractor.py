@@ -159,13 +159,15 @@ def _markup_page(request: _Request, classification: Classification) -> PageExtra
         elif xml:
             output.errors[name] = f"content is {classification.describe()}, not HTML"
         else:
-            output.put_format(request, name, _html_format(name, root, base, output))
+            output.put_format(request, name, _html_format(name, root, base, output, request))
     return PageExtraction(output.data, output.errors, classification.kind, choice.codec)
 
 
-def _html_format(name: Format, root: Any, base: _BaseUrl, output: _Output) -> JsonValue:
+def _html_format(
+    name: Format, root: Any, base: _BaseUrl, output: _Output, request: _Request
+) -> JsonValue:
     if name == "metadata":
-        return page_metadata(root, base.value())
+        return page_metadata(root, base.value(), request.url, request.media.essence or None)
     urls, cut = (
         page_links(root, base.value()) if name == "links" else page_images(root, base.value())
     )

@@ -1,7 +1,7 @@
 """The ``metadata`` format: what a page says about itself in its head.
 
 ``{"title", "description", "canonical", "language", "open_graph", "dublin_core", "keywords",
-"robots", "favicon"}``:
+"robots", "favicon", "url", "content_type"}``:
 
 * ``title``: the first ``<title>`` (in the head when there is one), whitespace normalised;
 * ``description``: ``<meta name="description">``;
@@ -16,6 +16,8 @@
   ``property``), keyed by its lower-cased name (``"dcterms.created"``), the first one winning;
 * ``keywords`` and ``robots``: those metas, whitespace normalised;
 * ``favicon``: the first ``<link rel="icon">`` (or ``shortcut icon``), absolute.
+* ``url`` and ``content_type``: where the page was found (the final URL, after redirects) and
+  its media type (``text/html``), as the response said.
 
 Missing values are ``null`` (``open_graph`` and ``dublin_core`` are ``{}``).
 """
@@ -45,8 +47,11 @@ _OPEN_GRAPH_URLS = frozenset(
 ) | {"og:url"}
 
 
-def page_metadata(root: Any, base_url: str) -> dict[str, JsonValue]:
-    """The ``metadata`` format for a parsed HTML page (``root``: its lxml root element)."""
+def page_metadata(
+    root: Any, base_url: str, url: str | None = None, content_type: str | None = None
+) -> dict[str, JsonValue]:
+    """The ``metadata`` format for a parsed HTML page (``root``: its lxml root element; ``url``
+    the final URL, ``content_type`` the response's media type)."""
     description: str | None = None
     content_language: str | None = None
     open_graph: dict[str, JsonValue] = {}
@@ -78,6 +83,8 @@ def page_metadata(root: Any, base_url: str) -> dict[str, JsonValue]:
         "keywords": plain.get("keywords"),
         "robots": plain.get("robots"),
         "favicon": _link(root, base_url, _ICON),
+        "url": url,
+        "content_type": content_type,
     }
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.convertors import Convertor, register_url_convertor
 
-from scrapejobs_dispatcher.authentication import API_KEY_HEADER, require_caller
+from scrapejobs_dispatcher.authentication import caller_of, require_caller
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.result_export import (
     MEDIA_TYPES,
@@ -93,9 +92,7 @@ async def submit_job(
         raise HTTPException(400, f"invalid Cloud Scheduler headers: {exc}") from None
     if idempotency_key is not None and trigger is None:
         submissions: IdempotentSubmission = request.app.state.idempotent_submissions
-        api_key = request.headers.get(API_KEY_HEADER, "")
-        caller = hashlib.sha256(api_key.encode()).hexdigest() if api_key else ""
-        submitted = await submissions.submit(body, idempotency_key, caller)
+        submitted = await submissions.submit(body, idempotency_key, caller_of(request))
         if submitted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
         response.headers["Location"] = f"/v1/jobs/{submitted.view.job.id}"

@@ -1,0 +1,58 @@
+"""A task's result as a Firecrawl ``Document``: its formats under Firecrawl's names, and its
+``metadata`` (the page's own, Open Graph and Dublin Core tags in Firecrawl's camelCase, the
+requested and final URL, the HTTP status, the content type, and the error of a failed page)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from scrapejobs_dispatcher.firecrawl.translation import FORMATS, JSON_FIELD
+from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
+
+FIRECRAWL_NAMES = {native: name for name, native in FORMATS.items()}
+PAGE_FACTS = ("title", "description", "language", "keywords", "robots", "favicon")
+LISTED = frozenset({"ogLocaleAlternate"})  # metadata Firecrawl gives as a list
+
+
+def document(task: TaskRecord) -> dict[str, Any]:
+    """The ``Document`` of ``task`` (its data holds only the formats the job asked for)."""
+    data = task.data or {}
+    found: dict[str, Any] = {
+        FIRECRAWL_NAMES[name]: value for name, value in data.items() if name in FIRECRAWL_NAMES
+    }
+    if JSON_FIELD in data:
+        found["json"] = data[JSON_FIELD]
+    found["metadata"] = metadata(task)
+    return found
+
+
+def metadata(task: TaskRecord) -> dict[str, Any]:
+    page = (task.data or {}).get("metadata")
+    page = page if isinstance(page, dict) else {}
+    found: dict[str, Any] = {name: page[name] for name in PAGE_FACTS if page.get(name) is not None}
+    for tags in (page.get("open_graph"), page.get("dublin_core")):
+        if isinstance(tags, dict):
+            for name, value in tags.items():
+                key = camel_tag(name)
+                found.setdefault(key, [value] if key in LISTED else value)
+    found |= {
+        "sourceURL": task.url,
+        "url": page.get("url") or task.url,
+        "statusCode": task.http_status,
+        "contentType": page.get("content_type"),
+        "scrapeId": task.id,
+    }
+    if task.status is not TaskStatus.SUCCEEDED and task.error:
+        found["error"] = task.error
+    return found
+
+
+def camel_tag(name: str) -> str:
+    """``og:site_name`` -> ``ogSiteName``, ``dcterms.created`` -> ``dcTermsCreated``,
+    ``dc.date.created`` -> ``dcDateCreated``."""
+    head = re.split(r"[:.]", name, maxsplit=1)[0]
+    rest = name[len(head) + 1 :]
+    prefix = {"og": "og", "dc": "dc", "dcterms": "dcTerms"}.get(head, head)
+    return prefix + "".join(part.capitalize() for part in re.split(r"[:._]", rest) if part)

@@ -1,0 +1,219 @@
+"""The bodies of Firecrawl's v2 requests, as its SDKs send them (camelCase, scrape options
+flattened into the top level of a batch).
+
+An option this service honours is typed; an option it cannot honour is accepted only at the
+value that asks for nothing (the SDKs send some of them on every request) and is otherwise a
+``400`` naming it. An option it does not know is a ``400`` too ("unknown field").
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic.alias_generators import to_camel
+from pydantic.config import JsonDict
+
+from scrapejobs_shared.domain.jobspec import (
+    FORBIDDEN_HEADERS,
+    JSON_INT,
+    MAX_URLS,
+    URL_SCHEMA,
+    CssSelector,
+    HttpUrl,
+    headers_schema,
+)
+
+MAX_TIMEOUT_MS = 300_000
+MAX_WAIT_FOR_MS = 30_000
+# What each refused option may be: the values that ask for nothing (None: absent)
+REFUSED: dict[str, tuple[Any, ...]] = {
+    "actions": (None, []),
+    "location": (None,),
+    "parsers": (None, []),
+    "skipTlsVerification": (None, False),
+    "fastMode": (None, False),
+    "useMock": (None,),
+    "minAge": (None, 0),
+    "lockdown": (None, False),
+    "checkPromptInjection": (None, False),
+    "redactPII": (None, False),
+    "threatProtection": (None,),
+    "auditMetadata": (None,),
+    "profile": (None,),
+    "domainTools": (None, False),
+    "toolDetail": (None,),
+    "removeBase64Images": (None, True),
+    "zeroDataRetention": (None, False),
+    "appendToId": (None,),
+    "webhook": (None,),
+}
+WHY_REFUSED = {
+    "actions": "browser actions are not supported (waitFor renders the page)",
+    "location": "requests are not routed through other countries",
+    "parsers": "PDF and other document parsers are not supported",
+    "skipTlsVerification": "TLS certificates are always verified",
+    "fastMode": "not supported",
+    "removeBase64Images": "base64 images are always left out of markdown",
+    "zeroDataRetention": "results are kept for the deployment's retention period",
+    "appendToId": "a batch cannot be appended to",
+    "webhook": "Firecrawl webhooks are not supported yet",
+}
+
+
+def refused(field: str, alias: str | None = None) -> Any:
+    """A refused option's field: documented as the values that ask for nothing."""
+    name = alias or to_camel(field)
+    inert = list(REFUSED[name])
+    return Field(
+        default=None,
+        alias=alias,
+        description=f"Refused unless {' or '.join(json.dumps(v) for v in inert)}: "
+        + WHY_REFUSED.get(name, "not supported by this service"),
+        json_schema_extra={"enum": inert},
+    )
+
+
+class CamelModel(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=False, strict=True
+    )
+
+
+class JsonFormat(CamelModel):
+    """``{"type": "json", "schema", "prompt"}``: answered by the ai stage."""
+
+    type: Literal["json"]
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
+
+
+class NamedFormat(CamelModel):
+    """A format given as an object with only its name."""
+
+    type: Literal["markdown", "html", "rawHtml", "raw_html", "links", "images"]
+
+
+FormatOption = Annotated[
+    Literal["markdown", "html", "rawHtml", "raw_html", "links", "images"]
+    | JsonFormat
+    | NamedFormat,
+    Field(union_mode="left_to_right"),
+]
+
+
+def _markdown() -> list[FormatOption]:
+    return ["markdown"]
+
+
+class ScrapeOptions(CamelModel):
+    """Firecrawl's scrape options (``POST /v2/scrape``, and flattened into a batch)."""
+
+    formats: list[FormatOption] = Field(default_factory=_markdown, max_length=10)
+    headers: dict[str, str] | None = Field(
+        default=None, max_length=50, json_schema_extra=headers_schema(FORBIDDEN_HEADERS)
+    )
+    include_tags: list[CssSelector] | None = Field(default=None, max_length=20)
+    exclude_tags: list[CssSelector] | None = Field(default=None, max_length=50)
+    only_main_content: bool = True
+    timeout: Annotated[int, Field(gt=0, le=MAX_TIMEOUT_MS), JSON_INT] | None = Field(
+        default=None, description="ms"
+    )
+    wait_for: Annotated[int, Field(ge=0, le=MAX_WAIT_FOR_MS), JSON_INT] = Field(
+        default=0, description="ms: rendering"
+    )
+    mobile: bool = False
+    block_ads: bool = True
+    proxy: Literal["basic", "auto"] | None = None
+    max_age: Annotated[int, Field(ge=0), JSON_INT] | None = Field(
+        default=None, description="ms: results are always fetched fresh"
+    )
+    store_in_cache: bool = True
+    integration: str | None = Field(default=None, max_length=200)
+    origin: str | None = Field(default=None, max_length=200)
+    # refused unless they ask for nothing (REFUSED)
+    actions: Any = refused("actions")
+    location: Any = refused("location")
+    parsers: Any = refused("parsers")
+    skip_tls_verification: Any = refused("skip_tls_verification")
+    fast_mode: Any = refused("fast_mode")
+    use_mock: Any = refused("use_mock")
+    min_age: Any = refused("min_age")
+    lockdown: Any = refused("lockdown")
+    check_prompt_injection: Any = refused("check_prompt_injection")
+    redact_pii: Any = refused("redact_pii", alias="redactPII")
+    threat_protection: Any = refused("threat_protection")
+    audit_metadata: Any = refused("audit_metadata")
+    profile: Any = refused("profile")
+    domain_tools: Any = refused("domain_tools")
+    tool_detail: Any = refused("tool_detail")
+    remove_base64_images: Any = refused("remove_base64_images")
+
+    @field_validator(
+        "actions",
+        "location",
+        "parsers",
+        "skip_tls_verification",
+        "fast_mode",
+        "use_mock",
+        "min_age",
+        "lockdown",
+        "check_prompt_injection",
+        "redact_pii",
+        "threat_protection",
+        "audit_metadata",
+        "profile",
+        "domain_tools",
+        "tool_detail",
+        "remove_base64_images",
+    )
+    @classmethod
+    def _refused(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_unless_inert(value, info)
+
+    def json_format(self) -> JsonFormat | None:
+        return next((f for f in self.formats if isinstance(f, JsonFormat)), None)
+
+    def format_names(self) -> list[str]:
+        names = [f if isinstance(f, str) else f.type for f in self.formats]
+        return ["rawHtml" if name == "raw_html" else name for name in names]
+
+
+def refuse_unless_inert(value: Any, info: ValidationInfo) -> Any:
+    """``value`` when it asks for nothing; a ``ValueError`` saying why otherwise."""
+    name = to_camel(info.field_name or "")
+    name = {"redactPii": "redactPII"}.get(name, name)
+    if any(type(value) is type(inert) and value == inert for inert in REFUSED[name]):
+        return value  # 0 is not false, as the schema's enum says
+    why = WHY_REFUSED.get(name, "not supported by this service")
+    raise ValueError(f"{why}; leave {name} out")
+
+
+class ScrapeBody(ScrapeOptions):
+    """``POST /v2/scrape``."""
+
+    url: HttpUrl
+
+
+class BatchScrapeBody(ScrapeOptions):
+    """``POST /v2/batch/scrape``: the URLs, the scrape options flattened beside them."""
+
+    urls: list[str] = Field(
+        min_length=1,
+        max_length=MAX_URLS,
+        description="http(s) URLs (with ignoreInvalidURLs, others are left out and listed)",
+        json_schema_extra={"items": cast(JsonDict, URL_SCHEMA)},
+    )
+    ignore_invalid_urls: bool = Field(default=False, alias="ignoreInvalidURLs")
+    max_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = Field(
+        default=None, description="Fetches at once for each host of the batch"
+    )
+    webhook: Any = refused("webhook")
+    zero_data_retention: Any = refused("zero_data_retention")
+    append_to_id: Any = refused("append_to_id")
+
+    @field_validator("zero_data_retention", "append_to_id", "webhook")
+    @classmethod
+    def _refused_batch(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_unless_inert(value, info)

@@ -1,0 +1,164 @@
+"""A Firecrawl request as a native job: its scrape options become ``options`` (formats,
+content scope, headers, timeout, rendering) and its ``json`` format an ``ai`` stage; the job is
+labelled with the endpoint it came from.
+
+| Firecrawl | native |
+|---|---|
+| ``markdown`` / ``html`` / ``rawHtml`` / ``links`` / ``images`` | formats ``markdown`` / ``clean_html`` / ``html`` / ``links`` / ``images`` (``metadata`` always) |
+| ``{"type": "json", "schema", "prompt"}`` | an ``ai`` stage answering into ``json`` |
+| ``onlyMainContent``, ``includeTags``, ``excludeTags`` | ``options.content`` |
+| ``headers`` | ``options.headers`` |
+| ``timeout`` (ms) | ``options.timeout_s`` (at most 50 s a fetch); a scrape's wait |
+| ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport) |
+| ``maxConcurrency`` | ``options.per_host_concurrency`` |
+
+A ``ValidationError`` of the native request is raised as ``InvalidOption`` naming the
+Firecrawl field it came from.
+"""  # noqa: E501
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from scrapejobs_dispatcher.firecrawl.request_models import (
+    BatchScrapeBody,
+    JsonFormat,
+    ScrapeBody,
+    ScrapeOptions,
+)
+from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest, check_url
+
+Native = TypeVar("Native", JobRequest, ScrapeRequest)
+LABEL = "firecrawl"  # the label naming the /v2 endpoint a job came from
+FORMATS = {
+    "markdown": "markdown",
+    "html": "clean_html",
+    "rawHtml": "html",
+    "links": "links",
+    "images": "images",
+}
+MAX_FETCH_TIMEOUT_S = 50.0
+MOBILE_VIEWPORT = {"width": 390, "height": 844}
+JSON_FIELD = "json"  # where the json format's answer goes in a result's data
+DEFAULT_JSON_PROMPT = "Extract the data the schema describes from the page."
+OPEN_SCHEMA: dict[str, Any] = {"type": "object"}
+# native field paths -> the Firecrawl field they came from
+FIELD_NAMES = {
+    "url": "url",
+    "urls": "urls",
+    "options.headers": "headers",
+    "options.content.include": "includeTags",
+    "options.content.exclude": "excludeTags",
+    "options.timeout_s": "timeout",
+    "options.render": "waitFor",
+    "options.per_host_concurrency": "maxConcurrency",
+    "pipeline": "formats",
+}
+
+
+class InvalidOption(ValueError):
+    """A Firecrawl request the native job model refuses: ``field`` names the Firecrawl field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+def job_options(options: ScrapeOptions) -> dict[str, Any]:
+    """The native ``options`` of a Firecrawl request."""
+    names = options.format_names()
+    formats = ["metadata", *(FORMATS[name] for name in names if name in FORMATS)]
+    native: dict[str, Any] = {
+        "formats": list(dict.fromkeys(formats)),
+        "content": {
+            "main_only": options.only_main_content,
+            "include": options.include_tags or [],
+            "exclude": options.exclude_tags or [],
+        },
+        "headers": options.headers or {},
+    }
+    if options.timeout is not None:
+        native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
+    if options.wait_for or options.mobile:
+        render: dict[str, Any] = {"wait_ms": options.wait_for}
+        if options.mobile:
+            render["viewport"] = MOBILE_VIEWPORT
+        native["render"] = render
+    return native
+
+
+def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
+    """An ``ai`` stage for the ``json`` format (none without it)."""
+    wanted: JsonFormat | None = options.json_format()
+    if wanted is None:
+        return []
+    stage = {
+        "prompt": wanted.prompt or DEFAULT_JSON_PROMPT,
+        "schema": wanted.schema_ or OPEN_SCHEMA,
+        "into": JSON_FIELD,
+    }
+    return [{"ai": stage}]
+
+
+def scrape_request(body: ScrapeBody) -> ScrapeRequest:
+    """``POST /v2/scrape`` as a one-URL scrape."""
+    native: dict[str, Any] = {
+        "url": body.url,
+        "options": job_options(body),
+        "pipeline": pipeline(body),
+        "labels": {LABEL: "scrape"},
+    }
+    if body.timeout is not None:
+        native["timeout_s"] = body.timeout / 1000
+    return _validated(ScrapeRequest, native)
+
+
+def batch_request(body: BatchScrapeBody, urls: list[str]) -> JobRequest:
+    """``POST /v2/batch/scrape`` as one job of ``urls``."""
+    options = job_options(body)
+    if body.max_concurrency is not None:
+        options["per_host_concurrency"] = body.max_concurrency
+    native = {
+        "urls": urls,
+        "options": options,
+        "pipeline": pipeline(body),
+        "labels": {LABEL: "batch"},
+    }
+    return _validated(JobRequest, native)
+
+
+def valid_urls(urls: list[str]) -> tuple[list[str], list[str]]:
+    """``urls`` split into those a job accepts and the others (``ignoreInvalidURLs``)."""
+    good: list[str] = []
+    bad: list[str] = []
+    for url in urls:
+        try:
+            check_url(url)
+        except ValueError:
+            bad.append(url)
+        else:
+            good.append(url)
+    return good, bad
+
+
+def _validated(model: type[Native], native: dict[str, Any]) -> Native:
+    try:
+        return model.model_validate(native, strict=False)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = [str(part) for part in first.get("loc", ())]
+        field = _firecrawl_field(loc)
+        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        raise InvalidOption(field, message) from None
+
+
+def _firecrawl_field(loc: list[str]) -> str:
+    """The Firecrawl name of a native field path (``urls.3`` -> ``urls[3]``)."""
+    for length in range(len(loc), 0, -1):
+        native = ".".join(loc[:length])
+        if native in FIELD_NAMES:
+            rest = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in loc[length:])
+            return FIELD_NAMES[native] + rest
+    return ".".join(loc) or "body"

@@ -1,0 +1,224 @@
+"""The Firecrawl-compatible /v2 API over the in-memory adapters: what a batch becomes (one
+native job with the options translated), its status with Documents page by page, its errors,
+cancel, and Firecrawl's error shape for everything that fails (the SDK itself runs against the
+emulator stack in tests/e2e/test_firecrawl_sdk.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from scrapejobs_dispatcher.api_keys import hash_api_key
+from scrapejobs_dispatcher.firecrawl.documents import camel_tag, document
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.delivery.completion import complete_if_done
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.job_store import Claimed
+from support.memory_dispatcher import memory_client
+
+NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
+PAGE_DATA = {
+    "markdown": "# Hello",
+    "metadata": {
+        "title": "Hello",
+        "description": "A page",
+        "language": "en",
+        "open_graph": {"og:title": "Hello OG", "og:site_name": "Site"},
+        "dublin_core": {"dcterms.created": "2024-05-01"},
+        "keywords": None,
+        "url": "https://a.example/final",
+        "content_type": "text/html",
+    },
+}
+
+
+async def _settle_all(store: MemoryJobStore, job_id: str, outcomes: list[TaskOutcome]) -> None:
+    for batch_id, batch in list(store.batches[job_id].items()):
+        claim = await store.claim_batch(job_id, batch_id, NOW, NOW + timedelta(seconds=30))
+        assert isinstance(claim, Claimed)
+        changes = [
+            FinishTask(item.task_id, outcomes[item.index % len(outcomes)]) for item in batch.items
+        ]
+        await store.settle(claim.handle, changes, NOW, None)
+    await complete_if_done(store, job_id, lambda: NOW)
+
+
+async def test_a_batch_becomes_one_job_with_its_options_translated() -> None:
+    store = MemoryJobStore()
+    body = {
+        "urls": ["https://a.example/1", "https://a.example/2"],
+        "formats": ["markdown", "html", "rawHtml", {"type": "links"}],
+        "onlyMainContent": False,
+        "includeTags": ["article"],
+        "excludeTags": [".ad"],
+        "headers": {"Accept-Language": "de"},
+        "timeout": 20000,
+        "waitFor": 500,
+        "mobile": True,
+        "maxConcurrency": 3,
+        "maxAge": 14400000,
+        "storeInCache": True,
+        "blockAds": True,
+        "removeBase64Images": True,
+        "fastMode": False,
+        "origin": "python-sdk@4.55.0",
+    }
+    async with memory_client(store) as client:
+        answer = await client.post("/v2/batch/scrape", json=body)
+        assert answer.status_code == 200, answer.text
+        started = answer.json()
+        assert started["success"] is True and started["invalidURLs"] is None
+        assert started["url"] == f"http://test/v2/batch/scrape/{started['id']}"
+    [job] = store.jobs.values()
+    assert job.id == started["id"] and job.labels == {"firecrawl": "batch"}
+    options = job.spec.options
+    assert options.formats == ["metadata", "markdown", "clean_html", "html", "links"]
+    assert options.content.main_only is False
+    assert options.content.include == ["article"] and options.content.exclude == [".ad"]
+    assert options.headers == {"Accept-Language": "de"} and options.timeout_s == 20
+    assert options.render is not None and options.render.wait_ms == 500
+    assert options.render.viewport.width == 390 and options.per_host_concurrency == 3
+
+
+async def test_status_pages_through_the_documents_of_pages_that_succeeded() -> None:
+    store = MemoryJobStore()
+    urls = [f"https://a.example/{n}" for n in range(150)]
+    async with memory_client(store) as client:
+        started = (await client.post("/v2/batch/scrape", json={"urls": urls})).json()
+        batch = f"/v2/batch/scrape/{started['id']}"
+        first = (await client.get(batch)).json()
+        assert first["status"] == "scraping" and first["total"] == 150
+        assert first["completed"] == 0 and first["data"] == []
+
+        ok = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data=PAGE_DATA)
+        failed = TaskOutcome(TaskStatus.FAILED, http_status=None, error="robots_disallowed: x")
+        await _settle_all(store, started["id"], [ok, ok, failed])
+        documents: list[dict[str, Any]] = []
+        page: dict[str, Any] = (await client.get(batch)).json()
+        assert page["status"] == "completed" and page["completed"] == 150
+        assert page["creditsUsed"] == 150 and page["expiresAt"]
+        while True:
+            documents += page["data"]
+            if not page["next"]:
+                break
+            assert page["next"].startswith(f"http://test{batch}?next=")
+            page = (await client.get(page["next"])).json()
+        assert len(documents) == 100  # 2 of every 3 succeeded
+        assert documents[0]["markdown"] == "# Hello"
+        metadata = documents[0]["metadata"]
+        assert metadata["ogTitle"] == "Hello OG" and metadata["ogSiteName"] == "Site"
+        assert metadata["dcTermsCreated"] == "2024-05-01" and metadata["statusCode"] == 200
+        assert metadata["url"] == "https://a.example/final"
+        assert metadata["sourceURL"].startswith("https://a.example/")
+
+        errors = (await client.get(f"{batch}/errors")).json()
+        assert errors["errors"] == [] and len(errors["robotsBlocked"]) == 50
+
+
+async def test_cancel_answers_cancelled_and_unknown_ids_are_404_in_firecrawl_s_shape() -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        started = await client.post("/v2/batch/scrape", json={"urls": ["https://a.example/"]})
+        batch_id = started.json()["id"]
+        cancelled = await client.delete(f"/v2/batch/scrape/{batch_id}")
+        assert cancelled.json() == {"success": True, "status": "cancelled"}
+        for path in ("/v2/batch/scrape/0123abcd", "/v2/batch/scrape/0123abcd/errors"):
+            missing = await client.get(path)
+            assert missing.status_code == 404
+            assert missing.json()["success"] is False and "not found" in missing.json()["error"]
+        native = (await client.post("/v1/jobs", json={"url": "https://a.example/"})).json()
+        assert (await client.get(f"/v2/batch/scrape/{native['id']}")).status_code == 404
+        nowhere = await client.get("/v2/no-such-thing")
+        assert nowhere.status_code == 404 and nowhere.json()["success"] is False
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"urls": ["https://a.example/"], "actions": [{"type": "click"}]}, "actions"),
+        ({"urls": ["https://a.example/"], "formats": ["screenshot"]}, "formats[0]"),
+        ({"urls": ["https://a.example/"], "skipTlsVerification": True}, "skipTlsVerification"),
+        ({"urls": ["https://a.example/"], "location": {"country": "DE"}}, "location"),
+        ({"urls": ["https://a.example/"], "proxy": "stealth"}, "proxy"),
+        ({"urls": ["https://a.example/"], "timeout": 0}, "timeout"),
+        ({"urls": ["https://a.example/"], "whatever": 1}, "whatever"),
+        ({"urls": ["https://a.example/"], "webhook": "https://hook.example/"}, "webhook"),
+        ({"urls": ["https://a.example/", "ftp://x"]}, "urls[1]"),
+        ({"urls": ["https://a.example/"], "headers": {"Host": "x"}}, "headers"),
+        ({"urls": []}, "urls"),
+    ],
+)
+async def test_what_cannot_be_honoured_is_a_400_naming_the_field(
+    body: dict[str, Any], field: str
+) -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        answer = await client.post("/v2/batch/scrape", json=body)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()
+    assert error["success"] is False and error["field"].startswith(field), error
+    assert error["error"].startswith(field), error
+    assert not store.jobs
+
+
+async def test_invalid_urls_can_be_left_out_and_listed() -> None:
+    store = MemoryJobStore()
+    body = {"urls": ["https://a.example/", "not a url"], "ignoreInvalidURLs": True}
+    async with memory_client(store) as client:
+        started = (await client.post("/v2/batch/scrape", json=body)).json()
+    assert started["invalidURLs"] == ["not a url"]
+    [job] = store.jobs.values()
+    assert job.total == 1
+
+
+async def test_the_api_key_is_taken_as_a_bearer_token() -> None:
+    settings = DispatcherSettings(
+        auth_mode="api_key", api_key_hashes=hash_api_key("secret-key"), dashboard_cache_s=0
+    )
+    async with memory_client(MemoryJobStore(), settings) as client:
+        body = {"urls": ["https://a.example/"]}
+        refused = await client.post("/v2/batch/scrape", json=body)
+        assert refused.status_code == 401 and refused.json()["success"] is False
+        wrong = {"Authorization": "Bearer nope"}
+        assert (await client.post("/v2/batch/scrape", json=body, headers=wrong)).status_code == 401
+        right = {"Authorization": "Bearer secret-key"}
+        answer = await client.post("/v2/batch/scrape", json=body, headers=right)
+        assert answer.status_code == 200, answer.text
+        native = await client.get("/v1/jobs", headers=right)  # the same key serves /v1
+        assert native.status_code == 200
+
+
+def test_tags_are_named_as_firecrawl_names_them() -> None:
+    assert camel_tag("og:site_name") == "ogSiteName"
+    assert camel_tag("og:locale:alternate") == "ogLocaleAlternate"
+    assert camel_tag("dcterms.created") == "dcTermsCreated"
+    assert camel_tag("dc.date.created") == "dcDateCreated"
+
+
+def test_a_failed_page_s_document_says_why() -> None:
+    task = TaskRecord(
+        job_id="j",
+        id="t",
+        url="https://a.example/gone",
+        status=TaskStatus.FAILED,
+        created_at=NOW,
+        updated_at=NOW,
+        expire_at=NOW,
+        http_status=404,
+        error="http_404: not found",
+    )
+    assert document(task) == {
+        "metadata": {
+            "sourceURL": "https://a.example/gone",
+            "url": "https://a.example/gone",
+            "statusCode": 404,
+            "contentType": None,
+            "scrapeId": "t",
+            "error": "http_404: not found",
+        }
+    }

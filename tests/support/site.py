@@ -155,7 +155,34 @@ def messy_page(number: int) -> str:
     )
 
 
+ARTICLE = re.compile(r"^/article/(\d+)$")
+
+
+def article_page(number: int) -> str:
+    """An article as a news site serves it: head tags (Open Graph, Dublin Core), navigation, a
+    sidebar, a cookie banner, a script and a footer around the article itself."""
+    return (
+        '<!doctype html><html lang="en"><head>'
+        f"<title>Article {number} | The Daily Test</title>"
+        f'<meta name="description" content="What happened in story {number}.">'
+        f'<meta property="og:title" content="Story {number}">'
+        '<meta property="og:site_name" content="The Daily Test">'
+        '<meta name="dcterms.created" content="2026-11-01">'
+        "<script>var tracker = 'SCRIPT-TEXT';</script><style>p { color: red }</style>"
+        "</head><body>"
+        '<div class="cookie-banner">We use cookies <a href="/cookies">OK</a></div>'
+        '<header><nav><a href="/">NAV-HOME</a> <a href="/world">NAV-WORLD</a></nav></header>'
+        "<aside><h3>SIDEBAR-POPULAR</h3></aside>"
+        f"<main><article><h1>Story {number}</h1>"
+        f'<p>The first paragraph links to <a href="/product/{number}">the product</a>.</p>'
+        "<h2>Background</h2><ul><li>one</li><li>two</li></ul></article></main>"
+        "<footer>FOOTER-COPYRIGHT 2026</footer></body></html>"
+    )
+
+
 def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:
+    if match := ARTICLE.match(path):
+        return 200, article_page(int(match.group(1)))
     if match := PRODUCT.match(path):
         return 200, product_page(int(match.group(1)))
     if match := MESSY.match(path):

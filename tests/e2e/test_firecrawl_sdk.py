@@ -1,0 +1,109 @@
+"""Firecrawl's own Python SDK (firecrawl-py, pinned in the dev group, unmodified) against the
+/v2 API of the emulator stack: scrape (markdown without navigation or footer, cleaned html, raw
+html, links, metadata), a batch of 150 URLs waited for and paged through, cancel, errors
+(a bad URL, the metadata server, an unknown id), and a page that answered 404."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from firecrawl import Firecrawl
+from firecrawl.v2.utils.error_handler import (
+    BadRequestError,
+    FirecrawlError,
+    WebsiteNotSupportedError,
+)
+
+from scrapejobs_devstack.stack import Stack
+from support.site import Site
+
+pytestmark = [pytest.mark.emulators, pytest.mark.stack]
+
+
+@pytest.fixture(scope="module")
+def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
+    yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
+
+
+def test_scrape_gives_the_document_firecrawl_users_read(firecrawl: Firecrawl, site: Site) -> None:
+    url = f"{site.url}/article/7?t={uuid.uuid4().hex[:6]}"
+    doc = firecrawl.scrape(url, formats=["markdown", "html", "rawHtml", "links"], timeout=20000)
+
+    assert doc.markdown is not None and doc.markdown.startswith("# Story 7")
+    assert "## Background" in doc.markdown and f"({site.url}/product/7)" in doc.markdown
+    for chrome in ("NAV-HOME", "SIDEBAR-POPULAR", "FOOTER-COPYRIGHT", "We use cookies"):
+        assert chrome not in doc.markdown
+    assert doc.html is not None and "<h1>Story 7</h1>" in doc.html
+    assert "SCRIPT-TEXT" not in doc.html and "NAV-HOME" not in doc.html
+    assert doc.raw_html is not None and "SCRIPT-TEXT" in doc.raw_html
+    assert doc.links is not None and f"{site.url}/product/7" in doc.links
+    meta = doc.metadata_typed
+    assert meta.title == "Article 7 | The Daily Test" and meta.language == "en"
+    assert meta.description == "What happened in story 7."
+    assert meta.og_title == "Story 7" and meta.og_site_name == "The Daily Test"
+    assert meta.dc_terms_created == "2026-11-01"
+    assert meta.source_url == url and meta.url == url
+    assert meta.status_code == 200 and meta.content_type == "text/html"
+
+
+def test_a_page_that_answered_an_error_is_a_document_saying_so(
+    firecrawl: Firecrawl, site: Site
+) -> None:
+    doc = firecrawl.scrape(f"{site.url}/status/404/{uuid.uuid4().hex[:6]}", timeout=20000)
+    meta = doc.metadata_typed
+    assert meta.status_code == 404 and meta.error
+
+
+def test_a_batch_of_150_is_waited_for_and_paged_through(firecrawl: Firecrawl, site: Site) -> None:
+    tag = uuid.uuid4().hex[:6]
+    urls = [f"{site.url}/product/{n}?t={tag}" for n in range(300, 450)]
+
+    job = firecrawl.batch_scrape(urls, formats=["markdown"], poll_interval=1, wait_timeout=120)
+
+    assert job.status == "completed" and job.total == 150 and job.completed == 150
+    assert len(job.data) == 150  # every page of results, followed through next
+    sources = {d.metadata_typed.source_url for d in job.data}
+    assert sources == set(urls)
+    assert all(d.markdown and d.markdown.startswith("# Product") for d in job.data)
+
+
+def test_a_batch_s_errors_list_robots_refusals_apart(firecrawl: Firecrawl, site: Site) -> None:
+    tag = uuid.uuid4().hex[:6]
+    fine, private = f"{site.url}/product/1?t={tag}", f"{site.url}/robots-private/{tag}"
+    broken = f"{site.url}/status/404/{tag}"
+    started = firecrawl.start_batch_scrape([fine, private, broken], formats=["markdown"])
+    deadline = time.monotonic() + 120
+    while (status := firecrawl.get_batch_scrape_status(started.id)).status == "scraping":
+        assert time.monotonic() < deadline, status
+        time.sleep(0.5)
+    assert status.status == "completed" and status.completed == 3
+    assert [d.metadata_typed.source_url for d in status.data] == [fine]
+    errors = firecrawl.get_batch_scrape_errors(started.id)
+    assert errors.robots_blocked == [private]
+    assert [e.url for e in errors.errors] == [broken] and errors.errors[0].error
+
+
+def test_a_batch_can_be_cancelled(firecrawl: Firecrawl, site: Site) -> None:
+    tag = uuid.uuid4().hex[:6]
+    urls = [f"{site.url}/slow/{n}?s=1&times=1&t={tag}" for n in range(40)]
+    started = firecrawl.start_batch_scrape(urls)
+    assert started.id and started.url.endswith(f"/v2/batch/scrape/{started.id}")
+
+    assert firecrawl.cancel_batch_scrape(started.id) is True
+    status = firecrawl.get_batch_scrape_status(started.id)
+    assert status.status == "cancelled" and status.total == 40
+
+
+def test_errors_arrive_as_the_sdk_s_exceptions(firecrawl: Firecrawl) -> None:
+    with pytest.raises(BadRequestError, match="url"):
+        firecrawl.scrape("not a url")
+    with pytest.raises(WebsiteNotSupportedError, match="blocked_destination"):
+        firecrawl.scrape("http://169.254.169.254/computeMetadata/v1/", timeout=20000)
+    with pytest.raises(FirecrawlError) as missing:
+        firecrawl.get_batch_scrape_status("0123abcd0123abcd")
+    assert missing.value.status_code == 404
+    with pytest.raises(BadRequestError, match="actions"):
+        firecrawl.scrape("https://example.com/", actions=[{"type": "wait", "milliseconds": 1}])

@@ -25,10 +25,11 @@ from typing import Any
 import schemathesis
 from pydantic import ValidationError
 
-from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, ScrapeBody
+from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, CrawlBody, ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import (
     InvalidOption,
     batch_request,
+    crawl_request,
     scrape_request,
     valid_urls,
 )
@@ -81,7 +82,7 @@ def expressible_in_the_schema(context: Any, case: Any) -> bool:
     return True
 
 
-FIRECRAWL = ("/v2/scrape", "/v2/batch/scrape")
+FIRECRAWL = ("/v2/scrape", "/v2/batch/scrape", "/v2/crawl")
 
 
 def _translatable(path: str, body: dict[str, Any]) -> bool:
@@ -89,6 +90,8 @@ def _translatable(path: str, body: dict[str, Any]) -> bool:
     try:
         if path == "/v2/scrape":
             scrape_request(ScrapeBody.model_validate(body))
+        elif path == "/v2/crawl":
+            crawl_request(CrawlBody.model_validate(body))
         else:
             batch = BatchScrapeBody.model_validate(body)
             batch_request(batch, valid_urls(batch.urls)[0] or ["https://example.com/"])

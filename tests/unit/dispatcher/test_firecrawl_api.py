@@ -222,3 +222,74 @@ def test_a_failed_page_s_document_says_why() -> None:
             "error": "http_404: not found",
         }
     }
+
+
+async def test_a_crawl_becomes_one_crawl_job_and_is_listed_while_active() -> None:
+    store = MemoryJobStore()
+    body = {
+        "url": "https://docs.example/guide",
+        "includePaths": ["^/guide/"],
+        "excludePaths": ["/old/"],
+        "maxDiscoveryDepth": 3,
+        "limit": 50,
+        "allowSubdomains": True,
+        "ignoreQueryParameters": True,
+        "delay": 0.5,
+        "maxConcurrency": 2,
+        "ignoreRobotsTxt": False,
+        "deduplicateSimilarURLs": True,
+        "scrapeOptions": {"formats": ["markdown", "links"], "onlyMainContent": False},
+    }
+    async with memory_client(store) as client:
+        answer = await client.post("/v2/crawl", json=body)
+        assert answer.status_code == 200, answer.text
+        started = answer.json()
+        assert started["url"] == f"http://test/v2/crawl/{started['id']}"
+        active = (await client.get("/v2/crawl/active")).json()
+        assert active["success"] is True
+        assert active["crawls"] == [
+            {"id": started["id"], "teamId": "", "url": body["url"], "options": None}
+        ]
+        status = (await client.get(f"/v2/crawl/{started['id']}")).json()
+        assert status["status"] == "scraping" and status["total"] == 1
+        # a crawl is not a batch, nor a batch a crawl
+        assert (await client.get(f"/v2/batch/scrape/{started['id']}")).status_code == 404
+        whole = {"url": "https://docs.example/guide", "crawlEntireDomain": True}
+        second = (await client.post("/v2/crawl", json=whole)).json()
+    job = store.jobs[started["id"]]
+    crawl = job.spec.crawl
+    assert crawl is not None and job.labels == {"firecrawl": "crawl"}
+    assert (crawl.max_depth, crawl.max_pages) == (3, 50)
+    assert crawl.include == ["^/guide/"] and crawl.exclude == ["/old/"]
+    assert crawl.allow_subdomains and crawl.ignore_query and crawl.under_start_path
+    options = job.spec.options
+    assert options.per_host_rps == 2.0 and options.per_host_concurrency == 2
+    assert options.respect_robots and options.formats == ["metadata", "markdown", "links"]
+    assert options.content.main_only is False
+    defaults = store.jobs[second["id"]].spec.crawl
+    assert defaults is not None and not defaults.under_start_path
+    assert (defaults.max_depth, defaults.max_pages) == (20, 10_000)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"sitemap": "include"}, "sitemap"),
+        ({"allowExternalLinks": True}, "allowExternalLinks"),
+        ({"prompt": "all the blog posts"}, "prompt"),
+        ({"regexOnFullURL": True}, "regexOnFullURL"),
+        ({"maxDiscoveryDepth": 21}, "maxDiscoveryDepth"),
+        ({"includePaths": ["("]}, "includePaths"),
+        ({"scrapeOptions": {"actions": [{"type": "wait"}]}}, "scrapeOptions.actions"),
+        ({"url": "file:///etc/passwd"}, "url"),
+    ],
+)
+async def test_crawl_options_that_cannot_be_honoured_are_a_400_naming_them(
+    body: dict[str, Any], field: str
+) -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        answer = await client.post("/v2/crawl", json={"url": "https://a.example/"} | body)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"].startswith(field), answer.json()
+    assert not store.jobs

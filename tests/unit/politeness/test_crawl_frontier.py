@@ -260,3 +260,31 @@ def test_links_are_consumed_lazily_up_to_the_bound() -> None:
 
     assert len(urls(generate(), spec(max_pages=2))) == 2
     assert len(consumed) == 2
+
+
+# -- a section of the site, queries ---------------------------------------------------------
+
+
+def test_under_the_start_path_only_that_section_is_followed() -> None:
+    crawl = spec("https://example.com/docs", under_start_path=True)
+    links = [
+        "https://example.com/docs/intro",
+        "https://example.com/docs",
+        "https://example.com/blog/post",
+        "https://example.com/",
+    ]
+    assert urls(links, crawl, page_url="https://example.com/docs/x") == links[:2]
+    whole_site = urls(links, spec("https://example.com/docs"))  # by default (not the page itself)
+    assert whole_site == links[:3]
+
+
+def test_ignoring_queries_makes_urls_that_differ_only_in_them_one_page() -> None:
+    crawl = spec(ignore_query=True)
+    links = [
+        "https://example.com/a?page=1",
+        "https://example.com/a?page=2",
+        "https://example.com/b",
+        "https://example.com/?ref=nav",  # the page itself, without its query
+    ]
+    assert urls(links, crawl) == ["https://example.com/a", "https://example.com/b"]
+    assert len(urls(links, spec())) == 4

@@ -26,7 +26,12 @@ A link is admitted (:class:`CrawlFilter`) when:
 * its path, at most 2,000 characters long (longer paths are dropped unexamined, which also
   bounds the regex cost), matches (``re.search``) at least one ``include`` pattern when
   there are any, and no ``exclude`` pattern. Patterns see the normalised, percent-encoded
-  path (``/caf%C3%A9``) without the query.
+  path (``/caf%C3%A9``) without the query;
+* with ``under_start_path``, its path starts with the start URL's path (``/docs`` admits
+  ``/docs/intro`` and ``/docs``, not ``/blog``).
+
+With ``ignore_query``, a link is followed without its query (URLs that differ only in it are
+one page).
 
 :func:`next_candidates` returns the admitted links de-duplicated in first-seen order,
 without the page itself, at most ``max_pages`` of them: a per-page bound only; the store
@@ -39,7 +44,7 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from scrapejobs_shared.domain.crawl_identity import crawl_key
 from scrapejobs_shared.domain.jobspec import CrawlSpec, check_url
@@ -67,6 +72,7 @@ class CrawlFilter:
     allow_subdomains: bool
     include: tuple[re.Pattern[str], ...] = ()
     exclude: tuple[re.Pattern[str], ...] = ()
+    path_prefix: str = ""  # under_start_path: the start URL's path
 
     @classmethod
     def from_spec(cls, crawl: CrawlSpec) -> CrawlFilter:
@@ -77,6 +83,7 @@ class CrawlFilter:
             allow_subdomains=crawl.allow_subdomains and not _is_ip_address(start.hostname),
             include=tuple(re.compile(pattern) for pattern in crawl.include),
             exclude=tuple(re.compile(pattern) for pattern in crawl.exclude),
+            path_prefix=start.path if crawl.under_start_path else "",
         )
 
     def admits(self, url: str) -> bool:
@@ -104,9 +111,18 @@ class CrawlFilter:
         return self.allow_subdomains and host.endswith("." + self.host)
 
     def _admits_path(self, path: str) -> bool:
+        if not path.startswith(self.path_prefix):
+            return False
         if self.include and not any(pattern.search(path) for pattern in self.include):
             return False
         return not any(pattern.search(path) for pattern in self.exclude)
+
+
+def _key(url: str, ignore_query: bool) -> str | None:
+    key = normalize_http_url(url)
+    if key is None or not ignore_query:
+        return key
+    return urlunsplit(urlsplit(key)._replace(query=""))
 
 
 def next_candidates(
@@ -116,10 +132,10 @@ def next_candidates(
     if page_depth >= crawl.max_depth:
         return []
     crawl_filter = CrawlFilter.from_spec(crawl)
-    seen = {normalize_http_url(page_url)}
+    seen = {_key(page_url, crawl.ignore_query)}
     candidates: list[CrawlCandidate] = []
     for link in links:
-        key = normalize_http_url(link)
+        key = _key(link, crawl.ignore_query)
         if key in seen:
             continue
         seen.add(key)

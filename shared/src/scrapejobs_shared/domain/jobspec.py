@@ -360,6 +360,15 @@ class CrawlSpec(BaseModel):
         default_factory=list, max_length=50, description="Regexes; the URL path must match none"
     )
     allow_subdomains: bool = Field(default=False, description="Follow links to subdomains too")
+    under_start_path: bool = Field(
+        default=False,
+        description="Only pages whose path starts with start_url's path (its section of the site)",
+    )
+    ignore_query: bool = Field(
+        default=False,
+        description="Pages are followed without their query: URLs differing only in it are "
+        "one page",
+    )
 
     @field_validator("include", "exclude")
     @classmethod

@@ -35,6 +35,24 @@ class BatchStarted(Answer):
     )
 
 
+class CrawlStarted(Answer):
+    success: bool = True
+    id: str = Field(description="The crawl's id (the native job's id)")
+    url: str = Field(description="Where its status is read")
+
+
+class ActiveCrawl(Answer):
+    id: str
+    team_id: str = Field(alias="teamId", description="Always empty: one team per deployment")
+    url: str = Field(description="Where the crawl started")
+    options: dict[str, Any] | None = None
+
+
+class ActiveCrawls(Answer):
+    success: bool = True
+    crawls: list[ActiveCrawl]
+
+
 class BatchStatusAnswer(Answer):
     success: bool = True
     status: BatchStatus

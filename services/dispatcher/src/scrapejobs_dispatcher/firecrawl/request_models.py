@@ -48,6 +48,11 @@ REFUSED: dict[str, tuple[Any, ...]] = {
     "zeroDataRetention": (None, False),
     "appendToId": (None,),
     "webhook": (None,),
+    "prompt": (None,),
+    "allowExternalLinks": (None, False),
+    "robotsUserAgent": (None,),
+    "regexOnFullURL": (None, False),
+    "sitemap": (None, "skip"),
 }
 WHY_REFUSED = {
     "actions": "browser actions are not supported (waitFor renders the page)",
@@ -59,6 +64,11 @@ WHY_REFUSED = {
     "zeroDataRetention": "results are kept for the deployment's retention period",
     "appendToId": "a batch cannot be appended to",
     "webhook": "Firecrawl webhooks are not supported yet",
+    "prompt": "crawl options are not written from a prompt here",
+    "allowExternalLinks": "a crawl stays on its site (allowSubdomains widens it)",
+    "robotsUserAgent": "robots.txt is read as this service's own user agent",
+    "regexOnFullURL": "includePaths and excludePaths match the URL's path",
+    "sitemap": "sitemaps are not read: a crawl follows links",
 }
 
 
@@ -183,7 +193,7 @@ class ScrapeOptions(CamelModel):
 def refuse_unless_inert(value: Any, info: ValidationInfo) -> Any:
     """``value`` when it asks for nothing; a ``ValueError`` saying why otherwise."""
     name = to_camel(info.field_name or "")
-    name = {"redactPii": "redactPII"}.get(name, name)
+    name = {"redactPii": "redactPII", "regexOnFullUrl": "regexOnFullURL"}.get(name, name)
     if any(type(value) is type(inert) and value == inert for inert in REFUSED[name]):
         return value  # 0 is not false, as the schema's enum says
     why = WHY_REFUSED.get(name, "not supported by this service")
@@ -216,4 +226,65 @@ class BatchScrapeBody(ScrapeOptions):
     @field_validator("zero_data_retention", "append_to_id", "webhook")
     @classmethod
     def _refused_batch(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_unless_inert(value, info)
+
+
+MAX_CRAWL_DEPTH = 20
+
+
+class CrawlBody(CamelModel):
+    """``POST /v2/crawl``: follow links from ``url``; every page found is scraped."""
+
+    url: HttpUrl
+    include_paths: list[str] | None = Field(
+        default=None, max_length=50, description="Regexes; a page's path must match one"
+    )
+    exclude_paths: list[str] | None = Field(
+        default=None, max_length=50, description="Regexes; a page's path must match none"
+    )
+    max_discovery_depth: Annotated[int, Field(ge=0, le=MAX_CRAWL_DEPTH), JSON_INT] | None = Field(
+        default=None, description="Link hops from url (default and most: 20)"
+    )
+    limit: Annotated[int, Field(ge=1, le=MAX_URLS), JSON_INT] | None = Field(
+        default=None, description="Pages at most (default and most: 10,000)"
+    )
+    crawl_entire_domain: bool = Field(
+        default=False, description="false: only pages under url's path; true: the whole site"
+    )
+    allow_subdomains: bool = False
+    ignore_query_parameters: bool = False
+    deduplicate_similar_urls: bool = Field(
+        default=True,
+        alias="deduplicateSimilarURLs",
+        description="URLs are always normalised (case, default ports, fragments) into one page",
+    )
+    ignore_robots_txt: bool = False
+    delay: float | None = Field(
+        default=None, ge=0.01, le=3600, description="Seconds between requests to the site"
+    )
+    max_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = Field(
+        default=None, description="Fetches at once for each host of the crawl"
+    )
+    scrape_options: ScrapeOptions | None = None
+    integration: str | None = Field(default=None, max_length=200)
+    origin: str | None = Field(default=None, max_length=200)
+    prompt: Any = refused("prompt")
+    allow_external_links: Any = refused("allow_external_links")
+    robots_user_agent: Any = refused("robots_user_agent")
+    regex_on_full_url: Any = refused("regex_on_full_url", alias="regexOnFullURL")
+    sitemap: Any = refused("sitemap")
+    webhook: Any = refused("webhook")
+    zero_data_retention: Any = refused("zero_data_retention")
+
+    @field_validator(
+        "prompt",
+        "allow_external_links",
+        "robots_user_agent",
+        "regex_on_full_url",
+        "sitemap",
+        "webhook",
+        "zero_data_retention",
+    )
+    @classmethod
+    def _refused_crawl(cls, value: Any, info: ValidationInfo) -> Any:
         return refuse_unless_inert(value, info)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse
+from starlette.convertors import Convertor, register_url_convertor
 
 from scrapejobs_dispatcher.authentication import caller_of, require_caller
 from scrapejobs_dispatcher.firecrawl.answer_models import (
+    ActiveCrawl,
+    ActiveCrawls,
     BatchStarted,
     BatchStatusAnswer,
     Cancelled,
+    CrawlStarted,
     ErrorsAnswer,
     PageError,
     ScrapeAnswer,
@@ -19,19 +23,20 @@ from scrapejobs_dispatcher.firecrawl.answer_models import (
 )
 from scrapejobs_dispatcher.firecrawl.documents import document
 from scrapejobs_dispatcher.firecrawl.errors import ERRORS, FirecrawlRoute
-from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, ScrapeBody
+from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, CrawlBody, ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import (
     LABEL,
     InvalidOption,
     batch_request,
+    crawl_request,
     scrape_request,
     valid_urls,
 )
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
-from scrapejobs_dispatcher.routes.jobs import JobIdSegment
 from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
 from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut, SyncScrape
-from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 router = APIRouter(
     prefix="/v2",
@@ -40,7 +45,35 @@ router = APIRouter(
     dependencies=[Depends(require_caller)],
     responses=ERRORS,
 )
-BatchId = Annotated[str, Path(pattern=f"^{JobIdSegment.regex}$", description="The batch's id")]
+
+
+class HexId(Convertor[str]):
+    """A job's id in a /v2 path: hex, as every job id is, so ``/v2/crawl/active`` is only the
+    list of active crawls (another method on it is a 405, not a crawl named "active")."""
+
+    regex = "[0-9a-f]{1,64}"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("hex_id", HexId())
+BatchId = Annotated[str, Path(pattern=f"^{HexId.regex}$", description="The job's id")]
+NextPage = Annotated[
+    str | None, Query(alias="next", description="The page token of a previous next URL")
+]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="x-idempotency-key",
+        description="Retry-safe: the same key and body return what the first request started",
+    ),
+]
+Kind = Literal["batch", "crawl"]  # the label value of the endpoint a job came from
+ACTIVE_LISTED = 100
 PAGE_SIZE = 100
 ERRORS_LISTED = 1000
 BLOCKED = ("blocked_destination",)  # a scrape of these answers 403
@@ -79,15 +112,7 @@ async def scrape(body: ScrapeBody, request: Request) -> ScrapeAnswer | JSONRespo
 
 @router.post("/batch/scrape", response_model=BatchStarted, response_model_by_alias=True)
 async def start_batch(
-    body: BatchScrapeBody,
-    request: Request,
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="x-idempotency-key",
-            description="Retry-safe: the same key and body return the batch started first",
-        ),
-    ] = None,
+    body: BatchScrapeBody, request: Request, idempotency_key: IdempotencyKey = None
 ) -> BatchStarted:
     """Start a batch: one native job of its URLs (``ignoreInvalidURLs``: the invalid ones are
     left out and listed, else one is a 400 naming it)."""
@@ -97,43 +122,115 @@ async def start_batch(
         raise InvalidOption(f"urls[{index}]", f"not an http(s) URL: {invalid[0]!r}")
     if not urls:
         raise InvalidOption("urls", "no valid URL to scrape")
-    native = batch_request(body, urls)
-    if idempotency_key is not None:
-        submissions: IdempotentSubmission = request.app.state.idempotent_submissions
-        view = (await submissions.submit(native, idempotency_key, caller_of(request))).view
-    else:
-        view = await _jobs(request).submit(native)
+    view = await _submit(request, batch_request(body, urls), idempotency_key)
     return BatchStarted(
         id=view.job.id,
-        url=str(request.url_for("batch_status", batch_id=view.job.id)),
+        url=_status_url(request, "batch", view.job.id),
         invalid_urls=invalid if body.ignore_invalid_urls else None,
     )
 
 
 @router.get(
-    "/batch/scrape/{batch_id}",
+    "/batch/scrape/{batch_id:hex_id}",
     name="batch_status",
     response_model=BatchStatusAnswer,
     response_model_by_alias=True,
 )
 async def batch_status_of(
-    batch_id: BatchId,
-    request: Request,
-    next_page: Annotated[
-        str | None, Query(alias="next", description="The page token of a previous next URL")
-    ] = None,
+    batch_id: BatchId, request: Request, next_page: NextPage = None
 ) -> BatchStatusAnswer:
     """The batch's status and a page of its Documents (``next`` pages on)."""
+    return await _status(request, batch_id, "batch", next_page)
+
+
+@router.delete("/batch/scrape/{batch_id:hex_id}", response_model=Cancelled)
+async def cancel_batch(batch_id: BatchId, request: Request) -> Cancelled:
+    """Cancel the batch: its pages not yet fetched never are."""
+    return await _cancel(request, batch_id, "batch")
+
+
+@router.get(
+    "/batch/scrape/{batch_id:hex_id}/errors",
+    response_model=ErrorsAnswer,
+    response_model_by_alias=True,
+)
+async def batch_errors(batch_id: BatchId, request: Request) -> ErrorsAnswer:
+    """The batch's failed pages (robots.txt refusals listed apart)."""
+    return await _errors(request, batch_id, "batch")
+
+
+@router.post("/crawl", response_model=CrawlStarted)
+async def start_crawl(
+    body: CrawlBody, request: Request, idempotency_key: IdempotencyKey = None
+) -> CrawlStarted:
+    """Start a crawl: one native crawl job from ``url`` (every page found is scraped with
+    ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
+    view = await _submit(request, crawl_request(body), idempotency_key)
+    return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))
+
+
+@router.get("/crawl/active", response_model=ActiveCrawls, response_model_by_alias=True)
+async def active_crawls(request: Request) -> ActiveCrawls:
+    """Crawls not yet ended (the most recent ``ACTIVE_LISTED``)."""
     jobs = _jobs(request)
-    view = await _batch(jobs, batch_id)
-    page = await jobs.results(batch_id, PAGE_SIZE, next_page)
-    following = None
-    if page.next_page_token:
-        following = str(
-            request.url_for("batch_status", batch_id=batch_id).include_query_params(
-                next=page.next_page_token
-            )
-        )
+    found: list[ActiveCrawl] = []
+    for status in (JobStatus.RUNNING, JobStatus.QUEUED):
+        page = await jobs.list_jobs(status, ACTIVE_LISTED, None)
+        found += [
+            ActiveCrawl(id=job.id, team_id="", url=job.spec.crawl.start_url, options=None)
+            for job in page.items
+            if job.labels.get(LABEL) == "crawl" and job.spec.crawl is not None
+        ]
+    return ActiveCrawls(crawls=found[:ACTIVE_LISTED])
+
+
+@router.get(
+    "/crawl/{crawl_id:hex_id}",
+    name="crawl_status",
+    response_model=BatchStatusAnswer,
+    response_model_by_alias=True,
+)
+async def crawl_status_of(
+    crawl_id: BatchId, request: Request, next_page: NextPage = None
+) -> BatchStatusAnswer:
+    """The crawl's status and a page of its Documents (``next`` pages on); ``total`` grows
+    as pages are found."""
+    return await _status(request, crawl_id, "crawl", next_page)
+
+
+@router.delete("/crawl/{crawl_id:hex_id}", response_model=Cancelled)
+async def cancel_crawl(crawl_id: BatchId, request: Request) -> Cancelled:
+    """Cancel the crawl: pages not yet fetched never are, and no more are found."""
+    return await _cancel(request, crawl_id, "crawl")
+
+
+@router.get(
+    "/crawl/{crawl_id:hex_id}/errors", response_model=ErrorsAnswer, response_model_by_alias=True
+)
+async def crawl_errors(crawl_id: BatchId, request: Request) -> ErrorsAnswer:
+    """The crawl's failed pages (robots.txt refusals listed apart)."""
+    return await _errors(request, crawl_id, "crawl")
+
+
+async def _submit(request: Request, native: JobRequest, idempotency_key: str | None) -> JobView:
+    if idempotency_key is None:
+        return await _jobs(request).submit(native)
+    submissions: IdempotentSubmission = request.app.state.idempotent_submissions
+    return (await submissions.submit(native, idempotency_key, caller_of(request))).view
+
+
+def _status_url(request: Request, kind: Kind, job_id: str, token: str | None = None) -> str:
+    url = request.url_for(f"{kind}_status", **{f"{kind}_id": job_id})
+    return str(url.include_query_params(next=token) if token else url)
+
+
+async def _status(
+    request: Request, job_id: str, kind: Kind, next_page: str | None
+) -> BatchStatusAnswer:
+    jobs = _jobs(request)
+    view = await _job_of(jobs, job_id, kind)
+    page = await jobs.results(job_id, PAGE_SIZE, next_page)
+    token = page.next_page_token
     done = view.progress.done
     return BatchStatusAnswer(
         status=batch_status(view.job.status),
@@ -141,28 +238,22 @@ async def batch_status_of(
         completed=done,
         credits_used=done,
         expires_at=view.job.expire_at,
-        next=following,
+        next=_status_url(request, kind, job_id, token) if token else None,
         data=[document(t) for t in page.items if t.status is TaskStatus.SUCCEEDED],
     )
 
 
-@router.delete("/batch/scrape/{batch_id}", response_model=Cancelled)
-async def cancel_batch(batch_id: BatchId, request: Request) -> Cancelled:
-    """Cancel the batch: its pages not yet fetched never are."""
+async def _cancel(request: Request, job_id: str, kind: Kind) -> Cancelled:
     jobs = _jobs(request)
-    await _batch(jobs, batch_id)
-    await jobs.cancel(batch_id)
+    await _job_of(jobs, job_id, kind)
+    await jobs.cancel(job_id)
     return Cancelled()
 
 
-@router.get(
-    "/batch/scrape/{batch_id}/errors", response_model=ErrorsAnswer, response_model_by_alias=True
-)
-async def batch_errors(batch_id: BatchId, request: Request) -> ErrorsAnswer:
-    """The batch's failed pages (robots.txt refusals listed apart)."""
+async def _errors(request: Request, job_id: str, kind: Kind) -> ErrorsAnswer:
     jobs = _jobs(request)
-    await _batch(jobs, batch_id)
-    failed = await jobs.unsuccessful(batch_id, ERRORS_LISTED)
+    await _job_of(jobs, job_id, kind)
+    failed = await jobs.unsuccessful(job_id, ERRORS_LISTED)
     robots = [t.url for t in failed if (t.error or "").startswith(ROBOTS)]
     errors = [
         PageError(id=t.id, timestamp=t.updated_at, url=t.url, error=t.error or t.status.value)
@@ -177,11 +268,11 @@ def _jobs(request: Request) -> JobService:
     return service
 
 
-async def _batch(jobs: JobService, batch_id: str) -> JobView:
-    """The batch's job (a job that did not come from /v2/batch/scrape is not a batch)."""
-    view = await jobs.get(batch_id)
-    if view.job.labels.get(LABEL) != "batch":
-        raise JobNotFound(batch_id)
+async def _job_of(jobs: JobService, job_id: str, kind: Kind) -> JobView:
+    """The job of a batch or crawl (a job that did not come from that endpoint is not one)."""
+    view = await jobs.get(job_id)
+    if view.job.labels.get(LABEL) != kind:
+        raise JobNotFound(job_id)
     return view
 
 

@@ -11,6 +11,9 @@ labelled with the endpoint it came from.
 | ``timeout`` (ms) | ``options.timeout_s`` (at most 50 s a fetch); a scrape's wait |
 | ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport) |
 | ``maxConcurrency`` | ``options.per_host_concurrency`` |
+| crawl: ``limit``, ``maxDiscoveryDepth``, ``includePaths``, ``excludePaths``, ``allowSubdomains`` | ``crawl``'s ``max_pages`` (10,000 unset), ``max_depth`` (20 unset), ``include``, ``exclude``, ``allow_subdomains`` |
+| crawl: ``crawlEntireDomain`` false (its default), ``ignoreQueryParameters`` | ``crawl.under_start_path``, ``crawl.ignore_query`` |
+| crawl: ``delay`` (s), ``ignoreRobotsTxt``, ``scrapeOptions`` | ``options.per_host_rps`` (1 / delay), ``options.respect_robots``, as a scrape's options |
 
 A ``ValidationError`` of the native request is raised as ``InvalidOption`` naming the
 Firecrawl field it came from.
@@ -23,12 +26,14 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from scrapejobs_dispatcher.firecrawl.request_models import (
+    MAX_CRAWL_DEPTH,
     BatchScrapeBody,
+    CrawlBody,
     JsonFormat,
     ScrapeBody,
     ScrapeOptions,
 )
-from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest, check_url
+from scrapejobs_shared.domain.jobspec import MAX_URLS, JobRequest, ScrapeRequest, check_url
 
 Native = TypeVar("Native", JobRequest, ScrapeRequest)
 LABEL = "firecrawl"  # the label naming the /v2 endpoint a job came from
@@ -55,6 +60,10 @@ FIELD_NAMES = {
     "options.render": "waitFor",
     "options.per_host_concurrency": "maxConcurrency",
     "pipeline": "formats",
+    "crawl.start_url": "url",
+    "crawl.include": "includePaths",
+    "crawl.exclude": "excludePaths",
+    "options.per_host_rps": "delay",
 }
 
 
@@ -127,6 +136,39 @@ def batch_request(body: BatchScrapeBody, urls: list[str]) -> JobRequest:
         "labels": {LABEL: "batch"},
     }
     return _validated(JobRequest, native)
+
+
+def crawl_request(body: CrawlBody) -> JobRequest:
+    """``POST /v2/crawl`` as one crawl job."""
+    options = job_options(body.scrape_options or ScrapeOptions())
+    if body.max_concurrency is not None:
+        options["per_host_concurrency"] = body.max_concurrency
+    if body.delay is not None:
+        options["per_host_rps"] = 1 / body.delay
+    options["respect_robots"] = not body.ignore_robots_txt
+    crawl = {
+        "start_url": body.url,
+        "max_depth": MAX_CRAWL_DEPTH
+        if body.max_discovery_depth is None
+        else body.max_discovery_depth,
+        "max_pages": MAX_URLS if body.limit is None else body.limit,
+        "include": body.include_paths or [],
+        "exclude": body.exclude_paths or [],
+        "allow_subdomains": body.allow_subdomains,
+        "under_start_path": not body.crawl_entire_domain,
+        "ignore_query": body.ignore_query_parameters,
+    }
+    native = {
+        "crawl": crawl,
+        "options": options,
+        "pipeline": pipeline(body.scrape_options or ScrapeOptions()),
+        "labels": {LABEL: "crawl"},
+    }
+    return _validated(JobRequest, native)
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def valid_urls(urls: list[str]) -> tuple[list[str], list[str]]:

@@ -1,7 +1,8 @@
 """Firecrawl's own Python SDK (firecrawl-py, pinned in the dev group, unmodified) against the
 /v2 API of the emulator stack: scrape (markdown without navigation or footer, cleaned html, raw
 html, links, metadata), a batch of 150 URLs waited for and paged through, cancel, errors
-(a bad URL, the metadata server, an unknown id), and a page that answered 404."""
+(a bad URL, the metadata server, an unknown id), a page that answered 404, and crawls (their
+section of the site, robots.txt, queries ignored, errors, the active list, cancel)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,39 @@ def test_errors_arrive_as_the_sdk_s_exceptions(firecrawl: Firecrawl) -> None:
     assert missing.value.status_code == 404
     with pytest.raises(BadRequestError, match="actions"):
         firecrawl.scrape("https://example.com/", actions=[{"type": "wait", "milliseconds": 1}])
+
+
+def test_a_crawl_stays_in_its_section_honours_robots_and_is_paged(
+    firecrawl: Firecrawl, site: Site
+) -> None:
+    job = firecrawl.crawl(
+        f"{site.url}/fc/",
+        limit=20,
+        ignore_query_parameters=True,
+        formats=["markdown", "links"],
+        poll_interval=1,
+        timeout=120,
+    )
+
+    assert job.status == "completed", job
+    found = {d.metadata_typed.source_url for d in job.data}
+    section = {f"{site.url}/fc/{path}" for path in ("", "a", "b", "a/1")}
+    assert found == section  # /other/x is outside /fc/; ?ref= variants are one page
+    assert all(d.markdown and d.markdown.startswith("# Page /fc/") for d in job.data)
+    assert job.total == 5 and job.completed == 5  # and the page robots.txt keeps out
+
+
+def test_a_crawl_s_errors_and_cancel(firecrawl: Firecrawl, site: Site) -> None:
+    started = firecrawl.start_crawl(f"{site.url}/fc/", limit=20)
+    assert started.url.endswith(f"/v2/crawl/{started.id}")
+    deadline = time.monotonic() + 120
+    while (status := firecrawl.get_crawl_status(started.id)).status == "scraping":
+        assert time.monotonic() < deadline, status
+        time.sleep(0.5)
+    errors = firecrawl.get_crawl_errors(started.id)
+    assert errors.robots_blocked == [f"{site.url}/fc/private/x"] and errors.errors == []
+
+    slow = firecrawl.start_crawl(f"{site.url}/slowlinks/x?s=3&links=20", limit=50)
+    assert any(c.id == slow.id for c in firecrawl.get_active_crawls().crawls)
+    assert firecrawl.cancel_crawl(slow.id) is True
+    assert firecrawl.get_crawl_status(slow.id).status == "cancelled"

@@ -5,7 +5,8 @@ Routes (``key`` separates counters between tests):
 - ``/flaky/KEY?fail=N&code=500``   ``code`` for the first N requests, then the product page
 - ``/status/CODE/KEY``             always ``CODE``
 - ``/slow/KEY?s=2&times=1``        sleeps ``s`` seconds for the first ``times`` requests
-- ``/robots.txt``                  disallows ``/robots-private/`` for every agent
+- ``/robots.txt``                  disallows ``/robots-private/`` and ``/fc/private/``
+- ``/fc/...``                      a section of the site for Firecrawl's crawl (``FC_LINKS``)
 - ``/crawl/...``                   a small link graph (see ``CRAWL_LINKS``)
 - ``/throttle/KEY?after=2``        429 with ``Retry-After`` on the first request, then 200
 - ``/conc/KEY?s=0.3``              sleeps; ``max_in_flight`` records the peak concurrency
@@ -32,7 +33,16 @@ from scrapejobs_devstack.demo_site.catalog import (
 )
 from support.hostile_page import hostile_page
 
-ROBOTS = "User-agent: *\nDisallow: /robots-private/\n"
+ROBOTS = "User-agent: *\nDisallow: /robots-private/\nDisallow: /fc/private/\n"
+# a section of the site for Firecrawl's crawl: /fc/ and what it links to (one page elsewhere,
+# one robots.txt keeps out)
+FC_LINKS: dict[str, list[str]] = {
+    "/fc/": ["/fc/a", "/fc/b?ref=1", "/fc/b?ref=2", "/fc/private/x", "/other/x"],
+    "/fc/a": ["/fc/a/1", "/fc/"],
+    "/fc/b": [],
+    "/fc/a/1": [],
+    "/other/x": ["/fc/"],
+}
 CRAWL_LINKS: dict[str, list[str]] = {
     "/crawl/": ["/crawl/a", "/crawl/b#top", "/crawl/private/x", "http://elsewhere.invalid/"],
     "/crawl/a": ["/crawl/a/1", "/crawl/a/2", "/crawl/", "/crawl/b"],
@@ -195,6 +205,10 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:
         return 200, product_page(7)
     if match := re.match(r"^/status/(\d{3})/", path):
         return int(match.group(1)), f"<h1>{match.group(1)}</h1>"
+    if path in FC_LINKS:
+        links = "".join(f"<li><a href='{href}'>{href}</a></li>" for href in FC_LINKS[path])
+        body = f"<h1>Page {path}</h1><p>About {path}.</p><ul>{links}</ul>"
+        return 200, f"<html><head><title>{path}</title></head><body>{body}</body></html>"
     if path in CRAWL_LINKS or path.endswith("/deep"):
         links = "".join(f"<a href='{href}'>{href}</a>" for href in CRAWL_LINKS.get(path, []))
         return 200, f"<html><head><title>{path}</title></head><body>{links}</body></html>"

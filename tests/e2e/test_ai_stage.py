@@ -120,6 +120,22 @@ async def test_pages_are_answered_by_the_model_on_the_processing_lane(
     assert model.most_in_flight <= 2  # SCRAPEJOBS_AI_MAX_IN_FLIGHT
 
 
+async def test_firecrawl_s_json_format_is_answered_by_the_ai_stage(
+    ai_stack: Stack, model: ModelServer, site
+) -> None:
+    from firecrawl import Firecrawl
+
+    app = Firecrawl(api_key="fc-local", api_url=ai_stack.config.dispatcher_url)
+    url = f"{site.url}/product/76?t={uuid.uuid4().hex[:6]}"
+    wanted = {"type": "json", "schema": SCHEMA, "prompt": "What does it cost?"}
+    doc = await asyncio.to_thread(app.scrape, url, formats=["markdown", wanted], timeout=60000)
+
+    assert doc.json == {"price": 9.5, "currency": "USD"}
+    assert doc.markdown is not None and doc.markdown.startswith("# Product 76")
+    asked = [r for r in model.received if r.path == "/v1/chat/completions"]
+    assert any("What does it cost?" in r.body["messages"][0]["content"] for r in asked)
+
+
 async def test_an_answer_outside_the_schema_fails_the_task_keeping_what_went_in(
     ai_stack: Stack, model: ModelServer, site
 ) -> None:

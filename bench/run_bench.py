@@ -15,9 +15,9 @@
 4c. Unless ``--skip-workloads``: the other workload shapes with default options
    (bench/workloads.py), each beside Celery + Redis: B (N URLs over N/20 hosts), C (1,000
    one-URL jobs from 16 client threads), L (one one-URL job at a time, beside the Pub/Sub
-   emulator's publish → push floor), R (rendered pages) and M (plain pages beside a job whose
-   ai stage waits 2 s on a loopback model). The headline job (step 4) is workload A: N URLs of one
-   host, default options.
+   emulator's publish → push floor), R (rendered pages), M (plain pages beside a job whose
+   ai stage waits 2 s on a loopback model) and F (Firecrawl's batch API against /v1/jobs).
+   The headline job (step 4) is workload A: N URLs of one host, default options.
 5. Prints the figures side by side with the goals (throughput against Celery + Redis, worker
    CPU against the bare c=2 loop, Firestore operations per page, the 10,000-URL submission) and
    an estimated production cost per million pages (bench/costs.py); writes
@@ -84,6 +84,7 @@ GOAL_B_READS_PER_PAGE = 0.1
 GOAL_R_PAGES_PER_S = 8.0  # R: rendered pages/s of a light script-built page, at least
 GOAL_R_BROWSER_MB = 1500.0  # R: peak memory of all Chromium processes (RSS summed), at most
 GOAL_M_PLAIN_RATIO = 0.9  # M: plain pages/s beside model work ÷ without it, at least
+GOAL_F_RATIO = 0.95  # F: pages/s through /v2/batch/scrape ÷ through /v1/jobs, at least
 GOAL_WRITES_PER_PAGE = 1.25  # Firestore documents written per page (dispatcher + worker)
 GOAL_READS_PER_PAGE = 0.1  # Firestore documents read per page
 GOAL_BIG_ACCEPT_S = 1.5  # a 10,000-URL submission accepted (POST -> 202), at most
@@ -308,7 +309,7 @@ def goals(
 
 
 def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Goals of workloads B, C, L, R and M (bench/workloads.py), all with default job
+    """Goals of workloads B, C, L, R, M and F (bench/workloads.py), all with default job
     options."""
     runs = workloads or {}
     ours, theirs = runs.get("scrapejobs") or {}, runs.get("celery") or {}
@@ -418,6 +419,14 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             modelled.get("model_most_in_flight"),
             "<=",
             modelled.get("model_cap") or 8,
+            missing=missing,
+        ),
+        _goal(
+            "f_vs_native",
+            "F: 5,000 URLs (markdown), /v2/batch/scrape pages/s ÷ /v1/jobs",
+            (ours.get("F") or {}).get("ratio"),
+            ">=",
+            GOAL_F_RATIO,
             missing=missing,
         ),
     ]
@@ -922,7 +931,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
     if not args.skip_workloads:
         from bench.workloads import run_workloads
 
-        print("workloads B, C, L, R, M with default options (and Celery + Redis beside them)…")
+        print("workloads B, C, L, R, M, F with default options (and Celery + Redis beside them)…")
         workloads = run_workloads(
             site_url,
             args.pages,
@@ -930,7 +939,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCRM",
+            only="BCRMF",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

@@ -21,6 +21,11 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
   of another host, from when every page of the ai job is fetched and handed on, against the
   same figure with no model work running (best of three each, after one unmeasured run), and
   the most calls the model server ever held at once against the cap.
+* **F**: the Firecrawl-compatible API: the same ``F_PAGES`` catalog URLs with the markdown format
+  through ``POST /v2/batch/scrape`` (polled as Firecrawl's SDK polls ``GET
+  /v2/batch/scrape/{id}``, which returns Documents page by page) and through ``POST /v1/jobs``
+  (polled on ``GET /v1/jobs/{id}``), alternately, best of ``--rounds`` each, both polled every
+  ``F_POLL_S``: pages/s from submission to the job's ``finished_at``, and the ratio.
 * **L**: one one-URL job at a time, submit → completed (polled every 5 ms): p50 and p95 over
   ``L_JOBS`` jobs, beside the Pub/Sub emulator's own publish → push floor (a message published
   to a push subscription whose endpoint is a bare HTTP server in this process).
@@ -66,6 +71,8 @@ R_PLAIN_PAGES = 1000
 R_PLAIN_HOST = "127.0.0.2"  # the plain pages' host: not the render job's (its slots are its own)
 R_GOAL_PAGES_PER_S = 8.0
 R_GOAL_BROWSER_BYTES = 1.5e9
+F_PAGES = 5000
+F_POLL_S = 1.0
 M_AI_PAGES = 300  # 75 s of model work at the default cap of 8 calls of 2 s
 M_PLAIN_PAGES = 2000
 M_MODEL_DELAY_S = 2.0
@@ -101,12 +108,13 @@ def run_stack_workloads(
     one_url: list[str] | None = None,
     render: tuple[str, list[str]] | None = None,
     model: tuple[ModelServer, list[str], list[str]] | None = None,
+    firecrawl: list[str] | None = None,
 ) -> dict[str, Any]:
     """Workloads A and B (best of ``rounds``), then, given ``one_url`` URLs, the push floor,
     C and L, then, given ``render`` (the catalog's URL and the plain pages run beside a render
     job), R, then, given ``model`` (the model server, the ai job's pages, the plain pages run
-    beside it), M; on one stack with default job options (the model's provider configured
-    only for M)."""
+    beside it), M, then, given ``firecrawl`` URLs, F; on one stack with default job options
+    (the model's provider configured only for M)."""
     import httpx
 
     from bench.stack_run import bench_config, firestore_ops, submit_job, wait_completed
@@ -175,6 +183,8 @@ def run_stack_workloads(
                 )
         if model is not None:
             figures["M"] = run_model_workload(api, *model, timeout_s)
+        if firecrawl is not None:
+            figures["F"] = run_firecrawl_workload(api, firecrawl, rounds, timeout_s)
     stack.stop()
     return figures
 
@@ -506,6 +516,64 @@ def run_model_workload(
     return figures
 
 
+def run_firecrawl_workload(
+    api: Any, urls: list[str], rounds: int, timeout_s: float
+) -> dict[str, Any]:
+    """F: ``urls`` as a Firecrawl batch (markdown) and as a native job with the markdown
+    format, alternately, each polled every ``F_POLL_S`` on its own status endpoint (a Firecrawl
+    status answer carries a page of Documents: its SDK polls every 2 s); pages/s from the
+    submission to the job's own ``finished_at`` (so the poll interval does not round the
+    figure), best of ``rounds`` each, after one unmeasured native run."""
+    from datetime import datetime
+
+    def pages_per_s(started: float, job_id: str) -> float:
+        job = api.get(f"/v1/jobs/{job_id}").json()
+        if job["status"] != "completed" or job["counts"].get("succeeded") != len(urls):
+            raise RuntimeError(f"job {job_id} ended {job['status']}: {job['counts']}")
+        finished = datetime.fromisoformat(job["finished_at"]).timestamp()
+        return round(len(urls) / (finished - started), 1)
+
+    def polled(path: str, done: Callable[[dict[str, Any]], bool]) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not done(api.get(path).json()):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{path} not done after {timeout_s} s")
+            time.sleep(F_POLL_S)
+
+    def native() -> float:
+        started = time.time()
+        body = {"urls": urls, "options": {"formats": ["markdown"]}}
+        response = api.post("/v1/jobs", json=body)
+        response.raise_for_status()
+        job_id = response.json()["id"]
+        polled(f"/v1/jobs/{job_id}", lambda job: job["status"] in ("completed", "cancelled"))
+        return pages_per_s(started, job_id)
+
+    def firecrawl() -> float:
+        started = time.time()
+        response = api.post("/v2/batch/scrape", json={"urls": urls, "formats": ["markdown"]})
+        response.raise_for_status()
+        batch = response.json()["id"]
+        polled(f"/v2/batch/scrape/{batch}", lambda status: status["status"] != "scraping")
+        return pages_per_s(started, batch)
+
+    native()  # unmeasured: the catalog renders these pages the first time they are asked for
+    runs: dict[str, list[float]] = {"native": [], "firecrawl": []}
+    for _ in range(max(rounds, 2)):
+        runs["firecrawl"].append(firecrawl())
+        runs["native"].append(native())
+    figures = {
+        "pages": len(urls),
+        "native_pages_per_s": max(runs["native"]),
+        "firecrawl_pages_per_s": max(runs["firecrawl"]),
+        "ratio": round(max(runs["firecrawl"]) / max(runs["native"]), 3),
+        "runs": runs,
+        "poll_s": F_POLL_S,
+    }
+    print(f"scrapejobs F: {figures}", flush=True)
+    return figures
+
+
 def _median(values: list[float]) -> float | None:
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else None
@@ -522,8 +590,8 @@ def run_workloads(
     worker_processes: int = WORKER_PROCESSES,
 ) -> dict[str, Any]:
     """The workloads in ``only`` (A, B, C: C includes L and the push floor; R: rendering; M:
-    model work) over the catalog at ``site_url`` (started with ``extra_hosts`` for B), Celery
-    + Redis first, then one stack."""
+    model work; F: Firecrawl's batch API) over the catalog at ``site_url`` (started with
+    ``extra_hosts`` for B), Celery + Redis first, then one stack."""
     log_dir.mkdir(parents=True, exist_ok=True)
     port = int(site_url.rsplit(":", 1)[1])
     paths = bench_paths(pages)
@@ -540,6 +608,10 @@ def run_workloads(
         plain_site = site_url.replace("127.0.0.1", R_PLAIN_HOST)
         plain = [plain_site + p for p in bench_paths(R_PLAIN_PAGES, start=pages + C_PAGES)]
         render = (site_url, plain)
+    firecrawl = None
+    if "F" in only:
+        first = PRODUCTS - 4 * WARMUP_PAGES - F_PAGES  # below the warm-up's products
+        firecrawl = [site_url + p for p in bench_paths(F_PAGES, start=first)]
     model = None
     if "M" in only:
         plain_site = site_url.replace("127.0.0.1", M_PLAIN_HOST)
@@ -568,6 +640,7 @@ def run_workloads(
         one_url,
         render,
         model,
+        firecrawl,
     )
     return report
 
@@ -578,8 +651,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--only",
-        default="ABCRM",
-        help="workloads: A, B, C (C includes L), R (rendering), M (model work)",
+        default="ABCRMF",
+        help="workloads: A, B, C (C includes L), R (rendering), M (model work), F (Firecrawl's "
+        "batch API)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)

@@ -140,7 +140,12 @@ def test_a_crawl_s_errors_and_cancel(firecrawl: Firecrawl, site: Site) -> None:
     errors = firecrawl.get_crawl_errors(started.id)
     assert errors.robots_blocked == [f"{site.url}/fc/private/x"] and errors.errors == []
 
-    slow = firecrawl.start_crawl(f"{site.url}/slowlinks/x?s=3&links=20", limit=50)
-    assert any(c.id == slow.id for c in firecrawl.get_active_crawls().crawls)
+    slow = firecrawl.start_crawl(f"{site.url}/slowlinks/{uuid.uuid4().hex[:6]}?s=3", limit=50)
+    active = firecrawl.get_active_crawls().crawls
+    assert any(c.id == slow.id for c in active), (
+        slow.id,
+        active,
+        firecrawl.get_crawl_status(slow.id),
+    )
     assert firecrawl.cancel_crawl(slow.id) is True
     assert firecrawl.get_crawl_status(slow.id).status == "cancelled"

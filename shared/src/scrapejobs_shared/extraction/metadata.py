@@ -26,20 +26,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from lxml import etree  # type: ignore[import-untyped]
 from pydantic import JsonValue
 
 from .urls import resolve_url
 from .visible_text import element_text
 
-_TITLE = etree.XPath("(//head//title | //title)[1]")
-_METAS = etree.XPath("//meta", smart_strings=False)
-_LINKS_WITH_REL = etree.XPath("//link[@rel][@href]", smart_strings=False)
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _DUBLIN_CORE = ("dc.", "dcterms.")
 _PLAIN = frozenset({"keywords", "robots"})
-_CANONICAL = frozenset({"canonical"})
-_ICON = frozenset({"icon"})  # "shortcut icon" holds it too
+_RELS = frozenset({"canonical", "icon"})  # "shortcut icon" holds icon too
 _OPEN_GRAPH_URLS = frozenset(
     f"og:{kind}{suffix}"
     for kind in ("image", "video", "audio")
@@ -51,17 +46,34 @@ def page_metadata(
     root: Any, base_url: str, url: str | None = None, content_type: str | None = None
 ) -> dict[str, JsonValue]:
     """The ``metadata`` format for a parsed HTML page (``root``: its lxml root element; ``url``
-    the final URL, ``content_type`` the response's media type)."""
+    the final URL, ``content_type`` the response's media type). One pass over the document's
+    ``title``, ``meta`` and ``link`` elements."""
     description: str | None = None
     content_language: str | None = None
     open_graph: dict[str, JsonValue] = {}
     dublin_core: dict[str, JsonValue] = {}
     plain: dict[str, str] = {}  # keywords, robots: the first of each
-    for meta in _METAS(root):
-        content = meta.get("content")
+    title: Any = None  # the first <title> in the head, else the first anywhere
+    title_in_head = False
+    links: dict[str, str] = {}  # canonical, icon: the first href of each
+    for element in root.iter("title", "meta", "link"):
+        tag = element.tag
+        if tag == "title":
+            if not title_in_head:
+                in_head = any(a.tag == "head" for a in element.iterancestors())
+                if title is None or in_head:
+                    title, title_in_head = element, in_head
+            continue
+        if tag == "link":
+            href = element.get("href")
+            if href is not None:
+                for rel in _RELS.intersection(element.get("rel", "").lower().split()):
+                    links.setdefault(rel, href)
+            continue
+        content = element.get("content")
         if content is None:
             continue
-        name = (meta.get("property") or meta.get("name") or "").strip().lower()
+        name = (element.get("property") or element.get("name") or "").strip().lower()
         if name == "description" and description is None:
             description = " ".join(content.split())
         elif name.startswith("og:") and name not in open_graph:
@@ -71,34 +83,25 @@ def page_metadata(
             dublin_core[name] = " ".join(content.split())
         elif name in _PLAIN and name not in plain:
             plain[name] = " ".join(content.split())
-        elif content_language is None and _is_content_language(meta):
+        elif content_language is None and _is_content_language(element):
             content_language = content.split(",")[0].strip() or None
     return {
-        "title": _title(root),
+        "title": element_text(title) if title is not None else None,
         "description": description,
-        "canonical": _link(root, base_url, _CANONICAL),
+        "canonical": _absolute(base_url, links.get("canonical")),
         "language": _document_language(root) or content_language,
         "open_graph": open_graph,
         "dublin_core": dublin_core,
         "keywords": plain.get("keywords"),
         "robots": plain.get("robots"),
-        "favicon": _link(root, base_url, _ICON),
+        "favicon": _absolute(base_url, links.get("icon")),
         "url": url,
         "content_type": content_type,
     }
 
 
-def _title(root: Any) -> str | None:
-    titles = _TITLE(root)
-    return element_text(titles[0]) if titles else None
-
-
-def _link(root: Any, base_url: str, rels: frozenset[str]) -> str | None:
-    """The first ``<link>`` whose ``rel`` holds one of ``rels``, absolute."""
-    for link in _LINKS_WITH_REL(root):
-        if rels & set(link.get("rel", "").lower().split()):
-            return resolve_url(base_url, link.get("href", ""))
-    return None
+def _absolute(base_url: str, href: str | None) -> str | None:
+    return None if href is None else resolve_url(base_url, href)
 
 
 def _document_language(root: Any) -> str | None:

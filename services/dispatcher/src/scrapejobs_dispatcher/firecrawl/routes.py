@@ -74,6 +74,7 @@ IdempotencyKey = Annotated[
 ]
 Kind = Literal["batch", "crawl"]  # the label value of the endpoint a job came from
 ACTIVE_LISTED = 100
+FIRST_PAGE = "0"  # a next token: the first page of documents, asked for while still running
 PAGE_SIZE = 100
 ERRORS_LISTED = 1000
 BLOCKED = ("blocked_destination",)  # a scrape of these answers 403
@@ -173,15 +174,15 @@ async def start_crawl(
 async def active_crawls(request: Request) -> ActiveCrawls:
     """Crawls not yet ended (the most recent ``ACTIVE_LISTED``)."""
     jobs = _jobs(request)
-    found: list[ActiveCrawl] = []
-    for status in (JobStatus.RUNNING, JobStatus.QUEUED):
+    found: dict[str, ActiveCrawl] = {}
+    # queued before running: a job moving on between the two reads is found in the second
+    for status in (JobStatus.QUEUED, JobStatus.RUNNING):
         page = await jobs.list_jobs(status, ACTIVE_LISTED, None)
-        found += [
-            ActiveCrawl(id=job.id, team_id="", url=job.spec.crawl.start_url, options=None)
-            for job in page.items
-            if job.labels.get(LABEL) == "crawl" and job.spec.crawl is not None
-        ]
-    return ActiveCrawls(crawls=found[:ACTIVE_LISTED])
+        for job in page.items:
+            if job.labels.get(LABEL) == "crawl" and job.spec.crawl is not None:
+                start = job.spec.crawl.start_url
+                found[job.id] = ActiveCrawl(id=job.id, team_id="", url=start, options=None)
+    return ActiveCrawls(crawls=list(found.values())[:ACTIVE_LISTED])
 
 
 @router.get(
@@ -229,18 +230,26 @@ async def _status(
 ) -> BatchStatusAnswer:
     jobs = _jobs(request)
     view = await _job_of(jobs, job_id, kind)
-    page = await jobs.results(job_id, PAGE_SIZE, next_page)
-    token = page.next_page_token
-    done = view.progress.done
-    return BatchStatusAnswer(
+    answer = BatchStatusAnswer(
         status=batch_status(view.job.status),
         total=view.total,
-        completed=done,
-        credits_used=done,
+        completed=view.progress.done,
+        credits_used=view.progress.done,
         expires_at=view.job.expire_at,
-        next=_status_url(request, kind, job_id, token) if token else None,
-        data=[document(t) for t in page.items if t.status is TaskStatus.SUCCEEDED],
+        next=None,
+        data=[],
     )
+    if next_page is None and not view.job.status.terminal:
+        # running: no documents, a link to those finished so far (the SDK's wait re-reads
+        # every page of documents on every poll when the first answer carries any)
+        answer.next = _status_url(request, kind, job_id, FIRST_PAGE) if view.progress.done else None
+        return answer
+    token = None if next_page == FIRST_PAGE else next_page
+    page = await jobs.results(job_id, PAGE_SIZE, token)
+    following = page.next_page_token
+    answer.next = _status_url(request, kind, job_id, following) if following else None
+    answer.data = [document(t) for t in page.items if t.status is TaskStatus.SUCCEEDED]
+    return answer
 
 
 async def _cancel(request: Request, job_id: str, kind: Kind) -> Cancelled:

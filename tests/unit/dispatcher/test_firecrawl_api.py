@@ -307,3 +307,24 @@ async def test_crawl_options_that_cannot_be_honoured_are_a_400_naming_them(
     assert answer.status_code == 400, answer.text
     assert answer.json()["field"].startswith(field), answer.json()
     assert not store.jobs
+
+
+async def test_a_scrape_past_its_wait_can_be_resumed_onto_the_same_job() -> None:
+    from firecrawl.v2.utils.auto_resume import processing_continues_delay_s
+
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", dashboard_cache_s=0, scrape_max_wait_s=0.02)
+    body = {"url": "https://a.example/slow", "formats": ["markdown"], "maxAge": 14400000}
+    async with memory_client(store, settings) as client:  # no worker: every wait runs out
+        first = await client.post("/v2/scrape", json=body)
+        again = await client.post("/v2/scrape", json=body)
+        fresh = [
+            (await client.post("/v2/scrape", json=body | {"maxAge": 0})).json()["job_id"]
+            for _ in range(2)
+        ]
+    assert first.status_code == 408 and first.json()["code"] == "SCRAPE_TIMEOUT"
+    assert first.json()["details"] == {"state": "processing_continues", "retryAfterSeconds": 5}
+    assert processing_continues_delay_s(first) == 5  # Firecrawl's SDK resumes on it
+    assert again.json()["job_id"] == first.json()["job_id"]  # the retry found the same job
+    assert fresh[0] != fresh[1]  # maxAge 0: always a fresh job, and no resume offered
+    assert len(store.jobs) == 3

@@ -14,11 +14,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.service import JobService
-from scrapejobs_shared.domain.jobspec import ScrapeRequest
+from scrapejobs_dispatcher.service import JobService, JobView
+from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.ports.job_store import JobStore
 
+Submit = Callable[[JobRequest], Awaitable[JobView]]
 FIRST_LOOK_S = 0.01
 LONGEST_PAUSE_S = 0.25
 
@@ -51,12 +52,14 @@ class SyncScrape:
         self._sleep = sleep
         self._monotonic = monotonic
 
-    async def scrape(self, request: ScrapeRequest) -> Scraped:
+    async def scrape(self, request: ScrapeRequest, submit: Submit | None = None) -> Scraped:
         """Submit the one-URL job and wait for it to end; ``ScrapeTimedOut`` after
-        ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter)."""
+        ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter). ``submit``: how
+        the job is submitted (default: a new job; a keyed submission finds the job an identical
+        earlier request started, and waits for it)."""
         wait_s = min(request.timeout_s, self._max_wait_s)
         deadline = self._monotonic() + wait_s
-        submitted = await self._jobs.submit(request.job_request())
+        submitted = await (submit or self._jobs.submit)(request.job_request())
         job_id = submitted.job.id
         pause = FIRST_LOOK_S
         while True:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
@@ -27,6 +28,7 @@ from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, Craw
 from scrapejobs_dispatcher.firecrawl.translation import (
     LABEL,
     InvalidOption,
+    attach_key,
     batch_request,
     crawl_request,
     scrape_request,
@@ -74,6 +76,7 @@ IdempotencyKey = Annotated[
 ]
 Kind = Literal["batch", "crawl"]  # the label value of the endpoint a job came from
 ACTIVE_LISTED = 100
+RESUME_AFTER_S = 5  # a scrape past its wait: when to ask again (the SDK waits at least 5 s)
 FIRST_PAGE = "0"  # a next token: the first page of documents, asked for while still running
 PAGE_SIZE = 100
 ERRORS_LISTED = 1000
@@ -89,14 +92,31 @@ async def scrape(body: ScrapeBody, request: Request) -> ScrapeAnswer | JSONRespo
     is a Document whose metadata says so; a destination refused by the fetch policy or
     robots.txt is a 403, a page that took too long a 408."""
     scraper: SyncScrape = request.app.state.sync_scrape
+    native = scrape_request(body)
+    key = attach_key(native, body.max_age, time.time())
+    submit = None
+    if key is not None:
+        submissions: IdempotentSubmission = request.app.state.idempotent_submissions
+        caller = caller_of(request)
+
+        async def submit(job: JobRequest) -> JobView:
+            return (await submissions.submit(job, key, caller)).view
+
     try:
-        scraped = await scraper.scrape(scrape_request(body))
+        scraped = await scraper.scrape(native, submit)
     except ScrapeTimedOut as exc:
+        message = f"no result within {exc.timeout_s:g} s; the job goes on: {exc.job_id}"
+        if key is None:  # maxAge 0: a retry would start another job
+            return _failure(408, "SCRAPE_TIMEOUT", message, job_id=exc.job_id)
+        # the same request again finds this job (Firecrawl's SDK retries it by itself)
+        details = {"state": "processing_continues", "retryAfterSeconds": RESUME_AFTER_S}
         return _failure(
             408,
             "SCRAPE_TIMEOUT",
-            f"no result within {exc.timeout_s:g} s; the job goes on: {exc.job_id}",
+            message,
+            headers={"Retry-After": str(RESUME_AFTER_S)},
             job_id=exc.job_id,
+            details=details,
         )
     task = scraped.result
     if task is None:
@@ -285,6 +305,12 @@ async def _job_of(jobs: JobService, job_id: str, kind: Kind) -> JobView:
     return view
 
 
-def _failure(status: int, code: str, message: str, **extra: str) -> JSONResponse:
+def _failure(
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    **extra: object,
+) -> JSONResponse:
     content = {"success": False, "code": code, "error": message} | extra
-    return JSONResponse(content, status_code=status)
+    return JSONResponse(content, status_code=status, headers=headers)

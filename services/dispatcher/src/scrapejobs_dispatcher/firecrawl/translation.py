@@ -21,6 +21,8 @@ Firecrawl field it came from.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -204,3 +206,21 @@ def _firecrawl_field(loc: list[str]) -> str:
             rest = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in loc[length:])
             return FIELD_NAMES[native] + rest
     return ".".join(loc) or "body"
+
+
+ATTACH_WINDOW_S = 600.0  # how long a scrape's retry finds the job the first one started
+DEFAULT_MAX_AGE_MS = 14_400_000  # Firecrawl's own default (its SDKs send it)
+
+
+def attach_key(request: ScrapeRequest, max_age_ms: int | None, now_s: float) -> str | None:
+    """The key under which identical scrapes share one job: those in the same window of
+    ``min(maxAge, ATTACH_WINDOW_S)`` (so a result is never older than ``maxAge``). Firecrawl's
+    SDK retries a scrape that answered 408 ("processing continues") with the same body: it
+    finds the job under way instead of starting another. None with ``maxAge`` 0: always fresh."""
+    age_ms = DEFAULT_MAX_AGE_MS if max_age_ms is None else max_age_ms
+    if age_ms <= 0:
+        return None
+    window_s = min(age_ms / 1000, ATTACH_WINDOW_S)
+    body = json.dumps(request.job_request().model_dump(mode="json"), sort_keys=True)
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    return f"v2-scrape:{window_s:g}:{int(now_s // window_s)}:{digest}"

@@ -328,3 +328,17 @@ async def test_a_scrape_past_its_wait_can_be_resumed_onto_the_same_job() -> None
     assert again.json()["job_id"] == first.json()["job_id"]  # the retry found the same job
     assert fresh[0] != fresh[1]  # maxAge 0: always a fresh job, and no resume offered
     assert len(store.jobs) == 3
+
+
+async def test_a_batch_with_an_idempotency_key_is_started_once() -> None:
+    store = MemoryJobStore()
+    body = {"urls": ["https://a.example/1"]}
+    async with memory_client(store) as client:
+        key = {"x-idempotency-key": "batch-1"}
+        first = (await client.post("/v2/batch/scrape", json=body, headers=key)).json()
+        again = (await client.post("/v2/batch/scrape", json=body, headers=key)).json()
+        refused = await client.post(
+            "/v2/batch/scrape", json=body, headers={"x-idempotency-key": "k\ty"}
+        )
+    assert first["id"] == again["id"] and len(store.jobs) == 1
+    assert refused.status_code == 400 and refused.json()["field"] == "x-idempotency-key"

@@ -34,9 +34,10 @@ log = logging.getLogger(__name__)
 
 
 def field_path(loc: tuple[Any, ...]) -> str:
-    """('body', 'urls', 3) → 'urls[3]'; ('query', 'page_size') → 'page_size'."""
+    """('body', 'urls', 3) → 'urls[3]'; ('query', 'page_size') → 'page_size';
+    ('header', 'Idempotency-Key') → 'Idempotency-Key'."""
     path = ""
-    for part in loc[1:] if loc and loc[0] in ("body", "query", "path") else loc:
+    for part in loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     return path or "body"
 

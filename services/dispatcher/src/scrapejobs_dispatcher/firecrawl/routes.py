@@ -71,6 +71,7 @@ IdempotencyKey = Annotated[
     str | None,
     Header(
         alias="x-idempotency-key",
+        pattern=r"^[ -~]{1,255}$",  # printable ASCII, as IdempotentSubmission takes it
         description="Retry-safe: the same key and body return what the first request started",
     ),
 ]

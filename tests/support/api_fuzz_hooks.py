@@ -3,18 +3,18 @@
 
 Two things a schema cannot say, so generated requests leave them out:
 
-* an ``Idempotency-Key`` names one request: the fuzzer reuses short keys with different
-  bodies, which the API rightly refuses with 422 (the IETF draft's semantics), so every
-  generated key is made unique;
-* a ``page_token`` is opaque: only a token the API issued is valid (any other is a 400), so
-  generated requests ask for the first page.
+* an ``Idempotency-Key`` (``x-idempotency-key`` on /v2) names one request: the fuzzer reuses
+  short keys with different bodies, which the API rightly refuses with 422 (the IETF draft's
+  semantics), so every generated key is made unique;
+* a ``page_token`` (``next`` on /v2) is opaque: only a token the API issued is valid (any
+  other is a 400), so generated requests ask for the first page.
 
 And what a JSON Schema cannot express, so valid-looking submissions that break it are not
 generated: a CSS selector, an XPath expression or a regex must compile, a field may not be
 named after a requested format, ``items`` nest at most 5 deep and need a selector that
 matches elements, a ``validate`` stage's schema must itself be a valid JSON Schema. The API
 answers those with a 422 naming the field (tests/unit/extraction and tests/unit/dispatcher test
-them).
+them). A /v2 body is judged by the native job it translates to.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.utils.error_handler import (
@@ -87,7 +88,7 @@ def test_a_batch_s_errors_list_robots_refusals_apart(firecrawl: Firecrawl, site:
     assert [e.url for e in errors.errors] == [broken] and errors.errors[0].error
 
 
-def test_a_batch_can_be_cancelled(firecrawl: Firecrawl, site: Site) -> None:
+def test_a_batch_can_be_cancelled(firecrawl: Firecrawl, site: Site, stack: Stack) -> None:
     tag = uuid.uuid4().hex[:6]
     urls = [f"{site.url}/slow/{n}?s=1&times=1&t={tag}" for n in range(40)]
     started = firecrawl.start_batch_scrape(urls)
@@ -96,6 +97,7 @@ def test_a_batch_can_be_cancelled(firecrawl: Firecrawl, site: Site) -> None:
     assert firecrawl.cancel_batch_scrape(started.id) is True
     status = firecrawl.get_batch_scrape_status(started.id)
     assert status.status == "cancelled" and status.total == 40
+    settled(stack.config.dispatcher_url, started.id)
 
 
 def test_errors_arrive_as_the_sdk_s_exceptions(firecrawl: Firecrawl) -> None:
@@ -130,7 +132,7 @@ def test_a_crawl_stays_in_its_section_honours_robots_and_is_paged(
     assert job.total == 5 and job.completed == 5  # and the page robots.txt keeps out
 
 
-def test_a_crawl_s_errors_and_cancel(firecrawl: Firecrawl, site: Site) -> None:
+def test_a_crawl_s_errors_and_cancel(firecrawl: Firecrawl, site: Site, stack: Stack) -> None:
     started = firecrawl.start_crawl(f"{site.url}/fc/", limit=20)
     assert started.url.endswith(f"/v2/crawl/{started.id}")
     deadline = time.monotonic() + 120
@@ -149,3 +151,16 @@ def test_a_crawl_s_errors_and_cancel(firecrawl: Firecrawl, site: Site) -> None:
     )
     assert firecrawl.cancel_crawl(slow.id) is True
     assert firecrawl.get_crawl_status(slow.id).status == "cancelled"
+    settled(stack.config.dispatcher_url, slow.id)
+
+
+def settled(api_url: str, job_id: str) -> None:
+    """Wait until a cancelled job's fetches under way have ended, so that no later test (the
+    stats' exact counts) sees them finish."""
+    deadline = time.monotonic() + 60
+    while True:
+        counts = httpx.get(f"{api_url}/v1/jobs/{job_id}", timeout=10).json()["counts"]
+        if not counts.get("running") and not counts.get("queued"):
+            return
+        assert time.monotonic() < deadline, counts
+        time.sleep(0.2)

@@ -63,10 +63,27 @@ def _css(selector: str) -> Any:
     return etree.XPath(GenericTranslator().css_to_xpath(selector), smart_strings=False)
 
 
-def scoped_markup(root: Any, scope: ContentScope, *, clean: bool) -> str:
-    """The markup of ``root``'s content in ``scope`` (``clean``: without scripts, styles,
-    comments and the head). ``root`` itself is left as it was."""
+def scoped_markup(root: Any, scope: ContentScope) -> str:
+    """The markup of ``root``'s content in ``scope`` (for markdown). ``root`` itself is left as
+    it was."""
+    return _scoped(copy.deepcopy(root), scope, clean=False)
+
+
+def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE) -> str:
+    """The ``clean_html`` format: see the module's docstring. ``root`` itself is left as it
+    was."""
     doc = copy.deepcopy(root)
+    for element in _LINKED(doc):
+        for attribute in ("href", "src"):
+            value = element.get(attribute)
+            if value is not None:
+                element.set(attribute, resolve_url(base_url, value))
+    return _scoped(doc, scope, clean=True).strip()
+
+
+def _scoped(doc: Any, scope: ContentScope, *, clean: bool) -> str:
+    """The markup of ``doc``'s content in ``scope``, cutting ``doc`` down in place (``clean``:
+    without scripts, styles, comments and the head)."""
     if clean:
         _drop(_NOT_CONTENT(doc))
     if scope.main_only:
@@ -80,17 +97,6 @@ def scoped_markup(root: Any, scope: ContentScope, *, clean: bool) -> str:
     if body is None:
         return _serialize(doc)
     return (body.text or "") + "".join(_serialize(child) for child in body)
-
-
-def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE) -> str:
-    """The ``clean_html`` format: see the module's docstring."""
-    doc = copy.deepcopy(root)
-    for element in _LINKED(doc):
-        for attribute in ("href", "src"):
-            value = element.get(attribute)
-            if value is not None:
-                element.set(attribute, resolve_url(base_url, value))
-    return scoped_markup(doc, scope, clean=True).strip()
 
 
 def _matches(doc: Any, selectors: Iterable[str]) -> list[Any]:

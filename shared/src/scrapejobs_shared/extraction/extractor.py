@@ -143,11 +143,7 @@ def _markup_page(request: _Request, classification: Classification) -> PageExtra
             output.put_format(request, name, xml_text(root) if xml else page_text(root))
         elif name == "markdown" and not xml:
             scope = request.content
-            markup = (
-                scoped_markup(root, scope, clean=False)
-                if scope.narrowed
-                else choice.decode(request.body)
-            )
+            markup = scoped_markup(root, scope) if scope.narrowed else choice.decode(request.body)
             try:
                 markdown = page_markdown(markup, base.value(), main_only=scope.main_only)
             except MarkdownUnavailable as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 
@@ -70,6 +70,20 @@ WHY_REFUSED = {
     "regexOnFullURL": "includePaths and excludePaths match the URL's path",
     "sitemap": "sitemaps are not read: a crawl follows links",
 }
+
+
+def refuse_unless_inert(value: Any, info: ValidationInfo) -> Any:
+    """``value`` when it asks for nothing; a ``ValueError`` saying why otherwise."""
+    name = to_camel(info.field_name or "")
+    name = {"redactPii": "redactPII", "regexOnFullUrl": "regexOnFullURL"}.get(name, name)
+    if any(type(value) is type(inert) and value == inert for inert in REFUSED[name]):
+        return value  # 0 is not false, as the schema's enum says
+    why = WHY_REFUSED.get(name, "not supported by this service")
+    raise ValueError(f"{why}; leave {name} out")
+
+
+# an option refused unless it asks for nothing: its field says which values that is
+Refused = Annotated[Any, AfterValidator(refuse_unless_inert)]
 
 
 def refused(field: str, alias: str | None = None) -> Any:
@@ -143,44 +157,22 @@ class ScrapeOptions(CamelModel):
     integration: str | None = Field(default=None, max_length=200)
     origin: str | None = Field(default=None, max_length=200)
     # refused unless they ask for nothing (REFUSED)
-    actions: Any = refused("actions")
-    location: Any = refused("location")
-    parsers: Any = refused("parsers")
-    skip_tls_verification: Any = refused("skip_tls_verification")
-    fast_mode: Any = refused("fast_mode")
-    use_mock: Any = refused("use_mock")
-    min_age: Any = refused("min_age")
-    lockdown: Any = refused("lockdown")
-    check_prompt_injection: Any = refused("check_prompt_injection")
-    redact_pii: Any = refused("redact_pii", alias="redactPII")
-    threat_protection: Any = refused("threat_protection")
-    audit_metadata: Any = refused("audit_metadata")
-    profile: Any = refused("profile")
-    domain_tools: Any = refused("domain_tools")
-    tool_detail: Any = refused("tool_detail")
-    remove_base64_images: Any = refused("remove_base64_images")
-
-    @field_validator(
-        "actions",
-        "location",
-        "parsers",
-        "skip_tls_verification",
-        "fast_mode",
-        "use_mock",
-        "min_age",
-        "lockdown",
-        "check_prompt_injection",
-        "redact_pii",
-        "threat_protection",
-        "audit_metadata",
-        "profile",
-        "domain_tools",
-        "tool_detail",
-        "remove_base64_images",
-    )
-    @classmethod
-    def _refused(cls, value: Any, info: ValidationInfo) -> Any:
-        return refuse_unless_inert(value, info)
+    actions: Refused = refused("actions")
+    location: Refused = refused("location")
+    parsers: Refused = refused("parsers")
+    skip_tls_verification: Refused = refused("skip_tls_verification")
+    fast_mode: Refused = refused("fast_mode")
+    use_mock: Refused = refused("use_mock")
+    min_age: Refused = refused("min_age")
+    lockdown: Refused = refused("lockdown")
+    check_prompt_injection: Refused = refused("check_prompt_injection")
+    redact_pii: Refused = refused("redact_pii", alias="redactPII")
+    threat_protection: Refused = refused("threat_protection")
+    audit_metadata: Refused = refused("audit_metadata")
+    profile: Refused = refused("profile")
+    domain_tools: Refused = refused("domain_tools")
+    tool_detail: Refused = refused("tool_detail")
+    remove_base64_images: Refused = refused("remove_base64_images")
 
     def json_format(self) -> JsonFormat | None:
         return next((f for f in self.formats if isinstance(f, JsonFormat)), None)
@@ -188,16 +180,6 @@ class ScrapeOptions(CamelModel):
     def format_names(self) -> list[str]:
         names = [f if isinstance(f, str) else f.type for f in self.formats]
         return ["rawHtml" if name == "raw_html" else name for name in names]
-
-
-def refuse_unless_inert(value: Any, info: ValidationInfo) -> Any:
-    """``value`` when it asks for nothing; a ``ValueError`` saying why otherwise."""
-    name = to_camel(info.field_name or "")
-    name = {"redactPii": "redactPII", "regexOnFullUrl": "regexOnFullURL"}.get(name, name)
-    if any(type(value) is type(inert) and value == inert for inert in REFUSED[name]):
-        return value  # 0 is not false, as the schema's enum says
-    why = WHY_REFUSED.get(name, "not supported by this service")
-    raise ValueError(f"{why}; leave {name} out")
 
 
 class ScrapeBody(ScrapeOptions):
@@ -219,14 +201,9 @@ class BatchScrapeBody(ScrapeOptions):
     max_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = Field(
         default=None, description="Fetches at once for each host of the batch"
     )
-    webhook: Any = refused("webhook")
-    zero_data_retention: Any = refused("zero_data_retention")
-    append_to_id: Any = refused("append_to_id")
-
-    @field_validator("zero_data_retention", "append_to_id", "webhook")
-    @classmethod
-    def _refused_batch(cls, value: Any, info: ValidationInfo) -> Any:
-        return refuse_unless_inert(value, info)
+    webhook: Refused = refused("webhook")
+    zero_data_retention: Refused = refused("zero_data_retention")
+    append_to_id: Refused = refused("append_to_id")
 
 
 MAX_CRAWL_DEPTH = 20
@@ -268,23 +245,10 @@ class CrawlBody(CamelModel):
     scrape_options: ScrapeOptions | None = None
     integration: str | None = Field(default=None, max_length=200)
     origin: str | None = Field(default=None, max_length=200)
-    prompt: Any = refused("prompt")
-    allow_external_links: Any = refused("allow_external_links")
-    robots_user_agent: Any = refused("robots_user_agent")
-    regex_on_full_url: Any = refused("regex_on_full_url", alias="regexOnFullURL")
-    sitemap: Any = refused("sitemap")
-    webhook: Any = refused("webhook")
-    zero_data_retention: Any = refused("zero_data_retention")
-
-    @field_validator(
-        "prompt",
-        "allow_external_links",
-        "robots_user_agent",
-        "regex_on_full_url",
-        "sitemap",
-        "webhook",
-        "zero_data_retention",
-    )
-    @classmethod
-    def _refused_crawl(cls, value: Any, info: ValidationInfo) -> Any:
-        return refuse_unless_inert(value, info)
+    prompt: Refused = refused("prompt")
+    allow_external_links: Refused = refused("allow_external_links")
+    robots_user_agent: Refused = refused("robots_user_agent")
+    regex_on_full_url: Refused = refused("regex_on_full_url", alias="regexOnFullURL")
+    sitemap: Refused = refused("sitemap")
+    webhook: Refused = refused("webhook")
+    zero_data_retention: Refused = refused("zero_data_retention")

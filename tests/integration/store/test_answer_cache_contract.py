@@ -26,13 +26,14 @@ async def cache(request: pytest.FixtureRequest) -> AsyncIterator[AnswerCache]:
 
 
 async def test_an_answer_is_kept_until_it_expires(cache: AnswerCache) -> None:
-    key = answer_key(f"page {uuid.uuid4()}", "price?", {"type": "object"}, "m")
+    key, other = (answer_key(f"page {uuid.uuid4()}", "price?", {}, "m") for _ in "ab")
     now = datetime.now(UTC)
-    assert await cache.get(key, now) is None
+    assert await cache.get_many([key, other], now) == {}
     answer = CachedAnswer({"price": 1.5, "": "an empty key", "nested": [[1]]}, "m-001")
     await cache.put(key, answer, now + timedelta(hours=24))
-    assert await cache.get(key, now) == answer
-    assert await cache.get(key, now + timedelta(hours=25)) is None
+    assert await cache.get_many([key, other, key], now) == {key: answer}
+    assert await cache.get_many([key], now + timedelta(hours=25)) == {}
+    assert await cache.get_many([], now) == {}
 
 
 def test_the_key_is_decided_by_content_prompt_schema_and_model() -> None:

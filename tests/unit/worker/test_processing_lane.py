@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -16,8 +18,12 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.records import Handoff
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import PushedMessage
+from scrapejobs_shared.ports.answer_cache import CachedAnswer
+from scrapejobs_shared.ports.host_gate import Permit, Throttle
+from scrapejobs_worker import model_slots
 from scrapejobs_worker.ai_answers import AiAnswers, AnswerPolicy
 from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.model_port import ModelBusy, ModelCall, ModelReply
@@ -76,9 +82,9 @@ def processing(
     return ProcessingLane(store, answers, slots, lambda: NOW, policy, cache=cache)
 
 
-async def _fetched(store: MemoryJobStore, **ai: Any) -> PushedMessage:
+async def _fetched(store: MemoryJobStore, urls: int = 1, **ai: Any) -> PushedMessage:
     """The fetch lane's run of the job; returns the message it handed on."""
-    await setup_job(store, body(**ai))
+    await setup_job(store, body(**ai), urls=urls)
     publisher = MemoryTaskPublisher()
     fetch = build_processor(store, ScriptedFetcher(200), lambda: NOW, publisher=publisher)
     assert (await fetch.handle_push(push())).ack
@@ -157,14 +163,62 @@ async def test_an_answer_is_paid_for_once_unless_the_stage_opts_out() -> None:
     assert len(model.calls) == 2
 
 
-class CountingGate(MemoryHostGate):
-    """The memory gate, counting the acquisitions asked of it."""
+class CountingStore(MemoryJobStore):
+    """The memory store, recording how many handoffs each read asked for."""
 
-    asked = 0
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[int] = []
+
+    async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
+        self.read.append(len(task_ids))
+        return await super().handoffs(job_id, task_ids)
+
+
+class CountingCache(MemoryAnswerCache):
+    """The memory cache, recording how many answers each read asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[int] = []
+
+    async def get_many(self, keys: Sequence[str], now: datetime) -> dict[str, CachedAnswer]:
+        self.read.append(len(keys))
+        return await super().get_many(keys, now)
+
+
+async def test_a_delivery_reads_its_tasks_a_lane_width_at_a_time() -> None:
+    store, cache = CountingStore(), CountingCache()
+    handed = await _fetched(store, urls=5)  # every page the same markdown: one answer for all
+    model = ScriptedModel(json.dumps({"greeting": "Hello"}))
+    assert (await processing(store, model, cache).handle_push(handed)).ack  # 2 model slots
+    assert store.read == [2, 2, 1] and cache.read == [2, 2, 1]  # not 5 handoffs at once
+    assert {r.status for r in store.results["j"].values()} == {TaskStatus.SUCCEEDED}
+    assert len(model.calls) == 2  # the first two asked; the later reads found their answer
+    assert store.usage["j"] == ModelUsage(calls=2, cached=3, input_tokens=20, output_tokens=6)
+
+
+async def test_a_delivery_that_finds_the_model_busy_reads_no_further() -> None:
+    store = CountingStore()
+    handed = await _fetched(store, urls=9)
+    assert not (await processing(store, ScriptedModel(ModelBusy("429", 1))).handle_push(handed)).ack
+    assert store.read == [2]  # the redelivery reads the rest
+    assert {i.status for i in store.batches["j"]["b"].items} == {TaskStatus.PROCESSING}
+
+
+class CountingGate(MemoryHostGate):
+    """The memory gate, counting the acquisitions asked of it and those refused."""
+
+    asked = refused = 0
+    wait_s: float | None = None  # what a refusal says to wait (None: the memory gate's)
 
     async def acquire(self, *args: Any, **kwargs: Any) -> Any:
         self.asked += 1
-        return await super().acquire(*args, **kwargs)
+        got = await super().acquire(*args, **kwargs)
+        if isinstance(got, Permit):
+            return got
+        self.refused += 1
+        return got if self.wait_s is None else Throttle(self.wait_s, got.reason)
 
 
 async def test_tasks_queue_in_the_process_and_only_as_many_as_the_cap_ask_the_gate() -> None:
@@ -192,3 +246,53 @@ async def test_a_task_that_waits_past_its_time_for_a_turn_finds_the_model_busy()
         with pytest.raises(ModelBusy):
             async with slots.held(until=time.monotonic() + 0.05):
                 pass
+
+
+async def test_while_the_gate_is_full_one_task_of_a_process_asks_it() -> None:
+    gate = CountingGate()
+    other, here = (ModelSlots(gate, "fake", 4, lambda: NOW, call_timeout_s=10) for _ in "ab")
+    full, held = asyncio.Event(), 0
+
+    async def elsewhere() -> None:  # another process takes every slot for a while
+        nonlocal held
+        async with other.held(until=time.monotonic() + 5):
+            held += 1
+            if held == 4:
+                full.set()
+            await asyncio.sleep(1.2)
+
+    async def task() -> None:
+        await full.wait()
+        async with here.held(until=time.monotonic() + 30):
+            await asyncio.sleep(0.01)
+
+    await asyncio.gather(*[elsewhere() for _ in range(4)], *(task() for _ in range(12)))
+
+    # refused every 0.2 s (the memory gate's wait) for 1.2 s: one asker; four would be ~24
+    assert gate.refused <= 8
+
+
+async def test_a_slot_given_back_in_the_process_goes_to_its_asker_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(model_slots, "WAIT_STEP_S", 60.0)
+    gate = CountingGate()
+    gate.wait_s = 60.0  # a full gate is not looked at again for a minute
+    other, here = (ModelSlots(gate, "fake", 2, lambda: NOW, call_timeout_s=10) for _ in "ab")
+    order: list[str] = []
+
+    async def first() -> None:
+        async with here.held(until=time.monotonic() + 5):
+            await asyncio.sleep(0.1)
+        order.append("first done")
+
+    async def second() -> None:
+        await asyncio.sleep(0.02)  # the gate is full now: this one waits
+        async with here.held(until=time.monotonic() + 90):
+            order.append("second held")
+
+    async with other.held(until=time.monotonic() + 5):  # another process holds the other slot
+        async with asyncio.timeout(5):  # not the 60 s until the gate's next look
+            await asyncio.gather(first(), second())
+
+    assert order == ["first done", "second held"] and gate.refused == 1

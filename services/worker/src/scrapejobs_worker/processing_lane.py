@@ -23,9 +23,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
@@ -111,7 +113,6 @@ class ProcessingLane:
         return await self._run(claim, spec, deadline)
 
     async def _run(self, claim: Claimed, spec: JobSpec, deadline: float) -> Verdict:
-        items = claim.batch.processing_items
         recorder = BatchRecorder(
             self._store,
             claim.handle,
@@ -120,26 +121,24 @@ class ProcessingLane:
             lease=self._lease,
             cancelled=claim.cancelled,
         )
+        lanes = self._policy.concurrency if self._slots is None else self._slots.max_in_flight
+        width = min(lanes, len(claim.batch.processing_items))
+        key_of = self._key_of(spec)
+        tasks = _Prefetched(self._store, self._cache, self._clock, claim, key_of, width)
         retry = False
         recorder.start()
         try:
-            handoffs = await self._store.handoffs(claim.batch.job_id, [i.task_id for i in items])
-            queue: asyncio.Queue[BatchItem] = asyncio.Queue()
-            for item in items:
-                queue.put_nowait(item)
 
             async def lane() -> None:
                 nonlocal retry
-                while not retry and not queue.empty():  # a busy model: ask again later
-                    item = queue.get_nowait()
-                    handoff = handoffs.get(item.task_id)
-                    change = await self._one(item, handoff, spec, recorder, deadline)
-                    retry = retry or isinstance(change, ReleaseTask)
+                while not retry and (task := await tasks.next()) is not None:
+                    change = await self._one(task, spec, recorder, deadline)
+                    retry = retry or isinstance(change, ReleaseTask)  # a busy model: later
                     recorder.add(change)
 
-            async with asyncio.TaskGroup() as lanes:
-                for _ in range(min(self._policy.concurrency, len(items))):
-                    lanes.create_task(lane())
+            async with asyncio.TaskGroup() as group:
+                for _ in range(tasks.width):
+                    group.create_task(lane())
         finally:
             await recorder.close(keep_trying_until=deadline - self._policy.store_timeout_s)
         if recorder.job_may_be_done:
@@ -148,14 +147,21 @@ class ProcessingLane:
             return Verdict.retry("the model could not answer now", "ai_busy")
         return Verdict.done("processed")
 
+    def _key_of(self, spec: JobSpec) -> Callable[[str], str | None]:
+        """What the model's answer to a content is kept under; None: not kept."""
+        index = ai_stage_index(spec.pipeline)
+        options = spec.pipeline[index].options if index is not None else None
+        if self._cache is None or self._answers is None or not isinstance(options, AiOptions):
+            return lambda content: None
+        if not options.cache:
+            return lambda content: None
+        model = self._answers.model_of(options)
+        return lambda content: answer_key(content, options.prompt, options.json_schema, model)
+
     async def _one(
-        self,
-        item: BatchItem,
-        handoff: Handoff | None,
-        spec: JobSpec,
-        recorder: BatchRecorder,
-        deadline: float,
+        self, task: _Task, spec: JobSpec, recorder: BatchRecorder, deadline: float
     ) -> FinishTask | ReleaseTask:
+        item, handoff = task.item, task.handoff
         if recorder.cancelled:
             return FinishTask(item.task_id, CANCELLED)
         index = ai_stage_index(spec.pipeline)
@@ -168,7 +174,7 @@ class ProcessingLane:
             return ReleaseTask(item.task_id, "ai_unavailable: no AI provider is configured here")
         went_in = dict(handoff.outcome.data or {})
         try:
-            answer = await self._answer(options, handoff.model_input, deadline)
+            answer = await self._answer(options, handoff.model_input, task, deadline)
         except ModelBusy as exc:
             return ReleaseTask(item.task_id, f"ai_busy: {exc}")
         except DependencyUnavailable as exc:
@@ -197,18 +203,19 @@ class ProcessingLane:
         )
         return FinishTask(item.task_id, outcome, usage=answer.usage)
 
-    async def _answer(self, options: AiOptions, content: str, deadline: float) -> AiAnswer:
+    async def _answer(
+        self,
+        options: AiOptions,
+        content: str,
+        task: _Task,
+        deadline: float,
+    ) -> AiAnswer:
         """The kept answer, or the model's (under a slot), kept for next time."""
         assert self._answers is not None and self._slots is not None
-        key = answer_key(
-            content, options.prompt, options.json_schema, self._answers.model_of(options)
-        )
-        if self._cache is not None and options.cache:
-            kept = await self._cache.get(key, self._clock())
-            if kept is not None:
-                log.info("model answer reused", extra={"model": kept.model})
-                cut = len(content) > options.max_input_chars
-                return AiAnswer(kept.value, kept.model, ModelUsage(cached=1), cut)
+        if (kept := task.kept) is not None:
+            log.info("model answer reused", extra={"model": kept.model})
+            cut = len(content) > options.max_input_chars
+            return AiAnswer(kept.value, kept.model, ModelUsage(cached=1), cut)
         async with self._slots.held(until=deadline - self._policy.store_timeout_s):
             answer = await self._answers.answer(options, content)
         log.info(
@@ -220,10 +227,65 @@ class ProcessingLane:
                 "output_tokens": answer.usage.output_tokens,
             },
         )
-        if self._cache is not None and options.cache:
+        if self._cache is not None and task.key is not None:
             kept = CachedAnswer(answer.value, answer.model)
-            await self._cache.put(key, kept, self._clock() + ANSWER_TTL)
+            await self._cache.put(task.key, kept, self._clock() + ANSWER_TTL)
         return answer
+
+
+class _Task(NamedTuple):
+    item: BatchItem
+    handoff: Handoff | None  # None: lost (cannot be, but never loops forever)
+    key: str | None  # what the model's answer is kept under; None: not kept
+    kept: CachedAnswer | None  # the answer kept from before
+
+
+class _Prefetched:
+    """A delivery's tasks with their handoffs and kept answers, read ``width`` tasks at a
+    time as the lanes come to them: a delivery of 100 tasks, of which the model may answer
+    only some before the ack deadline, neither reads 100 handoffs and answers at once (a
+    burst the plain jobs beside it felt) nor reads those its redelivery will read again."""
+
+    def __init__(
+        self,
+        store: StoreForEnqueue,
+        cache: AnswerCache | None,
+        clock: Clock,
+        claim: Claimed,
+        key_of: Callable[[str], str | None],
+        width: int,
+    ) -> None:
+        self._store = store
+        self._cache = cache
+        self._clock = clock
+        self._job_id = claim.batch.job_id
+        self._pending = list(claim.batch.processing_items)
+        self._key_of = key_of
+        self._ready: deque[_Task] = deque()
+        self._reading = asyncio.Lock()
+        self.width = max(1, width)
+
+    async def next(self) -> _Task | None:
+        async with self._reading:
+            if not self._ready and self._pending:
+                await self._read(self._pending[: self.width])
+                del self._pending[: self.width]
+            return self._ready.popleft() if self._ready else None
+
+    async def _read(self, items: list[BatchItem]) -> None:
+        handoffs = await self._store.handoffs(self._job_id, [i.task_id for i in items])
+        keys = {
+            task_id: key
+            for task_id, handoff in handoffs.items()
+            if (key := self._key_of(handoff.model_input)) is not None
+        }
+        kept: dict[str, CachedAnswer] = {}
+        if self._cache is not None and keys:
+            kept = await self._cache.get_many(list(keys.values()), self._clock())
+        for item in items:
+            key = keys.get(item.task_id)
+            found = kept.get(key) if key is not None else None
+            self._ready.append(_Task(item, handoffs.get(item.task_id), key, found))
 
 
 def _failed(

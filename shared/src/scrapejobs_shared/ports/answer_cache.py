@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -25,7 +25,8 @@ def answer_key(content: str, prompt: str, schema: Mapping[str, Any], model: str)
 
 
 class AnswerCache(Protocol):
-    async def get(self, key: str, now: datetime) -> CachedAnswer | None:
-        """The answer kept under ``key`` and not expired at ``now``."""
+    async def get_many(self, keys: Sequence[str], now: datetime) -> dict[str, CachedAnswer]:
+        """The answers kept under ``keys`` and not expired at ``now``, by key (one read of
+        them all: a delivery looks up a lane's worth of tasks at once)."""
 
     async def put(self, key: str, answer: CachedAnswer, expire_at: datetime) -> None: ...

@@ -5,6 +5,7 @@ string: an answer may hold what a Firestore map cannot), deleted by a TTL policy
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,18 +19,21 @@ COLLECTION = "ai_answers"
 @reports_outages
 class FirestoreAnswerCache:
     def __init__(self, client: Any, deadline: CallDeadline | None = None) -> None:
+        self._client = client
         self._answers = client.collection(COLLECTION)
         self._deadline = deadline or CallDeadline()
 
-    async def get(self, key: str, now: datetime) -> CachedAnswer | None:
-        count(reads=1)
-        snap = await self._answers.document(key).get(**self._deadline.call)
-        if not snap.exists:
-            return None
-        doc = snap.to_dict() or {}
-        if doc.get("expire_at") is None or doc["expire_at"] <= now:
-            return None
-        return CachedAnswer(json.loads(doc["value"]), str(doc.get("model") or ""))
+    async def get_many(self, keys: Sequence[str], now: datetime) -> dict[str, CachedAnswer]:
+        if not keys:
+            return {}
+        refs = [self._answers.document(key) for key in dict.fromkeys(keys)]
+        count(reads=len(refs))
+        kept: dict[str, CachedAnswer] = {}
+        async for snap in self._client.get_all(refs, **self._deadline.call):
+            doc = snap.to_dict() if snap.exists else None
+            if doc and doc.get("expire_at") is not None and doc["expire_at"] > now:
+                kept[snap.id] = CachedAnswer(json.loads(doc["value"]), str(doc.get("model") or ""))
+        return kept
 
     async def put(self, key: str, answer: CachedAnswer, expire_at: datetime) -> None:
         count(writes=1)

@@ -464,8 +464,13 @@ def run_model_workload(
 ) -> dict[str, Any]:
     """M: plain pages alone, then beside a job whose pages went to the model once all of them
     are fetched and handed on (the model's work, not the fetch of its pages, is what runs
-    beside), then alone again: three runs each, the best kept; and the most model calls at
-    once against the default cap."""
+    beside), then alone again: each set of runs after one unmeasured run, the best of each
+    kind kept; and the most model calls at once against the default cap.
+
+    Why each set starts unmeasured: a host idle for over a second gives its slots back
+    (SCRAPEJOBS_WARM_SLOT_IDLE_S), and the first job after that takes them again; the set
+    beside model work and the set after it both start after such a pause (the ai job's
+    fetch, its end), the set before it would not."""
     from bench.stack_run import submit_job, wait_completed
     from scrapejobs_shared.config.settings import CommonSettings
 
@@ -479,8 +484,11 @@ def run_model_workload(
         counts = api.get(f"/v1/jobs/{job_id}").json()["counts"]
         return sum(counts.get(s, 0) for s in ("queued", "running", "processing"))
 
-    plain_pages_per_s()  # unmeasured: the plain host's slots and connections warm
-    alone = [plain_pages_per_s()]
+    def measured(runs: int) -> list[float]:
+        plain_pages_per_s()  # unmeasured: the plain host's slots and connections warm
+        return [plain_pages_per_s() for _ in range(runs)]
+
+    alone = measured(2)
     stage = {"ai": {"prompt": "Summarise the product in one line.", "schema": M_SCHEMA}}
     started = time.perf_counter()
     response = api.post("/v1/jobs", json={"urls": ai_urls, "pipeline": [stage]})
@@ -493,11 +501,11 @@ def run_model_workload(
         if not counts.get("queued") and not counts.get("running"):
             break
         time.sleep(0.1)
-    beside = [plain_pages_per_s() for _ in range(3)]
+    beside = measured(3)
     still_open = open_tasks(ai_job)  # > 0: the model work ran through both measurements
     done = wait_completed(api, ai_job, timeout_s=timeout_s)
     ai_wall = time.perf_counter() - started
-    alone += [plain_pages_per_s() for _ in range(2)]
+    alone += measured(2)
     figures: dict[str, Any] = {
         "plain_pages_per_s_alone": max(alone),
         "plain_pages_per_s_beside_ai": max(beside),

@@ -2,7 +2,8 @@
 /v2 API of the emulator stack: scrape (markdown without navigation or footer, cleaned html, raw
 html, links, metadata), a batch of 150 URLs waited for and paged through, cancel, errors
 (a bad URL, the metadata server, an unknown id), a page that answered 404, and crawls (their
-section of the site, robots.txt, queries ignored, errors, the active list, cancel)."""
+section of the site, robots.txt, queries ignored, errors, the active list, cancel) and map
+(sitemaps, an index robots.txt names, the page's links, robots.txt, search, limit)."""
 
 from __future__ import annotations
 
@@ -152,6 +153,35 @@ def test_a_crawl_s_errors_and_cancel(firecrawl: Firecrawl, site: Site, stack: St
     assert firecrawl.cancel_crawl(slow.id) is True
     assert firecrawl.get_crawl_status(slow.id).status == "cancelled"
     settled(stack.config.dispatcher_url, slow.id)
+
+
+def test_map_lists_the_site_from_its_sitemaps_and_page_honouring_robots(
+    firecrawl: Firecrawl, site: Site
+) -> None:
+    start = f"{site.url}/fc/"
+    found = [link.url for link in firecrawl.map(start, limit=100).links]
+
+    assert found[0] == start and len(found) == len(set(found))
+    expected = {
+        start,
+        *(f"{site.url}{path}" for path in ("/fc/a", "/fc/b", "/other/x")),  # the page's links
+        f"{site.url}/fc/hidden",  # only in /sitemap.xml
+        f"{site.url}/fc/extra",  # in a sitemap of the index robots.txt names
+    }
+    assert set(found) == expected  # no /fc/private/ (robots.txt), no ?query
+
+    assert [link.url for link in firecrawl.map(start, search="EXTRA").links] == [
+        f"{site.url}/fc/extra"
+    ]
+    page_only = {link.url for link in firecrawl.map(start, sitemap="skip").links}
+    assert page_only == expected - {f"{site.url}/fc/hidden", f"{site.url}/fc/extra"}
+    assert len(firecrawl.map(start, limit=2).links) == 2
+
+
+def test_map_of_a_refused_destination_is_an_error(firecrawl: Firecrawl) -> None:
+    with pytest.raises(FirecrawlError) as refused:
+        firecrawl.map("http://169.254.169.254/latest/", sitemap="skip")
+    assert refused.value.status_code == 403
 
 
 def settled(api_url: str, job_id: str) -> None:

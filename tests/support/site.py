@@ -5,7 +5,8 @@ Routes (``key`` separates counters between tests):
 - ``/flaky/KEY?fail=N&code=500``   ``code`` for the first N requests, then the product page
 - ``/status/CODE/KEY``             always ``CODE``
 - ``/slow/KEY?s=2&times=1``        sleeps ``s`` seconds for the first ``times`` requests
-- ``/robots.txt``                  disallows ``/robots-private/`` and ``/fc/private/``
+- ``/robots.txt``                  disallows ``/robots-private/`` and ``/fc/private/``; names
+                                   ``/sitemap-index.xml`` (``SITEMAPS``, with ``/sitemap.xml``)
 - ``/fc/...``                      a section of the site for Firecrawl's crawl (``FC_LINKS``)
 - ``/crawl/...``                   a small link graph (see ``CRAWL_LINKS``)
 - ``/throttle/KEY?after=2``        429 with ``Retry-After`` on the first request, then 200
@@ -33,7 +34,16 @@ from scrapejobs_devstack.demo_site.catalog import (
 )
 from support.hostile_page import hostile_page
 
-ROBOTS = "User-agent: *\nDisallow: /robots-private/\nDisallow: /fc/private/\n"
+ROBOTS = (
+    "User-agent: *\nDisallow: /robots-private/\nDisallow: /fc/private/\n"
+    "Sitemap: /sitemap-index.xml\n"
+)
+# the site's sitemaps (Firecrawl's map): /sitemap.xml, and an index robots.txt names
+SITEMAPS = {
+    "/sitemap.xml": ("urlset", ["/fc/a", "/fc/hidden", "/fc/private/y"]),
+    "/sitemap-index.xml": ("sitemapindex", ["/sitemap-extra.xml"]),
+    "/sitemap-extra.xml": ("urlset", ["/fc/extra?utm=1"]),
+}
 # a section of the site for Firecrawl's crawl: /fc/ and what it links to (one page elsewhere,
 # one robots.txt keeps out)
 FC_LINKS: dict[str, list[str]] = {
@@ -111,6 +121,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                     site.leave()
             if parts.path == "/robots.txt":
                 self._send(200, ROBOTS, "text/plain")
+            elif parts.path in SITEMAPS:
+                self._send(200, sitemap(site.url, *SITEMAPS[parts.path]), "application/xml")
             elif parts.path == "/hostile":
                 self._send(200, hostile_page(query["to"]).decode())
             elif match := API.match(parts.path):
@@ -226,3 +238,13 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:
             time.sleep(float(query.get("s", "2")))
         return 200, product_page(3)
     return 404, "<h1>not found</h1>"
+
+
+def sitemap(base: str, kind: str, paths: list[str]) -> str:
+    """A sitemap (``urlset``) or sitemap index of ``paths`` on ``base``."""
+    entry = "url" if kind == "urlset" else "sitemap"
+    locs = "".join(f"<{entry}><loc>{base}{path}</loc></{entry}>" for path in paths)
+    return f'<?xml version="1.0"?><{kind} xmlns="{SITEMAP_NS}">{locs}</{kind}>'
+
+
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

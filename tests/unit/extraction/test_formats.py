@@ -193,3 +193,42 @@ def test_field_named_like_a_format_is_replaced_with_an_error():
     result = _extract(["links"], fields={"links": FieldSpec(css="a")})
     assert isinstance(result.data["links"], list)
     assert "rename" in result.errors["links"]
+
+
+SITEMAP = b"""<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url><loc> https://shop.example/a </loc><lastmod>2024-01-01</lastmod></url>
+  <url><loc>/relative</loc></url>
+  <url><loc>https://shop.example/a</loc></url>
+  <url><loc>mailto:x@shop.example</loc></url>
+</urlset>"""
+
+SITEMAP_INDEX = b"""<?xml version="1.0"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <sitemap><loc>https://shop.example/sitemap-1.xml</loc></sitemap>
+</sitemapindex>"""
+
+FEEDS = {
+    "rss": b"""<rss version="2.0"><channel><link>https://blog.example/</link>
+      <item><link>https://blog.example/p1</link></item></channel></rss>""",
+    "atom": b"""<feed xmlns="http://www.w3.org/2005/Atom"><link href="https://blog.example/"/>
+      <entry><link rel="alternate" href="https://blog.example/p1"/>
+      <link rel="edit" href="https://blog.example/edit/p1"/></entry></feed>""",
+}
+
+
+def test_the_links_of_a_sitemap_are_its_locations() -> None:
+    url = "https://shop.example/sitemap.xml"
+    page = extract_page(SITEMAP, content_type="application/xml", url=url, formats=["links"])
+    assert page.data["links"] == ["https://shop.example/a", "https://shop.example/relative"]
+    index = extract_page(SITEMAP_INDEX, content_type="text/xml", url=url, formats=["links"])
+    assert index.data["links"] == ["https://shop.example/sitemap-1.xml"]
+    assert not page.errors and not index.errors
+
+
+def test_the_links_of_a_feed_are_its_entries() -> None:
+    for kind, body in FEEDS.items():
+        page = extract_page(
+            body, content_type=None, url="https://blog.example/feed", formats=["links"]
+        )
+        assert page.data["links"] == ["https://blog.example/p1"], kind

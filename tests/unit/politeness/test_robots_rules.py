@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapejobs_worker.politeness.robots_rules import (
+from scrapejobs_shared.politeness.robots_rules import (
     MAX_ROBOTS_BYTES,
     ROBOTS_CACHE_TTL_S,
     RobotsRules,

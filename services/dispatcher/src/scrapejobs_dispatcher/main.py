@@ -16,6 +16,7 @@ from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
 from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
+from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.routes import (
@@ -130,6 +131,7 @@ def create_app(
             ai_prices=settings.ai_prices(),
         )
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
+        app.state.site_mapper = SiteMapper(app.state.sync_scrape, job_store, settings.user_agent)
         app.state.idempotent_submissions = IdempotentSubmission(
             app.state.jobs,
             idempotency_keys or FirestoreIdempotencyKeys(client, deadline),

@@ -1,5 +1,6 @@
 """A single page answered in the request: ``POST /v1/scrape`` runs a one-URL job through the
-same queue, worker, politeness and safety as any job, and waits for its result.
+same queue, worker, politeness and safety as any job, and waits for its result (``run``: any
+job, waited for the same way; Firecrawl's /v2/map waits for its few pages so).
 
 The wait reads the job document only (one read per look), first after 10 ms, then at doubling
 intervals up to 250 ms, so a page that takes 100 ms costs about four reads and one that takes
@@ -57,9 +58,16 @@ class SyncScrape:
         ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter). ``submit``: how
         the job is submitted (default: a new job; a keyed submission finds the job an identical
         earlier request started, and waits for it)."""
-        wait_s = min(request.timeout_s, self._max_wait_s)
+        job = await self.run(request.job_request(), request.timeout_s, submit)
+        page = await self._store.list_tasks(job.id, 1, None)
+        return Scraped(job, page.items[0] if page.items else None)
+
+    async def run(self, job: JobRequest, wait_s: float, submit: Submit | None = None) -> JobRecord:
+        """Submit ``job`` and wait for it to end (up to ``wait_s``, or the service's
+        ``max_wait_s`` if shorter): the job as it ended; ``ScrapeTimedOut`` past the wait."""
+        wait_s = min(wait_s, self._max_wait_s)
         deadline = self._monotonic() + wait_s
-        submitted = await (submit or self._jobs.submit)(request.job_request())
+        submitted = await (submit or self._jobs.submit)(job)
         job_id = submitted.job.id
         pause = FIRST_LOOK_S
         while True:
@@ -68,8 +76,6 @@ class SyncScrape:
                 raise ScrapeTimedOut(job_id, wait_s)
             await self._sleep(min(pause, left))
             pause = min(pause * 2, LONGEST_PAUSE_S)
-            job = await self._store.get_job(job_id)
-            if job is not None and job.status.terminal:
-                break
-        page = await self._store.list_tasks(job_id, 1, None)
-        return Scraped(job, page.items[0] if page.items else None)
+            record = await self._store.get_job(job_id)
+            if record is not None and record.status.terminal:
+                return record

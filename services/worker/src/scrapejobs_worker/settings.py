@@ -9,7 +9,6 @@ from pydantic_settings import NoDecode
 
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
-from scrapejobs_worker.fetching.config import DEFAULT_USER_AGENT
 from scrapejobs_worker.push_auth import GOOGLE_JWKS_URL
 
 
@@ -38,7 +37,6 @@ class WorkerSettings(CommonSettings):
     render_max_pages: int = Field(
         default=8, ge=1, le=64, description="Pages one worker process renders at once"
     )
-    user_agent: str = DEFAULT_USER_AGENT
     push_auth: Literal["oidc", "none"] = "oidc"
     push_audience: str = ""
     push_service_account: str = ""

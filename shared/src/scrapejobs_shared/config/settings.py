@@ -10,6 +10,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 
+DEFAULT_USER_AGENT = "scrapejobs/0.1 (+https://github.com/scrapejobs/scrapejobs)"  # the one default
+
 
 class CommonSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SCRAPEJOBS_", extra="ignore")
@@ -19,6 +21,11 @@ class CommonSettings(BaseSettings):
     task_topic: str = DEFAULT_TOPOLOGY.task_topic
     webhook_topic: str = DEFAULT_TOPOLOGY.webhook_topic
     log_level: str = "INFO"
+    user_agent: str = Field(
+        default=DEFAULT_USER_AGENT,
+        description="The worker's User-Agent; its product token picks robots.txt groups "
+        "(the worker's fetches, the dispatcher's /v2/map)",
+    )
     firestore_timeout_s: float = Field(
         default=5.0,
         gt=0,

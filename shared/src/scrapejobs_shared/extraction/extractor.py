@@ -48,7 +48,7 @@ from .content_scope import DEFAULT_SCOPE, ContentScope, clean_html, scoped_marku
 from .decoding import CharsetChoice, choose_charset
 from .field_evaluation import FieldRun, evaluate_fields
 from .images import page_images
-from .links import MAX_URLS, page_links
+from .links import MAX_URLS, page_links, xml_links
 from .markdown import MarkdownUnavailable, page_markdown
 from .media_type import MediaType
 from .metadata import page_metadata
@@ -152,6 +152,11 @@ def _markup_page(request: _Request, classification: Classification) -> PageExtra
             output.put_format(request, name, markdown)
         elif name == "clean_html" and not xml:
             output.put_format(request, name, clean_html(root, base.value(), request.content))
+        elif name == "links" and xml:
+            urls, cut = xml_links(root, request.url)
+            if cut:
+                output.errors[name] = f"more than {MAX_URLS} links; kept the first {MAX_URLS}"
+            output.put_format(request, name, list(urls))
         elif xml:
             output.errors[name] = f"content is {classification.describe()}, not HTML"
         else:

@@ -1,4 +1,6 @@
-"""The ``links`` format: where a page's hyperlinks (``<a href>``, ``<area href>``) go.
+"""The ``links`` format: where a page's hyperlinks (``<a href>``, ``<area href>``) go; of an
+XML document, where a sitemap (``<loc>`` of its URLs, or of an index's sitemaps) or a feed
+(an RSS item's ``<link>``, an Atom entry's ``<link href>``) points.
 
 Each href is resolved against the document's base URL and normalised (see
 :func:`.urls.normalize_http_url`); only http(s) URLs are kept (no ``mailto:``,
@@ -23,6 +25,20 @@ _HREFS = etree.XPath("//a/@href | //area/@href", smart_strings=False)
 def page_links(root: Any, base_url: str) -> tuple[list[str], bool]:
     """The normalised link URLs of a parsed page, and whether :data:`MAX_URLS` cut them."""
     return unique_http_urls(_HREFS(root), base_url)
+
+
+# namespaces are gone from parsed XML (local names only)
+_XML_LINKS = etree.XPath(
+    "/urlset/url/loc/text() | /sitemapindex/sitemap/loc/text()"
+    " | /rss/channel/item/link/text() | /feed/entry/link[not(@rel) or @rel='alternate']/@href",
+    smart_strings=False,
+)
+
+
+def xml_links(root: Any, base_url: str) -> tuple[list[str], bool]:
+    """The normalised URLs a sitemap or feed points to, and whether :data:`MAX_URLS` cut
+    them."""
+    return unique_http_urls((raw.strip() for raw in _XML_LINKS(root)), base_url)
 
 
 def unique_http_urls(raw_urls: Iterable[str], base_url: str) -> tuple[list[str], bool]:

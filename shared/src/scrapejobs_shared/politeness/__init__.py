@@ -1,1 +1,1 @@
-"""Per-host politeness pieces shared by the services (host keys, warm host slots)."""
+"""Per-host politeness pieces shared by the services (host keys, warm slots, robots.txt)."""

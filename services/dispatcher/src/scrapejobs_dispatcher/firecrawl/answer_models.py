@@ -83,6 +83,17 @@ class ErrorsAnswer(Answer):
     )
 
 
+class MapLink(Answer):
+    url: str
+    title: str | None = None
+    description: str | None = None
+
+
+class MapAnswer(Answer):
+    success: bool = True
+    links: list[MapLink] = Field(description="The site's URLs: the start URL, then those found")
+
+
 def batch_status(status: JobStatus) -> BatchStatus:
     if status is JobStatus.COMPLETED:
         return "completed"

@@ -252,3 +252,35 @@ class CrawlBody(CamelModel):
     sitemap: Refused = refused("sitemap")
     webhook: Refused = refused("webhook")
     zero_data_retention: Refused = refused("zero_data_retention")
+
+
+MAX_MAP_LINKS = 100_000
+
+
+class MapBody(CamelModel):
+    """``POST /v2/map``: the URLs of the site at ``url``, from its sitemaps and its page."""
+
+    url: HttpUrl
+    search: str | None = Field(
+        default=None, max_length=500, description="Only links containing this (any case)"
+    )
+    sitemap: Literal["only", "include", "skip"] = Field(
+        default="include",
+        description="include: the site's sitemaps and the page's links; only: the sitemaps; "
+        "skip: the page's links",
+    )
+    include_subdomains: bool = Field(default=True, description="Links of subdomains too")
+    ignore_query_parameters: bool = Field(
+        default=True, description="A link's query left out (one link a path)"
+    )
+    limit: Annotated[int, Field(ge=1, le=MAX_MAP_LINKS), JSON_INT] = Field(
+        default=5000, description="Links at most"
+    )
+    timeout: Annotated[int, Field(ge=1, le=MAX_TIMEOUT_MS), JSON_INT] | None = Field(
+        default=None, description="Milliseconds to wait for the fetches (default: the most)"
+    )
+    integration: str | None = Field(default=None, max_length=200)
+    origin: str | None = Field(default=None, max_length=200)
+    location: Refused = refused("location")
+    threat_protection: Refused = refused("threat_protection")
+    audit_metadata: Refused = refused("audit_metadata")

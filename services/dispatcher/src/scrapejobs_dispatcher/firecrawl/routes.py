@@ -1,4 +1,4 @@
-"""The /v2 endpoints: Firecrawl's scrape and batch scrape, over native jobs."""
+"""The /v2 endpoints: Firecrawl's scrape, batch scrape, crawl and map, over native jobs."""
 
 from __future__ import annotations
 
@@ -18,13 +18,21 @@ from scrapejobs_dispatcher.firecrawl.answer_models import (
     Cancelled,
     CrawlStarted,
     ErrorsAnswer,
+    MapAnswer,
+    MapLink,
     PageError,
     ScrapeAnswer,
     batch_status,
 )
 from scrapejobs_dispatcher.firecrawl.documents import document
 from scrapejobs_dispatcher.firecrawl.errors import ERRORS, FirecrawlRoute
-from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, CrawlBody, ScrapeBody
+from scrapejobs_dispatcher.firecrawl.request_models import (
+    BatchScrapeBody,
+    CrawlBody,
+    MapBody,
+    ScrapeBody,
+)
+from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper, StartPageUnreachable
 from scrapejobs_dispatcher.firecrawl.translation import (
     LABEL,
     InvalidOption,
@@ -130,6 +138,24 @@ async def scrape(body: ScrapeBody, request: Request) -> ScrapeAnswer | JSONRespo
             return _failure(408, "SCRAPE_TIMEOUT", error, job_id=task.job_id)
         return _failure(400, "SCRAPE_FAILED", f"could not scrape {task.url}: {error}")
     return ScrapeAnswer(data=document(task))
+
+
+@router.post("/map", response_model=MapAnswer, response_model_by_alias=True)
+async def map_site(body: MapBody, request: Request) -> MapAnswer | JSONResponse:
+    """The URLs of the site at ``url``: its sitemaps' and its page's links (robots.txt
+    honoured), fetched by the workers as jobs of a few pages and waited for up to
+    ``timeout`` ms. A start page refused by the fetch policy answers 403."""
+    mapper: SiteMapper = request.app.state.site_mapper
+    try:
+        links = await mapper.links(body)
+    except ScrapeTimedOut as exc:
+        message = f"the site's pages were not read within {exc.timeout_s:g} s"
+        return _failure(408, "MAP_TIMEOUT", message, job_id=exc.job_id)
+    except StartPageUnreachable as exc:
+        if exc.reason.startswith(BLOCKED) or exc.reason.startswith(ROBOTS):
+            return _failure(403, "MAP_BLOCKED", exc.reason)
+        return _failure(400, "MAP_FAILED", f"could not map {body.url}: {exc.reason}")
+    return MapAnswer(links=[MapLink(url=url) for url in links])
 
 
 @router.post("/batch/scrape", response_model=BatchStarted, response_model_by_alias=True)

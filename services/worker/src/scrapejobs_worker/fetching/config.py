@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from scrapejobs_shared.config.settings import DEFAULT_USER_AGENT
 from scrapejobs_worker.fetching.address_policy import (
     DEFAULT_ALLOWED_PORTS,
     DEFAULT_BLOCKED_HOST_SUFFIXES,
@@ -15,7 +16,6 @@ from scrapejobs_worker.fetching.address_policy import (
 )
 
 MiB = 1024 * 1024
-DEFAULT_USER_AGENT = "scrapejobs/0.1 (+https://github.com/scrapejobs/scrapejobs)"  # the one default
 
 
 @dataclass(frozen=True, slots=True)

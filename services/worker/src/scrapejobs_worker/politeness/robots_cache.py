@@ -8,12 +8,12 @@ import time
 from collections import OrderedDict
 
 from scrapejobs_shared.politeness.host_key import host_key, robots_url
-from scrapejobs_worker.fetch_port import BlockedDestination, Fetcher, FetchError, FetchRequest
-from scrapejobs_worker.politeness.robots_rules import (
+from scrapejobs_shared.politeness.robots_rules import (
     ROBOTS_CACHE_TTL_S,
     RobotsRules,
     rules_for_response,
 )
+from scrapejobs_worker.fetch_port import BlockedDestination, Fetcher, FetchError, FetchRequest
 
 log = logging.getLogger(__name__)
 FAILURE_TTL_S = 60.0  # an unreachable robots.txt is asked again soon, not after a day

@@ -88,6 +88,11 @@ class RobotsRules:
             return True
         return bool(self.parser.can_fetch(url, self._group_agent(user_agent)))
 
+    @property
+    def sitemaps(self) -> list[str]:
+        """The ``Sitemap:`` URLs the file names, as written (RFC 9309 section 2.2.4)."""
+        return [] if self.parser is None else list(self.parser.sitemaps)
+
     def crawl_delay(self, user_agent: str) -> float | None:
         """Seconds between requests asked by the group that applies, if any (asked of Protego
         once per agent: it is asked for every page)."""

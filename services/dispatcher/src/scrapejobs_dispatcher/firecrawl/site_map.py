@@ -78,10 +78,10 @@ class SiteMapper:
         found = Found([], [], RobotsRules.allow_all())
         read = {url for url, _ in first}
         more = await self._round(first, found, deadline)
-        for _ in range(SITEMAP_LEVELS):  # sitemaps robots.txt names, those indexes list
+        for _ in range(SITEMAP_LEVELS if body.sitemap != "skip" else 0):
             room = MAX_SITEMAPS - sum(1 for url in read if _is_sitemap(url))
             unread = [url for url in dict.fromkeys(more) if url not in read][: max(0, room)]
-            if body.sitemap == "skip" or not unread:
+            if not unread:  # sitemaps robots.txt names, those an index lists: none left
                 break
             read.update(unread)
             more = await self._round([(url, "sitemap") for url in unread], found, deadline)
@@ -96,7 +96,11 @@ class SiteMapper:
         next (named by robots.txt, listed by a sitemap index). A URL no job takes (one
         over 2,048 characters, say: the start URL's robots.txt can be) is left out."""
         good = set(valid_urls([url for url, _ in urls])[0])
-        urls = [(url, role) for url, role in urls if url in good]
+        roles: dict[str, Role] = {}
+        for url, role in urls:  # each URL once, in its first role (a start URL may be one)
+            if url in good:
+                roles.setdefault(url, role)
+        urls = list(roles.items())
         if not urls:
             return []
         job = JobRequest.model_validate(

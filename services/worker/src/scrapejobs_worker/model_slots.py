@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -50,11 +50,7 @@ class ModelSlots:
     async def held(self, until: float) -> AsyncIterator[None]:
         """A slot for one answer (its calls and its repair), waited for until the monotonic
         time ``until``; ``ModelBusy`` when none came free by then."""
-        try:
-            async with asyncio.timeout(max(0.0, until - time.monotonic())):
-                await self._turns.acquire()
-        except TimeoutError:
-            raise ModelBusy(BUSY) from None
+        await _before(until, self._turns.acquire())
         try:
             permit = await self._acquire(until)
             try:
@@ -66,11 +62,7 @@ class ModelSlots:
             self._turns.release()
 
     async def _acquire(self, until: float) -> Permit:
-        try:
-            async with asyncio.timeout(max(0.0, until - time.monotonic())):
-                await self._asking.acquire()
-        except TimeoutError:
-            raise ModelBusy(BUSY) from None
+        await _before(until, self._asking.acquire())
         try:
             while True:
                 self._freed.clear()
@@ -85,3 +77,12 @@ class ModelSlots:
                     await asyncio.wait_for(self._freed.wait(), wait_s)
         finally:
             self._asking.release()
+
+
+async def _before(until: float, waited: Awaitable[object]) -> None:
+    """``waited``, or ``ModelBusy`` when it has not happened by the monotonic time ``until``."""
+    try:
+        async with asyncio.timeout(max(0.0, until - time.monotonic())):
+            await waited
+    except TimeoutError:
+        raise ModelBusy(BUSY) from None

@@ -105,6 +105,13 @@ class CamelModel(BaseModel):
     )
 
 
+class SdkRequest(CamelModel):
+    """What Firecrawl's SDKs add to a request to say where it came from (kept for nothing)."""
+
+    integration: str | None = Field(default=None, max_length=200)
+    origin: str | None = Field(default=None, max_length=200)
+
+
 class JsonFormat(CamelModel):
     """``{"type": "json", "schema", "prompt"}``: answered by the ai stage."""
 
@@ -131,7 +138,7 @@ def _markdown() -> list[FormatOption]:
     return ["markdown"]
 
 
-class ScrapeOptions(CamelModel):
+class ScrapeOptions(SdkRequest):
     """Firecrawl's scrape options (``POST /v2/scrape``, and flattened into a batch)."""
 
     formats: list[FormatOption] = Field(default_factory=_markdown, max_length=10)
@@ -154,8 +161,6 @@ class ScrapeOptions(CamelModel):
         default=None, description="ms: results are always fetched fresh"
     )
     store_in_cache: bool = True
-    integration: str | None = Field(default=None, max_length=200)
-    origin: str | None = Field(default=None, max_length=200)
     # refused unless they ask for nothing (REFUSED)
     actions: Refused = refused("actions")
     location: Refused = refused("location")
@@ -209,7 +214,7 @@ class BatchScrapeBody(ScrapeOptions):
 MAX_CRAWL_DEPTH = 20
 
 
-class CrawlBody(CamelModel):
+class CrawlBody(SdkRequest):
     """``POST /v2/crawl``: follow links from ``url``; every page found is scraped."""
 
     url: HttpUrl
@@ -243,8 +248,6 @@ class CrawlBody(CamelModel):
         default=None, description="Fetches at once for each host of the crawl"
     )
     scrape_options: ScrapeOptions | None = None
-    integration: str | None = Field(default=None, max_length=200)
-    origin: str | None = Field(default=None, max_length=200)
     prompt: Refused = refused("prompt")
     allow_external_links: Refused = refused("allow_external_links")
     robots_user_agent: Refused = refused("robots_user_agent")
@@ -257,7 +260,7 @@ class CrawlBody(CamelModel):
 MAX_MAP_LINKS = 100_000
 
 
-class MapBody(CamelModel):
+class MapBody(SdkRequest):
     """``POST /v2/map``: the URLs of the site at ``url``, from its sitemaps and its page."""
 
     url: HttpUrl
@@ -279,8 +282,6 @@ class MapBody(CamelModel):
     timeout: Annotated[int, Field(ge=1, le=MAX_TIMEOUT_MS), JSON_INT] | None = Field(
         default=None, description="Milliseconds to wait for the fetches (default: the most)"
     )
-    integration: str | None = Field(default=None, max_length=200)
-    origin: str | None = Field(default=None, max_length=200)
     location: Refused = refused("location")
     threat_protection: Refused = refused("threat_protection")
     audit_metadata: Refused = refused("audit_metadata")

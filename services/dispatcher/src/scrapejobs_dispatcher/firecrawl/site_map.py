@@ -18,7 +18,6 @@ contain ``search`` (any case), without their query with ``ignoreQueryParameters`
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -182,4 +181,4 @@ def _is_sitemap(url: str) -> bool:
 
 
 def _strings(value: object) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, Iterable) else []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

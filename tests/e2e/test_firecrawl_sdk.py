@@ -3,7 +3,9 @@
 html, links, metadata), a batch of 150 URLs waited for and paged through, cancel, errors
 (a bad URL, the metadata server, an unknown id), a page that answered 404, and crawls (their
 section of the site, robots.txt, queries ignored, errors, the active list, cancel) and map
-(sitemaps, an index robots.txt names, the page's links, robots.txt, search, limit)."""
+(sitemaps, an index robots.txt names, the page's links, robots.txt, search, limit), and
+webhooks (started, each page, completed, in Firecrawl's body, verified as Firecrawl's
+documentation verifies them, retried with the same webhookId)."""
 
 from __future__ import annotations
 
@@ -14,14 +16,16 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from firecrawl import Firecrawl
+from firecrawl.v2.types import WebhookConfig
 from firecrawl.v2.utils.error_handler import (
     BadRequestError,
     FirecrawlError,
     WebsiteNotSupportedError,
 )
 
-from scrapejobs_devstack.stack import Stack
+from scrapejobs_devstack.stack import DEV_WEBHOOK_SECRET, Stack
 from support.site import Site
+from support.webhook_receiver import Received, WebhookReceiver
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
@@ -29,6 +33,26 @@ pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 @pytest.fixture(scope="module")
 def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
     yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    # Firecrawl's webhooks name no secret: the deployment's signs (make dev's: its dev key)
+    receiver = WebhookReceiver(DEV_WEBHOOK_SECRET, firecrawl=True).start()
+    yield receiver
+    receiver.stop()
+
+
+def received(
+    receiver: WebhookReceiver, path: str, last: str, timeout_s: float = 90
+) -> list[Received]:
+    """Every delivery to ``path`` once one of type ``last`` verified (and a moment more)."""
+    deadline = time.monotonic() + timeout_s
+    while not any(r.payload and r.payload["type"] == last for r in receiver.for_path(path)):
+        assert time.monotonic() < deadline, receiver.for_path(path)
+        time.sleep(0.2)
+    time.sleep(2)  # pages announced after the end may still be on their way
+    return receiver.for_path(path)
 
 
 def test_scrape_gives_the_document_firecrawl_users_read(firecrawl: Firecrawl, site: Site) -> None:
@@ -194,3 +218,46 @@ def settled(api_url: str, job_id: str) -> None:
             return
         assert time.monotonic() < deadline, counts
         time.sleep(0.2)
+
+
+def test_a_crawl_s_webhook_gets_its_start_each_page_and_its_end(
+    firecrawl: Firecrawl, site: Site, receiver: WebhookReceiver
+) -> None:
+    hook = WebhookConfig(url=f"{receiver.url}/crawl", metadata={"run": "r7"})
+    started = firecrawl.start_crawl(
+        f"{site.url}/fc/", limit=20, ignore_query_parameters=True, webhook=hook
+    )
+
+    deliveries = received(receiver, "/crawl", "crawl.completed")
+    assert all(d.payload is not None for d in deliveries), deliveries  # every one verified
+    bodies = [d.payload for d in deliveries if d.payload]
+    assert all(b["id"] == started.id and b["metadata"] == {"run": "r7"} for b in bodies)
+    kinds = [b["type"] for b in bodies]
+    assert kinds[0] == "crawl.started" and kinds.count("crawl.completed") == 1
+    pages = [b for b in bodies if b["type"] == "crawl.page"]
+    fetched = {b["data"][0]["metadata"]["sourceURL"]: b["data"][0] for b in pages if b["success"]}
+    assert set(fetched) == {f"{site.url}/fc/{path}" for path in ("", "a", "b", "a/1")}
+    assert all(doc["markdown"].startswith("# Page /fc/") for doc in fetched.values())
+    [blocked] = [b for b in pages if not b["success"]]  # the page robots.txt keeps out
+    assert blocked["data"][0]["metadata"]["sourceURL"] == f"{site.url}/fc/private/x"
+    assert blocked["error"]
+    assert len({b["webhookId"] for b in bodies}) == len(bodies) == 7
+
+
+def test_a_batch_s_webhook_is_retried_with_the_same_webhook_id(
+    firecrawl: Firecrawl, site: Site, receiver: WebhookReceiver
+) -> None:
+    receiver.fail_first["/batch"] = 1
+    tag = uuid.uuid4().hex[:6]
+    urls = [f"{site.url}/product/{n}?t={tag}" for n in range(3)]
+    hook = WebhookConfig(url=f"{receiver.url}/batch", events=["started", "completed"])
+    started = firecrawl.start_batch_scrape(urls, formats=["markdown"], webhook=hook)
+
+    deliveries = received(receiver, "/batch", "batch_scrape.completed")
+    first, *rest = deliveries
+    assert first.answered == 500 and first.payload is not None
+    kinds = [d.payload["type"] for d in rest if d.payload]
+    assert sorted(kinds) == ["batch_scrape.completed", "batch_scrape.started"]
+    retried = [d for d in rest if d.webhook_id == first.webhook_id]
+    assert [d.answered for d in retried] == [204]  # the same event, delivered on its retry
+    assert all(d.payload and d.payload["id"] == started.id for d in deliveries)

@@ -1,8 +1,12 @@
-"""A local webhook receiver (loopback, its own thread) that verifies every delivery with the
-standardwebhooks library, as a user's endpoint would."""
+"""A local webhook receiver (loopback, its own thread) that verifies every delivery as a
+user's endpoint would: with the standardwebhooks library, or (``firecrawl=True``) as Firecrawl's
+documentation shows (the HMAC-SHA256 of the raw body against ``X-Firecrawl-Signature``)."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,8 +24,9 @@ class Received:
 
 
 class WebhookReceiver:
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, firecrawl: bool = False) -> None:
         self.secret = secret
+        self.firecrawl = firecrawl
         self.received: list[Received] = []
         self.fail_first: dict[str, int] = {}  # path -> how many deliveries answer 500 first
         self._lock = threading.Lock()
@@ -45,16 +50,27 @@ class WebhookReceiver:
             return [r for r in self.received if r.path == path]
 
     def take(self, path: str, body: bytes, headers: dict[str, str]) -> int:
-        try:
-            payload: dict[str, Any] | None = Webhook(self.secret).verify(body, headers)
-        except WebhookVerificationError:
-            payload = None
+        payload = self._verified(body, headers)
+        webhook_id = headers.get("webhook-id", "")
+        if self.firecrawl and payload is not None:
+            webhook_id = str(payload.get("webhookId", ""))
         with self._lock:
             failing = self.fail_first.get(path, 0)
             seen = sum(1 for r in self.received if r.path == path)
             status = 500 if payload is None or seen < failing else 204
-            self.received.append(Received(path, headers.get("webhook-id", ""), payload, status))
+            self.received.append(Received(path, webhook_id, payload, status))
         return status
+
+    def _verified(self, body: bytes, headers: dict[str, str]) -> dict[str, Any] | None:
+        if self.firecrawl:
+            digest = hmac.new(self.secret.encode(), body, hashlib.sha256).hexdigest()
+            signed = headers.get("x-firecrawl-signature", "")
+            return json.loads(body) if hmac.compare_digest(signed, f"sha256={digest}") else None
+        try:
+            payload: dict[str, Any] = Webhook(self.secret).verify(body, headers)
+        except WebhookVerificationError:
+            return None
+        return payload
 
 
 def _handler(receiver: WebhookReceiver) -> type[BaseHTTPRequestHandler]:

@@ -14,6 +14,7 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.delivery.enqueue import Enqueuer
+from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus
@@ -90,6 +91,7 @@ def build_processor(
     runner: RunnerPolicy | None = None,
     batch: BatchPolicy | None = None,
     metrics: DeliveryMetrics | None = None,
+    events: JobEvents | None = None,
 ) -> BatchProcessor:
     polite = Politeness(
         gate or MemoryHostGate(),
@@ -115,6 +117,7 @@ def build_processor(
         NoOpTracer(),
         metrics or DeliveryMetrics(NoOpMeter("tests"), "scrape-tasks-push"),
         batch or BatchPolicy(lease_s=6),
+        events,
     )
 
 

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from scrapejobs_dispatcher.api_keys import hash_api_key
-from scrapejobs_dispatcher.firecrawl.documents import camel_tag, document
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.firecrawl.documents import camel_tag, document
 from scrapejobs_shared.ports.job_store import Claimed
 from support.memory_dispatcher import memory_client
 
@@ -161,7 +161,21 @@ async def test_cancel_answers_cancelled_and_unknown_ids_are_404_in_firecrawl_s_s
         ({"urls": ["https://a.example/"], "proxy": "stealth"}, "proxy"),
         ({"urls": ["https://a.example/"], "timeout": 0}, "timeout"),
         ({"urls": ["https://a.example/"], "whatever": 1}, "whatever"),
-        ({"urls": ["https://a.example/"], "webhook": "https://hook.example/"}, "webhook"),
+        ({"urls": ["https://a.example/"], "webhook": "ftp://hook.example/"}, "webhook"),
+        (
+            {
+                "urls": ["https://a.example/"],
+                "webhook": {"url": "https://h.example/", "events": ["x"]},
+            },
+            "webhook",
+        ),
+        (
+            {
+                "urls": ["https://a.example/"],
+                "webhook": {"url": "https://h.example/", "headers": {"X-Firecrawl-Signature": "x"}},
+            },
+            "webhook",
+        ),
         ({"urls": ["https://a.example/", "ftp://x"]}, "urls[1]"),
         ({"urls": ["https://a.example/"], "headers": {"Host": "x"}}, "headers"),
         ({"urls": []}, "urls"),
@@ -178,6 +192,30 @@ async def test_what_cannot_be_honoured_is_a_400_naming_the_field(
     assert error["success"] is False and error["field"].startswith(field), error
     assert error["error"].startswith(field), error
     assert not store.jobs
+
+
+async def test_a_webhook_is_a_native_one_in_firecrawls_shape() -> None:
+    store = MemoryJobStore()
+    hook = {"url": "https://h.example/in", "metadata": {"team": "a"}, "events": ["page", "failed"]}
+    async with memory_client(store) as client:
+        plain = await client.post(
+            "/v2/batch/scrape",
+            json={"urls": ["https://a.example/"], "webhook": "https://h.example/"},
+        )
+        chosen = await client.post("/v2/crawl", json={"url": "https://a.example/", "webhook": hook})
+    jobs = {job.id: job for job in store.jobs.values()}
+    everything = jobs[plain.json()["id"]].spec.webhook
+    assert everything is not None and everything.shape == "firecrawl"
+    assert everything.events == [
+        "job.started",
+        "task.finished",
+        "job.completed",
+        "job.failed",
+        "job.cancelled",
+    ]
+    some = jobs[chosen.json()["id"]].spec.webhook
+    assert some is not None and some.metadata == {"team": "a"}
+    assert some.events == ["task.finished", "job.failed", "job.cancelled"]
 
 
 async def test_invalid_urls_can_be_left_out_and_listed() -> None:

@@ -212,6 +212,8 @@ class JobService:
                     )
                     stored = True if exc.dependency == PUBSUB else None
                     raise SubmissionUnconfirmed(job.id, exc, stored) from exc
+        if self._events is not None:
+            await self._events.started(job)
         self._metrics.submitted(job.total, crawl=request.crawl is not None)
         counts = {status: 0 for status in TaskStatus} | {
             TaskStatus.QUEUED: job.total - failed,

@@ -226,6 +226,10 @@ class BatchProcessor:
             log.warning("batch not found", extra={"batch_id": message.batch_id})
             return Verdict.done("unknown batch"), []
         if isinstance(claim, AlreadyDone):
+            # announced again: the delivery that finished it may have died before it could
+            pages = [(task.id, task.url) for task in message.tasks]
+            if not await self._announce(message.job_id, spec, pages):
+                return Verdict.retry("announcing finished pages failed", "republish_failed"), []
             return Verdict.done("already finished"), []
         if isinstance(claim, Busy):
             return Verdict.retry("batch is being processed by another delivery", "busy"), []
@@ -241,6 +245,7 @@ class BatchProcessor:
         work = BatchWork(claim.batch, spec, deferrals, deadline, lambda: recorder.cancelled)
         results = await self._run_all(work, recorder)
         kinds = {result.kind for result in results}
+        announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:
             # A coalesced job (its spec carried) has this one batch: when every task of the
             # claim finished, the job has no open task left, and its counts need no read.
@@ -261,6 +266,8 @@ class BatchProcessor:
         if not await self._enqueuer.hand_on(_handed_on(claim.batch, results)):
             reason = "handing tasks on to the processing lane failed"
             return Verdict.retry(reason, "republish_failed"), results
+        if not announced:  # a batch all finished announces them again on its redelivery
+            return Verdict.retry("announcing finished pages failed", "republish_failed"), results
         if Kind.DEFER in kinds:
             open_items = _still_open(claim.batch.fetch_items, results)
             batch = replace(claim.batch, items=open_items)
@@ -271,6 +278,11 @@ class BatchProcessor:
         if Kind.RETRY in kinds:
             return Verdict.retry("some tasks failed transiently", "transient_task_failure"), results
         return Verdict.done("done"), results
+
+    async def _announce(self, job_id: str, spec: JobSpec, pages: list[tuple[str, str]]) -> bool:
+        if self._events is None:
+            return True
+        return await self._events.pages_finished(job_id, spec, pages, self._clock())
 
     async def _spec(self, message: BatchMessage) -> JobSpec | None:
         """The spec the message carries (coalesced small jobs), else the job's as read once
@@ -392,6 +404,18 @@ class HostSpread:
 
     def done(self, item: BatchItem) -> None:
         self._busy[self._host_of.pop(item.task_id)] -= 1
+
+
+def finished_pages(batch: BatchRecord, results: list[TaskResult]) -> list[tuple[str, str]]:
+    """(task id, URL) of the pages ``results`` ended, but those cancelled."""
+    ended = {
+        result.change.task_id
+        for result in results
+        if isinstance(result.change, FinishTask)
+        and result.change.outcome.status.terminal
+        and result.change.outcome.status is not CANCELLED
+    }
+    return [(item.task_id, item.url) for item in batch.items if item.task_id in ended]
 
 
 def _still_open(items: tuple[BatchItem, ...], results: list[TaskResult]) -> tuple[BatchItem, ...]:

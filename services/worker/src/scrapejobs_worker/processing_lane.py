@@ -107,10 +107,19 @@ class ProcessingLane:
         if isinstance(claim, Missing):
             return Verdict.done("unknown batch")
         if isinstance(claim, AlreadyDone):
+            # announced again: the delivery that finished it may have died before it could
+            pages = [(task.id, task.url) for task in message.tasks]
+            if not await self._announce(message.job_id, spec, pages):
+                return Verdict.retry("announcing finished pages failed", "republish_failed")
             return Verdict.done("already finished")
         if isinstance(claim, Busy):
             return Verdict.retry("batch is being processed by another delivery", "busy")
         return await self._run(claim, spec, deadline)
+
+    async def _announce(self, job_id: str, spec: JobSpec, pages: list[tuple[str, str]]) -> bool:
+        if self._events is None:
+            return True
+        return await self._events.pages_finished(job_id, spec, pages, self._clock())
 
     async def _run(self, claim: Claimed, spec: JobSpec, deadline: float) -> Verdict:
         recorder = BatchRecorder(
@@ -126,6 +135,7 @@ class ProcessingLane:
         key_of = self._key_of(spec)
         tasks = _Prefetched(self._store, self._cache, self._clock, claim, key_of, width)
         retry = False
+        ended: set[str] = set()
         recorder.start()
         try:
 
@@ -134,6 +144,11 @@ class ProcessingLane:
                 while not retry and (task := await tasks.next()) is not None:
                     change = await self._one(task, spec, recorder, deadline)
                     retry = retry or isinstance(change, ReleaseTask)  # a busy model: later
+                    if (
+                        isinstance(change, FinishTask)
+                        and change.outcome.status is not TaskStatus.CANCELLED
+                    ):
+                        ended.add(change.task_id)
                     recorder.add(change)
 
             async with asyncio.TaskGroup() as group:
@@ -141,8 +156,12 @@ class ProcessingLane:
                     group.create_task(lane())
         finally:
             await recorder.close(keep_trying_until=deadline - self._policy.store_timeout_s)
+        pages = [(item.task_id, item.url) for item in claim.batch.items if item.task_id in ended]
+        announced = await self._announce(claim.batch.job_id, spec, pages)
         if recorder.job_may_be_done:
             await complete_if_done(self._store, claim.batch.job_id, self._clock, self._events)
+        if not announced:
+            return Verdict.retry("announcing finished pages failed", "republish_failed")
         if retry:
             return Verdict.retry("the model could not answer now", "ai_busy")
         return Verdict.done("processed")

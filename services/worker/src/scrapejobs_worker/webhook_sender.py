@@ -1,6 +1,9 @@
-"""Delivering one webhook event: sign it per Standard Webhooks and POST it through the SSRF-safe
-fetcher. A 2xx acks; anything else is recorded and nacked, so Pub/Sub retries with backoff, and
-every attempt carries the same ``webhook-id`` (receivers deduplicate on it). After
+"""Delivering one webhook event: sign it per Standard Webhooks (or as Firecrawl does, for a
+webhook of that shape) and POST it through the SSRF-safe fetcher. A page's event is made from
+its stored task (a page not finished yet is left to the lane that finishes it, which announces
+it again; a cancelled page is not announced). A 2xx acks; anything else is recorded and
+nacked, so Pub/Sub retries with backoff, and every attempt carries the same ``webhook-id``
+(receivers deduplicate on it). After
 ``max_attempts`` the event is recorded ``failed`` and acked; a destination the fetcher refuses
 (blocked, malformed) fails at once.
 """
@@ -16,7 +19,10 @@ from standardwebhooks.webhooks import Webhook
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import WebhookSpec
-from scrapejobs_shared.domain.webhook_events import MalformedEvent, WebhookEvent
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.webhook_events import MalformedEvent, WebhookEvent, page_data
+from scrapejobs_shared.firecrawl.webhook_bodies import SIGNATURE_HEADER, firecrawl_body, signature
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.webhooks import DeliveryState, WebhookDelivery, WebhookLog
@@ -64,8 +70,15 @@ class WebhookSender:
         previous = await self._deliveries.get(job.id, event.id)
         if previous is not None and previous.state != "pending":
             return Verdict.done(f"already {previous.state}")
+        page = None
+        if event.type == "task.finished":
+            page = await self._store.get_task(job.id, str(event.data.get("task_id", "")))
+            if page is None or page.status is TaskStatus.CANCELLED:
+                return Verdict.done("no such page, or a cancelled one: nothing to announce")
+            if not page.status.terminal:
+                return Verdict.done("the page is not finished: its lane announces it")
         now = self._clock()
-        status, error, permanent = await self._post(job.spec.webhook, event, now)
+        status, error, permanent = await self._post(job, page, event, now)
         attempts = (previous.attempts if previous else 0) + 1
         state: DeliveryState = "pending"
         if status is not None and 200 <= status < 300:
@@ -92,21 +105,16 @@ class WebhookSender:
         return Verdict.done(state)
 
     async def _post(
-        self, hook: WebhookSpec, event: WebhookEvent, now: datetime
+        self, job: JobRecord, page: TaskRecord | None, event: WebhookEvent, now: datetime
     ) -> tuple[int | None, str | None, bool]:
         """(HTTP status, error, whether retrying is pointless)."""
+        hook = job.spec.webhook
+        assert hook is not None
         keys = [hook.secret] if hook.secret else list(self._secrets)
         if not keys:
             return None, "no signing key: the job has no secret and none is configured", True
-        body = event.body()
-        signature = " ".join(Webhook(key).sign(event.id, now, body) for key in keys)
-        headers = {
-            **hook.headers,
-            "content-type": "application/json",
-            "webhook-id": event.id,
-            "webhook-timestamp": str(int(now.timestamp())),
-            "webhook-signature": signature,
-        }
+        body, signed = _signed(hook, job, page, event, keys, now)
+        headers = {**hook.headers, "content-type": "application/json", **signed}
         request = FetchRequest(hook.url, headers, self._policy.timeout_s, body=body.encode())
         try:
             response = await self._fetcher.fetch(request)
@@ -116,3 +124,26 @@ class WebhookSender:
             return None, f"{exc.reason}: {exc.detail}", False
         error = None if 200 <= response.status < 300 else f"HTTP {response.status}"
         return response.status, error, False
+
+
+def _signed(
+    hook: WebhookSpec,
+    job: JobRecord,
+    page: TaskRecord | None,
+    event: WebhookEvent,
+    keys: Sequence[str],
+    now: datetime,
+) -> tuple[str, dict[str, str]]:
+    """The body and its signature headers, in the webhook's shape. Firecrawl's carries one
+    signature: the first key's (the deployment's current one when rotating)."""
+    if hook.shape == "firecrawl":
+        body = firecrawl_body(
+            event, crawl=job.spec.crawl is not None, metadata=hook.metadata, page=page
+        )
+        return body, {SIGNATURE_HEADER: signature(keys[0], body)}
+    body = event.body(page_data(page) if page is not None else None, hook.metadata)
+    return body, {
+        "webhook-id": event.id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": " ".join(Webhook(key).sign(event.id, now, body) for key in keys),
+    }

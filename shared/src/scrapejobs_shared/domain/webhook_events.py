@@ -1,6 +1,9 @@
-"""Webhook events: what a job's end is announced as, with an id that is the same for every
-delivery attempt of one event (Standard Webhooks' ``webhook-id``) and different for the next
-completion of the same job (after a replay)."""
+"""Webhook events: a job's start, each page's end, and a job's end, each with an id that is the
+same for every delivery attempt of one event (Standard Webhooks' ``webhook-id``, Firecrawl's
+``webhookId``); a job's end has a different one for its next completion (after a replay).
+
+A page's event travels with its task's id and URL only: its body is made from the stored task
+when it is delivered (the sender reads it), so a message stays small whatever the page holds."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from scrapejobs_shared.domain.jobspec import WebhookEventType
-from scrapejobs_shared.domain.records import JobRecord
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 
@@ -28,9 +31,19 @@ class WebhookEvent:
     occurred_at: datetime
     data: Mapping[str, Any]
 
-    def body(self) -> str:
-        """The JSON the receiver gets (and the signature covers)."""
-        payload = {"type": self.type, "timestamp": self.occurred_at.isoformat(), "data": self.data}
+    def body(
+        self, data: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> str:
+        """The Standard Webhooks JSON the receiver gets (and the signature covers): ``data``
+        in place of the event's own (a page's, read when delivered), the webhook's
+        ``metadata`` when it has some."""
+        payload: dict[str, Any] = {
+            "type": self.type,
+            "timestamp": self.occurred_at.isoformat(),
+            "data": self.data if data is None else data,
+        }
+        if metadata:
+            payload["metadata"] = metadata
         return json.dumps(payload, separators=(",", ":"), sort_keys=True)
 
     def to_message(self) -> bytes:
@@ -77,5 +90,47 @@ def job_ended(job: JobRecord, counts: Mapping[TaskStatus, int]) -> WebhookEvent:
         "labels": dict(job.labels),
         "finished_at": at.isoformat(),
     }
-    digest = hashlib.sha256(f"{job.id}|{kind}|{at.isoformat()}".encode()).hexdigest()
-    return WebhookEvent(f"evt_{digest[:32]}", kind, job.id, at, data)
+    return WebhookEvent(_event_id(job.id, kind, at.isoformat()), kind, job.id, at, data)
+
+
+def job_started(job: JobRecord) -> WebhookEvent:
+    """The event of a job just submitted (a crawl's total grows as it finds pages)."""
+    data = {
+        "job_id": job.id,
+        "status": job.status.value,
+        "total": job.total,
+        "labels": dict(job.labels),
+        "created_at": job.created_at.isoformat(),
+    }
+    return WebhookEvent(
+        _event_id(job.id, "job.started", job.created_at.isoformat()),
+        "job.started",
+        job.id,
+        job.created_at,
+        data,
+    )
+
+
+def task_finished(job_id: str, task_id: str, url: str, at: datetime) -> WebhookEvent:
+    """The event of a page that ended (its body is made from the task when delivered)."""
+    data = {"task_id": task_id, "url": url}
+    return WebhookEvent(
+        _event_id(job_id, "task.finished", task_id), "task.finished", job_id, at, data
+    )
+
+
+def page_data(task: TaskRecord) -> dict[str, Any]:
+    """The ``data`` of a page's Standard Webhooks event."""
+    return {
+        "job_id": task.job_id,
+        "task_id": task.id,
+        "url": task.url,
+        "status": task.status.value,
+        "http_status": task.http_status,
+        "error": task.error,
+        "finished_at": task.updated_at.isoformat(),
+    }
+
+
+def _event_id(job_id: str, kind: str, what: str) -> str:
+    return "evt_" + hashlib.sha256(f"{job_id}|{kind}|{what}".encode()).hexdigest()[:32]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 
@@ -20,8 +20,11 @@ from scrapejobs_shared.domain.jobspec import (
     JSON_INT,
     MAX_URLS,
     URL_SCHEMA,
+    WEBHOOK_FORBIDDEN_HEADERS,
     CssSelector,
     HttpUrl,
+    WebhookMetadata,
+    check_headers,
     headers_schema,
 )
 
@@ -47,7 +50,6 @@ REFUSED: dict[str, tuple[Any, ...]] = {
     "removeBase64Images": (None, True),
     "zeroDataRetention": (None, False),
     "appendToId": (None,),
-    "webhook": (None,),
     "prompt": (None,),
     "allowExternalLinks": (None, False),
     "robotsUserAgent": (None,),
@@ -63,7 +65,6 @@ WHY_REFUSED = {
     "removeBase64Images": "base64 images are always left out of markdown",
     "zeroDataRetention": "results are kept for the deployment's retention period",
     "appendToId": "a batch cannot be appended to",
-    "webhook": "Firecrawl webhooks are not supported yet",
     "prompt": "crawl options are not written from a prompt here",
     "allowExternalLinks": "a crawl stays on its site (allowSubdomains widens it)",
     "robotsUserAgent": "robots.txt is read as this service's own user agent",
@@ -110,6 +111,39 @@ class SdkRequest(CamelModel):
 
     integration: str | None = Field(default=None, max_length=200)
     origin: str | None = Field(default=None, max_length=200)
+
+
+WebhookEventName = Literal["started", "page", "completed", "failed"]
+
+
+class Webhook(CamelModel):
+    """A webhook as Firecrawl takes it: its events are POSTed in Firecrawl's shape, signed
+    ``X-Firecrawl-Signature: sha256=<hex HMAC-SHA256 of the body>`` with the deployment's
+    webhook secret."""
+
+    url: HttpUrl = Field(description="http(s) URL (a blocked destination is never called)")
+    headers: dict[str, str] | None = Field(
+        default=None,
+        max_length=20,
+        description="Extra request headers",
+        json_schema_extra=headers_schema(WEBHOOK_FORBIDDEN_HEADERS),
+    )
+    metadata: WebhookMetadata | None = Field(default=None, description="Echoed in every event")
+    events: list[WebhookEventName] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4,
+        description="started, page (each page that ended), completed, failed (or cancelled); "
+        "default: all",
+    )
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_allowed(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return None if value is None else check_headers(value, WEBHOOK_FORBIDDEN_HEADERS)
+
+
+WebhookOption = Annotated[HttpUrl | Webhook, Field(union_mode="left_to_right")]
 
 
 class JsonFormat(CamelModel):
@@ -206,7 +240,9 @@ class BatchScrapeBody(ScrapeOptions):
     max_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = Field(
         default=None, description="Fetches at once for each host of the batch"
     )
-    webhook: Refused = refused("webhook")
+    webhook: WebhookOption | None = Field(
+        default=None, description="A URL, or where and which events to POST"
+    )
     zero_data_retention: Refused = refused("zero_data_retention")
     append_to_id: Refused = refused("append_to_id")
 
@@ -253,7 +289,9 @@ class CrawlBody(SdkRequest):
     robots_user_agent: Refused = refused("robots_user_agent")
     regex_on_full_url: Refused = refused("regex_on_full_url", alias="regexOnFullURL")
     sitemap: Refused = refused("sitemap")
-    webhook: Refused = refused("webhook")
+    webhook: WebhookOption | None = Field(
+        default=None, description="A URL, or where and which events to POST"
+    )
     zero_data_retention: Refused = refused("zero_data_retention")
 
 

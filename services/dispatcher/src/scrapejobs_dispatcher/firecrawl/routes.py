@@ -24,7 +24,6 @@ from scrapejobs_dispatcher.firecrawl.answer_models import (
     ScrapeAnswer,
     batch_status,
 )
-from scrapejobs_dispatcher.firecrawl.documents import document
 from scrapejobs_dispatcher.firecrawl.errors import ERRORS, FirecrawlRoute
 from scrapejobs_dispatcher.firecrawl.request_models import (
     BatchScrapeBody,
@@ -47,6 +46,7 @@ from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
 from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut, SyncScrape
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.firecrawl.documents import document
 
 router = APIRouter(
     prefix="/v2",

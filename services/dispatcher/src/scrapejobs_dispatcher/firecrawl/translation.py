@@ -34,21 +34,16 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
     JsonFormat,
     ScrapeBody,
     ScrapeOptions,
+    Webhook,
 )
 from scrapejobs_shared.domain.jobspec import MAX_URLS, JobRequest, ScrapeRequest, check_url
+from scrapejobs_shared.firecrawl.documents import FORMATS, JSON_FIELD
+from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 
 Native = TypeVar("Native", JobRequest, ScrapeRequest)
 LABEL = "firecrawl"  # the label naming the /v2 endpoint a job came from
-FORMATS = {
-    "markdown": "markdown",
-    "html": "clean_html",
-    "rawHtml": "html",
-    "links": "links",
-    "images": "images",
-}
 MAX_FETCH_TIMEOUT_S = 50.0
 MOBILE_VIEWPORT = {"width": 390, "height": 844}
-JSON_FIELD = "json"  # where the json format's answer goes in a result's data
 DEFAULT_JSON_PROMPT = "Extract the data the schema describes from the page."
 OPEN_SCHEMA: dict[str, Any] = {"type": "object"}
 # native field paths -> the Firecrawl field they came from
@@ -66,6 +61,7 @@ FIELD_NAMES = {
     "crawl.include": "includePaths",
     "crawl.exclude": "excludePaths",
     "options.per_host_rps": "delay",
+    "webhook": "webhook",
 }
 
 
@@ -98,6 +94,21 @@ def job_options(options: ScrapeOptions) -> dict[str, Any]:
             render["viewport"] = MOBILE_VIEWPORT
         native["render"] = render
     return native
+
+
+def webhook(option: str | Webhook | None) -> dict[str, Any] | None:
+    """The native webhook of a Firecrawl one: Firecrawl's bodies and signature, its events."""
+    if option is None:
+        return None
+    hook = Webhook(url=option) if isinstance(option, str) else option
+    names: list[str] = list(hook.events or WEBHOOK_EVENTS)
+    return {
+        "url": hook.url,
+        "headers": hook.headers or {},
+        "metadata": hook.metadata or {},
+        "events": [native for name in dict.fromkeys(names) for native in WEBHOOK_EVENTS[name]],
+        "shape": "firecrawl",
+    }
 
 
 def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
@@ -136,6 +147,7 @@ def batch_request(body: BatchScrapeBody, urls: list[str]) -> JobRequest:
         "options": options,
         "pipeline": pipeline(body),
         "labels": {LABEL: "batch"},
+        "webhook": webhook(body.webhook),
     }
     return _validated(JobRequest, native)
 
@@ -165,6 +177,7 @@ def crawl_request(body: CrawlBody) -> JobRequest:
         "options": options,
         "pipeline": pipeline(body.scrape_options or ScrapeOptions()),
         "labels": {LABEL: "crawl"},
+        "webhook": webhook(body.webhook),
     }
     return _validated(JobRequest, native)
 

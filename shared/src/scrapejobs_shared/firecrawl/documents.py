@@ -7,10 +7,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapejobs_dispatcher.firecrawl.translation import FORMATS, JSON_FIELD
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 
+# Firecrawl's format names -> the native formats they are
+FORMATS = {
+    "markdown": "markdown",
+    "html": "clean_html",
+    "rawHtml": "html",
+    "links": "links",
+    "images": "images",
+}
+JSON_FIELD = "json"  # where the json format's answer goes in a result's data
 FIRECRAWL_NAMES = {native: name for name, native in FORMATS.items()}
 PAGE_FACTS = ("title", "description", "language", "keywords", "robots", "favicon")
 LISTED = frozenset({"ogLocaleAlternate"})  # metadata Firecrawl gives as a list

@@ -144,6 +144,7 @@ def test_a_crawl_stays_in_its_section_honours_robots_and_is_paged(
         f"{site.url}/fc/",
         limit=20,
         ignore_query_parameters=True,
+        sitemap="skip",
         formats=["markdown", "links"],
         poll_interval=1,
         timeout=120,
@@ -157,8 +158,30 @@ def test_a_crawl_stays_in_its_section_honours_robots_and_is_paged(
     assert job.total == 5 and job.completed == 5  # and the page robots.txt keeps out
 
 
+def test_a_crawl_reads_the_site_s_sitemaps_unless_told_not_to(
+    firecrawl: Firecrawl, site: Site
+) -> None:
+    def crawled(**options: object) -> set[str]:
+        job = firecrawl.crawl(
+            f"{site.url}/fc/",
+            limit=20,
+            ignore_query_parameters=True,
+            poll_interval=1,
+            timeout=120,
+            **options,
+        )
+        assert job.status == "completed", job
+        return {d.metadata_typed.source_url for d in job.data}
+
+    section = {f"{site.url}/fc/{path}" for path in ("", "a", "b", "a/1")}
+    listed = {f"{site.url}/fc/hidden", f"{site.url}/fc/extra"}  # /fc/private/y: robots.txt
+    assert crawled() == section | listed  # Firecrawl's default: sitemap include
+    only = {f"{site.url}/fc/", f"{site.url}/fc/a", *listed}  # no links followed
+    assert crawled(sitemap="only") == only
+
+
 def test_a_crawl_s_errors_and_cancel(firecrawl: Firecrawl, site: Site, stack: Stack) -> None:
-    started = firecrawl.start_crawl(f"{site.url}/fc/", limit=20)
+    started = firecrawl.start_crawl(f"{site.url}/fc/", limit=20, sitemap="skip")
     assert started.url.endswith(f"/v2/crawl/{started.id}")
     deadline = time.monotonic() + 120
     while (status := firecrawl.get_crawl_status(started.id)).status == "scraping":
@@ -225,7 +248,7 @@ def test_a_crawl_s_webhook_gets_its_start_each_page_and_its_end(
 ) -> None:
     hook = WebhookConfig(url=f"{receiver.url}/crawl", metadata={"run": "r7"})
     started = firecrawl.start_crawl(
-        f"{site.url}/fc/", limit=20, ignore_query_parameters=True, webhook=hook
+        f"{site.url}/fc/", limit=20, ignore_query_parameters=True, sitemap="skip", webhook=hook
     )
 
     deliveries = received(receiver, "/crawl", "crawl.completed")

@@ -52,6 +52,8 @@ FC_LINKS: dict[str, list[str]] = {
     "/fc/b": [],
     "/fc/a/1": [],
     "/other/x": ["/fc/"],
+    "/fc/hidden": [],  # only in /sitemap.xml
+    "/fc/extra": [],  # only in the sitemap of the index robots.txt names
 }
 CRAWL_LINKS: dict[str, list[str]] = {
     "/crawl/": ["/crawl/a", "/crawl/b#top", "/crawl/private/x", "http://elsewhere.invalid/"],

@@ -321,12 +321,13 @@ async def test_a_crawl_becomes_one_crawl_job_and_is_listed_while_active() -> Non
     defaults = store.jobs[second["id"]].spec.crawl
     assert defaults is not None and not defaults.under_start_path
     assert (defaults.max_depth, defaults.max_pages) == (20, 10_000)
+    assert defaults.sitemap == "include"  # Firecrawl's default: its SDKs send none
 
 
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"sitemap": "include"}, "sitemap"),
+        ({"sitemap": "sometimes"}, "sitemap"),
         ({"allowExternalLinks": True}, "allowExternalLinks"),
         ({"prompt": "all the blog posts"}, "prompt"),
         ({"regexOnFullURL": True}, "regexOnFullURL"),

@@ -13,7 +13,7 @@ from scrapejobs_shared.domain.jobspec import CrawlSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.ports.job_store import BatchStore
-from scrapejobs_worker.crawl_frontier import next_candidates
+from scrapejobs_worker.crawl_frontier import CrawlCandidate, next_candidates
 
 
 class CrawlExpansion:
@@ -40,6 +40,24 @@ class CrawlExpansion:
         candidates = next_candidates(
             links, page_url=page_url, page_depth=parent_task.depth, crawl=crawl
         )
+        return await self._add(crawl, parent, candidates, f"crawl:{parent_task.task_id}")
+
+    async def expand_sitemap(
+        self, crawl: CrawlSpec, parent: BatchRecord, start_task: BatchItem, pages: Sequence[str]
+    ) -> int:
+        """Create and publish the pages the site's sitemaps list, in the crawl's scope, at
+        depth 0 (as Firecrawl counts them); their batch ids derive from the start task, apart
+        from its links'."""
+        candidates = next_candidates(pages, page_url=start_task.url, page_depth=-1, crawl=crawl)
+        return await self._add(crawl, parent, candidates, f"sitemap:{start_task.task_id}")
+
+    async def _add(
+        self,
+        crawl: CrawlSpec,
+        parent: BatchRecord,
+        candidates: Sequence[CrawlCandidate],
+        key: str,
+    ) -> int:
         if not candidates:
             return 0
         items = [
@@ -56,7 +74,7 @@ class CrawlExpansion:
             MAX_BATCH_SIZE,
             self._clock(),
             parent.expire_at,
-            key=f"crawl:{parent_task.task_id}",
+            key=key,
             lane=parent.lane,
         )
         stored: list[BatchRecord] = []

@@ -15,12 +15,14 @@ from opentelemetry.trace import Tracer, get_current_span
 
 from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
-from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.crawl_identity import crawl_key
+from scrapejobs_shared.domain.jobspec import CrawlSpec, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.host_gate import Throttle
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
+from scrapejobs_worker.crawl_sitemaps import CrawlSitemaps
 from scrapejobs_worker.fetch_port import (
     BlockedDestination,
     Fetcher,
@@ -122,6 +124,7 @@ class TaskRunner:
         self._tracer = tracer
         self._policy = policy
         self._permit_lease = timedelta(seconds=policy.fetch_timeout_s + policy.lease_margin_s)
+        self._sitemaps = CrawlSitemaps(fetcher, politeness, self._permit_lease)
 
     async def run(self, item: BatchItem, work: BatchWork) -> TaskResult:
         attempt = Attempt(item.attempts, item.error, work.deferrals)
@@ -222,14 +225,24 @@ class TaskRunner:
         with phase("extract"):
             page = self._extract(decision.response, work.spec)
         crawl = work.spec.crawl
-        if crawl is not None and page.links:  # a page refused by a pipeline stage, too
+        # a page refused by a pipeline stage expands too
+        if crawl is not None and page.links and crawl.sitemap != "only":
             with phase("expand"):
                 await self._crawl.expand(crawl, work.batch, item, decision.response.url, page.links)
+        if crawl is not None and crawl.sitemap != "skip" and _starts(item, crawl):
+            with phase("sitemaps"):
+                pages = await self._sitemaps.pages(item.url, work.spec, work.deadline)
+                await self._crawl.expand_sitemap(crawl, work.batch, item, pages)
         outcome = replace(page.outcome, fetched_at=self._clock())
         if page.model_input is not None:
             handoff = HandOffTask(item.task_id, Handoff(outcome, page.model_input))
             return TaskResult(handoff, Kind.HANDED_OFF, "processing")
         return _finished(item, outcome)
+
+
+def _starts(item: BatchItem, crawl: CrawlSpec) -> bool:
+    """Whether ``item`` is the crawl's start page (a sitemap's pages are at depth 0 too)."""
+    return item.depth == 0 and crawl_key(item.url) == crawl_key(crawl.start_url)
 
 
 def cancelled(item: BatchItem) -> TaskResult:

@@ -404,6 +404,12 @@ class CrawlSpec(BaseModel):
         description="Pages are followed without their query: URLs differing only in it are "
         "one page",
     )
+    sitemap: Literal["skip", "include", "only"] = Field(
+        default="skip",
+        description="include: the site's sitemaps (/sitemap.xml, those robots.txt names, one "
+        "level of index) add their pages (at depth 0, in the crawl's scope); only: those pages "
+        "and start_url, no links followed; skip: links only",
+    )
 
     @field_validator("include", "exclude")
     @classmethod

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from lxml import etree  # type: ignore[import-untyped]
 
@@ -39,6 +40,12 @@ def xml_links(root: Any, base_url: str) -> tuple[list[str], bool]:
     """The normalised URLs a sitemap or feed points to, and whether :data:`MAX_URLS` cut
     them."""
     return unique_http_urls((raw.strip() for raw in _XML_LINKS(root)), base_url)
+
+
+def is_sitemap(url: str) -> bool:
+    """Whether a sitemap's location is taken for another sitemap (an index's entries are):
+    its path ends in ``.xml``."""
+    return urlsplit(url).path.lower().endswith(".xml")
 
 
 def unique_http_urls(raw_urls: Iterable[str], base_url: str) -> tuple[list[str], bool]:

@@ -54,7 +54,6 @@ REFUSED: dict[str, tuple[Any, ...]] = {
     "allowExternalLinks": (None, False),
     "robotsUserAgent": (None,),
     "regexOnFullURL": (None, False),
-    "sitemap": (None, "skip"),
 }
 WHY_REFUSED = {
     "actions": "browser actions are not supported (waitFor renders the page)",
@@ -69,7 +68,6 @@ WHY_REFUSED = {
     "allowExternalLinks": "a crawl stays on its site (allowSubdomains widens it)",
     "robotsUserAgent": "robots.txt is read as this service's own user agent",
     "regexOnFullURL": "includePaths and excludePaths match the URL's path",
-    "sitemap": "sitemaps are not read: a crawl follows links",
 }
 
 
@@ -288,7 +286,11 @@ class CrawlBody(SdkRequest):
     allow_external_links: Refused = refused("allow_external_links")
     robots_user_agent: Refused = refused("robots_user_agent")
     regex_on_full_url: Refused = refused("regex_on_full_url", alias="regexOnFullURL")
-    sitemap: Refused = refused("sitemap")
+    sitemap: Literal["skip", "include", "only"] = Field(
+        default="include",
+        description="include: the site's sitemaps add their pages to the links followed; "
+        "only: the sitemaps' pages (and url) alone; skip: links only",
+    )
     webhook: WebhookOption | None = Field(
         default=None, description="A URL, or where and which events to POST"
     )

@@ -28,6 +28,7 @@ from scrapejobs_dispatcher.sync_scrape import SyncScrape
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.extraction.links import is_sitemap
 from scrapejobs_shared.extraction.urls import normalize_http_url
 from scrapejobs_shared.politeness.robots_rules import ROBOTS_PATH, RobotsRules, rules_for_response
 from scrapejobs_shared.ports.job_store import JobStore
@@ -78,7 +79,7 @@ class SiteMapper:
         read = {url for url, _ in first}
         more = await self._round(first, found, deadline)
         for _ in range(SITEMAP_LEVELS if body.sitemap != "skip" else 0):
-            room = MAX_SITEMAPS - sum(1 for url in read if _is_sitemap(url))
+            room = MAX_SITEMAPS - sum(1 for url in read if is_sitemap(url))
             unread = [url for url in dict.fromkeys(more) if url not in read][: max(0, room)]
             if not unread:  # sitemaps robots.txt names, those an index lists: none left
                 break
@@ -125,8 +126,8 @@ class SiteMapper:
             if role == "page":
                 found.page_links += links
             else:
-                found.sitemap_links += [link for link in links if not _is_sitemap(link)]
-                more += [link for link in links if _is_sitemap(link)]
+                found.sitemap_links += [link for link in links if not is_sitemap(link)]
+                more += [link for link in links if is_sitemap(link)]
         return more
 
 
@@ -174,10 +175,6 @@ def _origin(url: str) -> str:
 
 def _site_host(host: str) -> str:
     return host.removeprefix("www.")
-
-
-def _is_sitemap(url: str) -> bool:
-    return urlsplit(url).path.lower().endswith(".xml")
 
 
 def _strings(value: object) -> list[str]:

@@ -12,7 +12,7 @@ labelled with the endpoint it came from.
 | ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport) |
 | ``maxConcurrency`` | ``options.per_host_concurrency`` |
 | crawl: ``limit``, ``maxDiscoveryDepth``, ``includePaths``, ``excludePaths``, ``allowSubdomains`` | ``crawl``'s ``max_pages`` (10,000 unset), ``max_depth`` (20 unset), ``include``, ``exclude``, ``allow_subdomains`` |
-| crawl: ``crawlEntireDomain`` false (its default), ``ignoreQueryParameters`` | ``crawl.under_start_path``, ``crawl.ignore_query`` |
+| crawl: ``crawlEntireDomain`` false (its default), ``ignoreQueryParameters``, ``sitemap`` | ``crawl.under_start_path``, ``crawl.ignore_query``, ``crawl.sitemap`` |
 | crawl: ``delay`` (s), ``ignoreRobotsTxt``, ``scrapeOptions`` | ``options.per_host_rps`` (1 / delay), ``options.respect_robots``, as a scrape's options |
 
 A ``ValidationError`` of the native request is raised as ``InvalidOption`` naming the
@@ -171,6 +171,7 @@ def crawl_request(body: CrawlBody) -> JobRequest:
         "allow_subdomains": body.allow_subdomains,
         "under_start_path": not body.crawl_entire_domain,
         "ignore_query": body.ignore_query_parameters,
+        "sitemap": body.sitemap,
     }
     native = {
         "crawl": crawl,

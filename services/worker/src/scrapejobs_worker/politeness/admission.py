@@ -191,6 +191,10 @@ class Politeness:
         agent = self._policy.user_agent
         return RobotsVerdict(rules.allows(url, agent), rules.crawl_delay(agent))
 
+    async def sitemaps(self, url: str) -> list[str]:
+        """The sitemaps the robots.txt of ``url``'s site names."""
+        return (await self._robots.rules_for(url)).sitemaps
+
     def limits(self, options: JobOptions, crawl_delay_s: float | None) -> HostLimits:
         rps = options.per_host_rps or self._policy.per_host_rps
         interval = max(1.0 / rps if rps else 0.0, crawl_delay_s or 0.0)

@@ -284,3 +284,23 @@ def test_a_batch_s_webhook_is_retried_with_the_same_webhook_id(
     retried = [d for d in rest if d.webhook_id == first.webhook_id]
     assert [d.answered for d in retried] == [204]  # the same event, delivered on its retry
     assert all(d.payload and d.payload["id"] == started.id for d in deliveries)
+
+
+def test_max_age_reuses_pages_an_earlier_batch_kept(firecrawl: Firecrawl, site: Site) -> None:
+    tag = uuid.uuid4().hex[:6]
+    urls = [f"{site.url}/product/{n}?t={tag}" for n in range(20, 25)]
+    first = firecrawl.batch_scrape(urls, formats=["markdown"], poll_interval=1, wait_timeout=60)
+    assert {d.metadata_typed.cache_state for d in first.data} == {"miss"}
+    fetched = [site.count(f"/product/{n}") for n in range(20, 25)]
+
+    again = firecrawl.batch_scrape(urls, formats=["markdown"], poll_interval=1, wait_timeout=60)
+    assert [site.count(f"/product/{n}") for n in range(20, 25)] == fetched  # no fetch
+    assert {d.metadata_typed.cache_state for d in again.data} == {"hit"}
+    assert all(d.metadata_typed.cached_at for d in again.data)
+    assert sorted(d.markdown for d in again.data) == sorted(d.markdown for d in first.data)
+
+    fresh = firecrawl.batch_scrape(
+        urls, formats=["markdown"], max_age=0, poll_interval=1, wait_timeout=60
+    )
+    assert {d.metadata_typed.cache_state for d in fresh.data} == {"miss"}
+    assert [site.count(f"/product/{n}") for n in range(20, 25)] == [n + 1 for n in fetched]

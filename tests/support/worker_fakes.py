@@ -19,11 +19,13 @@ from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage, TaskRef
+from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.fetch_port import FetchRequest, FetchResponse
 from scrapejobs_worker.page_extraction import extract_outcome
+from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_worker.politeness.robots_cache import RobotsCache
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
@@ -92,6 +94,7 @@ def build_processor(
     batch: BatchPolicy | None = None,
     metrics: DeliveryMetrics | None = None,
     events: JobEvents | None = None,
+    page_cache: PageCache | None = None,
 ) -> BatchProcessor:
     polite = Politeness(
         gate or MemoryHostGate(),
@@ -118,6 +121,7 @@ def build_processor(
         metrics or DeliveryMetrics(NoOpMeter("tests"), "scrape-tasks-push"),
         batch or BatchPolicy(lease_s=6),
         events,
+        reuse=PageReuse(page_cache, clock),
     )
 
 

@@ -47,6 +47,7 @@ from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, ClaimResult, Mi
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.job_cache import JobCache
+from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.phase_timer import collect_phases, phase
 from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunner, cancelled
 from scrapejobs_worker.verdict import Verdict
@@ -78,8 +79,10 @@ class BatchProcessor:
         policy: BatchPolicy,
         events: JobEvents | None = None,
         heartbeat: WorkerHeartbeat | None = None,
+        reuse: PageReuse | None = None,
     ) -> None:
         self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
+        self._reuse = reuse or PageReuse(None, clock)
         self._events = events
         self._store = store
         self._runner = runner
@@ -242,8 +245,12 @@ class BatchProcessor:
             cancelled=claim.cancelled,
             heartbeat=self._heartbeat,
         )
-        work = BatchWork(claim.batch, spec, deferrals, deadline, lambda: recorder.cancelled)
-        results = await self._run_all(work, recorder)
+        reused = [] if claim.cancelled else await self._reuse.reused(spec, claim.batch.fetch_items)
+        work = BatchWork(
+            _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
+        )
+        results = await self._run_all(work, recorder, reused)
+        await self._reuse.keep(spec, claim.batch.items, results)
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:
@@ -335,9 +342,12 @@ class BatchProcessor:
         finally:
             self._heartbeat.pages_in_flight -= 1
 
-    async def _run_all(self, work: BatchWork, recorder: BatchRecorder) -> list[TaskResult]:
+    async def _run_all(
+        self, work: BatchWork, recorder: BatchRecorder, reused: list[TaskResult]
+    ) -> list[TaskResult]:
+        """Run the batch's tasks (those ``reused`` are recorded as they are)."""
         queue = HostSpread(work.batch.fetch_items, self._policy.concurrency)
-        results: list[TaskResult] = []
+        results: list[TaskResult] = list(reused)
         outages: list[DependencyUnavailable] = []
 
         async def lane() -> None:
@@ -358,6 +368,8 @@ class BatchProcessor:
                 results.append(result)
 
         recorder.start()
+        for result in reused:
+            recorder.add(result.change)
         self._heartbeat.batches_in_flight += 1
         try:
             async with asyncio.TaskGroup() as lanes:
@@ -416,6 +428,14 @@ def finished_pages(batch: BatchRecord, results: list[TaskResult]) -> list[tuple[
         and result.change.outcome.status is not CANCELLED
     }
     return [(item.task_id, item.url) for item in batch.items if item.task_id in ended]
+
+
+def _without(batch: BatchRecord, reused: list[TaskResult]) -> BatchRecord:
+    """``batch`` without the tasks whose pages were reused."""
+    if not reused:
+        return batch
+    done = {result.change.task_id for result in reused}
+    return replace(batch, items=tuple(item for item in batch.items if item.task_id not in done))
 
 
 def _still_open(items: tuple[BatchItem, ...], results: list[TaskResult]) -> tuple[BatchItem, ...]:

@@ -19,6 +19,7 @@ from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCac
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
@@ -33,6 +34,7 @@ from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPo
 from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
+from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
@@ -48,6 +50,7 @@ from scrapejobs_worker.language_models.vertex_gemini import VertexGeminiModel
 from scrapejobs_worker.model_port import LanguageModel
 from scrapejobs_worker.model_slots import ModelSlots
 from scrapejobs_worker.page_extraction import extract_outcome
+from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_worker.politeness.robots_cache import RobotsCache
 from scrapejobs_worker.processing_lane import ProcessingLane
@@ -113,6 +116,7 @@ def create_app(
     worker_directory: WorkerDirectory | None = None,
     language_model: LanguageModel | None = None,
     answer_cache: AnswerCache | None = None,
+    page_cache: PageCache | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
     telemetry the settings choose unless others are given (tests; the caller then shuts
@@ -176,6 +180,11 @@ def create_app(
             batch_policy(settings),
             events,
             heartbeat,
+            PageReuse(
+                page_cache
+                or (FirestorePageCache(client, deadline) if client is not None else None),
+                clock,
+            ),
         )
         model = language_model or build_language_model(settings)
         app.state.processing = ProcessingLane(
@@ -315,3 +324,8 @@ def app_from_env() -> FastAPI:
     settings = WorkerSettings()
     configure_logging("worker", settings.log_level, settings.project_id)
     return create_app(settings)
+
+
+def _page_cache(client: Any, deadline: CallDeadline) -> PageCache | None:
+    """Firestore's page cache (none for a test that gave every store)."""
+    return FirestorePageCache(client, deadline) if client is not None else None

@@ -228,6 +228,9 @@ def _also_boolean(schema: JsonDict) -> None:
         any_of.insert(1, {"type": "boolean"})
 
 
+MAX_CACHE_AGE_S = 172_800  # how long a page cache entry is kept (and the most it is asked for)
+
+
 class JobOptions(BaseModel):
     # strict: what the OpenAPI document says is what is accepted (0 is not false, "5" is not 5)
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -267,6 +270,16 @@ class JobOptions(BaseModel):
         default=None,
         description="Keep the job and its results this many days (default: the deployment's, "
         "30); an expired job is gone from the API at once and deleted by Firestore TTL",
+    )
+    cache_max_age_s: Annotated[int, Field(ge=0, le=MAX_CACHE_AGE_S), JSON_INT] = Field(
+        default=0,
+        description="Reuse the result of a page fetched this recently (seconds, at most "
+        "172,800) by a job asking for the same result (URL, fields, formats, content, headers, "
+        "rendering, stages); 0: always fetch. Not for crawls or jobs with an ai stage",
+    )
+    cache_store: bool = Field(
+        default=False,
+        description="Keep each page fetched for later jobs' cache_max_age_s (for 2 days)",
     )
 
     @field_validator("headers")

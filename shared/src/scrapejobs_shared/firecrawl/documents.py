@@ -1,6 +1,7 @@
 """A task's result as a Firecrawl ``Document``: its formats under Firecrawl's names, and its
 ``metadata`` (the page's own, Open Graph and Dublin Core tags in Firecrawl's camelCase, the
-requested and final URL, the HTTP status, the content type, and the error of a failed page)."""
+requested and final URL, the HTTP status, the content type, whether the page was reused from the
+page cache (``cacheState``, ``cachedAt``), and the error of a failed page)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,12 @@ def metadata(task: TaskRecord) -> dict[str, Any]:
         "contentType": page.get("content_type"),
         "scrapeId": task.id,
     }
+    if task.status is TaskStatus.SUCCEEDED and task.fetched_at is not None:
+        # a page fetched before its task existed was reused from the page cache
+        reused = task.fetched_at < task.created_at
+        found["cacheState"] = "hit" if reused else "miss"
+        if reused:
+            found["cachedAt"] = task.fetched_at.isoformat()
     if task.status is not TaskStatus.SUCCEEDED and task.error:
         found["error"] = task.error
     return found

@@ -190,9 +190,11 @@ class ScrapeOptions(SdkRequest):
     block_ads: bool = True
     proxy: Literal["basic", "auto"] | None = None
     max_age: Annotated[int, Field(ge=0), JSON_INT] | None = Field(
-        default=None, description="ms: results are always fetched fresh"
+        default=None,
+        description="ms: reuse a page fetched this recently for the same result (default 4 "
+        "hours; 0: fetch fresh; crawls always fetch)",
     )
-    store_in_cache: bool = True
+    store_in_cache: bool = Field(default=True, description="Keep the pages fetched for reuse")
     # refused unless they ask for nothing (REFUSED)
     actions: Refused = refused("actions")
     location: Refused = refused("location")

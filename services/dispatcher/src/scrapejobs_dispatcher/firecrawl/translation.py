@@ -11,6 +11,7 @@ labelled with the endpoint it came from.
 | ``timeout`` (ms) | ``options.timeout_s`` (at most 50 s a fetch); a scrape's wait |
 | ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport) |
 | ``maxConcurrency`` | ``options.per_host_concurrency`` |
+| ``maxAge`` (ms; 4 h unset), ``storeInCache`` | ``options.cache_max_age_s``, ``options.cache_store`` |
 | crawl: ``limit``, ``maxDiscoveryDepth``, ``includePaths``, ``excludePaths``, ``allowSubdomains`` | ``crawl``'s ``max_pages`` (10,000 unset), ``max_depth`` (20 unset), ``include``, ``exclude``, ``allow_subdomains`` |
 | crawl: ``crawlEntireDomain`` false (its default), ``ignoreQueryParameters``, ``sitemap`` | ``crawl.under_start_path``, ``crawl.ignore_query``, ``crawl.sitemap`` |
 | crawl: ``delay`` (s), ``ignoreRobotsTxt``, ``scrapeOptions`` | ``options.per_host_rps`` (1 / delay), ``options.respect_robots``, as a scrape's options |
@@ -36,13 +37,21 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
     ScrapeOptions,
     Webhook,
 )
-from scrapejobs_shared.domain.jobspec import MAX_URLS, JobRequest, ScrapeRequest, check_url
+from scrapejobs_shared.domain.jobspec import (
+    MAX_CACHE_AGE_S,
+    MAX_URLS,
+    JobRequest,
+    ScrapeRequest,
+    check_url,
+)
 from scrapejobs_shared.firecrawl.documents import FORMATS, JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 
 Native = TypeVar("Native", JobRequest, ScrapeRequest)
 LABEL = "firecrawl"  # the label naming the /v2 endpoint a job came from
 MAX_FETCH_TIMEOUT_S = 50.0
+ATTACH_WINDOW_S = 600.0  # how long a scrape's retry finds the job the first one started
+DEFAULT_MAX_AGE_MS = 14_400_000  # Firecrawl's own default (its SDKs send it)
 MOBILE_VIEWPORT = {"width": 390, "height": 844}
 DEFAULT_JSON_PROMPT = "Extract the data the schema describes from the page."
 OPEN_SCHEMA: dict[str, Any] = {"type": "object"}
@@ -85,6 +94,8 @@ def job_options(options: ScrapeOptions) -> dict[str, Any]:
             "exclude": options.exclude_tags or [],
         },
         "headers": options.headers or {},
+        "cache_max_age_s": cache_age_s(options.max_age),
+        "cache_store": options.store_in_cache,
     }
     if options.timeout is not None:
         native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
@@ -109,6 +120,13 @@ def webhook(option: str | Webhook | None) -> dict[str, Any] | None:
         "events": [native for name in dict.fromkeys(names) for native in WEBHOOK_EVENTS[name]],
         "shape": "firecrawl",
     }
+
+
+def cache_age_s(max_age_ms: int | None) -> int:
+    """``maxAge`` (ms; Firecrawl's default when absent) as the native cache age (whole seconds,
+    at most what the cache keeps)."""
+    age_ms = DEFAULT_MAX_AGE_MS if max_age_ms is None else max_age_ms
+    return min(age_ms // 1000, MAX_CACHE_AGE_S)
 
 
 def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
@@ -220,10 +238,6 @@ def _firecrawl_field(loc: list[str]) -> str:
             rest = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in loc[length:])
             return FIELD_NAMES[native] + rest
     return ".".join(loc) or "body"
-
-
-ATTACH_WINDOW_S = 600.0  # how long a scrape's retry finds the job the first one started
-DEFAULT_MAX_AGE_MS = 14_400_000  # Firecrawl's own default (its SDKs send it)
 
 
 def attach_key(request: ScrapeRequest, max_age_ms: int | None, now_s: float) -> str | None:

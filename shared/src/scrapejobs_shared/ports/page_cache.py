@@ -1,0 +1,46 @@
+"""Pages kept for reuse (``options.cache_max_age_s``, Firecrawl's ``maxAge``): a succeeded
+page's outcome under a digest of its URL and of everything in the job that shapes it, so a later
+job asking for the same result within the age it accepts gets it without a fetch."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from scrapejobs_shared.domain.jobspec import JobSpec
+
+
+@dataclass(frozen=True, slots=True)
+class CachedPage:
+    http_status: int | None
+    data: dict[str, Any]
+    fetched_at: datetime
+    truncated_fields: tuple[str, ...] = ()
+    field_errors: dict[str, str] | None = None
+
+
+def page_key(url: str, spec: JobSpec) -> str:
+    """What a page is kept under: its URL and the parts of the job that decide its result."""
+    options = spec.options
+    shaping = {
+        "url": url,
+        "extract": spec.model_dump(mode="json", include={"extract", "pipeline"}),
+        "options": options.model_dump(
+            mode="json", include={"formats", "content", "headers", "render", "respect_robots"}
+        ),
+    }
+    body = json.dumps(shaping, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+class PageCache(Protocol):
+    async def get_many(self, keys: Sequence[str], fetched_after: datetime) -> dict[str, CachedPage]:
+        """The pages kept under ``keys`` fetched after ``fetched_after``, by key (one read of
+        them all: a delivery looks up its batch at once)."""
+
+    async def put_many(self, pages: Mapping[str, CachedPage], expire_at: datetime) -> None:
+        """Keep ``pages`` (one write of them all); one too large to keep is left out."""

@@ -1,0 +1,86 @@
+"""A job with ``cache_max_age_s`` reuses the pages an earlier job kept (``cache_store``): no
+fetch, the kept outcome, its first fetch's time; a page kept too long ago, another result's
+page, a crawl, a cache that does not answer: fetched as ever."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.page_cache import MemoryPageCache
+from scrapejobs_shared.domain.statuses import TaskStatus
+from support.worker_fakes import ScriptedFetcher, build_processor, push, setup_job
+
+T0 = datetime(2026, 11, 26, 10, tzinfo=UTC)
+FIELDS = {"h": {"css": "h1::text"}}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def body(**options: Any) -> dict[str, Any]:
+    return {"url": "http://a.example/", "extract": FIELDS, "options": options}
+
+
+async def run(cache: Any, clock: Clock, job: dict[str, Any], urls: int = 3) -> tuple[Any, Any]:
+    store, fetcher = MemoryJobStore(), ScriptedFetcher(200)
+    batch = await setup_job(store, job, urls=urls)
+    processor = build_processor(store, fetcher, clock, page_cache=cache)
+    assert (await processor.handle_push(push(batch=batch))).ack
+    return store, fetcher
+
+
+async def test_a_kept_page_is_reused_without_a_fetch_while_young_enough() -> None:
+    cache, clock = MemoryPageCache(), Clock()
+    keeping = body(cache_store=True, cache_max_age_s=600)
+    _, first = await run(cache, clock, keeping)
+    assert len(first.calls) == 3 and len(cache.kept) == 3
+
+    clock.now = T0 + timedelta(minutes=5)
+    store, again = await run(cache, clock, keeping)
+    assert again.calls == []  # every page reused
+    for task in store.results["j"].values():
+        assert task.status is TaskStatus.SUCCEEDED and task.data == {"h": "Hello"}
+        assert task.fetched_at == T0 and task.http_status == 200
+
+    clock.now = T0 + timedelta(minutes=11)  # older than the 600 s this job accepts
+    _, stale = await run(cache, clock, keeping)
+    assert len(stale.calls) == 3
+
+
+async def test_other_results_crawls_and_jobs_without_an_age_fetch() -> None:
+    cache, clock = MemoryPageCache(), Clock()
+    await run(cache, clock, body(cache_store=True))
+    assert len(cache.kept) == 3
+    _, no_age = await run(cache, clock, body())  # cache_max_age_s 0: no read at all
+    assert len(no_age.calls) == 3 and cache.reads == 0
+
+    other = {"url": "http://a.example/", "extract": {"t": {"css": "title::text"}}}
+    other["options"] = {"cache_max_age_s": 600}
+    _, other_result = await run(cache, clock, other)
+    assert len(other_result.calls) == 3
+
+    crawl = {"crawl": {"start_url": "http://a.example/", "max_depth": 0}, "extract": FIELDS}
+    crawl["options"] = {"cache_max_age_s": 600, "cache_store": True}
+    _, crawled = await run(cache, clock, crawl, urls=1)
+    assert len(crawled.calls) == 1 and len(cache.kept) == 3  # neither read nor kept
+
+
+class DownCache(MemoryPageCache):
+    async def get_many(self, keys, fetched_after):  # type: ignore[no-untyped-def]
+        raise RuntimeError("firestore is not answering")
+
+    async def put_many(self, pages, expire_at):  # type: ignore[no-untyped-def]
+        raise RuntimeError("firestore is not answering")
+
+
+async def test_a_cache_that_does_not_answer_fetches_every_page() -> None:
+    store, fetched = await run(DownCache(), Clock(), body(cache_store=True, cache_max_age_s=60))
+    assert len(fetched.calls) == 3
+    assert all(t.status is TaskStatus.SUCCEEDED for t in store.results["j"].values())

@@ -17,6 +17,8 @@ from scrapejobs_shared.adapters.memory.answer_cache import MemoryAnswerCache
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookOutbox
+from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import Handoff
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
@@ -74,12 +76,15 @@ async def _no_sleep(_: float) -> None:
 
 
 def processing(
-    store: MemoryJobStore, model: ScriptedModel, cache: MemoryAnswerCache | None = None
+    store: MemoryJobStore,
+    model: ScriptedModel,
+    cache: MemoryAnswerCache | None = None,
+    events: JobEvents | None = None,
 ) -> ProcessingLane:
     answers = AiAnswers(model, "fake-1", AnswerPolicy(attempts=2), sleep=_no_sleep)
     slots = ModelSlots(MemoryHostGate(), model.provider, 2, lambda: NOW, call_timeout_s=10)
     policy = BatchPolicy(lease_s=6)
-    return ProcessingLane(store, answers, slots, lambda: NOW, policy, cache=cache)
+    return ProcessingLane(store, answers, slots, lambda: NOW, policy, events, cache)
 
 
 async def _fetched(store: MemoryJobStore, urls: int = 1, **ai: Any) -> PushedMessage:
@@ -119,6 +124,27 @@ async def test_the_fetch_lane_hands_on_and_the_processing_lane_finishes() -> Non
 
     # a redelivery of the processing message finds nothing to do: the model is not asked again
     assert (await processing(store, model).handle_push(handed)).ack and len(model.calls) == 1
+
+
+async def test_the_processing_lane_announces_the_pages_it_ends_again_on_a_redelivery() -> None:
+    store, outbox = MemoryJobStore(), MemoryWebhookOutbox()
+    await setup_job(
+        store, {**body(), "webhook": {"url": "http://h.example/", "events": ["task.finished"]}}
+    )
+    publisher = MemoryTaskPublisher()
+    events = JobEvents(store, outbox)
+    fetch = build_processor(
+        store, ScriptedFetcher(200), lambda: NOW, publisher=publisher, events=events
+    )
+    assert (await fetch.handle_push(push())).ack
+    assert outbox.events == []  # handed on, not ended
+    [(message, attributes)] = publisher.published
+    handed = PushedMessage("m2", message.encode(), attributes, "sub", None)
+    lane = processing(store, ScriptedModel(json.dumps({"greeting": "Hi"})), events=events)
+    assert (await lane.handle_push(handed)).ack
+    assert [e.data["task_id"] for e in outbox.events] == ["t"]
+    assert (await lane.handle_push(handed)).ack  # finished: announced again, the same event
+    assert [e.id for e in outbox.events] == [outbox.events[0].id] * 2
 
 
 async def test_a_busy_model_spends_no_attempt_and_the_redelivery_answers() -> None:

@@ -55,6 +55,23 @@ async def test_many_pages_are_kept_at_once(cache: PageCache) -> None:
     assert found == pages
 
 
+async def test_pages_over_a_request_s_size_are_kept_in_several_commits(cache: PageCache) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    pages = {
+        page_key(f"https://a.example/{uuid.uuid4()}", JobSpec()): CachedPage(
+            200, {"markdown": "x" * 100_000}, now
+        )
+        for _ in range(90)  # 9 MB: more than one request carries
+    }
+    huge = page_key(f"https://a.example/{uuid.uuid4()}", JobSpec())
+    await cache.put_many(
+        pages | {huge: CachedPage(200, {"markdown": "x" * 1_000_000}, now)},
+        now + timedelta(days=2),
+    )
+    found = await cache.get_many([*pages, huge], now - timedelta(seconds=1))
+    assert set(found) == set(pages)  # the one over a document's size is not kept
+
+
 def test_the_key_is_decided_by_the_url_and_what_shapes_the_result() -> None:
     base = JobSpec.model_validate({"options": {"formats": ["markdown"]}})
     url = "https://a.example/p"

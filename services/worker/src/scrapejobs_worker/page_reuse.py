@@ -22,6 +22,7 @@ from scrapejobs_shared.domain.records import BatchItem, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.page_cache import CachedPage, PageCache, page_key
+from scrapejobs_worker.phase_timer import phase
 from scrapejobs_worker.task_runner import Kind, TaskResult
 
 log = logging.getLogger(__name__)
@@ -46,9 +47,10 @@ class PageReuse:
         assert self._cache is not None
         keys = {item.task_id: page_key(item.url, spec) for item in items}
         try:
-            kept = await self._cache.get_many(
-                list(keys.values()), self._clock() - timedelta(seconds=max_age)
-            )
+            with phase("cache"):
+                kept = await self._cache.get_many(
+                    list(keys.values()), self._clock() - timedelta(seconds=max_age)
+                )
         except Exception:
             log.warning("page cache not read: fetching every page", exc_info=True)
             return []
@@ -94,6 +96,7 @@ class PageReuse:
         if not pages:
             return
         try:
-            await self._cache.put_many(pages, self._clock() + KEEP_FOR)
+            with phase("cache"):
+                await self._cache.put_many(pages, self._clock() + KEEP_FOR)
         except Exception:
             log.warning("page cache not written", extra={"pages": len(pages)}, exc_info=True)

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 
+MAX_DATA_CHARS = 900_000  # a page's data as JSON, at most (under a Firestore document's 1 MiB)
+
 
 @dataclass(frozen=True, slots=True)
 class CachedPage:

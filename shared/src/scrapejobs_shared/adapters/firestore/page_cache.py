@@ -12,11 +12,11 @@ from typing import Any
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.page_cache import CachedPage
+from scrapejobs_shared.ports.page_cache import MAX_DATA_CHARS, CachedPage
 
 COLLECTION = "page_cache"
-MAX_DATA_CHARS = 900_000  # under the document limit, with room for the other fields
 MAX_COMMIT = 500  # documents in one commit
+MAX_COMMIT_CHARS = 8_000_000  # and their data, under a request's 10 MiB
 
 
 @reports_outages
@@ -57,10 +57,22 @@ class FirestorePageCache:
                     "field_errors": page.field_errors,
                     "expire_at": expire_at,
                 }
-        keys = list(docs)
-        for start in range(0, len(keys), MAX_COMMIT):
+        for chunk in _commits(docs):
             batch = self._client.batch()
-            for key in keys[start : start + MAX_COMMIT]:
+            for key in chunk:
                 batch.set(self._pages.document(key), docs[key])
-            count(writes=len(keys[start : start + MAX_COMMIT]))
+            count(writes=len(chunk))
             await batch.commit(**self._deadline.call)
+
+
+def _commits(docs: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """The keys of ``docs`` in commits of at most MAX_COMMIT documents and MAX_COMMIT_CHARS."""
+    chunks: list[list[str]] = []
+    size = MAX_COMMIT_CHARS + 1
+    for key, doc in docs.items():
+        if size + len(doc["data"]) > MAX_COMMIT_CHARS or len(chunks[-1]) >= MAX_COMMIT:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(key)
+        size += len(doc["data"])
+    return chunks

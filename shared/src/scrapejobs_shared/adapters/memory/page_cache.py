@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from scrapejobs_shared.ports.page_cache import CachedPage
+from scrapejobs_shared.ports.page_cache import MAX_DATA_CHARS, CachedPage
 
 
 class MemoryPageCache:
@@ -21,4 +22,6 @@ class MemoryPageCache:
 
     async def put_many(self, pages: Mapping[str, CachedPage], expire_at: datetime) -> None:
         self.writes += 1
-        self.kept.update(pages)
+        for key, page in pages.items():
+            if len(json.dumps(page.data, separators=(",", ":"))) <= MAX_DATA_CHARS:
+                self.kept[key] = page  # as on Firestore: a page over a document's size is not kept

@@ -21,7 +21,7 @@ from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.pipeline.spec import ai_stage_index
-from scrapejobs_shared.ports.page_cache import CachedPage, PageCache, page_key
+from scrapejobs_shared.ports.page_cache import CachedPage, PageCache, page_keys
 from scrapejobs_worker.phase_timer import phase
 from scrapejobs_worker.task_runner import Kind, TaskResult
 
@@ -45,7 +45,13 @@ class PageReuse:
         if not max_age or not items or not self._applies(spec):
             return []
         assert self._cache is not None
-        keys = {item.task_id: page_key(item.url, spec) for item in items}
+        keys = dict(
+            zip(
+                (item.task_id for item in items),
+                page_keys([item.url for item in items], spec),
+                strict=True,
+            )
+        )
         try:
             with phase("cache"):
                 kept = await self._cache.get_many(
@@ -79,22 +85,27 @@ class PageReuse:
             return
         assert self._cache is not None
         urls = {item.task_id: item.url for item in items}
-        pages: dict[str, CachedPage] = {}
-        for result in results:
-            change = result.change
-            if not isinstance(change, FinishTask) or result.outcome == "cached":
-                continue
-            outcome = change.outcome
-            if outcome.status is TaskStatus.SUCCEEDED and change.task_id in urls:
-                pages[page_key(urls[change.task_id], spec)] = CachedPage(
-                    http_status=outcome.http_status,
-                    data=outcome.data or {},
-                    fetched_at=outcome.fetched_at or self._clock(),
-                    truncated_fields=outcome.truncated_fields,
-                    field_errors=outcome.field_errors,
-                )
-        if not pages:
+        fetched = [
+            (urls[result.change.task_id], result.change.outcome)
+            for result in results
+            if isinstance(result.change, FinishTask)
+            and result.outcome != "cached"
+            and result.change.outcome.status is TaskStatus.SUCCEEDED
+            and result.change.task_id in urls
+        ]
+        if not fetched:
             return
+        keys = page_keys([url for url, _ in fetched], spec)
+        pages = {
+            key: CachedPage(
+                http_status=outcome.http_status,
+                data=outcome.data or {},
+                fetched_at=outcome.fetched_at or self._clock(),
+                truncated_fields=outcome.truncated_fields,
+                field_errors=outcome.field_errors,
+            )
+            for key, (_, outcome) in zip(keys, fetched, strict=True)
+        }
         try:
             with phase("cache"):
                 await self._cache.put_many(pages, self._clock() + KEEP_FOR)

@@ -27,16 +27,22 @@ class CachedPage:
 
 def page_key(url: str, spec: JobSpec) -> str:
     """What a page is kept under: its URL and the parts of the job that decide its result."""
-    options = spec.options
-    shaping = {
-        "url": url,
-        "extract": spec.model_dump(mode="json", include={"extract", "pipeline"}),
-        "options": options.model_dump(
-            mode="json", include={"formats", "content", "headers", "render", "respect_robots"}
-        ),
-    }
-    body = json.dumps(shaping, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(body.encode()).hexdigest()
+    return page_keys([url], spec)[0]
+
+
+def page_keys(urls: Sequence[str], spec: JobSpec) -> list[str]:
+    """:func:`page_key` of each of ``urls`` (the job's part is written once)."""
+    shaping = json.dumps(
+        [
+            spec.model_dump(mode="json", include={"extract", "pipeline"}),
+            spec.options.model_dump(
+                mode="json", include={"formats", "content", "headers", "render", "respect_robots"}
+            ),
+        ],
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return [hashlib.sha256(f"{url}\n{shaping}".encode()).hexdigest() for url in urls]
 
 
 class PageCache(Protocol):

@@ -16,7 +16,7 @@ from scrapejobs_shared.ports.page_cache import MAX_DATA_CHARS, CachedPage
 
 COLLECTION = "page_cache"
 MAX_COMMIT = 500  # documents in one commit
-MAX_COMMIT_CHARS = 8_000_000  # and their data, under a request's 10 MiB
+MAX_COMMIT_CHARS = 3_500_000  # and their data, under a gRPC message's 4 MiB (the emulator's limit)
 
 
 @reports_outages

@@ -1,6 +1,7 @@
 """A job with ``cache_max_age_s`` reuses the pages an earlier job kept (``cache_store``): no
 fetch, the kept outcome, its first fetch's time; a page kept too long ago, another result's
-page, a crawl, a cache that does not answer: fetched as ever."""
+page, a crawl, a cache that does not answer: fetched as ever; a task the claim finds finished
+is not taken from the cache."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from typing import Any
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.page_cache import MemoryPageCache
+from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookOutbox
+from scrapejobs_shared.delivery.job_events import JobEvents
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.job_store import Claimed
 from support.worker_fakes import ScriptedFetcher, build_processor, push, setup_job
 
 T0 = datetime(2026, 11, 26, 10, tzinfo=UTC)
@@ -33,6 +39,7 @@ async def run(cache: Any, clock: Clock, job: dict[str, Any], urls: int = 3) -> t
     batch = await setup_job(store, job, urls=urls)
     processor = build_processor(store, fetcher, clock, page_cache=cache)
     assert (await processor.handle_push(push(batch=batch))).ack
+    await processor.drain()  # the cache is written in the background
     return store, fetcher
 
 
@@ -84,3 +91,24 @@ async def test_a_cache_that_does_not_answer_fetches_every_page() -> None:
     store, fetched = await run(DownCache(), Clock(), body(cache_store=True, cache_max_age_s=60))
     assert len(fetched.calls) == 3
     assert all(t.status is TaskStatus.SUCCEEDED for t in store.results["j"].values())
+
+
+async def test_only_the_tasks_the_claim_finds_open_are_taken_from_the_cache() -> None:
+    cache, clock = MemoryPageCache(), Clock()
+    keeping = body(cache_store=True, cache_max_age_s=600)
+    await run(cache, clock, keeping)  # all three pages kept
+    store, fetcher, outbox = MemoryJobStore(), ScriptedFetcher(200), MemoryWebhookOutbox()
+    hooked = keeping | {"webhook": {"url": "http://h.example/", "events": ["task.finished"]}}
+    batch = await setup_job(store, hooked, urls=3)
+    claim = await store.claim_batch("j", "b", T0, T0 + timedelta(seconds=30))
+    assert isinstance(claim, Claimed)
+    failed = TaskOutcome(TaskStatus.FAILED, http_status=404, error="HTTP 404")
+    await store.settle(claim.handle, [FinishTask("t1", failed)], T0)  # a delivery ended t1
+    clock.now = T0 + timedelta(minutes=1)  # its lease is over
+    events = JobEvents(store, outbox)
+    processor = build_processor(store, fetcher, clock, page_cache=cache, events=events)
+    assert (await processor.handle_push(push(batch=batch))).ack
+    assert fetcher.calls == []
+    assert store.results["j"]["t1"].status is TaskStatus.FAILED  # not rewritten from the cache
+    assert sorted(e.data["task_id"] for e in outbox.events) == ["t", "t2"]  # nor announced
+    assert store.results["j"]["t2"].status is TaskStatus.SUCCEEDED

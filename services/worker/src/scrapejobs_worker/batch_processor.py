@@ -221,7 +221,9 @@ class BatchProcessor:
         # The job's spec (a read on a job's first batch in this process) and the claim run
         # together: a one-URL job waits for one round trip, not two. A spec read that fails
         # after the claim succeeded leaves the claim's lease to lapse (the redelivery waits it out).
-        spec, claim = await asyncio.gather(self._spec(message), self._claim(message, deadline))
+        (spec, kept), claim = await asyncio.gather(
+            self._spec_and_kept(message), self._claim(message, deadline)
+        )
         if spec is None:
             log.warning("job not found", extra={"job_id": message.job_id})
             return Verdict.done("unknown job"), []
@@ -245,12 +247,13 @@ class BatchProcessor:
             cancelled=claim.cancelled,
             heartbeat=self._heartbeat,
         )
-        reused = [] if claim.cancelled else await self._reuse.reused(spec, claim.batch.fetch_items)
+        open_ids = {item.task_id for item in claim.batch.fetch_items}
+        reused = [] if claim.cancelled else [r for r in kept if r.change.task_id in open_ids]
         work = BatchWork(
             _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
         )
         results = await self._run_all(work, recorder, reused)
-        await self._reuse.keep(spec, claim.batch.items, results)
+        self._reuse.keep(spec, claim.batch.items, results)
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:
@@ -290,6 +293,21 @@ class BatchProcessor:
         if self._events is None:
             return True
         return await self._events.pages_finished(job_id, spec, pages, self._clock())
+
+    async def _spec_and_kept(
+        self, message: BatchMessage
+    ) -> tuple[JobSpec | None, list[TaskResult]]:
+        """The job's spec and the results of the message's tasks the page cache keeps (read
+        beside the claim: the claim then says which of them are still open)."""
+        spec = await self._spec(message)
+        if spec is None:
+            return None, []
+        tasks = [(task.id, task.url) for task in message.tasks]
+        return spec, await self._reuse.reused(spec, tasks)
+
+    async def drain(self) -> None:
+        """Wait for the page cache writes under way (shutdown)."""
+        await self._reuse.drain()
 
     async def _spec(self, message: BatchMessage) -> JobSpec | None:
         """The spec the message carries (coalesced small jobs), else the job's as read once

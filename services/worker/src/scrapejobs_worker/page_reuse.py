@@ -1,6 +1,7 @@
 """Reusing kept pages (``options.cache_max_age_s``) and keeping fetched ones
-(``options.cache_store``) for a batch: one cache read before its tasks run, one write after
-they are recorded.
+(``options.cache_store``) for a batch: one cache read beside its claim (of the message's tasks,
+before the claim says which are open), one write after its results are recorded, in the
+background (the delivery answers without waiting for it; shutdown waits for those under way).
 
 A reused page finishes ``succeeded`` at once with the kept outcome, its ``fetched_at`` the
 original fetch's (older than its job: that is how a reader tells a kept page). Crawls (a kept
@@ -11,6 +12,7 @@ failure: a read that fails fetches every page, a write that fails keeps none (bo
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
@@ -33,23 +35,22 @@ class PageReuse:
     def __init__(self, cache: PageCache | None, clock: Clock) -> None:
         self._cache = cache
         self._clock = clock
+        self._writes: set[asyncio.Task[None]] = set()
 
     def _applies(self, spec: JobSpec) -> bool:
         return (
             self._cache is not None and spec.crawl is None and ai_stage_index(spec.pipeline) is None
         )
 
-    async def reused(self, spec: JobSpec, items: Sequence[BatchItem]) -> list[TaskResult]:
-        """The results of ``items`` whose page is kept and young enough."""
+    async def reused(self, spec: JobSpec, items: Sequence[tuple[str, str]]) -> list[TaskResult]:
+        """The results of ``items`` (task id, URL) whose page is kept and young enough."""
         max_age = spec.options.cache_max_age_s
         if not max_age or not items or not self._applies(spec):
             return []
         assert self._cache is not None
         keys = dict(
             zip(
-                (item.task_id for item in items),
-                page_keys([item.url for item in items], spec),
-                strict=True,
+                (task for task, _ in items), page_keys([url for _, url in items], spec), strict=True
             )
         )
         try:
@@ -61,8 +62,8 @@ class PageReuse:
             log.warning("page cache not read: fetching every page", exc_info=True)
             return []
         results = []
-        for item in items:
-            page = kept.get(keys[item.task_id])
+        for task, _ in items:
+            page = kept.get(keys[task])
             if page is not None:
                 outcome = TaskOutcome(
                     TaskStatus.SUCCEEDED,
@@ -72,15 +73,14 @@ class PageReuse:
                     truncated_fields=page.truncated_fields,
                     field_errors=page.field_errors,
                 )
-                results.append(
-                    TaskResult(FinishTask(item.task_id, outcome), Kind.FINISHED, "cached")
-                )
+                results.append(TaskResult(FinishTask(task, outcome), Kind.FINISHED, "cached"))
         return results
 
-    async def keep(
+    def keep(
         self, spec: JobSpec, items: Sequence[BatchItem], results: Sequence[TaskResult]
     ) -> None:
-        """Keep the pages ``results`` fetched and succeeded (not those reused)."""
+        """Keep, in the background, the pages ``results`` fetched and succeeded (not those
+        reused)."""
         if not spec.options.cache_store or not self._applies(spec):
             return
         assert self._cache is not None
@@ -106,8 +106,18 @@ class PageReuse:
             )
             for key, (_, outcome) in zip(keys, fetched, strict=True)
         }
+        write = asyncio.create_task(self._put(pages))
+        self._writes.add(write)
+        write.add_done_callback(self._writes.discard)
+
+    async def _put(self, pages: dict[str, CachedPage]) -> None:
+        assert self._cache is not None
         try:
-            with phase("cache"):
-                await self._cache.put_many(pages, self._clock() + KEEP_FOR)
+            await self._cache.put_many(pages, self._clock() + KEEP_FOR)
         except Exception:
             log.warning("page cache not written", extra={"pages": len(pages)}, exc_info=True)
+
+    async def drain(self) -> None:
+        """Wait for the writes under way (shutdown; tests)."""
+        while self._writes:
+            await asyncio.gather(*self._writes, return_exceptions=True)

@@ -64,20 +64,22 @@ class ScriptedFetcher:
 
 
 async def setup_job(
-    store: MemoryJobStore, body: dict[str, Any] | None = None, urls: int = 1
+    store: MemoryJobStore, body: dict[str, Any] | None = None, urls: int = 1, job_id: str = "j"
 ) -> BatchRecord:
-    """Job ``j`` with one batch ``b`` of ``urls`` tasks ``t``, ``t1``, ``t2``... of the body's
+    """Job ``job_id`` with one batch ``b`` of ``urls`` tasks ``t``, ``t1``, ``t2``... of the body's
     URL (with ``?n=`` for the others)."""
     request = JobRequest.model_validate(
         body or {"url": "http://a.example/", "extract": {"h": {"css": "h1::text"}}}
     )
-    job = JobRecord("j", JobStatus.QUEUED, JobSpec.from_request(request), NOW, NOW, NOW, total=urls)
+    job = JobRecord(
+        job_id, JobStatus.QUEUED, JobSpec.from_request(request), NOW, NOW, NOW, total=urls
+    )
     url = request.target_urls()[0]
     items = tuple(
         BatchItem("t" if n == 0 else f"t{n}", url if n == 0 else f"{url}?n={n}", index=n)
         for n in range(urls)
     )
-    batch = BatchRecord("j", "b", items, NOW, NOW)
+    batch = BatchRecord(job_id, "b", items, NOW, NOW)
     await store.create_job(job, [batch])
     return batch
 
@@ -121,7 +123,7 @@ def build_processor(
         metrics or DeliveryMetrics(NoOpMeter("tests"), "scrape-tasks-push"),
         batch or BatchPolicy(lease_s=6),
         events,
-        reuse=PageReuse(page_cache, clock),
+        reuse=PageReuse(page_cache, store, clock),
     )
 
 
@@ -134,7 +136,8 @@ def push(
             if batch is not None
             else (TaskRef(id="t", url="http://a.example/"),)
         )
-        payload = BatchMessage(job_id="j", batch_id="b", tasks=refs).encode()
+        job_id = batch.job_id if batch is not None else "j"
+        payload = BatchMessage(job_id=job_id, batch_id="b", tasks=refs).encode()
     return PushedMessage("m1", payload, attributes, "sub", None)
 
 

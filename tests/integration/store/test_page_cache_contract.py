@@ -12,7 +12,7 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
 from scrapejobs_shared.adapters.memory.page_cache import MemoryPageCache
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.ports.page_cache import CachedPage, PageCache, page_key
+from scrapejobs_shared.ports.page_cache import KeptPage, PageCache, page_key
 
 
 @pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
@@ -26,50 +26,29 @@ async def cache(request: pytest.FixtureRequest) -> AsyncIterator[PageCache]:
     client.close()
 
 
-async def test_a_page_is_found_while_it_is_young_enough(cache: PageCache) -> None:
+async def test_an_entry_is_found_while_its_page_is_young_enough(cache: PageCache) -> None:
     spec = JobSpec()
     key, other = (page_key(f"https://a.example/{uuid.uuid4()}", spec) for _ in "ab")
     now = datetime.now(UTC).replace(microsecond=0)
-    page = CachedPage(
-        200,
-        {"markdown": "# Hi", "": "an empty key", "links": ["https://a.example/"], "n": [[1]]},
-        now - timedelta(minutes=5),
-        ("html",),
-        {"price": "not found"},
-    )
+    page = KeptPage("job-1", "task-1", now - timedelta(minutes=5))
     assert await cache.get_many([key, other], now - timedelta(hours=1)) == {}
     await cache.put_many({key: page}, now + timedelta(days=2))
     assert await cache.get_many([key, other, key], now - timedelta(hours=1)) == {key: page}
     assert await cache.get_many([key], now - timedelta(minutes=1)) == {}  # fetched too long ago
     assert await cache.get_many([], now) == {}
+    newer = KeptPage("job-2", "task-9", now)
+    await cache.put_many({key: newer}, now + timedelta(days=2))  # a later fetch replaces it
+    assert await cache.get_many([key], now - timedelta(hours=1)) == {key: newer}
 
 
-async def test_many_pages_are_kept_at_once(cache: PageCache) -> None:
+async def test_many_entries_are_kept_at_once(cache: PageCache) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     pages = {
-        page_key(f"https://a.example/{uuid.uuid4()}", JobSpec()): CachedPage(200, {"i": i}, now)
+        page_key(f"https://a.example/{uuid.uuid4()}", JobSpec()): KeptPage("j", f"t{i}", now)
         for i in range(600)  # more than one commit holds
     }
     await cache.put_many(pages, now + timedelta(days=2))
-    found = await cache.get_many(list(pages), now - timedelta(seconds=1))
-    assert found == pages
-
-
-async def test_pages_over_a_request_s_size_are_kept_in_several_commits(cache: PageCache) -> None:
-    now = datetime.now(UTC).replace(microsecond=0)
-    pages = {
-        page_key(f"https://a.example/{uuid.uuid4()}", JobSpec()): CachedPage(
-            200, {"markdown": "x" * 100_000}, now
-        )
-        for _ in range(90)  # 9 MB: more than one request carries
-    }
-    huge = page_key(f"https://a.example/{uuid.uuid4()}", JobSpec())
-    await cache.put_many(
-        pages | {huge: CachedPage(200, {"markdown": "x" * 1_000_000}, now)},
-        now + timedelta(days=2),
-    )
-    found = await cache.get_many([*pages, huge], now - timedelta(seconds=1))
-    assert set(found) == set(pages)  # the one over a document's size is not kept
+    assert await cache.get_many(list(pages), now - timedelta(seconds=1)) == pages
 
 
 def test_the_key_is_decided_by_the_url_and_what_shapes_the_result() -> None:

@@ -34,49 +34,59 @@ def body(**options: Any) -> dict[str, Any]:
     return {"url": "http://a.example/", "extract": FIELDS, "options": options}
 
 
-async def run(cache: Any, clock: Clock, job: dict[str, Any], urls: int = 3) -> tuple[Any, Any]:
-    store, fetcher = MemoryJobStore(), ScriptedFetcher(200)
-    batch = await setup_job(store, job, urls=urls)
+_jobs = iter(range(1_000_000))
+
+
+async def run(
+    cache: Any, clock: Clock, job: dict[str, Any], store: MemoryJobStore, urls: int = 3
+) -> tuple[dict[str, Any], Any]:
+    """A new job of ``job`` run once in ``store``; its results by task id, and the fetcher."""
+    fetcher, job_id = ScriptedFetcher(200), f"j{next(_jobs)}"
+    batch = await setup_job(store, job, urls=urls, job_id=job_id)
     processor = build_processor(store, fetcher, clock, page_cache=cache)
     assert (await processor.handle_push(push(batch=batch))).ack
     await processor.drain()  # the cache is written in the background
-    return store, fetcher
+    return store.results[job_id], fetcher
 
 
 async def test_a_kept_page_is_reused_without_a_fetch_while_young_enough() -> None:
-    cache, clock = MemoryPageCache(), Clock()
+    store, cache, clock = MemoryJobStore(), MemoryPageCache(), Clock()
     keeping = body(cache_store=True, cache_max_age_s=600)
-    _, first = await run(cache, clock, keeping)
+    _, first = await run(cache, clock, keeping, store)
     assert len(first.calls) == 3 and len(cache.kept) == 3
 
     clock.now = T0 + timedelta(minutes=5)
-    store, again = await run(cache, clock, keeping)
+    results, again = await run(cache, clock, keeping, store)
     assert again.calls == []  # every page reused
-    for task in store.results["j"].values():
+    assert len(results) == 3
+    for task in results.values():
         assert task.status is TaskStatus.SUCCEEDED and task.data == {"h": "Hello"}
         assert task.fetched_at == T0 and task.http_status == 200
 
     clock.now = T0 + timedelta(minutes=11)  # older than the 600 s this job accepts
-    _, stale = await run(cache, clock, keeping)
+    _, stale = await run(cache, clock, keeping, store)
     assert len(stale.calls) == 3
 
 
-async def test_other_results_crawls_and_jobs_without_an_age_fetch() -> None:
-    cache, clock = MemoryPageCache(), Clock()
-    await run(cache, clock, body(cache_store=True))
+async def test_other_results_crawls_gone_results_and_jobs_without_an_age_fetch() -> None:
+    store, cache, clock = MemoryJobStore(), MemoryPageCache(), Clock()
+    await run(cache, clock, body(cache_store=True), store)
     assert len(cache.kept) == 3
-    _, no_age = await run(cache, clock, body())  # cache_max_age_s 0: no read at all
+    _, no_age = await run(cache, clock, body(), store)  # cache_max_age_s 0: no read at all
     assert len(no_age.calls) == 3 and cache.reads == 0
 
     other = {"url": "http://a.example/", "extract": {"t": {"css": "title::text"}}}
     other["options"] = {"cache_max_age_s": 600}
-    _, other_result = await run(cache, clock, other)
+    _, other_result = await run(cache, clock, other, store)
     assert len(other_result.calls) == 3
 
     crawl = {"crawl": {"start_url": "http://a.example/", "max_depth": 0}, "extract": FIELDS}
     crawl["options"] = {"cache_max_age_s": 600, "cache_store": True}
-    _, crawled = await run(cache, clock, crawl, urls=1)
+    _, crawled = await run(cache, clock, crawl, store, urls=1)
     assert len(crawled.calls) == 1 and len(cache.kept) == 3  # neither read nor kept
+
+    _, elsewhere = await run(cache, clock, body(cache_max_age_s=600), MemoryJobStore())
+    assert len(elsewhere.calls) == 3  # the results the entries name are gone
 
 
 class DownCache(MemoryPageCache):
@@ -88,19 +98,20 @@ class DownCache(MemoryPageCache):
 
 
 async def test_a_cache_that_does_not_answer_fetches_every_page() -> None:
-    store, fetched = await run(DownCache(), Clock(), body(cache_store=True, cache_max_age_s=60))
+    keeping = body(cache_store=True, cache_max_age_s=60)
+    results, fetched = await run(DownCache(), Clock(), keeping, MemoryJobStore())
     assert len(fetched.calls) == 3
-    assert all(t.status is TaskStatus.SUCCEEDED for t in store.results["j"].values())
+    assert all(t.status is TaskStatus.SUCCEEDED for t in results.values())
 
 
 async def test_only_the_tasks_the_claim_finds_open_are_taken_from_the_cache() -> None:
-    cache, clock = MemoryPageCache(), Clock()
+    store, cache, clock = MemoryJobStore(), MemoryPageCache(), Clock()
     keeping = body(cache_store=True, cache_max_age_s=600)
-    await run(cache, clock, keeping)  # all three pages kept
-    store, fetcher, outbox = MemoryJobStore(), ScriptedFetcher(200), MemoryWebhookOutbox()
+    await run(cache, clock, keeping, store)  # all three pages kept
+    fetcher, outbox = ScriptedFetcher(200), MemoryWebhookOutbox()
     hooked = keeping | {"webhook": {"url": "http://h.example/", "events": ["task.finished"]}}
-    batch = await setup_job(store, hooked, urls=3)
-    claim = await store.claim_batch("j", "b", T0, T0 + timedelta(seconds=30))
+    batch = await setup_job(store, hooked, urls=3, job_id="hooked")
+    claim = await store.claim_batch("hooked", "b", T0, T0 + timedelta(seconds=30))
     assert isinstance(claim, Claimed)
     failed = TaskOutcome(TaskStatus.FAILED, http_status=404, error="HTTP 404")
     await store.settle(claim.handle, [FinishTask("t1", failed)], T0)  # a delivery ended t1
@@ -109,6 +120,7 @@ async def test_only_the_tasks_the_claim_finds_open_are_taken_from_the_cache() ->
     processor = build_processor(store, fetcher, clock, page_cache=cache, events=events)
     assert (await processor.handle_push(push(batch=batch))).ack
     assert fetcher.calls == []
-    assert store.results["j"]["t1"].status is TaskStatus.FAILED  # not rewritten from the cache
+    results = store.results["hooked"]
+    assert results["t1"].status is TaskStatus.FAILED  # not rewritten from the cache
     assert sorted(e.data["task_id"] for e in outbox.events) == ["t", "t2"]  # nor announced
-    assert store.results["j"]["t2"].status is TaskStatus.SUCCEEDED
+    assert results["t2"].status is TaskStatus.SUCCEEDED

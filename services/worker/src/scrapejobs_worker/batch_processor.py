@@ -82,7 +82,7 @@ class BatchProcessor:
         reuse: PageReuse | None = None,
     ) -> None:
         self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
-        self._reuse = reuse or PageReuse(None, clock)
+        self._reuse = reuse or PageReuse(None, store, clock)
         self._events = events
         self._store = store
         self._runner = runner
@@ -253,7 +253,7 @@ class BatchProcessor:
             _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
         )
         results = await self._run_all(work, recorder, reused)
-        self._reuse.keep(spec, claim.batch.items, results)
+        self._reuse.keep(spec, claim.batch, results)
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:

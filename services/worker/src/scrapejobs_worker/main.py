@@ -180,11 +180,7 @@ def create_app(
             batch_policy(settings),
             events,
             heartbeat,
-            PageReuse(
-                page_cache
-                or (FirestorePageCache(client, deadline) if client is not None else None),
-                clock,
-            ),
+            PageReuse(page_cache or _page_cache(client, deadline), job_store, clock),
         )
         model = language_model or build_language_model(settings)
         app.state.processing = ProcessingLane(

@@ -1,6 +1,9 @@
-"""Pages kept for reuse (``options.cache_max_age_s``, Firecrawl's ``maxAge``): a succeeded
-page's outcome under a digest of its URL and of everything in the job that shapes it, so a later
-job asking for the same result within the age it accepts gets it without a fetch."""
+"""Pages kept for reuse (``options.cache_max_age_s``, Firecrawl's ``maxAge``): an index over
+stored results. Under a digest of a page's URL and of everything in the job that shapes its
+result, an entry names the task whose succeeded result it is and when it was fetched, so a later
+job asking for the same result within the age it accepts reads that result instead of fetching.
+The result itself stays where it is (its job's retention bounds the entry's use); an entry is a
+few bytes, so keeping a batch's pages is one small commit."""
 
 from __future__ import annotations
 
@@ -9,20 +12,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 
-MAX_DATA_CHARS = 900_000  # a page's data as JSON, at most (under a Firestore document's 1 MiB)
-
 
 @dataclass(frozen=True, slots=True)
-class CachedPage:
-    http_status: int | None
-    data: dict[str, Any]
+class KeptPage:
+    job_id: str
+    task_id: str
     fetched_at: datetime
-    truncated_fields: tuple[str, ...] = ()
-    field_errors: dict[str, str] | None = None
 
 
 def page_key(url: str, spec: JobSpec) -> str:
@@ -46,9 +45,9 @@ def page_keys(urls: Sequence[str], spec: JobSpec) -> list[str]:
 
 
 class PageCache(Protocol):
-    async def get_many(self, keys: Sequence[str], fetched_after: datetime) -> dict[str, CachedPage]:
-        """The pages kept under ``keys`` fetched after ``fetched_after``, by key (one read of
-        them all: a delivery looks up its batch at once)."""
+    async def get_many(self, keys: Sequence[str], fetched_after: datetime) -> dict[str, KeptPage]:
+        """The entries under ``keys`` of pages fetched after ``fetched_after``, by key (one
+        read of them all: a delivery looks up its batch at once)."""
 
-    async def put_many(self, pages: Mapping[str, CachedPage], expire_at: datetime) -> None:
-        """Keep ``pages`` (one write of them all); one too large to keep is left out."""
+    async def put_many(self, pages: Mapping[str, KeptPage], expire_at: datetime) -> None:
+        """Keep ``pages`` (one write of them all)."""

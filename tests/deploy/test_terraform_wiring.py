@@ -621,6 +621,9 @@ def test_ttl_fields(tf, h):
         "stats_slots",
         "stats_rollups",
         "workers",
+        "handoffs",
+        "ai_answers",
+        "page_cache",
     ):
         assert f'"{name}"' in collections, f"no TTL policy for {name}"
     assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])

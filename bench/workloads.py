@@ -73,6 +73,7 @@ R_GOAL_PAGES_PER_S = 8.0
 R_GOAL_BROWSER_BYTES = 1.5e9
 F_PAGES = 5000
 F_POLL_S = 1.0
+F_ROUNDS = 3  # runs of each kind at least: runs differ by up to a third on this machine
 M_AI_PAGES = 160  # 40 s of model work at the default cap of 8 calls of 2 s
 M_PLAIN_PAGES = 2000
 M_MODEL_DELAY_S = 2.0
@@ -534,7 +535,8 @@ def run_firecrawl_workload(
     format, alternately, each polled every ``F_POLL_S`` on its own status endpoint (a Firecrawl
     status answer carries a page of Documents: its SDK polls every 2 s); pages/s from the
     submission to the job's own ``finished_at`` (so the poll interval does not round the
-    figure), best of ``rounds`` each, after one unmeasured native run.
+    figure), best of ``F_ROUNDS`` (or ``rounds``, if more) each, after one unmeasured native
+    run.
 
     Every run asks for URLs no run asked for before (a query the catalog ignores): a Firecrawl
     batch keeps its pages for reuse (``maxAge``, 4 hours by default), so the headline is what
@@ -584,7 +586,7 @@ def run_firecrawl_workload(
     native()  # unmeasured: the catalog renders these pages the first time they are asked for
     runs: dict[str, list[float]] = {"native": [], "firecrawl": []}
     last: list[str] = []
-    for _ in range(max(rounds, 2)):
+    for _ in range(max(rounds, F_ROUNDS)):
         last = fresh()
         runs["firecrawl"].append(firecrawl(last))
         runs["native"].append(native())

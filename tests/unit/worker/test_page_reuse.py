@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.adapters.memory.page_cache import MemoryPageCache
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookOutbox
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask
@@ -38,25 +37,25 @@ _jobs = iter(range(1_000_000))
 
 
 async def run(
-    cache: Any, clock: Clock, job: dict[str, Any], store: MemoryJobStore, urls: int = 3
+    clock: Clock, job: dict[str, Any], store: MemoryJobStore, urls: int = 3
 ) -> tuple[dict[str, Any], Any]:
-    """A new job of ``job`` run once in ``store``; its results by task id, and the fetcher."""
+    """A new job of ``job`` run once in ``store`` (its own page cache, as Firestore's is the
+    store's commits); its results by task id, and the fetcher."""
     fetcher, job_id = ScriptedFetcher(200), f"j{next(_jobs)}"
     batch = await setup_job(store, job, urls=urls, job_id=job_id)
-    processor = build_processor(store, fetcher, clock, page_cache=cache)
+    processor = build_processor(store, fetcher, clock, page_cache=store)
     assert (await processor.handle_push(push(batch=batch))).ack
-    await processor.drain()  # the cache is written in the background
     return store.results[job_id], fetcher
 
 
 async def test_a_kept_page_is_reused_without_a_fetch_while_young_enough() -> None:
-    store, cache, clock = MemoryJobStore(), MemoryPageCache(), Clock()
+    store, clock = MemoryJobStore(), Clock()
     keeping = body(cache_store=True, cache_max_age_s=600)
-    _, first = await run(cache, clock, keeping, store)
-    assert len(first.calls) == 3 and len(cache.kept) == 3
+    _, first = await run(clock, keeping, store)
+    assert len(first.calls) == 3 and len(store.kept_pages) == 3
 
     clock.now = T0 + timedelta(minutes=5)
-    results, again = await run(cache, clock, keeping, store)
+    results, again = await run(clock, keeping, store)
     assert again.calls == []  # every page reused
     assert len(results) == 3
     for task in results.values():
@@ -64,50 +63,49 @@ async def test_a_kept_page_is_reused_without_a_fetch_while_young_enough() -> Non
         assert task.fetched_at == T0 and task.http_status == 200
 
     clock.now = T0 + timedelta(minutes=11)  # older than the 600 s this job accepts
-    _, stale = await run(cache, clock, keeping, store)
+    _, stale = await run(clock, keeping, store)
     assert len(stale.calls) == 3
 
 
 async def test_other_results_crawls_gone_results_and_jobs_without_an_age_fetch() -> None:
-    store, cache, clock = MemoryJobStore(), MemoryPageCache(), Clock()
-    await run(cache, clock, body(cache_store=True), store)
-    assert len(cache.kept) == 3
-    _, no_age = await run(cache, clock, body(), store)  # cache_max_age_s 0: no read at all
-    assert len(no_age.calls) == 3 and cache.reads == 0
+    store, clock = MemoryJobStore(), Clock()
+    await run(clock, body(cache_store=True), store)
+    assert len(store.kept_pages) == 3
+    _, no_age = await run(clock, body(), store)  # cache_max_age_s 0: no read at all
+    assert len(no_age.calls) == 3 and store.page_cache_reads == 0
 
     other = {"url": "http://a.example/", "extract": {"t": {"css": "title::text"}}}
     other["options"] = {"cache_max_age_s": 600}
-    _, other_result = await run(cache, clock, other, store)
+    _, other_result = await run(clock, other, store)
     assert len(other_result.calls) == 3
 
     crawl = {"crawl": {"start_url": "http://a.example/", "max_depth": 0}, "extract": FIELDS}
     crawl["options"] = {"cache_max_age_s": 600, "cache_store": True}
-    _, crawled = await run(cache, clock, crawl, store, urls=1)
-    assert len(crawled.calls) == 1 and len(cache.kept) == 3  # neither read nor kept
+    _, crawled = await run(clock, crawl, store, urls=1)
+    assert len(crawled.calls) == 1 and len(store.kept_pages) == 3  # neither read nor kept
 
-    _, elsewhere = await run(cache, clock, body(cache_max_age_s=600), MemoryJobStore())
-    assert len(elsewhere.calls) == 3  # the results the entries name are gone
+    for job_id in list(store.jobs):
+        await store.delete_job(job_id)  # the results the entries name are gone
+    _, gone = await run(clock, body(cache_max_age_s=600), store)
+    assert len(gone.calls) == 3
 
 
-class DownCache(MemoryPageCache):
+class DownCache(MemoryJobStore):
     async def get_many(self, keys, fetched_after):  # type: ignore[no-untyped-def]
-        raise RuntimeError("firestore is not answering")
-
-    async def put_many(self, pages, expire_at):  # type: ignore[no-untyped-def]
         raise RuntimeError("firestore is not answering")
 
 
 async def test_a_cache_that_does_not_answer_fetches_every_page() -> None:
     keeping = body(cache_store=True, cache_max_age_s=60)
-    results, fetched = await run(DownCache(), Clock(), keeping, MemoryJobStore())
+    results, fetched = await run(Clock(), keeping, DownCache())
     assert len(fetched.calls) == 3
     assert all(t.status is TaskStatus.SUCCEEDED for t in results.values())
 
 
 async def test_only_the_tasks_the_claim_finds_open_are_taken_from_the_cache() -> None:
-    store, cache, clock = MemoryJobStore(), MemoryPageCache(), Clock()
+    store, clock = MemoryJobStore(), Clock()
     keeping = body(cache_store=True, cache_max_age_s=600)
-    await run(cache, clock, keeping, store)  # all three pages kept
+    await run(clock, keeping, store)  # all three pages kept
     fetcher, outbox = ScriptedFetcher(200), MemoryWebhookOutbox()
     hooked = keeping | {"webhook": {"url": "http://h.example/", "events": ["task.finished"]}}
     batch = await setup_job(store, hooked, urls=3, job_id="hooked")
@@ -117,7 +115,7 @@ async def test_only_the_tasks_the_claim_finds_open_are_taken_from_the_cache() ->
     await store.settle(claim.handle, [FinishTask("t1", failed)], T0)  # a delivery ended t1
     clock.now = T0 + timedelta(minutes=1)  # its lease is over
     events = JobEvents(store, outbox)
-    processor = build_processor(store, fetcher, clock, page_cache=cache, events=events)
+    processor = build_processor(store, fetcher, clock, page_cache=store, events=events)
     assert (await processor.handle_push(push(batch=batch))).ack
     assert fetcher.calls == []
     results = store.results["hooked"]

@@ -23,7 +23,7 @@ import collections
 import logging
 import time
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
@@ -252,8 +252,7 @@ class BatchProcessor:
         work = BatchWork(
             _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
         )
-        results = await self._run_all(work, recorder, reused)
-        self._reuse.keep(spec, claim.batch, results)
+        results = await self._run_all(work, recorder, reused, self._reuse.key_of(spec))
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:
@@ -304,10 +303,6 @@ class BatchProcessor:
             return None, []
         tasks = [(task.id, task.url) for task in message.tasks]
         return spec, await self._reuse.reused(spec, tasks)
-
-    async def drain(self) -> None:
-        """Wait for the page cache writes under way (shutdown)."""
-        await self._reuse.drain()
 
     async def _spec(self, message: BatchMessage) -> JobSpec | None:
         """The spec the message carries (coalesced small jobs), else the job's as read once
@@ -361,9 +356,14 @@ class BatchProcessor:
             self._heartbeat.pages_in_flight -= 1
 
     async def _run_all(
-        self, work: BatchWork, recorder: BatchRecorder, reused: list[TaskResult]
+        self,
+        work: BatchWork,
+        recorder: BatchRecorder,
+        reused: list[TaskResult],
+        key_of: Callable[[str], str] | None,
     ) -> list[TaskResult]:
-        """Run the batch's tasks (those ``reused`` are recorded as they are)."""
+        """Run the batch's tasks (those ``reused`` are recorded as they are); a page that
+        succeeds is indexed in the page cache under ``key_of(url)`` when the job keeps pages."""
         queue = HostSpread(work.batch.fetch_items, self._policy.concurrency)
         results: list[TaskResult] = list(reused)
         outages: list[DependencyUnavailable] = []
@@ -379,7 +379,8 @@ class BatchProcessor:
                 change = result.change
                 if isinstance(change, FinishTask) and change.outcome.status is not CANCELLED:
                     service_ms = round((time.perf_counter() - started) * 1000)
-                    change = FinishTask(change.task_id, change.outcome, service_ms)
+                    kept = key_of(item.url) if key_of is not None else None
+                    change = FinishTask(change.task_id, change.outcome, service_ms, kept_under=kept)
                     result = TaskResult(change, result.kind, result.outcome)
                 queue.done(item)
                 recorder.add(result.change)

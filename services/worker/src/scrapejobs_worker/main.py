@@ -227,7 +227,6 @@ def create_app(
             reporting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reporting
-            await app.state.processor.drain()
             if isinstance(host_gate, WarmSlotGate):
                 await host_gate.close()
             if model is not None and language_model is None:

@@ -1,8 +1,8 @@
 """Reusing kept pages (``options.cache_max_age_s``) and keeping fetched ones
 (``options.cache_store``) for a batch: one read of the page cache beside its claim (for the
-message's tasks, before the claim says which are open) and a read of each result found there,
-then one small write after its results are recorded, in the background (the delivery answers
-without waiting for it; shutdown waits for those under way).
+message's tasks, before the claim says which are open) and a read of each result found there;
+a page fetched and succeeded is indexed under its key in the commit that records its result
+(``FinishTask.kept_under``: no write of its own).
 
 A reused page finishes ``succeeded`` at once with the kept result, its ``fetched_at`` the
 original fetch's (older than its job: that is how a reader tells a reused page). An entry whose
@@ -16,22 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+from collections.abc import Callable, Sequence
+from datetime import timedelta
 
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.clock import Clock
-from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobSpec
-from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome, TaskRecord
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.job_store import JobStore
-from scrapejobs_shared.ports.page_cache import KeptPage, PageCache, page_keys
+from scrapejobs_shared.ports.page_cache import PageCache, page_key_of, page_keys
 from scrapejobs_worker.phase_timer import phase
 from scrapejobs_worker.task_runner import Kind, TaskResult
 
 log = logging.getLogger(__name__)
-KEEP_FOR = timedelta(seconds=MAX_CACHE_AGE_S)
 REUSED = "cached"  # the outcome label of a reused page (logs, metrics)
 
 
@@ -40,7 +39,6 @@ class PageReuse:
         self._cache = cache
         self._results = results
         self._clock = clock
-        self._writes: set[asyncio.Task[None]] = set()
 
     def _applies(self, spec: JobSpec) -> bool:
         return (
@@ -73,43 +71,12 @@ class PageReuse:
             if record is not None and record.status is TaskStatus.SUCCEEDED
         ]
 
-    def keep(self, spec: JobSpec, batch: BatchRecord, results: Sequence[TaskResult]) -> None:
-        """Keep, in the background, the pages ``results`` fetched and succeeded (not those
-        reused)."""
+    def key_of(self, spec: JobSpec) -> Callable[[str], str] | None:
+        """The page cache key of a page of ``spec``'s, when the job keeps its pages (a
+        fetched page that succeeds is then indexed with its result: ``FinishTask.kept_under``)."""
         if not spec.options.cache_store or not self._applies(spec):
-            return
-        urls = {item.task_id: item.url for item in batch.items}
-        fetched = [
-            (result.change.task_id, result.change.outcome)
-            for result in results
-            if isinstance(result.change, FinishTask)
-            and result.outcome != REUSED
-            and result.change.outcome.status is TaskStatus.SUCCEEDED
-            and result.change.task_id in urls
-        ]
-        if not fetched:
-            return
-        keys = page_keys([urls[task] for task, _ in fetched], spec)
-        now = self._clock()
-        pages = {
-            key: KeptPage(batch.job_id, task, outcome.fetched_at or now)
-            for key, (task, outcome) in zip(keys, fetched, strict=True)
-        }
-        write = asyncio.create_task(self._put(pages, min(now + KEEP_FOR, batch.expire_at)))
-        self._writes.add(write)
-        write.add_done_callback(self._writes.discard)
-
-    async def _put(self, pages: dict[str, KeptPage], expire_at: datetime) -> None:
-        assert self._cache is not None
-        try:
-            await self._cache.put_many(pages, expire_at)
-        except Exception:
-            log.warning("page cache not written", extra={"pages": len(pages)}, exc_info=True)
-
-    async def drain(self) -> None:
-        """Wait for the writes under way (shutdown; tests)."""
-        while self._writes:
-            await asyncio.gather(*self._writes, return_exceptions=True)
+            return None
+        return page_key_of(spec)
 
 
 def _outcome(record: TaskRecord) -> TaskOutcome:

@@ -37,6 +37,7 @@ class FinishTask:
     outcome: TaskOutcome
     service_ms: int | None = None  # picked up by the worker until its outcome was known
     usage: ModelUsage | None = None  # what asking the model for it cost (the ai stage)
+    kept_under: str | None = None  # the page cache key its result is indexed under, if kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,7 @@ class Applied:
     handoffs: tuple[tuple[str, Handoff], ...] = ()  # (task id, handoff) to store
     handoffs_done: tuple[str, ...] = ()  # tasks the processing lane finished: drop theirs
     usage: ModelUsage = field(default_factory=ModelUsage)  # of the tasks that became terminal
+    kept: tuple[tuple[str, TaskRecord], ...] = ()  # (page cache key, result) to index
 
     @property
     def changed(self) -> bool:
@@ -97,6 +99,7 @@ def settle(
     results: list[TaskRecord] = []
     handoffs: list[tuple[str, Handoff]] = []
     done: list[str] = []
+    kept: list[tuple[str, TaskRecord]] = []
     usage = ModelUsage()
     for change in changes:
         item = by_id.get(change.task_id)
@@ -125,6 +128,8 @@ def settle(
         deltas[item.status] -= 1
         deltas[record.status] += 1
         results.append(record)
+        if change.kept_under is not None and record.status is TaskStatus.SUCCEEDED:
+            kept.append((change.kept_under, record))
     items = tuple(by_id[item.task_id] for item in batch.items)
     service_ms = {
         change.task_id: change.service_ms
@@ -140,6 +145,7 @@ def settle(
         tuple(handoffs),
         tuple(done),
         usage,
+        tuple(kept),
     )
 
 

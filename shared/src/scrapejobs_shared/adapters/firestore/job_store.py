@@ -47,6 +47,7 @@ from scrapejobs_shared.adapters.firestore.codec import (
     task_to_doc,
 )
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
+from scrapejobs_shared.adapters.firestore.page_cache import stage_kept
 from scrapejobs_shared.adapters.firestore.stats import DEFAULT_SHARDS, OutcomeStats
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
@@ -741,9 +742,10 @@ class FirestoreJobStore:
         _stage_results(commit, job_ref, applied.results)
         stats = self._stats.stage(commit, slot_of(now), applied.stats)
         handoffs = self._stage_handoffs(commit, job_ref, applied)
+        kept = stage_kept(commit, self._client, applied.kept, now)
         if beat is not None:  # last: the results' order above is what is read back
             stage_beat(commit, self._client, beat)
-        count(writes=2 + len(applied.results) + stats + handoffs + (beat is not None))
+        count(writes=2 + len(applied.results) + stats + handoffs + kept + (beat is not None))
         results = await commit.commit(**self._deadline.call)
         after = self._counters.after(results[1], applied.deltas, applied.usage)
         return Settled(
@@ -869,7 +871,8 @@ class FirestoreJobStore:
             _stage_results(transaction, job_ref, applied.results)
             stats = self._stats.stage(transaction, slot_of(now), applied.stats)
             handoffs = self._stage_handoffs(transaction, job_ref, applied)
-            count(writes=2 + len(applied.results) + stats + handoffs)
+            kept = stage_kept(transaction, self._client, applied.kept, now)
+            count(writes=2 + len(applied.results) + stats + handoffs + kept)
             return applied, shard
 
         outcome = await self._in_transaction(run)

@@ -1,19 +1,19 @@
 """PageCache on Firestore: ``page_cache/{key}``, one small document an entry (the task it names
-and when its page was fetched), a batch's entries in one commit, deleted by a TTL policy on
-``expire_at``."""
+and when its page was fetched), staged by the job store in the commit of the results they name
+(``stage_kept``), deleted by a TTL policy on ``expire_at``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.page_cache import KeptPage
+from scrapejobs_shared.ports.page_cache import KeptPage, kept_page
 
 COLLECTION = "page_cache"
-MAX_COMMIT = 500  # documents in one commit
 
 
 @reports_outages
@@ -35,19 +35,20 @@ class FirestorePageCache:
                 kept[snap.id] = KeptPage(str(doc["job_id"]), str(doc["task_id"]), doc["fetched_at"])
         return kept
 
-    async def put_many(self, pages: Mapping[str, KeptPage], expire_at: datetime) -> None:
-        keys = list(pages)
-        for start in range(0, len(keys), MAX_COMMIT):
-            chunk = keys[start : start + MAX_COMMIT]
-            batch = self._client.batch()
-            for key in chunk:
-                page = pages[key]
-                doc = {
-                    "job_id": page.job_id,
-                    "task_id": page.task_id,
-                    "fetched_at": page.fetched_at,
-                    "expire_at": expire_at,
-                }
-                batch.set(self._pages.document(key), doc)
-            count(writes=len(chunk))
-            await batch.commit(**self._deadline.call)
+
+def stage_kept(
+    target: Any, client: Any, kept: Sequence[tuple[str, TaskRecord]], now: datetime
+) -> int:
+    """Stage the page cache entries of ``kept`` results in ``target`` (a batch or a
+    transaction: the results' own commit); how many."""
+    pages = client.collection(COLLECTION)
+    for key, record in kept:
+        page, expire_at = kept_page(record, now)
+        doc = {
+            "job_id": page.job_id,
+            "task_id": page.task_id,
+            "fetched_at": page.fetched_at,
+            "expire_at": expire_at,
+        }
+        target.set(pages.document(key), doc)
+    return len(kept)

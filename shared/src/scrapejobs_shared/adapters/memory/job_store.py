@@ -39,6 +39,7 @@ from scrapejobs_shared.ports.job_store import (
     Settled,
     TaskChange,
 )
+from scrapejobs_shared.ports.page_cache import KeptPage, kept_page
 from scrapejobs_shared.ports.stats import OpenWork
 
 
@@ -62,6 +63,8 @@ class MemoryJobStore:
         self.stats: dict[datetime, Totals] = {}  # outcome totals by 5-minute slot
         self.reachable = True  # tests switch it off to play an outage
         self.workers: dict[str, WorkerView] = {}
+        self.kept_pages: dict[str, KeptPage] = {}  # the page cache's index (PageCache)
+        self.page_cache_reads = 0
 
     # ---- jobs ----------------------------------------------------------------------------
 
@@ -353,6 +356,12 @@ class MemoryJobStore:
             open_left = any(b.open_items for b in self.batches[handle.job_id].values())
             return replace(settled, job_may_be_done=not open_left)
 
+    async def get_many(self, keys: Sequence[str], fetched_after: datetime) -> dict[str, KeptPage]:
+        """PageCache: the page cache entries settles wrote (the store is its memory twin)."""
+        self.page_cache_reads += 1
+        found = {key: self.kept_pages[key] for key in keys if key in self.kept_pages}
+        return {key: page for key, page in found.items() if page.fetched_at > fetched_after}
+
     async def close_batch(
         self,
         job_id: str,
@@ -393,6 +402,8 @@ class MemoryJobStore:
         self.batches[batch.job_id][batch.id] = batch
         for record in applied.results:
             self.results[batch.job_id][record.id] = record
+        for key, record in applied.kept:
+            self.kept_pages[key] = kept_page(record, now)[0]
         if not applied.usage.empty:
             self.usage[batch.job_id] = self.usage.get(batch.job_id, ModelUsage()) + applied.usage
         kept = self.handed_off.setdefault(batch.job_id, {})

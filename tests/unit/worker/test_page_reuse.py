@@ -12,9 +12,11 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookOutbox
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_worker.page_reuse import PageReuse
 from support.worker_fakes import ScriptedFetcher, build_processor, push, setup_job
 
 T0 = datetime(2026, 11, 26, 10, tzinfo=UTC)
@@ -122,3 +124,22 @@ async def test_only_the_tasks_the_claim_finds_open_are_taken_from_the_cache() ->
     assert results["t1"].status is TaskStatus.FAILED  # not rewritten from the cache
     assert sorted(e.data["task_id"] for e in outbox.events) == ["t", "t2"]  # nor announced
     assert results["t2"].status is TaskStatus.SUCCEEDED
+
+
+async def test_a_job_whose_first_batches_found_nothing_reads_one_batch_in_ten() -> None:
+    store, clock = MemoryJobStore(), Clock()
+    reuse = PageReuse(store, store, clock)
+    spec = JobSpec.model_validate({"extract": FIELDS, "options": {"cache_max_age_s": 600}})
+    items = [("t", "http://a.example/new")]
+    for _ in range(2 + 20):
+        assert await reuse.reused("big", spec, items) == []
+    assert store.page_cache_reads == 2 + 2  # two, then one in ten
+    assert await reuse.reused("other", spec, items) == []  # another job reads on its own
+    assert store.page_cache_reads == 5
+
+    await run(clock, body(cache_store=True), store)  # now some of big's pages are kept
+    kept = [("t", "http://a.example/")]
+    found = [await reuse.reused("big", spec, kept) for _ in range(10)]
+    assert sum(1 for results in found if results) == 1  # the sampled read finds them...
+    again = [await reuse.reused("big", spec, kept) for _ in range(3)]
+    assert all(again)  # ...then every batch reads again

@@ -302,7 +302,7 @@ class BatchProcessor:
         if spec is None:
             return None, []
         tasks = [(task.id, task.url) for task in message.tasks]
-        return spec, await self._reuse.reused(spec, tasks)
+        return spec, await self._reuse.reused(message.job_id, spec, tasks)
 
     async def _spec(self, message: BatchMessage) -> JobSpec | None:
         """The spec the message carries (coalesced small jobs), else the job's as read once

@@ -1,6 +1,7 @@
 """Reusing kept pages (``options.cache_max_age_s``) and keeping fetched ones
 (``options.cache_store``) for a batch: one read of the page cache beside its claim (for the
-message's tasks, before the claim says which are open) and a read of each result found there;
+message's tasks, before the claim says which are open) and a read of each result found there
+(once a job's first batches here found nothing kept, one batch in ten reads);
 a page fetched and succeeded is indexed under its key in the commit that records its result
 (``FinishTask.kept_under``: no write of its own).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 
@@ -32,6 +34,11 @@ from scrapejobs_worker.task_runner import Kind, TaskResult
 
 log = logging.getLogger(__name__)
 REUSED = "cached"  # the outcome label of a reused page (logs, metrics)
+# A job whose first batches here found nothing kept reads the index for one batch in ten after
+# them (fetching fresh is always within maxAge); a batch that finds pages turns reading back on.
+EMPTY_READS_BEFORE_SAMPLING = 2
+SAMPLE_EVERY = 10
+JOBS_TRACKED = 1000
 
 
 class PageReuse:
@@ -39,16 +46,19 @@ class PageReuse:
         self._cache = cache
         self._results = results
         self._clock = clock
+        self._empty: OrderedDict[str, list[int]] = OrderedDict()  # job → [empty reads, skipped]
 
     def _applies(self, spec: JobSpec) -> bool:
         return (
             self._cache is not None and spec.crawl is None and ai_stage_index(spec.pipeline) is None
         )
 
-    async def reused(self, spec: JobSpec, items: Sequence[tuple[str, str]]) -> list[TaskResult]:
+    async def reused(
+        self, job_id: str, spec: JobSpec, items: Sequence[tuple[str, str]]
+    ) -> list[TaskResult]:
         """The results of ``items`` (task id, URL) whose page is kept and young enough."""
         max_age = spec.options.cache_max_age_s
-        if not max_age or not items or not self._applies(spec):
+        if not max_age or not items or not self._applies(spec) or not self._reads(job_id):
             return []
         assert self._cache is not None
         tasks = [task for task, _ in items]
@@ -65,11 +75,30 @@ class PageReuse:
         except Exception:
             log.warning("page cache not read: fetching every page", exc_info=True)
             return []
+        self._found(job_id, bool(hits))
         return [
             TaskResult(FinishTask(task, _outcome(record)), Kind.FINISHED, REUSED)
             for (task, _), record in zip(hits, kept, strict=True)
             if record is not None and record.status is TaskStatus.SUCCEEDED
         ]
+
+    def _reads(self, job_id: str) -> bool:
+        """Whether this batch of the job reads the index (see EMPTY_READS_BEFORE_SAMPLING)."""
+        state = self._empty.get(job_id)
+        if state is None or state[0] < EMPTY_READS_BEFORE_SAMPLING:
+            return True
+        state[1] += 1
+        return state[1] % SAMPLE_EVERY == 0
+
+    def _found(self, job_id: str, anything: bool) -> None:
+        if anything:
+            self._empty.pop(job_id, None)
+            return
+        state = self._empty.setdefault(job_id, [0, 0])
+        state[0] += 1
+        self._empty.move_to_end(job_id)
+        while len(self._empty) > JOBS_TRACKED:
+            self._empty.popitem(last=False)
 
     def key_of(self, spec: JobSpec) -> Callable[[str], str] | None:
         """The page cache key of a page of ``spec``'s, when the job keeps its pages (a

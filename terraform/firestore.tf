@@ -143,3 +143,15 @@ resource "google_firestore_index" "tasks_by_status" {
 
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
+
+# A page cache entry is read by its key only: its one other field is not indexed.
+resource "google_firestore_field" "page_cache_entry" {
+  project    = var.project_id
+  database   = var.firestore_database
+  collection = "page_cache"
+  field      = "p"
+
+  index_config {}
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}

@@ -629,6 +629,45 @@ def test_ttl_fields(tf, h):
     assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])
 
 
+def test_page_cache_entries_are_not_indexed(tf, h):
+    """The adapter's one entry field (read by key, never queried) is exempt from indexing."""
+    from datetime import UTC, datetime, timedelta
+
+    from scrapejobs_shared.adapters.firestore.page_cache import stage_kept
+    from scrapejobs_shared.domain.records import TaskRecord
+    from scrapejobs_shared.domain.statuses import TaskStatus
+
+    class Target:
+        def set(self, ref: Any, doc: dict[str, Any]) -> None:
+            self.doc = doc
+
+    class Client:
+        def collection(self, name: str) -> Any:
+            return type("Pages", (), {"document": lambda _self, key: key})()
+
+    now = datetime(2026, 11, 26, tzinfo=UTC)
+    record = TaskRecord(
+        job_id="j",
+        id="t",
+        url="https://example.com/",
+        status=TaskStatus.SUCCEEDED,
+        created_at=now,
+        updated_at=now,
+        expire_at=now + timedelta(days=1),
+        fetched_at=now,
+    )
+    target = Target()
+    stage_kept(target, Client(), [("k", record)], now)
+    fields = {
+        body["field"]: body
+        for body in tf.of_type("google_firestore_field").values()
+        if body.get("collection") == "page_cache"
+    }
+    assert set(target.doc) - {"expire_at"} == set(fields), "page_cache fields not exempted"
+    for body in fields.values():
+        assert h.blocks_of(body, "index_config") == [{}], "an empty index_config exempts it"
+
+
 # --- Cloud Scheduler ------------------------------------------------------------------------
 
 

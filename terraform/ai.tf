@@ -1,4 +1,4 @@
-# The ai stage (README, "The ai stage"): who answers it, and what the worker may do for it.
+# The ai stage (docs/api.md, "The ai stage"): who answers it, and what the worker may do for it.
 # Unset ai_provider: ai stages are refused (422) and nothing here is created.
 #
 # - vertex: Gemini on Vertex AI with the worker's own identity: the API is enabled and the worker

@@ -44,7 +44,7 @@ locals {
     SCRAPEJOBS_WEBHOOK_TOPIC      = var.webhook_topic
     SCRAPEJOBS_LOG_LEVEL          = var.log_level
     SCRAPEJOBS_RETENTION_DAYS     = tostring(var.retention_days)
-    # every Firestore call and publish ends within these: past them a 503 (README, failures)
+    # every Firestore call and publish ends within these: past them a 503 (docs/semantics.md, failures)
     SCRAPEJOBS_FIRESTORE_TIMEOUT_S = tostring(var.firestore_timeout_s)
     SCRAPEJOBS_PUBSUB_TIMEOUT_S    = tostring(var.pubsub_timeout_s)
     # Spans and metrics: Cloud Trace and Cloud Monitoring by default (iam.tf grants the roles).
@@ -61,7 +61,7 @@ locals {
     SCRAPEJOBS_RECONCILE_AFTER_S = tostring(var.max_backoff_s + var.ack_deadline_s + 30)
     # POST /v1/scrape answers its 504 (naming the job) before Cloud Run cuts the request
     SCRAPEJOBS_SCRAPE_MAX_WAIT_S = tostring(var.dispatcher_request_timeout_s - 5)
-    # small jobs submitted together share one commit and one message (README, Submitting jobs)
+    # small jobs submitted together share one commit and one message (docs/api.md, coalescing)
     SCRAPEJOBS_COALESCE_WINDOW_MS      = tostring(var.dispatcher_coalesce_window_ms)
     SCRAPEJOBS_COALESCE_BUSY_WINDOW_MS = tostring(var.dispatcher_coalesce_busy_window_ms)
     # a keyed submission still unanswered past the request timeout died with its request

@@ -785,7 +785,7 @@ variable "worker_batch_concurrency" {
 variable "stats_shards" {
   type        = number
   default     = 64
-  description = "Shards of each 5-minute outcome-stats slot (SCRAPEJOBS_STATS_SHARDS): about the number of batches running at once at peak, so no stats document takes more than ~1 write/s (README, Monitoring)."
+  description = "Shards of each 5-minute outcome-stats slot (SCRAPEJOBS_STATS_SHARDS): about the number of batches running at once at peak, so no stats document takes more than ~1 write/s (docs/api.md, Monitoring)."
 
   validation {
     condition     = var.stats_shards >= 1 && var.stats_shards <= 256 && floor(var.stats_shards) == var.stats_shards

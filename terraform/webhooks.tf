@@ -1,4 +1,4 @@
-# Job webhooks (README "Webhooks"): the services publish each job's end event to the webhook
+# Job webhooks (docs/api.md, "Webhooks"): the services publish each job's end event to the webhook
 # topic; its push subscription calls the shared worker's /pubsub/webhook, which signs the event
 # (Standard Webhooks) and POSTs it. Non-2xx answers are retried with the tasks' backoff; after
 # max_delivery_attempts the event is parked on the webhook dead-letter topic for 7 days.

@@ -1,4 +1,4 @@
-"""The README's failure table, row by row, as the outcome policy decides it."""
+"""The failure table of docs/semantics.md, row by row, as the outcome policy decides it."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def response(status: int, **headers: str) -> FetchResponse:
     return FetchResponse("http://a.example/", status, headers, b"", elapsed_ms=3)
 
 
-# (row of the README's table, fetch result, attempt, limits, decision, status, error, host)
+# (row of docs/semantics.md's table, fetch result, attempt, limits, decision, status, error, host)
 ROWS = [
     ("2xx", response(200), FIRST, LIMITS, Succeed, None, None, HostSignal.RESPONDED),
     ("timeout", TransientFetchError("timed out", reason="timeout"), FIRST, LIMITS, Retry,

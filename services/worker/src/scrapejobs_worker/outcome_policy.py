@@ -1,7 +1,7 @@
 """What happens to a task after its fetch (or instead of it): one pure decision.
 
 (fetch response or fetch error, the task's attempt, the limits) → Succeed | Fail | Retry |
-Defer | GiveUp, plus what the host's politeness state should learn. This is the README's
+Defer | GiveUp, plus what the host's politeness state should learn. This is docs/semantics.md's
 failure table; tests/unit/worker/test_outcome_policy.py checks it row by row. The batch
 processor only carries decisions out.
 """

@@ -35,12 +35,12 @@ def system_chromium() -> str | None:
     return None
 
 
-DEV_WEBHOOK_SECRET = "whsec_c2NyYXBlam9icy1sb2NhbC1kZXZlbG9wbWVudC1rZXk="  # README: Webhooks
+DEV_WEBHOOK_SECRET = "whsec_c2NyYXBlam9icy1sb2NhbC1kZXZlbG9wbWVudC1rZXk="  # docs/api.md, "Webhooks"
 
 
 # what `make dev` hands the dispatcher from its own environment
 PASSED_TO_DISPATCHER = ("SCRAPEJOBS_AUTH_MODE", "SCRAPEJOBS_API_KEY_HASHES")
-AI_PREFIX = "SCRAPEJOBS_AI_"  # every AI setting goes to both services (README, "AI stage")
+AI_PREFIX = "SCRAPEJOBS_AI_"  # every AI setting goes to both services (docs/api.md, "The ai stage")
 
 
 def ai_settings(env: Mapping[str, str]) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """``scrapejobs``: the command line for the scrapejobs API (on ``scrapejobs_client.Client``).
 
 Every command takes ``--json`` (machine-readable output on stdout); errors go to stderr with
-the API's own message; exit codes are ``ExitCode`` (see the README's CLI section).
+the API's own message; exit codes are ``ExitCode`` (see docs/operations.md, "CLI").
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ P = ParamSpec("P")
 
 
 class ExitCode(IntEnum):
-    """The command's exit status (documented in the README's CLI section)."""
+    """The command's exit status (documented in docs/operations.md, "CLI")."""
 
     OK = 0
     ERROR = 1

@@ -157,7 +157,7 @@ async def export_results(
         Query(
             alias="format",
             description="jsonl: one result per line, as the results API returns it; csv: "
-            "flattened columns (see the README)",
+            "flattened columns (see docs/api.md, Export)",
         ),
     ] = "jsonl",
 ) -> StreamingResponse:

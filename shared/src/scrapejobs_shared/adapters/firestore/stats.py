@@ -4,7 +4,7 @@ Writes (``OutcomeStats.stage``), in the commit that records the outcomes: blind 
 one random shard of the outcome's 5-minute slot, ``stats_slots/{slot}-{shard}``. With S shards
 a slot takes S x (one write per second) before any document passes Firestore's sustained ~1
 write/s; a settle commit comes at most once a second per running batch (the
-arithmetic for 1,000 pages/s is in the README, "Monitoring").
+arithmetic for 1,000 pages/s is in docs/api.md, "Monitoring").
 
 Reads (``FirestoreStats``) sum a slot's shards with one query, and roll up what can no longer
 change: a slot, or an hour, that ended more than ``GRACE`` ago is summed once into

@@ -26,6 +26,8 @@ from parsel import Selector
 
 from bench.catalog_site import FIELDS, PRICE_CSS, PRICE_RE, SKU_XPATH, TAGS_CSS, TITLE_CSS
 
+WARMUP_PAGES = 40  # per baseline loop, before its measured passes
+
 Handler = Callable[[str], Awaitable[dict[str, Any]]]
 
 

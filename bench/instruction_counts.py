@@ -174,9 +174,8 @@ def count(
 def _bare_process(site_url: str, pages: int) -> None:
     """The bare loop's process (run under callgrind): a warm-up pass uninstrumented, then one
     measured pass counted; prints its pid and error counts as JSON."""
-    from bench.bare_loop import bare_loop
+    from bench.bare_loop import WARMUP_PAGES, bare_loop
     from bench.catalog_site import PRODUCTS, bench_paths, expected
-    from bench.run_bench import WARMUP_PAGES
 
     paths = bench_paths(pages)
     warmup = bench_paths(WARMUP_PAGES, start=PRODUCTS - 2 * WARMUP_PAGES)  # as the bench's

@@ -58,7 +58,7 @@ from scrapejobs_devstack.processes import tail as log_tail
 # bench modules are `bench.*` here as they are for mypy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bare_loop import LoopFigures, bare_loop, worker_path_loop
+from bench.bare_loop import WARMUP_PAGES, LoopFigures, bare_loop, worker_path_loop
 from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, expected
 from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
@@ -89,7 +89,6 @@ GOAL_WRITES_PER_PAGE = 1.25  # Firestore documents written per page (dispatcher 
 GOAL_READS_PER_PAGE = 0.1  # Firestore documents read per page
 GOAL_BIG_ACCEPT_S = 1.5  # a 10,000-URL submission accepted (POST -> 202), at most
 CELERY_TIMEOUT_S = 300.0
-WARMUP_PAGES = 40  # per baseline loop, before its measured passes
 STACK_WARMUP_PAGES = 1000  # a first job: imports, connection pools, the emulators' JIT
 BIG_SUBMISSION = 10_000
 

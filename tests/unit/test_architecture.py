@@ -1,0 +1,126 @@
+"""The house's arrows, read from the source: services depend on ``shared`` and never on each
+other, ``shared`` never imports a service or a client, the pure parts of ``shared`` (records,
+ports, parsing, stages) import no Google client, web framework or HTTP client, and no modules
+import each other round in a circle (the benchmark scripts included)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = {
+    "scrapejobs_shared": "shared/src",
+    "scrapejobs_web": "libs/web/src",
+    "scrapejobs_client": "libs/client/src",
+    "scrapejobs_dispatcher": "services/dispatcher/src",
+    "scrapejobs_worker": "services/worker/src",
+    "scrapejobs_devstack": "tools/devstack/src",
+}
+SERVICES = ("scrapejobs_dispatcher", "scrapejobs_worker")
+PURE = tuple(
+    f"scrapejobs_shared.{folder}"
+    for folder in (
+        "domain",
+        "ports",
+        "extraction",
+        "pipeline",
+        "delivery",
+        "firecrawl",
+        "politeness",
+        "messaging",
+    )
+)
+INFRASTRUCTURE = ("google.cloud", "fastapi", "starlette", "httpx", "httpcore")
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package, src in PACKAGES.items():
+        for path in (ROOT / src / package).rglob("*.py"):
+            parts = path.relative_to(ROOT / src).with_suffix("").parts
+            found[".".join(parts).removesuffix(".__init__")] = path
+    for path in (ROOT / "bench").glob("*.py"):
+        found[f"bench.{path.stem}"] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path) -> Iterator[str]:
+    """Every module ``path`` imports, at any depth of its code (an import inside a function
+    still ties the two modules)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            submodules = [f"{node.module}.{alias.name}" for alias in node.names]
+            named = [name for name in submodules if name in MODULES]
+            yield from named or [node.module]
+
+
+def _edges(module: str) -> set[str]:
+    """The modules of ours ``module`` imports, leaving out its own packages (a package's
+    ``__init__`` naming its modules is not a circle)."""
+    ancestors = {module.rsplit(".", n)[0] for n in range(1, module.count(".") + 1)}
+    return {
+        name
+        for name in _imports(MODULES[module])
+        if name in MODULES and name != module and name not in ancestors
+    }
+
+
+def test_services_shared_and_clients_point_the_right_way() -> None:
+    wrong = []
+    for module, path in MODULES.items():
+        top = module.split(".")[0]
+        for name in _imports(path):
+            target = name.split(".")[0]
+            if top == "scrapejobs_shared" and target in (*SERVICES, "scrapejobs_client"):
+                wrong.append(f"{module} -> {name}")
+            if top in SERVICES and target in SERVICES and target != top:
+                wrong.append(f"{module} -> {name}")
+    assert not wrong, wrong
+
+
+def test_pure_parts_of_shared_import_no_infrastructure() -> None:
+    wrong = [
+        f"{module} -> {name}"
+        for module, path in MODULES.items()
+        if module.startswith(PURE)
+        for name in _imports(path)
+        if name.startswith(INFRASTRUCTURE)
+    ]
+    assert not wrong, wrong
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for name in sorted(graph[module]):
+            if state.get(name) == 1:
+                circles.append([*path[path.index(name) :], name])
+            elif name not in state:
+                visit(name, [*path, name])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return circles
+
+
+def test_no_import_circles() -> None:
+    circles = _circles({module: _edges(module) for module in MODULES})
+    assert not circles, circles
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c", "a"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []

@@ -68,7 +68,7 @@ variable "worker_image" {
 
 variable "renderer_image" {
   type        = string
-  description = "Renderer image (the worker with Chromium: services/worker/Dockerfile, target renderer) used when the service is created, e.g. REGION-docker.pkg.dev/PROJECT/scrapejobs/renderer:COMMIT_SHA. Later rollouts are done by Cloud Build; Terraform ignores changes of this value afterwards."
+  description = "Renderer image (the worker with Chromium: the root Dockerfile, SERVICE=worker, target renderer) used when the service is created, e.g. REGION-docker.pkg.dev/PROJECT/scrapejobs/renderer:COMMIT_SHA. Later rollouts are done by Cloud Build; Terraform ignores changes of this value afterwards."
 
   validation {
     condition     = can(regex("^[^:@]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$", var.renderer_image)) && !endswith(var.renderer_image, ":latest")

@@ -1,4 +1,4 @@
-"""Shared fixtures for the deployment tests (Terraform, Dockerfiles, Cloud Build).
+"""Shared fixtures for the deployment tests (Terraform, the Dockerfile, Cloud Build).
 
 Terraform is parsed with checkov's hcl2 (``bc-python-hcl2``, a python-hcl2 fork). The output
 format of the hcl2 parsers changed across releases (python-hcl2 v8 keeps

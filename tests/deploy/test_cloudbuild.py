@@ -140,11 +140,12 @@ def test_images_built_from_repo_root_and_tagged_with_commit_sha(steps, build):
         args = step["args"]
         assert args[0] == "build"
         assert args[-1] == ".", "the build context must be the repository root"
-        assert f"--file=services/{svc}/Dockerfile" in args
-        assert (REPO_ROOT / "services" / svc / "Dockerfile").is_file()
+        assert not [a for a in args if a.startswith(("--file", "-f"))], "the root Dockerfile"
+        assert f"--build-arg=SERVICE={svc}" in args
+        assert (REPO_ROOT / "Dockerfile").is_file()
         tags = [a.split("=", 1)[1] for a in args if a.startswith("--tag=")]
         assert tags == [f"{IMAGE_PREFIX}{image}:$COMMIT_SHA"]
-        if svc == "worker":  # one Dockerfile, two targets: the worker and the renderer
+        if svc == "worker":  # two targets of the worker: the worker and the renderer
             assert f"--target={'runtime' if image == 'worker' else 'renderer'}" in args
     images = build["images"]
     assert sorted(images) == sorted(f"{IMAGE_PREFIX}{image}:$COMMIT_SHA" for image in IMAGES)

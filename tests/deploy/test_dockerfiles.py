@@ -1,9 +1,10 @@
 """Structural checks of the service images (there is no Docker engine in CI).
 
-The Dockerfiles are parsed into instructions and checked for the properties that matter in
-production: pinned slim base, multi-stage, dependencies from the lock only (no dev deps),
-non-root runtime user, listens on $PORT, only the needed paths copied. The .dockerignore is
-evaluated with Docker's matching rules.
+One Dockerfile at the repository root builds every image (``--build-arg SERVICE=...``); it is
+read once per service, ``${SERVICE}`` resolved, parsed into instructions and checked for the
+properties that matter in production: pinned slim base, multi-stage, dependencies from the lock
+only (no dev deps), non-root runtime user, listens on $PORT, only the needed paths copied. The
+.dockerignore is evaluated with Docker's matching rules.
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ["dispatcher", "worker"]
+DOCKERFILE = REPO_ROOT / "Dockerfile"
+
+
+def dockerfile_for(service: str) -> list[Instruction]:
+    """The Dockerfile as ``--build-arg SERVICE=<service>`` builds it."""
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    return parse_dockerfile(re.sub(r"\$\{?SERVICE\}?", service, text))
 
 
 @dataclass(frozen=True)
@@ -73,9 +81,15 @@ def service(request) -> str:
 
 @pytest.fixture(scope="module")
 def dockerfile(service) -> list[Instruction]:
-    path = REPO_ROOT / "services" / service / "Dockerfile"
-    assert path.is_file(), f"{path} is missing"
-    return parse_dockerfile(path.read_text(encoding="utf-8"))
+    return dockerfile_for(service)
+
+
+def test_one_dockerfile_builds_every_service() -> None:
+    assert DOCKERFILE.is_file()
+    assert sorted(REPO_ROOT.glob("services/*/Dockerfile")) == [], "one Dockerfile, at the root"
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    assert "ARG SERVICE\n" in text, "SERVICE has no default: a build must name its service"
+    assert 'case "${SERVICE}" in dispatcher|worker) ;;' in text, "an unknown SERVICE fails"
 
 
 def _stages(instructions: list[Instruction]) -> int:
@@ -189,11 +203,12 @@ def test_listens_on_port_env(dockerfile, service):
     assert script.startswith("exec "), "exec so uvicorn is PID 1 and gets SIGTERM"
     assert "${PORT:-8080}" in script
     assert "--host 0.0.0.0" in script
-    assert f"--factory scrapejobs_{service}.main:app_from_env" in script
+    assert '--factory "${APP_FACTORY}"' in script
     exposes = [(i.stage, i.value) for i in dockerfile if i.keyword == "EXPOSE"]
     assert exposes == [(stage, "8080") for stage in sorted(_service_stages(dockerfile))]
     env = " ".join(i.value for i in _final(dockerfile) if i.keyword == "ENV")
     assert "PYTHONUNBUFFERED=1" in env
+    assert f"APP_FACTORY=scrapejobs_{service}.main:app_from_env" in env
 
 
 # --- .dockerignore -----------------------------------------------------------------------------
@@ -311,15 +326,14 @@ def test_uv_version_matches_cloudbuild():
 
     cloudbuild = yaml.safe_load((REPO_ROOT / "cloudbuild.yaml").read_text(encoding="utf-8"))
     uv_version = str(cloudbuild["substitutions"]["_UV_VERSION"])
-    for svc in SERVICES:
-        text = (REPO_ROOT / "services" / svc / "Dockerfile").read_text(encoding="utf-8")
-        assert f"ARG UV_VERSION={uv_version}" in text, f"{svc} Dockerfile uses another uv"
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    assert f"ARG UV_VERSION={uv_version}" in text, "the Dockerfile uses another uv"
 
 
 def test_the_renderer_image_is_the_worker_with_debians_chromium() -> None:
     """``--target renderer``: the worker's code and lock with the render extra (Playwright),
     Chromium from Debian (never a browser download), non-root, the browser path set."""
-    dockerfile = parse_dockerfile((REPO_ROOT / "services/worker/Dockerfile").read_text("utf-8"))
+    dockerfile = dockerfile_for("worker")
     stages = {i.value.split()[-1]: i.stage for i in dockerfile if i.keyword == "FROM"}
     renderer = [i for i in dockerfile if i.stage == stages["renderer"]]
     runs = " ".join(i.value for i in renderer if i.keyword == "RUN")
@@ -327,6 +341,7 @@ def test_the_renderer_image_is_the_worker_with_debians_chromium() -> None:
     assert "playwright install" not in " ".join(i.value for i in dockerfile)
     env = " ".join(i.value for i in renderer if i.keyword == "ENV")
     assert "SCRAPEJOBS_RENDER_BROWSER_PATH=/usr/bin/chromium-headless-shell" in env
+    assert "APP_FACTORY=scrapejobs_worker.main:app_from_env" in env
     assert [i.value for i in renderer if i.keyword == "USER"] == ["10001:10001"]
     builder = " ".join(i.value for i in dockerfile if i.stage == stages["builder"])
     assert "--extra render" in builder and "--require-hashes" in builder

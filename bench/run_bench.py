@@ -469,7 +469,7 @@ def _ratio(value: float, reference: float) -> str:
     return f"{value / reference:.2f}x" if reference else "-"
 
 
-def print_report(
+def print_report(  # noqa: C901 (a printed report: one branch per optional section)
     loops: list[LoopFigures],
     celery: CeleryFigures | None,
     stack: dict[str, Any] | None,
@@ -1021,7 +1021,7 @@ def write_report(report: dict[str, Any], path: Path) -> None:
     print(f"\nfigures written to {path}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901 (the run's steps, each optional)
     args = parse_args(argv)
     cleanup = Cleanup()
     log_dir = Path(tempfile.mkdtemp(prefix="scrapejobs-bench-"))

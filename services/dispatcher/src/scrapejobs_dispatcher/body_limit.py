@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -24,33 +25,11 @@ class BodyLimitMiddleware:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._refuse(send)
             return
-        seen = 0
-        started = refused = False
-
-        async def counting_receive() -> Message:
-            nonlocal seen, refused
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes and not refused:
-                    refused = True
-                    if not started:
-                        await self._refuse(send)
-                    # The application sees a client that went away; nothing more is read.
-                    return {"type": "http.disconnect"}
-            return message
-
-        async def guarded_send(message: Message) -> None:
-            nonlocal started
-            if refused:
-                return  # our 413 was the answer
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        request = _CountedRequest(receive, send, self.max_bytes, self._refuse)
         try:
-            await self.app(scope, counting_receive, guarded_send)
+            await self.app(scope, request.receive, request.send)
         except Exception:
-            if not refused:
+            if not request.refused:
                 raise
 
     async def _refuse(self, send: Send) -> None:
@@ -62,3 +41,42 @@ class BodyLimitMiddleware:
         ]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+class _CountedRequest:
+    """One request's body, counted as the application reads it: past the limit the client is
+    answered 413 (unless a response has started) and the application sees it go away."""
+
+    def __init__(
+        self,
+        receive: Receive,
+        send: Send,
+        max_bytes: int,
+        refuse: Callable[[Send], Awaitable[None]],
+    ) -> None:
+        self._receive = receive
+        self._send = send
+        self._max_bytes = max_bytes
+        self._refuse = refuse
+        self._seen = 0
+        self._started = False
+        self.refused = False
+
+    async def receive(self) -> Message:
+        message = await self._receive()
+        if message["type"] != "http.request":
+            return message
+        self._seen += len(message.get("body", b""))
+        if self._seen <= self._max_bytes or self.refused:
+            return message
+        self.refused = True
+        if not self._started:
+            await self._refuse(self._send)
+        # The application sees a client that went away; nothing more is read.
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: Message) -> None:
+        if self.refused:
+            return  # our 413 was the answer
+        self._started = self._started or message["type"] == "http.response.start"
+        await self._send(message)

@@ -43,7 +43,7 @@ from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, PROCESSING_LANE
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, ClaimResult, Missing
+from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.job_cache import JobCache
@@ -227,17 +227,8 @@ class BatchProcessor:
         if spec is None:
             log.warning("job not found", extra={"job_id": message.job_id})
             return Verdict.done("unknown job"), []
-        if isinstance(claim, Missing):
-            log.warning("batch not found", extra={"batch_id": message.batch_id})
-            return Verdict.done("unknown batch"), []
-        if isinstance(claim, AlreadyDone):
-            # announced again: the delivery that finished it may have died before it could
-            pages = [(task.id, task.url) for task in message.tasks]
-            if not await self._announce(message.job_id, spec, pages):
-                return Verdict.retry("announcing finished pages failed", "republish_failed"), []
-            return Verdict.done("already finished"), []
-        if isinstance(claim, Busy):
-            return Verdict.retry("batch is being processed by another delivery", "busy"), []
+        if not isinstance(claim, Claimed):
+            return await self._not_claimed(message, spec, claim), []
         recorder = BatchRecorder(
             self._store,
             claim.handle,
@@ -271,22 +262,44 @@ class BatchProcessor:
                 spec=spec,
                 no_open_tasks=closed,
             )
+        return await self._verdict(claim.batch, results, deferrals, announced), results
+
+    async def _not_claimed(
+        self, message: BatchMessage, spec: JobSpec, claim: Busy | AlreadyDone | Missing
+    ) -> Verdict:
+        if isinstance(claim, Missing):
+            log.warning("batch not found", extra={"batch_id": message.batch_id})
+            return Verdict.done("unknown batch")
+        if isinstance(claim, Busy):
+            return Verdict.retry("batch is being processed by another delivery", "busy")
+        # announced again: the delivery that finished it may have died before it could
+        pages = [(task.id, task.url) for task in message.tasks]
+        if not await self._announce(message.job_id, spec, pages):
+            return Verdict.retry("announcing finished pages failed", "republish_failed")
+        return Verdict.done("already finished")
+
+    async def _verdict(
+        self, batch: BatchRecord, results: list[TaskResult], deferrals: int, announced: bool
+    ) -> Verdict:
+        """What the delivery answers once its tasks ran: their hand-ons and announcements
+        made, a deferral published again, a transient failure redelivered."""
+        kinds = {result.kind for result in results}
         # also after a cancel: the processing lane ends those tasks cancelled
-        if not await self._enqueuer.hand_on(_handed_on(claim.batch, results)):
-            reason = "handing tasks on to the processing lane failed"
-            return Verdict.retry(reason, "republish_failed"), results
+        if not await self._enqueuer.hand_on(_handed_on(batch, results)):
+            return Verdict.retry(
+                "handing tasks on to the processing lane failed", "republish_failed"
+            )
         if not announced:  # a batch all finished announces them again on its redelivery
-            return Verdict.retry("announcing finished pages failed", "republish_failed"), results
+            return Verdict.retry("announcing finished pages failed", "republish_failed")
         if Kind.DEFER in kinds:
-            open_items = _still_open(claim.batch.fetch_items, results)
-            batch = replace(claim.batch, items=open_items)
-            if not await self._enqueuer.republish(batch, deferrals + 1):
+            deferred = replace(batch, items=_still_open(batch.fetch_items, results))
+            if not await self._enqueuer.republish(deferred, deferrals + 1):
                 reason = "deferred, but publishing the batch again failed"
-                return Verdict.retry(reason, "republish_failed"), results
-            return Verdict.done("deferred"), results
+                return Verdict.retry(reason, "republish_failed")
+            return Verdict.done("deferred")
         if Kind.RETRY in kinds:
-            return Verdict.retry("some tasks failed transiently", "transient_task_failure"), results
-        return Verdict.done("done"), results
+            return Verdict.retry("some tasks failed transiently", "transient_task_failure")
+        return Verdict.done("done")
 
     async def _announce(self, job_id: str, spec: JobSpec, pages: list[tuple[str, str]]) -> bool:
         if self._events is None:

@@ -103,6 +103,36 @@ async def _unavailable(_: Request, exc: Exception) -> JSONResponse:
     return unavailable_response(exc.dependency, str(exc), exc.timeout_s)
 
 
+def _processing_lane(
+    settings: WorkerSettings,
+    job_store: StoreForEnqueue,
+    model: LanguageModel | None,
+    gate: HostGate,
+    events: JobEvents,
+    answer_cache: AnswerCache | None,
+) -> ProcessingLane:
+    """The lane of the ai stage (without a model configured, its tasks wait: see
+    ProcessingLane)."""
+    return ProcessingLane(
+        job_store,
+        AiAnswers(model, settings.ai_model) if model is not None else None,
+        ModelSlots(gate, model.provider, settings.ai_max_in_flight, utc_now, settings.ai_timeout_s)
+        if model is not None
+        else None,
+        utc_now,
+        batch_policy(settings),
+        events,
+        answer_cache,
+    )
+
+
+def _log_choices(settings: WorkerSettings) -> None:
+    if settings.render_browser_path:
+        log.info("rendering enabled", extra={"browser": settings.render_browser_path})
+    if settings.fetch_allowlist:
+        log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
+
+
 def create_app(
     settings: WorkerSettings,
     store: StoreForEnqueue | None = None,
@@ -183,20 +213,11 @@ def create_app(
             PageReuse(page_cache or _page_cache(client, deadline), job_store, clock),
         )
         model = language_model or build_language_model(settings)
-        app.state.processing = ProcessingLane(
+        app.state.processing = _processing_lane(
+            settings,
             job_store,
-            AiAnswers(model, settings.ai_model) if model is not None else None,
-            ModelSlots(
-                shared_gate,
-                model.provider,
-                settings.ai_max_in_flight,
-                clock,
-                settings.ai_timeout_s,
-            )
-            if model is not None
-            else None,
-            clock,
-            batch_policy(settings),
+            model,
+            shared_gate,
             events,
             answer_cache or (FirestoreAnswerCache(client, deadline) if needs_cache else None),
         )
@@ -211,10 +232,7 @@ def create_app(
                 max_attempts=min(settings.webhook_max_attempts, settings.max_delivery_attempts)
             ),
         )
-        if settings.render_browser_path:
-            log.info("rendering enabled", extra={"browser": settings.render_browser_path})
-        if settings.fetch_allowlist:
-            log.warning("fetch allowlist set", extra={"allowlist": settings.fetch_allowlist})
+        _log_choices(settings)
         try:
             await heartbeat.report_now()  # listed from its start, before any work
         except Exception:

@@ -48,56 +48,73 @@ def page_metadata(
     """The ``metadata`` format for a parsed HTML page (``root``: its lxml root element; ``url``
     the final URL, ``content_type`` the response's media type). One pass over the document's
     ``title``, ``meta`` and ``link`` elements."""
-    description: str | None = None
-    content_language: str | None = None
-    open_graph: dict[str, JsonValue] = {}
-    dublin_core: dict[str, JsonValue] = {}
-    plain: dict[str, str] = {}  # keywords, robots: the first of each
-    title: Any = None  # the first <title> in the head, else the first anywhere
-    title_in_head = False
-    links: dict[str, str] = {}  # canonical, icon: the first href of each
+    head = _Head(base_url)
     for element in root.iter("title", "meta", "link"):
-        tag = element.tag
-        if tag == "title":
-            if not title_in_head:
-                in_head = any(a.tag == "head" for a in element.iterancestors())
-                if title is None or in_head:
-                    title, title_in_head = element, in_head
-            continue
-        if tag == "link":
-            href = element.get("href")
-            if href is not None:
-                for rel in _RELS.intersection(element.get("rel", "").lower().split()):
-                    links.setdefault(rel, href)
-            continue
-        content = element.get("content")
-        if content is None:
-            continue
-        name = (element.get("property") or element.get("name") or "").strip().lower()
-        if name == "description" and description is None:
-            description = " ".join(content.split())
-        elif name.startswith("og:") and name not in open_graph:
-            value = content.strip()
-            open_graph[name] = resolve_url(base_url, value) if name in _OPEN_GRAPH_URLS else value
-        elif name.startswith(_DUBLIN_CORE) and name not in dublin_core:
-            dublin_core[name] = " ".join(content.split())
-        elif name in _PLAIN and name not in plain:
-            plain[name] = " ".join(content.split())
-        elif content_language is None and _is_content_language(element):
-            content_language = content.split(",")[0].strip() or None
+        if element.tag == "title":
+            head.title(element)
+        elif element.tag == "link":
+            head.link(element)
+        else:
+            head.meta(element)
     return {
-        "title": element_text(title) if title is not None else None,
-        "description": description,
-        "canonical": _absolute(base_url, links.get("canonical")),
-        "language": _document_language(root) or content_language,
-        "open_graph": open_graph,
-        "dublin_core": dublin_core,
-        "keywords": plain.get("keywords"),
-        "robots": plain.get("robots"),
-        "favicon": _absolute(base_url, links.get("icon")),
+        "title": element_text(head.title_element) if head.title_element is not None else None,
+        "description": head.description,
+        "canonical": _absolute(base_url, head.links.get("canonical")),
+        "language": _document_language(root) or head.content_language,
+        "open_graph": head.open_graph,
+        "dublin_core": head.dublin_core,
+        "keywords": head.plain.get("keywords"),
+        "robots": head.plain.get("robots"),
+        "favicon": _absolute(base_url, head.links.get("icon")),
         "url": url,
         "content_type": content_type,
     }
+
+
+class _Head:
+    """What a page's title, meta and link elements say, the first of each kind kept."""
+
+    def __init__(self, base_url: str) -> None:
+        self._base_url = base_url
+        self.description: str | None = None
+        self.content_language: str | None = None
+        self.open_graph: dict[str, JsonValue] = {}
+        self.dublin_core: dict[str, JsonValue] = {}
+        self.plain: dict[str, str] = {}  # keywords, robots
+        self.title_element: Any = None  # the first <title> in the head, else the first anywhere
+        self._title_in_head = False
+        self.links: dict[str, str] = {}  # canonical, icon: the first href of each
+
+    def title(self, element: Any) -> None:
+        if self._title_in_head:
+            return
+        in_head = any(a.tag == "head" for a in element.iterancestors())
+        if self.title_element is None or in_head:
+            self.title_element, self._title_in_head = element, in_head
+
+    def link(self, element: Any) -> None:
+        href = element.get("href")
+        if href is not None:
+            for rel in _RELS.intersection(element.get("rel", "").lower().split()):
+                self.links.setdefault(rel, href)
+
+    def meta(self, element: Any) -> None:
+        content = element.get("content")
+        if content is None:
+            return
+        name = (element.get("property") or element.get("name") or "").strip().lower()
+        if name == "description" and self.description is None:
+            self.description = " ".join(content.split())
+        elif name.startswith("og:") and name not in self.open_graph:
+            value = content.strip()
+            urls = name in _OPEN_GRAPH_URLS
+            self.open_graph[name] = resolve_url(self._base_url, value) if urls else value
+        elif name.startswith(_DUBLIN_CORE) and name not in self.dublin_core:
+            self.dublin_core[name] = " ".join(content.split())
+        elif name in _PLAIN and name not in self.plain:
+            self.plain[name] = " ".join(content.split())
+        elif self.content_language is None and _is_content_language(element):
+            self.content_language = content.split(",")[0].strip() or None
 
 
 def _absolute(base_url: str, href: str | None) -> str | None:

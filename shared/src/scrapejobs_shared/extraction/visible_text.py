@@ -86,22 +86,30 @@ def _text_parts(root: Any, block_separator: str) -> Iterator[str]:
             stack.pop()
             ended = parents.pop()
             if stack:
-                if ended.tag in BLOCK_TAGS:
-                    yield block_separator
-                elif ended.tag in CELL_TAGS:
-                    yield " "
-                if ended.tail:
-                    yield ended.tail
+                yield from _closing(ended, block_separator)
             continue
         if not _is_visible(child):
             if child.tail:
                 yield child.tail
             continue
-        if child.tag in BLOCK_TAGS:
-            yield block_separator
-        elif child.tag in CELL_TAGS:
-            yield " "
+        if separator := _separator(child.tag, block_separator):
+            yield separator
         if child.text:
             yield child.text
         stack.append(iter(child))
         parents.append(child)
+
+
+def _separator(tag: Any, block_separator: str) -> str:
+    """What stands around an element of ``tag``: blocks apart, table cells a space apart."""
+    if tag in BLOCK_TAGS:
+        return block_separator
+    return " " if tag in CELL_TAGS else ""
+
+
+def _closing(element: Any, block_separator: str) -> Iterator[str]:
+    """After an element's content: its separator, then its tail."""
+    if separator := _separator(element.tag, block_separator):
+        yield separator
+    if element.tail:
+        yield element.tail

@@ -133,16 +133,9 @@ class WarmSlotGate:
             return await self._inner.acquire(host, limits, lease_until, now)
         await self._give_back(lambda w: w.lease_until < lease_until, hosts=[host])
         if self._has_warm(host, limits, lease_until):
-            # A warm slot skips the store's own check of the host document: check it here.
-            signals = await self._fresh_signals(host, now)
-            if throttle := signals.throttle(now):
-                return throttle
-            if warm := self._take_warm(host, limits, lease_until):
-                permit = warm.permit
-                if permit.failures != signals.failures:
-                    permit = replace(permit, failures=signals.failures)
-                self._leases[permit] = warm.lease_until
-                return permit
+            warm = await self._from_warm(host, limits, lease_until, now)
+            if warm is not None:
+                return warm
         holding = self._held.get(host)
         if holding is not None and holding.others:
             holding.concurrency = limits.concurrency
@@ -150,6 +143,28 @@ class WarmSlotGate:
                 # this process holds its share while others wait: wait here, not at the store
                 await self._say_wanted(host, now)
                 return Throttle(0.2, "concurrency")
+        return await self._from_store(host, limits, lease_until, now)
+
+    async def _from_warm(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | Throttle | None:
+        """A warm slot of ``host``, or the pause the host is under; None when none is left."""
+        # A warm slot skips the store's own check of the host document: check it here.
+        signals = await self._fresh_signals(host, now)
+        if throttle := signals.throttle(now):
+            return throttle
+        warm = self._take_warm(host, limits, lease_until)
+        if warm is None:
+            return None
+        permit = warm.permit
+        if permit.failures != signals.failures:
+            permit = replace(permit, failures=signals.failures)
+        self._leases[permit] = warm.lease_until
+        return permit
+
+    async def _from_store(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | Throttle:
         kept_until = lease_until + self._keep
         result = await self._inner.acquire(host, limits, kept_until, now)
         if isinstance(result, Permit):

@@ -77,7 +77,12 @@ def _value(value: Any) -> Any:
         return _Value(array_value=_ArrayValue(values=[_value(item) for item in value]))
     if kind is dict:
         return _Value(map_value=_MapValue(fields=_fields(value)))
-    # subclasses (a StrEnum, an IntEnum), as the library's isinstance checks take them
+    return _subclass_value(value)
+
+
+def _subclass_value(value: Any) -> Any:
+    """Subclasses of the plain types (a StrEnum, an IntEnum), as the library's isinstance
+    checks take them; the exact types above are the hot path."""
     if isinstance(value, str):
         return _Value(string_value=value)
     if isinstance(value, bool):
@@ -86,7 +91,7 @@ def _value(value: Any) -> Any:
         return _Value(integer_value=value)
     if isinstance(value, float):
         return _Value(double_value=value)
-    raise TypeError(f"not a plain Firestore value: {kind.__name__}")
+    raise TypeError(f"not a plain Firestore value: {type(value).__name__}")
 
 
 def _timestamp(moment: datetime) -> Any:

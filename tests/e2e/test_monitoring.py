@@ -14,7 +14,7 @@ from google.cloud import firestore
 
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_dispatcher.settings import DispatcherSettings
-from scrapejobs_shared.adapters.firestore.stats import FirestoreStats
+from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from support.jobs import PRODUCT_FIELDS, submit, wait_finished
 from support.memory_dispatcher import memory_dispatcher

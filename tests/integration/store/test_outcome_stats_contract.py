@@ -15,19 +15,19 @@ from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
-from scrapejobs_shared.adapters.firestore.stats import FirestoreStats
+from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.outcome_stats import SLOT, hour_of, slot_of, slots_between
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
-from scrapejobs_shared.domain.stats import SLOT, hour_of, slot_of, slots_between
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.host_gate import HostGate
 from scrapejobs_shared.ports.job_store import Claimed
-from scrapejobs_shared.ports.stats import StatsReader
+from scrapejobs_shared.ports.outcome_stats import StatsReader
 
 
 @dataclass

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from scrapejobs_client import ApiError, ApiUnreachable, Client, RetryPolicy
-from scrapejobs_client.retries import parse_retry_after
+from scrapejobs_client.retries import retry_after_seconds
 
 JOB = {
     "id": "j1",
@@ -63,10 +63,10 @@ def test_429_and_503_wait_for_retry_after_seconds() -> None:
 
 def test_retry_after_as_an_http_date() -> None:
     now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
-    assert parse_retry_after(format_datetime(now + timedelta(seconds=7), usegmt=True), now) == 7
-    assert parse_retry_after(format_datetime(now - timedelta(seconds=7), usegmt=True), now) == 0
-    assert parse_retry_after("soon", now) is None and parse_retry_after(None) is None
-    assert parse_retry_after(" 12 ") == 12
+    assert retry_after_seconds(format_datetime(now + timedelta(seconds=7), usegmt=True), now) == 7
+    assert retry_after_seconds(format_datetime(now - timedelta(seconds=7), usegmt=True), now) == 0
+    assert retry_after_seconds("soon", now) is None and retry_after_seconds(None) is None
+    assert retry_after_seconds(" 12 ") == 12
 
 
 def test_without_retry_after_the_backoff_doubles_up_to_the_cap() -> None:

@@ -12,13 +12,13 @@ from scrapejobs_dispatcher.service import JobView
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.model_usage import ModelPrices, ModelUsage
+from scrapejobs_shared.domain.outcome_stats import Totals
 from scrapejobs_shared.domain.progress import Progress
 from scrapejobs_shared.domain.records import JobRecord
-from scrapejobs_shared.domain.stats import Totals
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.host_key import origin_url
 from scrapejobs_shared.ports.host_gate import PausedHost
-from scrapejobs_shared.ports.stats import OpenWork
+from scrapejobs_shared.ports.outcome_stats import OpenWork
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from scrapejobs_shared.domain.model_usage import ModelPrices, ModelUsage
-from scrapejobs_shared.domain.stats import (
+from scrapejobs_shared.domain.outcome_stats import (
     BOUNDS_MS,
     Histogram,
     Totals,

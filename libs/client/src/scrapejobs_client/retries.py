@@ -47,7 +47,7 @@ class RetryPolicy:
             return self.backoff(attempt)
         if response.status_code not in self.statuses:
             return None
-        retry_after = parse_retry_after(response.headers.get("retry-after"), now)
+        retry_after = retry_after_seconds(response.headers.get("retry-after"), now)
         if retry_after is None:
             return self.backoff(attempt)
         if retry_after > self.max_retry_after_s:
@@ -58,9 +58,10 @@ class RetryPolicy:
 NO_RETRIES = RetryPolicy(attempts=1)
 
 
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
     """``Retry-After`` in seconds from now (RFC 9110: delay-seconds or an HTTP date); None
-    when absent or unreadable. A date in the past is 0."""
+    when absent or unreadable. A date in the past is 0. (The worker has its own reading, capped
+    for politeness; this package installs without the server's.)"""
     if value is None or not value.strip():
         return None
     value = value.strip()

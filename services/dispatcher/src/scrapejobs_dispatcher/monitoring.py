@@ -1,5 +1,5 @@
 """System stats, hourly history and health, from the outcome totals the workers write with each
-outcome (domain/stats.py) and from the jobs' counters: never from task documents.
+outcome (domain/outcome_stats.py) and from the jobs' counters: never from task documents.
 
 Windows are whole slots: ``5m`` and ``1h`` cover the 5-minute slots that overlap the last 5
 minutes or hour (so ``5m`` spans 5 to 10 minutes), ``24h`` the hours that overlap the last
@@ -17,12 +17,12 @@ from typing import Any, Literal, TypeVar
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.model_usage import ModelPrices
-from scrapejobs_shared.domain.stats import HOUR, Totals, hour_of, slots_between
+from scrapejobs_shared.domain.outcome_stats import HOUR, Totals, hour_of, slots_between
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.host_key import origin_url
 from scrapejobs_shared.ports.host_gate import HostGate, PausedHost
 from scrapejobs_shared.ports.job_store import BatchStore
-from scrapejobs_shared.ports.stats import OpenWork, StatsReader
+from scrapejobs_shared.ports.outcome_stats import OpenWork, StatsReader
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
 Window = Literal["5m", "1h", "24h"]

@@ -84,7 +84,10 @@ CUT_BY_OUR_DEADLINE = frozenset({"timeout", "render_timeout"})
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class Ruling:
+    """What the policy rules for a fetch: the decision, and what the host's politeness state
+    learns from it (a response, a throttle and how long to hold the host)."""
+
     decision: Decision
     host: HostSignal = HostSignal.NONE
     hold_s: float = 0.0
@@ -99,26 +102,26 @@ def before_fetch(attempt: Attempt, limits: OutcomeLimits) -> GiveUp | None:
 
 def after_fetch(
     result: FetchResponse | FetchError, attempt: Attempt, limits: OutcomeLimits, now: datetime
-) -> Verdict:
+) -> Ruling:
     if isinstance(result, FetchError):
         if result.reason in CUT_BY_OUR_DEADLINE and attempt.cut_short:
             # our deadline, not the host's fault: neither an attempt nor a breaker failure
-            return Verdict(Defer(OUT_OF_TIME))
+            return Ruling(Defer(OUT_OF_TIME))
         if result.reason == "render_busy":  # no browser page free: not an attempt either
-            return Verdict(Defer(f"{result.reason}: {result.detail}"))
+            return Ruling(Defer(f"{result.reason}: {result.detail}"))
         error = f"{result.reason}: {result.detail}"
         if not result.transient:
-            return Verdict(Fail(TaskOutcome(TaskStatus.FAILED, error=error)))
+            return Ruling(Fail(TaskOutcome(TaskStatus.FAILED, error=error)))
         signal = HostSignal.FAILED if result.host_fault else HostSignal.NONE
-        return Verdict(_transient(error, attempt, limits), signal)
+        return Ruling(_transient(error, attempt, limits), signal)
     hold = _throttle_hold(result, limits, now)
     if hold is not None and attempt.deferrals < limits.max_deferrals:
         reason = f"throttled: HTTP {result.status}, retry after {hold:.0f} s"
-        return Verdict(Defer(reason), HostSignal.THROTTLED, hold)
+        return Ruling(Defer(reason), HostSignal.THROTTLED, hold)
     status_class = classify_status(result.status)
     if status_class is StatusClass.TRANSIENT:
         signal = HostSignal.THROTTLED if hold is not None else HostSignal.FAILED
-        return Verdict(_transient(f"HTTP {result.status}", attempt, limits), signal, hold or 0.0)
+        return Ruling(_transient(f"HTTP {result.status}", attempt, limits), signal, hold or 0.0)
     if status_class is StatusClass.PERMANENT:
         outcome = TaskOutcome(
             TaskStatus.FAILED,
@@ -127,8 +130,8 @@ def after_fetch(
             fetched_at=now,
             elapsed_ms=result.elapsed_ms,
         )
-        return Verdict(Fail(outcome), HostSignal.RESPONDED)
-    return Verdict(Succeed(result), HostSignal.RESPONDED)
+        return Ruling(Fail(outcome), HostSignal.RESPONDED)
+    return Ruling(Succeed(result), HostSignal.RESPONDED)
 
 
 def _transient(error: str, attempt: Attempt, limits: OutcomeLimits) -> Decision:

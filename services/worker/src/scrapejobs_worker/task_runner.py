@@ -40,8 +40,8 @@ from scrapejobs_worker.outcome_policy import (
     HostSignal,
     OutcomeLimits,
     Retry,
+    Ruling,
     Succeed,
-    Verdict,
     after_fetch,
     before_fetch,
 )
@@ -204,7 +204,7 @@ class TaskRunner:
             return nullcontext()
         return self._tracer.start_as_current_span("fetch", attributes={"url.full": url})
 
-    async def _tell_host(self, host: str, held: HeldPermit, verdict: Verdict) -> None:
+    async def _tell_host(self, host: str, held: HeldPermit, verdict: Ruling) -> None:
         if verdict.host is HostSignal.RESPONDED:
             await self._politeness.host_responded(held.permit)
         elif verdict.host is HostSignal.FAILED:

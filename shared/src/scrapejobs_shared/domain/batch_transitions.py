@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Literal
 
 from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.outcome_stats import Totals, outcome_totals
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
@@ -25,7 +26,6 @@ from scrapejobs_shared.domain.records import (
     TaskRecord,
     kept_error,
 )
-from scrapejobs_shared.domain.stats import Totals, outcome_totals
 from scrapejobs_shared.domain.statuses import FETCH_STATUSES, TaskStatus
 
 Lane = Literal["fetch", "processing"]

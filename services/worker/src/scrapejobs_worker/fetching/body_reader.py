@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import httpx
 
 from scrapejobs_worker.fetch_port import PermanentFetchError
-from scrapejobs_worker.fetching.decoding import Decoder, decoder_for, parse_codings
+from scrapejobs_worker.fetching.content_encoding import Decoder, decoder_for, parse_codings
 
 
 @dataclass(frozen=True, slots=True)

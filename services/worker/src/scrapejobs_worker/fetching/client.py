@@ -21,7 +21,7 @@ import httpx
 from scrapejobs_worker.fetching.config import FetchPolicy
 from scrapejobs_worker.fetching.connection_pool import LinearConnectionPool
 
-# Only what decoding.py can decode with bounded memory.
+# Only what content_encoding.py can decode with bounded memory.
 ACCEPT_ENCODING = "gzip, deflate"
 
 

@@ -47,12 +47,13 @@ from scrapejobs_shared.adapters.firestore.codec import (
     task_to_doc,
 )
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
+from scrapejobs_shared.adapters.firestore.outcome_stats import DEFAULT_SHARDS, OutcomeStats
 from scrapejobs_shared.adapters.firestore.page_cache import stage_kept
-from scrapejobs_shared.adapters.firestore.stats import DEFAULT_SHARDS, OutcomeStats
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied, Lane
+from scrapejobs_shared.domain.outcome_stats import slot_of
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
@@ -61,7 +62,6 @@ from scrapejobs_shared.domain.records import (
     TaskOutcome,
     TaskRecord,
 )
-from scrapejobs_shared.domain.stats import slot_of
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.observability.store_ops import count

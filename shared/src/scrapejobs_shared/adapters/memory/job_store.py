@@ -17,6 +17,7 @@ from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied, Lane
 from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.outcome_stats import Totals, slot_of, slots_of_hour
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     Handoff,
@@ -24,7 +25,6 @@ from scrapejobs_shared.domain.records import (
     TaskOutcome,
     TaskRecord,
 )
-from scrapejobs_shared.domain.stats import Totals, slot_of, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat, WorkerView
 from scrapejobs_shared.politeness.host_key import host_key
@@ -39,8 +39,8 @@ from scrapejobs_shared.ports.job_store import (
     Settled,
     TaskChange,
 )
+from scrapejobs_shared.ports.outcome_stats import OpenWork
 from scrapejobs_shared.ports.page_cache import KeptPage, kept_page
-from scrapejobs_shared.ports.stats import OpenWork
 
 
 @dataclass(frozen=True, slots=True)

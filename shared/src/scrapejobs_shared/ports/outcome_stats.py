@@ -1,8 +1,8 @@
 """The stats port: outcome totals by 5-minute slot and by hour, and what is open right now.
 
 Totals are written by the job store in the same commits as the outcomes (see
-domain/stats.py); this port only reads them, so a stats read costs O(slots or hours x shards),
-never O(tasks).
+domain/outcome_stats.py); this port only reads them, so a stats read costs O(slots or hours x
+shards), never O(tasks).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from scrapejobs_shared.domain.stats import Totals
+from scrapejobs_shared.domain.outcome_stats import Totals
 from scrapejobs_shared.domain.statuses import JobStatus
 
 

@@ -25,10 +25,10 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
-from scrapejobs_shared.domain.stats import HOUR, SLOT, Totals, slots_of_hour
+from scrapejobs_shared.domain.outcome_stats import HOUR, SLOT, Totals, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.stats import OpenWork
+from scrapejobs_shared.ports.outcome_stats import OpenWork
 
 DEFAULT_SHARDS = 16
 GRACE = timedelta(minutes=2)  # commits stamped by skewed clocks still land in a slot this late

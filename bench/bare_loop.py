@@ -18,9 +18,12 @@ import asyncio
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
+from unittest import mock
 
+import httpcore
 import httpx
 from parsel import Selector
 
@@ -204,17 +207,21 @@ async def worker_path_loop(
     warmup: Sequence[str],
     concurrency: int,
     expected: Callable[[str], dict[str, Any]],
+    httpcore_pool: bool = False,
 ) -> LoopFigures:
     """The worker's fetcher and extraction engine, in-process (imported lazily: the services
     are edited concurrently). ``extract_page`` + ``fit_result`` is what the worker's extractor
-    runs per 2xx page."""
+    runs per 2xx page. ``httpcore_pool``: with httpcore's own pool under the fetcher instead of
+    ``LinearConnectionPool`` (a labelled row: what the pool's private names earn)."""
     from scrapejobs_shared.domain.jobspec import JobSpec
     from scrapejobs_shared.extraction import extract_page, fit_result
     from scrapejobs_worker.fetch_port import FetchRequest
     from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 
     fields = JobSpec.model_validate({"extract": FIELDS}).extract
-    fetcher = build_fetcher(FetchPolicy(allowlist=("127.0.0.0/8",)))
+    pool = "scrapejobs_worker.fetching.connection_pool.LinearConnectionPool"
+    with mock.patch(pool, httpcore.AsyncConnectionPool) if httpcore_pool else nullcontext():
+        fetcher = build_fetcher(FetchPolicy(allowlist=("127.0.0.0/8",)))
     try:
 
         async def handler(url: str) -> dict[str, Any]:
@@ -227,9 +234,8 @@ async def worker_path_loop(
             data, _truncated = fit_result(page.data)
             return dict(data)
 
-        figures = await measure(
-            f"worker-path c={concurrency}", handler, urls, warmup, concurrency, expected
-        )
+        name = f"worker-path c={concurrency}" + (", httpcore's pool" if httpcore_pool else "")
+        figures = await measure(name, handler, urls, warmup, concurrency, expected)
     finally:
         await fetcher.aclose()
     figures.notes.append("worker SafeFetcher + extract_page/fit_result; no Pub/Sub, Firestore")

@@ -165,6 +165,8 @@ async def run_baselines(
     try:  # c=16: as many in flight as a worker process with two batches' lanes
         for concurrency in (2, 16):
             figures.append(await worker_path_loop(urls, warm, concurrency, by_url.__getitem__))
+        # labelled: the fetcher on httpcore's own pool, what LinearConnectionPool earns
+        figures.append(await worker_path_loop(urls, warm, 16, by_url.__getitem__, True))
     except ImportError as exc:  # the services are edited concurrently; informative only
         print(f"note: worker-path baseline skipped ({exc})", file=sys.stderr)
     return figures

@@ -199,7 +199,7 @@ class TaskRunner:
     def _fetch_span(self, url: str) -> AbstractContextManager[object]:
         """A span per fetch inside a recorded batch span. Unrecorded, it would not be recorded
         either (the ratio sampler decides by trace id, which a child shares), and making it
-        costs about 12 µs per page."""
+        costs CPU on every page (bench/README.md, "Instructions per page")."""
         if not get_current_span().is_recording():
             return nullcontext()
         return self._tracer.start_as_current_span("fetch", attributes={"url.full": url})

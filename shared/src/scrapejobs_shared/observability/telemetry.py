@@ -4,7 +4,7 @@
 * ``none`` (default, local development): spans are not recorded (``ALWAYS_OFF``; trace
   context still travels in message attributes and logs still carry trace ids) and the meter
   provider is the API's no-op one, so instruments cost nothing (recording every span costs a
-  worker about 5% of its CPU).
+  worker CPU on every page: bench/README.md, "Tracing").
 * ``console``: spans and metrics printed to stdout (metrics every ``metric_interval_s``).
 * ``otlp``: OTLP over HTTP/protobuf to ``OTEL_EXPORTER_OTLP_ENDPOINT`` (default
   ``http://localhost:4318``), the standard ``OTEL_EXPORTER_OTLP_*`` variables apply.

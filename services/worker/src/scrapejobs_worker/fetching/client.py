@@ -5,10 +5,10 @@ the pinned backend, without httpx's client layer.
 not keep: cookies set by one site would be replayed for an unrelated job), auth, redirect
 following (the fetcher follows redirects itself, vetting each hop), event hooks, a timer
 wrapper around the body stream and a log line. None of it is wanted here, and together it
-cost ~20% of a fetch's CPU on the benchmark's pages (0.69 vs 0.55 ms per page at 8 in
-flight). ``PinnedSender`` builds the ``httpx.Request`` as the client would (the same default
-headers, ``Host``, timeouts) and hands it to the transport (httpx's public transport API):
-exceptions, streaming and decoding stay httpx's.
+cost a fifth of a fetch's CPU (bench/README.md, "The fetch path"). ``PinnedSender`` builds
+the ``httpx.Request`` as the client would (the same default headers, ``Host``, timeouts) and
+hands it to the transport (httpx's public transport API): exceptions, streaming and decoding
+stay httpx's. The transport itself is in connection_pool.py, with the private names.
 """
 
 from __future__ import annotations
@@ -19,32 +19,10 @@ import httpcore
 import httpx
 
 from scrapejobs_worker.fetching.config import FetchPolicy
-from scrapejobs_worker.fetching.connection_pool import LinearConnectionPool
+from scrapejobs_worker.fetching.connection_pool import PinnedTransport
 
 # Only what content_encoding.py can decode with bounded memory.
 ACCEPT_ENCODING = "gzip, deflate"
-
-
-class PinnedTransport(httpx.AsyncHTTPTransport):
-    """httpx's own transport (exception mapping, streaming), over a pool with our backend
-    (``LinearConnectionPool``: httpcore's, with a cheaper bookkeeping pass)."""
-
-    def __init__(
-        self,
-        network_backend: httpcore.AsyncNetworkBackend,
-        limits: httpx.Limits,
-        ssl_context: ssl.SSLContext,
-    ) -> None:
-        super().__init__(verify=ssl_context, trust_env=False, limits=limits, proxy=None)
-        self._pool = LinearConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            http1=True,
-            http2=False,
-            network_backend=network_backend,
-        )
 
 
 class PinnedSender:

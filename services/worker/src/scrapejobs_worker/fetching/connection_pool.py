@@ -1,9 +1,24 @@
-"""The fetcher's connection pool: httpcore's, with a bookkeeping pass that gives each idle
-connection to one request and whose cost does not grow with the number of idle connections.
+"""The fetcher's connection pool, and the httpx transport over it: the one module that uses
+httpx's and httpcore's private names. What it relies on (both pinned below their next minor
+release in services/worker/pyproject.toml; tests/unit/fetching/test_library_internals.py
+fails on an upgrade):
+
+* httpcore 1.0's ``AsyncConnectionPool``: the pass ``_assign_requests_to_connections`` it
+  replaces, the attributes that pass reads (``_requests``, ``_connections``,
+  ``_max_connections``, ``_max_keepalive_connections``) and ``AsyncConnectionInterface`` from
+  ``httpcore._async.interfaces``;
+* httpx 0.28's ``AsyncHTTPTransport._pool``: the pool its ``handle_async_request`` sends
+  through, replaced by one on the fetcher's pinned network backend (httpx takes no backend
+  of its own: this is what keeps every connection on the SSRF-checked addresses, whatever
+  the pool's speed).
+
+Why the pool's pass is replaced: it gives each idle connection to one request, and its cost
+does not grow with the number of idle connections. ``make bench``'s ``worker-path c=16,
+httpcore's pool`` row measures what it earns (bench/README.md, "The fetch path").
 
 httpcore 1.0's ``AsyncConnectionPool._assign_requests_to_connections`` runs when a request
-enters the pool and when one leaves. Measured on the benchmark's pages, a page cost 25-60% more
-CPU at 12-16 connections than at 8, for three reasons:
+enters the pool and when one leaves. A page cost more CPU at 12-16 connections than at 8
+(bench/README.md, "The fetch path"), for three reasons:
 
 * **One idle connection, many requests.** A connection given to a request stays ``IDLE`` until
   that request starts on it, after an await; a pass running meanwhile gives the same connection
@@ -35,9 +50,11 @@ re-checks it.
 
 from __future__ import annotations
 
+import ssl
 import time
 
 import httpcore
+import httpx
 from httpcore._async.interfaces import AsyncConnectionInterface
 
 ADAPTED_FROM = "1.0.9"  # httpcore's version whose pass this is
@@ -108,3 +125,25 @@ class LinearConnectionPool(httpcore.AsyncConnectionPool):
                 continue
             return connection
         return None
+
+
+class PinnedTransport(httpx.AsyncHTTPTransport):
+    """httpx's own transport (exception mapping, streaming), over a pool with our backend
+    (``LinearConnectionPool``: httpcore's, with a cheaper bookkeeping pass)."""
+
+    def __init__(
+        self,
+        network_backend: httpcore.AsyncNetworkBackend,
+        limits: httpx.Limits,
+        ssl_context: ssl.SSLContext,
+    ) -> None:
+        super().__init__(verify=ssl_context, trust_env=False, limits=limits, proxy=None)
+        self._pool = LinearConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            http1=True,
+            http2=False,
+            network_backend=network_backend,
+        )

@@ -33,7 +33,6 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
     batch_from_doc,
@@ -920,17 +919,10 @@ def _batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:
 
 
 def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> None:
-    """Each result replaces its task document: written as plain writes (one per page, the
-    worker's hottest store call; see plain_writes)."""
-    plain_writes.stage(
-        target,
-        (
-            plain_writes.set_write(
-                plain_writes.document_name(job_ref, TASKS, record.id), task_to_doc(record)
-            )
-            for record in results
-        ),
-    )
+    """Each result replaces its task document."""
+    tasks = job_ref.collection(TASKS)
+    for record in results:
+        target.set(tasks.document(record.id), task_to_doc(record))
 
 
 def _with_lease(applied: Applied, lease_until: datetime) -> Applied:

@@ -215,7 +215,7 @@ async def worker_path_loop(
     ``LinearConnectionPool`` (a labelled row: what the pool's private names earn)."""
     from scrapejobs_shared.domain.jobspec import JobSpec
     from scrapejobs_shared.extraction import extract_page, fit_result
-    from scrapejobs_worker.fetch_port import FetchRequest
+    from scrapejobs_shared.ports.fetcher import FetchRequest
     from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 
     fields = JobSpec.model_validate({"extract": FIELDS}).extract

@@ -19,15 +19,15 @@ from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage, TaskRef
+from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
+from scrapejobs_shared.politeness.robots_cache import RobotsCache
+from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
-from scrapejobs_worker.fetch_port import FetchRequest, FetchResponse
 from scrapejobs_worker.page_extraction import extract_outcome
 from scrapejobs_worker.page_reuse import PageReuse
-from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
-from scrapejobs_worker.politeness.robots_cache import RobotsCache
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from scrapejobs_worker.fetch_port import FetchRequest, PermanentFetchError, TransientFetchError
+from scrapejobs_shared.ports.fetcher import FetchRequest, PermanentFetchError, TransientFetchError
 from scrapejobs_worker.fetching import FetchPolicy
 
 MiB = 1024 * 1024

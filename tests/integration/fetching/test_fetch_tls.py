@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from scrapejobs_worker.fetch_port import FetchRequest, PermanentFetchError
+from scrapejobs_shared.ports.fetcher import FetchRequest, PermanentFetchError
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
 from scrapejobs_worker.fetching.resolver import Resolver
 

@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import Error as PlaywrightError
 
 from scrapejobs_shared.domain.jobspec import RenderOptions
-from scrapejobs_worker.fetch_port import (
+from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchRequest,
     RenderTimeout,

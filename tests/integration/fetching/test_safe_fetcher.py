@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from scrapejobs_worker.fetch_port import (
+from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchRequest,
     PermanentFetchError,

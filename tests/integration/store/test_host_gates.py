@@ -15,8 +15,14 @@ from scrapejobs_shared.adapters.firestore import host_gate as host_gate_module
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.politeness.host_gate import (
+    BreakerPolicy,
+    HostGate,
+    HostLimits,
+    Permit,
+    Throttle,
+)
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
-from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
 
 LEASE = timedelta(seconds=40)
 

@@ -25,7 +25,7 @@ from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.outcome_stats import SLOT, hour_of, slot_of, slots_between
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.host_gate import HostGate
+from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.job_store import Claimed
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 

@@ -16,8 +16,8 @@ from scrapejobs_shared.domain.outcome_stats import Totals
 from scrapejobs_shared.domain.progress import Progress
 from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.politeness.host_gate import PausedHost
 from scrapejobs_shared.politeness.host_key import origin_url
-from scrapejobs_shared.ports.host_gate import PausedHost
 from scrapejobs_shared.ports.outcome_stats import OpenWork
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)

@@ -168,7 +168,7 @@ async def test_openapi_and_health(client) -> None:
 async def test_host_state_shows_an_open_breaker(store, publisher) -> None:
     from datetime import UTC, datetime
 
-    from scrapejobs_shared.ports.host_gate import BreakerPolicy
+    from scrapejobs_shared.politeness.host_gate import BreakerPolicy
 
     gate = MemoryHostGate()
     for _ in range(2):

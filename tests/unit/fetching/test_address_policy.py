@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from scrapejobs_worker.fetch_port import BlockedDestination
+from scrapejobs_shared.ports.fetcher import BlockedDestination
 from scrapejobs_worker.fetching import FetchPolicy
 from scrapejobs_worker.fetching.address_policy import AddressPolicy, blocked_reason
 

@@ -6,7 +6,7 @@ import zlib
 
 import pytest
 
-from scrapejobs_worker.fetch_port import PermanentFetchError
+from scrapejobs_shared.ports.fetcher import PermanentFetchError
 from scrapejobs_worker.fetching.content_encoding import STEP_BYTES, decoder_for
 
 PAGE = b"<html>" + b"lorem ipsum dolor sit amet " * 4000 + b"</html>"

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from scrapejobs_worker.fetch_port import (
+from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     PermanentFetchError,
     TransientFetchError,

@@ -7,7 +7,7 @@ import ipaddress
 import httpcore
 import pytest
 
-from scrapejobs_worker.fetch_port import BlockedDestination
+from scrapejobs_shared.ports.fetcher import BlockedDestination
 from scrapejobs_worker.fetching import FetchPolicy
 from scrapejobs_worker.fetching.pinned_backend import (
     PinnedNetworkBackend,

@@ -8,9 +8,9 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.ports.host_gate import HostLimits, Permit, Throttle
-from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
-from scrapejobs_worker.politeness.robots_cache import RobotsCache
+from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
+from scrapejobs_shared.politeness.host_gate import HostLimits, Permit, Throttle
+from scrapejobs_shared.politeness.robots_cache import RobotsCache
 from support.worker_fakes import ScriptedFetcher
 
 HOST = "http~a.example~80"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scrapejobs_worker.politeness.retry_after import parse_retry_after
+from scrapejobs_shared.politeness.retry_after import parse_retry_after
 
 NOW = datetime(1994, 11, 6, 8, 48, 37, tzinfo=UTC)  # one minute before the RFC's example date
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.politeness.host_gate import BreakerPolicy, HostLimits, Permit, Throttle
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
-from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostLimits, Permit, Throttle
 
 HOST = "http~a.example~80"
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)

@@ -12,7 +12,7 @@ from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import BundleMessage
-from scrapejobs_worker.fetch_port import TransientFetchError
+from scrapejobs_shared.ports.fetcher import TransientFetchError
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push
 
 JOBS = 3

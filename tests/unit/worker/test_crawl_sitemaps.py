@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_worker.fetch_port import FetchRequest, FetchResponse, TransientFetchError
+from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, TransientFetchError
 from support.worker_fakes import ScriptedFetcher, build_processor, push, setup_job
 
 NOW = datetime(2026, 11, 26, 10, tzinfo=UTC)

@@ -14,8 +14,8 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.observability.telemetry import telemetry_with
+from scrapejobs_shared.ports.fetcher import BlockedDestination, TransientFetchError
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics, error_type, subscription_name
-from scrapejobs_worker.fetch_port import BlockedDestination, TransientFetchError
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job
 
 SUBSCRIPTION = "projects/p/subscriptions/scrape-tasks-push"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_worker.fetch_port import (
+from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchResponse,
     PermanentFetchError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_worker.fetch_port import FetchResponse
+from scrapejobs_shared.ports.fetcher import FetchResponse
 from scrapejobs_worker.page_extraction import extract_outcome
 
 PAGE = b"""<html><body><h1>  Fish &amp;amp; Chips </h1><p class=price> 4.50 </p>

@@ -5,7 +5,7 @@ import json
 import logging
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_worker.phase_timer import collect_phases, phase
+from scrapejobs_shared.observability.phase_timer import collect_phases, phase
 from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
 
 

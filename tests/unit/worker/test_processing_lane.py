@@ -23,8 +23,8 @@ from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import Handoff
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import PushedMessage
+from scrapejobs_shared.politeness.host_gate import Permit, Throttle
 from scrapejobs_shared.ports.answer_cache import CachedAnswer
-from scrapejobs_shared.ports.host_gate import Permit, Throttle
 from scrapejobs_worker import model_slots
 from scrapejobs_worker.ai_answers import AiAnswers, AnswerPolicy
 from scrapejobs_worker.batch_processor import BatchPolicy

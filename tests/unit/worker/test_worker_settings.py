@@ -7,7 +7,7 @@ import pytest
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate
-from scrapejobs_worker.fetch_port import BlockedDestination, FetchRequest
+from scrapejobs_shared.ports.fetcher import BlockedDestination, FetchRequest
 from scrapejobs_worker.fetching import build_fetcher
 from scrapejobs_worker.main import fetch_policy, warm_slots
 from scrapejobs_worker.settings import WorkerSettings

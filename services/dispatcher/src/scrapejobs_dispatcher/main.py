@@ -51,7 +51,7 @@ from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
-from scrapejobs_shared.ports.host_gate import HostGate
+from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 from scrapejobs_shared.ports.task_publisher import TaskPublisher

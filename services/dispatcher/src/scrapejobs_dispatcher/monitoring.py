@@ -19,8 +19,8 @@ from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.domain.outcome_stats import HOUR, Totals, hour_of, slots_between
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.politeness.host_gate import HostGate, PausedHost
 from scrapejobs_shared.politeness.host_key import origin_url
-from scrapejobs_shared.ports.host_gate import HostGate, PausedHost
 from scrapejobs_shared.ports.job_store import BatchStore
 from scrapejobs_shared.ports.outcome_stats import OpenWork, StatsReader
 from scrapejobs_shared.ports.task_publisher import TaskPublisher

@@ -32,9 +32,9 @@ from scrapejobs_shared.domain.records import (
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.pipeline.spec import ai_stage_index
+from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
-from scrapejobs_shared.ports.host_gate import HostGate
 from scrapejobs_shared.ports.job_store import JobExists, Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookDelivery, WebhookLog

@@ -40,6 +40,7 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import FETCH_STATUSES, TaskStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, PROCESSING_LANE
+from scrapejobs_shared.observability.phase_timer import collect_phases, phase
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
@@ -48,7 +49,6 @@ from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.page_reuse import PageReuse
-from scrapejobs_worker.phase_timer import collect_phases, phase
 from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunner, cancelled
 from scrapejobs_worker.verdict import Verdict
 from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat

@@ -19,10 +19,10 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.extraction import UnsupportedContent, extract_page
 from scrapejobs_shared.extraction.content_kind import ContentKind
 from scrapejobs_shared.extraction.links import is_sitemap
+from scrapejobs_shared.politeness.admission import Politeness
+from scrapejobs_shared.politeness.host_gate import Throttle
 from scrapejobs_shared.politeness.host_key import host_key
-from scrapejobs_shared.ports.host_gate import Throttle
-from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest
-from scrapejobs_worker.politeness.admission import Politeness
+from scrapejobs_shared.ports.fetcher import Fetcher, FetchError, FetchRequest
 
 log = logging.getLogger(__name__)
 

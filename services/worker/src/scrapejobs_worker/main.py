@@ -30,10 +30,13 @@ from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
+from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
+from scrapejobs_shared.politeness.host_gate import BreakerPolicy, HostGate
+from scrapejobs_shared.politeness.robots_cache import RobotsCache
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate
+from scrapejobs_shared.ports.fetcher import Fetcher
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
@@ -43,7 +46,6 @@ from scrapejobs_worker.ai_answers import AiAnswers
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
-from scrapejobs_worker.fetch_port import Fetcher
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.language_models.openai_chat import OpenAIChatModel
 from scrapejobs_worker.language_models.vertex_gemini import VertexGeminiModel
@@ -51,8 +53,6 @@ from scrapejobs_worker.model_port import LanguageModel
 from scrapejobs_worker.model_slots import ModelSlots
 from scrapejobs_worker.page_extraction import extract_outcome
 from scrapejobs_worker.page_reuse import PageReuse
-from scrapejobs_worker.politeness.admission import Politeness, PolitenessPolicy
-from scrapejobs_worker.politeness.robots_cache import RobotsCache
 from scrapejobs_worker.processing_lane import ProcessingLane
 from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
 from scrapejobs_worker.push_guard import PushGuard

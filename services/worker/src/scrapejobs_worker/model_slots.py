@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from scrapejobs_shared.domain.clock import Clock
-from scrapejobs_shared.ports.host_gate import HostGate, HostLimits, Permit
+from scrapejobs_shared.politeness.host_gate import HostGate, HostLimits, Permit
 from scrapejobs_worker.model_port import ModelBusy
 
 WAIT_STEP_S = 0.5  # a full gate is looked at again this often

@@ -14,9 +14,9 @@ from enum import StrEnum
 
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_worker.fetch_port import FetchError, FetchResponse
-from scrapejobs_worker.politeness.http_status_policy import StatusClass, classify_status
-from scrapejobs_worker.politeness.retry_after import parse_retry_after
+from scrapejobs_shared.politeness.retry_after import parse_retry_after
+from scrapejobs_shared.politeness.status_policy import StatusClass, classify_status
+from scrapejobs_shared.ports.fetcher import FetchError, FetchResponse
 
 
 @dataclass(frozen=True, slots=True)

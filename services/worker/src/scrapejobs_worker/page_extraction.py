@@ -23,7 +23,7 @@ from scrapejobs_shared.extraction import UnsupportedContent, extract_page, fit_r
 from scrapejobs_shared.extraction.spec import Format
 from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
-from scrapejobs_worker.fetch_port import FetchResponse
+from scrapejobs_shared.ports.fetcher import FetchResponse
 
 BODY_TRUNCATED = "$body"  # in truncated_fields: the page exceeded the fetch byte cap
 

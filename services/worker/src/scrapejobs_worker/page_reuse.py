@@ -26,10 +26,10 @@ from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.page_cache import PageCache, page_key_of, page_keys
-from scrapejobs_worker.phase_timer import phase
 from scrapejobs_worker.task_runner import Kind, TaskResult
 
 log = logging.getLogger(__name__)

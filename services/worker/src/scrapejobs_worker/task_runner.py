@@ -19,17 +19,19 @@ from scrapejobs_shared.domain.crawl_identity import crawl_key
 from scrapejobs_shared.domain.jobspec import CrawlSpec, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.observability.phase_timer import phase
+from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
+from scrapejobs_shared.politeness.host_gate import Throttle
 from scrapejobs_shared.politeness.host_key import host_key
-from scrapejobs_shared.ports.host_gate import Throttle
-from scrapejobs_worker.crawl_expansion import CrawlExpansion
-from scrapejobs_worker.crawl_sitemaps import CrawlSitemaps
-from scrapejobs_worker.fetch_port import (
+from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     Fetcher,
     FetchError,
     FetchRequest,
     FetchResponse,
 )
+from scrapejobs_worker.crawl_expansion import CrawlExpansion
+from scrapejobs_worker.crawl_sitemaps import CrawlSitemaps
 from scrapejobs_worker.outcome_policy import (
     OUT_OF_TIME,
     Attempt,
@@ -46,8 +48,6 @@ from scrapejobs_worker.outcome_policy import (
     before_fetch,
 )
 from scrapejobs_worker.page_extraction import ExtractedPage
-from scrapejobs_worker.phase_timer import phase
-from scrapejobs_worker.politeness.admission import HeldPermit, Politeness
 
 Extractor = Callable[[FetchResponse, JobSpec], ExtractedPage]
 CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")

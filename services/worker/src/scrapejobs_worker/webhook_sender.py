@@ -24,9 +24,9 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.webhook_events import MalformedEvent, WebhookEvent, page_data
 from scrapejobs_shared.firecrawl.webhook_bodies import SIGNATURE_HEADER, firecrawl_body, signature
 from scrapejobs_shared.messaging.task_message import PushedMessage
+from scrapejobs_shared.ports.fetcher import Fetcher, FetchError, FetchRequest, PermanentFetchError
 from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.webhooks import DeliveryState, WebhookDelivery, WebhookLog
-from scrapejobs_worker.fetch_port import Fetcher, FetchError, FetchRequest, PermanentFetchError
 from scrapejobs_worker.verdict import Verdict
 
 log = logging.getLogger(__name__)

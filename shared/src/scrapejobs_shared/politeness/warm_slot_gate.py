@@ -48,7 +48,7 @@ from datetime import datetime, timedelta
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.observability.store_ops import counting
-from scrapejobs_shared.ports.host_gate import (
+from scrapejobs_shared.politeness.host_gate import (
     BreakerPolicy,
     HostGate,
     HostLimits,

@@ -12,8 +12,8 @@ from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.jobspec import HttpUrl
+from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, origin_url
-from scrapejobs_shared.ports.host_gate import HostGate
 
 router = APIRouter(prefix="/v1/hosts", tags=["hosts"], dependencies=[Depends(require_caller)])
 

@@ -12,7 +12,7 @@ from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.workers import SEEN_WITHIN
-from scrapejobs_shared.ports.host_gate import HostGate
+from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.workers import WorkerDirectory
 
 JOBS_PER_PAGE = 10

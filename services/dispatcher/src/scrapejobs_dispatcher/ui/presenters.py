@@ -15,8 +15,8 @@ from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.workers import WorkerView
+from scrapejobs_shared.politeness.host_gate import PausedHost
 from scrapejobs_shared.politeness.host_key import origin_url
-from scrapejobs_shared.ports.host_gate import PausedHost
 
 DASH = "—"
 PREVIEW_CHARS = 300

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from scrapejobs_worker.fetch_port import PermanentFetchError
+from scrapejobs_shared.ports.fetcher import PermanentFetchError
 from scrapejobs_worker.fetching.content_encoding import Decoder, decoder_for, parse_codings
 
 

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Protocol
 
-from scrapejobs_worker.fetch_port import PermanentFetchError
+from scrapejobs_shared.ports.fetcher import PermanentFetchError
 
 STEP_BYTES = 64 * 1024
 _MAX_LAYERS = 2

@@ -6,7 +6,7 @@ import ssl
 
 import httpx
 
-from scrapejobs_worker.fetch_port import FetchError, PermanentFetchError, TransientFetchError
+from scrapejobs_shared.ports.fetcher import FetchError, PermanentFetchError, TransientFetchError
 
 
 def translate_transport_error(exc: httpx.TransportError) -> FetchError:

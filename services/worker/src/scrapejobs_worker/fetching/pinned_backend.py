@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 import httpcore
 
-from scrapejobs_worker.fetch_port import BlockedDestination
+from scrapejobs_shared.ports.fetcher import BlockedDestination
 from scrapejobs_worker.fetching.address_policy import AddressPolicy
 from scrapejobs_worker.fetching.connected_stream import ConnectedStream
 from scrapejobs_worker.fetching.resolver import ResolvedDestination

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from scrapejobs_worker.fetch_port import PermanentFetchError
+from scrapejobs_shared.ports.fetcher import PermanentFetchError
 from scrapejobs_worker.fetching.request_validation import parse_target_url
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from scrapejobs_worker.fetch_port import PermanentFetchError, TransientFetchError
+from scrapejobs_shared.ports.fetcher import PermanentFetchError, TransientFetchError
 from scrapejobs_worker.fetching.address_policy import AddressPolicy, IPAddress
 
 logger = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from types import TracebackType
 import httpcore
 import httpx
 
-from scrapejobs_worker.fetch_port import (
+from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchError,
     FetchRequest,

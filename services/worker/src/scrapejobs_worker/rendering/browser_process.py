@@ -16,7 +16,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from scrapejobs_worker.fetch_port import RendererBusy, TransientFetchError
+from scrapejobs_shared.ports.fetcher import RendererBusy, TransientFetchError
 from scrapejobs_worker.rendering.refusing_proxy import RefusingProxy
 
 log = logging.getLogger(__name__)

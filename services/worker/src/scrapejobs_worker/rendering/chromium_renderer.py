@@ -18,7 +18,7 @@ from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from scrapejobs_shared.domain.jobspec import RenderOptions
-from scrapejobs_worker.fetch_port import (
+from scrapejobs_shared.ports.fetcher import (
     Fetcher,
     FetchRequest,
     FetchResponse,

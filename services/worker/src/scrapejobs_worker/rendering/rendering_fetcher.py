@@ -3,7 +3,7 @@ renderer, which only a worker with a browser has (the render lane's service)."""
 
 from __future__ import annotations
 
-from scrapejobs_worker.fetch_port import Fetcher, FetchRequest, FetchResponse, RenderUnavailable
+from scrapejobs_shared.ports.fetcher import Fetcher, FetchRequest, FetchResponse, RenderUnavailable
 
 
 class RenderingFetcher:

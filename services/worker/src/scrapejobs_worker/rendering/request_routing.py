@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Request, Route, WebSocketRoute
 
-from scrapejobs_worker.fetch_port import (
+from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     Fetcher,
     FetchError,

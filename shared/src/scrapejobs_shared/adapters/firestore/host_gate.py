@@ -40,7 +40,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.host_gate import (
+from scrapejobs_shared.politeness.host_gate import (
     PAUSE_AFTER,
     WANTERS_READ,
     BreakerPolicy,

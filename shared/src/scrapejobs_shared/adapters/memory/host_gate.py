@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from datetime import datetime, timedelta
 
-from scrapejobs_shared.ports.host_gate import (
+from scrapejobs_shared.politeness.host_gate import (
     PAUSE_AFTER,
     WANTERS_READ,
     BreakerPolicy,

@@ -13,7 +13,7 @@ from scrapejobs_shared.politeness.robots_rules import (
     RobotsRules,
     rules_for_response,
 )
-from scrapejobs_worker.fetch_port import BlockedDestination, Fetcher, FetchError, FetchRequest
+from scrapejobs_shared.ports.fetcher import BlockedDestination, Fetcher, FetchError, FetchRequest
 
 log = logging.getLogger(__name__)
 FAILURE_TTL_S = 60.0  # an unreachable robots.txt is asked again soon, not after a day

@@ -12,9 +12,15 @@ from datetime import timedelta
 from scrapejobs_shared.config.settings import DEFAULT_USER_AGENT
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobOptions
-from scrapejobs_shared.ports.host_gate import BreakerPolicy, HostGate, HostLimits, Permit, Throttle
-from scrapejobs_worker.phase_timer import phase
-from scrapejobs_worker.politeness.robots_cache import RobotsCache
+from scrapejobs_shared.observability.phase_timer import phase
+from scrapejobs_shared.politeness.host_gate import (
+    BreakerPolicy,
+    HostGate,
+    HostLimits,
+    Permit,
+    Throttle,
+)
+from scrapejobs_shared.politeness.robots_cache import RobotsCache
 
 
 @dataclass(frozen=True, slots=True)

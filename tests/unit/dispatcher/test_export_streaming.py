@@ -9,10 +9,9 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from opentelemetry import trace
 
+from scrapejobs_dispatcher.job_export import EXPORT_PAGE, JobExport
 from scrapejobs_dispatcher.result_export import RESULT_COLUMNS, cell, csv_chunks
-from scrapejobs_dispatcher.service import EXPORT_PAGE, JobService
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.batch_transitions import FinishTask
@@ -130,11 +129,8 @@ async def test_csv_is_every_result_flattened(finished_job) -> None:
 async def test_the_export_streams_a_page_before_reading_the_next(finished_job) -> None:
     """The CSV body is produced page by page: its header and first rows exist after one
     store read, and each further chunk costs exactly one more."""
-    store, publisher, job_id = finished_job
-    service = JobService(
-        store, publisher, lambda: datetime.now(UTC), timedelta(days=1), trace.get_tracer("t")
-    )
-    export = await service.all_results(job_id)
+    store, _publisher, job_id = finished_job
+    export = await JobExport(store, lambda: datetime.now(UTC)).all_results(job_id)
     store.pages.clear()
     chunks = csv_chunks(export.job, export.pages)
     header = await anext(chunks)

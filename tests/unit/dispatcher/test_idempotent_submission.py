@@ -14,7 +14,7 @@ from scrapejobs_dispatcher.idempotent_submission import (
     IdempotencyKeyInFlight,
     IdempotentSubmission,
 )
-from scrapejobs_dispatcher.service import JobService
+from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from opentelemetry.trace import NoOpTracer
 
-from scrapejobs_dispatcher.service import JobService
+from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.batch_transitions import FinishTask
@@ -43,9 +43,9 @@ async def a_job(store: MemoryJobStore, job_id: str, batches: int, at: datetime) 
     await store.create_job(job, records)
 
 
-def service(store: MemoryJobStore, clock: Clock) -> tuple[JobService, MemoryTaskPublisher]:
+def service(store: MemoryJobStore, clock: Clock) -> tuple[Recovery, MemoryTaskPublisher]:
     publisher = MemoryTaskPublisher()
-    return JobService(store, publisher, clock, timedelta(days=1), NoOpTracer()), publisher
+    return Recovery(store, publisher, clock, NoOpTracer()), publisher
 
 
 async def test_a_quiet_job_s_stalled_batches_are_published_again() -> None:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from opentelemetry.trace import NoOpTracer
 
-from scrapejobs_dispatcher.service import JobService
+from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.jobspec import JobRequest

@@ -14,7 +14,7 @@ from scrapejobs_dispatcher.idempotent_submission import (
     IdempotencyKeyReused,
     InvalidIdempotencyKey,
 )
-from scrapejobs_dispatcher.service import (
+from scrapejobs_dispatcher.job_errors import (
     InvalidFilter,
     JobAlreadyFinished,
     JobNotFound,

@@ -16,12 +16,8 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
-from scrapejobs_dispatcher.service import (
-    JobNotFound,
-    JobService,
-    JobView,
-    SubmissionUnconfirmed,
-)
+from scrapejobs_dispatcher.job_errors import JobNotFound, SubmissionUnconfirmed
+from scrapejobs_dispatcher.job_service import JobService, JobView
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable

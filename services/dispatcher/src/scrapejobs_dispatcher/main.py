@@ -18,7 +18,10 @@ from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
 from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
+from scrapejobs_dispatcher.job_export import JobExport
+from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_dispatcher.monitoring import Monitor
+from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.routes import (
     dead_letters,
     health,
@@ -29,7 +32,6 @@ from scrapejobs_dispatcher.routes import (
     stats,
     workers,
 )
-from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
@@ -114,6 +116,8 @@ def create_app(
             settings.health_policy(),
             settings.ai_prices(),
         )
+        events = JobEvents(job_store, outbox)
+        deliveries = webhook_log or FirestoreWebhookLog(client, deadline)
         app.state.jobs = JobService(
             job_store,
             task_publisher,
@@ -121,15 +125,18 @@ def create_app(
             timedelta(days=settings.retention_days),
             tracer,
             batch_size=settings.batch_size,
-            events=JobEvents(job_store, outbox),
-            webhook_log=webhook_log or FirestoreWebhookLog(client, deadline),
+            events=events,
+            webhook_log=deliveries,
             metrics=SubmissionMetrics(telemetry_used.meter(SERVICE)),
             coalesce_window_s=settings.coalesce_window_ms / 1000 or None,
             coalesce_busy_window_s=settings.coalesce_busy_window_ms / 1000,
-            host_gate=host_gate,
             ai_provider=settings.ai_provider,
             ai_prices=settings.ai_prices(),
         )
+        app.state.recovery = Recovery(
+            job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate
+        )
+        app.state.export = JobExport(job_store, utc_now)
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.site_mapper = SiteMapper(app.state.sync_scrape, job_store, settings.user_agent)
         app.state.idempotent_submissions = IdempotentSubmission(

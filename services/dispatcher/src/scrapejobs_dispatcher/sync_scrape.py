@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.service import JobService, JobView
+from scrapejobs_dispatcher.job_service import JobService, JobView
 from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.ports.job_store import JobStore

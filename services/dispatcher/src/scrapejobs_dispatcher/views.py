@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from scrapejobs_dispatcher.service import JobView
+from scrapejobs_dispatcher.job_service import JobView
 from scrapejobs_dispatcher.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.model_usage import ModelUsage

@@ -10,6 +10,13 @@ from fastapi.responses import JSONResponse
 from starlette.convertors import Convertor, register_url_convertor
 
 from scrapejobs_dispatcher.authentication import caller_of, require_caller
+from scrapejobs_dispatcher.dependencies import (
+    JobsDep,
+    RecoveryDep,
+    ScrapeDep,
+    SiteMapperDep,
+    SubmissionsDep,
+)
 from scrapejobs_dispatcher.firecrawl.answer_models import (
     ActiveCrawl,
     ActiveCrawls,
@@ -31,7 +38,7 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
     MapBody,
     ScrapeBody,
 )
-from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper, StartPageUnreachable
+from scrapejobs_dispatcher.firecrawl.site_map import StartPageUnreachable
 from scrapejobs_dispatcher.firecrawl.translation import (
     LABEL,
     InvalidOption,
@@ -42,8 +49,10 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     valid_urls,
 )
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
-from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
-from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut, SyncScrape
+from scrapejobs_dispatcher.job_errors import JobNotFound
+from scrapejobs_dispatcher.job_service import JobService, JobView
+from scrapejobs_dispatcher.recovery import Recovery
+from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.firecrawl.documents import document
@@ -95,17 +104,17 @@ TIMED_OUT = ("timeout", "render_timeout")
 
 
 @router.post("/scrape", response_model=ScrapeAnswer, response_model_by_alias=True)
-async def scrape(body: ScrapeBody, request: Request) -> ScrapeAnswer | JSONResponse:
+async def scrape(
+    body: ScrapeBody, request: Request, scraper: ScrapeDep, submissions: SubmissionsDep
+) -> ScrapeAnswer | JSONResponse:
     """Scrape one URL and answer with its Document (a one-URL job, waited for up to
     ``timeout`` ms, or the service's longest wait). A page that answered with an HTTP error
     is a Document whose metadata says so; a destination refused by the fetch policy or
     robots.txt is a 403, a page that took too long a 408."""
-    scraper: SyncScrape = request.app.state.sync_scrape
     native = scrape_request(body)
     key = attach_key(native, body.max_age, time.time())
     submit = None
     if key is not None:
-        submissions: IdempotentSubmission = request.app.state.idempotent_submissions
         caller = caller_of(request)
 
         async def submit(job: JobRequest) -> JobView:
@@ -141,11 +150,10 @@ async def scrape(body: ScrapeBody, request: Request) -> ScrapeAnswer | JSONRespo
 
 
 @router.post("/map", response_model=MapAnswer, response_model_by_alias=True)
-async def map_site(body: MapBody, request: Request) -> MapAnswer | JSONResponse:
+async def map_site(body: MapBody, mapper: SiteMapperDep) -> MapAnswer | JSONResponse:
     """The URLs of the site at ``url``: its sitemaps' and its page's links (robots.txt
     honoured), fetched by the workers as jobs of a few pages and waited for up to
     ``timeout`` ms. A start page refused by the fetch policy answers 403."""
-    mapper: SiteMapper = request.app.state.site_mapper
     try:
         links = await mapper.links(body)
     except ScrapeTimedOut as exc:
@@ -160,7 +168,11 @@ async def map_site(body: MapBody, request: Request) -> MapAnswer | JSONResponse:
 
 @router.post("/batch/scrape", response_model=BatchStarted, response_model_by_alias=True)
 async def start_batch(
-    body: BatchScrapeBody, request: Request, idempotency_key: IdempotencyKey = None
+    body: BatchScrapeBody,
+    request: Request,
+    jobs: JobsDep,
+    submissions: SubmissionsDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> BatchStarted:
     """Start a batch: one native job of its URLs (``ignoreInvalidURLs``: the invalid ones are
     left out and listed, else one is a 400 naming it)."""
@@ -170,7 +182,7 @@ async def start_batch(
         raise InvalidOption(f"urls[{index}]", f"not an http(s) URL: {invalid[0]!r}")
     if not urls:
         raise InvalidOption("urls", "no valid URL to scrape")
-    view = await _submit(request, batch_request(body, urls), idempotency_key)
+    view = await _submit(request, jobs, submissions, batch_request(body, urls), idempotency_key)
     return BatchStarted(
         id=view.job.id,
         url=_status_url(request, "batch", view.job.id),
@@ -185,16 +197,16 @@ async def start_batch(
     response_model_by_alias=True,
 )
 async def batch_status_of(
-    batch_id: BatchId, request: Request, next_page: NextPage = None
+    batch_id: BatchId, request: Request, jobs: JobsDep, next_page: NextPage = None
 ) -> BatchStatusAnswer:
     """The batch's status and a page of its Documents (``next`` pages on)."""
-    return await _status(request, batch_id, "batch", next_page)
+    return await _status(request, jobs, batch_id, "batch", next_page)
 
 
 @router.delete("/batch/scrape/{batch_id:hex_id}", response_model=Cancelled)
-async def cancel_batch(batch_id: BatchId, request: Request) -> Cancelled:
+async def cancel_batch(batch_id: BatchId, jobs: JobsDep) -> Cancelled:
     """Cancel the batch: its pages not yet fetched never are."""
-    return await _cancel(request, batch_id, "batch")
+    return await _cancel(jobs, batch_id, "batch")
 
 
 @router.get(
@@ -202,25 +214,28 @@ async def cancel_batch(batch_id: BatchId, request: Request) -> Cancelled:
     response_model=ErrorsAnswer,
     response_model_by_alias=True,
 )
-async def batch_errors(batch_id: BatchId, request: Request) -> ErrorsAnswer:
+async def batch_errors(batch_id: BatchId, jobs: JobsDep, recovery: RecoveryDep) -> ErrorsAnswer:
     """The batch's failed pages (robots.txt refusals listed apart)."""
-    return await _errors(request, batch_id, "batch")
+    return await _errors(jobs, recovery, batch_id, "batch")
 
 
 @router.post("/crawl", response_model=CrawlStarted)
 async def start_crawl(
-    body: CrawlBody, request: Request, idempotency_key: IdempotencyKey = None
+    body: CrawlBody,
+    request: Request,
+    jobs: JobsDep,
+    submissions: SubmissionsDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> CrawlStarted:
     """Start a crawl: one native crawl job from ``url`` (every page found is scraped with
     ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
-    view = await _submit(request, crawl_request(body), idempotency_key)
+    view = await _submit(request, jobs, submissions, crawl_request(body), idempotency_key)
     return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))
 
 
 @router.get("/crawl/active", response_model=ActiveCrawls, response_model_by_alias=True)
-async def active_crawls(request: Request) -> ActiveCrawls:
+async def active_crawls(jobs: JobsDep) -> ActiveCrawls:
     """Crawls not yet ended (the most recent ``ACTIVE_LISTED``)."""
-    jobs = _jobs(request)
     found: dict[str, ActiveCrawl] = {}
     # queued before running: a job moving on between the two reads is found in the second
     for status in (JobStatus.QUEUED, JobStatus.RUNNING):
@@ -239,31 +254,36 @@ async def active_crawls(request: Request) -> ActiveCrawls:
     response_model_by_alias=True,
 )
 async def crawl_status_of(
-    crawl_id: BatchId, request: Request, next_page: NextPage = None
+    crawl_id: BatchId, request: Request, jobs: JobsDep, next_page: NextPage = None
 ) -> BatchStatusAnswer:
     """The crawl's status and a page of its Documents (``next`` pages on); ``total`` grows
     as pages are found."""
-    return await _status(request, crawl_id, "crawl", next_page)
+    return await _status(request, jobs, crawl_id, "crawl", next_page)
 
 
 @router.delete("/crawl/{crawl_id:hex_id}", response_model=Cancelled)
-async def cancel_crawl(crawl_id: BatchId, request: Request) -> Cancelled:
+async def cancel_crawl(crawl_id: BatchId, jobs: JobsDep) -> Cancelled:
     """Cancel the crawl: pages not yet fetched never are, and no more are found."""
-    return await _cancel(request, crawl_id, "crawl")
+    return await _cancel(jobs, crawl_id, "crawl")
 
 
 @router.get(
     "/crawl/{crawl_id:hex_id}/errors", response_model=ErrorsAnswer, response_model_by_alias=True
 )
-async def crawl_errors(crawl_id: BatchId, request: Request) -> ErrorsAnswer:
+async def crawl_errors(crawl_id: BatchId, jobs: JobsDep, recovery: RecoveryDep) -> ErrorsAnswer:
     """The crawl's failed pages (robots.txt refusals listed apart)."""
-    return await _errors(request, crawl_id, "crawl")
+    return await _errors(jobs, recovery, crawl_id, "crawl")
 
 
-async def _submit(request: Request, native: JobRequest, idempotency_key: str | None) -> JobView:
+async def _submit(
+    request: Request,
+    jobs: JobService,
+    submissions: IdempotentSubmission,
+    native: JobRequest,
+    idempotency_key: str | None,
+) -> JobView:
     if idempotency_key is None:
-        return await _jobs(request).submit(native)
-    submissions: IdempotentSubmission = request.app.state.idempotent_submissions
+        return await jobs.submit(native)
     return (await submissions.submit(native, idempotency_key, caller_of(request))).view
 
 
@@ -273,9 +293,8 @@ def _status_url(request: Request, kind: Kind, job_id: str, token: str | None = N
 
 
 async def _status(
-    request: Request, job_id: str, kind: Kind, next_page: str | None
+    request: Request, jobs: JobService, job_id: str, kind: Kind, next_page: str | None
 ) -> BatchStatusAnswer:
-    jobs = _jobs(request)
     view = await _job_of(jobs, job_id, kind)
     answer = BatchStatusAnswer(
         status=batch_status(view.job.status),
@@ -299,17 +318,15 @@ async def _status(
     return answer
 
 
-async def _cancel(request: Request, job_id: str, kind: Kind) -> Cancelled:
-    jobs = _jobs(request)
+async def _cancel(jobs: JobService, job_id: str, kind: Kind) -> Cancelled:
     await _job_of(jobs, job_id, kind)
     await jobs.cancel(job_id)
     return Cancelled()
 
 
-async def _errors(request: Request, job_id: str, kind: Kind) -> ErrorsAnswer:
-    jobs = _jobs(request)
+async def _errors(jobs: JobService, recovery: Recovery, job_id: str, kind: Kind) -> ErrorsAnswer:
     await _job_of(jobs, job_id, kind)
-    failed = await jobs.unsuccessful(job_id, ERRORS_LISTED)
+    failed = await recovery.unsuccessful(job_id, ERRORS_LISTED)
     robots = [t.url for t in failed if (t.error or "").startswith(ROBOTS)]
     errors = [
         PageError(id=t.id, timestamp=t.updated_at, url=t.url, error=t.error or t.status.value)
@@ -317,11 +334,6 @@ async def _errors(request: Request, job_id: str, kind: Kind) -> ErrorsAnswer:
         if not (t.error or "").startswith(ROBOTS)
     ]
     return ErrorsAnswer(errors=errors, robots_blocked=robots)
-
-
-def _jobs(request: Request) -> JobService:
-    service: JobService = request.app.state.jobs
-    return service
 
 
 async def _job_of(jobs: JobService, job_id: str, kind: Kind) -> JobView:

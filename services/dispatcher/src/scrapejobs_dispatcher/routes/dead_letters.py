@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 
 from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.dependencies import RecoveryDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
-from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.views import (
     HOST_FILTER,
     DeadLetter,
@@ -21,14 +21,9 @@ from scrapejobs_shared.politeness.host_key import HOST_PATTERN
 router = APIRouter(prefix="/v1", tags=["dead letters"], dependencies=[Depends(require_caller)])
 
 
-def _service(request: Request) -> JobService:
-    service: JobService = request.app.state.jobs
-    return service
-
-
 @router.get("/dead-letters", response_model=DeadLetterPage, responses=ERRORS)
 async def list_dead_letters(
-    request: Request,
+    recovery: RecoveryDep,
     job_id: Annotated[
         str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
     ] = None,
@@ -40,7 +35,7 @@ async def list_dead_letters(
     page_token: str | None = None,
 ) -> DeadLetterPage:
     """Dead-lettered tasks, most recent first, with the last error their attempts recorded."""
-    page = await _service(request).dead_letters(job_id, host, page_size, page_token)
+    page = await recovery.dead_letters(job_id, host, page_size, page_token)
     return DeadLetterPage(
         dead_letters=[DeadLetter.of(task) for task in page.items],
         next_page_token=page.next_page_token,
@@ -48,10 +43,9 @@ async def list_dead_letters(
 
 
 @router.post("/dead-letters:replay", response_model=Replayed, responses=ERRORS)
-async def replay_dead_letters(body: ReplayFilters, request: Request) -> Replayed:
+async def replay_dead_letters(body: ReplayFilters, recovery: RecoveryDep) -> Replayed:
     """Put dead letters matching the filters (at most ``limit``, 500) back to ``queued`` with
     fresh attempts and publish them again; a finished job runs again and completes again. A
     second replay of the same tasks replays nothing."""
-    service = _service(request)
-    replayed = await service.replay_dead_letters(body.job_id, body.host, body.limit)
+    replayed = await recovery.replay_dead_letters(body.job_id, body.host, body.limit)
     return Replayed(replayed=replayed)

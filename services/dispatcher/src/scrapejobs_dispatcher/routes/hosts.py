@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.dependencies import HostGateDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.jobspec import HttpUrl
-from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, origin_url
 
 router = APIRouter(prefix="/v1/hosts", tags=["hosts"], dependencies=[Depends(require_caller)])
@@ -32,14 +32,13 @@ class HostView(BaseModel):
 
 @router.get("", response_model=HostView, responses=ERRORS)
 async def host_state(
-    request: Request,
+    gate: HostGateDep,
     url: Annotated[HttpUrl, Query(description="Any http(s) URL on the host")],
 ) -> HostView:
     try:
         key = host_key(url)
     except ValueError as exc:
         raise HTTPException(422, f"url: {exc}") from None
-    gate: HostGate = request.app.state.host_gate
     now = utc_now()
     state = await gate.state(key, now)
     paused = any(t is not None and t > now for t in (state.open_until, state.next_at))

@@ -9,7 +9,7 @@ from fastapi.responses import StreamingResponse
 from starlette.convertors import Convertor, register_url_convertor
 
 from scrapejobs_dispatcher.authentication import caller_of, require_caller
-from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
+from scrapejobs_dispatcher.dependencies import ExportDep, JobsDep, RecoveryDep, SubmissionsDep
 from scrapejobs_dispatcher.result_export import (
     MEDIA_TYPES,
     ExportFormat,
@@ -18,7 +18,6 @@ from scrapejobs_dispatcher.result_export import (
     jsonl_chunks,
 )
 from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
-from scrapejobs_dispatcher.service import JobService
 from scrapejobs_dispatcher.views import (
     UNAVAILABLE,
     ErrorResponse,
@@ -60,15 +59,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _service(request: Request) -> JobService:
-    service: JobService = request.app.state.jobs
-    return service
-
-
 @router.post("", status_code=202, response_model=JobDetail, responses=ERRORS)
 async def submit_job(
     body: JobRequest,
     request: Request,
+    jobs: JobsDep,
+    submissions: SubmissionsDep,
     response: Response,
     idempotency_key: Annotated[
         str | None,
@@ -91,7 +87,6 @@ async def submit_job(
     except ValueError as exc:
         raise HTTPException(400, f"invalid Cloud Scheduler headers: {exc}") from None
     if idempotency_key is not None and trigger is None:
-        submissions: IdempotentSubmission = request.app.state.idempotent_submissions
         submitted = await submissions.submit(body, idempotency_key, caller_of(request))
         if submitted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
@@ -99,7 +94,7 @@ async def submit_job(
         return JobDetail.of_view(submitted.view)
     job_id = job_id_for_trigger(trigger) if trigger else None
     key = f"{trigger.job_name}@{trigger.schedule_time}" if trigger else None
-    view = await _service(request).submit(body, job_id=job_id, trigger=key)
+    view = await jobs.submit(body, job_id=job_id, trigger=key)
     if not view.created:
         response.status_code = 200
     response.headers["Location"] = f"/v1/jobs/{view.job.id}"
@@ -108,31 +103,31 @@ async def submit_job(
 
 @router.get("", response_model=JobList, responses=ERRORS)
 async def list_jobs(
-    request: Request,
+    jobs: JobsDep,
     status: JobStatus | None = None,
     page_size: Annotated[int, Query(ge=1, le=100)] = 20,
     page_token: str | None = None,
 ) -> JobList:
     """Jobs, newest first."""
-    page = await _service(request).list_jobs(status, page_size, page_token)
+    page = await jobs.list_jobs(status, page_size, page_token)
     return JobList(
         jobs=[JobSummary.of(j) for j in page.items], next_page_token=page.next_page_token
     )
 
 
 @router.get("/{job_id:job_id}", response_model=JobDetail, responses=ERRORS)
-async def get_job(job_id: JobId, request: Request) -> JobDetail:
-    return JobDetail.of_view(await _service(request).get(job_id))
+async def get_job(job_id: JobId, jobs: JobsDep) -> JobDetail:
+    return JobDetail.of_view(await jobs.get(job_id))
 
 
 @router.get("/{job_id:job_id}/results", response_model=ResultPage, responses=ERRORS)
 async def job_results(
     job_id: JobId,
-    request: Request,
+    jobs: JobsDep,
     page_size: Annotated[int, Query(ge=1, le=1000)] = 100,
     page_token: str | None = None,
 ) -> ResultPage:
-    page = await _service(request).results(job_id, page_size, page_token)
+    page = await jobs.results(job_id, page_size, page_token)
     return ResultPage(
         results=[TaskResult.of(t) for t in page.items], next_page_token=page.next_page_token
     )
@@ -151,7 +146,7 @@ async def job_results(
 )
 async def export_results(
     job_id: JobId,
-    request: Request,
+    exports: ExportDep,
     export_format: Annotated[
         ExportFormat,
         Query(
@@ -163,7 +158,7 @@ async def export_results(
 ) -> StreamingResponse:
     """Stream every result of the job, reading the store a page at a time (constant memory
     whatever the job's size). A store failure mid-stream cuts the response short."""
-    export = await _service(request).all_results(job_id)
+    export = await exports.all_results(job_id)
     if export_format == "csv":
         chunks = csv_chunks(export.job, export.pages)
     else:
@@ -177,36 +172,36 @@ async def export_results(
 
 
 @router.delete("/{job_id:job_id}", status_code=204, response_class=Response, responses=ERRORS)
-async def delete_job(job_id: JobId, request: Request) -> Response:
+async def delete_job(job_id: JobId, jobs: JobsDep) -> Response:
     """Delete a finished (completed or cancelled) job and all its results; 409 while it runs.
     Jobs are otherwise deleted when their retention ends (``options.retention_days``)."""
-    await _service(request).delete(job_id)
+    await jobs.delete(job_id)
     return Response(status_code=204)
 
 
 @router.get("/{job_id:job_id}/webhooks", response_model=WebhookDeliveries, responses=ERRORS)
-async def webhook_deliveries(job_id: JobId, request: Request) -> WebhookDeliveries:
+async def webhook_deliveries(job_id: JobId, jobs: JobsDep) -> WebhookDeliveries:
     """The job's webhook events (job.completed, job.failed, job.cancelled) and how their
     delivery went: attempts, the receiver's last status, delivered or failed."""
-    deliveries = await _service(request).webhook_deliveries(job_id)
+    deliveries = await jobs.webhook_deliveries(job_id)
     return WebhookDeliveries(deliveries=[WebhookDeliveryView.of(d) for d in deliveries])
 
 
 @router.post("/{job_id:job_id}:retry", response_model=Replayed, responses=ERRORS)
 async def retry_job(
     job_id: JobId,
-    request: Request,
+    recovery: RecoveryDep,
     status: Annotated[RetryStatus, Query(description="Which finished tasks to run again")] = (
         "dead_lettered"
     ),
 ) -> Replayed:
     """Run the job's failed or dead-lettered tasks again: they go back to ``queued`` with fresh
     attempts, the job runs again (and completes again); a second retry replays nothing new."""
-    replayed = await _service(request).retry_job(job_id, TaskStatus(status))
+    replayed = await recovery.retry_job(job_id, TaskStatus(status))
     return Replayed(replayed=replayed)
 
 
 @router.post("/{job_id:job_id}:cancel", response_model=JobDetail, responses=ERRORS)
-async def cancel_job(job_id: JobId, request: Request) -> JobDetail:
+async def cancel_job(job_id: JobId, jobs: JobsDep) -> JobDetail:
     """Cancel: tasks not yet started are never fetched; the job ends ``cancelled``."""
-    return JobDetail.of_view(await _service(request).cancel(job_id))
+    return JobDetail.of_view(await jobs.cancel(job_id))

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.dependencies import ReconcileAfterDep, RecoveryDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
-from scrapejobs_dispatcher.service import JobService
 
 router = APIRouter(
     prefix="/v1/maintenance", tags=["maintenance"], dependencies=[Depends(require_caller)]
@@ -40,7 +40,8 @@ class ReconcileReport(BaseModel):
 
 @router.post("/reconcile", response_model=ReconcileReport, responses=ERRORS)
 async def reconcile(
-    request: Request,
+    recovery: RecoveryDep,
+    reconcile_after_s: ReconcileAfterDep,
     older_than_s: Annotated[
         int | None,
         Query(ge=1, le=86_400, description="stalled for this long (default: the setting)"),
@@ -49,10 +50,9 @@ async def reconcile(
 ) -> ReconcileReport:
     """Publish again batches with open tasks that made no progress for longer than the retry
     policy allows (lost messages). Scheduled every few minutes; safe to call at any time."""
-    service: JobService = request.app.state.jobs
-    stalled_for = older_than_s or request.app.state.reconcile_after_s
-    done = await service.reconcile(timedelta(seconds=stalled_for), limit)
-    webhooks = await service.resend_lost_webhooks(WEBHOOK_GRACE, WEBHOOK_WINDOW, limit)
+    stalled_for = older_than_s or reconcile_after_s
+    done = await recovery.reconcile(timedelta(seconds=stalled_for), limit)
+    webhooks = await recovery.resend_lost_webhooks(WEBHOOK_GRACE, WEBHOOK_WINDOW, limit)
     return ReconcileReport(
         batches=done.batches, tasks=done.tasks, skipped=done.skipped, webhooks=webhooks
     )
@@ -60,11 +60,10 @@ async def reconcile(
 
 @router.post("/republish", response_model=Republished, responses=ERRORS)
 async def republish_stuck(
-    request: Request,
+    recovery: RecoveryDep,
     older_than_s: Annotated[int, Query(ge=0, le=86_400)] = 300,
 ) -> Republished:
     """Publish again the queued tasks of submissions that stopped before all their messages
     were published (e.g. the dispatcher was stopped mid-submission)."""
-    service: JobService = request.app.state.jobs
-    jobs, tasks = await service.republish_stuck(timedelta(seconds=older_than_s))
+    jobs, tasks = await recovery.republish_stuck(timedelta(seconds=older_than_s))
     return Republished(jobs=jobs, tasks=tasks)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from scrapejobs_dispatcher.authentication import require_caller
-from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut, SyncScrape
+from scrapejobs_dispatcher.dependencies import ScrapeDep
+from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut
 from scrapejobs_dispatcher.views import UNAVAILABLE, ErrorResponse, ScrapeAccepted, ScrapeResponse
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 
@@ -30,11 +31,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         },
     },
 )
-async def scrape(body: ScrapeRequest, request: Request) -> ScrapeResponse | JSONResponse:
+async def scrape(body: ScrapeRequest, scraper: ScrapeDep) -> ScrapeResponse | JSONResponse:
     """Scrape one URL and answer with its result: a one-URL job through the same queue,
     workers, politeness and safety as ``POST /v1/jobs``, waited for up to ``timeout_s``. Past
     it, a ``202`` names the job, which goes on and stays queryable."""
-    scraper: SyncScrape = request.app.state.sync_scrape
     try:
         scraped = await scraper.scrape(body)
     except ScrapeTimedOut as exc:

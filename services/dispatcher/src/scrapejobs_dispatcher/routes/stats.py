@@ -4,39 +4,35 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 
 from scrapejobs_dispatcher.authentication import require_caller
-from scrapejobs_dispatcher.monitoring import MAX_HISTORY_HOURS, Level, Monitor, Window
+from scrapejobs_dispatcher.dependencies import MonitorDep
+from scrapejobs_dispatcher.monitoring import MAX_HISTORY_HOURS, Level, Window
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.stats_views import HealthView, HistoryView, HourView, StatsView
 
 router = APIRouter(prefix="/v1", tags=["monitoring"], dependencies=[Depends(require_caller)])
 
 
-def _monitor(request: Request) -> Monitor:
-    monitor: Monitor = request.app.state.monitor
-    return monitor
-
-
 @router.get("/stats", response_model=StatsView, responses=ERRORS)
 async def stats(
-    request: Request,
+    monitor: MonitorDep,
     window: Annotated[Window, Query(description="5m, 1h or 24h (whole slots or hours)")] = "1h",
 ) -> StatsView:
     """Tasks by status, jobs by status, throughput, service and fetch times, error rate, the
     oldest queued work and the hosts paused now. Costs O(slots x shards) reads, never O(tasks)."""
-    return StatsView.of(await _monitor(request).stats(window))
+    return StatsView.of(await monitor.stats(window))
 
 
 @router.get("/stats/history", response_model=HistoryView, responses=ERRORS)
 async def history(
-    request: Request,
+    monitor: MonitorDep,
     hours: Annotated[int, Query(ge=1, le=MAX_HISTORY_HOURS, description="Hours back")] = 24,
 ) -> HistoryView:
     """One row per hour, oldest first, the current (partial) hour last."""
-    rows = await _monitor(request).history(hours)
+    rows = await monitor.history(hours)
     return HistoryView(history=[HourView.of(row) for row in rows])
 
 
@@ -45,8 +41,8 @@ async def history(
     response_model=HealthView,
     responses={**ERRORS, 503: {"model": HealthView, "description": "UNHEALTHY"}},
 )
-async def health(request: Request) -> JSONResponse:
+async def health(monitor: MonitorDep) -> JSONResponse:
     """HEALTHY or DEGRADED (200), UNHEALTHY (503), with the reasons and every check."""
-    result = await _monitor(request).health()
+    result = await monitor.health()
     status = 503 if result.status is Level.UNHEALTHY else 200
     return JSONResponse(HealthView.of(result).model_dump(mode="json"), status_code=status)

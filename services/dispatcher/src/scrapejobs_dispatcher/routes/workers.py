@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.dependencies import WorkersDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.workers import SEEN_WITHIN, WorkerView
-from scrapejobs_shared.ports.workers import WorkerDirectory
 
 router = APIRouter(prefix="/v1", tags=["monitoring"], dependencies=[Depends(require_caller)])
 MAX_LISTED = 200
@@ -49,10 +49,9 @@ class WorkerList(BaseModel):
 
 
 @router.get("/workers", response_model=WorkerList, responses=ERRORS)
-async def workers(request: Request) -> WorkerList:
+async def workers(directory: WorkersDep) -> WorkerList:
     """Worker processes heard from in the last 5 minutes: what each finished since it started
     and what it has in hand. One read per process listed; reports ride along with the
     workers' own commits."""
-    directory: WorkerDirectory = request.app.state.workers
     listed = await directory.seen_since(utc_now() - SEEN_WITHIN, MAX_LISTED)
     return WorkerList(workers=[WorkerEntry.of(view) for view in listed])

@@ -7,8 +7,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from scrapejobs_dispatcher.job_errors import JobNotFound
+from scrapejobs_dispatcher.job_service import JobService, JobView
 from scrapejobs_dispatcher.monitoring import Monitor
-from scrapejobs_dispatcher.service import JobNotFound, JobService, JobView
+from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.workers import SEEN_WITHIN
@@ -32,6 +34,7 @@ class Services:
     """The service objects the composition root put on ``app.state``."""
 
     jobs: JobService
+    recovery: Recovery
     monitor: Monitor
     host_gate: HostGate
     workers: WorkerDirectory
@@ -91,7 +94,7 @@ async def job_page(services: Services, job_id: str, page_token: str | None) -> C
     summary = await job_summary(services, job_id)
     results, unsuccessful, deliveries = await asyncio.gather(
         services.jobs.results(job_id, RESULTS_PER_PAGE, page_token),
-        services.jobs.unsuccessful(job_id, ERRORS_SHOWN),
+        services.recovery.unsuccessful(job_id, ERRORS_SHOWN),
         services.jobs.webhook_deliveries(job_id, WEBHOOKS_SHOWN),
     )
     now = services.clock()
@@ -115,7 +118,7 @@ async def job_page(services: Services, job_id: str, page_token: str | None) -> C
 
 
 async def dead_letters(services: Services, job_id: str | None, page_token: str | None) -> Context:
-    page = await services.jobs.dead_letters(job_id, None, DEAD_LETTERS_PER_PAGE, page_token)
+    page = await services.recovery.dead_letters(job_id, None, DEAD_LETTERS_PER_PAGE, page_token)
     now = services.clock()
     return {
         "letters": [presenters.dead_letter_row(task, now) for task in page.items],

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from scrapejobs_dispatcher.job_service import JobView
 from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
-from scrapejobs_dispatcher.service import JobView
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord

@@ -18,7 +18,15 @@ from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
 from scrapejobs_dispatcher.authentication import Authenticator
-from scrapejobs_dispatcher.service import JobNotFound, JobService
+from scrapejobs_dispatcher.dependencies import (
+    HostGateDep,
+    JobsDep,
+    MonitorDep,
+    RecoveryDep,
+    WorkersDep,
+    app_state,
+)
+from scrapejobs_dispatcher.job_errors import JobNotFound
 from scrapejobs_dispatcher.ui import pages
 from scrapejobs_dispatcher.ui.access import (
     CrossSiteRequest,
@@ -50,12 +58,19 @@ PageToken = Annotated[str | None, Query(max_length=2048)]
 JobFilter = Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_\-]*$")]
 
 
-def _services(request: Request) -> pages.Services:
-    state = request.app.state
-    return pages.Services(state.jobs, state.monitor, state.host_gate, state.workers, utc_now)
+def _services(
+    jobs: JobsDep,
+    recovery: RecoveryDep,
+    monitor: MonitorDep,
+    host_gate: HostGateDep,
+    workers: WorkersDep,
+) -> pages.Services:
+    return pages.Services(jobs, recovery, monitor, host_gate, workers, utc_now)
 
 
 Services = Annotated[pages.Services, Depends(_services)]
+StaticDep = Annotated[StaticFiles, Depends(app_state("ui_static"))]
+SessionsDep = Annotated[DashboardSessions, Depends(app_state("dashboard_sessions"))]
 
 
 def _render(
@@ -202,9 +217,8 @@ async def replay_one(
     """Replay one dead-lettered task; answers the refreshed list."""
     if not _from_htmx(request):
         return _problem(request, 400, "Not sent by the dashboard", "Use the Replay button.")
-    jobs: JobService = services.jobs
     try:
-        replayed = await jobs.replay_dead_letter(job_id, task_id)
+        replayed = await services.recovery.replay_dead_letter(job_id, task_id)
         return await _after_replay(request, services, filter_job or None, replayed)
     except JobNotFound as exc:
         return _problem(request, 404, "Job not found", f"There is no job {exc}.")
@@ -220,7 +234,7 @@ async def replay_all(
     if not _from_htmx(request):
         return _problem(request, 400, "Not sent by the dashboard", "Use the Replay all button.")
     try:
-        replayed = await services.jobs.replay_dead_letters(job_id or None, None)
+        replayed = await services.recovery.replay_dead_letters(job_id or None, None)
         return await _after_replay(request, services, job_id or None, replayed)
     except JobNotFound as exc:
         return _problem(request, 404, "Job not found", f"There is no job {exc}.")
@@ -249,11 +263,10 @@ async def hosts_fragment(request: Request, services: Services) -> HTMLResponse:
 
 
 @sign_in_router.get("/static/{path:path}", response_class=Response)
-async def static_file(request: Request, path: str) -> Response:
+async def static_file(request: Request, path: str, static: StaticDep) -> Response:
     """The vendored libraries, the stylesheet and the chart script (StaticFiles: ETag and
     Last-Modified, 304s, no path outside the folder): no data, so the sign-in form can use
     them before anyone has signed in."""
-    static: StaticFiles = request.app.state.ui_static
     return await static.get_response(path, request.scope)
 
 
@@ -286,7 +299,7 @@ async def sign_in_form(
 
 
 @sign_in_router.post("/sign-in", dependencies=SAME_ORIGIN, response_model=None)
-async def sign_in(request: Request) -> HTMLResponse | RedirectResponse:
+async def sign_in(request: Request, sessions: SessionsDep) -> HTMLResponse | RedirectResponse:
     """The form's API key → a session cookie and the page asked for; a wrong key → the form
     again with a message (401)."""
     if not _signs_in(request):
@@ -294,7 +307,6 @@ async def sign_in(request: Request) -> HTMLResponse | RedirectResponse:
     form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
     key = (form.get("api_key") or [""])[0]
     next_page = _next_page((form.get("next") or ["/ui"])[0])
-    sessions: DashboardSessions = request.app.state.dashboard_sessions
     token = sessions.sign_in(key)
     if token is None:
         return _sign_in_page(request, next_page, "That API key is not valid.", 401)

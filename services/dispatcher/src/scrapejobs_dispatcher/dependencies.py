@@ -1,0 +1,44 @@
+"""What routes are given: each object the composition root (``main.py``) puts on
+``app.state``, as a typed FastAPI dependency. A route declares ``jobs: JobsDep`` and never
+reads ``request.app.state`` itself, so tests can override any of them in one place
+(``app.dependency_overrides``). The dashboard's own (templates, static files, sessions) are
+installed by ``ui.install``; its page helpers read the templates and the figure cache the
+same way, through the request they render for."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+
+from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
+from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
+from scrapejobs_dispatcher.job_export import JobExport
+from scrapejobs_dispatcher.job_service import JobService
+from scrapejobs_dispatcher.monitoring import Monitor
+from scrapejobs_dispatcher.recovery import Recovery
+from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_shared.politeness.host_gate import HostGate
+from scrapejobs_shared.ports.workers import WorkerDirectory
+
+
+def app_state(name: str) -> Any:
+    """A dependency that reads ``app.state.<name>``."""
+
+    def read(request: Request) -> Any:
+        return getattr(request.app.state, name)
+
+    read.__name__ = f"app_state_{name}"
+    return read
+
+
+JobsDep = Annotated[JobService, Depends(app_state("jobs"))]
+RecoveryDep = Annotated[Recovery, Depends(app_state("recovery"))]
+ExportDep = Annotated[JobExport, Depends(app_state("export"))]
+SubmissionsDep = Annotated[IdempotentSubmission, Depends(app_state("idempotent_submissions"))]
+ScrapeDep = Annotated[SyncScrape, Depends(app_state("sync_scrape"))]
+SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
+MonitorDep = Annotated[Monitor, Depends(app_state("monitor"))]
+WorkersDep = Annotated[WorkerDirectory, Depends(app_state("workers"))]
+HostGateDep = Annotated[HostGate, Depends(app_state("host_gate"))]
+ReconcileAfterDep = Annotated[float, Depends(app_state("reconcile_after_s"))]

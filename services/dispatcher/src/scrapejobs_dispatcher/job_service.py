@@ -1,0 +1,288 @@
+"""Jobs as users submit and follow them: submit, read, list, cancel, delete, and the webhook
+events of a job; orchestration over the store and publisher ports. Recovery (republish,
+reconcile, replays) is recovery.py; export is job_export.py."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from opentelemetry.metrics import NoOpMeter
+from opentelemetry.trace import Tracer
+
+from scrapejobs_dispatcher.job_errors import (
+    JobAlreadyFinished,
+    JobNotFound,
+    JobStillRunning,
+    StageUnavailable,
+    SubmissionUnconfirmed,
+    live_job,
+)
+from scrapejobs_dispatcher.recovery import publish_open_batches
+from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
+from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
+from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, plan_batches, shards_for
+from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.job_events import JobEvents
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.crawl_identity import crawl_task_id
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.model_usage import ModelPrices
+from scrapejobs_shared.domain.progress import Progress, ProgressEstimator
+from scrapejobs_shared.domain.records import (
+    BatchItem,
+    BatchRecord,
+    JobRecord,
+    TaskRecord,
+    task_id_for,
+)
+from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
+from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.pipeline.spec import ai_stage_index
+from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
+from scrapejobs_shared.ports.job_store import JobExists, Page
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.webhooks import WebhookDelivery, WebhookLog
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    job: JobRecord
+    counts: dict[TaskStatus, int]
+    progress: Progress
+    created: bool = True  # False when an identical trigger had already created the job
+    ai_cost: float | None = None  # what its ai stage cost (None without usage or prices)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+class JobService:
+    def __init__(
+        self,
+        store: StoreForEnqueue,
+        publisher: TaskPublisher,
+        clock: Clock,
+        retention: timedelta,
+        tracer: Tracer,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        events: JobEvents | None = None,
+        webhook_log: WebhookLog | None = None,
+        metrics: SubmissionMetrics | None = None,
+        coalesce_window_s: float | None = None,
+        coalesce_busy_window_s: float = 0.0,
+        ai_provider: str | None = None,
+        ai_prices: ModelPrices | None = None,
+    ) -> None:
+        """``ai_provider``: the configured AI provider, without which ``ai`` stages are refused;
+        ``ai_prices``: what model tokens cost, for a job's cost (none shown without them)."""
+        self._ai_provider = ai_provider
+        self._ai_prices = ai_prices
+        self._tracer = tracer
+        self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
+        self._store = store
+        self._events = events
+        self._webhook_log = webhook_log
+        self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
+        self._coalescer = (
+            None
+            if coalesce_window_s is None
+            else SubmissionCoalescer(
+                store, self._enqueuer, clock, coalesce_window_s, coalesce_busy_window_s
+            )
+        )
+        self._clock = clock
+        self._retention = retention
+        self._batch_size = batch_size
+        self._progress = ProgressEstimator()
+
+    async def submit(
+        self, request: JobRequest, job_id: str | None = None, trigger: str | None = None
+    ) -> JobView:
+        """Store the job and its batches of tasks, then publish one message per batch.
+
+        ``job_id`` derived from a scheduler trigger (or an idempotency key) makes a retried
+        request return the job it created the first time instead of submitting it twice.
+        A small job is committed and published together with the others submitted within
+        the coalescing window (see ``submission_coalescer``).
+        """
+        self._check_stages(request)
+        with counting() as ops:
+            job_id = job_id or uuid.uuid4().hex
+            now = self._clock()
+            batches = self._new_batches(job_id, request, now)
+            job = self._new_job(request, job_id, trigger, batches, now)
+            with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
+                try:
+                    failed = await self._create_and_publish(job, batches)
+                except JobExists:
+                    log.info(
+                        "duplicate submission ignored",
+                        extra={"job_id": job.id, "trigger": trigger},
+                    )
+                    return replace(await self.existing(job.id), created=False)
+                except DependencyUnavailable as exc:
+                    log.warning(
+                        "submission unconfirmed",
+                        extra={"job_id": job.id, "dependency": exc.dependency},
+                    )
+                    stored = True if exc.dependency == PUBSUB else None
+                    raise SubmissionUnconfirmed(job.id, exc, stored) from exc
+        if self._events is not None:
+            await self._events.started(job)
+        self._metrics.submitted(job.total, crawl=request.crawl is not None)
+        counts = {status: 0 for status in TaskStatus} | {
+            TaskStatus.QUEUED: job.total - failed,
+            TaskStatus.FAILED: failed,
+        }
+        log.info(
+            "job submitted",
+            extra={
+                "job_id": job.id,
+                "tasks": job.total,
+                "batches": len(batches),
+                "firestore_reads": ops.reads,
+                "firestore_writes": ops.writes,
+            },
+        )
+        return self._view(job, counts)
+
+    def _check_stages(self, request: JobRequest) -> None:
+        index = ai_stage_index(request.pipeline)
+        if index is not None and self._ai_provider is None:
+            reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"
+            raise StageUnavailable(f"pipeline[{index}].ai", reason)
+
+    async def _create_and_publish(self, job: JobRecord, batches: list[BatchRecord]) -> int:
+        if self._coalescer is not None and self._coalescer.takes(job, batches):
+            return await self._coalescer.submit(job, batches)
+        await self._store.create_job(job, batches)
+        failed = await self._enqueuer.publish(batches)
+        await self._store.mark_published([job.id], self._clock())
+        return failed
+
+    async def drain(self) -> None:
+        """Finish the coalesced submissions under way (shutdown)."""
+        if self._coalescer is not None:
+            await self._coalescer.drain()
+
+    async def get(self, job_id: str) -> JobView:
+        found = await self._store.job_with_counts(job_id)
+        if found is None or found[0].expire_at <= self._clock():
+            raise JobNotFound(job_id)
+        return self._view(*found)
+
+    def _view(self, job: JobRecord, counts: dict[TaskStatus, int]) -> JobView:
+        total = sum(counts.values())
+        done = total - sum(counts[status] for status in OPEN_TASK_STATUSES)
+        if job.status is JobStatus.QUEUED and (done or counts[TaskStatus.RUNNING]):
+            # Started: a coalesced small job is not marked running (its batch's claim, which
+            # the counts show, is its start).
+            job = replace(job, status=JobStatus.RUNNING)
+        finished = job.status.terminal and done == total
+        progress = self._progress.progress(
+            job.id, done, total, job.started_at, finished, self._clock()
+        )
+        usage, prices = job.ai_usage, self._ai_prices
+        cost = None if usage is None or prices is None else prices.cost_of(usage)
+        return JobView(job, counts, progress, ai_cost=cost)
+
+    async def list_jobs(
+        self, status: JobStatus | None, page_size: int, page_token: str | None
+    ) -> Page[JobRecord]:
+        page = await self._store.list_jobs(status, page_size, page_token)
+        now = self._clock()
+        return Page([job for job in page.items if job.expire_at > now], page.next_page_token)
+
+    async def results(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]:
+        await self._job(job_id)
+        return await self._store.list_tasks(job_id, page_size, page_token)
+
+    async def cancel(self, job_id: str) -> JobView:
+        """Cancel: workers then settle every unstarted task as ``cancelled`` without fetching."""
+        job = await self._job(job_id)
+        if job.status is JobStatus.COMPLETED:
+            raise JobAlreadyFinished(job_id)
+        if await self._store.cancel_job(job_id, self._clock()):
+            log.info("job cancelled", extra={"job_id": job_id})
+            if self._events is not None:
+                await self._events.ended(job_id)
+        return await self.get(job_id)
+
+    async def webhook_deliveries(self, job_id: str, limit: int = 100) -> list[WebhookDelivery]:
+        """The job's webhook events and how their delivery went, newest first."""
+        await self._job(job_id)
+        if self._webhook_log is None:
+            return []
+        return await self._webhook_log.list(job_id, limit)
+
+    async def existing(self, job_id: str) -> JobView:
+        """The job an earlier submission with this id created (a retried keyed or scheduled
+        submission). If that submission stopped before its tasks were published (its process
+        died, Pub/Sub did not answer), they are published now."""
+        view = await self.get(job_id)
+        if view.job.publishing:
+            await publish_open_batches(self._store, self._enqueuer, view.job.id, self._clock)
+            log.warning("published a resumed submission", extra={"job_id": job_id})
+        return view
+
+    async def delete(self, job_id: str) -> None:
+        """Delete a finished job and every document under it (results, batches, counts)."""
+        job = await self._job(job_id)
+        if not job.status.terminal:
+            raise JobStillRunning(job_id)
+        await self._store.delete_job(job_id)
+        log.info("job deleted", extra={"job_id": job_id})
+
+    async def _job(self, job_id: str) -> JobRecord:
+        return await live_job(self._store, job_id, self._clock())
+
+    def _new_job(
+        self,
+        request: JobRequest,
+        job_id: str,
+        trigger: str | None,
+        batches: list[BatchRecord],
+        now: datetime,
+    ) -> JobRecord:
+        return JobRecord(
+            id=job_id,
+            status=JobStatus.QUEUED,
+            spec=JobSpec.from_request(request),
+            created_at=now,
+            updated_at=now,
+            expire_at=now + self._retention_of(request),
+            labels=dict(request.labels),
+            total=sum(len(batch.items) for batch in batches),
+            kind="crawl" if request.crawl is not None else "urls",
+            trigger=trigger,
+            publishing=True,
+            counter_shards=shards_for(len(batches)),
+        )
+
+    def _new_batches(self, job_id: str, request: JobRequest, now: datetime) -> list[BatchRecord]:
+        """One task per URL, in batches; a crawl starts with its start URL, keyed as workers
+        key pages."""
+
+        def task_id(index: int, url: str) -> str:
+            if request.crawl is not None:
+                return crawl_task_id(job_id, url)
+            return task_id_for(job_id, str(index))
+
+        items = [
+            BatchItem(task_id=task_id(index, url), url=url, index=index)
+            for index, url in enumerate(request.target_urls())
+        ]
+        expire_at = now + self._retention_of(request)
+        return plan_batches(job_id, items, self._batch_size, now, expire_at, lane=request.lane())
+
+    def _retention_of(self, request: JobRequest) -> timedelta:
+        days = request.options.retention_days
+        return timedelta(days=days) if days is not None else self._retention

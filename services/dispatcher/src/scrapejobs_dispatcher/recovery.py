@@ -1,0 +1,260 @@
+"""Recovering and maintaining work: submissions stopped mid-publish, batches whose messages
+were lost, webhook events never attempted, and dead-lettered or failed tasks replayed. The
+scheduled maintenance calls and the dead-letter API use it; every step is safe to repeat."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from opentelemetry.trace import Tracer
+
+from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job
+from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.job_events import JobEvents
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.politeness.host_gate import HostGate
+from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
+from scrapejobs_shared.ports.job_store import Page
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.webhooks import WebhookLog
+
+log = logging.getLogger(__name__)
+
+REPUBLISH_PAGE = 500
+REPLAY_LIMIT = 500  # dead letters replayed per call
+CLOCK_SKEW = timedelta(minutes=1)  # writes stamped later than this ahead are not progress
+REPLAY_PAGE = 500
+MAX_JOB_RETRY = 10_000  # a job's tasks: the largest submission
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciled:
+    batches: int  # published again
+    tasks: int  # their open tasks
+    skipped: int  # stalled, but their job (or the system) is moving
+
+
+class Recovery:
+    def __init__(
+        self,
+        store: StoreForEnqueue,
+        publisher: TaskPublisher,
+        clock: Clock,
+        tracer: Tracer,
+        events: JobEvents | None = None,
+        webhook_log: WebhookLog | None = None,
+        host_gate: HostGate | None = None,
+    ) -> None:
+        """``host_gate``: the breakers an explicit replay closes (none without it)."""
+        self._store = store
+        self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
+        self._clock = clock
+        self._events = events
+        self._webhook_log = webhook_log
+        self._host_gate = host_gate
+
+    async def _job(self, job_id: str) -> JobRecord:
+        return await live_job(self._store, job_id, self._clock())
+
+    async def resend_lost_webhooks(
+        self, older_than: timedelta, within: timedelta, limit: int = 200
+    ) -> int:
+        """Self-healing for webhook events: jobs that ended between ``within`` and
+        ``older_than`` ago whose event was never attempted get it queued again."""
+        if self._events is None or self._webhook_log is None:
+            return 0
+        now = self._clock()
+        ended = await self._store.finished_between(now - within, now - older_than, limit)
+        resent = 0
+        for job in ended:
+            if job.spec.webhook is not None:
+                resent += await self._events.announce_if_lost(job, self._webhook_log)
+        return resent
+
+    async def republish_stuck(self, older_than: timedelta, limit: int = 50) -> tuple[int, int]:
+        """Recover submissions that stopped between writing batches and publishing them (a
+        crash, a deploy, a Pub/Sub outage): publish every batch with open tasks again (a batch
+        is claimed by one delivery at a time, so duplicates are harmless). Returns (jobs,
+        tasks) republished."""
+        jobs = await self._store.stuck_publishing(self._clock() - older_than, limit)
+        republished = 0
+        for job in jobs:
+            republished += await publish_open_batches(
+                self._store, self._enqueuer, job.id, self._clock
+            )
+            log.warning("republished a stuck submission", extra={"job_id": job.id})
+        return len(jobs), republished
+
+    async def reconcile(self, stalled_for: timedelta, limit: int = 200) -> Reconciled:
+        """Self-healing for lost messages (a broker restart, a purge, an emulator that drops
+        what it pushed to a restarting worker): publish again the batches with open tasks that
+        nothing has written for ``stalled_for`` and no delivery holds.
+
+        It never fights a healthy backlog: a job that made progress within ``stalled_for``
+        is moving and will reach its batches; while any job is moving, a batch never claimed
+        may just be waiting in the queue behind others, so it is left alone until the system
+        is quiet. Duplicates are harmless (a batch is claimed by one delivery at a time and
+        finished tasks are skipped); at most ``limit`` batches per call."""
+        now = self._clock()
+        cutoff = now - stalled_for
+        stalled = await self._store.stalled_batches(cutoff, now, limit)
+        if not stalled:
+            return Reconciled(0, 0, 0)
+        until = now + CLOCK_SKEW
+        system_moving = await self._store.progressed_since(cutoff, until)
+        by_job: dict[str, list[BatchRecord]] = {}
+        for batch in stalled:
+            by_job.setdefault(batch.job_id, []).append(batch)
+        republish: list[BatchRecord] = []
+        for job_id, batches in by_job.items():
+            if await self._store.progressed_since(cutoff, until, job_id):
+                continue
+            republish += [b for b in batches if not (system_moving and _never_claimed(b))]
+        failed = await self._enqueuer.publish(republish)
+        tasks = sum(len(b.open_items) for b in republish) - failed
+        if republish:
+            log.warning(
+                "republished stalled batches",
+                extra={"batches": len(republish), "tasks": tasks, "jobs": len(by_job)},
+            )
+        return Reconciled(len(republish), tasks, len(stalled) - len(republish))
+
+    async def dead_letters(
+        self, job_id: str | None, host: str | None, page_size: int, page_token: str | None
+    ) -> Page[TaskRecord]:
+        """Dead-lettered tasks, most recent first (of one job, or every job; ``host`` a URL or
+        a host key)."""
+        if job_id is not None:
+            await self._job(job_id)
+        return await self._store.tasks_with_status(
+            TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), page_size, page_token
+        )
+
+    async def replay_dead_letters(
+        self, job_id: str | None, host: str | None, limit: int = REPLAY_LIMIT
+    ) -> int:
+        """Replay up to ``limit`` dead letters matching the filters; returns how many."""
+        if job_id is not None:
+            await self._job(job_id)
+        return await self._replay(TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), limit)
+
+    async def replay_dead_letter(self, job_id: str, task_id: str) -> int:
+        """Replay one dead-lettered task (1), or nothing (0) when it is no longer dead-lettered."""
+        await self._job(job_id)
+        task = await self._store.get_task(job_id, task_id)
+        if task is None or task.status is not TaskStatus.DEAD_LETTERED or task.batch_id is None:
+            return 0
+        return await self._reopen({(job_id, task.batch_id): [task.id]}, TaskStatus.DEAD_LETTERED)
+
+    async def unsuccessful(self, job_id: str, limit: int) -> list[TaskRecord]:
+        """The job's failed and dead-lettered tasks (at most ``limit`` of each), most recent
+        first: what went wrong, with each task's last error."""
+        await self._job(job_id)
+        found: list[TaskRecord] = []
+        for status in (TaskStatus.DEAD_LETTERED, TaskStatus.FAILED):
+            page = await self._store.tasks_with_status(status, job_id, None, limit, None)
+            found += page.items
+        return sorted(found, key=lambda task: task.updated_at, reverse=True)
+
+    async def retry_job(self, job_id: str, status: TaskStatus) -> int:
+        """Replay every task of the job that ended ``status`` (failed or dead-lettered)."""
+        await self._job(job_id)
+        return await self._replay(status, job_id, None, MAX_JOB_RETRY)
+
+    async def _replay(
+        self, status: TaskStatus, job_id: str | None, host: str | None, limit: int
+    ) -> int:
+        """Replayed tasks go back to ``queued`` with fresh attempts, batch by batch (counts move
+        in the same commit), and their batches are published again. Tasks already replayed are
+        no longer ``status``: a second replay finds nothing."""
+        by_batch: dict[tuple[str, str], list[str]] = {}
+        token: str | None = None
+        found = 0
+        while found < limit:
+            page = await self._store.tasks_with_status(
+                status, job_id, host, min(REPLAY_PAGE, limit - found), token
+            )
+            for task in page.items:
+                if task.batch_id is not None:
+                    by_batch.setdefault((task.job_id, task.batch_id), []).append(task.id)
+            found += len(page.items)
+            token = page.next_page_token
+            if token is None:
+                break
+        return await self._reopen(by_batch, status)
+
+    async def _reopen(self, by_batch: dict[tuple[str, str], list[str]], status: TaskStatus) -> int:
+        """Reopen the given tasks of each (job, batch) that are still ``status``, publish the
+        batches again; returns how many tasks went back to ``queued``."""
+        reopened: list[BatchRecord] = []
+        urls: list[str] = []  # of the tasks that went back to queued
+        statuses = frozenset({status})
+        for (job, batch_id), task_ids in by_batch.items():
+            batch = await self._store.reopen(job, batch_id, task_ids, statuses, self._clock())
+            if batch is not None:
+                reopened.append(batch)
+                wanted = set(task_ids)
+                urls += [
+                    i.url
+                    for i in batch.items
+                    if i.task_id in wanted and i.status is TaskStatus.QUEUED
+                ]
+        replayed = len(urls)
+        await self._close_breakers(urls)
+        await self._enqueuer.publish(reopened)
+        if replayed:
+            log.info("tasks replayed", extra={"tasks": replayed, "status": status.value})
+        return replayed
+
+    async def _close_breakers(self, urls: list[str]) -> None:
+        """A replay is the user saying "try again now": the replayed tasks' hosts whose breaker
+        is open are tried at once, before the batches are published; failures reopen them."""
+        if self._host_gate is None:
+            return
+        hosts: set[str] = set()
+        for url in urls:
+            with contextlib.suppress(ValueError):
+                hosts.add(host_key(url))
+        now = self._clock()
+        for host in sorted(hosts):
+            if await self._host_gate.close_breaker(host, now):
+                log.info("breaker closed by a replay", extra={"host": origin_url(host)})
+
+
+async def publish_open_batches(
+    store: StoreForEnqueue, enqueuer: Enqueuer, job_id: str, clock: Clock
+) -> int:
+    """Publish every batch of the job with open tasks, then mark it published; returns how
+    many tasks were published."""
+    published = 0
+    token: str | None = None
+    while True:
+        page = await store.open_batches(job_id, REPUBLISH_PAGE, token)
+        tasks = sum(len(batch.open_items) for batch in page.items)
+        published += tasks - await enqueuer.publish(page.items)
+        token = page.next_page_token
+        if token is None:
+            break
+    await store.mark_published([job_id], clock())
+    return published
+
+
+def _host_filter(host: str | None) -> str | None:
+    """A URL or a host key → the host key results are listed by; ``InvalidFilter`` when it is
+    neither (a value the store could not even be asked about, such as a 2,000-character
+    string, must never reach it)."""
+    if not host:
+        return None
+    try:
+        return key_of(host)
+    except ValueError as exc:
+        raise InvalidFilter("host", str(exc)) from None
+
+
+def _never_claimed(batch: BatchRecord) -> bool:
+    return all(i.status is TaskStatus.QUEUED and i.attempts == 0 for i in batch.items)

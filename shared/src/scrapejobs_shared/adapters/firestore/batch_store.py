@@ -1,0 +1,438 @@
+"""BatchStore on Firestore: a batch's claim, the commits that settle its tasks (results,
+counts, outcome stats, page cache entries, handoffs, a worker's report, in one), its close,
+replays, the reconcile's queries and the processing lane's handoffs. See job_store.py for the
+layout of the documents."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import zlib
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.codec import (
+    batch_from_doc,
+    batch_to_doc,
+    handoff_from_doc,
+    handoff_to_doc,
+    task_to_doc,
+)
+from scrapejobs_shared.adapters.firestore.page_cache import stage_kept
+from scrapejobs_shared.adapters.firestore.store_base import (
+    CLAIM_RETRIES,
+    HANDOFFS,
+    TASKS,
+    TRANSACTION_ATTEMPTS,
+    TRANSACTION_ROUNDS,
+    FirestoreStoreBase,
+    T,
+    batch_fields,
+    marker,
+    reserved,
+)
+from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
+from scrapejobs_shared.domain import batch_transitions
+from scrapejobs_shared.domain.batch_transitions import Applied, Lane
+from scrapejobs_shared.domain.outcome_stats import slot_of
+from scrapejobs_shared.domain.records import (
+    BatchRecord,
+    Handoff,
+    TaskOutcome,
+    TaskRecord,
+)
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.workers import WorkerBeat
+from scrapejobs_shared.observability.store_ops import count
+from scrapejobs_shared.ports.job_store import (
+    AlreadyDone,
+    Busy,
+    Claimed,
+    ClaimResult,
+    Missing,
+    Settled,
+    TaskChange,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Handle:
+    """A claim: the batch as this delivery last wrote it, and that write's update time (the
+    precondition of the next blind write; None once something else wrote the batch)."""
+
+    batch: BatchRecord
+    shard: int
+    token: Any
+
+
+@reports_outages
+class FirestoreBatchStore(FirestoreStoreBase):
+    async def add_batch(self, batch: BatchRecord, max_new: int | None = None) -> BatchRecord | None:
+        job_ref = self._job_ref(batch.job_id)
+        batch_ref = self._batch_ref(job_ref, batch.id)
+        budget_ref = job_ref.collection("crawl").document("budget")
+        task_refs = [self._task_ref(job_ref, item.task_id) for item in batch.items]
+
+        @firestore.async_transactional
+        async def add(transaction: Any) -> BatchRecord | None:
+            refs = [job_ref, budget_ref, batch_ref, *task_refs]
+            count(reads=len(refs))
+            snaps = {
+                snap.reference.path: snap
+                async for snap in self._client.get_all(
+                    refs, transaction=transaction, **self._deadline.call
+                )
+            }
+            job_snap, batch_snap = snaps[job_ref.path], snaps[batch_ref.path]
+            if batch_snap.exists:
+                return batch_from_doc(batch.job_id, batch.id, batch_snap.to_dict())
+            if not job_snap.exists:
+                return None
+            added = int((snaps[budget_ref.path].to_dict() or {}).get("added") or 0)
+            fresh = [
+                item
+                for item, ref in zip(batch.items, task_refs, strict=True)
+                if not snaps[ref.path].exists
+            ]
+            if max_new is not None:
+                fresh = fresh[: max(0, max_new - added)]
+            if not fresh:
+                return None
+            stored = BatchRecord(
+                batch.job_id, batch.id, tuple(fresh), batch.created_at, batch.expire_at
+            )
+            shard = _shard_of(batch.id, int(job_snap.get("counter_shards") or 1))
+            transaction.create(batch_ref, batch_to_doc(stored, shard))
+            for item in fresh:
+                transaction.create(self._task_ref(job_ref, item.task_id), marker(stored, item))
+            budget = {"added": added + len(fresh), "expire_at": batch.expire_at}
+            transaction.set(budget_ref, budget, merge=True)
+            queued = {TaskStatus.QUEUED: len(fresh)}
+            self._counters.add(transaction, job_ref, shard, queued, batch.expire_at)
+            count(writes=len(fresh) + 3)
+            return stored
+
+        result: BatchRecord | None = await self._in_transaction(add)
+        return result
+
+    async def reopen(
+        self,
+        job_id: str,
+        batch_id: str,
+        task_ids: Sequence[str],
+        statuses: frozenset[TaskStatus],
+        now: datetime,
+    ) -> BatchRecord | None:
+        if reserved(job_id) or reserved(batch_id):
+            return None
+        job_ref = self._job_ref(job_id)
+        ref = self._batch_ref(job_ref, batch_id)
+        wanted = set(task_ids)
+
+        @firestore.async_transactional
+        async def run(transaction: Any) -> BatchRecord | None:
+            count(reads=2)
+            snaps = {
+                snap.reference.path: snap
+                async for snap in self._client.get_all(
+                    [job_ref, ref], transaction=transaction, **self._deadline.call
+                )
+            }
+            job_snap, batch_snap = snaps[job_ref.path], snaps[ref.path]
+            if not job_snap.exists or not batch_snap.exists:
+                return None
+            job_status = JobStatus(job_snap.get("status"))
+            if job_status is JobStatus.CANCELLED:
+                return None
+            doc = batch_snap.to_dict()
+            applied = batch_transitions.reopen(
+                batch_from_doc(job_id, batch_id, doc), wanted, set(statuses)
+            )
+            if not applied.deltas:
+                return None
+            transaction.update(ref, batch_fields(applied.batch, now))
+            shard = int(doc.get("shard") or 0)
+            self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
+            reopened = [i for i in applied.batch.items if i.task_id in wanted]
+            for item in reopened:
+                if item.status is TaskStatus.QUEUED:
+                    transaction.set(
+                        self._task_ref(job_ref, item.task_id), marker(applied.batch, item)
+                    )
+            if job_status is JobStatus.COMPLETED:
+                transaction.update(job_ref, {"status": JobStatus.RUNNING.value, "updated_at": now})
+            count(writes=3 + len(reopened))
+            return applied.batch
+
+        result: BatchRecord | None = await self._in_transaction(run)
+        return result
+
+    async def claim_batch(
+        self,
+        job_id: str,
+        batch_id: str,
+        now: datetime,
+        lease_until: datetime,
+        *,
+        mark_started: bool = False,
+        lane: Lane = "fetch",
+    ) -> ClaimResult:
+        """Optimistic: one read, then a commit guarded by the batch's update time (a lost race
+        reads again). The commit's counter write reports the job's cancel mark, so a cancel
+        that committed before the claim is always seen."""
+        if reserved(job_id) or reserved(batch_id):
+            return Missing()
+        job_ref = self._job_ref(job_id)
+        ref = self._batch_ref(job_ref, batch_id)
+        for _ in range(CLAIM_RETRIES):
+            count(reads=1)
+            snap = await ref.get(**self._deadline.call)
+            if not snap.exists:
+                return Missing()
+            doc = snap.to_dict()
+            batch = batch_from_doc(job_id, batch_id, doc)
+            if not batch.open_items:
+                return AlreadyDone()
+            if batch.lease_until is not None and batch.lease_until > now:
+                return Busy(batch.lease_until)
+            applied = batch_transitions.claim(batch, lease_until, lane)
+            shard = int(doc.get("shard") or 0)
+            commit = self._client.batch()
+            guard = self._client.write_option(last_update_time=snap.update_time)
+            commit.update(ref, batch_fields(applied.batch, now), option=guard)
+            first = mark_started and all(item.attempts == 0 for item in batch.items)
+            self._counters.move(
+                commit,
+                job_ref,
+                shard,
+                applied.deltas,
+                batch.expire_at,
+                started_at=now if first else None,  # kept on the shard: no job write
+            )
+            count(writes=2)
+            try:
+                results = await commit.commit(**self._deadline.call)
+            except gexc.FailedPrecondition:
+                continue  # another delivery changed the batch since our read
+            after = self._counters.after(results[1], applied.deltas)
+            handle = _Handle(applied.batch, shard, results[0].update_time)
+            return Claimed(applied.batch, after.cancelled, handle)
+        return Busy(now)
+
+    async def settle(
+        self,
+        handle: object,
+        changes: Sequence[TaskChange],
+        now: datetime,
+        lease_until: datetime | None = None,
+        beat: WorkerBeat | None = None,
+    ) -> Settled:
+        assert isinstance(handle, _Handle), "settle takes the handle of a claim"
+        if handle.token is not None:
+            applied = batch_transitions.settle(handle.batch, changes, now)
+            if lease_until is not None:
+                applied = _with_lease(applied, lease_until)
+            try:
+                return await self._commit_settled(handle, applied, now, beat)
+            except gexc.FailedPrecondition:
+                pass  # something else wrote the batch: decide inside a transaction
+        settled = await self._settle_in_transaction(handle, changes, now, lease_until)
+        if beat is not None:  # rare: the report on its own
+            await FirestoreWorkerDirectory(self._client, self._deadline).report(beat)
+        return settled
+
+    async def _commit_settled(
+        self, handle: _Handle, applied: Applied, now: datetime, beat: WorkerBeat | None
+    ) -> Settled:
+        job_ref = self._job_ref(handle.batch.job_id)
+        ref = self._batch_ref(job_ref, handle.batch.id)
+        commit = self._client.batch()
+        guard = self._client.write_option(last_update_time=handle.token)
+        commit.update(ref, batch_fields(applied.batch, now), option=guard)
+        self._counters.move(
+            commit,
+            job_ref,
+            handle.shard,
+            applied.deltas,
+            applied.batch.expire_at,
+            usage=applied.usage,
+        )
+        _stage_results(commit, job_ref, applied.results)
+        stats = self._stats.stage(commit, slot_of(now), applied.stats)
+        handoffs = self._stage_handoffs(commit, job_ref, applied)
+        kept = stage_kept(commit, self._client, applied.kept, now)
+        if beat is not None:  # last: the results' order above is what is read back
+            stage_beat(commit, self._client, beat)
+        count(writes=2 + len(applied.results) + stats + handoffs + kept + (beat is not None))
+        results = await commit.commit(**self._deadline.call)
+        after = self._counters.after(results[1], applied.deltas, applied.usage)
+        return Settled(
+            _Handle(applied.batch, handle.shard, results[0].update_time),
+            tuple(record.id for record in applied.results),
+            after.cancelled,
+            bool(applied.results) and after.open == 0,
+        )
+
+    async def _settle_in_transaction(
+        self,
+        handle: _Handle,
+        changes: Sequence[TaskChange],
+        now: datetime,
+        lease_until: datetime | None,
+    ) -> Settled:
+        batch = handle.batch
+
+        def apply(current: BatchRecord) -> Applied | None:
+            applied = batch_transitions.settle(current, changes, now)
+            return _with_lease(applied, lease_until) if lease_until is not None else applied
+
+        settled = await self._transact(batch.job_id, batch.id, apply, now)
+        if settled is None:  # the batch is gone (a deleted job)
+            return Settled(handle, (), False, False)
+        return _maybe_done_if_closed(settled)
+
+    async def close_batch(
+        self,
+        job_id: str,
+        batch_id: str,
+        outcome: TaskOutcome,
+        now: datetime,
+        statuses: Collection[TaskStatus] | None = None,
+    ) -> Settled | Busy | Missing:
+        if reserved(job_id) or reserved(batch_id):
+            return Missing()
+        busy: list[Busy] = []
+
+        def apply(current: BatchRecord) -> Applied | None:
+            if current.lease_until is not None and current.lease_until > now:
+                busy.append(Busy(current.lease_until))
+                return None
+            return batch_transitions.close(current, outcome, now, statuses)
+
+        settled = await self._transact(job_id, batch_id, apply, now)
+        if busy:
+            return busy[-1]
+        return settled if settled is not None else Missing()
+
+    async def _in_transaction(self, transactional: Callable[[Any], Awaitable[T]]) -> T:
+        """Run a ``firestore.async_transactional`` function. Transactions that read the same
+        documents and then write them (two crawl pages finding the same page at once) can
+        hold each other's locks until both abort; the library retries at once, keeping each
+        one's place in line, and on the emulator they may abort together every time. After
+        ``TRANSACTION_ATTEMPTS`` such rounds, a round starts again after a random pause, so
+        one of them goes first."""
+        for round_ in range(TRANSACTION_ROUNDS):
+            try:
+                return await transactional(
+                    self._client.transaction(max_attempts=TRANSACTION_ATTEMPTS)
+                )
+            except ValueError as exc:  # the library's "failed to commit in N attempts"
+                if not isinstance(exc.__cause__, gexc.Aborted) or round_ + 1 == TRANSACTION_ROUNDS:
+                    raise
+            await asyncio.sleep(random.uniform(0.05, 0.3) * (round_ + 1))
+        raise AssertionError("unreachable")
+
+    async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
+        if reserved(job_id) or not task_ids:
+            return {}
+        job_ref = self._job_ref(job_id)
+        refs = [job_ref.collection(HANDOFFS).document(task_id) for task_id in task_ids]
+        count(reads=len(refs))
+        return {
+            snap.id: handoff_from_doc(snap.to_dict())
+            async for snap in self._client.get_all(refs, **self._deadline.call)
+            if snap.exists
+        }
+
+    def _stage_handoffs(self, writer: Any, job_ref: Any, applied: Applied) -> int:
+        """Store the handoffs a settle made, drop those of tasks the processing lane
+        finished; how many writes that staged."""
+        handoffs = job_ref.collection(HANDOFFS)
+        expire_at = applied.batch.expire_at
+        for task_id, handoff in applied.handoffs:
+            writer.set(handoffs.document(task_id), handoff_to_doc(handoff, expire_at))
+        for task_id in applied.handoffs_done:
+            writer.delete(handoffs.document(task_id))
+        return len(applied.handoffs) + len(applied.handoffs_done)
+
+    async def _transact(
+        self,
+        job_id: str,
+        batch_id: str,
+        apply: Callable[[BatchRecord], Applied | None],
+        now: datetime,
+    ) -> Settled | None:
+        """Read the batch in a transaction, apply ``apply(batch) -> Applied | None``, write."""
+        job_ref = self._job_ref(job_id)
+        ref = self._batch_ref(job_ref, batch_id)
+
+        @firestore.async_transactional
+        async def run(transaction: Any) -> tuple[Applied, int] | None:
+            count(reads=1)
+            snap = await ref.get(transaction=transaction, **self._deadline.call)
+            if not snap.exists:
+                return None
+            doc = snap.to_dict()
+            applied = apply(batch_from_doc(job_id, batch_id, doc))
+            if applied is None:
+                return None
+            shard = int(doc.get("shard") or 0)
+            transaction.update(ref, batch_fields(applied.batch, now))
+            self._counters.add(
+                transaction,
+                job_ref,
+                shard,
+                applied.deltas,
+                applied.batch.expire_at,
+                applied.usage,
+            )
+            _stage_results(transaction, job_ref, applied.results)
+            stats = self._stats.stage(transaction, slot_of(now), applied.stats)
+            handoffs = self._stage_handoffs(transaction, job_ref, applied)
+            kept = stage_kept(transaction, self._client, applied.kept, now)
+            count(writes=2 + len(applied.results) + stats + handoffs + kept)
+            return applied, shard
+
+        outcome = await self._in_transaction(run)
+        if outcome is None:
+            return None
+        applied, shard = outcome
+        job = await self.get_job(job_id)
+        cancelled = job is not None and job.status is JobStatus.CANCELLED
+        return Settled(
+            _Handle(applied.batch, shard, None),
+            tuple(record.id for record in applied.results),
+            cancelled,
+            bool(applied.results),
+        )
+
+
+def _maybe_done_if_closed(settled: Settled) -> Settled:
+    """A settle that leaves its batch with no open task may have closed the job even when it
+    finished nothing itself: an earlier commit of the same changes may have landed though its
+    caller saw an error (a timeout under load), and this is the retry that follows."""
+    assert isinstance(settled.handle, _Handle)
+    if settled.job_may_be_done or settled.handle.batch.open_items:
+        return settled
+    return replace(settled, job_may_be_done=True)
+
+
+def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> None:
+    """Each result replaces its task document."""
+    tasks = job_ref.collection(TASKS)
+    for record in results:
+        target.set(tasks.document(record.id), task_to_doc(record))
+
+
+def _with_lease(applied: Applied, lease_until: datetime) -> Applied:
+    return replace(applied, batch=replace(applied.batch, lease_until=lease_until))
+
+
+def _shard_of(batch_id: str, shards: int) -> int:
+    return zlib.crc32(batch_id.encode()) % shards

@@ -1,0 +1,138 @@
+"""What the Firestore job and batch stores share: the client, the call deadline, the counters
+and outcome stats staged in their commits, document references, and the helpers both use.
+The layout of the documents is in job_store.py's docstring."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any, Self, TypeVar
+
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.codec import (
+    items_to_doc,
+    job_from_doc,
+    task_to_doc,
+)
+from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
+from scrapejobs_shared.adapters.firestore.outcome_stats import DEFAULT_SHARDS, OutcomeStats
+from scrapejobs_shared.domain.records import (
+    BatchItem,
+    BatchRecord,
+    JobRecord,
+    TaskRecord,
+)
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.observability.store_ops import count
+
+TASKS = "tasks"  # the collection of a job's task (result) documents
+HANDOFFS = "handoffs"  # what the fetch lane handed the processing lane, by task id
+BATCH_LIMIT = 500  # Firestore's maximum writes per commit
+# Bytes of documents per commit: Firestore refuses a request over 10 MiB (the emulator over
+# 4 MiB), and 10,000 URLs of 2 KB make 20 MB of batch documents.
+COMMIT_BYTES = 3 * 1024 * 1024
+CLAIM_RETRIES = 5
+TRANSACTION_ATTEMPTS = 2  # the library's immediate retries of an aborted transaction, a round
+TRANSACTION_ROUNDS = 5  # rounds, a random pause apart
+T = TypeVar("T")
+REJECTED_RETENTION = timedelta(days=30)
+SHARDS_CACHE = 10_000
+RESERVED_ID = "__"  # Firestore reserves ids that start and end with it
+
+
+@reports_outages
+class FirestoreStoreBase:
+    def __init__(
+        self,
+        client: firestore.AsyncClient,
+        *,
+        write_concurrency: int = 8,
+        stats_shards: int = DEFAULT_SHARDS,
+        deadline: CallDeadline | None = None,
+    ) -> None:
+        self._client = client
+        self._deadline = deadline or CallDeadline()
+        self._jobs = client.collection("jobs")
+        self._write_slots = asyncio.Semaphore(write_concurrency)
+        self._counters = ShardedCounters(client, self._deadline)
+        self._stats = OutcomeStats(client, stats_shards)
+        self._shards: dict[str, int] = {}  # counter shards per job id (immutable)
+
+    @classmethod
+    def connect(cls, project_id: str, database: str) -> Self:
+        """A store on a new client (the emulator is used when FIRESTORE_EMULATOR_HOST is set)."""
+        return cls(firestore.AsyncClient(project=project_id, database=database))
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _job_ref(self, job_id: str) -> Any:
+        return self._jobs.document(job_id)
+
+    @staticmethod
+    def _batch_ref(job_ref: Any, batch_id: str) -> Any:
+        return job_ref.collection("batches").document(batch_id)
+
+    @staticmethod
+    def _task_ref(job_ref: Any, task_id: str) -> Any:
+        return job_ref.collection(TASKS).document(task_id)
+
+    # ---- jobs ----------------------------------------------------------------------------
+
+    async def get_job(self, job_id: str) -> JobRecord | None:
+        if reserved(job_id):
+            return None
+        count(reads=1)
+        snap = await self._job_ref(job_id).get(**self._deadline.call)
+        if not snap.exists:
+            return None
+        job = job_from_doc(job_id, snap.to_dict())
+        self._remember_shards(job)
+        return job
+
+    def _remember_shards(self, job: JobRecord) -> None:
+        self._shards[job.id] = job.counter_shards
+        if len(self._shards) > SHARDS_CACHE:
+            self._shards.pop(next(iter(self._shards)))
+
+
+def batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:
+    open_tasks = len(batch.open_items)
+    return {
+        "items": items_to_doc(batch.items),
+        "open": open_tasks,
+        "active": open_tasks > 0,
+        "lease_until": batch.lease_until,
+        "updated_at": now,
+    }
+
+
+def marker(batch: BatchRecord, item: BatchItem) -> dict[str, Any]:
+    """A crawl page's task document before it has a result: it marks the page as known."""
+    record = TaskRecord(
+        job_id=batch.job_id,
+        id=item.task_id,
+        url=item.url,
+        status=TaskStatus.QUEUED,
+        created_at=batch.created_at,
+        updated_at=batch.created_at,
+        expire_at=batch.expire_at,
+        index=item.index,
+        depth=item.depth,
+        batch_id=batch.id,
+        replays=item.replays,
+    )
+    return task_to_doc(record)
+
+
+def reserved(doc_id: str) -> bool:
+    """Ids Firestore refuses (``__...__``, with a slash, empty or too long): never stored."""
+    return (
+        not doc_id
+        or "/" in doc_id
+        or len(doc_id) > 256
+        or (doc_id.startswith(RESERVED_ID) and doc_id.endswith(RESERVED_ID))
+        or doc_id in (".", "..")
+    )

@@ -24,7 +24,8 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.batching import plan_batches, shards_for
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
-from scrapejobs_shared.domain.jobspec import MAX_URL_LENGTH, MAX_URLS, JobSpec
+from scrapejobs_shared.domain.field_types import MAX_URL_LENGTH, MAX_URLS
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import (
     BatchItem,

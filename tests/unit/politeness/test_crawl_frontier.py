@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scrapejobs_shared.domain.jobspec import CrawlSpec
+from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_worker.crawl_frontier import (
     MAX_FILTERED_PATH_LENGTH,
     CrawlCandidate,

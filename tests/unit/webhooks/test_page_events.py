@@ -17,10 +17,12 @@ from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryW
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask
-from scrapejobs_shared.domain.jobspec import WEBHOOK_EVENTS, CrawlSpec, JobSpec, WebhookSpec
+from scrapejobs_shared.domain.crawl_spec import CrawlSpec
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
+from scrapejobs_shared.domain.webhook_spec import WEBHOOK_EVENTS, WebhookSpec
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.ports.job_store import Claimed
 from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender

@@ -9,7 +9,7 @@ from scrapejobs_shared.delivery.batching import plan_batches
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
-from scrapejobs_shared.domain.jobspec import CrawlSpec
+from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.ports.job_store import BatchStore

@@ -9,7 +9,7 @@ page, so two workers discovering the same page create one task.
 A link is admitted (:class:`CrawlFilter`) when:
 
 * it is a valid task URL: http or https, no credentials, at most 2,048 characters
-  (:func:`scrapejobs_shared.domain.jobspec.check_url`); ``mailto:``, ``javascript:``, ``ftp:``...
+  (:func:`scrapejobs_shared.domain.field_types.check_url`); ``mailto:``, ``javascript:``, ``ftp:``...
   are dropped;
 * its host is the start URL's host, compared after normalisation (lower case, IDNA, a
   trailing dot ignored), or, with ``allow_subdomains``, a subdomain of it: a host ending in
@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from scrapejobs_shared.domain.crawl_identity import crawl_key
-from scrapejobs_shared.domain.jobspec import CrawlSpec, check_url
+from scrapejobs_shared.domain.crawl_spec import CrawlSpec
+from scrapejobs_shared.domain.field_types import check_url
 from scrapejobs_shared.extraction.urls import normalize_http_url
 
 MAX_FILTERED_PATH_LENGTH = 2000

@@ -16,7 +16,8 @@ from opentelemetry.trace import Tracer, get_current_span
 from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_key
-from scrapejobs_shared.domain.jobspec import CrawlSpec, JobSpec
+from scrapejobs_shared.domain.crawl_spec import CrawlSpec
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase

@@ -18,10 +18,10 @@ from datetime import datetime
 from standardwebhooks.webhooks import Webhook
 
 from scrapejobs_shared.domain.clock import Clock
-from scrapejobs_shared.domain.jobspec import WebhookSpec
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.webhook_events import MalformedEvent, WebhookEvent, page_data
+from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.firecrawl.webhook_bodies import SIGNATURE_HEADER, firecrawl_body, signature
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.ports.fetcher import Fetcher, FetchError, FetchRequest, PermanentFetchError

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from cssselect import GenericTranslator, SelectorError
 from pydantic import (
@@ -16,12 +12,24 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
-    WithJsonSchema,
     field_validator,
     model_validator,
 )
 from pydantic.config import JsonDict
 
+from scrapejobs_shared.domain.crawl_spec import CrawlSpec
+from scrapejobs_shared.domain.field_types import (
+    FORBIDDEN_HEADERS,
+    JSON_INT,
+    LABEL_KEYS,
+    MAX_URLS,
+    HttpUrl,
+    LabelKey,
+    LabelValue,
+    check_headers,
+    headers_schema,
+)
+from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.extraction.content_scope import ContentScope
 from scrapejobs_shared.extraction.spec import (
     MAX_FIELDS,
@@ -41,108 +49,15 @@ from scrapejobs_shared.pipeline.spec import (
     pipeline_to_json,
 )
 
-MAX_URLS = 10_000
 Priority = Literal["high", "normal", "low"]  # lanes of messaging.topology.LANES
-MAX_URL_LENGTH = 2048
-# Headers a job may not set: they could address the metadata server, smuggle requests, or
-# defeat the fetcher's own body decoding and limits (refused at submit and again at fetch).
-FORBIDDEN_HEADERS = frozenset(
-    {
-        "host",
-        "metadata-flavor",
-        "x-google-metadata-request",
-        "content-length",
-        "transfer-encoding",
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "proxy-authorization",
-        "te",
-        "trailer",
-        "upgrade",
-        "expect",
-        "accept-encoding",
-    }
-)
-
-
-def check_url(url: str) -> str:
-    """An absolute http(s) URL with a host and no credentials."""
-    if len(url) > MAX_URL_LENGTH:
-        raise ValueError(f"URL longer than {MAX_URL_LENGTH} characters")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise ValueError(f"URL scheme must be http or https, got {parts.scheme or 'none'!r}")
-    if not parts.hostname:
-        raise ValueError("URL has no host")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError("URL must not contain credentials")
-    try:
-        parts.port  # noqa: B018 - raises on an invalid port
-    except ValueError as exc:
-        raise ValueError(f"invalid port: {exc}") from None
-    return url
-
-
-# What check_url accepts, for the OpenAPI document (a subset of it: IPv6 literals and ports
-# above 9999 are accepted too).
-URL_SCHEMA = {
-    "type": "string",
-    "minLength": 8,
-    "maxLength": MAX_URL_LENGTH,
-    "pattern": r"^[hH][tT][tT][pP][sS]?://[^\s/?#@:\[\]\\]+(:[0-9]{1,4})?([/?#][^\s]*)?$",
-    "description": "An absolute http(s) URL with a host and no credentials",
-}
-HttpUrl = Annotated[str, AfterValidator(check_url), WithJsonSchema(URL_SCHEMA)]
-
-
-def _integral(value: Any) -> Any:
-    """JSON has one number type: 6.0 is the integer 6 (as JSON Schema says), "6" is not."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-JSON_INT = BeforeValidator(_integral)  # after the bounds in Annotated[int, Field(...), JSON_INT]
-# Firestore refuses map keys of the form __name__ (the job's spec and labels are maps), so no
-# key a user names (a label, a header, an extracted field) may start with two underscores.
-RESERVED_PREFIX = "__"
-
-
-def not_reserved(key: str) -> str:
-    if key.startswith(RESERVED_PREFIX):
-        raise ValueError(f"{key[:64]!r}: names starting with '{RESERVED_PREFIX}' are reserved")
-    return key
-
-
-LabelKey = Annotated[
-    str, StringConstraints(min_length=1, max_length=63), AfterValidator(not_reserved)
-]
-LabelValue = Annotated[str, StringConstraints(max_length=256)]
-LABEL_KEYS: JsonDict = {
-    "propertyNames": {"minLength": 1, "maxLength": 63, "pattern": f"^(?!{RESERVED_PREFIX})"}
-}
-HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-
-def headers_schema(forbidden: frozenset[str]) -> JsonDict:
-    """What ``check_headers`` accepts, for the OpenAPI document: RFC 9110 token names, none of
-    ``forbidden`` (in any case) nor reserved, values on one line."""
-    any_case = "|".join(
-        "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
-        for name in sorted(forbidden)
-    )
-    return {
-        "propertyNames": {
-            "pattern": HEADER_NAME.pattern,
-            "not": {"pattern": f"^(?:{any_case}|{RESERVED_PREFIX}.*)$"},
-        },
-        "additionalProperties": {"type": "string", "pattern": r"^[^\r\n]*$"},
-    }
 
 
 BlockedResource = Literal["image", "font", "media", "stylesheet"]
+
+
 DEFAULT_BLOCKED: tuple[BlockedResource, ...] = ("image", "font", "media")
+
+
 MAX_RENDER_WAIT_MS = 30_000
 
 
@@ -288,155 +203,6 @@ class JobOptions(BaseModel):
         return check_headers(value, FORBIDDEN_HEADERS)
 
 
-def check_headers(value: dict[str, str], forbidden: frozenset[str]) -> dict[str, str]:
-    for name, header_value in value.items():
-        if name.lower() in forbidden:
-            raise ValueError(f"header {name!r} may not be set")
-        if not HEADER_NAME.match(name) or any(c in header_value for c in "\r\n"):
-            raise ValueError(f"invalid header {name!r}")
-        not_reserved(name)
-    return value
-
-
-WebhookEventType = Literal[
-    "job.started", "task.finished", "job.completed", "job.failed", "job.cancelled"
-]
-WEBHOOK_EVENTS: tuple[WebhookEventType, ...] = (
-    "job.started",
-    "task.finished",
-    "job.completed",
-    "job.failed",
-    "job.cancelled",
-)
-JOB_END_EVENTS: tuple[WebhookEventType, ...] = ("job.completed", "job.failed", "job.cancelled")
-WebhookShape = Literal["standard", "firecrawl"]
-# what a webhook echoes in every event: a few short strings, as Firecrawl's SDKs type it
-WebhookMetadata = Annotated[
-    dict[
-        Annotated[str, Field(min_length=1, max_length=100), AfterValidator(not_reserved)],
-        Annotated[str, Field(max_length=500)],
-    ],
-    Field(max_length=20),
-]
-# The signature and the body's type are the sender's (Standard Webhooks, Firecrawl's), never
-# the job's.
-WEBHOOK_FORBIDDEN_HEADERS = FORBIDDEN_HEADERS | {
-    "webhook-id",
-    "webhook-timestamp",
-    "webhook-signature",
-    "x-firecrawl-signature",
-    "content-type",
-}
-
-
-class WebhookSpec(BaseModel):
-    """Where the job's events are POSTed. ``standard``: signed per Standard Webhooks
-    (webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of
-    id.timestamp.body>). ``firecrawl``: the bodies and signature Firecrawl sends (for receivers
-    written against Firecrawl's webhooks)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    url: HttpUrl
-    events: list[WebhookEventType] = Field(
-        default_factory=lambda: list(JOB_END_EVENTS),
-        min_length=1,
-        max_length=len(WEBHOOK_EVENTS),
-        description="job.started (on submission), task.finished (each page that ended "
-        "succeeded or failed), job.completed, job.failed (the job ended and every task "
-        "failed), job.cancelled. Default: the three job ends",
-    )
-    headers: dict[str, str] = Field(
-        default_factory=dict,
-        max_length=20,
-        description="Extra request headers (not the signature's)",
-        json_schema_extra=headers_schema(WEBHOOK_FORBIDDEN_HEADERS),
-    )
-    secret: str | None = Field(
-        default=None,
-        pattern=r"^whsec_(?:[A-Za-z0-9+/]{4}){5,15}(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2}==)$",
-        description="Signing key, whsec_ + base64 of 16 to 48 random bytes; without one, the "
-        "deployment's keys sign",
-    )
-    metadata: WebhookMetadata = Field(
-        default_factory=dict, description="Echoed in every event's body"
-    )
-    shape: WebhookShape = Field(
-        default="standard",
-        description="standard: Standard Webhooks; firecrawl: Firecrawl's bodies and its "
-        "X-Firecrawl-Signature: sha256=<hex HMAC-SHA256 of the body> (keyed with the secret "
-        "as written)",
-    )
-
-    def wants(self, event: WebhookEventType) -> bool:
-        return event in self.events
-
-    @field_validator("headers")
-    @classmethod
-    def _headers_allowed(cls, value: dict[str, str]) -> dict[str, str]:
-        return check_headers(value, WEBHOOK_FORBIDDEN_HEADERS)
-
-    @field_validator("secret")
-    @classmethod
-    def _secret_decodes(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                key = base64.b64decode(value.removeprefix("whsec_"), validate=True)
-            except binascii.Error:
-                raise ValueError("the secret is not base64 after whsec_") from None
-            if not 16 <= len(key) <= 48:
-                raise ValueError("the secret must hold 16 to 48 bytes")
-        return value
-
-
-class CrawlSpec(BaseModel):
-    """Follow links from ``start_url``: every discovered page becomes a task (once per job)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    start_url: HttpUrl
-    max_depth: Annotated[int, Field(ge=0, le=20), JSON_INT] = Field(
-        default=2, description="Link hops from start_url"
-    )
-    max_pages: Annotated[int, Field(ge=1, le=MAX_URLS), JSON_INT] = Field(
-        default=100, description="Tasks at most"
-    )
-    include: list[str] = Field(
-        default_factory=list, max_length=50, description="Regexes; the URL path must match one"
-    )
-    exclude: list[str] = Field(
-        default_factory=list, max_length=50, description="Regexes; the URL path must match none"
-    )
-    allow_subdomains: bool = Field(default=False, description="Follow links to subdomains too")
-    under_start_path: bool = Field(
-        default=False,
-        description="Only pages whose path starts with start_url's path (its section of the site)",
-    )
-    ignore_query: bool = Field(
-        default=False,
-        description="Pages are followed without their query: URLs differing only in it are "
-        "one page",
-    )
-    sitemap: Literal["skip", "include", "only"] = Field(
-        default="skip",
-        description="include: the site's sitemaps (/sitemap.xml, those robots.txt names, one "
-        "level of index) add their pages (at depth 0, in the crawl's scope); only: those pages "
-        "and start_url, no links followed; skip: links only",
-    )
-
-    @field_validator("include", "exclude")
-    @classmethod
-    def _regexes_compile(cls, patterns: list[str]) -> list[str]:
-        for index, pattern in enumerate(patterns):
-            if len(pattern) > 500:
-                raise ValueError(f"pattern {index} is longer than 500 characters")
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {index} is not a valid regex: {exc}") from None
-        return patterns
-
-
 class JobRequest(BaseModel):
     """Body of ``POST /v1/jobs``."""
 
@@ -514,6 +280,8 @@ class JobRequest(BaseModel):
 
 
 MAX_SCRAPE_TIMEOUT_S = 300.0
+
+
 DEFAULT_SCRAPE_TIMEOUT_S = 30.0
 
 

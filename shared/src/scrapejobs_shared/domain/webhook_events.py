@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from scrapejobs_shared.domain.jobspec import WebhookEventType
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.webhook_spec import WebhookEventType
 
 
 class MalformedEvent(ValueError):

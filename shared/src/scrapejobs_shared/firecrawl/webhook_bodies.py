@@ -20,10 +20,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from scrapejobs_shared.domain.jobspec import WebhookEventType
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
+from scrapejobs_shared.domain.webhook_spec import WebhookEventType
 from scrapejobs_shared.firecrawl.documents import document
 
 SIGNATURE_HEADER = "x-firecrawl-signature"

@@ -15,18 +15,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 
-from scrapejobs_shared.domain.jobspec import (
+from scrapejobs_shared.domain.field_types import (
     FORBIDDEN_HEADERS,
     JSON_INT,
     MAX_URLS,
     URL_SCHEMA,
-    WEBHOOK_FORBIDDEN_HEADERS,
-    CssSelector,
     HttpUrl,
-    WebhookMetadata,
     check_headers,
     headers_schema,
 )
+from scrapejobs_shared.domain.jobspec import CssSelector
+from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
 
 MAX_TIMEOUT_MS = 300_000
 MAX_WAIT_FOR_MS = 30_000

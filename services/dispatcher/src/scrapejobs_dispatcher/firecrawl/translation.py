@@ -37,13 +37,8 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
     ScrapeOptions,
     Webhook,
 )
-from scrapejobs_shared.domain.jobspec import (
-    MAX_CACHE_AGE_S,
-    MAX_URLS,
-    JobRequest,
-    ScrapeRequest,
-    check_url,
-)
+from scrapejobs_shared.domain.field_types import MAX_URLS, check_url
+from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobRequest, ScrapeRequest
 from scrapejobs_shared.firecrawl.documents import FORMATS, JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 

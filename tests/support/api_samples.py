@@ -7,6 +7,9 @@ from typing import Any
 
 STATS: dict[str, Any] = {
     "window": "1h",
+    "since": "2026-01-01T05:00:00Z",
+    "generated_at": "2026-01-01T06:00:00Z",
+    "partial": False,
     "tasks": {
         "queued": 3,
         "running": 2,

@@ -33,6 +33,7 @@ PURE = tuple(
     )
 )
 INFRASTRUCTURE = ("google.cloud", "fastapi", "starlette", "httpx", "httpcore")
+MAX_MODULE_LINES = 500
 
 
 def _modules() -> dict[str, Path]:
@@ -124,3 +125,13 @@ def test_the_circle_finder_finds_circles() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _circles(graph) == [["a", "b", "c", "a"]]
     assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_product_module_is_over_the_line_limit() -> None:
+    long = {
+        module: lines
+        for module, path in MODULES.items()
+        if not module.startswith("bench.")
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"split these by concept: {long}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import get_args
 
 from scrapejobs_client.cli.job_commands import PageFormat
-from scrapejobs_client.client import with_options
+from scrapejobs_client.request_bodies import with_options
 from scrapejobs_shared.extraction.spec import Format
 
 

@@ -94,3 +94,21 @@ def token_expiry(token: str) -> float | None:
         return None
     exp = claims.get("exp") if isinstance(claims, dict) else None
     return float(exp) if isinstance(exp, int | float) else None
+
+
+def choose_auth(
+    api_url: str,
+    api_key: str | None,
+    iam: bool,
+    audience: str | None,
+    fetcher: TokenFetcher,
+) -> httpx.Auth | None:
+    """The auth of a client: an API key, or a Google ID token for ``audience`` (the API's
+    URL by default), or none; never both."""
+    if api_key and (iam or audience):
+        raise ValueError("choose one of api_key and iam (a Google ID token), not both")
+    if api_key:
+        return ApiKeyAuth(api_key)
+    if iam or audience:
+        return GoogleIdTokenAuth(audience or api_url, fetcher)
+    return None

@@ -18,9 +18,8 @@ from urllib.parse import quote
 import httpx
 
 from scrapejobs_client.auth import (
-    ApiKeyAuth,
-    GoogleIdTokenAuth,
     TokenFetcher,
+    choose_auth,
     fetch_google_id_token,
 )
 from scrapejobs_client.errors import ApiError, ApiUnreachable, ScrapeTimedOut
@@ -48,6 +47,7 @@ from scrapejobs_client.models import (
     Webhook,
     Worker,
 )
+from scrapejobs_client.request_bodies import webhook_body, with_options
 from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
 
 DEFAULT_API_URL = "http://127.0.0.1:8080"
@@ -89,7 +89,7 @@ class Client:
         self._sleep = sleep
         self._http = httpx.Client(
             base_url=self.api_url,
-            auth=auth or _choose_auth(self.api_url, api_key, iam, id_token_audience, token_fetcher),
+            auth=auth or choose_auth(self.api_url, api_key, iam, id_token_audience, token_fetcher),
             timeout=timeout_s,
             transport=transport,
             headers={"User-Agent": user_agent, "Accept": "application/json"},
@@ -138,7 +138,7 @@ class Client:
             "options": with_options(options, render, formats),
             "labels": dict(labels) if labels is not None else None,
             "priority": priority,
-            "webhook": _webhook_body(webhook),
+            "webhook": webhook_body(webhook),
             **fields,
         }
         return self.submit_body(
@@ -433,30 +433,6 @@ class Client:
         return policy.delay_after(attempt, response)
 
 
-def _choose_auth(
-    api_url: str,
-    api_key: str | None,
-    iam: bool,
-    audience: str | None,
-    fetcher: TokenFetcher,
-) -> httpx.Auth | None:
-    if api_key and (iam or audience):
-        raise ValueError("choose one of api_key and iam (a Google ID token), not both")
-    if api_key:
-        return ApiKeyAuth(api_key)
-    if iam or audience:
-        return GoogleIdTokenAuth(audience or api_url, fetcher)
-    return None
-
-
-def _webhook_body(webhook: Webhook | str | None) -> dict[str, Any] | None:
-    if webhook is None:
-        return None
-    if isinstance(webhook, str):
-        webhook = Webhook(url=webhook)
-    return webhook.model_dump(exclude_none=True)
-
-
 def _segment(value: str) -> str:
     """A path segment: an id with a '/' or '?' must not address another route."""
     return quote(value, safe="")
@@ -491,19 +467,3 @@ def _first(items: Iterable[_T], limit: int | None) -> Iterator[_T]:
         yield item
         if count >= limit:
             return
-
-
-def with_options(
-    options: Mapping[str, Any] | None,
-    render: bool | Mapping[str, Any] | None = None,
-    formats: Sequence[str] | None = None,
-) -> dict[str, Any] | None:
-    """Job options with ``render`` and ``formats`` set (``None`` leaves them as given)."""
-    if render is None and formats is None:
-        return dict(options) if options is not None else None
-    merged = dict(options or {})
-    if render is not None:
-        merged["render"] = render if isinstance(render, bool) else dict(render)
-    if formats is not None:
-        merged["formats"] = list(formats)
-    return merged

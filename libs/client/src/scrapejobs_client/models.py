@@ -60,6 +60,7 @@ class JobSummary(ApiModel):
     updated_at: datetime
     labels: dict[str, str] = Field(default_factory=dict)
     kind: str | None = None
+    priority: str | None = None  # its lane: high, normal or low
     rendered: bool = False  # its pages are rendered in headless Chromium
 
 
@@ -219,6 +220,9 @@ class PausedHost(ApiModel):
 
 class Stats(ApiModel):
     window: str
+    since: datetime | None = None  # the span the window covers (whole slots)
+    generated_at: datetime | None = None
+    partial: bool = False  # more unfinished jobs than one read sums: job counts are lower bounds
     tasks: TaskTotals = Field(default_factory=TaskTotals)
     jobs: dict[str, int] = Field(default_factory=dict)
     throughput_per_s: float = 0.0
@@ -270,6 +274,7 @@ class ReconcileReport(ApiModel):
     batches: int
     tasks: int
     skipped: int = 0
+    webhooks: int = 0  # webhook events queued again (never attempted)
 
 
 # --- requests ---------------------------------------------------------------------------------
@@ -284,3 +289,5 @@ class Webhook(BaseModel):
     events: list[str] | None = None
     headers: dict[str, str] | None = None
     secret: str | None = None
+    metadata: dict[str, str] | None = None  # echoed in every event's body
+    shape: Literal["standard", "firecrawl"] | None = None  # the service's default: standard

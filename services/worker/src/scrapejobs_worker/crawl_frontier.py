@@ -9,8 +9,8 @@ page, so two workers discovering the same page create one task.
 A link is admitted (:class:`CrawlFilter`) when:
 
 * it is a valid task URL: http or https, no credentials, at most 2,048 characters
-  (:func:`scrapejobs_shared.domain.field_types.check_url`); ``mailto:``, ``javascript:``, ``ftp:``...
-  are dropped;
+  (:func:`scrapejobs_shared.domain.field_types.check_url`); ``mailto:``, ``javascript:``,
+  ``ftp:``... are dropped;
 * its host is the start URL's host, compared after normalisation (lower case, IDNA, a
   trailing dot ignored), or, with ``allow_subdomains``, a subdomain of it: a host ending in
   ``"." + start_host`` (``evil-example.com`` and ``example.com.evil.net`` are not

@@ -29,9 +29,9 @@ from scrapejobs_client.cli.state import (
     use,
 )
 from scrapejobs_client.cli.waiting import follow
-from scrapejobs_client.client import with_options
 from scrapejobs_client.errors import ScrapeTimedOut
 from scrapejobs_client.models import Job, Webhook
+from scrapejobs_client.request_bodies import with_options
 
 MAX_JOB_PAGE = 100
 

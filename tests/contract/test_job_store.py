@@ -1118,3 +1118,86 @@ async def test_the_ai_stage_s_usage_is_counted_once_per_finished_task(store: Sto
     plain, _ = await a_job(store, 1)
     listed = await store.job_with_counts(plain.id)
     assert listed is not None and listed[0].ai_usage is None
+
+
+# --- finished jobs, replays, dead letters across jobs ---------------------------------------
+
+
+async def test_jobs_finished_in_a_span(store: Store) -> None:
+    ended_at = datetime(2033, 5, 5, tzinfo=UTC) + timedelta(seconds=random.randrange(10**6))
+    job, _ = await a_job(store)
+    assert await store.set_job_status(job.id, JobStatus.COMPLETED, ended_at)
+    around = await store.finished_between(ended_at - timedelta(seconds=1), ended_at + LEASE, 50)
+    assert [j.id for j in around] == [job.id] and around[0].finished_at == ended_at
+    assert await store.finished_between(ended_at + LEASE, ended_at + 2 * LEASE, 50) == []
+
+
+async def test_a_finished_task_is_never_released_again(store: Store) -> None:
+    _, [batch] = await a_job(store, tasks=2)
+    first = datetime.now(UTC)
+    claimed = await claim(store, batch, first)
+    a = claimed.batch.items[0].task_id
+    settled = await store.settle(claimed.handle, [ok(a)], first)
+    await store.settle(settled.handle, [ReleaseTask(a, "late", refund_attempt=True)], first)
+    again = await claim(store, batch, first + LEASE + timedelta(seconds=1))
+    finished = next(i for i in again.batch.items if i.task_id == a)
+    assert finished.status is TaskStatus.SUCCEEDED
+    assert finished.attempts == 1 and finished.error is None
+
+
+async def test_replay_reopens_dead_letters_once_and_a_finished_job_runs_again(
+    store: Store,
+) -> None:
+    job, [batch] = await a_job(store, tasks=2)
+    first = datetime.now(UTC)
+    claimed = await claim(store, batch, first)
+    [a, b] = ids(claimed.batch)
+    await store.settle(claimed.handle, [ok(a), ReleaseTask(b, "HTTP 500")], first)
+    dead = TaskOutcome(TaskStatus.DEAD_LETTERED)
+    await store.close_batch(job.id, batch.id, dead, first + LEASE + timedelta(seconds=1))
+    assert await store.set_job_status(job.id, JobStatus.COMPLETED, datetime.now(UTC))
+    letters = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, job.id, None, 10, None)
+    assert [t.id for t in letters.items] == [b] and letters.items[0].batch_id == batch.id
+    assert letters.items[0].error == "HTTP 500"
+
+    statuses = frozenset({TaskStatus.DEAD_LETTERED})
+    reopened = await store.reopen(job.id, batch.id, [a, b], statuses, datetime.now(UTC))
+
+    assert reopened is not None
+    item = next(i for i in reopened.items if i.task_id == b)
+    assert (item.status, item.attempts, item.replays) == (TaskStatus.QUEUED, 0, 1)
+    assert next(i for i in reopened.items if i.task_id == a).status is TaskStatus.SUCCEEDED
+    counts = await store.count_tasks(job.id)
+    assert counts[TaskStatus.QUEUED] == 1 and counts[TaskStatus.DEAD_LETTERED] == 0
+    assert (await store.get_job(job.id)).status is JobStatus.RUNNING  # type: ignore[union-attr]
+    assert await store.reopen(job.id, batch.id, [b], statuses, datetime.now(UTC)) is None
+    again = await claim(store, batch, datetime.now(UTC) + LEASE * 3)
+    assert [i.task_id for i in again.batch.open_items] == [b]
+
+
+async def test_dead_letters_of_every_job_page_newest_first_and_filter_by_host(
+    store: Store,
+) -> None:
+    dead = TaskOutcome(TaskStatus.DEAD_LETTERED, error="HTTP 500")
+    letters: list[str] = []
+    for _ in range(3):
+        _, [batch] = await a_job(store, tasks=1)
+        at = datetime.now(UTC)
+        claimed = await claim(store, batch, at)
+        await store.settle(claimed.handle, [FinishTask(ids(claimed.batch)[0], dead)], at)
+        letters.append(ids(claimed.batch)[0])
+    seen: list[str] = []
+    token = None
+    while True:  # other tests' dead letters share the emulator: page until ours are all seen
+        page = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, None, 50, token)
+        seen += [t.id for t in page.items]
+        token = page.next_page_token
+        if token is None or set(letters) <= set(seen):
+            break
+    assert [i for i in seen if i in letters] == list(reversed(letters))
+    elsewhere = "http~nowhere.example~80"
+    other = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, elsewhere, 10, None)
+    assert other.items == []
+    host = "http~a.example~80"  # the host key of every task a_job plans
+    mine = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, host, 500, None)
+    assert set(letters) <= {t.id for t in mine.items}

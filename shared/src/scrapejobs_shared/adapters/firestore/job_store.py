@@ -256,26 +256,21 @@ class FirestoreJobStore(FirestoreBatchStore):
         await commit.commit(**self._deadline.call)
 
     async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
-        query = (
-            self._jobs.where(filter=FieldFilter("publishing", "==", True))
-            .where(filter=FieldFilter("created_at", "<", created_before))
-            .limit(limit)
+        query = self._jobs.where(filter=FieldFilter("publishing", "==", True)).where(
+            filter=FieldFilter("created_at", "<", created_before)
         )
-        jobs = [
-            job_from_doc(snap.id, snap.to_dict())
-            async for snap in query.stream(**self._deadline.call)
-        ]
-        count(reads=max(1, len(jobs)))
-        return jobs
+        return await self._jobs_of(query.limit(limit))
 
     async def finished_between(
         self, since: datetime, until: datetime, limit: int
     ) -> list[JobRecord]:
-        query = (
-            self._jobs.where(filter=FieldFilter("finished_at", ">=", since))
-            .where(filter=FieldFilter("finished_at", "<", until))
-            .limit(limit)
+        query = self._jobs.where(filter=FieldFilter("finished_at", ">=", since)).where(
+            filter=FieldFilter("finished_at", "<", until)
         )
+        return await self._jobs_of(query.limit(limit))
+
+    async def _jobs_of(self, query: Any) -> list[JobRecord]:
+        """The jobs ``query`` finds (a query of nothing still costs a read)."""
         jobs = [
             job_from_doc(snap.id, snap.to_dict())
             async for snap in query.stream(**self._deadline.call)

@@ -16,6 +16,7 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
     batch_from_doc,
@@ -424,10 +425,17 @@ def _maybe_done_if_closed(settled: Settled) -> Settled:
 
 
 def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> None:
-    """Each result replaces its task document."""
-    tasks = job_ref.collection(TASKS)
-    for record in results:
-        target.set(tasks.document(record.id), task_to_doc(record))
+    """Each result replaces its task document: written as plain writes (one per page, the
+    worker's hottest store call; see plain_writes)."""
+    plain_writes.stage(
+        target,
+        (
+            plain_writes.set_write(
+                plain_writes.document_name(job_ref, TASKS, record.id), task_to_doc(record)
+            )
+            for record in results
+        ),
+    )
 
 
 def _with_lease(applied: Applied, lease_until: datetime) -> Applied:

@@ -1,0 +1,149 @@
+"""Plain writes are byte for byte what the Firestore library's ``set`` sends (no emulator
+needed: both are compared before any commit)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta, timezone
+from http import HTTPStatus
+from typing import Any
+
+import pytest
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import firestore
+from google.cloud.firestore_v1.types import write as write_types
+
+from scrapejobs_shared.adapters.firestore.codec import task_to_doc
+from scrapejobs_shared.adapters.firestore.plain_writes import document_name, set_write, stage
+from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
+
+MOMENT = datetime(2026, 11, 24, 4, 22, 30, 118641, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def client() -> firestore.Client:
+    # never connects: writes are compared before any RPC
+    return firestore.Client(project="plain-writes", credentials=AnonymousCredentials())  # type: ignore[no-untyped-call]
+
+
+def _library_bytes(client: firestore.Client, ref: Any, data: dict[str, Any]) -> bytes:
+    batch = client.batch()
+    batch.set(ref, data)
+    (write,) = batch._write_pbs
+    return bytes(write_types.Write.pb(write).SerializeToString(deterministic=True))
+
+
+def _plain_bytes(name: str, data: dict[str, Any]) -> bytes:
+    return bytes(set_write(name, data).SerializeToString(deterministic=True))
+
+
+DOCUMENTS: dict[str, dict[str, Any]] = {
+    "scalars": {
+        "s": "plain",
+        "unicode": "é — 漢字 🙂",
+        "empty": "",
+        "none": None,
+        "yes": True,
+        "no": False,
+        "zero": 0,
+        "big": 2**62,
+        "negative": -7,
+        "float": 12.5,
+        "nan": math.nan,
+        "inf": -math.inf,
+        "bytes": b"\x00\xff",
+    },
+    "times": {
+        "aware": MOMENT,
+        "other_zone": MOMENT.astimezone(timezone(timedelta(hours=-5))),
+        "naive": MOMENT.replace(tzinfo=None),
+        "nanos": DatetimeWithNanoseconds(  # type: ignore[no-untyped-call]
+            2026, 11, 24, 4, 22, 30, nanosecond=118641123, tzinfo=UTC
+        ),
+        "epoch": datetime(1970, 1, 1, tzinfo=UTC),
+        "before_epoch": datetime(1969, 7, 20, 20, 17, 40, 5, tzinfo=UTC),
+    },
+    "enums": {"status": TaskStatus.SUCCEEDED, "level": HTTPStatus.OK},
+    "nested": {
+        "list": ["a", 1, None, [2.5, {"k": "v"}]],
+        "tuple": ("x", "y"),
+        "empty_list": [],
+        "map": {"a": {"b": {"c": [True]}}, "dotted.key": 1, "with space": "v"},
+        "empty_map": {},
+    },
+}
+
+
+@pytest.mark.parametrize("kind", DOCUMENTS)
+def test_writes_match_the_librarys_set(client: firestore.Client, kind: str) -> None:
+    ref = client.collection("jobs").document("job-1").collection("tasks").document("t-1")
+    data = DOCUMENTS[kind]
+    assert _plain_bytes(ref._document_path, data) == _library_bytes(client, ref, data)
+
+
+def test_a_task_result_document_matches(client: firestore.Client) -> None:
+    job = client.collection("jobs").document("job-1")
+    record = TaskRecord(
+        job_id="job-1",
+        id="0123456789abcdef01234567",
+        url="https://example.com/é?q=1",
+        status=TaskStatus.DEAD_LETTERED,
+        created_at=MOMENT,
+        updated_at=MOMENT,
+        expire_at=MOMENT + timedelta(days=30),
+        attempts=5,
+        http_status=503,
+        data={"title": "t", "tags": ["a", "b"], "price": 9.99},
+        error="http_503",
+    )
+    data = task_to_doc(record)
+    name = document_name(job, "tasks", record.id)
+    assert name == job.collection("tasks").document(record.id)._document_path
+    assert _plain_bytes(name, data) == _library_bytes(
+        client, job.collection("tasks").document(record.id), data
+    )
+
+
+def test_staged_writes_are_committed_in_order(client: firestore.Client) -> None:
+    batch = client.batch()
+    ref = client.collection("c").document("d")
+    batch.update(ref, {"n": 1})
+    stage(batch, [set_write(ref._document_path, {"n": 2}), set_write(ref._document_path, {})])
+    assert len(batch._write_pbs) == 3
+    assert write_types.Write.pb(batch._write_pbs[0]).HasField("update_mask")
+    assert batch._write_pbs[1].update.fields["n"].integer_value == 2
+
+
+@pytest.mark.parametrize("data", [{"": 1}, {"map": {"": 1}}])
+def test_empty_field_names_are_refused_as_by_the_library(data: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="empty field name"):
+        set_write("projects/p/databases/(default)/documents/c/d", data)
+
+
+@pytest.mark.parametrize(
+    "value", [firestore.SERVER_TIMESTAMP, firestore.DELETE_FIELD, object(), {1: "int key"}]
+)
+def test_anything_but_plain_values_is_refused(value: Any) -> None:
+    with pytest.raises(TypeError):
+        set_write("projects/p/databases/(default)/documents/c/d", {"field": value})
+
+
+def test_the_library_is_the_release_the_plain_writes_were_checked_against() -> None:
+    """plain_writes.py relies on private names: an upgrade must re-check that module (and
+    then move the pin in shared/pyproject.toml)."""
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    assert version("google-cloud-firestore").startswith("2.34."), (
+        "google-cloud-firestore changed: re-check adapters/firestore/plain_writes.py"
+    )
+    pyproject = Path(__file__).resolve().parents[3] / "shared/pyproject.toml"
+    dependencies = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert "google-cloud-firestore>=2.34.1,<2.35" in dependencies
+    for name in ("_add_write_pbs",):
+        assert hasattr(firestore.WriteBatch, name) or hasattr(firestore.AsyncWriteBatch, name), (
+            f"the library has no {name}"
+        )

@@ -1,9 +1,10 @@
 """What routes are given: each object the composition root (``main.py``) puts on
 ``app.state``, as a typed FastAPI dependency. A route declares ``jobs: JobsDep`` and never
 reads ``request.app.state`` itself, so tests can override any of them in one place
-(``app.dependency_overrides``). The dashboard's own (templates, static files, sessions) are
-installed by ``ui.install``; its page helpers read the templates and the figure cache the
-same way, through the request they render for."""
+(``app.dependency_overrides``). The one exception is the dashboard's rendering: the
+templates and the few-seconds figure cache ``ui.install`` puts on ``app.state`` are read by
+its page helpers (``ui/routes.py``), which also render the error pages of exception handlers,
+where there are no dependencies."""
 
 from __future__ import annotations
 

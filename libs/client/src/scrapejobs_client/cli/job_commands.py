@@ -30,8 +30,8 @@ from scrapejobs_client.cli.state import (
 )
 from scrapejobs_client.cli.waiting import follow
 from scrapejobs_client.errors import ScrapeTimedOut
-from scrapejobs_client.models import Job, Webhook
-from scrapejobs_client.request_bodies import with_options
+from scrapejobs_client.models import Job
+from scrapejobs_client.request_bodies import webhook_body, with_options
 
 MAX_JOB_PAGE = 100
 
@@ -178,17 +178,16 @@ def submit(
         body["extract"] = read_mapping(extract, "--extract")
     if options is not None:
         body["options"] = read_mapping(options, "--options")
-    if (rendering := _render_option(rendered, wait_for, wait_ms)) is not None:
-        body["options"] = with_options(body.get("options"), rendering)
-    if page_format:
-        formats = [f.value for f in page_format]
-        body["options"] = with_options(body.get("options"), formats=formats)
+    formats = [f.value for f in page_format] if page_format else None
+    merged = with_options(body.get("options"), _render_option(rendered, wait_for, wait_ms), formats)
+    if merged is not None:
+        body["options"] = merged
     if label:
         body["labels"] = parse_labels(label)
     if priority is not None:
         body["priority"] = priority.value
     if webhook is not None:
-        body["webhook"] = Webhook(url=webhook).model_dump(exclude_none=True)
+        body["webhook"] = webhook_body(webhook)
     job = state.client.submit_body(body, idempotency_key=idempotency_key)
     if json_output:
         state.emit_json(job.model_dump(mode="json"))

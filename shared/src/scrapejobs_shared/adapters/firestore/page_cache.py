@@ -54,8 +54,10 @@ def stage_kept(
 
 def _page_of(doc: dict[str, Any] | None) -> KeptPage | None:
     """The entry a document holds; None for one this version cannot read (a miss)."""
+    if doc is None:
+        return None
     try:
-        job_id, task_id, fetched_at = json.loads(doc["p"])  # type: ignore[index]
+        job_id, task_id, fetched_at = json.loads(doc["p"])
         return KeptPage(str(job_id), str(task_id), datetime.fromisoformat(fetched_at))
     except (KeyError, TypeError, ValueError):
         return None

@@ -66,6 +66,8 @@ locals {
     SCRAPEJOBS_COALESCE_BUSY_WINDOW_MS = tostring(var.dispatcher_coalesce_busy_window_ms)
     # a keyed submission still unanswered past the request timeout died with its request
     SCRAPEJOBS_IDEMPOTENCY_STALE_S = tostring(var.dispatcher_request_timeout_s + 60)
+    # a certificate that fails verification may be let through by the job (docs/firecrawl.md)
+    SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
   })
 
   worker_env = merge(local.common_env, local.ai_env, {

@@ -465,6 +465,12 @@ variable "pubsub_timeout_s" {
   }
 }
 
+variable "allow_unverified_tls" {
+  type        = bool
+  default     = true
+  description = "Whether a job may fetch a site whose TLS certificate fails verification (options.verify_tls false; Firecrawl's skipTlsVerification, which firecrawl-py 3.0-4.54 sends on every scrape). false: such requests are refused naming SCRAPEJOBS_ALLOW_UNVERIFIED_TLS, and /v2 verifies unless told otherwise."
+}
+
 variable "dispatcher_coalesce_window_ms" {
   type        = number
   default     = 2

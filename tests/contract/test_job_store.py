@@ -521,6 +521,7 @@ async def test_results_carry_the_outcome(store: Store) -> None:
         elapsed_ms=250,
         truncated_fields=("body",),
         field_errors={"sku": "no match"},
+        tls_unverified=True,
     )
     settled_at = t0 + timedelta(seconds=1)
     await store.settle(
@@ -544,6 +545,7 @@ async def test_results_carry_the_outcome(store: Store) -> None:
         elapsed_ms=250,
         truncated_fields=("body",),
         field_errors={"sku": "no match"},
+        tls_unverified=True,
         batch_id=batch.id,
     )
     expected_b = TaskRecord(

@@ -12,7 +12,8 @@ Two things a schema cannot say, so generated requests leave them out:
 And what a JSON Schema cannot express, so valid-looking submissions that break it are not
 generated: a CSS selector, an XPath expression or a regex must compile, a field may not be
 named after a requested format, ``items`` nest at most 5 deep and need a selector that
-matches elements, a ``validate`` stage's schema must itself be a valid JSON Schema, a URL's
+matches elements, a ``validate`` stage's schema must itself be a valid JSON Schema, a
+``transform`` stage renames no two fields to one name, a URL's
 host may not hold characters that Unicode normalization turns into a delimiter. The API
 answers those with a 422 naming the field (tests/unit/extraction and tests/unit/dispatcher test
 them). A /v2 body is judged by the native job it translates to.
@@ -45,6 +46,7 @@ UNSCHEMATIC = (
     "can be nested at most",
     "needs a selector matching elements",
     "invalid JSON Schema",
+    "several fields renamed to",  # a rename's targets must be distinct: no schema says it
     # a host whose characters NFKC-normalize to a URL delimiter (U+FE5F is "#"): Python's
     # urlsplit refuses it; a pattern cannot follow Unicode normalization
     "invalid characters under NFKC normalization",

@@ -21,7 +21,7 @@ from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage, TaskRef
 from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
-from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
+from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, PermanentFetchError
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
@@ -40,12 +40,19 @@ class ScriptedFetcher:
     ``robots`` (a status and body) and is not recorded in ``calls``."""
 
     def __init__(
-        self, *steps: Step, delay_s: float = 0.0, robots: tuple[int, bytes] = (404, b"")
+        self,
+        *steps: Step,
+        delay_s: float = 0.0,
+        robots: tuple[int, bytes] = (404, b""),
+        failing_certificate: bool = False,
     ) -> None:
+        """``failing_certificate``: the site's certificate fails verification (a page is a
+        ``tls_error`` unless its request turns verification off, then ``tls_unverified``)."""
         self.steps = list(steps)
         self.calls: list[FetchRequest] = []
         self.delay_s = delay_s
         self.robots = robots
+        self.failing_certificate = failing_certificate
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         if request.url.endswith("/robots.txt"):
@@ -55,9 +62,14 @@ class ScriptedFetcher:
         step = self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
         if isinstance(step, Exception):
             raise step
+        if self.failing_certificate and request.verify_tls:
+            raise PermanentFetchError("certificate verify failed", reason="tls_error")
         status, extra = step if isinstance(step, tuple) else (step, {})
         headers = {"content-type": "text/html; charset=utf-8", **extra}
-        return FetchResponse(request.url, status, headers, HTML, elapsed_ms=5)
+        unverified = self.failing_certificate
+        return FetchResponse(
+            request.url, status, headers, HTML, elapsed_ms=5, tls_unverified=unverified
+        )
 
     async def aclose(self) -> None:
         return None
@@ -165,6 +177,11 @@ class PerUrlFetcher(ScriptedFetcher):
             self.in_flight -= 1
         if isinstance(step, Exception):
             raise step
+        if self.failing_certificate and request.verify_tls:
+            raise PermanentFetchError("certificate verify failed", reason="tls_error")
         status, extra = step if isinstance(step, tuple) else (step, {})
         headers = {"content-type": "text/html; charset=utf-8", **extra}
-        return FetchResponse(request.url, status, headers, HTML, elapsed_ms=5)
+        unverified = self.failing_certificate
+        return FetchResponse(
+            request.url, status, headers, HTML, elapsed_ms=5, tls_unverified=unverified
+        )

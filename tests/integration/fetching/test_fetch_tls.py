@@ -114,3 +114,43 @@ async def test_certificate_for_another_name_is_a_permanent_tls_error(
         await fetcher.fetch(FetchRequest(f"https://impostor.example:{server.port}/", timeout_s=5))
     assert caught.value.reason == "tls_error"
     assert server.requests == []
+
+
+async def test_verify_tls_off_fetches_a_failing_certificate_and_says_so(
+    tls_server, tls_material, fetcher_factory, fake_dns
+):
+    server, _ = tls_server
+    fetcher = _fetcher(fetcher_factory, fake_dns, tls_material, ["impostor.example"])
+    url = f"https://impostor.example:{server.port}/"
+
+    response = await fetcher.fetch(FetchRequest(url, timeout_s=5, verify_tls=False))
+
+    assert response.body == b"over tls" and response.tls_unverified is True
+    assert len(server.requests) == 1
+
+
+async def test_verify_tls_off_still_verifies_a_good_certificate(
+    tls_server, tls_material, fetcher_factory, fake_dns
+):
+    server, _ = tls_server
+    fetcher = _fetcher(fetcher_factory, fake_dns, tls_material, [HOST])
+
+    response = await fetcher.fetch(
+        FetchRequest(f"https://{HOST}:{server.port}/", timeout_s=5, verify_tls=False)
+    )
+
+    assert response.body == b"over tls" and response.tls_unverified is False
+
+
+async def test_verify_tls_off_keeps_the_address_checks(tls_server, fetcher_factory, fake_dns):
+    server, _ = tls_server
+    policy = FetchPolicy()  # loopback not allowed
+    getaddrinfo = fake_dns({"impostor.example": ["127.0.0.1"]})
+    fetcher = fetcher_factory(policy, resolver=Resolver(policy.address_policy(), getaddrinfo))
+
+    with pytest.raises(PermanentFetchError) as caught:
+        await fetcher.fetch(
+            FetchRequest(f"https://impostor.example:{server.port}/", timeout_s=5, verify_tls=False)
+        )
+    assert caught.value.reason == "blocked_destination"
+    assert server.requests == []

@@ -156,7 +156,7 @@ async def test_cancel_answers_cancelled_and_unknown_ids_are_404_in_firecrawl_s_s
     [
         ({"urls": ["https://a.example/"], "actions": [{"type": "click"}]}, "actions"),
         ({"urls": ["https://a.example/"], "formats": ["screenshot"]}, "formats[0]"),
-        ({"urls": ["https://a.example/"], "skipTlsVerification": True}, "skipTlsVerification"),
+        ({"urls": ["https://a.example/"], "skipTlsVerification": 1}, "skipTlsVerification"),
         ({"urls": ["https://a.example/"], "location": {"country": "DE"}}, "location"),
         ({"urls": ["https://a.example/"], "proxy": "stealth"}, "proxy"),
         ({"urls": ["https://a.example/"], "timeout": 0}, "timeout"),
@@ -192,6 +192,77 @@ async def test_what_cannot_be_honoured_is_a_400_naming_the_field(
     assert error["success"] is False and error["field"].startswith(field), error
     assert error["error"].startswith(field), error
     assert not store.jobs
+
+
+# What firecrawl-py 3.0-4.54 sends on every scrape with options (its validation.py defaults)
+OLD_SDK_DEFAULTS = {
+    "onlyMainContent": True,
+    "mobile": False,
+    "skipTlsVerification": True,
+    "removeBase64Images": True,
+    "fastMode": False,
+    "blockAds": True,
+    "maxAge": 14400000,
+    "storeInCache": True,
+    "origin": "python-sdk@3.0.2",
+}
+
+
+@pytest.mark.parametrize(
+    ("sent", "verify_tls"),
+    [({}, False), ({"skipTlsVerification": True}, False), ({"skipTlsVerification": False}, True)],
+)
+async def test_skip_tls_verification_is_honoured_as_firecrawl_honours_it(
+    sent: dict[str, Any], verify_tls: bool
+) -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        answer = await client.post(
+            "/v2/batch/scrape", json={"urls": ["https://a.example/"], **sent}
+        )
+        assert answer.status_code == 200, answer.text
+    [job] = store.jobs.values()
+    assert job.spec.options.verify_tls is verify_tls  # unset: Firecrawl's default, true
+
+
+async def test_the_old_sdks_defaults_are_accepted_everywhere_they_are_sent() -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        scrape_options = {"formats": ["markdown"], **OLD_SDK_DEFAULTS}
+        del scrape_options["origin"]
+        crawl = {"url": "https://a.example/", "scrapeOptions": scrape_options, "limit": 2}
+        for path, body in (
+            ("/v2/batch/scrape", {"urls": ["https://a.example/"], **OLD_SDK_DEFAULTS}),
+            ("/v2/crawl", crawl | {"origin": "python-sdk@3.0.2", "zeroDataRetention": False}),
+        ):
+            answer = await client.post(path, json=body)
+            assert answer.status_code == 200, (path, answer.text)
+    assert all(not job.spec.options.verify_tls for job in store.jobs.values())
+
+
+async def test_a_deployment_that_always_verifies_refuses_skipping_naming_its_setting() -> None:
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", allow_unverified_tls=False)
+    async with memory_client(store, settings) as client:
+        refused = await client.post(
+            "/v2/batch/scrape", json={"urls": ["https://a.example/"], "skipTlsVerification": True}
+        )
+        assert refused.status_code == 400
+        assert refused.json()["field"] == "skipTlsVerification"
+        assert "SCRAPEJOBS_ALLOW_UNVERIFIED_TLS" in refused.json()["error"]
+        native = await client.post(
+            "/v1/jobs", json={"url": "https://a.example/", "options": {"verify_tls": False}}
+        )
+        assert native.status_code == 422
+        assert native.json()["error"]["field"] == "options.verify_tls"
+        assert "SCRAPEJOBS_ALLOW_UNVERIFIED_TLS" in native.json()["error"]["message"]
+        assert not store.jobs
+        # unset there means verified
+        assert (
+            await client.post("/v2/batch/scrape", json={"urls": ["https://a.example/"]})
+        ).is_success
+    [job] = store.jobs.values()
+    assert job.spec.options.verify_tls is True
 
 
 async def test_a_webhook_is_a_native_one_in_firecrawls_shape() -> None:

@@ -143,3 +143,29 @@ async def test_a_job_whose_first_batches_found_nothing_reads_one_batch_in_ten() 
     assert sum(1 for results in found if results) == 1  # the sampled read finds them...
     again = [await reuse.reused("big", spec, kept) for _ in range(3)]
     assert all(again)  # ...then every batch reads again
+
+
+async def test_a_page_whose_certificate_failed_is_never_kept() -> None:
+    store, clock = MemoryJobStore(), Clock()
+    job = body(cache_store=True, verify_tls=False)
+    fetcher, job_id = ScriptedFetcher(200, failing_certificate=True), "unverified"
+    batch = await setup_job(store, job, urls=2, job_id=job_id)
+    processor = build_processor(store, fetcher, clock, page_cache=store)
+    assert (await processor.handle_push(push(batch=batch))).ack
+
+    assert all(not call.verify_tls for call in fetcher.calls)
+    results = store.results[job_id].values()
+    assert all(t.status is TaskStatus.SUCCEEDED and t.tls_unverified for t in results)
+    assert store.kept_pages == {}  # served to no other job
+
+
+async def test_a_failing_certificate_fails_a_job_that_verifies() -> None:
+    store, clock = MemoryJobStore(), Clock()
+    fetcher = ScriptedFetcher(200, failing_certificate=True)
+    batch = await setup_job(store, body(), urls=1, job_id="verifying")
+    processor = build_processor(store, fetcher, clock, page_cache=store)
+    assert (await processor.handle_push(push(batch=batch))).ack
+
+    [task] = store.results["verifying"].values()
+    assert task.status is TaskStatus.FAILED and task.error is not None
+    assert task.error.startswith("tls_error") and not task.tls_unverified

@@ -122,6 +122,7 @@ class TaskResult(ApiModel):
     elapsed_ms: int | None = None
     rendered: bool = False
     rendered_ms: int | None = None  # how long rendering took (part of elapsed_ms)
+    tls_unverified: bool = False  # the certificate failed and options.verify_tls let it pass
     truncated_fields: list[str] = Field(default_factory=list)
     field_errors: dict[str, str] | None = None
 

@@ -19,8 +19,8 @@ from scrapejobs_dispatcher.job_errors import (
     JobAlreadyFinished,
     JobNotFound,
     JobStillRunning,
-    StageUnavailable,
     SubmissionUnconfirmed,
+    UnavailableHere,
 )
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
@@ -92,8 +92,8 @@ async def _bad_filter(_: Request, exc: Exception) -> JSONResponse:
     return error_response(422, "invalid_request", str(exc), exc.parameter)
 
 
-async def _stage_unavailable(_: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, StageUnavailable)
+async def _unavailable_here(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, UnavailableHere)
     return error_response(422, "invalid_request", str(exc), exc.field)
 
 
@@ -140,5 +140,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(InvalidIdempotencyKey, _key_invalid)
     app.add_exception_handler(InvalidPageToken, _bad_token)
     app.add_exception_handler(InvalidFilter, _bad_filter)
-    app.add_exception_handler(StageUnavailable, _stage_unavailable)
+    app.add_exception_handler(UnavailableHere, _unavailable_here)
     install_http_error_handlers(app)

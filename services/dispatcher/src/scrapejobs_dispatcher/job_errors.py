@@ -44,9 +44,10 @@ class JobStillRunning(Exception):
     pass
 
 
-class StageUnavailable(ValueError):
-    """A pipeline stage this deployment cannot run (an ``ai`` stage with no AI provider
-    configured): a 422 naming the stage."""
+class UnavailableHere(ValueError):
+    """A request this deployment cannot or will not serve (an ``ai`` stage with no AI provider
+    configured, a certificate check turned off where the deployment refuses it): a 422 naming
+    the field and the setting."""
 
     def __init__(self, field: str, reason: str) -> None:
         super().__init__(f"{field}: {reason}")

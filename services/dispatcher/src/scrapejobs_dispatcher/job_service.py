@@ -16,8 +16,8 @@ from scrapejobs_dispatcher.job_errors import (
     JobAlreadyFinished,
     JobNotFound,
     JobStillRunning,
-    StageUnavailable,
     SubmissionUnconfirmed,
+    UnavailableHere,
     live_job,
 )
 from scrapejobs_dispatcher.recovery import publish_open_batches
@@ -78,10 +78,13 @@ class JobService:
         coalesce_busy_window_s: float = 0.0,
         ai_provider: str | None = None,
         ai_prices: ModelPrices | None = None,
+        allow_unverified_tls: bool = True,
     ) -> None:
         """``ai_provider``: the configured AI provider, without which ``ai`` stages are refused;
-        ``ai_prices``: what model tokens cost, for a job's cost (none shown without them)."""
+        ``ai_prices``: what model tokens cost, for a job's cost (none shown without them);
+        ``allow_unverified_tls``: False refuses ``options.verify_tls`` false."""
         self._ai_provider = ai_provider
+        self._allow_unverified_tls = allow_unverified_tls
         self._ai_prices = ai_prices
         self._tracer = tracer
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
@@ -111,7 +114,7 @@ class JobService:
         A small job is committed and published together with the others submitted within
         the coalescing window (see ``submission_coalescer``).
         """
-        self._check_stages(request)
+        self._check_allowed(request)
         with counting() as ops:
             job_id = job_id or uuid.uuid4().hex
             now = self._clock()
@@ -152,11 +155,22 @@ class JobService:
         )
         return self._view(job, counts)
 
-    def _check_stages(self, request: JobRequest) -> None:
+    @property
+    def allows_unverified_tls(self) -> bool:
+        return self._allow_unverified_tls
+
+    def _check_allowed(self, request: JobRequest) -> None:
+        """``UnavailableHere`` unless this deployment serves what ``request`` asks for."""
         index = ai_stage_index(request.pipeline)
         if index is not None and self._ai_provider is None:
             reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"
-            raise StageUnavailable(f"pipeline[{index}].ai", reason)
+            raise UnavailableHere(f"pipeline[{index}].ai", reason)
+        if not request.options.verify_tls and not self._allow_unverified_tls:
+            reason = (
+                "this deployment always verifies TLS certificates "
+                "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false)"
+            )
+            raise UnavailableHere("options.verify_tls", reason)
 
     async def _create_and_publish(self, job: JobRecord, batches: list[BatchRecord]) -> int:
         if self._coalescer is not None and self._coalescer.takes(job, batches):

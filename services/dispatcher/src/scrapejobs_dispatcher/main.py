@@ -132,6 +132,7 @@ def create_app(
             coalesce_busy_window_s=settings.coalesce_busy_window_ms / 1000,
             ai_provider=settings.ai_provider,
             ai_prices=settings.ai_prices(),
+            allow_unverified_tls=settings.allow_unverified_tls,
         )
         app.state.recovery = Recovery(
             job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate

@@ -8,8 +8,8 @@ size: each page is rendered and handed on before the next is read.
 **CSV** (RFC 4180, UTF-8, a header row): one row per result.
 
 * The result's own fields first (:data:`RESULT_COLUMNS`: ``id, url, status, http_status,
-  error, attempts, fetched_at, elapsed_ms, rendered, rendered_ms, replays, truncated_fields,
-  field_errors``).
+  error, attempts, fetched_at, elapsed_ms, rendered, rendered_ms, replays, tls_unverified,
+  truncated_fields, field_errors``).
 * Then ``data`` flattened into ``data.``-prefixed columns, nested objects with dotted keys
   (``data.metadata.title``); a list, or an empty object, stays one cell. A CSV header comes
   before any row, so the data columns are fixed up front: the job's extract field names and

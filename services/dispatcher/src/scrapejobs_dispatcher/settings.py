@@ -93,6 +93,13 @@ class DispatcherSettings(CommonSettings):
     max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="Larger request bodies get 413"
     )
+    allow_unverified_tls: bool = Field(
+        default=True,
+        description="Whether a job may fetch a site whose TLS certificate fails verification "
+        "(options.verify_tls false; Firecrawl's skipTlsVerification, which its SDKs 3.0-4.54 "
+        "send on every scrape and its server defaults to true). false: such a request is "
+        "refused, naming this setting, and /v2 verifies unless told otherwise",
+    )
     scrape_max_wait_s: float = Field(
         default=240.0,
         gt=0,

@@ -166,6 +166,11 @@ class TaskResult(BaseModel):
         default=None, description="How long rendering took (part of elapsed_ms)"
     )
     replays: int = Field(default=0, description="How often the task was replayed")
+    tls_unverified: bool = Field(
+        default=False,
+        description="The site's TLS certificate failed verification and the page was fetched "
+        "anyway (options.verify_tls false)",
+    )
     truncated_fields: list[str] = Field(
         default_factory=list,
         description="Fields cut to keep the result under the store's size limit "
@@ -190,6 +195,7 @@ class TaskResult(BaseModel):
             elapsed_ms=task.elapsed_ms,
             rendered=task.rendered_ms is not None,
             rendered_ms=task.rendered_ms,
+            tls_unverified=task.tls_unverified,
             truncated_fields=list(task.truncated_fields),
             field_errors=task.field_errors,
         )

@@ -392,7 +392,9 @@ class BatchProcessor:
                 change = result.change
                 if isinstance(change, FinishTask) and change.outcome.status is not CANCELLED:
                     service_ms = round((time.perf_counter() - started) * 1000)
-                    kept = key_of(item.url) if key_of is not None else None
+                    # a page whose certificate failed is never served to another job
+                    keeps = key_of is not None and not change.outcome.tls_unverified
+                    kept = key_of(item.url) if keeps and key_of is not None else None
                     change = FinishTask(change.task_id, change.outcome, service_ms, kept_under=kept)
                     result = TaskResult(change, result.kind, result.outcome)
                 queue.done(item)

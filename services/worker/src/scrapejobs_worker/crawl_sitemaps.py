@@ -74,7 +74,8 @@ class CrawlSitemaps:
             log.info("sitemap left out: host busy", extra={"url": url})
             return []
         try:
-            response = await self._fetcher.fetch(FetchRequest(url, options.headers, timeout_s))
+            request = FetchRequest(url, options.headers, timeout_s, verify_tls=options.verify_tls)
+            response = await self._fetcher.fetch(request)
         except FetchError as exc:
             log.info("sitemap left out", extra={"url": url, "why": f"{exc.reason}: {exc}"})
             return []

@@ -184,7 +184,13 @@ class TaskRunner:
         """The fetch, within ``timeout``; the host permit is released right after it."""
         try:
             options = work.spec.options
-            request = FetchRequest(item.url, options.headers, timeout, render=options.render)
+            request = FetchRequest(
+                item.url,
+                options.headers,
+                timeout,
+                render=options.render,
+                verify_tls=options.verify_tls,
+            )
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()
                 try:

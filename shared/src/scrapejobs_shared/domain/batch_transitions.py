@@ -185,6 +185,7 @@ def result_record(
         fetched_at=outcome.fetched_at,
         elapsed_ms=outcome.elapsed_ms,
         rendered_ms=outcome.rendered_ms,
+        tls_unverified=outcome.tls_unverified,
         depth=item.depth,
         truncated_fields=outcome.truncated_fields,
         field_errors=outcome.field_errors,

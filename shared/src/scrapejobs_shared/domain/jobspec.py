@@ -196,6 +196,13 @@ class JobOptions(BaseModel):
         default=False,
         description="Keep each page fetched for later jobs' cache_max_age_s (for 2 days)",
     )
+    verify_tls: bool = Field(
+        default=True,
+        description="false: a site whose TLS certificate fails verification (self-signed, "
+        "expired, another host's) is fetched anyway, its results marked tls_unverified (never "
+        "kept for reuse); every other guard still applies. A deployment may refuse false "
+        "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS)",
+    )
 
     @field_validator("headers")
     @classmethod

@@ -59,6 +59,7 @@ class TaskRecord:
     fetched_at: datetime | None = None
     elapsed_ms: int | None = None
     rendered_ms: int | None = None  # the page was rendered in a browser, in this long
+    tls_unverified: bool = False  # its certificate failed verification (verify_tls off)
     depth: int = 0
     truncated_fields: tuple[str, ...] = ()
     field_errors: dict[str, str] | None = None
@@ -82,6 +83,7 @@ class TaskOutcome:
     truncated_fields: tuple[str, ...] = ()
     field_errors: dict[str, str] | None = None
     rendered_ms: int | None = None
+    tls_unverified: bool = False
 
 
 @dataclass(frozen=True, slots=True)

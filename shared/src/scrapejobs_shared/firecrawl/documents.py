@@ -1,7 +1,9 @@
 """A task's result as a Firecrawl ``Document``: its formats under Firecrawl's names, and its
 ``metadata`` (the page's own, Open Graph and Dublin Core tags in Firecrawl's camelCase, the
 requested and final URL, the HTTP status, the content type, whether the page was reused from the
-page cache (``cacheState``, ``cachedAt``), and the error of a failed page)."""
+page cache (``cacheState``, ``cachedAt``), ``tlsVerified: false`` when the site's certificate
+failed verification and ``skipTlsVerification`` let the page through, and the error of a failed
+page)."""
 
 from __future__ import annotations
 
@@ -59,6 +61,8 @@ def metadata(task: TaskRecord) -> dict[str, Any]:
         found["cacheState"] = "hit" if reused else "miss"
         if reused:
             found["cachedAt"] = task.fetched_at.isoformat()
+    if task.tls_unverified:  # skipTlsVerification let a certificate that failed pass
+        found["tlsVerified"] = False
     if task.status is not TaskStatus.SUCCEEDED and task.error:
         found["error"] = task.error
     return found

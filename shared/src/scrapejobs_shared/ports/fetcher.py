@@ -19,6 +19,9 @@ class FetchRequest:
     timeout_s: float = 30.0
     body: bytes | None = None  # sent with POST (a webhook), whose redirects are not followed
     render: RenderOptions | None = None  # a 2xx HTML document is rendered in a browser
+    # False: a certificate that fails verification does not fail the fetch (the response says
+    # so: ``tls_unverified``); every address check still applies
+    verify_tls: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,7 @@ class FetchResponse:
     truncated: bool = False  # body was cut at the byte cap
     redirects: tuple[str, ...] = ()
     rendered_ms: int | None = None  # the body is the DOM a browser rendered, in this long
+    tls_unverified: bool = False  # a hop's certificate failed verification (verify_tls off)
 
     @property
     def content_type(self) -> str:

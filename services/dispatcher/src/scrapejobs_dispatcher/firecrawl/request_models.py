@@ -34,7 +34,6 @@ REFUSED: dict[str, tuple[Any, ...]] = {
     "actions": (None, []),
     "location": (None,),
     "parsers": (None, []),
-    "skipTlsVerification": (None, False),
     "fastMode": (None, False),
     "useMock": (None,),
     "minAge": (None, 0),
@@ -58,7 +57,6 @@ WHY_REFUSED = {
     "actions": "browser actions are not supported (waitFor renders the page)",
     "location": "requests are not routed through other countries",
     "parsers": "PDF and other document parsers are not supported",
-    "skipTlsVerification": "TLS certificates are always verified",
     "fastMode": "not supported",
     "removeBase64Images": "base64 images are always left out of markdown",
     "zeroDataRetention": "results are kept for the deployment's retention period",
@@ -198,7 +196,13 @@ class ScrapeOptions(SdkRequest):
     actions: Refused = refused("actions")
     location: Refused = refused("location")
     parsers: Refused = refused("parsers")
-    skip_tls_verification: Refused = refused("skip_tls_verification")
+    skip_tls_verification: bool | None = Field(
+        default=None,
+        description="true (Firecrawl's default, and what firecrawl-py 3.0-4.54 sends): a "
+        "certificate that fails verification does not fail the page (its metadata says "
+        "tlsVerified: false); false: it does. Where the deployment always verifies "
+        "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false), unset means false and true is a 400",
+    )
     fast_mode: Refused = refused("fast_mode")
     use_mock: Refused = refused("use_mock")
     min_age: Refused = refused("min_age")

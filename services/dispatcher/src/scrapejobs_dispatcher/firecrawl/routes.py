@@ -105,13 +105,17 @@ TIMED_OUT = ("timeout", "render_timeout")
 
 @router.post("/scrape", response_model=ScrapeAnswer, response_model_by_alias=True)
 async def scrape(
-    body: ScrapeBody, request: Request, scraper: ScrapeDep, submissions: SubmissionsDep
+    body: ScrapeBody,
+    request: Request,
+    scraper: ScrapeDep,
+    jobs: JobsDep,
+    submissions: SubmissionsDep,
 ) -> ScrapeAnswer | JSONResponse:
     """Scrape one URL and answer with its Document (a one-URL job, waited for up to
     ``timeout`` ms, or the service's longest wait). A page that answered with an HTTP error
     is a Document whose metadata says so; a destination refused by the fetch policy or
     robots.txt is a 403, a page that took too long a 408."""
-    native = scrape_request(body)
+    native = scrape_request(body, jobs.allows_unverified_tls)
     key = attach_key(native, body.max_age, time.time())
     submit = None
     if key is not None:
@@ -182,7 +186,8 @@ async def start_batch(
         raise InvalidOption(f"urls[{index}]", f"not an http(s) URL: {invalid[0]!r}")
     if not urls:
         raise InvalidOption("urls", "no valid URL to scrape")
-    view = await _submit(request, jobs, submissions, batch_request(body, urls), idempotency_key)
+    native = batch_request(body, urls, jobs.allows_unverified_tls)
+    view = await _submit(request, jobs, submissions, native, idempotency_key)
     return BatchStarted(
         id=view.job.id,
         url=_status_url(request, "batch", view.job.id),
@@ -229,7 +234,8 @@ async def start_crawl(
 ) -> CrawlStarted:
     """Start a crawl: one native crawl job from ``url`` (every page found is scraped with
     ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
-    view = await _submit(request, jobs, submissions, crawl_request(body), idempotency_key)
+    native = crawl_request(body, jobs.allows_unverified_tls)
+    view = await _submit(request, jobs, submissions, native, idempotency_key)
     return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))
 
 

@@ -12,6 +12,7 @@ labelled with the endpoint it came from.
 | ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport) |
 | ``maxConcurrency`` | ``options.per_host_concurrency`` |
 | ``maxAge`` (ms; 4 h unset), ``storeInCache`` | ``options.cache_max_age_s``, ``options.cache_store`` |
+| ``skipTlsVerification`` (true unset, where the deployment allows it) | ``options.verify_tls`` (its negation) |
 | crawl: ``limit``, ``maxDiscoveryDepth``, ``includePaths``, ``excludePaths``, ``allowSubdomains`` | ``crawl``'s ``max_pages`` (10,000 unset), ``max_depth`` (20 unset), ``include``, ``exclude``, ``allow_subdomains`` |
 | crawl: ``crawlEntireDomain`` false (its default), ``ignoreQueryParameters``, ``sitemap`` | ``crawl.under_start_path``, ``crawl.ignore_query``, ``crawl.sitemap`` |
 | crawl: ``delay`` (s), ``ignoreRobotsTxt``, ``scrapeOptions`` | ``options.per_host_rps`` (1 / delay), ``options.respect_robots``, as a scrape's options |
@@ -77,8 +78,18 @@ class InvalidOption(ValueError):
         self.field = field
 
 
-def job_options(options: ScrapeOptions) -> dict[str, Any]:
-    """The native ``options`` of a Firecrawl request."""
+UNVERIFIED_REFUSED = (
+    "this deployment always verifies TLS certificates (SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false); "
+    "leave skipTlsVerification out or set it to false"
+)
+
+
+def job_options(options: ScrapeOptions, unverified_allowed: bool = True) -> dict[str, Any]:
+    """The native ``options`` of a Firecrawl request. ``skipTlsVerification`` unset is
+    Firecrawl's default (true) where the deployment allows unverified certificates."""
+    skip_tls = options.skip_tls_verification
+    if skip_tls and not unverified_allowed:
+        raise InvalidOption("skipTlsVerification", UNVERIFIED_REFUSED)
     names = options.format_names()
     formats = ["metadata", *(FORMATS[name] for name in names if name in FORMATS)]
     native: dict[str, Any] = {
@@ -91,6 +102,7 @@ def job_options(options: ScrapeOptions) -> dict[str, Any]:
         "headers": options.headers or {},
         "cache_max_age_s": cache_age_s(options.max_age),
         "cache_store": options.store_in_cache,
+        "verify_tls": not (unverified_allowed if skip_tls is None else skip_tls),
     }
     if options.timeout is not None:
         native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
@@ -137,11 +149,11 @@ def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
     return [{"ai": stage}]
 
 
-def scrape_request(body: ScrapeBody) -> ScrapeRequest:
+def scrape_request(body: ScrapeBody, unverified_allowed: bool = True) -> ScrapeRequest:
     """``POST /v2/scrape`` as a one-URL scrape."""
     native: dict[str, Any] = {
         "url": body.url,
-        "options": job_options(body),
+        "options": job_options(body, unverified_allowed),
         "pipeline": pipeline(body),
         "labels": {LABEL: "scrape"},
     }
@@ -150,9 +162,11 @@ def scrape_request(body: ScrapeBody) -> ScrapeRequest:
     return _validated(ScrapeRequest, native)
 
 
-def batch_request(body: BatchScrapeBody, urls: list[str]) -> JobRequest:
+def batch_request(
+    body: BatchScrapeBody, urls: list[str], unverified_allowed: bool = True
+) -> JobRequest:
     """``POST /v2/batch/scrape`` as one job of ``urls``."""
-    options = job_options(body)
+    options = job_options(body, unverified_allowed)
     if body.max_concurrency is not None:
         options["per_host_concurrency"] = body.max_concurrency
     native = {
@@ -165,9 +179,9 @@ def batch_request(body: BatchScrapeBody, urls: list[str]) -> JobRequest:
     return _validated(JobRequest, native)
 
 
-def crawl_request(body: CrawlBody) -> JobRequest:
+def crawl_request(body: CrawlBody, unverified_allowed: bool = True) -> JobRequest:
     """``POST /v2/crawl`` as one crawl job."""
-    options = job_options(body.scrape_options or ScrapeOptions())
+    options = job_options(body.scrape_options or ScrapeOptions(), unverified_allowed)
     if body.max_concurrency is not None:
         options["per_host_concurrency"] = body.max_concurrency
     if body.delay is not None:

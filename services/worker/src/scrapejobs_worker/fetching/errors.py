@@ -18,9 +18,18 @@ def translate_transport_error(exc: httpx.TransportError) -> FetchError:
         return PermanentFetchError(detail, reason="invalid_url")
     if isinstance(exc, httpx.LocalProtocolError):
         return PermanentFetchError(detail, reason="invalid_request")
-    if _caused_by(exc, ssl.SSLCertVerificationError):
-        return PermanentFetchError(detail, reason="tls_error")
+    if certificate_refused(exc):
+        return PermanentFetchError(
+            f"{detail} (the certificate failed verification: options.verify_tls false, or "
+            "Firecrawl's skipTlsVerification true, fetches it anyway)",
+            reason="tls_error",
+        )
     return TransientFetchError(detail, reason="connection_error")
+
+
+def certificate_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is a TLS certificate (or host name) that failed verification."""
+    return _caused_by(exc, ssl.SSLCertVerificationError)
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

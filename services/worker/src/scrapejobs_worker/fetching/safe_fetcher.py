@@ -12,6 +12,11 @@ whole fetch, redirects included, runs under one ``asyncio.timeout`` of
 
 HTTP error statuses are responses, not errors. No cookies are kept between fetches.
 
+``FetchRequest.verify_tls`` off (Firecrawl's ``skipTlsVerification``): each hop is still sent
+with the certificate checked; only a hop whose certificate fails verification is sent again
+without the check (its own pool), and the response says so (``tls_unverified``). Every address
+check applies to both.
+
 The connection pool is created in the constructor (which does no I/O and needs no
 running event loop); ``aclose()`` must be awaited once the fetcher is no longer needed.
 """
@@ -23,7 +28,7 @@ import logging
 import math
 import ssl
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 
 import httpcore
@@ -39,7 +44,11 @@ from scrapejobs_shared.ports.fetcher import (
 from scrapejobs_worker.fetching.body_reader import Body, BodyLimits, read_capped_body
 from scrapejobs_worker.fetching.client import PinnedSender
 from scrapejobs_worker.fetching.config import FetchPolicy
-from scrapejobs_worker.fetching.errors import deadline_exceeded, translate_transport_error
+from scrapejobs_worker.fetching.errors import (
+    certificate_refused,
+    deadline_exceeded,
+    translate_transport_error,
+)
 from scrapejobs_worker.fetching.pinned_backend import (
     PinnedNetworkBackend,
     pin_destination,
@@ -62,6 +71,7 @@ class _FinalResponse:
     status: int
     headers: dict[str, str]
     body: Body
+    tls_unverified: bool
 
 
 class SafeFetcher:
@@ -82,6 +92,7 @@ class SafeFetcher:
         self._resolver = resolver or Resolver(self._address_policy)
         backend = PinnedNetworkBackend(self._address_policy, inner=network_backend)
         self._sender = PinnedSender(self._policy, backend, ssl_context)
+        self._unverified_sender = PinnedSender(self._policy, backend, unverified_context())
         self._limits = BodyLimits(
             max_body_bytes=self._policy.max_body_bytes,
             max_decoded_bytes=self._policy.max_decoded_bytes,
@@ -101,6 +112,7 @@ class SafeFetcher:
 
     async def aclose(self) -> None:
         await self._sender.aclose()
+        await self._unverified_sender.aclose()
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         started = time.perf_counter()
@@ -117,7 +129,9 @@ class SafeFetcher:
         deadline_s = self._deadline_s(request.timeout_s)
         try:
             async with asyncio.timeout(deadline_s):
-                final, redirects = await self._follow_redirects(url, headers, request.body)
+                final, redirects = await self._follow_redirects(
+                    url, headers, request.body, request.verify_tls
+                )
         except TimeoutError as exc:
             raise deadline_exceeded(deadline_s) from exc
         except httpx.TransportError as exc:
@@ -130,6 +144,7 @@ class SafeFetcher:
             elapsed_ms=round((time.perf_counter() - started) * 1000),
             truncated=final.body.truncated,
             redirects=redirects,
+            tls_unverified=final.tls_unverified,
         )
 
     def _deadline_s(self, timeout_s: float) -> float:
@@ -138,15 +153,17 @@ class SafeFetcher:
         return min(timeout_s, self._policy.max_deadline_s)
 
     async def _follow_redirects(
-        self, url: httpx.URL, headers: dict[str, str], body: bytes | None = None
+        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, verify_tls: bool
     ) -> tuple[_FinalResponse, tuple[str, ...]]:
         """Returns the final response and the URLs that redirected, in order (a POST's
         response is final whatever its status)."""
         redirected_from: list[str] = []
+        unverified = False
         while True:
-            outcome = await self._one_hop(url, headers, body)
+            outcome, hop_unverified = await self._one_hop(url, headers, body, verify_tls)
+            unverified = unverified or hop_unverified
             if isinstance(outcome, _FinalResponse):
-                return outcome, tuple(redirected_from)
+                return replace(outcome, tls_unverified=unverified), tuple(redirected_from)
             redirected_from.append(str(url))
             if len(redirected_from) > self._policy.max_redirects:
                 raise PermanentFetchError(
@@ -157,23 +174,33 @@ class SafeFetcher:
             url = outcome
 
     async def _one_hop(
-        self, url: httpx.URL, headers: dict[str, str], body: bytes | None = None
-    ) -> _FinalResponse | httpx.URL:
+        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, verify_tls: bool
+    ) -> tuple[_FinalResponse | httpx.URL, bool]:
         """Resolve, vet and pin the host, send one GET (or a POST of ``body``); a GET's
-        redirect yields the next URL."""
+        redirect yields the next URL. The flag: the hop's certificate failed verification
+        and ``verify_tls`` let it pass."""
         host = url.raw_host.decode("ascii")
         destination = await self._resolver.resolve(host, effective_port(url))
         method = "GET" if body is None else "POST"
+        unverified = False
         with pin_destination(destination):
-            response = await self._sender.send(method, url, headers, body)
+            try:
+                response = await self._sender.send(method, url, headers, body)
+            except httpx.ConnectError as exc:
+                if verify_tls or not certificate_refused(exc):
+                    raise
+                logger.info("certificate of %s not verified: %s", host, exc)
+                response = await self._unverified_sender.send(method, url, headers, body)
+                unverified = True
         try:
             verify_peer(response.extensions.get("network_stream"), self._address_policy)
             target = redirect_target(response) if body is None else None
             if target is not None:
                 logger.debug("redirect %s -> %s", url, target)
-                return target
+                return target, unverified
             read = await read_capped_body(response, self._limits)
-            return _FinalResponse(url, response.status_code, flatten_headers(response), read)
+            headers_read = flatten_headers(response)
+            return _FinalResponse(url, response.status_code, headers_read, read, False), unverified
         finally:
             await response.aclose()
 
@@ -185,6 +212,12 @@ def flatten_headers(response: httpx.Response) -> dict[str, str]:
         key = name.lower()
         flat[key] = f"{flat[key]}, {value}" if key in flat else value
     return flat
+
+
+def unverified_context() -> ssl.SSLContext:
+    """The TLS context of hops whose certificate failed and may (``verify_tls`` off): no
+    certificate or host name check, httpx's protocols and ciphers otherwise."""
+    return httpx.create_ssl_context(verify=False, trust_env=False)
 
 
 def build_fetcher(policy: FetchPolicy | None = None) -> SafeFetcher:

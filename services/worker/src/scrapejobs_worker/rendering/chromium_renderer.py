@@ -47,7 +47,7 @@ class ChromiumRenderer:
             # fetched like a plain page (a slow one is a fetch timeout, not render_timeout),
             # before a browser page is taken: an error status or a PDF needs none
             document = await self._fetcher.fetch(
-                FetchRequest(request.url, headers, request.timeout_s)
+                FetchRequest(request.url, headers, request.timeout_s, verify_tls=request.verify_tls)
             )
             if not _renderable(document):
                 return document
@@ -59,7 +59,9 @@ class ChromiumRenderer:
                 accept_downloads=False,
             ) as context:
                 async with asyncio.timeout_at(_loop_time(deadline)):
-                    return await self._render(context, document, headers, options, deadline)
+                    return await self._render(
+                        context, document, headers, options, deadline, request.verify_tls
+                    )
         except TimeoutError:
             raise RenderTimeout(
                 f"the page did not settle within {request.timeout_s:g} s"
@@ -75,9 +77,11 @@ class ChromiumRenderer:
         headers: dict[str, str],
         options: RenderOptions,
         deadline: float,
+        verify_tls: bool,
     ) -> FetchResponse:
+        blocked = frozenset(options.block)
         routing = PageRouting(
-            self._fetcher, document, headers, frozenset(options.block), self._max_bytes, deadline
+            self._fetcher, document, headers, blocked, self._max_bytes, deadline, verify_tls
         )
         await context.route("**/*", routing.handle)
         await context.route_web_socket("**/*", refuse_socket)
@@ -98,6 +102,7 @@ class ChromiumRenderer:
             truncated=document.truncated or len(body) > self._max_bytes,
             redirects=document.redirects,
             rendered_ms=rendered_ms,
+            tls_unverified=document.tls_unverified or routing.tls_unverified,
         )
 
     async def aclose(self) -> None:

@@ -47,6 +47,7 @@ class PageRouting:
         blocked_types: frozenset[str],
         max_bytes: int,
         deadline: float,
+        verify_tls: bool = True,
     ) -> None:
         self._fetcher = fetcher
         self._document: FetchResponse | None = document
@@ -57,6 +58,8 @@ class PageRouting:
         self._fetches = asyncio.Semaphore(PAGE_FETCHES)
         self.main_frame: Frame | None = None  # the rendered page's top frame, once it exists
         self.blocked: BlockedDestination | None = None  # a refused top-level navigation
+        self._verify_tls = verify_tls  # the job's: its page's requests are fetched alike
+        self.tls_unverified = False  # one of them passed with a certificate that failed
 
     async def handle(self, route: Route) -> None:
         request = route.request
@@ -120,7 +123,12 @@ class PageRouting:
             timeout = self._deadline - time.monotonic()
             if timeout <= 0:
                 raise FetchError("the render's time is up")
-            return await self._fetcher.fetch(FetchRequest(request.url, headers, timeout, body=body))
+            fetch = FetchRequest(
+                request.url, headers, timeout, body=body, verify_tls=self._verify_tls
+            )
+            response = await self._fetcher.fetch(fetch)
+            self.tls_unverified = self.tls_unverified or response.tls_unverified
+            return response
 
 
 async def refuse_socket(socket: WebSocketRoute) -> None:

@@ -76,6 +76,7 @@ def task_to_doc(task: TaskRecord) -> dict[str, Any]:
         "fetched_at": _iso(task.fetched_at),
         "elapsed_ms": task.elapsed_ms,
         "rendered_ms": task.rendered_ms,
+        "tls_unverified": task.tls_unverified,
         "truncated_fields": list(task.truncated_fields),
         "field_errors": task.field_errors,
         "created_at": _iso(task.created_at),
@@ -115,6 +116,7 @@ def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskReco
         fetched_at=_maybe_datetime(rest.get("fetched_at")),
         elapsed_ms=rest.get("elapsed_ms"),
         rendered_ms=rest.get("rendered_ms"),
+        tls_unverified=bool(rest.get("tls_unverified")),
         truncated_fields=tuple(rest.get("truncated_fields") or ()),
         field_errors=rest.get("field_errors"),
         created_at=_as_datetime(rest.get("created_at") or doc["updated_at"]),
@@ -135,7 +137,7 @@ def _host_of(url: str) -> str:
 def _empty(name: str, value: Any) -> bool:
     if name in ("index", "depth", "attempts", "replays"):
         return bool(value == 0)
-    return value is None or value == []
+    return value is None or value is False or value == []
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -226,6 +228,7 @@ def handoff_to_doc(handoff: Handoff, expire_at: datetime) -> dict[str, Any]:
         "truncated_fields": list(outcome.truncated_fields),
         "field_errors": outcome.field_errors,
         "rendered_ms": outcome.rendered_ms,
+        "tls_unverified": outcome.tls_unverified,
         "input": handoff.model_input,
     }
     return {"json": json.dumps(body, separators=(",", ":")), "expire_at": expire_at}
@@ -244,5 +247,6 @@ def handoff_from_doc(doc: dict[str, Any]) -> Handoff:
         truncated_fields=tuple(body.get("truncated_fields") or ()),
         field_errors=body.get("field_errors"),
         rendered_ms=body.get("rendered_ms"),
+        tls_unverified=bool(body.get("tls_unverified")),
     )
     return Handoff(outcome, str(body.get("input") or ""))

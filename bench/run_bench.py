@@ -85,6 +85,7 @@ GOAL_R_PAGES_PER_S = 8.0  # R: rendered pages/s of a light script-built page, at
 GOAL_R_BROWSER_MB = 1500.0  # R: peak memory of all Chromium processes (RSS summed), at most
 GOAL_M_PLAIN_RATIO = 0.9  # M: plain pages/s beside model work ÷ without it, at least
 GOAL_F_RATIO = 0.95  # F: pages/s through /v2/batch/scrape ÷ through /v1/jobs, at least
+GOAL_U_VS_RENDER = 2.0  # U: render "auto" pages/s ÷ render: true (10% script-built), at least
 GOAL_WRITES_PER_PAGE = 1.25  # Firestore documents written per page (dispatcher + worker)
 GOAL_READS_PER_PAGE = 0.1  # Firestore documents read per page
 GOAL_BIG_ACCEPT_S = 1.5  # a 10,000-URL submission accepted (POST -> 202), at most
@@ -310,7 +311,7 @@ def goals(
 
 
 def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Goals of workloads B, C, L, R, M and F (bench/workloads.py), all with default job
+    """Goals of workloads B, C, L, R, U, M and F (bench/workloads.py), all with default job
     options."""
     runs = workloads or {}
     ours, theirs = runs.get("scrapejobs") or {}, runs.get("celery") or {}
@@ -325,6 +326,8 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
     rendered = ours.get("R") or {}
     no_render = rendered.get("skipped") or missing
     modelled = ours.get("M") or {}
+    auto = ours.get("U") or {}
+    no_auto = auto.get("skipped") or missing
     c_ops = (ours.get("C") or {}).get("firestore_per_job") or {}
     latency, floor = ours.get("L") or {}, ours.get("push_floor") or {}
     over_floor = None
@@ -421,6 +424,22 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             "<=",
             modelled.get("model_cap") or 8,
             missing=missing,
+        ),
+        _goal(
+            "u_auto_vs_render",
+            'U: 10% script-built pages, render "auto" pages/s ÷ render: true',
+            (auto.get("auto_vs_render")),
+            ">=",
+            GOAL_U_VS_RENDER,
+            missing=no_auto,
+        ),
+        _goal(
+            "u_auto_rendered_share",
+            'U: share of pages render "auto" rendered (10% are script-built)',
+            (auto.get("auto") or {}).get("rendered_share"),
+            "<=",
+            0.1,
+            missing=no_auto,
         ),
         _goal(
             "f_vs_native",
@@ -932,7 +951,9 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
     if not args.skip_workloads:
         from bench.workloads import run_workloads
 
-        print("workloads B, C, L, R, M, F with default options (and Celery + Redis beside them)…")
+        print(
+            "workloads B, C, L, R, U, M, F with default options (and Celery + Redis beside them)…"
+        )
         workloads = run_workloads(
             site_url,
             args.pages,
@@ -940,7 +961,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCRMF",
+            only="BCRUMF",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

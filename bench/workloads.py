@@ -21,6 +21,11 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
   of another host, from when every page of the ai job is fetched and handed on, against the
   same figure with no model work running (best of three each, after one unmeasured run), and
   the most calls the model server ever held at once against the cap.
+* **U**: ``options.render: "auto"`` on a site of 90% plain pages and 10% script-built ones
+  (``U_PAGES`` URLs: every tenth ``/scripted/N``), the same URLs three times: plain (no
+  render option: the script-built pages end ``empty_content``), ``"auto"`` and
+  ``render: true``; pages/s, the share rendered and the share extracted right, and the ratios
+  of auto against the two.
 * **F**: the Firecrawl-compatible API: the same ``F_PAGES`` catalog URLs with the markdown format
   through ``POST /v2/batch/scrape`` (polled as Firecrawl's SDK polls ``GET
   /v2/batch/scrape/{id}``, which returns Documents page by page) and through ``POST /v1/jobs``
@@ -71,6 +76,8 @@ R_PLAIN_PAGES = 1000
 R_PLAIN_HOST = "127.0.0.2"  # the plain pages' host: not the render job's (its slots are its own)
 R_GOAL_PAGES_PER_S = 8.0
 R_GOAL_BROWSER_BYTES = 1.5e9
+U_PAGES = 300
+U_SCRIPTED_EVERY = 10  # one page in ten is built by a script
 F_PAGES = 5000
 F_POLL_S = 1.0
 F_ROUNDS = 3  # runs of each kind at least: runs differ by up to a third on this machine
@@ -110,10 +117,12 @@ def run_stack_workloads(
     render: tuple[str, list[str]] | None = None,
     model: tuple[ModelServer, list[str], list[str]] | None = None,
     firecrawl: list[str] | None = None,
+    auto_render: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
     """Workloads A and B (best of ``rounds``), then, given ``one_url`` URLs, the push floor,
     C and L, then, given ``render`` (the catalog's URL and the plain pages run beside a render
-    job), R, then, given ``model`` (the model server, the ai job's pages, the plain pages run
+    job), R, then, given ``auto_render`` (the catalog's URL and the first product), U, then,
+    given ``model`` (the model server, the ai job's pages, the plain pages run
     beside it), M, then, given ``firecrawl`` URLs, F; on one stack with default job options
     (the model's provider configured only for M)."""
     import httpx
@@ -174,14 +183,7 @@ def run_stack_workloads(
                 C_CLIENTS / (floor_s + C_POLL_S / 2), 1
             )
             print(f"scrapejobs C: {figures['C']}\nscrapejobs L: {figures['L']}", flush=True)
-        if render is not None:
-            if stack.renderer is None:
-                figures["R"] = {"skipped": "no chromium: apt-get install chromium"}
-            else:
-                site_url, plain = render
-                figures["R"] = run_render_workload(
-                    api, stack.renderer.pid, site_url, plain, timeout_s
-                )
+        figures |= browser_workloads(api, stack, render, auto_render, timeout_s)
         if model is not None:
             figures["M"] = run_model_workload(api, *model, timeout_s)
         if firecrawl is not None:
@@ -605,6 +607,73 @@ def run_firecrawl_workload(
     return figures
 
 
+def browser_workloads(
+    api: Any,
+    stack: Any,
+    render: tuple[str, list[str]] | None,
+    auto_render: tuple[str, int] | None,
+    timeout_s: float,
+) -> dict[str, Any]:
+    """R and U, given their arguments, when the stack has a renderer."""
+    figures: dict[str, Any] = {}
+    skipped = {"skipped": "no chromium: apt-get install chromium"}
+    if render is not None:
+        site_url, plain = render
+        figures["R"] = (
+            skipped
+            if stack.renderer is None
+            else run_render_workload(api, stack.renderer.pid, site_url, plain, timeout_s)
+        )
+    if auto_render is not None:
+        figures["U"] = (
+            skipped
+            if stack.renderer is None
+            else run_auto_render_workload(api, *auto_render, timeout_s)
+        )
+    return figures
+
+
+def run_auto_render_workload(
+    api: Any, site_url: str, start: int, timeout_s: float
+) -> dict[str, Any]:
+    """U: the same mixed URLs plain, with ``render: "auto"`` and with ``render: true``."""
+    from bench.catalog_site import expected
+    from bench.stack_run import all_results, submit_job, wait_completed
+
+    urls = [
+        f"{site_url}/{'scripted' if n % U_SCRIPTED_EVERY == 0 else 'product'}/{n}"
+        for n in range(start, start + U_PAGES)
+    ]
+    rows: dict[str, Any] = {}
+    for name, options in (
+        ("plain", {}),
+        ("auto", {"render": "auto"}),
+        ("render", {"render": True}),
+    ):
+        started = time.perf_counter()
+        job, _ = submit_job(api, urls, options=options)
+        wait_completed(api, job["id"], timeout_s=timeout_s)
+        wall = time.perf_counter() - started
+        results = all_results(api, job["id"])
+        right = sum(
+            r["status"] == "succeeded" and r["data"] == expected("/" + r["url"].split("/", 3)[3])
+            for r in results
+        )
+        rows[name] = {
+            "pages_per_s": round(len(urls) / wall, 1),
+            "wall_s": round(wall, 2),
+            "rendered_share": round(sum(bool(r.get("rendered")) for r in results) / len(urls), 3),
+            "right_share": round(right / len(urls), 3),
+        }
+        print(f"scrapejobs U {name}: {rows[name]}", flush=True)
+    auto = rows["auto"]["pages_per_s"]
+    rows["auto_vs_plain"] = round(auto / rows["plain"]["pages_per_s"], 2)
+    rows["auto_vs_render"] = round(auto / rows["render"]["pages_per_s"], 2)
+    rows["pages"] = U_PAGES
+    rows["scripted_share"] = 1 / U_SCRIPTED_EVERY
+    return rows
+
+
 def _median(values: list[float]) -> float | None:
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else None
@@ -620,9 +689,9 @@ def run_workloads(
     only: str = "BC",
     worker_processes: int = WORKER_PROCESSES,
 ) -> dict[str, Any]:
-    """The workloads in ``only`` (A, B, C: C includes L and the push floor; R: rendering; M:
-    model work; F: Firecrawl's batch API) over the catalog at ``site_url`` (started with
-    ``extra_hosts`` for B), Celery + Redis first, then one stack."""
+    """The workloads in ``only`` (A, B, C: C includes L and the push floor; R: rendering; U:
+    render auto; M: model work; F: Firecrawl's batch API) over the catalog at ``site_url``
+    (started with ``extra_hosts`` for B), Celery + Redis first, then one stack."""
     log_dir.mkdir(parents=True, exist_ok=True)
     port = int(site_url.rsplit(":", 1)[1])
     paths = bench_paths(pages)
@@ -639,6 +708,9 @@ def run_workloads(
         plain_site = site_url.replace("127.0.0.1", R_PLAIN_HOST)
         plain = [plain_site + p for p in bench_paths(R_PLAIN_PAGES, start=pages + C_PAGES)]
         render = (site_url, plain)
+    auto_render = None
+    if "U" in only:
+        auto_render = (site_url, pages + C_PAGES + R_PLAIN_PAGES + M_PLAIN_PAGES + M_AI_PAGES)
     firecrawl = None
     if "F" in only:
         first = PRODUCTS - 4 * WARMUP_PAGES - F_PAGES  # below the warm-up's products
@@ -672,6 +744,7 @@ def run_workloads(
         render,
         model,
         firecrawl,
+        auto_render,
     )
     return report
 
@@ -682,9 +755,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--only",
-        default="ABCRMF",
-        help="workloads: A, B, C (C includes L), R (rendering), M (model work), F (Firecrawl's "
-        "batch API)",
+        default="ABCRUMF",
+        help="workloads: A, B, C (C includes L), R (rendering), U (render auto), M (model "
+        "work), F (Firecrawl's batch API)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)
@@ -703,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         site: ManagedProcess
         hosts = -(-args.pages // URLS_PER_HOST)
-        prerender = args.pages + C_PAGES + R_PLAIN_PAGES + M_PLAIN_PAGES + M_AI_PAGES
+        prerender = args.pages + C_PAGES + R_PLAIN_PAGES + M_PLAIN_PAGES + M_AI_PAGES + U_PAGES
         site, site_url = start_site(log_dir, prerender=prerender, extra_hosts=hosts)
         register("site", site.stop)
         report = run_workloads(

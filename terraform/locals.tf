@@ -68,6 +68,10 @@ locals {
     SCRAPEJOBS_IDEMPOTENCY_STALE_S = tostring(var.dispatcher_request_timeout_s + 60)
     # a certificate that fails verification may be let through by the job (docs/firecrawl.md)
     SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
+    # what Firecrawl's usage calls report (docs/firecrawl.md, "Usage")
+    SCRAPEJOBS_PLAN_CREDITS    = tostring(var.plan_credits)
+    SCRAPEJOBS_PLAN_TOKENS     = tostring(var.plan_tokens)
+    SCRAPEJOBS_MAX_CONCURRENCY = tostring(var.worker_max_instances * var.worker_concurrency * var.worker_batch_concurrency)
   })
 
   worker_env = merge(local.common_env, local.ai_env, {
@@ -126,6 +130,11 @@ locals {
       description = "scrapejobs: publish again batches whose messages were lost"
       schedule    = "*/5 * * * *"
       path        = "/v1/maintenance/reconcile"
+    }
+    "usage" = {
+      description = "scrapejobs: sum each ended day's usage (Firecrawl's credit and token history)"
+      schedule    = "17 0 * * *"
+      path        = "/v1/maintenance/usage"
     }
   }
 

@@ -471,6 +471,28 @@ variable "allow_unverified_tls" {
   description = "Whether a job may fetch a site whose TLS certificate fails verification (options.verify_tls false; Firecrawl's skipTlsVerification, which firecrawl-py 3.0-4.54 sends on every scrape). false: such requests are refused naming SCRAPEJOBS_ALLOW_UNVERIFIED_TLS, and /v2 verifies unless told otherwise."
 }
 
+variable "plan_credits" {
+  type        = number
+  default     = 30000000
+  description = "Pages a billing period (a calendar month, UTC) may fetch, as Firecrawl's credit-usage calls report it (SCRAPEJOBS_PLAN_CREDITS; a credit is a page fetched)."
+
+  validation {
+    condition     = var.plan_credits >= 0 && floor(var.plan_credits) == var.plan_credits
+    error_message = "plan_credits must be a whole number >= 0."
+  }
+}
+
+variable "plan_tokens" {
+  type        = number
+  default     = 1000000000
+  description = "Model tokens the ai stages may use a billing period, as Firecrawl's token-usage calls report it (SCRAPEJOBS_PLAN_TOKENS)."
+
+  validation {
+    condition     = var.plan_tokens >= 0 && floor(var.plan_tokens) == var.plan_tokens
+    error_message = "plan_tokens must be a whole number >= 0."
+  }
+}
+
 variable "dispatcher_coalesce_window_ms" {
   type        = number
   default     = 2

@@ -2,7 +2,9 @@
 configured with the openai provider, against a loopback server speaking the chat completions
 protocol (support/model_server.py): pages are fetched once on the fetch lane, handed on to the
 processing lane, answered by the model in the stage's schema, checked by a later ``validate``
-stage, and the job completes with every answer in its results."""
+stage, and the job completes with every answer in its results. On that stack of its own,
+firecrawl-py's usage calls report exactly what it did (pages fetched, tokens used, pages
+waiting and active)."""
 
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ def ai_stack(
         "SCRAPEJOBS_AI_TIMEOUT_S": "5",
         "SCRAPEJOBS_AI_PRICE_PER_MTOK_IN": "2.5",
         "SCRAPEJOBS_AI_PRICE_PER_MTOK_OUT": "10",
+        "SCRAPEJOBS_MAX_CONCURRENCY": "24",  # what /v2/concurrency-check reports
+        "SCRAPEJOBS_PLAN_CREDITS": "5000",
     }
     # deliveries that meet a worker restarting (the SIGKILL test) are tried for longer than it
     # takes, as Pub/Sub's production backoff (10 s to 10 min) would; the suite's is 1-2 s
@@ -118,6 +122,55 @@ async def test_pages_are_answered_by_the_model_on_the_processing_lane(
     assert all(r.body["model"] == "loopback-model" for r in asked)
     assert all("What does the product cost?" in r.body["messages"][0]["content"] for r in asked)
     assert model.most_in_flight <= 2  # SCRAPEJOBS_AI_MAX_IN_FLIGHT
+
+
+async def test_the_sdk_s_usage_calls_report_what_the_stack_did(
+    ai_stack: Stack, model: ModelServer, site
+) -> None:
+    from firecrawl import Firecrawl
+
+    app = Firecrawl(api_key="fc-local", api_url=ai_stack.config.dispatcher_url)
+    credits, tokens = app.get_credit_usage(), app.get_token_usage()
+    history = app.v2.get_credit_usage_historical().periods[0].creditsUsed
+    tag = uuid.uuid4().hex[:6]
+    body = {
+        "urls": [f"{site.url}/product/{n}?t={tag}" for n in range(80, 83)],
+        "pipeline": [{"ai": {"prompt": "What does it cost?", "schema": SCHEMA, "into": "o"}}],
+    }
+    slow = {"urls": [f"{site.url}/slow/{tag}-{n}?s=3" for n in range(4)]}
+    async with httpx.AsyncClient(base_url=ai_stack.config.dispatcher_url, timeout=30) as api:
+        # pages waiting and active: the queue is what the open job's counters say
+        waiting = await submit(api, slow)
+        deadline = time.monotonic() + 60
+        while True:
+            queue = await asyncio.to_thread(app.get_queue_status)
+            counts = (await api.get(f"/v1/jobs/{waiting['id']}")).json()["counts"]
+            if queue.active_jobs_in_queue and queue.active_jobs_in_queue == counts["running"]:
+                break
+            assert time.monotonic() < deadline, (queue, counts)
+            await asyncio.sleep(0.2)
+        assert queue.waiting_jobs_in_queue == counts["queued"]
+        assert queue.jobs_in_queue == counts["queued"] + counts["running"]
+        assert queue.max_concurrency == 24
+        concurrency = await asyncio.to_thread(app.get_concurrency)
+        assert concurrency.max_concurrency == 24 and concurrency.concurrency >= 0
+        await wait_finished(api, waiting["id"], timeout_s=120)
+
+        job = await submit(api, body)
+        final = await wait_finished(api, job["id"], timeout_s=120)
+        assert final["counts"]["succeeded"] == 3
+
+    after_credits, after_tokens = app.get_credit_usage(), app.get_token_usage()
+    used = after_credits.plan_credits - after_credits.remaining_credits  # type: ignore[operator]
+    before = credits.plan_credits - credits.remaining_credits  # type: ignore[operator]
+    assert after_credits.plan_credits == 5000 and used - before == 3 + 4  # every page fetched
+    assert after_tokens.remaining_tokens == tokens.remaining_tokens - 3 * (40 + 8)
+    assert app.v2.get_credit_usage_historical().periods[0].creditsUsed == history + 7
+    tokens_history = app.v2.get_token_usage_historical().periods[0].tokensUsed
+    assert tokens_history == after_tokens.plan_tokens - after_tokens.remaining_tokens  # type: ignore[operator]
+    queue = app.get_queue_status()
+    assert queue.jobs_in_queue == 0 and queue.most_recent_success is not None
+    assert app.get_concurrency().concurrency == 0
 
 
 async def test_firecrawl_s_json_format_is_answered_by_the_ai_stage(

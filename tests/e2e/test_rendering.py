@@ -1,7 +1,8 @@
 """Rendered jobs on the real local stack: the render lane pushes to the renderer (a worker
 driving Debian's Chromium), script-built content is extracted with ``render`` and not without
-it, the waits work through the API, and a browser killed in the middle of a batch loses and
-doubles no task."""
+it, ``render: "auto"`` renders the script-built pages of a job and none of its plain ones, the
+waits work through the API, and a browser killed in the middle of a batch loses and doubles no
+task."""
 
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ async def test_script_built_content_is_extracted_with_render_and_not_without(
     await wait_finished(api, rendered["id"])
     [without] = await all_results(api, plain["id"])
     [with_render] = await all_results(api, rendered["id"])
-    assert without["status"] == "succeeded" and without["data"]["title"] is None
+    # fetched plainly, the page is an app shell: no success with nothing (docs/semantics.md)
+    assert without["status"] == "failed" and without["error"].startswith("empty_content:")
+    assert "options.render" in without["error"]
     assert without["rendered"] is False and without["rendered_ms"] is None
     assert with_render["status"] == "succeeded", with_render
     assert with_render["data"]["title"] == "Product 12"
@@ -57,6 +60,26 @@ async def test_script_built_content_is_extracted_with_render_and_not_without(
     assert with_render["rendered"] is True and with_render["rendered_ms"] >= 0
     job = (await api.get(f"/v1/jobs/{rendered['id']}")).json()
     assert job["rendered"] is True and plain["rendered"] is False
+
+
+async def test_render_auto_renders_only_the_pages_that_show_nothing(api, site, renderer) -> None:
+    tag = str(time.time_ns())
+    scripted = [f"{site.url}/scripted/{n}?t={tag}" for n in (21, 22)]
+    plain = [f"{site.url}/product/{n}?t={tag}" for n in range(40, 46)]
+    api_calls = {n: site.count(f"/api/product/{n}") for n in (21, 22)}
+    body = {"urls": scripted + plain, "extract": PRODUCT_FIELDS, "options": {"render": "auto"}}
+    job = await submit(api, body)
+    final = await wait_finished(api, job["id"])
+
+    assert final["counts"]["succeeded"] == 8, final
+    results = {r["url"]: r for r in await all_results(api, job["id"])}
+    for n, url in zip((21, 22), scripted, strict=True):
+        assert results[url]["rendered"] is True and results[url]["data"]["title"] == f"Product {n}"
+        # a browser ran the page's script: it asked the site for the product once
+        assert site.count(f"/api/product/{n}") == api_calls[n] + 1
+    for n, url in zip(range(40, 46), plain, strict=True):
+        assert results[url]["rendered"] is False, results[url]  # no browser page taken
+        assert results[url]["data"]["title"] == f"Product {n}"
 
 
 async def test_wait_for_and_wait_ms_through_the_api(api, site, renderer) -> None:

@@ -18,6 +18,7 @@ STATS: dict[str, Any] = {
         "failed": 4,
         "dead_lettered": 1,
         "cancelled": 0,
+        "unusable": {"challenge": 2, "login_wall": 0, "empty_content": 1},
     },
     "jobs": {"running": 1, "completed": 7},
     "throughput_per_s": 12.5,

@@ -15,6 +15,10 @@ Routes (``key`` separates counters between tests):
 - ``/messy/N``                     product N written untidily (see ``messy_page``)
 - ``/scripted/N?delay_ms=0``        product N built by a script from ``/api/product/N``
 - ``/hostile?to=URL``               a page whose every kind of request aims at ``URL``
+- ``/cf-challenge/KEY``            403, ``cf-mitigated: challenge``, Cloudflare's interstitial
+- ``/moment/KEY``                  200, Cloudflare's "Just a moment..." interstitial
+- ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
+- ``/shell/KEY``                   an app shell: an empty root and a script that never loads
 """
 
 from __future__ import annotations
@@ -131,12 +135,23 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 self._send(200, product_json(int(match.group(1))), "application/json")
             elif parts.path.startswith("/throttle/") and n == 1:
                 self._send(429, "slow down", headers={"Retry-After": query.get("after", "2")})
+            elif parts.path.startswith("/cf-challenge/"):
+                headers = {"cf-mitigated": "challenge", "Server": "cloudflare"}
+                self._send(403, CLOUDFLARE_CHALLENGE, headers=headers)
+            elif parts.path.startswith("/members/"):
+                self._redirect(f"/login?next={parts.path}")
             elif parts.path.startswith("/switch/"):
                 on = parts.path.removeprefix("/switch/") in site.switched_on
                 self._send(200, product_page(9)) if on else self._send(500, "<h1>off</h1>")
             else:
                 status, body = _route(parts.path, query, n)
                 self._send(status, body)
+
+        def _redirect(self, location: str) -> None:
+            self.send_response(302)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
         def _send(
             self,
@@ -160,6 +175,25 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
     return Handler
 
 
+# What stands between a scraper and the page (docs/semantics.md, "Pages that are not what was
+# asked for"): a Cloudflare interstitial, a sign-in form, an app shell built by scripts
+CLOUDFLARE_CHALLENGE = (
+    "<!DOCTYPE html><html lang='en-US'><head><title>Just a moment...</title></head><body>"
+    "<noscript>Enable JavaScript and cookies to continue</noscript><script>"
+    "window._cf_chl_opt={cType: 'managed'};</script>"
+    "<script src='/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1'></script>"
+    "</body></html>"
+)
+LOGIN_PAGE = (
+    "<html><head><title>Sign in</title></head><body><h1>Sign in</h1><form method='post'>"
+    "<input name='user'><input name='password' type='password'><button>Sign in</button>"
+    "</form></body></html>"
+)
+APP_SHELL = (
+    "<!doctype html><html><head><title>App</title><script src='/static/app.js' defer>"
+    "</script></head><body><div id='root'></div><noscript>You need to enable JavaScript to "
+    "run this app.</noscript></body></html>"
+)
 PRODUCT = re.compile(r"^/product/(\d+)$")
 MESSY = re.compile(r"^/messy/(\d+)$")
 SCRIPTED = re.compile(r"^/scripted/(\d+)$")
@@ -225,7 +259,14 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:  # noqa
         return 200, f"<html><head><title>{path}</title></head><body>{body}</body></html>"
     if path in CRAWL_LINKS or path.endswith("/deep"):
         links = "".join(f"<a href='{href}'>{href}</a>" for href in CRAWL_LINKS.get(path, []))
-        return 200, f"<html><head><title>{path}</title></head><body>{links}</body></html>"
+        body = f"<h1>{path}</h1>{links}"
+        return 200, f"<html><head><title>{path}</title></head><body>{body}</body></html>"
+    if path.startswith("/moment/"):
+        return 200, CLOUDFLARE_CHALLENGE
+    if path == "/login":
+        return 200, LOGIN_PAGE
+    if path.startswith("/shell/"):
+        return 200, APP_SHELL
     if path.startswith(("/throttle/", "/conc/")):
         return 200, product_page(5)
     if path.startswith("/slowlinks/"):  # a slow page linking to ?links= product pages

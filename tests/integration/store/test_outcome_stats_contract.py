@@ -22,9 +22,16 @@ from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.model_usage import ModelUsage
-from scrapejobs_shared.domain.outcome_stats import SLOT, hour_of, slot_of, slots_between
+from scrapejobs_shared.domain.outcome_stats import (
+    SLOT,
+    day_of,
+    hour_of,
+    slot_of,
+    slots_between,
+)
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.job_store import Claimed
 from scrapejobs_shared.ports.outcome_stats import StatsReader
@@ -57,8 +64,13 @@ def an_hour_of_our_own() -> datetime:
 
 
 async def settle_at(
-    store: StoreForEnqueue, outcomes: list[TaskStatus], at: datetime, created: datetime
+    store: StoreForEnqueue,
+    outcomes: list[TaskStatus],
+    at: datetime,
+    created: datetime,
+    errors: dict[int, str] | None = None,
 ) -> None:
+    """``outcomes`` settled at ``at``; ``errors``: the error of some of them, by index."""
     job_id = uuid.uuid4().hex
     batch = BatchRecord(
         job_id=job_id,
@@ -84,7 +96,7 @@ async def settle_at(
     changes = [
         FinishTask(
             f"t{i}",
-            TaskOutcome(status, elapsed_ms=40 + i),
+            TaskOutcome(status, elapsed_ms=40 + i, error=(errors or {}).get(i)),
             service_ms=300 + i,
             usage=ModelUsage(calls=1, cached=i % 2, input_tokens=100 + i, output_tokens=10),
         )
@@ -124,6 +136,29 @@ async def test_what_settles_commit_is_what_the_reader_sums(adapters: Adapters) -
         )
         assert again[slot_of(first)] == slots[slot_of(first)]
         assert all(t.empty for s, t in again.items() if s not in (slot_of(first), slot_of(second)))
+
+
+async def test_days_sum_their_hours_and_outlive_them(adapters: Adapters) -> None:
+    day = day_of(an_hour_of_our_own())
+    hour = day + timedelta(hours=5)
+    ok, bad = TaskStatus.SUCCEEDED, TaskStatus.FAILED
+    unusable = {3: "challenge: Cloudflare", 4: "empty_content: no main content"}
+    await settle_at(
+        adapters.store, [ok] * 3 + [bad] * 3, hour + timedelta(minutes=7), hour, unusable
+    )
+    await settle_at(adapters.store, [ok], hour + timedelta(hours=2), hour)
+
+    live = hour + timedelta(hours=3)  # the day is under way: summed, not kept
+    [today] = (await adapters.stats.day_totals([day], live)).values()
+    assert today.count(ok) == 4 and today.count(bad) == 3 and today.fetch.count == 7
+    assert today.unusable == {Unusable.CHALLENGE: 1, Unusable.EMPTY_CONTENT: 1}
+    assert today.unbilled == 2 and today.ai.input_tokens == sum(100 + i for i in range(6)) + 100
+
+    for later in (day + timedelta(days=2), day + timedelta(days=60)):  # past the hours' 35 days
+        [kept] = (await adapters.stats.day_totals([day], later)).values()
+        assert kept == today
+    empty = datetime(2070, 1, 1, tzinfo=UTC) + timedelta(days=random.randrange(3000))  # no one's
+    assert (await adapters.stats.day_totals([empty], empty + timedelta(days=2)))[empty].empty
 
 
 async def test_an_empty_span_reads_as_zero(adapters: Adapters) -> None:

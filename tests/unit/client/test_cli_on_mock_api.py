@@ -45,7 +45,15 @@ def test_stats_table_and_json() -> None:
 
     assert shown.exit_code == 0, shown.output
     assert api.requests[0].url.params["window"] == "1h"
-    for text in ("12.50/s", "5.0%", "succeeded 90", "https~shop.test~443", "breaker", "p50 31 ms"):
+    for text in (
+        "12.50/s",
+        "5.0%",
+        "succeeded 90",
+        "https~shop.test~443",
+        "breaker",
+        "p50 31 ms",
+        "challenge 2 · empty_content 1",
+    ):
         assert text in shown.stdout
     assert "12 model calls (3 reused) · 40210 tokens in, 1502 out · cost 0.0421" in shown.stdout
     as_json = api.run("stats", "--json")
@@ -113,6 +121,18 @@ def test_submit_sends_priority_and_webhook() -> None:
         "webhook": {"url": "https://h.test/x"},
     }
     assert api.run("submit", "https://shop.test/1", "--priority", "urgent").exit_code == 2
+
+
+def test_submit_renders_only_what_needs_it_with_render_auto() -> None:
+    api = MockApi({"/v1/jobs": httpx.Response(202, json=JOB)})
+
+    assert api.run("submit", "https://shop.test/1", "--render-auto").exit_code == 0
+    assert (
+        api.run("submit", "https://shop.test/1", "--render-auto", "--wait-ms", "300").exit_code == 0
+    )
+
+    sent = [json.loads(r.content)["options"]["render"] for r in api.requests]
+    assert sent == ["auto", {"wait_ms": 300, "when": "auto"}]
 
 
 def result(n: int, data: dict[str, Any] | None) -> TaskResult:

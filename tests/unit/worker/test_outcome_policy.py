@@ -45,6 +45,19 @@ def response(status: int, **headers: str) -> FetchResponse:
     return FetchResponse("http://a.example/", status, headers, b"", elapsed_ms=3)
 
 
+CHALLENGE_PAGE = b"<html><head><title>Just a moment...</title></head><body></body></html>"
+CLOUDFLARE_403 = response(403, **{"cf-mitigated": "challenge"})
+CHALLENGE_200 = FetchResponse("http://a.example/", 200, {}, CHALLENGE_PAGE, elapsed_ms=3)
+LOGIN_WALL = FetchResponse(
+    "http://a.example/login?next=/account",
+    200,
+    {},
+    b"<form>",
+    3,
+    redirects=("http://a.example/account",),
+)
+
+
 # (row of docs/semantics.md's table, fetch result, attempt, limits, decision, status, error, host)
 ROWS = [
     ("2xx", response(200), FIRST, LIMITS, Succeed, None, None, HostSignal.RESPONDED),
@@ -81,6 +94,13 @@ ROWS = [
      TaskStatus.FAILED, "render_timeout: did not settle", HostSignal.NONE),
     ("no browser here", RenderUnavailable("no browser"), FIRST, LIMITS, Fail,
      TaskStatus.FAILED, "render_unavailable: no browser", HostSignal.NONE),
+    ("challenge by header", CLOUDFLARE_403, FIRST, LIMITS, Fail, TaskStatus.FAILED,
+     "challenge: Cloudflare (cf-mitigated: challenge, HTTP 403)", HostSignal.THROTTLED),
+    ("challenge page with 200", CHALLENGE_200, FIRST, LIMITS, Fail, TaskStatus.FAILED,
+     "challenge: Cloudflare (title 'just a moment...')", HostSignal.THROTTLED),
+    ("login wall", LOGIN_WALL, FIRST, LIMITS, Fail, TaskStatus.FAILED,
+     "login_wall: redirected to a sign-in page: http://a.example/login?next=/account",
+     HostSignal.RESPONDED),
 ]  # fmt: skip
 
 
@@ -100,6 +120,14 @@ def test_failure_table(result, attempt, limits, kind, status, error, host) -> No
         assert decision.error == error
     elif isinstance(decision, Defer):
         assert decision.reason == error and verdict.hold_s > 0
+
+
+def test_a_challenge_holds_its_host_as_a_429_does_and_keeps_its_status() -> None:
+    verdict = after_fetch(CLOUDFLARE_403, FIRST, LIMITS, NOW)
+    assert verdict.hold_s == LIMITS.throttle_hold_s
+    assert isinstance(verdict.decision, Fail)
+    assert verdict.decision.outcome.http_status == 403
+    assert verdict.decision.outcome.elapsed_ms == 3  # fetched: counted, not charged
 
 
 def test_a_permanent_http_failure_keeps_its_status_and_time() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -121,12 +121,13 @@ class Client:
         priority: Priority | None = None,
         webhook: Webhook | str | None = None,
         idempotency_key: str | None = None,
-        render: bool | Mapping[str, Any] | None = None,
+        render: bool | Literal["auto"] | Mapping[str, Any] | None = None,
         formats: Sequence[str] | None = None,
         **fields: Any,
     ) -> Job:
         """``POST /v1/jobs``: exactly one of ``urls``, ``url`` or ``crawl``. ``render``
-        (``True``, or ``{"wait_for": ..., "wait_ms": ...}``) renders the pages in headless
+        (``True``, ``"auto"``: only the pages that show nothing fetched plainly, or
+        ``{"wait_for": ..., "wait_ms": ...}``) renders the pages in headless
         Chromium (``options.render``); ``formats`` (``["markdown", "links"...]``) are the
         built-in extras each result carries (``options.formats``). ``fields`` are sent as they
         are (for request fields newer than this client)."""
@@ -152,7 +153,7 @@ class Client:
         extract: Mapping[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
-        render: bool | Mapping[str, Any] | None = None,
+        render: bool | Literal["auto"] | Mapping[str, Any] | None = None,
         formats: Sequence[str] | None = None,
         **fields: Any,
     ) -> Scraped:

@@ -201,6 +201,8 @@ class TaskTotals(ApiModel):
     failed: int = 0
     dead_lettered: int = 0
     cancelled: int = 0
+    # of the failed: challenge, login_wall, empty_content (pages that were not the page)
+    unusable: dict[str, int] = Field(default_factory=dict)
 
 
 class ProcessingTimes(ApiModel):

@@ -4,14 +4,14 @@ asked for, a webhook given as a URL or a ``Webhook``."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from scrapejobs_client.models import Webhook
 
 
 def with_options(
     options: Mapping[str, Any] | None,
-    render: bool | Mapping[str, Any] | None = None,
+    render: bool | Literal["auto"] | Mapping[str, Any] | None = None,
     formats: Sequence[str] | None = None,
 ) -> dict[str, Any] | None:
     """Job options with ``render`` and ``formats`` set (``None`` leaves them as given)."""
@@ -19,7 +19,7 @@ def with_options(
         return dict(options) if options is not None else None
     merged = dict(options or {})
     if render is not None:
-        merged["render"] = render if isinstance(render, bool) else dict(render)
+        merged["render"] = render if isinstance(render, bool | str) else dict(render)
     if formats is not None:
         merged["formats"] = list(formats)
     return merged

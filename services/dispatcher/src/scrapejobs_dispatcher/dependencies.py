@@ -19,6 +19,7 @@ from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_dispatcher.usage import Usage
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.workers import WorkerDirectory
 
@@ -40,6 +41,7 @@ SubmissionsDep = Annotated[IdempotentSubmission, Depends(app_state("idempotent_s
 ScrapeDep = Annotated[SyncScrape, Depends(app_state("sync_scrape"))]
 SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
 MonitorDep = Annotated[Monitor, Depends(app_state("monitor"))]
+UsageDep = Annotated[Usage, Depends(app_state("usage"))]
 WorkersDep = Annotated[WorkerDirectory, Depends(app_state("workers"))]
 HostGateDep = Annotated[HostGate, Depends(app_state("host_gate"))]
 ReconcileAfterDep = Annotated[float, Depends(app_state("reconcile_after_s"))]

@@ -16,6 +16,7 @@ from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
 from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
+from scrapejobs_dispatcher.firecrawl import team_routes as firecrawl_team
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.job_export import JobExport
@@ -38,6 +39,7 @@ from scrapejobs_dispatcher.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
+from scrapejobs_dispatcher.usage import Usage
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
@@ -107,8 +109,10 @@ def create_app(
         outbox = webhook_outbox or PubSubWebhookOutbox(
             settings.project_id, settings.webhook_topic, publish_deadline
         )
+        stats = stats_reader or FirestoreStats(client, deadline)
+        app.state.usage = Usage(stats, utc_now, settings.plan())
         app.state.monitor = Monitor(
-            stats_reader or FirestoreStats(client, deadline),
+            stats,
             job_store,
             host_gate,
             task_publisher,
@@ -182,6 +186,7 @@ def create_app(
     app.include_router(stats.router)
     app.include_router(workers.router)
     app.include_router(firecrawl_routes.router)
+    app.include_router(firecrawl_team.router)
     install_dashboard(
         app,
         DashboardSessions(authenticator.keys, settings.dashboard_session_s),

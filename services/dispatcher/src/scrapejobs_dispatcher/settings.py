@@ -8,6 +8,7 @@ from pydantic import Field
 
 from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
 from scrapejobs_dispatcher.monitoring import HealthPolicy
+from scrapejobs_dispatcher.usage import Plan
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
@@ -100,6 +101,26 @@ class DispatcherSettings(CommonSettings):
         "send on every scrape and its server defaults to true). false: such a request is "
         "refused, naming this setting, and /v2 verifies unless told otherwise",
     )
+    plan_credits: int = Field(
+        default=30_000_000,
+        ge=0,
+        description="Pages a billing period (a calendar month, UTC) may fetch, as Firecrawl's "
+        "credit-usage reports it (a credit is a page fetched; remaining = this less what the "
+        "month used)",
+    )
+    plan_tokens: int = Field(
+        default=1_000_000_000,
+        ge=0,
+        description="Model tokens (in and out) the ai stages may use a billing period, as "
+        "Firecrawl's token-usage reports it",
+    )
+    max_concurrency: int = Field(
+        default=128,
+        ge=1,
+        description="Pages fetched at once across the deployment, as Firecrawl's "
+        "concurrency-check and queue-status report it (Terraform: worker instances x pushes "
+        "per instance x pages per push)",
+    )
     scrape_max_wait_s: float = Field(
         default=240.0,
         gt=0,
@@ -107,6 +128,9 @@ class DispatcherSettings(CommonSettings):
         "platform's request timeout (Cloud Run's default: 300 s), so the caller gets the 202 "
         "naming the job rather than a cut connection",
     )
+
+    def plan(self) -> Plan:
+        return Plan(self.plan_credits, self.plan_tokens, self.max_concurrency)
 
     def health_policy(self) -> HealthPolicy:
         return HealthPolicy(

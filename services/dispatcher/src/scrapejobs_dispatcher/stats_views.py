@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
 from scrapejobs_dispatcher.views import AiUsage
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_key import origin_url
 
 
@@ -23,6 +24,11 @@ class TaskCounts(BaseModel):
     failed: int = Field(description="Finished in the window")
     dead_lettered: int = Field(description="Finished in the window")
     cancelled: int = Field(description="Finished in the window")
+    unusable: dict[str, int] = Field(
+        default_factory=dict,
+        description="Of the failed: pages that were a bot challenge, a login wall or showed "
+        "nothing (challenge, login_wall, empty_content), finished in the window",
+    )
 
 
 class Timing(BaseModel):
@@ -79,6 +85,7 @@ class StatsView(BaseModel):
                 failed=totals.count(TaskStatus.FAILED),
                 dead_lettered=totals.count(TaskStatus.DEAD_LETTERED),
                 cancelled=totals.count(TaskStatus.CANCELLED),
+                unusable={kind.value: totals.unusable_count(kind) for kind in Unusable},
             ),
             jobs={status.value: n for status, n in report.jobs.items()},
             throughput_per_s=report.throughput_per_s,

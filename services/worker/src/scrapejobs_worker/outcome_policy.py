@@ -1,7 +1,9 @@
 """What happens to a task after its fetch (or instead of it): one pure decision.
 
 (fetch response or fetch error, the task's attempt, the limits) → Succeed | Fail | Retry |
-Defer | GiveUp, plus what the host's politeness state should learn. This is docs/semantics.md's
+Defer | GiveUp, plus what the host's politeness state should learn. A response that is a bot
+challenge or a login wall (extraction/blocked_pages.py) is no page: it fails with its kind.
+This is docs/semantics.md's
 failure table; tests/unit/worker/test_outcome_policy.py checks it row by row. The batch
 processor only carries decisions out.
 """
@@ -14,6 +16,8 @@ from enum import StrEnum
 
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.unusable_pages import Unusable
+from scrapejobs_shared.extraction.blocked_pages import Blocked, blocked_page
 from scrapejobs_shared.politeness.retry_after import parse_retry_after
 from scrapejobs_shared.politeness.status_policy import StatusClass, classify_status
 from scrapejobs_shared.ports.fetcher import FetchError, FetchResponse
@@ -114,6 +118,9 @@ def after_fetch(
             return Ruling(Fail(TaskOutcome(TaskStatus.FAILED, error=error)))
         signal = HostSignal.FAILED if result.host_fault else HostSignal.NONE
         return Ruling(_transient(error, attempt, limits), signal)
+    blocked = blocked_page(result.status, result.headers, result.body, result.url, result.redirects)
+    if blocked is not None:
+        return _not_the_page(blocked, result, limits, now)
     hold = _throttle_hold(result, limits, now)
     if hold is not None and attempt.deferrals < limits.max_deferrals:
         reason = f"throttled: HTTP {result.status}, retry after {hold:.0f} s"
@@ -132,6 +139,24 @@ def after_fetch(
         )
         return Ruling(Fail(outcome), HostSignal.RESPONDED)
     return Ruling(Succeed(result), HostSignal.RESPONDED)
+
+
+def _not_the_page(
+    blocked: Blocked, result: FetchResponse, limits: OutcomeLimits, now: datetime
+) -> Ruling:
+    """A challenge or a login wall answered instead of the page: failed with its kind. A
+    challenge holds the host as a 429 without Retry-After does (and counts toward its
+    breaker); a login wall is the host answering."""
+    outcome = TaskOutcome(
+        TaskStatus.FAILED,
+        http_status=result.status,
+        error=blocked.error,
+        fetched_at=now,
+        elapsed_ms=result.elapsed_ms,
+    )
+    if blocked.kind is Unusable.CHALLENGE:
+        return Ruling(Fail(outcome), HostSignal.THROTTLED, limits.throttle_hold_s)
+    return Ruling(Fail(outcome), HostSignal.RESPONDED)
 
 
 def _transient(error: str, attempt: Attempt, limits: OutcomeLimits) -> Decision:

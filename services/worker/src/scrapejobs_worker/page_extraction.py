@@ -7,7 +7,10 @@ A pipeline stage that refuses the data (a ``validate`` schema, a failed ``transf
 fails the task permanently: ``failed`` with error ``validation: pipeline[i] (stage): ...``,
 the problems in ``field_errors`` (keyed by JSON path, after any extraction errors) and the data
 as that stage received it. A crawl still follows the page's links: the page was fetched and
-read; only its data was refused."""
+read; only its data was refused.
+
+A page that shows nothing (an app shell: no visible text, image or frame) and gave none of
+the job's fields a value fails ``empty_content``: it holds nothing the job asked for."""
 
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from pydantic import JsonValue
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.extraction import UnsupportedContent, extract_page, fit_result
+from scrapejobs_shared.domain.unusable_pages import Unusable
+from scrapejobs_shared.extraction import ContentKind, UnsupportedContent, extract_page, fit_result
 from scrapejobs_shared.extraction.spec import Format
 from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
@@ -65,6 +69,16 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
             elapsed_ms=response.elapsed_ms,
         )
         return ExtractedPage(outcome)
+    if page.empty and not _found_any_field(page.data, spec):
+        outcome = TaskOutcome(
+            TaskStatus.FAILED,
+            http_status=response.status,
+            error=_empty_error(response, page.content_kind),
+            elapsed_ms=response.elapsed_ms,
+            rendered_ms=response.rendered_ms,
+            tls_unverified=response.tls_unverified,
+        )
+        return ExtractedPage(outcome)
     data = dict(page.data)
     links = _links(data, keep="links" in spec.options.formats) if crawling else ()
     model_text: JsonValue = None
@@ -95,6 +109,26 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         tls_unverified=response.tls_unverified,
     )
     return ExtractedPage(outcome, links, model_input)
+
+
+def _found_any_field(data: dict[str, JsonValue], spec: JobSpec) -> bool:
+    """Whether one of the job's fields found something (a shell's meta tags may be all a job
+    asks for: that page is no failure)."""
+    return any(
+        data.get(name) not in (None, [], field.default) for name, field in spec.extract.items()
+    )
+
+
+def _empty_error(response: FetchResponse, content: ContentKind) -> str:
+    kind = Unusable.EMPTY_CONTENT.value
+    if content is not ContentKind.HTML:
+        return f"{kind}: the response's body is blank"
+    if response.rendered_ms is not None:
+        return f"{kind}: the page shows nothing, even rendered in a browser"
+    return (
+        f"{kind}: the page shows nothing (no visible text, image or frame): a page built by "
+        "scripts? options.render (Firecrawl: waitFor) renders it in a browser"
+    )
 
 
 def _fit_input(text: str, max_chars: int, data: dict[str, JsonValue]) -> str:

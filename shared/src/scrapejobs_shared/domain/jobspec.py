@@ -113,6 +113,12 @@ class RenderOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
+    when: Literal["always", "auto"] = Field(
+        default="always",
+        description="always: every page; auto: a page is fetched plainly first and rendered "
+        "only when it shows nothing (an app shell built by scripts)",
+    )
+
     wait_for: CssSelector | None = Field(
         default=None,
         description="A CSS selector: extraction waits until an element matches it (within the "
@@ -130,17 +136,21 @@ class RenderOptions(BaseModel):
 
 
 def _render_flag(value: Any) -> Any:
-    """``render: true`` renders with the defaults, ``false`` does not render."""
+    """``render: true`` renders with the defaults, ``false`` does not render, ``"auto"``
+    renders the pages that show nothing fetched plainly."""
     if value is True:
         return {}
+    if value == "auto":
+        return {"when": "auto"}
     return None if value is False else value
 
 
 def _also_boolean(schema: JsonDict) -> None:
-    """What ``_render_flag`` accepts, for the OpenAPI document: a boolean as well."""
+    """What ``_render_flag`` accepts, for the OpenAPI document: a boolean and "auto" too."""
     any_of = schema.get("anyOf")
     if isinstance(any_of, list):
         any_of.insert(1, {"type": "boolean"})
+        any_of.insert(2, {"type": "string", "enum": ["auto"]})
 
 
 MAX_CACHE_AGE_S = 172_800  # how long a page cache entry is kept (and the most it is asked for)
@@ -178,7 +188,8 @@ class JobOptions(BaseModel):
     render: Annotated[RenderOptions | None, BeforeValidator(_render_flag)] = Field(
         default=None,
         description="Render the page in headless Chromium before extraction: true for the "
-        "defaults, or an object (wait_for, wait_ms, block, viewport)",
+        'defaults, "auto" to render only pages that show nothing fetched plainly (app '
+        "shells), or an object (when, wait_for, wait_ms, block, viewport)",
         json_schema_extra=_also_boolean,
     )
     retention_days: Annotated[int, Field(ge=1, le=3650), JSON_INT] | None = Field(

@@ -17,11 +17,14 @@ from datetime import datetime, timedelta
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.unusable_pages import Unusable, unusable_kind
 
 SLOT = timedelta(minutes=5)
 HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
 # Upper bounds (ms) of the histogram buckets; one more bucket holds what is above the last.
 BOUNDS_MS: tuple[int, ...] = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
+UNUSABLE_PREFIX = "page_"  # stored fields of the unusable pages' counts: page_challenge, ...
 FINISHED = (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.DEAD_LETTERED, TaskStatus.CANCELLED)
 
 
@@ -88,15 +91,29 @@ class Totals:
     service: Histogram = field(default_factory=Histogram)
     fetch: Histogram = field(default_factory=Histogram)
     ai: ModelUsage = field(default_factory=ModelUsage)
+    unusable: Mapping[Unusable, int] = field(default_factory=dict)  # failed pages, by kind
 
     def __add__(self, other: Totals) -> Totals:
         finished = {s: self.count(s) + other.count(s) for s in FINISHED}
+        unusable = {k: self.unusable_count(k) + other.unusable_count(k) for k in Unusable}
         return Totals(
-            finished, self.service + other.service, self.fetch + other.fetch, self.ai + other.ai
+            finished,
+            self.service + other.service,
+            self.fetch + other.fetch,
+            self.ai + other.ai,
+            {k: n for k, n in unusable.items() if n},
         )
 
     def count(self, status: TaskStatus) -> int:
         return self.finished.get(status, 0)
+
+    def unusable_count(self, kind: Unusable) -> int:
+        return self.unusable.get(kind, 0)
+
+    @property
+    def unbilled(self) -> int:
+        """Pages fetched that held nothing usable (a challenge, a login wall, an empty shell)."""
+        return sum(self.unusable.values())
 
     @property
     def processed(self) -> int:
@@ -117,6 +134,7 @@ class Totals:
     def to_fields(self) -> dict[str, int]:
         """Flat numeric fields for a store (added to a shard's, field by field)."""
         fields = {status.value: n for status, n in self.finished.items() if n}
+        fields |= {UNUSABLE_PREFIX + kind.value: n for kind, n in self.unusable.items() if n}
         for name, histogram in (("service", self.service), ("fetch", self.fetch)):
             if histogram.count:
                 fields[f"{name}_ms"] = histogram.sum_ms
@@ -136,8 +154,13 @@ class Totals:
             return Histogram(buckets, number(f"{name}_ms"))
 
         finished = {status: number(status.value) for status in FINISHED}
+        unusable = {k: n for k in Unusable if (n := number(UNUSABLE_PREFIX + k.value))}
         return cls(
-            finished, histogram("service"), histogram("fetch"), ModelUsage.from_fields(fields)
+            finished,
+            histogram("service"),
+            histogram("fetch"),
+            ModelUsage.from_fields(fields),
+            unusable,
         )
 
 
@@ -147,11 +170,15 @@ def outcome_totals(
     """What the tasks that became terminal in one commit add (``service_ms`` by task id, for
     the tasks a worker ran; ``ai``: what their ai stages used)."""
     finished: dict[TaskStatus, int] = {}
+    unusable: dict[Unusable, int] = {}
     for record in results:
         finished[record.status] = finished.get(record.status, 0) + 1
+        kind = unusable_kind(record.error) if record.status is TaskStatus.FAILED else None
+        if kind is not None:
+            unusable[kind] = unusable.get(kind, 0) + 1
     ran = [service_ms[r.id] for r in results if r.id in service_ms]
     fetched = [r.elapsed_ms for r in results if r.elapsed_ms is not None]
-    return Totals(finished, Histogram.of(ran), Histogram.of(fetched), ai or ModelUsage())
+    return Totals(finished, Histogram.of(ran), Histogram.of(fetched), ai or ModelUsage(), unusable)
 
 
 def slot_of(moment: datetime) -> datetime:
@@ -171,6 +198,15 @@ def slots_between(start: datetime, end: datetime) -> list[datetime]:
         slots.append(slot)
         slot += SLOT
     return slots
+
+
+def day_of(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def hours_of_day(day: datetime) -> list[datetime]:
+    """The 24 hours of the (UTC) day starting at ``day``."""
+    return [day + HOUR * n for n in range(24)]
 
 
 def slots_of_hour(hour: datetime) -> list[datetime]:

@@ -3,7 +3,7 @@
 from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
 from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, DecodedText, choose_charset, decode_body
-from .extractor import PageExtraction, extract_page
+from .extractor import PageExtraction, extract_page, page_shows_nothing
 from .media_type import MediaType
 from .result_size import DEFAULT_MAX_BYTES, TRUNCATION_MARKER, fit_result, json_size
 from .spec import Fields, FieldSpec, Format, ValueType, check_field_names, check_format_names
@@ -32,4 +32,5 @@ __all__ = [
     "extract_page",
     "fit_result",
     "json_size",
+    "page_shows_nothing",
 ]

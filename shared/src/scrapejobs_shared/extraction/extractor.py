@@ -54,7 +54,7 @@ from .media_type import MediaType
 from .metadata import page_metadata
 from .spec import FieldSpec, Format
 from .urls import document_base_url, resolve_url
-from .visible_text import page_text, xml_text
+from .visible_text import page_text, shows_nothing, xml_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +64,15 @@ class PageExtraction:
     ``data``: field name → value, then format name → result (and ``json`` for JSON).
     ``errors``: field path or format name → what went wrong (values fell back to defaults).
     ``charset``: the codec the body was decoded with, when it was decoded.
+    ``empty``: an HTML page whose body shows nothing (``visible_text.shows_nothing``: no image,
+    video or frame, and no text but an app shell's "loading…") or a text body of whitespace.
     """
 
     data: dict[str, JsonValue]
     errors: dict[str, str]
     content_kind: ContentKind
     charset: str | None = None
+    empty: bool = False  # nothing to see: an app shell, a blank body
 
 
 def extract_page(
@@ -99,6 +102,20 @@ def extract_page(
     if classification.kind is ContentKind.TEXT:
         return _text_page(request, classification)
     return _markup_page(request, classification)
+
+
+def page_shows_nothing(body: bytes, content_type: str | None) -> bool:
+    """Whether an HTML page shows nothing as served (an app shell: ``visible_text.
+    shows_nothing``), so a browser would have to build it; False for any other content."""
+    media = MediaType.parse(content_type)
+    if classify_content(media, body).kind is not ContentKind.HTML:
+        return False
+    choice = choose_charset(body, media, markup=True)
+    try:
+        root = _parse(body, choice, xml=False)
+    except UnsupportedContent:
+        return False
+    return shows_nothing(root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +178,8 @@ def _markup_page(request: _Request, classification: Classification) -> PageExtra
             output.errors[name] = f"content is {classification.describe()}, not HTML"
         else:
             output.put_format(request, name, _html_format(name, root, base, output, request))
-    return PageExtraction(output.data, output.errors, classification.kind, choice.codec)
+    empty = not xml and shows_nothing(root)
+    return PageExtraction(output.data, output.errors, classification.kind, choice.codec, empty)
 
 
 def _html_format(
@@ -238,8 +256,9 @@ def _text_page(
         choice = choose_charset(request.body, request.media, markup=False)
     text = choice.decode(request.body) if choice is not None else ""
     _plain_formats(request, output, text, described)
+    blank = not request.body or request.body.isspace()
     return PageExtraction(
-        output.data, output.errors, ContentKind.TEXT, choice.codec if choice else None
+        output.data, output.errors, ContentKind.TEXT, choice.codec if choice else None, blank
     )
 
 

@@ -38,6 +38,9 @@ BLOCK_TAGS = frozenset(
 # Table cells sit side by side: a space keeps "<td>1</td><td>2</td>" from reading "12".
 CELL_TAGS = frozenset({"td", "th"})
 _BREAK = "\n"
+SHELL_TEXT_CHARS = 32  # an app shell's own text at most ("Loading…", "Please wait")
+# What a reader sees without any text: a page of only these is not empty
+MEDIA_TAGS = frozenset({"img", "picture", "video", "audio", "iframe", "embed", "object", "canvas"})
 
 
 def element_text(element: Any) -> str:
@@ -63,6 +66,39 @@ def xml_text(element: Any, separator: str = _BREAK) -> str:
     return separator.join(
         normalised for text in element.itertext() if (normalised := " ".join(text.split()))
     )
+
+
+def shows_nothing(root: Any) -> bool:
+    """Whether the page's body shows nothing a reader came for: no image, video or frame, and
+    no visible text, or at most ``SHELL_TEXT_CHARS`` of it ("loading…") beside scripts that
+    would build the rest (an app shell). Stops at the first thing that shows, so an ordinary
+    page costs a few elements."""
+    body = root.find("body")
+    if body is None:
+        return True
+    seen = 0
+
+    def counted(text: str | None) -> bool:
+        nonlocal seen
+        if text and not text.isspace():
+            seen += len(text.strip())
+        return seen > SHELL_TEXT_CHARS
+
+    if counted(body.text):
+        return False
+    stack = [iter(body)]  # children one at a time: a long page is never listed whole
+    while stack:
+        element = next(stack[-1], None)
+        if element is None:
+            stack.pop()
+            continue
+        if element.tag in MEDIA_TAGS or counted(element.tail):
+            return False
+        if _is_visible(element):
+            if counted(element.text):
+                return False
+            stack.append(iter(element))
+    return seen == 0 or root.find(".//script") is not None
 
 
 def _is_visible(element: Any) -> bool:

@@ -36,6 +36,10 @@ class StatsReader(Protocol):
     async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
         """Totals of each hour (starts from ``domain.stats.hour_of``)."""
 
+    async def day_totals(self, days: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        """Totals of each UTC day (starts from ``domain.outcome_stats.day_of``); a day's
+        totals outlive its slots and hours (usage history), once a read summed them."""
+
     async def jobs_by_status(self) -> dict[JobStatus, int]: ...
 
     async def open_work(self, max_jobs: int) -> OpenWork: ...

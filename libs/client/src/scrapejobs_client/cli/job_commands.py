@@ -94,6 +94,16 @@ RenderFlag = Annotated[
 ]
 
 
+RenderAutoFlag = Annotated[
+    bool,
+    typer.Option(
+        "--render-auto",
+        help="Render only the pages that show nothing fetched plainly (app shells built by "
+        "scripts).",
+    ),
+]
+
+
 WaitFor = Annotated[
     str | None,
     typer.Option(
@@ -119,11 +129,12 @@ PageFormats = Annotated[
 ]
 
 
-def _render_option(rendered: bool, wait_for: str | None, wait_ms: int | None) -> Any:
-    """options.render from the flags: None when not rendering (--wait-for/--wait-ms imply it)."""
+def _render_option(rendered: bool, auto: bool, wait_for: str | None, wait_ms: int | None) -> Any:
+    """options.render from the flags: None when not rendering (--wait-for/--wait-ms imply
+    --render; with --render-auto they apply to the pages rendered)."""
     if wait_for is None and wait_ms is None:
-        return True if rendered else None
-    waits = {"wait_for": wait_for, "wait_ms": wait_ms}
+        return "auto" if auto else True if rendered else None
+    waits = {"wait_for": wait_for, "wait_ms": wait_ms, "when": "auto" if auto else None}
     return {k: v for k, v in waits.items() if v is not None}
 
 
@@ -149,6 +160,7 @@ def submit(
     extract: ExtractFile = None,
     options: OptionsFile = None,
     rendered: RenderFlag = False,
+    auto: RenderAutoFlag = False,
     wait_for: WaitFor = None,
     wait_ms: WaitMs = None,
     page_format: PageFormats = None,
@@ -179,7 +191,9 @@ def submit(
     if options is not None:
         body["options"] = read_mapping(options, "--options")
     formats = [f.value for f in page_format] if page_format else None
-    merged = with_options(body.get("options"), _render_option(rendered, wait_for, wait_ms), formats)
+    merged = with_options(
+        body.get("options"), _render_option(rendered, auto, wait_for, wait_ms), formats
+    )
     if merged is not None:
         body["options"] = merged
     if label:
@@ -204,6 +218,7 @@ def scrape(
     extract: ExtractFile = None,
     options: OptionsFile = None,
     rendered: RenderFlag = False,
+    auto: RenderAutoFlag = False,
     wait_for: WaitFor = None,
     wait_ms: WaitMs = None,
     page_format: PageFormats = None,
@@ -224,7 +239,7 @@ def scrape(
             extract=read_mapping(extract, "--extract") if extract is not None else None,
             options=read_mapping(options, "--options") if options is not None else None,
             timeout_s=timeout,
-            render=_render_option(rendered, wait_for, wait_ms),
+            render=_render_option(rendered, auto, wait_for, wait_ms),
             formats=[f.value for f in page_format] if page_format else None,
         )
     except ScrapeTimedOut as exc:

@@ -190,7 +190,9 @@ def workers_table(workers: Iterable[Worker]) -> Table:
 def stats_tables(stats: Stats) -> list[Table]:
     summary = _fields_table()
     summary.add_row("window", stats.window)
-    summary.add_row("tasks", counts_text(stats.tasks.model_dump()))
+    summary.add_row("tasks", counts_text(stats.tasks.model_dump(exclude={"unusable"})))
+    if any(stats.tasks.unusable.values()):
+        summary.add_row("not the page", counts_text(stats.tasks.unusable))
     summary.add_row("jobs", counts_text(stats.jobs))
     summary.add_row("throughput", number(stats.throughput_per_s, "/s", 2))
     summary.add_row("error rate", percent(stats.error_rate))

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import require_caller
-from scrapejobs_dispatcher.dependencies import ReconcileAfterDep, RecoveryDep
+from scrapejobs_dispatcher.dependencies import ReconcileAfterDep, RecoveryDep, UsageDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 
 router = APIRouter(
@@ -67,3 +67,16 @@ async def republish_stuck(
     were published (e.g. the dispatcher was stopped mid-submission)."""
     jobs, tasks = await recovery.republish_stuck(timedelta(seconds=older_than_s))
     return Republished(jobs=jobs, tasks=tasks)
+
+
+class UsageRolledUp(BaseModel):
+    days: int = Field(description="Days of this billing period and the last one read")
+
+
+@router.post("/usage", response_model=UsageRolledUp, responses=ERRORS)
+async def roll_up_usage(usage: UsageDep) -> UsageRolledUp:
+    """Sum each ended day of this billing period and the last one into its own record, so the
+    usage history (Firecrawl's credit and token history) outlives the hourly figures (kept 35
+    days). Scheduled daily; safe to call at any time (a day already summed is read, not
+    summed again)."""
+    return UsageRolledUp(days=await usage.roll_up())

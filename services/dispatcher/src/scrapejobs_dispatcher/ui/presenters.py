@@ -14,6 +14,7 @@ from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.domain.workers import WorkerView
 from scrapejobs_shared.politeness.host_gate import PausedHost
 from scrapejobs_shared.politeness.host_key import origin_url
@@ -200,7 +201,28 @@ def live_tiles(report: StatsReport) -> list[Tile]:
             f"{totals.count(TaskStatus.FAILED)} failed, "
             f"{totals.count(TaskStatus.DEAD_LETTERED)} dead-lettered",
         ),
+        *_unusable_tile(report),
         *_ai_tile(report),
+    ]
+
+
+def _unusable_tile(report: StatsReport) -> list[Tile]:
+    """Pages that answered with a challenge, a login wall or nothing, when the window has some
+    (failed pages counted apart: docs/semantics.md)."""
+    totals = report.totals
+    if not totals.unbilled:
+        return []
+    parts = [
+        f"{totals.unusable_count(kind)} {kind.value.replace('_', ' ')}"
+        for kind in Unusable
+        if totals.unusable_count(kind)
+    ]
+    return [
+        Tile(
+            "Not the page",
+            f"{totals.unbilled} page{'' if totals.unbilled == 1 else 's'}",
+            ", ".join(parts),
+        )
     ]
 
 

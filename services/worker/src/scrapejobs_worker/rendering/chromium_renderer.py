@@ -1,7 +1,10 @@
 """The ``Fetcher`` of rendered pages: the document is fetched by the safe fetcher (as a plain
 page, with a browser's user agent), and a 2xx HTML document is then loaded, from that fetch, in
 a fresh browser context whose every request goes through the same fetcher
-(``request_routing``). The body of the answer is the rendered DOM.
+(``request_routing``). The body of the answer is the rendered DOM. With ``render: "auto"``
+(``RenderOptions.when``) the document is rendered only when it shows nothing as served (an app
+shell: ``extraction.page_shows_nothing``); any other page is answered as fetched, no browser
+page taken.
 
 Settled means: the ``load`` event, then ``wait_for`` matching (when given) or else the network
 quiet for 500 ms, then ``wait_ms``. All of it, the document's fetch included, ends within the
@@ -18,6 +21,7 @@ from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from scrapejobs_shared.domain.jobspec import RenderOptions
+from scrapejobs_shared.extraction import page_shows_nothing
 from scrapejobs_shared.ports.fetcher import (
     Fetcher,
     FetchRequest,
@@ -49,7 +53,7 @@ class ChromiumRenderer:
             document = await self._fetcher.fetch(
                 FetchRequest(request.url, headers, request.timeout_s, verify_tls=request.verify_tls)
             )
-            if not _renderable(document):
+            if not _renderable(document) or (options.when == "auto" and not _shell(document)):
                 return document
             left = max(0.0, deadline - time.monotonic())
             async with self._browsers.context(
@@ -170,6 +174,12 @@ def _renderable(document: FetchResponse) -> bool:
     if content_type:
         return "html" in content_type
     return document.body.lstrip()[:1] == b"<"
+
+
+def _shell(document: FetchResponse) -> bool:
+    """A page that shows nothing as served, which ``render: "auto"`` renders (parsed apart
+    from extraction: a page of an auto job is parsed twice when it is not rendered)."""
+    return page_shows_nothing(document.body, document.content_type)
 
 
 def _loop_time(deadline: float) -> float:

@@ -7,9 +7,12 @@ write/s; a settle commit comes at most once a second per running batch (the
 arithmetic for 1,000 pages/s is in docs/api.md, "Monitoring").
 
 Reads (``FirestoreStats``) sum a slot's shards with one query, and roll up what can no longer
-change: a slot, or an hour, that ended more than ``GRACE`` ago is summed once into
-``stats_rollups/{s|h}{start}`` and read from there ever after. A 24-hour window or history
-therefore reads about one document per hour plus the last hour's slots.
+change: a slot, an hour or a day that ended more than ``GRACE`` ago is summed once into
+``stats_rollups/{s|h|d}{start}`` and read from there ever after. A 24-hour window or history
+therefore reads about one document per hour plus the last hour's slots, and a month of usage
+about one per day. Slots and hours are kept ``RETENTION``; days ``DAY_RETENTION`` (a year of
+usage history): a day is summed from its hours while they are kept (the daily usage
+maintenance call does, ``POST /v1/maintenance/usage``), and is absent after.
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
-from scrapejobs_shared.domain.outcome_stats import HOUR, SLOT, Totals, slots_of_hour
+from scrapejobs_shared.domain.outcome_stats import (
+    DAY,
+    HOUR,
+    SLOT,
+    Totals,
+    hours_of_day,
+    slots_of_hour,
+)
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.outcome_stats import OpenWork
@@ -33,6 +43,7 @@ from scrapejobs_shared.ports.outcome_stats import OpenWork
 DEFAULT_SHARDS = 16
 GRACE = timedelta(minutes=2)  # commits stamped by skewed clocks still land in a slot this late
 RETENTION = timedelta(days=35)  # history is read up to 7 days back; TTL deletes the rest
+DAY_RETENTION = timedelta(days=400)  # usage is read by month, up to a year back
 ACTIVE = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
 
 
@@ -81,7 +92,8 @@ class FirestoreStats:
             summed = await self._sum_shards(missing[0], missing[-1])
             for slot in missing:
                 totals[slot] = summed.get(slot, Totals())
-            await self._roll_up("s", {s: totals[s] for s in missing if s + SLOT + GRACE <= now})
+            ended = {s: totals[s] for s in missing if s + SLOT + GRACE <= now}
+            await self._roll_up("s", ended, RETENTION)
         return totals
 
     async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
@@ -92,8 +104,22 @@ class FirestoreStats:
             by_slot = await self.slot_totals(slots, now)
             for hour in missing:
                 totals[hour] = sum((by_slot[s] for s in slots_of_hour(hour)), Totals())
-            await self._roll_up("h", {h: totals[h] for h in missing if h + HOUR + GRACE <= now})
+            ended = {h: totals[h] for h in missing if h + HOUR + GRACE <= now}
+            await self._roll_up("h", ended, RETENTION)
         return totals
+
+    async def day_totals(self, days: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        totals = await self._rolled("d", days)
+        # a day whose hours are gone (older than RETENTION) and was never summed: absent
+        missing = sorted(d for d in set(days) - set(totals) if d + DAY + RETENTION > now)
+        if missing:
+            hours = [h for day in missing for h in hours_of_day(day)]
+            by_hour = await self.hour_totals(hours, now)
+            for day in missing:
+                totals[day] = sum((by_hour[h] for h in hours_of_day(day)), Totals())
+            ended = {d: totals[d] for d in missing if d + DAY + GRACE <= now}
+            await self._roll_up("d", ended, DAY_RETENTION)
+        return {day: totals.get(day, Totals()) for day in days}
 
     async def _rolled(self, kind: str, starts: Sequence[datetime]) -> dict[datetime, Totals]:
         if not starts:
@@ -122,12 +148,12 @@ class FirestoreStats:
         count(reads=max(reads, 1))
         return summed
 
-    async def _roll_up(self, kind: str, totals: Mapping[datetime, Totals]) -> None:
+    async def _roll_up(self, kind: str, totals: Mapping[datetime, Totals], kept: timedelta) -> None:
         items = list(totals.items())
         for start in range(0, len(items), 400):
             commit = self._client.batch()
             for begin, value in items[start : start + 400]:
-                doc = value.to_fields() | {"expire_at": begin + RETENTION}
+                doc = value.to_fields() | {"expire_at": begin + kept}
                 commit.set(self._rollups.document(kind + _slot_id(begin)), doc)
             count(writes=len(items[start : start + 400]))
             await commit.commit(**self._deadline.call)

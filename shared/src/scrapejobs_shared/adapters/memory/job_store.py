@@ -17,7 +17,7 @@ from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied, Lane
 from scrapejobs_shared.domain.model_usage import ModelUsage
-from scrapejobs_shared.domain.outcome_stats import Totals, slot_of, slots_of_hour
+from scrapejobs_shared.domain.outcome_stats import Totals, day_of, slot_of, slots_of_hour
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     Handoff,
@@ -427,6 +427,13 @@ class MemoryJobStore:
             )
             for hour in hours
         }
+
+    async def day_totals(self, days: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+        await self.ping()
+        by_day: dict[datetime, Totals] = {}
+        for slot, totals in self.stats.items():
+            by_day[day_of(slot)] = by_day.get(day_of(slot), Totals()) + totals
+        return {day: by_day.get(day, Totals()) for day in days}
 
     async def jobs_by_status(self) -> dict[JobStatus, int]:
         await self.ping()

@@ -69,9 +69,10 @@ locals {
     # a certificate that fails verification may be let through by the job (docs/firecrawl.md)
     SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
     # what Firecrawl's usage calls report (docs/firecrawl.md, "Usage")
-    SCRAPEJOBS_PLAN_CREDITS    = tostring(var.plan_credits)
-    SCRAPEJOBS_PLAN_TOKENS     = tostring(var.plan_tokens)
-    SCRAPEJOBS_MAX_CONCURRENCY = tostring(var.worker_max_instances * var.worker_concurrency * var.worker_batch_concurrency)
+    SCRAPEJOBS_FIRECRAWL_RENDER = var.firecrawl_render
+    SCRAPEJOBS_PLAN_CREDITS     = tostring(var.plan_credits)
+    SCRAPEJOBS_PLAN_TOKENS      = tostring(var.plan_tokens)
+    SCRAPEJOBS_MAX_CONCURRENCY  = tostring(var.worker_max_instances * var.worker_concurrency * var.worker_batch_concurrency)
   })
 
   worker_env = merge(local.common_env, local.ai_env, {

@@ -471,6 +471,17 @@ variable "allow_unverified_tls" {
   description = "Whether a job may fetch a site whose TLS certificate fails verification (options.verify_tls false; Firecrawl's skipTlsVerification, which firecrawl-py 3.0-4.54 sends on every scrape). false: such requests are refused naming SCRAPEJOBS_ALLOW_UNVERIFIED_TLS, and /v2 verifies unless told otherwise."
 }
 
+variable "firecrawl_render" {
+  type        = string
+  default     = "plain"
+  description = "What /v2 does with a page when no waitFor or mobile asks to render it (SCRAPEJOBS_FIRECRAWL_RENDER): plain (fetched as served; a page that shows nothing ends empty_content) or auto (rendered when it shows nothing, as Firecrawl renders every page; /v2 jobs then run in the render lane)."
+
+  validation {
+    condition     = contains(["plain", "auto"], var.firecrawl_render)
+    error_message = "firecrawl_render must be plain or auto."
+  }
+}
+
 variable "plan_credits" {
   type        = number
   default     = 30000000

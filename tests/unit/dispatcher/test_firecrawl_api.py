@@ -265,6 +265,24 @@ async def test_a_deployment_that_always_verifies_refuses_skipping_naming_its_set
     assert job.spec.options.verify_tls is True
 
 
+async def test_the_deployment_may_render_what_shows_nothing_as_firecrawl_renders() -> None:
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", firecrawl_render="auto")
+    async with memory_client(store, settings) as client:
+        for body in ({}, {"waitFor": 300}):
+            answer = await client.post(
+                "/v2/batch/scrape", json={"urls": ["https://a.example/"], **body}
+            )
+            assert answer.status_code == 200, answer.text
+    auto, waited = (job.spec.options.render for job in store.jobs.values())
+    assert auto is not None and auto.when == "auto"
+    assert waited is not None and waited.when == "always" and waited.wait_ms == 300
+    plain = MemoryJobStore()
+    async with memory_client(plain) as client:  # the default: plain
+        await client.post("/v2/batch/scrape", json={"urls": ["https://a.example/"]})
+    assert [job.spec.options.render for job in plain.jobs.values()] == [None]
+
+
 async def test_a_webhook_is_a_native_one_in_firecrawls_shape() -> None:
     store = MemoryJobStore()
     hook = {"url": "https://h.example/in", "metadata": {"team": "a"}, "events": ["page", "failed"]}

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
+from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.job_export import JobExport
 from scrapejobs_dispatcher.job_service import JobService
@@ -42,6 +43,7 @@ ScrapeDep = Annotated[SyncScrape, Depends(app_state("sync_scrape"))]
 SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
 MonitorDep = Annotated[Monitor, Depends(app_state("monitor"))]
 UsageDep = Annotated[Usage, Depends(app_state("usage"))]
+V2DefaultsDep = Annotated[V2Defaults, Depends(app_state("v2_defaults"))]
 WorkersDep = Annotated[WorkerDirectory, Depends(app_state("workers"))]
 HostGateDep = Annotated[HostGate, Depends(app_state("host_gate"))]
 ReconcileAfterDep = Annotated[float, Depends(app_state("reconcile_after_s"))]

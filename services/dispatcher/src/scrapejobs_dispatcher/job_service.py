@@ -155,10 +155,6 @@ class JobService:
         )
         return self._view(job, counts)
 
-    @property
-    def allows_unverified_tls(self) -> bool:
-        return self._allow_unverified_tls
-
     def _check_allowed(self, request: JobRequest) -> None:
         """``UnavailableHere`` unless this deployment serves what ``request`` asks for."""
         index = ai_stage_index(request.pipeline)

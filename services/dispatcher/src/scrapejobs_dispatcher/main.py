@@ -172,6 +172,7 @@ def create_app(
     )
     app.state.authenticator = authenticator = Authenticator(settings)
     app.state.reconcile_after_s = settings.reconcile_after_s
+    app.state.v2_defaults = settings.v2_defaults()
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
+from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.monitoring import HealthPolicy
 from scrapejobs_dispatcher.usage import Plan
 from scrapejobs_shared.config.settings import CommonSettings
@@ -101,6 +102,13 @@ class DispatcherSettings(CommonSettings):
         "send on every scrape and its server defaults to true). false: such a request is "
         "refused, naming this setting, and /v2 verifies unless told otherwise",
     )
+    firecrawl_render: Literal["plain", "auto"] = Field(
+        default="plain",
+        description="What /v2 does with a page when no waitFor or mobile asks to render it: "
+        "plain (fetched as served; a page that shows nothing ends empty_content) or auto "
+        "(rendered when it shows nothing, as Firecrawl renders every page; /v2 jobs then run "
+        "in the render lane)",
+    )
     plan_credits: int = Field(
         default=30_000_000,
         ge=0,
@@ -128,6 +136,9 @@ class DispatcherSettings(CommonSettings):
         "platform's request timeout (Cloud Run's default: 300 s), so the caller gets the 202 "
         "naming the job rather than a cut connection",
     )
+
+    def v2_defaults(self) -> V2Defaults:
+        return V2Defaults(self.allow_unverified_tls, self.firecrawl_render)
 
     def plan(self) -> Plan:
         return Plan(self.plan_credits, self.plan_tokens, self.max_concurrency)

@@ -16,6 +16,7 @@ from scrapejobs_dispatcher.dependencies import (
     ScrapeDep,
     SiteMapperDep,
     SubmissionsDep,
+    V2DefaultsDep,
 )
 from scrapejobs_dispatcher.firecrawl.answer_models import (
     ActiveCrawl,
@@ -108,14 +109,14 @@ async def scrape(
     body: ScrapeBody,
     request: Request,
     scraper: ScrapeDep,
-    jobs: JobsDep,
+    defaults: V2DefaultsDep,
     submissions: SubmissionsDep,
 ) -> ScrapeAnswer | JSONResponse:
     """Scrape one URL and answer with its Document (a one-URL job, waited for up to
     ``timeout`` ms, or the service's longest wait). A page that answered with an HTTP error
     is a Document whose metadata says so; a destination refused by the fetch policy or
     robots.txt is a 403, a page that took too long a 408."""
-    native = scrape_request(body, jobs.allows_unverified_tls)
+    native = scrape_request(body, defaults)
     key = attach_key(native, body.max_age, time.time())
     submit = None
     if key is not None:
@@ -175,6 +176,7 @@ async def start_batch(
     body: BatchScrapeBody,
     request: Request,
     jobs: JobsDep,
+    defaults: V2DefaultsDep,
     submissions: SubmissionsDep,
     idempotency_key: IdempotencyKey = None,
 ) -> BatchStarted:
@@ -186,7 +188,7 @@ async def start_batch(
         raise InvalidOption(f"urls[{index}]", f"not an http(s) URL: {invalid[0]!r}")
     if not urls:
         raise InvalidOption("urls", "no valid URL to scrape")
-    native = batch_request(body, urls, jobs.allows_unverified_tls)
+    native = batch_request(body, urls, defaults)
     view = await _submit(request, jobs, submissions, native, idempotency_key)
     return BatchStarted(
         id=view.job.id,
@@ -229,12 +231,13 @@ async def start_crawl(
     body: CrawlBody,
     request: Request,
     jobs: JobsDep,
+    defaults: V2DefaultsDep,
     submissions: SubmissionsDep,
     idempotency_key: IdempotencyKey = None,
 ) -> CrawlStarted:
     """Start a crawl: one native crawl job from ``url`` (every page found is scraped with
     ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
-    native = crawl_request(body, jobs.allows_unverified_tls)
+    native = crawl_request(body, defaults)
     view = await _submit(request, jobs, submissions, native, idempotency_key)
     return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))
 

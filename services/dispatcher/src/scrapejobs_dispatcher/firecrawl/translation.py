@@ -9,7 +9,7 @@ labelled with the endpoint it came from.
 | ``onlyMainContent``, ``includeTags``, ``excludeTags`` | ``options.content`` |
 | ``headers`` | ``options.headers`` |
 | ``timeout`` (ms) | ``options.timeout_s`` (at most 50 s a fetch); a scrape's wait |
-| ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport) |
+| ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport); without them ``"auto"`` where the deployment says so |
 | ``maxConcurrency`` | ``options.per_host_concurrency`` |
 | ``maxAge`` (ms; 4 h unset), ``storeInCache`` | ``options.cache_max_age_s``, ``options.cache_store`` |
 | ``skipTlsVerification`` (true unset, where the deployment allows it) | ``options.verify_tls`` (its negation) |
@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -78,17 +79,29 @@ class InvalidOption(ValueError):
         self.field = field
 
 
+@dataclass(frozen=True, slots=True)
+class V2Defaults:
+    """What this deployment decides for a /v2 request that does not say."""
+
+    # skipTlsVerification unset is Firecrawl's true (SCRAPEJOBS_ALLOW_UNVERIFIED_TLS): false
+    # refuses true and verifies unset
+    unverified_tls: bool = True
+    # without waitFor or mobile: plain fetches, or render the pages that show nothing
+    # (SCRAPEJOBS_FIRECRAWL_RENDER), as Firecrawl renders every page
+    render: Literal["plain", "auto"] = "plain"
+
+
 UNVERIFIED_REFUSED = (
     "this deployment always verifies TLS certificates (SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false); "
     "leave skipTlsVerification out or set it to false"
 )
 
 
-def job_options(options: ScrapeOptions, unverified_allowed: bool = True) -> dict[str, Any]:
-    """The native ``options`` of a Firecrawl request. ``skipTlsVerification`` unset is
-    Firecrawl's default (true) where the deployment allows unverified certificates."""
+def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> dict[str, Any]:
+    """The native ``options`` of a Firecrawl request, the deployment's ``defaults`` where it
+    does not say."""
     skip_tls = options.skip_tls_verification
-    if skip_tls and not unverified_allowed:
+    if skip_tls and not defaults.unverified_tls:
         raise InvalidOption("skipTlsVerification", UNVERIFIED_REFUSED)
     names = options.format_names()
     formats = ["metadata", *(FORMATS[name] for name in names if name in FORMATS)]
@@ -102,7 +115,7 @@ def job_options(options: ScrapeOptions, unverified_allowed: bool = True) -> dict
         "headers": options.headers or {},
         "cache_max_age_s": cache_age_s(options.max_age),
         "cache_store": options.store_in_cache,
-        "verify_tls": not (unverified_allowed if skip_tls is None else skip_tls),
+        "verify_tls": not (defaults.unverified_tls if skip_tls is None else skip_tls),
     }
     if options.timeout is not None:
         native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
@@ -111,6 +124,8 @@ def job_options(options: ScrapeOptions, unverified_allowed: bool = True) -> dict
         if options.mobile:
             render["viewport"] = MOBILE_VIEWPORT
         native["render"] = render
+    elif defaults.render == "auto":
+        native["render"] = "auto"
     return native
 
 
@@ -149,11 +164,11 @@ def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
     return [{"ai": stage}]
 
 
-def scrape_request(body: ScrapeBody, unverified_allowed: bool = True) -> ScrapeRequest:
+def scrape_request(body: ScrapeBody, defaults: V2Defaults = V2Defaults()) -> ScrapeRequest:
     """``POST /v2/scrape`` as a one-URL scrape."""
     native: dict[str, Any] = {
         "url": body.url,
-        "options": job_options(body, unverified_allowed),
+        "options": job_options(body, defaults),
         "pipeline": pipeline(body),
         "labels": {LABEL: "scrape"},
     }
@@ -163,10 +178,10 @@ def scrape_request(body: ScrapeBody, unverified_allowed: bool = True) -> ScrapeR
 
 
 def batch_request(
-    body: BatchScrapeBody, urls: list[str], unverified_allowed: bool = True
+    body: BatchScrapeBody, urls: list[str], defaults: V2Defaults = V2Defaults()
 ) -> JobRequest:
     """``POST /v2/batch/scrape`` as one job of ``urls``."""
-    options = job_options(body, unverified_allowed)
+    options = job_options(body, defaults)
     if body.max_concurrency is not None:
         options["per_host_concurrency"] = body.max_concurrency
     native = {
@@ -179,9 +194,9 @@ def batch_request(
     return _validated(JobRequest, native)
 
 
-def crawl_request(body: CrawlBody, unverified_allowed: bool = True) -> JobRequest:
+def crawl_request(body: CrawlBody, defaults: V2Defaults = V2Defaults()) -> JobRequest:
     """``POST /v2/crawl`` as one crawl job."""
-    options = job_options(body.scrape_options or ScrapeOptions(), unverified_allowed)
+    options = job_options(body.scrape_options or ScrapeOptions(), defaults)
     if body.max_concurrency is not None:
         options["per_host_concurrency"] = body.max_concurrency
     if body.delay is not None:

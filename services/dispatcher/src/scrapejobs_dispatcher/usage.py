@@ -133,6 +133,11 @@ class Usage:
             partial=open_work.partial,
         )
 
+    async def active(self) -> int:
+        """Pages being fetched or processed now (a lower bound past ``MAX_OPEN_JOBS`` jobs)."""
+        open_work = await self._stats.open_work(MAX_OPEN_JOBS)
+        return open_work.running + open_work.processing
+
     async def _last_success(self, now: datetime) -> datetime | None:
         """When a page last succeeded, to the end of its 5-minute slot within this hour, to the
         end of its hour within the last day (capped at now); None before that."""

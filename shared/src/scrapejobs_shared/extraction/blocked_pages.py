@@ -95,7 +95,7 @@ TITLE_SIGNS: tuple[TitleSign, ...] = (
         ),
     ),
 )
-# A path that signs someone in; the last segments of the final URL's path are matched
+# A segment (or two) of a path that signs someone in: /login, /users/sign_in, /auth/..., ...
 _LOGIN_PATH = re.compile(
     r"(^|/)(log-?in|sign-?in|sign_in|signon|sso|auth|authenticate|authorize|"
     r"sessions?/new|users/sign_in|accounts?/login|oauth2?/authorize|"

@@ -119,8 +119,7 @@ async def queue_status(usage: UsageDep) -> QueueStatus:
 @router.get("/concurrency-check", response_model=Concurrency, response_model_by_alias=True)
 async def concurrency_check(usage: UsageDep) -> Concurrency:
     """Pages being fetched or processed now, and the most at once."""
-    queue = await usage.queue()
-    return Concurrency(concurrency=queue.active, max_concurrency=queue.max_concurrency)
+    return Concurrency(concurrency=await usage.active(), max_concurrency=usage.plan.max_concurrency)
 
 
 @router.get("/team/credit-usage", response_model=CreditUsage, response_model_by_alias=True)

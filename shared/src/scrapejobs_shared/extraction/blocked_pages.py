@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from scrapejobs_shared.domain.unusable_pages import Unusable
 
 SCANNED_BYTES = 32_768
-SMALL_PAGE_BYTES = 16_384
+SMALL_PAGE_BYTES = 4_096
 TITLE_BYTES = 8_192
 _TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title", re.IGNORECASE | re.DOTALL)
 _SPACES = re.compile(r"\s+")
@@ -51,7 +51,7 @@ class HeaderSign:
 @dataclass(frozen=True, slots=True)
 class BodySign:
     vendor: str
-    marker: bytes  # lower-cased, in the head of the body
+    marker: bytes  # as vendors write it (matched as is), in the head of the body
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ BODY_SIGNS: tuple[BodySign, ...] = (
     BodySign("Cloudflare", b"window._cf_chl_opt"),
     BodySign("DataDome", b"geo.captcha-delivery.com"),
     BodySign("DataDome", b"ct.captcha-delivery.com"),
-    BodySign("PerimeterX", b'id="px-captcha"'),
+    BodySign("PerimeterX", b"px-captcha"),
     BodySign("PerimeterX", b"/px/captcha/"),
     BodySign("Akamai", b"errors.edgesuite.net"),
     BodySign("Akamai", b"errors&#46;edgesuite&#46;net"),  # as its denial page writes it
@@ -125,7 +125,7 @@ def _challenge(status: int, headers: Mapping[str, str], body: bytes) -> Blocked 
             shown = f"{sign.header}: {value}"[:80]
             return Blocked(Unusable.CHALLENGE, f"{sign.vendor} ({shown}, HTTP {status})")
     if not 200 <= status < 300 or len(body) <= SMALL_PAGE_BYTES:
-        head = body[:SCANNED_BYTES].lower()
+        head = body[:SCANNED_BYTES]
         for marker in BODY_SIGNS:
             if marker.marker in head:
                 seen = marker.marker.decode()

@@ -6,10 +6,11 @@ ordinary page, which tests/unit/extraction/test_blocked_pages.py checks on the c
 and on real-world shapes (a page served through Cloudflare, a form with a captcha widget, an
 article about captchas, a login page asked for).
 
-Only the head of the body is read: the title in the first ``TITLE_BYTES``, vendor markers in
-the first ``SCANNED_BYTES`` of a page that answered with an error status or is small
-(``SMALL_PAGE_BYTES``): challenge pages are small, and an ordinary page of megabytes costs no
-more than one of kilobytes (a few microseconds: bench/README.md, "Honest outcomes").
+Only the head of the body is read: the title in the first ``TITLE_BYTES``, vendor markers (as
+vendors write them, not case-folded) in the first ``SCANNED_BYTES`` of a page that answered
+with an error status or is small (``SMALL_PAGE_BYTES``). Vendors answer challenges with error
+statuses; one that answers 2xx says what it is in its title. An ordinary page costs about 0.05 M
+instructions, whatever its size (bench/README.md, "Honest outcomes: what the checks cost").
 """
 
 from __future__ import annotations

@@ -12,12 +12,13 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
+from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.firecrawl.translation import InvalidOption
 from scrapejobs_web.http_errors import error_response
 
@@ -52,6 +53,17 @@ class FirecrawlRoute(APIRoute):
                 return reshape(await native_response(request, exc))
 
         return firecrawl_handler
+
+
+def v2_router() -> APIRouter:
+    """A /v2 router: its routes answer failures in Firecrawl's shape, behind the caller check."""
+    return APIRouter(
+        prefix="/v2",
+        tags=["firecrawl"],
+        route_class=FirecrawlRoute,
+        dependencies=[Depends(require_caller)],
+        responses=ERRORS,
+    )
 
 
 async def native_response(request: Request, exc: Exception) -> Response:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi import Header, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.convertors import Convertor, register_url_convertor
 
-from scrapejobs_dispatcher.authentication import caller_of, require_caller
+from scrapejobs_dispatcher.authentication import caller_of
 from scrapejobs_dispatcher.dependencies import (
     JobsDep,
     RecoveryDep,
@@ -32,7 +32,7 @@ from scrapejobs_dispatcher.firecrawl.answer_models import (
     ScrapeAnswer,
     batch_status,
 )
-from scrapejobs_dispatcher.firecrawl.errors import ERRORS, FirecrawlRoute
+from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.firecrawl.request_models import (
     BatchScrapeBody,
     CrawlBody,
@@ -58,13 +58,7 @@ from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.firecrawl.documents import document
 
-router = APIRouter(
-    prefix="/v2",
-    tags=["firecrawl"],
-    route_class=FirecrawlRoute,
-    dependencies=[Depends(require_caller)],
-    responses=ERRORS,
-)
+router = v2_router()
 
 
 class HexId(Convertor[str]):

@@ -7,22 +7,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Query
 from pydantic import Field
 
-from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.dependencies import UsageDep
 from scrapejobs_dispatcher.firecrawl.answer_models import Answer
-from scrapejobs_dispatcher.firecrawl.errors import ERRORS, FirecrawlRoute
+from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.usage import PeriodUsage
 
-router = APIRouter(
-    prefix="/v2",
-    tags=["firecrawl"],
-    route_class=FirecrawlRoute,
-    dependencies=[Depends(require_caller)],
-    responses=ERRORS,
-)
+router = v2_router()
 BY_API_KEY = Query(
     default=False,
     alias="byApiKey",
@@ -53,12 +46,15 @@ class Concurrency(Answer):
     max_concurrency: int = Field(alias="maxConcurrency", description="Pages at once, at most")
 
 
-class CreditUsageData(Answer):
+class BillingPeriod(Answer):
+    billing_period_start: datetime = Field(alias="billingPeriodStart")
+    billing_period_end: datetime = Field(alias="billingPeriodEnd")
+
+
+class CreditUsageData(BillingPeriod):
     remaining_credits: int = Field(alias="remainingCredits")
     plan_credits: int = Field(alias="planCredits", description="Pages a billing period may fetch")
     credits_used: int = Field(alias="creditsUsed", description="Pages fetched this period")
-    billing_period_start: datetime = Field(alias="billingPeriodStart")
-    billing_period_end: datetime = Field(alias="billingPeriodEnd")
 
 
 class CreditUsage(Answer):
@@ -66,12 +62,10 @@ class CreditUsage(Answer):
     data: CreditUsageData
 
 
-class TokenUsageData(Answer):
+class TokenUsageData(BillingPeriod):
     remaining_tokens: int = Field(alias="remainingTokens")
     plan_tokens: int = Field(alias="planTokens", description="Tokens a billing period may use")
     tokens_used: int = Field(alias="tokensUsed", description="Tokens the ai stages used")
-    billing_period_start: datetime = Field(alias="billingPeriodStart")
-    billing_period_end: datetime = Field(alias="billingPeriodEnd")
 
 
 class TokenUsage(Answer):
@@ -79,10 +73,13 @@ class TokenUsage(Answer):
     data: TokenUsageData
 
 
-class CreditPeriod(Answer):
+class HistoryPeriod(Answer):
     start_date: datetime = Field(alias="startDate")
     end_date: datetime = Field(alias="endDate")
     api_key: str | None = Field(default=None, alias="apiKey")
+
+
+class CreditPeriod(HistoryPeriod):
     credits_used: int = Field(alias="creditsUsed")
 
 
@@ -91,10 +88,7 @@ class CreditHistory(Answer):
     periods: list[CreditPeriod] = Field(description="Billing periods, the current one first")
 
 
-class TokenPeriod(Answer):
-    start_date: datetime = Field(alias="startDate")
-    end_date: datetime = Field(alias="endDate")
-    api_key: str | None = Field(default=None, alias="apiKey")
+class TokenPeriod(HistoryPeriod):
     tokens_used: int = Field(alias="tokensUsed")
 
 

@@ -71,7 +71,7 @@ class _FinalResponse:
     status: int
     headers: dict[str, str]
     body: Body
-    tls_unverified: bool
+    tls_unverified: bool = False  # a hop's certificate failed verification
 
 
 class SafeFetcher:
@@ -200,7 +200,7 @@ class SafeFetcher:
                 return target, unverified
             read = await read_capped_body(response, self._limits)
             headers_read = flatten_headers(response)
-            return _FinalResponse(url, response.status_code, headers_read, read, False), unverified
+            return _FinalResponse(url, response.status_code, headers_read, read), unverified
         finally:
             await response.aclose()
 

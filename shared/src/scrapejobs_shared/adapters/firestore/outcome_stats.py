@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -45,6 +46,18 @@ GRACE = timedelta(minutes=2)  # commits stamped by skewed clocks still land in a
 RETENTION = timedelta(days=35)  # history is read up to 7 days back; TTL deletes the rest
 DAY_RETENTION = timedelta(days=400)  # usage is read by month, up to a year back
 ACTIVE = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A rollup level: how long one lasts, its parts, how they are read, how long its rollup
+    is kept, and how long its parts are (None: summed whatever its age)."""
+
+    length: timedelta
+    parts_of: Callable[[datetime], list[datetime]]
+    read_parts: Callable[[Sequence[datetime], datetime], Awaitable[dict[datetime, Totals]]]
+    kept: timedelta
+    parts_kept: timedelta | None = None
 
 
 def _slot_id(slot: datetime) -> str:
@@ -97,29 +110,33 @@ class FirestoreStats:
         return totals
 
     async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
-        totals = await self._rolled("h", hours)
-        missing = sorted(set(hours) - set(totals))
-        if missing:
-            slots = [s for hour in missing for s in slots_of_hour(hour)]
-            by_slot = await self.slot_totals(slots, now)
-            for hour in missing:
-                totals[hour] = sum((by_slot[s] for s in slots_of_hour(hour)), Totals())
-            ended = {h: totals[h] for h in missing if h + HOUR + GRACE <= now}
-            await self._roll_up("h", ended, RETENTION)
-        return totals
+        return await self._summed(
+            "h", hours, now, Span(HOUR, slots_of_hour, self.slot_totals, RETENTION)
+        )
 
     async def day_totals(self, days: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
-        totals = await self._rolled("d", days)
         # a day whose hours are gone (older than RETENTION) and was never summed: absent
-        missing = sorted(d for d in set(days) - set(totals) if d + DAY + RETENTION > now)
+        span = Span(DAY, hours_of_day, self.hour_totals, DAY_RETENTION, parts_kept=RETENTION)
+        return await self._summed("d", days, now, span)
+
+    async def _summed(
+        self, kind: str, starts: Sequence[datetime], now: datetime, span: Span
+    ) -> dict[datetime, Totals]:
+        """Totals of each span starting at ``starts``: its rollup, or the sum of its parts
+        (rolled up in turn once the span has ended)."""
+        totals = await self._rolled(kind, starts)
+        missing = sorted(
+            start
+            for start in set(starts) - set(totals)
+            if span.parts_kept is None or start + span.length + span.parts_kept > now
+        )
         if missing:
-            hours = [h for day in missing for h in hours_of_day(day)]
-            by_hour = await self.hour_totals(hours, now)
-            for day in missing:
-                totals[day] = sum((by_hour[h] for h in hours_of_day(day)), Totals())
-            ended = {d: totals[d] for d in missing if d + DAY + GRACE <= now}
-            await self._roll_up("d", ended, DAY_RETENTION)
-        return {day: totals.get(day, Totals()) for day in days}
+            by_part = await span.read_parts([p for s in missing for p in span.parts_of(s)], now)
+            for start in missing:
+                totals[start] = sum((by_part[p] for p in span.parts_of(start)), Totals())
+            ended = {s: totals[s] for s in missing if s + span.length + GRACE <= now}
+            await self._roll_up(kind, ended, span.kept)
+        return {start: totals.get(start, Totals()) for start in starts}
 
     async def _rolled(self, kind: str, starts: Sequence[datetime]) -> dict[datetime, Totals]:
         if not starts:

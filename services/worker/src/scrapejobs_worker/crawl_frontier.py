@@ -24,9 +24,10 @@ A link is admitted (:class:`CrawlFilter`) when:
   URL is on its own scheme's default port (``http://h/`` and ``https://h/`` are one site,
   ``https://h:8443/`` is another);
 * its path, at most 2,000 characters long (longer paths are dropped unexamined, which also
-  bounds the regex cost), matches (``re.search``) at least one ``include`` pattern when
-  there are any, and no ``exclude`` pattern. Patterns see the normalised, percent-encoded
-  path (``/caf%C3%A9``) without the query;
+  bounds the regex cost), matches (a search, on RE2: see
+  :mod:`scrapejobs_shared.domain.user_regex`) at least one ``include`` pattern when there
+  are any, and no ``exclude`` pattern. Patterns see the normalised, percent-encoded path
+  (``/caf%C3%A9``) without the query;
 * with ``under_start_path``, its path starts with the start URL's path (``/docs`` admits
   ``/docs/intro`` and ``/docs``, not ``/blog``).
 
@@ -41,7 +42,6 @@ enforces the job-wide page budget.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -49,6 +49,7 @@ from urllib.parse import urlsplit, urlunsplit
 from scrapejobs_shared.domain.crawl_identity import crawl_key
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.field_types import check_url
+from scrapejobs_shared.domain.user_regex import UserRegex, user_regex
 from scrapejobs_shared.extraction.urls import normalize_http_url
 
 MAX_FILTERED_PATH_LENGTH = 2000
@@ -71,8 +72,8 @@ class CrawlFilter:
     host: str
     port: int | None
     allow_subdomains: bool
-    include: tuple[re.Pattern[str], ...] = ()
-    exclude: tuple[re.Pattern[str], ...] = ()
+    include: tuple[UserRegex, ...] = ()
+    exclude: tuple[UserRegex, ...] = ()
     path_prefix: str = ""  # under_start_path: the start URL's path
 
     @classmethod
@@ -82,8 +83,8 @@ class CrawlFilter:
             host=_comparable_host(start.hostname or ""),
             port=start.port,
             allow_subdomains=crawl.allow_subdomains and not _is_ip_address(start.hostname),
-            include=tuple(re.compile(pattern) for pattern in crawl.include),
-            exclude=tuple(re.compile(pattern) for pattern in crawl.exclude),
+            include=tuple(user_regex(pattern) for pattern in crawl.include),
+            exclude=tuple(user_regex(pattern) for pattern in crawl.exclude),
             path_prefix=start.path if crawl.under_start_path else "",
         )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -13,6 +12,7 @@ from pydantic import (
 )
 
 from scrapejobs_shared.domain.field_types import JSON_INT, MAX_URLS, HttpUrl
+from scrapejobs_shared.domain.user_regex import UnsupportedRegex, user_regex
 
 
 class CrawlSpec(BaseModel):
@@ -57,7 +57,7 @@ class CrawlSpec(BaseModel):
             if len(pattern) > 500:
                 raise ValueError(f"pattern {index} is longer than 500 characters")
             try:
-                re.compile(pattern)
-            except re.error as exc:
+                user_regex(pattern)
+            except UnsupportedRegex as exc:
                 raise ValueError(f"pattern {index} is not a valid regex: {exc}") from None
         return patterns

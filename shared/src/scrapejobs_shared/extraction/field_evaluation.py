@@ -25,12 +25,13 @@ index and the number of items affected).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import JsonValue
+
+from scrapejobs_shared.domain.user_regex import UserRegex, user_regex
 
 from .conversion import ConversionError, convert_value
 from .selection import (
@@ -132,7 +133,7 @@ def _evaluate(spec: FieldSpec, context: Any, run: FieldRun, key: str, at: str) -
 
 
 def _first_value(spec: FieldSpec, nodes: list[Any], run: FieldRun, key: str, at: str) -> JsonValue:
-    pattern = re.compile(spec.re) if spec.re is not None else None
+    pattern = user_regex(spec.re) if spec.re is not None else None
     for text in _texts(nodes, run, pattern, typed=_is_typed(spec)):
         if not run.take(key):
             return spec.default
@@ -147,7 +148,7 @@ def _first_value(spec: FieldSpec, nodes: list[Any], run: FieldRun, key: str, at:
 
 
 def _all_values(spec: FieldSpec, nodes: list[Any], run: FieldRun, key: str, at: str) -> JsonValue:
-    pattern = re.compile(spec.re) if spec.re is not None else None
+    pattern = user_regex(spec.re) if spec.re is not None else None
     values: list[JsonValue] = []
     failures: list[str] = []
     for text in _texts(nodes, run, pattern, typed=_is_typed(spec)):
@@ -197,7 +198,7 @@ def _is_typed(spec: FieldSpec) -> bool:
 
 
 def _texts(
-    nodes: list[Any], run: FieldRun, pattern: re.Pattern[str] | None, *, typed: bool
+    nodes: list[Any], run: FieldRun, pattern: UserRegex | None, *, typed: bool
 ) -> Iterator[str]:
     """The matches as strings, after ``re``; non-matches and (if typed) empty values dropped."""
     for node in nodes:
@@ -211,7 +212,7 @@ def _texts(
         yield text
 
 
-def regex_value(pattern: re.Pattern[str], text: str) -> str | None:
+def regex_value(pattern: UserRegex, text: str) -> str | None:
     """The first group that took part in the first match (the whole match without groups)."""
     match = pattern.search(text)
     if match is None:

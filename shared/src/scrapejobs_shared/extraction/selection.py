@@ -29,6 +29,9 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 from parsel.csstranslator import GenericTranslator, HTMLTranslator
 
+from scrapejobs_shared.domain.user_regex import UnsupportedRegex
+
+from .exslt_regex import FUNCTIONS as EXSLT_REGEX_FUNCTIONS
 from .visible_text import element_text, xml_text
 
 EXSLT_NAMESPACES = {
@@ -47,6 +50,10 @@ _XML_CSS = GenericTranslator()
 class SelectionError(ValueError):
     """A selector that failed on this document (compilation or evaluation)."""
 
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
 
 def selector_xpath(*, css: str | None, xpath: str | None, xml: bool) -> str:
     """The XPath a field's selector amounts to (CSS translated the way parsel does)."""
@@ -60,11 +67,26 @@ def selector_xpath(*, css: str | None, xpath: str | None, xml: bool) -> str:
 
 @lru_cache(maxsize=2048)
 def compiled_xpath(expression: str) -> Any:
-    """An lxml ``XPath`` evaluator, cached (lxml serialises concurrent use of one)."""
+    """An lxml ``XPath`` evaluator, cached (lxml serialises concurrent use of one).
+
+    Compiling never evaluates anything. lxml's own EXSLT regular expressions (Python's
+    backtracking ``re``) are off; ``re:test``, ``re:match`` and ``re:replace`` are
+    :mod:`.exslt_regex`'s, on RE2."""
     try:
-        return etree.XPath(expression, namespaces=EXSLT_NAMESPACES, smart_strings=True)
+        return etree.XPath(
+            expression,
+            namespaces=EXSLT_NAMESPACES,
+            extensions=EXSLT_REGEX_FUNCTIONS,
+            regexp=False,
+            smart_strings=True,
+        )
     except etree.XPathError as exc:
-        raise SelectionError(f"invalid XPath {expression!r}: {exc}") from None
+        raise SelectionError(f"invalid XPath {expression!r}: {exc}", str(exc)) from None
+
+
+def check_xpath(expression: str) -> None:
+    """Raise :class:`SelectionError` when ``expression`` does not compile (nothing is run)."""
+    compiled_xpath(expression)
 
 
 def select(expression: str, context: Any) -> list[Any]:
@@ -72,6 +94,8 @@ def select(expression: str, context: Any) -> list[Any]:
     try:
         result = compiled_xpath(expression)(context)
     except etree.XPathError as exc:
+        raise SelectionError(f"XPath failed: {exc}") from None
+    except UnsupportedRegex as exc:
         raise SelectionError(f"XPath failed: {exc}") from None
     return result if isinstance(result, list) else [result]
 

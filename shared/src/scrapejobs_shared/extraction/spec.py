@@ -23,6 +23,10 @@ from pydantic import (
 )
 from pydantic.config import JsonDict
 
+from scrapejobs_shared.domain.user_regex import UnsupportedRegex, user_regex
+
+from .selection import SelectionError, check_xpath
+
 ValueType = Literal["string", "int", "float", "bool"]
 Format = Literal["metadata", "links", "images", "text", "markdown", "html", "clean_html"]
 
@@ -79,7 +83,10 @@ class FieldSpec(BaseModel):
     re: str | None = Field(
         default=None,
         max_length=1000,
-        description="Regex applied to each match (first group if any)",
+        description=(
+            "Regex applied to each match (first group if any); RE2 syntax: no "
+            "backreferences or lookaround"
+        ),
     )
     type: ValueType | None = Field(default=None, description="Convert each value to this type")
     items: dict[str, FieldSpec] | None = Field(
@@ -117,9 +124,9 @@ class FieldSpec(BaseModel):
     def _xpath_compiles(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                _PROBE.xpath(value)
-            except Exception as exc:  # lxml raises XPathError subclasses
-                raise ValueError(f"invalid XPath expression: {exc}") from None
+                check_xpath(value)  # compiled only: an expression is never run at submit
+            except SelectionError as exc:
+                raise ValueError(f"invalid XPath expression: {exc.reason}") from None
         return value
 
     @field_validator("re")
@@ -127,9 +134,9 @@ class FieldSpec(BaseModel):
     def _regex_compiles(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression: {exc}") from None
+                user_regex(value)
+            except UnsupportedRegex as exc:
+                raise ValueError(str(exc)) from None
         return value
 
     @field_validator("items")

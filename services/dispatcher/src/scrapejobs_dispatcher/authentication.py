@@ -6,6 +6,7 @@ import hashlib
 import logging
 
 from fastapi import HTTPException, Request
+from starlette.requests import HTTPConnection
 
 from scrapejobs_dispatcher.api_keys import ApiKeyVerifier, parse_key_hashes
 from scrapejobs_dispatcher.settings import DispatcherSettings
@@ -29,23 +30,29 @@ class Authenticator:
         elif self.mode == "api_key" and not settings.api_key_hashes.strip():
             log.error("auth_mode=api_key but no SCRAPEJOBS_API_KEY_HASHES: every call is refused")
 
-    def check(self, request: Request) -> None:
+    def check(self, request: HTTPConnection) -> None:
+        """Raise a 401 ``HTTPException`` when the caller's credentials are not valid."""
+        refusal = self.refusal(request)
+        if refusal is not None:
+            raise HTTPException(401, refusal)
+
+    def refusal(self, request: HTTPConnection) -> str | None:
+        """Why the caller is refused (from its headers alone), or None when it may call."""
         if self.mode == "none":
-            return
+            return None
         if self.mode == "api_key":
             if not self.keys.verify(api_key_of(request) or None):
-                raise HTTPException(
-                    401, "a valid API key is required (X-API-Key, or Authorization: Bearer)"
-                )
-            return
+                return "a valid API key is required (X-API-Key, or Authorization: Bearer)"
+            return None
         if request.headers.get("x-serverless-authorization"):
-            return  # IAP signed the person in; Cloud Run checked IAP's token at the edge
+            return None  # IAP signed the person in; Cloud Run checked IAP's token at the edge
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token:
-            raise HTTPException(401, "a Google identity token is required (Authorization: Bearer)")
+            return "a Google identity token is required (Authorization: Bearer)"
+        return None
 
 
-def api_key_of(request: Request) -> str:
+def api_key_of(request: HTTPConnection) -> str:
     """The API key the request carries: ``X-API-Key``, else a bearer token ("" without)."""
     key = request.headers.get(API_KEY_HEADER)
     if key:
@@ -54,7 +61,7 @@ def api_key_of(request: Request) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def caller_of(request: Request) -> str:
+def caller_of(request: HTTPConnection) -> str:
     """Who the caller is, for keys that are per caller (a digest of its API key; "" without)."""
     key = api_key_of(request)
     return hashlib.sha256(key.encode()).hexdigest() if key else ""

@@ -13,6 +13,7 @@ from google.cloud import firestore
 from scrapejobs_dispatcher.api_document import describe_this_deployment
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
+from scrapejobs_dispatcher.credentials_first import CredentialsFirstMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
 from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
@@ -174,6 +175,7 @@ def create_app(
     app.state.reconcile_after_s = settings.reconcile_after_s
     app.state.v2_defaults = settings.v2_defaults()
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(CredentialsFirstMiddleware, authenticator=authenticator)
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)
     firecrawl_errors.install(app)

@@ -19,8 +19,10 @@ size: each page is rendered and handed on before the next is read.
 * Last, ``other_data``: a JSON object holding whatever of a later result's data has no column
   (path → value; empty when there is none), so nothing is dropped.
 
-Cells: null → empty; strings as they are; ``true``/``false``; numbers, lists and objects as
-compact JSON.
+Cells: null → empty; strings as they are, except that one a spreadsheet would read as a
+formula (it begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading
+``'`` (OWASP's CSV injection rule: a page titled ``=HYPERLINK(...)`` stays text);
+``true``/``false``; numbers, lists and objects as compact JSON.
 """
 
 from __future__ import annotations
@@ -104,11 +106,14 @@ def _flatten(value: Any, path: str, stop: set[str], leaves: dict[str, Any]) -> N
         leaves[path] = value
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return "'" + value if value.startswith(FORMULA_STARTS) else value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 

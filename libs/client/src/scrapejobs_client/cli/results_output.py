@@ -3,7 +3,9 @@
 CSV columns are fixed by the first page: the result's own fields, then one ``data.<field>``
 column per extracted field seen in that page; a field first seen on a later page (a job whose
 first results all failed, say) goes into the last column, ``data.other``, as JSON, so nothing
-is lost. Lists and objects are written as JSON.
+is lost. Lists and objects are written as JSON. A text cell that a spreadsheet would read as a
+formula (it begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is written with a
+leading ``'`` (OWASP's CSV injection rule), as the API's own export does.
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ class TableWriter:
         self._header = False
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -94,4 +99,6 @@ def _cell(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value  # a spreadsheet would run it as a formula
     return str(value)

@@ -314,3 +314,44 @@ async def test_the_job_s_headers_go_with_every_request_of_the_page(http_server, 
         assert "Chrome/" in by_path[path]["user-agent"]
         assert "HeadlessChrome" not in by_path[path]["user-agent"]
     assert by_path["/api"]["referer"] == http_server.url("/")
+
+
+async def test_the_job_s_headers_never_reach_another_origin_the_page_calls(
+    http_server, server_factory, renderer_factory
+):
+    other = await server_factory()  # another port: another origin
+    for path in ("/script.js", "/api", "/pixel.png", "/frame"):
+        other.serve(path, b"", {"Access-Control-Allow-Origin": "*"})
+    http_server.serve(
+        "/",
+        f"""<html><body><script src="{other.url("/script.js")}"></script>
+        <img src="{other.url("/pixel.png")}"><iframe src="{other.url("/frame")}"></iframe>
+        <script>
+        Promise.all([fetch('/own'), fetch('{other.url("/api")}', {{method: 'POST', body: 'x'}})])
+          .finally(() => {{ document.body.dataset.done = 1; }});
+        </script></body></html>""".encode(),
+        HTML,
+    )
+    http_server.serve("/own", b"{}", {"Content-Type": "application/json"})
+    renderer, _ = await renderer_factory()
+    secrets = {"Authorization": "Bearer job-secret", "X-Api-Key": "k-1", "Cookie": "s=1"}
+    described = {"Accept-Language": "fr-FR"}
+
+    await renderer.fetch(
+        FetchRequest(
+            http_server.url("/"),
+            secrets | described,
+            10.0,
+            render=RenderOptions(wait_for="body[data-done]"),
+        )
+    )
+
+    own = {r.path: r.headers for r in http_server.requests}
+    for path in ("/", "/own"):
+        assert own[path]["authorization"] == "Bearer job-secret" and own[path]["x-api-key"] == "k-1"
+    # (images are not loaded by default)
+    assert {r.path for r in other.requests} >= {"/script.js", "/frame", "/api"}
+    for request in other.requests:
+        assert not {"authorization", "x-api-key", "cookie"} & set(request.headers), request.path
+        assert request.headers["accept-language"] == "fr-FR"
+        assert "Chrome/" in request.headers["user-agent"]

@@ -261,22 +261,39 @@ async def test_redirect_to_another_scheme_is_refused(http_server, fetcher_factor
     assert caught.value.reason == "invalid_url"
 
 
-async def test_credentials_are_dropped_on_cross_origin_redirect(
+async def test_only_client_headers_follow_a_cross_origin_redirect(
     http_server, server_factory, fetcher_factory
 ):
     other = await server_factory(("127.0.0.2",), http_server.port)
     other.serve("/landing", b"landed")
+    other.redirect("/back", http_server.url("/home"))
+    http_server.serve("/home", b"home")
     http_server.redirect("/go", other.url("/landing", "127.0.0.2"))
+    http_server.redirect("/go-and-back", other.url("/back", "127.0.0.2"))
     fetcher = fetcher_factory(FetchPolicy(allowlist=LOOPBACK_ALLOWLIST))
-    headers = {"Authorization": "Bearer t", "Cookie": "a=b", "Accept": "text/html"}
+    headers = {
+        "Authorization": "Bearer t",
+        "Cookie": "a=b",
+        "X-Api-Key": "k",
+        "X-Team": "pricing",
+        "Accept": "text/html",
+        "Accept-Language": "fr",
+        "User-Agent": "job-agent/1",
+    }
 
     await fetcher.fetch(FetchRequest(http_server.url("/go"), headers=headers, timeout_s=5))
 
     assert http_server.requests[0].headers["authorization"] == "Bearer t"
+    assert http_server.requests[0].headers["x-api-key"] == "k"
     landed = other.requests[0].headers
-    assert "authorization" not in landed
-    assert "cookie" not in landed
-    assert landed["accept"] == "text/html"
+    assert not {"authorization", "cookie", "x-api-key", "x-team"} & set(landed)
+    assert landed["accept"] == "text/html" and landed["accept-language"] == "fr"
+    assert landed["user-agent"] == "job-agent/1"
+
+    # once the job's origin is left, a redirect back does not bring the headers back
+    await fetcher.fetch(FetchRequest(http_server.url("/go-and-back"), headers=headers, timeout_s=5))
+    home = next(r for r in http_server.requests if r.path == "/home").headers
+    assert not {"authorization", "cookie", "x-api-key", "x-team"} & set(home)
 
 
 async def test_cookies_are_not_carried_between_fetches(http_server, fetcher_factory):

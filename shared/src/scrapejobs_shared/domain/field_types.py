@@ -110,11 +110,14 @@ LABEL_KEYS: JsonDict = {
 
 
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# RFC 9110 field values as HTTP clients send them: visible ASCII, spaces and tabs; no control
+# character (a NUL, an ESC, a line break) and nothing outside ASCII (httpx refuses to send it)
+HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 
 
 def headers_schema(forbidden: frozenset[str]) -> JsonDict:
     """What ``check_headers`` accepts, for the OpenAPI document: RFC 9110 token names, none of
-    ``forbidden`` (in any case) nor reserved, values on one line."""
+    ``forbidden`` (in any case) nor reserved, values of visible ASCII, spaces and tabs."""
     any_case = "|".join(
         "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
         for name in sorted(forbidden)
@@ -124,7 +127,7 @@ def headers_schema(forbidden: frozenset[str]) -> JsonDict:
             "pattern": HEADER_NAME.pattern,
             "not": {"pattern": f"^(?:{any_case}|{RESERVED_PREFIX}.*)$"},
         },
-        "additionalProperties": {"type": "string", "pattern": r"^[^\r\n]*$"},
+        "additionalProperties": {"type": "string", "pattern": HEADER_VALUE.pattern},
     }
 
 
@@ -132,7 +135,12 @@ def check_headers(value: dict[str, str], forbidden: frozenset[str]) -> dict[str,
     for name, header_value in value.items():
         if name.lower() in forbidden:
             raise ValueError(f"header {name!r} may not be set")
-        if not HEADER_NAME.match(name) or any(c in header_value for c in "\r\n"):
-            raise ValueError(f"invalid header {name!r}")
+        if not HEADER_NAME.match(name):
+            raise ValueError(f"invalid header name {name!r}")
+        if not HEADER_VALUE.match(header_value):
+            raise ValueError(
+                f"invalid value for header {name!r}: only visible ASCII, spaces and tabs "
+                "(no control characters)"
+            )
         not_reserved(name)
     return value

@@ -14,12 +14,12 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.firecrawl.translation import InvalidOption
+from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_web.http_errors import error_response
 
 PREFIX = "/v2/"
@@ -40,8 +40,9 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-class FirecrawlRoute(APIRoute):
-    """A route whose failures answer in Firecrawl's shape."""
+class FirecrawlRoute(UnicodeBodyRoute):
+    """A route whose failures answer in Firecrawl's shape (a body that is not valid Unicode
+    included)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.dependencies import RecoveryDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.views import (
     HOST_FILTER,
     DeadLetter,
@@ -18,7 +19,12 @@ from scrapejobs_dispatcher.views import (
 )
 from scrapejobs_shared.politeness.host_key import HOST_PATTERN
 
-router = APIRouter(prefix="/v1", tags=["dead letters"], dependencies=[Depends(require_caller)])
+router = APIRouter(
+    route_class=UnicodeBodyRoute,
+    prefix="/v1",
+    tags=["dead letters"],
+    dependencies=[Depends(require_caller)],
+)
 
 
 @router.get("/dead-letters", response_model=DeadLetterPage, responses=ERRORS)

@@ -11,11 +11,17 @@ from pydantic import BaseModel, Field
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.dependencies import HostGateDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.field_types import HttpUrl
 from scrapejobs_shared.politeness.host_key import host_key, origin_url
 
-router = APIRouter(prefix="/v1/hosts", tags=["hosts"], dependencies=[Depends(require_caller)])
+router = APIRouter(
+    route_class=UnicodeBodyRoute,
+    prefix="/v1/hosts",
+    tags=["hosts"],
+    dependencies=[Depends(require_caller)],
+)
 
 
 class HostView(BaseModel):

@@ -18,6 +18,7 @@ from scrapejobs_dispatcher.result_export import (
     jsonl_chunks,
 )
 from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
+from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.views import (
     UNAVAILABLE,
     ErrorResponse,
@@ -52,7 +53,12 @@ class JobIdSegment(Convertor[str]):
 register_url_convertor("job_id", JobIdSegment())
 JobId = Annotated[str, Path(pattern=f"^{JobIdSegment.regex}$", description="The job's id")]
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_caller)])
+router = APIRouter(
+    route_class=UnicodeBodyRoute,
+    prefix="/v1/jobs",
+    tags=["jobs"],
+    dependencies=[Depends(require_caller)],
+)
 ERRORS: dict[int | str, dict[str, Any]] = {
     **{code: {"model": ErrorResponse} for code in (400, 401, 403, 404, 409, 422, 500)},
     **UNAVAILABLE,

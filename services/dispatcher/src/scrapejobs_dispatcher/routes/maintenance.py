@@ -11,9 +11,13 @@ from pydantic import BaseModel, Field
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.dependencies import ReconcileAfterDep, RecoveryDep, UsageDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 
 router = APIRouter(
-    prefix="/v1/maintenance", tags=["maintenance"], dependencies=[Depends(require_caller)]
+    route_class=UnicodeBodyRoute,
+    prefix="/v1/maintenance",
+    tags=["maintenance"],
+    dependencies=[Depends(require_caller)],
 )
 
 

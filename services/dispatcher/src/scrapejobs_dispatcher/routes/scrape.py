@@ -10,10 +10,16 @@ from fastapi.responses import JSONResponse
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.dependencies import ScrapeDep
 from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut
+from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.views import UNAVAILABLE, ErrorResponse, ScrapeAccepted, ScrapeResponse
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 
-router = APIRouter(prefix="/v1/scrape", tags=["scrape"], dependencies=[Depends(require_caller)])
+router = APIRouter(
+    route_class=UnicodeBodyRoute,
+    prefix="/v1/scrape",
+    tags=["scrape"],
+    dependencies=[Depends(require_caller)],
+)
 ERRORS: dict[int | str, dict[str, Any]] = {
     **{code: {"model": ErrorResponse} for code in (400, 401, 403, 422, 500)},
     **UNAVAILABLE,

@@ -12,8 +12,14 @@ from scrapejobs_dispatcher.dependencies import MonitorDep
 from scrapejobs_dispatcher.monitoring import MAX_HISTORY_HOURS, Level, Window
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.stats_views import HealthView, HistoryView, HourView, StatsView
+from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 
-router = APIRouter(prefix="/v1", tags=["monitoring"], dependencies=[Depends(require_caller)])
+router = APIRouter(
+    route_class=UnicodeBodyRoute,
+    prefix="/v1",
+    tags=["monitoring"],
+    dependencies=[Depends(require_caller)],
+)
 
 
 @router.get("/stats", response_model=StatsView, responses=ERRORS)

@@ -10,10 +10,16 @@ from pydantic import BaseModel, Field
 from scrapejobs_dispatcher.authentication import require_caller
 from scrapejobs_dispatcher.dependencies import WorkersDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.workers import SEEN_WITHIN, WorkerView
 
-router = APIRouter(prefix="/v1", tags=["monitoring"], dependencies=[Depends(require_caller)])
+router = APIRouter(
+    route_class=UnicodeBodyRoute,
+    prefix="/v1",
+    tags=["monitoring"],
+    dependencies=[Depends(require_caller)],
+)
 MAX_LISTED = 200
 
 

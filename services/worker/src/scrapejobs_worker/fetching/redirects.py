@@ -9,8 +9,10 @@ from scrapejobs_worker.fetching.request_validation import parse_target_url
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
-# Credentials the caller meant for one origin must not leak to another.
-_CROSS_ORIGIN_DROPPED = frozenset({"authorization", "cookie"})
+# What a job's headers may carry to another origin when a redirect leaves the job's own: only
+# what describes the client. Everything else (Authorization, Cookie, X-Api-Key and any other
+# header a job sets) was meant for the job's site and stays with it.
+KEPT_ACROSS_ORIGINS = frozenset({"user-agent", "accept", "accept-language"})
 
 
 def redirect_target(response: httpx.Response) -> httpx.URL | None:
@@ -36,7 +38,9 @@ def redirect_target(response: httpx.Response) -> httpx.URL | None:
 def headers_for_hop(
     headers: dict[str, str], previous: httpx.URL, target: httpx.URL
 ) -> dict[str, str]:
-    """Drop the caller's credentials when a redirect leaves the original origin."""
+    """The headers for the next hop: all of them on the same origin; past a redirect to
+    another origin only :data:`KEPT_ACROSS_ORIGINS` (and nothing more on later hops, whatever
+    their origin)."""
     same_origin = (previous.scheme, previous.host, previous.port) == (
         target.scheme,
         target.host,
@@ -44,4 +48,4 @@ def headers_for_hop(
     )
     if same_origin:
         return headers
-    return {k: v for k, v in headers.items() if k.lower() not in _CROSS_ORIGIN_DROPPED}
+    return {k: v for k, v in headers.items() if k.lower() in KEPT_ACROSS_ORIGINS}

@@ -29,7 +29,7 @@ from scrapejobs_shared.ports.fetcher import (
     RenderTimeout,
 )
 from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserProcess
-from scrapejobs_worker.rendering.request_routing import PageRouting, refuse_socket
+from scrapejobs_worker.rendering.request_routing import PageRouting, origin_of, refuse_socket
 
 RENDERED_TYPE = "text/html; charset=utf-8"
 # A page waits at most this share of its timeout (and never past it) for one of the process's
@@ -64,7 +64,7 @@ class ChromiumRenderer:
             ) as context:
                 async with asyncio.timeout_at(_loop_time(deadline)):
                     return await self._render(
-                        context, document, headers, options, deadline, request.verify_tls
+                        context, document, headers, options, deadline, request
                     )
         except TimeoutError:
             raise RenderTimeout(
@@ -81,11 +81,18 @@ class ChromiumRenderer:
         headers: dict[str, str],
         options: RenderOptions,
         deadline: float,
-        verify_tls: bool,
+        request: FetchRequest,
     ) -> FetchResponse:
         blocked = frozenset(options.block)
         routing = PageRouting(
-            self._fetcher, document, headers, blocked, self._max_bytes, deadline, verify_tls
+            self._fetcher,
+            document,
+            headers,
+            blocked,
+            self._max_bytes,
+            deadline,
+            request.verify_tls,
+            origin=origin_of(request.url),  # the job's site: its headers go there only
         )
         await context.route("**/*", routing.handle)
         await context.route_web_socket("**/*", refuse_socket)

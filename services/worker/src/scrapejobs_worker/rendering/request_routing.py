@@ -6,7 +6,13 @@ A request of a blocked resource type, of another scheme or method, or past the p
 budget is aborted; one whose destination the fetcher refuses is aborted too, and when it is a
 navigation of the top frame the render ends ``blocked_destination``. Subresources are fetched
 inside the page's host slot (they take no slot of their own and are not checked against
-robots.txt, as a browser's are not), at most ``PAGE_FETCHES`` at once."""
+robots.txt, as a browser's are not), at most ``PAGE_FETCHES`` at once.
+
+The job's headers (its ``Authorization``, cookies, API keys) go only with requests to the job's
+own origin (the URL the job asked for: scheme, host and port); a request to any other origin
+(a script's CDN, an ad, an iframe, an XHR or a form the page builds) carries only what
+describes the client (:data:`~scrapejobs_worker.fetching.redirects.KEPT_ACROSS_ORIGINS`), as a
+plain fetch's cross-origin redirect does."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Request, Route, WebSocketRoute
@@ -26,6 +33,7 @@ from scrapejobs_shared.ports.fetcher import (
     FetchRequest,
     FetchResponse,
 )
+from scrapejobs_worker.fetching.redirects import KEPT_ACROSS_ORIGINS
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +56,16 @@ class PageRouting:
         max_bytes: int,
         deadline: float,
         verify_tls: bool = True,
+        origin: str | None = None,
     ) -> None:
         self._fetcher = fetcher
         self._document: FetchResponse | None = document
         self._headers = dict(headers)
+        # the job's own origin: its headers go there only (the document's, unless given)
+        self._origin = origin or origin_of(document.url)
+        self._client_headers = {
+            name: value for name, value in headers.items() if name.lower() in KEPT_ACROSS_ORIGINS
+        }
         self._blocked_types = blocked_types
         self._bytes_left = max_bytes - len(document.body)
         self._deadline = deadline  # time.monotonic() by which the render must end
@@ -114,7 +128,8 @@ class PageRouting:
             return False
 
     async def _fetch(self, request: Request) -> FetchResponse:
-        headers = dict(self._headers)
+        own = origin_of(request.url) == self._origin
+        headers = dict(self._headers if own else self._client_headers)
         for name in PASSED_REQUEST_HEADERS:
             if (value := request.headers.get(name)) is not None:
                 headers.setdefault(name, value)
@@ -135,6 +150,21 @@ async def refuse_socket(socket: WebSocketRoute) -> None:
     """WebSockets are not routed through the fetcher: every one is closed at once."""
     with contextlib.suppress(PlaywrightError):
         await socket.close(code=1008, reason="WebSockets are not allowed while rendering")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> str:
+    """A URL's origin, ``scheme://host:port`` with the scheme's default port made explicit
+    (``""`` for a URL without a host)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+    except ValueError:
+        return ""
+    host = (parts.hostname or "").rstrip(".")
+    return f"{parts.scheme.lower()}://{host}:{port}" if host else ""
 
 
 def _passed(headers: Mapping[str, str]) -> dict[str, str]:

@@ -26,7 +26,7 @@ from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
-from scrapejobs_worker.page_extraction import extract_outcome
+from scrapejobs_worker.extraction_processes import ExtractionInProcess
 from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 
@@ -119,7 +119,7 @@ def build_processor(
     enqueuer = Enqueuer(store, publisher or MemoryTaskPublisher(), clock, NoOpTracer())
     tasks = TaskRunner(
         fetcher,
-        extract_outcome,
+        ExtractionInProcess(),
         polite,
         CrawlExpansion(store, enqueuer, clock),
         clock,

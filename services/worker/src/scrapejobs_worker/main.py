@@ -46,12 +46,12 @@ from scrapejobs_worker.ai_answers import AiAnswers
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
+from scrapejobs_worker.extraction_processes import ExtractionInProcess, ExtractionProcesses
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.language_models.openai_chat import OpenAIChatModel
 from scrapejobs_worker.language_models.vertex_gemini import VertexGeminiModel
 from scrapejobs_worker.model_port import LanguageModel
 from scrapejobs_worker.model_slots import ModelSlots
-from scrapejobs_worker.page_extraction import extract_outcome
 from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.processing_lane import ProcessingLane
 from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
@@ -185,9 +185,11 @@ def create_app(
         )
         events = JobEvents(job_store, outbox)
         enqueuer = Enqueuer(job_store, task_publisher, clock, tracer, events)
+        extraction = _extraction(settings)
+        await extraction.start()
         runner = TaskRunner(
             page_fetcher,
-            extract_outcome,
+            extraction,
             politeness,
             CrawlExpansion(job_store, enqueuer, clock),
             clock,
@@ -250,6 +252,7 @@ def create_app(
             if model is not None and language_model is None:
                 await model.aclose()
             await page_fetcher.aclose()
+            await extraction.close()
             await task_publisher.close()
             if isinstance(outbox, PubSubWebhookOutbox):
                 await outbox.close()
@@ -265,6 +268,14 @@ def create_app(
     app.include_router(health.router)
     app.include_router(pubsub.router)
     return app
+
+
+def _extraction(settings: WorkerSettings) -> ExtractionProcesses | ExtractionInProcess:
+    """Where pages are extracted: processes of their own within the budget (0: in process)."""
+    if settings.extraction_processes == 0:
+        log.warning("SCRAPEJOBS_EXTRACTION_PROCESSES=0: pages are extracted without a budget")
+        return ExtractionInProcess(settings.extraction_budget_s)
+    return ExtractionProcesses(settings.extraction_processes, settings.extraction_budget_s)
 
 
 def build_language_model(settings: WorkerSettings) -> LanguageModel | None:

@@ -9,6 +9,10 @@ the problems in ``field_errors`` (keyed by JSON path, after any extraction error
 as that stage received it. A crawl still follows the page's links: the page was fetched and
 read; only its data was refused.
 
+A page whose extraction does not end within the worker's budget (``SCRAPEJOBS_EXTRACTION_
+BUDGET_S``; a catastrophic XPath, a page built to be slow to parse) fails permanently,
+``extraction_timeout``: trying it again would take as long.
+
 A page that shows nothing (an app shell: no visible text, image or frame) and gave none of
 the job's fields a value fails ``empty_content``: it holds nothing the job asked for."""
 
@@ -109,6 +113,23 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         tls_unverified=response.tls_unverified,
     )
     return ExtractedPage(outcome, links, model_input)
+
+
+def over_budget(response: FetchResponse, budget_s: float) -> ExtractedPage:
+    """The outcome of a page whose extraction was stopped at the budget."""
+    outcome = TaskOutcome(
+        TaskStatus.FAILED,
+        http_status=response.status,
+        error=(
+            f"extraction_timeout: extracting the page and running its pipeline took more than "
+            f"{budget_s:g} s (SCRAPEJOBS_EXTRACTION_BUDGET_S); simplify the job's selectors "
+            "or pipeline"
+        ),
+        elapsed_ms=response.elapsed_ms,
+        rendered_ms=response.rendered_ms,
+        tls_unverified=response.tls_unverified,
+    )
+    return ExtractedPage(outcome)
 
 
 def _found_any_field(data: dict[str, JsonValue], spec: JobSpec) -> bool:

@@ -37,6 +37,20 @@ class WorkerSettings(CommonSettings):
     render_max_pages: int = Field(
         default=8, ge=1, le=64, description="Pages one worker process renders at once"
     )
+    extraction_processes: int = Field(
+        default=2,
+        ge=0,
+        le=32,
+        description="Processes that extract pages (fields, formats, pipeline), one page at a "
+        "time each, per worker process; 0: on the event loop, without a budget (debugging only)",
+    )
+    extraction_budget_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=60,
+        description="A page whose extraction and pipeline run longer than this is stopped "
+        "(its process killed) and fails extraction_timeout",
+    )
     push_auth: Literal["oidc", "none"] = "oidc"
     push_audience: str = ""
     push_service_account: str = ""

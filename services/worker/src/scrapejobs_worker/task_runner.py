@@ -33,6 +33,7 @@ from scrapejobs_shared.ports.fetcher import (
 )
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.crawl_sitemaps import CrawlSitemaps
+from scrapejobs_worker.extraction_port import ExtractionOverBudget, PageExtractor
 from scrapejobs_worker.outcome_policy import (
     OUT_OF_TIME,
     Attempt,
@@ -48,9 +49,8 @@ from scrapejobs_worker.outcome_policy import (
     after_fetch,
     before_fetch,
 )
-from scrapejobs_worker.page_extraction import ExtractedPage
+from scrapejobs_worker.page_extraction import over_budget
 
-Extractor = Callable[[FetchResponse, JobSpec], ExtractedPage]
 CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")
 
 
@@ -110,7 +110,7 @@ class TaskRunner:
     def __init__(
         self,
         fetcher: Fetcher,
-        extractor: Extractor,
+        extractor: PageExtractor,
         politeness: Politeness,
         crawl: CrawlExpansion,
         clock: Clock,
@@ -230,7 +230,10 @@ class TaskRunner:
             return _deferred(item, decision.reason)
         assert isinstance(decision, Succeed)
         with phase("extract"):
-            page = self._extract(decision.response, work.spec)
+            try:
+                page = await self._extract.extract(decision.response, work.spec)
+            except ExtractionOverBudget as exc:
+                page = over_budget(decision.response, exc.budget_s)
         crawl = work.spec.crawl
         # a page refused by a pipeline stage expands too
         if crawl is not None and page.links and crawl.sitemap != "only":

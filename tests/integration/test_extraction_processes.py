@@ -1,0 +1,126 @@
+"""Pages extracted in processes of their own: the same outcome as in process, a page over its
+budget stopped (its process killed and replaced) while the event loop keeps serving, a process
+killed from outside noticed, a bug reported, and each job's spec used for its own pages."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.ports.fetcher import FetchResponse
+from scrapejobs_worker.extraction_port import (
+    ExtractionCrashed,
+    ExtractionFailed,
+    ExtractionOverBudget,
+)
+from scrapejobs_worker.extraction_processes import SPECS_KEPT, ExtractionProcesses
+from scrapejobs_worker.page_extraction import extract_outcome
+from support.extraction_faults import raising
+
+pytestmark = pytest.mark.timeout(120)
+
+PAGE = b"<html><head><title>T</title></head><body><h1>Hello</h1><p class=p>12.50</p></body></html>"
+# 2,000 elements: the cubic XPath below would take hours on it
+BIG = b"<html><body>" + b"<div><p>x</p></div>" * 1000 + b"</body></html>"
+CUBIC = "count(//*[count(//*[count(//*) > 0]) > 0])"
+
+
+def spec(extract: dict[str, object]) -> JobSpec:
+    return JobSpec.from_request(
+        JobRequest.model_validate({"url": "http://a.test/", "extract": extract})
+    )
+
+
+def response(body: bytes = PAGE) -> FetchResponse:
+    return FetchResponse("http://a.test/", 200, {"content-type": "text/html"}, body, 3)
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[ExtractionProcesses]:
+    pool = ExtractionProcesses(2, budget_s=1.0)
+    await pool.start()
+    yield pool
+    await pool.close()
+
+
+async def test_a_page_comes_out_as_it_does_in_process(processes: ExtractionProcesses) -> None:
+    job = spec({"title": {"css": "h1"}, "price": {"css": ".p", "re": r"([\d.]+)", "type": "float"}})
+    page = await processes.extract(response(), job)
+    assert page == extract_outcome(response(), job)
+    assert page.outcome.data == {"title": "Hello", "price": 12.5}
+
+
+async def test_a_page_over_budget_is_stopped_and_the_loop_keeps_serving(
+    processes: ExtractionProcesses,
+) -> None:
+    before = set(processes.pids())
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    started = time.monotonic()
+    with pytest.raises(ExtractionOverBudget):
+        await processes.extract(response(BIG), spec({"n": {"xpath": CUBIC}}))
+    took = time.monotonic() - started
+    ticker.cancel()
+    assert 1.0 <= took < 10.0
+    assert ticks >= 30  # the event loop ran all along (100 ticks a second when free)
+    # the killed process is gone, a new one takes its place, and pages go on
+    killed = before - set(processes.pids())
+    assert len(killed) == 1
+    page = await processes.extract(response(), spec({"title": {"css": "h1"}}))
+    assert page.outcome.data == {"title": "Hello"}
+    await asyncio.sleep(0)
+    for _ in range(100):
+        if len(processes.pids()) == 2 and not set(processes.pids()) & killed:
+            break
+        await asyncio.sleep(0.1)
+    assert len(processes.pids()) == 2 and not set(processes.pids()) & killed
+
+
+async def test_a_process_killed_from_outside_is_a_crash_and_replaced() -> None:
+    pool = ExtractionProcesses(1, budget_s=30.0)
+    await pool.start()
+    try:
+        await pool.extract(response(), spec({"title": {"css": "h1"}}))  # the process is up
+        [pid] = pool.pids()
+        running = asyncio.create_task(pool.extract(response(BIG), spec({"n": {"xpath": CUBIC}})))
+        await asyncio.sleep(0.5)  # it is inside the page
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(ExtractionCrashed):
+            await running
+        page = await pool.extract(response(), spec({"title": {"css": "h1"}}))
+        assert page.outcome.data == {"title": "Hello"}
+    finally:
+        await pool.close()
+
+
+async def test_a_bug_in_extraction_is_reported_and_the_process_goes_on() -> None:
+    pool = ExtractionProcesses(1, budget_s=5.0, extract=raising)
+    await pool.start()
+    try:
+        with pytest.raises(ExtractionFailed, match="RuntimeError: a bug on http://a.test/"):
+            await pool.extract(response(), spec({"t": {"css": "h1"}}))
+        with pytest.raises(ExtractionFailed):
+            await pool.extract(response(), spec({"t": {"css": "h1"}}))
+    finally:
+        await pool.close()
+
+
+async def test_each_job_s_pages_use_its_own_spec(processes: ExtractionProcesses) -> None:
+    jobs = [spec({f"f{n}": {"css": "h1"}}) for n in range(SPECS_KEPT + 10)]
+    for round_ in range(2):  # the second round finds some specs kept, others evicted
+        pages = await asyncio.gather(*(processes.extract(response(), job) for job in jobs))
+        for n, page in enumerate(pages):
+            assert page.outcome.data == {f"f{n}": "Hello"}, (round_, n)

@@ -110,7 +110,7 @@ async def test_a_bug_in_extraction_is_reported_and_the_process_goes_on() -> None
     pool = ExtractionProcesses(1, budget_s=5.0, extract=raising)
     await pool.start()
     try:
-        with pytest.raises(ExtractionFailed, match="RuntimeError: a bug on http://a.test/"):
+        with pytest.raises(ExtractionFailed, match=r"RuntimeError: a bug on http://a\.test/"):
             await pool.extract(response(), spec({"t": {"css": "h1"}}))
         with pytest.raises(ExtractionFailed):
             await pool.extract(response(), spec({"t": {"css": "h1"}}))

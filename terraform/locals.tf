@@ -87,6 +87,9 @@ locals {
     SCRAPEJOBS_PER_HOST_CONCURRENCY  = tostring(var.worker_per_host_concurrency)
     SCRAPEJOBS_PER_HOST_RPS          = tostring(var.worker_per_host_rps)
     SCRAPEJOBS_WARM_SLOT_IDLE_S      = tostring(var.worker_warm_slot_idle_s)
+    # every page is extracted in a process of its own, stopped past its budget (docs/semantics.md)
+    SCRAPEJOBS_EXTRACTION_PROCESSES = tostring(var.worker_extraction_processes)
+    SCRAPEJOBS_EXTRACTION_BUDGET_S  = tostring(var.worker_extraction_budget_s)
     # A batch always answers within the subscription's ack deadline, and a task still failing
     # after as many attempts as the subscription delivers ends dead_lettered.
     SCRAPEJOBS_ACK_DEADLINE_S        = tostring(var.ack_deadline_s)

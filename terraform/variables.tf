@@ -701,6 +701,28 @@ variable "worker_warm_slot_idle_s" {
   }
 }
 
+variable "worker_extraction_processes" {
+  type        = number
+  description = "Processes per worker process that extract pages, one page at a time each (SCRAPEJOBS_EXTRACTION_PROCESSES; about 60 MiB each)."
+  default     = 2
+
+  validation {
+    condition     = var.worker_extraction_processes >= 1 && var.worker_extraction_processes <= 32 && floor(var.worker_extraction_processes) == var.worker_extraction_processes
+    error_message = "worker_extraction_processes must be a whole number in [1, 32]."
+  }
+}
+
+variable "worker_extraction_budget_s" {
+  type        = number
+  description = "A page whose extraction and pipeline run longer than this fails extraction_timeout, its process killed (SCRAPEJOBS_EXTRACTION_BUDGET_S)."
+  default     = 10
+
+  validation {
+    condition     = var.worker_extraction_budget_s > 0 && var.worker_extraction_budget_s <= 60
+    error_message = "worker_extraction_budget_s must be in (0, 60] (the worker's own limit)."
+  }
+}
+
 # ---------------------------------------------------------------------------------------
 # Cloud Scheduler
 # ---------------------------------------------------------------------------------------

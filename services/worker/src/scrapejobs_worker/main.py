@@ -302,6 +302,7 @@ def renderer(settings: WorkerSettings, fetcher: Fetcher) -> Fetcher | None:
         settings.render_browser_path,
         pages_per_browser=settings.render_pages_per_browser,
         max_pages=settings.render_max_pages,
+        sandbox=settings.render_sandbox,
     )
     return ChromiumRenderer(fetcher, BrowserProcess(policy), settings.max_body_bytes)
 

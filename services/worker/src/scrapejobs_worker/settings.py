@@ -34,6 +34,12 @@ class WorkerSettings(CommonSettings):
     render_pages_per_browser: int = Field(
         default=100, ge=1, description="A browser is replaced after rendering this many pages"
     )
+    render_sandbox: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="Chromium's own sandbox: auto keeps it wherever the environment allows "
+        "(a non-root user with user namespaces) and logs when it cannot; on refuses to render "
+        "without it; off never asks for it",
+    )
     render_max_pages: int = Field(
         default=8, ge=1, le=64, description="Pages one worker process renders at once"
     )

@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
@@ -25,7 +26,6 @@ log = logging.getLogger(__name__)
 # outside the (refusing) proxy; loopback goes through the proxy too (Chromium bypasses it for
 # loopback unless told otherwise).
 CHROMIUM_ARGS = (
-    "--no-sandbox",  # Cloud Run's container is the sandbox; Chromium's needs privileges
     "--disable-dev-shm-usage",
     "--disable-background-networking",
     "--disable-component-update",
@@ -46,10 +46,18 @@ class BrowserPolicy:
     pages_per_browser: int = 100  # a browser is replaced after this many pages
     max_pages: int = 8  # pages rendered at once by one process
     launch_timeout_s: float = 10.0
+    # Chromium's own sandbox (a user namespace and seccomp-bpf around each renderer): "auto"
+    # keeps it wherever the environment allows it (a non-root user with user namespaces:
+    # the renderer image runs as uid 10001) and says so when it cannot; "on" refuses to
+    # render without it; "off" never asks for it
+    sandbox: SandboxMode = "auto"
 
     def __post_init__(self) -> None:
         if self.pages_per_browser < 1 or self.max_pages < 1:
             raise ValueError("pages_per_browser and max_pages must be >= 1")
+
+
+SandboxMode = Literal["auto", "on", "off"]
 
 
 class BrowserCrashed(TransientFetchError):
@@ -71,6 +79,28 @@ class BrowserProcess:
         self._slots = asyncio.Semaphore(policy.max_pages)
         self._user_agent = ""  # a current Chrome user agent, known once a browser ran
         self.launches = 0
+        self.sandboxed: bool | None = None  # whether the running browser has its sandbox
+        self._sandbox_refused = False
+
+    def _wants_sandbox(self) -> bool:
+        if self._policy.sandbox == "off" or self._sandbox_refused:
+            return False
+        # Chromium refuses its sandbox to root: "auto" does not try; "on" lets it say so
+        return self._policy.sandbox == "on" or os.geteuid() != 0
+
+    async def _start(self, *, sandbox: bool) -> Browser:
+        try:
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            return await self._playwright.chromium.launch(
+                executable_path=self._policy.executable_path,
+                args=list(CHROMIUM_ARGS),
+                chromium_sandbox=sandbox,  # without it Playwright passes --no-sandbox
+                proxy={"server": self._proxy.server, "bypass": "<-loopback>"},
+                timeout=self._policy.launch_timeout_s * 1000,
+            )
+        except PlaywrightError as exc:
+            raise BrowserCrashed(f"browser did not start: {exc.message}") from None
 
     async def user_agent(self) -> str:
         """The user agent of this Chromium (not ``HeadlessChrome``): its pages' and the
@@ -116,17 +146,27 @@ class BrowserProcess:
             return self._browser
 
     async def _launch(self) -> Browser:
-        try:
-            if self._playwright is None:
-                self._playwright = await async_playwright().start()
-            browser = await self._playwright.chromium.launch(
-                executable_path=self._policy.executable_path,
-                args=list(CHROMIUM_ARGS),
-                proxy={"server": self._proxy.server, "bypass": "<-loopback>"},
-                timeout=self._policy.launch_timeout_s * 1000,
-            )
-        except PlaywrightError as exc:
-            raise BrowserCrashed(f"browser did not start: {exc.message}") from None
+        browser = None
+        sandboxed = False
+        if self._wants_sandbox():
+            try:
+                browser = await self._start(sandbox=True)
+                sandboxed = True
+            except BrowserCrashed as exc:
+                if self._policy.sandbox == "on":
+                    raise BrowserCrashed(
+                        f"{exc.detail} (SCRAPEJOBS_RENDER_SANDBOX=on: Chromium's sandbox needs "
+                        "a non-root user and user namespaces)"
+                    ) from None
+                log.warning(
+                    "Chromium's sandbox is not available here: rendering without it",
+                    extra={"why": exc.detail},
+                )
+                self._sandbox_refused = True  # not tried again by this process
+        if browser is None:
+            browser = await self._start(sandbox=False)
+        self.sandboxed = sandboxed
+        log.info("browser started", extra={"sandboxed": sandboxed})
         self.launches += 1
         major = browser.version.split(".", 1)[0]
         self._user_agent = (

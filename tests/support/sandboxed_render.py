@@ -26,7 +26,8 @@ async def main(executable: str, mode: str) -> None:
                 for arg in child.cmdline()
                 if arg in ("--no-sandbox", "--type=renderer")
             }
-        print(json.dumps({"text": text, "sandboxed": browsers.sandboxed, "flags": sorted(flags)}))
+        shown = {"text": text, "sandboxed": browsers.sandboxed, "flags": sorted(flags)}
+        sys.stdout.write(json.dumps(shown) + "\n")
     finally:
         await browsers.aclose()
 

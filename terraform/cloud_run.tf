@@ -140,7 +140,8 @@ resource "google_cloud_run_v2_service" "worker" {
   custom_audiences = [local.worker_audiences[each.key]]
 
   template {
-    service_account                  = google_service_account.worker.email
+    # the renderer runs as its own, lesser identity (iam.tf, "renderer runtime")
+    service_account                  = each.value.role == "renderer" ? google_service_account.renderer.email : google_service_account.worker.email
     timeout                          = "${var.worker_request_timeout_s}s"
     max_instance_request_concurrency = local.worker_roles[each.value.role].concurrency
     execution_environment            = "EXECUTION_ENVIRONMENT_GEN2"
@@ -180,8 +181,9 @@ resource "google_cloud_run_v2_service" "worker" {
         }
       }
 
+      # Secrets only where they are used: the renderer signs no webhook and asks no model.
       dynamic "env" {
-        for_each = var.webhook_signing_secret_id == "" ? [] : [var.webhook_signing_secret_id]
+        for_each = var.webhook_signing_secret_id == "" || each.value.role == "renderer" ? [] : [var.webhook_signing_secret_id]
         content {
           name = "SCRAPEJOBS_WEBHOOK_SECRETS"
           value_source {
@@ -194,7 +196,7 @@ resource "google_cloud_run_v2_service" "worker" {
       }
 
       dynamic "env" {
-        for_each = var.ai_api_key_secret_id == "" ? [] : [var.ai_api_key_secret_id]
+        for_each = var.ai_api_key_secret_id == "" || each.value.role == "renderer" ? [] : [var.ai_api_key_secret_id]
         content {
           name = "SCRAPEJOBS_AI_API_KEY"
           value_source {

@@ -58,7 +58,41 @@ resource "google_pubsub_topic_iam_member" "worker_publishes_tasks" {
   member  = google_service_account.worker.member
 }
 
-# --- telemetry (both runtimes) -----------------------------------------------------------
+# --- renderer runtime --------------------------------------------------------------------
+# The renderer feeds hostile pages to a browser: a browser bug must not be the whole system.
+# Its identity reads and writes the scrapejobs database only (an IAM condition on the
+# database), publishes only to the lanes a rendered page continues in (render: its crawl
+# links and deferrals; processing: its ai stage) and to the webhook outbox (webhooks.tf). It
+# holds no Vertex AI role, reads no secret, and its environment has neither the webhook
+# signing keys nor the AI key (cloud_run.tf): webhooks are signed and models asked by the
+# shared worker, which the webhook and processing subscriptions push to.
+
+locals {
+  renderer_lanes = [for lane in ["render", "processing"] : lane if contains(var.lanes, lane)]
+}
+
+resource "google_project_iam_member" "renderer_datastore" {
+  project = var.project_id
+  role    = "roles/datastore.user"
+  member  = google_service_account.renderer.member
+
+  condition {
+    title       = "scrapejobs database only"
+    description = "The renderer reads and writes the scrapejobs Firestore database, no other."
+    expression  = "resource.name == \"projects/${var.project_id}/databases/${var.firestore_database}\""
+  }
+}
+
+resource "google_pubsub_topic_iam_member" "renderer_publishes_tasks" {
+  for_each = toset(local.renderer_lanes)
+
+  project = var.project_id
+  topic   = google_pubsub_topic.tasks[each.value].name
+  role    = "roles/pubsub.publisher"
+  member  = google_service_account.renderer.member
+}
+
+# --- telemetry (every runtime) -----------------------------------------------------------
 # Spans to Cloud Trace and metrics to Cloud Monitoring (SCRAPEJOBS_TELEMETRY_EXPORTER=gcp).
 # Both roles exist only at project level; they write telemetry and read nothing.
 
@@ -92,6 +126,22 @@ resource "google_project_iam_member" "worker_metric_writer" {
   project = var.project_id
   role    = "roles/monitoring.metricWriter"
   member  = google_service_account.worker.member
+}
+
+resource "google_project_iam_member" "renderer_trace_agent" {
+  count = local.telemetry_to_gcp ? 1 : 0
+
+  project = var.project_id
+  role    = "roles/cloudtrace.agent"
+  member  = google_service_account.renderer.member
+}
+
+resource "google_project_iam_member" "renderer_metric_writer" {
+  count = local.telemetry_to_gcp ? 1 : 0
+
+  project = var.project_id
+  role    = "roles/monitoring.metricWriter"
+  member  = google_service_account.renderer.member
 }
 
 # --- invokers ----------------------------------------------------------------------------
@@ -237,6 +287,14 @@ resource "google_service_account_iam_member" "build_acts_as_worker" {
   count = var.create_build_service_account ? 1 : 0
 
   service_account_id = google_service_account.worker.name
+  role               = "roles/iam.serviceAccountUser"
+  member             = google_service_account.build[0].member
+}
+
+resource "google_service_account_iam_member" "build_acts_as_renderer" {
+  count = var.create_build_service_account ? 1 : 0
+
+  service_account_id = google_service_account.renderer.name
   role               = "roles/iam.serviceAccountUser"
   member             = google_service_account.build[0].member
 }

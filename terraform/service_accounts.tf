@@ -18,6 +18,17 @@ resource "google_service_account" "worker" {
   depends_on = [google_project_service.apis]
 }
 
+# The render lane's service runs a browser on hostile pages: its own identity, with only what
+# rendering needs (iam.tf, "renderer runtime"): no AI, no webhook keys, no other lane's topic.
+resource "google_service_account" "renderer" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-renderer"
+  display_name = "scrapejobs renderer (Cloud Run runtime)"
+  description  = "Runtime identity of the renderer: the scrapejobs database, publish to the render and processing lanes and the webhook outbox."
+
+  depends_on = [google_project_service.apis]
+}
+
 resource "google_service_account" "push_invoker" {
   project      = var.project_id
   account_id   = "${var.name_prefix}-push-invoker"

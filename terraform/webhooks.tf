@@ -65,11 +65,13 @@ resource "google_pubsub_subscription" "webhooks" {
   ]
 }
 
-# Both services end jobs (a completion in the worker, a cancel in the dispatcher).
+# Every runtime ends jobs (a completion in a worker or the renderer, a cancel in the
+# dispatcher); only the shared worker, which the webhook subscription pushes to, signs them.
 resource "google_pubsub_topic_iam_member" "services_publish_webhooks" {
   for_each = {
     dispatcher = google_service_account.dispatcher.member
     worker     = google_service_account.worker.member
+    renderer   = google_service_account.renderer.member
   }
 
   project = var.project_id

@@ -291,14 +291,18 @@ def test_lane_subscriptions_push_to_their_lanes_worker(tf, h, name, path):
 
 
 def test_every_worker_service_is_the_same_worker(tf, h):
-    """One resource for the shared and the dedicated workers and the renderer: same code,
-    env and identity; a service's role picks its image, size and the renderer's browser."""
+    """One resource for the shared and the dedicated workers and the renderer: same code and
+    env; a service's role picks its image, size, the renderer's browser and its own, lesser
+    identity (tests/deploy/test_terraform_wiring.py, the renderer's privileges)."""
     workers = tf.of_type("google_cloud_run_v2_service")
     assert set(workers) == {"dispatcher", "worker"}
     worker = workers["worker"]
     assert worker["for_each"] == "${local.worker_services}"
     template = h.block(worker, "template")
-    assert template["service_account"] == "${google_service_account.worker.email}"
+    assert h.squash(template["service_account"]) == h.squash(
+        '${each.value.role == "renderer" ? google_service_account.renderer.email'
+        " : google_service_account.worker.email}"
+    )
     container = h.block(template, "containers")
     assert container["image"] == "${local.worker_roles[each.value.role].image}"
     roles = h.as_map(tf.locals["worker_roles"])

@@ -302,6 +302,12 @@ def test_runtime_accounts_publish_to_task_topic_only(tf):
             "${each.value.name}",
             "roles/pubsub.publisher",
         ),
+        (
+            "${google_service_account.renderer.member}",
+            "${toset(local.renderer_lanes)}",
+            "${google_pubsub_topic.tasks[each.value].name}",
+            "roles/pubsub.publisher",
+        ),
     }
 
 
@@ -330,6 +336,7 @@ def test_webhook_events_are_pushed_to_the_worker_with_retries_and_dead_letters(t
     assert members == {
         "dispatcher": "${google_service_account.dispatcher.member}",
         "worker": "${google_service_account.worker.member}",
+        "renderer": "${google_service_account.renderer.member}",
     }
     agent = grants["pubsub_agent_publishes_webhook_dead_letters"]
     assert agent["member"] == PUBSUB_AGENT and "webhook_dead_letter" in agent["topic"]
@@ -351,6 +358,45 @@ def test_the_deployment_webhook_keys_come_from_secret_manager(tf, h):
     assert access["role"] == "roles/secretmanager.secretAccessor"
     assert access["member"] == "${google_service_account.worker.member}"
     assert tf.variables["webhook_signing_secret_id"]["default"] == ""
+
+
+def test_the_renderer_runs_with_least_privilege(tf, h):
+    """The service that feeds hostile pages to a browser: its own identity, the scrapejobs
+    database only, the render and processing lanes' topics and the webhook outbox, no AI role,
+    no secret, and neither the webhook keys nor the AI key in its environment."""
+    renderer = "${google_service_account.renderer.member}"
+    grants = [
+        (rtype, name, body)
+        for rtype, name, body in tf.iter_resources()
+        if rtype.endswith("_iam_member") and body.get("member") == renderer
+    ]
+    kinds = {(rtype, body["role"]) for rtype, _, body in grants}
+    assert kinds == {
+        ("google_project_iam_member", "roles/datastore.user"),
+        ("google_project_iam_member", "roles/cloudtrace.agent"),
+        ("google_project_iam_member", "roles/monitoring.metricWriter"),
+        ("google_pubsub_topic_iam_member", "roles/pubsub.publisher"),
+    }
+    [datastore] = [b for t, _, b in grants if b["role"] == "roles/datastore.user"]
+    condition = h.block(datastore, "condition")
+    assert "databases/${var.firestore_database}" in condition["expression"]
+    assert h.squash(tf.locals["renderer_lanes"]) == h.squash(
+        '${[for lane in ["render", "processing"] : lane if contains(var.lanes, lane)]}'
+    )
+    webhook_publishers = tf.resource("google_pubsub_topic_iam_member", "services_publish_webhooks")
+    [members] = webhook_publishers["for_each"]
+    assert members["renderer"] == renderer
+    container = h.block(
+        h.block(tf.resource("google_cloud_run_v2_service", "worker"), "template"), "containers"
+    )
+    secret_envs = [
+        h.squash(d["env"]["for_each"])
+        for d in container["dynamic"]
+        if "env" in d and "secret_id" in h.squash(d["env"]["for_each"])
+    ]
+    assert len(secret_envs) == 2  # the webhook keys and the AI key
+    for for_each in secret_envs:
+        assert h.squash('each.value.role == "renderer"') in for_each, for_each
 
 
 # --- IAM hygiene ---------------------------------------------------------------------------
@@ -452,10 +498,13 @@ def test_push_invoker_can_only_invoke_the_worker(tf):
 
 
 def test_runtime_accounts_are_dedicated(tf, h):
-    for service, account in (("dispatcher", "dispatcher"), ("worker", "worker")):
-        body = tf.resource("google_cloud_run_v2_service", service)
-        template = h.block(body, "template")
-        assert template["service_account"] == f"${{google_service_account.{account}.email}}"
+    dispatcher = h.block(tf.resource("google_cloud_run_v2_service", "dispatcher"), "template")
+    assert dispatcher["service_account"] == "${google_service_account.dispatcher.email}"
+    worker = h.block(tf.resource("google_cloud_run_v2_service", "worker"), "template")
+    assert h.squash(worker["service_account"]) == h.squash(
+        '${each.value.role == "renderer" ? google_service_account.renderer.email'
+        " : google_service_account.worker.email}"
+    )
 
 
 # --- Cloud Run ---------------------------------------------------------------------------------
@@ -811,7 +860,7 @@ def test_runtime_accounts_may_write_traces_and_metrics(tf) -> None:
     }
     assert grants == {
         (f"${{google_service_account.{service}.member}}", role)
-        for service in ("dispatcher", "worker")
+        for service in ("dispatcher", "worker", "renderer")
         for role in TELEMETRY_ROLES
     }
 

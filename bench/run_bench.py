@@ -941,6 +941,25 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             paired_bare=paired_bare_pass(site_url, paths, warmup, truth),
         )
         report["stack"] = stack
+        for idle in stacks:
+            idle.stop()
+        # labelled, not the headline: pages extracted on the worker's event loop, as before
+        # issue 37, without the per-page budget (what extracting in processes of their own costs)
+        print("the stack again, extraction in process (labelled row)…")
+        in_process = run_stack(
+            site_url,
+            site.pid,
+            paths,
+            stack_warmup,
+            big,
+            truth,
+            log_dir / "in-process",
+            job_timeout_s=max(30.0, args.timeout - (time.perf_counter() - started) - 90),
+            on_started=started_stack,
+            paired_bare=paired_bare_pass(site_url, paths, warmup, truth),
+            worker_env={"SCRAPEJOBS_EXTRACTION_PROCESSES": "0"},
+        )
+        report["stack_extraction_in_process"] = in_process
     for idle in stacks:  # stopped now: its processes' timers would slow the count
         idle.stop()
     instructions = (
@@ -973,7 +992,26 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
     report["cost_per_million_pages"] = cost
     report["machine_after"] = machine_info()
     print_report(loops, celery, stack, goal, floors, cost, instructions)
+    print_isolation(stack, report.get("stack_extraction_in_process"), celery)
     return report
+
+
+def print_isolation(
+    stack: dict[str, Any] | None, in_process: dict[str, Any] | None, celery: CeleryFigures | None
+) -> None:
+    """A beside its labelled variant with pages extracted on the event loop."""
+    if not stack or not in_process:
+        return
+    print("\nA, what extracting pages in processes of their own costs (one run):")
+    for label, figures in (("default (processes)", stack), ("in process (labelled)", in_process)):
+        vs_celery = (
+            f", {figures['pages_per_s'] / celery.pages_per_s:.2f}x Celery + Redis" if celery else ""
+        )
+        print(
+            f"  {label:<24}{figures['pages_per_s']:>8.1f} pages/s{vs_celery}, worker CPU "
+            f"{figures['cpu_s_per_1000_pages']['worker']:.3f} s/1000 pages, "
+            f"{figures.get('worker_cpu_vs_paired_bare', '?')}x the paired bare loop"
+        )
 
 
 def count_instructions(

@@ -114,7 +114,7 @@ def _vm_hwm(pid: int) -> int | None:
     return None
 
 
-def bench_config(log_dir: Path) -> StackConfig:
+def bench_config(log_dir: Path, worker_env: dict[str, str] | None = None) -> StackConfig:
     return StackConfig(
         project_id="scrapejobs-bench",
         dispatcher_port=free_port(),
@@ -125,6 +125,7 @@ def bench_config(log_dir: Path) -> StackConfig:
         log_dir=log_dir,
         topology=BENCH_TOPOLOGY,
         worker_processes=WORKER_PROCESSES,
+        worker_env=dict(worker_env or {}),
     )
 
 
@@ -422,14 +423,15 @@ def run_stack(
     job_timeout_s: float,
     on_started: Callable[[Stack], None],
     paired_bare: Callable[[], float] | None = None,
+    worker_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Start a stack, run the measured job, return the figures. ``on_started`` registers the
     stack for cleanup (the caller stops it, also on errors and signals). ``paired_bare`` runs
     one pass of the bare loop over the same pages and returns its CPU-s per 1,000 pages: it is
     run right before the warm-up job and right after the last measured job, while the stack is
     idle, so that the jobs' worker CPU is compared with the bare loop's on the machine as it
-    was then (their mean is the reference)."""
-    config = bench_config(log_dir)
+    was then (their mean is the reference). ``worker_env``: settings of a labelled variant."""
+    config = bench_config(log_dir, worker_env)
     stack = Stack(config)
     on_started(stack)
     started = time.perf_counter()

@@ -14,6 +14,7 @@ locals {
   ai_env = var.ai_provider == "" ? {} : merge({
     SCRAPEJOBS_AI_PROVIDER      = var.ai_provider
     SCRAPEJOBS_AI_MODEL         = var.ai_model
+    SCRAPEJOBS_AI_MODELS        = join(",", var.ai_models)
     SCRAPEJOBS_AI_BASE_URL      = var.ai_base_url
     SCRAPEJOBS_AI_LOCATION      = var.ai_location
     SCRAPEJOBS_AI_MAX_IN_FLIGHT = tostring(var.ai_max_in_flight)

@@ -914,6 +914,12 @@ variable "ai_model" {
   default     = ""
 }
 
+variable "ai_models" {
+  type        = list(string)
+  description = "Other models an ai stage may name (SCRAPEJOBS_AI_MODELS); with ai_model the only ones offered, a stage naming another is refused with a 422. Both empty: any model the provider serves."
+  default     = []
+}
+
 variable "ai_base_url" {
   type        = string
   description = "openai: the server's base URL, e.g. https://api.openai.com/v1 (SCRAPEJOBS_AI_BASE_URL)."

@@ -15,6 +15,7 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionRevocations
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 
 
@@ -31,6 +32,7 @@ def memory_dispatcher(
         "webhook_outbox": MemoryWebhookOutbox(),
         "webhook_log": MemoryWebhookLog(),
         "worker_directory": store,
+        "session_revocations": MemorySessionRevocations(),
     }
     # the dashboard keeps no figures here unless a test asks: what a test just changed shows
     settings = settings or DispatcherSettings(auth_mode="none", dashboard_cache_s=0)

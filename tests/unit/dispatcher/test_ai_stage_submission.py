@@ -113,3 +113,22 @@ async def test_usage_and_its_cost_show_on_the_job_and_in_stats() -> None:
     async with memory_client(store, WITH_AI) as client:  # no prices: no cost
         assert (await client.get(f"/v1/jobs/{job_id}")).json()["ai_usage"]["cost"] is None
         assert (await client.get("/v1/stats")).json()["ai"]["cost"] is None
+
+
+async def test_only_the_models_offered_here_may_be_named() -> None:
+    offered = DispatcherSettings(
+        auth_mode="none", ai_provider="openai", ai_model="small", ai_models="medium, large"
+    )
+    store = MemoryJobStore()
+    async with memory_client(store, offered) as client:
+        for model in ("small", "medium", "large"):
+            answer = await client.post("/v1/jobs", json=body({"ai": {**AI, "model": model}}))
+            assert answer.status_code == 202, answer.text
+        dear = await client.post("/v1/jobs", json=body({"ai": {**AI, "model": "huge"}}))
+        assert dear.status_code == 422, dear.text
+        error = dear.json()["error"]
+        assert error["field"] == "pipeline[0].ai.model"
+        assert "'huge' is not offered here (offered: large, medium, small)" in error["message"]
+    assert len(store.jobs) == 3
+    anything = DispatcherSettings(auth_mode="none", ai_provider="openai")
+    assert anything.offered_models() is None  # nothing configured: the provider decides

@@ -15,6 +15,8 @@ from scrapejobs_dispatcher.api_keys import ApiKeyVerifier, generate_api_key, par
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions, same_origin
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionRevocations
+from scrapejobs_shared.domain.clock import utc_now
 from support.memory_dispatcher import memory_dispatcher
 
 KEY, DIGEST = generate_api_key()
@@ -120,19 +122,87 @@ async def test_without_api_keys_there_is_nothing_to_sign_in_to() -> None:
         assert form.status_code == 303 and form.headers["location"] == "/ui"
 
 
-def test_a_session_ends_when_it_expires_or_its_key_is_removed() -> None:
+def _sessions(verifier: ApiKeyVerifier, lifetime_s: int = 60) -> DashboardSessions:
+    return DashboardSessions(verifier, lifetime_s, MemorySessionRevocations(), utc_now)
+
+
+async def test_a_session_ends_when_it_expires_or_its_key_is_removed() -> None:
     both = ApiKeyVerifier(parse_key_hashes(f"{DIGEST},{OTHER_DIGEST}"))
-    sessions = DashboardSessions(both, lifetime_s=60)
+    sessions = _sessions(both)
     token = sessions.sign_in(KEY)
-    assert token is not None and sessions.valid(token)
-    assert sessions.sign_in("sj_wrong") is None and not sessions.valid("forged.token")
-    removed = DashboardSessions(ApiKeyVerifier(parse_key_hashes(OTHER_DIGEST)), 60)
-    assert not removed.valid(token)
+    assert token is not None and await sessions.valid(token)
+    assert sessions.sign_in("sj_wrong") is None and not await sessions.valid("forged.token")
+    removed = _sessions(ApiKeyVerifier(parse_key_hashes(OTHER_DIGEST)))
+    assert not await removed.valid(token)
     digest = bytes.fromhex(DIGEST)
     old = URLSafeTimedSerializer(digest, salt="scrapejobs-dashboard-session")
-    stale = old.dumps({"session": 1})
-    assert DashboardSessions(both, lifetime_s=60).valid(stale)
-    assert not DashboardSessions(both, lifetime_s=-1).valid(stale)  # past its lifetime
+    stale = old.dumps({"sid": "s1"})
+    assert await _sessions(both).valid(stale)
+    assert not await _sessions(both, lifetime_s=-1).valid(stale)  # past its lifetime
+    assert not await _sessions(both).valid(old.dumps({"session": 1}))  # no session id
+
+
+async def test_signing_out_ends_the_session_on_every_instance() -> None:
+    keys = ApiKeyVerifier(parse_key_hashes(DIGEST))
+    shared = MemorySessionRevocations()
+    here = DashboardSessions(keys, 60, shared, utc_now)
+    there = DashboardSessions(keys, 60, shared, utc_now)
+    token, other = here.sign_in(KEY), here.sign_in(KEY)
+    assert await here.valid(token) and await there.valid(other)
+    await there.sign_out(token)
+    assert not await there.valid(token)
+    # the other instance found it live a moment ago: it rechecks within a few seconds
+    here_later = DashboardSessions(keys, 60, shared, utc_now)
+    assert not await here_later.valid(token)
+    assert await here_later.valid(other)  # another session of the same key lives on
+
+
+async def test_a_copied_cookie_dies_with_its_sign_out() -> None:
+    async with dashboard() as client:
+        right = await _sign_in(client)
+        cookie = right.cookies["scrapejobs_session"]
+        assert (await client.get("/ui")).status_code == 200
+        await client.post("/ui/sign-out", headers={"Origin": "http://t"})
+        client.cookies.clear()
+        client.cookies.set("scrapejobs_session", cookie)  # kept by someone before sign-out
+        copied = await client.get("/ui")
+        assert copied.status_code == 303  # sent to the sign-in form
+
+
+async def test_sign_in_attempts_are_limited_per_client() -> None:
+    async with dashboard() as client:
+        for _ in range(10):
+            assert (await _sign_in(client, "sj_wrong")).status_code == 401
+        limited = await _sign_in(client, KEY)
+        assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+        assert "set-cookie" not in limited.headers
+        # another client address (the one Cloud Run's front end appends) is not held back
+        elsewhere = await client.post(
+            "/ui/sign-in",
+            data={"api_key": KEY},
+            headers={"Origin": "http://t", "X-Forwarded-For": "203.0.113.9, 198.51.100.7"},
+        )
+        assert elsewhere.status_code == 303
+
+
+async def test_a_sign_in_form_is_read_only_up_to_a_few_kilobytes() -> None:
+    async with dashboard() as client:
+        big = await client.post(
+            "/ui/sign-in",
+            content=b"api_key=" + b"a" * 100_000,
+            headers={"Origin": "http://t", "Content-Type": "application/x-www-form-urlencoded"},
+        )
+        assert big.status_code == 413
+
+
+async def test_pages_forbid_framing_and_foreign_scripts() -> None:
+    async with dashboard(mode="none", hashes="") as client:
+        for path in ("/ui", "/ui/hosts", "/ui/dead-letters"):
+            headers = (await client.get(path)).headers
+            policy = headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy
+            assert headers["x-frame-options"] == "DENY"
+            assert headers["x-content-type-options"] == "nosniff"
 
 
 @pytest.mark.parametrize(

@@ -79,11 +79,14 @@ class JobService:
         ai_provider: str | None = None,
         ai_prices: ModelPrices | None = None,
         allow_unverified_tls: bool = True,
+        ai_models: frozenset[str] | None = None,
     ) -> None:
         """``ai_provider``: the configured AI provider, without which ``ai`` stages are refused;
+        ``ai_models``: the models a stage may name (None: any);
         ``ai_prices``: what model tokens cost, for a job's cost (none shown without them);
         ``allow_unverified_tls``: False refuses ``options.verify_tls`` false."""
         self._ai_provider = ai_provider
+        self._ai_models = ai_models
         self._allow_unverified_tls = allow_unverified_tls
         self._ai_prices = ai_prices
         self._tracer = tracer
@@ -161,6 +164,12 @@ class JobService:
         if index is not None and self._ai_provider is None:
             reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"
             raise UnavailableHere(f"pipeline[{index}].ai", reason)
+        if index is not None and self._ai_models is not None:
+            model = getattr(request.pipeline[index].options, "model", None)
+            if model is not None and model not in self._ai_models:
+                offered = ", ".join(sorted(self._ai_models))
+                reason = f"model {model!r} is not offered here (offered: {offered})"
+                raise UnavailableHere(f"pipeline[{index}].ai.model", reason)
         if not request.options.verify_tls and not self._allow_unverified_tls:
             reason = (
                 "this deployment always verifies TLS certificates "

@@ -46,6 +46,7 @@ from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
+from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSessionRevocations
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
@@ -59,6 +60,7 @@ from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.outcome_stats import StatsReader
+from scrapejobs_shared.ports.session_revocations import SessionRevocations
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
@@ -79,6 +81,7 @@ def create_app(
     webhook_log: WebhookLog | None = None,
     telemetry: Telemetry | None = None,
     worker_directory: WorkerDirectory | None = None,
+    session_revocations: SessionRevocations | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
     unless others are given (tests; the caller then shuts down the telemetry it gave)."""
@@ -95,6 +98,7 @@ def create_app(
             or stats_reader is None
             or webhook_log is None
             or worker_directory is None
+            or session_revocations is None
         ):
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
@@ -103,6 +107,12 @@ def create_app(
         publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
         job_store = store or FirestoreJobStore(client, deadline=deadline)
         app.state.workers = worker_directory or FirestoreWorkerDirectory(client, deadline)
+        app.state.dashboard_sessions = DashboardSessions(
+            app.state.authenticator.keys,
+            settings.dashboard_session_s,
+            session_revocations or FirestoreSessionRevocations(client, deadline),
+            utc_now,
+        )
         host_gate = app.state.host_gate = gate or FirestoreHostGate(client, deadline)
         task_publisher = publisher or PubSubTaskPublisher(
             settings.project_id, settings.task_topic, publish_deadline
@@ -138,6 +148,7 @@ def create_app(
             ai_provider=settings.ai_provider,
             ai_prices=settings.ai_prices(),
             allow_unverified_tls=settings.allow_unverified_tls,
+            ai_models=settings.offered_models(),
         )
         app.state.recovery = Recovery(
             job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate
@@ -190,11 +201,7 @@ def create_app(
     app.include_router(workers.router)
     app.include_router(firecrawl_routes.router)
     app.include_router(firecrawl_team.router)
-    install_dashboard(
-        app,
-        DashboardSessions(authenticator.keys, settings.dashboard_session_s),
-        FigureCache(settings.dashboard_cache_s),
-    )
+    install_dashboard(app, FigureCache(settings.dashboard_cache_s))
     return app
 
 

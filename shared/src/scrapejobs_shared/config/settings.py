@@ -48,6 +48,12 @@ class CommonSettings(BaseSettings):
         "service account's identity); unset: 'ai' stages are refused (422)",
     )
     ai_model: str = Field(default="", description="The model 'ai' stages use unless they name one")
+    ai_models: str = Field(
+        default="",
+        description="Other models an 'ai' stage may name, comma-separated (with "
+        "SCRAPEJOBS_AI_MODEL, the only ones offered: a stage naming another is a 422); both "
+        "empty: any model the provider serves",
+    )
     ai_base_url: str = Field(default="", description="openai: the server's base URL (…/v1)")
     ai_api_key: SecretStr = Field(default=SecretStr(""), description="openai: the API key")
     ai_location: str = Field(default="us-central1", description="vertex: the model's region")
@@ -84,6 +90,12 @@ class CommonSettings(BaseSettings):
     telemetry_metric_interval_s: float = Field(
         default=60.0, ge=5, description="How often metrics are exported"
     )
+
+    def offered_models(self) -> frozenset[str] | None:
+        """The models an ``ai`` stage may name, or None when any may be named."""
+        named = {part.strip() for part in self.ai_models.split(",") if part.strip()}
+        offered = named | ({self.ai_model} if self.ai_model else set())
+        return frozenset(offered) or None
 
     def ai_prices(self) -> ModelPrices | None:
         """The model's prices, or None when neither is set (no cost is shown)."""

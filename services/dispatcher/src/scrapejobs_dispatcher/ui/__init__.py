@@ -12,16 +12,18 @@ from fastapi.templating import Jinja2Templates
 
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.routes import install_refusals, router, sign_in_router
-from scrapejobs_dispatcher.ui.sessions import DashboardSessions
+from scrapejobs_dispatcher.ui.sessions import SignInAttempts
 
 HERE = Path(__file__).parent
 
 
-def install(app: FastAPI, sessions: DashboardSessions, figures: FigureCache) -> None:
+def install(app: FastAPI, figures: FigureCache) -> None:
     """Serve the dashboard: its routes, its templates (on ``app.state.ui_templates``), its
-    static files (on ``app.state.ui_static``, served at /ui/static to anyone: no data) and
-    its sign-in sessions (``app.state.dashboard_sessions``, used in api_key mode) and the
-    figures it keeps a few seconds (``app.state.ui_figures``)."""
+    static files (on ``app.state.ui_static``, served at /ui/static to anyone: no data), the
+    sign-in attempts it allows (``app.state.sign_in_attempts``) and the figures it keeps a few
+    seconds (``app.state.ui_figures``). Its sign-in sessions (``DashboardSessions``, used in
+    api_key mode) are ``app.state.dashboard_sessions``, set by the app's lifespan (they need
+    the store)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,
@@ -29,7 +31,7 @@ def install(app: FastAPI, sessions: DashboardSessions, figures: FigureCache) -> 
     )
     app.state.ui_templates = Jinja2Templates(env=env)
     app.state.ui_static = StaticFiles(directory=HERE / "static")
-    app.state.dashboard_sessions = sessions
+    app.state.sign_in_attempts = SignInAttempts()
     app.state.ui_figures = figures
     install_refusals(app)
     app.include_router(sign_in_router)

@@ -25,7 +25,7 @@ async def require_viewer(request: Request) -> None:
     request.state.signed_in = False
     if authenticator.mode == "api_key":
         sessions: DashboardSessions = request.app.state.dashboard_sessions
-        if sessions.valid(request.cookies.get(COOKIE)):
+        if await sessions.valid(request.cookies.get(COOKIE)):
             request.state.signed_in = True
             return
         try:

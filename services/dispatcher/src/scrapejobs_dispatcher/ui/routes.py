@@ -35,7 +35,15 @@ from scrapejobs_dispatcher.ui.access import (
     require_viewer,
 )
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
-from scrapejobs_dispatcher.ui.sessions import COOKIE, COOKIE_PATH, DashboardSessions, is_secure
+from scrapejobs_dispatcher.ui.sessions import (
+    COOKIE,
+    COOKIE_PATH,
+    MAX_FORM_BYTES,
+    DashboardSessions,
+    SignInAttempts,
+    client_address,
+    is_secure,
+)
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.store_ops import counting
@@ -81,7 +89,23 @@ def _render(
     response: HTMLResponse = templates.TemplateResponse(
         request, template, context | {"signed_in": signed_in}, status_code=status
     )
+    response.headers.update(PAGE_HEADERS)
     return response
+
+
+# Every dashboard page: scripts only from /ui/static (no inline script, no eval), no other
+# origin may frame it (clickjacking an action button), no plugin, no <base> rewrite, forms post
+# here only. Inline styles stay allowed (uPlot and htmx set them; they run no code).
+PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+        "form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 
 
 def _problem(request: Request, status: int, title: str, detail: str) -> HTMLResponse:
@@ -277,6 +301,16 @@ def _next_page(value: str | None) -> str:
     return "/ui"
 
 
+async def _bounded_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None as soon as it passes ``limit`` bytes (not read further)."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return body
+
+
 def _sign_in_page(
     request: Request, next_page: str, message: str | None, status: int
 ) -> HTMLResponse:
@@ -304,7 +338,17 @@ async def sign_in(request: Request, sessions: SessionsDep) -> HTMLResponse | Red
     again with a message (401)."""
     if not _signs_in(request):
         return RedirectResponse("/ui", status_code=303)
-    form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+    attempts: SignInAttempts = request.app.state.sign_in_attempts
+    client = client_address(request.client.host if request.client else None, request.headers)
+    wait_s = attempts.retry_after_s(client)
+    if wait_s > 0:
+        page = _sign_in_page(request, "/ui", "Too many sign-in attempts: wait a minute.", 429)
+        page.headers["Retry-After"] = str(max(1, math.ceil(wait_s)))
+        return page
+    body = await _bounded_body(request, MAX_FORM_BYTES)
+    if body is None:
+        return _sign_in_page(request, "/ui", "That form is too large.", 413)
+    form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=4)
     key = (form.get("api_key") or [""])[0]
     next_page = _next_page((form.get("next") or ["/ui"])[0])
     token = sessions.sign_in(key)
@@ -324,7 +368,8 @@ async def sign_in(request: Request, sessions: SessionsDep) -> HTMLResponse | Red
 
 
 @sign_in_router.post("/sign-out", dependencies=SAME_ORIGIN)
-async def sign_out(request: Request) -> RedirectResponse:
+async def sign_out(request: Request, sessions: SessionsDep) -> RedirectResponse:
+    await sessions.sign_out(request.cookies.get(COOKIE))  # the cookie is dead everywhere
     response = RedirectResponse(SIGN_IN, status_code=303)
     response.delete_cookie(
         COOKIE,

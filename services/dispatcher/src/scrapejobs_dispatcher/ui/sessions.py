@@ -7,45 +7,133 @@ of its own (every instance can check it) and removing a key's digest from
 ``SCRAPEJOBS_API_KEY_HASHES`` ends that key's sessions at once. A digest is as unguessable as
 the 256-bit key it was made from and lives only in Secret Manager, as a session secret would.
 
+Each session has an id of its own; signing out revokes it on every instance (the id is kept in
+the store, ``SessionRevocations``, until the session would have expired): a copied cookie dies
+with its sign-out. An instance takes another's revocation within
+:data:`REVOCATION_RECHECK_S`.
+
+Sign-in attempts are limited per client address (:class:`SignInAttempts`: at most
+``attempts`` in ``window_s`` per instance), so a key cannot be guessed at the rate a form can
+be posted; the form's body is read up to :data:`MAX_FORM_BYTES` only.
+
 Cross-site requests: every POST under ``/ui`` must come from the dashboard's own origin
 (``Sec-Fetch-Site``, else ``Origin``): the cookie is ``SameSite=Strict``, but another port on
 the same host is the same *site* to a browser, and a form there could post to the dashboard."""
 
 from __future__ import annotations
 
+import secrets
+import time
+from collections import deque
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from scrapejobs_dispatcher.api_keys import ApiKeyVerifier
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.ports.session_revocations import SessionRevocations
 
 COOKIE = "scrapejobs_session"
 COOKIE_PATH = "/ui"
 _SALT = "scrapejobs-dashboard-session"
+REVOCATION_RECHECK_S = 5.0  # a session found live is checked again after this long
+MAX_FORM_BYTES = 4096  # the sign-in form: a key and the page to go back to
 
 
 class DashboardSessions:
-    def __init__(self, keys: ApiKeyVerifier, lifetime_s: int) -> None:
+    def __init__(
+        self,
+        keys: ApiKeyVerifier,
+        lifetime_s: int,
+        revocations: SessionRevocations,
+        clock: Clock,
+    ) -> None:
         self._keys = keys
         self.lifetime_s = lifetime_s
+        self._revocations = revocations
+        self._clock = clock
+        self._live_until: dict[str, float] = {}  # session id → monotonic time to recheck
 
     def sign_in(self, presented_key: str) -> str | None:
         """A session token for a valid key; None for any other."""
         digest = self._keys.match(presented_key)
         if digest is None:
             return None
-        return URLSafeTimedSerializer(digest, salt=_SALT).dumps({"session": 1})
+        session = {"sid": secrets.token_urlsafe(16)}
+        return URLSafeTimedSerializer(digest, salt=_SALT).dumps(session)
 
-    def valid(self, token: str | None) -> bool:
-        """True for a token one of the configured keys signed within the lifetime."""
-        if not token or not self._keys.digests or len(token) > 512:
+    async def valid(self, token: str | None) -> bool:
+        """True for a token one of the configured keys signed within the lifetime, whose
+        session was not signed out."""
+        opened = self._open(token)
+        if opened is None:
             return False
+        session_id, _ = opened
+        if self._live_until.get(session_id, 0.0) > time.monotonic():
+            return True
+        if await self._revocations.revoked(session_id, self._clock()):
+            return False
+        if len(self._live_until) > 10_000:
+            self._live_until.clear()
+        self._live_until[session_id] = time.monotonic() + REVOCATION_RECHECK_S
+        return True
+
+    async def sign_out(self, token: str | None) -> None:
+        """End the token's session on every instance (nothing for a token that is not one)."""
+        opened = self._open(token)
+        if opened is None:
+            return
+        session_id, signed_at = opened
+        self._live_until.pop(session_id, None)
+        until = signed_at + timedelta(seconds=max(self.lifetime_s, 0) + 60)
+        await self._revocations.revoke(session_id, until)
+
+    def _open(self, token: str | None) -> tuple[str, datetime] | None:
+        """The session id and signing time of a token a configured key signed within the
+        lifetime; None otherwise."""
+        if not token or not self._keys.digests or len(token) > 512:
+            return None
         checker = URLSafeTimedSerializer(list(self._keys.digests), salt=_SALT)
         try:
-            checker.loads(token, max_age=self.lifetime_s)
+            payload, signed_at = checker.loads(
+                token, max_age=self.lifetime_s, return_timestamp=True
+            )
         except BadSignature:  # a bad or expired signature (SignatureExpired is one)
-            return False
-        return True
+            return None
+        session_id = payload.get("sid") if isinstance(payload, dict) else None
+        if not isinstance(session_id, str) or not session_id:
+            return None  # a token from before sessions had ids: sign in again
+        return session_id, signed_at
+
+
+class SignInAttempts:
+    """At most ``attempts`` sign-ins per client address in ``window_s`` (per instance)."""
+
+    def __init__(self, attempts: int = 10, window_s: float = 60.0) -> None:
+        self._attempts = attempts
+        self._window_s = window_s
+        self._seen: dict[str, deque[float]] = {}
+
+    def retry_after_s(self, client: str) -> float:
+        """0 when ``client`` may try now (the attempt is counted), else the seconds to wait."""
+        now = time.monotonic()
+        if len(self._seen) > 10_000:
+            self._seen.clear()
+        recent = self._seen.setdefault(client, deque())
+        while recent and recent[0] <= now - self._window_s:
+            recent.popleft()
+        if len(recent) >= self._attempts:
+            return recent[0] + self._window_s - now
+        recent.append(now)
+        return 0.0
+
+
+def client_address(host: str | None, headers: Mapping[str, str]) -> str:
+    """Who is signing in: the last address of ``X-Forwarded-For``, the one Cloud Run's front end
+    appends (those before it are the client's to write), else the peer."""
+    forwarded = headers.get("x-forwarded-for", "").split(",")[-1].strip()
+    return forwarded or host or ""
 
 
 def own_origin(scheme: str, headers: Mapping[str, str]) -> str:

@@ -170,11 +170,15 @@ class AddressPolicy:
             raise BlockedDestination(f"port {port} is not allowed")
 
     def check_address(self, ip: IPAddress, port: int) -> None:
-        """Raise BlockedDestination unless a TCP connection to ``ip``:``port`` is allowed."""
+        """Raise BlockedDestination unless a TCP connection to ``ip``:``port`` is allowed.
+
+        The message names the kind of address, never the address: a task's error and a
+        webhook's record are read by the caller, who must not learn what a name resolves to
+        inside our network."""
         if self.is_allowlisted(ip):
             return
         reason = blocked_reason(ip)
         if reason is not None:
-            raise BlockedDestination(f"address {ip} is refused: {reason}")
+            raise BlockedDestination(f"the destination resolves to a refused address ({reason})")
         if port not in self.allowed_ports:
-            raise BlockedDestination(f"port {port} is not allowed for {ip}")
+            raise BlockedDestination(f"port {port} is not allowed")

@@ -115,5 +115,5 @@ def verify_peer(network_stream: object, policy: AddressPolicy) -> None:
     try:
         address = ipaddress.ip_address(peer[0])
     except ValueError as exc:
-        raise BlockedDestination(f"unusable peer address {peer[0]!r}") from exc
+        raise BlockedDestination("unusable peer address") from exc
     policy.check_address(address, int(peer[1]))

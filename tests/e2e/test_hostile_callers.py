@@ -204,3 +204,21 @@ async def test_a_page_titled_as_a_formula_is_exported_as_text(
     with out.open(newline="") as handle:
         [cli_row] = list(csv.DictReader(handle))
     assert cli_row["data.title"] == "'" + title
+
+
+async def test_a_job_cannot_reach_the_local_stack_itself(stack: Stack) -> None:
+    assert stack.firestore is not None and stack.pubsub is not None
+    targets = [
+        f"http://{stack.firestore.host}/v1/projects/{stack.config.project_id}/databases",
+        f"http://{stack.pubsub.host}/v1/projects/{stack.config.project_id}/topics",
+        f"{stack.config.dispatcher_url}/v1/jobs",
+        f"{stack.config.worker_url}/healthz",
+    ]
+    async with httpx.AsyncClient(base_url=stack.config.dispatcher_url, timeout=30) as api:
+        job = await submit(api, {"urls": targets})
+        await wait_finished(api, job["id"], timeout_s=60)
+        results = await all_results(api, job["id"])
+    assert len(results) == 4
+    for result in results:
+        assert result["status"] == "failed", result
+        assert result["error"].startswith("blocked_destination"), result

@@ -133,6 +133,23 @@ def test_allowlist_overrides_refusal_on_any_port():
         policy.check_address(ipaddress.ip_address("8.8.8.8"), 31337)
 
 
+def test_refused_ports_hold_on_allowlisted_addresses_too():
+    # the local stack: loopback sites are fetchable, its emulators and services are not
+    policy = FetchPolicy(allowlist=("127.0.0.0/8",), refused_ports=(8085, 8086)).address_policy()
+    policy.check_address(ipaddress.ip_address("127.0.0.1"), 31337)
+    for port in (8085, 8086):
+        with pytest.raises(BlockedDestination, match=f"port {port} is not allowed"):
+            policy.check_address(ipaddress.ip_address("127.0.0.1"), port)
+        with pytest.raises(BlockedDestination):
+            policy.check_port_early(port)
+
+
+def test_a_refusal_never_names_the_address():
+    with pytest.raises(BlockedDestination) as caught:
+        AddressPolicy().check_address(ipaddress.ip_address("10.1.2.3"), 80)
+    assert "10.1.2.3" not in str(caught.value) and "refused address" in str(caught.value)
+
+
 def test_narrow_allowlist_does_not_cover_neighbours():
     policy = FetchPolicy(allowlist=("127.0.0.1/32",)).address_policy()
     policy.check_address(ipaddress.ip_address("127.0.0.1"), 80)

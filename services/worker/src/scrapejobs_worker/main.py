@@ -70,6 +70,7 @@ SERVICE = "scrapejobs-worker"
 def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
     return FetchPolicy(
         allowlist=tuple(settings.fetch_allowlist),
+        refused_ports=tuple(settings.fetch_refused_ports),
         max_body_bytes=settings.max_body_bytes,
         user_agent=settings.user_agent,
     )

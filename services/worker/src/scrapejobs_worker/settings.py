@@ -24,6 +24,11 @@ class WorkerSettings(CommonSettings):
         description="Networks (CIDR) that may be fetched although not globally routable; "
         "comma-separated. Empty in production; loopback for local development and tests.",
     )
+    fetch_refused_ports: Annotated[list[int], NoDecode] = Field(
+        default_factory=list,
+        description="Ports never fetched, on allowlisted networks too; comma-separated. The "
+        "local stack lists its emulators' and services' own ports",
+    )
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     render_browser_path: str = Field(
         default="",
@@ -144,7 +149,7 @@ class WorkerSettings(CommonSettings):
         description="The push subscription's name, for metrics when a push does not name it",
     )
 
-    @field_validator("fetch_allowlist", mode="before")
+    @field_validator("fetch_allowlist", "fetch_refused_ports", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):

@@ -167,6 +167,9 @@ class Stack:
             **self.emulator_env(),
             "SCRAPEJOBS_PUSH_AUTH": "none",
             "SCRAPEJOBS_FETCH_ALLOWLIST": fetch_allowlist(),
+            # loopback is fetchable here (the local sites), but never the stack itself: a job
+            # must not reach the emulators' APIs or the services' own endpoints
+            "SCRAPEJOBS_FETCH_REFUSED_PORTS": ",".join(str(p) for p in sorted(self._own_ports())),
             # a batch answers within the subscription's ack deadline; tasks dead-letter after
             # as many attempts as the subscription delivers
             "SCRAPEJOBS_ACK_DEADLINE_S": str(self.config.topology.ack_deadline_s),
@@ -175,6 +178,17 @@ class Stack:
             "SCRAPEJOBS_WEBHOOK_SECRETS": DEV_WEBHOOK_SECRET,
             **self.config.worker_env,
         }
+
+    def _own_ports(self) -> set[int]:
+        """The ports of the emulators and the services of this stack."""
+        ports = {self.config.dispatcher_port, self.config.worker_port}
+        if self.config.render_browser:
+            ports.add(self.config.renderer_port)
+        for name in ("PUBSUB_EMULATOR_HOST", "FIRESTORE_EMULATOR_HOST"):
+            port = self.emulator_env()[name].rpartition(":")[2]
+            if port.isdigit():
+                ports.add(int(port))
+        return ports
 
     def start_worker(self) -> None:
         self.worker = self._service(

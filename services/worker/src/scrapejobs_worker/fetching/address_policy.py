@@ -150,6 +150,7 @@ class AddressPolicy:
     """Decides whether a (host name, address, port) destination may be connected to."""
 
     allowlist: tuple[IPNetwork, ...] = ()
+    refused_ports: frozenset[int] = frozenset()  # on allowlisted addresses too
     allowed_ports: frozenset[int] = frozenset(DEFAULT_ALLOWED_PORTS)
     blocked_hostnames: frozenset[str] = frozenset(DEFAULT_BLOCKED_HOSTNAMES)
     blocked_host_suffixes: tuple[str, ...] = DEFAULT_BLOCKED_HOST_SUFFIXES
@@ -166,7 +167,7 @@ class AddressPolicy:
 
     def check_port_early(self, port: int) -> None:
         """Refuse a port before DNS when no allowlisted address could make it acceptable."""
-        if not self.allowlist and port not in self.allowed_ports:
+        if port in self.refused_ports or (not self.allowlist and port not in self.allowed_ports):
             raise BlockedDestination(f"port {port} is not allowed")
 
     def check_address(self, ip: IPAddress, port: int) -> None:
@@ -175,6 +176,8 @@ class AddressPolicy:
         The message names the kind of address, never the address: a task's error and a
         webhook's record are read by the caller, who must not learn what a name resolves to
         inside our network."""
+        if port in self.refused_ports:
+            raise BlockedDestination(f"port {port} is not allowed")
         if self.is_allowlisted(ip):
             return
         reason = blocked_reason(ip)

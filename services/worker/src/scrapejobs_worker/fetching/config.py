@@ -23,10 +23,12 @@ class FetchPolicy:
     """Everything the composition root may tune. The defaults are the production settings.
 
     ``allowlist`` holds CIDR networks (e.g. ``("127.0.0.0/8", "::1/128")``) that are reachable
-    even though not globally routable, on any port; it must stay empty in production.
+    even though not globally routable, on any port but ``refused_ports`` (the local stack's
+    own emulators and services); it must stay empty in production.
     """
 
     allowlist: tuple[str, ...] = ()
+    refused_ports: tuple[int, ...] = ()
     allowed_ports: tuple[int, ...] = DEFAULT_ALLOWED_PORTS
     blocked_hostnames: tuple[str, ...] = DEFAULT_BLOCKED_HOSTNAMES
     blocked_host_suffixes: tuple[str, ...] = DEFAULT_BLOCKED_HOST_SUFFIXES
@@ -57,6 +59,7 @@ class FetchPolicy:
     def address_policy(self) -> AddressPolicy:
         return AddressPolicy(
             allowlist=parse_networks(self.allowlist),
+            refused_ports=frozenset(self.refused_ports),
             allowed_ports=frozenset(self.allowed_ports),
             blocked_hostnames=frozenset(normalize_hostname(h) for h in self.blocked_hostnames),
             blocked_host_suffixes=tuple(s.lower() for s in self.blocked_host_suffixes),

@@ -12,9 +12,10 @@ or waits for a slot). So the bench also states the CPU goal as instructions per 
   its own, counting only its measured pass (not the interpreter's start-up, the client's
   creation or the warm-up pass).
 * **worker**: the worker service of a stack of its own, one process under callgrind (both of
-  the emulator's pushes go to it), counting from the measured job's submission to its
-  completion: the push route, the batch, the fetches, extraction, the store's commits, the
-  gRPC client, idle ticks. A job under callgrind runs about 50 times slower, so work done
+  the emulator's pushes go to it) with its extraction processes (``--trace-children=yes``:
+  every process below it is counted too), counting from the measured job's submission to its
+  completion: the push route, the batch, the fetches, extraction and its pipe, the store's
+  commits, the gRPC client, idle ticks. A job under callgrind runs about 50 times slower, so work done
   once a second (a running batch's commit: results, lease, cancel check) would happen about
   50 times more often per page than at full speed. The counted worker commits a running batch
   every 10 s instead of every second (``WORKER_ENV``); the count still errs high.
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import psutil
 
 if TYPE_CHECKING:
     from scrapejobs_devstack.stack import Stack
@@ -89,6 +91,21 @@ def counting(pid: int) -> Callable[[bool], None]:
     return switch
 
 
+def counting_tree(pid: int, counted: list[int]) -> Callable[[bool], None]:
+    """``counting`` for process ``pid`` and every process below it (the worker's extraction
+    processes, run under callgrind too with ``--trace-children=yes``); the pids switched on are
+    added to ``counted``."""
+
+    def switch(on: bool) -> None:
+        pids = [pid, *(child.pid for child in psutil.Process(pid).children(recursive=True))]
+        if on:
+            counted.extend(pids)
+        for each in pids if on else counted:
+            counting(each)(on)
+
+    return switch
+
+
 def dumped_total(out_dir: Path, pid: int) -> int:
     """The instructions of the counts ``pid`` dumped on request (``<out>.<pid>.<n>`` files)."""
     total = 0
@@ -126,7 +143,8 @@ def count_worker(
     site_url: str, pages: int, log_dir: Path, on_started: Callable[[Stack], None]
 ) -> float:
     """The stack worker's instructions per page: a stack of its own whose one worker process
-    runs under callgrind, counting over one job of ``pages`` URLs after a warm-up job."""
+    and its extraction processes run under callgrind, counting over one job of ``pages`` URLs
+    after a warm-up job (the extraction processes' instructions included)."""
     from bench.catalog_site import PRODUCTS, bench_paths
     from bench.stack_run import bench_config, submit, wait_completed
     from scrapejobs_devstack.stack import Stack
@@ -137,7 +155,11 @@ def count_worker(
         bench_config(log_dir / "instructions-stack"),
         worker_processes=1,
         worker_env=WORKER_ENV,
-        worker_wrapper=(*CALLGRIND, f"--callgrind-out-file={out_dir}/callgrind.%p"),
+        worker_wrapper=(
+            *CALLGRIND,
+            "--trace-children=yes",
+            f"--callgrind-out-file={out_dir}/callgrind.%p",
+        ),
         worker_ready_s=READY_S,
     )
     stack = Stack(config)
@@ -146,7 +168,8 @@ def count_worker(
         stack.start()
         assert stack.worker is not None
         pid = stack.worker.pid  # valgrind runs the program in its own process
-        switch = counting(pid)
+        counted: list[int] = []
+        switch = counting_tree(pid, counted)
         warm = [site_url + p for p in bench_paths(WORKER_WARMUP_PAGES, start=PRODUCTS - 6000)]
         urls = [site_url + p for p in bench_paths(pages)]
         with httpx.Client(base_url=config.dispatcher_url, timeout=300.0, trust_env=False) as api:
@@ -160,7 +183,7 @@ def count_worker(
         stack.stop()
     if final["counts"].get("succeeded") != pages:
         raise RuntimeError(f"instruction-count job: {final['counts']}")
-    return dumped_total(out_dir, pid) / pages
+    return sum(dumped_total(out_dir, each) for each in counted) / pages
 
 
 def count(

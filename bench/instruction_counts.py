@@ -15,10 +15,11 @@ or waits for a slot). So the bench also states the CPU goal as instructions per 
   the emulator's pushes go to it) with its extraction processes (``--trace-children=yes``:
   every process below it is counted too), counting from the measured job's submission to its
   completion: the push route, the batch, the fetches, extraction and its pipe, the store's
-  commits, the gRPC client, idle ticks. A job under callgrind runs about 50 times slower, so work done
-  once a second (a running batch's commit: results, lease, cancel check) would happen about
-  50 times more often per page than at full speed. The counted worker commits a running batch
-  every 10 s instead of every second (``WORKER_ENV``); the count still errs high.
+  commits, the gRPC client, idle ticks. A job under callgrind runs about 50 times slower, so
+  work done once a second (a running batch's commit: results, lease, cancel check) would
+  happen about 50 times more often per page than at full speed. The counted worker commits a
+  running batch every 10 s instead of every second (``WORKER_ENV``); the count still errs
+  high.
 
 Callgrind counts user-space instructions only; the kernel's share of system calls is in
 neither count. Run as a script, this module is the bare loop's process.

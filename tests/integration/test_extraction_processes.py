@@ -124,3 +124,25 @@ async def test_each_job_s_pages_use_its_own_spec(processes: ExtractionProcesses)
         pages = await asyncio.gather(*(processes.extract(response(), job) for job in jobs))
         for n, page in enumerate(pages):
             assert page.outcome.data == {f"f{n}": "Hello"}, (round_, n)
+
+
+async def test_in_a_message_of_many_pages_only_the_one_over_budget_fails() -> None:
+    pool = ExtractionProcesses(1, budget_s=1.0)
+    await pool.start()
+    try:
+        await pool.extract(response(), spec({"title": {"css": "h1"}}))  # the process is up
+        plain = spec({"title": {"css": "h1"}})
+        cubic = spec({"n": {"xpath": CUBIC}})
+        jobs = [plain] * 5 + [cubic] + [plain] * 5  # sent together: the one process is free
+        pages = [response(BIG) if job is cubic else response() for job in jobs]
+        outcomes = await asyncio.gather(
+            *(pool.extract(page, job) for page, job in zip(pages, jobs, strict=True)),
+            return_exceptions=True,
+        )
+        assert isinstance(outcomes[5], ExtractionOverBudget)
+        for n, outcome in enumerate(outcomes):
+            if n != 5:
+                assert not isinstance(outcome, BaseException), (n, outcome)
+                assert outcome.outcome.data == {"title": "Hello"}
+    finally:
+        await pool.close()

@@ -1,24 +1,30 @@
-"""Pages extracted in processes of their own, each page within a time budget.
+"""Pages extracted in processes of their own, each page within a CPU budget.
 
 Extraction and the pipeline's stages before ``ai`` are CPU work on pages strangers wrote,
 with expressions strangers wrote (an XPath can be cubic in the page's size). On the event
 loop, one such page would stop the process: its other batches, its health checks, its acks.
-Here every page runs in one of a few child processes, one page at a time each. They are forked
-by multiprocessing's fork server (a process started once, with the extraction modules loaded,
-before any of the worker's threads, clients or connections exist, so children inherit none of
-them and start in milliseconds, not the second a fresh interpreter takes); a
-page still running when its budget is spent has its process killed (SIGKILL, the only bound
-that holds for C code), a new process takes its place, and the caller gets
-:class:`ExtractionOverBudget`. A process that dies otherwise (a crash, the kernel's OOM
-killer) gives :class:`ExtractionCrashed`. The event loop only waits on a pipe.
+Here pages run in a few child processes, forked by multiprocessing's fork server (a process
+started once with the extraction modules loaded, before any of the worker's threads, clients
+or connections exist: children inherit none of them and start in milliseconds).
 
-The budget runs from the moment the page reaches its process (waiting for a free process is
-not counted); that process does nothing else meanwhile, so it is the page's own time.
+**The budget** is CPU time, held by the kernel: before each page a child sets its own
+``RLIMIT_CPU`` to the CPU it has used plus the budget (whole seconds, rounded up), so a page
+past it is ended by ``SIGXCPU`` even inside C code (libxml2's XPath), where no timer or
+exception could reach. The caller gets :class:`ExtractionOverBudget`; a new process takes
+the dead one's place. As a backstop for a child that stops using CPU without answering, the
+worker kills one that has not answered a message in ``3 x (budget + 1) x pages + 5`` s. A
+child that dies otherwise (the kernel's OOM killer, a crash) gives :class:`ExtractionCrashed`.
 
-Costs, measured (bench/README.md): a page's response, its result and, once per job and
-process, its job's spec cross a pipe pickled; about 0.1 ms of CPU a page over extracting in
-process. A generic process pool with per-task timeouts (pebble) cost 0.4 ms of the worker's
-CPU a page in its own management threads, more than half an average page's extraction.
+**Messages**: a free child takes every page waiting (up to :data:`PAGES_PER_MESSAGE`) in one
+message and answers them in one: under load, the pipe's round trip, the wake-ups and the
+event loop's work are paid once for many pages. When a child dies with several pages, they
+are sent again one per message, so that only the page that caused it fails. Each job's spec
+crosses once per process (both sides keep the same :data:`SPECS_KEPT` most recent).
+The event loop only reads a pipe when a child answers.
+
+Costs, measured (bench/README.md, "session 11"). A generic process pool with per-task
+timeouts (pebble) cost 0.4 ms of the worker's CPU a page in its own management threads; one
+page per message here cost 0.28 ms.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import multiprocessing
+import resource
 import signal
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -47,7 +55,16 @@ log = logging.getLogger(__name__)
 
 READY = "ready"
 SPECS_KEPT = 64  # jobs' specs each process keeps (the parent mirrors the same LRU)
+PAGES_PER_MESSAGE = 16
 Extract = Callable[[FetchResponse, JobSpec], ExtractedPage]
+
+
+@dataclass(eq=False, slots=True)
+class _Page:
+    response: FetchResponse
+    spec: JobSpec
+    done: asyncio.Future[ExtractedPage]
+    alone: bool = False  # sent again by itself: its last message's process died
 
 
 @dataclass(eq=False)
@@ -55,6 +72,9 @@ class _Child:
     process: BaseProcess
     conn: Connection
     specs: OrderedDict[int, JobSpec] = field(default_factory=OrderedDict)
+    pages: list[_Page] = field(default_factory=list)  # the message it is working on
+    backstop: asyncio.TimerHandle | None = None
+    killed: bool = False  # by the backstop
 
     def has(self, spec: JobSpec) -> bool:
         """Whether the process holds ``spec`` (kept referenced here, so its id is not reused
@@ -63,10 +83,8 @@ class _Child:
         if self.specs.get(key) is spec:
             self.specs.move_to_end(key)
             return True
+        _remember(self.specs, key, spec)
         return False
-
-    def holds(self, spec: JobSpec) -> None:
-        _remember(self.specs, id(spec), spec)
 
 
 def _remember(specs: OrderedDict[int, JobSpec], key: int, spec: JobSpec) -> None:
@@ -77,7 +95,7 @@ def _remember(specs: OrderedDict[int, JobSpec], key: int, spec: JobSpec) -> None
 
 
 class ExtractionProcesses:
-    """``processes`` child processes; :meth:`extract` runs one page in a free one."""
+    """``processes`` child processes; :meth:`extract` has one page extracted by one of them."""
 
     def __init__(self, processes: int, budget_s: float, extract: Extract = extract_outcome):
         if processes < 1:
@@ -87,7 +105,8 @@ class ExtractionProcesses:
         self._extract = extract
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload([__name__])
-        self._idle: asyncio.Queue[_Child] = asyncio.Queue()
+        self._waiting: deque[_Page] = deque()
+        self._idle: list[_Child] = []
         self._children: set[_Child] = set()
         self._starting: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -98,35 +117,90 @@ class ExtractionProcesses:
             self._replace()
 
     async def extract(self, response: FetchResponse, spec: JobSpec) -> ExtractedPage:
-        child = await self._idle.get()
-        try:
-            page = await self._run(child, response, spec)
-        except BaseException:
-            self._discard(child)  # mid-page, or dead: it is never handed a page again
-            raise
-        self._idle.put_nowait(child)
-        return page
+        done: asyncio.Future[ExtractedPage] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Page(response, spec, done))
+        self._dispatch()
+        return await done
 
-    async def _run(self, child: _Child, response: FetchResponse, spec: JobSpec) -> ExtractedPage:
-        known = child.has(spec)
+    def _dispatch(self) -> None:
+        while self._idle and self._waiting:
+            pages = [self._waiting.popleft()]
+            while (
+                not pages[0].alone
+                and self._waiting
+                and not self._waiting[0].alone
+                and len(pages) < PAGES_PER_MESSAGE
+            ):
+                pages.append(self._waiting.popleft())
+            pages = [page for page in pages if not page.done.done()]  # callers gone
+            if pages:
+                self._send(self._idle.pop(), pages)
+
+    def _send(self, child: _Child, pages: list[_Page]) -> None:
+        message = [
+            (id(page.spec), None if child.has(page.spec) else page.spec, page.response)
+            for page in pages
+        ]
+        child.pages = pages
         try:
-            child.conn.send((id(spec), None if known else spec, response))
-            if not known:
-                child.holds(spec)
-            async with asyncio.timeout(self.budget_s):
-                await _readable(child.conn)
-            ok, result = child.conn.recv()
-        except TimeoutError:
-            raise ExtractionOverBudget(self.budget_s) from None
-        except (EOFError, OSError) as exc:
-            raise ExtractionCrashed(f"the extraction process died: {exc!r}") from None
-        if not ok:
-            raise ExtractionFailed(str(result))
-        assert isinstance(result, ExtractedPage)
-        return result
+            child.conn.send(message)
+        except (OSError, ValueError):
+            self._died(child)
+            return
+        backstop_s = 3 * (self.budget_s + 1) * len(pages) + 5
+        loop = asyncio.get_running_loop()
+        child.backstop = loop.call_later(backstop_s, self._overdue, child)
+
+    def _answered(self, child: _Child) -> None:
+        """The child's pipe is readable: its answers to a message, or its end."""
+        try:
+            answers = child.conn.recv()
+        except (EOFError, OSError):
+            self._died(child)
+            return
+        if child.backstop is not None:
+            child.backstop.cancel()
+        pages, child.pages = child.pages, []
+        for page, (ok, value) in zip(pages, answers, strict=True):
+            if page.done.done():
+                continue
+            if ok:
+                page.done.set_result(value)
+            else:
+                page.done.set_exception(ExtractionFailed(str(value)))
+        self._idle.append(child)
+        self._dispatch()
+
+    def _overdue(self, child: _Child) -> None:
+        child.killed = True
+        if child.process.is_alive():
+            child.process.kill()  # its pipe closes: _answered sees the end
+
+    def _died(self, child: _Child) -> None:
+        pages, child.pages = child.pages, []
+        if child.backstop is not None:
+            child.backstop.cancel()
+        self._discard(child)  # joined: its exit code is known
+        exitcode = child.process.exitcode
+        if len(pages) == 1:
+            [page] = pages
+            if not page.done.done():
+                error: Exception = (
+                    ExtractionOverBudget(self.budget_s)
+                    if child.killed or exitcode == -signal.SIGXCPU
+                    else ExtractionCrashed(f"the extraction process died (exit code {exitcode})")
+                )
+                page.done.set_exception(error)
+        else:  # which page did it? each goes again alone: only that one fails
+            for page in reversed(pages):
+                page.alone = True
+                self._waiting.appendleft(page)
+        self._dispatch()
 
     def _discard(self, child: _Child) -> None:
         self._children.discard(child)
+        with contextlib.suppress(ValueError):
+            asyncio.get_running_loop().remove_reader(child.conn.fileno())
         _stop(child)
         if not self._closed:
             self._replace()
@@ -139,7 +213,10 @@ class ExtractionProcesses:
     async def _spawn(self) -> None:
         ours, theirs = self._context.Pipe(duplex=True)
         process = self._context.Process(
-            target=serve, args=(theirs, self._extract), name="extraction", daemon=True
+            target=serve,
+            args=(theirs, self._extract, self.budget_s),
+            name="extraction",
+            daemon=True,
         )
         process.start()
         theirs.close()
@@ -160,15 +237,23 @@ class ExtractionProcesses:
         if self._closed:
             _stop(child)
             return
-        self._idle.put_nowait(child)
+        asyncio.get_running_loop().add_reader(ours.fileno(), self._answered, child)
+        self._idle.append(child)
+        self._dispatch()
 
     async def close(self) -> None:
         self._closed = True
         for task in list(self._starting):
             task.cancel()
         for child in list(self._children):
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(child.conn.fileno())
             _stop(child)
         self._children.clear()
+        for page in self._waiting:
+            if not page.done.done():
+                page.done.set_exception(ExtractionCrashed("the worker is stopping"))
+        self._waiting.clear()
 
     def pids(self) -> list[int]:
         """The processes' ids (for operators and tests)."""
@@ -216,27 +301,37 @@ def _stop(child: _Child) -> None:
     if child.process.is_alive():
         child.process.kill()
     child.process.join(timeout=1.0)
-    with contextlib.suppress(ValueError):
-        child.process.close()
 
 
-def serve(conn: Connection, extract: Extract) -> None:
-    """A child process: extract each page it is sent, one at a time, until the pipe closes."""
+def serve(conn: Connection, extract: Extract, budget_s: float) -> None:
+    """A child process: extract the pages of each message it is sent, each within the CPU
+    budget (past it the kernel ends the process), and answer them together."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker decides when it stops
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the budget: the process ends
     specs: OrderedDict[int, JobSpec] = OrderedDict()
     conn.send(READY)
     while True:
         try:
-            key, spec, response = conn.recv()
+            message = conn.recv()
         except (EOFError, OSError):
             return
-        if spec is not None:
-            _remember(specs, key, spec)
-        else:
-            spec = specs[key]
-            specs.move_to_end(key)
-        try:
-            reply: tuple[bool, object] = (True, extract(response, spec))
-        except Exception as exc:  # a bug: said to the worker, which records it
-            reply = (False, f"{type(exc).__name__}: {exc}")
-        conn.send(reply)
+        answers: list[tuple[bool, object]] = []
+        for key, spec, response in message:
+            if spec is not None:
+                _remember(specs, key, spec)
+            else:
+                spec = specs[key]
+                specs.move_to_end(key)
+            _limit_cpu(budget_s)
+            try:
+                answers.append((True, extract(response, spec)))
+            except Exception as exc:  # a bug: said to the worker, which records it
+                answers.append((False, f"{type(exc).__name__}: {exc}"))
+        conn.send(answers)
+
+
+def _limit_cpu(budget_s: float) -> None:
+    """Let this process use ``budget_s`` more seconds of CPU (rounded up), then be ended."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + budget_s)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))

@@ -714,7 +714,7 @@ variable "worker_extraction_processes" {
 
 variable "worker_extraction_budget_s" {
   type        = number
-  description = "A page whose extraction and pipeline run longer than this fails extraction_timeout, its process killed (SCRAPEJOBS_EXTRACTION_BUDGET_S)."
+  description = "CPU seconds a page's extraction and pipeline may use (whole seconds, rounded up); past them its process is ended and the page fails extraction_timeout (SCRAPEJOBS_EXTRACTION_BUDGET_S)."
   default     = 10
 
   validation {

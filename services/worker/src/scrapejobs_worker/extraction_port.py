@@ -15,7 +15,7 @@ from scrapejobs_worker.page_extraction import ExtractedPage
 
 
 class PageExtractor(Protocol):
-    budget_s: float  # a page's extraction ends within this, or it is over budget
+    budget_s: float  # CPU seconds a page's extraction may use, or it is over budget
 
     async def extract(self, response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         """The page's outcome; :class:`ExtractionOverBudget` when it did not end in time."""
@@ -23,10 +23,10 @@ class PageExtractor(Protocol):
 
 
 class ExtractionOverBudget(Exception):
-    """The page's extraction did not end within the budget (and was stopped)."""
+    """The page's extraction used more than its budget (and was stopped)."""
 
     def __init__(self, budget_s: float) -> None:
-        super().__init__(f"extraction took more than {budget_s:g} s")
+        super().__init__(f"extraction used more than {budget_s:g} s of CPU")
         self.budget_s = budget_s
 
 

@@ -9,7 +9,7 @@ the problems in ``field_errors`` (keyed by JSON path, after any extraction error
 as that stage received it. A crawl still follows the page's links: the page was fetched and
 read; only its data was refused.
 
-A page whose extraction does not end within the worker's budget (``SCRAPEJOBS_EXTRACTION_
+A page whose extraction uses more CPU than the worker's budget (``SCRAPEJOBS_EXTRACTION_
 BUDGET_S``; a catastrophic XPath, a page built to be slow to parse) fails permanently,
 ``extraction_timeout``: trying it again would take as long.
 
@@ -121,9 +121,9 @@ def over_budget(response: FetchResponse, budget_s: float) -> ExtractedPage:
         TaskStatus.FAILED,
         http_status=response.status,
         error=(
-            f"extraction_timeout: extracting the page and running its pipeline took more than "
-            f"{budget_s:g} s (SCRAPEJOBS_EXTRACTION_BUDGET_S); simplify the job's selectors "
-            "or pipeline"
+            f"extraction_timeout: extracting the page and running its pipeline used more than "
+            f"{budget_s:g} s of CPU (SCRAPEJOBS_EXTRACTION_BUDGET_S); simplify the job's "
+            "selectors or pipeline"
         ),
         elapsed_ms=response.elapsed_ms,
         rendered_ms=response.rendered_ms,

@@ -59,8 +59,8 @@ class WorkerSettings(CommonSettings):
         default=10.0,
         gt=0,
         le=60,
-        description="A page whose extraction and pipeline run longer than this is stopped "
-        "(its process killed) and fails extraction_timeout",
+        description="CPU seconds a page's extraction and pipeline may use (rounded up to whole "
+        "seconds); past them the kernel ends its process and the page fails extraction_timeout",
     )
     push_auth: Literal["oidc", "none"] = "oidc"
     push_audience: str = ""

@@ -139,8 +139,8 @@ def check_headers(value: dict[str, str], forbidden: frozenset[str]) -> dict[str,
             raise ValueError(f"invalid header name {name!r}")
         if not HEADER_VALUE.match(header_value):
             raise ValueError(
-                f"invalid value for header {name!r}: only visible ASCII, spaces and tabs "
-                "(no control characters)"
+                f"invalid header {name!r}: its value may hold only visible ASCII, spaces and "
+                "tabs (no control characters)"
             )
         not_reserved(name)
     return value

@@ -80,7 +80,7 @@ def compiled_xpath(expression: str) -> Any:
             regexp=False,
             smart_strings=True,
         )
-    except etree.XPathError as exc:
+    except (etree.XPathError, ValueError) as exc:  # ValueError: a NUL or control character
         raise SelectionError(f"invalid XPath {expression!r}: {exc}", str(exc)) from None
 
 

@@ -45,6 +45,10 @@ def response(body: bytes = PAGE) -> FetchResponse:
 async def processes() -> AsyncIterator[ExtractionProcesses]:
     pool = ExtractionProcesses(2, budget_s=1.0)
     await pool.start()
+    for _ in range(200):  # both processes started (they start beside the caller)
+        if len(pool.pids()) == 2:
+            break
+        await asyncio.sleep(0.05)
     yield pool
     await pool.close()
 

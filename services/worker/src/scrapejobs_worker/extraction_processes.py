@@ -218,7 +218,9 @@ class ExtractionProcesses:
             name="extraction",
             daemon=True,
         )
-        process.start()
+        # in a thread: the first start launches the fork server and waits for it to import the
+        # extraction modules (a second or more), which must not hold up the worker's start
+        await asyncio.to_thread(process.start)
         theirs.close()
         child = _Child(process, ours)
         self._children.add(child)

@@ -927,38 +927,29 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             stacks.append(started)
             cleanup.add("stack", started.stop)
 
-        deadline_left = args.timeout - (time.perf_counter() - started) - 90
-        stack = run_stack(
-            site_url,
-            site.pid,
-            paths,
-            stack_warmup,
-            big,
-            truth,
-            log_dir,
-            job_timeout_s=max(30.0, deadline_left),
-            on_started=started_stack,
-            paired_bare=paired_bare_pass(site_url, paths, warmup, truth),
-        )
+        def measure(logs: Path, worker_env: dict[str, str] | None = None) -> dict[str, Any]:
+            return run_stack(
+                site_url,
+                site.pid,
+                paths,
+                stack_warmup,
+                big,
+                truth,
+                logs,
+                job_timeout_s=max(30.0, args.timeout - (time.perf_counter() - started) - 90),
+                on_started=started_stack,
+                paired_bare=paired_bare_pass(site_url, paths, warmup, truth),
+                worker_env=worker_env,
+            )
+
+        stack = measure(log_dir)
         report["stack"] = stack
         for idle in stacks:
             idle.stop()
         # labelled, not the headline: pages extracted on the worker's event loop, as before
         # issue 37, without the per-page budget (what extracting in processes of their own costs)
         print("the stack again, extraction in process (labelled row)…")
-        in_process = run_stack(
-            site_url,
-            site.pid,
-            paths,
-            stack_warmup,
-            big,
-            truth,
-            log_dir / "in-process",
-            job_timeout_s=max(30.0, args.timeout - (time.perf_counter() - started) - 90),
-            on_started=started_stack,
-            paired_bare=paired_bare_pass(site_url, paths, warmup, truth),
-            worker_env={"SCRAPEJOBS_EXTRACTION_PROCESSES": "0"},
-        )
+        in_process = measure(log_dir / "in-process", {"SCRAPEJOBS_EXTRACTION_PROCESSES": "0"})
         report["stack_extraction_in_process"] = in_process
     for idle in stacks:  # stopped now: its processes' timers would slow the count
         idle.stop()

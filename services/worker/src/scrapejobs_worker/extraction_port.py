@@ -15,8 +15,6 @@ from scrapejobs_worker.page_extraction import ExtractedPage
 
 
 class PageExtractor(Protocol):
-    budget_s: float  # CPU seconds a page's extraction may use, or it is over budget
-
     async def extract(self, response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         """The page's outcome; :class:`ExtractionOverBudget` when it did not end in time."""
         ...

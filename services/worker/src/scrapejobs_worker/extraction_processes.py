@@ -76,9 +76,10 @@ class _Child:
     backstop: asyncio.TimerHandle | None = None
     killed: bool = False  # by the backstop
 
-    def has(self, spec: JobSpec) -> bool:
-        """Whether the process holds ``spec`` (kept referenced here, so its id is not reused
-        while it is listed); records the use, as the process's own LRU does."""
+    def sent_before(self, spec: JobSpec) -> bool:
+        """Whether the process already holds ``spec``; either way it does once this message
+        is sent. Kept referenced here, so its id is not reused while listed; every use is
+        recorded as the process's own LRU records it."""
         key = id(spec)
         if self.specs.get(key) is spec:
             self.specs.move_to_end(key)
@@ -138,7 +139,7 @@ class ExtractionProcesses:
 
     def _send(self, child: _Child, pages: list[_Page]) -> None:
         message = [
-            (id(page.spec), None if child.has(page.spec) else page.spec, page.response)
+            (id(page.spec), None if child.sent_before(page.spec) else page.spec, page.response)
             for page in pages
         ]
         child.pages = pages
@@ -266,8 +267,7 @@ class ExtractionInProcess:
     """The same contract on the event loop, without isolation or a budget that holds: unit
     tests, and ``SCRAPEJOBS_EXTRACTION_PROCESSES=0`` for debugging."""
 
-    def __init__(self, budget_s: float = 0.0, extract: Extract = extract_outcome) -> None:
-        self.budget_s = budget_s
+    def __init__(self, extract: Extract = extract_outcome) -> None:
         self._extract = extract
 
     async def start(self) -> None:

@@ -275,7 +275,7 @@ def _extraction(settings: WorkerSettings) -> ExtractionProcesses | ExtractionInP
     """Where pages are extracted: processes of their own within the budget (0: in process)."""
     if settings.extraction_processes == 0:
         log.warning("SCRAPEJOBS_EXTRACTION_PROCESSES=0: pages are extracted without a budget")
-        return ExtractionInProcess(settings.extraction_budget_s)
+        return ExtractionInProcess()
     return ExtractionProcesses(settings.extraction_processes, settings.extraction_budget_s)
 
 

@@ -42,7 +42,7 @@ def check_schema(schema: dict[str, Any]) -> None:
         where = "".join(f"[{part!r}]" for part in exc.path)
         at = f" at {where}" if where else ""
         raise ValueError(f"invalid JSON Schema{at}: {_short(exc.message)}") from None
-    remote = _remote_reference(schema)
+    remote = next((ref for ref in _references(schema) if not ref.startswith("#")), None)
     if remote is not None:
         raise ValueError(f"only local references ('#...') are supported, got {remote!r}")
     for where, pattern in _patterns(schema, ""):
@@ -186,9 +186,10 @@ def _in_place_references(node: Any) -> Iterator[str]:
 
 
 def _references(node: Any) -> Iterator[str]:
+    """Every ``$ref`` and ``$dynamicRef`` a schema holds."""
     if isinstance(node, Mapping):
         for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
                 yield value
             elif isinstance(value, Mapping | list):
                 yield from _references(value)
@@ -219,21 +220,6 @@ def _known_draft(schema: dict[str, Any]) -> bool:
     return validator_for(schema, default=Draft202012Validator) is validator_for(
         schema, default=Draft7Validator
     )
-
-
-def _remote_reference(node: Any) -> str | None:
-    if isinstance(node, Mapping):
-        for key, value in node.items():
-            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
-                if not value.startswith("#"):
-                    return value
-            elif (found := _remote_reference(value)) is not None:
-                return found
-    elif isinstance(node, list):
-        for item in node:
-            if (found := _remote_reference(item)) is not None:
-                return found
-    return None
 
 
 def _short(message: str) -> str:

@@ -34,6 +34,58 @@ resource "google_firestore_index" "jobs_status_created_at" {
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
 
+# jobs of one tenant, newest first (a member's list; an admin's tenant filter), and by status.
+resource "google_firestore_index" "jobs_tenant_created_at" {
+  for_each = {
+    all       = []
+    by_status = ["status"]
+  }
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "jobs"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "tenant"
+    order      = "ASCENDING"
+  }
+
+  dynamic "fields" {
+    for_each = each.value
+    content {
+      field_path = fields.value
+      order      = "ASCENDING"
+    }
+  }
+
+  fields {
+    field_path = "created_at"
+    order      = "DESCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
+# api_keys of one tenant, newest first (GET /v1/keys?tenant=).
+resource "google_firestore_index" "api_keys_tenant_created_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "api_keys"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "tenant"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "created_at"
+    order      = "DESCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
 # The recovery query: jobs still publishing, created before a cut-off.
 resource "google_firestore_index" "jobs_publishing_created_at" {
   project     = var.project_id

@@ -55,8 +55,15 @@ locals {
   telemetry_to_gcp = var.telemetry_exporter == "gcp"
 
   dispatcher_env = merge(local.common_env, local.ai_env, {
-    SCRAPEJOBS_AUTH_MODE  = var.dispatcher_auth_mode
-    SCRAPEJOBS_BATCH_SIZE = tostring(var.task_batch_size)
+    SCRAPEJOBS_AUTH_MODE = var.dispatcher_auth_mode
+    # iam mode: who is which tenant and role (the scheduler's identity is the scheduler)
+    SCRAPEJOBS_IDENTITIES = jsonencode(merge(
+      { (google_service_account.scheduler.email) = { tenant = var.dispatcher_default_tenant, role = "scheduler" } },
+      var.dispatcher_identities,
+    ))
+    SCRAPEJOBS_IAM_DEFAULT_TENANT = var.dispatcher_default_tenant
+    SCRAPEJOBS_IAM_DEFAULT_ROLE   = var.dispatcher_default_role
+    SCRAPEJOBS_BATCH_SIZE         = tostring(var.task_batch_size)
     # longer than a healthy batch can go without a write: a redelivery after max backoff
     SCRAPEJOBS_RECONCILE_AFTER_S = tostring(var.max_backoff_s + var.ack_deadline_s + 30)
     # POST /v1/scrape answers its 504 (naming the job) before Cloud Run cuts the request

@@ -23,7 +23,7 @@ resource "google_cloud_scheduler_job" "schedules" {
 
   http_target {
     http_method = "POST"
-    uri         = "${google_cloud_run_v2_service.dispatcher.uri}/v1/jobs"
+    uri         = "${google_cloud_run_v2_service.dispatcher.uri}/v1/jobs?tenant=${each.value.tenant}"
     # Re-encode so that formatting differences in the variable never cause a diff.
     body = base64encode(jsonencode(jsondecode(each.value.body)))
     # In api_key mode the dispatcher only accepts X-API-Key; in iam mode Cloud Run checks the

@@ -362,6 +362,45 @@ variable "dispatcher_auth_mode" {
   }
 }
 
+variable "dispatcher_identities" {
+  type = map(object({
+    tenant = string
+    role   = string
+  }))
+  description = "iam mode: the tenant and role of each Google identity (e-mail of a user or service account) that calls the dispatcher; role = member (its tenant's work), admin (everything, keys, quotas) or scheduler. The scheduler's own service account is added as scheduler. Identities not named are dispatcher_default_role in dispatcher_default_tenant (docs/operations.md, Tenants)."
+  default     = {}
+
+  validation {
+    condition = alltrue([
+      for email, who in var.dispatcher_identities :
+      contains(["member", "admin", "scheduler"], who.role) && can(regex("^[a-z0-9][a-z0-9_-]{0,62}$", who.tenant))
+    ])
+    error_message = "Every dispatcher_identities entry needs a role of member, admin or scheduler and a tenant of 1-63 lowercase letters, digits, hyphens or underscores."
+  }
+}
+
+variable "dispatcher_default_tenant" {
+  type        = string
+  description = "iam mode: the tenant of a Google identity dispatcher_identities does not name."
+  default     = "default"
+
+  validation {
+    condition     = can(regex("^[a-z0-9][a-z0-9_-]{0,62}$", var.dispatcher_default_tenant))
+    error_message = "dispatcher_default_tenant must be 1-63 lowercase letters, digits, hyphens or underscores."
+  }
+}
+
+variable "dispatcher_default_role" {
+  type        = string
+  description = "iam mode: the role of a Google identity dispatcher_identities does not name (member sees only its tenant's work; admin sees and runs everything)."
+  default     = "member"
+
+  validation {
+    condition     = contains(["member", "admin"], var.dispatcher_default_role)
+    error_message = "dispatcher_default_role must be member or admin."
+  }
+}
+
 variable "dispatcher_iap_members" {
   type        = list(string)
   description = "iam mode only: people (user:, group:, domain:) who reach the dispatcher and its dashboard (/ui) in a browser with their Google identity, through Identity-Aware Proxy enabled on the Cloud Run service. Empty (the default) leaves IAP off. Needs the project in an organization; see docs/deploy.md#identity-aware-proxy."
@@ -734,8 +773,9 @@ variable "schedules" {
     body        = string
     description = optional(string)
     paused      = optional(bool, false)
+    tenant      = optional(string, "default")
   }))
-  description = "Recurring jobs: key = schedule name, cron = unix-cron expression, time_zone = tz database name, body = JSON object (as a string, e.g. a heredoc) POSTed to the dispatcher's /v1/jobs. A string rather than `any`, because map elements must share one type and job bodies differ."
+  description = "Recurring jobs: key = schedule name, cron = unix-cron expression, time_zone = tz database name, body = JSON object (as a string, e.g. a heredoc) POSTed to the dispatcher's /v1/jobs, tenant = the tenant the jobs belong to. A string rather than `any`, because map elements must share one type and job bodies differ."
   default     = {}
 
   validation {
@@ -746,6 +786,11 @@ variable "schedules" {
   validation {
     condition     = alltrue([for s in var.schedules : can(keys(jsondecode(s.body)))])
     error_message = "Every schedules[*].body must be a JSON object."
+  }
+
+  validation {
+    condition     = alltrue([for s in var.schedules : can(regex("^[a-z0-9][a-z0-9_-]{0,62}$", s.tenant))])
+    error_message = "Every schedules[*].tenant must be 1-63 lowercase letters, digits, hyphens or underscores."
   }
 
   validation {

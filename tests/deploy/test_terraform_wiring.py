@@ -720,12 +720,20 @@ def test_page_cache_entries_are_not_indexed(tf, h):
 # --- Cloud Scheduler ------------------------------------------------------------------------
 
 
+def test_the_scheduler_identity_is_the_dispatchers_scheduler_role(tf, h):
+    identities = h.squash(str(tf.locals["dispatcher_env"]))
+    assert "google_service_account.scheduler.email" in identities
+    assert 'role="scheduler"' in identities or '"role":"scheduler"' in identities
+    assert "var.dispatcher_identities" in identities
+
+
 def test_scheduler_jobs_post_to_dispatcher_with_oidc(tf, h):
     job = tf.resource("google_cloud_scheduler_job", "schedules")
     assert job["for_each"] == "${var.schedules}"
     target = h.block(job, "http_target")
     assert target["http_method"] == "POST"
-    assert target["uri"] == DISPATCHER_URI + "/v1/jobs"
+    # each schedule's jobs belong to its tenant (a scheduler key submits for the tenant named)
+    assert target["uri"] == DISPATCHER_URI + "/v1/jobs?tenant=${each.value.tenant}"
     assert "base64encode(jsonencode(" in h.squash(target["body"])
     headers = h.squash(str(target["headers"]))
     assert '"Content-Type"="application/json"' in headers or (

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
@@ -33,6 +34,7 @@ def memory_dispatcher(
         "webhook_log": MemoryWebhookLog(),
         "worker_directory": store,
         "session_revocations": MemorySessionRevocations(),
+        "api_keys": MemoryApiKeyStore(),
     }
     # the dashboard keeps no figures here unless a test asks: what a test just changed shows
     settings = settings or DispatcherSettings(auth_mode="none", dashboard_cache_s=0)

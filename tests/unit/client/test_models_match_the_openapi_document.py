@@ -27,6 +27,8 @@ MIRRORS: dict[type[BaseModel], str] = {
     models.ResultPage: "ResultPage",
     models.Scraped: "ScrapeResponse",
     models.Replayed: "Replayed",
+    models.ApiKey: "KeyView",
+    models.CreatedApiKey: "CreatedKey",
     models.DeadLetter: "DeadLetter",
     models.DeadLetterPage: "DeadLetterPage",
     models.HostState: "HostView",

@@ -12,6 +12,7 @@ import pytest
 from itsdangerous import URLSafeTimedSerializer
 
 from scrapejobs_dispatcher.api_keys import ApiKeyVerifier, generate_api_key, parse_key_hashes
+from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions, same_origin
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
@@ -123,31 +124,40 @@ async def test_without_api_keys_there_is_nothing_to_sign_in_to() -> None:
 
 
 def _sessions(verifier: ApiKeyVerifier, lifetime_s: int = 60) -> DashboardSessions:
-    return DashboardSessions(verifier, lifetime_s, MemorySessionRevocations(), utc_now)
+    return DashboardSessions(
+        Keyring(verifier, utc_now), lifetime_s, MemorySessionRevocations(), utc_now
+    )
 
 
 async def test_a_session_ends_when_it_expires_or_its_key_is_removed() -> None:
     both = ApiKeyVerifier(parse_key_hashes(f"{DIGEST},{OTHER_DIGEST}"))
     sessions = _sessions(both)
-    token = sessions.sign_in(KEY)
+    token = await sessions.sign_in(KEY)
     assert token is not None and await sessions.valid(token)
-    assert sessions.sign_in("sj_wrong") is None and not await sessions.valid("forged.token")
+    assert await sessions.sign_in("sj_wrong") is None
+    assert not await sessions.valid("forged.token")
     removed = _sessions(ApiKeyVerifier(parse_key_hashes(OTHER_DIGEST)))
     assert not await removed.valid(token)
     digest = bytes.fromhex(DIGEST)
     old = URLSafeTimedSerializer(digest, salt="scrapejobs-dashboard-session")
-    stale = old.dumps({"sid": "s1"})
+    key_id = "bootstrap-" + DIGEST[:12]
+    stale = old.dumps({"sid": "s1", "kid": key_id})
     assert await _sessions(both).valid(stale)
     assert not await _sessions(both, lifetime_s=-1).valid(stale)  # past its lifetime
     assert not await _sessions(both).valid(old.dumps({"session": 1}))  # no session id
+    assert not await _sessions(both).valid(old.dumps({"sid": "s1"}))  # no key named
+    other_key = URLSafeTimedSerializer(
+        bytes.fromhex(OTHER_DIGEST), salt="scrapejobs-dashboard-session"
+    )
+    assert not await _sessions(both).valid(other_key.dumps({"sid": "s1", "kid": key_id}))
 
 
 async def test_signing_out_ends_the_session_on_every_instance() -> None:
-    keys = ApiKeyVerifier(parse_key_hashes(DIGEST))
+    keys = Keyring(ApiKeyVerifier(parse_key_hashes(DIGEST)), utc_now)
     shared = MemorySessionRevocations()
     here = DashboardSessions(keys, 60, shared, utc_now)
     there = DashboardSessions(keys, 60, shared, utc_now)
-    token, other = here.sign_in(KEY), here.sign_in(KEY)
+    token, other = await here.sign_in(KEY), await here.sign_in(KEY)
     assert await here.valid(token) and await there.valid(other)
     await there.sign_out(token)
     assert not await there.valid(token)

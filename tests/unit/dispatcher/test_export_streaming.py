@@ -130,7 +130,7 @@ async def test_the_export_streams_a_page_before_reading_the_next(finished_job) -
     """The CSV body is produced page by page: its header and first rows exist after one
     store read, and each further chunk costs exactly one more."""
     store, _publisher, job_id = finished_job
-    export = await JobExport(store, lambda: datetime.now(UTC)).all_results(job_id)
+    export = await JobExport(store, lambda: datetime.now(UTC)).all_results(job_id, None)
     store.pages.clear()
     chunks = csv_chunks(export.job, export.pages)
     header = await anext(chunks)

@@ -44,10 +44,10 @@ async def test_a_job_s_retention_comes_from_its_options_or_the_deployment() -> N
 
     clock.now = T0 + timedelta(days=2)
     with pytest.raises(JobNotFound):
-        await service.get(short.job.id)
+        await service.get(short.job.id, None)
     with pytest.raises(JobNotFound):
-        await service.results(short.job.id, 10, None)
-    listed = await service.list_jobs(None, 10, None)
+        await service.results(short.job.id, 10, None, None)
+    listed = await service.list_jobs(None, 10, None, None)
     assert [j.id for j in listed.items] == [default.job.id]
 
 
@@ -56,15 +56,15 @@ async def test_a_finished_job_is_deleted_with_everything_under_it() -> None:
     service = jobs(store, clock)
     job = (await service.submit(request())).job
     with pytest.raises(JobStillRunning):
-        await service.delete(job.id)
-    await service.cancel(job.id)
+        await service.delete(job.id, None)
+    await service.cancel(job.id, None)
 
-    await service.delete(job.id)
+    await service.delete(job.id, None)
 
     assert job.id not in store.jobs and job.id not in store.batches
     assert job.id not in store.results
     with pytest.raises(JobNotFound):
-        await service.delete(job.id)
+        await service.delete(job.id, None)
 
 
 @pytest.mark.parametrize("days", [0, 3651, "x"])

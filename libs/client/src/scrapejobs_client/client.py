@@ -24,6 +24,8 @@ from scrapejobs_client.auth import (
 )
 from scrapejobs_client.errors import ApiError, ApiUnreachable, ScrapeTimedOut
 from scrapejobs_client.models import (
+    ApiKey,
+    CreatedApiKey,
     DeadLetter,
     DeadLetterPage,
     ExportFormat,
@@ -196,10 +198,20 @@ class Client:
         return Job.model_validate(self._get(f"/v1/jobs/{_segment(job_id)}"))
 
     def list_jobs(
-        self, status: str | None = None, page_size: int = 20, page_token: str | None = None
+        self,
+        status: str | None = None,
+        page_size: int = 20,
+        page_token: str | None = None,
+        tenant: str | None = None,
     ) -> JobPage:
-        """One page of ``GET /v1/jobs`` (newest first)."""
-        params = {"status": status, "page_size": page_size, "page_token": page_token}
+        """One page of ``GET /v1/jobs`` (newest first; the key's tenant's, or for an admin key
+        every tenant's or ``tenant``'s)."""
+        params = {
+            "status": status,
+            "page_size": page_size,
+            "page_token": page_token,
+            "tenant": tenant,
+        }
         return JobPage.model_validate(self._get("/v1/jobs", params))
 
     def job_pages(
@@ -324,6 +336,22 @@ class Client:
             "POST", "/v1/dead-letters:replay", json={k: v for k, v in body.items() if v is not None}
         )
         return Replayed.model_validate(response.json())
+
+    # --- keys (admin keys only) ----------------------------------------------------------------
+
+    def create_key(self, tenant: str, role: str = "member", name: str = "") -> CreatedApiKey:
+        """``POST /v1/keys``: a new key for ``tenant`` (its ``key`` is shown this once)."""
+        body = {"tenant": tenant, "role": role, "name": name}
+        return CreatedApiKey.model_validate(self._send("POST", "/v1/keys", json=body).json())
+
+    def list_keys(self, tenant: str | None = None, limit: int = 200) -> list[ApiKey]:
+        """``GET /v1/keys``: keys made at run time, newest first (never the keys themselves)."""
+        listed = self._get("/v1/keys", {"tenant": tenant, "limit": limit})["keys"]
+        return [ApiKey.model_validate(entry) for entry in listed]
+
+    def revoke_key(self, key_id: str) -> None:
+        """``DELETE /v1/keys/{id}``: refused on every instance within seconds."""
+        self._send("DELETE", f"/v1/keys/{_segment(key_id)}")
 
     # --- hosts, monitoring, maintenance -------------------------------------------------------
 

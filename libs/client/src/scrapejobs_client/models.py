@@ -60,6 +60,7 @@ class JobSummary(ApiModel):
     updated_at: datetime
     labels: dict[str, str] = Field(default_factory=dict)
     kind: str | None = None
+    tenant: str | None = None  # the team it belongs to
     priority: str | None = None  # its lane: high, normal or low
     rendered: bool = False  # its pages are rendered in headless Chromium
 
@@ -141,6 +142,26 @@ class ResultPage(Page):
 
 class Replayed(ApiModel):
     replayed: int
+
+
+# --- keys (admin) -----------------------------------------------------------------------------
+
+
+class ApiKey(ApiModel):
+    """A key as ``GET /v1/keys`` lists it (never the key itself)."""
+
+    id: str
+    name: str = ""
+    tenant: str
+    role: str  # member, admin or scheduler
+    created_at: datetime
+    last_used_at: datetime | None = None
+
+
+class CreatedApiKey(ApiKey):
+    """``POST /v1/keys``: the key, shown this once."""
+
+    key: str
 
 
 # --- dead letters -----------------------------------------------------------------------------

@@ -1,55 +1,121 @@
-"""Who may call the API: one policy per ``auth_mode``, applied to every /v1 route."""
+"""Who is calling, and what it may do: one policy per ``auth_mode``, applied to every /v1 and
+/v2 route before the body is read (credentials_first.py), and a role check per route.
+
+``api_key``: the key, as ``X-API-Key`` or ``Authorization: Bearer <key>`` (as Firecrawl's SDKs
+send it), is a bootstrap digest of the settings (an administrator) or a key of the store
+(keyring.py), which names its tenant and role. ``iam``: Cloud Run IAM validated a Google
+identity token at the edge (the service has no public invoker); the app insists the token was
+presented, as ``Authorization`` or, behind Identity-Aware Proxy, as IAP's
+``X-Serverless-Authorization``, and maps the identity (the token's ``email``, IAP's
+authenticated user) to a tenant and role (``SCRAPEJOBS_IDENTITIES``). ``none``: local
+development, an administrator of the default tenant.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import json
 import logging
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.requests import HTTPConnection
 
 from scrapejobs_dispatcher.api_keys import ApiKeyVerifier, parse_key_hashes
+from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.domain.clock import utc_now
+from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role, valid_tenant
 
 log = logging.getLogger(__name__)
 API_KEY_HEADER = "x-api-key"
+IAP_USER_HEADER = "x-goog-authenticated-user-email"
+CALLER_STATE = "caller"
+
+
+class Refused(Exception):
+    """The caller may not call: 401 (no valid credentials) or 403 (its role may not)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class IdentityRole(BaseModel):
+    tenant: str
+    role: Role
+
+
+_IDENTITIES = TypeAdapter(dict[str, IdentityRole])
+
+
+def parse_identities(raw: str) -> dict[str, Caller]:
+    """``SCRAPEJOBS_IDENTITIES`` as callers by lower-cased e-mail (ValueError when malformed)."""
+    if not raw.strip():
+        return {}
+    try:
+        parsed = _IDENTITIES.validate_json(raw)
+    except ValidationError as exc:
+        raise ValueError(f"SCRAPEJOBS_IDENTITIES is not a valid mapping: {exc}") from None
+    for email, entry in parsed.items():
+        if not valid_tenant(entry.tenant):
+            raise ValueError(f"SCRAPEJOBS_IDENTITIES: {email!r} names an invalid tenant")
+    return {email.lower(): Caller(e.tenant, e.role) for email, e in parsed.items()}
 
 
 class Authenticator:
-    """``iam``: Cloud Run IAM validated a Google identity token at the edge (the service has no
-    public invoker); the app insists the token was presented, as ``Authorization`` or, behind
-    Identity-Aware Proxy, as IAP's ``X-Serverless-Authorization``. ``api_key``: the key, as
-    ``X-API-Key`` or ``Authorization: Bearer <key>`` (as Firecrawl's SDKs send it), is checked in
-    constant time against stored SHA-256 digests. ``none``: local development."""
-
     def __init__(self, settings: DispatcherSettings) -> None:
         self.mode = settings.auth_mode
-        self.keys = ApiKeyVerifier(parse_key_hashes(settings.api_key_hashes))
+        bootstrap = ApiKeyVerifier(parse_key_hashes(settings.api_key_hashes))
+        self.keyring = Keyring(bootstrap, utc_now, settings.api_key_recheck_s)
+        self._identities = parse_identities(settings.identities)
+        self._iam_default = Caller(settings.iam_default_tenant, settings.iam_default_role)
         if self.mode == "none":
             log.warning("authentication is disabled (SCRAPEJOBS_AUTH_MODE=none): local dev only")
-        elif self.mode == "api_key" and not settings.api_key_hashes.strip():
-            log.error("auth_mode=api_key but no SCRAPEJOBS_API_KEY_HASHES: every call is refused")
 
-    def check(self, request: HTTPConnection) -> None:
-        """Raise a 401 ``HTTPException`` when the caller's credentials are not valid."""
-        refusal = self.refusal(request)
-        if refusal is not None:
-            raise HTTPException(401, refusal)
-
-    def refusal(self, request: HTTPConnection) -> str | None:
-        """Why the caller is refused (from its headers alone), or None when it may call."""
+    async def identify(self, request: HTTPConnection) -> Caller:
+        """The caller, from its headers alone; ``Refused`` (401) without valid credentials."""
         if self.mode == "none":
-            return None
+            return Caller(DEFAULT_TENANT, Role.ADMIN)
         if self.mode == "api_key":
-            if not self.keys.verify(api_key_of(request) or None):
-                return "a valid API key is required (X-API-Key, or Authorization: Bearer)"
-            return None
+            known = await self.keyring.known(api_key_of(request) or None)
+            if known is None:
+                raise Refused(
+                    401, "a valid API key is required (X-API-Key, or Authorization: Bearer)"
+                )
+            return known.caller
         if request.headers.get("x-serverless-authorization"):
-            return None  # IAP signed the person in; Cloud Run checked IAP's token at the edge
+            # IAP signed the person in; Cloud Run checked IAP's token at the edge
+            email = request.headers.get(IAP_USER_HEADER, "").rpartition(":")[2]
+            return self._of_identity(email)
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token:
-            return "a Google identity token is required (Authorization: Bearer)"
-        return None
+            raise Refused(401, "a Google identity token is required (Authorization: Bearer)")
+        return self._of_identity(_token_email(token.strip()))
+
+    def _of_identity(self, email: str) -> Caller:
+        return (
+            self._identities.get(email.lower(), self._iam_default) if email else self._iam_default
+        )
+
+
+def _token_email(token: str) -> str:
+    """The ``email`` claim of a Google identity token Cloud Run has already verified ("" when
+    the token carries none or is not a JWT)."""
+    parts = token.split(".")
+    if len(parts) != 3 or len(parts[1]) > 8192:
+        return ""
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return ""
+    email = claims.get("email") if isinstance(claims, dict) else None
+    return email if isinstance(email, str) else ""
 
 
 def api_key_of(request: HTTPConnection) -> str:
@@ -67,7 +133,38 @@ def caller_of(request: HTTPConnection) -> str:
     return hashlib.sha256(key.encode()).hexdigest() if key else ""
 
 
-async def require_caller(request: Request) -> None:
-    """FastAPI dependency: the app's Authenticator decides."""
+async def identified(request: HTTPConnection) -> Caller:
+    """The caller of ``request`` (identified once, by the middleware or here)."""
+    caller = request.scope.setdefault("state", {}).get(CALLER_STATE)
+    if isinstance(caller, Caller):
+        return caller
     authenticator: Authenticator = request.app.state.authenticator
-    authenticator.check(request)
+    try:
+        caller = await authenticator.identify(request)
+    except Refused as exc:
+        raise HTTPException(exc.status, exc.reason) from None
+    request.scope["state"][CALLER_STATE] = caller
+    return caller
+
+
+def allowing(*roles: Role) -> Callable[[Request], Coroutine[Any, Any, Caller]]:
+    """A dependency: the caller, when its role is one of ``roles``; else a 403."""
+
+    async def caller_in_role(request: Request) -> Caller:
+        caller = await identified(request)
+        if caller.role not in roles:
+            allowed = " or ".join(role.value for role in roles)
+            raise HTTPException(
+                403, f"this call needs the {allowed} role (the key is {caller.role.value})"
+            )
+        return caller
+
+    caller_in_role.__name__ = "caller_" + "_or_".join(role.value for role in roles)
+    return caller_in_role
+
+
+require_caller = allowing(Role.MEMBER, Role.ADMIN)  # the tenant's own work, or everything
+require_admin = allowing(Role.ADMIN)
+require_operator = allowing(Role.ADMIN, Role.SCHEDULER)  # maintenance
+CallerDep = Annotated[Caller, Depends(require_caller)]
+AdminDep = Annotated[Caller, Depends(require_admin)]

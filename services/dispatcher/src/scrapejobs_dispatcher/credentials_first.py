@@ -13,7 +13,7 @@ from __future__ import annotations
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from scrapejobs_dispatcher.authentication import Authenticator
+from scrapejobs_dispatcher.authentication import CALLER_STATE, Authenticator, Refused
 from scrapejobs_dispatcher.firecrawl.errors import PREFIX as FIRECRAWL_PREFIX
 from scrapejobs_dispatcher.firecrawl.errors import reshape
 from scrapejobs_web.http_errors import CODES, error_response
@@ -28,11 +28,13 @@ class CredentialsFirstMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and str(scope["path"]).startswith(GUARDED_PREFIXES):
-            refusal = self.authenticator.refusal(HTTPConnection(scope))
-            if refusal is not None:
-                response = error_response(401, CODES[401], refusal)
+            try:
+                caller = await self.authenticator.identify(HTTPConnection(scope))
+            except Refused as refused:
+                response = error_response(refused.status, CODES[refused.status], refused.reason)
                 if str(scope["path"]).startswith(FIRECRAWL_PREFIX):
                     response = reshape(response)
                 await response(scope, receive, send)
                 return
+            scope.setdefault("state", {})[CALLER_STATE] = caller  # the routes' dependency reads it
         await self.app(scope, receive, send)

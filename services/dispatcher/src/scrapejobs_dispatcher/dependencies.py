@@ -17,6 +17,7 @@ from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.job_export import JobExport
 from scrapejobs_dispatcher.job_service import JobService
+from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
@@ -47,3 +48,4 @@ V2DefaultsDep = Annotated[V2Defaults, Depends(app_state("v2_defaults"))]
 WorkersDep = Annotated[WorkerDirectory, Depends(app_state("workers"))]
 HostGateDep = Annotated[HostGate, Depends(app_state("host_gate"))]
 ReconcileAfterDep = Annotated[float, Depends(app_state("reconcile_after_s"))]
+KeyringDep = Annotated[Keyring, Depends(app_state("keyring"))]

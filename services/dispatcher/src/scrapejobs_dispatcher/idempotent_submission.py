@@ -20,6 +20,7 @@ from scrapejobs_dispatcher.job_errors import JobNotFound, SubmissionUnconfirmed
 from scrapejobs_dispatcher.job_service import JobService, JobView
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.idempotency import Done, IdempotencyKeys, InFlight, Mismatch
 
@@ -59,10 +60,13 @@ class IdempotentSubmission:
         self._ttl = ttl
         self._stale_after = stale_after
 
-    async def submit(self, request: JobRequest, key: str, caller: str = "") -> Submitted:
+    async def submit(self, request: JobRequest, key: str, caller: Caller) -> Submitted:
+        """Submit for ``caller``'s tenant, once per key: keys are the tenant's own (two
+        tenants' equal keys are two submissions)."""
+        tenant = caller.tenant
         if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():
             raise InvalidIdempotencyKey("Idempotency-Key must be 1-255 printable ASCII characters")
-        digest = hashlib.sha256(f"{caller}\x00{key}".encode()).hexdigest()
+        digest = hashlib.sha256(f"{tenant}\x00{key}".encode()).hexdigest()
         body = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         fingerprint = hashlib.sha256(body.encode()).hexdigest()
         now = self._clock()
@@ -77,15 +81,15 @@ class IdempotentSubmission:
             raise IdempotencyKeyReused(key)
         if isinstance(reservation, InFlight):
             try:  # its process may have died after the commit: the job answers for it
-                view = await self._jobs.existing(job_id)
+                view = await self._jobs.existing(job_id, tenant)
             except JobNotFound:
                 raise IdempotencyKeyInFlight(key) from None
             await self._keys.complete(digest, job_id, self._clock())
             return Submitted(view, replayed=True)
         if isinstance(reservation, Done):
-            return Submitted(await self._jobs.get(reservation.job_id), replayed=True)
+            return Submitted(await self._jobs.get(reservation.job_id, caller), replayed=True)
         try:
-            view = await self._jobs.submit(request, job_id=job_id)
+            view = await self._jobs.submit(request, job_id=job_id, tenant=tenant)
         except BaseException:
             # the store may be what failed: then the key stays reserved until it goes stale,
             # and a retry meanwhile finds the job, if it was stored, by its derived id

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from scrapejobs_shared.domain.records import JobRecord
+from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import JobStore
 
@@ -54,10 +55,18 @@ class UnavailableHere(ValueError):
         self.field = field
 
 
-async def live_job(store: JobStore, job_id: str, now: datetime) -> JobRecord:
-    """The job, unless it does not exist or its retention has run out (Firestore's TTL
-    deletes it within about a day: until then it is gone from the API all the same)."""
+async def live_job(
+    store: JobStore, job_id: str, now: datetime, caller: Caller | None = None
+) -> JobRecord:
+    """The job, unless it does not exist, its retention has run out (Firestore's TTL
+    deletes it within about a day: until then it is gone from the API all the same), or it
+    belongs to a tenant ``caller`` may not see: another tenant's job is not found, exactly as
+    one that does not exist (``caller`` None: the system's own look)."""
     job = await store.get_job(job_id)
-    if job is None or job.expire_at <= now:
+    if job is None or job.expire_at <= now or not visible(job, caller):
         raise JobNotFound(job_id)
     return job
+
+
+def visible(job: JobRecord, caller: Caller | None) -> bool:
+    return caller is None or caller.sees(job.tenant)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from scrapejobs_dispatcher.job_errors import live_job
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.ports.job_store import JobStore
 
 EXPORT_PAGE = 500  # results read per store call while a job's results are exported
@@ -29,10 +30,12 @@ class JobExport:
         self._store = store
         self._clock = clock
 
-    async def all_results(self, job_id: str, page_size: int = EXPORT_PAGE) -> ResultPages:
+    async def all_results(
+        self, job_id: str, caller: Caller | None, page_size: int = EXPORT_PAGE
+    ) -> ResultPages:
         """For an export: the job now (``JobNotFound`` before anything is streamed), its
         results in the results API's order as the caller reads on."""
-        job = await live_job(self._store, job_id, self._clock())
+        job = await live_job(self._store, job_id, self._clock(), caller)
         return ResultPages(job, self._result_pages(job_id, page_size))
 
     async def _result_pages(self, job_id: str, page_size: int) -> AsyncIterator[list[TaskRecord]]:

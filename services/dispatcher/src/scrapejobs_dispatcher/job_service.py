@@ -19,6 +19,7 @@ from scrapejobs_dispatcher.job_errors import (
     SubmissionUnconfirmed,
     UnavailableHere,
     live_job,
+    visible,
 )
 from scrapejobs_dispatcher.recovery import publish_open_batches
 from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
@@ -39,6 +40,7 @@ from scrapejobs_shared.domain.records import (
     task_id_for,
 )
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
+from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
@@ -108,7 +110,11 @@ class JobService:
         self._progress = ProgressEstimator()
 
     async def submit(
-        self, request: JobRequest, job_id: str | None = None, trigger: str | None = None
+        self,
+        request: JobRequest,
+        job_id: str | None = None,
+        trigger: str | None = None,
+        tenant: str = DEFAULT_TENANT,
     ) -> JobView:
         """Store the job and its batches of tasks, then publish one message per batch.
 
@@ -122,7 +128,7 @@ class JobService:
             job_id = job_id or uuid.uuid4().hex
             now = self._clock()
             batches = self._new_batches(job_id, request, now)
-            job = self._new_job(request, job_id, trigger, batches, now)
+            job = self._new_job(request, job_id, trigger, batches, now, tenant)
             with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
                 try:
                     failed = await self._create_and_publish(job, batches)
@@ -131,7 +137,7 @@ class JobService:
                         "duplicate submission ignored",
                         extra={"job_id": job.id, "trigger": trigger},
                     )
-                    return replace(await self.existing(job.id), created=False)
+                    return replace(await self.existing(job.id, tenant), created=False)
                 except DependencyUnavailable as exc:
                     log.warning(
                         "submission unconfirmed",
@@ -190,9 +196,11 @@ class JobService:
         if self._coalescer is not None:
             await self._coalescer.drain()
 
-    async def get(self, job_id: str) -> JobView:
+    async def get(self, job_id: str, caller: Caller | None) -> JobView:
+        """The job with its counts; ``JobNotFound`` also for another tenant's (``caller``
+        None: the system's own look)."""
         found = await self._store.job_with_counts(job_id)
-        if found is None or found[0].expire_at <= self._clock():
+        if found is None or found[0].expire_at <= self._clock() or not visible(found[0], caller):
             raise JobNotFound(job_id)
         return self._view(*found)
 
@@ -212,56 +220,63 @@ class JobService:
         return JobView(job, counts, progress, ai_cost=cost)
 
     async def list_jobs(
-        self, status: JobStatus | None, page_size: int, page_token: str | None
+        self,
+        status: JobStatus | None,
+        page_size: int,
+        page_token: str | None,
+        tenant: str | None,
     ) -> Page[JobRecord]:
-        page = await self._store.list_jobs(status, page_size, page_token)
+        """Jobs newest first, of ``tenant`` (None: every tenant's)."""
+        page = await self._store.list_jobs(status, page_size, page_token, tenant)
         now = self._clock()
         return Page([job for job in page.items if job.expire_at > now], page.next_page_token)
 
     async def results(
-        self, job_id: str, page_size: int, page_token: str | None
+        self, job_id: str, page_size: int, page_token: str | None, caller: Caller | None
     ) -> Page[TaskRecord]:
-        await self._job(job_id)
+        await self._job(job_id, caller)
         return await self._store.list_tasks(job_id, page_size, page_token)
 
-    async def cancel(self, job_id: str) -> JobView:
+    async def cancel(self, job_id: str, caller: Caller | None) -> JobView:
         """Cancel: workers then settle every unstarted task as ``cancelled`` without fetching."""
-        job = await self._job(job_id)
+        job = await self._job(job_id, caller)
         if job.status is JobStatus.COMPLETED:
             raise JobAlreadyFinished(job_id)
         if await self._store.cancel_job(job_id, self._clock()):
             log.info("job cancelled", extra={"job_id": job_id})
             if self._events is not None:
                 await self._events.ended(job_id)
-        return await self.get(job_id)
+        return await self.get(job_id, caller)
 
-    async def webhook_deliveries(self, job_id: str, limit: int = 100) -> list[WebhookDelivery]:
+    async def webhook_deliveries(
+        self, job_id: str, caller: Caller | None, limit: int = 100
+    ) -> list[WebhookDelivery]:
         """The job's webhook events and how their delivery went, newest first."""
-        await self._job(job_id)
+        await self._job(job_id, caller)
         if self._webhook_log is None:
             return []
         return await self._webhook_log.list(job_id, limit)
 
-    async def existing(self, job_id: str) -> JobView:
-        """The job an earlier submission with this id created (a retried keyed or scheduled
-        submission). If that submission stopped before its tasks were published (its process
-        died, Pub/Sub did not answer), they are published now."""
-        view = await self.get(job_id)
+    async def existing(self, job_id: str, tenant: str) -> JobView:
+        """The job an earlier submission of ``tenant`` with this id created (a retried keyed
+        or scheduled submission). If that submission stopped before its tasks were published
+        (its process died, Pub/Sub did not answer), they are published now."""
+        view = await self.get(job_id, Caller(tenant, Role.MEMBER))
         if view.job.publishing:
             await publish_open_batches(self._store, self._enqueuer, view.job.id, self._clock)
             log.warning("published a resumed submission", extra={"job_id": job_id})
         return view
 
-    async def delete(self, job_id: str) -> None:
+    async def delete(self, job_id: str, caller: Caller | None) -> None:
         """Delete a finished job and every document under it (results, batches, counts)."""
-        job = await self._job(job_id)
+        job = await self._job(job_id, caller)
         if not job.status.terminal:
             raise JobStillRunning(job_id)
         await self._store.delete_job(job_id)
         log.info("job deleted", extra={"job_id": job_id})
 
-    async def _job(self, job_id: str) -> JobRecord:
-        return await live_job(self._store, job_id, self._clock())
+    async def _job(self, job_id: str, caller: Caller | None) -> JobRecord:
+        return await live_job(self._store, job_id, self._clock(), caller)
 
     def _new_job(
         self,
@@ -270,6 +285,7 @@ class JobService:
         trigger: str | None,
         batches: list[BatchRecord],
         now: datetime,
+        tenant: str,
     ) -> JobRecord:
         return JobRecord(
             id=job_id,
@@ -284,6 +300,7 @@ class JobService:
             trigger=trigger,
             publishing=True,
             counter_shards=shards_for(len(batches)),
+            tenant=tenant,
         )
 
     def _new_batches(self, job_id: str, request: JobRequest, now: datetime) -> list[BatchRecord]:

@@ -29,6 +29,7 @@ from scrapejobs_dispatcher.routes import (
     health,
     hosts,
     jobs,
+    keys,
     maintenance,
     scrape,
     stats,
@@ -41,6 +42,7 @@ from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
 from scrapejobs_dispatcher.usage import Usage
+from scrapejobs_shared.adapters.firestore.api_keys import FirestoreApiKeyStore
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
@@ -58,6 +60,7 @@ from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.politeness.host_gate import HostGate
+from scrapejobs_shared.ports.api_keys import ApiKeyStore
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 from scrapejobs_shared.ports.session_revocations import SessionRevocations
@@ -82,6 +85,7 @@ def create_app(
     telemetry: Telemetry | None = None,
     worker_directory: WorkerDirectory | None = None,
     session_revocations: SessionRevocations | None = None,
+    api_keys: ApiKeyStore | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
     unless others are given (tests; the caller then shuts down the telemetry it gave)."""
@@ -99,6 +103,7 @@ def create_app(
             or webhook_log is None
             or worker_directory is None
             or session_revocations is None
+            or api_keys is None
         ):
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
@@ -107,8 +112,9 @@ def create_app(
         publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
         job_store = store or FirestoreJobStore(client, deadline=deadline)
         app.state.workers = worker_directory or FirestoreWorkerDirectory(client, deadline)
+        keyring.use_store(api_keys or FirestoreApiKeyStore(client, deadline))
         app.state.dashboard_sessions = DashboardSessions(
-            app.state.authenticator.keys,
+            keyring,
             settings.dashboard_session_s,
             session_revocations or FirestoreSessionRevocations(client, deadline),
             utc_now,
@@ -183,6 +189,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.authenticator = authenticator = Authenticator(settings)
+    app.state.keyring = keyring = authenticator.keyring
     app.state.reconcile_after_s = settings.reconcile_after_s
     app.state.v2_defaults = settings.v2_defaults()
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
@@ -199,6 +206,7 @@ def create_app(
     app.include_router(dead_letters.router)
     app.include_router(stats.router)
     app.include_router(workers.router)
+    app.include_router(keys.router)
     app.include_router(firecrawl_routes.router)
     app.include_router(firecrawl_team.router)
     install_dashboard(app, FigureCache(settings.dashboard_cache_s))

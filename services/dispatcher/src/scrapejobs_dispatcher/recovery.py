@@ -11,12 +11,13 @@ from datetime import timedelta
 
 from opentelemetry.trace import Tracer
 
-from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job
+from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job, visible
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
 from scrapejobs_shared.ports.job_store import Page
@@ -58,8 +59,22 @@ class Recovery:
         self._webhook_log = webhook_log
         self._host_gate = host_gate
 
-    async def _job(self, job_id: str) -> JobRecord:
-        return await live_job(self._store, job_id, self._clock())
+    async def _job(self, job_id: str, caller: Caller | None) -> JobRecord:
+        return await live_job(self._store, job_id, self._clock(), caller)
+
+    async def _visible(self, tasks: list[TaskRecord], caller: Caller | None) -> list[TaskRecord]:
+        """The tasks whose job ``caller`` may see (a job's tenant read once per call)."""
+        if caller is None or caller.admin:
+            return tasks
+        seen: dict[str, bool] = {}
+        kept = []
+        for task in tasks:
+            if task.job_id not in seen:
+                job = await self._store.get_job(task.job_id)
+                seen[task.job_id] = job is not None and visible(job, caller)
+            if seen[task.job_id]:
+                kept.append(task)
+        return kept
 
     async def resend_lost_webhooks(
         self, older_than: timedelta, within: timedelta, limit: int = 200
@@ -125,49 +140,72 @@ class Recovery:
         return Reconciled(len(republish), tasks, len(stalled) - len(republish))
 
     async def dead_letters(
-        self, job_id: str | None, host: str | None, page_size: int, page_token: str | None
+        self,
+        job_id: str | None,
+        host: str | None,
+        page_size: int,
+        page_token: str | None,
+        caller: Caller | None,
     ) -> Page[TaskRecord]:
-        """Dead-lettered tasks, most recent first (of one job, or every job; ``host`` a URL or
-        a host key)."""
+        """Dead-lettered tasks, most recent first (of one job, or every job ``caller`` may
+        see: a member's page holds only its tenant's, and may hold fewer than ``page_size``
+        with a token to read on; ``host`` a URL or a host key)."""
         if job_id is not None:
-            await self._job(job_id)
-        return await self._store.tasks_with_status(
+            await self._job(job_id, caller)
+        page = await self._store.tasks_with_status(
             TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), page_size, page_token
         )
+        if job_id is not None:
+            return page
+        return Page(await self._visible(page.items, caller), page.next_page_token)
 
     async def replay_dead_letters(
-        self, job_id: str | None, host: str | None, limit: int = REPLAY_LIMIT
+        self,
+        job_id: str | None,
+        host: str | None,
+        caller: Caller | None,
+        limit: int = REPLAY_LIMIT,
     ) -> int:
-        """Replay up to ``limit`` dead letters matching the filters; returns how many."""
+        """Replay up to ``limit`` dead letters matching the filters, of the jobs ``caller``
+        may see; returns how many."""
         if job_id is not None:
-            await self._job(job_id)
-        return await self._replay(TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), limit)
+            await self._job(job_id, caller)
+        return await self._replay(
+            TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), limit, caller
+        )
 
-    async def replay_dead_letter(self, job_id: str, task_id: str) -> int:
+    async def replay_dead_letter(self, job_id: str, task_id: str, caller: Caller | None) -> int:
         """Replay one dead-lettered task (1), or nothing (0) when it is no longer dead-lettered."""
-        await self._job(job_id)
+        await self._job(job_id, caller)
         task = await self._store.get_task(job_id, task_id)
         if task is None or task.status is not TaskStatus.DEAD_LETTERED or task.batch_id is None:
             return 0
         return await self._reopen({(job_id, task.batch_id): [task.id]}, TaskStatus.DEAD_LETTERED)
 
-    async def unsuccessful(self, job_id: str, limit: int) -> list[TaskRecord]:
+    async def unsuccessful(
+        self, job_id: str, limit: int, caller: Caller | None
+    ) -> list[TaskRecord]:
         """The job's failed and dead-lettered tasks (at most ``limit`` of each), most recent
         first: what went wrong, with each task's last error."""
-        await self._job(job_id)
+        await self._job(job_id, caller)
         found: list[TaskRecord] = []
         for status in (TaskStatus.DEAD_LETTERED, TaskStatus.FAILED):
             page = await self._store.tasks_with_status(status, job_id, None, limit, None)
             found += page.items
         return sorted(found, key=lambda task: task.updated_at, reverse=True)
 
-    async def retry_job(self, job_id: str, status: TaskStatus) -> int:
+    async def retry_job(self, job_id: str, status: TaskStatus, caller: Caller | None) -> int:
         """Replay every task of the job that ended ``status`` (failed or dead-lettered)."""
-        await self._job(job_id)
-        return await self._replay(status, job_id, None, MAX_JOB_RETRY)
+        await self._job(job_id, caller)
+        return await self._replay(status, job_id, None, MAX_JOB_RETRY, None)
 
     async def _replay(
-        self, status: TaskStatus, job_id: str | None, host: str | None, limit: int
+        self,
+        status: TaskStatus,
+        job_id: str | None,
+        host: str | None,
+        limit: int,
+        caller: Caller | None,
     ) -> int:
         """Replayed tasks go back to ``queued`` with fresh attempts, batch by batch (counts move
         in the same commit), and their batches are published again. Tasks already replayed are
@@ -179,7 +217,7 @@ class Recovery:
             page = await self._store.tasks_with_status(
                 status, job_id, host, min(REPLAY_PAGE, limit - found), token
             )
-            for task in page.items:
+            for task in await self._visible(page.items, caller):
                 if task.batch_id is not None:
                     by_batch.setdefault((task.job_id, task.batch_id), []).append(task.id)
             found += len(page.items)

@@ -8,10 +8,12 @@ from pydantic import Field
 
 from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
 from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
+from scrapejobs_dispatcher.keyring import RECHECK_S
 from scrapejobs_dispatcher.monitoring import HealthPolicy
 from scrapejobs_dispatcher.usage import Plan
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE
+from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 
@@ -22,7 +24,33 @@ class DispatcherSettings(CommonSettings):
         description="iam: Cloud Run IAM checks Google identity tokens at the edge; api_key: "
         "X-API-Key checked against api_key_hashes; none: local development only",
     )
-    api_key_hashes: str = Field(default="", description="Comma-separated SHA-256 hex digests")
+    api_key_hashes: str = Field(
+        default="",
+        description="Comma-separated SHA-256 hex digests of bootstrap keys: administrators of "
+        "every tenant (keys made at run time with POST /v1/keys are kept in Firestore)",
+    )
+    api_key_recheck_s: float = Field(
+        default=RECHECK_S,
+        ge=0,
+        le=60,
+        description="How long an instance trusts what it read of a key: a key revoked with "
+        "DELETE /v1/keys/{id} is refused on every instance within this long",
+    )
+    identities: str = Field(
+        default="",
+        description="iam mode: JSON object mapping a Google identity (e-mail) to its tenant and "
+        'role, {"ops@example.com": {"tenant": "default", "role": "admin"}}; others are '
+        "iam_default_role in iam_default_tenant",
+    )
+    iam_default_tenant: str = Field(
+        default=DEFAULT_TENANT,
+        pattern=TENANT_PATTERN,
+        description="iam mode: the tenant of a Google identity that identities does not name",
+    )
+    iam_default_role: Role = Field(
+        default=Role.MEMBER,
+        description="iam mode: the role of a Google identity that identities does not name",
+    )
     dashboard_cache_s: float = Field(
         default=5.0,
         ge=0,

@@ -53,21 +53,25 @@ class SyncScrape:
         self._sleep = sleep
         self._monotonic = monotonic
 
-    async def scrape(self, request: ScrapeRequest, submit: Submit | None = None) -> Scraped:
+    async def scrape(
+        self, request: ScrapeRequest, tenant: str, submit: Submit | None = None
+    ) -> Scraped:
         """Submit the one-URL job and wait for it to end; ``ScrapeTimedOut`` after
         ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter). ``submit``: how
         the job is submitted (default: a new job; a keyed submission finds the job an identical
         earlier request started, and waits for it)."""
-        job = await self.run(request.job_request(), request.timeout_s, submit)
+        job = await self.run(request.job_request(), request.timeout_s, tenant, submit)
         page = await self._store.list_tasks(job.id, 1, None)
         return Scraped(job, page.items[0] if page.items else None)
 
-    async def run(self, job: JobRequest, wait_s: float, submit: Submit | None = None) -> JobRecord:
-        """Submit ``job`` and wait for it to end (up to ``wait_s``, or the service's
+    async def run(
+        self, job: JobRequest, wait_s: float, tenant: str, submit: Submit | None = None
+    ) -> JobRecord:
+        """Submit ``job`` for ``tenant`` and wait for it to end (up to ``wait_s``, or the service's
         ``max_wait_s`` if shorter): the job as it ended; ``ScrapeTimedOut`` past the wait."""
         wait_s = min(wait_s, self._max_wait_s)
         deadline = self._monotonic() + wait_s
-        submitted = await (submit or self._jobs.submit)(job)
+        submitted = await (submit(job) if submit else self._jobs.submit(job, tenant=tenant))
         job_id = submitted.job.id
         pause = FIRST_LOOK_S
         while True:

@@ -29,6 +29,7 @@ class JobSummary(BaseModel):
     updated_at: datetime
     labels: dict[str, str]
     kind: str
+    tenant: str = Field(description="The tenant (team) the job belongs to")
     priority: Priority = Field(description="Its priority (the lane of its tasks unless rendered)")
     rendered: bool = Field(
         default=False,
@@ -45,6 +46,7 @@ class JobSummary(BaseModel):
             updated_at=job.updated_at,
             labels=job.labels,
             kind=job.kind,
+            tenant=job.tenant,
             priority=job.spec.priority,
             rendered=job.spec.options.render is not None,
         )

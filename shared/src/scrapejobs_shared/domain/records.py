@@ -16,6 +16,7 @@ from typing import Any
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.statuses import FETCH_STATUSES, JobStatus, TaskStatus
+from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 
 
 def task_id_for(job_id: str, key: str) -> str:
@@ -40,6 +41,7 @@ class JobRecord:
     started_at: datetime | None = None  # when a worker first took one of its batches
     finished_at: datetime | None = None  # when it completed or was cancelled
     ai_usage: ModelUsage | None = None  # its ai stage's usage (read with its counts)
+    tenant: str = DEFAULT_TENANT  # the team it belongs to (domain/tenancy.py)
 
 
 @dataclass(frozen=True, slots=True)

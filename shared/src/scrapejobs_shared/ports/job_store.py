@@ -114,7 +114,11 @@ class JobStore(Protocol):
     async def get_job(self, job_id: str) -> JobRecord | None: ...
 
     async def list_jobs(
-        self, status: JobStatus | None, page_size: int, page_token: str | None
+        self,
+        status: JobStatus | None,
+        page_size: int,
+        page_token: str | None,
+        tenant: str | None = None,
     ) -> Page[JobRecord]: ...
 
     async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:

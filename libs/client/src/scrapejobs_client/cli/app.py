@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from scrapejobs_client.cli import job_commands, operation_commands
+from scrapejobs_client.cli import job_commands, key_commands, operation_commands
 from scrapejobs_client.cli.state import (
     CliConfig,
     CliState,
@@ -29,6 +29,8 @@ dead_letters_app = typer.Typer(
     help="Tasks that failed after all their delivery attempts.", no_args_is_help=True
 )
 app.add_typer(dead_letters_app, name="dead-letters")
+keys_app = typer.Typer(help="API keys of tenants (admin keys only).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
 
 
 @app.callback()
@@ -83,6 +85,9 @@ app.command()(operation_commands.hosts)
 app.command()(operation_commands.workers)
 app.command()(operation_commands.stats)
 app.command()(operation_commands.health)
+keys_app.command("create")(key_commands.create)
+keys_app.command("ls")(key_commands.ls)
+keys_app.command("revoke")(key_commands.revoke)
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from fastapi import Header, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.convertors import Convertor, register_url_convertor
 
-from scrapejobs_dispatcher.authentication import caller_of
+from scrapejobs_dispatcher.authentication import CallerDep
 from scrapejobs_dispatcher.dependencies import (
     JobsDep,
     RecoveryDep,
@@ -56,6 +56,7 @@ from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.firecrawl.documents import document
 
 router = v2_router()
@@ -105,6 +106,7 @@ async def scrape(
     scraper: ScrapeDep,
     defaults: V2DefaultsDep,
     submissions: SubmissionsDep,
+    caller: CallerDep,
 ) -> ScrapeAnswer | JSONResponse:
     """Scrape one URL and answer with its Document (a one-URL job, waited for up to
     ``timeout`` ms, or the service's longest wait). A page that answered with an HTTP error
@@ -114,13 +116,12 @@ async def scrape(
     key = attach_key(native, body.max_age, time.time())
     submit = None
     if key is not None:
-        caller = caller_of(request)
 
         async def submit(job: JobRequest) -> JobView:
             return (await submissions.submit(job, key, caller)).view
 
     try:
-        scraped = await scraper.scrape(native, submit)
+        scraped = await scraper.scrape(native, caller.tenant, submit)
     except ScrapeTimedOut as exc:
         message = f"no result within {exc.timeout_s:g} s; the job goes on: {exc.job_id}"
         if key is None:  # maxAge 0: a retry would start another job
@@ -149,12 +150,14 @@ async def scrape(
 
 
 @router.post("/map", response_model=MapAnswer, response_model_by_alias=True)
-async def map_site(body: MapBody, mapper: SiteMapperDep) -> MapAnswer | JSONResponse:
+async def map_site(
+    body: MapBody, mapper: SiteMapperDep, caller: CallerDep
+) -> MapAnswer | JSONResponse:
     """The URLs of the site at ``url``: its sitemaps' and its page's links (robots.txt
     honoured), fetched by the workers as jobs of a few pages and waited for up to
     ``timeout`` ms. A start page refused by the fetch policy answers 403."""
     try:
-        links = await mapper.links(body)
+        links = await mapper.links(body, caller.tenant)
     except ScrapeTimedOut as exc:
         message = f"the site's pages were not read within {exc.timeout_s:g} s"
         return _failure(408, "MAP_TIMEOUT", message, job_id=exc.job_id)
@@ -172,6 +175,7 @@ async def start_batch(
     jobs: JobsDep,
     defaults: V2DefaultsDep,
     submissions: SubmissionsDep,
+    caller: CallerDep,
     idempotency_key: IdempotencyKey = None,
 ) -> BatchStarted:
     """Start a batch: one native job of its URLs (``ignoreInvalidURLs``: the invalid ones are
@@ -183,7 +187,7 @@ async def start_batch(
     if not urls:
         raise InvalidOption("urls", "no valid URL to scrape")
     native = batch_request(body, urls, defaults)
-    view = await _submit(request, jobs, submissions, native, idempotency_key)
+    view = await _submit(caller, jobs, submissions, native, idempotency_key)
     return BatchStarted(
         id=view.job.id,
         url=_status_url(request, "batch", view.job.id),
@@ -198,16 +202,20 @@ async def start_batch(
     response_model_by_alias=True,
 )
 async def batch_status_of(
-    batch_id: BatchId, request: Request, jobs: JobsDep, next_page: NextPage = None
+    batch_id: BatchId,
+    request: Request,
+    jobs: JobsDep,
+    caller: CallerDep,
+    next_page: NextPage = None,
 ) -> BatchStatusAnswer:
     """The batch's status and a page of its Documents (``next`` pages on)."""
-    return await _status(request, jobs, batch_id, "batch", next_page)
+    return await _status(request, jobs, caller, batch_id, "batch", next_page)
 
 
 @router.delete("/batch/scrape/{batch_id:hex_id}", response_model=Cancelled)
-async def cancel_batch(batch_id: BatchId, jobs: JobsDep) -> Cancelled:
+async def cancel_batch(batch_id: BatchId, jobs: JobsDep, caller: CallerDep) -> Cancelled:
     """Cancel the batch: its pages not yet fetched never are."""
-    return await _cancel(jobs, batch_id, "batch")
+    return await _cancel(jobs, caller, batch_id, "batch")
 
 
 @router.get(
@@ -215,9 +223,11 @@ async def cancel_batch(batch_id: BatchId, jobs: JobsDep) -> Cancelled:
     response_model=ErrorsAnswer,
     response_model_by_alias=True,
 )
-async def batch_errors(batch_id: BatchId, jobs: JobsDep, recovery: RecoveryDep) -> ErrorsAnswer:
+async def batch_errors(
+    batch_id: BatchId, jobs: JobsDep, recovery: RecoveryDep, caller: CallerDep
+) -> ErrorsAnswer:
     """The batch's failed pages (robots.txt refusals listed apart)."""
-    return await _errors(jobs, recovery, batch_id, "batch")
+    return await _errors(jobs, recovery, caller, batch_id, "batch")
 
 
 @router.post("/crawl", response_model=CrawlStarted)
@@ -227,22 +237,23 @@ async def start_crawl(
     jobs: JobsDep,
     defaults: V2DefaultsDep,
     submissions: SubmissionsDep,
+    caller: CallerDep,
     idempotency_key: IdempotencyKey = None,
 ) -> CrawlStarted:
     """Start a crawl: one native crawl job from ``url`` (every page found is scraped with
     ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
     native = crawl_request(body, defaults)
-    view = await _submit(request, jobs, submissions, native, idempotency_key)
+    view = await _submit(caller, jobs, submissions, native, idempotency_key)
     return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))
 
 
 @router.get("/crawl/active", response_model=ActiveCrawls, response_model_by_alias=True)
-async def active_crawls(jobs: JobsDep) -> ActiveCrawls:
+async def active_crawls(jobs: JobsDep, caller: CallerDep) -> ActiveCrawls:
     """Crawls not yet ended (the most recent ``ACTIVE_LISTED``)."""
     found: dict[str, ActiveCrawl] = {}
     # queued before running: a job moving on between the two reads is found in the second
     for status in (JobStatus.QUEUED, JobStatus.RUNNING):
-        page = await jobs.list_jobs(status, ACTIVE_LISTED, None)
+        page = await jobs.list_jobs(status, ACTIVE_LISTED, None, caller.scope())
         for job in page.items:
             if job.labels.get(LABEL) == "crawl" and job.spec.crawl is not None:
                 start = job.spec.crawl.start_url
@@ -257,37 +268,43 @@ async def active_crawls(jobs: JobsDep) -> ActiveCrawls:
     response_model_by_alias=True,
 )
 async def crawl_status_of(
-    crawl_id: BatchId, request: Request, jobs: JobsDep, next_page: NextPage = None
+    crawl_id: BatchId,
+    request: Request,
+    jobs: JobsDep,
+    caller: CallerDep,
+    next_page: NextPage = None,
 ) -> BatchStatusAnswer:
     """The crawl's status and a page of its Documents (``next`` pages on); ``total`` grows
     as pages are found."""
-    return await _status(request, jobs, crawl_id, "crawl", next_page)
+    return await _status(request, jobs, caller, crawl_id, "crawl", next_page)
 
 
 @router.delete("/crawl/{crawl_id:hex_id}", response_model=Cancelled)
-async def cancel_crawl(crawl_id: BatchId, jobs: JobsDep) -> Cancelled:
+async def cancel_crawl(crawl_id: BatchId, jobs: JobsDep, caller: CallerDep) -> Cancelled:
     """Cancel the crawl: pages not yet fetched never are, and no more are found."""
-    return await _cancel(jobs, crawl_id, "crawl")
+    return await _cancel(jobs, caller, crawl_id, "crawl")
 
 
 @router.get(
     "/crawl/{crawl_id:hex_id}/errors", response_model=ErrorsAnswer, response_model_by_alias=True
 )
-async def crawl_errors(crawl_id: BatchId, jobs: JobsDep, recovery: RecoveryDep) -> ErrorsAnswer:
+async def crawl_errors(
+    crawl_id: BatchId, jobs: JobsDep, recovery: RecoveryDep, caller: CallerDep
+) -> ErrorsAnswer:
     """The crawl's failed pages (robots.txt refusals listed apart)."""
-    return await _errors(jobs, recovery, crawl_id, "crawl")
+    return await _errors(jobs, recovery, caller, crawl_id, "crawl")
 
 
 async def _submit(
-    request: Request,
+    caller: Caller,
     jobs: JobService,
     submissions: IdempotentSubmission,
     native: JobRequest,
     idempotency_key: str | None,
 ) -> JobView:
     if idempotency_key is None:
-        return await jobs.submit(native)
-    return (await submissions.submit(native, idempotency_key, caller_of(request))).view
+        return await jobs.submit(native, tenant=caller.tenant)
+    return (await submissions.submit(native, idempotency_key, caller)).view
 
 
 def _status_url(request: Request, kind: Kind, job_id: str, token: str | None = None) -> str:
@@ -296,9 +313,14 @@ def _status_url(request: Request, kind: Kind, job_id: str, token: str | None = N
 
 
 async def _status(
-    request: Request, jobs: JobService, job_id: str, kind: Kind, next_page: str | None
+    request: Request,
+    jobs: JobService,
+    caller: Caller,
+    job_id: str,
+    kind: Kind,
+    next_page: str | None,
 ) -> BatchStatusAnswer:
-    view = await _job_of(jobs, job_id, kind)
+    view = await _job_of(jobs, caller, job_id, kind)
     answer = BatchStatusAnswer(
         status=batch_status(view.job.status),
         total=view.total,
@@ -314,22 +336,24 @@ async def _status(
         answer.next = _status_url(request, kind, job_id, FIRST_PAGE) if view.progress.done else None
         return answer
     token = None if next_page == FIRST_PAGE else next_page
-    page = await jobs.results(job_id, PAGE_SIZE, token)
+    page = await jobs.results(job_id, PAGE_SIZE, token, caller)
     following = page.next_page_token
     answer.next = _status_url(request, kind, job_id, following) if following else None
     answer.data = [document(t) for t in page.items if t.status is TaskStatus.SUCCEEDED]
     return answer
 
 
-async def _cancel(jobs: JobService, job_id: str, kind: Kind) -> Cancelled:
-    await _job_of(jobs, job_id, kind)
-    await jobs.cancel(job_id)
+async def _cancel(jobs: JobService, caller: Caller, job_id: str, kind: Kind) -> Cancelled:
+    await _job_of(jobs, caller, job_id, kind)
+    await jobs.cancel(job_id, caller)
     return Cancelled()
 
 
-async def _errors(jobs: JobService, recovery: Recovery, job_id: str, kind: Kind) -> ErrorsAnswer:
-    await _job_of(jobs, job_id, kind)
-    failed = await recovery.unsuccessful(job_id, ERRORS_LISTED)
+async def _errors(
+    jobs: JobService, recovery: Recovery, caller: Caller, job_id: str, kind: Kind
+) -> ErrorsAnswer:
+    await _job_of(jobs, caller, job_id, kind)
+    failed = await recovery.unsuccessful(job_id, ERRORS_LISTED, caller)
     robots = [t.url for t in failed if (t.error or "").startswith(ROBOTS)]
     errors = [
         PageError(id=t.id, timestamp=t.updated_at, url=t.url, error=t.error or t.status.value)
@@ -339,9 +363,9 @@ async def _errors(jobs: JobService, recovery: Recovery, job_id: str, kind: Kind)
     return ErrorsAnswer(errors=errors, robots_blocked=robots)
 
 
-async def _job_of(jobs: JobService, job_id: str, kind: Kind) -> JobView:
+async def _job_of(jobs: JobService, caller: Caller, job_id: str, kind: Kind) -> JobView:
     """The job of a batch or crawl (a job that did not come from that endpoint is not one)."""
-    view = await jobs.get(job_id)
+    view = await jobs.get(job_id, caller)
     if view.job.labels.get(LABEL) != kind:
         raise JobNotFound(job_id)
     return view

@@ -64,7 +64,7 @@ class SiteMapper:
         self._store = store
         self._user_agent = user_agent
 
-    async def links(self, body: MapBody) -> list[str]:
+    async def links(self, body: MapBody, tenant: str) -> list[str]:
         """The site's URLs (``ScrapeTimedOut`` when a round outlives the wait;
         ``StartPageUnreachable`` when nothing could be read)."""
         wait_s = body.timeout / 1000 if body.timeout else DEFAULT_WAIT_S
@@ -77,20 +77,20 @@ class SiteMapper:
             first.append((origin + SITEMAP_PATH, "sitemap"))
         found = Found([], [], RobotsRules.allow_all())
         read = {url for url, _ in first}
-        more = await self._round(first, found, deadline)
+        more = await self._round(first, found, deadline, tenant)
         for _ in range(SITEMAP_LEVELS if body.sitemap != "skip" else 0):
             room = MAX_SITEMAPS - sum(1 for url in read if is_sitemap(url))
             unread = [url for url in dict.fromkeys(more) if url not in read][: max(0, room)]
             if not unread:  # sitemaps robots.txt names, those an index lists: none left
                 break
             read.update(unread)
-            more = await self._round([(url, "sitemap") for url in unread], found, deadline)
+            more = await self._round([(url, "sitemap") for url in unread], found, deadline, tenant)
         if not found.page_links and not found.sitemap_links and found.start_failure:
             raise StartPageUnreachable(found.start_failure)
         return site_links(body, found, self._user_agent)
 
     async def _round(
-        self, urls: list[tuple[str, Role]], found: Found, deadline: float
+        self, urls: list[tuple[str, Role]], found: Found, deadline: float, tenant: str
     ) -> list[str]:
         """Fetch ``urls`` as one job and add what they hold to ``found``; the sitemaps to read
         next (named by robots.txt, listed by a sitemap index). A URL no job takes (one
@@ -110,7 +110,7 @@ class SiteMapper:
                 "labels": {LABEL: "map"},
             }
         )
-        record = await self._scraper.run(job, max(0.0, deadline - time.monotonic()))
+        record = await self._scraper.run(job, max(0.0, deadline - time.monotonic()), tenant)
         page = await self._store.list_tasks(record.id, len(urls), None)
         more: list[str] = []
         for task in page.items:

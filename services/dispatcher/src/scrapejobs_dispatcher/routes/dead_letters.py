@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.dependencies import RecoveryDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
@@ -30,6 +30,7 @@ router = APIRouter(
 @router.get("/dead-letters", response_model=DeadLetterPage, responses=ERRORS)
 async def list_dead_letters(
     recovery: RecoveryDep,
+    caller: CallerDep,
     job_id: Annotated[
         str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
     ] = None,
@@ -40,8 +41,10 @@ async def list_dead_letters(
     page_size: Annotated[int, Query(ge=1, le=500)] = 50,
     page_token: str | None = None,
 ) -> DeadLetterPage:
-    """Dead-lettered tasks, most recent first, with the last error their attempts recorded."""
-    page = await recovery.dead_letters(job_id, host, page_size, page_token)
+    """Dead-lettered tasks of the caller's tenant (an admin's: every tenant's), most recent
+    first, with the last error their attempts recorded. A page may hold fewer than
+    ``page_size`` with a ``next_page_token`` to read on."""
+    page = await recovery.dead_letters(job_id, host, page_size, page_token, caller)
     return DeadLetterPage(
         dead_letters=[DeadLetter.of(task) for task in page.items],
         next_page_token=page.next_page_token,
@@ -49,9 +52,11 @@ async def list_dead_letters(
 
 
 @router.post("/dead-letters:replay", response_model=Replayed, responses=ERRORS)
-async def replay_dead_letters(body: ReplayFilters, recovery: RecoveryDep) -> Replayed:
+async def replay_dead_letters(
+    body: ReplayFilters, recovery: RecoveryDep, caller: CallerDep
+) -> Replayed:
     """Put dead letters matching the filters (at most ``limit``, 500) back to ``queued`` with
     fresh attempts and publish them again; a finished job runs again and completes again. A
     second replay of the same tasks replays nothing."""
-    replayed = await recovery.replay_dead_letters(body.job_id, body.host, body.limit)
+    replayed = await recovery.replay_dead_letters(body.job_id, body.host, caller, body.limit)
     return Replayed(replayed=replayed)

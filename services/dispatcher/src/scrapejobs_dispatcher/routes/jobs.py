@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Requ
 from fastapi.responses import StreamingResponse
 from starlette.convertors import Convertor, register_url_convertor
 
-from scrapejobs_dispatcher.authentication import caller_of, require_caller
+from scrapejobs_dispatcher.authentication import CallerDep, allowing
 from scrapejobs_dispatcher.dependencies import ExportDep, JobsDep, RecoveryDep, SubmissionsDep
 from scrapejobs_dispatcher.result_export import (
     MEDIA_TYPES,
@@ -33,6 +33,7 @@ from scrapejobs_dispatcher.views import (
 )
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller, Role
 
 RetryStatus = Literal["dead_lettered", "failed"]
 
@@ -53,12 +54,16 @@ class JobIdSegment(Convertor[str]):
 register_url_convertor("job_id", JobIdSegment())
 JobId = Annotated[str, Path(pattern=f"^{JobIdSegment.regex}$", description="The job's id")]
 
-router = APIRouter(
-    route_class=UnicodeBodyRoute,
-    prefix="/v1/jobs",
-    tags=["jobs"],
-    dependencies=[Depends(require_caller)],
-)
+router = APIRouter(route_class=UnicodeBodyRoute, prefix="/v1/jobs", tags=["jobs"])
+TenantFilter = Annotated[
+    str | None,
+    Query(
+        pattern=TENANT_PATTERN,
+        description="Admin keys: only this tenant's (default: every tenant's). A member's "
+        "list is always its own tenant's.",
+    ),
+]
+SubmittingCaller = Annotated[Caller, Depends(allowing(Role.MEMBER, Role.ADMIN, Role.SCHEDULER))]
 ERRORS: dict[int | str, dict[str, Any]] = {
     **{code: {"model": ErrorResponse} for code in (400, 401, 403, 404, 409, 422, 500)},
     **UNAVAILABLE,
@@ -72,6 +77,15 @@ async def submit_job(
     jobs: JobsDep,
     submissions: SubmissionsDep,
     response: Response,
+    caller: SubmittingCaller,
+    tenant: Annotated[
+        str | None,
+        Query(
+            pattern=TENANT_PATTERN,
+            description="Admin and scheduler keys: the tenant the job belongs to (default: "
+            "the key's own). A member's jobs are its own tenant's.",
+        ),
+    ] = None,
     idempotency_key: Annotated[
         str | None,
         Header(
@@ -92,15 +106,20 @@ async def submit_job(
         trigger = trigger_from_headers(request.headers)
     except ValueError as exc:
         raise HTTPException(400, f"invalid Cloud Scheduler headers: {exc}") from None
+    if caller.role is Role.SCHEDULER and trigger is None:
+        raise HTTPException(403, "a scheduler key submits only Cloud Scheduler's triggers")
+    if tenant is not None and tenant != caller.tenant and caller.role is Role.MEMBER:
+        raise HTTPException(403, "a member key submits only for its own tenant")
+    owner = Caller(tenant or caller.tenant, caller.role, caller.key_id)
     if idempotency_key is not None and trigger is None:
-        submitted = await submissions.submit(body, idempotency_key, caller_of(request))
+        submitted = await submissions.submit(body, idempotency_key, owner)
         if submitted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
         response.headers["Location"] = f"/v1/jobs/{submitted.view.job.id}"
         return JobDetail.of_view(submitted.view)
     job_id = job_id_for_trigger(trigger) if trigger else None
     key = f"{trigger.job_name}@{trigger.schedule_time}" if trigger else None
-    view = await jobs.submit(body, job_id=job_id, trigger=key)
+    view = await jobs.submit(body, job_id=job_id, trigger=key, tenant=owner.tenant)
     if not view.created:
         response.status_code = 200
     response.headers["Location"] = f"/v1/jobs/{view.job.id}"
@@ -110,30 +129,34 @@ async def submit_job(
 @router.get("", response_model=JobList, responses=ERRORS)
 async def list_jobs(
     jobs: JobsDep,
+    caller: CallerDep,
+    tenant: TenantFilter = None,
     status: JobStatus | None = None,
     page_size: Annotated[int, Query(ge=1, le=100)] = 20,
     page_token: str | None = None,
 ) -> JobList:
-    """Jobs, newest first."""
-    page = await jobs.list_jobs(status, page_size, page_token)
+    """Jobs, newest first: the caller's tenant's (an admin's: every tenant's, or ``tenant``'s)."""
+    page = await jobs.list_jobs(status, page_size, page_token, caller.scope(tenant))
     return JobList(
         jobs=[JobSummary.of(j) for j in page.items], next_page_token=page.next_page_token
     )
 
 
 @router.get("/{job_id:job_id}", response_model=JobDetail, responses=ERRORS)
-async def get_job(job_id: JobId, jobs: JobsDep) -> JobDetail:
-    return JobDetail.of_view(await jobs.get(job_id))
+async def get_job(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobDetail:
+    """The job, with its counts and progress (another tenant's job is a 404)."""
+    return JobDetail.of_view(await jobs.get(job_id, caller))
 
 
 @router.get("/{job_id:job_id}/results", response_model=ResultPage, responses=ERRORS)
 async def job_results(
     job_id: JobId,
     jobs: JobsDep,
+    caller: CallerDep,
     page_size: Annotated[int, Query(ge=1, le=1000)] = 100,
     page_token: str | None = None,
 ) -> ResultPage:
-    page = await jobs.results(job_id, page_size, page_token)
+    page = await jobs.results(job_id, page_size, page_token, caller)
     return ResultPage(
         results=[TaskResult.of(t) for t in page.items], next_page_token=page.next_page_token
     )
@@ -153,6 +176,7 @@ async def job_results(
 async def export_results(
     job_id: JobId,
     exports: ExportDep,
+    caller: CallerDep,
     export_format: Annotated[
         ExportFormat,
         Query(
@@ -164,7 +188,7 @@ async def export_results(
 ) -> StreamingResponse:
     """Stream every result of the job, reading the store a page at a time (constant memory
     whatever the job's size). A store failure mid-stream cuts the response short."""
-    export = await exports.all_results(job_id)
+    export = await exports.all_results(job_id, caller)
     if export_format == "csv":
         chunks = csv_chunks(export.job, export.pages)
     else:
@@ -178,18 +202,18 @@ async def export_results(
 
 
 @router.delete("/{job_id:job_id}", status_code=204, response_class=Response, responses=ERRORS)
-async def delete_job(job_id: JobId, jobs: JobsDep) -> Response:
+async def delete_job(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> Response:
     """Delete a finished (completed or cancelled) job and all its results; 409 while it runs.
     Jobs are otherwise deleted when their retention ends (``options.retention_days``)."""
-    await jobs.delete(job_id)
+    await jobs.delete(job_id, caller)
     return Response(status_code=204)
 
 
 @router.get("/{job_id:job_id}/webhooks", response_model=WebhookDeliveries, responses=ERRORS)
-async def webhook_deliveries(job_id: JobId, jobs: JobsDep) -> WebhookDeliveries:
+async def webhook_deliveries(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> WebhookDeliveries:
     """The job's webhook events (job.completed, job.failed, job.cancelled) and how their
     delivery went: attempts, the receiver's last status, delivered or failed."""
-    deliveries = await jobs.webhook_deliveries(job_id)
+    deliveries = await jobs.webhook_deliveries(job_id, caller)
     return WebhookDeliveries(deliveries=[WebhookDeliveryView.of(d) for d in deliveries])
 
 
@@ -197,17 +221,18 @@ async def webhook_deliveries(job_id: JobId, jobs: JobsDep) -> WebhookDeliveries:
 async def retry_job(
     job_id: JobId,
     recovery: RecoveryDep,
+    caller: CallerDep,
     status: Annotated[RetryStatus, Query(description="Which finished tasks to run again")] = (
         "dead_lettered"
     ),
 ) -> Replayed:
     """Run the job's failed or dead-lettered tasks again: they go back to ``queued`` with fresh
     attempts, the job runs again (and completes again); a second retry replays nothing new."""
-    replayed = await recovery.retry_job(job_id, TaskStatus(status))
+    replayed = await recovery.retry_job(job_id, TaskStatus(status), caller)
     return Replayed(replayed=replayed)
 
 
 @router.post("/{job_id:job_id}:cancel", response_model=JobDetail, responses=ERRORS)
-async def cancel_job(job_id: JobId, jobs: JobsDep) -> JobDetail:
+async def cancel_job(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobDetail:
     """Cancel: tasks not yet started are never fetched; the job ends ``cancelled``."""
-    return JobDetail.of_view(await jobs.cancel(job_id))
+    return JobDetail.of_view(await jobs.cancel(job_id, caller))

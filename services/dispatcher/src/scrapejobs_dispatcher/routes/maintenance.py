@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
-from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.authentication import require_operator
 from scrapejobs_dispatcher.dependencies import ReconcileAfterDep, RecoveryDep, UsageDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
@@ -17,7 +17,7 @@ router = APIRouter(
     route_class=UnicodeBodyRoute,
     prefix="/v1/maintenance",
     tags=["maintenance"],
-    dependencies=[Depends(require_caller)],
+    dependencies=[Depends(require_operator)],
 )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
-from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.dependencies import ScrapeDep
 from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
@@ -37,12 +37,14 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         },
     },
 )
-async def scrape(body: ScrapeRequest, scraper: ScrapeDep) -> ScrapeResponse | JSONResponse:
+async def scrape(
+    body: ScrapeRequest, scraper: ScrapeDep, caller: CallerDep
+) -> ScrapeResponse | JSONResponse:
     """Scrape one URL and answer with its result: a one-URL job through the same queue,
     workers, politeness and safety as ``POST /v1/jobs``, waited for up to ``timeout_s``. Past
     it, a ``202`` names the job, which goes on and stays queryable."""
     try:
-        scraped = await scraper.scrape(body)
+        scraped = await scraper.scrape(body, caller.tenant)
     except ScrapeTimedOut as exc:
         accepted = ScrapeAccepted.of(exc.job_id, exc.timeout_s)
         return JSONResponse(

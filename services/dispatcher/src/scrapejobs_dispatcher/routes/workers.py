@@ -7,7 +7,7 @@ from datetime import datetime
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.authentication import require_admin
 from scrapejobs_dispatcher.dependencies import WorkersDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
@@ -18,7 +18,7 @@ router = APIRouter(
     route_class=UnicodeBodyRoute,
     prefix="/v1",
     tags=["monitoring"],
-    dependencies=[Depends(require_caller)],
+    dependencies=[Depends(require_admin)],
 )
 MAX_LISTED = 200
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from fastapi import HTTPException, Request
 
-from scrapejobs_dispatcher.authentication import Authenticator
+from scrapejobs_dispatcher.authentication import Authenticator, require_caller
 from scrapejobs_dispatcher.ui.sessions import COOKIE, DashboardSessions, same_origin
+from scrapejobs_shared.domain.tenancy import Caller
 
 
 class SignInRequired(Exception):
@@ -19,21 +20,26 @@ class CrossSiteRequest(Exception):
     """An action another origin's page made the browser send."""
 
 
-async def require_viewer(request: Request) -> None:
-    """Router dependency of every dashboard page, fragment and action but the sign-in form."""
+async def require_viewer(request: Request) -> Caller:
+    """Router dependency of every dashboard page, fragment and action but the sign-in form:
+    who is looking (a member sees its tenant's work, an admin every tenant's)."""
     authenticator: Authenticator = request.app.state.authenticator
     request.state.signed_in = False
     if authenticator.mode == "api_key":
         sessions: DashboardSessions = request.app.state.dashboard_sessions
-        if await sessions.valid(request.cookies.get(COOKIE)):
+        caller = await sessions.valid(request.cookies.get(COOKIE))
+        if caller is not None:
             request.state.signed_in = True
-            return
+            request.state.viewer = caller
+            return caller
         try:
-            authenticator.check(request)  # a proxy that adds X-API-Key still works
+            caller = await require_caller(request)  # a proxy that adds X-API-Key still works
         except HTTPException:
             raise SignInRequired from None
-        return
-    authenticator.check(request)
+    else:
+        caller = await require_caller(request)
+    request.state.viewer = caller
+    return caller
 
 
 async def require_same_origin(request: Request) -> None:

@@ -4,6 +4,7 @@ API) and returns a template context built by the presenters."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.domain.workers import SEEN_WITHIN
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.workers import WorkerDirectory
@@ -39,17 +41,23 @@ class Services:
     host_gate: HostGate
     workers: WorkerDirectory
     clock: Clock
+    viewer: Caller  # who is looking: a member sees its tenant's work, an admin every tenant's
+    tenant: str | None = None  # the jobs listed: a member's own tenant; an admin's filter
+
+    def key(self, *parts: Hashable) -> Hashable:
+        """A figure-cache key for this viewer (figures of one tenant never serve another)."""
+        return (self.viewer.admin, self.tenant, *parts)
 
 
 async def overview(services: Services, page_token: str | None) -> Context:
     """Home, live part: health with its reasons, the 5-minute figures, jobs with progress."""
     (health, report), page = await asyncio.gather(
         services.monitor.health_and_stats(),  # one read of the 5-minute figures serves both
-        services.jobs.list_jobs(None, JOBS_PER_PAGE, page_token),
+        services.jobs.list_jobs(None, JOBS_PER_PAGE, page_token, services.tenant),
     )
     if report is None:  # health could not read them: the page says why
         report = await services.monitor.stats("5m")
-    views = await asyncio.gather(*(_view_or_none(services.jobs, job.id) for job in page.items))
+    views = await asyncio.gather(*(_view_or_none(services, job.id) for job in page.items))
     now = services.clock()
     return {
         "health": presenters.health_panel(health),
@@ -58,12 +66,14 @@ async def overview(services: Services, page_token: str | None) -> Context:
         "page_token": page_token,
         "next_page_token": page.next_page_token,
         "generated_at": f"{now:%H:%M:%S} UTC",
+        "tenant": services.tenant,
+        "admin": services.viewer.admin,
     }
 
 
-async def _view_or_none(jobs: JobService, job_id: str) -> JobView | None:
+async def _view_or_none(services: Services, job_id: str) -> JobView | None:
     try:
-        return await jobs.get(job_id)
+        return await services.jobs.get(job_id, services.viewer)
     except JobNotFound:  # deleted (or expired) between the list and the read
         return None
 
@@ -80,7 +90,7 @@ async def history(services: Services) -> Context:
 
 async def job_summary(services: Services, job_id: str) -> Context:
     """A job's status, counts and progress (``JobNotFound`` when there is no such job)."""
-    view = await services.jobs.get(job_id)
+    view = await services.jobs.get(job_id, services.viewer)
     return {
         "job": presenters.JobRow.of(view, services.clock()),
         "counts": presenters.count_list(view.counts),
@@ -93,9 +103,9 @@ async def job_page(services: Services, job_id: str, page_token: str | None) -> C
     """A job: its summary, a page of results, its failed and dead-lettered tasks."""
     summary = await job_summary(services, job_id)
     results, unsuccessful, deliveries = await asyncio.gather(
-        services.jobs.results(job_id, RESULTS_PER_PAGE, page_token),
-        services.recovery.unsuccessful(job_id, ERRORS_SHOWN),
-        services.jobs.webhook_deliveries(job_id, WEBHOOKS_SHOWN),
+        services.jobs.results(job_id, RESULTS_PER_PAGE, page_token, services.viewer),
+        services.recovery.unsuccessful(job_id, ERRORS_SHOWN, services.viewer),
+        services.jobs.webhook_deliveries(job_id, services.viewer, WEBHOOKS_SHOWN),
     )
     now = services.clock()
     return summary | {
@@ -118,7 +128,9 @@ async def job_page(services: Services, job_id: str, page_token: str | None) -> C
 
 
 async def dead_letters(services: Services, job_id: str | None, page_token: str | None) -> Context:
-    page = await services.recovery.dead_letters(job_id, None, DEAD_LETTERS_PER_PAGE, page_token)
+    page = await services.recovery.dead_letters(
+        job_id, None, DEAD_LETTERS_PER_PAGE, page_token, services.viewer
+    )
     now = services.clock()
     return {
         "letters": [presenters.dead_letter_row(task, now) for task in page.items],

@@ -46,6 +46,7 @@ from scrapejobs_dispatcher.ui.sessions import (
 )
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_shared.domain.clock import utc_now
+from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 
@@ -66,14 +67,21 @@ PageToken = Annotated[str | None, Query(max_length=2048)]
 JobFilter = Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_\-]*$")]
 
 
+TenantFilter = Annotated[str | None, Query(pattern=TENANT_PATTERN)]
+
+
 def _services(
     jobs: JobsDep,
     recovery: RecoveryDep,
     monitor: MonitorDep,
     host_gate: HostGateDep,
     workers: WorkersDep,
+    viewer: Annotated[Caller, Depends(require_viewer)],
+    tenant: TenantFilter = None,
 ) -> pages.Services:
-    return pages.Services(jobs, recovery, monitor, host_gate, workers, utc_now)
+    """What the pages read, for who is looking (an admin may list one ``tenant``'s jobs)."""
+    scope = viewer.scope(tenant)
+    return pages.Services(jobs, recovery, monitor, host_gate, workers, utc_now, viewer, scope)
 
 
 Services = Annotated[pages.Services, Depends(_services)]
@@ -149,7 +157,7 @@ async def _page(
     return response
 
 
-def dead_letters_key(job_id: str | None, page_token: str | None) -> Hashable:
+def dead_letters_key(job_id: str | None, page_token: str | None) -> tuple[Hashable, ...]:
     return ("dead_letters", job_id or None, page_token)
 
 
@@ -163,7 +171,7 @@ async def home(request: Request, services: Services, page_token: PageToken = Non
         live = await pages.overview(services, page_token)
         return live | await pages.history(services)
 
-    return await _page(request, "home.html", ("home", page_token), build)
+    return await _page(request, "home.html", services.key("home", page_token), build)
 
 
 @router.get("/fragments/overview")
@@ -171,12 +179,13 @@ async def overview_fragment(
     request: Request, services: Services, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(pages.overview, services, page_token)
-    return await _page(request, "_overview.html", ("overview", page_token), build)
+    return await _page(request, "_overview.html", services.key("overview", page_token), build)
 
 
 @router.get("/fragments/history")
 async def history_fragment(request: Request, services: Services) -> HTMLResponse:
-    return await _page(request, "_history.html", "history", partial(pages.history, services))
+    build = partial(pages.history, services)
+    return await _page(request, "_history.html", services.key("history"), build)
 
 
 @router.get("/jobs/{job_id}")
@@ -186,7 +195,7 @@ async def job(
     if not _known_job_id(job_id):
         return _problem(request, 404, "Job not found", "There is no such job.")
     build = partial(pages.job_page, services, job_id, page_token)
-    return await _page(request, "job.html", ("job", job_id, page_token), build)
+    return await _page(request, "job.html", services.key("job", job_id, page_token), build)
 
 
 @router.get("/fragments/jobs/{job_id}")
@@ -194,7 +203,7 @@ async def job_fragment(request: Request, job_id: str, services: Services) -> HTM
     if not _known_job_id(job_id):
         return _problem(request, 404, "Job not found", "There is no such job.")
     build = partial(pages.job_summary, services, job_id)
-    return await _page(request, "_job_summary.html", ("job_summary", job_id), build)
+    return await _page(request, "_job_summary.html", services.key("job_summary", job_id), build)
 
 
 @router.get("/dead-letters")
@@ -202,7 +211,9 @@ async def dead_letters(
     request: Request, services: Services, job_id: JobFilter = None, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(pages.dead_letters, services, job_id or None, page_token)
-    return await _page(request, "dead_letters.html", dead_letters_key(job_id, page_token), build)
+    return await _page(
+        request, "dead_letters.html", services.key(*dead_letters_key(job_id, page_token)), build
+    )
 
 
 @router.get("/fragments/dead-letters")
@@ -210,7 +221,9 @@ async def dead_letters_fragment(
     request: Request, services: Services, job_id: JobFilter = None, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(pages.dead_letters, services, job_id or None, page_token)
-    return await _page(request, "_dead_letters.html", dead_letters_key(job_id, page_token), build)
+    return await _page(
+        request, "_dead_letters.html", services.key(*dead_letters_key(job_id, page_token)), build
+    )
 
 
 def _from_htmx(request: Request) -> bool:
@@ -223,7 +236,7 @@ async def _after_replay(
     request: Request, services: pages.Services, job_id: str | None, replayed: int
 ) -> HTMLResponse:
     cache: FigureCache = request.app.state.ui_figures
-    cache.forget(dead_letters_key(job_id, None))
+    cache.forget(services.key(*dead_letters_key(job_id, None)))
     context = await pages.dead_letters(services, job_id, None)
     noun = "task" if replayed == 1 else "tasks"
     message = f"Replayed {replayed} {noun}." if replayed else "Nothing to replay: already done."
@@ -242,7 +255,7 @@ async def replay_one(
     if not _from_htmx(request):
         return _problem(request, 400, "Not sent by the dashboard", "Use the Replay button.")
     try:
-        replayed = await services.recovery.replay_dead_letter(job_id, task_id)
+        replayed = await services.recovery.replay_dead_letter(job_id, task_id, services.viewer)
         return await _after_replay(request, services, filter_job or None, replayed)
     except JobNotFound as exc:
         return _problem(request, 404, "Job not found", f"There is no job {exc}.")
@@ -258,7 +271,9 @@ async def replay_all(
     if not _from_htmx(request):
         return _problem(request, 400, "Not sent by the dashboard", "Use the Replay all button.")
     try:
-        replayed = await services.recovery.replay_dead_letters(job_id or None, None)
+        replayed = await services.recovery.replay_dead_letters(
+            job_id or None, None, services.viewer
+        )
         return await _after_replay(request, services, job_id or None, replayed)
     except JobNotFound as exc:
         return _problem(request, 404, "Job not found", f"There is no job {exc}.")
@@ -351,7 +366,7 @@ async def sign_in(request: Request, sessions: SessionsDep) -> HTMLResponse | Red
     form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=4)
     key = (form.get("api_key") or [""])[0]
     next_page = _next_page((form.get("next") or ["/ui"])[0])
-    token = sessions.sign_in(key)
+    token = await sessions.sign_in(key)
     if token is None:
         return _sign_in_page(request, next_page, "That API key is not valid.", 401)
     response = RedirectResponse(next_page, status_code=303)

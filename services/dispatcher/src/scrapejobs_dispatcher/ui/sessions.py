@@ -2,10 +2,12 @@
 expiring cookie (itsdangerous) that opens ``/ui`` and nothing else (``/v1`` keeps requiring
 ``X-API-Key``).
 
-The cookie is signed with the stored digest of the key that signed in, so it needs no secret
-of its own (every instance can check it) and removing a key's digest from
-``SCRAPEJOBS_API_KEY_HASHES`` ends that key's sessions at once. A digest is as unguessable as
-the 256-bit key it was made from and lives only in Secret Manager, as a session secret would.
+The cookie names the key that signed in (its id) and is signed with that key's stored digest,
+so it needs no secret of its own (every instance can check it) and revoking the key (``DELETE
+/v1/keys/{id}``, or removing a bootstrap digest from ``SCRAPEJOBS_API_KEY_HASHES``) ends its
+sessions. A digest is as unguessable as the 256-bit key it was made from and lives only in the
+store or Secret Manager, as a session secret would. A session is its key's caller: the
+dashboard shows that key's tenant's work (an admin's: every tenant's).
 
 Each session has an id of its own; signing out revokes it on every instance (the id is kept in
 the store, ``SessionRevocations``, until the session would have expired): a copied cookie dies
@@ -30,8 +32,9 @@ from datetime import datetime, timedelta
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from scrapejobs_dispatcher.api_keys import ApiKeyVerifier
+from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.tenancy import Caller, Role
 from scrapejobs_shared.ports.session_revocations import SessionRevocations
 
 COOKIE = "scrapejobs_session"
@@ -44,7 +47,7 @@ MAX_FORM_BYTES = 4096  # the sign-in form: a key and the page to go back to
 class DashboardSessions:
     def __init__(
         self,
-        keys: ApiKeyVerifier,
+        keys: Keyring,
         lifetime_s: int,
         revocations: SessionRevocations,
         clock: Clock,
@@ -55,46 +58,54 @@ class DashboardSessions:
         self._clock = clock
         self._live_until: dict[str, float] = {}  # session id → monotonic time to recheck
 
-    def sign_in(self, presented_key: str) -> str | None:
-        """A session token for a valid key; None for any other."""
-        digest = self._keys.match(presented_key)
-        if digest is None:
+    async def sign_in(self, presented_key: str) -> str | None:
+        """A session token for a valid key (of a member or an admin); None for any other."""
+        known = await self._keys.known(presented_key)
+        if known is None or known.caller.key_id is None or not _may_view(known.caller):
             return None
-        session = {"sid": secrets.token_urlsafe(16)}
-        return URLSafeTimedSerializer(digest, salt=_SALT).dumps(session)
+        session = {"sid": secrets.token_urlsafe(16), "kid": known.caller.key_id}
+        return URLSafeTimedSerializer(known.digest, salt=_SALT).dumps(session)
 
-    async def valid(self, token: str | None) -> bool:
-        """True for a token one of the configured keys signed within the lifetime, whose
-        session was not signed out."""
-        opened = self._open(token)
+    async def valid(self, token: str | None) -> Caller | None:
+        """The caller of a token a live key signed within the lifetime, whose session was not
+        signed out; None for any other."""
+        opened = await self._open(token)
         if opened is None:
-            return False
-        session_id, _ = opened
+            return None
+        session_id, _, caller = opened
         if self._live_until.get(session_id, 0.0) > time.monotonic():
-            return True
+            return caller
         if await self._revocations.revoked(session_id, self._clock()):
-            return False
+            return None
         if len(self._live_until) > 10_000:
             self._live_until.clear()
         self._live_until[session_id] = time.monotonic() + REVOCATION_RECHECK_S
-        return True
+        return caller
 
     async def sign_out(self, token: str | None) -> None:
         """End the token's session on every instance (nothing for a token that is not one)."""
-        opened = self._open(token)
+        opened = await self._open(token)
         if opened is None:
             return
-        session_id, signed_at = opened
+        session_id, signed_at, _ = opened
         self._live_until.pop(session_id, None)
         until = signed_at + timedelta(seconds=max(self.lifetime_s, 0) + 60)
         await self._revocations.revoke(session_id, until)
 
-    def _open(self, token: str | None) -> tuple[str, datetime] | None:
-        """The session id and signing time of a token a configured key signed within the
-        lifetime; None otherwise."""
-        if not token or not self._keys.digests or len(token) > 512:
+    async def _open(self, token: str | None) -> tuple[str, datetime, Caller] | None:
+        """The session id, signing time and caller of a token its key (still live) signed
+        within the lifetime; None otherwise."""
+        if not token or len(token) > 512:
             return None
-        checker = URLSafeTimedSerializer(list(self._keys.digests), salt=_SALT)
+        serializer = URLSafeTimedSerializer(b"", salt=_SALT)
+        _, claimed = serializer.loads_unsafe(token)  # which key to check it with
+        key_id = claimed.get("kid") if isinstance(claimed, dict) else None
+        if not isinstance(key_id, str) or not key_id or len(key_id) > 64:
+            return None  # a token from before sessions named their key: sign in again
+        known = await self._keys.by_id(key_id)
+        if known is None or not _may_view(known.caller):
+            return None
+        checker = URLSafeTimedSerializer(known.digest, salt=_SALT)
         try:
             payload, signed_at = checker.loads(
                 token, max_age=self.lifetime_s, return_timestamp=True
@@ -102,9 +113,14 @@ class DashboardSessions:
         except BadSignature:  # a bad or expired signature (SignatureExpired is one)
             return None
         session_id = payload.get("sid") if isinstance(payload, dict) else None
-        if not isinstance(session_id, str) or not session_id:
-            return None  # a token from before sessions had ids: sign in again
-        return session_id, signed_at
+        if not isinstance(session_id, str) or not session_id or payload.get("kid") != key_id:
+            return None
+        return session_id, signed_at, known.caller
+
+
+def _may_view(caller: Caller) -> bool:
+    """The dashboard is for members and admins (a scheduler key has no business there)."""
+    return caller.role in (Role.MEMBER, Role.ADMIN)
 
 
 class SignInAttempts:

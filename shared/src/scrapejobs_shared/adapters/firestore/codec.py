@@ -17,6 +17,7 @@ from scrapejobs_shared.domain.records import (
     TaskRecord,
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 from scrapejobs_shared.politeness.host_key import host_key
 
 
@@ -31,6 +32,7 @@ def job_to_doc(job: JobRecord) -> dict[str, Any]:
         "total": job.total,
         "kind": job.kind,
         "trigger": job.trigger,
+        "tenant": job.tenant,
         "publishing": job.publishing,
         "counter_shards": job.counter_shards,
         "started_at": job.started_at,
@@ -50,6 +52,7 @@ def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
         total=int(doc.get("total") or 0),
         kind=str(doc.get("kind") or "urls"),
         trigger=doc.get("trigger"),
+        tenant=str(doc.get("tenant") or DEFAULT_TENANT),
         publishing=bool(doc.get("publishing")),
         counter_shards=int(doc.get("counter_shards") or 1),
         started_at=_maybe_datetime(doc.get("started_at")),

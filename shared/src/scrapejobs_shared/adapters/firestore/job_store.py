@@ -170,9 +170,15 @@ class FirestoreJobStore(FirestoreBatchStore):
             await commit.commit(**self._deadline.call)
 
     async def list_jobs(
-        self, status: JobStatus | None, page_size: int, page_token: str | None
+        self,
+        status: JobStatus | None,
+        page_size: int,
+        page_token: str | None,
+        tenant: str | None = None,
     ) -> Page[JobRecord]:
         query = self._jobs
+        if tenant is not None:
+            query = query.where(filter=FieldFilter("tenant", "==", tenant))
         if status is not None:
             query = query.where(filter=FieldFilter("status", "==", status.value))
         query = query.order_by("created_at", direction=firestore.Query.DESCENDING).order_by(

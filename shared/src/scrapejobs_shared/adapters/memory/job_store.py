@@ -104,10 +104,15 @@ class MemoryJobStore:
         return job, await self.count_tasks(job_id)
 
     async def list_jobs(
-        self, status: JobStatus | None, page_size: int, page_token: str | None
+        self,
+        status: JobStatus | None,
+        page_size: int,
+        page_token: str | None,
+        tenant: str | None = None,
     ) -> Page[JobRecord]:
         jobs = sorted(self.jobs.values(), key=lambda j: (j.created_at, j.id), reverse=True)
         jobs = [job for job in jobs if status is None or job.status is status]
+        jobs = [job for job in jobs if tenant is None or job.tenant == tenant]
         if page_token:
             created_at, last_id = decode_token(page_token, 2)
             cursor = (datetime.fromisoformat(created_at), last_id)

@@ -1,0 +1,157 @@
+"""The keys the API accepts: the bootstrap digests of the settings (administrators, as before
+tenants) and the keys kept in the store, created and revoked at run time.
+
+A presented key is looked up by its SHA-256 digest (one document read) and what the store said
+is kept for :data:`RECHECK_S`: a revoked key is refused on every instance within that long, and
+a busy caller costs the store one read per instance every few seconds, not one per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from scrapejobs_dispatcher.api_keys import (
+    MAX_PRESENTED_KEY_LENGTH,
+    ApiKeyVerifier,
+    generate_api_key,
+)
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
+from scrapejobs_shared.ports.api_keys import ApiKeyRecord, ApiKeyStore
+
+log = logging.getLogger(__name__)
+RECHECK_S = 5.0  # how long a key's record (or its absence) is trusted by one instance
+USED_EVERY = timedelta(hours=1)  # last_used_at is written at most this often per key
+CACHED_KEYS = 10_000
+BOOTSTRAP_PREFIX = "bootstrap-"
+
+
+@dataclass(frozen=True, slots=True)
+class KnownKey:
+    """A key the API accepts: who it makes the caller, and the digest that signs its sessions."""
+
+    caller: Caller
+    digest: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    key: str  # shown once, never stored
+    record: ApiKeyRecord
+
+
+class Keyring:
+    def __init__(self, bootstrap: ApiKeyVerifier, clock: Clock, recheck_s: float = RECHECK_S):
+        self._bootstrap = bootstrap
+        self._clock = clock
+        self._recheck_s = recheck_s
+        self._store: ApiKeyStore | None = None
+        self._cache: dict[bytes, tuple[ApiKeyRecord | None, float]] = {}
+        self._by_id: dict[str, tuple[ApiKeyRecord | None, float]] = {}
+
+    def use_store(self, store: ApiKeyStore) -> None:
+        """The store of run-time keys (the composition root attaches it at start-up)."""
+        self._store = store
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any key can be accepted (bootstrap digests, or a store of keys)."""
+        return bool(self._bootstrap.digests) or self._store is not None
+
+    async def known(self, presented: str | None) -> KnownKey | None:
+        """The key ``presented`` is, or None for one the API does not accept."""
+        if not presented or len(presented) > MAX_PRESENTED_KEY_LENGTH:
+            return None
+        matched = self._bootstrap.match(presented)
+        if matched is not None:
+            return _bootstrap_key(matched)
+        try:
+            digest = hashlib.sha256(presented.encode("utf-8")).digest()
+        except UnicodeEncodeError:
+            return None
+        record = await self._record(digest)
+        return None if record is None else KnownKey(_caller(record), digest)
+
+    async def by_id(self, key_id: str) -> KnownKey | None:
+        """The key with this id (a dashboard session names the key that signed it in)."""
+        for digest in self._bootstrap.digests:
+            if _bootstrap_id(digest) == key_id:
+                return _bootstrap_key(digest)
+        if self._store is None or not key_id.startswith("key_"):
+            return None
+        cached = self._by_id.get(key_id)
+        if cached is not None and cached[1] > time.monotonic():
+            record = cached[0]
+        else:
+            record = await self._store.by_id(key_id)
+            self._remember(self._by_id, key_id, record)
+        return None if record is None else KnownKey(_caller(record), bytes.fromhex(record.digest))
+
+    async def create(self, tenant: str, role: Role, name: str) -> NewKey:
+        store = self._require_store()
+        key, digest = generate_api_key()
+        record = ApiKeyRecord(
+            id=f"key_{secrets.token_hex(8)}",
+            digest=digest,
+            tenant=tenant,
+            role=role,
+            name=name,
+            created_at=self._clock(),
+        )
+        await store.add(record)
+        log.info("api key created", extra={"key_id": record.id, "tenant": tenant, "role": role})
+        return NewKey(key, record)
+
+    async def listed(self, tenant: str | None, limit: int) -> list[ApiKeyRecord]:
+        return list(await self._require_store().listed(tenant, limit))
+
+    async def revoke(self, key_id: str) -> bool:
+        removed = await self._require_store().remove(key_id)
+        if removed:
+            self._by_id.pop(key_id, None)
+            self._cache = {
+                d: c for d, c in self._cache.items() if c[0] is None or c[0].id != key_id
+            }
+            log.info("api key revoked", extra={"key_id": key_id})
+        return removed
+
+    async def _record(self, digest: bytes) -> ApiKeyRecord | None:
+        if self._store is None:
+            return None
+        cached = self._cache.get(digest)
+        if cached is not None and cached[1] > time.monotonic():
+            return cached[0]
+        record = await self._store.by_digest(digest.hex())
+        self._remember(self._cache, digest, record)
+        if record is not None:
+            now = self._clock()
+            if record.last_used_at is None or record.last_used_at + USED_EVERY <= now:
+                await self._store.used(record.digest, now)
+        return record
+
+    def _remember(self, cache: dict, key: object, record: ApiKeyRecord | None) -> None:  # type: ignore[type-arg]
+        if len(cache) >= CACHED_KEYS:
+            cache.clear()
+        cache[key] = (record, time.monotonic() + self._recheck_s)
+
+    def _require_store(self) -> ApiKeyStore:
+        if self._store is None:
+            raise RuntimeError("no key store attached")
+        return self._store
+
+
+def _caller(record: ApiKeyRecord) -> Caller:
+    return Caller(record.tenant, record.role, record.id)
+
+
+def _bootstrap_id(digest: bytes) -> str:
+    return BOOTSTRAP_PREFIX + digest.hex()[:12]
+
+
+def _bootstrap_key(digest: bytes) -> KnownKey:
+    return KnownKey(Caller(DEFAULT_TENANT, Role.ADMIN, _bootstrap_id(digest)), digest)

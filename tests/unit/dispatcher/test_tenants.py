@@ -1,0 +1,226 @@
+"""Tenants over in-memory adapters, in api_key mode: keys made at run time with their roles,
+each tenant's work seen and touched only by its members, admins seeing all (and filtering),
+a scheduler key that triggers schedules and runs maintenance and nothing else, a revoked key
+refused by every instance within the recheck time, the dashboard per tenant."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import httpx
+import pytest
+
+from scrapejobs_dispatcher.api_keys import generate_api_key
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.domain.statuses import JobStatus
+from support.memory_dispatcher import memory_dispatcher
+
+ADMIN_KEY, ADMIN_DIGEST = generate_api_key()
+RECHECK_S = 0.3
+JOB = {"urls": ["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]}
+SCHEDULED = {
+    "X-CloudScheduler-JobName": "nightly",
+    "X-CloudScheduler-ScheduleTime": "2026-11-26T00:00:00Z",
+}
+
+
+@asynccontextmanager
+async def dispatchers(
+    count: int = 1, store: MemoryJobStore | None = None
+) -> AsyncIterator[list[httpx.AsyncClient]]:
+    """``count`` dispatcher processes over one store and one key store."""
+    settings = DispatcherSettings(
+        auth_mode="api_key", api_key_hashes=ADMIN_DIGEST, api_key_recheck_s=RECHECK_S
+    )
+    store, keys = store or MemoryJobStore(), MemoryApiKeyStore()
+    async with AsyncExitStack() as stack:
+        clients = []
+        for _ in range(count):
+            app = memory_dispatcher(store, settings, api_keys=keys)
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            transport = httpx.ASGITransport(app=app)
+            client = httpx.AsyncClient(transport=transport, base_url="http://t")
+            clients.append(await stack.enter_async_context(client))
+        yield clients
+
+
+def as_key(key: str) -> dict[str, str]:
+    return {"X-API-Key": key}
+
+
+async def new_key(client: httpx.AsyncClient, tenant: str, role: str = "member") -> str:
+    made = await client.post(
+        "/v1/keys",
+        json={"tenant": tenant, "role": role, "name": f"{tenant} {role}"},
+        headers=as_key(ADMIN_KEY),
+    )
+    assert made.status_code == 201, made.text
+    body = made.json()
+    assert body["key"].startswith("sj_") and body["id"].startswith("key_")
+    assert (body["tenant"], body["role"]) == (tenant, role)
+    return str(body["key"])
+
+
+async def test_another_tenants_job_is_not_found_by_any_call() -> None:
+    async with dispatchers() as [api]:
+        alice, bob = await new_key(api, "team-a"), await new_key(api, "team-b")
+        made = await api.post("/v1/jobs", json=JOB, headers=as_key(alice))
+        assert made.status_code == 202 and made.json()["tenant"] == "team-a"
+        job = made.json()["id"]
+        calls = [
+            ("GET", f"/v1/jobs/{job}"),
+            ("GET", f"/v1/jobs/{job}/results"),
+            ("GET", f"/v1/jobs/{job}/results:export"),
+            ("GET", f"/v1/jobs/{job}/webhooks"),
+            ("POST", f"/v1/jobs/{job}:cancel"),
+            ("POST", f"/v1/jobs/{job}:retry"),
+            ("DELETE", f"/v1/jobs/{job}"),
+            ("GET", f"/v1/dead-letters?job_id={job}"),
+        ]
+        missing = await api.get("/v1/jobs/no-such-job", headers=as_key(bob))
+        for method, path in calls:
+            answer = await api.request(method, path, headers=as_key(bob))
+            assert answer.status_code == 404, (method, path, answer.text)
+            # word for word what a job that does not exist gets (but for its id)
+            assert answer.json()["error"]["code"] == missing.json()["error"]["code"]
+        assert (await api.get(f"/v1/jobs/{job}", headers=as_key(alice))).json()["status"] in (
+            JobStatus.QUEUED.value,
+            JobStatus.RUNNING.value,
+        )
+        cancelled = await api.post(f"/v1/jobs/{job}:cancel", headers=as_key(alice))
+        assert cancelled.status_code == 200
+
+
+async def test_lists_are_the_tenants_own_and_an_admin_sees_all_and_filters() -> None:
+    async with dispatchers() as [api]:
+        alice, bob = await new_key(api, "team-a"), await new_key(api, "team-b")
+        a_jobs = [(await api.post("/v1/jobs", json=JOB, headers=as_key(alice))).json()["id"]]
+        b_jobs = [(await api.post("/v1/jobs", json=JOB, headers=as_key(bob))).json()["id"]]
+
+        async def listed(key: str, **params: str) -> set[str]:
+            page = await api.get("/v1/jobs", params=params, headers=as_key(key))
+            assert page.status_code == 200, page.text
+            return {job["id"] for job in page.json()["jobs"]}
+
+        assert await listed(alice) == set(a_jobs)
+        assert await listed(bob) == set(b_jobs)
+        assert await listed(bob, tenant="team-a") == set(b_jobs)  # a member's filter is moot
+        assert await listed(ADMIN_KEY) == set(a_jobs + b_jobs)
+        assert await listed(ADMIN_KEY, tenant="team-a") == set(a_jobs)
+        # an admin submits for a tenant; a member only for its own
+        for_b = await api.post("/v1/jobs?tenant=team-b", json=JOB, headers=as_key(ADMIN_KEY))
+        assert for_b.json()["tenant"] == "team-b"
+        assert for_b.json()["id"] in await listed(bob)
+        refused = await api.post("/v1/jobs?tenant=team-b", json=JOB, headers=as_key(alice))
+        assert refused.status_code == 403
+
+
+async def test_a_scheduler_key_triggers_schedules_and_maintenance_and_nothing_else() -> None:
+    async with dispatchers() as [api]:
+        scheduler = await new_key(api, "team-a", "scheduler")
+        headers = as_key(scheduler)
+        plain = await api.post("/v1/jobs", json=JOB, headers=headers)
+        assert plain.status_code == 403 and "scheduler" in plain.json()["error"]["message"]
+        scheduled = await api.post("/v1/jobs", json=JOB, headers=headers | SCHEDULED)
+        assert scheduled.status_code == 202 and scheduled.json()["tenant"] == "team-a"
+        again = await api.post("/v1/jobs", json=JOB, headers=headers | SCHEDULED)
+        assert again.status_code == 200 and again.json()["id"] == scheduled.json()["id"]
+        for path in ("/v1/maintenance/reconcile", "/v1/maintenance/republish"):
+            assert (await api.post(path, headers=headers)).status_code == 200, path
+        for method, path in [
+            ("GET", "/v1/jobs"),
+            ("GET", f"/v1/jobs/{scheduled.json()['id']}"),
+            ("POST", "/v1/scrape"),
+            ("GET", "/v1/dead-letters"),
+            ("GET", "/v1/keys"),
+            ("GET", "/v1/workers"),
+            ("POST", "/v2/batch/scrape"),
+        ]:
+            answer = await api.request(method, path, headers=headers, json={})
+            assert answer.status_code == 403, (method, path, answer.status_code)
+
+
+async def test_members_manage_no_keys_and_run_no_maintenance() -> None:
+    async with dispatchers() as [api]:
+        member = as_key(await new_key(api, "team-a"))
+        made = await api.post("/v1/keys", json={"tenant": "team-a"}, headers=member)
+        assert made.status_code == 403 and "admin" in made.json()["error"]["message"]
+        for method, path in [
+            ("GET", "/v1/keys"),
+            ("DELETE", "/v1/keys/key_0123456789abcdef"),
+            ("POST", "/v1/maintenance/reconcile"),
+            ("GET", "/v1/workers"),
+        ]:
+            assert (await api.request(method, path, headers=member)).status_code == 403, path
+
+
+async def test_a_key_works_at_once_is_never_shown_again_and_dies_everywhere_when_revoked() -> None:
+    async with dispatchers(count=2) as [here, there]:
+        key = await new_key(here, "team-a")
+        for api in (here, there):  # both instances take it at once (and cache it)
+            assert (await api.get("/v1/jobs", headers=as_key(key))).status_code == 200
+        listed = await here.get("/v1/keys", headers=as_key(ADMIN_KEY))
+        [entry] = listed.json()["keys"]
+        assert key not in listed.text and "key" not in entry
+        assert entry["tenant"] == "team-a" and entry["last_used_at"] is not None
+        revoked = await here.delete(f"/v1/keys/{entry['id']}", headers=as_key(ADMIN_KEY))
+        assert revoked.status_code == 204
+        assert (await here.get("/v1/jobs", headers=as_key(key))).status_code == 401
+        await asyncio.sleep(RECHECK_S + 0.1)  # the other instance trusted its read this long
+        assert (await there.get("/v1/jobs", headers=as_key(key))).status_code == 401
+        again = await here.delete(f"/v1/keys/{entry['id']}", headers=as_key(ADMIN_KEY))
+        assert again.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"tenant": "Team A"},
+        {"tenant": ""},
+        {"tenant": "team-a", "role": "owner"},
+        {"tenant": "team-a", "name": "a\nb"},
+        {"tenant": "team-a", "extra": 1},
+    ],
+)
+async def test_a_bad_key_request_is_a_422_naming_the_field(body: dict[str, object]) -> None:
+    async with dispatchers() as [api]:
+        answer = await api.post("/v1/keys", json=body, headers=as_key(ADMIN_KEY))
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["error"]["field"] in {"tenant", "role", "name", "extra"}
+
+
+async def _signed_in(api: httpx.AsyncClient, key: str) -> httpx.AsyncClient:
+    form = {"api_key": key}
+    answer = await api.post("/ui/sign-in", data=form, headers={"Origin": "http://t"})
+    assert answer.status_code == 303, answer.text
+    return api
+
+
+async def test_the_dashboard_shows_a_member_its_tenants_jobs_and_an_admin_all() -> None:
+    async with dispatchers() as [api]:
+        alice, bob = await new_key(api, "team-a"), await new_key(api, "team-b")
+        a_job = (await api.post("/v1/jobs", json=JOB, headers=as_key(alice))).json()["id"]
+        b_job = (await api.post("/v1/jobs", json=JOB, headers=as_key(bob))).json()["id"]
+        await _signed_in(api, bob)
+        home = await api.get("/ui")
+        assert b_job in home.text and a_job not in home.text
+        assert (await api.get(f"/ui/jobs/{a_job}")).status_code == 404
+        assert (await api.get(f"/ui/jobs/{b_job}")).status_code == 200
+        api.cookies.clear()
+        await _signed_in(api, ADMIN_KEY)
+        home = await api.get("/ui")
+        assert a_job in home.text and b_job in home.text
+        only_a = await api.get("/ui", params={"tenant": "team-a"})
+        assert a_job in only_a.text and b_job not in only_a.text
+
+
+async def test_a_scheduler_key_cannot_sign_in_to_the_dashboard() -> None:
+    async with dispatchers() as [api]:
+        scheduler = await new_key(api, "team-a", "scheduler")
+        form = {"api_key": scheduler}
+        answer = await api.post("/ui/sign-in", data=form, headers={"Origin": "http://t"})
+        assert answer.status_code == 401

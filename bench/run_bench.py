@@ -63,6 +63,7 @@ from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, ex
 from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
 from bench.site_process import start_site
+from bench.tenant_workload import T_GOAL_RATIO, T_PAGES
 from bench.workloads import C_PAGES, URLS_PER_HOST
 
 if TYPE_CHECKING:
@@ -447,6 +448,14 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             (ours.get("F") or {}).get("ratio"),
             ">=",
             GOAL_F_RATIO,
+            missing=missing,
+        ),
+        _goal(
+            "t_small_beside_large",
+            "T: tenant Y's one-URL jobs beside tenant X's 5,000 URLs of one host, p95 ÷ alone",
+            (ours.get("T") or {}).get("p95_ratio"),
+            "<=",
+            T_GOAL_RATIO,
             missing=missing,
         ),
     ]
@@ -884,7 +893,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
     started = time.perf_counter()
     site, site_url = start_site(
         log_dir,
-        prerender=args.pages + WARMUP_PAGES + C_PAGES,
+        prerender=args.pages + WARMUP_PAGES + C_PAGES + T_PAGES,
         extra_hosts=-(-args.pages // URLS_PER_HOST),
     )
     cleanup.add("catalog site", site.stop)
@@ -962,7 +971,8 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         from bench.workloads import run_workloads
 
         print(
-            "workloads B, C, L, R, U, M, F with default options (and Celery + Redis beside them)…"
+            "workloads B, C, L, R, U, M, F, T with default options (and Celery + Redis beside "
+            "them)…"
         )
         workloads = run_workloads(
             site_url,
@@ -971,7 +981,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCRUMF",
+            only="BCRUMFT",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

@@ -118,6 +118,7 @@ def run_stack_workloads(
     model: tuple[ModelServer, list[str], list[str]] | None = None,
     firecrawl: list[str] | None = None,
     auto_render: tuple[str, int] | None = None,
+    tenants: tuple[list[str], list[str]] | None = None,
 ) -> dict[str, Any]:
     """Workloads A and B (best of ``rounds``), then, given ``one_url`` URLs, the push floor,
     C and L, then, given ``render`` (the catalog's URL and the plain pages run beside a render
@@ -188,6 +189,11 @@ def run_stack_workloads(
             figures["M"] = run_model_workload(api, *model, timeout_s)
         if firecrawl is not None:
             figures["F"] = run_firecrawl_workload(api, firecrawl, rounds, timeout_s)
+        if tenants is not None:
+            from bench.tenant_workload import run_tenant_workload
+
+            figures["T"] = run_tenant_workload(api, config.dispatcher_url, *tenants, timeout_s)
+            print(f"scrapejobs T: {figures['T']}", flush=True)
     stack.stop()
     return figures
 
@@ -715,6 +721,14 @@ def run_workloads(
     if "F" in only:
         first = PRODUCTS - 4 * WARMUP_PAGES - F_PAGES  # below the warm-up's products
         firecrawl = [site_url + p for p in bench_paths(F_PAGES, start=first)]
+    tenants = None
+    if "T" in only:
+        from bench.tenant_workload import T_LARGE_PAGES, T_SMALL_JOBS
+
+        first = pages + C_PAGES + R_PLAIN_PAGES + M_PLAIN_PAGES + M_AI_PAGES + U_PAGES
+        small = [site_url + p for p in bench_paths(2 * T_SMALL_JOBS, start=first)]
+        large = [site_url + p for p in bench_paths(T_LARGE_PAGES, start=first + 2 * T_SMALL_JOBS)]
+        tenants = (small, large)
     model = None
     if "M" in only:
         plain_site = site_url.replace("127.0.0.1", M_PLAIN_HOST)
@@ -745,6 +759,7 @@ def run_workloads(
         model,
         firecrawl,
         auto_render,
+        tenants,
     )
     return report
 
@@ -755,9 +770,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--only",
-        default="ABCRUMF",
+        default="ABCRUMFT",
         help="workloads: A, B, C (C includes L), R (rendering), U (render auto), M (model "
-        "work), F (Firecrawl's batch API)",
+        "work), F (Firecrawl's batch API), T (tenants sharing a host)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)

@@ -86,6 +86,26 @@ resource "google_firestore_index" "api_keys_tenant_created_at" {
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
 
+# stats_slots of one tenant over a range of slots (a member's stats, usage and quota).
+resource "google_firestore_index" "stats_slots_tenant_slot" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "stats_slots"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "tenant"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "slot"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
 # The recovery query: jobs still publishing, created before a cut-off.
 resource "google_firestore_index" "jobs_publishing_created_at" {
   project     = var.project_id

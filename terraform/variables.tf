@@ -401,6 +401,28 @@ variable "dispatcher_default_role" {
   }
 }
 
+variable "tenant_pages_per_day" {
+  type        = number
+  description = "Pages each tenant may fetch per UTC day unless an admin set its own (PUT /v1/tenants/{tenant}); 0 = no limit. Past it a submission is a 429 with Retry-After."
+  default     = 0
+
+  validation {
+    condition     = var.tenant_pages_per_day >= 0 && floor(var.tenant_pages_per_day) == var.tenant_pages_per_day
+    error_message = "tenant_pages_per_day must be a whole number, 0 or more."
+  }
+}
+
+variable "tenant_pages_in_flight" {
+  type        = number
+  description = "Pages each tenant may have fetched at once unless set per tenant; 0 = no limit (kept and shown by GET /v1/usage)."
+  default     = 0
+
+  validation {
+    condition     = var.tenant_pages_in_flight >= 0 && floor(var.tenant_pages_in_flight) == var.tenant_pages_in_flight
+    error_message = "tenant_pages_in_flight must be a whole number, 0 or more."
+  }
+}
+
 variable "dispatcher_iap_members" {
   type        = list(string)
   description = "iam mode only: people (user:, group:, domain:) who reach the dispatcher and its dashboard (/ui) in a browser with their Google identity, through Identity-Aware Proxy enabled on the Cloud Run service. Empty (the default) leaves IAP off. Needs the project in an organization; see docs/deploy.md#identity-aware-proxy."

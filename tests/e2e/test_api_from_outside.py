@@ -29,6 +29,10 @@ LONG = "x" * 2000
 # for a request that the schema allows: a reused Idempotency-Key (422), a page token the API
 # never issued (400), a selector, XPath or regex that does not compile (422).
 SCHEMA_VALID_BUT_REFUSED = "ST202"
+# Firecrawl's DELETE of a crawl or a batch cancels it: the crawl stays readable (its status
+# says cancelled, its errors are listed), which a stateful fuzzer reads as "deleted resource
+# still available". Any other ST301 is a failure.
+CANCELLED_NOT_DELETED = re.compile(r"deleted with `DELETE /v2/(crawl|batch/scrape)/[0-9a-f]+`")
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +67,13 @@ def test_a_fuzzer_without_our_hooks_finds_no_server_error_and_nothing_off_schema
     )
     output = run.stdout + run.stderr
     found = set(re.findall(r"^- (ST\d+) ", output, flags=re.MULTILINE))
+    deletions = re.findall(r"deleted with `DELETE [^`]+`", output)
+    if (
+        "ST301" in found
+        and deletions
+        and all(CANCELLED_NOT_DELETED.fullmatch(d) for d in deletions)
+    ):
+        found.discard("ST301")
     assert "Tested:" in output, output[-3000:]  # it ran
     assert found <= {SCHEMA_VALID_BUT_REFUSED}, output[-6000:]
     assert "Network Error" not in output, output[-6000:]

@@ -17,6 +17,7 @@ from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionRevocations
+from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 
 
@@ -35,6 +36,7 @@ def memory_dispatcher(
         "worker_directory": store,
         "session_revocations": MemorySessionRevocations(),
         "api_keys": MemoryApiKeyStore(),
+        "tenant_quotas": MemoryTenantQuotas(),
     }
     # the dashboard keeps no figures here unless a test asks: what a test just changed shows
     settings = settings or DispatcherSettings(auth_mode="none", dashboard_cache_s=0)

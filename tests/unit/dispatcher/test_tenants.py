@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -16,7 +17,10 @@ from scrapejobs_dispatcher.api_keys import generate_api_key
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.domain.statuses import JobStatus
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.records import TaskOutcome
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.job_store import Claimed
 from support.memory_dispatcher import memory_dispatcher
 
 ADMIN_KEY, ADMIN_DIGEST = generate_api_key()
@@ -34,7 +38,11 @@ async def dispatchers(
 ) -> AsyncIterator[list[httpx.AsyncClient]]:
     """``count`` dispatcher processes over one store and one key store."""
     settings = DispatcherSettings(
-        auth_mode="api_key", api_key_hashes=ADMIN_DIGEST, api_key_recheck_s=RECHECK_S
+        auth_mode="api_key",
+        api_key_hashes=ADMIN_DIGEST,
+        api_key_recheck_s=RECHECK_S,
+        quota_recheck_s=RECHECK_S,
+        coalesce_window_ms=0,  # the test plays the worker on the batches it finds
     )
     store, keys = store or MemoryJobStore(), MemoryApiKeyStore()
     async with AsyncExitStack() as stack:
@@ -224,3 +232,76 @@ async def test_a_scheduler_key_cannot_sign_in_to_the_dashboard() -> None:
         form = {"api_key": scheduler}
         answer = await api.post("/ui/sign-in", data=form, headers={"Origin": "http://t"})
         assert answer.status_code == 401
+
+
+async def serve_every_page(store: MemoryJobStore, job_id: str) -> int:
+    """Play the worker: every page of the job answered 200; how many pages were served."""
+    now = datetime.now(UTC)
+    served = 0
+    for batch_id, batch in store.batches[job_id].items():
+        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        assert isinstance(claim, Claimed)
+        ok = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=5)
+        await store.settle(claim.handle, [FinishTask(i.task_id, ok) for i in batch.items], now)
+        served += len(batch.items)
+    return served
+
+
+async def test_past_its_daily_quota_a_tenant_gets_a_429_naming_it_and_others_go_on() -> None:
+    store = MemoryJobStore()
+    async with dispatchers(store=store) as [api]:
+        alice, bob = await new_key(api, "team-a"), await new_key(api, "team-b")
+        quota = {"pages_per_day": 3, "pages_in_flight": 2}
+        set_quota = await api.put("/v1/tenants/team-a", json=quota, headers=as_key(ADMIN_KEY))
+        assert set_quota.status_code == 200 and set_quota.json()["own_quota"]
+        member_set = await api.put("/v1/tenants/team-a", json=quota, headers=as_key(alice))
+        assert member_set.status_code == 403
+        job = (await api.post("/v1/jobs", json=JOB, headers=as_key(alice))).json()["id"]
+        served = await serve_every_page(store, job)
+        usage = (await api.get("/v1/usage", headers=as_key(alice))).json()["usage"]
+        assert [u["tenant"] for u in usage] == ["team-a"]
+        assert usage[0]["pages_today"] == served == 2
+        assert usage[0]["quota"] == quota and usage[0]["pages_in_flight"] == 0
+        second = (await api.post("/v1/jobs", json=JOB, headers=as_key(alice))).json()["id"]
+        await serve_every_page(store, second)  # accepted under the quota: runs to its end
+        await asyncio.sleep(0.4)  # past the instance's recheck of the tenant's figures
+        refused = await api.post("/v1/jobs", json=JOB, headers=as_key(alice))
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["error"]["field"] == "pages_per_day"
+        assert "pages_per_day" in refused.json()["error"]["message"]
+        assert 0 < int(refused.headers["Retry-After"]) <= 86_401
+        scrape = await api.post(
+            "/v1/scrape", json={"url": "http://127.0.0.1:9/x"}, headers=as_key(alice)
+        )
+        assert scrape.status_code == 429
+        # another tenant is not held back, and sees its own figures only
+        assert (await api.post("/v1/jobs", json=JOB, headers=as_key(bob))).status_code == 202
+        bobs = (await api.get("/v1/usage", headers=as_key(bob))).json()["usage"]
+        assert [(u["tenant"], u["pages_today"]) for u in bobs] == [("team-b", 0)]
+        everyone = (await api.get("/v1/usage", headers=as_key(ADMIN_KEY))).json()["usage"]
+        assert {u["tenant"]: u["pages_today"] for u in everyone} == {"default": 0, "team-a": 4}
+        listed = (await api.get("/v1/tenants", headers=as_key(ADMIN_KEY))).json()
+        assert listed["defaults"] == {"pages_per_day": 0, "pages_in_flight": 0}
+        assert listed["tenants"] == [{"tenant": "team-a", "quota": quota, "own_quota": True}]
+
+
+async def test_stats_are_the_tenants_own_and_an_admin_sees_every_tenants() -> None:
+    store = MemoryJobStore()
+    async with dispatchers(store=store) as [api]:
+        alice, bob = await new_key(api, "team-a"), await new_key(api, "team-b")
+        job = (await api.post("/v1/jobs", json=JOB, headers=as_key(alice))).json()["id"]
+        await serve_every_page(store, job)
+
+        async def succeeded(key: str, **params: str) -> int:
+            stats = await api.get("/v1/stats", params=params, headers=as_key(key))
+            assert stats.status_code == 200, stats.text
+            return int(stats.json()["tasks"]["succeeded"])
+
+        assert await succeeded(alice) == 2
+        assert await succeeded(bob) == 0
+        assert await succeeded(ADMIN_KEY) == 2
+        assert await succeeded(ADMIN_KEY, tenant="team-b") == 0
+        credits = await api.get("/v2/team/credit-usage", headers=as_key(bob))
+        assert credits.json()["data"]["creditsUsed"] == 0
+        credits = await api.get("/v2/team/credit-usage", headers=as_key(alice))
+        assert credits.json()["data"]["creditsUsed"] == 2

@@ -21,6 +21,7 @@ from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_dispatcher.tenant_quotas import Quotas
 from scrapejobs_dispatcher.usage import Usage
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.workers import WorkerDirectory
@@ -49,3 +50,4 @@ WorkersDep = Annotated[WorkerDirectory, Depends(app_state("workers"))]
 HostGateDep = Annotated[HostGate, Depends(app_state("host_gate"))]
 ReconcileAfterDep = Annotated[float, Depends(app_state("reconcile_after_s"))]
 KeyringDep = Annotated[Keyring, Depends(app_state("keyring"))]
+QuotasDep = Annotated[Quotas, Depends(app_state("quotas"))]

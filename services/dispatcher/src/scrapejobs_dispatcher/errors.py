@@ -22,6 +22,7 @@ from scrapejobs_dispatcher.job_errors import (
     SubmissionUnconfirmed,
     UnavailableHere,
 )
+from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_web.http_errors import (
@@ -128,7 +129,15 @@ async def _unconfirmed(_: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def _over_quota(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, QuotaExceeded)
+    response = error_response(429, "quota_exceeded", str(exc), exc.quota)
+    response.headers["Retry-After"] = str(exc.retry_after_s)
+    return response
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(QuotaExceeded, _over_quota)
     app.add_exception_handler(DependencyUnavailable, _unavailable)
     app.add_exception_handler(SubmissionUnconfirmed, _unconfirmed)
     app.add_exception_handler(RequestValidationError, _validation)

@@ -24,6 +24,7 @@ from scrapejobs_dispatcher.job_errors import (
 from scrapejobs_dispatcher.recovery import publish_open_batches
 from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
+from scrapejobs_dispatcher.tenant_quotas import Quotas
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, plan_batches, shards_for
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
@@ -82,11 +83,13 @@ class JobService:
         ai_prices: ModelPrices | None = None,
         allow_unverified_tls: bool = True,
         ai_models: frozenset[str] | None = None,
+        quotas: Quotas | None = None,
     ) -> None:
         """``ai_provider``: the configured AI provider, without which ``ai`` stages are refused;
         ``ai_models``: the models a stage may name (None: any);
         ``ai_prices``: what model tokens cost, for a job's cost (none shown without them);
         ``allow_unverified_tls``: False refuses ``options.verify_tls`` false."""
+        self._quotas = quotas
         self._ai_provider = ai_provider
         self._ai_models = ai_models
         self._allow_unverified_tls = allow_unverified_tls
@@ -124,10 +127,12 @@ class JobService:
         the coalescing window (see ``submission_coalescer``).
         """
         self._check_allowed(request)
+        if self._quotas is not None:
+            await self._quotas.check(tenant)  # QuotaExceeded past the tenant's daily pages
         with counting() as ops:
             job_id = job_id or uuid.uuid4().hex
             now = self._clock()
-            batches = self._new_batches(job_id, request, now)
+            batches = self._new_batches(job_id, request, now, tenant)
             job = self._new_job(request, job_id, trigger, batches, now, tenant)
             with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
                 try:
@@ -303,7 +308,9 @@ class JobService:
             tenant=tenant,
         )
 
-    def _new_batches(self, job_id: str, request: JobRequest, now: datetime) -> list[BatchRecord]:
+    def _new_batches(
+        self, job_id: str, request: JobRequest, now: datetime, tenant: str
+    ) -> list[BatchRecord]:
         """One task per URL, in batches; a crawl starts with its start URL, keyed as workers
         key pages."""
 
@@ -317,7 +324,9 @@ class JobService:
             for index, url in enumerate(request.target_urls())
         ]
         expire_at = now + self._retention_of(request)
-        return plan_batches(job_id, items, self._batch_size, now, expire_at, lane=request.lane())
+        return plan_batches(
+            job_id, items, self._batch_size, now, expire_at, lane=request.lane(), tenant=tenant
+        )
 
     def _retention_of(self, request: JobRequest) -> timedelta:
         days = request.options.retention_days

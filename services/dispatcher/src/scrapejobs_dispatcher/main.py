@@ -33,11 +33,13 @@ from scrapejobs_dispatcher.routes import (
     maintenance,
     scrape,
     stats,
+    tenants,
     workers,
 )
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_dispatcher.tenant_quotas import Quotas
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
@@ -49,6 +51,7 @@ from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotenc
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSessionRevocations
+from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
@@ -65,6 +68,7 @@ from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 from scrapejobs_shared.ports.session_revocations import SessionRevocations
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.tenant_quotas import Quota, TenantQuotas
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
 from scrapejobs_web.request_spans import RequestSpanMiddleware
@@ -86,6 +90,7 @@ def create_app(
     worker_directory: WorkerDirectory | None = None,
     session_revocations: SessionRevocations | None = None,
     api_keys: ApiKeyStore | None = None,
+    tenant_quotas: TenantQuotas | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
     unless others are given (tests; the caller then shuts down the telemetry it gave)."""
@@ -104,6 +109,7 @@ def create_app(
             or worker_directory is None
             or session_revocations is None
             or api_keys is None
+            or tenant_quotas is None
         ):
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
@@ -128,6 +134,14 @@ def create_app(
         )
         stats = stats_reader or FirestoreStats(client, deadline)
         app.state.usage = Usage(stats, utc_now, settings.plan())
+        app.state.quotas = quotas = Quotas(
+            tenant_quotas or FirestoreTenantQuotas(client, deadline),
+            stats,
+            utc_now,
+            Quota(settings.tenant_pages_per_day, settings.tenant_pages_in_flight),
+            settings.ai_prices(),
+            settings.quota_recheck_s,
+        )
         app.state.monitor = Monitor(
             stats,
             job_store,
@@ -155,6 +169,7 @@ def create_app(
             ai_prices=settings.ai_prices(),
             allow_unverified_tls=settings.allow_unverified_tls,
             ai_models=settings.offered_models(),
+            quotas=quotas,
         )
         app.state.recovery = Recovery(
             job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate
@@ -207,6 +222,7 @@ def create_app(
     app.include_router(stats.router)
     app.include_router(workers.router)
     app.include_router(keys.router)
+    app.include_router(tenants.router)
     app.include_router(firecrawl_routes.router)
     app.include_router(firecrawl_team.router)
     install_dashboard(app, FigureCache(settings.dashboard_cache_s))

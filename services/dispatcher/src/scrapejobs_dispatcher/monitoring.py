@@ -132,31 +132,35 @@ class Monitor:
         self._clock = clock
         self._policy = policy
 
-    async def stats(self, window: Window) -> StatsReport:
+    async def stats(self, window: Window, tenant: str | None = None) -> StatsReport:
+        """The figures of ``window``: of one tenant's jobs, or every tenant's (None); the
+        paused hosts are every tenant's (a host's pause holds for all)."""
         now = self._clock()
-        since, totals = await self._window(window, now)
+        since, totals = await self._window(window, now, tenant)
         jobs, open_work, paused = await asyncio.gather(
-            self._stats.jobs_by_status(),
-            self._stats.open_work(self._policy.max_open_jobs),
+            self._stats.jobs_by_status(tenant),
+            self._stats.open_work(self._policy.max_open_jobs, tenant),
             self._gate.paused(now, 100),
         )
         return StatsReport(window, since, now, totals, jobs, open_work, paused, self._ai_prices)
 
-    async def _window(self, window: Window, now: datetime) -> tuple[datetime, Totals]:
+    async def _window(
+        self, window: Window, now: datetime, tenant: str | None = None
+    ) -> tuple[datetime, Totals]:
         start = now - WINDOWS[window]
         if window == "24h":
             hours = [hour_of(start) + HOUR * n for n in range(25)]
-            by_hour = await self._stats.hour_totals([h for h in hours if h <= now], now)
+            by_hour = await self._stats.hour_totals([h for h in hours if h <= now], now, tenant)
             return hours[0], sum(by_hour.values(), Totals())
         slots = slots_between(start, now)
-        by_slot = await self._stats.slot_totals(slots, now)
+        by_slot = await self._stats.slot_totals(slots, now, tenant)
         return slots[0], sum(by_slot.values(), Totals())
 
-    async def history(self, hours: int) -> list[HourRow]:
+    async def history(self, hours: int, tenant: str | None = None) -> list[HourRow]:
         now = self._clock()
         current = hour_of(now)
         starts = [current - HOUR * n for n in range(hours - 1, -1, -1)]
-        by_hour = await self._stats.hour_totals(starts, now)
+        by_hour = await self._stats.hour_totals(starts, now, tenant)
         return [
             HourRow(h, by_hour[h], min((now - h).total_seconds(), HOUR.total_seconds()))
             for h in starts

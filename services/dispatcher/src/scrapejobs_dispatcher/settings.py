@@ -36,6 +36,24 @@ class DispatcherSettings(CommonSettings):
         description="How long an instance trusts what it read of a key: a key revoked with "
         "DELETE /v1/keys/{id} is refused on every instance within this long",
     )
+    tenant_pages_per_day: int = Field(
+        default=0,
+        ge=0,
+        description="Each tenant's pages per UTC day unless PUT /v1/tenants/{t} set its own "
+        "(0: no limit); a submission past it is a 429 with Retry-After",
+    )
+    tenant_pages_in_flight: int = Field(
+        default=0,
+        ge=0,
+        description="Each tenant's pages fetched at once unless set per tenant (0: no limit)",
+    )
+    quota_recheck_s: float = Field(
+        default=5.0,
+        ge=0,
+        le=60,
+        description="How long an instance trusts what it read of a tenant's quota and of "
+        "its pages today (a submission costs no read of its own)",
+    )
     identities: str = Field(
         default="",
         description="iam mode: JSON object mapping a Google identity (e-mail) to its tenant and "

@@ -102,19 +102,21 @@ class Usage:
         self._clock = clock
         self.plan = plan
 
-    async def current(self) -> PeriodUsage:
-        """The billing period under way, up to now."""
-        [period] = await self.history(1)
+    async def current(self, tenant: str | None = None) -> PeriodUsage:
+        """The billing period under way, up to now (of one tenant, or every tenant's)."""
+        [period] = await self.history(1, tenant)
         return period
 
-    async def history(self, periods: int = MAX_PERIODS) -> list[PeriodUsage]:
+    async def history(
+        self, periods: int = MAX_PERIODS, tenant: str | None = None
+    ) -> list[PeriodUsage]:
         """The last ``periods`` billing periods, the current one first."""
         now = self._clock()
         starts = [period_of(now)[0]]
         while len(starts) < max(1, min(periods, MAX_PERIODS)):
             starts.append(_previous_month(starts[-1]))
         days = [d for start in starts for d in _days(start, min(_next_month(start), now))]
-        by_day = await self._stats.day_totals(days, now)
+        by_day = await self._stats.day_totals(days, now, tenant)
         usage = []
         for start in starts:
             end = _next_month(start)
@@ -122,32 +124,32 @@ class Usage:
             usage.append(PeriodUsage(start, end, credits_of(totals), tokens_of(totals)))
         return usage
 
-    async def queue(self) -> QueueFigures:
+    async def queue(self, tenant: str | None = None) -> QueueFigures:
         now = self._clock()
-        open_work = await self._stats.open_work(MAX_OPEN_JOBS)
+        open_work = await self._stats.open_work(MAX_OPEN_JOBS, tenant)
         return QueueFigures(
             queued=open_work.queued,
             active=open_work.running + open_work.processing,
             max_concurrency=self.plan.max_concurrency,
-            most_recent_success=await self._last_success(now),
+            most_recent_success=await self._last_success(now, tenant),
             partial=open_work.partial,
         )
 
-    async def active(self) -> int:
+    async def active(self, tenant: str | None = None) -> int:
         """Pages being fetched or processed now (a lower bound past ``MAX_OPEN_JOBS`` jobs)."""
-        open_work = await self._stats.open_work(MAX_OPEN_JOBS)
+        open_work = await self._stats.open_work(MAX_OPEN_JOBS, tenant)
         return open_work.running + open_work.processing
 
-    async def _last_success(self, now: datetime) -> datetime | None:
+    async def _last_success(self, now: datetime, tenant: str | None) -> datetime | None:
         """When a page last succeeded, to the end of its 5-minute slot within this hour, to the
         end of its hour within the last day (capped at now); None before that."""
         slots = slots_between(hour_of(now), now)
-        by_slot = await self._stats.slot_totals(slots, now)
+        by_slot = await self._stats.slot_totals(slots, now, tenant)
         for slot in reversed(slots):
             if by_slot[slot].count(TaskStatus.SUCCEEDED):
                 return min(slot + SLOT, now)
         hours = [hour_of(now) - HOUR * n for n in range(1, 24)]
-        by_hour = await self._stats.hour_totals(hours, now)
+        by_hour = await self._stats.hour_totals(hours, now, tenant)
         for hour in hours:
             if by_hour[hour].count(TaskStatus.SUCCEEDED):
                 return hour + HOUR

@@ -76,6 +76,7 @@ class CrawlExpansion:
             parent.expire_at,
             key=key,
             lane=parent.lane,
+            tenant=parent.tenant,
         )
         stored: list[BatchRecord] = []
         new = 0

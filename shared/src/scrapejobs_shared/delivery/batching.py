@@ -8,6 +8,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, task_id_for
+from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 
 DEFAULT_BATCH_SIZE = 100  # chosen from measurements: bench/README.md ("Batch size")
 MAX_COUNTER_SHARDS = 64
@@ -29,6 +30,7 @@ def plan_batches(
     expire_at: datetime,
     key: str = "s",
     lane: str = "normal",
+    tenant: str = DEFAULT_TENANT,
 ) -> list[BatchRecord]:
     """Batches of at most ``size`` items, hosts kept together (submission order within a
     host). Batch ids derive from ``job_id``, ``key`` and the batch's number, so planning the
@@ -44,6 +46,7 @@ def plan_batches(
             created_at=created_at,
             expire_at=expire_at,
             lane=lane,
+            tenant=tenant,
         )
         for n, start in enumerate(range(0, len(ordered), size))
     ]

@@ -134,6 +134,7 @@ class BatchRecord:
     lease_until: datetime | None = None  # a delivery is running it until then
     updated_at: datetime | None = None  # last written (claim, results); None: at creation
     lane: str = "normal"  # the priority lane its messages travel in (the job's priority)
+    tenant: str = DEFAULT_TENANT  # its job's (the workers count its outcomes for the tenant)
 
     @property
     def open_items(self) -> tuple[BatchItem, ...]:

@@ -30,19 +30,26 @@ class OpenWork:
 
 
 class StatsReader(Protocol):
-    async def slot_totals(self, slots: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
-        """Totals of each 5-minute slot (starts from ``domain.stats.slot_of``)."""
+    async def slot_totals(
+        self, slots: Sequence[datetime], now: datetime, tenant: str | None = None
+    ) -> dict[datetime, Totals]:
+        """Totals of each 5-minute slot (starts from ``domain.stats.slot_of``), of one tenant's
+        jobs (None: every tenant's)."""
 
-    async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+    async def hour_totals(
+        self, hours: Sequence[datetime], now: datetime, tenant: str | None = None
+    ) -> dict[datetime, Totals]:
         """Totals of each hour (starts from ``domain.stats.hour_of``)."""
 
-    async def day_totals(self, days: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+    async def day_totals(
+        self, days: Sequence[datetime], now: datetime, tenant: str | None = None
+    ) -> dict[datetime, Totals]:
         """Totals of each UTC day (starts from ``domain.outcome_stats.day_of``); a day's
         totals outlive its slots and hours (usage history), once a read summed them."""
 
-    async def jobs_by_status(self) -> dict[JobStatus, int]: ...
+    async def jobs_by_status(self, tenant: str | None = None) -> dict[JobStatus, int]: ...
 
-    async def open_work(self, max_jobs: int) -> OpenWork: ...
+    async def open_work(self, max_jobs: int, tenant: str | None = None) -> OpenWork: ...
 
     async def ping(self) -> None:
         """Raise if the store cannot be reached."""

@@ -10,6 +10,7 @@ from datetime import datetime
 from fastapi import Query
 from pydantic import Field
 
+from scrapejobs_dispatcher.authentication import CallerDep
 from scrapejobs_dispatcher.dependencies import UsageDep
 from scrapejobs_dispatcher.firecrawl.answer_models import Answer
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
@@ -98,9 +99,9 @@ class TokenHistory(Answer):
 
 
 @router.get("/team/queue-status", response_model=QueueStatus, response_model_by_alias=True)
-async def queue_status(usage: UsageDep) -> QueueStatus:
+async def queue_status(usage: UsageDep, caller: CallerDep) -> QueueStatus:
     """Pages waiting and active across unfinished jobs, the most at once, the last success."""
-    queue = await usage.queue()
+    queue = await usage.queue(caller.scope())
     return QueueStatus(
         jobs_in_queue=queue.queued + queue.active,
         active_jobs_in_queue=queue.active,
@@ -111,15 +112,17 @@ async def queue_status(usage: UsageDep) -> QueueStatus:
 
 
 @router.get("/concurrency-check", response_model=Concurrency, response_model_by_alias=True)
-async def concurrency_check(usage: UsageDep) -> Concurrency:
+async def concurrency_check(usage: UsageDep, caller: CallerDep) -> Concurrency:
     """Pages being fetched or processed now, and the most at once."""
-    return Concurrency(concurrency=await usage.active(), max_concurrency=usage.plan.max_concurrency)
+    return Concurrency(
+        concurrency=await usage.active(caller.scope()), max_concurrency=usage.plan.max_concurrency
+    )
 
 
 @router.get("/team/credit-usage", response_model=CreditUsage, response_model_by_alias=True)
-async def credit_usage(usage: UsageDep) -> CreditUsage:
+async def credit_usage(usage: UsageDep, caller: CallerDep) -> CreditUsage:
     """This billing period's pages fetched against the plan."""
-    period = await usage.current()
+    period = await usage.current(caller.scope())
     plan = usage.plan.credits
     data = CreditUsageData(
         remaining_credits=max(plan - period.credits, 0),
@@ -132,9 +135,9 @@ async def credit_usage(usage: UsageDep) -> CreditUsage:
 
 
 @router.get("/team/token-usage", response_model=TokenUsage, response_model_by_alias=True)
-async def token_usage(usage: UsageDep) -> TokenUsage:
+async def token_usage(usage: UsageDep, caller: CallerDep) -> TokenUsage:
     """This billing period's model tokens against the plan."""
-    period = await usage.current()
+    period = await usage.current(caller.scope())
     plan = usage.plan.tokens
     data = TokenUsageData(
         remaining_tokens=max(plan - period.tokens, 0),
@@ -149,18 +152,22 @@ async def token_usage(usage: UsageDep) -> TokenUsage:
 @router.get(
     "/team/credit-usage/historical", response_model=CreditHistory, response_model_by_alias=True
 )
-async def credit_history(usage: UsageDep, by_api_key: bool = BY_API_KEY) -> CreditHistory:
+async def credit_history(
+    usage: UsageDep, caller: CallerDep, by_api_key: bool = BY_API_KEY
+) -> CreditHistory:
     """Pages fetched per billing period, the last twelve."""
-    periods = await usage.history()
+    periods = await usage.history(tenant=caller.scope())
     return CreditHistory(periods=[_credits(p) for p in periods])
 
 
 @router.get(
     "/team/token-usage/historical", response_model=TokenHistory, response_model_by_alias=True
 )
-async def token_history(usage: UsageDep, by_api_key: bool = BY_API_KEY) -> TokenHistory:
+async def token_history(
+    usage: UsageDep, caller: CallerDep, by_api_key: bool = BY_API_KEY
+) -> TokenHistory:
     """Model tokens per billing period, the last twelve."""
-    periods = await usage.history()
+    periods = await usage.history(tenant=caller.scope())
     return TokenHistory(periods=[_tokens(p) for p in periods])
 
 

@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 
-from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.dependencies import MonitorDep
 from scrapejobs_dispatcher.monitoring import MAX_HISTORY_HOURS, Level, Window
-from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
 from scrapejobs_dispatcher.stats_views import HealthView, HistoryView, HourView, StatsView
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 
@@ -25,20 +25,25 @@ router = APIRouter(
 @router.get("/stats", response_model=StatsView, responses=ERRORS)
 async def stats(
     monitor: MonitorDep,
+    caller: CallerDep,
+    tenant: TenantFilter = None,
     window: Annotated[Window, Query(description="5m, 1h or 24h (whole slots or hours)")] = "1h",
 ) -> StatsView:
     """Tasks by status, jobs by status, throughput, service and fetch times, error rate, the
-    oldest queued work and the hosts paused now. Costs O(slots x shards) reads, never O(tasks)."""
-    return StatsView.of(await monitor.stats(window))
+    oldest queued work and the hosts paused now: of the caller's tenant's jobs (an admin's: every
+    tenant's, or ``tenant``'s). Costs O(slots x shards) reads, never O(tasks)."""
+    return StatsView.of(await monitor.stats(window, caller.scope(tenant)))
 
 
 @router.get("/stats/history", response_model=HistoryView, responses=ERRORS)
 async def history(
     monitor: MonitorDep,
+    caller: CallerDep,
+    tenant: TenantFilter = None,
     hours: Annotated[int, Query(ge=1, le=MAX_HISTORY_HOURS, description="Hours back")] = 24,
 ) -> HistoryView:
     """One row per hour, oldest first, the current (partial) hour last."""
-    rows = await monitor.history(hours)
+    rows = await monitor.history(hours, caller.scope(tenant))
     return HistoryView(history=[HourView.of(row) for row in rows])
 
 

@@ -55,8 +55,9 @@ async def overview(services: Services, page_token: str | None) -> Context:
         services.monitor.health_and_stats(),  # one read of the 5-minute figures serves both
         services.jobs.list_jobs(None, JOBS_PER_PAGE, page_token, services.tenant),
     )
-    if report is None:  # health could not read them: the page says why
-        report = await services.monitor.stats("5m")
+    if report is None or services.tenant is not None:
+        # health could not read them (the page says why), or the figures are one tenant's
+        report = await services.monitor.stats("5m", services.tenant)
     views = await asyncio.gather(*(_view_or_none(services, job.id) for job in page.items))
     now = services.clock()
     return {
@@ -79,8 +80,8 @@ async def _view_or_none(services: Services, job_id: str) -> JobView | None:
 
 
 async def history(services: Services) -> Context:
-    """Home, charts: the last 24 hours, hour by hour."""
-    rows = await services.monitor.history(HISTORY_HOURS)
+    """Home, charts: the last 24 hours, hour by hour (of the tenant the viewer sees)."""
+    rows = await services.monitor.history(HISTORY_HOURS, services.tenant)
     return {
         "series": presenters.history_series(rows),
         "lines": presenters.history_lines(rows),

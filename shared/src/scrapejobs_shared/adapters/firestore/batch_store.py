@@ -105,9 +105,7 @@ class FirestoreBatchStore(FirestoreStoreBase):
                 fresh = fresh[: max(0, max_new - added)]
             if not fresh:
                 return None
-            stored = BatchRecord(
-                batch.job_id, batch.id, tuple(fresh), batch.created_at, batch.expire_at
-            )
+            stored = replace(batch, items=tuple(fresh))
             shard = _shard_of(batch.id, int(job_snap.get("counter_shards") or 1))
             transaction.create(batch_ref, batch_to_doc(stored, shard))
             for item in fresh:
@@ -265,7 +263,7 @@ class FirestoreBatchStore(FirestoreStoreBase):
             usage=applied.usage,
         )
         _stage_results(commit, job_ref, applied.results)
-        stats = self._stats.stage(commit, slot_of(now), applied.stats)
+        stats = self._stats.stage(commit, slot_of(now), applied.stats, applied.batch.tenant)
         handoffs = self._stage_handoffs(commit, job_ref, applied)
         kept = stage_kept(commit, self._client, applied.kept, now)
         if beat is not None:  # last: the results' order above is what is read back
@@ -394,7 +392,9 @@ class FirestoreBatchStore(FirestoreStoreBase):
                 applied.usage,
             )
             _stage_results(transaction, job_ref, applied.results)
-            stats = self._stats.stage(transaction, slot_of(now), applied.stats)
+            stats = self._stats.stage(
+                transaction, slot_of(now), applied.stats, applied.batch.tenant
+            )
             handoffs = self._stage_handoffs(transaction, job_ref, applied)
             kept = stage_kept(transaction, self._client, applied.kept, now)
             count(writes=2 + len(applied.results) + stats + handoffs + kept)

@@ -164,6 +164,7 @@ def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
         "updated_at": batch.updated_at or batch.created_at,
         "expire_at": batch.expire_at,
         "lane": batch.lane,
+        "tenant": batch.tenant,
     }
 
 
@@ -203,6 +204,7 @@ def batch_from_doc(job_id: str, batch_id: str, doc: Mapping[str, Any]) -> BatchR
         expire_at=_as_datetime(doc["expire_at"]),
         lease_until=_maybe_datetime(doc.get("lease_until")),
         lane=str(doc.get("lane") or "normal"),
+        tenant=str(doc.get("tenant") or DEFAULT_TENANT),
     )
 
 

@@ -22,6 +22,7 @@ import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from google.cloud import firestore
@@ -64,6 +65,11 @@ def _slot_id(slot: datetime) -> str:
     return slot.strftime("%Y%m%dT%H%M")
 
 
+def _rollup_id(kind: str, start: datetime, tenant: str | None) -> str:
+    """``s|h|d`` + the start, every tenant's; with ``~tenant``, one tenant's."""
+    return kind + _slot_id(start) + ("" if tenant is None else f"~{tenant}")
+
+
 class OutcomeStats:
     """Stages outcome totals into a commit (a write batch or a transaction)."""
 
@@ -71,16 +77,18 @@ class OutcomeStats:
         self._slots = client.collection("stats_slots")
         self._shards = shards
 
-    def stage(self, writer: Any, slot: datetime, totals: Totals) -> int:
-        """Add ``totals`` to a random shard of ``slot``; the number of writes staged."""
+    def stage(self, writer: Any, slot: datetime, totals: Totals, tenant: str) -> int:
+        """Add ``totals`` of ``tenant``'s jobs to a random shard of ``slot`` (each tenant has
+        its own shards); the number of writes staged."""
         if totals.empty:
             return 0
         shard = random.randrange(self._shards)
-        ref = self._slots.document(f"{_slot_id(slot)}-{shard:02d}")
+        ref = self._slots.document(f"{_slot_id(slot)}-{tenant}-{shard:02d}")
         fields: dict[str, Any] = {
             name: firestore.Increment(n) for name, n in totals.to_fields().items()
         }
-        writer.set(ref, fields | {"slot": slot, "expire_at": slot + RETENTION}, merge=True)
+        place = {"slot": slot, "tenant": tenant, "expire_at": slot + RETENTION}
+        writer.set(ref, fields | place, merge=True)
         return 1
 
 
@@ -98,33 +106,46 @@ class FirestoreStats:
         count(reads=1)
         await self._rollups.document("ping").get(timeout=3)
 
-    async def slot_totals(self, slots: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
-        totals = await self._rolled("s", slots)
+    async def slot_totals(
+        self, slots: Sequence[datetime], now: datetime, tenant: str | None = None
+    ) -> dict[datetime, Totals]:
+        totals = await self._rolled("s", slots, tenant)
         missing = sorted(set(slots) - set(totals))
         if missing:
-            summed = await self._sum_shards(missing[0], missing[-1])
+            summed = await self._sum_shards(missing[0], missing[-1], tenant)
             for slot in missing:
                 totals[slot] = summed.get(slot, Totals())
             ended = {s: totals[s] for s in missing if s + SLOT + GRACE <= now}
-            await self._roll_up("s", ended, RETENTION)
+            await self._roll_up("s", ended, RETENTION, tenant)
         return totals
 
-    async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+    async def hour_totals(
+        self, hours: Sequence[datetime], now: datetime, tenant: str | None = None
+    ) -> dict[datetime, Totals]:
+        slots = partial(self.slot_totals, tenant=tenant)
         return await self._summed(
-            "h", hours, now, Span(HOUR, slots_of_hour, self.slot_totals, RETENTION)
+            "h", hours, now, Span(HOUR, slots_of_hour, slots, RETENTION), tenant
         )
 
-    async def day_totals(self, days: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
+    async def day_totals(
+        self, days: Sequence[datetime], now: datetime, tenant: str | None = None
+    ) -> dict[datetime, Totals]:
         # a day whose hours are gone (older than RETENTION) and was never summed: absent
-        span = Span(DAY, hours_of_day, self.hour_totals, DAY_RETENTION, parts_kept=RETENTION)
-        return await self._summed("d", days, now, span)
+        hours = partial(self.hour_totals, tenant=tenant)
+        span = Span(DAY, hours_of_day, hours, DAY_RETENTION, parts_kept=RETENTION)
+        return await self._summed("d", days, now, span, tenant)
 
     async def _summed(
-        self, kind: str, starts: Sequence[datetime], now: datetime, span: Span
+        self,
+        kind: str,
+        starts: Sequence[datetime],
+        now: datetime,
+        span: Span,
+        tenant: str | None,
     ) -> dict[datetime, Totals]:
         """Totals of each span starting at ``starts``: its rollup, or the sum of its parts
         (rolled up in turn once the span has ended)."""
-        totals = await self._rolled(kind, starts)
+        totals = await self._rolled(kind, starts, tenant)
         missing = sorted(
             start
             for start in set(starts) - set(totals)
@@ -135,13 +156,15 @@ class FirestoreStats:
             for start in missing:
                 totals[start] = sum((by_part[p] for p in span.parts_of(start)), Totals())
             ended = {s: totals[s] for s in missing if s + span.length + GRACE <= now}
-            await self._roll_up(kind, ended, span.kept)
+            await self._roll_up(kind, ended, span.kept, tenant)
         return {start: totals.get(start, Totals()) for start in starts}
 
-    async def _rolled(self, kind: str, starts: Sequence[datetime]) -> dict[datetime, Totals]:
+    async def _rolled(
+        self, kind: str, starts: Sequence[datetime], tenant: str | None
+    ) -> dict[datetime, Totals]:
         if not starts:
             return {}
-        refs = {self._rollups.document(kind + _slot_id(start)).id: start for start in starts}
+        refs = {self._rollups.document(_rollup_id(kind, s, tenant)).id: s for s in starts}
         found: dict[datetime, Totals] = {}
         count(reads=len(refs))
         async for snap in self._client.get_all(
@@ -151,8 +174,13 @@ class FirestoreStats:
                 found[refs[snap.id]] = Totals.from_fields(snap.to_dict() or {})
         return found
 
-    async def _sum_shards(self, first: datetime, last: datetime) -> dict[datetime, Totals]:
-        query = self._slots.where(filter=FieldFilter("slot", ">=", first)).where(
+    async def _sum_shards(
+        self, first: datetime, last: datetime, tenant: str | None
+    ) -> dict[datetime, Totals]:
+        query: Any = self._slots
+        if tenant is not None:
+            query = query.where(filter=FieldFilter("tenant", "==", tenant))
+        query = query.where(filter=FieldFilter("slot", ">=", first)).where(
             filter=FieldFilter("slot", "<=", last)
         )
         summed: dict[datetime, Totals] = {}
@@ -165,19 +193,25 @@ class FirestoreStats:
         count(reads=max(reads, 1))
         return summed
 
-    async def _roll_up(self, kind: str, totals: Mapping[datetime, Totals], kept: timedelta) -> None:
+    async def _roll_up(
+        self,
+        kind: str,
+        totals: Mapping[datetime, Totals],
+        kept: timedelta,
+        tenant: str | None,
+    ) -> None:
         items = list(totals.items())
         for start in range(0, len(items), 400):
             commit = self._client.batch()
             for begin, value in items[start : start + 400]:
                 doc = value.to_fields() | {"expire_at": begin + kept}
-                commit.set(self._rollups.document(kind + _slot_id(begin)), doc)
+                commit.set(self._rollups.document(_rollup_id(kind, begin, tenant)), doc)
             count(writes=len(items[start : start + 400]))
             await commit.commit(**self._deadline.call)
 
-    async def jobs_by_status(self) -> dict[JobStatus, int]:
+    async def jobs_by_status(self, tenant: str | None = None) -> dict[JobStatus, int]:
         async def count_of(status: JobStatus) -> int:
-            query = self._jobs.where(filter=FieldFilter("status", "==", status.value))
+            query = self._of_tenant(tenant).where(filter=FieldFilter("status", "==", status.value))
             result = await query.count().get(**self._deadline.call)
             count(reads=1)
             return int(result[0][0].value)
@@ -186,9 +220,16 @@ class FirestoreStats:
         counts = await asyncio.gather(*(count_of(status) for status in statuses))
         return dict(zip(statuses, counts, strict=True))
 
-    async def open_work(self, max_jobs: int) -> OpenWork:
-        query = self._jobs.where(filter=FieldFilter("status", "in", list(ACTIVE))).limit(
-            max_jobs + 1
+    def _of_tenant(self, tenant: str | None) -> Any:
+        if tenant is None:
+            return self._jobs
+        return self._jobs.where(filter=FieldFilter("tenant", "==", tenant))
+
+    async def open_work(self, max_jobs: int, tenant: str | None = None) -> OpenWork:
+        query = (
+            self._of_tenant(tenant)
+            .where(filter=FieldFilter("status", "in", list(ACTIVE)))
+            .limit(max_jobs + 1)
         )
         jobs = [snap async for snap in query.stream(**self._deadline.call)]
         count(reads=max(len(jobs), 1))

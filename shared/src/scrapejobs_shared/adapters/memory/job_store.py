@@ -13,11 +13,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from scrapejobs_shared.adapters.memory.outcome_stats import MemoryStatsReader
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied, Lane
 from scrapejobs_shared.domain.model_usage import ModelUsage
-from scrapejobs_shared.domain.outcome_stats import Totals, day_of, slot_of, slots_of_hour
+from scrapejobs_shared.domain.outcome_stats import Totals, slot_of
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     Handoff,
@@ -39,7 +40,6 @@ from scrapejobs_shared.ports.job_store import (
     Settled,
     TaskChange,
 )
-from scrapejobs_shared.ports.outcome_stats import OpenWork
 from scrapejobs_shared.ports.page_cache import KeptPage, kept_page
 
 
@@ -49,7 +49,7 @@ class _Handle:
     batch_id: str
 
 
-class MemoryJobStore:
+class MemoryJobStore(MemoryStatsReader):
     def __init__(self) -> None:
         self.jobs: dict[str, JobRecord] = {}
         self.batches: dict[str, dict[str, BatchRecord]] = {}
@@ -61,6 +61,7 @@ class MemoryJobStore:
         self._added: dict[str, int] = {}
         self._lock = asyncio.Lock()
         self.stats: dict[datetime, Totals] = {}  # outcome totals by 5-minute slot
+        self.tenant_stats: dict[tuple[str, datetime], Totals] = {}  # the same, per tenant
         self.reachable = True  # tests switch it off to play an outage
         self.workers: dict[str, WorkerView] = {}
         self.kept_pages: dict[str, KeptPage] = {}  # the page cache's index (PageCache)
@@ -403,6 +404,10 @@ class MemoryJobStore:
         if not applied.stats.empty:
             slot = slot_of(now)
             self.stats[slot] = self.stats.get(slot, Totals()) + applied.stats
+            of_tenant = (applied.batch.tenant, slot)
+            self.tenant_stats[of_tenant] = (
+                self.tenant_stats.get(of_tenant, Totals()) + applied.stats
+            )
         batch = replace(applied.batch, updated_at=now)
         self.batches[batch.job_id][batch.id] = batch
         for record in applied.results:
@@ -416,51 +421,6 @@ class MemoryJobStore:
         for task_id in applied.handoffs_done:
             kept.pop(task_id, None)
         return _Handle(batch.job_id, batch.id)
-
-    # ---- stats (the StatsReader port) -----------------------------------------------------
-
-    async def slot_totals(self, slots: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
-        await self.ping()
-        return {slot: self.stats.get(slot, Totals()) for slot in slots}
-
-    async def hour_totals(self, hours: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
-        await self.ping()
-        return {
-            hour: sum(
-                (self.stats.get(s, Totals()) for s in slots_of_hour(hour)),
-                Totals(),
-            )
-            for hour in hours
-        }
-
-    async def day_totals(self, days: Sequence[datetime], now: datetime) -> dict[datetime, Totals]:
-        await self.ping()
-        by_day: dict[datetime, Totals] = {}
-        for slot, totals in self.stats.items():
-            by_day[day_of(slot)] = by_day.get(day_of(slot), Totals()) + totals
-        return {day: by_day.get(day, Totals()) for day in days}
-
-    async def jobs_by_status(self) -> dict[JobStatus, int]:
-        await self.ping()
-        counts = dict.fromkeys(JobStatus, 0)
-        for job in self.jobs.values():
-            counts[job.status] += 1
-        return counts
-
-    async def open_work(self, max_jobs: int) -> OpenWork:
-        await self.ping()
-        active = [j for j in self.jobs.values() if not j.status.terminal][: max_jobs + 1]
-        queued = running = processing = 0
-        oldest: datetime | None = None
-        for job in active[:max_jobs]:
-            counts = await self.count_tasks(job.id)
-            queued += counts[TaskStatus.QUEUED]
-            running += counts[TaskStatus.RUNNING]
-            processing += counts[TaskStatus.PROCESSING]
-            if counts[TaskStatus.QUEUED]:
-                oldest = job.created_at if oldest is None else min(oldest, job.created_at)
-        partial = len(active) > max_jobs
-        return OpenWork(queued, running, oldest, len(active[:max_jobs]), partial, processing)
 
     async def ping(self) -> None:
         if not self.reachable:

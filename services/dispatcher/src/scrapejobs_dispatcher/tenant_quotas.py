@@ -1,0 +1,128 @@
+"""Quotas per tenant and what each tenant has used: pages fetched today against its
+``pages_per_day`` (a submission past it is refused with the time until the quota renews; work
+already accepted always runs to its end), pages in flight, the ``ai`` stage's tokens and cost.
+
+Figures come from the outcome totals the workers write per tenant in their settle commits, so
+``pages_today`` counts what the sites served (as Firecrawl's credits do: a page with a
+response, whatever its status; not a reused page, a refused fetch or a retry). A quota and a
+tenant's figures are read at most every ``recheck_s`` per instance, so a submission costs no
+read of its own; a burst of submissions may pass the quota by what they hold.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from scrapejobs_dispatcher.usage import MAX_OPEN_JOBS, credits_of, tokens_of
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.domain.model_usage import ModelPrices
+from scrapejobs_shared.domain.outcome_stats import DAY, Totals, day_of
+from scrapejobs_shared.ports.outcome_stats import StatsReader
+from scrapejobs_shared.ports.tenant_quotas import Quota, TenantQuotas
+
+RECHECK_S = 5.0
+LISTED = 1000  # tenants with a quota of their own listed at most
+
+
+class QuotaExceeded(Exception):
+    """A submission over the tenant's daily quota: a 429 with ``retry_after_s``."""
+
+    def __init__(self, tenant: str, quota: str, limit: int, retry_after_s: int) -> None:
+        super().__init__(
+            f"tenant {tenant!r} has used its {quota} quota ({limit} pages) for today (UTC); "
+            f"it renews in {retry_after_s} s"
+        )
+        self.quota = quota
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True, slots=True)
+class TenantUsage:
+    tenant: str
+    pages_today: int
+    pages_in_flight: int
+    quota: Quota
+    own_quota: bool  # an admin set it (else the deployment's defaults)
+    ai_tokens: int
+    ai_cost: float | None
+
+
+class Quotas:
+    def __init__(
+        self,
+        store: TenantQuotas,
+        stats: StatsReader,
+        clock: Clock,
+        defaults: Quota,
+        prices: ModelPrices | None = None,
+        recheck_s: float = RECHECK_S,
+    ) -> None:
+        self._store = store
+        self._stats = stats
+        self._clock = clock
+        self.defaults = defaults
+        self._prices = prices
+        self._recheck_s = recheck_s
+        self._quotas: dict[str, tuple[Quota | None, float]] = {}
+        self._today: dict[str, tuple[datetime, Totals, float]] = {}
+
+    async def check(self, tenant: str) -> None:
+        """``QuotaExceeded`` when ``tenant`` has fetched its pages for today."""
+        quota, _ = await self.quota_of(tenant)
+        if not quota.pages_per_day:
+            return
+        now = self._clock()
+        used = credits_of(await self._day(tenant, now, cached=True))
+        if used >= quota.pages_per_day:
+            renews = day_of(now) + DAY
+            wait_s = max(1, int((renews - now).total_seconds()) + 1)
+            raise QuotaExceeded(tenant, "pages_per_day", quota.pages_per_day, wait_s)
+
+    async def quota_of(self, tenant: str) -> tuple[Quota, bool]:
+        """The tenant's quota, and whether it is its own (else the defaults)."""
+        cached = self._quotas.get(tenant)
+        if cached is not None and cached[1] > time.monotonic():
+            own = cached[0]
+        else:
+            own = await self._store.quota_of(tenant)
+            if len(self._quotas) > 10_000:
+                self._quotas.clear()
+            self._quotas[tenant] = (own, time.monotonic() + self._recheck_s)
+        return (own, True) if own is not None else (self.defaults, False)
+
+    async def set_quota(self, tenant: str, quota: Quota) -> None:
+        await self._store.set_quota(tenant, quota)
+        self._quotas[tenant] = (quota, time.monotonic() + self._recheck_s)
+
+    async def own_quotas(self) -> list[tuple[str, Quota]]:
+        return list(await self._store.quotas(LISTED))
+
+    async def usage(self, tenant: str) -> TenantUsage:
+        """What ``tenant`` used today (read now), and its quota."""
+        quota, own = await self.quota_of(tenant)
+        now = self._clock()
+        totals = await self._day(tenant, now, cached=False)
+        work = await self._stats.open_work(MAX_OPEN_JOBS, tenant)
+        cost = None if self._prices is None else self._prices.cost_of(totals.ai)
+        return TenantUsage(
+            tenant=tenant,
+            pages_today=credits_of(totals),
+            pages_in_flight=work.running,
+            quota=quota,
+            own_quota=own,
+            ai_tokens=tokens_of(totals),
+            ai_cost=cost,
+        )
+
+    async def _day(self, tenant: str, now: datetime, cached: bool) -> Totals:
+        today = day_of(now)
+        kept = self._today.get(tenant)
+        if cached and kept is not None and kept[0] == today and kept[2] > time.monotonic():
+            return kept[1]
+        totals = (await self._stats.day_totals([today], now, tenant))[today]
+        if len(self._today) > 10_000:
+            self._today.clear()
+        self._today[tenant] = (today, totals, time.monotonic() + self._recheck_s)
+        return totals

@@ -1,0 +1,137 @@
+"""Tenants on the real stack (Firestore and Pub/Sub emulators, a worker, a real local site),
+in api_key mode with two dispatcher processes: keys made through the API work at once on both
+and a revoked one is refused by both within seconds; a tenant's usage equals the pages the
+site served for it, its daily quota refuses the next submission with a 429; another tenant's
+job is a 404, its lists, stats and dashboard hold none of the first's."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from scrapejobs_devstack.processes import free_port
+from scrapejobs_devstack.stack import Stack
+from support.jobs import wait_finished
+from support.lone_stack import lone_stack
+from support.site import Site
+
+pytestmark = [pytest.mark.emulators, pytest.mark.stack]
+
+ADMIN_KEY = "sj_tenants-e2e-admin-key-0123456789abcdefghijklmnopqrstuvwxyz"
+RECHECK_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def dispatchers(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """Two dispatcher processes and a worker of their own project."""
+    from scrapejobs_dispatcher.api_keys import hash_api_key
+
+    env = {
+        "SCRAPEJOBS_AUTH_MODE": "api_key",
+        "SCRAPEJOBS_API_KEY_HASHES": hash_api_key(ADMIN_KEY),
+        "SCRAPEJOBS_API_KEY_RECHECK_S": str(RECHECK_S),
+        "SCRAPEJOBS_QUOTA_RECHECK_S": "0",
+    }
+    logs: Path = tmp_path_factory.mktemp("tenant-logs")
+    with lone_stack(stack, "scrapejobs-tenants", logs, env) as lone:
+        config = dataclasses.replace(lone.config, dispatcher_port=free_port())
+        second = Stack(config, pubsub=stack.pubsub, firestore=stack.firestore)
+        second.start_dispatcher()
+        try:
+            yield [lone.config.dispatcher_url, config.dispatcher_url]
+        finally:
+            if second.dispatcher is not None:
+                second.dispatcher.stop()
+
+
+@pytest.fixture
+async def apis(dispatchers: list[str]) -> AsyncIterator[list[httpx.AsyncClient]]:
+    clients = [httpx.AsyncClient(base_url=url, timeout=30) for url in dispatchers]
+    yield clients
+    for client in clients:
+        await client.aclose()
+
+
+def key(value: str) -> dict[str, str]:
+    return {"X-API-Key": value}
+
+
+async def new_key(api: httpx.AsyncClient, tenant: str) -> tuple[str, str]:
+    made = await api.post("/v1/keys", json={"tenant": tenant}, headers=key(ADMIN_KEY))
+    assert made.status_code == 201, made.text
+    return made.json()["key"], made.json()["id"]
+
+
+async def test_keys_quotas_usage_and_isolation_across_dispatchers(
+    apis: list[httpx.AsyncClient], site: Site
+) -> None:
+    here, there = apis
+    suffix = random.randrange(10**6)
+    alice, _ = await new_key(here, f"a-{suffix}")
+    bob, bob_id = await new_key(here, f"b-{suffix}")
+    for api in apis:  # a new key works at once on every process
+        assert (await api.get("/v1/jobs", headers=key(alice))).status_code == 200
+    quota = {"pages_per_day": 5}
+    assert (
+        await here.put(f"/v1/tenants/a-{suffix}", json=quota, headers=key(ADMIN_KEY))
+    ).status_code == 200
+
+    first = 900_000_000 + suffix * 10
+    paths = [f"/product/{first + n}" for n in range(5)]
+    body = {"urls": [f"{site.url}{path}" for path in paths], "extract": {"t": {"css": "h1::text"}}}
+    made = await there.post("/v1/jobs", json=body, headers=key(alice))
+    assert made.status_code == 202, made.text
+    job_id = made.json()["id"]
+    async with httpx.AsyncClient(base_url=here.base_url, headers=key(alice)) as as_alice:
+        done = await wait_finished(as_alice, job_id)
+    assert done["counts"]["succeeded"] == 5
+
+    served = sum(site.count(path) for path in paths)
+    usage = (await here.get("/v1/usage", headers=key(alice))).json()["usage"]
+    assert [(u["tenant"], u["pages_today"]) for u in usage] == [(f"a-{suffix}", served)]
+    over = await there.post("/v1/jobs", json=body, headers=key(alice))
+    assert over.status_code == 429, over.text
+    assert over.json()["error"]["field"] == "pages_per_day" and int(over.headers["Retry-After"])
+
+    # the other tenant sees nothing of it, anywhere
+    for method, path in [
+        ("GET", f"/v1/jobs/{job_id}"),
+        ("GET", f"/v1/jobs/{job_id}/results"),
+        ("GET", f"/v1/jobs/{job_id}/results:export"),
+        ("POST", f"/v1/jobs/{job_id}:retry"),
+        ("DELETE", f"/v1/jobs/{job_id}"),
+    ]:
+        assert (await there.request(method, path, headers=key(bob))).status_code == 404
+    listed = (await here.get("/v1/jobs", headers=key(bob))).json()["jobs"]
+    assert job_id not in {job["id"] for job in listed}
+    assert (await here.get("/v1/stats", headers=key(bob))).json()["tasks"]["succeeded"] == 0
+    assert (await here.get("/v1/stats", headers=key(alice))).json()["tasks"]["succeeded"] == 5
+    everyone = (await here.get("/v1/jobs", headers=key(ADMIN_KEY))).json()["jobs"]
+    assert job_id in {job["id"] for job in everyone}
+    signed = await there.post(
+        "/ui/sign-in", data={"api_key": bob}, headers={"Origin": str(there.base_url)}
+    )
+    assert signed.status_code == 303
+    assert job_id not in (await there.get("/ui")).text
+
+    # revoked on one process: refused by both within the recheck time
+    revoked = await here.delete(f"/v1/keys/{bob_id}", headers=key(ADMIN_KEY))
+    assert revoked.status_code == 204
+    deadline = time.monotonic() + RECHECK_S + 5
+    refused: set[int] = set()
+    while time.monotonic() < deadline and len(refused) < len(apis):
+        for index, api in enumerate(apis):
+            if (await api.get("/v1/jobs", headers=key(bob))).status_code == 401:
+                refused.add(index)
+        await asyncio.sleep(0.2)
+    assert refused == {0, 1}
+    assert (await there.get("/ui")).status_code == 303  # its dashboard session ended with it
+    listed_keys = await here.get("/v1/keys", headers=key(ADMIN_KEY))
+    assert alice not in listed_keys.text and bob not in listed_keys.text

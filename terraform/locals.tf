@@ -86,9 +86,11 @@ locals {
   })
 
   worker_env = merge(local.common_env, local.ai_env, {
-    SCRAPEJOBS_PUSH_AUTH            = "oidc"
-    SCRAPEJOBS_PUSH_AUDIENCE        = local.worker_audience
-    SCRAPEJOBS_PUSH_SERVICE_ACCOUNT = google_service_account.push_invoker.email
+    # a tenant's pages in flight across every worker, unless set per tenant
+    SCRAPEJOBS_TENANT_PAGES_IN_FLIGHT = tostring(var.tenant_pages_in_flight)
+    SCRAPEJOBS_PUSH_AUTH              = "oidc"
+    SCRAPEJOBS_PUSH_AUDIENCE          = local.worker_audience
+    SCRAPEJOBS_PUSH_SERVICE_ACCOUNT   = google_service_account.push_invoker.email
     # Cloud Run IAM validates the token at the edge and strips its signature before the
     # request reaches the container; the app still checks aud/email/email_verified/exp.
     SCRAPEJOBS_PUSH_VERIFY_SIGNATURE = "false"

@@ -414,7 +414,7 @@ variable "tenant_pages_per_day" {
 
 variable "tenant_pages_in_flight" {
   type        = number
-  description = "Pages each tenant may have fetched at once unless set per tenant; 0 = no limit (kept and shown by GET /v1/usage)."
+  description = "Pages each tenant may have fetched at once across every worker unless set per tenant (PUT /v1/tenants/{tenant}); 0 = no limit."
   default     = 0
 
   validation {

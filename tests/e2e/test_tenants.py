@@ -132,6 +132,31 @@ async def test_keys_quotas_usage_and_isolation_across_dispatchers(
                 refused.add(index)
         await asyncio.sleep(0.2)
     assert refused == {0, 1}
+    while time.monotonic() < deadline and (await there.get("/ui")).status_code != 303:
+        await asyncio.sleep(0.2)
     assert (await there.get("/ui")).status_code == 303  # its dashboard session ended with it
     listed_keys = await here.get("/v1/keys", headers=key(ADMIN_KEY))
     assert alice not in listed_keys.text and bob not in listed_keys.text
+
+
+async def test_a_tenant_never_has_more_pages_in_flight_than_its_cap(
+    apis: list[httpx.AsyncClient], site: Site
+) -> None:
+    here, _ = apis
+    tenant = f"c-{random.randrange(10**6)}"
+    member, _ = await new_key(here, tenant)
+    cap = {"pages_per_day": 0, "pages_in_flight": 2}
+    assert (
+        await here.put(f"/v1/tenants/{tenant}", json=cap, headers=key(ADMIN_KEY))
+    ).status_code == 200
+    urls = [f"{site.url}/conc/{tenant}-{n}?s=0.3" for n in range(12)]
+    with site.lock:
+        site.max_in_flight = 0
+    made = await here.post("/v1/jobs", json={"urls": urls}, headers=key(member))
+    assert made.status_code == 202, made.text
+    async with httpx.AsyncClient(base_url=here.base_url, headers=key(member)) as as_member:
+        done = await wait_finished(as_member, made.json()["id"])
+    assert done["counts"]["succeeded"] == 12
+    assert site.max_in_flight == 2  # its cap, used, never passed (the host allows 8)
+    usage = (await here.get("/v1/usage", headers=key(member))).json()["usage"]
+    assert usage[0]["quota"]["pages_in_flight"] == 2 and usage[0]["pages_today"] == 12

@@ -20,6 +20,7 @@ from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
+from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
@@ -39,6 +40,7 @@ from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.fetcher import Fetcher
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
 from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
@@ -60,6 +62,7 @@ from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
+from scrapejobs_worker.tenant_caps import TenantCaps
 from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
 from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
@@ -148,6 +151,7 @@ def create_app(
     language_model: LanguageModel | None = None,
     answer_cache: AnswerCache | None = None,
     page_cache: PageCache | None = None,
+    tenant_quotas: TenantQuotas | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
     telemetry the settings choose unless others are given (tests; the caller then shuts
@@ -196,6 +200,10 @@ def create_app(
             clock,
             tracer,
             runner_policy(settings),
+            TenantCaps(
+                tenant_quotas or (FirestoreTenantQuotas(client, deadline) if client else None),
+                settings.tenant_pages_in_flight,
+            ),
         )
         metrics = DeliveryMetrics(telemetry_used.meter(SERVICE), settings.task_subscription)
         directory = worker_directory or (

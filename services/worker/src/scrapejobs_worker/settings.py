@@ -71,6 +71,12 @@ class WorkerSettings(CommonSettings):
         default=8, ge=1, le=256, description="Fetches in flight per host across all instances"
     )
     per_host_rps: float = Field(default=0.0, ge=0, description="Request starts/s per host; 0: off")
+    tenant_pages_in_flight: int = Field(
+        default=0,
+        ge=0,
+        description="Pages a tenant may have fetched at once across all instances unless PUT "
+        "/v1/tenants/{t} set its own (0: no cap)",
+    )
     max_throttle_wait_s: float = Field(
         default=10.0, ge=0, le=40, description="In-request wait for a busy host before deferring"
     )

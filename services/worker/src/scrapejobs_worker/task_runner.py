@@ -22,7 +22,7 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, Ta
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
-from scrapejobs_shared.politeness.host_gate import Throttle
+from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
@@ -50,6 +50,7 @@ from scrapejobs_worker.outcome_policy import (
     before_fetch,
 )
 from scrapejobs_worker.page_extraction import over_budget
+from scrapejobs_worker.tenant_caps import TenantCaps, tenant_gate_key
 
 CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")
 
@@ -116,6 +117,7 @@ class TaskRunner:
         clock: Clock,
         tracer: Tracer,
         policy: RunnerPolicy,
+        caps: TenantCaps | None = None,
     ) -> None:
         self._fetcher = fetcher
         self._extract = extractor
@@ -124,6 +126,7 @@ class TaskRunner:
         self._clock = clock
         self._tracer = tracer
         self._policy = policy
+        self._caps = caps or TenantCaps(None, 0)
         self._permit_lease = timedelta(seconds=policy.fetch_timeout_s + policy.lease_margin_s)
         self._sitemaps = CrawlSitemaps(fetcher, politeness, self._permit_lease)
 
@@ -141,26 +144,44 @@ class TaskRunner:
             return _finished(item, TaskOutcome(TaskStatus.FAILED, error="robots_disallowed"))
         host = host_key(item.url)
         host_limits = self._politeness.limits(work.spec.options, robots.crawl_delay_s)
+        tenant = await self._tenant_admission(work)
+        if isinstance(tenant, Throttle):
+            return _deferred(item, f"tenant at its pages in flight ({tenant.reason})")
         with phase("admit"):
             wait_s = _remaining(work) - self._policy.min_fetch_s
             admission = await self._politeness.admit(
                 host, host_limits, self._permit_lease, max_wait_s=wait_s
             )
         if isinstance(admission, Throttle):
+            await _release(tenant)
             return _deferred(item, f"host busy ({admission.reason})")
         if work.cancelled():  # while it waited for the host
-            await admission.release()
+            await _release(admission, tenant)
             return cancelled(item)
         timeout, cut_short = self._fetch_timeout(work)
         needed = max(self._policy.min_fetch_s, work.pace.longest_s * PACE_MARGIN)
         if timeout < self._policy.min_fetch_s or (cut_short and timeout < needed):
-            await admission.release()
+            await _release(admission, tenant)
             return _deferred(item, OUT_OF_TIME)
-        result = await self._fetch(item, work, admission, timeout)
+        result = await self._fetch(item, work, admission, timeout, tenant)
         attempt = replace(attempt, cut_short=cut_short)
         verdict = after_fetch(result, attempt, limits, self._clock())
         await self._tell_host(host, admission, verdict)
         return await self._carry_out(verdict.decision, item, work)
+
+    async def _tenant_admission(self, work: BatchWork) -> HeldPermit | Throttle | None:
+        """A slot of the batch's tenant when it has a cap on pages in flight (None without)."""
+        cap = await self._caps.cap_of(work.batch.tenant)
+        if not cap:
+            return None
+        with phase("admit"):
+            wait_s = _remaining(work) - self._policy.min_fetch_s
+            return await self._politeness.admit(
+                tenant_gate_key(work.batch.tenant),
+                HostLimits(concurrency=cap),
+                self._permit_lease,
+                max_wait_s=wait_s,
+            )
 
     def _limits(self, spec: JobSpec) -> OutcomeLimits:
         return OutcomeLimits(
@@ -179,9 +200,15 @@ class TaskRunner:
         return min(allowed, left), left < allowed
 
     async def _fetch(
-        self, item: BatchItem, work: BatchWork, held: HeldPermit, timeout: float
+        self,
+        item: BatchItem,
+        work: BatchWork,
+        held: HeldPermit,
+        timeout: float,
+        tenant: HeldPermit | None,
     ) -> FetchResponse | FetchError:
-        """The fetch, within ``timeout``; the host permit is released right after it."""
+        """The fetch, within ``timeout``; the host's (and tenant's) permits are released right
+        after it."""
         try:
             options = work.spec.options
             request = FetchRequest(
@@ -201,7 +228,7 @@ class TaskRunner:
                 pace.longest_s = max(pace.longest_s, time.perf_counter() - started)
                 return response
         finally:
-            await held.release()
+            await _release(held, tenant)
 
     def _fetch_span(self, url: str) -> AbstractContextManager[object]:
         """A span per fetch inside a recorded batch span. Unrecorded, it would not be recorded
@@ -266,6 +293,12 @@ def _finished(item: BatchItem, outcome: TaskOutcome) -> TaskResult:
 def _deferred(item: BatchItem, reason: str) -> TaskResult:
     change = ReleaseTask(item.task_id, reason, refund_attempt=True)
     return TaskResult(change, Kind.DEFER, "defer")
+
+
+async def _release(*permits: HeldPermit | None) -> None:
+    for permit in permits:
+        if permit is not None:
+            await permit.release()
 
 
 def _remaining(work: BatchWork) -> float:

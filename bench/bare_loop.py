@@ -84,6 +84,16 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
+def latency_summary(seconds: Sequence[float]) -> dict[str, float | int]:
+    """n, p50 and p95 in milliseconds."""
+    ms = [s * 1000 for s in seconds]
+    return {
+        "n": len(ms),
+        "p50_ms": round(percentile(ms, 50), 1),
+        "p95_ms": round(percentile(ms, 95), 1),
+    }
+
+
 def _strip(value: str | None) -> str | None:
     return value.strip() if value is not None else None
 

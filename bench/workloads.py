@@ -56,6 +56,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.bare_loop import latency_summary
 from bench.catalog_site import PRODUCTS, bench_paths, expected
 from bench.site_process import start_site
 from scrapejobs_devstack.model_server import Answer, ModelServer
@@ -280,18 +281,7 @@ def run_one_url_workloads(
             "firestore_per_job": {k: round(v / len(took), 3) for k, v in ops.items()},
             "note": "firestore_per_job: the services' own operations (status polls not counted)",
         },
-        "L": _latency_summary(latencies),
-    }
-
-
-def _latency_summary(seconds: list[float]) -> dict[str, Any]:
-    from bench.bare_loop import percentile
-
-    ms = [s * 1000 for s in seconds]
-    return {
-        "n": len(ms),
-        "p50_ms": round(percentile(ms, 50), 1),
-        "p95_ms": round(percentile(ms, 95), 1),
+        "L": latency_summary(latencies),
     }
 
 
@@ -343,7 +333,7 @@ def push_floor(pubsub_host: str, project_id: str, messages: int) -> dict[str, An
     finally:
         server.shutdown()
         server.server_close()
-    return _latency_summary(took)
+    return latency_summary(took)
 
 
 def run_celery_workloads(

@@ -168,6 +168,27 @@ resource "google_firestore_index" "batches_active_updated_at" {
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
 
+# The reconcile's resumption of held batches (collection group): held batches older than a
+# cut-off (a job's window on a host whose chain of releases broke).
+resource "google_firestore_index" "batches_held_updated_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "batches"
+  query_scope = "COLLECTION_GROUP"
+
+  fields {
+    field_path = "held"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "updated_at"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
 # "Has any batch of any job been written since?" (reconcile leaves a moving system alone):
 # a single-field index on the batches collection group.
 resource "google_firestore_field" "batches_updated_at" {

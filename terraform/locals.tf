@@ -66,7 +66,9 @@ locals {
     # quotas of a tenant without its own (docs/operations.md, "Quotas and usage")
     SCRAPEJOBS_TENANT_PAGES_PER_DAY   = tostring(var.tenant_pages_per_day)
     SCRAPEJOBS_TENANT_PAGES_IN_FLIGHT = tostring(var.tenant_pages_in_flight)
-    SCRAPEJOBS_BATCH_SIZE             = tostring(var.task_batch_size)
+    # a job's batches of one host in Pub/Sub at once (docs/operations.md, "A fair share")
+    SCRAPEJOBS_HOST_WINDOW_BATCHES = tostring(var.host_window_batches)
+    SCRAPEJOBS_BATCH_SIZE          = tostring(var.task_batch_size)
     # longer than a healthy batch can go without a write: a redelivery after max backoff
     SCRAPEJOBS_RECONCILE_AFTER_S = tostring(var.max_backoff_s + var.ack_deadline_s + 30)
     # POST /v1/scrape answers its 504 (naming the job) before Cloud Run cuts the request

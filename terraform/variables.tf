@@ -401,6 +401,17 @@ variable "dispatcher_default_role" {
   }
 }
 
+variable "host_window_batches" {
+  type        = number
+  description = "A job's batches of one host in Pub/Sub at once; the rest wait in Firestore and the workers release them as earlier ones finish, so another tenant's work on that host never waits behind the whole job (0 = publish all at once)."
+  default     = 4
+
+  validation {
+    condition     = var.host_window_batches >= 0 && var.host_window_batches <= 1000 && floor(var.host_window_batches) == var.host_window_batches
+    error_message = "host_window_batches must be a whole number from 0 to 1000."
+  }
+}
+
 variable "tenant_pages_per_day" {
   type        = number
   description = "Pages each tenant may fetch per UTC day unless an admin set its own (PUT /v1/tenants/{tenant}); 0 = no limit. Past it a submission is a 429 with Retry-After."

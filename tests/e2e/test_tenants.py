@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import random
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -15,7 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner, Result
 
+from scrapejobs_client.cli import app
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack
 from support.jobs import wait_finished
@@ -38,6 +41,7 @@ def dispatchers(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Itera
         "SCRAPEJOBS_API_KEY_HASHES": hash_api_key(ADMIN_KEY),
         "SCRAPEJOBS_API_KEY_RECHECK_S": str(RECHECK_S),
         "SCRAPEJOBS_QUOTA_RECHECK_S": "0",
+        "SCRAPEJOBS_BATCH_SIZE": "10",  # a 600-URL job is 60 batches of one host
     }
     logs: Path = tmp_path_factory.mktemp("tenant-logs")
     with lone_stack(stack, "scrapejobs-tenants", logs, env) as lone:
@@ -160,3 +164,66 @@ async def test_a_tenant_never_has_more_pages_in_flight_than_its_cap(
     assert site.max_in_flight == 2  # its cap, used, never passed (the host allows 8)
     usage = (await here.get("/v1/usage", headers=key(member))).json()["usage"]
     assert usage[0]["quota"]["pages_in_flight"] == 2 and usage[0]["pages_today"] == 12
+
+
+async def test_a_large_job_of_one_tenant_never_keeps_another_tenants_small_jobs_waiting(
+    apis: list[httpx.AsyncClient], site: Site
+) -> None:
+    """X's 600 URLs of the site (60 batches: 4 in the broker at a time, the rest held), then
+    Y's one-URL jobs of the same site: they end while X has most of its pages still to do,
+    not behind the whole of X's job; X alone had every slot of the host."""
+    here, _ = apis
+    run = random.randrange(10**6)
+    x_key, _ = await new_key(here, f"x-{run}")
+    y_key, _ = await new_key(here, f"y-{run}")
+    large = [f"{site.url}/conc/x{run}-{n}?s=0.05" for n in range(600)]
+    with site.lock:
+        site.max_in_flight = 0
+    made = await here.post("/v1/jobs", json={"urls": large}, headers=key(x_key))
+    assert made.status_code == 202, made.text
+    x_id = made.json()["id"]
+
+    async def x_done() -> int:
+        job = (await here.get(f"/v1/jobs/{x_id}", headers=key(x_key))).json()
+        return int(job["counts"]["succeeded"])
+
+    while await x_done() < 40:  # X holds the host
+        await asyncio.sleep(0.05)
+    assert site.max_in_flight == 8  # alone, X had every slot of the host
+    small = []
+    for n in range(5):
+        body = {"url": f"{site.url}/conc/y{run}-{n}?s=0.05"}
+        answer = await here.post("/v1/jobs", json=body, headers=key(y_key))
+        assert answer.status_code == 202, answer.text
+        small.append(answer.json()["id"])
+    async with httpx.AsyncClient(base_url=here.base_url, headers=key(y_key)) as as_y:
+        for job_id in small:
+            assert (await wait_finished(as_y, job_id, timeout_s=60))["counts"]["succeeded"] == 1
+    assert await x_done() < 450  # Y's jobs did not wait behind the rest of X's
+    async with httpx.AsyncClient(base_url=here.base_url, headers=key(x_key)) as as_x:
+        assert (await wait_finished(as_x, x_id, timeout_s=180))["counts"]["succeeded"] == 600
+
+
+def test_the_cli_makes_lists_and_revokes_keys_and_shows_usage(dispatchers: list[str]) -> None:
+    runner = CliRunner()
+
+    def run(*args: str, key_value: str = ADMIN_KEY) -> Result:
+        arguments = ["--api", dispatchers[0], "--api-key", key_value, *args]
+        return runner.invoke(app, arguments, env={"COLUMNS": "400"}, catch_exceptions=False)
+
+    tenant = f"cli-{random.randrange(10**6)}"
+    made = run("keys", "create", tenant, "--name", "from the cli", "--json")
+    assert made.exit_code == 0, made.output
+    created = json.loads(made.stdout)
+    assert created["key"].startswith("sj_") and created["tenant"] == tenant
+    listed = run("keys", "ls", "--tenant", tenant)
+    assert created["id"] in listed.stdout and "from the cli" in listed.stdout
+    assert created["key"] not in listed.stdout
+    assert run("quota", tenant, "--pages-per-day", "100").exit_code == 0
+    mine = run("usage", "--json", key_value=created["key"])
+    assert mine.exit_code == 0, mine.output
+    [usage] = json.loads(mine.stdout)["usage"]
+    assert usage["tenant"] == tenant and usage["quota"]["pages_per_day"] == 100
+    refused = run("keys", "ls", key_value=created["key"])  # a member manages no keys
+    assert refused.exit_code != 0 and "admin" in refused.output
+    assert run("keys", "revoke", created["id"]).exit_code == 0

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
+from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
@@ -27,6 +28,7 @@ def memory_dispatcher(
     """``create_app`` with every adapter in memory (the store also answers stats); keyword
     arguments replace any of them (a publisher that fails, a Firestore stats reader...)."""
     defaults: dict[str, Any] = {
+        "held_batches": MemoryHeldBatches(store),
         "publisher": MemoryTaskPublisher(),
         "gate": MemoryHostGate(),
         "idempotency_keys": MemoryIdempotencyKeys(),

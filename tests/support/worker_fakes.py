@@ -22,6 +22,7 @@ from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
 from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, PermanentFetchError
+from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
@@ -109,6 +110,7 @@ def build_processor(
     metrics: DeliveryMetrics | None = None,
     events: JobEvents | None = None,
     page_cache: PageCache | None = None,
+    held: HeldBatches | None = None,
 ) -> BatchProcessor:
     polite = Politeness(
         gate or MemoryHostGate(),
@@ -136,6 +138,7 @@ def build_processor(
         batch or BatchPolicy(lease_s=6),
         events,
         reuse=PageReuse(page_cache, store, clock),
+        held=held,
     )
 
 

@@ -24,8 +24,6 @@ from scrapejobs_client.auth import (
 )
 from scrapejobs_client.errors import ApiError, ApiUnreachable, ScrapeTimedOut
 from scrapejobs_client.models import (
-    ApiKey,
-    CreatedApiKey,
     DeadLetter,
     DeadLetterPage,
     ExportFormat,
@@ -51,6 +49,7 @@ from scrapejobs_client.models import (
 )
 from scrapejobs_client.request_bodies import webhook_body, with_options
 from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
+from scrapejobs_client.tenants_api import TenantsApi
 
 DEFAULT_API_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT_S = 30.0
@@ -61,7 +60,7 @@ PageT = TypeVar("PageT", bound=Page)
 Params = Mapping[str, str | int | float | None]
 
 
-class Client:
+class Client(TenantsApi):
     """A scrapejobs API client.
 
     Authentication, chosen by the arguments: ``api_key`` sends ``X-API-Key``; ``iam=True``
@@ -336,22 +335,6 @@ class Client:
             "POST", "/v1/dead-letters:replay", json={k: v for k, v in body.items() if v is not None}
         )
         return Replayed.model_validate(response.json())
-
-    # --- keys (admin keys only) ----------------------------------------------------------------
-
-    def create_key(self, tenant: str, role: str = "member", name: str = "") -> CreatedApiKey:
-        """``POST /v1/keys``: a new key for ``tenant`` (its ``key`` is shown this once)."""
-        body = {"tenant": tenant, "role": role, "name": name}
-        return CreatedApiKey.model_validate(self._send("POST", "/v1/keys", json=body).json())
-
-    def list_keys(self, tenant: str | None = None, limit: int = 200) -> list[ApiKey]:
-        """``GET /v1/keys``: keys made at run time, newest first (never the keys themselves)."""
-        listed = self._get("/v1/keys", {"tenant": tenant, "limit": limit})["keys"]
-        return [ApiKey.model_validate(entry) for entry in listed]
-
-    def revoke_key(self, key_id: str) -> None:
-        """``DELETE /v1/keys/{id}``: refused on every instance within seconds."""
-        self._send("DELETE", f"/v1/keys/{_segment(key_id)}")
 
     # --- hosts, monitoring, maintenance -------------------------------------------------------
 

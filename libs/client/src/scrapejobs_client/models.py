@@ -164,6 +164,39 @@ class CreatedApiKey(ApiKey):
     key: str
 
 
+# --- tenants: quotas and usage ----------------------------------------------------------------
+
+
+class Quota(ApiModel):
+    pages_per_day: int = 0  # 0: no limit
+    pages_in_flight: int = 0
+
+
+class TenantQuota(ApiModel):
+    tenant: str
+    quota: Quota
+    own_quota: bool = False
+
+
+class Tenants(ApiModel):
+    """``GET /v1/tenants`` (admin): the default quota, the tenants with their own."""
+
+    defaults: Quota
+    tenants: list[TenantQuota] = Field(default_factory=list)
+
+
+class TenantUsage(ApiModel):
+    """A tenant's day so far (UTC) against its quota."""
+
+    tenant: str
+    pages_today: int
+    pages_in_flight: int
+    quota: Quota
+    own_quota: bool = False
+    ai_tokens: int = 0
+    ai_cost: float | None = None
+
+
 # --- dead letters -----------------------------------------------------------------------------
 
 

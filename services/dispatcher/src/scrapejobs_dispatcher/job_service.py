@@ -25,7 +25,12 @@ from scrapejobs_dispatcher.recovery import publish_open_batches
 from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.tenant_quotas import Quotas
-from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, plan_batches, shards_for
+from scrapejobs_shared.delivery.batching import (
+    DEFAULT_BATCH_SIZE,
+    hold_beyond,
+    plan_batches,
+    shards_for,
+)
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
@@ -45,11 +50,13 @@ from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
+from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import JobExists, Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookDelivery, WebhookLog
 
 log = logging.getLogger(__name__)
+RELEASE_PAGE = 100  # held batches released per store call (a cancel releases them all)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +91,19 @@ class JobService:
         allow_unverified_tls: bool = True,
         ai_models: frozenset[str] | None = None,
         quotas: Quotas | None = None,
+        held: HeldBatches | None = None,
+        host_window: int = 0,
     ) -> None:
         """``ai_provider``: the configured AI provider, without which ``ai`` stages are refused;
         ``ai_models``: the models a stage may name (None: any);
         ``ai_prices``: what model tokens cost, for a job's cost (none shown without them);
-        ``allow_unverified_tls``: False refuses ``options.verify_tls`` false."""
+        ``allow_unverified_tls``: False refuses ``options.verify_tls`` false;
+        ``host_window``: a job's batches of one host in the broker at once, the others held
+        and released by the workers as earlier ones finish (0: all published at once;
+        ``delivery.batching.hold_beyond``), given ``held``, the store of held batches."""
         self._quotas = quotas
+        self._held = held
+        self._host_window = host_window if held is not None else 0
         self._ai_provider = ai_provider
         self._ai_models = ai_models
         self._allow_unverified_tls = allow_unverified_tls
@@ -192,7 +206,7 @@ class JobService:
         if self._coalescer is not None and self._coalescer.takes(job, batches):
             return await self._coalescer.submit(job, batches)
         await self._store.create_job(job, batches)
-        failed = await self._enqueuer.publish(batches)
+        failed = await self._enqueuer.publish([batch for batch in batches if not batch.held])
         await self._store.mark_published([job.id], self._clock())
         return failed
 
@@ -249,9 +263,16 @@ class JobService:
             raise JobAlreadyFinished(job_id)
         if await self._store.cancel_job(job_id, self._clock()):
             log.info("job cancelled", extra={"job_id": job_id})
+            await self._release_all_held(job_id)  # their tasks end cancelled at once
             if self._events is not None:
                 await self._events.ended(job_id)
         return await self.get(job_id, caller)
+
+    async def _release_all_held(self, job_id: str) -> None:
+        if self._held is None:
+            return
+        while released := await self._held.release(job_id, None, self._clock(), RELEASE_PAGE):
+            await self._enqueuer.publish(released)
 
     async def webhook_deliveries(
         self, job_id: str, caller: Caller | None, limit: int = 100
@@ -324,9 +345,10 @@ class JobService:
             for index, url in enumerate(request.target_urls())
         ]
         expire_at = now + self._retention_of(request)
-        return plan_batches(
+        planned = plan_batches(
             job_id, items, self._batch_size, now, expire_at, lane=request.lane(), tenant=tenant
         )
+        return hold_beyond(planned, self._host_window)
 
     def _retention_of(self, request: JobRequest) -> timedelta:
         days = request.options.retention_days

@@ -46,6 +46,7 @@ from scrapejobs_dispatcher.ui.sessions import DashboardSessions
 from scrapejobs_dispatcher.usage import Usage
 from scrapejobs_shared.adapters.firestore.api_keys import FirestoreApiKeyStore
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
+from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
@@ -64,6 +65,7 @@ from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.api_keys import ApiKeyStore
+from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 from scrapejobs_shared.ports.session_revocations import SessionRevocations
@@ -91,6 +93,7 @@ def create_app(
     session_revocations: SessionRevocations | None = None,
     api_keys: ApiKeyStore | None = None,
     tenant_quotas: TenantQuotas | None = None,
+    held_batches: HeldBatches | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
     unless others are given (tests; the caller then shuts down the telemetry it gave)."""
@@ -110,6 +113,7 @@ def create_app(
             or session_revocations is None
             or api_keys is None
             or tenant_quotas is None
+            or held_batches is None
         ):
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
@@ -152,6 +156,7 @@ def create_app(
             settings.ai_prices(),
         )
         events = JobEvents(job_store, outbox)
+        held = held_batches or FirestoreHeldBatches(client, deadline)
         deliveries = webhook_log or FirestoreWebhookLog(client, deadline)
         app.state.jobs = JobService(
             job_store,
@@ -170,9 +175,11 @@ def create_app(
             allow_unverified_tls=settings.allow_unverified_tls,
             ai_models=settings.offered_models(),
             quotas=quotas,
+            held=held,
+            host_window=settings.host_window_batches,
         )
         app.state.recovery = Recovery(
-            job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate
+            job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate, held
         )
         app.state.export = JobExport(job_store, utc_now)
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)

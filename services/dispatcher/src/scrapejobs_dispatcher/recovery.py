@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from opentelemetry.trace import Tracer
 
@@ -20,6 +20,7 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
+from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog
@@ -50,8 +51,11 @@ class Recovery:
         events: JobEvents | None = None,
         webhook_log: WebhookLog | None = None,
         host_gate: HostGate | None = None,
+        held: HeldBatches | None = None,
     ) -> None:
-        """``host_gate``: the breakers an explicit replay closes (none without it)."""
+        """``host_gate``: the breakers an explicit replay closes (none without it); ``held``:
+        the held batches whose broken chains a reconcile resumes."""
+        self._held = held
         self._store = store
         self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
         self._clock = clock
@@ -117,9 +121,10 @@ class Recovery:
         finished tasks are skipped); at most ``limit`` batches per call."""
         now = self._clock()
         cutoff = now - stalled_for
+        resumed = await self._resume_held(cutoff, limit)
         stalled = await self._store.stalled_batches(cutoff, now, limit)
         if not stalled:
-            return Reconciled(0, 0, 0)
+            return Reconciled(resumed, 0, 0)
         until = now + CLOCK_SKEW
         system_moving = await self._store.progressed_since(cutoff, until)
         by_job: dict[str, list[BatchRecord]] = {}
@@ -137,7 +142,20 @@ class Recovery:
                 "republished stalled batches",
                 extra={"batches": len(republish), "tasks": tasks, "jobs": len(by_job)},
             )
-        return Reconciled(len(republish), tasks, len(stalled) - len(republish))
+        return Reconciled(resumed + len(republish), tasks, len(stalled) - len(republish))
+
+    async def _resume_held(self, cutoff: datetime, limit: int) -> int:
+        """Held batches whose chain broke (the delivery that should have released the next
+        died first; its host has no active batch of the job): release and publish one each."""
+        if self._held is None:
+            return 0
+        released = []
+        for job_id, group in await self._held.stalled_holds(cutoff, limit):
+            released += await self._held.release(job_id, group, self._clock(), 1)
+        if released:
+            await self._enqueuer.publish(released)
+            log.warning("resumed held batches", extra={"batches": len(released)})
+        return len(released)
 
     async def dead_letters(
         self,
@@ -273,8 +291,9 @@ async def publish_open_batches(
     token: str | None = None
     while True:
         page = await store.open_batches(job_id, REPUBLISH_PAGE, token)
-        tasks = sum(len(batch.open_items) for batch in page.items)
-        published += tasks - await enqueuer.publish(page.items)
+        unheld = [batch for batch in page.items if not batch.held]  # held: the workers release
+        tasks = sum(len(batch.open_items) for batch in unheld)
+        published += tasks - await enqueuer.publish(unheld)
         token = page.next_page_token
         if token is None:
             break

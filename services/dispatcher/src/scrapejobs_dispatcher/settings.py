@@ -12,7 +12,7 @@ from scrapejobs_dispatcher.keyring import RECHECK_S
 from scrapejobs_dispatcher.monitoring import HealthPolicy
 from scrapejobs_dispatcher.usage import Plan
 from scrapejobs_shared.config.settings import CommonSettings
-from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE
+from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, HOST_WINDOW
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
@@ -87,6 +87,14 @@ class DispatcherSettings(CommonSettings):
         ge=1,
         le=MAX_BATCH_SIZE,
         description="URLs per task message (grouped by host); see bench/README.md",
+    )
+    host_window_batches: int = Field(
+        default=HOST_WINDOW,
+        ge=0,
+        le=1000,
+        description="A job's batches of one host in the broker at once; the others wait in "
+        "Firestore and are released by the workers as earlier ones finish, so another tenant's "
+        "work on that host waits behind a few batches, not the whole job (0: all at once)",
     )
     reconcile_after_s: int = Field(
         default=DEFAULT_TOPOLOGY.max_backoff_s + DEFAULT_TOPOLOGY.ack_deadline_s + 30,

@@ -19,7 +19,6 @@ the answer if the store comes back in time; the delivery is nacked.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import time
 from collections import Counter
@@ -29,7 +28,7 @@ from datetime import timedelta
 
 from opentelemetry.trace import SpanKind, Tracer
 
-from scrapejobs_shared.delivery.batching import authority
+from scrapejobs_shared.delivery.batching import authority, batch_group
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
@@ -44,9 +43,12 @@ from scrapejobs_shared.observability.phase_timer import collect_phases, phase
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
+from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
+from scrapejobs_worker.held_chain import HeldChain
+from scrapejobs_worker.host_spread import HostSpread
 from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunner, cancelled
@@ -80,7 +82,9 @@ class BatchProcessor:
         events: JobEvents | None = None,
         heartbeat: WorkerHeartbeat | None = None,
         reuse: PageReuse | None = None,
+        held: HeldBatches | None = None,
     ) -> None:
+        self._chain = HeldChain(held, enqueuer, clock)
         self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
         self._reuse = reuse or PageReuse(None, store, clock)
         self._events = events
@@ -199,6 +203,8 @@ class BatchProcessor:
             )
         if closed.job_may_be_done:
             await complete_if_done(self._store, message.job_id, self._clock, self._events)
+        if closed.finished:
+            await self._chain.release_next(message.job_id, authority(message.tasks[0].url))
         return Verdict.done("dead-lettered")
 
     async def reject_envelope(self, body: bytes, reason: str) -> None:
@@ -380,8 +386,17 @@ class BatchProcessor:
         queue = HostSpread(work.batch.fetch_items, self._policy.concurrency)
         results: list[TaskResult] = list(reused)
         outages: list[DependencyUnavailable] = []
+        releases: list[asyncio.Task[None]] = []  # the next held batch, once the last task runs
+        moves_on = self._chain.moves_on(work.batch, work.deferrals)
 
         async def lane() -> None:
+            await run_lane()
+            if moves_on and not releases and not outages:
+                group = batch_group(work.batch)
+                release = self._chain.release_next(work.batch.job_id, group)
+                releases.append(asyncio.create_task(release))
+
+        async def run_lane() -> None:
             while not outages and (item := queue.next()) is not None:
                 started = time.perf_counter()
                 result = (
@@ -410,6 +425,8 @@ class BatchProcessor:
                 for _ in range(queue.lanes):
                     lanes.create_task(lane())
         finally:
+            for release in releases:
+                await release  # it logs its own failures: never this batch's
             with phase("record"), self._tracer.start_as_current_span("store"):
                 # during an outage its last write is tried again while an answer can still
                 # follow a call that does not answer
@@ -417,39 +434,6 @@ class BatchProcessor:
             self._heartbeat.batches_in_flight -= 1
             self._heartbeat.finished(batches=1)
         return results
-
-
-class HostSpread:
-    """The order a batch's lanes take its tasks in: each host gets an equal part of the lanes
-    (``concurrency // hosts``, at least one), fixed for the batch. A batch of one host runs
-    all its lanes on it; a batch of many hosts runs one lane per host, so each host costs the
-    shared gate one slot (a read and two writes) instead of one per lane."""
-
-    def __init__(self, items: tuple[BatchItem, ...], concurrency: int) -> None:
-        self._hosts: dict[str, collections.deque[BatchItem]] = {}
-        for item in items:  # submission order within a host
-            self._hosts.setdefault(authority(item.url), collections.deque()).append(item)
-        self.per_host = max(1, concurrency // max(len(self._hosts), 1))
-        spread = sum(min(len(queue), self.per_host) for queue in self._hosts.values())
-        self.lanes = min(concurrency, spread)
-        self._busy: Counter[str] = Counter()
-        self._host_of: dict[str, str] = {}  # task id -> host
-
-    def next(self) -> BatchItem | None:
-        """The next task of the first host with a lane to spare; None when none has (the lane
-        ends: the lanes still on a host finish its tasks)."""
-        for host, queue in self._hosts.items():
-            if self._busy[host] < self.per_host:
-                item = queue.popleft()
-                if not queue:
-                    del self._hosts[host]
-                self._busy[host] += 1
-                self._host_of[item.task_id] = host
-                return item
-        return None
-
-    def done(self, item: BatchItem) -> None:
-        self._busy[self._host_of.pop(item.task_id)] -= 1
 
 
 def finished_pages(batch: BatchRecord, results: list[TaskResult]) -> list[tuple[str, str]]:

@@ -17,6 +17,7 @@ from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCache
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
+from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
@@ -38,6 +39,7 @@ from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPo
 from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.fetcher import Fetcher
+from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
@@ -152,6 +154,7 @@ def create_app(
     answer_cache: AnswerCache | None = None,
     page_cache: PageCache | None = None,
     tenant_quotas: TenantQuotas | None = None,
+    held_batches: HeldBatches | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
     telemetry the settings choose unless others are given (tests; the caller then shuts
@@ -201,7 +204,8 @@ def create_app(
             tracer,
             runner_policy(settings),
             TenantCaps(
-                tenant_quotas or (FirestoreTenantQuotas(client, deadline) if client else None),
+                tenant_quotas
+                or (FirestoreTenantQuotas(client, deadline) if store is None else None),
                 settings.tenant_pages_in_flight,
             ),
         )
@@ -222,6 +226,7 @@ def create_app(
             events,
             heartbeat,
             PageReuse(page_cache or _page_cache(client, deadline), job_store, clock),
+            held_batches or (FirestoreHeldBatches(client, deadline) if store is None else None),
         )
         model = language_model or build_language_model(settings)
         app.state.processing = _processing_lane(

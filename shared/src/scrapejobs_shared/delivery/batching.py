@@ -4,6 +4,7 @@ a batch mostly runs on one host's warm slot."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -11,6 +12,7 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, task_id_for
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 
 DEFAULT_BATCH_SIZE = 100  # chosen from measurements: bench/README.md ("Batch size")
+HOST_WINDOW = 4  # a job's batches of one host in the broker at once (bench/README.md, T)
 MAX_COUNTER_SHARDS = 64
 BATCHES_PER_SHARD = 4
 
@@ -50,6 +52,34 @@ def plan_batches(
         )
         for n, start in enumerate(range(0, len(ordered), size))
     ]
+
+
+def batch_group(batch: BatchRecord) -> str:
+    """The host a batch is held and released by: its first task's (a job's batches keep
+    hosts together, so a one-host job's batches share it)."""
+    return authority(batch.items[0].url) if batch.items else ""
+
+
+def hold_beyond(batches: Sequence[BatchRecord], window: int) -> list[BatchRecord]:
+    """The batches, those beyond the first ``window`` of their host held (0: none held).
+    A held batch is published when one of its host's batches of the job finishes its fetches
+    (the worker releases it), so a job has at most ``window`` batches of one host in the
+    broker: another tenant's work on that host waits behind a few batches, not the whole job.
+    A job over many hosts holds nothing (each host's first batches go at once)."""
+    if window <= 0:
+        return list(batches)
+    sizes: dict[str, int] = {}
+    for batch in batches:
+        sizes[batch_group(batch)] = sizes.get(batch_group(batch), 0) + 1
+    seen: dict[str, int] = {}
+    planned = []
+    for batch in batches:
+        group = batch_group(batch)
+        seen[group] = seen.get(group, 0) + 1
+        if sizes[group] > window:  # finishing any of them releases the next
+            batch = replace(batch, held=seen[group] > window, chained=True)
+        planned.append(batch)
+    return planned
 
 
 def authority(url: str) -> str:

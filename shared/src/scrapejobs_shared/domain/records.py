@@ -135,6 +135,8 @@ class BatchRecord:
     updated_at: datetime | None = None  # last written (claim, results); None: at creation
     lane: str = "normal"  # the priority lane its messages travel in (the job's priority)
     tenant: str = DEFAULT_TENANT  # its job's (the workers count its outcomes for the tenant)
+    held: bool = False  # written but not published: its job's window on its host is full
+    chained: bool = False  # its host has held batches of the job: finishing it releases one
 
     @property
     def open_items(self) -> tuple[BatchItem, ...]:

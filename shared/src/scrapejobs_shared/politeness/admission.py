@@ -13,6 +13,7 @@ from scrapejobs_shared.config.settings import DEFAULT_USER_AGENT
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobOptions
 from scrapejobs_shared.observability.phase_timer import phase
+from scrapejobs_shared.politeness.fair_places import FairPlaces
 from scrapejobs_shared.politeness.host_gate import (
     BreakerPolicy,
     HostGate,
@@ -55,7 +56,7 @@ class HostQueue:
     def __init__(self, queues: dict[tuple[str, int], HostQueue], key: tuple[str, int]) -> None:
         self._queues = queues
         self._key = key
-        self._places = asyncio.Semaphore(key[1])
+        self._places = FairPlaces(key[1])
         self._users = 0
         self._paused_until = 0.0  # loop time
         self._backoff_s = 0.0
@@ -71,8 +72,9 @@ class HostQueue:
         queue._users += 1
         return queue
 
-    async def enter(self, wait_s: float) -> bool:
-        return await _take(self._places, wait_s)
+    async def enter(self, wait_s: float, tenant: str = "") -> bool:
+        """A place in this process's line for the host, taken in turns by tenant."""
+        return await self._places.acquire(tenant, wait_s)
 
     async def ask(self, deadline: float) -> bool:
         """Become the lane that asks the gate next (False at ``deadline``)."""
@@ -142,7 +144,7 @@ class HostQueue:
             del self._queues[self._key]
 
 
-async def _take(lock: asyncio.Lock | asyncio.Semaphore, timeout_s: float) -> bool:
+async def _take(lock: asyncio.Lock, timeout_s: float) -> bool:
     """Acquire within ``timeout_s`` (at once or not at all when it is not positive)."""
     if timeout_s <= 0:
         if lock.locked():
@@ -208,11 +210,17 @@ class Politeness:
         return HostLimits(concurrency=concurrency, min_interval_s=interval)
 
     async def admit(
-        self, host: str, limits: HostLimits, lease: timedelta, max_wait_s: float | None = None
+        self,
+        host: str,
+        limits: HostLimits,
+        lease: timedelta,
+        max_wait_s: float | None = None,
+        tenant: str = "",
     ) -> HeldPermit | Throttle:
         """A permit leased for ``lease`` from when it is granted, waiting up to the policy's
         ``max_wait_s`` (or less: the caller's ``max_wait_s``) in this process's queue and at
-        the shared gate; else the throttle to defer the task by."""
+        the shared gate; else the throttle to defer the task by. The lanes of several tenants
+        waiting for the host in this process take its places in turns (``FairPlaces``)."""
         wait_s = self._policy.max_wait_s
         if max_wait_s is not None:
             wait_s = min(wait_s, max_wait_s)
@@ -220,7 +228,7 @@ class Politeness:
         deadline = loop.time() + max(wait_s, 0.0)
         place = HostQueue.join(self._queues, (host, limits.concurrency))
         try:
-            entered = await place.enter(wait_s)
+            entered = await place.enter(wait_s, tenant)
         except BaseException:
             place.leave()
             raise

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from scrapejobs_client.cli import job_commands, key_commands, operation_commands
+from scrapejobs_client.cli import job_commands, operation_commands, tenant_commands
 from scrapejobs_client.cli.state import (
     CliConfig,
     CliState,
@@ -85,9 +85,11 @@ app.command()(operation_commands.hosts)
 app.command()(operation_commands.workers)
 app.command()(operation_commands.stats)
 app.command()(operation_commands.health)
-keys_app.command("create")(key_commands.create)
-keys_app.command("ls")(key_commands.ls)
-keys_app.command("revoke")(key_commands.revoke)
+keys_app.command("create")(tenant_commands.create)
+keys_app.command("ls")(tenant_commands.ls)
+keys_app.command("revoke")(tenant_commands.revoke)
+app.command()(tenant_commands.usage)
+app.command()(tenant_commands.quota)
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from scrapejobs_shared.delivery.batching import batch_group
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import (
     BatchItem,
@@ -157,7 +158,11 @@ def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
     return {
         "items": items_to_doc(batch.items),
         "open": open_tasks,
-        "active": open_tasks > 0,  # the reconcile query: active batches not written for a while
+        # the reconcile query: active batches not written for a while (never a held one)
+        "active": open_tasks > 0 and not batch.held,
+        "held": batch.held,
+        "chained": batch.chained,
+        "group": batch_group(batch),
         "shard": shard,
         "lease_until": batch.lease_until,
         "created_at": batch.created_at,
@@ -205,6 +210,8 @@ def batch_from_doc(job_id: str, batch_id: str, doc: Mapping[str, Any]) -> BatchR
         lease_until=_maybe_datetime(doc.get("lease_until")),
         lane=str(doc.get("lane") or "normal"),
         tenant=str(doc.get("tenant") or DEFAULT_TENANT),
+        held=bool(doc.get("held")),
+        chained=bool(doc.get("chained")),
     )
 
 

@@ -1,4 +1,4 @@
-"""The CLI's key commands (admin keys only): create, ls, revoke."""
+"""The CLI's tenant commands: keys (create, ls, revoke) and quotas (admin keys), usage."""
 
 from __future__ import annotations
 
@@ -82,3 +82,49 @@ def keys_table(keys: list[ApiKey]) -> Table:
             when(key.last_used_at),
         )
     return table
+
+
+@reports_errors
+def usage(
+    ctx: typer.Context,
+    tenant: Annotated[str | None, typer.Option(help="Of this tenant (admin keys).")] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Pages fetched today (UTC), in flight, and the quota: the key's tenant's (an admin
+    key: every tenant's, or --tenant's)."""
+    state = use(ctx, json_output)
+    figures = state.client.usage(tenant)
+    if json_output:
+        state.emit_json({"usage": [entry.model_dump(mode="json") for entry in figures]})
+        return
+    table = Table("tenant", "pages today", "per day", "in flight", "at once", "ai tokens", box=None)
+    for entry in figures:
+        table.add_row(
+            escape(entry.tenant),
+            str(entry.pages_today),
+            str(entry.quota.pages_per_day or "no limit"),
+            str(entry.pages_in_flight),
+            str(entry.quota.pages_in_flight or "no limit"),
+            str(entry.ai_tokens),
+        )
+    state.out.print(table)
+
+
+@reports_errors
+def quota(
+    ctx: typer.Context,
+    tenant: Annotated[str, typer.Argument(help="The tenant.")],
+    pages_per_day: Annotated[int, typer.Option(min=0, help="Pages per UTC day (0: no limit).")],
+    pages_in_flight: Annotated[int, typer.Option(min=0, help="Pages at once (0: no limit).")] = 0,
+    json_output: JsonFlag = False,
+) -> None:
+    """Set a tenant's own quota (admin keys)."""
+    state = use(ctx, json_output)
+    set_quota = state.client.set_quota(tenant, pages_per_day, pages_in_flight)
+    if json_output:
+        state.emit_json(set_quota.model_dump(mode="json"))
+    else:
+        state.out.print(
+            f"{set_quota.tenant}: {set_quota.quota.pages_per_day or 'no limit'} pages a day, "
+            f"{set_quota.quota.pages_in_flight or 'no limit'} at once"
+        )

@@ -1,0 +1,88 @@
+"""A job's window on a host: its batches beyond the first ``host_window`` of a host are held
+(stored, not published); the worker releases the next when one finishes its fetches; a cancel
+releases them all; the reconcile resumes a chain a crash broke. Over in-memory adapters."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.delivery.batching import hold_beyond, plan_batches
+from scrapejobs_shared.domain.records import BatchItem, task_id_for
+from scrapejobs_shared.domain.statuses import JobStatus
+from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
+from support.memory_dispatcher import memory_client
+from support.worker_fakes import NOW, ScriptedFetcher, build_processor
+
+ONE_HOST = [f"http://a.example/p/{n}" for n in range(25)]
+SETTINGS = DispatcherSettings(
+    auth_mode="none", batch_size=5, host_window_batches=2, coalesce_window_ms=0
+)
+
+
+def delivery(message: BatchMessage) -> PushedMessage:
+    return PushedMessage("m1", message.encode(), {}, "sub", None)
+
+
+def test_only_a_hosts_batches_beyond_the_window_are_held() -> None:
+    items = [BatchItem(task_id_for("j", str(n)), url, index=n) for n, url in enumerate(ONE_HOST)]
+    items += [BatchItem(task_id_for("j", f"b{n}"), f"http://b.example/{n}") for n in range(5)]
+    planned = plan_batches("j", items, 5, NOW, NOW + timedelta(days=1))
+    held = hold_beyond(planned, 2)
+    assert [b.held for b in held] == [False, False, True, True, True, False]
+    assert not any(b.held for b in hold_beyond(planned, 0))  # 0: no window
+    many_hosts = [
+        BatchItem(task_id_for("k", str(n)), f"http://h{n}.example/", index=n) for n in range(30)
+    ]
+    spread = plan_batches("k", many_hosts, 1, NOW, NOW + timedelta(days=1))
+    assert not any(b.held for b in hold_beyond(spread, 2))  # each host's first batch goes
+
+
+async def test_a_one_host_job_puts_two_batches_in_the_broker_and_the_worker_moves_on() -> None:
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    held = MemoryHeldBatches(store)
+    async with memory_client(store, SETTINGS, publisher=publisher) as api:
+        job_id = (await api.post("/v1/jobs", json={"urls": ONE_HOST})).json()["id"]
+        assert len(publisher.batches) == 2  # of 5 batches: the host's window
+        assert sum(b.held for b in store.batches[job_id].values()) == 3
+        processor = build_processor(
+            store, ScriptedFetcher(200), lambda: NOW, publisher=publisher, held=held
+        )
+        delivered = 0
+        while delivered < len(publisher.batches):  # each finished batch releases the next
+            message, _ = publisher.batches[delivered]
+            assert (await processor.handle_push(delivery(message))).ack
+            delivered += 1
+        assert delivered == 5 and not any(b.held for b in store.batches[job_id].values())
+        job = (await api.get(f"/v1/jobs/{job_id}")).json()
+        assert job["status"] == "completed" and job["counts"]["succeeded"] == 25
+
+
+async def test_a_cancel_releases_every_held_batch_so_the_job_ends() -> None:
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    async with memory_client(store, SETTINGS, publisher=publisher) as api:
+        job_id = (await api.post("/v1/jobs", json={"urls": ONE_HOST})).json()["id"]
+        assert (await api.post(f"/v1/jobs/{job_id}:cancel")).status_code == 200
+        assert len(publisher.batches) == 5  # the held ones too: the workers end them cancelled
+        assert not any(b.held for b in store.batches[job_id].values())
+
+
+async def test_the_reconcile_resumes_a_chain_whose_release_was_lost() -> None:
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    async with memory_client(store, SETTINGS, publisher=publisher) as api:
+        job_id = (await api.post("/v1/jobs", json={"urls": ONE_HOST})).json()["id"]
+        # the first two batches finish, but their deliveries die before releasing the next
+        processor = build_processor(store, ScriptedFetcher(200), lambda: NOW, held=None)
+        for message, _ in list(publisher.batches):
+            assert (await processor.handle_push(delivery(message))).ack
+        published = len(publisher.batches)
+        await asyncio.sleep(1.1)  # the held batches: older than the reconcile's cut-off
+        report = await api.post("/v1/maintenance/reconcile", params={"older_than_s": 1})
+        assert report.status_code == 200, report.text
+        assert len(publisher.batches) == published + 1  # one held batch released, published
+        assert sum(b.held for b in store.batches[job_id].values()) == 2
+        assert store.jobs[job_id].status is not JobStatus.COMPLETED

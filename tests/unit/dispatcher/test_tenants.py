@@ -216,6 +216,7 @@ async def test_the_dashboard_shows_a_member_its_tenants_jobs_and_an_admin_all() 
         await _signed_in(api, bob)
         home = await api.get("/ui")
         assert b_job in home.text and a_job not in home.text
+        assert 'name="tenant"' not in home.text  # a member has nothing to filter
         assert (await api.get(f"/ui/jobs/{a_job}")).status_code == 404
         assert (await api.get(f"/ui/jobs/{b_job}")).status_code == 200
         api.cookies.clear()
@@ -224,6 +225,18 @@ async def test_the_dashboard_shows_a_member_its_tenants_jobs_and_an_admin_all() 
         assert a_job in home.text and b_job in home.text
         only_a = await api.get("/ui", params={"tenant": "team-a"})
         assert a_job in only_a.text and b_job not in only_a.text
+        assert 'name="tenant" value="team-a"' in only_a.text
+        assert "tenant=team-a" in only_a.text  # its polls keep the filter
+        poll = await api.get(
+            "/ui/fragments/overview",
+            params={"page_token": "", "tenant": "team-a"},
+            headers={"HX-Request": "true"},
+        )
+        assert poll.status_code == 200 and a_job in poll.text and b_job not in poll.text
+        unfiltered = await api.get(
+            "/ui/fragments/overview", params={"page_token": "", "tenant": ""}
+        )
+        assert a_job in unfiltered.text and b_job in unfiltered.text
 
 
 async def test_a_scheduler_key_cannot_sign_in_to_the_dashboard() -> None:
@@ -305,3 +318,30 @@ async def test_stats_are_the_tenants_own_and_an_admin_sees_every_tenants() -> No
         assert credits.json()["data"]["creditsUsed"] == 0
         credits = await api.get("/v2/team/credit-usage", headers=as_key(alice))
         assert credits.json()["data"]["creditsUsed"] == 2
+
+
+async def test_dead_letters_are_the_tenants_own() -> None:
+    store = MemoryJobStore()
+    async with dispatchers(store=store) as [api]:
+        alice, bob = await new_key(api, "team-a"), await new_key(api, "team-b")
+        job = (await api.post("/v1/jobs", json=JOB, headers=as_key(alice))).json()["id"]
+        now = datetime.now(UTC)
+        for batch_id, batch in store.batches[job].items():
+            claim = await store.claim_batch(job, batch_id, now, now + timedelta(seconds=30))
+            assert isinstance(claim, Claimed)
+            dead = TaskOutcome(TaskStatus.DEAD_LETTERED, error="http 500")
+            await store.settle(
+                claim.handle, [FinishTask(i.task_id, dead) for i in batch.items], now
+            )
+
+        async def letters(key: str) -> set[str]:
+            page = await api.get("/v1/dead-letters", headers=as_key(key))
+            assert page.status_code == 200, page.text
+            return {letter["job_id"] for letter in page.json()["dead_letters"]}
+
+        assert await letters(alice) == {job}
+        assert await letters(bob) == set()
+        assert await letters(ADMIN_KEY) == {job}
+        replay = await api.post("/v1/dead-letters:replay", json={}, headers=as_key(bob))
+        assert replay.status_code == 200 and replay.json()["replayed"] == 0  # not B's to replay
+        assert await letters(alice) == {job}

@@ -14,6 +14,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Generic, TypeVar
 
 from scrapejobs_dispatcher.api_keys import (
     MAX_PRESENTED_KEY_LENGTH,
@@ -29,6 +30,7 @@ RECHECK_S = 5.0  # how long a key's record (or its absence) is trusted by one in
 USED_EVERY = timedelta(hours=1)  # last_used_at is written at most this often per key
 CACHED_KEYS = 10_000
 BOOTSTRAP_PREFIX = "bootstrap-"
+K = TypeVar("K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +51,9 @@ class Keyring:
     def __init__(self, bootstrap: ApiKeyVerifier, clock: Clock, recheck_s: float = RECHECK_S):
         self._bootstrap = bootstrap
         self._clock = clock
-        self._recheck_s = recheck_s
         self._store: ApiKeyStore | None = None
-        self._cache: dict[bytes, tuple[ApiKeyRecord | None, float]] = {}
-        self._by_id: dict[str, tuple[ApiKeyRecord | None, float]] = {}
+        self._cache: _Recent[bytes] = _Recent(recheck_s)
+        self._by_id: _Recent[str] = _Recent(recheck_s)
 
     def use_store(self, store: ApiKeyStore) -> None:
         """The store of run-time keys (the composition root attaches it at start-up)."""
@@ -84,12 +85,10 @@ class Keyring:
                 return _bootstrap_key(digest)
         if self._store is None or not key_id.startswith("key_"):
             return None
-        cached = self._by_id.get(key_id)
-        if cached is not None and cached[1] > time.monotonic():
-            record = cached[0]
-        else:
+        known, record = self._by_id.get(key_id)
+        if not known:
             record = await self._store.by_id(key_id)
-            self._remember(self._by_id, key_id, record)
+            self._by_id.put(key_id, record)
         return None if record is None else KnownKey(_caller(record), bytes.fromhex(record.digest))
 
     async def create(self, tenant: str, role: Role, name: str) -> NewKey:
@@ -112,37 +111,61 @@ class Keyring:
 
     async def revoke(self, key_id: str) -> bool:
         removed = await self._require_store().remove(key_id)
-        if removed:
-            self._by_id.pop(key_id, None)
-            self._cache = {
-                d: c for d, c in self._cache.items() if c[0] is None or c[0].id != key_id
-            }
+        if removed:  # this instance refuses it at once; the others within recheck_s
+            self._by_id.forget(key_id)
+            self._cache.forget_key(key_id)
             log.info("api key revoked", extra={"key_id": key_id})
         return removed
 
     async def _record(self, digest: bytes) -> ApiKeyRecord | None:
         if self._store is None:
             return None
-        cached = self._cache.get(digest)
-        if cached is not None and cached[1] > time.monotonic():
-            return cached[0]
+        known, record = self._cache.get(digest)
+        if known:
+            return record
         record = await self._store.by_digest(digest.hex())
-        self._remember(self._cache, digest, record)
+        self._cache.put(digest, record)
         if record is not None:
             now = self._clock()
             if record.last_used_at is None or record.last_used_at + USED_EVERY <= now:
-                await self._store.used(record.digest, now)
+                try:
+                    await self._store.used(record.digest, now)
+                except Exception:  # only a figure is at stake: the call goes on
+                    log.exception("noting a key's use failed", extra={"key_id": record.id})
         return record
-
-    def _remember(self, cache: dict, key: object, record: ApiKeyRecord | None) -> None:  # type: ignore[type-arg]
-        if len(cache) >= CACHED_KEYS:
-            cache.clear()
-        cache[key] = (record, time.monotonic() + self._recheck_s)
 
     def _require_store(self) -> ApiKeyStore:
         if self._store is None:
             raise RuntimeError("no key store attached")
         return self._store
+
+
+class _Recent(Generic[K]):
+    """What the store said of a key (or that it has none), trusted for ``ttl_s``."""
+
+    def __init__(self, ttl_s: float) -> None:
+        self._ttl_s = ttl_s
+        self._seen: dict[K, tuple[ApiKeyRecord | None, float]] = {}
+
+    def get(self, key: K) -> tuple[bool, ApiKeyRecord | None]:
+        """(known, record): known is False when it must be read again."""
+        seen = self._seen.get(key)
+        if seen is None or seen[1] <= time.monotonic():
+            return False, None
+        return True, seen[0]
+
+    def put(self, key: K, record: ApiKeyRecord | None) -> None:
+        if len(self._seen) >= CACHED_KEYS:
+            self._seen.clear()
+        self._seen[key] = (record, time.monotonic() + self._ttl_s)
+
+    def forget(self, key: K) -> None:
+        self._seen.pop(key, None)
+
+    def forget_key(self, key_id: str) -> None:
+        self._seen = {
+            k: seen for k, seen in self._seen.items() if seen[0] is None or seen[0].id != key_id
+        }
 
 
 def _caller(record: ApiKeyRecord) -> Caller:

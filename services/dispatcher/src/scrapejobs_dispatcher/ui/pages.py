@@ -69,6 +69,7 @@ async def overview(services: Services, page_token: str | None) -> Context:
         "generated_at": f"{now:%H:%M:%S} UTC",
         "tenant": services.tenant,
         "admin": services.viewer.admin,
+        "filter": services.tenant if services.viewer.admin else None,  # an admin's tenant filter
     }
 
 

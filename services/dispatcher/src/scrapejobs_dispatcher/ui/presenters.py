@@ -83,6 +83,7 @@ class JobRow:
     finished: bool
     rendering: str  # how its pages are rendered ("" when they are not)
     ai_usage: str = ""  # what its ai stage cost ("" when it has none yet)
+    tenant: str = ""
 
     @classmethod
     def of(cls, view: JobView, now: datetime) -> JobRow:
@@ -96,6 +97,7 @@ class JobRow:
             eta = duration_text(progress.eta_s)
         return cls(
             id=job.id,
+            tenant=job.tenant,
             status=job.status.value,
             kind=job.kind,
             labels=", ".join(f"{k}={v}" for k, v in sorted(job.labels.items())),

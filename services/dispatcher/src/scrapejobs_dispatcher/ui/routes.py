@@ -67,7 +67,8 @@ PageToken = Annotated[str | None, Query(max_length=2048)]
 JobFilter = Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_\-]*$")]
 
 
-TenantFilter = Annotated[str | None, Query(pattern=TENANT_PATTERN)]
+# a tenant's name, or "" (every tenant: what the dashboard's own links carry without a filter)
+TenantFilter = Annotated[str | None, Query(pattern=f"^$|{TENANT_PATTERN}")]
 
 
 def _services(
@@ -80,7 +81,7 @@ def _services(
     tenant: TenantFilter = None,
 ) -> pages.Services:
     """What the pages read, for who is looking (an admin may list one ``tenant``'s jobs)."""
-    scope = viewer.scope(tenant)
+    scope = viewer.scope(tenant or None)
     return pages.Services(jobs, recovery, monitor, host_gate, workers, utc_now, viewer, scope)
 
 

@@ -146,7 +146,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--skip-instructions", action="store_true", help="no instruction counts (callgrind)"
     )
     parser.add_argument("--keep-logs", action="store_true", help="keep the stack's log dir")
-    parser.add_argument("--timeout", type=float, default=900.0, help="overall limit, seconds")
+    parser.add_argument("--timeout", type=float, default=1200.0, help="overall limit, seconds")
     parser.add_argument("--output", type=Path, default=RESULTS, help="JSON figures file")
     args = parser.parse_args(argv)
     if not 1 <= args.pages <= 10_000:

@@ -149,6 +149,32 @@ def submit_job(
     return job, accepted
 
 
+def one_url_job(
+    api: httpx.Client,
+    url: str,
+    poll_s: float,
+    timeout_s: float,
+    params: dict[str, str] | None = None,
+) -> float:
+    """Submit a one-URL job of ``url`` and poll it every ``poll_s`` until it ends: its submit →
+    ended seconds; raises if it did not succeed within ``timeout_s``."""
+    started = time.perf_counter()
+    response = api.post("/v1/jobs", params=params, json={"url": url, "extract": FIELDS})
+    response.raise_for_status()
+    job_id = response.json()["id"]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        job = api.get(f"/v1/jobs/{job_id}").json()
+        if job["status"] in ("completed", "cancelled"):
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"job {job_id} not done after {timeout_s} s")
+        time.sleep(poll_s)
+    if job["counts"].get("succeeded") != 1:
+        raise RuntimeError(f"one-URL job {job_id} did not succeed: {job}")
+    return time.perf_counter() - started
+
+
 def wait_completed(api: httpx.Client, job_id: str, timeout_s: float) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     job: dict[str, Any] = {}

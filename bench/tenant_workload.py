@@ -32,24 +32,11 @@ def small_jobs(api_url: str, urls: list[str], timeout_s: float) -> list[float]:
     """Submit one one-URL job per URL, all at once (one thread each), each polled until it
     ends; each job's submit → completed seconds."""
 
+    from bench.stack_run import one_url_job
+
     def one(url: str) -> float:
         with httpx.Client(base_url=api_url, timeout=30, trust_env=False) as api:
-            started = time.perf_counter()
-            body = {"url": url, "extract": FIELDS}
-            response = api.post("/v1/jobs", params={"tenant": SMALL}, json=body)
-            response.raise_for_status()
-            job_id = response.json()["id"]
-            deadline = time.monotonic() + timeout_s
-            while True:
-                job = api.get(f"/v1/jobs/{job_id}").json()
-                if job["status"] in ("completed", "cancelled"):
-                    break
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"job {job_id} not done after {timeout_s} s")
-                time.sleep(T_POLL_S)
-            if job["counts"].get("succeeded") != 1:
-                raise RuntimeError(f"one-URL job {job_id} did not succeed: {job}")
-            return time.perf_counter() - started
+            return one_url_job(api, url, T_POLL_S, timeout_s, params={"tenant": SMALL})
 
     with concurrent.futures.ThreadPoolExecutor(len(urls)) as pool:
         return list(pool.map(one, urls))

@@ -208,7 +208,7 @@ def one_url_jobs(
 
     import httpx
 
-    from bench.catalog_site import FIELDS
+    from bench.stack_run import one_url_job
 
     pending = list(reversed(urls))
     lock = threading.Lock()
@@ -221,22 +221,9 @@ def one_url_jobs(
                     if not pending:
                         return
                     url = pending.pop()
-                started = time.perf_counter()
-                response = api.post("/v1/jobs", json={"url": url, "extract": FIELDS})
-                response.raise_for_status()
-                job_id = response.json()["id"]
-                deadline = time.monotonic() + timeout_s
-                while True:
-                    job = api.get(f"/v1/jobs/{job_id}").json()
-                    if job["status"] in ("completed", "cancelled"):
-                        break
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"job {job_id} not done after {timeout_s} s")
-                    time.sleep(poll_s)
-                if job["counts"].get("succeeded") != 1:
-                    raise RuntimeError(f"one-URL job {job_id} did not succeed: {job}")
+                seconds = one_url_job(api, url, poll_s, timeout_s)
                 with lock:
-                    took.append(time.perf_counter() - started)
+                    took.append(seconds)
 
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         for future in [pool.submit(client) for _ in range(clients)]:

@@ -208,12 +208,14 @@ resource "google_firestore_field" "batches_updated_at" {
 }
 
 # Dead letters and job retries: task results by status, most recently settled first, of one
-# job (COLLECTION) or of every job (COLLECTION_GROUP), and dead letters of one host.
+# job (COLLECTION) or of every job (COLLECTION_GROUP), and dead letters of one host or tenant.
 resource "google_firestore_index" "tasks_by_status" {
   for_each = {
-    job_status      = { scope = "COLLECTION", fields = ["status"] }
-    all_status      = { scope = "COLLECTION_GROUP", fields = ["status"] }
-    all_status_host = { scope = "COLLECTION_GROUP", fields = ["status", "host"] }
+    job_status             = { scope = "COLLECTION", fields = ["status"] }
+    all_status             = { scope = "COLLECTION_GROUP", fields = ["status"] }
+    all_status_host        = { scope = "COLLECTION_GROUP", fields = ["status", "host"] }
+    all_status_tenant      = { scope = "COLLECTION_GROUP", fields = ["status", "tenant"] }
+    all_status_tenant_host = { scope = "COLLECTION_GROUP", fields = ["status", "tenant", "host"] }
   }
 
   project     = var.project_id

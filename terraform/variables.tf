@@ -404,7 +404,7 @@ variable "dispatcher_default_role" {
 variable "host_window_batches" {
   type        = number
   description = "A job's batches of one host in Pub/Sub at once; the rest wait in Firestore and the workers release them as earlier ones finish, so another tenant's work on that host never waits behind the whole job (0 = publish all at once)."
-  default     = 4
+  default     = 2
 
   validation {
     condition     = var.host_window_batches >= 0 && var.host_window_batches <= 1000 && floor(var.host_window_batches) == var.host_window_batches

@@ -12,6 +12,7 @@ import asyncio
 import random
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -1203,3 +1204,34 @@ async def test_dead_letters_of_every_job_page_newest_first_and_filter_by_host(
     host = "http~a.example~80"  # the host key of every task a_job plans
     mine = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, host, 500, None)
     assert set(letters) <= {t.id for t in mine.items}
+
+
+async def test_dead_letters_of_one_tenant_are_a_query_of_their_own(store: Store) -> None:
+    """A dead letter names its job's tenant: a tenant's list (with or without a host) holds
+    its own, all of them, and none of another tenant's."""
+    dead = TaskOutcome(TaskStatus.DEAD_LETTERED, error="HTTP 500")
+    tenants = [f"t{uuid.uuid4().hex[:12]}", f"t{uuid.uuid4().hex[:12]}"]
+    letters: dict[str, set[str]] = {t: set() for t in tenants}
+    for tenant in [*tenants, tenants[0]]:
+        job, batches = planned_job(tasks=2)
+        batches = [replace(b, tenant=tenant) for b in batches]
+        await store.create_job(replace(job, tenant=tenant), batches)
+        at = datetime.now(UTC)
+        claimed = await claim(store, batches[0], at)
+        changes = [FinishTask(task, dead) for task in ids(claimed.batch)]
+        await store.settle(claimed.handle, changes, at)
+        letters[tenant] |= set(ids(claimed.batch))
+    host = "http~a.example~80"
+    for tenant in tenants:
+        for by_host in (None, host):
+            page = await store.tasks_with_status(
+                TaskStatus.DEAD_LETTERED, None, by_host, 50, None, tenant
+            )
+            assert {t.id for t in page.items} == letters[tenant]
+            assert {t.tenant for t in page.items} == {tenant}
+    first = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, None, 2, None, tenants[0])
+    assert first.next_page_token is not None
+    rest = await store.tasks_with_status(
+        TaskStatus.DEAD_LETTERED, None, None, 2, first.next_page_token, tenants[0]
+    )
+    assert {t.id for t in first.items + rest.items} == letters[tenants[0]]

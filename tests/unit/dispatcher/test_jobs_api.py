@@ -115,8 +115,8 @@ async def test_trace_context_travels_with_messages(client, publisher) -> None:
 
 
 async def test_unpublishable_tasks_are_failed_not_lost(store) -> None:
-    app = memory_app(
-        DispatcherSettings(auth_mode="none", batch_size=1),
+    app = memory_app(  # every batch published at once (no host window): the third fails too
+        DispatcherSettings(auth_mode="none", batch_size=1, host_window_batches=0),
         store,
         MemoryTaskPublisher(1),
         gate=MemoryHostGate(),

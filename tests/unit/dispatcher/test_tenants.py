@@ -334,14 +334,21 @@ async def test_dead_letters_are_the_tenants_own() -> None:
                 claim.handle, [FinishTask(i.task_id, dead) for i in batch.items], now
             )
 
-        async def letters(key: str) -> set[str]:
-            page = await api.get("/v1/dead-letters", headers=as_key(key))
+        async def letters(key: str, **params: str) -> set[str]:
+            page = await api.get("/v1/dead-letters", params=params, headers=as_key(key))
             assert page.status_code == 200, page.text
             return {letter["job_id"] for letter in page.json()["dead_letters"]}
 
         assert await letters(alice) == {job}
         assert await letters(bob) == set()
+        assert await letters(bob, tenant="team-a") == set()  # a member's filter is its own
         assert await letters(ADMIN_KEY) == {job}
+        assert await letters(ADMIN_KEY, tenant="team-a") == {job}
+        assert await letters(ADMIN_KEY, tenant="team-b") == set()
+        replay = await api.post(
+            "/v1/dead-letters:replay", json={"tenant": "team-b"}, headers=as_key(ADMIN_KEY)
+        )
+        assert replay.status_code == 200 and replay.json()["replayed"] == 0
         replay = await api.post("/v1/dead-letters:replay", json={}, headers=as_key(bob))
         assert replay.status_code == 200 and replay.json()["replayed"] == 0  # not B's to replay
         assert await letters(alice) == {job}

@@ -303,7 +303,7 @@ async def test_a_process_holding_every_slot_gives_others_their_share_once_it_see
     assert len([k for k in shared.slots if k[0] == HOST]) == 4
     mine = await take_all(busy, clock, 4)  # its warm slots
     local = await acquire(busy, clock)  # a fifth: refused here, without asking the store
-    assert isinstance(local, Throttle) and local.reason == "concurrency"
+    assert isinstance(local, Throttle) and local.reason == "share"
     theirs = await take_all(waiting, clock, 4)
     assert {p.slot for p in mine}.isdisjoint(p.slot for p in theirs)
     assert isinstance(await acquire(waiting, clock), Throttle)  # the store holds at the cap
@@ -406,3 +406,74 @@ async def test_the_sweeper_logs_the_store_operations_it_makes(caplog) -> None:
     [swept] = [r for r in caplog.records if r.getMessage() == SWEPT]
     assert swept.firestore_writes == 1 and swept.firestore_reads == 0  # type: ignore[attr-defined]
     await gate.close()
+
+
+async def both_capped(ending: WarmSlotGate, going: WarmSlotGate, clock: Clock) -> list[Permit]:
+    """Two processes hold half of a host's slots each and want more: each sees the other wait.
+    Returns the permits of ``ending``."""
+    held = await take_all(ending, clock, 4)
+    await take_all(going, clock, 4)
+    assert isinstance(await acquire(ending, clock), Throttle)  # the store is full: both say so
+    assert isinstance(await acquire(going, clock), Throttle)
+    clock.advance(POLICY.check_s)
+    await ending.sweep()
+    await going.sweep()
+    capped = await acquire(going, clock)
+    assert isinstance(capped, Throttle) and capped.reason == "share"
+    return held
+
+
+async def test_a_process_between_two_batches_stops_keeping_the_others_to_a_share() -> None:
+    """A batch boundary: the process whose batch ended has every slot of the host idle; it
+    withdraws its want and gives them back, and the process kept to its share sees that within
+    ``capped_check_s`` and takes every slot (not half of them until the want runs out)."""
+    shared = MemoryHostGate()
+    clock = Clock()
+    ending = WarmSlotGate(shared, POLICY, clock, process_id="ending")
+    going = WarmSlotGate(shared, POLICY, clock, process_id="going")
+    for permit in await both_capped(ending, going, clock):
+        await ending.release(permit)  # its batch ended: kept warm, within its share, idle
+    clock.advance(max(POLICY.wanting_idle_s, POLICY.contended_idle_s))
+    await ending.sweep()
+    assert await shared.wanting(HOST, clock()) == frozenset({"going"})
+    clock.advance(POLICY.capped_check_s)
+    more = await take_all(going, clock, 4)
+    assert len({p.slot for p in more}) == 4
+    await ending.close()
+    await going.close()
+
+
+async def test_a_process_at_its_last_pages_withdraws_its_want_while_it_still_fetches() -> None:
+    shared = MemoryHostGate()
+    clock = Clock()
+    ending = WarmSlotGate(shared, POLICY, clock, process_id="ending")
+    going = WarmSlotGate(shared, POLICY, clock, process_id="going")
+    held = await both_capped(ending, going, clock)
+    for permit in held[:2]:  # two lanes have nothing left; two still fetch
+        await ending.release(permit)
+    await ending.sweep()  # idle for no time yet: a lane of its own may still take them
+    assert (HOST, "ending") in {k for k, until in shared.wants.items() if until > clock()}
+    clock.advance(POLICY.wanting_idle_s)
+    await ending.sweep()
+    assert shared.wants[(HOST, "ending")] == clock()  # withdrawn, though it holds slots still
+    await ending.close()
+    await going.close()
+
+
+async def test_a_process_kept_to_its_share_looks_again_at_most_every_capped_check_s() -> None:
+    shared = MemoryHostGate()
+    clock = Clock()
+    ending = WarmSlotGate(shared, POLICY, clock, process_id="ending")
+    counting = CountingGate(shared)
+    going = WarmSlotGate(counting, POLICY, clock, process_id="going")
+    await both_capped(ending, going, clock)
+    looks = counting.calls["wanting"]
+    for _ in range(20):  # its lanes ask every 50 ms for one second; the other still waits
+        clock.advance(0.05)
+        refused = await acquire(going, clock)
+        assert isinstance(refused, Throttle) and refused.reason == "share"
+        assert refused.wait_s == POLICY.capped_check_s
+    assert counting.calls["wanting"] - looks == 5  # one look per capped_check_s, one read each
+    assert counting.calls["acquire"] == 5  # the store was asked for none of the capped lanes' tries
+    await ending.close()
+    await going.close()

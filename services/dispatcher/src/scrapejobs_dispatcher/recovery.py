@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from opentelemetry.trace import Tracer
 
-from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job, visible
+from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
@@ -65,20 +65,6 @@ class Recovery:
 
     async def _job(self, job_id: str, caller: Caller | None) -> JobRecord:
         return await live_job(self._store, job_id, self._clock(), caller)
-
-    async def _visible(self, tasks: list[TaskRecord], caller: Caller | None) -> list[TaskRecord]:
-        """The tasks whose job ``caller`` may see (a job's tenant read once per call)."""
-        if caller is None or caller.admin:
-            return tasks
-        seen: dict[str, bool] = {}
-        kept = []
-        for task in tasks:
-            if task.job_id not in seen:
-                job = await self._store.get_job(task.job_id)
-                seen[task.job_id] = job is not None and visible(job, caller)
-            if seen[task.job_id]:
-                kept.append(task)
-        return kept
 
     async def resend_lost_webhooks(
         self, older_than: timedelta, within: timedelta, limit: int = 200
@@ -164,18 +150,21 @@ class Recovery:
         page_size: int,
         page_token: str | None,
         caller: Caller | None,
+        tenant: str | None = None,
     ) -> Page[TaskRecord]:
-        """Dead-lettered tasks, most recent first (of one job, or every job ``caller`` may
-        see: a member's page holds only its tenant's, and may hold fewer than ``page_size``
-        with a token to read on; ``host`` a URL or a host key)."""
+        """Dead-lettered tasks, most recent first: of one job, or of every job of the tenant
+        ``caller`` sees (an admin's: ``tenant``'s, or every tenant's); ``host`` a URL or a host
+        key."""
         if job_id is not None:
             await self._job(job_id, caller)
-        page = await self._store.tasks_with_status(
-            TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), page_size, page_token
+        return await self._store.tasks_with_status(
+            TaskStatus.DEAD_LETTERED,
+            job_id,
+            _host_filter(host),
+            page_size,
+            page_token,
+            _tenant_of(job_id, caller, tenant),
         )
-        if job_id is not None:
-            return page
-        return Page(await self._visible(page.items, caller), page.next_page_token)
 
     async def replay_dead_letters(
         self,
@@ -183,13 +172,18 @@ class Recovery:
         host: str | None,
         caller: Caller | None,
         limit: int = REPLAY_LIMIT,
+        tenant: str | None = None,
     ) -> int:
         """Replay up to ``limit`` dead letters matching the filters, of the jobs ``caller``
-        may see; returns how many."""
+        may see (an admin's: ``tenant``'s, or every tenant's); returns how many."""
         if job_id is not None:
             await self._job(job_id, caller)
         return await self._replay(
-            TaskStatus.DEAD_LETTERED, job_id, _host_filter(host), limit, caller
+            TaskStatus.DEAD_LETTERED,
+            job_id,
+            _host_filter(host),
+            limit,
+            _tenant_of(job_id, caller, tenant),
         )
 
     async def replay_dead_letter(self, job_id: str, task_id: str, caller: Caller | None) -> int:
@@ -215,7 +209,7 @@ class Recovery:
     async def retry_job(self, job_id: str, status: TaskStatus, caller: Caller | None) -> int:
         """Replay every task of the job that ended ``status`` (failed or dead-lettered)."""
         await self._job(job_id, caller)
-        return await self._replay(status, job_id, None, MAX_JOB_RETRY, None)
+        return await self._replay(status, job_id, None, MAX_JOB_RETRY)
 
     async def _replay(
         self,
@@ -223,7 +217,7 @@ class Recovery:
         job_id: str | None,
         host: str | None,
         limit: int,
-        caller: Caller | None,
+        tenant: str | None = None,
     ) -> int:
         """Replayed tasks go back to ``queued`` with fresh attempts, batch by batch (counts move
         in the same commit), and their batches are published again. Tasks already replayed are
@@ -233,9 +227,9 @@ class Recovery:
         found = 0
         while found < limit:
             page = await self._store.tasks_with_status(
-                status, job_id, host, min(REPLAY_PAGE, limit - found), token
+                status, job_id, host, min(REPLAY_PAGE, limit - found), token, tenant
             )
-            for task in await self._visible(page.items, caller):
+            for task in page.items:
                 if task.batch_id is not None:
                     by_batch.setdefault((task.job_id, task.batch_id), []).append(task.id)
             found += len(page.items)
@@ -315,3 +309,13 @@ def _host_filter(host: str | None) -> str | None:
 
 def _never_claimed(batch: BatchRecord) -> bool:
     return all(i.status is TaskStatus.QUEUED and i.attempts == 0 for i in batch.items)
+
+
+def _tenant_of(job_id: str | None, caller: Caller | None, requested: str | None) -> str | None:
+    """The tenant a dead-letter query is limited to: none within one job (its tenant was
+    checked), else the caller's scope (a member's own tenant; an admin's filter)."""
+    if job_id is not None:
+        return None
+    if caller is None:
+        return requested
+    return caller.scope(requested)

@@ -14,6 +14,7 @@ from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.tenancy import TENANT_PATTERN
 from scrapejobs_shared.politeness.host_key import HOST_PATTERN
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
@@ -245,6 +246,12 @@ class ReplayFilters(BaseModel):
     )
     host: str | None = Field(
         default=None, min_length=1, max_length=2048, pattern=HOST_PATTERN, description=HOST_FILTER
+    )
+    tenant: str | None = Field(
+        default=None,
+        pattern=TENANT_PATTERN,
+        description="Admin keys: only this tenant's (default: every tenant's). A member "
+        "replays only its own tenant's.",
     )
     limit: int = Field(default=500, ge=1, le=500)
 

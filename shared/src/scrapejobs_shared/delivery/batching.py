@@ -12,7 +12,7 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, task_id_for
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 
 DEFAULT_BATCH_SIZE = 100  # chosen from measurements: bench/README.md ("Batch size")
-HOST_WINDOW = 4  # a job's batches of one host in the broker at once (bench/README.md, T)
+HOST_WINDOW = 2  # a job's batches of one host in the broker at once (bench/README.md, T)
 MAX_COUNTER_SHARDS = 64
 BATCHES_PER_SHARD = 4
 

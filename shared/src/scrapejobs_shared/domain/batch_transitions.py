@@ -191,6 +191,7 @@ def result_record(
         field_errors=outcome.field_errors,
         batch_id=batch.id,
         replays=item.replays,
+        tenant=batch.tenant if outcome.status is TaskStatus.DEAD_LETTERED else None,
     )
 
 

@@ -67,6 +67,7 @@ class TaskRecord:
     field_errors: dict[str, str] | None = None
     batch_id: str | None = None  # the batch the task travels in (None on old records)
     replays: int = 0  # how often it was replayed after it failed or was dead-lettered
+    tenant: str | None = None  # a dead letter's job's tenant (listed per tenant); else None
 
     def with_changes(self, **changes: Any) -> TaskRecord:
         return replace(self, **changes)

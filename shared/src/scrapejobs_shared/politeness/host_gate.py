@@ -31,7 +31,7 @@ class Permit:
 @dataclass(frozen=True, slots=True)
 class Throttle:
     wait_s: float
-    reason: str  # concurrency | rate | circuit_open
+    reason: str  # concurrency | share (held in-process: WarmSlotGate) | rate | circuit_open
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,14 @@ What still holds, across every instance:
   some), and while others wait it keeps no more than its share, ``concurrency // (1 +
   waiting processes)``: a slot coming back beyond the share goes back to the store at once
   instead of to its own next fetch, an idle one after ``contended_idle_s``, and its own lanes
-  wait without asking the store. Without this, a process kept every slot of a host warm for its
-  own next batch while another process's lanes waited (the host-slot stall).
+  wait without asking the store, looking again every ``capped_check_s`` whether the others
+  still wait. A want lasts while the process waits: once a slot of the host sits idle in it
+  for ``wanting_idle_s`` (its lanes have all they need), or its holding ends, it withdraws
+  the want, so a process between two batches of a host or at a batch's last pages never keeps
+  the others to a share. Without this, a process kept every slot of a host warm for its own
+  next batch while another process's lanes waited (the host-slot stall), and with it but
+  slower to notice, a share outlived the others' wait by up to a second at every batch
+  boundary.
 * **Pauses.** Taking a fresh slot checks the host document as always. A warm reuse trusts a
   copy of it at most ``signals_ttl_s`` old for the circuit breaker and Retry-After holds (the
   fresh slot's own grant counts as such a copy: no pause was in force then); this instance's
@@ -71,8 +77,10 @@ class WarmSlotPolicy:
     signals_ttl_s: float = 1.0  # oldest host document (breaker, holds) a warm reuse trusts
     check_s: float = 0.5  # how often a holder of over half a host's slots looks for wanters
     want_s: float = 3.0  # how long a posted want lasts (refreshed while still refused)
-    contended_idle_s: float = 0.3  # an idle slot that others wait for goes back after this
-    # (long enough for this process's next batch of the host to arrive and take it)
+    contended_idle_s: float = 0.15  # an idle slot that others wait for goes back after this
+    # (long enough for this process's next batch of the host, if it has one, to take it)
+    capped_check_s: float = 0.2  # how often a process kept to its share looks again (one read)
+    wanting_idle_s: float = 0.1  # a slot of the host idle this long: the process wants no more
 
 
 @dataclass(slots=True)
@@ -104,6 +112,10 @@ class _Holding:
     def share(self) -> int:
         return self.concurrency // (1 + self.others)
 
+    def capped(self) -> bool:
+        """Others wait and this process holds its share (at least one slot) or more."""
+        return self.others > 0 and self.count >= max(1, self.share())
+
 
 class WarmSlotGate:
     def __init__(
@@ -118,6 +130,8 @@ class WarmSlotGate:
         self._contended_idle = timedelta(seconds=policy.contended_idle_s)
         self._ttl = timedelta(seconds=policy.signals_ttl_s)
         self._check = timedelta(seconds=policy.check_s)
+        self._capped_check = timedelta(seconds=policy.capped_check_s)
+        self._wanting_idle = timedelta(seconds=policy.wanting_idle_s)
         self._want = timedelta(seconds=policy.want_s)
         self._warm: dict[str, list[_WarmSlot]] = {}
         self._leases: dict[Permit, datetime] = {}  # permits out, taken with a kept lease
@@ -139,11 +153,18 @@ class WarmSlotGate:
         holding = self._held.get(host)
         if holding is not None and holding.others:
             holding.concurrency = limits.concurrency
-            if holding.count >= max(1, holding.share()):
+            if holding.capped() and await self._capped_still(host, holding, now):
                 # this process holds its share while others wait: wait here, not at the store
                 await self._say_wanted(host, now)
-                return Throttle(0.2, "concurrency")
+                return Throttle(self._policy.capped_check_s, "share")
         return await self._from_store(host, limits, lease_until, now)
+
+    async def _capped_still(self, host: str, holding: _Holding, now: datetime) -> bool:
+        """Whether others still wait for ``host``, looked at again every ``capped_check_s``
+        (they may have stopped wanting since the last look: then this process's cap ends)."""
+        if holding.looked_at is None or now >= holding.looked_at + self._capped_check:
+            await self._look(host, holding, now)
+        return holding.capped()
 
     async def _from_warm(
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
@@ -246,10 +267,10 @@ class WarmSlotGate:
             idle = self._contended_idle if holding is not None and holding.others else self._idle
             return warm.idle_since + idle <= now or warm.lease_until <= now
 
-        holding_before = set(self._held)
         await self._give_back(due)
-        for host in holding_before - set(self._held):  # idle: this process wants it no more
-            await self._withdraw_want(host, now)
+        for host in list(self._wanted_at):  # idle, or holding none: it wants the host no more
+            if host not in self._held or self._idle_slot(host, now):
+                await self._withdraw_want(host, now)
 
     async def _look_for_wanters(self, now: datetime) -> None:
         """For each host this process has held for ``check_s`` and holds more than half the
@@ -264,13 +285,21 @@ class WarmSlotGate:
                 continue
             if holding.looked_at is not None and now < holding.looked_at + self._check:
                 continue
-            try:
-                wanters = await self._inner.wanting(host, now)
-            except Exception:  # looked at again at the next sweep; fetches go on meanwhile
-                log.exception("looking for a host's wanters failed", extra={"host": host})
-                continue
-            holding.others = len(wanters - {self._me})
-            holding.looked_at = now
+            await self._look(host, holding, now)
+
+    async def _look(self, host: str, holding: _Holding, now: datetime) -> None:
+        """How many other processes wait for ``host`` now (one query)."""
+        try:
+            wanters = await self._inner.wanting(host, now)
+        except Exception:  # looked at again later; fetches go on meanwhile
+            log.exception("looking for a host's wanters failed", extra={"host": host})
+            return
+        holding.others = len(wanters - {self._me})
+        holding.looked_at = now
+
+    def _idle_slot(self, host: str, now: datetime) -> bool:
+        """A warm slot of ``host`` unused for ``wanting_idle_s``: no lane here waits for it."""
+        return any(w.idle_since + self._wanting_idle <= now for w in self._warm.get(host, []))
 
     def _wants(self, host: str, now: datetime) -> bool:
         said = self._wanted_at.get(host)
@@ -279,9 +308,9 @@ class WarmSlotGate:
     async def _withdraw_want(self, host: str, now: datetime) -> None:
         """This process stopped wanting ``host``: end its posted want now (one write), so
         that holders of the host need not keep to a share for it until the want runs out."""
-        if not self._wants(host, now):
-            return
-        del self._wanted_at[host]
+        said = self._wanted_at.pop(host, None)
+        if said is None or now >= said + self._want:
+            return  # never said, or run out by itself
         try:
             await self._inner.want(host, self._me, now)
         except Exception:  # it runs out by itself within want_s

@@ -197,9 +197,11 @@ class BatchStore(Protocol):
         host: str | None,
         page_size: int,
         page_token: str | None,
+        tenant: str | None = None,
     ) -> Page[TaskRecord]:
         """Task results with ``status``, most recently settled first, of one job or of every
-        job (an indexed query, never a scan). ``host`` (a host key) filters dead letters."""
+        job (an indexed query, never a scan). ``host`` (a host key) and ``tenant`` filter dead
+        letters (a dead letter recorded before tasks named their tenant has none)."""
 
     async def reopen(
         self,

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query
 
 from scrapejobs_dispatcher.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.dependencies import RecoveryDep
-from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.views import (
     HOST_FILTER,
@@ -38,13 +38,13 @@ async def list_dead_letters(
         str | None,
         Query(min_length=1, max_length=2048, pattern=HOST_PATTERN, description=HOST_FILTER),
     ] = None,
+    tenant: TenantFilter = None,
     page_size: Annotated[int, Query(ge=1, le=500)] = 50,
     page_token: str | None = None,
 ) -> DeadLetterPage:
-    """Dead-lettered tasks of the caller's tenant (an admin's: every tenant's), most recent
-    first, with the last error their attempts recorded. A page may hold fewer than
-    ``page_size`` with a ``next_page_token`` to read on."""
-    page = await recovery.dead_letters(job_id, host, page_size, page_token, caller)
+    """Dead-lettered tasks of the caller's tenant (an admin's: every tenant's, or
+    ``tenant``'s), most recent first, with the last error their attempts recorded."""
+    page = await recovery.dead_letters(job_id, host, page_size, page_token, caller, tenant)
     return DeadLetterPage(
         dead_letters=[DeadLetter.of(task) for task in page.items],
         next_page_token=page.next_page_token,
@@ -58,5 +58,7 @@ async def replay_dead_letters(
     """Put dead letters matching the filters (at most ``limit``, 500) back to ``queued`` with
     fresh attempts and publish them again; a finished job runs again and completes again. A
     second replay of the same tasks replays nothing."""
-    replayed = await recovery.replay_dead_letters(body.job_id, body.host, caller, body.limit)
+    replayed = await recovery.replay_dead_letters(
+        body.job_id, body.host, caller, body.limit, body.tenant
+    )
     return Replayed(replayed=replayed)

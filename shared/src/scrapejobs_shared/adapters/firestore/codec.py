@@ -93,8 +93,10 @@ def task_to_doc(task: TaskRecord) -> dict[str, Any]:
         "updated_at": task.updated_at,
         "expire_at": task.expire_at,
     }
-    if task.status is TaskStatus.DEAD_LETTERED:  # listed by host: GET /v1/dead-letters?host=
+    if task.status is TaskStatus.DEAD_LETTERED:  # listed by host and tenant
         doc["host"] = _host_of(task.url)
+        if task.tenant is not None:
+            doc["tenant"] = task.tenant
     return doc | {
         "r": json.dumps(
             {k: v for k, v in rest.items() if not _empty(k, v)},
@@ -126,6 +128,7 @@ def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskReco
         created_at=_as_datetime(rest.get("created_at") or doc["updated_at"]),
         batch_id=rest.get("batch_id"),
         replays=int(rest.get("replays") or 0),
+        tenant=doc.get("tenant"),
         updated_at=_as_datetime(doc["updated_at"]),
         expire_at=_as_datetime(doc["expire_at"]),
     )

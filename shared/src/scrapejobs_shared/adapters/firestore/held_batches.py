@@ -18,6 +18,8 @@ from scrapejobs_shared.domain.records import BatchRecord
 from scrapejobs_shared.observability.store_ops import count
 
 LOST_RACE = (gexc.FailedPrecondition, gexc.NotFound)
+RACE_SLACK = 2  # held batches read beyond those wanted: the next ones when a race is lost
+RACE_ROUNDS = 3  # reads of one release, when every candidate of a read was taken by others
 
 
 @reports_outages
@@ -30,6 +32,25 @@ class FirestoreHeldBatches:
     async def release(
         self, job_id: str, group: str | None, now: datetime, limit: int
     ) -> list[BatchRecord]:
+        """Up to ``limit`` held batches, in id order. A batch another release took first is
+        passed over for the next one (each read holds ``RACE_SLACK`` spare candidates, and a
+        read whose candidates were all taken is made again): two releases racing release two
+        batches, so a job's window never narrows."""
+        released: list[BatchRecord] = []
+        for _ in range(RACE_ROUNDS):
+            wanted = limit - len(released)
+            snaps = await self._held(job_id, group, wanted + RACE_SLACK)
+            for snap in snaps:
+                if len(released) >= limit:
+                    return released
+                batch = await self._release(job_id, snap, now)
+                if batch is not None:
+                    released.append(batch)
+            if len(released) >= limit or len(snaps) < wanted + RACE_SLACK:
+                break  # enough, or no held batch is left beyond those tried
+        return released
+
+    async def _held(self, job_id: str, group: str | None, limit: int) -> list[Any]:
         query: Any = self._jobs.document(job_id).collection("batches")
         query = query.where(filter=FieldFilter("held", "==", True))
         if group is not None:
@@ -37,22 +58,19 @@ class FirestoreHeldBatches:
         query = query.order_by("__name__").limit(limit)
         snaps = [snap async for snap in query.stream(**self._deadline.call)]
         count(reads=max(1, len(snaps)))
-        released = []
-        for snap in snaps:
-            doc = snap.to_dict() or {}
-            fields = {
-                "held": False,
-                "active": int(doc.get("open") or 0) > 0,
-                "updated_at": now,
-            }
-            guard = self._client.write_option(last_update_time=snap.update_time)
-            count(writes=1)
-            try:
-                await snap.reference.update(fields, option=guard, **self._deadline.call)
-            except LOST_RACE:
-                continue  # another release took it
-            released.append(batch_from_doc(job_id, snap.id, doc | fields))
-        return released
+        return snaps
+
+    async def _release(self, job_id: str, snap: Any, now: datetime) -> BatchRecord | None:
+        """``snap``'s batch released, or None when another release took it first."""
+        doc = snap.to_dict() or {}
+        fields = {"held": False, "active": int(doc.get("open") or 0) > 0, "updated_at": now}
+        guard = self._client.write_option(last_update_time=snap.update_time)
+        count(writes=1)
+        try:
+            await snap.reference.update(fields, option=guard, **self._deadline.call)
+        except LOST_RACE:
+            return None
+        return batch_from_doc(job_id, snap.id, doc | fields)
 
     async def stalled_holds(self, updated_before: datetime, limit: int) -> list[tuple[str, str]]:
         query = (

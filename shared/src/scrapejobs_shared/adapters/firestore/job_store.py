@@ -430,6 +430,7 @@ class FirestoreJobStore(FirestoreBatchStore):
         host: str | None,
         page_size: int,
         page_token: str | None,
+        tenant: str | None = None,
     ) -> Page[TaskRecord]:
         if job_id is not None and reserved(job_id):
             return Page([], None)
@@ -441,6 +442,8 @@ class FirestoreJobStore(FirestoreBatchStore):
         query = tasks.where(filter=FieldFilter("status", "==", status.value))
         if host is not None:
             query = query.where(filter=FieldFilter("host", "==", host))
+        if tenant is not None:
+            query = query.where(filter=FieldFilter("tenant", "==", tenant))
         query = query.order_by("updated_at", direction=firestore.Query.DESCENDING).order_by(
             "__name__", direction=firestore.Query.DESCENDING
         )

@@ -262,13 +262,16 @@ class MemoryJobStore(MemoryStatsReader):
         host: str | None,
         page_size: int,
         page_token: str | None,
+        tenant: str | None = None,
     ) -> Page[TaskRecord]:
         jobs = [job_id] if job_id is not None else list(self.results)
         found = [
             task
             for job in jobs
             for task in self.results.get(job, {}).values()
-            if task.status is status and (host is None or _host(task.url) == host)
+            if task.status is status
+            and (host is None or _host(task.url) == host)
+            and (tenant is None or task.tenant == tenant)
         ]
         found.sort(key=lambda t: (t.updated_at, t.job_id, t.id), reverse=True)
         if page_token:

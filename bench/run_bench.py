@@ -146,7 +146,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--skip-instructions", action="store_true", help="no instruction counts (callgrind)"
     )
     parser.add_argument("--keep-logs", action="store_true", help="keep the stack's log dir")
-    parser.add_argument("--timeout", type=float, default=1200.0, help="overall limit, seconds")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="overall limit, seconds")
     parser.add_argument("--output", type=Path, default=RESULTS, help="JSON figures file")
     args = parser.parse_args(argv)
     if not 1 <= args.pages <= 10_000:
@@ -953,6 +953,8 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
 
         stack = measure(log_dir)
         report["stack"] = stack
+        # printed now, not only in the report at the end: a run stopped later keeps it
+        print(f"scrapejobs A: {stack['pages_per_s']} pages/s ({stack['pages']} pages, defaults)")
         for idle in stacks:
             idle.stop()
         # labelled, not the headline: pages extracted on the worker's event loop, as before

@@ -81,11 +81,12 @@ def test_dead_letters_send_their_filters() -> None:
     transport = paged("dead_letters", [[letter], [letter]], seen)
     client = Client("http://api.test", transport=transport, retry=NO_RETRIES)
 
-    letters = list(client.dead_letters(job_id="j1", host="https://shop.test/"))
+    letters = list(client.dead_letters(job_id="j1", host="https://shop.test/", tenant="team-a"))
 
     assert [d.error for d in letters] == ["HTTP 500", "HTTP 500"]
     assert seen[0].url.params["job_id"] == "j1"
     assert seen[1].url.params["host"] == "https://shop.test/"
+    assert [r.url.params["tenant"] for r in seen] == ["team-a", "team-a"]
 
 
 def test_unknown_fields_and_statuses_are_kept() -> None:

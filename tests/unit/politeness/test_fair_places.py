@@ -1,10 +1,11 @@
-"""Places at a host in one process, taken in turns by tenant (FairPlaces)."""
+"""Places at a host in one process, taken in turns by tenant, by priority within a tenant
+(FairPlaces)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from scrapejobs_shared.politeness.fair_places import FairPlaces
+from scrapejobs_shared.politeness.fair_places import FairPlaces, rank_of
 
 
 async def settle() -> None:
@@ -51,3 +52,31 @@ async def test_a_tenant_alone_takes_every_place_and_a_timed_out_waiter_blocks_no
     await asyncio.gather(waiter, return_exceptions=True)
     places.release()
     assert await places.acquire("z", 0)  # a cancelled waiter holds nothing either
+
+
+async def test_within_a_tenant_a_higher_priority_lane_goes_first_then_arrival_order() -> None:
+    places = FairPlaces(1)
+    assert await places.acquire("x", 0)
+    order: list[str] = []
+
+    async def take(tenant: str, lane: str, name: str) -> None:
+        assert await places.acquire(tenant, 5, rank_of(lane))
+        order.append(name)
+
+    waiting = []
+    for tenant, lane, name in [
+        ("x", "low", "x-low"),
+        ("x", "normal", "x-normal-1"),
+        ("y", "low", "y-low"),
+        ("x", "high", "x-high"),
+        ("x", "normal", "x-normal-2"),
+        ("x", "render", "x-render"),  # not a priority: normal
+    ]:
+        waiting.append(asyncio.create_task(take(tenant, lane, name)))
+        await settle()
+    for _ in range(len(waiting)):
+        places.release()
+        await settle()
+    await asyncio.gather(*waiting)
+    # tenants in turns (x first: it waited first), x's most urgent first, arrival within a rank
+    assert order == ["x-high", "y-low", "x-normal-1", "x-normal-2", "x-render", "x-low"]

@@ -142,3 +142,26 @@ async def test_a_permit_given_back_during_a_refused_ask_is_taken_without_a_pause
     assert took < 0.15, took  # the store's round trip (0.1 s), not a 0.2 s pause on top
     for task in (asking, waiting):
         task.cancel()
+
+
+async def test_a_jobs_priority_lane_orders_its_tenants_lanes_waiting_for_the_host() -> None:
+    gate = CountingGate()
+    limits = HostLimits(concurrency=1)
+    polite = politeness(gate, max_wait_s=5.0)
+    first = await polite.admit(HOST, limits, LEASE, tenant="x")
+    assert not isinstance(first, Throttle)
+    order: list[str] = []
+
+    async def admitted(lane: str) -> None:
+        held = await polite.admit(HOST, limits, LEASE, tenant="x", lane=lane)
+        assert not isinstance(held, Throttle)
+        order.append(lane)
+        await held.release()
+
+    waiting = [asyncio.create_task(admitted("low"))]
+    await asyncio.sleep(0.05)
+    waiting.append(asyncio.create_task(admitted("high")))  # later, but more urgent
+    await asyncio.sleep(0.05)
+    await first.release()
+    await asyncio.wait_for(asyncio.gather(*waiting), timeout=2.0)
+    assert order == ["high", "low"]

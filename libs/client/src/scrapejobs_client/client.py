@@ -300,8 +300,17 @@ class Client(TenantsApi):
         host: str | None = None,
         page_size: int = 50,
         page_token: str | None = None,
+        tenant: str | None = None,
     ) -> DeadLetterPage:
-        params = {"job_id": job_id, "host": host, "page_size": page_size, "page_token": page_token}
+        """One page of ``GET /v1/dead-letters`` (the key's tenant's; an admin's: every
+        tenant's, or ``tenant``'s)."""
+        params = {
+            "job_id": job_id,
+            "host": host,
+            "tenant": tenant,
+            "page_size": page_size,
+            "page_token": page_token,
+        }
         return DeadLetterPage.model_validate(self._get("/v1/dead-letters", params))
 
     def dead_letter_pages(
@@ -310,9 +319,11 @@ class Client(TenantsApi):
         host: str | None = None,
         page_size: int = 50,
         page_token: str | None = None,
+        tenant: str | None = None,
     ) -> Iterator[DeadLetterPage]:
         return self._pages(
-            lambda token: self.dead_letters_page(job_id, host, page_size, token), page_token
+            lambda token: self.dead_letters_page(job_id, host, page_size, token, tenant),
+            page_token,
         )
 
     def dead_letters(
@@ -321,16 +332,23 @@ class Client(TenantsApi):
         host: str | None = None,
         page_size: int = 50,
         limit: int | None = None,
+        tenant: str | None = None,
     ) -> Iterator[DeadLetter]:
-        """Dead-lettered tasks (newest first), of one job or one host (a URL or a host key)."""
-        pages = self.dead_letter_pages(job_id, host, page_size)
+        """Dead-lettered tasks (newest first), of one job or one host (a URL or a host key);
+        ``tenant`` an admin key's filter."""
+        pages = self.dead_letter_pages(job_id, host, page_size, tenant=tenant)
         return _first((letter for page in pages for letter in page.dead_letters), limit)
 
     def replay_dead_letters(
-        self, job_id: str | None = None, host: str | None = None, limit: int | None = None
+        self,
+        job_id: str | None = None,
+        host: str | None = None,
+        limit: int | None = None,
+        tenant: str | None = None,
     ) -> Replayed:
-        """``POST /v1/dead-letters:replay``: at most ``limit`` (the API's cap: 500)."""
-        body = {"job_id": job_id, "host": host, "limit": limit}
+        """``POST /v1/dead-letters:replay``: at most ``limit`` (the API's cap: 500); ``tenant``
+        an admin key's filter."""
+        body = {"job_id": job_id, "host": host, "limit": limit, "tenant": tenant}
         response = self._send(
             "POST", "/v1/dead-letters:replay", json={k: v for k, v in body.items() if v is not None}
         )

@@ -150,7 +150,12 @@ class TaskRunner:
         with phase("admit"):
             wait_s = _remaining(work) - self._policy.min_fetch_s
             admission = await self._politeness.admit(
-                host, host_limits, self._permit_lease, max_wait_s=wait_s, tenant=work.batch.tenant
+                host,
+                host_limits,
+                self._permit_lease,
+                max_wait_s=wait_s,
+                tenant=work.batch.tenant,
+                lane=work.batch.lane,
             )
         if isinstance(admission, Throttle):
             await _release(tenant)

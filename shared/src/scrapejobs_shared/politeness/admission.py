@@ -13,7 +13,7 @@ from scrapejobs_shared.config.settings import DEFAULT_USER_AGENT
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobOptions
 from scrapejobs_shared.observability.phase_timer import phase
-from scrapejobs_shared.politeness.fair_places import FairPlaces
+from scrapejobs_shared.politeness.fair_places import RANKS, FairPlaces, rank_of
 from scrapejobs_shared.politeness.host_gate import (
     BreakerPolicy,
     HostGate,
@@ -72,9 +72,10 @@ class HostQueue:
         queue._users += 1
         return queue
 
-    async def enter(self, wait_s: float, tenant: str = "") -> bool:
-        """A place in this process's line for the host, taken in turns by tenant."""
-        return await self._places.acquire(tenant, wait_s)
+    async def enter(self, wait_s: float, tenant: str = "", rank: int = RANKS["normal"]) -> bool:
+        """A place in this process's line for the host, taken in turns by tenant (by ``rank``
+        within a tenant)."""
+        return await self._places.acquire(tenant, wait_s, rank)
 
     async def ask(self, deadline: float) -> bool:
         """Become the lane that asks the gate next (False at ``deadline``)."""
@@ -216,11 +217,13 @@ class Politeness:
         lease: timedelta,
         max_wait_s: float | None = None,
         tenant: str = "",
+        lane: str = "normal",
     ) -> HeldPermit | Throttle:
         """A permit leased for ``lease`` from when it is granted, waiting up to the policy's
         ``max_wait_s`` (or less: the caller's ``max_wait_s``) in this process's queue and at
         the shared gate; else the throttle to defer the task by. The lanes of several tenants
-        waiting for the host in this process take its places in turns (``FairPlaces``)."""
+        waiting for the host in this process take its places in turns, and within a tenant the
+        job's priority ``lane`` goes first (``FairPlaces``)."""
         wait_s = self._policy.max_wait_s
         if max_wait_s is not None:
             wait_s = min(wait_s, max_wait_s)
@@ -228,7 +231,7 @@ class Politeness:
         deadline = loop.time() + max(wait_s, 0.0)
         place = HostQueue.join(self._queues, (host, limits.concurrency))
         try:
-            entered = await place.enter(wait_s, tenant)
+            entered = await place.enter(wait_s, tenant, rank_of(lane))
         except BaseException:
             place.leave()
             raise

@@ -1,28 +1,39 @@
-"""Places at one host in one process, taken in turns by tenant.
+"""Places at one host in one process, taken in turns by tenant, by priority within a tenant.
 
 An ``asyncio.Semaphore`` serves its waiters in arrival order: a tenant whose two batches put
 sixteen lanes in line for a host's eight places makes another tenant's one lane wait behind all
 of them. Here the waiters queue per tenant and a freed place goes to the next tenant in turn
-(round robin), in arrival order within a tenant; a tenant alone takes every place, as before.
+(round robin); within a tenant, to its most urgent waiter (a lower ``rank``: the job's
+priority lane), in arrival order within a rank. A tenant alone takes every place, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
+import heapq
+import itertools
+
+RANKS = {"high": 0, "normal": 1, "low": 2}  # a job's priority lane -> its rank among waiters
+
+
+def rank_of(lane: str) -> int:
+    """The rank of a job's lane (a lane that is no priority, such as render: normal)."""
+    return RANKS.get(lane, RANKS["normal"])
 
 
 class FairPlaces:
     def __init__(self, places: int) -> None:
         self._free = places
-        self._waiting: dict[str, collections.deque[asyncio.Future[None]]] = {}
+        # per tenant: its waiters by (rank, arrival)
+        self._waiting: dict[str, list[tuple[int, int, asyncio.Future[None]]]] = {}
         self._turns: collections.deque[str] = collections.deque()  # tenants, next first
+        self._arrivals = itertools.count()
 
     def locked(self) -> bool:
         return self._free <= 0
 
-    async def acquire(self, tenant: str, timeout_s: float) -> bool:
+    async def acquire(self, tenant: str, timeout_s: float, rank: int = RANKS["normal"]) -> bool:
         """A place within ``timeout_s`` (at once or not at all when it is not positive)."""
         if self._free > 0 and not self._turns:
             self._free -= 1
@@ -30,7 +41,7 @@ class FairPlaces:
         if timeout_s <= 0:
             return False
         place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(tenant, collections.deque()).append(place)
+        heapq.heappush(self._waiting.setdefault(tenant, []), (rank, next(self._arrivals), place))
         if tenant not in self._turns:
             self._turns.append(tenant)
         try:
@@ -56,12 +67,14 @@ class FairPlaces:
         waiting = self._waiting.get(tenant)
         if waiting is None:
             return
-        with contextlib.suppress(ValueError):
-            waiting.remove(place)
-        if not waiting:
-            del self._waiting[tenant]
-            with contextlib.suppress(ValueError):
-                self._turns.remove(tenant)
+        kept = [entry for entry in waiting if entry[2] is not place]
+        heapq.heapify(kept)
+        if kept:
+            self._waiting[tenant] = kept
+            return
+        del self._waiting[tenant]
+        if tenant in self._turns:
+            self._turns.remove(tenant)
 
     def release(self) -> None:
         """Give a place back: to the next waiting tenant in turn, else to the free ones."""
@@ -70,7 +83,7 @@ class FairPlaces:
             return
         tenant = self._turns.popleft()
         waiting = self._waiting[tenant]
-        waiting.popleft().set_result(None)
+        heapq.heappop(waiting)[2].set_result(None)
         if waiting:
             self._turns.append(tenant)  # its next waiter, after the other tenants
         else:

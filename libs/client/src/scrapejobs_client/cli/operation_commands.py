@@ -32,6 +32,7 @@ def dead_letters_ls(
     ctx: typer.Context,
     job: Annotated[str | None, typer.Option("--job", help="Of this job.")] = None,
     host: Annotated[str | None, typer.Option(help="Of this host: a URL or a host key.")] = None,
+    tenant: Annotated[str | None, typer.Option(help="Of this tenant (admin keys).")] = None,
     limit: Annotated[int, typer.Option(min=1, help="Dead letters at most.")] = 50,
     json_output: JsonFlag = False,
 ) -> None:
@@ -41,7 +42,7 @@ def dead_letters_ls(
     token: str | None = None
     while len(letters) < limit:
         size = min(MAX_DEAD_LETTER_PAGE, limit - len(letters))
-        page = state.client.dead_letters_page(job, host, size, token)
+        page = state.client.dead_letters_page(job, host, size, token, tenant)
         letters.extend(page.dead_letters)
         token = page.next_page_token
         if not token:
@@ -61,6 +62,7 @@ def dead_letters_replay(
     ctx: typer.Context,
     job: Annotated[str | None, typer.Option("--job", help="Of this job.")] = None,
     host: Annotated[str | None, typer.Option(help="Of this host: a URL or a host key.")] = None,
+    tenant: Annotated[str | None, typer.Option(help="Of this tenant (admin keys).")] = None,
     limit: Annotated[int | None, typer.Option(min=1, max=500, help="At most (500).")] = None,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Replay every dead letter without asking.")
@@ -69,9 +71,9 @@ def dead_letters_replay(
 ) -> None:
     """Put dead letters back to queued with fresh attempts (of a job, of a host, or all)."""
     state = use(ctx, json_output)
-    if job is None and host is None and not yes:
+    if job is None and host is None and tenant is None and not yes:
         typer.confirm("Replay every dead letter (up to 500)?", abort=True, err=True)
-    replayed = state.client.replay_dead_letters(job, host, limit)
+    replayed = state.client.replay_dead_letters(job, host, limit, tenant)
     if json_output:
         state.emit_json(replayed.model_dump(mode="json"))
     else:

@@ -42,24 +42,56 @@ def test_only_a_hosts_batches_beyond_the_window_are_held() -> None:
     assert not any(b.held for b in hold_beyond(spread, 2))  # each host's first batch goes
 
 
+async def run_chain(
+    store: MemoryJobStore, publisher: MemoryTaskPublisher, fetcher: ScriptedFetcher
+) -> int:
+    """Deliver every batch published, those the deliveries release included; how many."""
+    processor = build_processor(
+        store,
+        fetcher,
+        lambda: NOW,
+        publisher=publisher,
+        held=MemoryHeldBatches(store),
+        page_cache=store,
+    )
+    delivered = 0
+    while delivered < len(publisher.batches):  # each finished batch releases the next
+        message, _ = publisher.batches[delivered]
+        assert (await processor.handle_push(delivery(message))).ack
+        delivered += 1
+    return delivered
+
+
 async def test_a_one_host_job_puts_two_batches_in_the_broker_and_the_worker_moves_on() -> None:
     store, publisher = MemoryJobStore(), MemoryTaskPublisher()
-    held = MemoryHeldBatches(store)
     async with memory_client(store, SETTINGS, publisher=publisher) as api:
         job_id = (await api.post("/v1/jobs", json={"urls": ONE_HOST})).json()["id"]
         assert len(publisher.batches) == 2  # of 5 batches: the host's window
         assert sum(b.held for b in store.batches[job_id].values()) == 3
-        processor = build_processor(
-            store, ScriptedFetcher(200), lambda: NOW, publisher=publisher, held=held
-        )
-        delivered = 0
-        while delivered < len(publisher.batches):  # each finished batch releases the next
-            message, _ = publisher.batches[delivered]
-            assert (await processor.handle_push(delivery(message))).ack
-            delivered += 1
-        assert delivered == 5 and not any(b.held for b in store.batches[job_id].values())
+        assert await run_chain(store, publisher, ScriptedFetcher(200)) == 5
+        assert not any(b.held for b in store.batches[job_id].values())
         job = (await api.get(f"/v1/jobs/{job_id}")).json()
         assert job["status"] == "completed" and job["counts"]["succeeded"] == 25
+
+
+async def test_a_batch_with_nothing_to_fetch_still_releases_the_next() -> None:
+    """Every page of the second job is reused from the first's (no lane runs): its batches
+    still move the window on (else the rest waited for the reconcile, minutes later)."""
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    body = {"urls": ONE_HOST, "options": {"cache_store": True, "cache_max_age_s": 600}}
+    async with memory_client(store, SETTINGS, publisher=publisher) as api:
+        first = (await api.post("/v1/jobs", json=body)).json()["id"]
+        assert await run_chain(store, publisher, ScriptedFetcher(200)) == 5
+        assert len(store.kept_pages) == 25
+        publisher.published.clear()
+        again = ScriptedFetcher(200)
+        second = (await api.post("/v1/jobs", json=body)).json()["id"]
+        assert await run_chain(store, publisher, again) == 5
+        assert again.calls == []  # every page reused
+        assert not any(b.held for b in store.batches[second].values())
+        for job_id in (first, second):
+            job = (await api.get(f"/v1/jobs/{job_id}")).json()
+            assert job["status"] == "completed" and job["counts"]["succeeded"] == 25
 
 
 async def test_a_cancel_releases_every_held_batch_so_the_job_ends() -> None:

@@ -28,7 +28,7 @@ from datetime import timedelta
 
 from opentelemetry.trace import SpanKind, Tracer
 
-from scrapejobs_shared.delivery.batching import authority, batch_group
+from scrapejobs_shared.delivery.batching import authority
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
@@ -47,7 +47,7 @@ from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
-from scrapejobs_worker.held_chain import HeldChain
+from scrapejobs_worker.held_chain import HeldChain, NextRelease
 from scrapejobs_worker.host_spread import HostSpread
 from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.page_reuse import PageReuse
@@ -249,7 +249,8 @@ class BatchProcessor:
         work = BatchWork(
             _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
         )
-        results = await self._run_all(work, recorder, reused, self._reuse.key_of(spec))
+        release = self._chain.next_release(claim.batch, deferrals)
+        results = await self._run_all(work, recorder, reused, self._reuse.key_of(spec), release)
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:
@@ -380,21 +381,20 @@ class BatchProcessor:
         recorder: BatchRecorder,
         reused: list[TaskResult],
         key_of: Callable[[str], str] | None,
+        release: NextRelease,
     ) -> list[TaskResult]:
         """Run the batch's tasks (those ``reused`` are recorded as they are); a page that
-        succeeds is indexed in the page cache under ``key_of(url)`` when the job keeps pages."""
+        succeeds is indexed in the page cache under ``key_of(url)`` when the job keeps pages.
+        Once its last task has started (at once when it has none to fetch), ``release`` (the
+        job's next held batch of the host, if this run moves its window on) starts."""
         queue = HostSpread(work.batch.fetch_items, self._policy.concurrency)
         results: list[TaskResult] = list(reused)
         outages: list[DependencyUnavailable] = []
-        releases: list[asyncio.Task[None]] = []  # the next held batch, once the last task runs
-        moves_on = self._chain.moves_on(work.batch, work.deferrals)
 
         async def lane() -> None:
             await run_lane()
-            if moves_on and not releases and not outages:
-                group = batch_group(work.batch)
-                release = self._chain.release_next(work.batch.job_id, group)
-                releases.append(asyncio.create_task(release))
+            if not outages:
+                release.start()  # this batch's last task has started
 
         async def run_lane() -> None:
             while not outages and (item := queue.next()) is not None:
@@ -420,13 +420,14 @@ class BatchProcessor:
         for result in reused:
             recorder.add(result.change)
         self._heartbeat.batches_in_flight += 1
+        if not queue.lanes:
+            release.start()  # nothing to fetch (every page reused): the next one goes at once
         try:
             async with asyncio.TaskGroup() as lanes:
                 for _ in range(queue.lanes):
                     lanes.create_task(lane())
         finally:
-            for release in releases:
-                await release  # it logs its own failures: never this batch's
+            await release.done()
             with phase("record"), self._tracer.start_as_current_span("store"):
                 # during an outage its last write is tried again while an answer can still
                 # follow a call that does not answer

@@ -408,6 +408,9 @@ async def test_the_sweeper_logs_the_store_operations_it_makes(caplog) -> None:
     await gate.close()
 
 
+NAMES = ("ending", "going")  # a process whose batch ends, and one whose batch goes on
+
+
 async def both_capped(ending: WarmSlotGate, going: WarmSlotGate, clock: Clock) -> list[Permit]:
     """Two processes hold half of a host's slots each and want more: each sees the other wait.
     Returns the permits of ``ending``."""
@@ -427,10 +430,8 @@ async def test_a_process_between_two_batches_stops_keeping_the_others_to_a_share
     """A batch boundary: the process whose batch ended has every slot of the host idle; it
     withdraws its want and gives them back, and the process kept to its share sees that within
     ``capped_check_s`` and takes every slot (not half of them until the want runs out)."""
-    shared = MemoryHostGate()
-    clock = Clock()
-    ending = WarmSlotGate(shared, POLICY, clock, process_id="ending")
-    going = WarmSlotGate(shared, POLICY, clock, process_id="going")
+    shared, clock = MemoryHostGate(), Clock()
+    ending, going = (WarmSlotGate(shared, POLICY, clock, process_id=p) for p in NAMES)
     for permit in await both_capped(ending, going, clock):
         await ending.release(permit)  # its batch ended: kept warm, within its share, idle
     clock.advance(max(POLICY.wanting_idle_s, POLICY.contended_idle_s))
@@ -444,10 +445,8 @@ async def test_a_process_between_two_batches_stops_keeping_the_others_to_a_share
 
 
 async def test_a_process_at_its_last_pages_withdraws_its_want_while_it_still_fetches() -> None:
-    shared = MemoryHostGate()
-    clock = Clock()
-    ending = WarmSlotGate(shared, POLICY, clock, process_id="ending")
-    going = WarmSlotGate(shared, POLICY, clock, process_id="going")
+    shared, clock = MemoryHostGate(), Clock()
+    ending, going = (WarmSlotGate(shared, POLICY, clock, process_id=p) for p in NAMES)
     held = await both_capped(ending, going, clock)
     for permit in held[:2]:  # two lanes have nothing left; two still fetch
         await ending.release(permit)
@@ -461,10 +460,9 @@ async def test_a_process_at_its_last_pages_withdraws_its_want_while_it_still_fet
 
 
 async def test_a_process_kept_to_its_share_looks_again_at_most_every_capped_check_s() -> None:
-    shared = MemoryHostGate()
-    clock = Clock()
-    ending = WarmSlotGate(shared, POLICY, clock, process_id="ending")
+    shared, clock = MemoryHostGate(), Clock()
     counting = CountingGate(shared)
+    ending = WarmSlotGate(shared, POLICY, clock, process_id="ending")
     going = WarmSlotGate(counting, POLICY, clock, process_id="going")
     await both_capped(ending, going, clock)
     looks = counting.calls["wanting"]

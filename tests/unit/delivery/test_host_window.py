@@ -11,7 +11,7 @@ from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
-from scrapejobs_shared.delivery.batching import hold_beyond, plan_batches
+from scrapejobs_shared.delivery.batching import hold_beyond, plan_batches, size_for
 from scrapejobs_shared.domain.records import BatchItem, task_id_for
 from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
@@ -40,6 +40,28 @@ def test_only_a_hosts_batches_beyond_the_window_are_held() -> None:
     ]
     spread = plan_batches("k", many_hosts, 1, NOW, NOW + timedelta(days=1))
     assert not any(b.held for b in hold_beyond(spread, 2))  # each host's first batch goes
+
+
+def test_a_job_that_holds_batches_is_cut_into_shorter_ones() -> None:
+    def urls(n: int, host: str = "a.example") -> list[BatchItem]:
+        return [BatchItem(task_id_for("j", f"{host}{i}"), f"http://{host}/{i}") for i in range(n)]
+
+    assert size_for(urls(21), 10, 2, 5) == 5  # a host beyond two batches of 10: held
+    assert size_for(urls(20), 10, 2, 5) == 10  # two batches of 10 go at once: nothing held
+    assert size_for(urls(20) + urls(20, "b.example"), 10, 2, 5) == 10  # per host
+    assert size_for(urls(21), 10, 0, 5) == 10  # no window, nothing held
+    assert size_for(urls(21), 10, 2, 20) == 10  # never longer than the batch size
+    assert size_for([], 10, 2, 5) == 10
+
+
+async def test_a_held_job_s_batches_are_the_held_size_on_the_wire() -> None:
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    settings = SETTINGS.model_copy(update={"batch_size": 10, "held_batch_size": 5})
+    async with memory_client(store, settings, publisher=publisher) as api:
+        held = (await api.post("/v1/jobs", json={"urls": ONE_HOST})).json()["id"]
+        assert [len(b.items) for b in store.batches[held].values()] == [5] * 5
+        whole = (await api.post("/v1/jobs", json={"urls": ONE_HOST[:20]})).json()["id"]
+        assert [len(b.items) for b in store.batches[whole].values()] == [10, 10]
 
 
 async def run_chain(

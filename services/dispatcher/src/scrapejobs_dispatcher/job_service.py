@@ -27,9 +27,11 @@ from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.tenant_quotas import Quotas
 from scrapejobs_shared.delivery.batching import (
     DEFAULT_BATCH_SIZE,
+    HELD_BATCH_SIZE,
     hold_beyond,
     plan_batches,
     shards_for,
+    size_for,
 )
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
@@ -93,6 +95,7 @@ class JobService:
         quotas: Quotas | None = None,
         held: HeldBatches | None = None,
         host_window: int = 0,
+        held_batch_size: int = HELD_BATCH_SIZE,
     ) -> None:
         """``ai_provider``: the configured AI provider, without which ``ai`` stages are refused;
         ``ai_models``: the models a stage may name (None: any);
@@ -100,7 +103,8 @@ class JobService:
         ``allow_unverified_tls``: False refuses ``options.verify_tls`` false;
         ``host_window``: a job's batches of one host in the broker at once, the others held
         and released by the workers as earlier ones finish (0: all published at once;
-        ``delivery.batching.hold_beyond``), given ``held``, the store of held batches."""
+        ``delivery.batching.hold_beyond``), given ``held``, the store of held batches;
+        ``held_batch_size``: the batch size of a job that holds some (``size_for``)."""
         self._quotas = quotas
         self._held = held
         self._host_window = host_window if held is not None else 0
@@ -124,6 +128,7 @@ class JobService:
         self._clock = clock
         self._retention = retention
         self._batch_size = batch_size
+        self._held_batch_size = held_batch_size
         self._progress = ProgressEstimator()
 
     async def submit(
@@ -345,8 +350,9 @@ class JobService:
             for index, url in enumerate(request.target_urls())
         ]
         expire_at = now + self._retention_of(request)
+        size = size_for(items, self._batch_size, self._host_window, self._held_batch_size)
         planned = plan_batches(
-            job_id, items, self._batch_size, now, expire_at, lane=request.lane(), tenant=tenant
+            job_id, items, size, now, expire_at, lane=request.lane(), tenant=tenant
         )
         return hold_beyond(planned, self._host_window)
 

@@ -177,6 +177,7 @@ def create_app(
             quotas=quotas,
             held=held,
             host_window=settings.host_window_batches,
+            held_batch_size=settings.held_batch_size,
         )
         app.state.recovery = Recovery(
             job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate, held

@@ -12,7 +12,7 @@ from scrapejobs_dispatcher.keyring import RECHECK_S
 from scrapejobs_dispatcher.monitoring import HealthPolicy
 from scrapejobs_dispatcher.usage import Plan
 from scrapejobs_shared.config.settings import CommonSettings
-from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, HOST_WINDOW
+from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, HELD_BATCH_SIZE, HOST_WINDOW
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
@@ -87,6 +87,14 @@ class DispatcherSettings(CommonSettings):
         ge=1,
         le=MAX_BATCH_SIZE,
         description="URLs per task message (grouped by host); see bench/README.md",
+    )
+    held_batch_size: int = Field(
+        default=HELD_BATCH_SIZE,
+        ge=1,
+        le=MAX_BATCH_SIZE,
+        description="URLs per task message of a job that holds batches (a host of it has more "
+        "URLs than host_window_batches batches take): shorter batches for another tenant's "
+        "work on that host to wait behind; see bench/README.md (T)",
     )
     host_window_batches: int = Field(
         default=HOST_WINDOW,

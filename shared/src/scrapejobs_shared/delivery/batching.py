@@ -3,6 +3,7 @@ a batch mostly runs on one host's warm slot."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -13,6 +14,7 @@ from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 
 DEFAULT_BATCH_SIZE = 100  # chosen from measurements: bench/README.md ("Batch size")
 HOST_WINDOW = 2  # a job's batches of one host in the broker at once (bench/README.md, T)
+HELD_BATCH_SIZE = 50  # a job's batch size when it holds batches (bench/README.md, T)
 MAX_COUNTER_SHARDS = 64
 BATCHES_PER_SHARD = 4
 
@@ -22,6 +24,17 @@ def shards_for(batches: int) -> int:
     batches (a batch commits about twice: its claim and its results), at most
     ``MAX_COUNTER_SHARDS`` (a status read costs one document read per shard)."""
     return max(1, min(MAX_COUNTER_SHARDS, -(-batches // BATCHES_PER_SHARD)))
+
+
+def size_for(items: Sequence[BatchItem], size: int, window: int, held_size: int) -> int:
+    """A job's batch size: ``size``, or ``held_size`` when some host of the job has more URLs
+    than ``window`` batches of ``size`` take (so that its later batches wait held): another
+    tenant's work on that host then waits behind shorter batches, for a few more claims and
+    commits per page of the held job."""
+    if window <= 0 or held_size >= size:
+        return size
+    per_host = Counter(authority(item.url) for item in items)
+    return held_size if max(per_host.values(), default=0) > window * size else size
 
 
 def plan_batches(

@@ -836,6 +836,28 @@ async def test_close_dead_letters_every_open_task_keeping_its_last_error(store: 
     assert await store.claim_batch(job.id, batch.id, later, later + LEASE) == AlreadyDone()
 
 
+async def test_close_with_spent_at_leaves_tasks_of_fewer_attempts_open(store: Store) -> None:
+    """A dead letter of deliveries that never reached a worker: only the tasks that spent
+    their attempts end; the others stay open, named, for the batch to go out again."""
+    job, [batch] = await a_job(store, 3)
+    a, b, c = ids(batch)
+    t0 = datetime.now(UTC)
+    claimed = await claim(store, batch, t0)
+    refunded = ReleaseTask(b, "dependency_unavailable", refund_attempt=True)
+    await store.settle(claimed.handle, [ok(a), refunded], t0)
+    later = t0 + LEASE + timedelta(seconds=1)
+    dead = TaskOutcome(TaskStatus.DEAD_LETTERED)
+
+    closed = await store.close_batch(job.id, batch.id, dead, later, spent_at=1)
+    assert isinstance(closed, Settled) and closed.finished == (c,) and closed.left_open == (b,)
+    assert await store.count_tasks(job.id) == tally(running=1, succeeded=1, dead_lettered=1)
+    again = await store.close_batch(job.id, batch.id, dead, later, spent_at=1)
+    assert isinstance(again, Settled) and again.finished == () and again.left_open == (b,)
+    last = await store.close_batch(job.id, batch.id, dead, later)
+    assert isinstance(last, Settled) and last.finished == (b,) and last.left_open == ()
+    assert last.job_may_be_done
+
+
 async def test_close_of_an_unclaimed_batch_fails_its_queued_tasks(store: Store) -> None:
     job, [first, second] = await a_job(store, 5, batch_size=3)
     now = datetime.now(UTC)

@@ -246,7 +246,8 @@ async def test_a_fetch_the_deadline_would_cut_short_of_the_batch_pace_is_not_sta
 
 async def test_dead_letter_keeps_last_error(store) -> None:
     await setup_job(store)
-    processor = build_processor(store, ScriptedFetcher(500), lambda: NOW)
+    spent = BatchPolicy(lease_s=6, max_delivery_attempts=1)  # one attempt spends the task's
+    processor = build_processor(store, ScriptedFetcher(500), lambda: NOW, batch=spent)
     await processor.handle_push(push())
     assert (await processor.handle_dead_letter(push())).ack
     task = result(store)

@@ -7,12 +7,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.delivery.enqueue import message_of
+from scrapejobs_shared.delivery.enqueue import REVIVALS, message_of
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import BundleMessage
 from scrapejobs_shared.ports.fetcher import TransientFetchError
+from scrapejobs_worker.dead_letters import MAX_REVIVALS
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push
 
 JOBS = 3
@@ -93,7 +94,7 @@ async def test_a_dead_lettered_bundle_ends_each_job_s_open_tasks() -> None:
     store = ReadCountingStore()
     payload = await small_jobs(store)
     processor = build_processor(store, PerUrlFetcher({}), lambda: NOW)
-    verdict = await processor.handle_dead_letter(push(payload))
+    verdict = await processor.handle_dead_letter(push(payload, **{REVIVALS: str(MAX_REVIVALS)}))
     assert verdict.ack
     for n in range(JOBS):
         assert status(store, n) is TaskStatus.DEAD_LETTERED

@@ -12,9 +12,11 @@ import pytest
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.delivery.enqueue import REVIVALS
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.observability.telemetry import telemetry_with
 from scrapejobs_shared.ports.fetcher import BlockedDestination, TransientFetchError
+from scrapejobs_worker.dead_letters import MAX_REVIVALS
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics, error_type, subscription_name
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job
 
@@ -109,7 +111,8 @@ async def test_dead_letters_and_malformed_messages_are_counted(recorded: Recorde
     batch = await setup_job(store, urls=2)
     processor = build_processor(store, PerUrlFetcher({}), lambda: NOW, metrics=recorded.metrics)
 
-    await processor.handle_dead_letter(delivered(batch))
+    exhausted = {REVIVALS: str(MAX_REVIVALS)}  # no more returns: the tasks end dead-lettered
+    await processor.handle_dead_letter(replace(delivered(batch), attributes=exhausted))
     await processor.handle_push(replace(delivered(batch), data=b"not json"))
 
     tasks = {key: point.value for key, point in points(recorded.reader, "scrapejobs.tasks").items()}

@@ -22,23 +22,21 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from opentelemetry.trace import SpanKind, Tracer
 
-from scrapejobs_shared.delivery.batching import authority
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.records import BatchItem, BatchRecord, TaskOutcome
-from scrapejobs_shared.domain.statuses import FETCH_STATUSES, TaskStatus
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
-from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, PROCESSING_LANE
 from scrapejobs_shared.observability.phase_timer import collect_phases, phase
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
@@ -46,6 +44,7 @@ from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
 from scrapejobs_worker.batch_recorder import BatchRecorder
+from scrapejobs_worker.dead_letters import DeadLetters
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.held_chain import HeldChain, NextRelease
 from scrapejobs_worker.host_spread import HostSpread
@@ -67,6 +66,7 @@ class BatchPolicy:
     flush_interval_s: float = 1.0  # results become visible at least this often
     lease_s: float = 40.0  # a claimed batch's lease, renewed while it runs
     store_timeout_s: float = 5.0  # a Firestore call's deadline (SCRAPEJOBS_FIRESTORE_TIMEOUT_S)
+    max_delivery_attempts: int = 5  # the subscription's (dead_letters.py)
 
 
 class BatchProcessor:
@@ -85,6 +85,9 @@ class BatchProcessor:
         held: HeldBatches | None = None,
     ) -> None:
         self._chain = HeldChain(held, enqueuer, clock)
+        self._dead_letters = DeadLetters(
+            store, enqueuer, self._chain, clock, metrics, policy.max_delivery_attempts, events
+        )
         self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
         self._reuse = reuse or PageReuse(None, store, clock)
         self._events = events
@@ -168,44 +171,11 @@ class BatchProcessor:
         return verdict
 
     async def handle_dead_letter(self, pushed: PushedMessage) -> Verdict:
-        """Pub/Sub gave up on the batch (or each batch of a bundle): its open tasks end
-        ``dead_lettered`` (last error kept). While a delivery still holds a batch, try again
-        later."""
+        """Pub/Sub gave up on the batch (or each batch of a bundle): ``dead_letters.py``."""
         messages = await self._batches_of(pushed)
         if messages is None:
             return Verdict.done("malformed dead letter recorded")
-        # a lane's dead letters end that lane's tasks only
-        processing = pushed.attributes.get(LANE_ATTRIBUTE) == PROCESSING_LANE
-        statuses = {TaskStatus.PROCESSING} if processing else FETCH_STATUSES
-        verdicts = [await self._dead_letter(pushed, message, statuses) for message in messages]
-        return next((v for v in verdicts if not v.ack), verdicts[0])
-
-    async def _dead_letter(
-        self, pushed: PushedMessage, message: BatchMessage, statuses: Collection[TaskStatus]
-    ) -> Verdict:
-        outcome = TaskOutcome(TaskStatus.DEAD_LETTERED)
-        closed = await self._store.close_batch(
-            message.job_id, message.batch_id, outcome, self._clock(), statuses
-        )
-        if isinstance(closed, Busy):
-            return Verdict.retry("the batch is still being processed", "busy")
-        if isinstance(closed, Missing):
-            return Verdict.done("unknown batch")
-        self._metrics.dead_lettered(pushed.subscription, len(closed.finished))
-        if closed.finished:
-            log.warning(
-                "tasks dead-lettered",
-                extra={
-                    "job_id": message.job_id,
-                    "batch_id": message.batch_id,
-                    "tasks": len(closed.finished),
-                },
-            )
-        if closed.job_may_be_done:
-            await complete_if_done(self._store, message.job_id, self._clock, self._events)
-        if closed.finished:
-            await self._chain.release_next(message.job_id, authority(message.tasks[0].url))
-        return Verdict.done("dead-lettered")
+        return await self._dead_letters.handle(pushed, messages)
 
     async def reject_envelope(self, body: bytes, reason: str) -> None:
         log.error("malformed push envelope", extra={"why": reason})

@@ -356,6 +356,7 @@ def batch_policy(settings: WorkerSettings) -> BatchPolicy:
         flush_interval_s=settings.batch_flush_interval_s,
         lease_s=settings.fetch_timeout_s + settings.lease_margin_s,
         store_timeout_s=settings.firestore_timeout_s,
+        max_delivery_attempts=settings.max_delivery_attempts,
     )
 
 

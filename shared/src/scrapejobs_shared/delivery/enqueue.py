@@ -37,6 +37,7 @@ from scrapejobs_shared.ports.task_publisher import TaskPublisher
 log = logging.getLogger(__name__)
 
 DEFERRALS = "deferrals"  # message attribute: how often the batch was deferred for politeness
+REVIVALS = "revivals"  # message attribute: how often the batch came back from dead letters
 PUBLISH_FAILED = TaskOutcome(TaskStatus.FAILED, error="publish_failed: could not enqueue")
 
 
@@ -163,8 +164,21 @@ class Enqueuer:
             return False
         return not isinstance(result, BaseException)
 
+    async def revive(self, message: BatchMessage, lane: str, revivals: int) -> bool:
+        """Publish a dead-lettered batch again, as its ``revivals``-th return (the broker gave
+        up delivering it, not its tasks their attempts): False if it could not be published."""
+        try:
+            [result] = await self._send([message], 0, lane, {REVIVALS: str(revivals)})
+        except DependencyUnavailable:
+            return False
+        return not isinstance(result, BaseException)
+
     async def _send(
-        self, messages: Sequence[TaskMessage], deferrals: int, lane: str
+        self,
+        messages: Sequence[TaskMessage],
+        deferrals: int,
+        lane: str,
+        carry: Mapping[str, str] | None = None,
     ) -> list[str | BaseException]:
         """Publish inside a PRODUCER span whose context the messages carry: the worker's
         ``process_batch`` span is its child, in the same trace."""
@@ -176,7 +190,7 @@ class Enqueuer:
         with self._tracer.start_as_current_span(
             "publish", kind=SpanKind.PRODUCER, attributes=attributes
         ) as span:
-            carried = {**inject_trace_context(), LANE_ATTRIBUTE: lane}
+            carried = {**inject_trace_context(), LANE_ATTRIBUTE: lane, **(carry or {})}
             if deferrals:
                 carried[DEFERRALS] = str(deferrals)
             results = await self._publisher.publish(messages, carried)

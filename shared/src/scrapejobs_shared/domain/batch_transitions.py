@@ -154,16 +154,22 @@ def close(
     outcome: TaskOutcome,
     now: datetime,
     statuses: Collection[TaskStatus] | None = None,
+    spent_at: int | None = None,
 ) -> Applied:
-    """Every open task (of ``statuses``, when given) ends with ``outcome``; the lease is
-    dropped."""
+    """Every open task (of ``statuses``, when given; that spent at least ``spent_at``
+    attempts, when given) ends with ``outcome``; the lease is dropped."""
     changes = [
         FinishTask(item.task_id, outcome)
-        for item in batch.open_items
-        if statuses is None or item.status in statuses
+        for item in closable(batch, statuses)
+        if spent_at is None or item.attempts >= spent_at
     ]
     applied = settle(batch, changes, now)
     return replace(applied, batch=replace(applied.batch, lease_until=None))
+
+
+def closable(batch: BatchRecord, statuses: Collection[TaskStatus] | None) -> tuple[BatchItem, ...]:
+    """The open tasks of ``statuses`` (all, when None): those a close may end."""
+    return tuple(item for item in batch.open_items if statuses is None or item.status in statuses)
 
 
 def result_record(

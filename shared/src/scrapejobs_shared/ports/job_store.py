@@ -98,6 +98,7 @@ class Settled:
     finished: tuple[str, ...]  # task ids this call moved to a terminal status
     cancelled: bool  # the job was cancelled (seen by this write)
     job_may_be_done: bool  # the job may have no open task left: check ``has_open_tasks``
+    left_open: tuple[str, ...] = ()  # tasks a close left open (fewer attempts than spent_at)
 
 
 class JobStore(Protocol):
@@ -251,10 +252,14 @@ class BatchStore(Protocol):
         outcome: TaskOutcome,
         now: datetime,
         statuses: Collection[TaskStatus] | None = None,
+        spent_at: int | None = None,
     ) -> Settled | Busy | Missing:
         """Settle every open task (of ``statuses``, when given: a lane's dead letters close
         that lane's tasks only) of an unclaimed batch with ``outcome`` (dead letters, lost
-        publishes); a dead-lettered task keeps its last error. ``Busy`` while leased."""
+        publishes); a dead-lettered task keeps its last error. ``Busy`` while leased. With
+        ``spent_at``, only the tasks that spent at least that many attempts close; the others
+        stay open and are ``Settled.left_open`` (a dead letter of deliveries that never
+        reached a worker)."""
 
     async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
         """What the fetch lane handed the processing lane for these tasks (those it has)."""

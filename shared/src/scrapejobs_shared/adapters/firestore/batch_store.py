@@ -303,21 +303,29 @@ class FirestoreBatchStore(FirestoreStoreBase):
         outcome: TaskOutcome,
         now: datetime,
         statuses: Collection[TaskStatus] | None = None,
+        spent_at: int | None = None,
     ) -> Settled | Busy | Missing:
         if reserved(job_id) or reserved(batch_id):
             return Missing()
         busy: list[Busy] = []
+        left: list[tuple[str, ...]] = []  # of the transaction's last attempt
 
         def apply(current: BatchRecord) -> Applied | None:
             if current.lease_until is not None and current.lease_until > now:
                 busy.append(Busy(current.lease_until))
                 return None
-            return batch_transitions.close(current, outcome, now, statuses)
+            applied = batch_transitions.close(current, outcome, now, statuses, spent_at)
+            left.append(
+                tuple(i.task_id for i in batch_transitions.closable(applied.batch, statuses))
+            )
+            return applied
 
         settled = await self._transact(job_id, batch_id, apply, now)
         if busy:
             return busy[-1]
-        return settled if settled is not None else Missing()
+        if settled is None:
+            return Missing()
+        return replace(settled, left_open=left[-1]) if left else settled
 
     async def _in_transaction(self, transactional: Callable[[Any], Awaitable[T]]) -> T:
         """Run a ``firestore.async_transactional`` function. Transactions that read the same

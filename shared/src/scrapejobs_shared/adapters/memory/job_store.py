@@ -378,6 +378,7 @@ class MemoryJobStore(MemoryStatsReader):
         outcome: TaskOutcome,
         now: datetime,
         statuses: Collection[TaskStatus] | None = None,
+        spent_at: int | None = None,
     ) -> Settled | Busy | Missing:
         async with self._lock:
             batch = self.batches.get(job_id, {}).get(batch_id)
@@ -385,7 +386,10 @@ class MemoryJobStore(MemoryStatsReader):
                 return Missing()
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
-            return self._settled(batch_transitions.close(batch, outcome, now, statuses), now)
+            applied = batch_transitions.close(batch, outcome, now, statuses, spent_at)
+            left = batch_transitions.closable(applied.batch, statuses)
+            settled = self._settled(applied, now)
+            return replace(settled, left_open=tuple(item.task_id for item in left))
 
     async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
         kept = self.handed_off.get(job_id, {})

@@ -93,8 +93,9 @@ class DispatcherSettings(CommonSettings):
         ge=1,
         le=MAX_BATCH_SIZE,
         description="URLs per task message of a job that holds batches (a host of it has more "
-        "URLs than host_window_batches batches take): shorter batches for another tenant's "
-        "work on that host to wait behind; see bench/README.md (T)",
+        "URLs than host_window_batches batches take); below batch_size, another tenant's work "
+        "on that host waits behind shorter batches, for more Firestore operations per page "
+        "(bench/README.md, workload T)",
     )
     host_window_batches: int = Field(
         default=HOST_WINDOW,

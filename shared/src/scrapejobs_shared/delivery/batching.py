@@ -14,7 +14,9 @@ from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 
 DEFAULT_BATCH_SIZE = 100  # chosen from measurements: bench/README.md ("Batch size")
 HOST_WINDOW = 2  # a job's batches of one host in the broker at once (bench/README.md, T)
-HELD_BATCH_SIZE = 50  # a job's batch size when it holds batches (bench/README.md, T)
+# A job's batch size when it holds batches: the same by default; 50 shortens another tenant's
+# wait on the job's host (T) for more claims and commits per page (bench/README.md, session 14)
+HELD_BATCH_SIZE = DEFAULT_BATCH_SIZE
 MAX_COUNTER_SHARDS = 64
 BATCHES_PER_SHARD = 4
 

@@ -33,20 +33,22 @@ class FirestoreHeldBatches:
         self, job_id: str, group: str | None, now: datetime, limit: int
     ) -> list[BatchRecord]:
         """Up to ``limit`` held batches, in id order. A batch another release took first is
-        passed over for the next one (each read holds ``RACE_SLACK`` spare candidates, and a
-        read whose candidates were all taken is made again): two releases racing release two
-        batches, so a job's window never narrows."""
+        passed over for the next one (a read after a lost race holds ``RACE_SLACK`` spare
+        candidates, and is made again while every candidate was taken): two releases racing
+        release two batches, so a job's window never narrows. Without a race, one read of
+        ``limit`` documents."""
         released: list[BatchRecord] = []
-        for _ in range(RACE_ROUNDS):
+        for round_ in range(RACE_ROUNDS):
             wanted = limit - len(released)
-            snaps = await self._held(job_id, group, wanted + RACE_SLACK)
+            asked = wanted + (RACE_SLACK if round_ else 0)
+            snaps = await self._held(job_id, group, asked)
             for snap in snaps:
                 if len(released) >= limit:
                     return released
                 batch = await self._release(job_id, snap, now)
                 if batch is not None:
                     released.append(batch)
-            if len(released) >= limit or len(snaps) < wanted + RACE_SLACK:
+            if len(released) >= limit or len(snaps) < asked:
                 break  # enough, or no held batch is left beyond those tried
         return released
 

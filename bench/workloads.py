@@ -173,11 +173,19 @@ def run_stack_workloads(
                     best = figure
             figures[name] = best
         if one_url:
-            assert stack.pubsub is not None
+            assert stack.pubsub is not None and stack.firestore is not None
             figures["push_floor"] = push_floor(stack.pubsub.host, config.project_id, FLOOR_MESSAGES)
             print(f"push floor: {figures['push_floor']}", flush=True)
             logs = (stack.worker.log_path, stack.dispatcher.log_path)
-            figures |= run_one_url_workloads(config.dispatcher_url, one_url, logs, time.time())
+            pids = {
+                "dispatcher": stack.dispatcher.pid,
+                "worker": stack.worker.pid,
+                "firestore": stack.firestore.process.pid,
+                "pubsub": stack.pubsub.process.pid,
+            }
+            figures |= run_one_url_workloads(
+                config.dispatcher_url, one_url, logs, time.time(), pids
+            )
             # The most a closed loop of C_CLIENTS can reach here: each job waits at least the
             # emulator's publish -> push floor and, on average, half a poll interval.
             floor_s = figures["push_floor"]["p50_ms"] / 1000
@@ -232,10 +240,15 @@ def one_url_jobs(
 
 
 def run_one_url_workloads(
-    api_url: str, urls: list[str], log_paths: tuple[Path, Path], since: float
+    api_url: str,
+    urls: list[str],
+    log_paths: tuple[Path, Path],
+    since: float,
+    pids: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """C (``C_JOBS`` jobs, ``C_CLIENTS`` threads) and L (``L_JOBS`` jobs one at a time), with
-    the Firestore documents the services read and wrote per one-URL job during C."""
+    the Firestore documents the services read and wrote per one-URL job during C and, given
+    ``pids`` (a name per process), the CPU each process tree spent per job during C."""
     from bench.stack_run import (
         LOG_BATCH_MESSAGE,
         LOG_COALESCED_MESSAGE,
@@ -244,11 +257,18 @@ def run_one_url_workloads(
         count_ops,
         log_entries,
         log_time,
+        tree_cpu_s,
     )
 
+    pids = pids or {}
+    cpu_before = {name: tree_cpu_s(pid) for name, pid in pids.items()}
     started = time.perf_counter()
     took = one_url_jobs(api_url, urls[:C_JOBS], C_CLIENTS, C_POLL_S, 120)
     wall = time.perf_counter() - started
+    cpu_ms = {
+        name: round((tree_cpu_s(pid) - cpu_before[name]) * 1000 / len(took), 2)
+        for name, pid in pids.items()
+    }
     counted = (LOG_BATCH_MESSAGE, LOG_SUBMIT_MESSAGE, LOG_COALESCED_MESSAGE, LOG_SWEPT_MESSAGE)
     during_c = [  # worker batches and upkeep, dispatcher submissions and coalesced commits
         entry
@@ -266,6 +286,7 @@ def run_one_url_workloads(
             "wall_s": round(wall, 3),
             "jobs_per_s": round(len(took) / wall, 1),
             "firestore_per_job": {k: round(v / len(took), 3) for k, v in ops.items()},
+            "cpu_ms_per_job": cpu_ms | {"total": round(sum(cpu_ms.values()), 2)},
             "note": "firestore_per_job: the services' own operations (status polls not counted)",
         },
         "L": latency_summary(latencies),

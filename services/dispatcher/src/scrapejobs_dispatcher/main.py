@@ -24,6 +24,7 @@ from scrapejobs_dispatcher.job_export import JobExport
 from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
+from scrapejobs_dispatcher.repeated_parameters import RepeatedParametersMiddleware
 from scrapejobs_dispatcher.routes import (
     dead_letters,
     health,
@@ -215,6 +216,7 @@ def create_app(
     app.state.keyring = keyring = authenticator.keyring
     app.state.reconcile_after_s = settings.reconcile_after_s
     app.state.v2_defaults = settings.v2_defaults()
+    app.add_middleware(RepeatedParametersMiddleware)  # innermost: after the credentials
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(CredentialsFirstMiddleware, authenticator=authenticator)
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)

@@ -71,7 +71,7 @@ JobFilter = Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_\-]
 TenantFilter = Annotated[str | None, Query(pattern=f"^$|{TENANT_PATTERN}")]
 
 
-def _services(
+async def _services(  # a coroutine function: FastAPI runs it on the event loop
     jobs: JobsDep,
     recovery: RecoveryDep,
     monitor: MonitorDep,

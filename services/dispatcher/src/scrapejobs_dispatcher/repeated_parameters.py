@@ -29,9 +29,9 @@ class RepeatedParametersMiddleware:
 
 def repeated_parameter(scope: Scope) -> str | None:
     """The first query parameter or single-value header the request repeats, if any."""
-    query = (scope.get("query_string") or b"").decode("latin-1")
-    names = Counter(name for name, _ in parse_qsl(query, keep_blank_values=True))
-    headers = Counter(name.lower() for name, _ in scope.get("headers") or [])
+    query = bytes(scope.get("query_string") or b"").decode("latin-1")
+    names: Counter[str] = Counter(name for name, _ in parse_qsl(query, keep_blank_values=True))
+    headers: Counter[bytes] = Counter(bytes(name).lower() for name, _ in scope.get("headers") or [])
     query_repeats = [name for name, n in names.items() if n > 1]
     if query_repeats:
         return query_repeats[0]

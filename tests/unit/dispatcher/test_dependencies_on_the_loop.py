@@ -11,30 +11,10 @@ from fastapi import APIRouter
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
-from scrapejobs_dispatcher.firecrawl import team_routes
-from scrapejobs_dispatcher.routes import (
-    dead_letters,
-    health,
-    hosts,
-    jobs,
-    keys,
-    maintenance,
-    scrape,
-    stats,
-    tenants,
-    workers,
-)
+from scrapejobs_dispatcher.main import API_ROUTERS
 from scrapejobs_dispatcher.ui import routes as dashboard
 
-MODULES = (dead_letters, health, hosts, jobs, keys, maintenance, scrape, stats, tenants, workers)
-ROUTERS: list[APIRouter] = [
-    *(module.router for module in MODULES),
-    firecrawl_routes.router,
-    team_routes.router,
-    dashboard.router,
-    dashboard.sign_in_router,
-]
+ROUTERS: list[APIRouter] = [*API_ROUTERS, dashboard.router, dashboard.sign_in_router]
 
 
 def _calls(dependant: Dependant) -> Iterator[tuple[str, object]]:

@@ -77,6 +77,22 @@ from scrapejobs_shared.ports.workers import WorkerDirectory
 from scrapejobs_web.request_spans import RequestSpanMiddleware
 
 log = logging.getLogger(__name__)
+# the API's routers, in the order they are included (the dashboard installs its own)
+API_ROUTERS = (
+    health.router,
+    jobs.router,
+    scrape.router,
+    hosts.router,
+    maintenance.router,
+    dead_letters.router,
+    stats.router,
+    workers.router,
+    keys.router,
+    tenants.router,
+    firecrawl_routes.router,
+    firecrawl_team.router,
+)
+
 SERVICE = "scrapejobs-dispatcher"
 
 
@@ -223,18 +239,8 @@ def create_app(
     install_error_handlers(app)
     firecrawl_errors.install(app)
     describe_this_deployment(app, settings.ai_provider)
-    app.include_router(health.router)
-    app.include_router(jobs.router)
-    app.include_router(scrape.router)
-    app.include_router(hosts.router)
-    app.include_router(maintenance.router)
-    app.include_router(dead_letters.router)
-    app.include_router(stats.router)
-    app.include_router(workers.router)
-    app.include_router(keys.router)
-    app.include_router(tenants.router)
-    app.include_router(firecrawl_routes.router)
-    app.include_router(firecrawl_team.router)
+    for router in API_ROUTERS:
+        app.include_router(router)
     install_dashboard(app, FigureCache(settings.dashboard_cache_s))
     return app
 

@@ -31,12 +31,11 @@ def repeated_parameter(scope: Scope) -> str | None:
     """The first query parameter or single-value header the request repeats, if any."""
     query = bytes(scope.get("query_string") or b"").decode("latin-1")
     names: Counter[str] = Counter(name for name, _ in parse_qsl(query, keep_blank_values=True))
-    headers: Counter[bytes] = Counter(bytes(name).lower() for name, _ in scope.get("headers") or [])
-    query_repeats = [name for name, n in names.items() if n > 1]
-    if query_repeats:
-        return query_repeats[0]
-    header_repeats = [name.decode() for name in SINGLE_HEADERS if headers[name] > 1]
-    return header_repeats[0] if header_repeats else None
+    given = (bytes(name).lower() for name, _ in scope.get("headers") or [])
+    headers: Counter[bytes] = Counter(name for name in given if name in SINGLE_HEADERS)
+    repeated = [name for name, n in names.items() if n > 1]
+    repeated += [name.decode() for name, n in headers.items() if n > 1]
+    return repeated[0] if repeated else None
 
 
 async def _refuse(send: Send, name: str) -> None:

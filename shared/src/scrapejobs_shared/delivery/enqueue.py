@@ -147,28 +147,30 @@ class Enqueuer:
             return True
         refs = tuple(TaskRef(id=item.task_id, url=item.url) for item in items)
         message = BatchMessage(job_id=batch.job_id, batch_id=batch.id, tasks=refs)
-        try:
-            [result] = await self._send([message], 0, PROCESSING_LANE)
-        except DependencyUnavailable:
-            return False
-        return not isinstance(result, BaseException)
+        return await self._published(message, PROCESSING_LANE)
 
     async def republish(self, batch: BatchRecord, deferrals: int) -> bool:
         """Publish a batch again (a deferral): False if it could not be published, in which
         case the caller nacks its delivery so that Pub/Sub tries again."""
         if not batch.fetch_items:
             return True
-        try:
-            [result] = await self._send([message_of(batch)], deferrals, batch.lane)
-        except DependencyUnavailable:
-            return False
-        return not isinstance(result, BaseException)
+        return await self._published(message_of(batch), batch.lane, deferrals)
 
     async def revive(self, message: BatchMessage, lane: str, revivals: int) -> bool:
         """Publish a dead-lettered batch again, as its ``revivals``-th return (the broker gave
         up delivering it, not its tasks their attempts): False if it could not be published."""
+        return await self._published(message, lane, carry={REVIVALS: str(revivals)})
+
+    async def _published(
+        self,
+        message: BatchMessage,
+        lane: str,
+        deferrals: int = 0,
+        carry: Mapping[str, str] | None = None,
+    ) -> bool:
+        """Whether one message was published (an outage or a failed publish: False)."""
         try:
-            [result] = await self._send([message], 0, lane, {REVIVALS: str(revivals)})
+            [result] = await self._send([message], deferrals, lane, carry)
         except DependencyUnavailable:
             return False
         return not isinstance(result, BaseException)

@@ -168,6 +168,27 @@ resource "google_firestore_index" "batches_active_updated_at" {
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
 
+# The same query of jobs that hold their one batch (one-URL jobs: the batch is a map `b` of
+# the job document).
+resource "google_firestore_index" "jobs_batch_active_updated_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "jobs"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "b.active"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "b.updated_at"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
 # The reconcile's resumption of held batches (collection group): held batches older than a
 # cut-off (a job's window on a host whose chain of releases broke).
 resource "google_firestore_index" "batches_held_updated_at" {

@@ -784,6 +784,10 @@ def test_lost_messages_are_reconciled_on_a_schedule(tf, h):
     index = tf.resource("google_firestore_index", "batches_active_updated_at")
     assert index["query_scope"] == "COLLECTION_GROUP"
     assert [f["field_path"] for f in h.blocks_of(index, "fields")] == ["active", "updated_at"]
+    in_jobs = tf.resource("google_firestore_index", "jobs_batch_active_updated_at")
+    assert in_jobs["collection"] == "jobs" and in_jobs["query_scope"] == "COLLECTION"
+    fields = [f["field_path"] for f in h.blocks_of(in_jobs, "fields")]
+    assert fields == ["b.active", "b.updated_at"]  # batch_in_job.BATCH
 
 
 # --- Monitoring ---------------------------------------------------------------------------------

@@ -46,8 +46,8 @@ async def small_jobs(store: MemoryJobStore) -> bytes:
         spec = JobSpec.from_request(request)
         job = JobRecord(f"j{n}", JobStatus.QUEUED, spec, NOW, NOW, NOW + timedelta(days=1))
         batch = BatchRecord(f"j{n}", f"b{n}", (BatchItem(f"t{n}", url(n)),), NOW, NOW)
-        await store.create_jobs([(job, [batch])])
-        batches.append(message_of(batch, spec))
+        tokens = await store.create_jobs([(job, [batch])])
+        batches.append(message_of(batch, spec, tokens[job.id]))
     return BundleMessage(batches=tuple(batches)).encode()
 
 
@@ -65,8 +65,9 @@ async def test_a_bundle_runs_its_jobs_side_by_side_without_reading_them() -> Non
     for n in range(JOBS):
         assert store.results[f"j{n}"][f"t{n}"].data == {"h": "Hello"}
         assert store.jobs[f"j{n}"].status is JobStatus.COMPLETED
-        assert store.starts[f"j{n}"] == NOW  # recorded by its first claim
+        assert store.jobs[f"j{n}"].started_at == NOW  # recorded by its first claim
     assert store.job_reads == 0  # each batch carried its job's spec
+    assert all(store.claim_tokens) and len(store.claim_tokens) == JOBS  # and its claim token
     assert store.count_reads == 0  # and its one batch closed: no open task is left
 
 

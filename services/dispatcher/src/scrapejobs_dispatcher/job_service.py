@@ -291,9 +291,13 @@ class JobService:
     async def existing(self, job_id: str, tenant: str) -> JobView:
         """The job an earlier submission of ``tenant`` with this id created (a retried keyed
         or scheduled submission). If that submission stopped before its tasks were published
-        (its process died, Pub/Sub did not answer), they are published now."""
+        (its process died, Pub/Sub did not answer), they are published now. A coalesced job
+        this process published is left alone: it holds its batch, and stays ``publishing``
+        until a worker claims it (a retry reaching another instance publishes it again: a
+        duplicate is harmless, a batch being claimed by one delivery)."""
         view = await self.get(job_id, Caller(tenant, Role.MEMBER))
-        if view.job.publishing:
+        published = self._coalescer is not None and self._coalescer.published(job_id)
+        if view.job.publishing and not published:
             await publish_open_batches(self._store, self._enqueuer, view.job.id, self._clock)
             log.warning("published a resumed submission", extra={"job_id": job_id})
         return view

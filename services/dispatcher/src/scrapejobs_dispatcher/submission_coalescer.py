@@ -35,12 +35,14 @@ log = logging.getLogger(__name__)
 DEFAULT_WINDOW_S = 0.002
 DEFAULT_BUSY_WINDOW_S = 0.05
 RATE_SPAN_S = 1.0  # arrivals counted over this span to tell quiet from busy
+REMEMBERED = 100_000  # ids of jobs published lately (a retried submission's check)
 
 
 @dataclass(slots=True)
 class _Waiting:
     job: JobRecord
     batches: Sequence[BatchRecord]
+    claim_token: str | None = None  # answered by the store for a job that holds its batch
     answer: asyncio.Future[int] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -67,6 +69,7 @@ class SubmissionCoalescer:
         self._writes = 0
         self._timer: asyncio.TimerHandle | None = None
         self._flushing: set[asyncio.Task[None]] = set()
+        self._published: collections.OrderedDict[str, None] = collections.OrderedDict()
 
     @staticmethod
     def takes(job: JobRecord, batches: Sequence[BatchRecord]) -> bool:
@@ -136,8 +139,8 @@ class SubmissionCoalescer:
         submission) fails the whole commit: then each job is created alone, so only the
         duplicates answer ``JobExists``."""
         try:
-            await self._store.create_jobs([(w.job, w.batches) for w in group])
-            return group
+            tokens = await self._store.create_jobs([(w.job, w.batches) for w in group])
+            return self._with_tokens(group, tokens)
         except JobExists:
             if len(group) == 1:
                 raise
@@ -150,7 +153,13 @@ class SubmissionCoalescer:
             if isinstance(outcome, BaseException):
                 waiting.answer.set_exception(outcome)
             else:
-                created.append(waiting)
+                created += self._with_tokens([waiting], outcome)
+        return created
+
+    @staticmethod
+    def _with_tokens(created: list[_Waiting], tokens: dict[str, str]) -> list[_Waiting]:
+        for waiting in created:
+            waiting.claim_token = tokens.get(waiting.job.id)
         return created
 
     async def _publish(self, created: list[_Waiting]) -> dict[str, int]:
@@ -158,9 +167,23 @@ class SubmissionCoalescer:
             return {}
         batches = [batch for waiting in created for batch in waiting.batches]
         specs = {waiting.job.id: waiting.job.spec for waiting in created}
-        failed = await self._enqueuer.publish_bundled(batches, specs)
-        await self._store.mark_published([w.job.id for w in created], self._clock())
+        tokens = {w.job.id: w.claim_token for w in created if w.claim_token is not None}
+        failed = await self._enqueuer.publish_bundled(batches, specs, tokens)
+        # a job that holds its batch is marked published by its first claim (a write here
+        # would outdate its claim token); until then, this process remembers it
+        unmarked = [w.job.id for w in created if w.claim_token is None]
+        if unmarked:
+            await self._store.mark_published(unmarked, self._clock())
+        for waiting in created:
+            if waiting.claim_token is not None and not failed.get(waiting.job.id):
+                self._published[waiting.job.id] = None
+        while len(self._published) > REMEMBERED:
+            self._published.popitem(last=False)
         return failed
+
+    def published(self, job_id: str) -> bool:
+        """Whether this process published the job (one that holds its batch) lately."""
+        return job_id in self._published
 
     async def drain(self) -> None:
         """Commit what is waiting and wait for every commit under way (shutdown)."""

@@ -51,6 +51,7 @@ class BatchRecorder:
         self._ticker: asyncio.Task[None] | None = None
         self.cancelled = cancelled  # the job's cancel, as the last write saw it
         self.job_may_be_done = False
+        self.job_completed = False  # a write completed the job (one that holds its batch)
         self.finished = 0
 
     def start(self) -> None:
@@ -109,4 +110,5 @@ class BatchRecorder:
             self._handle = settled.handle
             self.cancelled = self.cancelled or settled.cancelled
             self.job_may_be_done = self.job_may_be_done or settled.job_may_be_done
+            self.job_completed = self.job_completed or settled.job_completed
             self.finished += len(settled.finished)

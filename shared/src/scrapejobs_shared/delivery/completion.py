@@ -30,8 +30,16 @@ async def complete_if_done(
     if not no_open_tasks and await store.has_open_tasks(job_id):
         return False
     if await store.set_job_status(job_id, JobStatus.COMPLETED, clock()):
-        log.info("job completed", extra={"job_id": job_id})
-        if events is not None and (spec is None or spec.webhook is not None):
-            await events.ended(job_id)
+        await announce_completed(job_id, events, spec)
         return True
     return False
+
+
+async def announce_completed(
+    job_id: str, events: JobEvents | None = None, spec: JobSpec | None = None
+) -> None:
+    """What follows a job's completion, once, by the call that completed it (here, or the
+    settle that completed a job holding its batch: ``Settled.job_completed``)."""
+    log.info("job completed", extra={"job_id": job_id})
+    if events is not None and (spec is None or spec.webhook is not None):
+        await events.ended(job_id)

@@ -54,11 +54,15 @@ def lane_of(batch: BatchRecord) -> str:
     return PROCESSING_LANE
 
 
-def message_of(batch: BatchRecord, spec: JobSpec | None = None) -> BatchMessage:
+def message_of(
+    batch: BatchRecord, spec: JobSpec | None = None, claim_token: str | None = None
+) -> BatchMessage:
     """The message of a batch: the open tasks of its lane (finished ones need no delivery)."""
     items = batch.processing_items if lane_of(batch) == PROCESSING_LANE else batch.fetch_items
     refs = tuple(TaskRef(id=item.task_id, url=item.url) for item in items)
-    return BatchMessage(job_id=batch.job_id, batch_id=batch.id, tasks=refs, spec=spec)
+    return BatchMessage(
+        job_id=batch.job_id, batch_id=batch.id, tasks=refs, spec=spec, claim_token=claim_token
+    )
 
 
 class Enqueuer:
@@ -92,19 +96,27 @@ class Enqueuer:
         return sum((await self._fail_lost(lost)).values())
 
     async def publish_bundled(
-        self, batches: Sequence[BatchRecord], specs: Mapping[str, JobSpec]
+        self,
+        batches: Sequence[BatchRecord],
+        specs: Mapping[str, JobSpec],
+        claim_tokens: Mapping[str, str] | None = None,
     ) -> dict[str, int]:
         """Publish the batches of several jobs (coalesced submissions) as bundle messages, one
-        per lane (of at most ``MAX_BUNDLE`` batches), each batch carrying its job's spec.
-        Returns, per job id, how many tasks were failed because their bundle could not be
-        published."""
+        per lane (of at most ``MAX_BUNDLE`` batches), each batch carrying its job's spec (and
+        claim token, by job id). Returns, per job id, how many tasks were failed because their
+        bundle could not be published."""
+        tokens = claim_tokens or {}
         batches = [batch for batch in batches if batch.open_items]
         lost: list[BatchRecord] = []
         for lane in sorted({batch.lane for batch in batches}):
             in_lane = [batch for batch in batches if batch.lane == lane]
             bundles = [in_lane[n : n + MAX_BUNDLE] for n in range(0, len(in_lane), MAX_BUNDLE)]
             messages: list[TaskMessage] = [
-                BundleMessage(batches=tuple(message_of(b, specs.get(b.job_id)) for b in bundle))
+                BundleMessage(
+                    batches=tuple(
+                        message_of(b, specs.get(b.job_id), tokens.get(b.job_id)) for b in bundle
+                    )
+                )
                 for bundle in bundles
             ]
             results = await self._send(messages, 0, lane)

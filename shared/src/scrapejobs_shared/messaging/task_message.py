@@ -18,6 +18,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 FORMAT_VERSION = "2"
 MAX_BATCH_SIZE = 500  # URLs per message (one Firestore commit holds at most 500 writes)
 MAX_BUNDLE = 100  # batches per bundle message
+MAX_CLAIM_TOKEN = 200_000  # characters (a batch of 500 URLs of 256 characters, with ids)
 _ID = r"^[A-Za-z0-9_\-]+$"
 
 
@@ -41,6 +42,9 @@ class BatchMessage(BaseModel):
     # The job's spec, carried by the batches of coalesced small jobs: the worker need not read
     # the job (absent otherwise: the worker reads it once per job and process).
     spec: JobSpec | None = None
+    # What the store answered when it created a job that holds its batch: the first claim
+    # needs no read (opaque; a stale or foreign token only costs the claim its read).
+    claim_token: str | None = Field(default=None, max_length=MAX_CLAIM_TOKEN)
 
     def encode(self) -> bytes:
         return self.model_dump_json(exclude_none=True).encode()

@@ -16,6 +16,13 @@ memory twin and on the Firestore emulator):
 * A cancel that committed before a claim or a settle is seen by it (``cancelled``).
 * Counts always sum to the number of tasks; ``job_may_be_done`` is true whenever a settle
   may have closed the job's last open task (then ``has_open_tasks`` decides).
+* A job ``create_jobs`` writes with one batch (coalesced small jobs, never a crawl) is one
+  document in the store: its one batch and its counts inside it. ``create_jobs`` answers a
+  claim token for each such job; its first claim, given the token, is one write without a
+  read (a token outdated by any other write only costs the read), it marks the job ``running``
+  and published, and the settle that closes the job's last task also completes the job in the
+  same write (``Settled.job_completed``: its caller announces the end, nothing else moves it).
+  Every other call sees such a job as any other job with one batch.
 """
 
 from __future__ import annotations
@@ -43,10 +50,18 @@ MAX_COALESCED_WRITES = 450  # documents of one ``create_jobs`` commit (Firestore
 
 
 def coalesced_writes(job: JobRecord, batches: Sequence[BatchRecord]) -> int:
-    """Documents a job adds to a ``create_jobs`` commit: the job, its batches, a counter shard
-    per batch (at most the job's shards), and a crawl's page markers."""
+    """Documents a job adds to a ``create_jobs`` commit: one for a job of one batch (it holds
+    the batch); else the job, its batches, a counter shard per batch (at most the job's
+    shards), and a crawl's page markers."""
+    if holds_its_batch(job, batches):
+        return 1
     markers = sum(len(b.items) for b in batches) if job.kind == "crawl" else 0
     return 1 + len(batches) + min(len(batches), job.counter_shards) + markers
+
+
+def holds_its_batch(job: JobRecord, batches: Sequence[BatchRecord]) -> bool:
+    """Whether ``create_jobs`` keeps the job and its batch in one document (see above)."""
+    return len(batches) == 1 and job.kind != "crawl" and not batches[0].held
 
 
 class JobExists(Exception):
@@ -99,6 +114,9 @@ class Settled:
     cancelled: bool  # the job was cancelled (seen by this write)
     job_may_be_done: bool  # the job may have no open task left: check ``has_open_tasks``
     left_open: tuple[str, ...] = ()  # tasks a close left open (fewer attempts than spent_at)
+    # this write completed the job (a job that holds its batch; ``job_may_be_done`` too):
+    # its caller announces the end instead of checking for open tasks
+    job_completed: bool = False
 
 
 class JobStore(Protocol):
@@ -107,10 +125,14 @@ class JobStore(Protocol):
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         """Write the job and all its batches. Raises ``JobExists`` if the job id exists."""
 
-    async def create_jobs(self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]) -> None:
+    async def create_jobs(
+        self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]
+    ) -> dict[str, str]:
         """Write several small jobs (coalesced submissions), each with its batches, in one
         commit: all or none. Raises ``JobExists``, having written nothing, if any job id
-        exists. At most ``MAX_COALESCED_WRITES`` documents (see ``coalesced_writes``)."""
+        exists. At most ``MAX_COALESCED_WRITES`` documents (see ``coalesced_writes``).
+        Returns the claim token of each job that holds its batch (``holds_its_batch``): its
+        message carries it to the worker's claim. Such a job needs no ``mark_published``."""
 
     async def get_job(self, job_id: str) -> JobRecord | None: ...
 
@@ -226,10 +248,13 @@ class BatchStore(Protocol):
         *,
         mark_started: bool = False,
         lane: Lane = "fetch",
+        claim_token: str | None = None,
     ) -> ClaimResult:
-        """``mark_started``: the batch's first claim also records the job's start (in the
-        same commit, without a read; the status is left alone), which ``job_with_counts``
-        reports as ``started_at``: for jobs no worker marks ``running`` (coalesced jobs).
+        """``claim_token``: what ``create_jobs`` answered for the job (its message carries
+        it): while nothing else wrote the job, the claim needs no read. ``mark_started``: the
+        batch's first claim also records the job's start (in the same commit, without a read;
+        the status is left alone), which ``job_with_counts`` reports as ``started_at``: for
+        jobs no worker marks ``running`` (a job that holds its batch is marked by any claim).
         ``lane``: whose tasks the claim counts an attempt for (batch_transitions.claim); a
         batch with open tasks of the other lane only is ``Claimed`` too (nothing to run)."""
 

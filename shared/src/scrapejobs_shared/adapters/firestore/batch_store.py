@@ -9,7 +9,7 @@ import asyncio
 import random
 import zlib
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,12 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore import plain_writes
+from scrapejobs_shared.adapters.firestore.batch_claims import FirestoreBatchClaims
+from scrapejobs_shared.adapters.firestore.batch_in_job import (
+    batch_updates,
+    held_batch,
+    settle_updates,
+)
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
     batch_from_doc,
@@ -27,12 +33,11 @@ from scrapejobs_shared.adapters.firestore.codec import (
 )
 from scrapejobs_shared.adapters.firestore.page_cache import stage_kept
 from scrapejobs_shared.adapters.firestore.store_base import (
-    CLAIM_RETRIES,
     HANDOFFS,
     TASKS,
     TRANSACTION_ATTEMPTS,
     TRANSACTION_ROUNDS,
-    FirestoreStoreBase,
+    ClaimHandle,
     T,
     batch_fields,
     marker,
@@ -40,7 +45,7 @@ from scrapejobs_shared.adapters.firestore.store_base import (
 )
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.domain import batch_transitions
-from scrapejobs_shared.domain.batch_transitions import Applied, Lane
+from scrapejobs_shared.domain.batch_transitions import Applied
 from scrapejobs_shared.domain.outcome_stats import slot_of
 from scrapejobs_shared.domain.records import (
     BatchRecord,
@@ -52,28 +57,15 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.job_store import (
-    AlreadyDone,
     Busy,
-    Claimed,
-    ClaimResult,
     Missing,
     Settled,
     TaskChange,
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Handle:
-    """A claim: the batch as this delivery last wrote it, and that write's update time (the
-    precondition of the next blind write; None once something else wrote the batch)."""
-
-    batch: BatchRecord
-    shard: int
-    token: Any
-
-
 @reports_outages
-class FirestoreBatchStore(FirestoreStoreBase):
+class FirestoreBatchStore(FirestoreBatchClaims):
     async def add_batch(self, batch: BatchRecord, max_new: int | None = None) -> BatchRecord | None:
         job_ref = self._job_ref(batch.job_id)
         batch_ref = self._batch_ref(job_ref, batch.id)
@@ -144,85 +136,55 @@ class FirestoreBatchStore(FirestoreStoreBase):
                 )
             }
             job_snap, batch_snap = snaps[job_ref.path], snaps[ref.path]
-            if not job_snap.exists or not batch_snap.exists:
+            if not job_snap.exists:
+                return None
+            held = held_batch(job_id, batch_id, job_snap.to_dict())
+            if not batch_snap.exists and held is None:
                 return None
             job_status = JobStatus(job_snap.get("status"))
             if job_status is JobStatus.CANCELLED:
                 return None
-            doc = batch_snap.to_dict()
-            applied = batch_transitions.reopen(
-                batch_from_doc(job_id, batch_id, doc), wanted, set(statuses)
-            )
+            doc = batch_snap.to_dict() or {}
+            batch = held or batch_from_doc(job_id, batch_id, doc)
+            applied = batch_transitions.reopen(batch, wanted, set(statuses))
             if not applied.deltas:
                 return None
-            transaction.update(ref, batch_fields(applied.batch, now))
-            shard = int(doc.get("shard") or 0)
-            self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
+            back = job_status is JobStatus.COMPLETED  # the job runs again
+            self._stage_reopened(transaction, job_ref, doc, applied, held is not None, back, now)
             reopened = [i for i in applied.batch.items if i.task_id in wanted]
             for item in reopened:
                 if item.status is TaskStatus.QUEUED:
                     transaction.set(
                         self._task_ref(job_ref, item.task_id), marker(applied.batch, item)
                     )
-            if job_status is JobStatus.COMPLETED:
-                transaction.update(job_ref, {"status": JobStatus.RUNNING.value, "updated_at": now})
             count(writes=3 + len(reopened))
             return applied.batch
 
         result: BatchRecord | None = await self._in_transaction(run)
         return result
 
-    async def claim_batch(
+    def _stage_reopened(
         self,
-        job_id: str,
-        batch_id: str,
+        transaction: Any,
+        job_ref: Any,
+        doc: dict[str, Any],
+        applied: Applied,
+        in_job: bool,
+        back: bool,
         now: datetime,
-        lease_until: datetime,
-        *,
-        mark_started: bool = False,
-        lane: Lane = "fetch",
-    ) -> ClaimResult:
-        """Optimistic: one read, then a commit guarded by the batch's update time (a lost race
-        reads again). The commit's counter write reports the job's cancel mark, so a cancel
-        that committed before the claim is always seen."""
-        if reserved(job_id) or reserved(batch_id):
-            return Missing()
-        job_ref = self._job_ref(job_id)
-        ref = self._batch_ref(job_ref, batch_id)
-        for _ in range(CLAIM_RETRIES):
-            count(reads=1)
-            snap = await ref.get(**self._deadline.call)
-            if not snap.exists:
-                return Missing()
-            doc = snap.to_dict()
-            batch = batch_from_doc(job_id, batch_id, doc)
-            if not batch.open_items:
-                return AlreadyDone()
-            if batch.lease_until is not None and batch.lease_until > now:
-                return Busy(batch.lease_until)
-            applied = batch_transitions.claim(batch, lease_until, lane)
-            shard = int(doc.get("shard") or 0)
-            commit = self._client.batch()
-            guard = self._client.write_option(last_update_time=snap.update_time)
-            commit.update(ref, batch_fields(applied.batch, now), option=guard)
-            first = mark_started and all(item.attempts == 0 for item in batch.items)
-            self._counters.move(
-                commit,
-                job_ref,
-                shard,
-                applied.deltas,
-                batch.expire_at,
-                started_at=now if first else None,  # kept on the shard: no job write
-            )
-            count(writes=2)
-            try:
-                results = await commit.commit(**self._deadline.call)
-            except gexc.FailedPrecondition:
-                continue  # another delivery changed the batch since our read
-            after = self._counters.after(results[1], applied.deltas)
-            handle = _Handle(applied.batch, shard, results[0].update_time)
-            return Claimed(applied.batch, after.cancelled, handle)
-        return Busy(now)
+    ) -> None:
+        """A replay's write of the batch and its counts (and the job's, back to running)."""
+        running = {"status": JobStatus.RUNNING.value, "updated_at": now} if back else {}
+        if in_job:  # the job's own document: its counts are its batch's
+            transaction.update(job_ref, batch_updates(applied.batch, now) | running)
+            return
+        transaction.update(
+            self._batch_ref(job_ref, applied.batch.id), batch_fields(applied.batch, now)
+        )
+        shard = int(doc.get("shard") or 0)
+        self._counters.add(transaction, job_ref, shard, applied.deltas, applied.batch.expire_at)
+        if running:
+            transaction.update(job_ref, running)
 
     async def settle(
         self,
@@ -232,7 +194,7 @@ class FirestoreBatchStore(FirestoreStoreBase):
         lease_until: datetime | None = None,
         beat: WorkerBeat | None = None,
     ) -> Settled:
-        assert isinstance(handle, _Handle), "settle takes the handle of a claim"
+        assert isinstance(handle, ClaimHandle), "settle takes the handle of a claim"
         if handle.token is not None:
             applied = batch_transitions.settle(handle.batch, changes, now)
             if lease_until is not None:
@@ -247,40 +209,55 @@ class FirestoreBatchStore(FirestoreStoreBase):
         return settled
 
     async def _commit_settled(
-        self, handle: _Handle, applied: Applied, now: datetime, beat: WorkerBeat | None
+        self, handle: ClaimHandle, applied: Applied, now: datetime, beat: WorkerBeat | None
     ) -> Settled:
         job_ref = self._job_ref(handle.batch.job_id)
-        ref = self._batch_ref(job_ref, handle.batch.id)
         commit = self._client.batch()
         guard = self._client.write_option(last_update_time=handle.token)
-        commit.update(ref, batch_fields(applied.batch, now), option=guard)
-        self._counters.move(
-            commit,
-            job_ref,
-            handle.shard,
-            applied.deltas,
-            applied.batch.expire_at,
-            usage=applied.usage,
-        )
+        completes = False
+        if handle.in_job:  # the job's document, and its completion when this closes it
+            completes = not applied.batch.open_items and handle.job_status in _RUNNABLE
+            changes = settle_updates(applied.batch, applied.usage, completes, now)
+            commit.update(job_ref, changes, option=guard)
+        else:
+            ref = self._batch_ref(job_ref, handle.batch.id)
+            commit.update(ref, batch_fields(applied.batch, now), option=guard)
+            self._counters.move(
+                commit,
+                job_ref,
+                handle.shard,
+                applied.deltas,
+                applied.batch.expire_at,
+                usage=applied.usage,
+            )
         _stage_results(commit, job_ref, applied.results)
         stats = self._stats.stage(commit, slot_of(now), applied.stats, applied.batch.tenant)
         handoffs = self._stage_handoffs(commit, job_ref, applied)
         kept = stage_kept(commit, self._client, applied.kept, now)
         if beat is not None:  # last: the results' order above is what is read back
             stage_beat(commit, self._client, beat)
-        count(writes=2 + len(applied.results) + stats + handoffs + kept + (beat is not None))
+        documents = 1 if handle.in_job else 2
+        staged = len(applied.results) + stats + handoffs + kept + (beat is not None)
+        count(writes=documents + staged)
         results = await commit.commit(**self._deadline.call)
+        finished = tuple(record.id for record in applied.results)
+        if handle.in_job:
+            status = JobStatus.COMPLETED if completes else handle.job_status
+            written = ClaimHandle(applied.batch, 0, results[0].update_time, status)
+            cancelled = handle.job_status is JobStatus.CANCELLED
+            closed = not applied.batch.open_items  # its one batch: no open task left
+            return Settled(written, finished, cancelled, closed, job_completed=completes)
         after = self._counters.after(results[1], applied.deltas, applied.usage)
         return Settled(
-            _Handle(applied.batch, handle.shard, results[0].update_time),
-            tuple(record.id for record in applied.results),
+            ClaimHandle(applied.batch, handle.shard, results[0].update_time),
+            finished,
             after.cancelled,
             bool(applied.results) and after.open == 0,
         )
 
     async def _settle_in_transaction(
         self,
-        handle: _Handle,
+        handle: ClaimHandle,
         changes: Sequence[TaskChange],
         now: datetime,
         lease_until: datetime | None,
@@ -380,25 +357,34 @@ class FirestoreBatchStore(FirestoreStoreBase):
         ref = self._batch_ref(job_ref, batch_id)
 
         @firestore.async_transactional
-        async def run(transaction: Any) -> tuple[Applied, int] | None:
+        async def run(transaction: Any) -> tuple[Applied, int, bool] | None:
             count(reads=1)
             snap = await ref.get(transaction=transaction, **self._deadline.call)
-            if not snap.exists:
-                return None
-            doc = snap.to_dict()
-            applied = apply(batch_from_doc(job_id, batch_id, doc))
+            held = None
+            if not snap.exists:  # or held by its job
+                count(reads=1)
+                job_snap = await job_ref.get(transaction=transaction, **self._deadline.call)
+                held = held_batch(job_id, batch_id, job_snap.to_dict())
+                if held is None:
+                    return None
+            doc = {} if held is not None else snap.to_dict()
+            applied = apply(held or batch_from_doc(job_id, batch_id, doc))
             if applied is None:
                 return None
             shard = int(doc.get("shard") or 0)
-            transaction.update(ref, batch_fields(applied.batch, now))
-            self._counters.add(
-                transaction,
-                job_ref,
-                shard,
-                applied.deltas,
-                applied.batch.expire_at,
-                applied.usage,
-            )
+            if held is not None:  # completed by the caller's completion check
+                changes = settle_updates(applied.batch, applied.usage, False, now)
+                transaction.update(job_ref, changes)
+            else:
+                transaction.update(ref, batch_fields(applied.batch, now))
+                self._counters.add(
+                    transaction,
+                    job_ref,
+                    shard,
+                    applied.deltas,
+                    applied.batch.expire_at,
+                    applied.usage,
+                )
             _stage_results(transaction, job_ref, applied.results)
             stats = self._stats.stage(
                 transaction, slot_of(now), applied.stats, applied.batch.tenant
@@ -406,27 +392,31 @@ class FirestoreBatchStore(FirestoreStoreBase):
             handoffs = self._stage_handoffs(transaction, job_ref, applied)
             kept = stage_kept(transaction, self._client, applied.kept, now)
             count(writes=2 + len(applied.results) + stats + handoffs + kept)
-            return applied, shard
+            return applied, shard, held is not None
 
         outcome = await self._in_transaction(run)
         if outcome is None:
             return None
-        applied, shard = outcome
+        applied, shard, in_job = outcome
         job = await self.get_job(job_id)
         cancelled = job is not None and job.status is JobStatus.CANCELLED
+        status = (job.status if job is not None else JobStatus.CANCELLED) if in_job else None
         return Settled(
-            _Handle(applied.batch, shard, None),
+            ClaimHandle(applied.batch, shard, None, status),
             tuple(record.id for record in applied.results),
             cancelled,
             bool(applied.results),
         )
 
 
+_RUNNABLE = (JobStatus.QUEUED, JobStatus.RUNNING)  # a job its last task's settle completes
+
+
 def _maybe_done_if_closed(settled: Settled) -> Settled:
     """A settle that leaves its batch with no open task may have closed the job even when it
     finished nothing itself: an earlier commit of the same changes may have landed though its
     caller saw an error (a timeout under load), and this is the retry that follows."""
-    assert isinstance(settled.handle, _Handle)
+    assert isinstance(settled.handle, ClaimHandle)
     if settled.job_may_be_done or settled.handle.batch.open_items:
         return settled
     return replace(settled, job_may_be_done=True)

@@ -55,10 +55,15 @@ def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
         trigger=doc.get("trigger"),
         tenant=str(doc.get("tenant") or DEFAULT_TENANT),
         publishing=bool(doc.get("publishing")),
-        counter_shards=int(doc.get("counter_shards") or 1),
+        counter_shards=_shards(doc.get("counter_shards")),
         started_at=_maybe_datetime(doc.get("started_at")),
         finished_at=_maybe_datetime(doc.get("finished_at")),
     )
+
+
+def _shards(value: Any) -> int:
+    """A job's counter shards: none for a job that holds its batch (batch_in_job.py)."""
+    return 1 if value is None else int(value)
 
 
 INDEXED_TASK_FIELDS = ("url", "status", "updated_at", "expire_at")

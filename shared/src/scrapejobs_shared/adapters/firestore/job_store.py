@@ -16,9 +16,15 @@ Layout, under ``jobs/{job_id}``:
 A plain URL job therefore costs, per page, one result write plus its share of the batch's
 creation, claim and result commits, and one batch read per delivery.
 
+A job of one batch created by ``create_jobs`` (coalesced submissions: one-URL jobs above all)
+is one document instead: the job holds its batch and counts (batch_in_job.py). It costs one
+write to create, one to claim (no read, given its claim token) and one to settle and complete,
+beside its result and the outcome-stats shard.
+
 One object serves both ports (the services use them together): ``FirestoreJobStore`` holds the
-job-level calls and inherits the batch-level ones from ``FirestoreBatchStore``
-(batch_store.py); what both use is in store_base.py.
+job-level calls and inherits the batch-level ones from ``FirestoreBatchStore`` (batch_store.py,
+its claims in batch_claims.py) and the recovery's queries (recovery_queries.py); what they all
+use is in store_base.py.
 """
 
 from __future__ import annotations
@@ -35,15 +41,22 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.adapters.firestore.batch_in_job import (
+    batch_in,
+    claim_token,
+    counts_of,
+    job_doc,
+    usage_of,
+)
 from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
-    batch_from_doc,
     batch_to_doc,
     job_from_doc,
     job_to_doc,
     task_from_doc,
 )
+from scrapejobs_shared.adapters.firestore.recovery_queries import FirestoreRecoveryQueries
 from scrapejobs_shared.adapters.firestore.store_base import (
     BATCH_LIMIT,
     CLAIM_RETRIES,
@@ -59,18 +72,19 @@ from scrapejobs_shared.domain.records import (
     JobRecord,
     TaskRecord,
 )
-from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.job_store import (
     MAX_COALESCED_WRITES,
     JobExists,
     Page,
     coalesced_writes,
+    holds_its_batch,
 )
 
 
 @reports_outages
-class FirestoreJobStore(FirestoreBatchStore):
+class FirestoreJobStore(FirestoreBatchStore, FirestoreRecoveryQueries):
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         writes = self._creation_writes(job, batches)
         one_commit = coalesced_writes(job, batches) <= MAX_COALESCED_WRITES
@@ -94,20 +108,40 @@ class FirestoreJobStore(FirestoreBatchStore):
             raise JobExists(job.id) from None
         self._remember_shards(job)
 
-    async def create_jobs(self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]) -> None:
-        await self._create_in_one_commit(
-            [(job, batches, self._creation_writes(job, batches)) for job, batches in jobs]
+    async def create_jobs(
+        self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]
+    ) -> dict[str, str]:
+        """A job of one batch is one document that holds it (batch_in_job.py)."""
+        return await self._create_in_one_commit(
+            [
+                (
+                    job,
+                    batches,
+                    [] if holds_its_batch(job, batches) else self._creation_writes(job, batches),
+                )
+                for job, batches in jobs
+            ],
+            held=True,
         )
 
     async def _create_in_one_commit(
         self,
         jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord], list[tuple[Any, dict[str, Any]]]]],
-    ) -> None:
+        held: bool = False,
+    ) -> dict[str, str]:
         """Jobs, their batches and counts in one commit; ``create`` on each job document makes
-        the whole commit fail (nothing written) when one exists, so no read is needed."""
+        the whole commit fail (nothing written) when one exists, so no read is needed.
+        ``held``: a job of one batch holds it; its claim token is answered."""
         commit = self._client.batch()
         writes = 0
+        created: dict[str, tuple[int, dict[str, Any]]] = {}  # held: its write, its document
         for job, batches, batch_writes in jobs:
+            if held and holds_its_batch(job, batches):
+                doc = job_doc(job, batches[0])
+                created[job.id] = (len(commit), doc)
+                commit.create(self._job_ref(job.id), doc)
+                writes += 1
+                continue
             for ref, doc in batch_writes:
                 commit.set(ref, doc)
             commit.create(self._job_ref(job.id), job_to_doc(job))
@@ -115,11 +149,14 @@ class FirestoreJobStore(FirestoreBatchStore):
         count(writes=writes)
         try:
             async with self._write_slots:
-                await commit.commit(**self._deadline.call)
+                results = await commit.commit(**self._deadline.call)
         except gexc.AlreadyExists:
             raise JobExists(", ".join(job.id for job, _, _ in jobs)) from None
         for job, _, _ in jobs:
-            self._remember_shards(job)
+            self._remember_shards(job, 0 if job.id in created else job.counter_shards)
+        return {
+            job_id: claim_token(results[n].update_time, doc) for job_id, (n, doc) in created.items()
+        }
 
     def _creation_writes(
         self, job: JobRecord, batches: Sequence[BatchRecord]
@@ -288,6 +325,9 @@ class FirestoreJobStore(FirestoreBatchStore):
         shards = await self._shards_of(job_id)
         if shards is None:
             return dict.fromkeys(TaskStatus, 0)
+        if shards == 0:
+            read = await self.job_with_counts(job_id)
+            return dict.fromkeys(TaskStatus, 0) if read is None else read[1]
         return await self._counters.read(self._job_ref(job_id), shards)
 
     async def job_with_counts(self, job_id: str) -> tuple[JobRecord, dict[TaskStatus, int]] | None:
@@ -301,6 +341,10 @@ class FirestoreJobStore(FirestoreBatchStore):
         if read is None:
             return None
         job = job_from_doc(job_id, read.job_doc)
+        batch = batch_in(job_id, read.job_doc)
+        if batch is not None:  # a job that holds its batch: its counts are the batch's
+            usage = usage_of(read.job_doc)
+            return (replace(job, ai_usage=usage) if not usage.empty else job), counts_of(batch)
         if job.started_at is None and read.started_at is not None:
             job = replace(job, started_at=read.started_at)
         if not read.usage.empty:
@@ -311,6 +355,9 @@ class FirestoreJobStore(FirestoreBatchStore):
         shards = await self._shards_of(job_id)
         if shards is None:
             return False
+        if shards == 0:
+            read = await self.job_with_counts(job_id)
+            return read is not None and any(read[1][s] for s in OPEN_TASK_STATUSES)
         return await self._counters.any_open(self._job_ref(job_id), shards)
 
     async def _shards_of(self, job_id: str) -> int | None:
@@ -364,108 +411,6 @@ class FirestoreJobStore(FirestoreBatchStore):
                 **self._deadline.call,
             )
         )
-
-    # ---- batches -------------------------------------------------------------------------
-
-    # ---- queries of recovery: open and stalled batches, tasks by status ----------------
-
-    async def open_batches(
-        self, job_id: str, page_size: int, page_token: str | None
-    ) -> Page[BatchRecord]:
-        query = (
-            self._job_ref(job_id)
-            .collection("batches")
-            .where(filter=FieldFilter("open", ">", 0))
-            .order_by("open")
-            .order_by("__name__")
-        )
-        if page_token:
-            open_count, last_id = decode_token(page_token, 2)
-            query = query.start_after({"open": int(open_count), "__name__": last_id})
-        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
-        count(reads=max(1, len(snaps)))
-        batches = [batch_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
-        token = None
-        if len(snaps) > page_size:
-            token = encode_token([str(len(batches[-1].open_items)), batches[-1].id])
-        return Page(batches, token)
-
-    async def stalled_batches(
-        self, updated_before: datetime, now: datetime, limit: int
-    ) -> list[BatchRecord]:
-        query = (
-            self._client.collection_group("batches")
-            .where(filter=FieldFilter("active", "==", True))
-            .where(filter=FieldFilter("updated_at", "<", updated_before))
-            .order_by("updated_at")
-            .limit(limit)
-        )
-        snaps = [snap async for snap in query.stream(**self._deadline.call)]
-        count(reads=max(1, len(snaps)))
-        batches = [
-            batch_from_doc(snap.reference.parent.parent.id, snap.id, snap.to_dict())
-            for snap in snaps
-        ]
-        return [b for b in batches if b.lease_until is None or b.lease_until <= now]
-
-    async def progressed_since(
-        self, since: datetime, until: datetime, job_id: str | None = None
-    ) -> bool:
-        if job_id is None:
-            batches = self._client.collection_group("batches")
-        else:
-            batches = self._job_ref(job_id).collection("batches")
-        query = (
-            batches.where(filter=FieldFilter("updated_at", ">", since))
-            .where(filter=FieldFilter("updated_at", "<=", until))
-            .limit(1)
-        )
-        count(reads=1)
-        return bool([snap async for snap in query.stream(**self._deadline.call)])
-
-    async def tasks_with_status(
-        self,
-        status: TaskStatus,
-        job_id: str | None,
-        host: str | None,
-        page_size: int,
-        page_token: str | None,
-        tenant: str | None = None,
-    ) -> Page[TaskRecord]:
-        if job_id is not None and reserved(job_id):
-            return Page([], None)
-        tasks = (
-            self._client.collection_group(TASKS)
-            if job_id is None
-            else self._job_ref(job_id).collection(TASKS)
-        )
-        query = tasks.where(filter=FieldFilter("status", "==", status.value))
-        if host is not None:
-            query = query.where(filter=FieldFilter("host", "==", host))
-        if tenant is not None:
-            query = query.where(filter=FieldFilter("tenant", "==", tenant))
-        query = query.order_by("updated_at", direction=firestore.Query.DESCENDING).order_by(
-            "__name__", direction=firestore.Query.DESCENDING
-        )
-        if page_token:
-            updated_at, last_job, last_task = decode_token(page_token, 3)
-            last = self._task_ref(self._job_ref(last_job), last_task)
-            query = query.start_after(
-                {"updated_at": datetime.fromisoformat(updated_at), "__name__": last}
-            )
-        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
-        count(reads=max(1, len(snaps)))
-        found = [
-            task_from_doc(snap.reference.parent.parent.id, snap.id, snap.to_dict())
-            for snap in snaps[:page_size]
-        ]
-        token = None
-        if len(snaps) > page_size:
-            last_found = found[-1]
-            token = encode_token(
-                [last_found.updated_at.isoformat(), last_found.job_id, last_found.id]
-            )
-        return Page(found, token)
 
 
 def _status_fields(status: JobStatus, now: datetime) -> dict[str, Any]:

@@ -5,6 +5,7 @@ The layout of the documents is in job_store.py's docstring."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Self, TypeVar
 
@@ -24,7 +25,7 @@ from scrapejobs_shared.domain.records import (
     JobRecord,
     TaskRecord,
 )
-from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 
 TASKS = "tasks"  # the collection of a job's task (result) documents
@@ -40,6 +41,22 @@ T = TypeVar("T")
 REJECTED_RETENTION = timedelta(days=30)
 SHARDS_CACHE = 10_000
 RESERVED_ID = "__"  # Firestore reserves ids that start and end with it
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimHandle:
+    """A claim: the batch as this delivery last wrote it, and that write's update time (the
+    precondition of the next blind write; None once something else wrote the batch). A job
+    that holds its batch (``in_job``): the job's status as that write left it."""
+
+    batch: BatchRecord
+    shard: int
+    token: Any
+    job_status: JobStatus | None = None  # None: a batch document
+
+    @property
+    def in_job(self) -> bool:
+        return self.job_status is not None
 
 
 @reports_outages
@@ -92,8 +109,9 @@ class FirestoreStoreBase:
         self._remember_shards(job)
         return job
 
-    def _remember_shards(self, job: JobRecord) -> None:
-        self._shards[job.id] = job.counter_shards
+    def _remember_shards(self, job: JobRecord, shards: int | None = None) -> None:
+        """``shards``: 0 for a job that holds its batch (batch_in_job.py)."""
+        self._shards[job.id] = job.counter_shards if shards is None else shards
         if len(self._shards) > SHARDS_CACHE:
             self._shards.pop(next(iter(self._shards)))
 

@@ -39,6 +39,7 @@ from scrapejobs_shared.ports.job_store import (
     Page,
     Settled,
     TaskChange,
+    holds_its_batch,
 )
 from scrapejobs_shared.ports.page_cache import KeptPage, kept_page
 
@@ -58,6 +59,8 @@ class MemoryJobStore(MemoryStatsReader):
         self.usage: dict[str, ModelUsage] = {}  # job id → its ai stage's usage
         self.rejected: list[tuple[str, str, bytes]] = []
         self.starts: dict[str, datetime] = {}  # jobs' starts recorded by claims
+        self.held_jobs: set[str] = set()  # jobs that hold their one batch (create_jobs)
+        self.claim_tokens: list[str | None] = []  # what each claim was given
         self._added: dict[str, int] = {}
         self._lock = asyncio.Lock()
         self.stats: dict[datetime, Totals] = {}  # outcome totals by 5-minute slot
@@ -70,20 +73,33 @@ class MemoryJobStore(MemoryStatsReader):
     # ---- jobs ----------------------------------------------------------------------------
 
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
-        await self.create_jobs([(job, batches)])
+        await self._create(jobs=[(job, batches)], held=False)
 
-    async def create_jobs(self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]) -> None:
+    async def create_jobs(
+        self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]]
+    ) -> dict[str, str]:
+        return await self._create(jobs, held=True)
+
+    async def _create(
+        self, jobs: Sequence[tuple[JobRecord, Sequence[BatchRecord]]], held: bool
+    ) -> dict[str, str]:
+        """``held``: a job of one batch holds it (the port's one-document job)."""
         async with self._lock:
             for job, _ in jobs:
                 if job.id in self.jobs:
                     raise JobExists(job.id)
+            tokens: dict[str, str] = {}
             for job, batches in jobs:
+                if held and holds_its_batch(job, batches):
+                    self.held_jobs.add(job.id)
+                    tokens[job.id] = f"memory:{job.id}"
                 self.jobs[job.id] = job
                 self.batches[job.id] = {batch.id: batch for batch in batches}
                 self.results[job.id] = {}
                 if job.kind == "crawl":
                     for batch in batches:
                         self._mark_found(batch)
+            return tokens
 
     def _mark_found(self, batch: BatchRecord) -> None:
         for item in batch.items:
@@ -324,7 +340,9 @@ class MemoryJobStore(MemoryStatsReader):
         *,
         mark_started: bool = False,
         lane: Lane = "fetch",
+        claim_token: str | None = None,
     ) -> ClaimResult:
+        self.claim_tokens.append(claim_token)
         async with self._lock:
             batch = self.batches.get(job_id, {}).get(batch_id)
             job = self.jobs.get(job_id)
@@ -334,7 +352,12 @@ class MemoryJobStore(MemoryStatsReader):
                 return AlreadyDone()
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
-            if mark_started and _first_claim(batch):
+            if job_id in self.held_jobs:  # the job's own document: running, started, published
+                moved = replace(job, publishing=False)
+                if job.status is JobStatus.QUEUED:
+                    moved = replace(moved, status=JobStatus.RUNNING, updated_at=now)
+                self.jobs[job_id] = replace(moved, started_at=job.started_at or now)
+            elif mark_started and _first_claim(batch):
                 self.starts.setdefault(job_id, now)  # as Firestore keeps it: on the counts
             applied = batch_transitions.claim(batch, lease_until, lane)
             handle = self._write(applied, now)
@@ -359,11 +382,24 @@ class MemoryJobStore(MemoryStatsReader):
             if lease_until is not None:
                 applied = replace(applied, batch=replace(applied.batch, lease_until=lease_until))
             settled = self._settled(applied, now)
+            if handle.job_id in self.held_jobs and not applied.batch.open_items:
+                return self._completed(settled, now)  # its one batch: no open task left
             if settled.finished or applied.batch.open_items:
                 return settled
             # finished nothing, yet the batch is closed: a retry of a settle that landed
             open_left = any(b.open_items for b in self.batches[handle.job_id].values())
             return replace(settled, job_may_be_done=not open_left)
+
+    def _completed(self, settled: Settled, now: datetime) -> Settled:
+        """A job that holds its batch, whose last task this settle closed: completed by the
+        same write (while it runs)."""
+        assert isinstance(settled.handle, _Handle)
+        job = self.jobs[settled.handle.job_id]
+        if job.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
+            return replace(settled, job_may_be_done=True)
+        done = replace(job, status=JobStatus.COMPLETED, updated_at=now, finished_at=now)
+        self.jobs[job.id] = done
+        return replace(settled, job_may_be_done=True, job_completed=True)
 
     async def get_many(self, keys: Sequence[str], fetched_after: datetime) -> dict[str, KeptPage]:
         """PageCache: the page cache entries settles wrote (the store is its memory twin)."""

@@ -1,0 +1,124 @@
+"""Jobs that hold their one batch (``holds_its_batch``: coalesced small jobs, one-URL jobs
+above all): the job document carries the batch under ``b`` (the fields of a batch document,
+and its id) and the ai stage's usage under ``u``; its counts are its batch's. Creating such a
+job writes one document, claiming it one, and the settle that closes its last task completes
+it in the same write: no counter shards, no batch document, and a status read is one
+document.
+
+A claim token is what the first claim needs to write without reading: the job document's
+update time after its creation (the write's precondition) and the batch as created. Any
+other write since (a cancel, a replay, a republished duplicate's claim) fails the
+precondition, and the claim reads the job as every other claim does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.codec import batch_from_doc, batch_to_doc, job_to_doc
+from scrapejobs_shared.adapters.firestore.store_base import batch_fields
+from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.records import BatchRecord, JobRecord
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+
+BATCH = "b"  # the batch, a map of a batch document's fields and its ``id``
+USAGE = "u"  # the ai stage's usage, a map of ModelUsage's fields
+_TIMES = ("created_at", "updated_at", "expire_at", "lease_until")
+
+
+def job_doc(job: JobRecord, batch: BatchRecord) -> dict[str, Any]:
+    """The document of a job that holds ``batch`` (its counter shards: none)."""
+    return job_to_doc(job) | {"counter_shards": 0, BATCH: batch_to_doc(batch, 0) | {"id": batch.id}}
+
+
+def batch_in(job_id: str, doc: Mapping[str, Any] | None) -> BatchRecord | None:
+    """The batch a job document holds; None for a job of the other layout."""
+    held = (doc or {}).get(BATCH)
+    if not isinstance(held, Mapping):
+        return None
+    return batch_from_doc(job_id, str(held["id"]), held)
+
+
+def held_batch(job_id: str, batch_id: str, doc: Mapping[str, Any] | None) -> BatchRecord | None:
+    """The batch ``batch_id`` when the job document holds it (else None)."""
+    batch = batch_in(job_id, doc)
+    return batch if batch is not None and batch.id == batch_id else None
+
+
+def counts_of(batch: BatchRecord) -> dict[TaskStatus, int]:
+    counts = dict.fromkeys(TaskStatus, 0)
+    for item in batch.items:
+        counts[item.status] += 1
+    return counts
+
+
+def usage_of(doc: Mapping[str, Any]) -> ModelUsage:
+    return ModelUsage.from_fields(doc.get(USAGE) or {})
+
+
+def batch_updates(batch: BatchRecord, now: datetime) -> dict[str, Any]:
+    """The batch's fields a claim or a settle writes (``batch_fields`` of a batch document)."""
+    return {f"{BATCH}.{name}": value for name, value in batch_fields(batch, now).items()}
+
+
+def claim_updates(
+    batch: BatchRecord, status: JobStatus, started_at: datetime | None, now: datetime
+) -> dict[str, Any]:
+    """A claim's write: the batch leased, the job running (a cancelled job stays so) and
+    published (its message reached a worker), its start recorded by its first claim."""
+    fields = batch_updates(batch, now) | {"publishing": False}
+    if status is JobStatus.QUEUED:
+        fields |= {"status": JobStatus.RUNNING.value, "updated_at": now}
+    if started_at is None:
+        fields["started_at"] = now
+    return fields
+
+
+def settle_updates(
+    batch: BatchRecord, usage: ModelUsage, completes: bool, now: datetime
+) -> dict[str, Any]:
+    """A settle's write: the batch, the usage it adds, and the job's completion when the
+    batch has no open task left and the job runs (``completes``)."""
+    fields = batch_updates(batch, now)
+    fields |= {f"{USAGE}.{name}": firestore.Increment(n) for name, n in usage.to_fields().items()}
+    if completes:
+        fields |= {"status": JobStatus.COMPLETED.value, "updated_at": now, "finished_at": now}
+    return fields
+
+
+@dataclass(frozen=True, slots=True)
+class FirstClaim:
+    """What a claim token says: the job as created."""
+
+    update_time: DatetimeWithNanoseconds
+    status: JobStatus
+    batch: BatchRecord
+
+
+def claim_token(update_time: DatetimeWithNanoseconds, doc: Mapping[str, Any]) -> str:
+    held = {
+        name: value.isoformat() if name in _TIMES and value is not None else value
+        for name, value in doc[BATCH].items()
+    }
+    written = update_time.rfc3339()  # type: ignore[no-untyped-call]  # with its nanoseconds
+    return json.dumps({"v": written, "s": doc["status"], BATCH: held}, separators=(",", ":"))
+
+
+def first_claim(job_id: str, batch_id: str, token: str) -> FirstClaim | None:
+    """The job as its creation left it; None for a token that is not one (or of another
+    batch): the claim then reads."""
+    try:
+        body = json.loads(token)
+        batch = batch_from_doc(job_id, str(body[BATCH]["id"]), body[BATCH])
+        written = DatetimeWithNanoseconds.from_rfc3339(body["v"])  # type: ignore[no-untyped-call]
+        first = FirstClaim(written, JobStatus(body["s"]), batch)
+    except (ValueError, KeyError, TypeError):
+        return None
+    return first if batch.id == batch_id else None

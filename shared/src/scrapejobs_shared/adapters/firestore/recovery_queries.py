@@ -1,0 +1,160 @@
+"""The reconcile's and the operators' queries on Firestore: a job's open batches, the batches
+nothing has written for a while, whether any batch moved, and tasks by status (dead letters).
+Each covers both layouts (job_store.py's batch documents; batch_in_job.py's jobs that hold
+their batch)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from scrapejobs_shared.adapters.firestore.batch_in_job import BATCH, batch_in
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.codec import batch_from_doc, task_from_doc
+from scrapejobs_shared.adapters.firestore.store_base import TASKS, FirestoreStoreBase, reserved
+from scrapejobs_shared.adapters.page_token import decode_token, encode_token
+from scrapejobs_shared.domain.records import BatchRecord, TaskRecord
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.observability.store_ops import count
+from scrapejobs_shared.ports.job_store import Page
+
+
+@reports_outages
+class FirestoreRecoveryQueries(FirestoreStoreBase):
+    async def open_batches(
+        self, job_id: str, page_size: int, page_token: str | None
+    ) -> Page[BatchRecord]:
+        if page_token is None and self._shards.get(job_id) == 0:
+            return await self._open_batch_in_job(job_id)
+        query = (
+            self._job_ref(job_id)
+            .collection("batches")
+            .where(filter=FieldFilter("open", ">", 0))
+            .order_by("open")
+            .order_by("__name__")
+        )
+        if page_token:
+            open_count, last_id = decode_token(page_token, 2)
+            query = query.start_after({"open": int(open_count), "__name__": last_id})
+        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
+        count(reads=max(1, len(snaps)))
+        batches = [batch_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
+        token = None
+        if len(snaps) > page_size:
+            token = encode_token([str(len(batches[-1].open_items)), batches[-1].id])
+        if not snaps and page_token is None:  # a job this process never read may hold its own
+            return await self._open_batch_in_job(job_id)
+        return Page(batches, token)
+
+    async def _open_batch_in_job(self, job_id: str) -> Page[BatchRecord]:
+        count(reads=1)
+        snap = await self._job_ref(job_id).get(**self._deadline.call)
+        batch = batch_in(job_id, snap.to_dict()) if snap.exists else None
+        return Page([batch] if batch is not None and batch.open_items else [], None)
+
+    async def stalled_batches(
+        self, updated_before: datetime, now: datetime, limit: int
+    ) -> list[BatchRecord]:
+        query = (
+            self._client.collection_group("batches")
+            .where(filter=FieldFilter("active", "==", True))
+            .where(filter=FieldFilter("updated_at", "<", updated_before))
+            .order_by("updated_at")
+            .limit(limit)
+        )
+        snaps = [snap async for snap in query.stream(**self._deadline.call)]
+        in_jobs = (
+            self._jobs.where(filter=FieldFilter(f"{BATCH}.active", "==", True))
+            .where(filter=FieldFilter(f"{BATCH}.updated_at", "<", updated_before))
+            .order_by(f"{BATCH}.updated_at")
+            .limit(limit)
+        )
+        held = [snap async for snap in in_jobs.stream(**self._deadline.call)]
+        count(reads=max(1, len(snaps)) + max(1, len(held)))
+        found = [
+            (snap.get("updated_at"), batch_from_doc(snap.reference.parent.parent.id, snap.id, doc))
+            for snap in snaps
+            if (doc := snap.to_dict())
+        ] + [
+            (snap.get(f"{BATCH}.updated_at"), batch)
+            for snap in held
+            if (batch := batch_in(snap.id, snap.to_dict())) is not None
+        ]
+        found.sort(key=lambda pair: pair[0])  # oldest first, of both layouts
+        batches = [batch for _, batch in found]
+        return [b for b in batches if b.lease_until is None or b.lease_until <= now][:limit]
+
+    async def progressed_since(
+        self, since: datetime, until: datetime, job_id: str | None = None
+    ) -> bool:
+        if job_id is None:
+            batches = self._client.collection_group("batches")
+        else:
+            batches = self._job_ref(job_id).collection("batches")
+        if await self._any_written(batches, "updated_at", since, until):
+            return True
+        # jobs that hold their batch: one query of them all, or the job's own document
+        if job_id is None:
+            return await self._any_written(self._jobs, f"{BATCH}.updated_at", since, until)
+        count(reads=1)
+        doc = (await self._job_ref(job_id).get(**self._deadline.call)).to_dict() or {}
+        written = (doc.get(BATCH) or {}).get("updated_at")
+        return written is not None and since < written <= until
+
+    async def _any_written(
+        self, documents: Any, field: str, since: datetime, until: datetime
+    ) -> bool:
+        query = (
+            documents.where(filter=FieldFilter(field, ">", since))
+            .where(filter=FieldFilter(field, "<=", until))
+            .limit(1)
+        )
+        count(reads=1)
+        return bool([snap async for snap in query.stream(**self._deadline.call)])
+
+    async def tasks_with_status(
+        self,
+        status: TaskStatus,
+        job_id: str | None,
+        host: str | None,
+        page_size: int,
+        page_token: str | None,
+        tenant: str | None = None,
+    ) -> Page[TaskRecord]:
+        if job_id is not None and reserved(job_id):
+            return Page([], None)
+        tasks = (
+            self._client.collection_group(TASKS)
+            if job_id is None
+            else self._job_ref(job_id).collection(TASKS)
+        )
+        query = tasks.where(filter=FieldFilter("status", "==", status.value))
+        if host is not None:
+            query = query.where(filter=FieldFilter("host", "==", host))
+        if tenant is not None:
+            query = query.where(filter=FieldFilter("tenant", "==", tenant))
+        query = query.order_by("updated_at", direction=firestore.Query.DESCENDING).order_by(
+            "__name__", direction=firestore.Query.DESCENDING
+        )
+        if page_token:
+            updated_at, last_job, last_task = decode_token(page_token, 3)
+            last = self._task_ref(self._job_ref(last_job), last_task)
+            query = query.start_after(
+                {"updated_at": datetime.fromisoformat(updated_at), "__name__": last}
+            )
+        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
+        count(reads=max(1, len(snaps)))
+        found = [
+            task_from_doc(snap.reference.parent.parent.id, snap.id, snap.to_dict())
+            for snap in snaps[:page_size]
+        ]
+        token = None
+        if len(snaps) > page_size:
+            last_found = found[-1]
+            token = encode_token(
+                [last_found.updated_at.isoformat(), last_found.job_id, last_found.id]
+            )
+        return Page(found, token)

@@ -1,0 +1,220 @@
+"""The one-document job (ports/job_store.py: a job ``create_jobs`` writes with one batch holds
+it): created, claimed with its claim token and completed by its last settle, on the memory
+twin and on the Firestore emulator; what it costs on Firestore; and the reconcile's queries
+(stalled and moving work) over both layouts. test_job_store.py runs every other case of the
+contract in both layouts too."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.delivery.batching import plan_batches
+from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import (
+    BatchItem,
+    BatchRecord,
+    JobRecord,
+    TaskOutcome,
+    task_id_for,
+)
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.ports.job_store import Busy, Claimed, Settled
+
+LEASE = timedelta(seconds=40)
+Store = StoreForEnqueue
+
+
+@pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    if request.param == "memory":
+        yield MemoryJobStore()
+        return
+    stack = request.getfixturevalue("stack")
+    client = firestore.AsyncClient(project=stack.config.project_id)
+    yield FirestoreJobStore(client)
+    client.close()
+
+
+def planned(tasks: int = 1, created: datetime | None = None) -> tuple[JobRecord, BatchRecord]:
+    created = created or datetime.now(UTC)
+    expire = created + timedelta(days=1)
+    job_id = uuid.uuid4().hex
+    items = [
+        BatchItem(task_id_for(job_id, str(i)), f"http://a.example/p/{i}", index=i)
+        for i in range(tasks)
+    ]
+    [batch] = plan_batches(job_id, items, 100, created, expire)
+    job = JobRecord(
+        job_id, JobStatus.QUEUED, JobSpec(), created, created, expire, total=tasks, publishing=True
+    )
+    return job, batch
+
+
+async def created(store: Store, tasks: int = 1) -> tuple[JobRecord, BatchRecord, str]:
+    job, batch = planned(tasks)
+    tokens = await store.create_jobs([(job, [batch])])
+    return job, batch, tokens[job.id]
+
+
+def ok(task_id: str) -> FinishTask:
+    return FinishTask(task_id, TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data={"a": 1}))
+
+
+async def test_created_claimed_and_completed_in_three_writes_without_a_read(store: Store) -> None:
+    """One write creates the job, one claims it (given its token: no read), one settles and
+    completes it (beside its result and the outcome-stats shard); a status read is one
+    document."""
+    job, batch, token = await created(store)
+    [task_id] = [item.task_id for item in batch.items]
+    now = datetime.now(UTC)
+    with counting() as ops:
+        claim = await store.claim_batch(
+            job.id, batch.id, now, now + LEASE, mark_started=True, claim_token=token
+        )
+        assert isinstance(claim, Claimed) and not claim.cancelled
+        running = await store.job_with_counts(job.id)
+        settled = await store.settle(claim.handle, [ok(task_id)], now, now)
+    assert running is not None
+    assert running[0].status is JobStatus.RUNNING and running[0].started_at == now
+    assert not running[0].publishing  # its claim marks it published
+    assert running[1][TaskStatus.RUNNING] == 1
+    assert settled.finished == (task_id,) and settled.job_completed and settled.job_may_be_done
+    found = await store.job_with_counts(job.id)
+    assert found is not None and found[0].status is JobStatus.COMPLETED
+    assert found[0].finished_at == now and found[1][TaskStatus.SUCCEEDED] == 1
+    result = await store.get_task(job.id, task_id)
+    assert result is not None and result.status is TaskStatus.SUCCEEDED and result.data == {"a": 1}
+    if isinstance(store, FirestoreJobStore):
+        # claim 1 write; status read 1; settle: the job, its result, the stats shard
+        assert (ops.reads, ops.writes) == (1, 4)
+
+
+async def test_a_duplicate_delivery_s_claim_finds_the_lease_and_counts_nothing(
+    store: Store,
+) -> None:
+    """Two claims with the same token (a duplicate push): one wins, the other reads and finds
+    the batch leased; a stale settle counts its task once."""
+    job, batch, token = await created(store)
+    [task_id] = [item.task_id for item in batch.items]
+    now = datetime.now(UTC)
+    first = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    second = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    assert isinstance(first, Claimed) and isinstance(second, Busy)
+    done = await store.settle(first.handle, [ok(task_id)], now, now)
+    again: Settled = await store.settle(first.handle, [ok(task_id)], now, now)
+    assert done.finished == (task_id,) and done.job_completed
+    assert again.finished == () and not again.job_completed
+    found = await store.job_with_counts(job.id)
+    assert found is not None and found[1][TaskStatus.SUCCEEDED] == 1 and sum(found[1].values()) == 1
+
+
+async def test_a_cancel_before_the_claim_outdates_the_token(store: Store) -> None:
+    """A cancel written after the creation: the claim's token no longer guards its write, it
+    reads, and sees the cancel; its settle leaves the job cancelled."""
+    job, batch, token = await created(store, 2)
+    now = datetime.now(UTC)
+    assert await store.cancel_job(job.id, now)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    assert isinstance(claim, Claimed) and claim.cancelled
+    cancelled = [
+        FinishTask(item.task_id, TaskOutcome(TaskStatus.CANCELLED)) for item in batch.items
+    ]
+    settled = await store.settle(claim.handle, cancelled, now, now)
+    assert settled.cancelled and not settled.job_completed
+    stored = await store.get_job(job.id)
+    assert stored is not None and stored.status is JobStatus.CANCELLED
+
+
+async def test_a_cancel_racing_the_settle_keeps_the_job_cancelled(store: Store) -> None:
+    """A cancel between the claim and the settle: the settle's guarded write fails, the
+    settle is decided again, records the result, and the job stays cancelled."""
+    job, batch, token = await created(store)
+    [task_id] = [item.task_id for item in batch.items]
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    assert isinstance(claim, Claimed)
+    assert await store.cancel_job(job.id, now)
+    settled = await store.settle(claim.handle, [ok(task_id)], now, now)
+    assert settled.cancelled and not settled.job_completed and settled.finished == (task_id,)
+    stored = await store.get_job(job.id)
+    assert stored is not None and stored.status is JobStatus.CANCELLED
+
+
+async def test_a_replay_runs_the_completed_job_again(store: Store) -> None:
+    """Replaying a failed task of a completed job: the job runs again, and its next settle
+    completes it again."""
+    job, batch, token = await created(store)
+    [task_id] = [item.task_id for item in batch.items]
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    assert isinstance(claim, Claimed)
+    failed = FinishTask(task_id, TaskOutcome(TaskStatus.FAILED, error="http_500"))
+    assert (await store.settle(claim.handle, [failed], now, now)).job_completed
+    reopened = await store.reopen(job.id, batch.id, [task_id], frozenset({TaskStatus.FAILED}), now)
+    assert reopened is not None and reopened.open_items
+    stored = await store.get_job(job.id)
+    assert stored is not None and stored.status is JobStatus.RUNNING
+    assert await store.has_open_tasks(job.id)
+    later = now + timedelta(seconds=1)
+    again = await store.claim_batch(job.id, batch.id, later, later + LEASE, claim_token=token)
+    assert isinstance(again, Claimed)  # the token is stale: the claim read
+    assert (await store.settle(again.handle, [ok(task_id)], later, later)).job_completed
+    found = await store.job_with_counts(job.id)
+    assert found is not None and found[0].status is JobStatus.COMPLETED
+    assert found[1][TaskStatus.SUCCEEDED] == 1 and sum(found[1].values()) == 1
+
+
+async def test_a_dead_letter_closes_it_and_the_completion_check_ends_it(store: Store) -> None:
+    """``close_batch`` (a dead letter) of an unclaimed one-document job ends its task; the
+    completion check (no open task) completes the job."""
+    job, batch, _ = await created(store)
+    now = datetime.now(UTC)
+    closed = await store.close_batch(
+        job.id, batch.id, TaskOutcome(TaskStatus.DEAD_LETTERED, error="x"), now
+    )
+    assert isinstance(closed, Settled) and closed.job_may_be_done
+    assert not await store.has_open_tasks(job.id)
+    assert await store.set_job_status(job.id, JobStatus.COMPLETED, now)
+    page = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, job.id, None, 10, None)
+    assert [task.id for task in page.items] == [batch.items[0].task_id]
+    await store.delete_job(job.id)
+    assert (
+        await store.get_job(job.id) is None
+        and await store.get_task(job.id, page.items[0].id) is None
+    )
+
+
+async def test_unclaimed_ones_are_stuck_publishing_and_stalled_until_claimed(
+    store: Store,
+) -> None:
+    """The recovery queries see a one-document job as any job of one batch: stuck publishing
+    and stalled while unclaimed (its open batch listed), neither once claimed and written;
+    whether work moved counts it."""
+    t0 = datetime.now(UTC) - timedelta(minutes=10)
+    job, batch = planned(1, created=t0)
+    tokens = await store.create_jobs([(job, [batch])])
+    cutoff = t0 + timedelta(minutes=1)
+    assert job.id in {j.id for j in await store.stuck_publishing(cutoff, 1000)}
+    stalled = await store.stalled_batches(cutoff, datetime.now(UTC), 1000)
+    assert (job.id, batch.id) in {(b.job_id, b.id) for b in stalled}
+    assert [b.id for b in (await store.open_batches(job.id, 10, None)).items] == [batch.id]
+    assert not await store.progressed_since(cutoff, datetime.now(UTC), job.id)
+
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=tokens[job.id])
+    assert isinstance(claim, Claimed)
+    assert job.id not in {j.id for j in await store.stuck_publishing(cutoff, 1000)}
+    assert await store.progressed_since(cutoff, now + timedelta(seconds=1), job.id)
+    assert await store.progressed_since(cutoff, now + timedelta(seconds=1))
+    stalled = await store.stalled_batches(cutoff, now, 1000)
+    assert job.id not in {b.job_id for b in stalled}

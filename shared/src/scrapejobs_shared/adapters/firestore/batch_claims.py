@@ -15,12 +15,11 @@ from scrapejobs_shared.adapters.firestore.batch_in_job import (
     first_claim,
 )
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
-from scrapejobs_shared.adapters.firestore.codec import batch_from_doc
+from scrapejobs_shared.adapters.firestore.codec import batch_fields, batch_from_doc
 from scrapejobs_shared.adapters.firestore.store_base import (
     CLAIM_RETRIES,
     ClaimHandle,
     FirestoreStoreBase,
-    batch_fields,
     reserved,
 )
 from scrapejobs_shared.domain import batch_transitions

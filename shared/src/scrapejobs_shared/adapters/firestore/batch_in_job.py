@@ -22,8 +22,12 @@ from typing import Any
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud import firestore
 
-from scrapejobs_shared.adapters.firestore.codec import batch_from_doc, batch_to_doc, job_to_doc
-from scrapejobs_shared.adapters.firestore.store_base import batch_fields
+from scrapejobs_shared.adapters.firestore.codec import (
+    batch_fields,
+    batch_from_doc,
+    batch_to_doc,
+    job_to_doc,
+)
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus

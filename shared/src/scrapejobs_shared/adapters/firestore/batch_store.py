@@ -25,6 +25,7 @@ from scrapejobs_shared.adapters.firestore.batch_in_job import (
 )
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
+    batch_fields,
     batch_from_doc,
     batch_to_doc,
     handoff_from_doc,
@@ -39,7 +40,6 @@ from scrapejobs_shared.adapters.firestore.store_base import (
     TRANSACTION_ROUNDS,
     ClaimHandle,
     T,
-    batch_fields,
     marker,
     reserved,
 )

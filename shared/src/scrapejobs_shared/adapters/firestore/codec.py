@@ -181,6 +181,17 @@ def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
     }
 
 
+def batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:
+    open_tasks = len(batch.open_items)
+    return {
+        "items": items_to_doc(batch.items),
+        "open": open_tasks,
+        "active": open_tasks > 0,
+        "lease_until": batch.lease_until,
+        "updated_at": now,
+    }
+
+
 def items_to_doc(items: tuple[BatchItem, ...]) -> str:
     rows = []
     for item in items:

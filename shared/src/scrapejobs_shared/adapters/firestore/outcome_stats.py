@@ -28,6 +28,8 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.adapters.firestore.batch_in_job import batch_in
+from scrapejobs_shared.adapters.firestore.batch_in_job import counts_of as counts_of_batch
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
 from scrapejobs_shared.domain.outcome_stats import (
@@ -238,6 +240,9 @@ class FirestoreStats:
 
         async def counts_of(snap: Any) -> tuple[dict[TaskStatus, int], datetime | None]:
             doc = snap.to_dict() or {}
+            batch = batch_in(snap.id, doc)
+            if batch is not None:  # a job that holds its batch: its counts are the batch's
+                return counts_of_batch(batch), doc.get("created_at")
             shards = int(doc.get("counter_shards") or 1)
             return await self._counters.read(snap.reference, shards), doc.get("created_at")
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, Self, TypeVar
 
 from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
-    items_to_doc,
     job_from_doc,
     task_to_doc,
 )
@@ -114,17 +113,6 @@ class FirestoreStoreBase:
         self._shards[job.id] = job.counter_shards if shards is None else shards
         if len(self._shards) > SHARDS_CACHE:
             self._shards.pop(next(iter(self._shards)))
-
-
-def batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:
-    open_tasks = len(batch.open_items)
-    return {
-        "items": items_to_doc(batch.items),
-        "open": open_tasks,
-        "active": open_tasks > 0,
-        "lease_until": batch.lease_until,
-        "updated_at": now,
-    }
 
 
 def marker(batch: BatchRecord, item: BatchItem) -> dict[str, Any]:

@@ -72,8 +72,8 @@ def ok(task_id: str) -> FinishTask:
 
 async def test_created_claimed_and_completed_in_three_writes_without_a_read(store: Store) -> None:
     """One write creates the job, one claims it (given its token: no read), one settles and
-    completes it (beside its result and the outcome-stats shard); a status read is one
-    document."""
+    completes it with its result inside (beside the outcome-stats shard); a status read is one
+    document, and so is its result."""
     job, batch, token = await created(store)
     [task_id] = [item.task_id for item in batch.items]
     now = datetime.now(UTC)
@@ -95,8 +95,13 @@ async def test_created_claimed_and_completed_in_three_writes_without_a_read(stor
     result = await store.get_task(job.id, task_id)
     assert result is not None and result.status is TaskStatus.SUCCEEDED and result.data == {"a": 1}
     if isinstance(store, FirestoreJobStore):
-        # claim 1 write; status read 1; settle: the job, its result, the stats shard
-        assert (ops.reads, ops.writes) == (1, 4)
+        # claim 1 write; status read 1; settle: the job with its result, the stats shard
+        assert (ops.reads, ops.writes) == (1, 3)
+        cold = FirestoreJobStore(store._client)  # type: ignore[attr-defined]  # another process
+        for reader in (store, cold):
+            page = await reader.list_tasks(job.id, 10, None)
+            assert [(t.id, t.status) for t in page.items] == [(task_id, TaskStatus.SUCCEEDED)]
+            assert await reader.get_task(job.id, task_id) == page.items[0]
 
 
 async def test_a_duplicate_delivery_s_claim_finds_the_lease_and_counts_nothing(
@@ -218,3 +223,52 @@ async def test_unclaimed_ones_are_stuck_publishing_and_stalled_until_claimed(
     assert await store.progressed_since(cutoff, now + timedelta(seconds=1))
     stalled = await store.stalled_batches(cutoff, now, 1000)
     assert job.id not in {b.job_id for b in stalled}
+
+
+async def test_a_replayed_failure_that_succeeds_leaves_one_result(store: Store) -> None:
+    """A failure is a task document (listed by status); replayed, the task succeeds with its
+    result inside the job: the failure's document is gone, so every reader finds one result."""
+    job, batch, token = await created(store)
+    [task_id] = [item.task_id for item in batch.items]
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    assert isinstance(claim, Claimed)
+    failed = FinishTask(task_id, TaskOutcome(TaskStatus.FAILED, error="http_500"))
+    await store.settle(claim.handle, [failed], now, now)
+    listed = await store.tasks_with_status(TaskStatus.FAILED, job.id, None, 10, None)
+    assert [task.id for task in listed.items] == [task_id]
+    assert await store.reopen(job.id, batch.id, [task_id], frozenset({TaskStatus.FAILED}), now)
+    later = now + timedelta(seconds=1)
+    again = await store.claim_batch(job.id, batch.id, later, later + LEASE)
+    assert isinstance(again, Claimed)
+    assert (await store.settle(again.handle, [ok(task_id)], later, later)).job_completed
+    readers: list[Store] = [store]
+    if isinstance(store, FirestoreJobStore):
+        readers.append(FirestoreJobStore(store._client))  # type: ignore[attr-defined]
+    for reader in readers:
+        page = await reader.list_tasks(job.id, 10, None)
+        assert [(t.id, t.status, t.replays) for t in page.items] == [
+            (task_id, TaskStatus.SUCCEEDED, 1)
+        ]
+        found = await reader.get_task(job.id, task_id)
+        assert found is not None and found.status is TaskStatus.SUCCEEDED
+        listed = await reader.tasks_with_status(TaskStatus.FAILED, job.id, None, 10, None)
+        assert listed.items == []
+
+
+async def test_a_large_result_is_a_task_document(store: Store) -> None:
+    """A result too large to keep inside the job's document (which also holds its spec) is
+    written as a task document, and read back whole."""
+    job, batch, token = await created(store)
+    [task_id] = [item.task_id for item in batch.items]
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    assert isinstance(claim, Claimed)
+    big = {"markdown": "word " * 80_000}  # 400 kB
+    done = FinishTask(task_id, TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data=big))
+    with counting() as ops:
+        assert (await store.settle(claim.handle, [done], now, now)).job_completed
+    if isinstance(store, FirestoreJobStore):
+        assert ops.writes == 3  # the job, the result's task document, the stats shard
+    page = await store.list_tasks(job.id, 10, None)
+    assert [task.data for task in page.items] == [big]

@@ -3,7 +3,9 @@ above all): the job document carries the batch under ``b`` (the fields of a batc
 and its id) and the ai stage's usage under ``u``; its counts are its batch's. Creating such a
 job writes one document, claiming it one, and the settle that closes its last task completes
 it in the same write: no counter shards, no batch document, and a status read is one
-document.
+document. A job of one task keeps its result inside too (``t``, a task document's fields),
+unless the result is listed by status across jobs (failed, dead-lettered: ``tasks_with_status``
+queries task documents) or is large: then it is a task document, as every other result.
 
 A claim token is what the first claim needs to write without reading: the job document's
 update time after its creation (the write's precondition) and the batch as created. Any
@@ -14,7 +16,7 @@ precondition, and the claim reads the job as every other claim does.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,18 +25,25 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.codec import (
+    approx_size,
     batch_fields,
     batch_from_doc,
     batch_to_doc,
     job_to_doc,
+    task_from_doc,
+    task_to_doc,
 )
 from scrapejobs_shared.domain.model_usage import ModelUsage
-from scrapejobs_shared.domain.records import BatchRecord, JobRecord
+from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 BATCH = "b"  # the batch, a map of a batch document's fields and its ``id``
 USAGE = "u"  # the ai stage's usage, a map of ModelUsage's fields
+RESULT = "t"  # a one-task job's result, when it is kept inside (a task document's fields)
 _TIMES = ("created_at", "updated_at", "expire_at", "lease_until")
+# results listed by status across a job or every job (tasks_with_status): task documents
+KEPT_APART = frozenset({TaskStatus.FAILED, TaskStatus.DEAD_LETTERED})
+MAX_RESULT_INSIDE = 256 * 1024  # bytes (the job document, spec and all, stays under 1 MiB)
 
 
 def job_doc(job: JobRecord, batch: BatchRecord) -> dict[str, Any]:
@@ -63,6 +72,34 @@ def counts_of(batch: BatchRecord) -> dict[TaskStatus, int]:
     return counts
 
 
+def result_in(job_id: str, doc: Mapping[str, Any] | None) -> TaskRecord | None:
+    """The result a job document keeps inside (None: none, or in a task document)."""
+    kept = (doc or {}).get(RESULT)
+    if not isinstance(kept, Mapping):
+        return None
+    return task_from_doc(job_id, str(kept["id"]), kept)
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    """Where a settle of a job holding its batch writes its results."""
+
+    inside: dict[str, Any] | None  # the one task's result, kept in the job document
+    apart: tuple[TaskRecord, ...]  # written as task documents
+    outdated: tuple[str, ...]  # task documents a result inside replaces (a replayed task's)
+
+
+def place_results(batch: BatchRecord, results: Sequence[TaskRecord]) -> Results:
+    if len(batch.items) != 1 or len(results) != 1 or results[0].status in KEPT_APART:
+        return Results(None, tuple(results), ())
+    [record] = results
+    inside = task_to_doc(record) | {"id": record.id}
+    if approx_size(inside) > MAX_RESULT_INSIDE:
+        return Results(None, (record,), ())
+    replayed = batch.items[0].replays > 0  # its task document may hold an earlier ending
+    return Results(inside, (), (record.id,) if replayed else ())
+
+
 def usage_of(doc: Mapping[str, Any]) -> ModelUsage:
     return ModelUsage.from_fields(doc.get(USAGE) or {})
 
@@ -86,11 +123,16 @@ def claim_updates(
 
 
 def settle_updates(
-    batch: BatchRecord, usage: ModelUsage, completes: bool, now: datetime
+    batch: BatchRecord,
+    usage: ModelUsage,
+    completes: bool,
+    now: datetime,
+    inside: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A settle's write: the batch, the usage it adds, and the job's completion when the
-    batch has no open task left and the job runs (``completes``)."""
-    fields = batch_updates(batch, now)
+    """A settle's write: the batch, the usage it adds, the result kept inside (``inside``),
+    and the job's completion when the batch has no open task left and the job runs
+    (``completes``)."""
+    fields = batch_updates(batch, now) | ({RESULT: inside} if inside is not None else {})
     fields |= {f"{USAGE}.{name}": firestore.Increment(n) for name, n in usage.to_fields().items()}
     if completes:
         fields |= {"status": JobStatus.COMPLETED.value, "updated_at": now, "finished_at": now}

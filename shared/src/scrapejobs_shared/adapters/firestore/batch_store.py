@@ -19,8 +19,10 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.batch_claims import FirestoreBatchClaims
 from scrapejobs_shared.adapters.firestore.batch_in_job import (
+    RESULT,
     batch_updates,
     held_batch,
+    place_results,
     settle_updates,
 )
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
@@ -175,8 +177,9 @@ class FirestoreBatchStore(FirestoreBatchClaims):
     ) -> None:
         """A replay's write of the batch and its counts (and the job's, back to running)."""
         running = {"status": JobStatus.RUNNING.value, "updated_at": now} if back else {}
-        if in_job:  # the job's own document: its counts are its batch's
-            transaction.update(job_ref, batch_updates(applied.batch, now) | running)
+        if in_job:  # the job's own document: its counts are its batch's; no result inside
+            gone = {RESULT: firestore.DELETE_FIELD}
+            transaction.update(job_ref, batch_updates(applied.batch, now) | running | gone)
             return
         transaction.update(
             self._batch_ref(job_ref, applied.batch.id), batch_fields(applied.batch, now)
@@ -217,8 +220,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         completes = False
         if handle.in_job:  # the job's document, and its completion when this closes it
             completes = not applied.batch.open_items and handle.job_status in _RUNNABLE
-            changes = settle_updates(applied.batch, applied.usage, completes, now)
-            commit.update(job_ref, changes, option=guard)
+            documents = _stage_in_job(commit, job_ref, applied, completes, now, guard)
         else:
             ref = self._batch_ref(job_ref, handle.batch.id)
             commit.update(ref, batch_fields(applied.batch, now), option=guard)
@@ -230,15 +232,14 @@ class FirestoreBatchStore(FirestoreBatchClaims):
                 applied.batch.expire_at,
                 usage=applied.usage,
             )
-        _stage_results(commit, job_ref, applied.results)
+            _stage_results(commit, job_ref, applied.results)
+            documents = 2 + len(applied.results)
         stats = self._stats.stage(commit, slot_of(now), applied.stats, applied.batch.tenant)
         handoffs = self._stage_handoffs(commit, job_ref, applied)
         kept = stage_kept(commit, self._client, applied.kept, now)
         if beat is not None:  # last: the results' order above is what is read back
             stage_beat(commit, self._client, beat)
-        documents = 1 if handle.in_job else 2
-        staged = len(applied.results) + stats + handoffs + kept + (beat is not None)
-        count(writes=documents + staged)
+        count(writes=documents + stats + handoffs + kept + (beat is not None))
         results = await commit.commit(**self._deadline.call)
         finished = tuple(record.id for record in applied.results)
         if handle.in_job:
@@ -373,8 +374,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
                 return None
             shard = int(doc.get("shard") or 0)
             if held is not None:  # completed by the caller's completion check
-                changes = settle_updates(applied.batch, applied.usage, False, now)
-                transaction.update(job_ref, changes)
+                documents = _stage_in_job(transaction, job_ref, applied, False, now)
             else:
                 transaction.update(ref, batch_fields(applied.batch, now))
                 self._counters.add(
@@ -385,13 +385,14 @@ class FirestoreBatchStore(FirestoreBatchClaims):
                     applied.batch.expire_at,
                     applied.usage,
                 )
-            _stage_results(transaction, job_ref, applied.results)
+                _stage_results(transaction, job_ref, applied.results)
+                documents = 2 + len(applied.results)
             stats = self._stats.stage(
                 transaction, slot_of(now), applied.stats, applied.batch.tenant
             )
             handoffs = self._stage_handoffs(transaction, job_ref, applied)
             kept = stage_kept(transaction, self._client, applied.kept, now)
-            count(writes=2 + len(applied.results) + stats + handoffs + kept)
+            count(writes=documents + stats + handoffs + kept)
             return applied, shard, held is not None
 
         outcome = await self._in_transaction(run)
@@ -420,6 +421,23 @@ def _maybe_done_if_closed(settled: Settled) -> Settled:
     if settled.job_may_be_done or settled.handle.batch.open_items:
         return settled
     return replace(settled, job_may_be_done=True)
+
+
+def _stage_in_job(
+    writer: Any, job_ref: Any, applied: Applied, completes: bool, now: datetime, guard: Any = None
+) -> int:
+    """A settle of a job that holds its batch: the job's document (its result inside, when
+    kept there), the other results' task documents; how many documents that writes."""
+    placed = place_results(applied.batch, applied.results)
+    changes = settle_updates(applied.batch, applied.usage, completes, now, placed.inside)
+    if guard is None:
+        writer.update(job_ref, changes)
+    else:
+        writer.update(job_ref, changes, option=guard)
+    _stage_results(writer, job_ref, placed.apart)
+    for task_id in placed.outdated:
+        writer.delete(job_ref.collection(TASKS).document(task_id))
+    return 1 + len(placed.apart) + len(placed.outdated)
 
 
 def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> None:

@@ -281,3 +281,14 @@ def handoff_from_doc(doc: dict[str, Any]) -> Handoff:
         tls_unverified=bool(body.get("tls_unverified")),
     )
     return Handoff(outcome, str(body.get("input") or ""))
+
+
+def approx_size(value: Any) -> int:
+    """A document's size, roughly as Firestore counts it (strings by their UTF-8 length)."""
+    if isinstance(value, str):
+        return len(value.encode()) + 1
+    if isinstance(value, dict):
+        return sum(len(key) + 1 + approx_size(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return sum(approx_size(item) for item in value)
+    return 8

@@ -17,9 +17,9 @@ A plain URL job therefore costs, per page, one result write plus its share of th
 creation, claim and result commits, and one batch read per delivery.
 
 A job of one batch created by ``create_jobs`` (coalesced submissions: one-URL jobs above all)
-is one document instead: the job holds its batch and counts (batch_in_job.py). It costs one
-write to create, one to claim (no read, given its claim token) and one to settle and complete,
-beside its result and the outcome-stats shard.
+is one document instead: the job holds its batch and counts, and a one-task job its result
+(batch_in_job.py). It costs one write to create, one to claim (no read, given its claim token)
+and one to settle and complete, beside the outcome-stats shard.
 
 One object serves both ports (the services use them together): ``FirestoreJobStore`` holds the
 job-level calls and inherits the batch-level ones from ``FirestoreBatchStore`` (batch_store.py,
@@ -46,11 +46,13 @@ from scrapejobs_shared.adapters.firestore.batch_in_job import (
     claim_token,
     counts_of,
     job_doc,
+    result_in,
     usage_of,
 )
 from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
+    approx_size,
     batch_to_doc,
     job_from_doc,
     job_to_doc,
@@ -190,7 +192,7 @@ class FirestoreJobStore(FirestoreBatchStore, FirestoreRecoveryQueries):
         chunks: list[list[tuple[Any, dict[str, Any]]]] = [[]]
         size = 0
         for write in writes:
-            doc_size = _approx_size(write[1])
+            doc_size = approx_size(write[1])
             if chunks[-1] and (len(chunks[-1]) == BATCH_LIMIT or size + doc_size > COMMIT_BYTES):
                 chunks.append([])
                 size = 0
@@ -376,6 +378,9 @@ class FirestoreJobStore(FirestoreBatchStore, FirestoreRecoveryQueries):
     ) -> Page[TaskRecord]:
         if reserved(job_id):
             return Page([], None)
+        held = page_token is None and self._shards.get(job_id) == 0
+        if held and (inside := await self._result_inside(job_id)) is not None:
+            return Page([inside], None)
         query = self._job_ref(job_id).collection(TASKS).order_by("__name__")
         if page_token:
             (last_id,) = decode_token(page_token, 1)
@@ -384,14 +389,29 @@ class FirestoreJobStore(FirestoreBatchStore, FirestoreRecoveryQueries):
         count(reads=max(1, len(snaps)))
         tasks = [task_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
         token = encode_token([tasks[-1].id]) if len(snaps) > page_size else None
+        if not tasks and page_token is None and not held:  # a job this process never read
+            inside = await self._result_inside(job_id)
+            return Page([inside] if inside is not None else [], None)
         return Page(tasks, token)
+
+    async def _result_inside(self, job_id: str, task_id: str | None = None) -> TaskRecord | None:
+        """The result a one-task job keeps in its own document (batch_in_job.py)."""
+        count(reads=1)
+        snap = await self._job_ref(job_id).get(**self._deadline.call)
+        inside = result_in(job_id, snap.to_dict()) if snap.exists else None
+        return inside if inside is not None and task_id in (None, inside.id) else None
 
     async def get_task(self, job_id: str, task_id: str) -> TaskRecord | None:
         if reserved(job_id) or reserved(task_id):
             return None
+        held = self._shards.get(job_id) == 0
+        if held and (inside := await self._result_inside(job_id, task_id)) is not None:
+            return inside
         count(reads=1)
         snap = await self._task_ref(self._job_ref(job_id), task_id).get(**self._deadline.call)
-        return task_from_doc(job_id, task_id, snap.to_dict()) if snap.exists else None
+        if snap.exists:
+            return task_from_doc(job_id, task_id, snap.to_dict())
+        return None if held else await self._result_inside(job_id, task_id)
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime
@@ -423,15 +443,4 @@ def _status_fields(status: JobStatus, now: datetime) -> dict[str, Any]:
 
 
 def _writes_size(writes: Sequence[tuple[Any, dict[str, Any]]]) -> int:
-    return sum(_approx_size(doc) for _, doc in writes)
-
-
-def _approx_size(value: Any) -> int:
-    """A document's size, roughly as Firestore counts it (strings by their UTF-8 length)."""
-    if isinstance(value, str):
-        return len(value.encode()) + 1
-    if isinstance(value, dict):
-        return sum(len(key) + 1 + _approx_size(item) for key, item in value.items())
-    if isinstance(value, list | tuple):
-        return sum(_approx_size(item) for item in value)
-    return 8
+    return sum(approx_size(doc) for _, doc in writes)

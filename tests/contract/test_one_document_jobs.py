@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -272,3 +273,22 @@ async def test_a_large_result_is_a_task_document(store: Store) -> None:
         assert ops.writes == 3  # the job, the result's task document, the stats shard
     page = await store.list_tasks(job.id, 10, None)
     assert [task.data for task in page.items] == [big]
+
+
+async def test_a_job_document_without_room_keeps_its_result_apart(store: Store) -> None:
+    """A job whose document is already large (labels, a long spec) has no room for its
+    result (what it may still gain set aside): a small result is a task document too, and
+    reads back."""
+    job, batch = planned(1)
+    job = replace(job, labels={f"k{n}": "v" * 1000 for n in range(980)})  # ~985 kB
+    token = (await store.create_jobs([(job, [batch])]))[job.id]
+    [task_id] = [item.task_id for item in batch.items]
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    assert isinstance(claim, Claimed)
+    with counting() as ops:
+        assert (await store.settle(claim.handle, [ok(task_id)], now, now)).job_completed
+    if isinstance(store, FirestoreJobStore):
+        assert ops.writes == 3  # the job, the result's task document, the stats shard
+    page = await store.list_tasks(job.id, 10, None)
+    assert [(task.id, task.data) for task in page.items] == [(task_id, {"a": 1})]

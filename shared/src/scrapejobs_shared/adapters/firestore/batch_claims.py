@@ -10,9 +10,10 @@ from google.api_core import exceptions as gexc
 
 from scrapejobs_shared.adapters.firestore.batch_in_job import (
     FirstClaim,
-    batch_in,
     claim_updates,
     first_claim,
+    held_batch,
+    room_in,
 )
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import batch_fields, batch_from_doc
@@ -104,15 +105,16 @@ class FirestoreBatchClaims(FirestoreStoreBase):
         for attempt in range(CLAIM_RETRIES):
             if first is not None and attempt == 0:
                 update_time, status, batch = first.update_time, first.status, first.batch
-                started_at = None
+                started_at, room = None, first.room
             else:
                 count(reads=1)
                 snap = await ref.get(**self._deadline.call)
-                held = batch_in(job_id, snap.to_dict()) if snap.exists else None
-                if held is None or held.id != batch_id:
+                doc = snap.to_dict() if snap.exists else None
+                held = held_batch(job_id, batch_id, doc)
+                if doc is None or held is None:
                     return Missing()
-                update_time, status, batch = snap.update_time, JobStatus(snap.get("status")), held
-                started_at = snap.get("started_at")
+                update_time, status, batch = snap.update_time, JobStatus(doc["status"]), held
+                started_at, room = doc.get("started_at"), room_in(doc)
             if not batch.open_items:
                 return AlreadyDone()
             if batch.lease_until is not None and batch.lease_until > now:
@@ -131,6 +133,6 @@ class FirestoreBatchClaims(FirestoreStoreBase):
             except gexc.NotFound:
                 return Missing()
             now_status = JobStatus.RUNNING if status is JobStatus.QUEUED else status
-            handle = ClaimHandle(applied.batch, 0, written.update_time, now_status)
+            handle = ClaimHandle(applied.batch, 0, written.update_time, now_status, room)
             return Claimed(applied.batch, status is JobStatus.CANCELLED, handle)
         return Busy(now)

@@ -43,12 +43,22 @@ RESULT = "t"  # a one-task job's result, when it is kept inside (a task document
 _TIMES = ("created_at", "updated_at", "expire_at", "lease_until")
 # results listed by status across a job or every job (tasks_with_status): task documents
 KEPT_APART = frozenset({TaskStatus.FAILED, TaskStatus.DEAD_LETTERED})
-MAX_RESULT_INSIDE = 256 * 1024  # bytes (the job document, spec and all, stays under 1 MiB)
+MAX_RESULT_INSIDE = 256 * 1024  # bytes of a result kept inside, at most
+DOCUMENT_LIMIT = 1_048_576  # Firestore's, in bytes
+GROWTH = 64 * 1024  # what a job document may gain besides a result (errors, usage, fields)
 
 
 def job_doc(job: JobRecord, batch: BatchRecord) -> dict[str, Any]:
-    """The document of a job that holds ``batch`` (its counter shards: none)."""
-    return job_to_doc(job) | {"counter_shards": 0, BATCH: batch_to_doc(batch, 0) | {"id": batch.id}}
+    """The document of a job that holds ``batch`` (its counter shards: none), with the room it
+    has for a result inside (``room``: a large spec leaves less)."""
+    doc = job_to_doc(job) | {"counter_shards": 0, BATCH: batch_to_doc(batch, 0) | {"id": batch.id}}
+    doc[BATCH]["room"] = max(0, min(MAX_RESULT_INSIDE, DOCUMENT_LIMIT - GROWTH - approx_size(doc)))
+    return doc
+
+
+def room_in(doc: Mapping[str, Any] | None) -> int:
+    """Bytes a job document holding its batch has for a result inside (0: none)."""
+    return int(((doc or {}).get(BATCH) or {}).get("room") or 0)
 
 
 def batch_in(job_id: str, doc: Mapping[str, Any] | None) -> BatchRecord | None:
@@ -89,12 +99,13 @@ class Results:
     outdated: tuple[str, ...]  # task documents a result inside replaces (a replayed task's)
 
 
-def place_results(batch: BatchRecord, results: Sequence[TaskRecord]) -> Results:
+def place_results(batch: BatchRecord, results: Sequence[TaskRecord], room: int) -> Results:
+    """``room``: bytes the job's document has for a result (``room_in``)."""
     if len(batch.items) != 1 or len(results) != 1 or results[0].status in KEPT_APART:
         return Results(None, tuple(results), ())
     [record] = results
     inside = task_to_doc(record) | {"id": record.id}
-    if approx_size(inside) > MAX_RESULT_INSIDE:
+    if approx_size(inside) > room:
         return Results(None, (record,), ())
     replayed = batch.items[0].replays > 0  # its task document may hold an earlier ending
     return Results(inside, (), (record.id,) if replayed else ())
@@ -146,6 +157,7 @@ class FirstClaim:
     update_time: DatetimeWithNanoseconds
     status: JobStatus
     batch: BatchRecord
+    room: int  # for a result inside (``room_in``)
 
 
 def claim_token(update_time: DatetimeWithNanoseconds, doc: Mapping[str, Any]) -> str:
@@ -164,7 +176,7 @@ def first_claim(job_id: str, batch_id: str, token: str) -> FirstClaim | None:
         body = json.loads(token)
         batch = batch_from_doc(job_id, str(body[BATCH]["id"]), body[BATCH])
         written = DatetimeWithNanoseconds.from_rfc3339(body["v"])  # type: ignore[no-untyped-call]
-        first = FirstClaim(written, JobStatus(body["s"]), batch)
+        first = FirstClaim(written, JobStatus(body["s"]), batch, room_in(body))
     except (ValueError, KeyError, TypeError):
         return None
     return first if batch.id == batch_id else None

@@ -20,9 +20,11 @@ from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.batch_claims import FirestoreBatchClaims
 from scrapejobs_shared.adapters.firestore.batch_in_job import (
     RESULT,
+    Results,
     batch_updates,
     held_batch,
     place_results,
+    room_in,
     settle_updates,
 )
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
@@ -220,7 +222,8 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         completes = False
         if handle.in_job:  # the job's document, and its completion when this closes it
             completes = not applied.batch.open_items and handle.job_status in _RUNNABLE
-            documents = _stage_in_job(commit, job_ref, applied, completes, now, guard)
+            placed = place_results(applied.batch, applied.results, handle.room)
+            documents = _stage_in_job(commit, job_ref, applied, placed, completes, now, guard)
         else:
             ref = self._batch_ref(job_ref, handle.batch.id)
             commit.update(ref, batch_fields(applied.batch, now), option=guard)
@@ -244,7 +247,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         finished = tuple(record.id for record in applied.results)
         if handle.in_job:
             status = JobStatus.COMPLETED if completes else handle.job_status
-            written = ClaimHandle(applied.batch, 0, results[0].update_time, status)
+            written = ClaimHandle(applied.batch, 0, results[0].update_time, status, handle.room)
             cancelled = handle.job_status is JobStatus.CANCELLED
             closed = not applied.batch.open_items  # its one batch: no open task left
             return Settled(written, finished, cancelled, closed, job_completed=completes)
@@ -361,20 +364,22 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         async def run(transaction: Any) -> tuple[Applied, int, bool] | None:
             count(reads=1)
             snap = await ref.get(transaction=transaction, **self._deadline.call)
-            held = None
+            held, room = None, 0
             if not snap.exists:  # or held by its job
                 count(reads=1)
                 job_snap = await job_ref.get(transaction=transaction, **self._deadline.call)
                 held = held_batch(job_id, batch_id, job_snap.to_dict())
                 if held is None:
                     return None
+                room = room_in(job_snap.to_dict())
             doc = {} if held is not None else snap.to_dict()
             applied = apply(held or batch_from_doc(job_id, batch_id, doc))
             if applied is None:
                 return None
             shard = int(doc.get("shard") or 0)
             if held is not None:  # completed by the caller's completion check
-                documents = _stage_in_job(transaction, job_ref, applied, False, now)
+                placed = place_results(applied.batch, applied.results, room)
+                documents = _stage_in_job(transaction, job_ref, applied, placed, False, now)
             else:
                 transaction.update(ref, batch_fields(applied.batch, now))
                 self._counters.add(
@@ -424,11 +429,16 @@ def _maybe_done_if_closed(settled: Settled) -> Settled:
 
 
 def _stage_in_job(
-    writer: Any, job_ref: Any, applied: Applied, completes: bool, now: datetime, guard: Any = None
+    writer: Any,
+    job_ref: Any,
+    applied: Applied,
+    placed: Results,
+    completes: bool,
+    now: datetime,
+    guard: Any = None,
 ) -> int:
     """A settle of a job that holds its batch: the job's document (its result inside, when
     kept there), the other results' task documents; how many documents that writes."""
-    placed = place_results(applied.batch, applied.results)
     changes = settle_updates(applied.batch, applied.usage, completes, now, placed.inside)
     if guard is None:
         writer.update(job_ref, changes)

@@ -52,6 +52,7 @@ class ClaimHandle:
     shard: int
     token: Any
     job_status: JobStatus | None = None  # None: a batch document
+    room: int = 0  # bytes the job's document has for a result inside (batch_in_job.room_in)
 
     @property
     def in_job(self) -> bool:

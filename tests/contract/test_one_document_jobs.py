@@ -67,6 +67,15 @@ async def created(store: Store, tasks: int = 1) -> tuple[JobRecord, BatchRecord,
     return job, batch, tokens[job.id]
 
 
+async def first_claimed(store: Store) -> tuple[JobRecord, BatchRecord, Claimed, datetime]:
+    """A one-URL job, created and claimed with its token."""
+    job, batch, token = await created(store)
+    now = datetime.now(UTC)
+    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    assert isinstance(claim, Claimed)
+    return job, batch, claim, now
+
+
 def ok(task_id: str) -> FinishTask:
     return FinishTask(task_id, TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data={"a": 1}))
 
@@ -144,11 +153,8 @@ async def test_a_cancel_before_the_claim_outdates_the_token(store: Store) -> Non
 async def test_a_cancel_racing_the_settle_keeps_the_job_cancelled(store: Store) -> None:
     """A cancel between the claim and the settle: the settle's guarded write fails, the
     settle is decided again, records the result, and the job stays cancelled."""
-    job, batch, token = await created(store)
+    job, batch, claim, now = await first_claimed(store)
     [task_id] = [item.task_id for item in batch.items]
-    now = datetime.now(UTC)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
-    assert isinstance(claim, Claimed)
     assert await store.cancel_job(job.id, now)
     settled = await store.settle(claim.handle, [ok(task_id)], now, now)
     assert settled.cancelled and not settled.job_completed and settled.finished == (task_id,)
@@ -229,11 +235,8 @@ async def test_unclaimed_ones_are_stuck_publishing_and_stalled_until_claimed(
 async def test_a_replayed_failure_that_succeeds_leaves_one_result(store: Store) -> None:
     """A failure is a task document (listed by status); replayed, the task succeeds with its
     result inside the job: the failure's document is gone, so every reader finds one result."""
-    job, batch, token = await created(store)
+    job, batch, claim, now = await first_claimed(store)
     [task_id] = [item.task_id for item in batch.items]
-    now = datetime.now(UTC)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
-    assert isinstance(claim, Claimed)
     failed = FinishTask(task_id, TaskOutcome(TaskStatus.FAILED, error="http_500"))
     await store.settle(claim.handle, [failed], now, now)
     listed = await store.tasks_with_status(TaskStatus.FAILED, job.id, None, 10, None)
@@ -260,11 +263,8 @@ async def test_a_replayed_failure_that_succeeds_leaves_one_result(store: Store) 
 async def test_a_large_result_is_a_task_document(store: Store) -> None:
     """A result too large to keep inside the job's document (which also holds its spec) is
     written as a task document, and read back whole."""
-    job, batch, token = await created(store)
+    job, batch, claim, now = await first_claimed(store)
     [task_id] = [item.task_id for item in batch.items]
-    now = datetime.now(UTC)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
-    assert isinstance(claim, Claimed)
     big = {"markdown": "word " * 80_000}  # 400 kB
     done = FinishTask(task_id, TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data=big))
     with counting() as ops:

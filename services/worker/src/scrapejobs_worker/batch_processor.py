@@ -28,7 +28,7 @@ from datetime import timedelta
 
 from opentelemetry.trace import SpanKind, Tracer
 
-from scrapejobs_shared.delivery.completion import announce_completed, complete_if_done
+from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
@@ -223,9 +223,7 @@ class BatchProcessor:
         results = await self._run_all(work, recorder, reused, self._reuse.key_of(spec), release)
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
-        if recorder.job_completed:  # by the write of its last task (a job holding its batch)
-            await announce_completed(message.job_id, self._events, spec)
-        elif recorder.job_may_be_done:
+        if recorder.job_may_be_done:
             # A coalesced job (its spec carried) has this one batch: when every task of the
             # claim finished, the job has no open task left, and its counts need no read.
             closed = (
@@ -240,6 +238,7 @@ class BatchProcessor:
                 self._events,
                 spec=spec,
                 no_open_tasks=closed,
+                completed=recorder.job_completed,  # by the write of its last task
             )
         return await self._verdict(claim.batch, results, deferrals, announced), results
 

@@ -29,7 +29,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, NamedTuple
 
-from scrapejobs_shared.delivery.completion import announce_completed, complete_if_done
+from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
@@ -158,10 +158,14 @@ class ProcessingLane:
             await recorder.close(keep_trying_until=deadline - self._policy.store_timeout_s)
         pages = [(item.task_id, item.url) for item in claim.batch.items if item.task_id in ended]
         announced = await self._announce(claim.batch.job_id, spec, pages)
-        if recorder.job_completed:  # by the write of its last task (a job holding its batch)
-            await announce_completed(claim.batch.job_id, self._events, spec)
-        elif recorder.job_may_be_done:
-            await complete_if_done(self._store, claim.batch.job_id, self._clock, self._events)
+        if recorder.job_may_be_done:
+            await complete_if_done(
+                self._store,
+                claim.batch.job_id,
+                self._clock,
+                self._events,
+                completed=recorder.job_completed,  # by the write of its last task
+            )
         if not announced:
             return Verdict.retry("announcing finished pages failed", "republish_failed")
         if retry:

@@ -20,26 +20,23 @@ async def complete_if_done(
     events: JobEvents | None = None,
     spec: JobSpec | None = None,
     no_open_tasks: bool = False,
+    completed: bool = False,
 ) -> bool:
     """Move the job to ``completed`` when no task is open (a cancelled job stays cancelled).
     Safe to call concurrently and repeatedly: the status only moves forward, and only the
     call that moved it announces it (``events``; given the job's ``spec``, a job without a
     webhook is not read again to find that out). ``no_open_tasks``: the caller knows that
     none is left (the one batch of a coalesced job has just closed), so the counts are not
-    read."""
-    if not no_open_tasks and await store.has_open_tasks(job_id):
+    read. ``completed``: the caller's settle completed the job itself (a job holding its
+    batch: ``Settled.job_completed``); it is only announced."""
+    if completed:
+        moved = True
+    elif not no_open_tasks and await store.has_open_tasks(job_id):
         return False
-    if await store.set_job_status(job_id, JobStatus.COMPLETED, clock()):
-        await announce_completed(job_id, events, spec)
-        return True
-    return False
-
-
-async def announce_completed(
-    job_id: str, events: JobEvents | None = None, spec: JobSpec | None = None
-) -> None:
-    """What follows a job's completion, once, by the call that completed it (here, or the
-    settle that completed a job holding its batch: ``Settled.job_completed``)."""
-    log.info("job completed", extra={"job_id": job_id})
-    if events is not None and (spec is None or spec.webhook is not None):
-        await events.ended(job_id)
+    else:
+        moved = await store.set_job_status(job_id, JobStatus.COMPLETED, clock())
+    if moved:
+        log.info("job completed", extra={"job_id": job_id})
+        if events is not None and (spec is None or spec.webhook is not None):
+            await events.ended(job_id)
+    return moved

@@ -42,8 +42,18 @@ from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
-from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
+from scrapejobs_shared.ports.job_store import (
+    AlreadyDone,
+    Busy,
+    Claimed,
+    ClaimResult,
+    JointClaim,
+    JointSettle,
+    Missing,
+    Settled,
+)
 from scrapejobs_worker.batch_recorder import BatchRecorder
+from scrapejobs_worker.bundle_rendezvous import JointCommits, JointSeats, Seat, joint_claim
 from scrapejobs_worker.dead_letters import DeadLetters
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.held_chain import HeldChain, NextRelease
@@ -100,6 +110,7 @@ class BatchProcessor:
         self._policy = policy
         self._jobs = JobCache(store, clock)
         self._lease = timedelta(seconds=policy.lease_s)
+        self._joint = JointCommits(store, clock, self._lease, self._heartbeat)
 
     async def handle_push(self, pushed: PushedMessage) -> Verdict:
         """One batch, or a bundle of several jobs' batches run side by side: the bundle is
@@ -114,7 +125,10 @@ class BatchProcessor:
             return Verdict.done("malformed message recorded")
         deadline = time.monotonic() + self._policy.ack_deadline_s - self._policy.deadline_margin_s
         outcomes = await asyncio.gather(
-            *(self._handle_batch(pushed, message, deadline) for message in messages),
+            *(
+                self._handle_batch(pushed, message, deadline, seats)
+                for message, seats in zip(messages, self._joint.seats(messages), strict=True)
+            ),
             return_exceptions=True,
         )
         for outcome in outcomes:
@@ -132,7 +146,11 @@ class BatchProcessor:
         return verdict
 
     async def _handle_batch(
-        self, pushed: PushedMessage, message: BatchMessage, deadline: float
+        self,
+        pushed: PushedMessage,
+        message: BatchMessage,
+        deadline: float,
+        seats: JointSeats | None = None,
     ) -> Verdict:
         started = time.perf_counter()
         attributes: dict[str, str | int] = {
@@ -151,7 +169,11 @@ class BatchProcessor:
                 "process_batch", context, kind=SpanKind.CONSUMER, attributes=attributes
             ),
         ):
-            verdict, results = await self._process(message, _deferrals(pushed), deadline)
+            try:
+                verdict, results = await self._process(message, _deferrals(pushed), deadline, seats)
+            finally:
+                if seats is not None:  # nobody waits for a batch that will not come
+                    seats.leave()
         self._metrics.tasks(pushed.subscription, results)
         tally = dict(Counter(result.outcome for result in results))  # succeeded: 48, retry: 2...
         log.info(
@@ -192,13 +214,14 @@ class BatchProcessor:
             return None
 
     async def _process(
-        self, message: BatchMessage, deferrals: int, deadline: float
+        self, message: BatchMessage, deferrals: int, deadline: float, seats: JointSeats | None
     ) -> tuple[Verdict, list[TaskResult]]:
         # The job's spec (a read on a job's first batch in this process) and the claim run
         # together: a one-URL job waits for one round trip, not two. A spec read that fails
         # after the claim succeeded leaves the claim's lease to lapse (the redelivery waits it out).
         (spec, kept), claim = await asyncio.gather(
-            self._spec_and_kept(message), self._claim(message, deadline)
+            self._spec_and_kept(message),
+            self._claim(message, deadline, seats.claim if seats is not None else None),
         )
         if spec is None:
             log.warning("job not found", extra={"job_id": message.job_id})
@@ -220,7 +243,9 @@ class BatchProcessor:
             _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
         )
         release = self._chain.next_release(claim.batch, deferrals)
-        results = await self._run_all(work, recorder, reused, self._reuse.key_of(spec), release)
+        joint = seats.settle if seats is not None else None
+        key_of = self._reuse.key_of(spec)
+        results = await self._run_all(work, recorder, reused, key_of, release, joint)
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:
@@ -303,20 +328,25 @@ class BatchProcessor:
         with phase("spec"):
             return await self._jobs.spec(message.job_id)
 
-    async def _claim(self, message: BatchMessage, deadline: float) -> ClaimResult:
-        """Claim the batch; a duplicate delivery waits out the owner's lease (its writes renew
-        it while it runs) rather than nacking, which would spend a delivery attempt."""
+    async def _claim(
+        self, message: BatchMessage, deadline: float, seat: Seat[JointClaim, ClaimResult] | None
+    ) -> ClaimResult:
+        """Claim the batch (first with its bundle's, given a ``seat``); a duplicate delivery
+        waits out the owner's lease (its writes renew it while it runs) rather than nacking,
+        which would spend a delivery attempt."""
         while True:
             now = self._clock()
             with phase("claim"):
-                claim = await self._store.claim_batch(
-                    message.job_id,
-                    message.batch_id,
-                    now,
-                    now + self._lease,
-                    mark_started=message.spec is not None,  # no job read marks it running
-                    claim_token=message.claim_token,
-                )
+                claim = await seat.ask(joint_claim(message)) if seat is not None else None
+                if claim is None:  # alone, or no longer the first try
+                    claim = await self._store.claim_batch(
+                        message.job_id,
+                        message.batch_id,
+                        now,
+                        now + self._lease,
+                        mark_started=message.spec is not None,  # no job read marks it running
+                        claim_token=message.claim_token,
+                    )
             if not isinstance(claim, Busy):
                 return claim
             wait_s = min((claim.until - now).total_seconds(), 1.0) + 0.05
@@ -354,11 +384,13 @@ class BatchProcessor:
         reused: list[TaskResult],
         key_of: Callable[[str], str] | None,
         release: NextRelease,
+        joint: Seat[JointSettle, Settled] | None,
     ) -> list[TaskResult]:
         """Run the batch's tasks (those ``reused`` are recorded as they are); a page that
         succeeds is indexed in the page cache under ``key_of(url)`` when the job keeps pages.
         Once its last task has started (at once when it has none to fetch), ``release`` (the
-        job's next held batch of the host, if this run moves its window on) starts."""
+        job's next held batch of the host, if this run moves its window on) starts. The last
+        write goes with the bundle's (``joint``) when the batch has a seat at them."""
         queue = HostSpread(work.batch.fetch_items, self._policy.concurrency)
         results: list[TaskResult] = list(reused)
         outages: list[DependencyUnavailable] = []
@@ -403,7 +435,8 @@ class BatchProcessor:
             with phase("record"), self._tracer.start_as_current_span("store"):
                 # during an outage its last write is tried again while an answer can still
                 # follow a call that does not answer
-                await recorder.close(keep_trying_until=work.deadline - self._policy.store_timeout_s)
+                until = work.deadline - self._policy.store_timeout_s
+                await recorder.close(keep_trying_until=until, joint=joint)
             self._heartbeat.batches_in_flight -= 1
             self._heartbeat.finished(batches=1)
         return results

@@ -119,6 +119,24 @@ class Settled:
     job_completed: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class JointClaim:
+    """A claim of a job that holds its batch, by the claim token ``create_jobs`` answered."""
+
+    job_id: str
+    batch_id: str
+    claim_token: str
+
+
+@dataclass(frozen=True, slots=True)
+class JointSettle:
+    """A settle's arguments (see ``settle``), one of several committed together."""
+
+    handle: object
+    changes: Sequence[TaskChange]
+    lease_until: datetime | None = None
+
+
 class JobStore(Protocol):
     """Jobs, their counts and their results."""
 
@@ -269,6 +287,25 @@ class BatchStore(Protocol):
         """Record task changes of a claimed batch in one commit; ``lease_until`` extends the
         lease (an empty ``changes`` just renews it). ``beat``: the worker's report, written
         with the changes (not written when this raises)."""
+
+    async def claim_together(
+        self,
+        claims: Sequence[JointClaim],
+        now: datetime,
+        lease_until: datetime,
+        *,
+        lane: Lane = "fetch",
+    ) -> list[ClaimResult]:
+        """``claim_batch`` of each (``mark_started``, by its token): one commit while nothing
+        wrote any of their jobs since its token (a bundle's one-URL jobs), else each alone.
+        The results are in the claims' order."""
+
+    async def settle_together(
+        self, settles: Sequence[JointSettle], now: datetime, beat: WorkerBeat | None = None
+    ) -> list[Settled]:
+        """``settle`` of each: one commit while every handle's guard holds (claims of jobs
+        that hold their batch: the outcome statistics in one write per tenant), else each
+        alone. The results are in the settles' order."""
 
     async def close_batch(
         self,

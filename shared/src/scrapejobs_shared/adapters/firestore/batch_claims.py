@@ -5,6 +5,7 @@ its update time, with its counter shard's move) and the claim of a job that hold
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from google.api_core import exceptions as gexc
 
@@ -25,6 +26,7 @@ from scrapejobs_shared.adapters.firestore.store_base import (
 )
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Lane
+from scrapejobs_shared.domain.records import BatchRecord
 from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
@@ -132,7 +134,12 @@ class FirestoreBatchClaims(FirestoreStoreBase):
                 continue  # written since the token or the read: read (again)
             except gexc.NotFound:
                 return Missing()
-            now_status = JobStatus.RUNNING if status is JobStatus.QUEUED else status
-            handle = ClaimHandle(applied.batch, 0, written.update_time, now_status, room)
-            return Claimed(applied.batch, status is JobStatus.CANCELLED, handle)
+            return claimed_in_job(applied.batch, status, written.update_time, room)
         return Busy(now)
+
+
+def claimed_in_job(batch: BatchRecord, status: JobStatus, update_time: Any, room: int) -> Claimed:
+    """The claim of a job that holds its batch, written at ``update_time`` over ``status``."""
+    now_status = JobStatus.RUNNING if status is JobStatus.QUEUED else status
+    handle = ClaimHandle(batch, 0, update_time, now_status, room)
+    return Claimed(batch, status is JobStatus.CANCELLED, handle)

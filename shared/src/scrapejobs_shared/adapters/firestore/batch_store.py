@@ -5,10 +5,8 @@ layout of the documents."""
 
 from __future__ import annotations
 
-import asyncio
-import random
 import zlib
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -40,17 +38,14 @@ from scrapejobs_shared.adapters.firestore.page_cache import stage_kept
 from scrapejobs_shared.adapters.firestore.store_base import (
     HANDOFFS,
     TASKS,
-    TRANSACTION_ATTEMPTS,
-    TRANSACTION_ROUNDS,
     ClaimHandle,
-    T,
     marker,
     reserved,
 )
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
-from scrapejobs_shared.domain.outcome_stats import slot_of
+from scrapejobs_shared.domain.outcome_stats import Totals, slot_of
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     Handoff,
@@ -203,9 +198,10 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         if handle.token is not None:
             applied = batch_transitions.settle(handle.batch, changes, now)
             if lease_until is not None:
-                applied = _with_lease(applied, lease_until)
+                applied = with_lease(applied, lease_until)
             try:
-                return await self._commit_settled(handle, applied, now, beat)
+                [settled] = await self._commit_settled([(handle, applied)], now, beat)
+                return settled
             except gexc.FailedPrecondition:
                 pass  # something else wrote the batch: decide inside a transaction
         settled = await self._settle_in_transaction(handle, changes, now, lease_until)
@@ -214,38 +210,66 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         return settled
 
     async def _commit_settled(
-        self, handle: ClaimHandle, applied: Applied, now: datetime, beat: WorkerBeat | None
-    ) -> Settled:
-        job_ref = self._job_ref(handle.batch.job_id)
+        self,
+        settles: Sequence[tuple[ClaimHandle, Applied]],
+        now: datetime,
+        beat: WorkerBeat | None,
+    ) -> list[Settled]:
+        """Claimed batches' settles in one commit, each guarded by its handle's update time
+        (any guard lost fails the whole commit: ``FailedPrecondition``); their outcome
+        statistics in one write per tenant."""
         commit = self._client.batch()
-        guard = self._client.write_option(last_update_time=handle.token)
-        completes = False
-        if handle.in_job:  # the job's document, and its completion when this closes it
-            completes = not applied.batch.open_items and handle.job_status in _RUNNABLE
-            placed = place_results(applied.batch, applied.results, handle.room)
-            documents = _stage_in_job(commit, job_ref, applied, placed, completes, now, guard)
-        else:
-            ref = self._batch_ref(job_ref, handle.batch.id)
-            commit.update(ref, batch_fields(applied.batch, now), option=guard)
-            self._counters.move(
-                commit,
-                job_ref,
-                handle.shard,
-                applied.deltas,
-                applied.batch.expire_at,
-                usage=applied.usage,
-            )
-            _stage_results(commit, job_ref, applied.results)
-            documents = 2 + len(applied.results)
-        stats = self._stats.stage(commit, slot_of(now), applied.stats, applied.batch.tenant)
-        handoffs = self._stage_handoffs(commit, job_ref, applied)
-        kept = stage_kept(commit, self._client, applied.kept, now)
+        firsts: list[int] = []  # where each settle's writes start in the commit's results
+        written = 0
+        totals: dict[str, Totals] = {}
+        for handle, applied in settles:
+            firsts.append(written)
+            written += self._stage_settle(commit, handle, applied, now)
+            tenant = applied.batch.tenant
+            totals[tenant] = totals[tenant] + applied.stats if tenant in totals else applied.stats
+        for tenant, tenant_totals in totals.items():
+            written += self._stats.stage(commit, slot_of(now), tenant_totals, tenant)
+        for handle, applied in settles:
+            written += self._stage_handoffs(commit, self._job_ref(handle.batch.job_id), applied)
+            written += stage_kept(commit, self._client, applied.kept, now)
         if beat is not None:  # last: the results' order above is what is read back
             stage_beat(commit, self._client, beat)
-        count(writes=documents + stats + handoffs + kept + (beat is not None))
+        count(writes=written + (beat is not None))
         results = await commit.commit(**self._deadline.call)
+        return [
+            self._settled(handle, applied, results[first:])
+            for (handle, applied), first in zip(settles, firsts, strict=True)
+        ]
+
+    def _stage_settle(
+        self, commit: Any, handle: ClaimHandle, applied: Applied, now: datetime
+    ) -> int:
+        """A settle's own documents (its batch and counter shard, or its job's document, and
+        its results), guarded by the handle; how many. The first is the guarded one."""
+        job_ref = self._job_ref(handle.batch.job_id)
+        guard = self._client.write_option(last_update_time=handle.token)
+        if handle.in_job:  # the job's document, and its completion when this closes it
+            placed = place_results(applied.batch, applied.results, handle.room)
+            completes = _completes(handle, applied)
+            return _stage_in_job(commit, job_ref, applied, placed, completes, now, guard)
+        ref = self._batch_ref(job_ref, handle.batch.id)
+        commit.update(ref, batch_fields(applied.batch, now), option=guard)
+        self._counters.move(
+            commit,
+            job_ref,
+            handle.shard,
+            applied.deltas,
+            applied.batch.expire_at,
+            usage=applied.usage,
+        )
+        _stage_results(commit, job_ref, applied.results)
+        return 2 + len(applied.results)
+
+    def _settled(self, handle: ClaimHandle, applied: Applied, results: Sequence[Any]) -> Settled:
+        """What a committed settle did, from its own write results (``_stage_settle``'s)."""
         finished = tuple(record.id for record in applied.results)
         if handle.in_job:
+            completes = _completes(handle, applied)
             status = JobStatus.COMPLETED if completes else handle.job_status
             written = ClaimHandle(applied.batch, 0, results[0].update_time, status, handle.room)
             cancelled = handle.job_status is JobStatus.CANCELLED
@@ -270,7 +294,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
 
         def apply(current: BatchRecord) -> Applied | None:
             applied = batch_transitions.settle(current, changes, now)
-            return _with_lease(applied, lease_until) if lease_until is not None else applied
+            return with_lease(applied, lease_until) if lease_until is not None else applied
 
         settled = await self._transact(batch.job_id, batch.id, apply, now)
         if settled is None:  # the batch is gone (a deleted job)
@@ -307,24 +331,6 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         if settled is None:
             return Missing()
         return replace(settled, left_open=left[-1]) if left else settled
-
-    async def _in_transaction(self, transactional: Callable[[Any], Awaitable[T]]) -> T:
-        """Run a ``firestore.async_transactional`` function. Transactions that read the same
-        documents and then write them (two crawl pages finding the same page at once) can
-        hold each other's locks until both abort; the library retries at once, keeping each
-        one's place in line, and on the emulator they may abort together every time. After
-        ``TRANSACTION_ATTEMPTS`` such rounds, a round starts again after a random pause, so
-        one of them goes first."""
-        for round_ in range(TRANSACTION_ROUNDS):
-            try:
-                return await transactional(
-                    self._client.transaction(max_attempts=TRANSACTION_ATTEMPTS)
-                )
-            except ValueError as exc:  # the library's "failed to commit in N attempts"
-                if not isinstance(exc.__cause__, gexc.Aborted) or round_ + 1 == TRANSACTION_ROUNDS:
-                    raise
-            await asyncio.sleep(random.uniform(0.05, 0.3) * (round_ + 1))
-        raise AssertionError("unreachable")
 
     async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
         if reserved(job_id) or not task_ids:
@@ -418,6 +424,12 @@ class FirestoreBatchStore(FirestoreBatchClaims):
 _RUNNABLE = (JobStatus.QUEUED, JobStatus.RUNNING)  # a job its last task's settle completes
 
 
+def _completes(handle: ClaimHandle, applied: Applied) -> bool:
+    """Whether a settle of a job that holds its batch completes the job: it closes the last
+    open task of a job that runs."""
+    return handle.in_job and not applied.batch.open_items and handle.job_status in _RUNNABLE
+
+
 def _maybe_done_if_closed(settled: Settled) -> Settled:
     """A settle that leaves its batch with no open task may have closed the job even when it
     finished nothing itself: an earlier commit of the same changes may have landed though its
@@ -464,7 +476,7 @@ def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> 
     )
 
 
-def _with_lease(applied: Applied, lease_until: datetime) -> Applied:
+def with_lease(applied: Applied, lease_until: datetime) -> Applied:
     return replace(applied, batch=replace(applied.batch, lease_until=lease_until))
 
 

@@ -19,12 +19,14 @@ creation, claim and result commits, and one batch read per delivery.
 A job of one batch created by ``create_jobs`` (coalesced submissions: one-URL jobs above all)
 is one document instead: the job holds its batch and counts, and a one-task job its result
 (batch_in_job.py). It costs one write to create, one to claim (no read, given its claim token)
-and one to settle and complete, beside the outcome-stats shard.
+and one to settle and complete, beside the outcome-stats shard; a bundle's such jobs are
+claimed in one commit and settled in one, which writes the outcome statistics once
+(joint_commits.py).
 
 One object serves both ports (the services use them together): ``FirestoreJobStore`` holds the
 job-level calls and inherits the batch-level ones from ``FirestoreBatchStore`` (batch_store.py,
-its claims in batch_claims.py) and the recovery's queries (recovery_queries.py); what they all
-use is in store_base.py.
+its claims in batch_claims.py, a bundle's in joint_commits.py) and the recovery's queries
+(recovery_queries.py); what they all use is in store_base.py.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ from scrapejobs_shared.adapters.firestore.batch_in_job import (
     result_in,
     usage_of,
 )
-from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
     approx_size,
@@ -58,6 +59,7 @@ from scrapejobs_shared.adapters.firestore.codec import (
     job_to_doc,
     task_from_doc,
 )
+from scrapejobs_shared.adapters.firestore.joint_commits import FirestoreJointCommits
 from scrapejobs_shared.adapters.firestore.recovery_queries import FirestoreRecoveryQueries
 from scrapejobs_shared.adapters.firestore.store_base import (
     BATCH_LIMIT,
@@ -86,7 +88,7 @@ from scrapejobs_shared.ports.job_store import (
 
 
 @reports_outages
-class FirestoreJobStore(FirestoreBatchStore, FirestoreRecoveryQueries):
+class FirestoreJobStore(FirestoreJointCommits, FirestoreRecoveryQueries):
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         writes = self._creation_writes(job, batches)
         one_commit = coalesced_writes(job, batches) <= MAX_COALESCED_WRITES

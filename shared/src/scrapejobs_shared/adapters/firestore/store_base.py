@@ -5,10 +5,13 @@ The layout of the documents is in job_store.py's docstring."""
 from __future__ import annotations
 
 import asyncio
+import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Self, TypeVar
 
+from google.api_core import exceptions as gexc
 from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
@@ -97,6 +100,24 @@ class FirestoreStoreBase:
         return job_ref.collection(TASKS).document(task_id)
 
     # ---- jobs ----------------------------------------------------------------------------
+
+    async def _in_transaction(self, transactional: Callable[[Any], Awaitable[T]]) -> T:
+        """Run a ``firestore.async_transactional`` function. Transactions that read the same
+        documents and then write them (two crawl pages finding the same page at once) can
+        hold each other's locks until both abort; the library retries at once, keeping each
+        one's place in line, and on the emulator they may abort together every time. After
+        ``TRANSACTION_ATTEMPTS`` such rounds, a round starts again after a random pause, so
+        one of them goes first."""
+        for round_ in range(TRANSACTION_ROUNDS):
+            try:
+                return await transactional(
+                    self._client.transaction(max_attempts=TRANSACTION_ATTEMPTS)
+                )
+            except ValueError as exc:  # the library's "failed to commit in N attempts"
+                if not isinstance(exc.__cause__, gexc.Aborted) or round_ + 1 == TRANSACTION_ROUNDS:
+                    raise
+            await asyncio.sleep(random.uniform(0.05, 0.3) * (round_ + 1))
+        raise AssertionError("unreachable")
 
     async def get_job(self, job_id: str) -> JobRecord | None:
         if reserved(job_id):

@@ -1,0 +1,106 @@
+"""A bundle's claims and settles on Firestore, each set in one commit (issue 39).
+
+A bundle message carries several coalesced jobs that each hold their batch; the worker claims
+them together and settles them together. One commit of n guarded updates costs the store one
+round trip instead of n, and the settles' outcome statistics one write per tenant instead of
+one per job. The commit is atomic: when any guard fails (a cancel, a duplicate delivery, a
+replay wrote a job since its token or its claim), nothing is written and each is claimed or
+settled alone, as without a bundle, which decides it on what the store holds."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+
+from google.api_core import exceptions as gexc
+
+from scrapejobs_shared.adapters.firestore.batch_claims import claimed_in_job
+from scrapejobs_shared.adapters.firestore.batch_in_job import claim_updates, first_claim
+from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore, with_lease
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.store_base import ClaimHandle, reserved
+from scrapejobs_shared.domain import batch_transitions
+from scrapejobs_shared.domain.batch_transitions import Lane
+from scrapejobs_shared.domain.workers import WorkerBeat
+from scrapejobs_shared.observability.store_ops import count
+from scrapejobs_shared.ports.job_store import ClaimResult, JointClaim, JointSettle, Settled
+
+
+@reports_outages
+class FirestoreJointCommits(FirestoreBatchStore):
+    async def claim_together(
+        self,
+        claims: Sequence[JointClaim],
+        now: datetime,
+        lease_until: datetime,
+        *,
+        lane: Lane = "fetch",
+    ) -> list[ClaimResult]:
+        firsts = [
+            None if reserved(c.job_id) else first_claim(c.job_id, c.batch_id, c.claim_token)
+            for c in claims
+        ]
+        if len(claims) > 1 and all(firsts):
+            commit = self._client.batch()
+            staged = []
+            for first in firsts:
+                assert first is not None
+                applied = batch_transitions.claim(first.batch, lease_until, lane)
+                guard = self._client.write_option(last_update_time=first.update_time)
+                updates = claim_updates(applied.batch, first.status, None, now)
+                commit.update(self._job_ref(first.batch.job_id), updates, option=guard)
+                staged.append((first, applied.batch))
+            count(writes=len(staged))
+            try:
+                results = await commit.commit(**self._deadline.call)
+            except (gexc.FailedPrecondition, gexc.NotFound):
+                pass  # one of them was written since its token (or deleted): each alone
+            else:
+                return [
+                    claimed_in_job(batch, first.status, result.update_time, first.room)
+                    for (first, batch), result in zip(staged, results, strict=True)
+                ]
+        return list(
+            await asyncio.gather(
+                *(
+                    self.claim_batch(
+                        c.job_id,
+                        c.batch_id,
+                        now,
+                        lease_until,
+                        mark_started=True,
+                        lane=lane,
+                        claim_token=c.claim_token,
+                    )
+                    for c in claims
+                )
+            )
+        )
+
+    async def settle_together(
+        self, settles: Sequence[JointSettle], now: datetime, beat: WorkerBeat | None = None
+    ) -> list[Settled]:
+        handles = [s.handle for s in settles]
+        if len(settles) > 1 and all(
+            isinstance(h, ClaimHandle) and h.in_job and h.token is not None for h in handles
+        ):
+            pairs = []
+            for handle, settle in zip(handles, settles, strict=True):
+                assert isinstance(handle, ClaimHandle)
+                applied = batch_transitions.settle(handle.batch, settle.changes, now)
+                if settle.lease_until is not None:
+                    applied = with_lease(applied, settle.lease_until)
+                pairs.append((handle, applied))
+            try:
+                return await self._commit_settled(pairs, now, beat)
+            except gexc.FailedPrecondition:
+                pass  # a guard lost: each alone (a transaction decides the one written since)
+        return list(
+            await asyncio.gather(
+                *(
+                    self.settle(s.handle, s.changes, now, s.lease_until, beat if i == 0 else None)
+                    for i, s in enumerate(settles)
+                )
+            )
+        )

@@ -1,10 +1,11 @@
 """A keyed submission whose process died between its commit and its answer: the key's job id
-is derived from the key, so the client's retry finds that job instead of submitting another
-(in-memory adapters)."""
+is derived from the key, so the client's retry finds that job instead of submitting another;
+a coalesced job holds its key by its creation, without a reservation (in-memory adapters)."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -12,6 +13,7 @@ from opentelemetry.trace import NoOpTracer
 
 from scrapejobs_dispatcher.idempotent_submission import (
     IdempotencyKeyInFlight,
+    IdempotencyKeyReused,
     IdempotentSubmission,
 )
 from scrapejobs_dispatcher.job_service import JobService
@@ -39,13 +41,22 @@ class Clock:
 class DiesAfterCommit(JobService):
     """The process dies once the job is committed and published: no answer, no key done."""
 
-    async def submit(self, request, job_id=None, trigger=None, tenant="default"):  # type: ignore[no-untyped-def]
-        await super().submit(request, job_id, trigger, tenant)
+    async def submit(
+        self, request, job_id=None, trigger=None, tenant="default", key_fingerprint=None
+    ):  # type: ignore[no-untyped-def]
+        await super().submit(request, job_id, trigger, tenant, key_fingerprint)
         raise SystemExit("killed")
 
 
-def submissions(jobs: type[JobService], store, keys, clock) -> IdempotentSubmission:  # type: ignore[no-untyped-def]
-    service = jobs(store, MemoryTaskPublisher(), clock, timedelta(days=1), NoOpTracer())
+def submissions(jobs: type[JobService], store, keys, clock, window_s=None) -> IdempotentSubmission:  # type: ignore[no-untyped-def]
+    service = jobs(
+        store,
+        MemoryTaskPublisher(),
+        clock,
+        timedelta(days=1),
+        NoOpTracer(),
+        coalesce_window_s=window_s,
+    )
     return IdempotentSubmission(
         service, keys, clock, timedelta(days=1), stale_after=timedelta(seconds=30)
     )
@@ -80,9 +91,11 @@ async def test_a_retry_while_the_first_has_not_committed_yet_is_refused() -> Non
     release = asyncio.Event()
 
     class SlowToCommit(JobService):
-        async def submit(self, request, job_id=None, trigger=None, tenant="default"):  # type: ignore[no-untyped-def]
+        async def submit(
+            self, request, job_id=None, trigger=None, tenant="default", key_fingerprint=None
+        ):  # type: ignore[no-untyped-def]
             await release.wait()
-            return await super().submit(request, job_id, trigger, tenant)
+            return await super().submit(request, job_id, trigger, tenant, key_fingerprint)
 
     first = asyncio.ensure_future(
         submissions(SlowToCommit, store, keys, clock).submit(REQUEST, "order-2", TEAM)
@@ -92,3 +105,50 @@ async def test_a_retry_while_the_first_has_not_committed_yet_is_refused() -> Non
         await submissions(JobService, store, keys, clock).submit(REQUEST, "order-2", TEAM)
     release.set()
     assert not (await first).replayed and len(store.jobs) == 1
+
+
+class CountingKeys(MemoryIdempotencyKeys):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reservations = 0
+
+    async def reserve(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.reservations += 1
+        return await super().reserve(*args, **kwargs)
+
+
+async def test_a_coalesced_job_holds_its_key_by_its_creation() -> None:
+    """No reservation: the job, created in its group's commit, keeps the body's fingerprint;
+    a retry replays it, another body with the key is refused, two at once make one job."""
+    store, keys, clock = MemoryJobStore(), CountingKeys(), Clock()
+    coalesced = submissions(JobService, store, keys, clock, window_s=0.01)
+    first, twin = await asyncio.gather(
+        coalesced.submit(REQUEST, "order-3", TEAM), coalesced.submit(REQUEST, "order-3", TEAM)
+    )
+    assert {first.replayed, twin.replayed} == {False, True}  # at once: both answer the job
+    assert first.view.job.id == twin.view.job.id and len(store.jobs) == 1
+    [job] = store.jobs.values()
+    assert job.key_fingerprint is not None
+    retry = await coalesced.submit(REQUEST, "order-3", TEAM)
+    assert retry.replayed and retry.view.job.id == job.id
+    other = JobRequest.model_validate({"url": "http://shop.example/p/2"})
+    with pytest.raises(IdempotencyKeyReused):
+        await coalesced.submit(other, "order-3", TEAM)
+    big = JobRequest.model_validate({"urls": [f"http://shop.example/p/{n}" for n in range(300)]})
+    with pytest.raises(IdempotencyKeyReused):  # reserved, then told apart by the fingerprint
+        await coalesced.submit(big, "order-3", TEAM)
+    assert keys.reservations == 1 and len(store.jobs) == 1
+    assert (await coalesced.submit(big, "order-4", TEAM)).view.job.key_fingerprint is not None
+
+
+async def test_a_coalesced_job_from_before_fingerprints_is_decided_by_its_key() -> None:
+    store, keys, clock = MemoryJobStore(), MemoryIdempotencyKeys(), Clock()
+    first = await submissions(JobService, store, keys, clock).submit(REQUEST, "order-5", TEAM)
+    job = store.jobs[first.view.job.id]
+    store.jobs[job.id] = replace(job, key_fingerprint=None)  # written by an earlier version
+    coalesced = submissions(JobService, store, keys, clock, window_s=0.01)
+    retry = await coalesced.submit(REQUEST, "order-5", TEAM)
+    assert retry.replayed and retry.view.job.id == job.id
+    other = JobRequest.model_validate({"url": "http://shop.example/p/2"})
+    with pytest.raises(IdempotencyKeyReused):
+        await coalesced.submit(other, "order-5", TEAM)

@@ -6,7 +6,13 @@ to the caller (its API key, when it uses one) and kept ``ttl`` (24 h by default)
 The job's id is derived from the key, so a submission whose process died after its commit but
 before its answer is found again, never submitted twice: a retry while the key still reads in
 flight returns that job when it exists, and a retry after the reservation went stale submits
-the same id, which the store refuses."""
+the same id, which the store refuses.
+
+A job small enough to be coalesced (one batch: a one-URL job above all) takes no reservation:
+its creation, in the commit of its coalesced group, is what holds the key (the id is the
+key's), and the job keeps the request body's fingerprint, so a retry with the key finds the job
+and compares bodies. Two requests with one key at once then both answer the job (the second
+finds it created) instead of one 409."""
 
 from __future__ import annotations
 
@@ -69,8 +75,44 @@ class IdempotentSubmission:
         digest = hashlib.sha256(f"{tenant}\x00{key}".encode()).hexdigest()
         body = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         fingerprint = hashlib.sha256(body.encode()).hexdigest()
-        now = self._clock()
         job_id = digest[:32]
+        if self._jobs.coalesces(request):
+            submitted = await self._in_one_commit(request, key, job_id, fingerprint, tenant)
+            if submitted is not None:
+                return submitted
+        return await self._reserved(request, key, digest, job_id, fingerprint, caller)
+
+    async def _in_one_commit(
+        self, request: JobRequest, key: str, job_id: str, fingerprint: str, tenant: str
+    ) -> Submitted | None:
+        """A job the coalescer creates needs no reservation: the commit that creates it (its
+        id is the key's) is the key's, and the job keeps the body's fingerprint. A retry finds
+        the job: the same body replays it, another is the key reused. None: a job created
+        before jobs kept fingerprints, which the key's own document decides."""
+        view = await self._jobs.submit(
+            request, job_id=job_id, tenant=tenant, key_fingerprint=fingerprint
+        )
+        if view.created:
+            return Submitted(view, replayed=False)
+        if view.job.key_fingerprint is None:
+            return None
+        if view.job.key_fingerprint != fingerprint:
+            raise IdempotencyKeyReused(key)
+        return Submitted(view, replayed=True)
+
+    async def _reserved(
+        self,
+        request: JobRequest,
+        key: str,
+        digest: str,
+        job_id: str,
+        fingerprint: str,
+        caller: Caller,
+    ) -> Submitted:
+        """Any other job: the key is reserved first (a second request while the first is
+        still being submitted is refused), then the job submitted, then the key completed."""
+        tenant = caller.tenant
+        now = self._clock()
         try:
             reservation = await self._keys.reserve(
                 digest, fingerprint, now, now + self._ttl, self._stale_after
@@ -89,12 +131,17 @@ class IdempotentSubmission:
         if isinstance(reservation, Done):
             return Submitted(await self._jobs.get(reservation.job_id, caller), replayed=True)
         try:
-            view = await self._jobs.submit(request, job_id=job_id, tenant=tenant)
+            view = await self._jobs.submit(
+                request, job_id=job_id, tenant=tenant, key_fingerprint=fingerprint
+            )
         except BaseException:
             # the store may be what failed: then the key stays reserved until it goes stale,
             # and a retry meanwhile finds the job, if it was stored, by its derived id
             with contextlib.suppress(DependencyUnavailable):
                 await self._keys.release(digest)
             raise
+        if not view.created and view.job.key_fingerprint not in (None, fingerprint):
+            await self._keys.release(digest)  # a coalesced job's key, used with another body
+            raise IdempotencyKeyReused(key)
         await self._keys.complete(digest, view.job.id, self._clock())
         return Submitted(view, replayed=not view.created)

@@ -137,11 +137,13 @@ class JobService:
         job_id: str | None = None,
         trigger: str | None = None,
         tenant: str = DEFAULT_TENANT,
+        key_fingerprint: str | None = None,
     ) -> JobView:
         """Store the job and its batches of tasks, then publish one message per batch.
 
-        ``job_id`` derived from a scheduler trigger (or an idempotency key) makes a retried
-        request return the job it created the first time instead of submitting it twice.
+        ``job_id`` derived from a scheduler trigger (or an idempotency key, whose request
+        body's digest is ``key_fingerprint``: kept with the job) makes a retried request
+        return the job it created the first time instead of submitting it twice.
         A small job is committed and published together with the others submitted within
         the coalescing window (see ``submission_coalescer``).
         """
@@ -153,6 +155,7 @@ class JobService:
             now = self._clock()
             batches = self._new_batches(job_id, request, now, tenant)
             job = self._new_job(request, job_id, trigger, batches, now, tenant)
+            job = replace(job, key_fingerprint=key_fingerprint)
             with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
                 try:
                     failed = await self._create_and_publish(job, batches)
@@ -187,6 +190,16 @@ class JobService:
             },
         )
         return self._view(job, counts)
+
+    def coalesces(self, request: JobRequest) -> bool:
+        """Whether ``request`` is created in one commit with others submitted at the same
+        time (submission_coalescer.py): one batch, not a crawl."""
+        if self._coalescer is None or request.crawl is not None:
+            return False
+        if len(request.target_urls()) > self._batch_size:
+            return False
+        batches = self._new_batches("coalesces", request, self._clock(), DEFAULT_TENANT)
+        return len(batches) == 1
 
     def _check_allowed(self, request: JobRequest) -> None:
         """``UnavailableHere`` unless this deployment serves what ``request`` asks for."""

@@ -81,6 +81,10 @@ class SubmissionCoalescer:
         """Create and publish the job with whatever else arrives within the window; returns
         how many of its tasks were failed because their message could not be published.
         Raises ``JobExists`` when the job id exists, and whatever stopped the group's commit."""
+        twin = next((w for w in self._group if w.job.id == job.id), None)
+        if twin is not None:  # the same id twice in one group (a keyed request and its retry)
+            await asyncio.shield(twin.answer)  # created by the first, or failed as it did
+            raise JobExists(job.id)
         waiting = _Waiting(job, batches)
         window = self._window_on_arrival()
         writes = coalesced_writes(job, batches)

@@ -42,6 +42,9 @@ class JobRecord:
     finished_at: datetime | None = None  # when it completed or was cancelled
     ai_usage: ModelUsage | None = None  # its ai stage's usage (read with its counts)
     tenant: str = DEFAULT_TENANT  # the team it belongs to (domain/tenancy.py)
+    # the request body's digest, for a job an Idempotency-Key derived (a retry with the key
+    # and another body is told apart by it)
+    key_fingerprint: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ def job_to_doc(job: JobRecord) -> dict[str, Any]:
         "counter_shards": job.counter_shards,
         "started_at": job.started_at,
         "finished_at": job.finished_at,
-    }
+    } | ({"key_fingerprint": job.key_fingerprint} if job.key_fingerprint else {})
 
 
 def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
@@ -58,6 +58,7 @@ def job_from_doc(job_id: str, doc: Mapping[str, Any]) -> JobRecord:
         counter_shards=_shards(doc.get("counter_shards")),
         started_at=_maybe_datetime(doc.get("started_at")),
         finished_at=_maybe_datetime(doc.get("finished_at")),
+        key_fingerprint=doc.get("key_fingerprint"),
     )
 
 

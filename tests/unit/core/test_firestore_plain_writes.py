@@ -14,10 +14,18 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 from google.cloud.firestore_v1.types import write as write_types
 
+from scrapejobs_shared.adapters.firestore.batch_in_job import job_doc
 from scrapejobs_shared.adapters.firestore.codec import task_to_doc
-from scrapejobs_shared.adapters.firestore.plain_writes import document_name, set_write, stage
-from scrapejobs_shared.domain.records import TaskRecord
-from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.adapters.firestore.plain_writes import (
+    create_write,
+    document_name,
+    name_of,
+    set_write,
+    stage,
+)
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskRecord
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 MOMENT = datetime(2026, 11, 24, 4, 22, 30, 118641, tzinfo=UTC)
 
@@ -103,6 +111,38 @@ def test_a_task_result_document_matches(client: firestore.Client) -> None:
     assert name == job.collection("tasks").document(record.id)._document_path
     assert _plain_bytes(name, data) == _library_bytes(
         client, job.collection("tasks").document(record.id), data
+    )
+
+
+def test_a_one_document_job_s_create_matches(client: firestore.Client) -> None:
+    """What the dispatcher creates for a coalesced one-URL job: its document with its batch
+    inside (batch_in_job.job_doc), as ``create`` sends it (the exists=false precondition)."""
+    request = JobRequest.model_validate(
+        {"url": "https://shop.example/p/1", "extract": {"title": {"css": "h1::text"}}}
+    )
+    job = JobRecord(
+        "job-1",
+        JobStatus.QUEUED,
+        JobSpec.from_request(request),
+        MOMENT,
+        MOMENT,
+        MOMENT + timedelta(days=30),
+        labels={"run": "é"},
+        total=1,
+        publishing=True,
+        key_fingerprint="ab" * 32,
+    )
+    batch = BatchRecord(
+        "job-1", "b-1", (BatchItem("t-1", "https://shop.example/p/1"),), MOMENT, MOMENT
+    )
+    data = job_doc(job, batch)
+    ref = client.collection("jobs").document("job-1")
+    library = client.batch()
+    library.create(ref, data)
+    (expected,) = library._write_pbs
+    plain = create_write(name_of(ref), data)
+    assert bytes(plain.SerializeToString(deterministic=True)) == bytes(
+        write_types.Write.pb(expected).SerializeToString(deterministic=True)
     )
 
 

@@ -43,6 +43,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.batch_in_job import (
     batch_in,
     claim_token,
@@ -143,7 +144,8 @@ class FirestoreJobStore(FirestoreJointCommits, FirestoreRecoveryQueries):
             if held and holds_its_batch(job, batches):
                 doc = job_doc(job, batches[0])
                 created[job.id] = (len(commit), doc)
-                commit.create(self._job_ref(job.id), doc)
+                name = plain_writes.name_of(self._job_ref(job.id))
+                plain_writes.stage(commit, [plain_writes.create_write(name, doc)])
                 writes += 1
                 continue
             for ref, doc in batch_writes:

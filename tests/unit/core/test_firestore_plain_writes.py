@@ -14,7 +14,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 from google.cloud.firestore_v1.types import write as write_types
 
-from scrapejobs_shared.adapters.firestore.batch_in_job import job_doc
+from scrapejobs_shared.adapters.firestore.batch_in_job import claim_updates, job_doc, settle_updates
 from scrapejobs_shared.adapters.firestore.codec import task_to_doc
 from scrapejobs_shared.adapters.firestore.plain_writes import (
     create_write,
@@ -22,8 +22,10 @@ from scrapejobs_shared.adapters.firestore.plain_writes import (
     name_of,
     set_write,
     stage,
+    update_write,
 )
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
@@ -144,6 +146,59 @@ def test_a_one_document_job_s_create_matches(client: firestore.Client) -> None:
     assert bytes(plain.SerializeToString(deterministic=True)) == bytes(
         write_types.Write.pb(expected).SerializeToString(deterministic=True)
     )
+
+
+def _updates() -> dict[str, dict[str, Any]]:
+    items = (BatchItem("t-1", "https://shop.example/p/1", status=TaskStatus.RUNNING, attempts=1),)
+    batch = BatchRecord("job-1", "b-1", items, MOMENT, MOMENT, lease_until=MOMENT)
+    result = task_to_doc(
+        TaskRecord(
+            "job-1",
+            "t-1",
+            "https://shop.example/p/1",
+            TaskStatus.SUCCEEDED,
+            MOMENT,
+            MOMENT,
+            MOMENT,
+            http_status=200,
+            data={"title": "é"},
+        )
+    )
+    return {
+        "claim": claim_updates(batch, JobStatus.QUEUED, None, MOMENT),
+        "claim_started": claim_updates(batch, JobStatus.CANCELLED, MOMENT, MOMENT),
+        "settle": settle_updates(batch, ModelUsage(), True, MOMENT, result),
+        "settle_open": settle_updates(batch, ModelUsage(), False, MOMENT),
+    }
+
+
+@pytest.mark.parametrize("kind", ["claim", "claim_started", "settle", "settle_open"])
+@pytest.mark.parametrize("guarded", [True, False])
+def test_a_one_document_job_s_updates_match(
+    client: firestore.Client, kind: str, guarded: bool
+) -> None:
+    """A claim's and a settle's update of a job that holds its batch, as ``update`` sends
+    them: guarded by the last update time (the claim token's, the claim's), or by existence."""
+    ref = client.collection("jobs").document("job-1")
+    updates = _updates()[kind]
+    written = DatetimeWithNanoseconds(2026, 11, 27, 6, 1, 2, nanosecond=123456789, tzinfo=UTC)
+    library = client.batch()
+    option = client.write_option(last_update_time=written) if guarded else None
+    library.update(ref, updates, option=option)
+    (expected,) = library._write_pbs
+    plain = update_write(name_of(ref), updates, written if guarded else None)
+    assert bytes(plain.SerializeToString(deterministic=True)) == bytes(
+        write_types.Write.pb(expected).SerializeToString(deterministic=True)
+    )
+
+
+def test_an_update_with_a_sentinel_is_left_to_the_library() -> None:
+    with pytest.raises(TypeError):
+        update_write(
+            "projects/p/databases/(default)/documents/jobs/j", {"u.calls": firestore.Increment(1)}
+        )
+    with pytest.raises(ValueError):
+        update_write("projects/p/databases/(default)/documents/jobs/j", {"a-b": 1})
 
 
 def test_staged_writes_are_committed_in_order(client: firestore.Client) -> None:

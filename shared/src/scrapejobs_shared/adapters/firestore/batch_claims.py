@@ -9,6 +9,7 @@ from typing import Any
 
 from google.api_core import exceptions as gexc
 
+from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.batch_in_job import (
     FirstClaim,
     claim_updates,
@@ -122,14 +123,12 @@ class FirestoreBatchClaims(FirestoreStoreBase):
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
             applied = batch_transitions.claim(batch, lease_until, lane)
-            guard = self._client.write_option(last_update_time=update_time)
+            commit = self._client.batch()
+            updates = claim_updates(applied.batch, status, started_at, now)
+            plain_writes.stage_update(commit, self._client, ref, updates, update_time)
             count(writes=1)
             try:
-                written = await ref.update(
-                    claim_updates(applied.batch, status, started_at, now),
-                    option=guard,
-                    **self._deadline.call,
-                )
+                [written] = await commit.commit(**self._deadline.call)
             except gexc.FailedPrecondition:
                 continue  # written since the token or the read: read (again)
             except gexc.NotFound:

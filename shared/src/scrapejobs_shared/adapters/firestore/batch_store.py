@@ -247,11 +247,13 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         """A settle's own documents (its batch and counter shard, or its job's document, and
         its results), guarded by the handle; how many. The first is the guarded one."""
         job_ref = self._job_ref(handle.batch.job_id)
-        guard = self._client.write_option(last_update_time=handle.token)
         if handle.in_job:  # the job's document, and its completion when this closes it
             placed = place_results(applied.batch, applied.results, handle.room)
             completes = _completes(handle, applied)
-            return _stage_in_job(commit, job_ref, applied, placed, completes, now, guard)
+            return self._stage_in_job(
+                commit, job_ref, applied, placed, completes, now, handle.token
+            )
+        guard = self._client.write_option(last_update_time=handle.token)
         ref = self._batch_ref(job_ref, handle.batch.id)
         commit.update(ref, batch_fields(applied.batch, now), option=guard)
         self._counters.move(
@@ -264,6 +266,26 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         )
         _stage_results(commit, job_ref, applied.results)
         return 2 + len(applied.results)
+
+    def _stage_in_job(
+        self,
+        writer: Any,
+        job_ref: Any,
+        applied: Applied,
+        placed: Results,
+        completes: bool,
+        now: datetime,
+        last_update_time: Any = None,
+    ) -> int:
+        """A settle of a job that holds its batch: the job's document (its result inside, when
+        kept there), guarded by ``last_update_time`` (else by its existence), the other
+        results' task documents; how many documents that writes."""
+        changes = settle_updates(applied.batch, applied.usage, completes, now, placed.inside)
+        plain_writes.stage_update(writer, self._client, job_ref, changes, last_update_time)
+        _stage_results(writer, job_ref, placed.apart)
+        for task_id in placed.outdated:
+            writer.delete(job_ref.collection(TASKS).document(task_id))
+        return 1 + len(placed.apart) + len(placed.outdated)
 
     def _settled(self, handle: ClaimHandle, applied: Applied, results: Sequence[Any]) -> Settled:
         """What a committed settle did, from its own write results (``_stage_settle``'s)."""
@@ -385,7 +407,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
             shard = int(doc.get("shard") or 0)
             if held is not None:  # completed by the caller's completion check
                 placed = place_results(applied.batch, applied.results, room)
-                documents = _stage_in_job(transaction, job_ref, applied, placed, False, now)
+                documents = self._stage_in_job(transaction, job_ref, applied, placed, False, now)
             else:
                 transaction.update(ref, batch_fields(applied.batch, now))
                 self._counters.add(
@@ -438,28 +460,6 @@ def _maybe_done_if_closed(settled: Settled) -> Settled:
     if settled.job_may_be_done or settled.handle.batch.open_items:
         return settled
     return replace(settled, job_may_be_done=True)
-
-
-def _stage_in_job(
-    writer: Any,
-    job_ref: Any,
-    applied: Applied,
-    placed: Results,
-    completes: bool,
-    now: datetime,
-    guard: Any = None,
-) -> int:
-    """A settle of a job that holds its batch: the job's document (its result inside, when
-    kept there), the other results' task documents; how many documents that writes."""
-    changes = settle_updates(applied.batch, applied.usage, completes, now, placed.inside)
-    if guard is None:
-        writer.update(job_ref, changes)
-    else:
-        writer.update(job_ref, changes, option=guard)
-    _stage_results(writer, job_ref, placed.apart)
-    for task_id in placed.outdated:
-        writer.delete(job_ref.collection(TASKS).document(task_id))
-    return 1 + len(placed.apart) + len(placed.outdated)
 
 
 def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> None:

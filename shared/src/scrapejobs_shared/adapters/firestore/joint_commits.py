@@ -15,6 +15,7 @@ from datetime import datetime
 
 from google.api_core import exceptions as gexc
 
+from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.batch_claims import claimed_in_job
 from scrapejobs_shared.adapters.firestore.batch_in_job import claim_updates, first_claim
 from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore, with_lease
@@ -47,9 +48,9 @@ class FirestoreJointCommits(FirestoreBatchStore):
             for first in firsts:
                 assert first is not None
                 applied = batch_transitions.claim(first.batch, lease_until, lane)
-                guard = self._client.write_option(last_update_time=first.update_time)
                 updates = claim_updates(applied.batch, first.status, None, now)
-                commit.update(self._job_ref(first.batch.job_id), updates, option=guard)
+                ref = self._job_ref(first.batch.job_id)
+                plain_writes.stage_update(commit, self._client, ref, updates, first.update_time)
                 staged.append((first, applied.batch))
             count(writes=len(staged))
             try:

@@ -5,7 +5,9 @@ Why: the library's ``WriteBatch.set`` builds every write through proto-plus wrap
 value, and the worker writes one result document per page; building the same bytes here
 takes about a third of the instructions, some 6% of the worker's per page (bench/README.md,
 "Library internals"). The dispatcher creates a one-URL job's document the same way: the
-library's ``create`` of it was a fifth of the dispatcher's CPU per submission (py-spy).
+library's ``create`` of it was a fifth of the dispatcher's CPU per submission (py-spy), and
+the worker claims and settles it with plain updates (the library's ``update`` of it was an
+eighth of the worker's CPU in workload C).
 
 Only plain values are encoded: ``None``, ``bool``, ``int``, ``float``,
 ``str``, ``bytes``, datetimes, lists and tuples of them and maps with string keys; anything
@@ -26,6 +28,7 @@ shared/pyproject.toml; tests/unit/core/test_firestore_plain_writes.py fails on a
 from __future__ import annotations
 
 import calendar
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -40,7 +43,10 @@ _Document = document_types.Document.pb()
 _Value = document_types.Value.pb()
 _ArrayValue = document_types.ArrayValue.pb()
 _MapValue = document_types.MapValue.pb()
-_MISSING = common_types.Precondition.pb()(exists=False)
+_Precondition = common_types.Precondition.pb()
+_DocumentMask = common_types.DocumentMask.pb()
+_MISSING = _Precondition(exists=False)
+_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a field name the API takes unquoted
 
 
 def name_of(reference: Any) -> str:
@@ -64,6 +70,52 @@ def create_write(name: str, data: Mapping[str, Any]) -> Any:
     """A write that creates document ``name`` with ``data``, failing the commit when it exists
     (what ``create`` sends)."""
     return _Write(update=_Document(name=name, fields=_fields(data)), current_document=_MISSING)
+
+
+def update_write(name: str, updates: Mapping[str, Any], last_update_time: Any = None) -> Any:
+    """A write of the fields ``updates`` names (field names, or dotted paths of simple names)
+    of document ``name``, guarded by ``last_update_time`` (the library's
+    ``write_option(last_update_time=...)``) or else by the document's existence: what
+    ``update`` sends. A sentinel value (an ``Increment``) raises ``TypeError``: its transform
+    is the library's to build."""
+    nested: dict[str, Any] = {}
+    paths = []
+    for path, value in updates.items():
+        parts = path.split(".")
+        if not all(_SIMPLE.fullmatch(part) for part in parts):
+            raise ValueError(f"not a path of simple field names: {path!r}")
+        *parents, leaf = parts
+        target = nested
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+        paths.append(tuple(parts))
+    mask = _DocumentMask(field_paths=[".".join(parts) for parts in sorted(paths)])
+    guard = (
+        _Precondition(exists=True)
+        if last_update_time is None
+        else _Precondition(update_time=_micro_timestamp(last_update_time))
+    )
+    document = _Document(name=name, fields=_fields(nested))
+    return _Write(update=document, update_mask=mask, current_document=guard)
+
+
+def stage_update(
+    target: Any, client: Any, reference: Any, updates: Mapping[str, Any], last_update_time: Any
+) -> None:
+    """Stage ``update_write`` in ``target``, or, for updates holding a sentinel, the
+    library's ``update`` (guarded the same way)."""
+    try:
+        write = update_write(name_of(reference), updates, last_update_time)
+    except TypeError:
+        option = (
+            None
+            if last_update_time is None
+            else client.write_option(last_update_time=last_update_time)
+        )
+        target.update(reference, updates, option=option)
+    else:
+        stage(target, [write])
 
 
 def stage(target: Any, writes: Iterable[Any]) -> None:
@@ -113,6 +165,13 @@ def _subclass_value(value: Any) -> Any:
     if isinstance(value, float):
         return _Value(double_value=value)
     raise TypeError(f"not a plain Firestore value: {type(value).__name__}")
+
+
+def _micro_timestamp(moment: datetime) -> Any:
+    """As the library sends a write option's time: to the microsecond (its marshal drops a
+    ``DatetimeWithNanoseconds``' nanoseconds)."""
+    plain = datetime(*moment.timetuple()[:6], moment.microsecond, tzinfo=moment.tzinfo)
+    return _timestamp(plain)
 
 
 def _timestamp(moment: datetime) -> Any:

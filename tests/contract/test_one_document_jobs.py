@@ -29,14 +29,7 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
-from scrapejobs_shared.ports.job_store import (
-    Busy,
-    Claimed,
-    ClaimResult,
-    JointClaim,
-    JointSettle,
-    Settled,
-)
+from scrapejobs_shared.ports.job_store import Busy, Claimed, ClaimResult, JointClaim, Settled
 
 LEASE = timedelta(seconds=40)
 Store = StoreForEnqueue
@@ -308,22 +301,22 @@ async def bundle(store: Store, jobs: int = 3) -> list[tuple[JobRecord, BatchReco
     return [(job, batch, JointClaim(job.id, batch.id, tokens[job.id])) for job, batch in plans]
 
 
-def finished(batch: BatchRecord, claim: ClaimResult) -> JointSettle:
+async def finish(store: Store, batch: BatchRecord, claim: ClaimResult, now: datetime) -> Settled:
     assert isinstance(claim, Claimed)
-    return JointSettle(claim.handle, [ok(item.task_id) for item in batch.items])
+    return await store.settle(claim.handle, [ok(item.task_id) for item in batch.items], now, now)
 
 
-async def test_a_bundle_is_claimed_in_one_commit_and_settled_in_one(store: Store) -> None:
-    """The claims of a bundle's jobs: one write each, no read; their settles: one write each
-    and one outcome-stats write for them all; each job completed, its result inside."""
+async def test_a_bundle_is_claimed_in_one_commit(store: Store) -> None:
+    """The claims of a bundle's jobs: one write each in one commit, no read; each job then
+    settles and completes as a job claimed alone does, its result inside."""
     jobs = await bundle(store)
     now = datetime.now(UTC)
     with counting() as claiming:
         claims = await store.claim_together([c for _, _, c in jobs], now, now + LEASE)
     assert all(isinstance(c, Claimed) and not c.cancelled for c in claims)
-    with counting() as settling:
-        settles = [finished(batch, c) for (_, batch, _), c in zip(jobs, claims, strict=True)]
-        settled = await store.settle_together(settles, now)
+    settled = [
+        await finish(store, batch, c, now) for (_, batch, _), c in zip(jobs, claims, strict=True)
+    ]
     assert all(s.job_completed and len(s.finished) == 1 for s in settled)
     for job, batch, _ in jobs:
         found = await store.job_with_counts(job.id)
@@ -333,7 +326,6 @@ async def test_a_bundle_is_claimed_in_one_commit_and_settled_in_one(store: Store
         assert task.id == batch.items[0].task_id and task.data == {"a": 1}
     if isinstance(store, FirestoreJobStore):
         assert (claiming.reads, claiming.writes) == (0, len(jobs))
-        assert (settling.reads, settling.writes) == (0, len(jobs) + 1)
 
 
 async def test_a_duplicate_of_a_bundle_finds_its_jobs_leased(store: Store) -> None:
@@ -348,15 +340,16 @@ async def test_a_job_cancelled_before_the_bundle_s_claim_is_claimed_cancelled(
     store: Store,
 ) -> None:
     """One job written since its token: the joint commit fails as a whole and each is claimed
-    alone; the cancelled one says so, the others run; their settles keep it cancelled."""
+    alone; the cancelled one says so, the others run; its settle keeps it cancelled."""
     jobs = await bundle(store)
     now = datetime.now(UTC)
     assert await store.cancel_job(jobs[1][0].id, now)
     claims = await store.claim_together([c for _, _, c in jobs], now, now + LEASE)
     assert all(isinstance(c, Claimed) for c in claims)
     assert [c.cancelled for c in claims if isinstance(c, Claimed)] == [False, True, False]
-    settles = [finished(batch, c) for (_, batch, _), c in zip(jobs, claims, strict=True)]
-    settled = await store.settle_together(settles, now)
+    settled = [
+        await finish(store, batch, c, now) for (_, batch, _), c in zip(jobs, claims, strict=True)
+    ]
     assert [s.job_completed for s in settled] == [True, False, True]
     statuses = [(await store.get_job(job.id)) for job, _, _ in jobs]
     assert [j.status if j else None for j in statuses] == [
@@ -364,22 +357,3 @@ async def test_a_job_cancelled_before_the_bundle_s_claim_is_claimed_cancelled(
         JobStatus.CANCELLED,
         JobStatus.COMPLETED,
     ]
-
-
-async def test_a_cancel_between_the_bundle_s_claim_and_settle_counts_each_once(
-    store: Store,
-) -> None:
-    """A job cancelled after the joint claim: the joint settle's guard fails, each settles
-    alone; every result counts once and the cancelled job stays cancelled."""
-    jobs = await bundle(store)
-    now = datetime.now(UTC)
-    claims = await store.claim_together([c for _, _, c in jobs], now, now + LEASE)
-    assert await store.cancel_job(jobs[0][0].id, now)
-    settles = [finished(batch, c) for (_, batch, _), c in zip(jobs, claims, strict=True)]
-    settled = await store.settle_together(settles, now)
-    assert [s.cancelled for s in settled] == [True, False, False]
-    assert [s.job_completed for s in settled] == [False, True, True]
-    for (job, _, _), status in zip(jobs, ["cancelled", "completed", "completed"], strict=True):
-        found = await store.job_with_counts(job.id)
-        assert found is not None and found[0].status.value == status
-        assert found[1][TaskStatus.SUCCEEDED] == 1 and sum(found[1].values()) == 1

@@ -1,11 +1,10 @@
 """A bundle message (coalesced small jobs): its batches run side by side within one push,
-claimed in one store call and settled in one at the end (a batch that ends well after the
-others settles alone); the push acks when every batch is done, and a redelivery after a nack
-runs only what is still open (in-memory adapters, scripted fetchers)."""
+claimed in one store call, each settled on its own; the push acks when every batch is done,
+and a redelivery after a nack runs only what is still open (in-memory adapters, scripted
+fetchers)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -15,11 +14,9 @@ from scrapejobs_shared.domain.batch_transitions import Lane
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.messaging.task_message import BundleMessage
-from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, TransientFetchError
-from scrapejobs_shared.ports.job_store import ClaimResult, JointClaim, JointSettle, Settled
-from scrapejobs_worker.bundle_rendezvous import WAIT_S
+from scrapejobs_shared.ports.fetcher import TransientFetchError
+from scrapejobs_shared.ports.job_store import ClaimResult, JointClaim
 from scrapejobs_worker.dead_letters import MAX_REVIVALS
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push
 
@@ -32,7 +29,6 @@ class ReadCountingStore(MemoryJobStore):
         self.job_reads = 0
         self.count_reads = 0
         self.claimed_together: list[list[str]] = []  # job ids of each joint call
-        self.settled_together: list[list[str]] = []
 
     async def claim_together(
         self,
@@ -44,20 +40,6 @@ class ReadCountingStore(MemoryJobStore):
     ) -> list[ClaimResult]:
         self.claimed_together.append([claim.job_id for claim in claims])
         return await super().claim_together(claims, now, lease_until, lane=lane)
-
-    async def settle_together(
-        self, settles: Sequence[JointSettle], now: datetime, beat: WorkerBeat | None = None
-    ) -> list[Settled]:
-        self.settled_together.append([s.changes[0].task_id for s in settles])
-        return await super().settle_together(settles, now, beat)
-
-    async def get_job(self, job_id: str) -> JobRecord | None:
-        self.job_reads += 1
-        return await super().get_job(job_id)
-
-    async def has_open_tasks(self, job_id: str) -> bool:
-        self.count_reads += 1
-        return await super().has_open_tasks(job_id)
 
 
 def url(n: int) -> str:
@@ -95,35 +77,7 @@ async def test_a_bundle_runs_its_jobs_side_by_side_without_reading_them() -> Non
     assert store.job_reads == 0  # each batch carried its job's spec
     assert all(store.claim_tokens) and len(store.claim_tokens) == JOBS  # and its claim token
     assert store.count_reads == 0  # and its one batch closed: no open task is left
-    tasks = [f"t{n}" for n in range(JOBS)]
     assert store.claimed_together == [[f"j{n}" for n in range(JOBS)]]  # one claim for all
-    assert [sorted(s) for s in store.settled_together] == [tasks]  # and one settle
-
-
-class SlowFetcher(PerUrlFetcher):
-    """``slow`` answers ``WAIT_S`` and more after the others."""
-
-    def __init__(self, slow: str) -> None:
-        super().__init__({})
-        self.slow = slow
-
-    async def fetch(self, request: FetchRequest) -> FetchResponse:
-        if request.url == self.slow:
-            await asyncio.sleep(WAIT_S * 4)
-        return await super().fetch(request)
-
-
-async def test_a_batch_that_ends_well_after_the_others_settles_alone() -> None:
-    store = ReadCountingStore()
-    payload = await small_jobs(store)
-    verdict = await build_processor(store, SlowFetcher(url(2)), lambda: NOW).handle_push(
-        push(payload)
-    )
-    assert verdict.ack, verdict.reason
-    assert [sorted(s) for s in store.settled_together] == [["t0", "t1"]]  # t2 alone, later
-    for n in range(JOBS):
-        assert store.jobs[f"j{n}"].status is JobStatus.COMPLETED
-        assert status(store, n) is TaskStatus.SUCCEEDED
 
 
 async def test_a_job_cancelled_before_its_bundle_runs_stays_cancelled_beside_the_others() -> None:

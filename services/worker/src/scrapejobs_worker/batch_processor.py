@@ -42,18 +42,9 @@ from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
-from scrapejobs_shared.ports.job_store import (
-    AlreadyDone,
-    Busy,
-    Claimed,
-    ClaimResult,
-    JointClaim,
-    JointSettle,
-    Missing,
-    Settled,
-)
+from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
 from scrapejobs_worker.batch_recorder import BatchRecorder
-from scrapejobs_worker.bundle_rendezvous import JointCommits, JointSeats, Seat, joint_claim
+from scrapejobs_worker.bundle_rendezvous import ClaimSeat, JointClaims, joint_claim
 from scrapejobs_worker.dead_letters import DeadLetters
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.held_chain import HeldChain, NextRelease
@@ -110,7 +101,7 @@ class BatchProcessor:
         self._policy = policy
         self._jobs = JobCache(store, clock)
         self._lease = timedelta(seconds=policy.lease_s)
-        self._joint = JointCommits(store, clock, self._lease, self._heartbeat)
+        self._joint = JointClaims(store, clock, self._lease)
 
     async def handle_push(self, pushed: PushedMessage) -> Verdict:
         """One batch, or a bundle of several jobs' batches run side by side: the bundle is
@@ -126,8 +117,8 @@ class BatchProcessor:
         deadline = time.monotonic() + self._policy.ack_deadline_s - self._policy.deadline_margin_s
         outcomes = await asyncio.gather(
             *(
-                self._handle_batch(pushed, message, deadline, seats)
-                for message, seats in zip(messages, self._joint.seats(messages), strict=True)
+                self._handle_batch(pushed, message, deadline, seat)
+                for message, seat in zip(messages, self._joint.seats(messages), strict=True)
             ),
             return_exceptions=True,
         )
@@ -150,7 +141,7 @@ class BatchProcessor:
         pushed: PushedMessage,
         message: BatchMessage,
         deadline: float,
-        seats: JointSeats | None = None,
+        seat: ClaimSeat | None = None,
     ) -> Verdict:
         started = time.perf_counter()
         attributes: dict[str, str | int] = {
@@ -170,10 +161,10 @@ class BatchProcessor:
             ),
         ):
             try:
-                verdict, results = await self._process(message, _deferrals(pushed), deadline, seats)
+                verdict, results = await self._process(message, _deferrals(pushed), deadline, seat)
             finally:
-                if seats is not None:  # nobody waits for a batch that will not come
-                    seats.leave()
+                if seat is not None:  # nobody waits for a batch that will not come
+                    seat.leave()
         self._metrics.tasks(pushed.subscription, results)
         tally = dict(Counter(result.outcome for result in results))  # succeeded: 48, retry: 2...
         log.info(
@@ -214,14 +205,14 @@ class BatchProcessor:
             return None
 
     async def _process(
-        self, message: BatchMessage, deferrals: int, deadline: float, seats: JointSeats | None
+        self, message: BatchMessage, deferrals: int, deadline: float, seat: ClaimSeat | None
     ) -> tuple[Verdict, list[TaskResult]]:
         # The job's spec (a read on a job's first batch in this process) and the claim run
         # together: a one-URL job waits for one round trip, not two. A spec read that fails
         # after the claim succeeded leaves the claim's lease to lapse (the redelivery waits it out).
         (spec, kept), claim = await asyncio.gather(
             self._spec_and_kept(message),
-            self._claim(message, deadline, seats.claim if seats is not None else None),
+            self._claim(message, deadline, seat),
         )
         if spec is None:
             log.warning("job not found", extra={"job_id": message.job_id})
@@ -243,9 +234,7 @@ class BatchProcessor:
             _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
         )
         release = self._chain.next_release(claim.batch, deferrals)
-        joint = seats.settle if seats is not None else None
-        key_of = self._reuse.key_of(spec)
-        results = await self._run_all(work, recorder, reused, key_of, release, joint)
+        results = await self._run_all(work, recorder, reused, self._reuse.key_of(spec), release)
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:
@@ -329,7 +318,7 @@ class BatchProcessor:
             return await self._jobs.spec(message.job_id)
 
     async def _claim(
-        self, message: BatchMessage, deadline: float, seat: Seat[JointClaim, ClaimResult] | None
+        self, message: BatchMessage, deadline: float, seat: ClaimSeat | None
     ) -> ClaimResult:
         """Claim the batch (first with its bundle's, given a ``seat``); a duplicate delivery
         waits out the owner's lease (its writes renew it while it runs) rather than nacking,
@@ -384,13 +373,11 @@ class BatchProcessor:
         reused: list[TaskResult],
         key_of: Callable[[str], str] | None,
         release: NextRelease,
-        joint: Seat[JointSettle, Settled] | None,
     ) -> list[TaskResult]:
         """Run the batch's tasks (those ``reused`` are recorded as they are); a page that
         succeeds is indexed in the page cache under ``key_of(url)`` when the job keeps pages.
         Once its last task has started (at once when it has none to fetch), ``release`` (the
-        job's next held batch of the host, if this run moves its window on) starts. The last
-        write goes with the bundle's (``joint``) when the batch has a seat at them."""
+        job's next held batch of the host, if this run moves its window on) starts."""
         queue = HostSpread(work.batch.fetch_items, self._policy.concurrency)
         results: list[TaskResult] = list(reused)
         outages: list[DependencyUnavailable] = []
@@ -435,8 +422,7 @@ class BatchProcessor:
             with phase("record"), self._tracer.start_as_current_span("store"):
                 # during an outage its last write is tried again while an answer can still
                 # follow a call that does not answer
-                until = work.deadline - self._policy.store_timeout_s
-                await recorder.close(keep_trying_until=until, joint=joint)
+                await recorder.close(keep_trying_until=work.deadline - self._policy.store_timeout_s)
             self._heartbeat.batches_in_flight -= 1
             self._heartbeat.finished(batches=1)
         return results

@@ -20,8 +20,7 @@ from datetime import timedelta
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.job_store import BatchStore, JointSettle, Settled, TaskChange
-from scrapejobs_worker.bundle_rendezvous import Seat
+from scrapejobs_shared.ports.job_store import BatchStore, Settled, TaskChange
 from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)
@@ -61,23 +60,18 @@ class BatchRecorder:
     def add(self, change: TaskChange) -> None:
         self._pending.append(change)
 
-    async def close(
-        self,
-        keep_trying_until: float | None = None,
-        joint: Seat[JointSettle, Settled] | None = None,
-    ) -> None:
+    async def close(self, keep_trying_until: float | None = None) -> None:
         """Write what is left and give the lease back (the batch's next delivery need not
-        wait for it): in the commit of the bundle's last settles when ``joint`` is a seat at
-        them (bundle_rendezvous.py), else alone. While the store does not answer and results
-        are held (pages fetched, whose loss would fetch them again), the write is tried again
-        (alone) every ``OUTAGE_RETRY_S`` until the monotonic time ``keep_trying_until``."""
+        wait for it). While the store does not answer and results are held (pages fetched,
+        whose loss would fetch them again), the write is tried again every
+        ``OUTAGE_RETRY_S`` until the monotonic time ``keep_trying_until``."""
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
         while True:
             try:
-                await self._write(lease_until_s=0.0, joint=joint)
+                await self._write(lease_until_s=0.0)
                 return
             except DependencyUnavailable:
                 holds_results = any(isinstance(c, FinishTask) for c in self._pending)
@@ -97,23 +91,15 @@ class BatchRecorder:
                 except Exception:
                     log.warning("batch write failed; retrying at the next tick", exc_info=True)
 
-    async def _write(
-        self, lease_until_s: float, joint: Seat[JointSettle, Settled] | None = None
-    ) -> None:
+    async def _write(self, lease_until_s: float) -> None:
         async with self._lock:
             changes, self._pending = self._pending, []
             now = self._clock()
-            lease_until = now + timedelta(seconds=lease_until_s)
-            beat = None  # a joint commit carries the report of its own
+            beat = self._heartbeat.take()
             try:
-                settled = None
-                if joint is not None:  # None: the others went, or none came
-                    settled = await joint.ask(JointSettle(self._handle, changes, lease_until))
-                if settled is None:
-                    beat = self._heartbeat.take()
-                    settled = await self._store.settle(
-                        self._handle, changes, now, lease_until, beat
-                    )
+                settled: Settled = await self._store.settle(
+                    self._handle, changes, now, now + timedelta(seconds=lease_until_s), beat
+                )
             except BaseException:
                 self._pending = changes + self._pending  # written by the next attempt
                 if beat is not None:

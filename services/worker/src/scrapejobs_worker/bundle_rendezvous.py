@@ -1,32 +1,30 @@
-"""Where a bundle's batches meet for one store call: their claims, then their last settles.
+"""Where a bundle's batches meet for one store call: their claims.
 
-``handle_push`` runs a bundle's batches side by side. Those the store can commit together (jobs
+``handle_push`` runs a bundle's batches side by side. Those the store can claim together (jobs
 that hold their batch, claimed by their tokens: a bundle of one-URL jobs) each take a seat at
 a ``Rendezvous``. A seat asks once, with its request, or leaves; the call runs for everyone
 who asked once every seat has asked or left, or ``WAIT_S`` after the first ask, whichever
 comes first. A seat that asks after the call went, or finds itself alone, is answered None:
 its batch calls the store alone. So one slow batch holds the others back ``WAIT_S`` at most,
-and a batch that ends without asking (not claimed, failed) holds nobody back.
+and a batch that ends without asking holds nobody back.
+
+Their settles go alone. Settling a bundle's batches in one commit too (``settle_together``,
+one outcome-stats write per bundle) was built and measured (session 16, bench/README.md):
+it saved a quarter of C's stats writes, and made workload T's small jobs beside a large job
+a third slower and the large job a fifth slower, whatever the wait (5 or 50 ms) and bundle
+size; the cause is not found yet.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Generic, TypeVar
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.messaging.task_message import BatchMessage
-from scrapejobs_shared.ports.job_store import (
-    BatchStore,
-    ClaimResult,
-    JointClaim,
-    JointSettle,
-    Settled,
-)
-from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
+from scrapejobs_shared.ports.job_store import BatchStore, ClaimResult, JointClaim
 
 WAIT_S = 0.05  # the longest the first batch to ask waits for the others
 Req = TypeVar("Req")
@@ -119,51 +117,29 @@ class Seat(Generic[Req, Res]):
             self._rendezvous.leave()
 
 
-@dataclass(frozen=True, slots=True)
-class JointSeats:
-    """A batch's seats: at its bundle's claims and at its bundle's last settles."""
-
-    claim: Seat[JointClaim, ClaimResult]
-    settle: Seat[JointSettle, Settled]
-
-    def leave(self) -> None:
-        self.claim.leave()
-        self.settle.leave()
+ClaimSeat = Seat[JointClaim, ClaimResult]
 
 
-class JointCommits:
-    """The store calls a bundle's batches make together: a rendezvous for their claims and
-    one for their last settles, for the batches claimed by their tokens (one-URL jobs)."""
+class JointClaims:
+    """A bundle's claims together: a rendezvous for the batches claimed by their tokens
+    (one-URL jobs)."""
 
-    def __init__(
-        self, store: BatchStore, clock: Clock, lease: timedelta, heartbeat: WorkerHeartbeat
-    ) -> None:
+    def __init__(self, store: BatchStore, clock: Clock, lease: timedelta) -> None:
         self._store = store
         self._clock = clock
         self._lease = lease
-        self._heartbeat = heartbeat
 
-    def seats(self, messages: Sequence[BatchMessage]) -> list[JointSeats | None]:
-        """Each message's seats; None for a batch that goes alone (no token, or no other)."""
+    def seats(self, messages: Sequence[BatchMessage]) -> list[ClaimSeat | None]:
+        """Each message's seat; None for a batch claimed alone (no token, or no other)."""
         joint = [message.claim_token is not None for message in messages]
         if sum(joint) < 2:
             return [None] * len(messages)
         claims = Rendezvous(sum(joint), self._claim_together)
-        settles = Rendezvous(sum(joint), self._settle_together)
-        return [JointSeats(claims.seat(), settles.seat()) if j else None for j in joint]
+        return [claims.seat() if j else None for j in joint]
 
     async def _claim_together(self, claims: Sequence[JointClaim]) -> list[ClaimResult]:
         now = self._clock()
         return await self._store.claim_together(claims, now, now + self._lease)
-
-    async def _settle_together(self, settles: Sequence[JointSettle]) -> list[Settled]:
-        beat = self._heartbeat.take()  # one report for the commit
-        try:
-            return await self._store.settle_together(settles, self._clock(), beat)
-        except BaseException:
-            if beat is not None:
-                self._heartbeat.restore(beat)
-            raise
 
 
 def joint_claim(message: BatchMessage) -> JointClaim:

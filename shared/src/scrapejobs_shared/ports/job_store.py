@@ -128,15 +128,6 @@ class JointClaim:
     claim_token: str
 
 
-@dataclass(frozen=True, slots=True)
-class JointSettle:
-    """A settle's arguments (see ``settle``), one of several committed together."""
-
-    handle: object
-    changes: Sequence[TaskChange]
-    lease_until: datetime | None = None
-
-
 class JobStore(Protocol):
     """Jobs, their counts and their results."""
 
@@ -299,13 +290,6 @@ class BatchStore(Protocol):
         """``claim_batch`` of each (``mark_started``, by its token): one commit while nothing
         wrote any of their jobs since its token (a bundle's one-URL jobs), else each alone.
         The results are in the claims' order."""
-
-    async def settle_together(
-        self, settles: Sequence[JointSettle], now: datetime, beat: WorkerBeat | None = None
-    ) -> list[Settled]:
-        """``settle`` of each: one commit while every handle's guard holds (claims of jobs
-        that hold their batch: the outcome statistics in one write per tenant), else each
-        alone. The results are in the settles' order."""
 
     async def close_batch(
         self,

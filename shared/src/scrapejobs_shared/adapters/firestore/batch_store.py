@@ -45,7 +45,7 @@ from scrapejobs_shared.adapters.firestore.store_base import (
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
-from scrapejobs_shared.domain.outcome_stats import Totals, slot_of
+from scrapejobs_shared.domain.outcome_stats import slot_of
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     Handoff,
@@ -200,8 +200,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
             if lease_until is not None:
                 applied = with_lease(applied, lease_until)
             try:
-                [settled] = await self._commit_settled([(handle, applied)], now, beat)
-                return settled
+                return await self._commit_settled(handle, applied, now, beat)
             except gexc.FailedPrecondition:
                 pass  # something else wrote the batch: decide inside a transaction
         settled = await self._settle_in_transaction(handle, changes, now, lease_until)
@@ -210,36 +209,20 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         return settled
 
     async def _commit_settled(
-        self,
-        settles: Sequence[tuple[ClaimHandle, Applied]],
-        now: datetime,
-        beat: WorkerBeat | None,
-    ) -> list[Settled]:
-        """Claimed batches' settles in one commit, each guarded by its handle's update time
-        (any guard lost fails the whole commit: ``FailedPrecondition``); their outcome
-        statistics in one write per tenant."""
+        self, handle: ClaimHandle, applied: Applied, now: datetime, beat: WorkerBeat | None
+    ) -> Settled:
+        """A claimed batch's settle in one commit guarded by its handle's update time (a lost
+        guard fails it: ``FailedPrecondition``), with its outcome statistics, page cache
+        entries, handoffs and the worker's report."""
         commit = self._client.batch()
-        firsts: list[int] = []  # where each settle's writes start in the commit's results
-        written = 0
-        totals: dict[str, Totals] = {}
-        for handle, applied in settles:
-            firsts.append(written)
-            written += self._stage_settle(commit, handle, applied, now)
-            tenant = applied.batch.tenant
-            totals[tenant] = totals[tenant] + applied.stats if tenant in totals else applied.stats
-        for tenant, tenant_totals in totals.items():
-            written += self._stats.stage(commit, slot_of(now), tenant_totals, tenant)
-        for handle, applied in settles:
-            written += self._stage_handoffs(commit, self._job_ref(handle.batch.job_id), applied)
-            written += stage_kept(commit, self._client, applied.kept, now)
+        written = self._stage_settle(commit, handle, applied, now)
+        written += self._stats.stage(commit, slot_of(now), applied.stats, applied.batch.tenant)
+        written += self._stage_handoffs(commit, self._job_ref(handle.batch.job_id), applied)
+        written += stage_kept(commit, self._client, applied.kept, now)
         if beat is not None:  # last: the results' order above is what is read back
             stage_beat(commit, self._client, beat)
         count(writes=written + (beat is not None))
-        results = await commit.commit(**self._deadline.call)
-        return [
-            self._settled(handle, applied, results[first:])
-            for (handle, applied), first in zip(settles, firsts, strict=True)
-        ]
+        return self._settled(handle, applied, await commit.commit(**self._deadline.call))
 
     def _stage_settle(
         self, commit: Any, handle: ClaimHandle, applied: Applied, now: datetime

@@ -20,12 +20,11 @@ A job of one batch created by ``create_jobs`` (coalesced submissions: one-URL jo
 is one document instead: the job holds its batch and counts, and a one-task job its result
 (batch_in_job.py). It costs one write to create, one to claim (no read, given its claim token)
 and one to settle and complete, beside the outcome-stats shard; a bundle's such jobs are
-claimed in one commit and settled in one, which writes the outcome statistics once
-(joint_commits.py).
+claimed in one commit (joint_claims.py).
 
 One object serves both ports (the services use them together): ``FirestoreJobStore`` holds the
 job-level calls and inherits the batch-level ones from ``FirestoreBatchStore`` (batch_store.py,
-its claims in batch_claims.py, a bundle's in joint_commits.py) and the recovery's queries
+its claims in batch_claims.py, a bundle's in joint_claims.py) and the recovery's queries
 (recovery_queries.py); what they all use is in store_base.py.
 """
 
@@ -60,7 +59,7 @@ from scrapejobs_shared.adapters.firestore.codec import (
     job_to_doc,
     task_from_doc,
 )
-from scrapejobs_shared.adapters.firestore.joint_commits import FirestoreJointCommits
+from scrapejobs_shared.adapters.firestore.joint_claims import FirestoreJointClaims
 from scrapejobs_shared.adapters.firestore.recovery_queries import FirestoreRecoveryQueries
 from scrapejobs_shared.adapters.firestore.store_base import (
     BATCH_LIMIT,
@@ -89,7 +88,7 @@ from scrapejobs_shared.ports.job_store import (
 
 
 @reports_outages
-class FirestoreJobStore(FirestoreJointCommits, FirestoreRecoveryQueries):
+class FirestoreJobStore(FirestoreJointClaims, FirestoreRecoveryQueries):
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         writes = self._creation_writes(job, batches)
         one_commit = coalesced_writes(job, batches) <= MAX_COALESCED_WRITES

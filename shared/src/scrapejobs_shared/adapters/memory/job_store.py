@@ -2,7 +2,7 @@
 
 The same transitions (``domain/batch_transitions.py``), always to the batch as it is now (what
 the adapter's guarded write or its transaction fallback amounts to): only what is still legal.
-Contract tests: tests/contract/test_job_store.py; a bundle's claims and settles: joint_commits.py.
+Contract tests: tests/contract/test_job_store.py; a bundle's claims: joint_claims.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from scrapejobs_shared.adapters.memory.joint_commits import MemoryJointCommits
+from scrapejobs_shared.adapters.memory.joint_claims import MemoryJointClaims
 from scrapejobs_shared.adapters.memory.outcome_stats import MemoryStatsReader
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
@@ -50,7 +50,7 @@ class _Handle:
     batch_id: str
 
 
-class MemoryJobStore(MemoryStatsReader, MemoryJointCommits):
+class MemoryJobStore(MemoryStatsReader, MemoryJointClaims):
     def __init__(self) -> None:
         self.jobs: dict[str, JobRecord] = {}
         self.batches: dict[str, dict[str, BatchRecord]] = {}

@@ -1,11 +1,10 @@
-"""A bundle's claims and settles on Firestore, each set in one commit (issue 39).
+"""A bundle's claims on Firestore in one commit (issue 39).
 
 A bundle message carries several coalesced jobs that each hold their batch; the worker claims
-them together and settles them together. One commit of n guarded updates costs the store one
-round trip instead of n, and the settles' outcome statistics one write per tenant instead of
-one per job. The commit is atomic: when any guard fails (a cancel, a duplicate delivery, a
-replay wrote a job since its token or its claim), nothing is written and each is claimed or
-settled alone, as without a bundle, which decides it on what the store holds."""
+them together: one commit of n guarded updates, one round trip instead of n. The commit is
+atomic: when any guard fails (a cancel, a duplicate delivery, a replay wrote a job since its
+token), nothing is written and each is claimed alone, as without a bundle, which decides it on
+what the store holds."""
 
 from __future__ import annotations
 
@@ -18,18 +17,17 @@ from google.api_core import exceptions as gexc
 from scrapejobs_shared.adapters.firestore import plain_writes
 from scrapejobs_shared.adapters.firestore.batch_claims import claimed_in_job
 from scrapejobs_shared.adapters.firestore.batch_in_job import claim_updates, first_claim
-from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore, with_lease
+from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
-from scrapejobs_shared.adapters.firestore.store_base import ClaimHandle, reserved
+from scrapejobs_shared.adapters.firestore.store_base import reserved
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Lane
-from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.job_store import ClaimResult, JointClaim, JointSettle, Settled
+from scrapejobs_shared.ports.job_store import ClaimResult, JointClaim
 
 
 @reports_outages
-class FirestoreJointCommits(FirestoreBatchStore):
+class FirestoreJointClaims(FirestoreBatchStore):
     async def claim_together(
         self,
         claims: Sequence[JointClaim],
@@ -75,33 +73,6 @@ class FirestoreJointCommits(FirestoreBatchStore):
                         claim_token=c.claim_token,
                     )
                     for c in claims
-                )
-            )
-        )
-
-    async def settle_together(
-        self, settles: Sequence[JointSettle], now: datetime, beat: WorkerBeat | None = None
-    ) -> list[Settled]:
-        handles = [s.handle for s in settles]
-        if len(settles) > 1 and all(
-            isinstance(h, ClaimHandle) and h.in_job and h.token is not None for h in handles
-        ):
-            pairs = []
-            for handle, settle in zip(handles, settles, strict=True):
-                assert isinstance(handle, ClaimHandle)
-                applied = batch_transitions.settle(handle.batch, settle.changes, now)
-                if settle.lease_until is not None:
-                    applied = with_lease(applied, settle.lease_until)
-                pairs.append((handle, applied))
-            try:
-                return await self._commit_settled(pairs, now, beat)
-            except gexc.FailedPrecondition:
-                pass  # a guard lost: each alone (a transaction decides the one written since)
-        return list(
-            await asyncio.gather(
-                *(
-                    self.settle(s.handle, s.changes, now, s.lease_until, beat if i == 0 else None)
-                    for i, s in enumerate(settles)
                 )
             )
         )

@@ -13,6 +13,7 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 from google.cloud.firestore_v1.types import write as write_types
+from proto.datetime_helpers import DatetimeWithNanoseconds as ProtoDatetimeWithNanoseconds
 
 from scrapejobs_shared.adapters.firestore.batch_in_job import claim_updates, job_doc, settle_updates
 from scrapejobs_shared.adapters.firestore.codec import task_to_doc
@@ -174,14 +175,20 @@ def _updates() -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize("kind", ["claim", "claim_started", "settle", "settle_open"])
 @pytest.mark.parametrize("guarded", [True, False])
+@pytest.mark.parametrize(
+    "update_time",
+    [ProtoDatetimeWithNanoseconds, DatetimeWithNanoseconds],
+    ids=["update-time-as-the-client-answers-it", "api-core-datetime"],
+)
 def test_a_one_document_job_s_updates_match(
-    client: firestore.Client, kind: str, guarded: bool
+    client: firestore.Client, kind: str, guarded: bool, update_time: Any
 ) -> None:
     """A claim's and a settle's update of a job that holds its batch, as ``update`` sends
-    them: guarded by the last update time (the claim token's, the claim's), or by existence."""
+    them: guarded by the last update time (the claim token's, the claim's; its nanoseconds
+    kept when it is an update time the client answered), or by existence."""
     ref = client.collection("jobs").document("job-1")
     updates = _updates()[kind]
-    written = DatetimeWithNanoseconds(2026, 11, 27, 6, 1, 2, nanosecond=123456789, tzinfo=UTC)
+    written = update_time(2026, 11, 27, 6, 1, 2, nanosecond=123456789, tzinfo=UTC)
     library = client.batch()
     option = client.write_option(last_update_time=written) if guarded else None
     library.update(ref, updates, option=option)

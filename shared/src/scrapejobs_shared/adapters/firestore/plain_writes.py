@@ -37,6 +37,7 @@ from google.cloud.firestore_v1.types import common as common_types
 from google.cloud.firestore_v1.types import document as document_types
 from google.cloud.firestore_v1.types import write as write_types
 from google.protobuf import struct_pb2, timestamp_pb2
+from proto.datetime_helpers import DatetimeWithNanoseconds as ProtoDatetimeWithNanoseconds  # type: ignore[import-untyped]
 
 _Write = write_types.Write.pb()
 _Document = document_types.Document.pb()
@@ -94,7 +95,7 @@ def update_write(name: str, updates: Mapping[str, Any], last_update_time: Any = 
     guard = (
         _Precondition(exists=True)
         if last_update_time is None
-        else _Precondition(update_time=_micro_timestamp(last_update_time))
+        else _Precondition(update_time=_guard_timestamp(last_update_time))
     )
     document = _Document(name=name, fields=_fields(nested))
     return _Write(update=document, update_mask=mask, current_document=guard)
@@ -167,9 +168,13 @@ def _subclass_value(value: Any) -> Any:
     raise TypeError(f"not a plain Firestore value: {type(value).__name__}")
 
 
-def _micro_timestamp(moment: datetime) -> Any:
-    """As the library sends a write option's time: to the microsecond (its marshal drops a
-    ``DatetimeWithNanoseconds``' nanoseconds)."""
+def _guard_timestamp(moment: datetime) -> Any:
+    """As the library sends a write option's time (proto-plus's marshal): to the nanosecond
+    for proto-plus's own ``DatetimeWithNanoseconds`` (what the client answers as update
+    times), to the microsecond for any other datetime. A guard must be the stored update time
+    exactly: one off by its nanoseconds fails every time."""
+    if isinstance(moment, ProtoDatetimeWithNanoseconds):
+        return moment.timestamp_pb()
     plain = datetime(*moment.timetuple()[:6], moment.microsecond, tzinfo=moment.tzinfo)
     return _timestamp(plain)
 

@@ -13,14 +13,13 @@ import pytest
 
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
+from scrapejobs_devstack.topology_bootstrap import EMULATOR_TOPOLOGY
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
-from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 from support.site import Site
 
-# Short timings so retries and dead-lettering happen within seconds.
-TEST_TOPOLOGY = dataclasses.replace(
-    DEFAULT_TOPOLOGY, min_backoff_s=1, max_backoff_s=2, ack_deadline_s=20
-)
+# Short timings so retries and dead-lettering happen within seconds (the emulator retries a
+# failed push after 1 s: topology_bootstrap.py).
+TEST_TOPOLOGY = dataclasses.replace(EMULATOR_TOPOLOGY, ack_deadline_s=20)
 TEST_WORKER_ENV = {
     "SCRAPEJOBS_FETCH_TIMEOUT_S": "4",
     "SCRAPEJOBS_LEASE_MARGIN_S": "1",

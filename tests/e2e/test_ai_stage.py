@@ -57,7 +57,7 @@ def ai_stack(
         "SCRAPEJOBS_PLAN_CREDITS": "5000",
     }
     # deliveries that meet a worker restarting (the SIGKILL test) are tried for longer than it
-    # takes, as Pub/Sub's production backoff (10 s to 10 min) would; the suite's is 1-2 s
+    # takes, as Pub/Sub's production backoff (10 s to 10 min) would; the emulator's is 1 s
     patient = dataclasses.replace(stack.config.topology, max_delivery_attempts=40)
     with lone_stack(
         stack,

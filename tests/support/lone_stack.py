@@ -11,7 +11,7 @@ from pathlib import Path
 
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
-from scrapejobs_devstack.topology_bootstrap import ensure_topology
+from scrapejobs_devstack.topology_bootstrap import ensure_topology, remove_topology
 from scrapejobs_shared.messaging.topology import Topology
 
 
@@ -35,7 +35,8 @@ def lone_stack(
     topology: Topology | None = None,
 ) -> Iterator[Stack]:
     """A dispatcher and (unless ``worker_processes`` is 0) a worker of that many processes;
-    yields the Stack (its config has the URLs); stops what it started, by pid."""
+    yields the Stack (its config has the URLs); stops what it started, by pid, and deletes its
+    project's topics and subscriptions (nothing is pushed to its ports once it stopped)."""
     config = StackConfig(
         project_id=project_id,
         dispatcher_port=free_port(),
@@ -56,7 +57,8 @@ def lone_stack(
             lone.start_worker()
         lone.start_dispatcher()
         yield lone
-    finally:  # its own processes only: the emulators are the suite's
+    finally:  # its own processes and topology only: the emulators are the suite's
         for process in (lone.dispatcher, lone.worker):
             if process is not None:
                 process.stop()
+        remove_topology(config.project_id)

@@ -13,13 +13,11 @@ from scrapejobs_devstack.stack import Stack, StackConfig
 
 def test_ports_and_delivery_settings_come_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("DISPATCHER_PORT", "9090")
-    monkeypatch.setenv("MIN_BACKOFF_S", "2")
-    monkeypatch.setenv("MAX_BACKOFF_S", "7")
     monkeypatch.setenv("MAX_DELIVERY_ATTEMPTS", "9")
     config = StackConfig.from_env()
     assert config.dispatcher_url == "http://127.0.0.1:9090"
     topology = config.topology
-    assert (topology.min_backoff_s, topology.max_backoff_s) == (2, 7)
+    assert (topology.min_backoff_s, topology.max_backoff_s) == (1, 1)  # the emulator's retry
     assert topology.max_delivery_attempts == 9
 
 

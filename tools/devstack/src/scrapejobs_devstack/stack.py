@@ -14,8 +14,8 @@ from pathlib import Path
 
 from scrapejobs_devstack.emulators import Emulator, start_emulators
 from scrapejobs_devstack.processes import ManagedProcess, start_process, wait_http
-from scrapejobs_devstack.topology_bootstrap import ensure_topology
-from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY, RENDER_LANE, Topology
+from scrapejobs_devstack.topology_bootstrap import EMULATOR_TOPOLOGY, ensure_topology
+from scrapejobs_shared.messaging.topology import RENDER_LANE, Topology
 
 LOOPBACK_ALLOWLIST = "127.0.0.0/8,::1/128"  # what the services may fetch, unless the env says
 
@@ -57,7 +57,7 @@ class StackConfig:
     pubsub_port: int = 8085
     firestore_port: int = 8086
     log_dir: Path = Path(".devstack/logs")
-    topology: Topology = DEFAULT_TOPOLOGY
+    topology: Topology = EMULATOR_TOPOLOGY
     worker_env: dict[str, str] = field(default_factory=dict)
     dispatcher_env: dict[str, str] = field(default_factory=dict)
     worker_processes: int = 1  # uvicorn worker processes of the worker service (one per core)
@@ -73,17 +73,15 @@ class StackConfig:
     @classmethod
     def from_env(cls) -> StackConfig:
         """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT; delivery from
-        MIN_BACKOFF_S, MAX_BACKOFF_S (short by default, so failures play out quickly) and
-        MAX_DELIVERY_ATTEMPTS; the dispatcher's sign-in from SCRAPEJOBS_AUTH_MODE and
-        SCRAPEJOBS_API_KEY_HASHES when they are set (authentication is off otherwise); every
-        SCRAPEJOBS_AI_* variable to both services."""
+        MAX_DELIVERY_ATTEMPTS (a failed push is retried after 1 s: topology_bootstrap.py); the
+        dispatcher's sign-in from SCRAPEJOBS_AUTH_MODE and SCRAPEJOBS_API_KEY_HASHES when they
+        are set (authentication is off otherwise); every SCRAPEJOBS_AI_* variable to both
+        services."""
         env = os.environ
         topology = dataclasses.replace(
-            DEFAULT_TOPOLOGY,
-            min_backoff_s=int(env.get("MIN_BACKOFF_S", 1)),
-            max_backoff_s=int(env.get("MAX_BACKOFF_S", 30)),
+            EMULATOR_TOPOLOGY,
             max_delivery_attempts=int(
-                env.get("MAX_DELIVERY_ATTEMPTS", DEFAULT_TOPOLOGY.max_delivery_attempts)
+                env.get("MAX_DELIVERY_ATTEMPTS", EMULATOR_TOPOLOGY.max_delivery_attempts)
             ),
         )
         return cls(

@@ -86,6 +86,51 @@ resource "google_firestore_index" "api_keys_tenant_created_at" {
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
 
+# monitors of one tenant, newest first (GET /v1/monitors), then by id (its page tokens).
+resource "google_firestore_index" "monitors_tenant_created_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "monitors"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "tenant"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "created_at"
+    order      = "DESCENDING"
+  }
+
+  fields {
+    field_path = "__name__"
+    order      = "DESCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
+# active monitors whose next check time has come, soonest first (the schedule's tick).
+resource "google_firestore_index" "monitors_status_next_check_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "monitors"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "status"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "next_check_at"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
 # stats_slots of one tenant over a range of slots (a member's stats, usage and quota).
 resource "google_firestore_index" "stats_slots_tenant_slot" {
   project     = var.project_id

@@ -651,6 +651,24 @@ def test_jobs_status_created_at_index(tf, h):
     assert matching, "no composite index jobs(status ASC, created_at DESC)"
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [
+        # FirestoreMonitorStore.listed: a tenant's monitors, newest first, paged by id
+        [("tenant", "ASCENDING"), ("created_at", "DESCENDING"), ("__name__", "DESCENDING")],
+        # FirestoreMonitorStore.due: active monitors, soonest next check first
+        [("status", "ASCENDING"), ("next_check_at", "ASCENDING")],
+    ],
+)
+def test_monitors_queries_have_their_indexes(tf, h, fields):
+    indexes = tf.of_type("google_firestore_index").values()
+    assert any(
+        body["collection"] == "monitors"
+        and [(f["field_path"], f["order"]) for f in h.blocks_of(body, "fields")] == fields
+        for body in indexes
+    ), f"no composite index monitors{fields}"
+
+
 def test_ttl_fields(tf, h):
     fields = tf.of_type("google_firestore_field")
     ttl = [b for b in fields.values() if b["field"] == "expire_at"]

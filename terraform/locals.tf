@@ -154,8 +154,13 @@ locals {
       schedule    = "17 0 * * *"
       path        = "/v1/maintenance/usage"
     }
+    "monitors" = {
+      description = "scrapejobs: start the checks of monitors whose time has come"
+      schedule    = "* * * * *"
+      path        = "/v1/maintenance/monitors"
+    }
   }
 
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
-  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers", "handoffs", "ai_answers", "page_cache", "revoked_sessions"])
+  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers", "handoffs", "ai_answers", "page_cache", "revoked_sessions", "checks", "check_pages"])
 }

@@ -58,6 +58,11 @@ resource "google_cloud_scheduler_job" "schedules" {
 # - reconcile, every 5 minutes: publish again the batches with open tasks that nothing has
 #   written for longer than a redelivery can take (reconcile_after_s) and no delivery holds:
 #   messages the broker lost (a purge, a seek, a deleted subscription, retention running out).
+# - monitors, every minute: start the check of each active monitor whose next check time has
+#   come (one indexed query; a check's id comes from its monitor and time, so a tick retried or
+#   delivered twice starts one check). One tick for every monitor, not a Scheduler job each:
+#   Cloud Scheduler's jobs per region are limited and billed per job, and a tick needs no
+#   Terraform change when a monitor is created; a monitor's finest schedule is a minute.
 resource "google_cloud_scheduler_job" "maintenance" {
   for_each = local.maintenance_jobs
 

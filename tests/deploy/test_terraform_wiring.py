@@ -691,6 +691,8 @@ def test_ttl_fields(tf, h):
         "handoffs",
         "ai_answers",
         "page_cache",
+        "checks",  # a monitor's checks and their pages: its retention_days
+        "check_pages",
     ):
         assert f'"{name}"' in collections, f"no TTL policy for {name}"
     assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])
@@ -786,6 +788,8 @@ def test_every_scheduler_job_has_oidc(tf, h):
 def test_stuck_submissions_are_republished_on_a_schedule(tf, h):
     [jobs] = tf.locals["maintenance_jobs"]
     assert jobs["republish-stuck"]["path"] == "/v1/maintenance/republish"
+    assert jobs["monitors"]["path"] == "/v1/maintenance/monitors"
+    assert jobs["monitors"]["schedule"] == "* * * * *"  # a monitor's finest schedule
     job = tf.resource("google_cloud_scheduler_job", "maintenance")
     assert job["for_each"] == "${local.maintenance_jobs}"
     target = h.block(job, "http_target")

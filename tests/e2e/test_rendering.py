@@ -143,12 +143,15 @@ async def test_a_killed_browser_loses_and_doubles_no_task(api, site, renderer) -
 
 
 async def _kill_browser_while_rendering(site, numbers: range, renderer_pid: int) -> int:
-    """SIGKILL every Chromium process of the renderer while a page is being rendered: the
-    browser has loaded ``/scripted/N`` more often than its script has asked ``/api/product/N``
-    (the script waits ``delay_ms`` first): that page's render is lost with the browser."""
+    """SIGKILL every Chromium process of the renderer while a page is being rendered. The
+    renderer fetches ``/scripted/N`` as a plain page first, then renders it in the browser,
+    whose script asks ``/api/product/N`` after its ``delay_ms``: so once some page's script has
+    asked (the browser is up) and another page was fetched over ``RENDERING_S`` ago with its
+    script yet to ask, that page is in the browser (or waits for a page of it, while others
+    render): its render is lost with the browser."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if any(site.count(f"/scripted/{n}") > site.count(f"/api/product/{n}") for n in numbers):
+        if _browser_is_up(site, numbers) and any(_rendering(site, n) for n in numbers):
             break
         await asyncio.sleep(0.01)
     killed = 0
@@ -158,6 +161,22 @@ async def _kill_browser_while_rendering(site, numbers: range, renderer_pid: int)
                 os.kill(child.pid, signal.SIGKILL)
                 killed += 1
     return killed
+
+
+RENDERING_S = 0.15  # well after the plain fetch, well before the script's 400 ms end
+
+
+def _browser_is_up(site, numbers: range) -> bool:
+    return any(site.count(f"/api/product/{n}") for n in numbers)
+
+
+def _rendering(site, number: int) -> bool:
+    page, script = f"/scripted/{number}", f"/api/product/{number}"
+    with site.lock:
+        fetched = site.times.get(page, [])
+        if len(fetched) <= site.hits[script]:
+            return False
+        return time.monotonic() - fetched[-1] > RENDERING_S
 
 
 def test_the_client_and_the_cli_render(stack, site, renderer, tmp_path: Path) -> None:

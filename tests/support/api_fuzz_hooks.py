@@ -16,7 +16,8 @@ matches elements, a ``validate`` stage's schema must itself be a valid JSON Sche
 ``transform`` stage renames no two fields to one name, a URL's
 host may not hold characters that Unicode normalization turns into a delimiter. The API
 answers those with a 422 naming the field (tests/unit/extraction and tests/unit/dispatcher test
-them). A /v2 body is judged by the native job it translates to.
+them). A /v2 body is judged by the native job it translates to. A monitor's schedule (cron, words, a
+time zone), its rules' conditions and selectors, and the fields they name are read the same way.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import uuid
 from typing import Any
 
 import schemathesis
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, CrawlBody, ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import (
@@ -36,6 +37,7 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     valid_urls,
 )
 from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
+from scrapejobs_shared.domain.monitors import MonitorRequest, MonitorUpdate
 
 UNSCHEMATIC = (
     "invalid CSS selector",
@@ -50,12 +52,33 @@ UNSCHEMATIC = (
     # a host whose characters NFKC-normalize to a URL delimiter (U+FE5F is "#"): Python's
     # urlsplit refuses it; a pattern cannot follow Unicode normalization
     "invalid characters under NFKC normalization",
+    # monitors: a cron expression, a schedule in words, a time zone, a condition must be
+    # read; rules may name only extracted fields; a threshold needs a bound
+    "cron expression",
+    "is not a schedule this API reads",
+    "every 1 to",
+    "not a time of day",
+    "an hour with am or pm",
+    "unknown time zone",
+    "is not a condition",
+    "compares with a number",
+    "a condition is at most",
+    "is not a CSS selector",
+    "a CSS selector of 1 to 500",
+    "rules name fields the monitor does not extract",
+    "together hold at most",
+    "a threshold has",
+    "invalid field name",
 )
 
 
-SUBMISSIONS: dict[str, type[JobRequest] | type[ScrapeRequest]] = {
+SUBMISSIONS: dict[str, type[BaseModel]] = {
     "/v1/jobs": JobRequest,
     "/v1/scrape": ScrapeRequest,
+    "/v1/monitors": MonitorRequest,
+}
+UPDATES: dict[str, dict[str, type[BaseModel]]] = {
+    "/v1/monitors/{monitor_id}": {"PATCH": MonitorUpdate},
 }
 
 
@@ -78,7 +101,8 @@ def expressible_in_the_schema(context: Any, case: Any) -> bool:
     post = case.method.upper() == "POST"
     if positive and post and case.path in FIRECRAWL and isinstance(case.body, dict):
         return _translatable(case.path, case.body)
-    model = SUBMISSIONS.get(case.path) if post else None
+    method = case.method.upper()
+    model = SUBMISSIONS.get(case.path) if post else UPDATES.get(case.path, {}).get(method)
     if not (positive and model is not None and isinstance(case.body, dict)):
         return True
     try:

@@ -16,6 +16,8 @@ from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
+from scrapejobs_shared.adapters.memory.monitor_store import MemoryMonitorStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionRevocations
 from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
@@ -39,10 +41,16 @@ def memory_dispatcher(
         "session_revocations": MemorySessionRevocations(),
         "api_keys": MemoryApiKeyStore(),
         "tenant_quotas": MemoryTenantQuotas(),
+        **_monitor_adapters(),
     }
     # the dashboard keeps no figures here unless a test asks: what a test just changed shows
     settings = settings or DispatcherSettings(auth_mode="none", dashboard_cache_s=0)
     return create_app(settings, store=store, **(defaults | adapters))
+
+
+def _monitor_adapters() -> dict[str, Any]:
+    checks = MemoryMonitorChecks()
+    return {"monitor_store": MemoryMonitorStore(checks), "monitor_checks": checks}
 
 
 @asynccontextmanager

@@ -19,6 +19,8 @@ Routes (``key`` separates counters between tests):
 - ``/moment/KEY``                  200, Cloudflare's "Just a moment..." interstitial
 - ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
+- ``/watched/KEY``                 ``site.watched[KEY]`` (status, html): pages a test edits
+                                   between a monitor's checks (404 once removed)
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class Site:
         self.in_flight = 0
         self.max_in_flight = 0
         self.switched_on: set[str] = set()  # /switch/KEY answers 500 until KEY is in here
+        self.watched: dict[str, tuple[int, str]] = {}  # /watched/KEY: (status, html)
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -115,7 +118,7 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_GET(self) -> None:
+        def do_GET(self) -> None:  # noqa: C901 (the site's paths)
             parts = urlsplit(self.path)
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
             n = site.hit(parts.path)
@@ -140,6 +143,9 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 self._send(403, CLOUDFLARE_CHALLENGE, headers=headers)
             elif parts.path.startswith("/members/"):
                 self._redirect(f"/login?next={parts.path}")
+            elif parts.path.startswith("/watched/"):
+                key = parts.path.removeprefix("/watched/")
+                self._send(*site.watched.get(key, (404, "<h1>gone</h1>")))
             elif parts.path.startswith("/switch/"):
                 on = parts.path.removeprefix("/switch/") in site.switched_on
                 self._send(200, product_page(9)) if on else self._send(500, "<h1>off</h1>")

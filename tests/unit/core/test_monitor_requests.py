@@ -56,6 +56,19 @@ def test_a_monitor_runs_the_job_its_body_describes() -> None:
     assert "schedule" not in job.model_dump()
 
 
+def test_a_check_asks_the_site_for_markdown_without_the_ignored_elements() -> None:
+    options = {"formats": ["links"], "content": {"exclude": [".ad"]}, "cache_max_age_s": 3600}
+    rules = {"ignore_selectors": ["#clock", ".visitors"]}
+    body = BODY | {"options": options, "rules": rules}
+    job = MonitorRequest.model_validate(body, strict=False).job_request()
+    assert job.options.formats == ["links", "markdown"]
+    assert job.options.content.exclude == [".ad", "#clock", ".visitors"]
+    assert job.options.cache_max_age_s == 0  # never answered from the page cache
+    many = {"ignore_selectors": [f".n{n}" for n in range(50)]}
+    with pytest.raises(ValidationError, match="together hold at most 50"):
+        MonitorRequest.model_validate(body | {"rules": many}, strict=False)
+
+
 @pytest.mark.parametrize(
     ("change", "loc", "says"),
     [

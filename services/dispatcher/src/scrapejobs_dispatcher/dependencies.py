@@ -12,12 +12,14 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from scrapejobs_dispatcher.check_runner import CheckRunner
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.job_export import JobExport
 from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_dispatcher.keyring import Keyring
+from scrapejobs_dispatcher.monitor_service import Monitors
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
@@ -46,6 +48,8 @@ SubmissionsDep = Annotated[IdempotentSubmission, Depends(app_state("idempotent_s
 ScrapeDep = Annotated[SyncScrape, Depends(app_state("sync_scrape"))]
 SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
 MonitorDep = Annotated[Monitor, Depends(app_state("monitor"))]
+MonitorsDep = Annotated[Monitors, Depends(app_state("monitors"))]
+CheckRunnerDep = Annotated[CheckRunner, Depends(app_state("check_runner"))]
 UsageDep = Annotated[Usage, Depends(app_state("usage"))]
 V2DefaultsDep = Annotated[V2Defaults, Depends(app_state("v2_defaults"))]
 WorkersDep = Annotated[WorkerDirectory, Depends(app_state("workers"))]

@@ -13,6 +13,7 @@ from google.cloud import firestore
 from scrapejobs_dispatcher.api_document import describe_this_deployment
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
+from scrapejobs_dispatcher.check_runner import CheckRunner
 from scrapejobs_dispatcher.credentials_first import CredentialsFirstMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
@@ -22,6 +23,7 @@ from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.job_export import JobExport
 from scrapejobs_dispatcher.job_service import JobService
+from scrapejobs_dispatcher.monitor_service import Monitors
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.repeated_parameters import RepeatedParametersMiddleware
@@ -32,6 +34,7 @@ from scrapejobs_dispatcher.routes import (
     jobs,
     keys,
     maintenance,
+    monitors,
     scrape,
     stats,
     tenants,
@@ -51,6 +54,8 @@ from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatch
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.firestore.monitor_checks import FirestoreMonitorChecks
+from scrapejobs_shared.adapters.firestore.monitor_store import FirestoreMonitorStore
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSessionRevocations
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
@@ -68,6 +73,8 @@ from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.api_keys import ApiKeyStore
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
+from scrapejobs_shared.ports.monitor_checks import MonitorChecks
+from scrapejobs_shared.ports.monitor_store import MonitorStore
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 from scrapejobs_shared.ports.session_revocations import SessionRevocations
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
@@ -89,6 +96,7 @@ API_ROUTERS = (
     workers.router,
     keys.router,
     tenants.router,
+    monitors.router,
     firecrawl_routes.router,
     firecrawl_team.router,
 )
@@ -111,6 +119,8 @@ def create_app(
     api_keys: ApiKeyStore | None = None,
     tenant_quotas: TenantQuotas | None = None,
     held_batches: HeldBatches | None = None,
+    monitor_store: MonitorStore | None = None,
+    monitor_checks: MonitorChecks | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
     unless others are given (tests; the caller then shuts down the telemetry it gave)."""
@@ -131,6 +141,8 @@ def create_app(
             or api_keys is None
             or tenant_quotas is None
             or held_batches is None
+            or monitor_store is None
+            or monitor_checks is None
         ):
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
@@ -200,6 +212,14 @@ def create_app(
             job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate, held
         )
         app.state.export = JobExport(job_store, utc_now)
+        monitors = monitor_store or FirestoreMonitorStore(client, deadline)
+        app.state.monitors = Monitors(monitors, utc_now)
+        app.state.check_runner = CheckRunner(
+            monitors,
+            monitor_checks or FirestoreMonitorChecks(client, deadline),
+            app.state.jobs,
+            utc_now,
+        )
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.site_mapper = SiteMapper(app.state.sync_scrape, job_store, settings.user_agent)
         app.state.idempotent_submissions = IdempotentSubmission(

@@ -44,7 +44,17 @@ class ScheduleError(ValueError):
 class Schedule(BaseModel):
     """When a monitor checks its pages."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        # what _one_form enforces, said in the OpenAPI document
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"type": "string"}}}
+                for name in ("cron", "text")
+            ]
+        },
+    )
 
     cron: str | None = Field(
         default=None,

@@ -9,18 +9,30 @@ as an ordinary job, so politeness, lanes, rendering and every delivery guarantee
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
+from scrapejobs_shared.domain.field_types import JSON_INT
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.monitor_rules import MonitorRules
 from scrapejobs_shared.domain.monitor_schedule import Schedule
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 
 DEFAULT_RETENTION_DAYS = 30
+MAX_EXCLUDED = 50  # ContentOptions.exclude's bound
 MAX_RETENTION_DAYS = 365
 
 
@@ -38,9 +50,11 @@ class MonitorRequest(JobRequest):
         default_factory=MonitorRules, description="What a change must be to be notified"
     )
     status: MonitorStatus = Field(
-        default=MonitorStatus.ACTIVE, description="A paused monitor runs no scheduled check"
+        default=MonitorStatus.ACTIVE,
+        strict=False,  # the status's name, as JSON has no enums
+        description="A paused monitor runs no scheduled check",
     )
-    retention_days: int = Field(
+    retention_days: Annotated[int, JSON_INT] = Field(
         default=DEFAULT_RETENTION_DAYS,
         ge=1,
         le=MAX_RETENTION_DAYS,
@@ -55,28 +69,55 @@ class MonitorRequest(JobRequest):
         check_rule_fields(rules, info.data.get("extract") or {})  # extract is checked first
         return rules
 
+    @model_validator(mode="after")
+    def _checks_are_jobs(self) -> MonitorRequest:
+        self.job_request()  # a monitor whose checks could not run is refused at once
+        return self
+
     def job_request(self) -> JobRequest:
-        """The job a check of this monitor runs."""
-        monitor_only = {"name", "schedule", "rules", "status", "retention_days"}
-        return JobRequest.model_validate(
-            self.model_dump(mode="json", exclude=monitor_only, exclude_none=True), strict=False
-        )
+        """The job a check of this monitor runs: the monitor's, with the page's markdown
+        (compared line by line), the rules' ignored selectors left out of it, and every page
+        asked of its site (never answered from the page cache)."""
+        body = self.model_dump(mode="json", include=set(JobRequest.model_fields), exclude_none=True)
+        options = body.setdefault("options", {})
+        if "markdown" not in options.get("formats", []):
+            options["formats"] = [*options.get("formats", []), "markdown"]
+        content = options.setdefault("content", {})
+        exclude = [*content.get("exclude", []), *self.rules.ignore_selectors]
+        if len(exclude) > MAX_EXCLUDED:
+            raise ValueError(
+                f"options.content.exclude and rules.ignore_selectors together hold at most "
+                f"{MAX_EXCLUDED} selectors"
+            )
+        content["exclude"] = exclude
+        options["cache_max_age_s"] = 0
+        return JobRequest.model_validate(body, strict=False)
 
 
 class MonitorUpdate(BaseModel):
-    """Body of ``PATCH /v1/monitors/{id}``: the settings to change, the others kept."""
+    """Body of ``PATCH /v1/monitors/{id}``: the settings to change, the others kept. Only the
+    webhook may be null (removed)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str | None = Field(default=None, min_length=1, max_length=200)
-    schedule: Schedule | None = None
-    rules: MonitorRules | None = None
-    status: MonitorStatus | None = None
-    retention_days: int | None = Field(default=None, ge=1, le=MAX_RETENTION_DAYS)
-    webhook: WebhookSpec | None = None
+    name: Annotated[str, Field(min_length=1, max_length=200)] | SkipJsonSchema[None] = None
+    schedule: Schedule | SkipJsonSchema[None] = None
+    rules: MonitorRules | SkipJsonSchema[None] = None
+    status: Annotated[MonitorStatus, Field(strict=False)] | SkipJsonSchema[None] = None
+    retention_days: Annotated[
+        Annotated[int, Field(ge=1, le=MAX_RETENTION_DAYS)] | SkipJsonSchema[None], JSON_INT
+    ] = None
+    webhook: WebhookSpec | None = Field(default=None, description="null removes the webhook")
+
+    @field_validator("name", "schedule", "rules", "status", "retention_days", mode="before")
+    @classmethod
+    def _not_null(cls, value: object) -> object:
+        if value is None:
+            raise ValueError("cannot be null (leave it out to keep it)")
+        return value
 
 
-def check_rule_fields(rules: MonitorRules, extract: dict[str, object]) -> None:
+def check_rule_fields(rules: MonitorRules, extract: Mapping[str, object]) -> None:
     unknown = sorted(rules.fields_named() - set(extract))
     if unknown:
         raise ValueError(
@@ -100,6 +141,11 @@ class MonitorRecord:
     @property
     def status(self) -> MonitorStatus:
         return self.request.status
+
+    def stamp(self, now: datetime) -> datetime:
+        """The ``updated_at`` of a change made at ``now``: always later than this version's
+        (a save is guarded by it, so two versions never share one)."""
+        return max(now, self.updated_at + timedelta(microseconds=1))
 
     @property
     def name(self) -> str:

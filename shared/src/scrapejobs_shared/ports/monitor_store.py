@@ -32,7 +32,8 @@ class MonitorStore(Protocol):
         """Replace the monitor if its ``updated_at`` is still ``read_at``; whether it did."""
 
     async def delete(self, tenant: str, monitor_id: str) -> bool:
-        """Forget the monitor; False when the tenant has no such monitor."""
+        """Forget the monitor, its checks and its snapshots; False when the tenant has no
+        such monitor."""
 
     async def due(self, now: datetime, limit: int) -> Sequence[MonitorRecord]:
         """Active monitors whose ``next_check_at`` is at or before ``now``, soonest first."""

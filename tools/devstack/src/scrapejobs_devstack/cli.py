@@ -21,6 +21,7 @@ from scrapejobs_devstack.stack import Stack, StackConfig
 
 STATE_FILE = Path(".devstack/state.json")
 RECONCILE_EVERY_S = 30.0  # what Cloud Scheduler does every few minutes in production
+MONITORS_TICK_S = 20  # a monitor's finest schedule is a minute: checks start within 20 s
 app = typer.Typer(help="Local scrapejobs stack on the gcloud emulators.", no_args_is_help=True)
 console = Console()
 
@@ -48,12 +49,16 @@ def up() -> None:
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     next_reconcile = time.monotonic() + RECONCILE_EVERY_S
+    next_tick = time.monotonic() + MONITORS_TICK_S
     try:
         while not stopping and all(p.alive() for p in stack.processes()):
             time.sleep(0.5)
             if time.monotonic() >= next_reconcile:
                 _reconcile(config.dispatcher_url)
                 next_reconcile = time.monotonic() + RECONCILE_EVERY_S
+            if time.monotonic() >= next_tick:
+                _start_due_checks(config.dispatcher_url)
+                next_tick = time.monotonic() + MONITORS_TICK_S
         for process in stack.processes():
             if not process.alive():
                 console.print(f"[red]{process.name} exited; see {process.log_path}[/]")
@@ -76,6 +81,17 @@ def _reconcile(dispatcher: str) -> None:
             continue
         if report.get(counted):
             console.print(f"{sweep}: published {report['tasks']} tasks again")
+
+
+def _start_due_checks(dispatcher: str) -> None:
+    """The monitors' schedule, as Cloud Scheduler calls it in a deployment (every minute)."""
+    try:
+        response = httpx.post(f"{dispatcher}/v1/maintenance/monitors", timeout=30)
+        due = response.json().get("due") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return
+    if due:
+        console.print(f"monitors: {due} due, their checks started")
 
 
 @app.command()

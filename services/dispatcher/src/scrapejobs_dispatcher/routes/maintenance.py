@@ -9,7 +9,12 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import require_operator
-from scrapejobs_dispatcher.dependencies import ReconcileAfterDep, RecoveryDep, UsageDep
+from scrapejobs_dispatcher.dependencies import (
+    CheckRunnerDep,
+    ReconcileAfterDep,
+    RecoveryDep,
+    UsageDep,
+)
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 
@@ -84,3 +89,16 @@ async def roll_up_usage(usage: UsageDep) -> UsageRolledUp:
     days). Scheduled daily; safe to call at any time (a day already summed is read, not
     summed again)."""
     return UsageRolledUp(days=await usage.roll_up())
+
+
+class MonitorsTick(BaseModel):
+    due: int = Field(description="monitors whose check was started (or found started)")
+
+
+@router.post("/monitors", response_model=MonitorsTick, responses=ERRORS)
+async def start_due_checks(
+    runner: CheckRunnerDep, limit: Annotated[int, Query(ge=1, le=1000)] = 200
+) -> MonitorsTick:
+    """Start the check of every active monitor whose next check time has come, and move that
+    time on. Scheduled every minute; a tick retried or delivered twice starts one check."""
+    return MonitorsTick(due=await runner.tick(limit))

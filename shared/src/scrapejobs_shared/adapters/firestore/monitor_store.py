@@ -78,8 +78,9 @@ class FirestoreMonitorStore:
     async def delete(self, tenant: str, monitor_id: str) -> bool:
         if await self.get(tenant, monitor_id) is None:
             return False
-        count(writes=1)
-        await self._monitors.document(monitor_id).delete(**self._deadline.call)
+        # the monitor and everything under it: its checks, their pages, its snapshots
+        deleted = await self._client.recursive_delete(self._monitors.document(monitor_id))
+        count(writes=max(1, deleted))
         return True
 
     async def due(self, now: datetime, limit: int) -> list[MonitorRecord]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
 from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorStatus
 
 
 class MemoryMonitorStore:
-    def __init__(self) -> None:
+    def __init__(self, checks: MemoryMonitorChecks | None = None) -> None:
         self.monitors: dict[str, MonitorRecord] = {}
+        self._checks = checks  # what a monitor's deletion also forgets
 
     async def create(self, record: MonitorRecord) -> None:
         assert record.id not in self.monitors, "monitor ids are random: never reused"
@@ -44,6 +46,8 @@ class MemoryMonitorStore:
         if await self.get(tenant, monitor_id) is None:
             return False
         del self.monitors[monitor_id]
+        if self._checks is not None:
+            self._checks.forget(monitor_id)
         return True
 
     async def due(self, now: datetime, limit: int) -> list[MonitorRecord]:

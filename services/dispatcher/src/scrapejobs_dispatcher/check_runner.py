@@ -1,0 +1,326 @@
+"""A monitor's checks: started (now, or by the schedule's tick), each as an ordinary job, then
+settled once that job finished: its pages compared with the monitor's snapshots.
+
+* **Starting** is idempotent: a scheduled check's id is derived from its monitor and its
+  scheduled time, so a tick delivered twice starts one check, and its job's id from the
+  check's. A check started while the monitor's previous check still runs runs nothing and
+  ends ``skipped_overlap``.
+* **Settling** happens when anyone looks (a read of the check, the next start, the tick):
+  one caller at a time (a lease on the check), and again from the start if that caller died;
+  each page is compared with the baseline its snapshot keeps for this check, so a settle done
+  twice writes the same pages. The pages and snapshots are written before the check's final
+  status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from scrapejobs_dispatcher.job_errors import JobNotFound
+from scrapejobs_dispatcher.job_service import JobService
+from scrapejobs_dispatcher.monitor_service import MonitorConflict, MonitorNotFound
+from scrapejobs_shared.domain.monitor_checks import (
+    CheckPage,
+    CheckRecord,
+    CheckStatus,
+    PageSnapshot,
+    PageStatus,
+    Seen,
+    Trigger,
+)
+from scrapejobs_shared.domain.monitors import MonitorRecord
+from scrapejobs_shared.domain.page_diff import PageContent, compare
+from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.monitor_checks import MonitorChecks
+from scrapejobs_shared.ports.monitor_store import MonitorStore
+
+log = logging.getLogger(__name__)
+GONE = (404, 410)  # a page answered so is removed
+SETTLE_LEASE = timedelta(seconds=120)
+RESULTS_PAGE = 100
+SAVE_ATTEMPTS = 5
+
+
+class CheckNotFound(LookupError):
+    """No such check of that monitor."""
+
+
+class CheckRunner:
+    def __init__(
+        self,
+        monitors: MonitorStore,
+        checks: MonitorChecks,
+        jobs: JobService,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._monitors = monitors
+        self._checks = checks
+        self._jobs = jobs
+        self._clock = clock
+
+    async def start(
+        self,
+        tenant: str,
+        monitor_id: str,
+        trigger: Trigger = "manual",
+        scheduled_for: datetime | None = None,
+    ) -> CheckRecord:
+        """Start a check of the monitor (``scheduled_for``: the schedule's time it is for).
+        The monitor's document names its last check before the check's job is submitted,
+        saved against the version read: of two starts at once, one runs and the other finds
+        it running (``skipped_overlap``)."""
+        check_id = _check_id(monitor_id, scheduled_for)
+        for _ in range(SAVE_ATTEMPTS):
+            monitor = await self._monitor(tenant, monitor_id)
+            existing = await self._checks.get(monitor_id, check_id)
+            if existing is not None:  # a start retried: its job submitted, if it was not
+                return await self._submitted(monitor, existing)
+            now = self._clock()
+            previous = await self._last_check(monitor)
+            if previous is not None and not previous.finished:
+                return await self._skipped(monitor, check_id, trigger, now)
+            check = CheckRecord(
+                check_id,
+                monitor_id,
+                tenant,
+                trigger,
+                CheckStatus.QUEUED,
+                now,
+                job_id=f"check-{check_id.removeprefix('chk_')}",
+                retention_days=monitor.request.retention_days,
+            )
+            noted = replace(
+                monitor,
+                last_check_id=check.id,
+                last_check_at=now,
+                checks=monitor.checks + 1,
+                updated_at=monitor.stamp(now),
+            )
+            if not await self._monitors.save(noted, read_at=monitor.updated_at):
+                continue  # changed meanwhile (another start?): look again
+            await self._checks.add(check)
+            return await self._submitted(noted, check)
+        raise MonitorConflict(monitor_id)
+
+    async def _skipped(
+        self, monitor: MonitorRecord, check_id: str, trigger: Trigger, now: datetime
+    ) -> CheckRecord:
+        skipped = CheckRecord(
+            check_id,
+            monitor.id,
+            monitor.tenant,
+            trigger,
+            CheckStatus.SKIPPED_OVERLAP,
+            now,
+            finished_at=now,
+            retention_days=monitor.request.retention_days,
+        )
+        await self._checks.add(skipped)
+        log.info("check skipped: the previous one still runs", extra={"monitor_id": monitor.id})
+        return await self._checks.get(monitor.id, check_id) or skipped
+
+    async def _submitted(self, monitor: MonitorRecord, check: CheckRecord) -> CheckRecord:
+        """``check``, its job submitted (once: the job's id is the check's)."""
+        if check.job_id is not None and not check.finished:
+            await self._jobs.submit(
+                monitor.request.job_request(),
+                job_id=check.job_id,
+                tenant=monitor.tenant,
+                trigger=f"monitor {monitor.id}",
+            )
+        return check
+
+    async def tick(self, limit: int = 100) -> int:
+        """Start the check of every active monitor whose time has come (the schedule's tick,
+        every minute); how many were due. Each one's next check time moves on past now."""
+        now = self._clock()
+        due = await self._monitors.due(now, limit)
+        for monitor in due:
+            slot = monitor.next_check_at
+            assert slot is not None
+            try:
+                await self.start(monitor.tenant, monitor.id, "scheduled", slot)
+            except MonitorNotFound:
+                continue  # deleted meanwhile
+            await self._advance(monitor, slot, now)
+        return len(due)
+
+    async def _advance(self, monitor: MonitorRecord, slot: datetime, now: datetime) -> None:
+        """Move the monitor's next check time past ``slot`` and ``now`` (unless it moved)."""
+        for _ in range(SAVE_ATTEMPTS):
+            current = await self._monitors.get(monitor.tenant, monitor.id)
+            if current is None or current.next_check_at is None or current.next_check_at > slot:
+                return
+            later = current.request.schedule.next_after(max(now, slot))
+            moved = replace(
+                current,
+                next_check_at=later,
+                updated_at=current.stamp(self._clock()),
+            )
+            if await self._monitors.save(moved, read_at=current.updated_at):
+                return
+
+    async def listed(
+        self, tenant: str, monitor_id: str, limit: int, after: str | None
+    ) -> tuple[Sequence[CheckRecord], str | None]:
+        await self._monitor(tenant, monitor_id)
+        return await self._checks.listed(monitor_id, limit, after)
+
+    async def pages(
+        self,
+        tenant: str,
+        monitor_id: str,
+        check_id: str,
+        status: PageStatus | None,
+        limit: int,
+        after: str | None,
+    ) -> tuple[CheckRecord, Sequence[CheckPage], str | None]:
+        """The check (settled first if it can be) and a page of its pages."""
+        check = await self.check(tenant, monitor_id, check_id)
+        pages, token = await self._checks.pages(monitor_id, check_id, status, limit, after)
+        return check, pages, token
+
+    async def check(self, tenant: str, monitor_id: str, check_id: str) -> CheckRecord:
+        """The check, settled first if its job has finished."""
+        monitor = await self._monitor(tenant, monitor_id)
+        found = await self._checks.get(monitor_id, check_id)
+        if found is None or found.tenant != tenant:
+            raise CheckNotFound(check_id)
+        return await self.settle(monitor, found)
+
+    async def settle(self, monitor: MonitorRecord, check: CheckRecord) -> CheckRecord:
+        """Compare the check's pages once its job finished; the check as it now stands."""
+        if check.finished or check.job_id is None:
+            return check
+        try:
+            job = (await self._jobs.get(check.job_id, None)).job
+        except JobNotFound:
+            job = None
+        if job is not None and not job.status.terminal:
+            if job.status is JobStatus.RUNNING and check.status is CheckStatus.QUEUED:
+                await self._checks.mark(monitor.id, check.id, CheckStatus.RUNNING)
+                return replace(check, status=CheckStatus.RUNNING)
+            return check
+        now = self._clock()
+        claimed = await self._checks.claim(monitor.id, check.id, now, now + SETTLE_LEASE)
+        if claimed is None:  # another caller compares it, or it just finished
+            return await self._checks.get(monitor.id, check.id) or check
+        tasks = await self._results(check.job_id) if job is not None else []
+        snapshots = {s.url: s for s in await self._checks.snapshots(monitor.id)}
+        pages, changed = _compared(monitor, check.id, tasks, snapshots)
+        summary = Counter(page.status.value for page in pages)
+        status = _status(job.status if job is not None else None, summary, len(pages))
+        done = replace(
+            check,
+            status=status,
+            finished_at=self._clock(),
+            summary={"total": len(pages), **{s.value: summary.get(s.value, 0) for s in PageStatus}},
+        )
+        await self._checks.finish(done, pages, changed)
+        log.info(
+            "check finished",
+            extra={"monitor_id": monitor.id, "check_id": check.id, "status": status.value},
+        )
+        return done
+
+    async def _results(self, job_id: str) -> list[TaskRecord]:
+        tasks: list[TaskRecord] = []
+        token: str | None = None
+        while True:
+            page = await self._jobs.results(job_id, RESULTS_PAGE, token, None)
+            tasks += page.items
+            token = page.next_page_token
+            if token is None:
+                return tasks
+
+    async def _monitor(self, tenant: str, monitor_id: str) -> MonitorRecord:
+        found = await self._monitors.get(tenant, monitor_id)
+        if found is None:
+            raise MonitorNotFound(monitor_id)
+        return found
+
+    async def _last_check(self, monitor: MonitorRecord) -> CheckRecord | None:
+        if monitor.last_check_id is None:
+            return None
+        last = await self._checks.get(monitor.id, monitor.last_check_id)
+        return None if last is None else await self.settle(monitor, last)
+
+
+def _check_id(monitor_id: str, scheduled_for: datetime | None) -> str:
+    if scheduled_for is None:
+        return f"chk_{uuid.uuid4().hex}"
+    slot = f"{monitor_id}|{scheduled_for.isoformat()}"
+    return f"chk_{hashlib.sha256(slot.encode()).hexdigest()[:32]}"
+
+
+def _compared(
+    monitor: MonitorRecord,
+    check_id: str,
+    tasks: Sequence[TaskRecord],
+    snapshots: dict[str, PageSnapshot],
+) -> tuple[list[CheckPage], list[PageSnapshot]]:
+    """Each page's status and diff, and the snapshots that change."""
+    rules, fields = monitor.request.rules, set(monitor.request.extract)
+    pages: list[CheckPage] = []
+    changed: list[PageSnapshot] = []
+    seen_urls = set()
+    for task in tasks:
+        seen_urls.add(task.url)
+        snapshot = snapshots.get(task.url) or PageSnapshot(task.url, "", None)
+        baseline = snapshot.baseline(check_id)
+        if task.status is TaskStatus.SUCCEEDED and task.http_status not in GONE:
+            data = task.data or {}
+            found = Seen(
+                {k: v for k, v in data.items() if k in fields}, str(data.get("markdown") or "")
+            )
+            changed.append(snapshot.after(check_id, found))
+            if baseline is None:
+                pages.append(CheckPage(task.url, PageStatus.NEW, task.http_status))
+                continue
+            diff = compare(
+                PageContent(baseline.data, baseline.markdown),
+                PageContent(found.data, found.markdown),
+                rules,
+            )
+            status = PageStatus.SAME if diff.status == "same" else PageStatus.CHANGED
+            pages.append(
+                CheckPage(
+                    task.url,
+                    status,
+                    task.http_status,
+                    diff=diff.to_dict() if status is PageStatus.CHANGED else None,
+                    notify=diff.notify,
+                    held_back_by=diff.held_back_by,
+                )
+            )
+        elif task.http_status in GONE:
+            changed.append(snapshot.after(check_id, None))
+            status = PageStatus.REMOVED if baseline is not None else PageStatus.ERROR
+            error = None if baseline is not None else f"HTTP {task.http_status}"
+            pages.append(
+                CheckPage(
+                    task.url, status, task.http_status, notify=baseline is not None, error=error
+                )
+            )
+        else:
+            error = task.error or task.status.value
+            pages.append(CheckPage(task.url, PageStatus.ERROR, task.http_status, error=error))
+    for url, snapshot in snapshots.items():  # gone from the targets
+        if url not in seen_urls and snapshot.baseline(check_id) is not None:
+            changed.append(snapshot.after(check_id, None))
+            pages.append(CheckPage(url, PageStatus.REMOVED, notify=True))
+    return pages, changed
+
+
+def _status(job: JobStatus | None, summary: Counter[str], total: int) -> CheckStatus:
+    errors = summary.get(PageStatus.ERROR.value, 0)
+    if job is not JobStatus.COMPLETED or (total and errors == total):
+        return CheckStatus.FAILED
+    return CheckStatus.PARTIAL if errors else CheckStatus.COMPLETED

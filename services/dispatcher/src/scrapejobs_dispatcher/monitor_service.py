@@ -1,0 +1,99 @@
+"""Monitors as a tenant keeps them: created, listed, read, changed, paused and resumed,
+deleted. A monitor's next check time follows its schedule while it is active and is cleared
+while it is paused; every change is saved against the version it was made from (two edits at
+once never lose one another)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from scrapejobs_shared.domain.monitors import (
+    MonitorRecord,
+    MonitorRequest,
+    MonitorStatus,
+    MonitorUpdate,
+    check_rule_fields,
+)
+from scrapejobs_shared.ports.monitor_store import MonitorStore
+
+SAVE_ATTEMPTS = 5
+
+
+class MonitorNotFound(LookupError):
+    """No such monitor for the caller's tenant."""
+
+
+class MonitorConflict(RuntimeError):
+    """The monitor kept changing under this edit: try again."""
+
+
+class Monitors:
+    def __init__(self, store: MonitorStore, clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._clock = clock
+
+    async def create(self, tenant: str, request: MonitorRequest) -> MonitorRecord:
+        now = self._clock()
+        record = MonitorRecord(
+            id=f"mon_{uuid.uuid4().hex}",
+            tenant=tenant,
+            request=request,
+            created_at=now,
+            updated_at=now,
+            next_check_at=_next_check(request, now),
+        )
+        await self._store.create(record)
+        return record
+
+    async def get(self, tenant: str, monitor_id: str) -> MonitorRecord:
+        found = await self._store.get(tenant, monitor_id)
+        if found is None:
+            raise MonitorNotFound(monitor_id)
+        return found
+
+    async def listed(
+        self, tenant: str, limit: int, after: str | None
+    ) -> tuple[Sequence[MonitorRecord], str | None]:
+        return await self._store.listed(tenant, limit, after)
+
+    async def update(self, tenant: str, monitor_id: str, update: MonitorUpdate) -> MonitorRecord:
+        """Apply the settings ``update`` names. ``ValueError`` when the result is not a valid
+        monitor (rules naming a field it does not extract)."""
+        changes = update.model_dump(exclude_unset=True)
+        for _ in range(SAVE_ATTEMPTS):
+            current = await self.get(tenant, monitor_id)
+            request = current.request.model_copy(
+                update={name: getattr(update, name) for name in changes}
+            )
+            check_rule_fields(request.rules, request.extract)
+            now = self._clock()
+            schedule_moved = {"schedule", "status"} & changes.keys()
+            changed = replace(
+                current,
+                request=request,
+                updated_at=current.stamp(now),
+                next_check_at=(
+                    _next_check(request, now) if schedule_moved else current.next_check_at
+                ),
+            )
+            if await self._store.save(changed, read_at=current.updated_at):
+                return changed
+        raise MonitorConflict(monitor_id)
+
+    async def set_status(
+        self, tenant: str, monitor_id: str, status: MonitorStatus
+    ) -> MonitorRecord:
+        return await self.update(tenant, monitor_id, MonitorUpdate(status=status))
+
+    async def delete(self, tenant: str, monitor_id: str) -> None:
+        if not await self._store.delete(tenant, monitor_id):
+            raise MonitorNotFound(monitor_id)
+
+
+def _next_check(request: MonitorRequest, now: datetime) -> datetime | None:
+    if request.status is MonitorStatus.PAUSED:
+        return None
+    return request.schedule.next_after(now)

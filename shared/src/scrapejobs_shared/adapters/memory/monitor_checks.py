@@ -1,0 +1,104 @@
+"""In-memory MonitorChecks (unit tests; the contract suite runs it beside Firestore's)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from scrapejobs_shared.domain.monitor_checks import (
+    CheckPage,
+    CheckRecord,
+    CheckStatus,
+    PageSnapshot,
+    PageStatus,
+)
+
+
+class MemoryMonitorChecks:
+    def __init__(self) -> None:
+        self.checks: dict[tuple[str, str], CheckRecord] = {}
+        self.leases: dict[tuple[str, str], datetime] = {}
+        self.check_pages: dict[tuple[str, str], dict[str, CheckPage]] = {}
+        self.page_snapshots: dict[str, dict[str, PageSnapshot]] = {}
+
+    def forget(self, monitor_id: str) -> None:
+        """Everything of a deleted monitor."""
+        for key in [key for key in self.checks if key[0] == monitor_id]:
+            self.checks.pop(key)
+            self.leases.pop(key, None)
+            self.check_pages.pop(key, None)
+        self.page_snapshots.pop(monitor_id, None)
+
+    async def add(self, check: CheckRecord) -> bool:
+        key = (check.monitor_id, check.id)
+        if key in self.checks:
+            return False
+        self.checks[key] = check
+        return True
+
+    async def get(self, monitor_id: str, check_id: str) -> CheckRecord | None:
+        return self.checks.get((monitor_id, check_id))
+
+    async def listed(
+        self, monitor_id: str, limit: int, after: str | None = None
+    ) -> tuple[list[CheckRecord], str | None]:
+        ordered = sorted(
+            (c for (m, _), c in self.checks.items() if m == monitor_id),
+            key=lambda c: (c.created_at, c.id),
+            reverse=True,
+        )
+        ids = [c.id for c in ordered]
+        start = ids.index(after) + 1 if after in ids else 0
+        page = ordered[start : start + limit]
+        return page, page[-1].id if start + limit < len(ordered) and page else None
+
+    async def mark(self, monitor_id: str, check_id: str, status: CheckStatus) -> None:
+        found = self.checks.get((monitor_id, check_id))
+        if found is not None and not found.finished:
+            self.checks[(monitor_id, check_id)] = replace(found, status=status)
+
+    async def claim(
+        self, monitor_id: str, check_id: str, now: datetime, until: datetime
+    ) -> CheckRecord | None:
+        key = (monitor_id, check_id)
+        found = self.checks.get(key)
+        if found is None or found.finished or self.leases.get(key, now) > now:
+            return None
+        self.leases[key] = until
+        return found
+
+    async def snapshots(self, monitor_id: str) -> list[PageSnapshot]:
+        return list(self.page_snapshots.get(monitor_id, {}).values())
+
+    async def finish(
+        self, check: CheckRecord, pages: Sequence[CheckPage], snapshots: Sequence[PageSnapshot]
+    ) -> None:
+        key = (check.monitor_id, check.id)
+        stored = self.check_pages.setdefault(key, {})
+        for page in pages:
+            stored[page.key] = page
+        kept = self.page_snapshots.setdefault(check.monitor_id, {})
+        for snapshot in snapshots:
+            kept[snapshot.key] = snapshot
+        current = self.checks.get(key)
+        if current is not None and not current.finished:
+            self.checks[key] = check
+        self.leases.pop(key, None)
+
+    async def pages(
+        self,
+        monitor_id: str,
+        check_id: str,
+        status: PageStatus | None,
+        limit: int,
+        after: str | None = None,
+    ) -> tuple[list[CheckPage], str | None]:
+        kept = self.check_pages.get((monitor_id, check_id), {})
+        ordered = [
+            kept[key] for key in sorted(kept) if status is None or kept[key].status is status
+        ]
+        keys = [page.key for page in ordered]
+        start = keys.index(after) + 1 if after in keys else 0
+        page = ordered[start : start + limit]
+        return page, page[-1].key if start + limit < len(ordered) and page else None

@@ -1,0 +1,62 @@
+"""Where a monitor's checks, their pages and its page snapshots are kept.
+
+Invariants: ``add`` creates a check once (a second ``add`` of one id answers False and
+changes nothing: a retried start is one check); ``claim`` lets one caller at a time compare a
+check's pages (a lease, taken again once it lapses); ``finish`` writes the pages and the
+snapshots first and the check's final status last, so a check that reads finished has all of
+its pages; a finished check is never changed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from scrapejobs_shared.domain.monitor_checks import (
+    CheckPage,
+    CheckRecord,
+    CheckStatus,
+    PageSnapshot,
+    PageStatus,
+)
+
+
+class MonitorChecks(Protocol):
+    async def add(self, check: CheckRecord) -> bool:
+        """Keep a new check; False (and nothing written) when one of its id exists."""
+
+    async def get(self, monitor_id: str, check_id: str) -> CheckRecord | None: ...
+
+    async def listed(
+        self, monitor_id: str, limit: int, after: str | None = None
+    ) -> tuple[Sequence[CheckRecord], str | None]:
+        """The monitor's checks, newest first, from the page token ``after``."""
+
+    async def mark(self, monitor_id: str, check_id: str, status: CheckStatus) -> None:
+        """Move an unfinished check to ``status`` (queued -> running); a finished one stays."""
+
+    async def claim(
+        self, monitor_id: str, check_id: str, now: datetime, until: datetime
+    ) -> CheckRecord | None:
+        """The check, leased to this caller until ``until``, if it is unfinished and nobody
+        else holds it; else None."""
+
+    async def snapshots(self, monitor_id: str) -> Sequence[PageSnapshot]:
+        """Every page snapshot of the monitor."""
+
+    async def finish(
+        self, check: CheckRecord, pages: Sequence[CheckPage], snapshots: Sequence[PageSnapshot]
+    ) -> None:
+        """Write the check's pages and the monitor's new snapshots, then ``check`` itself
+        (finished)."""
+
+    async def pages(
+        self,
+        monitor_id: str,
+        check_id: str,
+        status: PageStatus | None,
+        limit: int,
+        after: str | None = None,
+    ) -> tuple[Sequence[CheckPage], str | None]:
+        """A check's pages (of ``status``), in URL-digest order, from the token ``after``."""

@@ -1,0 +1,145 @@
+"""Monitors on the real stack: checks run as jobs against a loopback site whose pages change
+between checks; each page found new, same, changed (typed field diffs and a markdown diff),
+removed, or held back by a noise rule; a check is never overlapped."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Any
+
+import httpx
+
+from support.site import Site
+
+EXTRACT = {
+    "price": {"css": "p.price::text", "type": "float"},
+    "stock": {"css": "p.stock::text"},
+    "tags": {"css": "li::text", "all": True},
+}
+
+
+def shop_page(title: str, price: str, stock: str, tags: list[str], note: str = "") -> str:
+    items = "".join(f"<li>{tag}</li>" for tag in tags)
+    return (
+        f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1>"
+        f'<p class="price">{price}</p><p class="stock">{stock}</p><ul>{items}</ul>'
+        f"<p>{note or 'A fine thing to own.'}</p>"
+        f'<p id="clock">Rendered at {time.monotonic()}</p></main></body></html>'
+    )
+
+
+async def finished_check(
+    api: httpx.AsyncClient, monitor_id: str, check_id: str, timeout_s: float = 90
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        check = (await api.get(f"/v1/monitors/{monitor_id}/checks/{check_id}")).json()
+        if check["status"] in ("completed", "partial", "failed", "skipped_overlap"):
+            return dict(check)
+        assert time.monotonic() < deadline, f"check did not finish: {check}"
+        await asyncio.sleep(0.3)
+
+
+async def run_check(
+    api: httpx.AsyncClient, monitor_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run a check to its end: the check and its pages by URL."""
+    started = await api.post(f"/v1/monitors/{monitor_id}:run")
+    assert started.status_code == 201, started.text
+    check = await finished_check(api, monitor_id, started.json()["id"])
+    listed = await api.get(
+        f"/v1/monitors/{monitor_id}/checks/{check['id']}/pages", params={"page_size": 100}
+    )
+    assert listed.status_code == 200, listed.text
+    return check, {page["url"]: page for page in listed.json()["pages"]}
+
+
+async def test_checks_find_pages_new_same_changed_and_removed(api, site: Site) -> None:
+    key = uuid.uuid4().hex[:8]
+    paths = {name: f"{key}-{name}" for name in ("cheap", "gone", "steady", "noisy")}
+    urls = {name: f"{site.url}/watched/{path}" for name, path in paths.items()}
+
+    def publish(name: str, *args: Any, **kwargs: Any) -> None:
+        site.watched[paths[name]] = (200, shop_page(name, *args, **kwargs))
+
+    publish("cheap", "10.50", "sold out", ["new", "sale"])
+    publish("gone", "5.00", "in stock", ["basic"])
+    publish("steady", "7.00", "in stock", ["basic"])
+    publish("noisy", "100.00", "in stock", ["basic"])
+    body = {
+        "urls": list(urls.values()),
+        "extract": EXTRACT,
+        "name": f"shop {key}",
+        "schedule": {"text": "daily at 9:00", "timezone": "Europe/Paris"},
+        "rules": {
+            "thresholds": {"price": {"relative": 0.01}},
+            "ignore_selectors": ["#clock"],
+            "min_text_change": 0.3,  # a price line alone is a fifth of these pages
+        },
+    }
+    made = await api.post("/v1/monitors", json=body)
+    assert made.status_code == 201, made.text
+    monitor_id = made.json()["id"]
+
+    first, pages = await run_check(api, monitor_id)
+    assert first["status"] == "completed" and first["trigger"] == "manual"
+    assert first["summary"]["new"] == 4 and first["summary"]["total"] == 4
+    assert {page["status"] for page in pages.values()} == {"new"}
+
+    # the clock line changes on every fetch: an ignored selector, so the pages are the same
+    second, pages = await run_check(api, monitor_id)
+    assert second["summary"]["same"] == 4, pages
+
+    publish("cheap", "9.99", "in stock", ["sale", "last items"])
+    del site.watched[paths["gone"]]
+    publish("noisy", "100.40", "in stock", ["basic"])  # under the 1% threshold
+    third, pages = await run_check(api, monitor_id)
+    assert third["status"] == "completed"
+    assert (third["summary"]["changed"], third["summary"]["removed"]) == (2, 1)
+    assert pages[urls["steady"]]["status"] == "same"
+
+    cheap = pages[urls["cheap"]]
+    assert cheap["status"] == "changed" and cheap["notify"] is True
+    fields = cheap["diff"]["fields"]
+    assert fields["price"]["previous"] == 10.5 and fields["price"]["current"] == 9.99
+    assert fields["price"]["change"] == -0.51 and round(fields["price"]["change_pct"], 2) == -4.86
+    assert fields["stock"] == {"previous": "sold out", "current": "in stock"}
+    assert fields["tags"]["added"] == ["last items"] and fields["tags"]["removed"] == ["new"]
+    assert "-10.50" in cheap["diff"]["text"] and "+9.99" in cheap["diff"]["text"]
+
+    gone = pages[urls["gone"]]
+    assert gone["status"] == "removed" and gone["status_code"] == 404
+
+    noisy = pages[urls["noisy"]]
+    assert noisy["status"] == "changed" and noisy["notify"] is False
+    assert noisy["diff"]["fields"]["price"]["held_back_by"] == "thresholds.price.relative"
+    assert "thresholds.price.relative" in noisy["held_back_by"]
+
+    only_changed = await api.get(
+        f"/v1/monitors/{monitor_id}/checks/{third['id']}/pages", params={"status": "changed"}
+    )
+    assert {p["url"] for p in only_changed.json()["pages"]} == {urls["cheap"], urls["noisy"]}
+    checks = (await api.get(f"/v1/monitors/{monitor_id}/checks")).json()["checks"]
+    assert [c["id"] for c in checks] == [third["id"], second["id"], first["id"]]
+    monitor = (await api.get(f"/v1/monitors/{monitor_id}")).json()
+    assert monitor["checks"] == 3 and monitor["last_check_id"] == third["id"]
+
+
+async def test_a_check_is_never_overlapped(api, site: Site) -> None:
+    key = uuid.uuid4().hex[:8]
+    body = {
+        "url": f"{site.url}/slow/{key}?s=3&times=1",
+        "name": f"slow {key}",
+        "schedule": {"text": "hourly"},
+    }
+    monitor_id = (await api.post("/v1/monitors", json=body)).json()["id"]
+    first = (await api.post(f"/v1/monitors/{monitor_id}:run")).json()
+    second = await api.post(f"/v1/monitors/{monitor_id}:run")
+    assert second.status_code == 201 and second.json()["status"] == "skipped_overlap"
+    assert second.json()["job_id"] is None
+    done = await finished_check(api, monitor_id, first["id"])
+    assert done["status"] == "completed" and done["summary"]["new"] == 1
+    third, _ = await run_check(api, monitor_id)  # the previous one ended: this one runs
+    assert third["status"] == "completed" and third["summary"]["same"] == 1

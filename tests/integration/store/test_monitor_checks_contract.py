@@ -1,0 +1,154 @@
+"""The MonitorChecks contract on the memory twin and the Firestore emulator."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.monitor_checks import FirestoreMonitorChecks
+from scrapejobs_shared.adapters.firestore.monitor_store import FirestoreMonitorStore
+from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
+from scrapejobs_shared.adapters.memory.monitor_store import MemoryMonitorStore
+from scrapejobs_shared.domain.monitor_checks import (
+    CheckPage,
+    CheckRecord,
+    CheckStatus,
+    PageSnapshot,
+    PageStatus,
+    Seen,
+)
+from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest
+from scrapejobs_shared.ports.monitor_checks import MonitorChecks
+from scrapejobs_shared.ports.monitor_store import MonitorStore
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+
+
+@pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
+async def stores(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[tuple[MonitorStore, MonitorChecks]]:
+    if request.param == "memory":
+        twin = MemoryMonitorChecks()
+        yield MemoryMonitorStore(twin), twin
+        return
+    stack = request.getfixturevalue("stack")
+    client = firestore.AsyncClient(project=stack.config.project_id)
+    yield FirestoreMonitorStore(client), FirestoreMonitorChecks(client)
+    client.close()
+
+
+@pytest.fixture
+def checks(stores: tuple[MonitorStore, MonitorChecks]) -> MonitorChecks:
+    return stores[1]
+
+
+def check(monitor_id: str, created_at: datetime = NOW) -> CheckRecord:
+    return CheckRecord(
+        id=f"chk_{uuid.uuid4().hex}",
+        monitor_id=monitor_id,
+        tenant="team-a",
+        trigger="manual",
+        status=CheckStatus.QUEUED,
+        created_at=created_at,
+        job_id=f"job-{uuid.uuid4().hex[:8]}",
+    )
+
+
+def monitor_id() -> str:
+    return f"mon_{uuid.uuid4().hex}"
+
+
+async def test_a_check_is_added_once_listed_newest_first_and_marked(checks: MonitorChecks) -> None:
+    mid = monitor_id()
+    first, second = check(mid), check(mid, NOW + timedelta(seconds=1))
+    assert await checks.add(first) and await checks.add(second)
+    assert not await checks.add(dataclasses.replace(first, trigger="scheduled"))
+    assert await checks.get(mid, first.id) == first
+    assert await checks.get(monitor_id(), first.id) is None
+    page, token = await checks.listed(mid, 1)
+    assert [c.id for c in page] == [second.id] and token is not None
+    rest, token = await checks.listed(mid, 1, token)
+    assert [c.id for c in rest] == [first.id] and token is None
+    await checks.mark(mid, first.id, CheckStatus.RUNNING)
+    found = await checks.get(mid, first.id)
+    assert found is not None and found.status is CheckStatus.RUNNING
+
+
+async def test_one_caller_at_a_time_compares_and_a_finished_check_stays(
+    checks: MonitorChecks,
+) -> None:
+    mid = monitor_id()
+    made = check(mid)
+    await checks.add(made)
+    assert await checks.claim(mid, made.id, NOW, NOW + timedelta(seconds=30)) == made
+    assert await checks.claim(mid, made.id, NOW, NOW + timedelta(seconds=30)) is None
+    later = NOW + timedelta(seconds=31)  # the lease lapsed: its holder died
+    assert await checks.claim(mid, made.id, later, later + timedelta(seconds=30)) is not None
+
+    new = CheckPage("https://shop.example/p/1", PageStatus.NEW, 200)
+    changed = CheckPage(
+        "https://shop.example/p/2",
+        PageStatus.CHANGED,
+        200,
+        diff={"fields": {"price": {"previous": 10.5, "current": 9.99}}, "text": "-a\n+b"},
+        notify=True,
+    )
+    held = CheckPage(
+        "https://shop.example/p/3",
+        PageStatus.CHANGED,
+        200,
+        diff={"fields": {}, "text": "-x\n+y"},
+        held_back_by=("min_text_change",),
+    )
+    snapshot = PageSnapshot(
+        "https://shop.example/p/2", made.id, Seen({"price": 9.99}, "b"), Seen({"price": 10.5}, "a")
+    )
+    done = dataclasses.replace(
+        made,
+        status=CheckStatus.COMPLETED,
+        finished_at=later,
+        summary={"total": 3, "new": 1, "changed": 2},
+    )
+    await checks.finish(done, [new, changed, held], [snapshot])
+    assert await checks.get(mid, made.id) == done
+    assert await checks.claim(mid, made.id, later, later + timedelta(seconds=30)) is None
+    await checks.mark(mid, made.id, CheckStatus.RUNNING)  # finished: stays
+    found = await checks.get(mid, made.id)
+    assert found is not None and found.status is CheckStatus.COMPLETED
+    assert await checks.snapshots(mid) == [snapshot]
+
+    everything, token = await checks.pages(mid, made.id, None, 10)
+    assert {p.url for p in everything} == {new.url, changed.url, held.url} and token is None
+    only, _ = await checks.pages(mid, made.id, PageStatus.CHANGED, 10)
+    assert {p.url: p for p in only} == {changed.url: changed, held.url: held}
+    first, token = await checks.pages(mid, made.id, None, 2)
+    rest, last = await checks.pages(mid, made.id, None, 2, token)
+    assert len(first) == 2 and len(rest) == 1 and last is None
+    assert {p.url for p in [*first, *rest]} == {new.url, changed.url, held.url}
+
+
+async def test_a_deleted_monitor_takes_its_checks_and_snapshots(
+    stores: tuple[MonitorStore, MonitorChecks],
+) -> None:
+    monitors, checks = stores
+    request = MonitorRequest.model_validate(
+        {"url": "https://shop.example/p/1", "name": "one", "schedule": {"text": "hourly"}},
+        strict=False,
+    )
+    mid = monitor_id()
+    await monitors.create(MonitorRecord(mid, "team-a", request, NOW, NOW, None))
+    made = check(mid)
+    await checks.add(made)
+    page = CheckPage("https://shop.example/p/1", PageStatus.NEW, 200)
+    snapshot = PageSnapshot(page.url, made.id, Seen({}, "text"))
+    await checks.finish(dataclasses.replace(made, status=CheckStatus.COMPLETED), [page], [snapshot])
+    assert await monitors.delete("team-a", mid)
+    assert await checks.get(mid, made.id) is None
+    assert await checks.snapshots(mid) == []
+    assert (await checks.pages(mid, made.id, None, 10))[0] == []

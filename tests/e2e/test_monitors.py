@@ -5,12 +5,16 @@ removed, or held back by a noise rule; a check is never overlapped."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from typing import Any
 
 import httpx
+from typer.testing import CliRunner
 
+from scrapejobs_client import Client
+from scrapejobs_client.cli.app import app
 from support.site import Site
 
 EXTRACT = {
@@ -143,3 +147,41 @@ async def test_a_check_is_never_overlapped(api, site: Site) -> None:
     assert done["status"] == "completed" and done["summary"]["new"] == 1
     third, _ = await run_check(api, monitor_id)  # the previous one ended: this one runs
     assert third["status"] == "completed" and third["summary"]["same"] == 1
+
+
+def test_the_client_and_the_cli_watch_a_page(stack, site: Site) -> None:
+    key = uuid.uuid4().hex[:8]
+    path = f"{key}-cli"
+    site.watched[path] = (200, shop_page("cli", "12.00", "in stock", ["a"]))
+    url = f"{site.url}/watched/{path}"
+    base = ["--api", stack.config.dispatcher_url]
+    runner = CliRunner()
+    made = runner.invoke(
+        app, [*base, "monitor", "create", url, "--name", f"cli {key}", "--schedule", "0 9 * * 1"]
+    )
+    assert made.exit_code == 0, made.output
+    monitor_id = made.stdout.strip()
+    with Client(stack.config.dispatcher_url) as client:
+        monitor = client.get_monitor(monitor_id)
+        assert monitor.schedule["cron"] == "0 9 * * 1" and monitor.status == "active"
+        first = client.run_monitor(monitor_id)
+        assert (
+            client.wait_check(monitor_id, first.id, interval_s=0.3, timeout_s=90).summary["new"]
+            == 1
+        )
+        site.watched[path] = (
+            200,
+            shop_page("cli", "11.00", "in stock", ["a"], note="Now cheaper."),
+        )
+    ran = runner.invoke(app, [*base, "monitor", "run", monitor_id, "--wait", "--json"])
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.stdout)["summary"]["changed"] == 1
+    shown = runner.invoke(app, [*base, "monitor", "diff", monitor_id])
+    assert shown.exit_code == 0, shown.output
+    assert "changed" in shown.stdout and "Now cheaper." in shown.stdout
+    listed = runner.invoke(app, [*base, "monitor", "ls", "--json"])
+    assert monitor_id in {m["id"] for m in json.loads(listed.stdout)["monitors"]}
+    paused = runner.invoke(app, [*base, "monitor", "pause", monitor_id, "--json"])
+    assert json.loads(paused.stdout)["status"] == "paused"
+    checks = runner.invoke(app, [*base, "monitor", "checks", monitor_id, "--json"])
+    assert len(json.loads(checks.stdout)["checks"]) == 2

@@ -47,6 +47,7 @@ from scrapejobs_client.models import (
     Webhook,
     Worker,
 )
+from scrapejobs_client.monitors_api import MonitorsApi
 from scrapejobs_client.request_bodies import webhook_body, with_options
 from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
 from scrapejobs_client.tenants_api import TenantsApi
@@ -60,7 +61,7 @@ PageT = TypeVar("PageT", bound=Page)
 Params = Mapping[str, str | int | float | None]
 
 
-class Client(TenantsApi):
+class Client(TenantsApi, MonitorsApi):
     """A scrapejobs API client.
 
     Authentication, chosen by the arguments: ``api_key`` sends ``X-API-Key``; ``iam=True``

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from scrapejobs_client.models import ApiKey, CreatedApiKey, TenantQuota, Tenants, TenantUsage
+from scrapejobs_client.paths import segment
 
 
 class TenantsApi:
@@ -30,7 +30,7 @@ class TenantsApi:
 
     def revoke_key(self, key_id: str) -> None:
         """``DELETE /v1/keys/{id}``: refused on every instance within seconds."""
-        self._send("DELETE", f"/v1/keys/{_quoted(key_id)}")
+        self._send("DELETE", f"/v1/keys/{segment(key_id)}")
 
     # --- tenants: quotas and usage --------------------------------------------------------------
 
@@ -46,10 +46,5 @@ class TenantsApi:
     def set_quota(self, tenant: str, pages_per_day: int, pages_in_flight: int = 0) -> TenantQuota:
         """``PUT /v1/tenants/{tenant}`` (admin): the tenant's own quota (0: no limit)."""
         body = {"pages_per_day": pages_per_day, "pages_in_flight": pages_in_flight}
-        response = self._send("PUT", f"/v1/tenants/{_quoted(tenant)}", json=body)
+        response = self._send("PUT", f"/v1/tenants/{segment(tenant)}", json=body)
         return TenantQuota.model_validate(response.json())
-
-
-def _quoted(value: str) -> str:
-    """A path segment: an id with a '/' or '?' must not address another route."""
-    return quote(value, safe="")

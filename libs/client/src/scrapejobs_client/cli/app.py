@@ -12,7 +12,12 @@ from typing import Annotated
 
 import typer
 
-from scrapejobs_client.cli import job_commands, operation_commands, tenant_commands
+from scrapejobs_client.cli import (
+    job_commands,
+    monitor_commands,
+    operation_commands,
+    tenant_commands,
+)
 from scrapejobs_client.cli.state import (
     CliConfig,
     CliState,
@@ -31,6 +36,10 @@ dead_letters_app = typer.Typer(
 app.add_typer(dead_letters_app, name="dead-letters")
 keys_app = typer.Typer(help="API keys of tenants (admin keys only).", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+monitor_app = typer.Typer(
+    help="Pages watched on a schedule, and what changed.", no_args_is_help=True
+)
+app.add_typer(monitor_app, name="monitor")
 
 
 @app.callback()
@@ -90,6 +99,8 @@ keys_app.command("ls")(tenant_commands.ls)
 keys_app.command("revoke")(tenant_commands.revoke)
 app.command()(tenant_commands.usage)
 app.command()(tenant_commands.quota)
+for command in ("create", "ls", "show", "run", "pause", "resume", "checks", "diff"):
+    monitor_app.command(command)(getattr(monitor_commands, command))
 
 
 def main() -> None:

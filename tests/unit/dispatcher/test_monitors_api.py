@@ -101,6 +101,9 @@ async def test_a_bad_change_is_refused_and_the_monitor_kept() -> None:
         assert unknown.status_code == 422 and "colour" in unknown.text
         null = await api.patch(path, json={"schedule": None})
         assert null.status_code == 422 and "schedule: cannot be null" in null.text
+        many = {"rules": {"ignore_selectors": [f".n{n}" for n in range(51)]}}
+        selectors = await api.patch(path, json=many)
+        assert selectors.status_code == 422 and "at most" in selectors.text
         targets = await api.patch(path, json={"urls": ["https://other.example/"]})
         assert targets.status_code == 422
         assert (await api.get(path)).json() == monitor

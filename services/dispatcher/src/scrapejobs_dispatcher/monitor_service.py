@@ -61,7 +61,8 @@ class Monitors:
 
     async def update(self, tenant: str, monitor_id: str, update: MonitorUpdate) -> MonitorRecord:
         """Apply the settings ``update`` names. ``ValueError`` when the result is not a valid
-        monitor (rules naming a field it does not extract)."""
+        monitor (rules naming a field it does not extract, more ignored selectors than a job
+        takes)."""
         changes = update.model_dump(exclude_unset=True)
         for _ in range(SAVE_ATTEMPTS):
             current = await self.get(tenant, monitor_id)
@@ -69,6 +70,7 @@ class Monitors:
                 update={name: getattr(update, name) for name in changes}
             )
             check_rule_fields(request.rules, request.extract)
+            request.job_request()  # its checks can still run (ValueError: they could not)
             now = self._clock()
             schedule_moved = {"schedule", "status"} & changes.keys()
             changed = replace(

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from scrapejobs_dispatcher.job_errors import JobNotFound
 from scrapejobs_dispatcher.job_service import JobService
-from scrapejobs_dispatcher.monitor_service import MonitorConflict, MonitorNotFound
+from scrapejobs_dispatcher.monitor_service import MonitorConflict, MonitorNotFound, monitor_of
 from scrapejobs_shared.domain.monitor_checks import (
     CheckPage,
     CheckRecord,
@@ -78,7 +78,7 @@ class CheckRunner:
         it running (``skipped_overlap``)."""
         check_id = _check_id(monitor_id, scheduled_for)
         for _ in range(SAVE_ATTEMPTS):
-            monitor = await self._monitor(tenant, monitor_id)
+            monitor = await monitor_of(self._monitors, tenant, monitor_id)
             existing = await self._checks.get(monitor_id, check_id)
             if existing is not None:  # a start retried: its job submitted, if it was not
                 return await self._submitted(monitor, existing)
@@ -170,7 +170,7 @@ class CheckRunner:
     async def listed(
         self, tenant: str, monitor_id: str, limit: int, after: str | None
     ) -> tuple[Sequence[CheckRecord], str | None]:
-        await self._monitor(tenant, monitor_id)
+        await monitor_of(self._monitors, tenant, monitor_id)
         return await self._checks.listed(monitor_id, limit, after)
 
     async def pages(
@@ -189,7 +189,7 @@ class CheckRunner:
 
     async def check(self, tenant: str, monitor_id: str, check_id: str) -> CheckRecord:
         """The check, settled first if its job has finished."""
-        monitor = await self._monitor(tenant, monitor_id)
+        monitor = await monitor_of(self._monitors, tenant, monitor_id)
         found = await self._checks.get(monitor_id, check_id)
         if found is None or found.tenant != tenant:
             raise CheckNotFound(check_id)
@@ -239,12 +239,6 @@ class CheckRunner:
             token = page.next_page_token
             if token is None:
                 return tasks
-
-    async def _monitor(self, tenant: str, monitor_id: str) -> MonitorRecord:
-        found = await self._monitors.get(tenant, monitor_id)
-        if found is None:
-            raise MonitorNotFound(monitor_id)
-        return found
 
     async def _last_check(self, monitor: MonitorRecord) -> CheckRecord | None:
         if monitor.last_check_id is None:

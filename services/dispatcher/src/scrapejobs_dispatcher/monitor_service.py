@@ -49,10 +49,7 @@ class Monitors:
         return record
 
     async def get(self, tenant: str, monitor_id: str) -> MonitorRecord:
-        found = await self._store.get(tenant, monitor_id)
-        if found is None:
-            raise MonitorNotFound(monitor_id)
-        return found
+        return await monitor_of(self._store, tenant, monitor_id)
 
     async def listed(
         self, tenant: str, limit: int, after: str | None
@@ -93,6 +90,14 @@ class Monitors:
     async def delete(self, tenant: str, monitor_id: str) -> None:
         if not await self._store.delete(tenant, monitor_id):
             raise MonitorNotFound(monitor_id)
+
+
+async def monitor_of(store: MonitorStore, tenant: str, monitor_id: str) -> MonitorRecord:
+    """The tenant's monitor; ``MonitorNotFound`` when it has none of that id."""
+    found = await store.get(tenant, monitor_id)
+    if found is None:
+        raise MonitorNotFound(monitor_id)
+    return found
 
 
 def _next_check(request: MonitorRequest, now: datetime) -> datetime | None:

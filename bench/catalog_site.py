@@ -29,6 +29,7 @@ import json
 import random
 import re
 import signal
+import zlib
 from html import escape
 from typing import Any
 
@@ -316,8 +317,9 @@ class Catalog:
     def __init__(self, products: int) -> None:
         self.products = products
         self.pages = category_pages(products)
-        self._cache: dict[str, bytes] = {}
+        self._cache: dict[str, tuple[bytes, bytes]] = {}  # path: (its ETag, its response)
         self.requests = 0
+        self.not_modified = 0  # 304s answered
         self.connections = 0
         self.not_found = 0
 
@@ -328,16 +330,23 @@ class Catalog:
             for page in range(self.pages):
                 self.response(f"/category/{c}/{page}")
 
-    def response(self, path: str) -> bytes:
+    def response(self, path: str, if_none_match: bytes | None = None) -> bytes:
+        """The page's response; ``304 Not Modified`` to ``If-None-Match`` naming its ETag
+        (every cached page has one: a digest of its body)."""
         cached = self._cache.get(path)
-        if cached is not None:
-            return cached
-        status, ctype, body = self._render(path)
-        data = _http(status, ctype, body)
-        if status.startswith("200") and path.startswith(
-            ("/product/", "/category/", "/scripted/", "/api/")
-        ):
-            self._cache[path] = data
+        if cached is None:
+            status, ctype, body = self._render(path)
+            if not (
+                status.startswith("200")
+                and path.startswith(("/product/", "/category/", "/scripted/", "/api/"))
+            ):
+                return _http(status, ctype, body)
+            etag = f'"{zlib.crc32(body):08x}-{len(body):x}"'.encode()
+            cached = self._cache[path] = (etag, _http(status, ctype, body, etag))
+        etag, data = cached
+        if if_none_match is not None and if_none_match == etag:
+            self.not_modified += 1
+            return NOT_MODIFIED_HEAD + b"ETag: " + etag + b"\r\n\r\n"
         return data
 
     def _render(self, path: str) -> tuple[str, str, bytes]:
@@ -364,6 +373,7 @@ class Catalog:
                 "requests": self.requests,
                 "connections": self.connections,
                 "not_found": self.not_found,
+                "not_modified": self.not_modified,
                 "cached_pages": len(self._cache),
             }
             return "200 OK", "application/json", json.dumps(stats).encode()
@@ -378,12 +388,18 @@ class Catalog:
         return "404 Not Found", html, b"<!DOCTYPE html><h1>Not found</h1>"
 
 
-def _http(status: str, content_type: str, body: bytes) -> bytes:
+def _http(status: str, content_type: str, body: bytes, etag: bytes | None = None) -> bytes:
     head = (
         f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        "Cache-Control: public, max-age=300\r\nServer: bench-catalog\r\n\r\n"
-    )
-    return head.encode() + body
+        "Cache-Control: public, max-age=300\r\nServer: bench-catalog\r\n"
+    ).encode()
+    if etag is not None:
+        head += b"ETag: " + etag + b"\r\n"
+    return head + b"\r\n" + body
+
+
+NOT_MODIFIED_HEAD = b"HTTP/1.1 304 Not Modified\r\nServer: bench-catalog\r\n"
+_IF_NONE_MATCH = re.compile(rb"\r\nif-none-match:[ \t]*([^\r\n]*?)[ \t]*(?:\r\n|$)")
 
 
 class _HttpProtocol(asyncio.Protocol):
@@ -431,7 +447,8 @@ class _HttpProtocol(asyncio.Protocol):
         path = target.split(b"?", 1)[0].decode("latin-1")
         if path != "/__stats":  # the benchmark's own reads of the counters don't count
             self._catalog.requests += 1
-        response = self._catalog.response(path)
+        validator = _IF_NONE_MATCH.search(b"\r\n" + lowered)
+        response = self._catalog.response(path, validator.group(1) if validator else None)
         if method == b"HEAD":
             response = response[: response.index(b"\r\n\r\n") + 4]
         self._transport.write(response)

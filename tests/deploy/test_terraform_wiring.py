@@ -693,6 +693,7 @@ def test_ttl_fields(tf, h):
         "page_cache",
         "checks",  # a monitor's checks and their pages: its retention_days
         "check_pages",
+        "same_pages",  # a check's unchanged pages, in chunks
     ):
         assert f'"{name}"' in collections, f"no TTL policy for {name}"
     assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])

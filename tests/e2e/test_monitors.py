@@ -72,6 +72,7 @@ async def test_checks_find_pages_new_same_changed_and_removed(api, site: Site) -
     publish("gone", "5.00", "in stock", ["basic"])
     publish("steady", "7.00", "in stock", ["basic"])
     publish("noisy", "100.00", "in stock", ["basic"])
+    site.unvalidated.add(paths["steady"])  # no ETag: its body's digest tells it unchanged
     body = {
         "urls": list(urls.values()),
         "extract": EXTRACT,
@@ -92,13 +93,26 @@ async def test_checks_find_pages_new_same_changed_and_removed(api, site: Site) -
     assert first["summary"]["new"] == 4 and first["summary"]["total"] == 4
     assert {page["status"] for page in pages.values()} == {"new"}
 
-    # the clock line changes on every fetch: an ignored selector, so the pages are the same
+    # unchanged: three pages answer the conditional request 304, the fourth its same body
     second, pages = await run_check(api, monitor_id)
     assert second["summary"]["same"] == 4, pages
+    assert {name: site.not_modified[path] for name, path in paths.items()} == {
+        "cheap": 1,
+        "gone": 1,
+        "steady": 0,
+        "noisy": 1,
+    }
+    assert {page["status"] for page in pages.values()} == {"same"}
+    job = (await api.get(f"/v1/jobs/{second['job_id']}")).json()
+    assert job["status"] == "completed" and job["counts"]["succeeded"] == 4
+    kept = (await api.get(f"/v1/jobs/{second['job_id']}/results")).json()
+    assert kept["results"] == []  # an unchanged page keeps no result of its own
 
     publish("cheap", "9.99", "in stock", ["sale", "last items"])
     del site.watched[paths["gone"]]
     publish("noisy", "100.40", "in stock", ["basic"])  # under the 1% threshold
+    # a new clock line: an ignored selector, so the page is the same
+    publish("steady", "7.00", "in stock", ["basic"])
     third, pages = await run_check(api, monitor_id)
     assert third["status"] == "completed"
     assert (third["summary"]["changed"], third["summary"]["removed"]) == (2, 1)

@@ -19,12 +19,14 @@ Routes (``key`` separates counters between tests):
 - ``/moment/KEY``                  200, Cloudflare's "Just a moment..." interstitial
 - ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
-- ``/watched/KEY``                 ``site.watched[KEY]`` (status, html): pages a test edits
+- ``/watched/KEY``                 ``site.watched[KEY]`` (status, html): pages a test edits,
+                                   with an ETag (304 to ``If-None-Match``) unless unvalidated
                                    between a monitor's checks (404 once removed)
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import time
@@ -80,6 +82,8 @@ class Site:
         self.max_in_flight = 0
         self.switched_on: set[str] = set()  # /switch/KEY answers 500 until KEY is in here
         self.watched: dict[str, tuple[int, str]] = {}  # /watched/KEY: (status, html)
+        self.unvalidated: set[str] = set()  # watched pages answered without an ETag
+        self.not_modified: Counter[str] = Counter()  # watched pages answered 304, by KEY
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -144,14 +148,30 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
             elif parts.path.startswith("/members/"):
                 self._redirect(f"/login?next={parts.path}")
             elif parts.path.startswith("/watched/"):
-                key = parts.path.removeprefix("/watched/")
-                self._send(*site.watched.get(key, (404, "<h1>gone</h1>")))
+                self._watched(parts.path.removeprefix("/watched/"))
             elif parts.path.startswith("/switch/"):
                 on = parts.path.removeprefix("/switch/") in site.switched_on
                 self._send(200, product_page(9)) if on else self._send(500, "<h1>off</h1>")
             else:
                 status, body = _route(parts.path, query, n)
                 self._send(status, body)
+
+        def _watched(self, key: str) -> None:
+            """A page a test edits: with an ETag (unless its key is in ``site.unvalidated``),
+            answered 304 to a request that names it (counted in ``site.not_modified``)."""
+            status, html = site.watched.get(key, (404, "<h1>gone</h1>"))
+            if status != 200 or key in site.unvalidated:
+                self._send(status, html)
+                return
+            etag = f'"{hashlib.sha256(html.encode()).hexdigest()[:16]}"'
+            if self.headers.get("If-None-Match") == etag:
+                with site.lock:
+                    site.not_modified[key] += 1
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.end_headers()
+                return
+            self._send(status, html, headers={"ETag": etag})
 
         def _redirect(self, location: str) -> None:
             self.send_response(302)

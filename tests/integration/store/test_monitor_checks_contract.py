@@ -23,6 +23,7 @@ from scrapejobs_shared.domain.monitor_checks import (
     Seen,
 )
 from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest
+from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
 
@@ -107,30 +108,53 @@ async def test_one_caller_at_a_time_compares_and_a_finished_check_stays(
         held_back_by=("min_text_change",),
     )
     snapshot = PageSnapshot(
-        "https://shop.example/p/2", made.id, Seen({"price": 9.99}, "b"), Seen({"price": 10.5}, "a")
+        "https://shop.example/p/2",
+        made.id,
+        Seen({"price": 9.99}, "b"),
+        Seen({"price": 10.5}, "a"),
+        PageValidators('"v2"', "Mon, 02 Nov 2026 10:00:00 GMT", "ab" * 32),
     )
+    gone = PageSnapshot("https://shop.example/p/9", made.id, None, Seen({}, "old"))
+    same = [CheckPage(f"https://shop.example/s/{n}", PageStatus.SAME, 200) for n in range(5)]
     done = dataclasses.replace(
         made,
         status=CheckStatus.COMPLETED,
         finished_at=later,
-        summary={"total": 3, "new": 1, "changed": 2},
+        summary={"total": 8, "new": 1, "changed": 2, "same": 5},
     )
-    await checks.finish(done, [new, changed, held], [snapshot])
+    await checks.record(made, [new, changed], [snapshot, gone])
+    await checks.record(made, [held], [])
+    assert (await checks.get(mid, made.id) or made).status is CheckStatus.QUEUED
+    await checks.finish(done, same)
     assert await checks.get(mid, made.id) == done
     assert await checks.claim(mid, made.id, later, later + timedelta(seconds=30)) is None
     await checks.mark(mid, made.id, CheckStatus.RUNNING)  # finished: stays
     found = await checks.get(mid, made.id)
     assert found is not None and found.status is CheckStatus.COMPLETED
-    assert await checks.snapshots(mid) == [snapshot]
+    assert sorted(await checks.snapshot_entries(mid), key=lambda e: e.url) == [
+        snapshot.entry,
+        gone.entry,
+    ]
+    assert not gone.entry.remembered("chk_next") and gone.entry.remembered(made.id)
+    assert snapshot.entry.validators == snapshot.validators
+    urls = [snapshot.url, gone.url, "https://shop.example/none"]
+    assert await checks.snapshots_of(mid, urls) == {snapshot.url: snapshot, gone.url: gone}
 
     everything, token = await checks.pages(mid, made.id, None, 10)
-    assert {p.url for p in everything} == {new.url, changed.url, held.url} and token is None
+    assert token is None
+    assert {p.url for p in everything[:3]} == {new.url, changed.url, held.url}
+    assert sorted(everything[3:], key=lambda p: p.url) == same  # the same ones last
     only, _ = await checks.pages(mid, made.id, PageStatus.CHANGED, 10)
     assert {p.url: p for p in only} == {changed.url: changed, held.url: held}
-    first, token = await checks.pages(mid, made.id, None, 2)
-    rest, last = await checks.pages(mid, made.id, None, 2, token)
-    assert len(first) == 2 and len(rest) == 1 and last is None
-    assert {p.url for p in [*first, *rest]} == {new.url, changed.url, held.url}
+    for size in (1, 2, 3):  # pages of every size, across the two kinds
+        listed, token = await checks.pages(mid, made.id, None, size)
+        while token is not None:
+            more, token = await checks.pages(mid, made.id, None, size, token)
+            listed += more
+        assert listed == everything
+    unchanged, token = await checks.pages(mid, made.id, PageStatus.SAME, 3)
+    rest, last = await checks.pages(mid, made.id, PageStatus.SAME, 3, token)
+    assert len(unchanged) == 3 and last is None and unchanged + rest == everything[3:]
 
 
 async def test_a_deleted_monitor_takes_its_checks_and_snapshots(
@@ -147,8 +171,10 @@ async def test_a_deleted_monitor_takes_its_checks_and_snapshots(
     await checks.add(made)
     page = CheckPage("https://shop.example/p/1", PageStatus.NEW, 200)
     snapshot = PageSnapshot(page.url, made.id, Seen({}, "text"))
-    await checks.finish(dataclasses.replace(made, status=CheckStatus.COMPLETED), [page], [snapshot])
+    await checks.record(made, [page], [snapshot])
+    same = [CheckPage("https://shop.example/p/2", PageStatus.SAME)]
+    await checks.finish(dataclasses.replace(made, status=CheckStatus.COMPLETED), same)
     assert await monitors.delete("team-a", mid)
     assert await checks.get(mid, made.id) is None
-    assert await checks.snapshots(mid) == []
+    assert await checks.snapshot_entries(mid) == []
     assert (await checks.pages(mid, made.id, None, 10))[0] == []

@@ -36,8 +36,9 @@ from scrapejobs_shared.domain.monitor_checks import (
 )
 from scrapejobs_shared.domain.monitors import MonitorRecord
 from scrapejobs_shared.domain.page_diff import PageContent, compare
-from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
 
@@ -127,13 +128,30 @@ class CheckRunner:
         return await self._checks.get(monitor.id, check_id) or skipped
 
     async def _submitted(self, monitor: MonitorRecord, check: CheckRecord) -> CheckRecord:
-        """``check``, its job submitted (once: the job's id is the check's)."""
+        """``check``, its job submitted (once: the job's id is the check's). A monitor of
+        listed URLs asks for each page with what the last check kept of it (a crawl fetches
+        every page: a page's links are what finds the next ones)."""
         if check.job_id is not None and not check.finished:
+            validators = None
+            if monitor.request.crawl is None:
+                with counting() as ops:
+                    entries = await self._checks.snapshot_entries(monitor.id)
+                validators = {e.url: e.validators for e in entries if e.validators is not None}
+                log.info(
+                    "check validators read",
+                    extra={
+                        "check_id": check.id,
+                        "job_id": check.job_id,
+                        "pages": len(validators),
+                        "firestore_reads": ops.reads,
+                    },
+                )
             await self._jobs.submit(
                 monitor.request.job_request(),
                 job_id=check.job_id,
                 tenant=monitor.tenant,
                 trigger=f"monitor {monitor.id}",
+                validators=validators,
             )
         return check
 
@@ -212,33 +230,72 @@ class CheckRunner:
         claimed = await self._checks.claim(monitor.id, check.id, now, now + SETTLE_LEASE)
         if claimed is None:  # another caller compares it, or it just finished
             return await self._checks.get(monitor.id, check.id) or check
-        tasks = await self._results(check.job_id) if job is not None else []
-        snapshots = {s.url: s for s in await self._checks.snapshots(monitor.id)}
-        pages, changed = _compared(monitor, check.id, tasks, snapshots)
-        summary = Counter(page.status.value for page in pages)
-        status = _status(job.status if job is not None else None, summary, len(pages))
-        done = replace(
-            check,
-            status=status,
-            finished_at=self._clock(),
-            summary={"total": len(pages), **{s.value: summary.get(s.value, 0) for s in PageStatus}},
-        )
-        await self._checks.finish(done, pages, changed)
+        with counting() as ops:
+            summary, same = await self._compare(monitor, check, job)
+            total = sum(summary.values())
+            status = _status(job.status if job is not None else None, summary, total)
+            done = replace(
+                check,
+                status=status,
+                finished_at=self._clock(),
+                summary={"total": total, **{s.value: summary.get(s.value, 0) for s in PageStatus}},
+            )
+            await self._checks.finish(done, same)
         log.info(
             "check finished",
-            extra={"monitor_id": monitor.id, "check_id": check.id, "status": status.value},
+            extra={
+                "monitor_id": monitor.id,
+                "check_id": check.id,
+                "job_id": check.job_id,
+                "status": status.value,
+                "pages": total,
+                "firestore_reads": ops.reads,
+                "firestore_writes": ops.writes,
+            },
         )
         return done
 
-    async def _results(self, job_id: str) -> list[TaskRecord]:
-        tasks: list[TaskRecord] = []
+    async def _compare(
+        self, monitor: MonitorRecord, check: CheckRecord, job: JobRecord | None
+    ) -> tuple[Counter[str], list[CheckPage]]:
+        """Compare the check's results a page of them at a time, each with its page's
+        snapshot, writing what changed as it goes; then count the pages no result was kept
+        for (the site said they had not changed) and find those gone from the targets. The
+        count of pages by status, and the ``same`` ones (``finish`` writes them)."""
+        entries = {e.url: e for e in await self._checks.snapshot_entries(monitor.id)}
+        summary: Counter[str] = Counter()
+        same: list[CheckPage] = []
+        seen: set[str] = set()
         token: str | None = None
-        while True:
-            page = await self._jobs.results(job_id, RESULTS_PAGE, token, None)
-            tasks += page.items
-            token = page.next_page_token
+        while job is not None:
+            results = await self._jobs.results(job.id, RESULTS_PAGE, token, None)
+            urls = [task.url for task in results.items]
+            known = [url for url in urls if url in entries]
+            snapshots = await self._checks.snapshots_of(monitor.id, known)
+            pages, changed = _compared(monitor, check.id, results.items, snapshots)
+            await self._checks.record(check, [p for p in pages if not p.same], changed)
+            same += [page for page in pages if page.same]
+            summary.update(page.status.value for page in pages)
+            seen.update(urls)
+            token = results.next_page_token
             if token is None:
-                return tasks
+                break
+        if job is not None and job.status is JobStatus.COMPLETED and monitor.request.crawl is None:
+            targets = dict.fromkeys(monitor.request.job_request().target_urls())
+            unchanged = [CheckPage(url, PageStatus.SAME) for url in targets if url not in seen]
+            same += unchanged
+            summary[PageStatus.SAME.value] += len(unchanged)
+            seen.update(targets)
+        gone = [url for url, e in entries.items() if url not in seen and e.remembered(check.id)]
+        for start in range(0, len(gone), RESULTS_PAGE):
+            snapshots = await self._checks.snapshots_of(
+                monitor.id, gone[start : start + RESULTS_PAGE]
+            )
+            removed = [CheckPage(url, PageStatus.REMOVED, notify=True) for url in snapshots]
+            forgotten = [snapshot.after(check.id, None) for snapshot in snapshots.values()]
+            await self._checks.record(check, removed, forgotten)
+            summary[PageStatus.REMOVED.value] += len(removed)
+        return summary, same
 
     async def _last_check(self, monitor: MonitorRecord) -> CheckRecord | None:
         if monitor.last_check_id is None:
@@ -260,57 +317,53 @@ def _compared(
     tasks: Sequence[TaskRecord],
     snapshots: dict[str, PageSnapshot],
 ) -> tuple[list[CheckPage], list[PageSnapshot]]:
-    """Each page's status and diff, and the snapshots that change."""
-    rules, fields = monitor.request.rules, set(monitor.request.extract)
+    """Each page's status and diff, and the snapshots that change (not those of pages found
+    exactly as their snapshot has them)."""
     pages: list[CheckPage] = []
     changed: list[PageSnapshot] = []
-    seen_urls = set()
     for task in tasks:
-        seen_urls.add(task.url)
         snapshot = snapshots.get(task.url) or PageSnapshot(task.url, "", None)
-        baseline = snapshot.baseline(check_id)
-        if task.status is TaskStatus.SUCCEEDED and task.http_status not in GONE:
-            data = task.data or {}
-            found = Seen(
-                {k: v for k, v in data.items() if k in fields}, str(data.get("markdown") or "")
-            )
-            changed.append(snapshot.after(check_id, found))
-            if baseline is None:
-                pages.append(CheckPage(task.url, PageStatus.NEW, task.http_status))
-                continue
-            diff = compare(
-                PageContent(baseline.data, baseline.markdown),
-                PageContent(found.data, found.markdown),
-                rules,
-            )
-            status = PageStatus.SAME if diff.status == "same" else PageStatus.CHANGED
-            pages.append(
-                CheckPage(
-                    task.url,
-                    status,
-                    task.http_status,
-                    diff=diff.to_dict() if status is PageStatus.CHANGED else None,
-                    notify=diff.notify,
-                    held_back_by=diff.held_back_by,
-                )
-            )
-        elif task.http_status in GONE:
-            changed.append(snapshot.after(check_id, None))
-            status = PageStatus.REMOVED if baseline is not None else PageStatus.ERROR
-            error = None if baseline is not None else f"HTTP {task.http_status}"
-            pages.append(
-                CheckPage(
-                    task.url, status, task.http_status, notify=baseline is not None, error=error
-                )
-            )
-        else:
-            error = task.error or task.status.value
-            pages.append(CheckPage(task.url, PageStatus.ERROR, task.http_status, error=error))
-    for url, snapshot in snapshots.items():  # gone from the targets
-        if url not in seen_urls and snapshot.baseline(check_id) is not None:
-            changed.append(snapshot.after(check_id, None))
-            pages.append(CheckPage(url, PageStatus.REMOVED, notify=True))
+        page, found = _page(monitor, check_id, task, snapshot.baseline(check_id))
+        pages.append(page)
+        kept = snapshot.written_by != check_id and snapshot.current == found
+        if page.status is not PageStatus.ERROR and not (
+            kept and snapshot.validators == task.validators
+        ):
+            changed.append(snapshot.after(check_id, found, task.validators))
     return pages, changed
+
+
+def _page(
+    monitor: MonitorRecord, check_id: str, task: TaskRecord, baseline: Seen | None
+) -> tuple[CheckPage, Seen | None]:
+    """What a check's result says of its page, compared with ``baseline``; and what the
+    page now holds (None: gone)."""
+    if task.http_status in GONE:
+        if baseline is None:
+            error = f"HTTP {task.http_status}"
+            return CheckPage(task.url, PageStatus.ERROR, task.http_status, error=error), None
+        return CheckPage(task.url, PageStatus.REMOVED, task.http_status, notify=True), None
+    if task.status is not TaskStatus.SUCCEEDED:
+        error = task.error or task.status.value
+        return CheckPage(task.url, PageStatus.ERROR, task.http_status, error=error), None
+    data = task.data or {}
+    fields = monitor.request.extract
+    found = Seen({k: v for k, v in data.items() if k in fields}, str(data.get("markdown") or ""))
+    if baseline is None:
+        return CheckPage(task.url, PageStatus.NEW, task.http_status), found
+    before = PageContent(baseline.data, baseline.markdown)
+    diff = compare(before, PageContent(found.data, found.markdown), monitor.request.rules)
+    if diff.status == "same":
+        return CheckPage(task.url, PageStatus.SAME, task.http_status), found
+    page = CheckPage(
+        task.url,
+        PageStatus.CHANGED,
+        task.http_status,
+        diff=diff.to_dict(),
+        notify=diff.notify,
+        held_back_by=diff.held_back_by,
+    )
+    return page, found
 
 
 def _status(job: JobStatus | None, summary: Counter[str], total: int) -> CheckStatus:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -39,6 +40,7 @@ from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.model_usage import ModelPrices
+from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.progress import Progress, ProgressEstimator
 from scrapejobs_shared.domain.records import (
     BatchItem,
@@ -138,8 +140,13 @@ class JobService:
         trigger: str | None = None,
         tenant: str = DEFAULT_TENANT,
         key_fingerprint: str | None = None,
+        validators: Mapping[str, PageValidators] | None = None,
     ) -> JobView:
         """Store the job and its batches of tasks, then publish one message per batch.
+
+        ``validators`` (a monitor check's job): each page's, by URL, to ask with
+        conditionally; the job keeps its pages' validators and a page that did not change
+        ends unchanged (page_validators.py).
 
         ``job_id`` derived from a scheduler trigger (or an idempotency key, whose request
         body's digest is ``key_fingerprint``: kept with the job) makes a retried request
@@ -153,9 +160,10 @@ class JobService:
         with counting() as ops:
             job_id = job_id or uuid.uuid4().hex
             now = self._clock()
-            batches = self._new_batches(job_id, request, now, tenant)
+            batches = self._new_batches(job_id, request, now, tenant, validators or {})
             job = self._new_job(request, job_id, trigger, batches, now, tenant)
-            job = replace(job, key_fingerprint=key_fingerprint)
+            spec = JobSpec.from_request(request, conditional=validators is not None)
+            job = replace(job, key_fingerprint=key_fingerprint, spec=spec)
             with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
                 try:
                     failed = await self._create_and_publish(job, batches)
@@ -352,7 +360,12 @@ class JobService:
         )
 
     def _new_batches(
-        self, job_id: str, request: JobRequest, now: datetime, tenant: str
+        self,
+        job_id: str,
+        request: JobRequest,
+        now: datetime,
+        tenant: str,
+        validators: Mapping[str, PageValidators] | None = None,
     ) -> list[BatchRecord]:
         """One task per URL, in batches; a crawl starts with its start URL, keyed as workers
         key pages."""
@@ -363,7 +376,12 @@ class JobService:
             return task_id_for(job_id, str(index))
 
         items = [
-            BatchItem(task_id=task_id(index, url), url=url, index=index)
+            BatchItem(
+                task_id=task_id(index, url),
+                url=url,
+                index=index,
+                validators=(validators or {}).get(url),
+            )
             for index, url in enumerate(request.target_urls())
         ]
         expire_at = now + self._retention_of(request)

@@ -66,10 +66,16 @@ class Applied:
     handoffs_done: tuple[str, ...] = ()  # tasks the processing lane finished: drop theirs
     usage: ModelUsage = field(default_factory=ModelUsage)  # of the tasks that became terminal
     kept: tuple[tuple[str, TaskRecord], ...] = ()  # (page cache key, result) to index
+    unchanged: tuple[str, ...] = ()  # tasks that succeeded unchanged: no result of their own
 
     @property
     def changed(self) -> bool:
         return bool(self.results) or any(self.deltas.values())
+
+    @property
+    def finished(self) -> tuple[str, ...]:
+        """The tasks that became terminal."""
+        return tuple(record.id for record in self.results) + self.unchanged
 
 
 def claim(batch: BatchRecord, lease_until: datetime, lane: Lane = "fetch") -> Applied:
@@ -97,6 +103,7 @@ def settle(
     by_id = {item.task_id: item for item in batch.items}
     deltas: Counter[TaskStatus] = Counter()
     results: list[TaskRecord] = []
+    unchanged: list[TaskRecord] = []
     handoffs: list[tuple[str, Handoff]] = []
     done: list[str] = []
     kept: list[tuple[str, TaskRecord]] = []
@@ -105,17 +112,8 @@ def settle(
         item = by_id.get(change.task_id)
         if item is None or item.status.terminal:
             continue
-        if isinstance(change, ReleaseTask):
-            counted = item.status is not TaskStatus.PROCESSING  # processing counts none
-            attempts = item.attempts - 1 if change.refund_attempt and counted else item.attempts
-            by_id[item.task_id] = replace(item, error=change.error, attempts=max(0, attempts))
-            continue
-        if isinstance(change, HandOffTask):
-            if item.status is TaskStatus.RUNNING:
-                by_id[item.task_id] = replace(item, status=TaskStatus.PROCESSING, error=None)
-                deltas[TaskStatus.RUNNING] -= 1
-                deltas[TaskStatus.PROCESSING] += 1
-                handoffs.append((item.task_id, change.handoff))
+        if not isinstance(change, FinishTask):
+            by_id[item.task_id] = _moved(item, change, deltas, handoffs)
             continue
         if not change.outcome.status.terminal or not item.status.may_become(change.outcome.status):
             continue  # a finish is terminal; status never moves backwards
@@ -127,6 +125,9 @@ def settle(
         by_id[item.task_id] = replace(item, status=record.status, error=record.error)
         deltas[item.status] -= 1
         deltas[record.status] += 1
+        if change.outcome.unchanged and record.status is TaskStatus.SUCCEEDED:
+            unchanged.append(record)  # counted, and no result of its own
+            continue
         results.append(record)
         if change.kept_under is not None and record.status is TaskStatus.SUCCEEDED:
             kept.append((change.kept_under, record))
@@ -136,7 +137,7 @@ def settle(
         for change in changes
         if isinstance(change, FinishTask) and change.service_ms is not None
     }
-    stats = outcome_totals(results, service_ms, usage)
+    stats = outcome_totals(results + unchanged, service_ms, usage)
     return Applied(
         replace(batch, items=items),
         tuple(results),
@@ -146,7 +147,27 @@ def settle(
         tuple(done),
         usage,
         tuple(kept),
+        tuple(record.id for record in unchanged),
     )
+
+
+def _moved(
+    item: BatchItem,
+    change: ReleaseTask | HandOffTask,
+    deltas: Counter[TaskStatus],
+    handoffs: list[tuple[str, Handoff]],
+) -> BatchItem:
+    """An open task released (its attempt refunded, if asked) or handed off."""
+    if isinstance(change, ReleaseTask):
+        counted = item.status is not TaskStatus.PROCESSING  # processing counts none
+        attempts = item.attempts - 1 if change.refund_attempt and counted else item.attempts
+        return replace(item, error=change.error, attempts=max(0, attempts))
+    if item.status is not TaskStatus.RUNNING:
+        return item
+    deltas[TaskStatus.RUNNING] -= 1
+    deltas[TaskStatus.PROCESSING] += 1
+    handoffs.append((item.task_id, change.handoff))
+    return replace(item, status=TaskStatus.PROCESSING, error=None)
 
 
 def close(
@@ -198,6 +219,7 @@ def result_record(
         batch_id=batch.id,
         replays=item.replays,
         tenant=batch.tenant if outcome.status is TaskStatus.DEAD_LETTERED else None,
+        validators=outcome.validators,
     )
 
 

@@ -374,6 +374,9 @@ class JobSpec(BaseModel):
     pipeline: Pipeline = Field(default_factory=list)
     priority: Priority = "normal"
     webhook: WebhookSpec | None = None
+    # a monitor check's job (not a request field): its pages' validators are kept, and a page
+    # that carries some and did not change ends unchanged (page_validators.py)
+    conditional: bool = False
 
     @field_validator("pipeline", mode="before")
     @classmethod
@@ -381,7 +384,7 @@ class JobSpec(BaseModel):
         return pipeline_from_stored(value)
 
     @classmethod
-    def from_request(cls, request: JobRequest) -> JobSpec:
+    def from_request(cls, request: JobRequest, conditional: bool = False) -> JobSpec:
         return cls(
             extract=request.extract,
             options=request.options,
@@ -389,12 +392,17 @@ class JobSpec(BaseModel):
             pipeline=request.pipeline,
             priority=request.priority,
             webhook=request.webhook,
+            conditional=conditional,
         )
 
     def to_document(self) -> dict[str, Any]:
         """The spec as stored on the job; the pipeline as one JSON string (a JSON Schema may
         hold what a Firestore map cannot), left out when empty."""
-        document = self.model_dump(mode="json", exclude_none=True, exclude={"pipeline"})
+        document = self.model_dump(
+            mode="json", exclude_none=True, exclude={"pipeline", "conditional"}
+        )
+        if self.conditional:
+            document["conditional"] = True
         if self.pipeline:
             document["pipeline"] = pipeline_to_json(self.pipeline)
         return document

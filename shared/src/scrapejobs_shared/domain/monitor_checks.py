@@ -20,6 +20,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal
 
+from scrapejobs_shared.domain.page_validators import PageValidators
+
 Trigger = Literal["manual", "scheduled"]
 
 
@@ -83,6 +85,10 @@ class CheckPage:
     def key(self) -> str:
         return page_key(self.url)
 
+    @property
+    def same(self) -> bool:
+        return self.status is PageStatus.SAME
+
 
 @dataclass(frozen=True, slots=True)
 class Seen:
@@ -96,24 +102,54 @@ class Seen:
 class PageSnapshot:
     """The monitor's memory of a page: what the last check that looked at it (``written_by``)
     found (``current``, None once the page is gone), and what was there before that check
-    (``before``: the baseline should that check compare again)."""
+    (``before``: the baseline should that check compare again); ``validators``: what the
+    next check asks the site with (page_validators.py)."""
 
     url: str
     written_by: str
     current: Seen | None
     before: Seen | None = None
+    validators: PageValidators | None = None
 
     @property
     def key(self) -> str:
         return page_key(self.url)
 
+    @property
+    def entry(self) -> SnapshotEntry:
+        return SnapshotEntry(
+            self.url,
+            self.written_by,
+            self.current is not None,
+            self.before is not None,
+            self.validators,
+        )
+
     def baseline(self, check_id: str) -> Seen | None:
         """What check ``check_id`` compares the page with."""
         return self.before if self.written_by == check_id else self.current
 
-    def after(self, check_id: str, found: Seen | None) -> PageSnapshot:
+    def after(
+        self, check_id: str, found: Seen | None, validators: PageValidators | None = None
+    ) -> PageSnapshot:
         """The snapshot once check ``check_id`` found ``found`` (None: the page is gone)."""
-        return PageSnapshot(self.url, check_id, found, self.baseline(check_id))
+        return PageSnapshot(self.url, check_id, found, self.baseline(check_id), validators)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotEntry:
+    """A snapshot without its content: what starting a check (the validators) and finding
+    the pages gone from the targets need, read for every page of a monitor."""
+
+    url: str
+    written_by: str
+    has_current: bool
+    has_before: bool
+    validators: PageValidators | None = None
+
+    def remembered(self, check_id: str) -> bool:
+        """Whether check ``check_id`` has a baseline for the page (it was there before)."""
+        return self.has_before if self.written_by == check_id else self.has_current
 
 
 def page_key(url: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.statuses import FETCH_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 
@@ -71,6 +72,7 @@ class TaskRecord:
     batch_id: str | None = None  # the batch the task travels in (None on old records)
     replays: int = 0  # how often it was replayed after it failed or was dead-lettered
     tenant: str | None = None  # a dead letter's job's tenant (listed per tenant); else None
+    validators: PageValidators | None = None  # a monitor check's page: what the next asks with
 
     def with_changes(self, **changes: Any) -> TaskRecord:
         return replace(self, **changes)
@@ -90,6 +92,10 @@ class TaskOutcome:
     field_errors: dict[str, str] | None = None
     rendered_ms: int | None = None
     tls_unverified: bool = False
+    validators: PageValidators | None = None  # kept for a monitor check's next conditional fetch
+    # the page did not change since the validators its task carried (page_validators.py):
+    # succeeded, and no result of its own is written
+    unchanged: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +127,7 @@ class BatchItem:
     depth: int = 0  # crawl hops from the start URL
     index: int = 0  # position in the submission
     replays: int = 0  # replays after it failed or was dead-lettered
+    validators: PageValidators | None = None  # a monitor check's page: asked conditionally
 
     def with_changes(self, **changes: Any) -> BatchItem:
         return replace(self, **changes)

@@ -2,9 +2,9 @@
 
 Invariants: ``add`` creates a check once (a second ``add`` of one id answers False and
 changes nothing: a retried start is one check); ``claim`` lets one caller at a time compare a
-check's pages (a lease, taken again once it lapses); ``finish`` writes the pages and the
-snapshots first and the check's final status last, so a check that reads finished has all of
-its pages; a finished check is never changed again.
+check's pages (a lease, taken again once it lapses); ``record`` writes pages and snapshots as
+the comparison goes, ``finish`` the unchanged pages and then the check's final status, so a
+check that reads finished has all of its pages; a finished check is never changed again.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from scrapejobs_shared.domain.monitor_checks import (
     CheckStatus,
     PageSnapshot,
     PageStatus,
+    SnapshotEntry,
 )
 
 
@@ -42,14 +43,21 @@ class MonitorChecks(Protocol):
         """The check, leased to this caller until ``until``, if it is unfinished and nobody
         else holds it; else None."""
 
-    async def snapshots(self, monitor_id: str) -> Sequence[PageSnapshot]:
-        """Every page snapshot of the monitor."""
+    async def snapshot_entries(self, monitor_id: str) -> Sequence[SnapshotEntry]:
+        """Every page snapshot of the monitor, without its content."""
 
-    async def finish(
+    async def snapshots_of(self, monitor_id: str, urls: Sequence[str]) -> dict[str, PageSnapshot]:
+        """The snapshots of those pages (by URL) that have one."""
+
+    async def record(
         self, check: CheckRecord, pages: Sequence[CheckPage], snapshots: Sequence[PageSnapshot]
     ) -> None:
-        """Write the check's pages and the monitor's new snapshots, then ``check`` itself
-        (finished)."""
+        """Write some of an unfinished check's pages (any status but ``same``) and the
+        monitor's snapshots they changed."""
+
+    async def finish(self, check: CheckRecord, same: Sequence[CheckPage]) -> None:
+        """Write the check's ``same`` pages (kept together, not a document each), then
+        ``check`` itself (finished)."""
 
     async def pages(
         self,
@@ -59,4 +67,5 @@ class MonitorChecks(Protocol):
         limit: int,
         after: str | None = None,
     ) -> tuple[Sequence[CheckPage], str | None]:
-        """A check's pages (of ``status``), in URL-digest order, from the token ``after``."""
+        """A check's pages (of ``status``), from the token ``after``: the pages that are not
+        ``same`` in URL-digest order, then the ``same`` ones in URL-digest order."""

@@ -272,7 +272,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
 
     def _settled(self, handle: ClaimHandle, applied: Applied, results: Sequence[Any]) -> Settled:
         """What a committed settle did, from its own write results (``_stage_settle``'s)."""
-        finished = tuple(record.id for record in applied.results)
+        finished = applied.finished
         if handle.in_job:
             completes = _completes(handle, applied)
             status = JobStatus.COMPLETED if completes else handle.job_status
@@ -285,7 +285,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
             ClaimHandle(applied.batch, handle.shard, results[0].update_time),
             finished,
             after.cancelled,
-            bool(applied.results) and after.open == 0,
+            bool(applied.finished) and after.open == 0,
         )
 
     async def _settle_in_transaction(
@@ -420,9 +420,9 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         status = (job.status if job is not None else JobStatus.CANCELLED) if in_job else None
         return Settled(
             ClaimHandle(applied.batch, shard, None, status),
-            tuple(record.id for record in applied.results),
+            applied.finished,
             cancelled,
-            bool(applied.results),
+            bool(applied.finished),
         )
 
 

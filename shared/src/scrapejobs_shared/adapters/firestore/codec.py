@@ -9,6 +9,7 @@ from typing import Any
 
 from scrapejobs_shared.delivery.batching import batch_group
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
@@ -92,6 +93,7 @@ def task_to_doc(task: TaskRecord) -> dict[str, Any]:
         "created_at": _iso(task.created_at),
         "batch_id": task.batch_id,
         "replays": task.replays,
+        "validators": None if task.validators is None else task.validators.to_doc(),
     }
     doc: dict[str, Any] = {
         "url": task.url,
@@ -134,6 +136,7 @@ def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskReco
         created_at=_as_datetime(rest.get("created_at") or doc["updated_at"]),
         batch_id=rest.get("batch_id"),
         replays=int(rest.get("replays") or 0),
+        validators=PageValidators.from_doc(rest.get("validators")),
         tenant=doc.get("tenant"),
         updated_at=_as_datetime(doc["updated_at"]),
         expire_at=_as_datetime(doc["expire_at"]),
@@ -203,6 +206,8 @@ def items_to_doc(items: tuple[BatchItem, ...]) -> str:
                 row[key] = value
         if item.error is not None:
             row["e"] = item.error
+        if item.validators is not None:
+            row["v"] = item.validators.to_doc()
         rows.append(row)
     return json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
 
@@ -218,6 +223,7 @@ def batch_from_doc(job_id: str, batch_id: str, doc: Mapping[str, Any]) -> BatchR
             depth=int(row.get("d") or 0),
             index=int(row.get("i") or 0),
             replays=int(row.get("r") or 0),
+            validators=PageValidators.from_doc(row.get("v")),
         )
         for row in json.loads(doc.get("items") or "[]")
     )
@@ -261,6 +267,7 @@ def handoff_to_doc(handoff: Handoff, expire_at: datetime) -> dict[str, Any]:
         "field_errors": outcome.field_errors,
         "rendered_ms": outcome.rendered_ms,
         "tls_unverified": outcome.tls_unverified,
+        "validators": None if outcome.validators is None else outcome.validators.to_doc(),
         "input": handoff.model_input,
     }
     return {"json": json.dumps(body, separators=(",", ":")), "expire_at": expire_at}
@@ -280,6 +287,7 @@ def handoff_from_doc(doc: dict[str, Any]) -> Handoff:
         field_errors=body.get("field_errors"),
         rendered_ms=body.get("rendered_ms"),
         tls_unverified=bool(body.get("tls_unverified")),
+        validators=PageValidators.from_doc(body.get("validators")),
     )
     return Handoff(outcome, str(body.get("input") or ""))
 

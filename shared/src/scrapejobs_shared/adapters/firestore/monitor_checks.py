@@ -3,14 +3,20 @@
 * ``monitors/{id}/checks/{check_id}``: ``tenant``, ``trigger``, ``status``, ``job_id``,
   ``created_at``, ``finished_at``, ``summary``, ``lease_until`` (who compares it), and
   ``expire_at`` (the monitor's retention: Firestore's TTL deletes it);
-* ``.../checks/{check_id}/check_pages/{page_key}``: ``url``, ``status``, ``status_code``,
-  ``diff`` (JSON), ``notify``, ``held_back_by``, ``error``, ``expire_at``;
+* ``.../checks/{check_id}/check_pages/{page_key}``, a page that is not ``same``: ``url``,
+  ``status``, ``status_code``, ``diff`` (JSON), ``notify``, ``held_back_by``, ``error``,
+  ``expire_at``;
+* ``.../checks/{check_id}/same_pages/{nnnnn}``: the ``same`` pages, a chunk of up to
+  ``CHUNK_BYTES`` of URLs each (``pages``: JSON of ``[url, status_code]`` in key order;
+  ``first`` and ``last``: the keys it spans; ``expire_at``), so an unchanged page costs no
+  write of its own;
 * ``monitors/{id}/snapshots/{page_key}``: ``url``, ``written_by``, ``current`` and ``before``
   (JSON of what a check found: its data and markdown, the markdown cut at
-  ``MAX_MARKDOWN`` characters), kept while the monitor is.
+  ``MAX_MARKDOWN`` characters), ``has_current`` and ``has_before`` (read without the
+  content), ``validators``; kept while the monitor is.
 
-A check's pages and snapshots are written in commits of ``COMMIT_SIZE`` documents, the
-check's final status last."""
+A check's pages and snapshots are written in commits of ``COMMIT_SIZE`` documents as its
+comparison goes, its same pages and then its final status last."""
 
 from __future__ import annotations
 
@@ -34,11 +40,17 @@ from scrapejobs_shared.domain.monitor_checks import (
     PageSnapshot,
     PageStatus,
     Seen,
+    SnapshotEntry,
+    page_key,
 )
+from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.observability.store_ops import count
 
 CHECKS, CHECK_PAGES, SNAPSHOTS = "checks", "check_pages", "snapshots"
+SAME_PAGES = "same_pages"
+ENTRY_FIELDS = ["url", "written_by", "has_current", "has_before", "validators"]
 COMMIT_SIZE = 200
+CHUNK_BYTES = 256 * 1024  # of URLs in one chunk of a check's same pages
 MAX_MARKDOWN = 300_000  # characters of a page's markdown a snapshot keeps (a document < 1 MiB)
 
 
@@ -124,34 +136,56 @@ class FirestoreMonitorChecks:
             return None  # another caller claimed it first
         return check
 
-    async def snapshots(self, monitor_id: str) -> list[PageSnapshot]:
-        query = self._monitors.document(monitor_id).collection(SNAPSHOTS)
-        found = [_snapshot(s.to_dict()) async for s in query.stream(**self._deadline.call)]
+    async def snapshot_entries(self, monitor_id: str) -> list[SnapshotEntry]:
+        query = self._monitors.document(monitor_id).collection(SNAPSHOTS).select(ENTRY_FIELDS)
+        found = [_entry(s.to_dict()) async for s in query.stream(**self._deadline.call)]
         count(reads=max(1, len(found)))
         return found
 
-    async def finish(
+    async def snapshots_of(self, monitor_id: str, urls: Sequence[str]) -> dict[str, PageSnapshot]:
+        if not urls:
+            return {}
+        snapshots = self._monitors.document(monitor_id).collection(SNAPSHOTS)
+        refs = [snapshots.document(page_key(url)) for url in dict.fromkeys(urls)]
+        count(reads=len(refs))
+        found = [
+            _snapshot(s.to_dict())
+            async for s in self._client.get_all(refs, **self._deadline.call)
+            if s.exists
+        ]
+        return {s.url: s for s in found}
+
+    async def record(
         self, check: CheckRecord, pages: Sequence[CheckPage], snapshots: Sequence[PageSnapshot]
     ) -> None:
         monitor = self._monitors.document(check.monitor_id)
-        check_ref = self._check_ref(check.monitor_id, check.id)
+        check_pages = self._check_ref(check.monitor_id, check.id).collection(CHECK_PAGES)
         expire_at = check.expire_at
-        writes: list[tuple[Any, dict[str, Any]]] = [
-            (check_ref.collection(CHECK_PAGES).document(p.key), _page_doc(p, expire_at))
-            for p in pages
-        ]
+        writes = [(check_pages.document(p.key), _page_doc(p, expire_at)) for p in pages]
         writes += [
             (monitor.collection(SNAPSHOTS).document(s.key), _snapshot_doc(s)) for s in snapshots
         ]
+        await self._commit(writes)
+
+    async def finish(self, check: CheckRecord, same: Sequence[CheckPage]) -> None:
+        check_ref = self._check_ref(check.monitor_id, check.id)
+        chunks = check_ref.collection(SAME_PAGES)
+        writes = [
+            (chunks.document(f"{n:05d}"), chunk | {"expire_at": check.expire_at})
+            for n, chunk in enumerate(_same_chunks(same))
+        ]
+        await self._commit(writes)
+        count(writes=1)
+        final = _check_doc(check) | {"lease_until": None}
+        await check_ref.set(final, **self._deadline.call)
+
+    async def _commit(self, writes: Sequence[tuple[Any, dict[str, Any]]]) -> None:
         for start in range(0, len(writes), COMMIT_SIZE):
             commit = self._client.batch()
             for ref, doc in writes[start : start + COMMIT_SIZE]:
                 commit.set(ref, doc)
             count(writes=len(writes[start : start + COMMIT_SIZE]))
             await commit.commit(**self._deadline.call)
-        count(writes=1)
-        final = _check_doc(check) | {"lease_until": None}
-        await check_ref.set(final, **self._deadline.call)
 
     async def pages(
         self,
@@ -161,19 +195,78 @@ class FirestoreMonitorChecks:
         limit: int,
         after: str | None = None,
     ) -> tuple[list[CheckPage], str | None]:
-        collection = self._check_ref(monitor_id, check_id).collection(CHECK_PAGES)
+        """The pages that are not ``same`` (documents), then the ``same`` ones (chunks); a
+        token is a page's key, in the chunks when no page document has it."""
+        check_ref = self._check_ref(monitor_id, check_id)
+        in_documents = status is not PageStatus.SAME and (
+            not after or await self._has_page(check_ref, after)
+        )
+        found: list[CheckPage] = []
+        if in_documents:
+            found = await self._page_documents(check_ref, status, limit + 1, after)
+            after = None
+        if status in (None, PageStatus.SAME) and len(found) <= limit:
+            found += await self._same_pages(check_ref, limit + 1 - len(found), after)
+        page = found[:limit]
+        return page, page[-1].key if len(found) > limit and page else None
+
+    async def _has_page(self, check_ref: Any, key: str) -> bool:
+        count(reads=1)
+        ref = check_ref.collection(CHECK_PAGES).document(key)
+        return bool((await ref.get(**self._deadline.call)).exists)
+
+    async def _page_documents(
+        self, check_ref: Any, status: PageStatus | None, limit: int, after: str | None
+    ) -> list[CheckPage]:
+        collection = check_ref.collection(CHECK_PAGES)
         query: Any = collection
         if status is not None:
             query = query.where(filter=FieldFilter("status", "==", status.value))
         query = query.order_by("__name__")
         if after:
             query = query.start_after({"__name__": collection.document(after)})
-        found = [
-            _page(s.to_dict()) async for s in query.limit(limit + 1).stream(**self._deadline.call)
-        ]
+        found = [_page(s.to_dict()) async for s in query.limit(limit).stream(**self._deadline.call)]
         count(reads=max(1, len(found)))
-        page = found[:limit]
-        return page, page[-1].key if len(found) > limit and page else None
+        return found
+
+    async def _same_pages(self, check_ref: Any, limit: int, after: str | None) -> list[CheckPage]:
+        query = check_ref.collection(SAME_PAGES).order_by("last")
+        if after:
+            query = query.where(filter=FieldFilter("last", ">", after))
+        found: list[CheckPage] = []
+        async for chunk in query.stream(**self._deadline.call):
+            count(reads=1)
+            found += [p for p in _same_pages(chunk.to_dict()) if not after or p.key > after]
+            if len(found) >= limit:
+                break
+        return found[:limit]
+
+
+def _same_chunks(same: Sequence[CheckPage]) -> list[dict[str, Any]]:
+    """The ``same`` pages, in key order, as chunk documents of at most ``CHUNK_BYTES`` of
+    pages each (``first`` and ``last``: the keys they span)."""
+    chunks: list[dict[str, Any]] = []
+    rows: list[list[Any]] = []
+    size = 0
+    ordered = sorted(same, key=lambda page: page.key)
+    for n, page in enumerate(ordered, 1):
+        rows.append([page.url, page.status_code])
+        size += len(page.url.encode()) + 16
+        if size >= CHUNK_BYTES or n == len(ordered):
+            chunks.append(
+                {
+                    "first": page_key(rows[0][0]),
+                    "last": page.key,
+                    "pages": json.dumps(rows, separators=(",", ":"), ensure_ascii=False),
+                }
+            )
+            rows, size = [], 0
+    return chunks
+
+
+def _same_pages(doc: dict[str, Any] | None) -> list[CheckPage]:
+    rows = json.loads((doc or {}).get("pages") or "[]")
+    return [CheckPage(str(url), PageStatus.SAME, code) for url, code in rows]
 
 
 def _check_doc(check: CheckRecord) -> dict[str, Any]:
@@ -247,11 +340,15 @@ def _seen(raw: str | None) -> Seen | None:
 
 
 def _snapshot_doc(snapshot: PageSnapshot) -> dict[str, Any]:
+    validators = snapshot.validators
     return {
         "url": snapshot.url,
         "written_by": snapshot.written_by,
         "current": _seen_json(snapshot.current),
         "before": _seen_json(snapshot.before),
+        "has_current": snapshot.current is not None,
+        "has_before": snapshot.before is not None,
+        "validators": None if validators is None else validators.to_doc(),
     }
 
 
@@ -262,4 +359,16 @@ def _snapshot(doc: dict[str, Any] | None) -> PageSnapshot:
         written_by=str(doc.get("written_by", "")),
         current=_seen(doc.get("current")),
         before=_seen(doc.get("before")),
+        validators=PageValidators.from_doc(doc.get("validators")),
+    )
+
+
+def _entry(doc: dict[str, Any] | None) -> SnapshotEntry:
+    doc = doc or {}
+    return SnapshotEntry(
+        url=str(doc.get("url", "")),
+        written_by=str(doc.get("written_by", "")),
+        has_current=bool(doc.get("has_current")),
+        has_before=bool(doc.get("has_before")),
+        validators=PageValidators.from_doc(doc.get("validators")),
     )

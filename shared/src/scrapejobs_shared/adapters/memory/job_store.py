@@ -438,9 +438,9 @@ class MemoryJobStore(MemoryStatsReader, MemoryJointClaims):
         open_left = any(b.open_items for b in self.batches[job_id].values())
         return Settled(
             handle,
-            tuple(record.id for record in applied.results),
+            applied.finished,
             job.status is JobStatus.CANCELLED,
-            bool(applied.results) and not open_left,
+            bool(applied.finished) and not open_left,
         )
 
     def _write(self, applied: Applied, now: datetime) -> _Handle:

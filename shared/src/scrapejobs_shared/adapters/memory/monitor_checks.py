@@ -12,6 +12,8 @@ from scrapejobs_shared.domain.monitor_checks import (
     CheckStatus,
     PageSnapshot,
     PageStatus,
+    SnapshotEntry,
+    page_key,
 )
 
 
@@ -68,19 +70,27 @@ class MemoryMonitorChecks:
         self.leases[key] = until
         return found
 
-    async def snapshots(self, monitor_id: str) -> list[PageSnapshot]:
-        return list(self.page_snapshots.get(monitor_id, {}).values())
+    async def snapshot_entries(self, monitor_id: str) -> list[SnapshotEntry]:
+        return [s.entry for s in self.page_snapshots.get(monitor_id, {}).values()]
 
-    async def finish(
+    async def snapshots_of(self, monitor_id: str, urls: Sequence[str]) -> dict[str, PageSnapshot]:
+        kept = self.page_snapshots.get(monitor_id, {})
+        found = (kept.get(page_key(url)) for url in urls)
+        return {s.url: s for s in found if s is not None}
+
+    async def record(
         self, check: CheckRecord, pages: Sequence[CheckPage], snapshots: Sequence[PageSnapshot]
     ) -> None:
-        key = (check.monitor_id, check.id)
-        stored = self.check_pages.setdefault(key, {})
+        stored = self.check_pages.setdefault((check.monitor_id, check.id), {})
         for page in pages:
             stored[page.key] = page
         kept = self.page_snapshots.setdefault(check.monitor_id, {})
         for snapshot in snapshots:
             kept[snapshot.key] = snapshot
+
+    async def finish(self, check: CheckRecord, same: Sequence[CheckPage]) -> None:
+        await self.record(check, same, ())
+        key = (check.monitor_id, check.id)
         current = self.checks.get(key)
         if current is not None and not current.finished:
             self.checks[key] = check
@@ -95,9 +105,10 @@ class MemoryMonitorChecks:
         after: str | None = None,
     ) -> tuple[list[CheckPage], str | None]:
         kept = self.check_pages.get((monitor_id, check_id), {})
-        ordered = [
-            kept[key] for key in sorted(kept) if status is None or kept[key].status is status
-        ]
+        ordered = sorted(
+            (page for page in kept.values() if status is None or page.status is status),
+            key=lambda page: (page.status is PageStatus.SAME, page.key),
+        )
         keys = [page.key for page in ordered]
         start = keys.index(after) + 1 if after in keys else 0
         page = ordered[start : start + limit]

@@ -16,7 +16,9 @@
    (bench/workloads.py), each beside Celery + Redis: B (N URLs over N/20 hosts), C (1,000
    one-URL jobs from 16 client threads), L (one one-URL job at a time, beside the Pub/Sub
    emulator's publish → push floor), R (rendered pages), M (plain pages beside a job whose
-   ai stage waits 2 s on a loopback model) and F (Firecrawl's batch API against /v1/jobs).
+   ai stage waits 2 s on a loopback model), F (Firecrawl's batch API against /v1/jobs), T
+   (tenants sharing a host) and K (a monitor's check of 1,000 unchanged pages against a plain
+   job of them: bench/monitor_workload.py).
    The headline job (step 4) is workload A: N URLs of one host, default options.
 5. Prints the figures side by side with the goals (throughput against Celery + Redis, worker
    CPU against the bare c=2 loop, Firestore operations per page, the 10,000-URL submission) and
@@ -62,6 +64,7 @@ from bench.bare_loop import WARMUP_PAGES, LoopFigures, bare_loop, worker_path_lo
 from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, expected
 from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
+from bench.monitor_workload import K_GOAL_RATIO, K_GOAL_WRITES
 from bench.site_process import start_site
 from bench.tenant_workload import T_GOAL_RATIO, T_PAGES
 from bench.workloads import C_PAGES, URLS_PER_HOST
@@ -448,6 +451,22 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             (ours.get("F") or {}).get("ratio"),
             ">=",
             GOAL_F_RATIO,
+            missing=missing,
+        ),
+        _goal(
+            "k_check_vs_plain",
+            "K: a check of 1,000 unchanged pages (304) pages/s ÷ a plain job of them",
+            (ours.get("K") or {}).get("ratio"),
+            ">=",
+            K_GOAL_RATIO,
+            missing=missing,
+        ),
+        _goal(
+            "k_writes_per_page",
+            "K: Firestore writes per unchanged page of a check",
+            ((ours.get("K") or {}).get("check_firestore_per_page") or {}).get("writes"),
+            "<=",
+            K_GOAL_WRITES,
             missing=missing,
         ),
         _goal(
@@ -973,8 +992,8 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         from bench.workloads import run_workloads
 
         print(
-            "workloads B, C, L, R, U, M, F, T with default options (and Celery + Redis beside "
-            "them)…"
+            "workloads B, C, L, R, U, M, F, T, K with default options (and Celery + Redis "
+            "beside them)…"
         )
         workloads = run_workloads(
             site_url,
@@ -983,7 +1002,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCRUMFT",
+            only="BCRUMFTK",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

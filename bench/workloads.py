@@ -62,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bare_loop import latency_summary
 from bench.catalog_site import PRODUCTS, bench_paths, expected
+from bench.monitor_workload import K_PAGES
 from bench.site_process import start_site
 from scrapejobs_devstack.model_server import Answer, ModelServer
 from scrapejobs_devstack.processes import ManagedProcess
@@ -125,13 +126,15 @@ def run_stack_workloads(
     firecrawl: list[str] | None = None,
     auto_render: tuple[str, int] | None = None,
     tenants: tuple[list[str], list[str]] | None = None,
+    monitor: tuple[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Workloads A and B (best of ``rounds``), then, given ``one_url`` URLs, the push floor,
     C and L, then, given ``render`` (the catalog's URL and the plain pages run beside a render
     job), R, then, given ``auto_render`` (the catalog's URL and the first product), U, then,
     given ``model`` (the model server, the ai job's pages, the plain pages run
-    beside it), M, then, given ``firecrawl`` URLs, F; on one stack with default job options
-    (the model's provider configured only for M)."""
+    beside it), M, then, given ``firecrawl`` URLs, F, then T, then, given ``monitor`` (the
+    catalog's URL and the pages), K; on one stack with default job options (the model's
+    provider configured only for M)."""
     import httpx
 
     from bench.stack_run import bench_config, firestore_ops, submit_job, wait_completed
@@ -208,6 +211,11 @@ def run_stack_workloads(
 
             figures["T"] = run_tenant_workload(api, config.dispatcher_url, *tenants, timeout_s)
             print(f"scrapejobs T: {figures['T']}", flush=True)
+        if monitor is not None:
+            from bench.monitor_workload import run_monitor_workload
+
+            logs = (stack.worker.log_path, stack.dispatcher.log_path)
+            figures["K"] = run_monitor_workload(api, *monitor, logs, rounds, timeout_s)
     stack.stop()
     return figures
 
@@ -708,8 +716,9 @@ def run_workloads(
     worker_processes: int = WORKER_PROCESSES,
 ) -> dict[str, Any]:
     """The workloads in ``only`` (A, B, C: C includes L and the push floor; R: rendering; U:
-    render auto; M: model work; F: Firecrawl's batch API) over the catalog at ``site_url``
-    (started with ``extra_hosts`` for B), Celery + Redis first, then one stack."""
+    render auto; M: model work; F: Firecrawl's batch API; T: tenants; K: a monitor's check)
+    over the catalog at ``site_url`` (started with ``extra_hosts`` for B), Celery + Redis
+    first, then one stack."""
     log_dir.mkdir(parents=True, exist_ok=True)
     port = int(site_url.rsplit(":", 1)[1])
     paths = bench_paths(pages)
@@ -741,6 +750,8 @@ def run_workloads(
         small = [site_url + p for p in bench_paths(2 * T_SMALL_JOBS, start=first)]
         large = [site_url + p for p in bench_paths(T_LARGE_PAGES, start=first + 2 * T_SMALL_JOBS)]
         tenants = (small, large)
+    k_urls = [site_url + p for p in bench_paths(K_PAGES)]
+    monitor = (site_url, k_urls) if "K" in only else None
     model = None
     if "M" in only:
         plain_site = site_url.replace("127.0.0.1", M_PLAIN_HOST)
@@ -772,6 +783,7 @@ def run_workloads(
         firecrawl,
         auto_render,
         tenants,
+        monitor,
     )
     return report
 
@@ -782,9 +794,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--only",
-        default="ABCRUMFT",
+        default="ABCRUMFTK",
         help="workloads: A, B, C (C includes L), R (rendering), U (render auto), M (model "
-        "work), F (Firecrawl's batch API), T (tenants sharing a host)",
+        "work), F (Firecrawl's batch API), T (tenants sharing a host), K (a monitor's check)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)

@@ -5,17 +5,24 @@ removed, or held back by a noise rule; a check is never overlapped."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import os
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from scrapejobs_client import Client
 from scrapejobs_client.cli.app import app
 from support.site import Site
+from support.webhook_receiver import Received, WebhookReceiver
+
+SECRET = "whsec_" + base64.b64encode(os.urandom(32)).decode()
 
 EXTRACT = {
     "price": {"css": "p.price::text", "type": "float"},
@@ -46,6 +53,18 @@ async def finished_check(
         await asyncio.sleep(0.3)
 
 
+async def received(
+    receiver: WebhookReceiver, path: str, n: int, timeout_s: float = 60
+) -> list[Received]:
+    """The deliveries to ``path`` once ``n`` came (and nothing more did for two seconds)."""
+    deadline = time.monotonic() + timeout_s
+    while len(receiver.for_path(path)) < n:
+        assert time.monotonic() < deadline, f"{path}: {receiver.for_path(path)}"
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(2)
+    return receiver.for_path(path)
+
+
 async def run_check(
     api: httpx.AsyncClient, monitor_id: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -60,7 +79,16 @@ async def run_check(
     return check, {page["url"]: page for page in listed.json()["pages"]}
 
 
-async def test_checks_find_pages_new_same_changed_and_removed(api, site: Site) -> None:
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    receiver = WebhookReceiver(SECRET).start()
+    yield receiver
+    receiver.stop()
+
+
+async def test_checks_find_pages_new_same_changed_and_removed(
+    api, site: Site, receiver: WebhookReceiver
+) -> None:
     key = uuid.uuid4().hex[:8]
     paths = {name: f"{key}-{name}" for name in ("cheap", "gone", "steady", "noisy")}
     urls = {name: f"{site.url}/watched/{path}" for name, path in paths.items()}
@@ -83,6 +111,7 @@ async def test_checks_find_pages_new_same_changed_and_removed(api, site: Site) -
             "ignore_selectors": ["#clock"],
             "min_text_change": 0.3,  # a price line alone is a fifth of these pages
         },
+        "webhook": {"url": f"{receiver.url}/{key}", "secret": SECRET},
     }
     made = await api.post("/v1/monitors", json=body)
     assert made.status_code == 201, made.text
@@ -143,6 +172,33 @@ async def test_checks_find_pages_new_same_changed_and_removed(api, site: Site) -
     assert [c["id"] for c in checks] == [third["id"], second["id"], first["id"]]
     monitor = (await api.get(f"/v1/monitors/{monitor_id}")).json()
     assert monitor["checks"] == 3 and monitor["last_check_id"] == third["id"]
+
+    # signed events, each once: every page new, then nothing but the ends, then the changed
+    # page that passed the rules and the removed one (the held-back one is not announced)
+    events = await received(receiver, f"/{key}", 4 + 1 + 1 + 2 + 1)
+    assert all(event.payload is not None and event.answered == 204 for event in events)
+    assert len({event.webhook_id for event in events}) == len(events)
+    told = sorted(
+        (e.payload["data"]["check_id"], e.payload["type"], e.payload["data"].get("url", ""))
+        for e in events
+        if e.payload is not None
+    )
+    expected = [(first["id"], "monitor.check.completed", "")]
+    expected += [(first["id"], "monitor.page", url) for url in urls.values()]
+    expected += [(second["id"], "monitor.check.completed", "")]
+    expected += [(third["id"], "monitor.check.completed", "")]
+    expected += [(third["id"], "monitor.page", urls[name]) for name in ("cheap", "gone")]
+    assert told == sorted(expected)
+    changed = next(
+        e.payload["data"]
+        for e in events
+        if e.payload is not None
+        and e.payload["data"].get("url") == urls["cheap"]
+        and e.payload["data"]["check_id"] == third["id"]
+    )
+    assert changed["status"] == "changed" and changed["diff"]["fields"]["price"]["current"] == 9.99
+    ends = [e.payload for e in events if e.payload and e.payload["type"].endswith("completed")]
+    assert {end["data"]["summary"]["same"] for end in ends} == {0, 4, 1}
 
 
 async def test_a_check_is_never_overlapped(api, site: Site) -> None:

@@ -14,6 +14,7 @@ settled once that job finished: its pages compared with the monitor's snapshots.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import uuid
@@ -34,13 +35,17 @@ from scrapejobs_shared.domain.monitor_checks import (
     Seen,
     Trigger,
 )
+from scrapejobs_shared.domain.monitor_events import check_event, notified, page_event
 from scrapejobs_shared.domain.monitors import MonitorRecord
 from scrapejobs_shared.domain.page_diff import PageContent, compare
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.webhook_events import WebhookEvent
+from scrapejobs_shared.domain.webhook_spec import WebhookEventType
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
+from scrapejobs_shared.ports.webhooks import WebhookOutbox
 
 log = logging.getLogger(__name__)
 GONE = (404, 410)  # a page answered so is removed
@@ -60,11 +65,13 @@ class CheckRunner:
         checks: MonitorChecks,
         jobs: JobService,
         clock: Callable[[], datetime],
+        outbox: WebhookOutbox | None = None,
     ) -> None:
         self._monitors = monitors
         self._checks = checks
         self._jobs = jobs
         self._clock = clock
+        self._outbox = outbox
 
     async def start(
         self,
@@ -240,6 +247,8 @@ class CheckRunner:
                 finished_at=self._clock(),
                 summary={"total": total, **{s.value: summary.get(s.value, 0) for s in PageStatus}},
             )
+            if _wants(job, "monitor.check.completed"):
+                await self._announce([check_event(done, done.finished_at or now)])
             await self._checks.finish(done, same)
         log.info(
             "check finished",
@@ -274,6 +283,7 @@ class CheckRunner:
             snapshots = await self._checks.snapshots_of(monitor.id, known)
             pages, changed = _compared(monitor, check.id, results.items, snapshots)
             await self._checks.record(check, [p for p in pages if not p.same], changed)
+            await self._announce_pages(job, check, pages)
             same += [page for page in pages if page.same]
             summary.update(page.status.value for page in pages)
             seen.update(urls)
@@ -294,14 +304,36 @@ class CheckRunner:
             removed = [CheckPage(url, PageStatus.REMOVED, notify=True) for url in snapshots]
             forgotten = [snapshot.after(check.id, None) for snapshot in snapshots.values()]
             await self._checks.record(check, removed, forgotten)
+            await self._announce_pages(job, check, removed)
             summary[PageStatus.REMOVED.value] += len(removed)
         return summary, same
+
+    async def _announce_pages(
+        self, job: JobRecord | None, check: CheckRecord, pages: Sequence[CheckPage]
+    ) -> None:
+        if _wants(job, "monitor.page"):
+            now = self._clock()
+            await self._announce([page_event(check, p, now) for p in pages if notified(p)])
+
+    async def _announce(self, events: Sequence[WebhookEvent]) -> None:
+        """Queue the events (raises if one could not be: the comparison is done again, and
+        announces them again under the same ids)."""
+        if self._outbox is None or not events:
+            return
+        await asyncio.gather(*(self._outbox.publish(event) for event in events))
 
     async def _last_check(self, monitor: MonitorRecord) -> CheckRecord | None:
         if monitor.last_check_id is None:
             return None
         last = await self._checks.get(monitor.id, monitor.last_check_id)
         return None if last is None else await self.settle(monitor, last)
+
+
+def _wants(job: JobRecord | None, event: WebhookEventType) -> bool:
+    """Whether the check's job carries a webhook that wants ``event`` (the monitor's, as it
+    was when the check started)."""
+    webhook = job.spec.webhook if job is not None else None
+    return webhook is not None and webhook.wants(event)
 
 
 def _check_id(monitor_id: str, scheduled_for: datetime | None) -> str:
@@ -350,7 +382,7 @@ def _page(
     fields = monitor.request.extract
     found = Seen({k: v for k, v in data.items() if k in fields}, str(data.get("markdown") or ""))
     if baseline is None:
-        return CheckPage(task.url, PageStatus.NEW, task.http_status), found
+        return CheckPage(task.url, PageStatus.NEW, task.http_status, notify=True), found
     before = PageContent(baseline.data, baseline.markdown)
     diff = compare(before, PageContent(found.data, found.markdown), monitor.request.rules)
     if diff.status == "same":

@@ -219,6 +219,7 @@ def create_app(
             monitor_checks or FirestoreMonitorChecks(client, deadline),
             app.state.jobs,
             utc_now,
+            outbox,
         )
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.site_mapper = SiteMapper(app.state.sync_scrape, job_store, settings.user_agent)

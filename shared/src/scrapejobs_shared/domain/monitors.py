@@ -29,7 +29,7 @@ from scrapejobs_shared.domain.field_types import JSON_INT
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.monitor_rules import MonitorRules
 from scrapejobs_shared.domain.monitor_schedule import Schedule
-from scrapejobs_shared.domain.webhook_spec import WebhookSpec
+from scrapejobs_shared.domain.webhook_spec import MonitorWebhookSpec
 
 DEFAULT_RETENTION_DAYS = 30
 MAX_EXCLUDED = 50  # ContentOptions.exclude's bound
@@ -45,6 +45,12 @@ class MonitorRequest(JobRequest):
     """Body of ``POST /v1/monitors``: what a job takes, and the monitor's own settings."""
 
     name: str = Field(min_length=1, max_length=200, description="What the monitor watches")
+    webhook: MonitorWebhookSpec | None = Field(
+        default=None,
+        description="POST the monitor's events here, signed (Standard Webhooks): each page a "
+        "check found changed, new or removed (monitor.page), each check's end "
+        "(monitor.check.completed)",
+    )
     schedule: Schedule = Field(description="When it checks: cron or words, in a time zone")
     rules: MonitorRules = Field(
         default_factory=MonitorRules, description="What a change must be to be notified"
@@ -107,7 +113,7 @@ class MonitorUpdate(BaseModel):
     retention_days: Annotated[
         Annotated[int, Field(ge=1, le=MAX_RETENTION_DAYS)] | SkipJsonSchema[None], JSON_INT
     ] = None
-    webhook: WebhookSpec | None = Field(default=None, description="null removes the webhook")
+    webhook: MonitorWebhookSpec | None = Field(default=None, description="null removes the webhook")
 
     @field_validator("name", "schedule", "rules", "status", "retention_days", mode="before")
     @classmethod

@@ -23,16 +23,25 @@ from scrapejobs_shared.domain.field_types import (
 )
 
 WebhookEventType = Literal[
-    "job.started", "task.finished", "job.completed", "job.failed", "job.cancelled"
+    "job.started",
+    "task.finished",
+    "job.completed",
+    "job.failed",
+    "job.cancelled",
+    "monitor.page",
+    "monitor.check.completed",
 ]
 
 
+# a monitor's: a page that changed, is new or was removed (its diff); a check's end (its summary)
+MONITOR_EVENTS: tuple[WebhookEventType, ...] = ("monitor.page", "monitor.check.completed")
 WEBHOOK_EVENTS: tuple[WebhookEventType, ...] = (
     "job.started",
     "task.finished",
     "job.completed",
     "job.failed",
     "job.cancelled",
+    *MONITOR_EVENTS,
 )
 
 
@@ -78,7 +87,9 @@ class WebhookSpec(BaseModel):
         max_length=len(WEBHOOK_EVENTS),
         description="job.started (on submission), task.finished (each page that ended "
         "succeeded or failed), job.completed, job.failed (the job ended and every task "
-        "failed), job.cancelled. Default: the three job ends",
+        "failed), job.cancelled; a monitor's: monitor.page (a page changed, new or removed, "
+        "with its diff), monitor.check.completed (a check's summary). Default: the three job "
+        "ends (a monitor's: its two)",
     )
     headers: dict[str, str] = Field(
         default_factory=dict,
@@ -121,3 +132,16 @@ class WebhookSpec(BaseModel):
             if not 16 <= len(key) <= 48:
                 raise ValueError("the secret must hold 16 to 48 bytes")
         return value
+
+
+class MonitorWebhookSpec(WebhookSpec):
+    """A monitor's webhook: as a job's, its events by default the monitor's own."""
+
+    events: list[WebhookEventType] = Field(
+        default_factory=lambda: list(MONITOR_EVENTS),
+        min_length=1,
+        max_length=len(WEBHOOK_EVENTS),
+        description="monitor.page (each page a check found changed, new or removed, with its "
+        "diff; not one a noise rule held back), monitor.check.completed (a check's summary); "
+        "job events, if listed, come from each check's job. Default: the monitor's two",
+    )

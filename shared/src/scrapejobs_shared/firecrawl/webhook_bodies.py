@@ -9,6 +9,8 @@ of the raw body>``, so a receiver written for Firecrawl verifies and reads them 
 | ``task.finished`` | ``<kind>.page`` (``success`` false for a failed page) | ``[Document]`` |
 | ``job.completed`` | ``<kind>.completed`` | ``[]`` |
 | ``job.failed``, ``job.cancelled`` | ``<kind>.failed`` (``success`` false) | ``[]`` |
+| ``monitor.page`` | ``monitor.page`` (``id``: the monitor's) | ``[MonitorCheckPage]`` |
+| ``monitor.check.completed`` | ``monitor.check.completed`` | ``[MonitorCheck]`` |
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from typing import Any
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
-from scrapejobs_shared.domain.webhook_spec import WebhookEventType
+from scrapejobs_shared.domain.webhook_spec import MONITOR_EVENTS, WebhookEventType
 from scrapejobs_shared.firecrawl.documents import document
+from scrapejobs_shared.firecrawl.monitor_shapes import firecrawl_check, firecrawl_page
 
 SIGNATURE_HEADER = "x-firecrawl-signature"
 # Firecrawl's event names (a webhook's ``events``) -> the native events they are
@@ -45,6 +48,8 @@ def firecrawl_body(
     event: WebhookEvent, *, crawl: bool, metadata: Mapping[str, Any], page: TaskRecord | None
 ) -> str:
     """The JSON body of ``event`` (``page``: the finished task of a ``task.finished``)."""
+    if event.type in MONITOR_EVENTS:
+        return _monitor_body(event, metadata)
     kind = "crawl" if crawl else "batch_scrape"
     error = _ERRORS.get(event.type)
     data: list[dict[str, Any]] = []
@@ -58,6 +63,29 @@ def firecrawl_body(
         "id": event.job_id,
         "webhookId": webhook_id(event),
         "data": data,
+        "metadata": dict(metadata),
+        "timestamp": event.occurred_at.isoformat(),
+    }
+    if error is not None:
+        body["error"] = error
+    return json.dumps(body, separators=(",", ":"))
+
+
+def _monitor_body(event: WebhookEvent, metadata: Mapping[str, Any]) -> str:
+    """A monitor's event: ``data`` holds the page (``MonitorCheckPage``) or the check
+    (``MonitorCheck``); ``id`` is the monitor's."""
+    if event.type == "monitor.page":
+        data = firecrawl_page(event.data)
+        error = data["error"] if data["status"] == "error" else None
+    else:
+        data = firecrawl_check(event.data)
+        error = "the check failed" if data["status"] == "failed" else None
+    body: dict[str, Any] = {
+        "success": error is None,
+        "type": event.type,
+        "id": event.data.get("monitor_id"),
+        "webhookId": webhook_id(event),
+        "data": [data],
         "metadata": dict(metadata),
         "timestamp": event.occurred_at.isoformat(),
     }

@@ -1,0 +1,60 @@
+"""A monitor's checks and pages in the shapes firecrawl-py 4.55 reads (``MonitorCheck``,
+``MonitorCheckPage``, ``MonitorSummary``), made from their native data (monitor_events.py's
+``check_data`` and ``page_data``): for ``/v2/monitor`` and for a Firecrawl-shaped webhook's
+``monitor.page`` and ``monitor.check.completed`` events.
+
+| native | Firecrawl |
+|---|---|
+| a check's ``summary.total`` | ``summary.totalPages`` |
+| a page's ``diff.fields`` | ``diff.json`` (each field's ``previous`` and ``current``) |
+| a page's ``diff.text`` | ``diff.text`` (a unified diff of its markdown) |
+| a page's key (a digest of its URL) | its ``id`` |
+
+A monitor has one target (its URLs, or its crawl): ``targetId`` is ``TARGET_ID``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+TARGET_ID = "target-0"
+
+
+def firecrawl_summary(summary: Mapping[str, int]) -> dict[str, int]:
+    counts = {key: int(summary.get(key, 0)) for key in ("same", "changed", "new", "removed")}
+    return {"totalPages": int(summary.get("total", 0)), **counts, "error": summary.get("error", 0)}
+
+
+def firecrawl_check(check: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``MonitorCheck`` from ``check_data``."""
+    finished = check.get("finished_at")
+    return {
+        "id": check["check_id"],
+        "monitorId": check["monitor_id"],
+        "status": check["status"],
+        "trigger": check["trigger"],
+        "startedAt": check["created_at"],
+        "finishedAt": finished,
+        "billingStatus": "not_applicable",
+        "summary": firecrawl_summary(check.get("summary") or {}),
+        "createdAt": check["created_at"],
+        "updatedAt": finished or check["created_at"],
+    }
+
+
+def firecrawl_page(page: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``MonitorCheckPage`` from ``page_data``."""
+    diff = page.get("diff")
+    shaped: dict[str, Any] = {
+        "id": page["page_id"],
+        "targetId": TARGET_ID,
+        "url": page["url"],
+        "status": page["status"],
+        "statusCode": page.get("status_code"),
+        "error": page.get("error"),
+        "createdAt": page["created_at"],
+    }
+    if diff is not None:
+        shaped["diff"] = {"text": diff.get("text") or None, "json": diff.get("fields") or None}
+    return shaped

@@ -694,6 +694,7 @@ def test_ttl_fields(tf, h):
         "checks",  # a monitor's checks and their pages: its retention_days
         "check_pages",
         "same_pages",  # a check's unchanged pages, in chunks
+        "snapshots",  # a scrape's change tracking's (a monitor's carry no expire_at)
     ):
         assert f'"{name}"' in collections, f"no TTL policy for {name}"
     assert "SCRAPEJOBS_RETENTION_DAYS" in h.as_map(tf.locals["common_env"])

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from scrapejobs_dispatcher.job_errors import JobNotFound
 from scrapejobs_dispatcher.job_service import JobService
@@ -379,8 +380,7 @@ def _page(
         error = task.error or task.status.value
         return CheckPage(task.url, PageStatus.ERROR, task.http_status, error=error), None
     data = task.data or {}
-    fields = monitor.request.extract
-    found = Seen({k: v for k, v in data.items() if k in fields}, str(data.get("markdown") or ""))
+    found = Seen(_compared_fields(monitor, data), str(data.get("markdown") or ""))
     if baseline is None:
         return CheckPage(task.url, PageStatus.NEW, task.http_status, notify=True), found
     before = PageContent(baseline.data, baseline.markdown)
@@ -396,6 +396,20 @@ def _page(
         held_back_by=diff.held_back_by,
     )
     return page, found
+
+
+def _compared_fields(monitor: MonitorRecord, data: dict[str, Any]) -> dict[str, Any]:
+    """What a check compares of a result's data, field by field: the extracted fields, and
+    the ``ai`` stage's answer (an object's fields each on its own; an extracted field of the
+    same name wins)."""
+    found = {name: value for name, value in data.items() if name in monitor.request.extract}
+    into = monitor.request.ai_field()
+    answer = data.get(into) if into is not None else None
+    if isinstance(answer, dict):
+        return {str(name): value for name, value in answer.items()} | found
+    if into is not None and answer is not None:
+        found[into] = answer
+    return found
 
 
 def _status(job: JobStatus | None, summary: Counter[str], total: int) -> CheckStatus:

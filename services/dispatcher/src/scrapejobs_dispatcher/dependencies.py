@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from scrapejobs_dispatcher.change_tracking import ChangeTracker
 from scrapejobs_dispatcher.check_runner import CheckRunner
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
@@ -50,6 +51,7 @@ SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
 MonitorDep = Annotated[Monitor, Depends(app_state("monitor"))]
 MonitorsDep = Annotated[Monitors, Depends(app_state("monitors"))]
 CheckRunnerDep = Annotated[CheckRunner, Depends(app_state("check_runner"))]
+ChangeTrackerDep = Annotated[ChangeTracker, Depends(app_state("change_tracker"))]
 UsageDep = Annotated[Usage, Depends(app_state("usage"))]
 V2DefaultsDep = Annotated[V2Defaults, Depends(app_state("v2_defaults"))]
 WorkersDep = Annotated[WorkerDirectory, Depends(app_state("workers"))]

@@ -13,10 +13,12 @@ from google.cloud import firestore
 from scrapejobs_dispatcher.api_document import describe_this_deployment
 from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
+from scrapejobs_dispatcher.change_tracking import ChangeTracker
 from scrapejobs_dispatcher.check_runner import CheckRunner
 from scrapejobs_dispatcher.credentials_first import CredentialsFirstMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
+from scrapejobs_dispatcher.firecrawl import monitor_routes as firecrawl_monitors
 from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
 from scrapejobs_dispatcher.firecrawl import team_routes as firecrawl_team
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
@@ -99,6 +101,7 @@ API_ROUTERS = (
     monitors.router,
     firecrawl_routes.router,
     firecrawl_team.router,
+    firecrawl_monitors.router,
 )
 
 SERVICE = "scrapejobs-dispatcher"
@@ -214,13 +217,9 @@ def create_app(
         app.state.export = JobExport(job_store, utc_now)
         monitors = monitor_store or FirestoreMonitorStore(client, deadline)
         app.state.monitors = Monitors(monitors, utc_now)
-        app.state.check_runner = CheckRunner(
-            monitors,
-            monitor_checks or FirestoreMonitorChecks(client, deadline),
-            app.state.jobs,
-            utc_now,
-            outbox,
-        )
+        checks = monitor_checks or FirestoreMonitorChecks(client, deadline)
+        app.state.check_runner = CheckRunner(monitors, checks, app.state.jobs, utc_now, outbox)
+        app.state.change_tracker = ChangeTracker(checks, utc_now)
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.site_mapper = SiteMapper(app.state.sync_scrape, job_store, settings.user_agent)
         app.state.idempotent_submissions = IdempotentSubmission(

@@ -92,10 +92,12 @@ class CheckPage:
 
 @dataclass(frozen=True, slots=True)
 class Seen:
-    """What one check found on a page: its extracted data and markdown."""
+    """What one check (or scrape) found on a page: its extracted data and markdown, and when
+    (None: not kept)."""
 
     data: dict[str, Any]
     markdown: str
+    at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.monitor_rules import MonitorRules
 from scrapejobs_shared.domain.monitor_schedule import Schedule
 from scrapejobs_shared.domain.webhook_spec import MonitorWebhookSpec
+from scrapejobs_shared.pipeline.spec import ai_stage_index
 
 DEFAULT_RETENTION_DAYS = 30
 MAX_EXCLUDED = 50  # ContentOptions.exclude's bound
@@ -79,6 +80,14 @@ class MonitorRequest(JobRequest):
     def _checks_are_jobs(self) -> MonitorRequest:
         self.job_request()  # a monitor whose checks could not run is refused at once
         return self
+
+    def ai_field(self) -> str | None:
+        """Where its ``ai`` stage answers (None without one): a check compares that answer's
+        fields too (an object's, each on its own)."""
+        index = ai_stage_index(self.pipeline)
+        if index is None:
+            return None
+        return str(getattr(self.pipeline[index].options, "into", None) or "") or None
 
     def job_request(self) -> JobRequest:
         """The job a check of this monitor runs: the monitor's, with the page's markdown

@@ -16,7 +16,10 @@ A monitor has one target (its URLs, or its crawl): ``targetId`` is ``TARGET_ID``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
+
+from scrapejobs_shared.domain.monitors import MonitorRecord
 
 TARGET_ID = "target-0"
 
@@ -58,3 +61,46 @@ def firecrawl_page(page: Mapping[str, Any]) -> dict[str, Any]:
     if diff is not None:
         shaped["diff"] = {"text": diff.get("text") or None, "json": diff.get("fields") or None}
     return shaped
+
+
+def firecrawl_monitor(monitor: MonitorRecord) -> dict[str, Any]:
+    """A ``Monitor`` (its webhook's secret left out)."""
+    request = monitor.request
+    schedule = request.schedule
+    target: dict[str, Any]
+    if request.crawl is not None:
+        target = {"id": TARGET_ID, "type": "crawl", "url": request.crawl.start_url}
+    else:
+        target = {"id": TARGET_ID, "type": "scrape", "urls": request.target_urls()}
+    hook = request.webhook
+    webhook = None
+    if hook is not None:
+        webhook = {
+            "url": hook.url,
+            "headers": dict(hook.headers),
+            "metadata": dict(hook.metadata),
+            "events": list(hook.events),
+        }
+    return {
+        "id": monitor.id,
+        "name": request.name,
+        "status": request.status.value,
+        "schedule": {
+            "cron": schedule.expression(),
+            "text": schedule.text,
+            "timezone": schedule.timezone,
+        },
+        "nextRunAt": _iso(monitor.next_check_at),
+        "lastRunAt": _iso(monitor.last_check_at),
+        "currentCheckId": monitor.last_check_id,
+        "targets": [target],
+        "webhook": webhook,
+        "notification": None,
+        "retentionDays": request.retention_days,
+        "createdAt": monitor.created_at.isoformat(),
+        "updatedAt": monitor.updated_at.isoformat(),
+    }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()

@@ -55,6 +55,12 @@ class MonitorChecks(Protocol):
         """Write some of an unfinished check's pages (any status but ``same``) and the
         monitor's snapshots they changed."""
 
+    async def keep(
+        self, monitor_id: str, snapshots: Sequence[PageSnapshot], expire_at: datetime
+    ) -> None:
+        """Write page snapshots kept until ``expire_at`` (a scrape's change tracking: its
+        team and tag stand for the monitor)."""
+
     async def finish(self, check: CheckRecord, same: Sequence[CheckPage]) -> None:
         """Write the check's ``same`` pages (kept together, not a document each), then
         ``check`` itself (finished)."""

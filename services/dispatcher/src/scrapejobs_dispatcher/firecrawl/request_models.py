@@ -11,7 +11,15 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 
@@ -149,16 +157,29 @@ class JsonFormat(CamelModel):
     prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
 
 
+class ChangeTrackingFormat(CamelModel):
+    """``{"type": "changeTracking", "modes", "schema", "prompt", "tag"}``: the page compared
+    with the previous scrape of its URL by the same team and ``tag`` (its markdown, as a git
+    diff; with ``json``, the fields the ai stage extracts, each ``previous`` and ``current``)."""
+
+    type: Literal["changeTracking", "change_tracking"]
+    modes: list[Literal["git-diff", "json"]] = Field(default_factory=list, max_length=2)
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
+    tag: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+FormatName = Literal["markdown", "html", "rawHtml", "raw_html", "links", "images", "changeTracking"]
+
+
 class NamedFormat(CamelModel):
     """A format given as an object with only its name."""
 
-    type: Literal["markdown", "html", "rawHtml", "raw_html", "links", "images"]
+    type: FormatName
 
 
 FormatOption = Annotated[
-    Literal["markdown", "html", "rawHtml", "raw_html", "links", "images"]
-    | JsonFormat
-    | NamedFormat,
+    FormatName | JsonFormat | ChangeTrackingFormat | NamedFormat,
     Field(union_mode="left_to_right"),
 ]
 
@@ -219,9 +240,25 @@ class ScrapeOptions(SdkRequest):
     def json_format(self) -> JsonFormat | None:
         return next((f for f in self.formats if isinstance(f, JsonFormat)), None)
 
+    def change_tracking(self) -> ChangeTrackingFormat | None:
+        """The changeTracking format asked for (its name alone: git-diff mode), if any."""
+        for wanted in self.formats:
+            if isinstance(wanted, ChangeTrackingFormat):
+                return wanted if wanted.modes else wanted.model_copy(update={"modes": ["git-diff"]})
+            if "changeTracking" in (wanted, getattr(wanted, "type", None)):
+                return ChangeTrackingFormat(type="changeTracking", modes=["git-diff"])
+        return None
+
     def format_names(self) -> list[str]:
         names = [f if isinstance(f, str) else f.type for f in self.formats]
-        return ["rawHtml" if name == "raw_html" else name for name in names]
+        aliases = {"raw_html": "rawHtml", "change_tracking": "changeTracking"}
+        return [aliases.get(name, name) for name in names]
+
+    @model_validator(mode="after")
+    def _tracking_needs_markdown(self) -> ScrapeOptions:
+        if self.change_tracking() is not None and "markdown" not in self.format_names():
+            raise ValueError("the changeTracking format needs the markdown format too")
+        return self
 
 
 class ScrapeBody(ScrapeOptions):

@@ -11,6 +11,7 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from scrapejobs_dispatcher.authentication import CallerDep
 from scrapejobs_dispatcher.dependencies import (
+    ChangeTrackerDep,
     JobsDep,
     RecoveryDep,
     ScrapeDep,
@@ -38,6 +39,7 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
     CrawlBody,
     MapBody,
     ScrapeBody,
+    ScrapeOptions,
 )
 from scrapejobs_dispatcher.firecrawl.site_map import StartPageUnreachable
 from scrapejobs_dispatcher.firecrawl.translation import (
@@ -47,6 +49,7 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     batch_request,
     crawl_request,
     scrape_request,
+    tracked_field,
     valid_urls,
 )
 from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
@@ -106,6 +109,7 @@ async def scrape(
     scraper: ScrapeDep,
     defaults: V2DefaultsDep,
     submissions: SubmissionsDep,
+    tracker: ChangeTrackerDep,
     caller: CallerDep,
 ) -> ScrapeAnswer | JSONResponse:
     """Scrape one URL and answer with its Document (a one-URL job, waited for up to
@@ -146,7 +150,13 @@ async def scrape(
         if error.startswith(TIMED_OUT):
             return _failure(408, "SCRAPE_TIMEOUT", error, job_id=task.job_id)
         return _failure(400, "SCRAPE_FAILED", f"could not scrape {task.url}: {error}")
-    return ScrapeAnswer(data=document(task))
+    found = document(task)
+    tracking = body.change_tracking()
+    if tracking is not None:
+        found["changeTracking"] = await tracker.tracked(
+            caller.tenant, tracking.tag, task, tracking.modes, tracked_field(body)
+        )
+    return ScrapeAnswer(data=found)
 
 
 @router.post("/map", response_model=MapAnswer, response_model_by_alias=True)
@@ -180,6 +190,7 @@ async def start_batch(
 ) -> BatchStarted:
     """Start a batch: one native job of its URLs (``ignoreInvalidURLs``: the invalid ones are
     left out and listed, else one is a 400 naming it)."""
+    _untracked(body)
     urls, invalid = valid_urls(body.urls)
     if invalid and not body.ignore_invalid_urls:
         index = body.urls.index(invalid[0])
@@ -242,6 +253,7 @@ async def start_crawl(
 ) -> CrawlStarted:
     """Start a crawl: one native crawl job from ``url`` (every page found is scraped with
     ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
+    _untracked(body.scrape_options, "scrapeOptions.formats")
     native = crawl_request(body, defaults)
     view = await _submit(caller, jobs, submissions, native, idempotency_key)
     return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))
@@ -305,6 +317,13 @@ async def _submit(
     if idempotency_key is None:
         return await jobs.submit(native, tenant=caller.tenant)
     return (await submissions.submit(native, idempotency_key, caller)).view
+
+
+def _untracked(options: ScrapeOptions | None, field: str = "formats") -> None:
+    """A batch or a crawl compares no page with an earlier one: changeTracking is a 400."""
+    if options is not None and options.change_tracking() is not None:
+        why = "changeTracking is offered on /v2/scrape and in monitors (/v2/monitor)"
+        raise InvalidOption(field, why)
 
 
 def _status_url(request: Request, kind: Kind, job_id: str, token: str | None = None) -> str:

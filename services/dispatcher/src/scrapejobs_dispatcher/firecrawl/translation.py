@@ -6,6 +6,7 @@ labelled with the endpoint it came from.
 |---|---|
 | ``markdown`` / ``html`` / ``rawHtml`` / ``links`` / ``images`` | formats ``markdown`` / ``clean_html`` / ``html`` / ``links`` / ``images`` (``metadata`` always) |
 | ``{"type": "json", "schema", "prompt"}`` | an ``ai`` stage answering into ``json`` |
+| ``changeTracking`` (``/v2/scrape``, monitors) | the page compared with the previous scrape of its URL (change_tracking.py); its ``json`` mode an ``ai`` stage (the ``json`` format's, if asked for too) |
 | ``onlyMainContent``, ``includeTags``, ``excludeTags`` | ``options.content`` |
 | ``headers`` | ``options.headers`` |
 | ``timeout`` (ms) | ``options.timeout_s`` (at most 50 s a fetch); a scrape's wait |
@@ -28,11 +29,12 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from scrapejobs_dispatcher.firecrawl.request_models import (
     MAX_CRAWL_DEPTH,
     BatchScrapeBody,
+    ChangeTrackingFormat,
     CrawlBody,
     JsonFormat,
     ScrapeBody,
@@ -44,13 +46,14 @@ from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobRequest, Scrape
 from scrapejobs_shared.firecrawl.documents import FORMATS, JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 
-Native = TypeVar("Native", JobRequest, ScrapeRequest)
+Valid = TypeVar("Valid", bound=BaseModel)
 LABEL = "firecrawl"  # the label naming the /v2 endpoint a job came from
 MAX_FETCH_TIMEOUT_S = 50.0
 ATTACH_WINDOW_S = 600.0  # how long a scrape's retry finds the job the first one started
 DEFAULT_MAX_AGE_MS = 14_400_000  # Firecrawl's own default (its SDKs send it)
 MOBILE_VIEWPORT = {"width": 390, "height": 844}
 DEFAULT_JSON_PROMPT = "Extract the data the schema describes from the page."
+TRACKED_JSON_FIELD = "change_tracking_json"  # the changeTracking json mode's ai answer
 OPEN_SCHEMA: dict[str, Any] = {"type": "object"}
 # native field paths -> the Firecrawl field they came from
 FIELD_NAMES = {
@@ -152,16 +155,30 @@ def cache_age_s(max_age_ms: int | None) -> int:
 
 
 def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
-    """An ``ai`` stage for the ``json`` format (none without it)."""
-    wanted: JsonFormat | None = options.json_format()
+    """An ``ai`` stage for the ``json`` format, else for the changeTracking format's ``json``
+    mode (none without either: one stage answers both)."""
+    wanted: JsonFormat | ChangeTrackingFormat | None = options.json_format()
+    into = JSON_FIELD
     if wanted is None:
-        return []
+        wanted = options.change_tracking()
+        into = TRACKED_JSON_FIELD
+        if wanted is None or "json" not in wanted.modes:
+            return []
     stage = {
         "prompt": wanted.prompt or DEFAULT_JSON_PROMPT,
         "schema": wanted.schema_ or OPEN_SCHEMA,
-        "into": JSON_FIELD,
+        "into": into,
     }
     return [{"ai": stage}]
+
+
+def tracked_field(options: ScrapeOptions) -> str | None:
+    """Where the fields the changeTracking format's ``json`` mode compares are (None: no such
+    mode)."""
+    tracking = options.change_tracking()
+    if tracking is None or "json" not in tracking.modes:
+        return None
+    return JSON_FIELD if options.json_format() is not None else TRACKED_JSON_FIELD
 
 
 def scrape_request(body: ScrapeBody, defaults: V2Defaults = V2Defaults()) -> ScrapeRequest:
@@ -174,7 +191,7 @@ def scrape_request(body: ScrapeBody, defaults: V2Defaults = V2Defaults()) -> Scr
     }
     if body.timeout is not None:
         native["timeout_s"] = body.timeout / 1000
-    return _validated(ScrapeRequest, native)
+    return validated(ScrapeRequest, native)
 
 
 def batch_request(
@@ -191,7 +208,7 @@ def batch_request(
         "labels": {LABEL: "batch"},
         "webhook": webhook(body.webhook),
     }
-    return _validated(JobRequest, native)
+    return validated(JobRequest, native)
 
 
 def crawl_request(body: CrawlBody, defaults: V2Defaults = V2Defaults()) -> JobRequest:
@@ -222,7 +239,7 @@ def crawl_request(body: CrawlBody, defaults: V2Defaults = V2Defaults()) -> JobRe
         "labels": {LABEL: "crawl"},
         "webhook": webhook(body.webhook),
     }
-    return _validated(JobRequest, native)
+    return validated(JobRequest, native)
 
 
 def _or(value: int | None, default: int) -> int:
@@ -243,24 +260,35 @@ def valid_urls(urls: list[str]) -> tuple[list[str], list[str]]:
     return good, bad
 
 
-def _validated(model: type[Native], native: dict[str, Any]) -> Native:
+def validated(model: type[Valid], native: dict[str, Any], target: str = "") -> Valid:
+    """``model`` of ``native``; ``InvalidOption`` naming the Firecrawl field at fault (a
+    target's, under ``target``: a monitor's ``targets[0]``)."""
     try:
         return model.model_validate(native, strict=False)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [str(part) for part in first.get("loc", ())]
-        field = _firecrawl_field(loc)
+        field = _firecrawl_field(loc, target)
         message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
         raise InvalidOption(field, message) from None
 
 
-def _firecrawl_field(loc: list[str]) -> str:
-    """The Firecrawl name of a native field path (``urls.3`` -> ``urls[3]``)."""
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """The first error's field (as sent) and message."""
+    first = exc.errors()[0]
+    loc = [str(part) for part in first.get("loc", ())]
+    field = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in loc).lstrip(".")
+    return field or "body", str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+
+
+def _firecrawl_field(loc: list[str], target: str = "") -> str:
+    """The Firecrawl name of a native field path (``urls.3`` -> ``urls[3]``), under
+    ``target`` when it is a target's."""
     for length in range(len(loc), 0, -1):
         native = ".".join(loc[:length])
         if native in FIELD_NAMES:
             rest = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in loc[length:])
-            return FIELD_NAMES[native] + rest
+            return ".".join(filter(None, (target, FIELD_NAMES[native] + rest)))
     return ".".join(loc) or "body"
 
 

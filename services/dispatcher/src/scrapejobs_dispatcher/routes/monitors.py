@@ -173,7 +173,7 @@ async def list_monitors(
 async def get_monitor(
     monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
 ) -> MonitorView:
-    return MonitorView.of(await _found(monitors.get(caller.tenant, monitor_id)))
+    return MonitorView.of(await found(monitors.get(caller.tenant, monitor_id)))
 
 
 @router.patch("/{monitor_id:monitor_id}", response_model=MonitorView, responses=MONITOR_ERRORS)
@@ -184,7 +184,7 @@ async def update_monitor(
     ``retention_days``, ``webhook``); the others are kept. A new schedule or a resume sets
     the next check time from now."""
     try:
-        return MonitorView.of(await _found(monitors.update(caller.tenant, monitor_id, body)))
+        return MonitorView.of(await found(monitors.update(caller.tenant, monitor_id, body)))
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
 
@@ -195,7 +195,7 @@ async def pause_monitor(
 ) -> MonitorView:
     """Stop scheduled checks (a check under way finishes); idempotent."""
     changed = monitors.set_status(caller.tenant, monitor_id, MonitorStatus.PAUSED)
-    return MonitorView.of(await _found(changed))
+    return MonitorView.of(await found(changed))
 
 
 @router.post(
@@ -206,7 +206,7 @@ async def resume_monitor(
 ) -> MonitorView:
     """Check on schedule again, from the schedule's next time; idempotent."""
     changed = monitors.set_status(caller.tenant, monitor_id, MonitorStatus.ACTIVE)
-    return MonitorView.of(await _found(changed))
+    return MonitorView.of(await found(changed))
 
 
 @router.delete(
@@ -215,7 +215,7 @@ async def resume_monitor(
 async def delete_monitor(
     monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
 ) -> Response:
-    await _found(monitors.delete(caller.tenant, monitor_id))
+    await found(monitors.delete(caller.tenant, monitor_id))
     return Response(status_code=204)
 
 
@@ -230,7 +230,7 @@ async def run_monitor(
 ) -> CheckView:
     """Start a check now (also of a paused monitor): its job runs as any job does. A check
     started while the previous one still runs is ``skipped_overlap``."""
-    return CheckView.of(await _found(runner.start(caller.tenant, monitor_id)))
+    return CheckView.of(await found(runner.start(caller.tenant, monitor_id)))
 
 
 @router.get("/{monitor_id:monitor_id}/checks", response_model=CheckList, responses=MONITOR_ERRORS)
@@ -242,7 +242,7 @@ async def list_checks(
     page_token: Annotated[str | None, Query(pattern=CHECK_ID)] = None,
 ) -> CheckList:
     """The monitor's checks, newest first."""
-    checks, token = await _found(runner.listed(caller.tenant, monitor_id, page_size, page_token))
+    checks, token = await found(runner.listed(caller.tenant, monitor_id, page_size, page_token))
     return CheckList(checks=[CheckView.of(c) for c in checks], next_page_token=token)
 
 
@@ -253,7 +253,7 @@ async def get_check(
     monitor_id: MonitorId, check_id: CheckId, runner: CheckRunnerDep, caller: CallerDep
 ) -> CheckView:
     """The check; one whose job has finished is compared first (once)."""
-    return CheckView.of(await _found(runner.check(caller.tenant, monitor_id, check_id)))
+    return CheckView.of(await found(runner.check(caller.tenant, monitor_id, check_id)))
 
 
 @router.get(
@@ -271,7 +271,7 @@ async def check_pages(
     page_token: Annotated[str | None, Query(pattern=r"^[0-9a-f]{32}$")] = None,
 ) -> CheckPages:
     """The check's pages (of ``status``) with their diffs; empty until the check finished."""
-    check, pages, token = await _found(
+    check, pages, token = await found(
         runner.pages(caller.tenant, monitor_id, check_id, status, page_size, page_token)
     )
     return CheckPages(
@@ -281,7 +281,9 @@ async def check_pages(
     )
 
 
-async def _found(pending: Awaitable[T]) -> T:
+async def found(pending: Awaitable[T]) -> T:
+    """``pending``'s value; a 404 for a monitor or a check that is not the caller's, a 409
+    for a change that kept meeting another."""
     try:
         return await pending
     except MonitorNotFound:

@@ -13,7 +13,8 @@
 * ``monitors/{id}/snapshots/{page_key}``: ``url``, ``written_by``, ``current`` and ``before``
   (JSON of what a check found: its data and markdown, the markdown cut at
   ``MAX_MARKDOWN`` characters), ``has_current`` and ``has_before`` (read without the
-  content), ``validators``; kept while the monitor is.
+  content), ``validators``; kept while the monitor is (a scrape's change tracking keeps its
+  team's and tag's under ``monitors/trk_.../snapshots``, with an ``expire_at``).
 
 A check's pages and snapshots are written in commits of ``COMMIT_SIZE`` documents as its
 comparison goes, its same pages and then its final status last."""
@@ -23,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -164,6 +164,15 @@ class FirestoreMonitorChecks:
         writes = [(check_pages.document(p.key), _page_doc(p, expire_at)) for p in pages]
         writes += [
             (monitor.collection(SNAPSHOTS).document(s.key), _snapshot_doc(s)) for s in snapshots
+        ]
+        await self._commit(writes)
+
+    async def keep(
+        self, monitor_id: str, snapshots: Sequence[PageSnapshot], expire_at: datetime
+    ) -> None:
+        kept = self._monitors.document(monitor_id).collection(SNAPSHOTS)
+        writes = [
+            (kept.document(s.key), _snapshot_doc(s) | {"expire_at": expire_at}) for s in snapshots
         ]
         await self._commit(writes)
 
@@ -329,14 +338,20 @@ def _page(doc: dict[str, Any] | None) -> CheckPage:
 def _seen_json(seen: Seen | None) -> str | None:
     if seen is None:
         return None
-    return json.dumps({**asdict(seen), "markdown": seen.markdown[:MAX_MARKDOWN]})
+    at = None if seen.at is None else seen.at.isoformat()
+    return json.dumps({"data": seen.data, "markdown": seen.markdown[:MAX_MARKDOWN], "at": at})
 
 
 def _seen(raw: str | None) -> Seen | None:
     if raw is None:
         return None
     parsed = json.loads(raw)
-    return Seen(dict(parsed.get("data") or {}), str(parsed.get("markdown") or ""))
+    at = parsed.get("at")
+    return Seen(
+        dict(parsed.get("data") or {}),
+        str(parsed.get("markdown") or ""),
+        None if at is None else datetime.fromisoformat(at),
+    )
 
 
 def _snapshot_doc(snapshot: PageSnapshot) -> dict[str, Any]:

@@ -88,6 +88,13 @@ class MemoryMonitorChecks:
         for snapshot in snapshots:
             kept[snapshot.key] = snapshot
 
+    async def keep(
+        self, monitor_id: str, snapshots: Sequence[PageSnapshot], expire_at: datetime
+    ) -> None:
+        kept = self.page_snapshots.setdefault(monitor_id, {})
+        for snapshot in snapshots:
+            kept[snapshot.key] = snapshot
+
     async def finish(self, check: CheckRecord, same: Sequence[CheckPage]) -> None:
         await self.record(check, same, ())
         key = (check.monitor_id, check.id)

@@ -1,0 +1,181 @@
+"""Firecrawl's monitor endpoints over native monitors: ``/v2/monitor`` create, list
+(``limit``, ``offset``), get, update (pause), delete, run, a monitor's checks (``limit``,
+``offset``) and a check with its pages (``limit``, ``skip``, ``status``; ``next`` pages on), in
+the shapes firecrawl-py 4.55 reads (shared/firecrawl/monitor_shapes.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Path, Query, Request
+from pydantic import BaseModel, Field
+
+from scrapejobs_dispatcher.authentication import CallerDep
+from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep, V2DefaultsDep
+from scrapejobs_dispatcher.firecrawl.errors import v2_router
+from scrapejobs_dispatcher.firecrawl.monitor_requests import (
+    MonitorBody,
+    MonitorChange,
+    monitor_request,
+    monitor_update,
+)
+from scrapejobs_dispatcher.firecrawl.request_models import SdkRequest
+from scrapejobs_dispatcher.routes.monitors import CHECK_ID, MONITOR_ID, found
+from scrapejobs_shared.domain.monitor_checks import PageStatus
+from scrapejobs_shared.domain.monitor_events import check_data, page_data
+from scrapejobs_shared.firecrawl.monitor_shapes import (
+    firecrawl_check,
+    firecrawl_monitor,
+    firecrawl_page,
+)
+
+T = TypeVar("T")
+router = v2_router()
+MonitorId = Annotated[str, Path(pattern=MONITOR_ID, description="The monitor's id")]
+CheckId = Annotated[str, Path(pattern=CHECK_ID, description="The check's id")]
+Limit = Annotated[int, Query(ge=1, le=100)]
+Offset = Annotated[int, Query(ge=0, le=10_000)]
+PAGE_TOKEN = r"^[0-9a-f]{32}$"
+LISTED = 100  # items read at a time while skipping to an offset
+
+
+class Data(BaseModel):
+    success: bool = True
+    data: Any = Field(description="A Monitor, a list of them, a MonitorCheck or a list of them")
+
+
+class Deleted(BaseModel):
+    success: bool = True
+
+
+class CheckDetail(BaseModel):
+    success: bool = True
+    data: dict[str, Any] = Field(description="A MonitorCheckDetail: the check, pages, next")
+    next: str | None = Field(description="The URL of the next page of pages (null: the last)")
+
+
+@router.post("/monitor", response_model=Data)
+async def create_monitor(
+    body: MonitorBody, monitors: MonitorsDep, defaults: V2DefaultsDep, caller: CallerDep
+) -> Data:
+    """A monitor of one target (its URLs, or a crawl) checked on its schedule; its events go
+    to its webhook in Firecrawl's shape."""
+    made = await monitors.create(caller.tenant, monitor_request(body, defaults))
+    return Data(data=firecrawl_monitor(made))
+
+
+@router.get("/monitor", response_model=Data)
+async def list_monitors(
+    monitors: MonitorsDep, caller: CallerDep, limit: Limit = 20, offset: Offset = 0
+) -> Data:
+    """The caller's monitors, newest first."""
+
+    async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
+        return await monitors.listed(caller.tenant, size, after)
+
+    page, _ = await _skipped(listed, limit, offset)
+    return Data(data=[firecrawl_monitor(monitor) for monitor in page])
+
+
+@router.get("/monitor/{monitor_id}", response_model=Data)
+async def get_monitor(monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep) -> Data:
+    return Data(data=firecrawl_monitor(await found(monitors.get(caller.tenant, monitor_id))))
+
+
+@router.patch("/monitor/{monitor_id}", response_model=Data)
+async def update_monitor(
+    monitor_id: MonitorId, body: MonitorChange, monitors: MonitorsDep, caller: CallerDep
+) -> Data:
+    """Change what the body names (``status`` pauses or resumes); the rest is kept."""
+    changed = monitors.update(caller.tenant, monitor_id, monitor_update(body))
+    return Data(data=firecrawl_monitor(await found(changed)))
+
+
+@router.delete("/monitor/{monitor_id}", response_model=Deleted)
+async def delete_monitor(
+    monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
+) -> Deleted:
+    await found(monitors.delete(caller.tenant, monitor_id))
+    return Deleted()
+
+
+@router.post("/monitor/{monitor_id}/run", response_model=Data)
+async def run_monitor(
+    monitor_id: MonitorId,
+    runner: CheckRunnerDep,
+    caller: CallerDep,
+    _: SdkRequest | None = None,
+) -> Data:
+    """Start a check now: ``skipped_overlap`` while the previous one still runs."""
+    check = await found(runner.start(caller.tenant, monitor_id))
+    return Data(data=firecrawl_check(check_data(check)))
+
+
+@router.get("/monitor/{monitor_id}/checks", response_model=Data)
+async def list_checks(
+    monitor_id: MonitorId,
+    runner: CheckRunnerDep,
+    caller: CallerDep,
+    limit: Limit = 20,
+    offset: Offset = 0,
+) -> Data:
+    """The monitor's checks, newest first."""
+
+    async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
+        return await runner.listed(caller.tenant, monitor_id, size, after)
+
+    page, _ = await found(_skipped(listed, limit, offset))
+    return Data(data=[firecrawl_check(check_data(check)) for check in page])
+
+
+@router.get("/monitor/{monitor_id}/checks/{check_id}", response_model=CheckDetail)
+async def get_check(
+    request: Request,
+    monitor_id: MonitorId,
+    check_id: CheckId,
+    runner: CheckRunnerDep,
+    caller: CallerDep,
+    limit: Limit = 50,
+    skip: Offset = 0,
+    status: PageStatus | None = None,
+    cursor: Annotated[str | None, Query(pattern=PAGE_TOKEN)] = None,
+) -> CheckDetail:
+    """The check (compared first once its job has finished) and a page of its pages: those
+    that are not ``same`` first; ``next`` is the URL of the following page."""
+
+    async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
+        _, pages, token = await runner.pages(
+            caller.tenant, monitor_id, check_id, status, size, after
+        )
+        return pages, token
+
+    check = await found(runner.check(caller.tenant, monitor_id, check_id))
+    pages, token = await found(_skipped(listed, limit, skip, cursor))
+    following = None
+    if token is not None:
+        params = {"limit": limit, "cursor": token} | ({"status": status.value} if status else {})
+        following = str(request.url.remove_query_params("skip").include_query_params(**params))
+    detail = firecrawl_check(check_data(check)) | {
+        "pages": [firecrawl_page(page_data(check, page)) for page in pages],
+        "next": following,
+    }
+    return CheckDetail(data=detail, next=following)
+
+
+async def _skipped(
+    listed: Callable[[int, str | None], Awaitable[tuple[Sequence[T], str | None]]],
+    limit: int,
+    offset: int,
+    after: str | None = None,
+) -> tuple[list[T], str | None]:
+    """``limit`` items from ``offset`` (counted from the page token ``after``) of a listing
+    paged by tokens, and the token after them (None: no more)."""
+    token = after
+    while offset > 0:
+        skipped, token = await listed(min(offset, LISTED), token)
+        offset -= len(skipped)
+        if token is None:
+            return [], None
+    items, token = await listed(limit, token)
+    return list(items), token

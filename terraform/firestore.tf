@@ -131,6 +131,27 @@ resource "google_firestore_index" "monitors_status_next_check_at" {
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
 
+# unfinished checks of every monitor, oldest first (collection group: the tick compares those
+# whose job has ended).
+resource "google_firestore_index" "checks_open_created_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "checks"
+  query_scope = "COLLECTION_GROUP"
+
+  fields {
+    field_path = "open"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "created_at"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
 # stats_slots of one tenant over a range of slots (a member's stats, usage and quota).
 resource "google_firestore_index" "stats_slots_tenant_slot" {
   project     = var.project_id

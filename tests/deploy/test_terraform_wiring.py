@@ -669,6 +669,19 @@ def test_monitors_queries_have_their_indexes(tf, h, fields):
     ), f"no composite index monitors{fields}"
 
 
+def test_the_ticks_query_of_open_checks_has_its_index(tf, h):
+    """FirestoreMonitorChecks.open_checks: a collection-group query of every monitor's
+    checks."""
+    indexes = tf.of_type("google_firestore_index").values()
+    assert any(
+        body["collection"] == "checks"
+        and body["query_scope"] == "COLLECTION_GROUP"
+        and [(f["field_path"], f["order"]) for f in h.blocks_of(body, "fields")]
+        == [("open", "ASCENDING"), ("created_at", "ASCENDING")]
+        for body in indexes
+    ), "no collection-group index checks(open ASC, created_at ASC)"
+
+
 def test_ttl_fields(tf, h):
     fields = tf.of_type("google_firestore_field")
     ttl = [b for b in fields.values() if b["field"] == "expire_at"]

@@ -11,6 +11,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 
 from scrapejobs_client import Client
 from scrapejobs_client.cli.app import app
+from scrapejobs_devstack.local_scheduler import LocalScheduler, ScheduledCall
 from support.site import Site
 from support.webhook_receiver import Received, WebhookReceiver
 
@@ -255,3 +257,41 @@ def test_the_client_and_the_cli_watch_a_page(stack, site: Site) -> None:
     assert json.loads(paused.stdout)["status"] == "paused"
     checks = runner.invoke(app, [*base, "monitor", "checks", monitor_id, "--json"])
     assert len(json.loads(checks.stdout)["checks"]) == 2
+
+
+def test_a_schedule_fires_on_time_and_a_paused_monitor_runs_nothing(stack, site: Site) -> None:
+    """The local stack's scheduler (make dev's, ticking every second here) starts a check at
+    its minute, and the tick compares it when its job ends, unread."""
+    key = uuid.uuid4().hex[:8]
+    path = f"{key}-scheduled"
+    site.watched[path] = (200, shop_page("scheduled", "3.00", "in stock", ["a"]))
+    body = {"url": f"{site.url}/watched/{path}", "schedule": {"cron": "* * * * *"}}
+    tick = ScheduledCall("/v1/maintenance/monitors", 1.0)
+    with httpx.Client(base_url=stack.config.dispatcher_url, timeout=30) as api:
+        active = api.post("/v1/monitors", json=body | {"name": f"every minute {key}"}).json()
+        paused = api.post(
+            "/v1/monitors", json=body | {"name": f"paused {key}", "status": "paused"}
+        ).json()
+        due = datetime.fromisoformat(active["next_check_at"])
+        assert due.second == 0 and due > datetime.now(UTC)
+        scheduler = LocalScheduler(stack.config.dispatcher_url, [tick], tell=lambda _: None)
+        scheduler.start()
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                checks = api.get(f"/v1/monitors/{active['id']}/checks").json()["checks"]
+                if checks and checks[-1]["status"] == "completed":
+                    break
+                assert time.monotonic() < deadline, checks
+                time.sleep(0.5)
+        finally:
+            scheduler.stop()
+        first = checks[-1]
+        assert first["trigger"] == "scheduled" and first["summary"]["new"] == 1
+        started = datetime.fromisoformat(first["created_at"])
+        assert due <= started <= due + timedelta(seconds=15), (due, started)
+        monitor = api.get(f"/v1/monitors/{active['id']}").json()
+        assert datetime.fromisoformat(monitor["next_check_at"]) > due
+        assert api.get(f"/v1/monitors/{paused['id']}/checks").json()["checks"] == []
+        for made in (active, paused):
+            api.delete(f"/v1/monitors/{made['id']}")

@@ -81,6 +81,25 @@ async def test_a_check_is_added_once_listed_newest_first_and_marked(checks: Moni
     assert found is not None and found.status is CheckStatus.RUNNING
 
 
+async def test_open_checks_of_every_monitor_oldest_first(checks: MonitorChecks) -> None:
+    old = NOW - timedelta(days=400)  # older than anything another test leaves open
+    first, second = check(monitor_id(), old), check(monitor_id(), old + timedelta(seconds=1))
+    done = dataclasses.replace(check(monitor_id(), old), status=CheckStatus.SKIPPED_OVERLAP)
+    for made in (second, first, done):
+        assert await checks.add(made)
+    await checks.mark(first.monitor_id, first.id, CheckStatus.RUNNING)
+    listed = [c for c in await checks.open_checks(50) if c.created_at < NOW - timedelta(days=300)]
+    assert [(c.monitor_id, c.id) for c in listed] == [
+        (first.monitor_id, first.id),
+        (second.monitor_id, second.id),
+    ]
+    assert listed[0].status is CheckStatus.RUNNING and listed[0].tenant == "team-a"
+    await checks.finish(dataclasses.replace(first, status=CheckStatus.COMPLETED), [])
+    await checks.finish(dataclasses.replace(second, status=CheckStatus.FAILED), [])
+    still = {c.id for c in await checks.open_checks(50)}
+    assert not {first.id, second.id, done.id} & still
+
+
 async def test_one_caller_at_a_time_compares_and_a_finished_check_stays(
     checks: MonitorChecks,
 ) -> None:

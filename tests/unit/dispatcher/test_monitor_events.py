@@ -122,6 +122,25 @@ async def test_pages_that_changed_and_the_checks_end_are_announced_once() -> Non
         }
 
 
+async def test_the_tick_compares_an_ended_check_nobody_reads() -> None:
+    store, outbox = MemoryJobStore(), MemoryWebhookOutbox()
+    async with memory_client(store, webhook_outbox=outbox) as api:
+        monitor = (await api.post("/v1/monitors", json=BODY)).json()
+        check = (await api.post(f"/v1/monitors/{monitor['id']}:run")).json()
+        running = await api.post("/v1/maintenance/monitors")
+        assert running.json() == {"due": 0, "compared": 0}  # its job has not ended
+        await run_job(store, check["job_id"], {u: fetched(1.0) for u in URLS})
+        tick = await api.post("/v1/maintenance/monitors")
+        assert tick.json() == {"due": 0, "compared": 1}
+        assert (
+            sorted(e.type for e in outbox.events)
+            == ["monitor.check.completed"] + ["monitor.page"] * 3
+        )
+        assert (await api.post("/v1/maintenance/monitors")).json()["compared"] == 0
+        done = (await api.get(f"/v1/monitors/{monitor['id']}/checks/{check['id']}")).json()
+        assert done["status"] == "completed" and len(outbox.events) == 4
+
+
 async def test_a_webhook_that_wants_only_the_end_gets_only_the_end() -> None:
     store, outbox = MemoryJobStore(), MemoryWebhookOutbox()
     body = BODY | {"webhook": HOOK | {"events": ["monitor.check.completed"]}}

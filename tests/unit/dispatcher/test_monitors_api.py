@@ -150,7 +150,7 @@ async def test_the_tick_starts_each_due_check_once_and_moves_its_time_on() -> No
         monitors.monitors[due["id"]] = dataclasses.replace(record, next_check_at=past)
 
         tick = await api.post("/v1/maintenance/monitors")
-        assert tick.status_code == 200 and tick.json() == {"due": 1}
+        assert tick.status_code == 200 and tick.json() == {"due": 1, "compared": 0}
         [started] = (await api.get(f"/v1/monitors/{due['id']}/checks")).json()["checks"]
         assert started["trigger"] == "scheduled" and started["status"] == "queued"
         assert started["job_id"] and (await api.get(f"/v1/jobs/{started['job_id']}")).is_success
@@ -159,12 +159,12 @@ async def test_the_tick_starts_each_due_check_once_and_moves_its_time_on() -> No
         assert next_at is not None and next_at > datetime.now(UTC)
         assert moved["last_check_id"] == started["id"] and moved["checks"] == 1
 
-        assert (await api.post("/v1/maintenance/monitors")).json() == {"due": 0}
+        assert (await api.post("/v1/maintenance/monitors")).json() == {"due": 0, "compared": 0}
         # the same slot again (a tick retried after a crash): the same check, no second job
         monitors.monitors[due["id"]] = dataclasses.replace(
             monitors.monitors[due["id"]], next_check_at=past
         )
-        assert (await api.post("/v1/maintenance/monitors")).json() == {"due": 1}
+        assert (await api.post("/v1/maintenance/monitors")).json() == {"due": 1, "compared": 0}
         assert len((await api.get(f"/v1/monitors/{due['id']}/checks")).json()["checks"]) == 1
         for idle in (later, paused):
             assert (await api.get(f"/v1/monitors/{idle['id']}/checks")).json()["checks"] == []

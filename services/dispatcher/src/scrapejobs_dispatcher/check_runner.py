@@ -20,7 +20,7 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -57,6 +57,12 @@ SAVE_ATTEMPTS = 5
 
 class CheckNotFound(LookupError):
     """No such check of that monitor."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    due: int  # monitors whose check was started (or found started)
+    compared: int  # checks whose job had ended, compared
 
 
 class CheckRunner:
@@ -163,9 +169,10 @@ class CheckRunner:
             )
         return check
 
-    async def tick(self, limit: int = 100) -> int:
-        """Start the check of every active monitor whose time has come (the schedule's tick,
-        every minute); how many were due. Each one's next check time moves on past now."""
+    async def tick(self, limit: int = 100) -> Tick:
+        """The schedule's tick (every minute): start the check of every active monitor whose
+        time has come, moving its next check time on past now; then compare the checks whose
+        job has ended, so their events go out whether or not anyone reads them."""
         now = self._clock()
         due = await self._monitors.due(now, limit)
         for monitor in due:
@@ -176,7 +183,12 @@ class CheckRunner:
             except MonitorNotFound:
                 continue  # deleted meanwhile
             await self._advance(monitor, slot, now)
-        return len(due)
+        compared = 0
+        for check in await self._checks.open_checks(limit):
+            owner = await self._monitors.get(check.tenant, check.monitor_id)
+            if owner is not None and (await self.settle(owner, check)).finished:
+                compared += 1
+        return Tick(len(due), compared)
 
     async def _advance(self, monitor: MonitorRecord, slot: datetime, now: datetime) -> None:
         """Move the monitor's next check time past ``slot`` and ``now`` (unless it moved)."""

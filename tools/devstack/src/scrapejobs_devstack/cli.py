@@ -16,12 +16,11 @@ from rich.console import Console
 from rich.table import Table
 
 from scrapejobs_devstack.demo_site.server import serve_demo_site
+from scrapejobs_devstack.local_scheduler import LocalScheduler
 from scrapejobs_devstack.processes import stop_group
 from scrapejobs_devstack.stack import Stack, StackConfig
 
 STATE_FILE = Path(".devstack/state.json")
-RECONCILE_EVERY_S = 30.0  # what Cloud Scheduler does every few minutes in production
-MONITORS_TICK_S = 20  # a monitor's finest schedule is a minute: checks start within 20 s
 app = typer.Typer(help="Local scrapejobs stack on the gcloud emulators.", no_args_is_help=True)
 console = Console()
 
@@ -48,50 +47,20 @@ def up() -> None:
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
-    next_reconcile = time.monotonic() + RECONCILE_EVERY_S
-    next_tick = time.monotonic() + MONITORS_TICK_S
+    # Cloud Scheduler's part: the reconcile sweeps (the Pub/Sub emulator drops what it pushes
+    # while the worker restarts) and the monitors' tick
+    scheduler = LocalScheduler(config.dispatcher_url, tell=console.print).start()
     try:
         while not stopping and all(p.alive() for p in stack.processes()):
             time.sleep(0.5)
-            if time.monotonic() >= next_reconcile:
-                _reconcile(config.dispatcher_url)
-                next_reconcile = time.monotonic() + RECONCILE_EVERY_S
-            if time.monotonic() >= next_tick:
-                _start_due_checks(config.dispatcher_url)
-                next_tick = time.monotonic() + MONITORS_TICK_S
         for process in stack.processes():
             if not process.alive():
                 console.print(f"[red]{process.name} exited; see {process.log_path}[/]")
     finally:
         console.print("stopping…")
+        scheduler.stop()
         stack.stop()
         STATE_FILE.unlink(missing_ok=True)
-
-
-def _reconcile(dispatcher: str) -> None:
-    """Publish again batches whose messages were lost (the Pub/Sub emulator drops what it
-    pushes while the worker restarts), and submissions that stopped before publishing theirs
-    (a dispatcher stopped mid-submission, a Pub/Sub outage)."""
-    sweeps = {"reconcile": "batches", "republish": "jobs"}
-    for sweep, counted in sweeps.items():
-        try:
-            response = httpx.post(f"{dispatcher}/v1/maintenance/{sweep}", timeout=30)
-            report = response.json() if response.status_code == 200 else {}
-        except (httpx.HTTPError, ValueError):
-            continue
-        if report.get(counted):
-            console.print(f"{sweep}: published {report['tasks']} tasks again")
-
-
-def _start_due_checks(dispatcher: str) -> None:
-    """The monitors' schedule, as Cloud Scheduler calls it in a deployment (every minute)."""
-    try:
-        response = httpx.post(f"{dispatcher}/v1/maintenance/monitors", timeout=30)
-        due = response.json().get("due") if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
-        return
-    if due:
-        console.print(f"monitors: {due} due, their checks started")
 
 
 @app.command()

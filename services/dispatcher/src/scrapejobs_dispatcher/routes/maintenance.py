@@ -93,6 +93,7 @@ async def roll_up_usage(usage: UsageDep) -> UsageRolledUp:
 
 class MonitorsTick(BaseModel):
     due: int = Field(description="monitors whose check was started (or found started)")
+    compared: int = Field(description="checks whose job had ended, compared (events sent)")
 
 
 @router.post("/monitors", response_model=MonitorsTick, responses=ERRORS)
@@ -100,5 +101,7 @@ async def start_due_checks(
     runner: CheckRunnerDep, limit: Annotated[int, Query(ge=1, le=1000)] = 200
 ) -> MonitorsTick:
     """Start the check of every active monitor whose next check time has come, and move that
-    time on. Scheduled every minute; a tick retried or delivered twice starts one check."""
-    return MonitorsTick(due=await runner.tick(limit))
+    time on; compare the checks whose job has ended (their events go out). Scheduled every
+    minute; a tick retried or delivered twice starts one check and compares each once."""
+    tick = await runner.tick(limit)
+    return MonitorsTick(due=tick.due, compared=tick.compared)

@@ -1,7 +1,8 @@
 """MonitorChecks on Firestore, under each monitor's document:
 
 * ``monitors/{id}/checks/{check_id}``: ``tenant``, ``trigger``, ``status``, ``job_id``,
-  ``created_at``, ``finished_at``, ``summary``, ``lease_until`` (who compares it), and
+  ``created_at``, ``finished_at``, ``summary``, ``lease_until`` (who compares it), ``open``
+  (unfinished: the tick's collection-group query, ``open`` and ``created_at``) and
   ``expire_at`` (the monitor's retention: Firestore's TTL deletes it);
 * ``.../checks/{check_id}/check_pages/{page_key}``, a page that is not ``same``: ``url``,
   ``status``, ``status_code``, ``diff`` (JSON), ``notify``, ``held_back_by``, ``error``,
@@ -100,6 +101,20 @@ class FirestoreMonitorChecks:
         count(reads=max(1, len(found)))
         page = found[:limit]
         return page, page[-1].id if len(found) > limit and page else None
+
+    async def open_checks(self, limit: int) -> list[CheckRecord]:
+        query = (
+            self._client.collection_group(CHECKS)
+            .where(filter=FieldFilter("open", "==", True))
+            .order_by("created_at")
+            .limit(limit)
+        )
+        found = [
+            _check(s.reference.parent.parent.id, s.id, s.to_dict())
+            async for s in query.stream(**self._deadline.call)
+        ]
+        count(reads=max(1, len(found)))
+        return found
 
     async def mark(self, monitor_id: str, check_id: str, status: CheckStatus) -> None:
         ref = self._check_ref(monitor_id, check_id)
@@ -289,6 +304,7 @@ def _check_doc(check: CheckRecord) -> dict[str, Any]:
         "summary": dict(check.summary),
         "retention_days": check.retention_days,
         "expire_at": check.expire_at,
+        "open": not check.finished,  # the tick's query: unfinished checks of every monitor
     }
 
 

@@ -55,6 +55,10 @@ class MemoryMonitorChecks:
         page = ordered[start : start + limit]
         return page, page[-1].id if start + limit < len(ordered) and page else None
 
+    async def open_checks(self, limit: int) -> list[CheckRecord]:
+        unfinished = (check for check in self.checks.values() if not check.finished)
+        return sorted(unfinished, key=lambda check: (check.created_at, check.id))[:limit]
+
     async def mark(self, monitor_id: str, check_id: str, status: CheckStatus) -> None:
         found = self.checks.get((monitor_id, check_id))
         if found is not None and not found.finished:

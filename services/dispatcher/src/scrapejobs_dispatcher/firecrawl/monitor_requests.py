@@ -82,8 +82,8 @@ class MonitorTarget(CamelModel):
 
     id: str | None = Field(default=None, max_length=100)
     type: Literal["scrape", "crawl", "search"]
-    urls: list[str] | None = Field(default=None, min_length=1, max_length=MAX_URLS)
-    url: str | None = Field(default=None, max_length=2048)
+    urls: list[HttpUrl] | None = Field(default=None, min_length=1, max_length=MAX_URLS)
+    url: HttpUrl | None = None
     scrape_options: ScrapeOptions | None = None
     crawl_options: dict[str, Any] | None = None
     # a search target's: not offered
@@ -198,7 +198,8 @@ def _target(target: MonitorTarget, defaults: V2Defaults) -> dict[str, Any]:
             crawl = CrawlBody.model_validate(body, strict=False)
         except ValidationError as exc:
             field, message = first_error(exc)
-            raise InvalidOption(f"targets[0].crawlOptions.{field}", message) from None
+            where = "targets[0].url" if field == "url" else f"targets[0].crawlOptions.{field}"
+            raise InvalidOption(where, message) from None
         job = crawl_request(crawl.model_copy(update={"scrape_options": options}), defaults)
         return {"crawl": job.crawl, "options": job.options, "pipeline": job.pipeline}
     urls = target.urls or ([target.url] if target.url else None)

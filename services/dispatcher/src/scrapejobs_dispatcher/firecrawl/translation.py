@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -47,6 +48,8 @@ from scrapejobs_shared.firecrawl.documents import FORMATS, JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 
 Valid = TypeVar("Valid", bound=BaseModel)
+# a validator's or a union member's part of an error's location (function-after[...], str)
+_TAG = re.compile(r"^[a-z-]+\[.*\]$")
 LABEL = "firecrawl"  # the label naming the /v2 endpoint a job came from
 MAX_FETCH_TIMEOUT_S = 50.0
 ATTACH_WINDOW_S = 600.0  # how long a scrape's retry finds the job the first one started
@@ -267,7 +270,7 @@ def validated(model: type[Valid], native: dict[str, Any], target: str = "") -> V
         return model.model_validate(native, strict=False)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = [str(part) for part in first.get("loc", ())]
+        loc = [str(part) for part in first.get("loc", ()) if not _TAG.match(str(part))]
         field = _firecrawl_field(loc, target)
         message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
         raise InvalidOption(field, message) from None

@@ -5,11 +5,13 @@ polls) a redirect htmx follows."""
 
 from __future__ import annotations
 
-from fastapi import HTTPException, Request
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Query, Request
 
 from scrapejobs_dispatcher.authentication import Authenticator, require_caller
 from scrapejobs_dispatcher.ui.sessions import COOKIE, DashboardSessions, same_origin
-from scrapejobs_shared.domain.tenancy import Caller
+from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller
 
 
 class SignInRequired(Exception):
@@ -46,3 +48,9 @@ async def require_same_origin(request: Request) -> None:
     """Dependency of every POST under /ui (actions, sign-in, sign-out)."""
     if not same_origin(request.url.scheme, request.headers):
         raise CrossSiteRequest
+
+
+# what a dashboard action needs: a request from the dashboard's own pages
+SAME_ORIGIN = [Depends(require_same_origin)]
+# a tenant's name, or "" (every tenant: what the dashboard's own links carry without a filter)
+TenantFilter = Annotated[str | None, Query(pattern=f"^$|{TENANT_PATTERN}")]

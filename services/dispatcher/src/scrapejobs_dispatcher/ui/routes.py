@@ -6,7 +6,7 @@ builders (pages.py) read the service objects."""
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Hashable
 from functools import partial
 from typing import Annotated, Any
 from urllib.parse import parse_qs, quote
@@ -14,7 +14,6 @@ from urllib.parse import parse_qs, quote
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
 from scrapejobs_dispatcher.authentication import Authenticator
@@ -29,12 +28,14 @@ from scrapejobs_dispatcher.dependencies import (
 from scrapejobs_dispatcher.job_errors import JobNotFound
 from scrapejobs_dispatcher.ui import pages
 from scrapejobs_dispatcher.ui.access import (
+    SAME_ORIGIN,
     CrossSiteRequest,
     SignInRequired,
-    require_same_origin,
+    TenantFilter,
     require_viewer,
 )
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
+from scrapejobs_dispatcher.ui.responses import from_htmx, page, problem, render, unavailable
 from scrapejobs_dispatcher.ui.sessions import (
     COOKIE,
     COOKIE_PATH,
@@ -44,10 +45,8 @@ from scrapejobs_dispatcher.ui.sessions import (
     client_address,
     is_secure,
 )
-from scrapejobs_shared.adapters.page_token import InvalidPageToken
 from scrapejobs_shared.domain.clock import utc_now
-from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller
-from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 
 router = APIRouter(
@@ -60,15 +59,10 @@ router = APIRouter(
 sign_in_router = APIRouter(
     prefix="/ui", include_in_schema=False, default_response_class=HTMLResponse
 )
-SAME_ORIGIN = [Depends(require_same_origin)]
 SIGN_IN = "/ui/sign-in"
 
 PageToken = Annotated[str | None, Query(max_length=2048)]
 JobFilter = Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_\-]*$")]
-
-
-# a tenant's name, or "" (every tenant: what the dashboard's own links carry without a filter)
-TenantFilter = Annotated[str | None, Query(pattern=f"^$|{TENANT_PATTERN}")]
 
 
 async def _services(  # a coroutine function: FastAPI runs it on the event loop
@@ -90,74 +84,6 @@ StaticDep = Annotated[StaticFiles, Depends(app_state("ui_static"))]
 SessionsDep = Annotated[DashboardSessions, Depends(app_state("dashboard_sessions"))]
 
 
-def _render(
-    request: Request, template: str, context: dict[str, Any], status: int = 200
-) -> HTMLResponse:
-    templates: Jinja2Templates = request.app.state.ui_templates
-    signed_in = getattr(request.state, "signed_in", False)
-    response: HTMLResponse = templates.TemplateResponse(
-        request, template, context | {"signed_in": signed_in}, status_code=status
-    )
-    response.headers.update(PAGE_HEADERS)
-    return response
-
-
-# Every dashboard page: scripts only from /ui/static (no inline script, no eval), no other
-# origin may frame it (clickjacking an action button), no plugin, no <base> rewrite, forms post
-# here only. Inline styles stay allowed (uPlot and htmx set them; they run no code).
-PAGE_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-        "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-        "form-action 'self'; frame-ancestors 'none'"
-    ),
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-}
-
-
-def _problem(request: Request, status: int, title: str, detail: str) -> HTMLResponse:
-    """An error as a page (or, for htmx, a fragment it shows in place)."""
-    context = {"title": title, "detail": detail, "status": status}
-    template = "_problem.html" if _from_htmx(request) else "problem.html"
-    return _render(request, template, context, status)
-
-
-def _unavailable(request: Request, outage: DependencyUnavailable) -> HTMLResponse:
-    """A banner in place of the figures while a dependency does not answer; the polls go on,
-    and the figures come back with the first poll after it answers again."""
-    detail = f"{outage}. The figures come back by themselves once it answers again."
-    problem = _problem(request, 503, f"{outage.dependency} is not answering", detail)
-    problem.headers["Retry-After"] = str(max(1, math.ceil(outage.timeout_s)))
-    return problem
-
-
-async def _page(
-    request: Request,
-    template: str,
-    key: Hashable,
-    build: Callable[[], Awaitable[pages.Context]],
-) -> HTMLResponse:
-    """Render ``template`` with what ``build`` gives (for htmx's polls, kept a few seconds
-    per instance under ``key``: figure_cache.py), or the problem page an unknown job or a bad
-    page token calls for. The Firestore documents the request read: ``X-Firestore-Reads``."""
-    cache: FigureCache = request.app.state.ui_figures
-    with counting() as ops:
-        try:
-            polled = _from_htmx(request)  # a person's own load is computed now
-            context = await (cache.get(key, build) if polled else cache.compute(key, build))
-        except JobNotFound as exc:
-            return _problem(request, 404, "Job not found", f"There is no job {exc}.")
-        except InvalidPageToken as exc:
-            return _problem(request, 400, "Bad page link", f"This page link is not valid: {exc}")
-        except DependencyUnavailable as exc:
-            return _unavailable(request, exc)
-    response = _render(request, template, context)
-    response.headers["X-Firestore-Reads"] = str(ops.reads)
-    return response
-
-
 def dead_letters_key(job_id: str | None, page_token: str | None) -> tuple[Hashable, ...]:
     return ("dead_letters", job_id or None, page_token)
 
@@ -172,7 +98,7 @@ async def home(request: Request, services: Services, page_token: PageToken = Non
         live = await pages.overview(services, page_token)
         return live | await pages.history(services)
 
-    return await _page(request, "home.html", services.key("home", page_token), build)
+    return await page(request, "home.html", services.key("home", page_token), build)
 
 
 @router.get("/fragments/overview")
@@ -180,13 +106,13 @@ async def overview_fragment(
     request: Request, services: Services, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(pages.overview, services, page_token)
-    return await _page(request, "_overview.html", services.key("overview", page_token), build)
+    return await page(request, "_overview.html", services.key("overview", page_token), build)
 
 
 @router.get("/fragments/history")
 async def history_fragment(request: Request, services: Services) -> HTMLResponse:
     build = partial(pages.history, services)
-    return await _page(request, "_history.html", services.key("history"), build)
+    return await page(request, "_history.html", services.key("history"), build)
 
 
 @router.get("/jobs/{job_id}")
@@ -194,17 +120,17 @@ async def job(
     request: Request, job_id: str, services: Services, page_token: PageToken = None
 ) -> HTMLResponse:
     if not _known_job_id(job_id):
-        return _problem(request, 404, "Job not found", "There is no such job.")
+        return problem(request, 404, "Job not found", "There is no such job.")
     build = partial(pages.job_page, services, job_id, page_token)
-    return await _page(request, "job.html", services.key("job", job_id, page_token), build)
+    return await page(request, "job.html", services.key("job", job_id, page_token), build)
 
 
 @router.get("/fragments/jobs/{job_id}")
 async def job_fragment(request: Request, job_id: str, services: Services) -> HTMLResponse:
     if not _known_job_id(job_id):
-        return _problem(request, 404, "Job not found", "There is no such job.")
+        return problem(request, 404, "Job not found", "There is no such job.")
     build = partial(pages.job_summary, services, job_id)
-    return await _page(request, "_job_summary.html", services.key("job_summary", job_id), build)
+    return await page(request, "_job_summary.html", services.key("job_summary", job_id), build)
 
 
 @router.get("/dead-letters")
@@ -212,7 +138,7 @@ async def dead_letters(
     request: Request, services: Services, job_id: JobFilter = None, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(pages.dead_letters, services, job_id or None, page_token)
-    return await _page(
+    return await page(
         request, "dead_letters.html", services.key(*dead_letters_key(job_id, page_token)), build
     )
 
@@ -222,15 +148,9 @@ async def dead_letters_fragment(
     request: Request, services: Services, job_id: JobFilter = None, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(pages.dead_letters, services, job_id or None, page_token)
-    return await _page(
+    return await page(
         request, "_dead_letters.html", services.key(*dead_letters_key(job_id, page_token)), build
     )
-
-
-def _from_htmx(request: Request) -> bool:
-    """Actions are sent by htmx, which sets ``HX-Request``: a cross-site form cannot set a
-    header without a CORS preflight, so this also keeps other sites from replaying tasks."""
-    return request.headers.get("hx-request") == "true"
 
 
 async def _after_replay(
@@ -241,7 +161,7 @@ async def _after_replay(
     context = await pages.dead_letters(services, job_id, None)
     noun = "task" if replayed == 1 else "tasks"
     message = f"Replayed {replayed} {noun}." if replayed else "Nothing to replay: already done."
-    return _render(request, "_dead_letters.html", context | {"message": message})
+    return render(request, "_dead_letters.html", context | {"message": message})
 
 
 @router.post("/dead-letters/{job_id}/{task_id}/replay", dependencies=SAME_ORIGIN)
@@ -253,15 +173,15 @@ async def replay_one(
     filter_job: Annotated[JobFilter, Query(alias="job_id")] = None,
 ) -> HTMLResponse:
     """Replay one dead-lettered task; answers the refreshed list."""
-    if not _from_htmx(request):
-        return _problem(request, 400, "Not sent by the dashboard", "Use the Replay button.")
+    if not from_htmx(request):
+        return problem(request, 400, "Not sent by the dashboard", "Use the Replay button.")
     try:
         replayed = await services.recovery.replay_dead_letter(job_id, task_id, services.viewer)
         return await _after_replay(request, services, filter_job or None, replayed)
     except JobNotFound as exc:
-        return _problem(request, 404, "Job not found", f"There is no job {exc}.")
+        return problem(request, 404, "Job not found", f"There is no job {exc}.")
     except DependencyUnavailable as exc:
-        return _unavailable(request, exc)
+        return unavailable(request, exc)
 
 
 @router.post("/dead-letters/replay", dependencies=SAME_ORIGIN)
@@ -269,37 +189,37 @@ async def replay_all(
     request: Request, services: Services, job_id: JobFilter = None
 ) -> HTMLResponse:
     """Replay every dead letter (of one job when ``job_id`` is given), up to the API's limit."""
-    if not _from_htmx(request):
-        return _problem(request, 400, "Not sent by the dashboard", "Use the Replay all button.")
+    if not from_htmx(request):
+        return problem(request, 400, "Not sent by the dashboard", "Use the Replay all button.")
     try:
         replayed = await services.recovery.replay_dead_letters(
             job_id or None, None, services.viewer
         )
         return await _after_replay(request, services, job_id or None, replayed)
     except JobNotFound as exc:
-        return _problem(request, 404, "Job not found", f"There is no job {exc}.")
+        return problem(request, 404, "Job not found", f"There is no job {exc}.")
     except DependencyUnavailable as exc:
-        return _unavailable(request, exc)
+        return unavailable(request, exc)
 
 
 @router.get("/workers")
 async def workers(request: Request, services: Services) -> HTMLResponse:
-    return await _page(request, "workers.html", "workers", partial(pages.workers, services))
+    return await page(request, "workers.html", "workers", partial(pages.workers, services))
 
 
 @router.get("/fragments/workers")
 async def workers_fragment(request: Request, services: Services) -> HTMLResponse:
-    return await _page(request, "_workers.html", "workers", partial(pages.workers, services))
+    return await page(request, "_workers.html", "workers", partial(pages.workers, services))
 
 
 @router.get("/hosts")
 async def hosts(request: Request, services: Services) -> HTMLResponse:
-    return await _page(request, "hosts.html", "hosts", partial(pages.paused_hosts, services))
+    return await page(request, "hosts.html", "hosts", partial(pages.paused_hosts, services))
 
 
 @router.get("/fragments/hosts")
 async def hosts_fragment(request: Request, services: Services) -> HTMLResponse:
-    return await _page(request, "_hosts.html", "hosts", partial(pages.paused_hosts, services))
+    return await page(request, "_hosts.html", "hosts", partial(pages.paused_hosts, services))
 
 
 @sign_in_router.get("/static/{path:path}", response_class=Response)
@@ -331,7 +251,7 @@ def _sign_in_page(
     request: Request, next_page: str, message: str | None, status: int
 ) -> HTMLResponse:
     context = {"next_page": next_page, "message": message}
-    return _render(request, "sign_in.html", context, status)
+    return render(request, "sign_in.html", context, status)
 
 
 def _signs_in(request: Request) -> bool:
@@ -401,16 +321,16 @@ def install_refusals(app: FastAPI) -> None:
     """A dashboard refusal as a person (or htmx) should see it."""
 
     async def sign_in_required(request: Request, _: Exception) -> Response:
-        if _from_htmx(request):  # a poll after the session ended: htmx follows HX-Redirect
+        if from_htmx(request):  # a poll after the session ended: htmx follows HX-Redirect
             return Response(status_code=401, headers={"HX-Redirect": SIGN_IN})
         if request.method == "GET":
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             return RedirectResponse(f"{SIGN_IN}?next={quote(target)}", status_code=303)
-        return _problem(request, 401, "Sign in first", "Your session has ended: sign in again.")
+        return problem(request, 401, "Sign in first", "Your session has ended: sign in again.")
 
     async def cross_site(request: Request, _: Exception) -> Response:
         detail = "This request came from another site's page, so it was not carried out."
-        return _problem(request, 403, "Refused", detail)
+        return problem(request, 403, "Refused", detail)
 
     app.add_exception_handler(SignInRequired, sign_in_required)
     app.add_exception_handler(CrossSiteRequest, cross_site)

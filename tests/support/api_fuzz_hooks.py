@@ -86,6 +86,7 @@ UNSCHEMATIC = (
     "leave goal out",
     "leave judgeEnabled out",
     "is offered on /v2/scrape and in monitors",
+    "a schedule has exactly one of",
 )
 
 

@@ -197,3 +197,23 @@ async def test_a_deleted_monitor_takes_its_checks_and_snapshots(
     assert await checks.get(mid, made.id) is None
     assert await checks.snapshot_entries(mid) == []
     assert (await checks.pages(mid, made.id, None, 10))[0] == []
+
+
+async def test_many_same_pages_are_kept_together_and_listed_whole(checks: MonitorChecks) -> None:
+    """Same pages are kept in chunks of a bounded size: long URLs span several, and listing
+    them in pages gives every one once, in key order."""
+    mid = monitor_id()
+    made = check(mid)
+    await checks.add(made)
+    long = "x" * 200
+    same = [CheckPage(f"https://shop.example/{long}/{n}", PageStatus.SAME) for n in range(3000)]
+    await checks.finish(dataclasses.replace(made, status=CheckStatus.COMPLETED), same)
+    listed: list[CheckPage] = []
+    token: str | None = None
+    while True:
+        page, token = await checks.pages(mid, made.id, PageStatus.SAME, 500, token)
+        listed += page
+        if token is None:
+            break
+    assert len(listed) == 3000 and {p.url for p in listed} == {p.url for p in same}
+    assert [p.key for p in listed] == sorted(p.key for p in same)

@@ -114,6 +114,11 @@ def native_check_job(listed: Any) -> str:
         ({"judgeEnabled": True}, "judgeEnabled"),
         ({"notification": {"email": {"enabled": True, "recipients": ["a@b.c"]}}}, "notification"),
         ({"retentionDays": 0}, "retentionDays"),
+        (
+            {"targets": [{"type": "crawl", "url": "https://d.example/", "crawlOptions": {"x": 1}}]},
+            "targets[0].crawlOptions.x",
+        ),
+        ({"targets": [{"type": "crawl", "crawlOptions": {"limit": 5}}]}, "targets[0].url"),
     ],
 )
 async def test_bad_or_unoffered_input_is_a_400_naming_its_field(

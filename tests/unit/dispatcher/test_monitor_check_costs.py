@@ -5,12 +5,14 @@ listed first."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
 from scrapejobs_shared.adapters.memory.monitor_store import MemoryMonitorStore
+from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.monitor_checks import page_key
 from scrapejobs_shared.domain.page_validators import PageValidators
@@ -46,6 +48,7 @@ async def run_job(store: MemoryJobStore, job_id: str, outcomes: dict[str, TaskOu
         assert isinstance(claim, Claimed)
         changes = [FinishTask(i.task_id, outcomes[i.url]) for i in batch.items]
         await store.settle(claim.handle, changes, now)
+    await complete_if_done(store, job_id, lambda: now)
 
 
 async def test_unchanged_pages_cost_no_writes_of_their_own() -> None:
@@ -107,3 +110,72 @@ async def test_unchanged_pages_cost_no_writes_of_their_own() -> None:
         )
         both = paged.json()["pages"] + rest.json()["pages"]
         assert sorted(p["url"] for p in both) == [URLS[0], URLS[1], URLS[3]]
+
+
+async def test_pages_gone_from_the_targets_are_removed_without_reading_every_snapshot() -> None:
+    store, checks = MemoryJobStore(), MemoryMonitorChecks()
+    monitors = MemoryMonitorStore(checks)
+    async with memory_client(store, monitor_store=monitors, monitor_checks=checks) as api:
+        monitor = (await api.post("/v1/monitors", json=BODY)).json()
+        path = f"/v1/monitors/{monitor['id']}"
+        first = (await api.post(f"{path}:run")).json()
+        await run_job(
+            store, first["job_id"], {u: fetched(1.0, f"e{n}") for n, u in enumerate(URLS)}
+        )
+        await api.get(f"{path}/checks/{first['id']}")
+        record = monitors.monitors[monitor["id"]]  # its targets narrowed (as a store would)
+        narrowed = record.request.model_copy(update={"urls": URLS[:2]})
+        monitors.monitors[monitor["id"]] = dataclasses.replace(record, request=narrowed)
+
+        second = (await api.post(f"{path}:run")).json()
+        assert sorted(checks.checks[(monitor["id"], second["id"])].departed or ()) == URLS[2:]
+        await run_job(store, second["job_id"], {u: UNCHANGED for u in URLS[:2]})
+        reads = checks.entries_read
+        done = (await api.get(f"{path}/checks/{second['id']}")).json()
+        assert checks.entries_read == reads  # the start's read served the comparison
+        assert done["summary"] == {
+            "total": 4,
+            "same": 2,
+            "removed": 2,
+            "new": 0,
+            "changed": 0,
+            "error": 0,
+        }
+        gone = await api.get(f"{path}/checks/{second['id']}/pages", params={"status": "removed"})
+        assert sorted(p["url"] for p in gone.json()["pages"]) == URLS[2:]
+
+
+async def test_a_check_of_pages_seen_before_travels_in_the_largest_batches() -> None:
+    store = MemoryJobStore()
+    urls = [f"https://shop.example/p/{n}" for n in range(150)]
+    async with memory_client(store) as api:
+        monitor = (await api.post("/v1/monitors", json=BODY | {"urls": urls})).json()
+        path = f"/v1/monitors/{monitor['id']}"
+        first = (await api.post(f"{path}:run")).json()
+        assert len(store.batches[first["job_id"]]) == 2  # new pages: the usual batches
+        await run_job(store, first["job_id"], {u: fetched(1.0, "e") for u in urls})
+        await api.get(f"{path}/checks/{first['id']}")
+        second = (await api.post(f"{path}:run")).json()
+        assert len(store.batches[second["job_id"]]) == 1  # mostly 304s: one message
+
+
+async def test_a_monitor_of_ten_thousand_urls() -> None:
+    """A job's most URLs: compared a hundred results at a time; its second check, every page
+    unchanged, keeps no page document and no snapshot write of its own."""
+    store, checks = MemoryJobStore(), MemoryMonitorChecks()
+    monitors = MemoryMonitorStore(checks)
+    urls = [f"https://shop{n % 50}.example/p/{n}" for n in range(10_000)]
+    async with memory_client(store, monitor_store=monitors, monitor_checks=checks) as api:
+        monitor = (await api.post("/v1/monitors", json=BODY | {"urls": urls})).json()
+        path = f"/v1/monitors/{monitor['id']}"
+        first = (await api.post(f"{path}:run")).json()
+        await run_job(store, first["job_id"], {u: fetched(1.0, "e") for u in urls})
+        done = (await api.get(f"{path}/checks/{first['id']}")).json()
+        assert done["status"] == "completed" and done["summary"]["new"] == 10_000
+        second = (await api.post(f"{path}:run")).json()
+        await run_job(store, second["job_id"], dict.fromkeys(urls, UNCHANGED))
+        again = (await api.get(f"{path}/checks/{second['id']}")).json()
+        assert again["summary"]["same"] == 10_000 and again["summary"]["total"] == 10_000
+        assert store.results[second["job_id"]] == {}
+        kept = checks.page_snapshots[monitor["id"]].values()
+        assert {s.written_by for s in kept} == {first["id"]}

@@ -39,6 +39,7 @@ from scrapejobs_shared.domain.monitor_checks import (
 from scrapejobs_shared.domain.monitor_events import check_event, notified, page_event
 from scrapejobs_shared.domain.monitors import MonitorRecord
 from scrapejobs_shared.domain.page_diff import PageContent, compare
+from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
@@ -53,10 +54,19 @@ GONE = (404, 410)  # a page answered so is removed
 SETTLE_LEASE = timedelta(seconds=120)
 RESULTS_PAGE = 100
 SAVE_ATTEMPTS = 5
+MAX_DEPARTED = 1000  # pages gone from the targets a check's record names (more: read again)
 
 
 class CheckNotFound(LookupError):
     """No such check of that monitor."""
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """What a check starts from (a monitor of listed URLs; None of it for a crawl)."""
+
+    validators: dict[str, PageValidators] | None  # by URL: what each page is asked with
+    departed: tuple[str, ...] | None  # pages gone from the targets (None: not known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +106,14 @@ class CheckRunner:
             monitor = await monitor_of(self._monitors, tenant, monitor_id)
             existing = await self._checks.get(monitor_id, check_id)
             if existing is not None:  # a start retried: its job submitted, if it was not
-                return await self._submitted(monitor, existing)
+                baseline = await self._baseline(monitor, existing.job_id)
+                return await self._submitted(monitor, existing, baseline)
             now = self._clock()
             previous = await self._last_check(monitor)
             if previous is not None and not previous.finished:
                 return await self._skipped(monitor, check_id, trigger, now)
+            job_id = f"check-{check_id.removeprefix('chk_')}"
+            baseline = await self._baseline(monitor, job_id)
             check = CheckRecord(
                 check_id,
                 monitor_id,
@@ -108,8 +121,9 @@ class CheckRunner:
                 trigger,
                 CheckStatus.QUEUED,
                 now,
-                job_id=f"check-{check_id.removeprefix('chk_')}",
+                job_id=job_id,
                 retention_days=monitor.request.retention_days,
+                departed=baseline.departed,
             )
             noted = replace(
                 monitor,
@@ -121,7 +135,7 @@ class CheckRunner:
             if not await self._monitors.save(noted, read_at=monitor.updated_at):
                 continue  # changed meanwhile (another start?): look again
             await self._checks.add(check)
-            return await self._submitted(noted, check)
+            return await self._submitted(noted, check, baseline)
         raise MonitorConflict(monitor_id)
 
     async def _skipped(
@@ -141,31 +155,40 @@ class CheckRunner:
         log.info("check skipped: the previous one still runs", extra={"monitor_id": monitor.id})
         return await self._checks.get(monitor.id, check_id) or skipped
 
-    async def _submitted(self, monitor: MonitorRecord, check: CheckRecord) -> CheckRecord:
-        """``check``, its job submitted (once: the job's id is the check's). A monitor of
-        listed URLs asks for each page with what the last check kept of it (a crawl fetches
-        every page: a page's links are what finds the next ones)."""
+    async def _baseline(self, monitor: MonitorRecord, job_id: str | None) -> Baseline:
+        """What a check of a monitor of listed URLs starts from: each page's validators (it
+        asks for each page with them) and the pages gone from the targets since (it finds
+        them removed). None of it for a crawl, which fetches every page in full: a page's
+        links are what finds the next ones."""
+        if monitor.request.crawl is not None:
+            return Baseline(None, None)
+        with counting() as ops:
+            entries = await self._checks.snapshot_entries(monitor.id)
+        targets = set(monitor.request.target_urls())
+        validators = {e.url: e.validators for e in entries if e.validators is not None}
+        departed = tuple(e.url for e in entries if e.url not in targets and e.has_current)
+        log.info(
+            "check validators read",
+            extra={
+                "monitor_id": monitor.id,
+                "job_id": job_id,
+                "pages": len(entries),
+                "firestore_reads": ops.reads,
+            },
+        )
+        return Baseline(validators, departed if len(departed) <= MAX_DEPARTED else None)
+
+    async def _submitted(
+        self, monitor: MonitorRecord, check: CheckRecord, baseline: Baseline
+    ) -> CheckRecord:
+        """``check``, its job submitted (once: the job's id is the check's)."""
         if check.job_id is not None and not check.finished:
-            validators = None
-            if monitor.request.crawl is None:
-                with counting() as ops:
-                    entries = await self._checks.snapshot_entries(monitor.id)
-                validators = {e.url: e.validators for e in entries if e.validators is not None}
-                log.info(
-                    "check validators read",
-                    extra={
-                        "check_id": check.id,
-                        "job_id": check.job_id,
-                        "pages": len(validators),
-                        "firestore_reads": ops.reads,
-                    },
-                )
             await self._jobs.submit(
                 monitor.request.job_request(),
                 job_id=check.job_id,
                 tenant=monitor.tenant,
                 trigger=f"monitor {monitor.id}",
-                validators=validators,
+                validators=baseline.validators,
             )
         return check
 
@@ -284,7 +307,11 @@ class CheckRunner:
         snapshot, writing what changed as it goes; then count the pages no result was kept
         for (the site said they had not changed) and find those gone from the targets. The
         count of pages by status, and the ``same`` ones (``finish`` writes them)."""
-        entries = {e.url: e for e in await self._checks.snapshot_entries(monitor.id)}
+        # the pages with a snapshot, read unless the check's start found those gone from the
+        # targets already (a monitor of listed URLs: departed)
+        entries = None
+        if check.departed is None:
+            entries = {e.url: e for e in await self._checks.snapshot_entries(monitor.id)}
         summary: Counter[str] = Counter()
         same: list[CheckPage] = []
         seen: set[str] = set()
@@ -292,7 +319,7 @@ class CheckRunner:
         while job is not None:
             results = await self._jobs.results(job.id, RESULTS_PAGE, token, None)
             urls = [task.url for task in results.items]
-            known = [url for url in urls if url in entries]
+            known = urls if entries is None else [url for url in urls if url in entries]
             snapshots = await self._checks.snapshots_of(monitor.id, known)
             pages, changed = _compared(monitor, check.id, results.items, snapshots)
             await self._checks.record(check, [p for p in pages if not p.same], changed)
@@ -304,19 +331,20 @@ class CheckRunner:
             if token is None:
                 break
         if job is not None and job.status is JobStatus.COMPLETED and monitor.request.crawl is None:
-            targets = dict.fromkeys(monitor.request.job_request().target_urls())
+            targets = dict.fromkeys(monitor.request.target_urls())
             unchanged = [CheckPage(url, PageStatus.SAME) for url in targets if url not in seen]
             same += unchanged
             summary[PageStatus.SAME.value] += len(unchanged)
             seen.update(targets)
-        gone = [url for url, e in entries.items() if url not in seen and e.remembered(check.id)]
+        if entries is None:
+            gone = [url for url in check.departed or () if url not in seen]
+        else:
+            gone = [u for u, e in entries.items() if u not in seen and e.remembered(check.id)]
         for start in range(0, len(gone), RESULTS_PAGE):
-            snapshots = await self._checks.snapshots_of(
-                monitor.id, gone[start : start + RESULTS_PAGE]
-            )
-            removed = [CheckPage(url, PageStatus.REMOVED, notify=True) for url in snapshots]
-            forgotten = [snapshot.after(check.id, None) for snapshot in snapshots.values()]
-            await self._checks.record(check, removed, forgotten)
+            found = await self._checks.snapshots_of(monitor.id, gone[start : start + RESULTS_PAGE])
+            leaving = [s for s in found.values() if s.baseline(check.id) is not None]
+            removed = [CheckPage(s.url, PageStatus.REMOVED, notify=True) for s in leaving]
+            await self._checks.record(check, removed, [s.after(check.id, None) for s in leaving])
             await self._announce_pages(job, check, removed)
             summary[PageStatus.REMOVED.value] += len(removed)
         return summary, same

@@ -51,6 +51,7 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
+from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
@@ -386,6 +387,11 @@ class JobService:
         ]
         expire_at = now + self._retention_of(request)
         size = size_for(items, self._batch_size, self._host_window, self._held_batch_size)
+        if validators and request.options.render is None:
+            # a monitor's check of pages it has seen: mostly 304s, each a request and no
+            # parsing, so the largest batches a message takes: a host's slots change hands
+            # between worker processes at each batch (bench/README.md, K)
+            size = MAX_BATCH_SIZE
         planned = plan_batches(
             job_id, items, size, now, expire_at, lane=request.lane(), tenant=tenant
         )

@@ -59,6 +59,9 @@ class CheckRecord:
     finished_at: datetime | None = None
     summary: dict[str, int] = field(default_factory=dict)  # pages by PageStatus, and total
     retention_days: int = 30  # the monitor's: how long the check and its pages are kept
+    # a monitor of listed URLs: the pages with a snapshot that were no longer among its
+    # targets when the check started (it finds them removed); None: not known (a crawl)
+    departed: tuple[str, ...] | None = None
 
     @property
     def expire_at(self) -> datetime:

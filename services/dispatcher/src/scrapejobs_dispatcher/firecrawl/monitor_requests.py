@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from scrapejobs_dispatcher.firecrawl.request_models import (
     CamelModel,
@@ -32,7 +33,6 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     InvalidOption,
     V2Defaults,
     crawl_request,
-    first_error,
     job_options,
     pipeline,
     validated,
@@ -77,6 +77,15 @@ class MonitorWebhook(CamelModel):
         return None if value is None else check_headers(value, WEBHOOK_FORBIDDEN_HEADERS)
 
 
+class MonitorCrawlOptions(CrawlBody):
+    """A crawl target's ``crawlOptions``: ``POST /v2/crawl``'s, its URL and scrape options
+    the target's, its events the monitor's webhook's."""
+
+    url: SkipJsonSchema[HttpUrl | None] = None  # type: ignore[assignment]  # the target's
+    scrape_options: SkipJsonSchema[None] = None
+    webhook: SkipJsonSchema[None] = None
+
+
 class MonitorTarget(CamelModel):
     """What a monitor watches: URLs (``scrape``) or a crawl from ``url`` (``crawl``)."""
 
@@ -85,7 +94,7 @@ class MonitorTarget(CamelModel):
     urls: list[HttpUrl] | None = Field(default=None, min_length=1, max_length=MAX_URLS)
     url: HttpUrl | None = None
     scrape_options: ScrapeOptions | None = None
-    crawl_options: dict[str, Any] | None = None
+    crawl_options: MonitorCrawlOptions | None = None
     # a search target's: not offered
     queries: list[str] | None = None
     search_window: str | None = None
@@ -193,14 +202,10 @@ def _target(target: MonitorTarget, defaults: V2Defaults) -> dict[str, Any]:
     if target.type == "crawl":
         if target.url is None:
             raise InvalidOption("targets[0].url", "a crawl target needs its url")
-        body = {**(target.crawl_options or {}), "url": target.url}
-        try:
-            crawl = CrawlBody.model_validate(body, strict=False)
-        except ValidationError as exc:
-            field, message = first_error(exc)
-            where = "targets[0].url" if field == "url" else f"targets[0].crawlOptions.{field}"
-            raise InvalidOption(where, message) from None
-        job = crawl_request(crawl.model_copy(update={"scrape_options": options}), defaults)
+        crawl = (target.crawl_options or MonitorCrawlOptions()).model_copy(
+            update={"url": target.url, "scrape_options": options}
+        )
+        job = crawl_request(crawl, defaults)
         return {"crawl": job.crawl, "options": job.options, "pipeline": job.pipeline}
     urls = target.urls or ([target.url] if target.url else None)
     if not urls:

@@ -276,14 +276,6 @@ def validated(model: type[Valid], native: dict[str, Any], target: str = "") -> V
         raise InvalidOption(field, message) from None
 
 
-def first_error(exc: ValidationError) -> tuple[str, str]:
-    """The first error's field (as sent) and message."""
-    first = exc.errors()[0]
-    loc = [str(part) for part in first.get("loc", ())]
-    field = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in loc).lstrip(".")
-    return field or "body", str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-
-
 def _firecrawl_field(loc: list[str], target: str = "") -> str:
     """The Firecrawl name of a native field path (``urls.3`` -> ``urls[3]``), under
     ``target`` when it is a target's."""

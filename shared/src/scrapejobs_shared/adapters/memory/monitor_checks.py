@@ -23,6 +23,7 @@ class MemoryMonitorChecks:
         self.leases: dict[tuple[str, str], datetime] = {}
         self.check_pages: dict[tuple[str, str], dict[str, CheckPage]] = {}
         self.page_snapshots: dict[str, dict[str, PageSnapshot]] = {}
+        self.entries_read = 0  # calls of snapshot_entries (every snapshot of a monitor)
 
     def forget(self, monitor_id: str) -> None:
         """Everything of a deleted monitor."""
@@ -75,6 +76,7 @@ class MemoryMonitorChecks:
         return found
 
     async def snapshot_entries(self, monitor_id: str) -> list[SnapshotEntry]:
+        self.entries_read += 1
         return [s.entry for s in self.page_snapshots.get(monitor_id, {}).values()]
 
     async def snapshots_of(self, monitor_id: str, urls: Sequence[str]) -> dict[str, PageSnapshot]:

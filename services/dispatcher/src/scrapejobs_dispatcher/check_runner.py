@@ -4,12 +4,15 @@ settled once that job finished: its pages compared with the monitor's snapshots.
 * **Starting** is idempotent: a scheduled check's id is derived from its monitor and its
   scheduled time, so a tick delivered twice starts one check, and its job's id from the
   check's. A check started while the monitor's previous check still runs runs nothing and
-  ends ``skipped_overlap``.
-* **Settling** happens when anyone looks (a read of the check, the next start, the tick):
-  one caller at a time (a lease on the check), and again from the start if that caller died;
-  each page is compared with the baseline its snapshot keeps for this check, so a settle done
-  twice writes the same pages. The pages and snapshots are written before the check's final
-  status.
+  ends ``skipped_overlap``. A monitor of listed URLs asks for each page with the validators
+  its snapshot keeps (page_validators.py): a page the site says is unchanged keeps no result
+  of its own, and the check counts it ``same``.
+* **Settling** happens when anyone looks (a read of the check, the next start, the tick
+  every minute): one caller at a time (a lease on the check), and again from the start if
+  that caller died; a hundred results at a time, each page compared with the baseline its
+  snapshot keeps for this check, so a settle done twice writes the same pages and queues the
+  same events (monitor_events.py). The pages, snapshots and events come before the check's
+  final status.
 """
 
 from __future__ import annotations

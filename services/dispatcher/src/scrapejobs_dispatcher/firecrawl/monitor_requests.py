@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from scrapejobs_dispatcher.firecrawl.request_models import (
@@ -115,7 +115,22 @@ def _emails(notification: Any) -> bool:
     return bool(isinstance(email, dict) and email.get("enabled"))
 
 
-class MonitorBody(SdkRequest):
+class MonitorSettings(SdkRequest):
+    """What both a monitor's creation and its change may carry but this service does not
+    offer: each is refused unless it asks for nothing."""
+
+    notification: dict[str, Any] | None = None
+    goal: str | None = None
+    judge_enabled: bool | None = None
+
+    @field_validator("notification", "goal", "judge_enabled")
+    @classmethod
+    def _inert(cls, value: Any, info: ValidationInfo) -> Any:
+        name = {"judge_enabled": "judgeEnabled"}.get(info.field_name or "", info.field_name)
+        return _not_offered(value, name or "")
+
+
+class MonitorBody(MonitorSettings):
     """``POST /v2/monitor``."""
 
     name: str = Field(min_length=1, max_length=200)
@@ -123,17 +138,9 @@ class MonitorBody(SdkRequest):
     targets: list[MonitorTarget] = Field(min_length=1, max_length=1)
     webhook: MonitorWebhook | None = None
     retention_days: Annotated[int, Field(ge=1, le=MAX_RETENTION_DAYS), JSON_INT] | None = None
-    notification: dict[str, Any] | None = None
-    goal: str | None = None
-    judge_enabled: bool | None = None
-
-    @field_validator("notification", "goal", "judge_enabled")
-    @classmethod
-    def _inert(cls, value: Any, info: Any) -> Any:
-        return _not_offered(value, _camel(info.field_name))
 
 
-class MonitorChange(SdkRequest):
+class MonitorChange(MonitorSettings):
     """``PATCH /v2/monitor/{id}``: what it names changes, the rest is kept."""
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
@@ -142,14 +149,6 @@ class MonitorChange(SdkRequest):
     webhook: MonitorWebhook | None = None
     targets: list[MonitorTarget] | None = None
     retention_days: Annotated[int, Field(ge=1, le=MAX_RETENTION_DAYS), JSON_INT] | None = None
-    notification: dict[str, Any] | None = None
-    goal: str | None = None
-    judge_enabled: bool | None = None
-
-    @field_validator("notification", "goal", "judge_enabled")
-    @classmethod
-    def _inert(cls, value: Any, info: Any) -> Any:
-        return _not_offered(value, _camel(info.field_name))
 
     @field_validator("targets")
     @classmethod
@@ -211,7 +210,3 @@ def _target(target: MonitorTarget, defaults: V2Defaults) -> dict[str, Any]:
     if not urls:
         raise InvalidOption("targets[0].urls", "a scrape target needs its urls (or url)")
     return {"urls": urls, "options": job_options(options, defaults), "pipeline": pipeline(options)}
-
-
-def _camel(name: str | None) -> str:
-    return {"judge_enabled": "judgeEnabled"}.get(name or "", name or "")

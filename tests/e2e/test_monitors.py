@@ -92,7 +92,7 @@ async def test_checks_find_pages_new_same_changed_and_removed(
     api, site: Site, receiver: WebhookReceiver
 ) -> None:
     key = uuid.uuid4().hex[:8]
-    paths = {name: f"{key}-{name}" for name in ("cheap", "gone", "steady", "noisy")}
+    paths = {name: f"{key}-{name}" for name in ("cheap", "gone", "steady", "noisy", "broken")}
     urls = {name: f"{site.url}/watched/{path}" for name, path in paths.items()}
 
     def publish(name: str, *args: Any, **kwargs: Any) -> None:
@@ -102,6 +102,7 @@ async def test_checks_find_pages_new_same_changed_and_removed(
     publish("gone", "5.00", "in stock", ["basic"])
     publish("steady", "7.00", "in stock", ["basic"])
     publish("noisy", "100.00", "in stock", ["basic"])
+    publish("broken", "3.00", "in stock", ["basic"])
     site.unvalidated.add(paths["steady"])  # no ETag: its body's digest tells it unchanged
     body = {
         "urls": list(urls.values()),
@@ -121,21 +122,22 @@ async def test_checks_find_pages_new_same_changed_and_removed(
 
     first, pages = await run_check(api, monitor_id)
     assert first["status"] == "completed" and first["trigger"] == "manual"
-    assert first["summary"]["new"] == 4 and first["summary"]["total"] == 4
+    assert first["summary"]["new"] == 5 and first["summary"]["total"] == 5
     assert {page["status"] for page in pages.values()} == {"new"}
 
-    # unchanged: three pages answer the conditional request 304, the fourth its same body
+    # unchanged: four pages answer the conditional request 304, the fifth its same body
     second, pages = await run_check(api, monitor_id)
-    assert second["summary"]["same"] == 4, pages
+    assert second["summary"]["same"] == 5, pages
     assert {name: site.not_modified[path] for name, path in paths.items()} == {
         "cheap": 1,
         "gone": 1,
         "steady": 0,
         "noisy": 1,
+        "broken": 1,
     }
     assert {page["status"] for page in pages.values()} == {"same"}
     job = (await api.get(f"/v1/jobs/{second['job_id']}")).json()
-    assert job["status"] == "completed" and job["counts"]["succeeded"] == 4
+    assert job["status"] == "completed" and job["counts"]["succeeded"] == 5
     kept = (await api.get(f"/v1/jobs/{second['job_id']}/results")).json()
     assert kept["results"] == []  # an unchanged page keeps no result of its own
 
@@ -144,10 +146,15 @@ async def test_checks_find_pages_new_same_changed_and_removed(
     publish("noisy", "100.40", "in stock", ["basic"])  # under the 1% threshold
     # a new clock line: an ignored selector, so the page is the same
     publish("steady", "7.00", "in stock", ["basic"])
+    site.watched[paths["broken"]] = (403, "<h1>Forbidden</h1>")  # fails: an error
     third, pages = await run_check(api, monitor_id)
-    assert third["status"] == "completed"
+    assert third["status"] == "partial"  # a page could not be fetched
     assert (third["summary"]["changed"], third["summary"]["removed"]) == (2, 1)
+    assert third["summary"]["error"] == 1 and third["summary"]["same"] == 1
     assert pages[urls["steady"]]["status"] == "same"
+    broken = pages[urls["broken"]]
+    assert broken["status"] == "error" and broken["status_code"] == 403
+    assert broken["error"] == "HTTP 403" and broken["notify"] is False
 
     cheap = pages[urls["cheap"]]
     assert cheap["status"] == "changed" and cheap["notify"] is True
@@ -177,7 +184,7 @@ async def test_checks_find_pages_new_same_changed_and_removed(
 
     # signed events, each once: every page new, then nothing but the ends, then the changed
     # page that passed the rules and the removed one (the held-back one is not announced)
-    events = await received(receiver, f"/{key}", 4 + 1 + 1 + 2 + 1)
+    events = await received(receiver, f"/{key}", 5 + 1 + 1 + 2 + 1)
     assert all(event.payload is not None and event.answered == 204 for event in events)
     assert len({event.webhook_id for event in events}) == len(events)
     told = sorted(
@@ -200,7 +207,7 @@ async def test_checks_find_pages_new_same_changed_and_removed(
     )
     assert changed["status"] == "changed" and changed["diff"]["fields"]["price"]["current"] == 9.99
     ends = [e.payload for e in events if e.payload and e.payload["type"].endswith("completed")]
-    assert {end["data"]["summary"]["same"] for end in ends} == {0, 4, 1}
+    assert {end["data"]["summary"]["same"] for end in ends} == {0, 5, 1}
 
 
 async def test_a_check_is_never_overlapped(api, site: Site) -> None:

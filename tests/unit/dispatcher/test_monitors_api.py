@@ -168,3 +168,30 @@ async def test_the_tick_starts_each_due_check_once_and_moves_its_time_on() -> No
         assert len((await api.get(f"/v1/monitors/{due['id']}/checks")).json()["checks"]) == 1
         for idle in (later, paused):
             assert (await api.get(f"/v1/monitors/{idle['id']}/checks")).json()["checks"] == []
+
+
+async def test_a_monitor_whose_checks_could_not_run_here_is_refused() -> None:
+    """An ai stage without a provider configured: the monitor is a 422 naming it, not a
+    monitor whose every check fails to start (also as Firecrawl's changeTracking json mode)."""
+    schema = {"type": "object", "properties": {"price": {"type": "number"}}}
+    ai = {"ai": {"prompt": "What does it cost?", "schema": schema}}
+    async with memory_client(MemoryJobStore()) as api:
+        refused = await api.post("/v1/monitors", json=BODY | {"pipeline": [ai]})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "pipeline[0].ai"
+        tracking = {"type": "changeTracking", "modes": ["json"], "schema": schema}
+        firecrawl = await api.post(
+            "/v2/monitor",
+            json={
+                "name": "prices",
+                "schedule": {"text": "hourly"},
+                "targets": [
+                    {
+                        "type": "scrape",
+                        "urls": BODY["urls"],
+                        "scrapeOptions": {"formats": ["markdown", tracking]},
+                    }
+                ],
+            },
+        )
+        assert firecrawl.status_code == 400 and "provider" in firecrawl.json()["error"]
+        assert (await api.get("/v1/monitors")).json()["monitors"] == []

@@ -155,7 +155,7 @@ class JobService:
         A small job is committed and published together with the others submitted within
         the coalescing window (see ``submission_coalescer``).
         """
-        self._check_allowed(request)
+        self.check_allowed(request)
         if self._quotas is not None:
             await self._quotas.check(tenant)  # QuotaExceeded past the tenant's daily pages
         with counting() as ops:
@@ -210,7 +210,7 @@ class JobService:
         batches = self._new_batches("coalesces", request, self._clock(), DEFAULT_TENANT)
         return len(batches) == 1
 
-    def _check_allowed(self, request: JobRequest) -> None:
+    def check_allowed(self, request: JobRequest) -> None:
         """``UnavailableHere`` unless this deployment serves what ``request`` asks for."""
         index = ai_stage_index(request.pipeline)
         if index is not None and self._ai_provider is None:

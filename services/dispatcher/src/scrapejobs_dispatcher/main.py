@@ -216,7 +216,7 @@ def create_app(
         )
         app.state.export = JobExport(job_store, utc_now)
         monitors = monitor_store or FirestoreMonitorStore(client, deadline)
-        app.state.monitors = Monitors(monitors, utc_now)
+        app.state.monitors = Monitors(monitors, utc_now, app.state.jobs.check_allowed)
         checks = monitor_checks or FirestoreMonitorChecks(client, deadline)
         app.state.check_runner = CheckRunner(monitors, checks, app.state.jobs, utc_now, outbox)
         app.state.change_tracker = ChangeTracker(checks, utc_now)

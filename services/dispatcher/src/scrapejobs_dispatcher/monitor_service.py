@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.monitors import (
     MonitorRecord,
     MonitorRequest,
@@ -30,12 +31,25 @@ class MonitorConflict(RuntimeError):
     """The monitor kept changing under this edit: try again."""
 
 
+def _any_job(request: JobRequest) -> None:
+    return None
+
+
 class Monitors:
-    def __init__(self, store: MonitorStore, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        store: MonitorStore,
+        clock: Callable[[], datetime],
+        allowed: Callable[[JobRequest], None] = _any_job,
+    ) -> None:
+        """``allowed``: raises (``UnavailableHere``) unless this deployment runs such a job
+        (an ``ai`` stage needs a provider): a monitor whose checks could not run is refused."""
         self._store = store
         self._clock = clock
+        self._allowed = allowed
 
     async def create(self, tenant: str, request: MonitorRequest) -> MonitorRecord:
+        self._allowed(request.job_request())
         now = self._clock()
         record = MonitorRecord(
             id=f"mon_{uuid.uuid4().hex}",
@@ -67,7 +81,7 @@ class Monitors:
                 update={name: getattr(update, name) for name in changes}
             )
             check_rule_fields(request.rules, request.extract)
-            request.job_request()  # its checks can still run (ValueError: they could not)
+            self._allowed(request.job_request())  # its checks can still run
             now = self._clock()
             schedule_moved = {"schedule", "status"} & changes.keys()
             changed = replace(

@@ -22,7 +22,7 @@ from scrapejobs_client import Client
 from scrapejobs_client.cli.app import app
 from scrapejobs_devstack.local_scheduler import LocalScheduler, ScheduledCall
 from support.site import Site
-from support.webhook_receiver import Received, WebhookReceiver
+from support.webhook_receiver import WebhookReceiver
 
 SECRET = "whsec_" + base64.b64encode(os.urandom(32)).decode()
 
@@ -53,18 +53,6 @@ async def finished_check(
             return dict(check)
         assert time.monotonic() < deadline, f"check did not finish: {check}"
         await asyncio.sleep(0.3)
-
-
-async def received(
-    receiver: WebhookReceiver, path: str, n: int, timeout_s: float = 60
-) -> list[Received]:
-    """The deliveries to ``path`` once ``n`` came (and nothing more did for two seconds)."""
-    deadline = time.monotonic() + timeout_s
-    while len(receiver.for_path(path)) < n:
-        assert time.monotonic() < deadline, f"{path}: {receiver.for_path(path)}"
-        await asyncio.sleep(0.2)
-    await asyncio.sleep(2)
-    return receiver.for_path(path)
 
 
 async def run_check(
@@ -184,7 +172,7 @@ async def test_checks_find_pages_new_same_changed_and_removed(
 
     # signed events, each once: every page new, then nothing but the ends, then the changed
     # page that passed the rules and the removed one (the held-back one is not announced)
-    events = await received(receiver, f"/{key}", 5 + 1 + 1 + 2 + 1)
+    events = await receiver.once_received(f"/{key}", 5 + 1 + 1 + 2 + 1)
     assert all(event.payload is not None and event.answered == 204 for event in events)
     assert len({event.webhook_id for event in events}) == len(events)
     told = sorted(

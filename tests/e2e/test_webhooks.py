@@ -14,7 +14,7 @@ import pytest
 
 from scrapejobs_devstack.stack import DEV_WEBHOOK_SECRET
 from support.jobs import submit, wait_finished
-from support.webhook_receiver import Received, WebhookReceiver
+from support.webhook_receiver import WebhookReceiver
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 SECRET = "whsec_" + base64.b64encode(os.urandom(32)).decode()
@@ -25,17 +25,6 @@ def receiver() -> Iterator[WebhookReceiver]:
     receiver = WebhookReceiver(SECRET).start()
     yield receiver
     receiver.stop()
-
-
-async def received(
-    receiver: WebhookReceiver, path: str, n: int, timeout_s: float = 60
-) -> list[Received]:
-    deadline = time.monotonic() + timeout_s
-    while len(receiver.for_path(path)) < n:
-        assert time.monotonic() < deadline, f"{path}: {receiver.for_path(path)}"
-        await asyncio.sleep(0.2)
-    await asyncio.sleep(2)  # nothing more may come
-    return receiver.for_path(path)
 
 
 async def test_one_signed_job_completed_per_job_retried_with_the_same_id(
@@ -56,7 +45,7 @@ async def test_one_signed_job_completed_per_job_retried_with_the_same_id(
     )
     await wait_finished(api, job["id"])
 
-    first, retry = await received(receiver, "/done", 2)
+    first, retry = await receiver.once_received("/done", 2)
     assert first.answered == 500 and retry.answered == 204
     assert first.webhook_id == retry.webhook_id  # the same event, retried
     assert retry.payload is not None and retry.payload["type"] == "job.completed"
@@ -74,7 +63,7 @@ async def test_failed_and_cancelled_jobs_are_announced(api, site, receiver) -> N
         api, {"urls": [f"{site.url}/status/404/hook-{n}" for n in range(3)], "webhook": hook}
     )
     await wait_finished(api, failing["id"])
-    [failed] = await received(receiver, "/failed", 1)
+    [failed] = await receiver.once_received("/failed", 1)
     assert failed.payload is not None and failed.payload["type"] == "job.failed"
 
     hook = {"url": f"{receiver.url}/cancelled", "secret": SECRET, "events": ["job.cancelled"]}
@@ -82,7 +71,7 @@ async def test_failed_and_cancelled_jobs_are_announced(api, site, receiver) -> N
         api, {"urls": [f"{site.url}/slow/hook-{n}?s=2" for n in range(20)], "webhook": hook}
     )
     assert (await api.post(f"/v1/jobs/{slow['id']}:cancel")).status_code == 200
-    [cancelled] = await received(receiver, "/cancelled", 1)
+    [cancelled] = await receiver.once_received("/cancelled", 1)
     assert cancelled.payload is not None and cancelled.payload["type"] == "job.cancelled"
     await wait_finished(api, slow["id"])
     assert receiver.for_path("/cancelled") == [cancelled]  # no job.completed: not asked for
@@ -96,7 +85,7 @@ async def test_without_a_secret_the_deployment_key_signs(api, site) -> None:
             {"url": f"{site.url}/product/3", "webhook": {"url": f"{receiver.url}/plain"}},
         )
         await wait_finished(api, job["id"])
-        [delivery] = await received(receiver, "/plain", 1)
+        [delivery] = await receiver.once_received("/plain", 1)
     finally:
         receiver.stop()
     assert delivery.payload is not None and delivery.answered == 204

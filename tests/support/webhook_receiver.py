@@ -4,10 +4,12 @@ documentation shows (the HMAC-SHA256 of the raw body against ``X-Firecrawl-Signa
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -44,6 +46,15 @@ class WebhookReceiver:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    async def once_received(self, path: str, n: int, timeout_s: float = 60) -> list[Received]:
+        """The deliveries to ``path`` once ``n`` came (and nothing more for two seconds)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.for_path(path)) < n:
+            assert time.monotonic() < deadline, f"{path}: {self.for_path(path)}"
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(2)  # nothing more may come
+        return self.for_path(path)
 
     def for_path(self, path: str) -> list[Received]:
         with self._lock:

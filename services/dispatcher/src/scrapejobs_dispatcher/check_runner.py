@@ -248,8 +248,14 @@ class CheckRunner:
     ) -> tuple[CheckRecord, Sequence[CheckPage], str | None]:
         """The check (settled first if it can be) and a page of its pages."""
         check = await self.check(tenant, monitor_id, check_id)
-        pages, token = await self._checks.pages(monitor_id, check_id, status, limit, after)
+        pages, token = await self.pages_of(check, status, limit, after)
         return check, pages, token
+
+    async def pages_of(
+        self, check: CheckRecord, status: PageStatus | None, limit: int, after: str | None
+    ) -> tuple[Sequence[CheckPage], str | None]:
+        """A page of the pages of a check already read (``check``)."""
+        return await self._checks.pages(check.monitor_id, check.id, status, limit, after)
 
     async def check(self, tenant: str, monitor_id: str, check_id: str) -> CheckRecord:
         """The check, settled first if its job has finished."""

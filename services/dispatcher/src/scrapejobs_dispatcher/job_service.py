@@ -162,9 +162,10 @@ class JobService:
             job_id = job_id or uuid.uuid4().hex
             now = self._clock()
             batches = self._new_batches(job_id, request, now, tenant, validators or {})
-            job = self._new_job(request, job_id, trigger, batches, now, tenant)
-            spec = JobSpec.from_request(request, conditional=validators is not None)
-            job = replace(job, key_fingerprint=key_fingerprint, spec=spec)
+            job = self._new_job(
+                request, job_id, trigger, batches, now, tenant, validators is not None
+            )
+            job = replace(job, key_fingerprint=key_fingerprint)
             with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
                 try:
                     failed = await self._create_and_publish(job, batches)
@@ -343,11 +344,12 @@ class JobService:
         batches: list[BatchRecord],
         now: datetime,
         tenant: str,
+        conditional: bool = False,
     ) -> JobRecord:
         return JobRecord(
             id=job_id,
             status=JobStatus.QUEUED,
-            spec=JobSpec.from_request(request),
+            spec=JobSpec.from_request(request, conditional),
             created_at=now,
             updated_at=now,
             expire_at=now + self._retention_of(request),

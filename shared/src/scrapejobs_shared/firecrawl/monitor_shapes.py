@@ -25,8 +25,10 @@ TARGET_ID = "target-0"
 
 
 def firecrawl_summary(summary: Mapping[str, int]) -> dict[str, int]:
-    counts = {key: int(summary.get(key, 0)) for key in ("same", "changed", "new", "removed")}
-    return {"totalPages": int(summary.get("total", 0)), **counts, "error": summary.get("error", 0)}
+    counts = {
+        key: int(summary.get(key, 0)) for key in ("same", "changed", "new", "removed", "error")
+    }
+    return {"totalPages": int(summary.get("total", 0)), **counts}
 
 
 def firecrawl_check(check: Mapping[str, Any]) -> dict[str, Any]:

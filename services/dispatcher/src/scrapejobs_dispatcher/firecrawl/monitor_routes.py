@@ -9,11 +9,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Query, Request
-from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import CallerDep
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep, V2DefaultsDep
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
+from scrapejobs_dispatcher.firecrawl.monitor_answers import (
+    CheckAnswer,
+    CheckDetailAnswer,
+    ChecksAnswer,
+    MonitorAnswer,
+    MonitorDeleted,
+    MonitorsAnswer,
+)
 from scrapejobs_dispatcher.firecrawl.monitor_requests import (
     MonitorBody,
     MonitorChange,
@@ -40,96 +47,84 @@ PAGE_TOKEN = r"^[0-9a-f]{32}$"
 LISTED = 100  # items read at a time while skipping to an offset
 
 
-class Data(BaseModel):
-    success: bool = True
-    data: Any = Field(description="A Monitor, a list of them, a MonitorCheck or a list of them")
-
-
-class Deleted(BaseModel):
-    success: bool = True
-
-
-class CheckDetail(BaseModel):
-    success: bool = True
-    data: dict[str, Any] = Field(description="A MonitorCheckDetail: the check, pages, next")
-    next: str | None = Field(description="The URL of the next page of pages (null: the last)")
-
-
-@router.post("/monitor", response_model=Data)
+@router.post("/monitor", response_model=MonitorAnswer)
 async def create_monitor(
     body: MonitorBody, monitors: MonitorsDep, defaults: V2DefaultsDep, caller: CallerDep
-) -> Data:
+) -> MonitorAnswer:
     """A monitor of one target (its URLs, or a crawl) checked on its schedule; its events go
     to its webhook in Firecrawl's shape."""
     made = await monitors.create(caller.tenant, monitor_request(body, defaults))
-    return Data(data=firecrawl_monitor(made))
+    return MonitorAnswer.model_validate({"data": firecrawl_monitor(made)})
 
 
-@router.get("/monitor", response_model=Data)
+@router.get("/monitor", response_model=MonitorsAnswer)
 async def list_monitors(
     monitors: MonitorsDep, caller: CallerDep, limit: Limit = 20, offset: Offset = 0
-) -> Data:
+) -> MonitorsAnswer:
     """The caller's monitors, newest first."""
 
     async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
         return await monitors.listed(caller.tenant, size, after)
 
     page, _ = await _skipped(listed, limit, offset)
-    return Data(data=[firecrawl_monitor(monitor) for monitor in page])
+    return MonitorsAnswer.model_validate({"data": [firecrawl_monitor(m) for m in page]})
 
 
-@router.get("/monitor/{monitor_id}", response_model=Data)
-async def get_monitor(monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep) -> Data:
-    return Data(data=firecrawl_monitor(await found(monitors.get(caller.tenant, monitor_id))))
+@router.get("/monitor/{monitor_id}", response_model=MonitorAnswer)
+async def get_monitor(
+    monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
+) -> MonitorAnswer:
+    monitor = await found(monitors.get(caller.tenant, monitor_id))
+    return MonitorAnswer.model_validate({"data": firecrawl_monitor(monitor)})
 
 
-@router.patch("/monitor/{monitor_id}", response_model=Data)
+@router.patch("/monitor/{monitor_id}", response_model=MonitorAnswer)
 async def update_monitor(
     monitor_id: MonitorId, body: MonitorChange, monitors: MonitorsDep, caller: CallerDep
-) -> Data:
+) -> MonitorAnswer:
     """Change what the body names (``status`` pauses or resumes); the rest is kept."""
     changed = monitors.update(caller.tenant, monitor_id, monitor_update(body))
-    return Data(data=firecrawl_monitor(await found(changed)))
+    return MonitorAnswer.model_validate({"data": firecrawl_monitor(await found(changed))})
 
 
-@router.delete("/monitor/{monitor_id}", response_model=Deleted)
+@router.delete("/monitor/{monitor_id}", response_model=MonitorDeleted)
 async def delete_monitor(
     monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
-) -> Deleted:
+) -> MonitorDeleted:
     await found(monitors.delete(caller.tenant, monitor_id))
-    return Deleted()
+    return MonitorDeleted()
 
 
-@router.post("/monitor/{monitor_id}/run", response_model=Data)
+@router.post("/monitor/{monitor_id}/run", response_model=CheckAnswer)
 async def run_monitor(
     monitor_id: MonitorId,
     runner: CheckRunnerDep,
     caller: CallerDep,
     _: SdkRequest | None = None,
-) -> Data:
+) -> CheckAnswer:
     """Start a check now: ``skipped_overlap`` while the previous one still runs."""
     check = await found(runner.start(caller.tenant, monitor_id))
-    return Data(data=firecrawl_check(check_data(check)))
+    return CheckAnswer.model_validate({"data": firecrawl_check(check_data(check))})
 
 
-@router.get("/monitor/{monitor_id}/checks", response_model=Data)
+@router.get("/monitor/{monitor_id}/checks", response_model=ChecksAnswer)
 async def list_checks(
     monitor_id: MonitorId,
     runner: CheckRunnerDep,
     caller: CallerDep,
     limit: Limit = 20,
     offset: Offset = 0,
-) -> Data:
+) -> ChecksAnswer:
     """The monitor's checks, newest first."""
 
     async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
         return await runner.listed(caller.tenant, monitor_id, size, after)
 
     page, _ = await found(_skipped(listed, limit, offset))
-    return Data(data=[firecrawl_check(check_data(check)) for check in page])
+    return ChecksAnswer.model_validate({"data": [firecrawl_check(check_data(c)) for c in page]})
 
 
-@router.get("/monitor/{monitor_id}/checks/{check_id}", response_model=CheckDetail)
+@router.get("/monitor/{monitor_id}/checks/{check_id}", response_model=CheckDetailAnswer)
 async def get_check(
     request: Request,
     monitor_id: MonitorId,
@@ -140,18 +135,16 @@ async def get_check(
     skip: Offset = 0,
     status: PageStatus | None = None,
     cursor: Annotated[str | None, Query(pattern=PAGE_TOKEN)] = None,
-) -> CheckDetail:
+) -> CheckDetailAnswer:
     """The check (compared first once its job has finished) and a page of its pages: those
     that are not ``same`` first; ``next`` is the URL of the following page."""
 
-    async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
-        _, pages, token = await runner.pages(
-            caller.tenant, monitor_id, check_id, status, size, after
-        )
-        return pages, token
-
     check = await found(runner.check(caller.tenant, monitor_id, check_id))
-    pages, token = await found(_skipped(listed, limit, skip, cursor))
+
+    async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
+        return await runner.pages_of(check, status, size, after)
+
+    pages, token = await _skipped(listed, limit, skip, cursor)
     following = None
     if token is not None:
         params = {"limit": limit, "cursor": token} | ({"status": status.value} if status else {})
@@ -160,7 +153,7 @@ async def get_check(
         "pages": [firecrawl_page(page_data(check, page)) for page in pages],
         "next": following,
     }
-    return CheckDetail(data=detail, next=following)
+    return CheckDetailAnswer.model_validate({"data": detail, "next": following})
 
 
 async def _skipped(

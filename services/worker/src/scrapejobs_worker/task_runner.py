@@ -25,6 +25,7 @@ from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
 from scrapejobs_shared.politeness.host_key import host_key
+from scrapejobs_shared.politeness.job_pace import job_pace, job_pace_key
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     Fetcher,
@@ -148,6 +149,11 @@ class TaskRunner:
         tenant = await self._tenant_admission(work)
         if isinstance(tenant, Throttle):
             return _deferred(item, f"tenant at its pages in flight ({tenant.reason})")
+        paced = await self._job_pace_admission(work, host, host_limits)
+        if isinstance(paced, Throttle):
+            await _release(tenant)
+            return _deferred(item, f"job at its own pace ({paced.reason})")
+        own = (tenant, paced)  # the tenant's and the job's permits, beside the host's
         with phase("admit"):
             wait_s = _remaining(work) - self._policy.min_fetch_s
             admission = await self._politeness.admit(
@@ -159,17 +165,17 @@ class TaskRunner:
                 lane=work.batch.lane,
             )
         if isinstance(admission, Throttle):
-            await _release(tenant)
+            await _release(*own)
             return _deferred(item, f"host busy ({admission.reason})")
         if work.cancelled():  # while it waited for the host
-            await _release(admission, tenant)
+            await _release(admission, *own)
             return cancelled(item)
         timeout, cut_short = self._fetch_timeout(work)
         needed = max(self._policy.min_fetch_s, work.pace.longest_s * PACE_MARGIN)
         if timeout < self._policy.min_fetch_s or (cut_short and timeout < needed):
-            await _release(admission, tenant)
+            await _release(admission, *own)
             return _deferred(item, OUT_OF_TIME)
-        result = await self._fetch(item, work, admission, timeout, tenant)
+        result = await self._fetch(item, work, admission, timeout, own)
         if unchanged(item, result):  # 304, or the body its last check saw: nothing to parse
             assert isinstance(result, FetchResponse)
             await self._politeness.host_responded(admission.permit)
@@ -189,6 +195,24 @@ class TaskRunner:
             return await self._politeness.admit(
                 tenant_gate_key(work.batch.tenant),
                 HostLimits(concurrency=cap),
+                self._permit_lease,
+                max_wait_s=wait_s,
+            )
+
+    async def _job_pace_admission(
+        self, work: BatchWork, host: str, host_limits: HostLimits
+    ) -> HeldPermit | Throttle | None:
+        """A permit of the job's own pace toward ``host`` when it asks for a slower one than
+        the host's (None otherwise): kept on a gate key of the job's, so that it paces only
+        its own pages (politeness/job_pace.py)."""
+        limits = job_pace(work.spec.options.per_host_rps, host_limits)
+        if limits is None:
+            return None
+        with phase("admit"):
+            wait_s = _remaining(work) - self._policy.min_fetch_s
+            return await self._politeness.admit(
+                job_pace_key(work.batch.job_id, host),
+                limits,
                 self._permit_lease,
                 max_wait_s=wait_s,
             )
@@ -215,10 +239,10 @@ class TaskRunner:
         work: BatchWork,
         held: HeldPermit,
         timeout: float,
-        tenant: HeldPermit | None,
+        own: tuple[HeldPermit | None, ...],
     ) -> FetchResponse | FetchError:
-        """The fetch, within ``timeout``; the host's (and tenant's) permits are released right
-        after it."""
+        """The fetch, within ``timeout``; the host's (and the tenant's and job's own) permits
+        are released right after it."""
         try:
             options = work.spec.options
             headers = options.headers
@@ -241,7 +265,7 @@ class TaskRunner:
                 pace.longest_s = max(pace.longest_s, time.perf_counter() - started)
                 return response
         finally:
-            await _release(held, tenant)
+            await _release(held, *own)
 
     def _fetch_span(self, url: str) -> AbstractContextManager[object]:
         """A span per fetch inside a recorded batch span. Unrecorded, it would not be recorded

@@ -49,6 +49,11 @@ from scrapejobs_shared.pipeline.spec import (
     pipeline_to_json,
 )
 
+# The slowest pace a job may ask for toward a host (one request per 100 s): a job's pace is its
+# own (politeness/job_pace.py), and a slower one would only leave its tasks waiting for days.
+MIN_PER_HOST_RPS = 0.01
+MAX_REQUEST_DELAY_S = 1 / MIN_PER_HOST_RPS
+
 Priority = Literal["high", "normal", "low"]  # lanes of messaging.topology.LANES
 
 
@@ -184,7 +189,14 @@ class JobOptions(BaseModel):
     )
     respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
     per_host_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = None
-    per_host_rps: float | None = Field(default=None, gt=0, le=100)
+    per_host_rps: float | None = Field(
+        default=None,
+        ge=MIN_PER_HOST_RPS,
+        le=100,
+        description="Request starts per second to each host for this job's pages (0.01, one "
+        "every 100 s, to 100). A pace slower than the host's own paces only this job; a faster "
+        "one gets the host's (the deployment's rate, the site's Crawl-delay up to 60 s)",
+    )
     render: Annotated[RenderOptions | None, BeforeValidator(_render_flag)] = Field(
         default=None,
         description="Render the page in headless Chromium before extraction: true for the "

@@ -205,7 +205,10 @@ class Politeness:
         return (await self._robots.rules_for(url)).sitemaps
 
     def limits(self, options: JobOptions, crawl_delay_s: float | None) -> HostLimits:
-        rps = options.per_host_rps or self._policy.per_host_rps
+        """The host's own pace, shared by every job of the host: the deployment's rate and
+        the site's ``Crawl-delay`` (capped when read). A job's slower ``per_host_rps`` is its
+        own (``job_pace``), never the host's."""
+        rps = self._policy.per_host_rps
         interval = max(1.0 / rps if rps else 0.0, crawl_delay_s or 0.0)
         concurrency = options.per_host_concurrency or self._policy.per_host_concurrency
         return HostLimits(concurrency=concurrency, min_interval_s=interval)

@@ -62,6 +62,7 @@ class PausedHost:
 
 
 PAUSE_AFTER = timedelta(seconds=5)  # a hold shorter than this is ordinary pacing
+HOST_KEY_SCHEMES = ("http~", "https~")  # how a host key begins (host_key.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +112,12 @@ WANTERS_READ = 32  # wanters one look returns: beyond it, a share is already one
 
 
 def merge_paused(paused: list[PausedHost], limit: int) -> list[PausedHost]:
-    """One entry per host (its longest pause), longest first."""
+    """One entry per host (its longest pause), longest first; the gate's other keys (a
+    tenant's pages in flight, a job's own pace) are not hosts and are left out."""
     longest: dict[str, PausedHost] = {}
     for entry in paused:
+        if not entry.host.startswith(HOST_KEY_SCHEMES):
+            continue
         if entry.host not in longest or entry.until > longest[entry.host].until:
             longest[entry.host] = entry
     return sorted(longest.values(), key=lambda p: p.until, reverse=True)[:limit]

@@ -23,6 +23,9 @@ Rule matching is Protego's: the longest matching path pattern wins, an ``Allow``
 ``Disallow`` of equal length, ``*`` and a trailing ``$`` are wildcards, percent-encoding is
 normalised on both sides (``/a%3cb`` and ``/a<b`` are the same path), and ``/robots.txt``
 itself is always allowed.
+
+``Crawl-delay`` is honoured up to :data:`MAX_CRAWL_DELAY_S`: it paces the host for every job
+and tenant, so a file asking for hours cannot freeze a site for everyone.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from protego import Protego
 
 ROBOTS_CACHE_TTL_S = 24 * 3600
 MAX_ROBOTS_BYTES = 500 * 1024
+MAX_CRAWL_DELAY_S = 60.0  # a longer Crawl-delay is taken as this
 ROBOTS_PATH = "/robots.txt"
 
 _ANY_AGENT = "*"
@@ -101,7 +105,7 @@ class RobotsRules:
         agent = self._group_agent(user_agent)
         if agent not in self._delays:
             delay = self.parser.crawl_delay(agent)
-            self._delays[agent] = None if delay is None else float(delay)
+            self._delays[agent] = None if delay is None else min(float(delay), MAX_CRAWL_DELAY_S)
         return self._delays[agent]
 
     def _group_agent(self, user_agent: str) -> str:

@@ -32,7 +32,7 @@ from scrapejobs_shared.domain.field_types import (
     check_headers,
     headers_schema,
 )
-from scrapejobs_shared.domain.jobspec import CssSelector
+from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S, CssSelector
 from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
 
 MAX_TIMEOUT_MS = 300_000
@@ -318,7 +318,11 @@ class CrawlBody(SdkRequest):
     )
     ignore_robots_txt: bool = False
     delay: float | None = Field(
-        default=None, ge=0.01, le=3600, description="Seconds between requests to the site"
+        default=None,
+        ge=0.01,
+        le=MAX_REQUEST_DELAY_S,
+        description="Seconds between this crawl's requests to the site (0.01 to 100); a delay "
+        "longer than the site's own pace paces only this crawl",
     )
     max_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = Field(
         default=None, description="Fetches at once for each host of the crawl"

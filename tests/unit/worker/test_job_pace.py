@@ -1,0 +1,74 @@
+"""A job's pace is the job's: a slower ``per_host_rps`` paces only its own pages (a gate key of
+its own), the host's shared document keeps only the host's pace (the deployment's rate, the
+site's Crawl-delay, capped), and nothing the job sets outlives it on shared host state."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from pydantic import ValidationError
+
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.politeness.host_gate import HostLimits, PausedHost, merge_paused
+from scrapejobs_shared.politeness.job_pace import job_pace, job_pace_key
+from scrapejobs_shared.politeness.robots_rules import MAX_CRAWL_DELAY_S, RobotsRules
+from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
+
+HOST = "http~a.example~80"
+FIELDS = {"h": {"css": "h1::text"}}
+
+
+async def test_a_slow_job_paces_only_its_own_pages() -> None:
+    store, gate = MemoryJobStore(), MemoryHostGate()
+    slow = await setup_job(
+        store,
+        {"url": "http://a.example/", "extract": FIELDS, "options": {"per_host_rps": 0.01}},
+        urls=2,
+        job_id="slow",
+    )
+    other = await setup_job(store, {"url": "http://a.example/other"}, job_id="other")
+    processor = build_processor(store, ScriptedFetcher(200), lambda: NOW, gate=gate)
+
+    verdict = await processor.handle_push(push(batch=slow))
+    assert verdict.ack
+    tasks = {i.task_id: i for i in store.batches["slow"]["b"].items}
+    assert store.results["slow"]["t"].status is TaskStatus.SUCCEEDED
+    assert "job at its own pace" in (tasks["t1"].error or "")  # deferred: its own pace
+    assert HOST not in gate.next_at  # the host's shared pace is untouched
+    assert gate.next_at[job_pace_key("slow", HOST)] == NOW + timedelta(seconds=100)
+
+    assert (await processor.handle_push(push(batch=other))).ack
+    assert store.results["other"]["t"].status is TaskStatus.SUCCEEDED  # never waited
+
+
+def test_a_job_faster_than_the_host_takes_the_hosts_pace() -> None:
+    host = HostLimits(concurrency=4, min_interval_s=2.0)
+    assert job_pace(None, host) is None
+    assert job_pace(1.0, host) is None  # 1 s apart asked, the host's 2 s hold
+    assert job_pace(0.25, host) == HostLimits(concurrency=4, min_interval_s=4.0)
+
+
+@pytest.mark.parametrize("rps", [1e-9, 0.009, 0, -1, 101])
+def test_per_host_rps_out_of_bounds_is_refused_naming_the_field(rps: float) -> None:
+    with pytest.raises(ValidationError) as caught:
+        JobRequest.model_validate({"url": "http://a.example/", "options": {"per_host_rps": rps}})
+    assert caught.value.errors()[0]["loc"][-1] == "per_host_rps"
+
+
+def test_a_huge_crawl_delay_is_capped() -> None:
+    rules = RobotsRules.parse(b"User-agent: *\nCrawl-delay: 999999999\n")
+    assert rules.crawl_delay("scrapejobs/0.1") == MAX_CRAWL_DELAY_S
+
+
+def test_paused_hosts_leave_out_keys_that_are_not_hosts() -> None:
+    later = NOW + timedelta(hours=1)
+    paused = [
+        PausedHost(job_pace_key("slow", HOST), later, "held"),
+        PausedHost("tenant~acme", later, "held"),
+        PausedHost(HOST, later, "held"),
+    ]
+    assert [p.host for p in merge_paused(paused, 10)] == [HOST]

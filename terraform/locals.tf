@@ -80,6 +80,8 @@ locals {
     SCRAPEJOBS_IDEMPOTENCY_STALE_S = tostring(var.dispatcher_request_timeout_s + 60)
     # a certificate that fails verification may be let through by the job (docs/firecrawl.md)
     SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
+    SCRAPEJOBS_MONITORS_PER_TENANT  = tostring(var.monitors_per_tenant)
+    SCRAPEJOBS_MONITOR_MAX_PAGES    = tostring(var.monitor_max_pages)
     # what Firecrawl's usage calls report (docs/firecrawl.md, "Usage")
     SCRAPEJOBS_FIRECRAWL_RENDER = var.firecrawl_render
     SCRAPEJOBS_PLAN_CREDITS     = tostring(var.plan_credits)

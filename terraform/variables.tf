@@ -543,6 +543,28 @@ variable "allow_unverified_tls" {
   description = "Whether a job may fetch a site whose TLS certificate fails verification (options.verify_tls false; Firecrawl's skipTlsVerification, which firecrawl-py 3.0-4.54 sends on every scrape). false: such requests are refused naming SCRAPEJOBS_ALLOW_UNVERIFIED_TLS, and /v2 verifies unless told otherwise."
 }
 
+variable "monitors_per_tenant" {
+  type        = number
+  default     = 100
+  description = "Monitors a tenant may keep (SCRAPEJOBS_MONITORS_PER_TENANT); one more is a 422 naming it."
+
+  validation {
+    condition     = var.monitors_per_tenant >= 1
+    error_message = "monitors_per_tenant must be at least 1."
+  }
+}
+
+variable "monitor_max_pages" {
+  type        = number
+  default     = 1000
+  description = "Pages one check of a monitor may take, its URLs or its crawl's max_pages (SCRAPEJOBS_MONITOR_MAX_PAGES, 1-10000)."
+
+  validation {
+    condition     = var.monitor_max_pages >= 1 && var.monitor_max_pages <= 10000
+    error_message = "monitor_max_pages must be between 1 and 10000."
+  }
+}
+
 variable "firecrawl_render" {
   type        = string
   default     = "plain"

@@ -126,3 +126,12 @@ async def test_due_answers_active_monitors_whose_time_came_soonest_first(
     ]
     for record in (late, early, paused, future):
         await monitors.delete(tenant, record.id)
+
+
+async def test_monitors_are_counted_per_tenant(monitors: MonitorStore) -> None:
+    mine, theirs = tenants()
+    assert await monitors.count_of(mine) == 0
+    for n in range(3):
+        await monitors.create(monitor(mine, NOW + timedelta(seconds=n)))
+    await monitors.create(monitor(theirs, NOW))
+    assert await monitors.count_of(mine) == 3 and await monitors.count_of(theirs) == 1

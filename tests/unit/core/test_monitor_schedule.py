@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pydantic import ValidationError
@@ -84,3 +84,18 @@ def test_a_bad_schedule_names_its_field(body: dict[str, object], field: str, say
 def test_a_schedule_has_one_form(body: dict[str, str]) -> None:
     with pytest.raises(ValidationError, match="exactly one of 'cron' or 'text'"):
         Schedule.model_validate(body)
+
+
+def test_monitors_of_one_schedule_spread_over_a_tenth_of_its_interval() -> None:
+    hourly = Schedule.model_validate({"text": "hourly"})
+    moment = datetime(2026, 11, 28, 10, 20, tzinfo=UTC)
+    base = hourly.next_after(moment)
+    starts = [hourly.next_check(moment, f"mon_{n}") for n in range(200)]
+    assert all(base <= s < base + timedelta(minutes=5) for s in starts)  # MAX_SPREAD
+    assert len({s.second + 60 * s.minute for s in starts}) > 100  # spread, not one second
+    assert hourly.next_check(moment, "mon_1") == hourly.next_check(moment, "mon_1")
+    # the next one after a jittered start is the schedule's next time, jittered alike
+    first = hourly.next_check(moment, "mon_1")
+    assert hourly.next_check(first, "mon_1") - first == timedelta(hours=1)
+    minutely = Schedule.model_validate({"cron": "* * * * *"})
+    assert minutely.next_check(moment, "mon_1") - minutely.next_after(moment) < timedelta(seconds=6)

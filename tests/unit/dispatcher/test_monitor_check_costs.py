@@ -9,6 +9,7 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
 from scrapejobs_shared.adapters.memory.monitor_store import MemoryMonitorStore
@@ -165,7 +166,8 @@ async def test_a_monitor_of_ten_thousand_urls() -> None:
     store, checks = MemoryJobStore(), MemoryMonitorChecks()
     monitors = MemoryMonitorStore(checks)
     urls = [f"https://shop{n % 50}.example/p/{n}" for n in range(10_000)]
-    async with memory_client(store, monitor_store=monitors, monitor_checks=checks) as api:
+    settings = DispatcherSettings(auth_mode="none", dashboard_cache_s=0, monitor_max_pages=10_000)
+    async with memory_client(store, settings, monitor_store=monitors, monitor_checks=checks) as api:
         monitor = (await api.post("/v1/monitors", json=BODY | {"urls": urls})).json()
         path = f"/v1/monitors/{monitor['id']}"
         first = (await api.post(f"{path}:run")).json()

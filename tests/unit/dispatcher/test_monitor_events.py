@@ -35,6 +35,8 @@ BODY: dict[str, Any] = {
     "webhook": HOOK,
 }
 
+IDLE = {"due": 0, "compared": 0, "failed": 0, "errors": 0, "left": 0}
+
 
 def fetched(price: float) -> TaskOutcome:
     return TaskOutcome(TaskStatus.SUCCEEDED, 200, {"price": price, "markdown": "# A product"})
@@ -128,10 +130,10 @@ async def test_the_tick_compares_an_ended_check_nobody_reads() -> None:
         monitor = (await api.post("/v1/monitors", json=BODY)).json()
         check = (await api.post(f"/v1/monitors/{monitor['id']}:run")).json()
         running = await api.post("/v1/maintenance/monitors")
-        assert running.json() == {"due": 0, "compared": 0}  # its job has not ended
+        assert running.json() == IDLE  # its job has not ended
         await run_job(store, check["job_id"], {u: fetched(1.0) for u in URLS})
         tick = await api.post("/v1/maintenance/monitors")
-        assert tick.json() == {"due": 0, "compared": 1}
+        assert tick.json() == IDLE | {"compared": 1}
         assert (
             sorted(e.type for e in outbox.events)
             == ["monitor.check.completed"] + ["monitor.page"] * 3

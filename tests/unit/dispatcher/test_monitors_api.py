@@ -11,6 +11,7 @@ import pytest
 
 from scrapejobs_dispatcher.api_keys import generate_api_key
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
 from scrapejobs_shared.adapters.memory.monitor_store import MemoryMonitorStore
@@ -24,6 +25,9 @@ BODY: dict[str, Any] = {
     "rules": {"thresholds": {"price": {"relative": 0.01}}, "notify_when": ["price < 20"]},
     "webhook": {"url": "https://hooks.example/in", "secret": "whsec_" + "QUJDREVGR0hJSktMTU5PUA=="},
 }
+
+
+IDLE = {"due": 0, "compared": 0, "failed": 0, "errors": 0, "left": 0}  # a tick with nothing to do
 
 
 def at(text: str | None) -> datetime | None:
@@ -40,7 +44,9 @@ async def test_a_monitor_is_created_read_listed_changed_and_deleted() -> None:
         assert monitor["checks"] == 0 and monitor["last_check_id"] is None
         assert monitor["webhook"]["secret"] is None  # never shown again
         next_at = at(monitor["next_check_at"])
-        assert next_at is not None and next_at.minute in (0, 30) and next_at.second == 0
+        assert next_at is not None and next_at.microsecond == 0
+        slot = next_at.replace(minute=next_at.minute // 30 * 30, second=0)  # the schedule's
+        assert timedelta(0) <= next_at - slot < timedelta(minutes=3)  # its monitor's offset
         path = f"/v1/monitors/{monitor['id']}"
         assert (await api.get(path)).json() == monitor
 
@@ -57,7 +63,7 @@ async def test_a_monitor_is_created_read_listed_changed_and_deleted() -> None:
         assert changed.status_code == 200, changed.text
         assert changed.json()["name"] == "renamed"
         hourly = at(changed.json()["next_check_at"])
-        assert hourly is not None and hourly.minute == 0
+        assert hourly is not None and hourly.minute < 5  # within its offset of the hour
         assert changed.json()["rules"] == monitor["rules"]  # kept
 
         paused = await api.post(f"{path}:pause")
@@ -150,7 +156,7 @@ async def test_the_tick_starts_each_due_check_once_and_moves_its_time_on() -> No
         monitors.monitors[due["id"]] = dataclasses.replace(record, next_check_at=past)
 
         tick = await api.post("/v1/maintenance/monitors")
-        assert tick.status_code == 200 and tick.json() == {"due": 1, "compared": 0}
+        assert tick.status_code == 200 and tick.json() == IDLE | {"due": 1}
         [started] = (await api.get(f"/v1/monitors/{due['id']}/checks")).json()["checks"]
         assert started["trigger"] == "scheduled" and started["status"] == "queued"
         assert started["job_id"] and (await api.get(f"/v1/jobs/{started['job_id']}")).is_success
@@ -159,12 +165,12 @@ async def test_the_tick_starts_each_due_check_once_and_moves_its_time_on() -> No
         assert next_at is not None and next_at > datetime.now(UTC)
         assert moved["last_check_id"] == started["id"] and moved["checks"] == 1
 
-        assert (await api.post("/v1/maintenance/monitors")).json() == {"due": 0, "compared": 0}
+        assert (await api.post("/v1/maintenance/monitors")).json() == IDLE
         # the same slot again (a tick retried after a crash): the same check, no second job
         monitors.monitors[due["id"]] = dataclasses.replace(
             monitors.monitors[due["id"]], next_check_at=past
         )
-        assert (await api.post("/v1/maintenance/monitors")).json() == {"due": 1, "compared": 0}
+        assert (await api.post("/v1/maintenance/monitors")).json() == IDLE | {"due": 1}
         assert len((await api.get(f"/v1/monitors/{due['id']}/checks")).json()["checks"]) == 1
         for idle in (later, paused):
             assert (await api.get(f"/v1/monitors/{idle['id']}/checks")).json()["checks"] == []
@@ -195,3 +201,93 @@ async def test_a_monitor_whose_checks_could_not_run_here_is_refused() -> None:
         )
         assert firecrawl.status_code == 400 and "provider" in firecrawl.json()["error"]
         assert (await api.get("/v1/monitors")).json()["monitors"] == []
+
+
+async def test_a_check_that_cannot_start_is_recorded_failed_and_the_others_run() -> None:
+    """Tenant A's monitor fetches without verifying TLS; the deployment then turns that off.
+    Its scheduled check is recorded failed with the reason and its schedule moves on; tenant
+    B's monitor due at the same tick runs; A's monitor can still be paused, resumed, deleted."""
+    admin_key, admin_digest = generate_api_key()
+    store, checks = MemoryJobStore(), MemoryMonitorChecks()
+    monitors = MemoryMonitorStore(checks)
+    adapters: dict[str, Any] = {
+        "monitor_store": monitors,
+        "monitor_checks": checks,
+        "api_keys": MemoryApiKeyStore(),  # the keys made by the first instance
+    }
+    keys: dict[str, dict[str, str]] = {}
+    ids: dict[str, str] = {}
+    allowing = DispatcherSettings(auth_mode="api_key", api_key_hashes=admin_digest)
+    async with memory_client(store, allowing, **adapters) as api:
+        for tenant in ("team-a", "team-b"):
+            made = await api.post(
+                "/v1/keys", json={"tenant": tenant}, headers={"X-API-Key": admin_key}
+            )
+            keys[tenant] = {"X-API-Key": made.json()["key"]}
+        insecure = BODY | {"options": {"verify_tls": False}}
+        for tenant, body in (("team-a", insecure), ("team-b", BODY)):
+            made = await api.post("/v1/monitors", json=body, headers=keys[tenant])
+            assert made.status_code == 201, made.text
+            ids[tenant] = made.json()["id"]
+    past = datetime.now(UTC) - timedelta(minutes=1)
+    for monitor_id in ids.values():
+        monitors.monitors[monitor_id] = dataclasses.replace(
+            monitors.monitors[monitor_id], next_check_at=past
+        )
+    strict = allowing.model_copy(update={"allow_unverified_tls": False})
+    async with memory_client(store, strict, **adapters) as api:
+        tick = await api.post("/v1/maintenance/monitors", headers={"X-API-Key": admin_key})
+        assert tick.status_code == 200 and tick.json() == IDLE | {"due": 1, "failed": 1}
+
+        a_path, b_path = (f"/v1/monitors/{ids[t]}" for t in ("team-a", "team-b"))
+        [failed] = (await api.get(f"{a_path}/checks", headers=keys["team-a"])).json()["checks"]
+        assert failed["status"] == "failed" and "verifies TLS" in failed["error"]
+        assert failed["trigger"] == "scheduled" and failed["finished_at"]
+        moved = at((await api.get(a_path, headers=keys["team-a"])).json()["next_check_at"])
+        assert moved is not None and moved > datetime.now(UTC)
+        [ran] = (await api.get(f"{b_path}/checks", headers=keys["team-b"])).json()["checks"]
+        assert ran["status"] == "queued" and ran["error"] is None
+        job = await api.get(f"/v1/jobs/{ran['job_id']}", headers=keys["team-b"])
+        assert job.is_success
+
+        for action in (":pause", ":resume"):
+            changed = await api.post(f"{a_path}{action}", headers=keys["team-a"])
+            assert changed.status_code == 200, changed.text
+        assert (await api.delete(a_path, headers=keys["team-a"])).status_code == 204
+        # a tick again: nothing left failing, nothing started twice
+        again = await api.post("/v1/maintenance/monitors", headers={"X-API-Key": admin_key})
+        assert again.json() == IDLE
+
+
+async def test_tenants_take_turns_in_a_tick() -> None:
+    from scrapejobs_dispatcher.monitor_tick import round_robin
+
+    assert round_robin(["a1", "a2", "a3", "b1", "c1", "c2"], lambda s: s[0]) == [
+        "a1",
+        "b1",
+        "c1",
+        "a2",
+        "c2",
+        "a3",
+    ]
+
+
+async def test_a_tenants_monitors_and_a_checks_pages_are_bounded() -> None:
+    settings = DispatcherSettings(auth_mode="none", monitors_per_tenant=2, monitor_max_pages=3)
+    async with memory_client(MemoryJobStore(), settings) as api:
+        many = [f"https://shop.example/p/{n}" for n in range(4)]
+        refused = await api.post("/v1/monitors", json=BODY | {"urls": many})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "urls"
+        assert "SCRAPEJOBS_MONITOR_MAX_PAGES" in refused.json()["error"]["message"]
+        crawl = {"start_url": "https://shop.example/", "max_pages": 4}
+        body = {k: v for k, v in BODY.items() if k != "urls"} | {"crawl": crawl}
+        refused = await api.post("/v1/monitors", json=body)
+        assert refused.json()["error"]["field"] == "crawl.max_pages"
+        first = (await api.post("/v1/monitors", json=BODY)).json()
+        grown = await api.patch(f"/v1/monitors/{first['id']}", json={"name": "x"})
+        assert grown.status_code == 200
+        assert (await api.post("/v1/monitors", json=BODY)).status_code == 201
+        third = await api.post("/v1/monitors", json=BODY)
+        assert third.status_code == 422 and third.json()["error"]["field"] == "monitors"
+        await api.delete(f"/v1/monitors/{first['id']}")
+        assert (await api.post("/v1/monitors", json=BODY)).status_code == 201

@@ -10,7 +10,13 @@ import pytest
 from pydantic import ValidationError
 
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
-from scrapejobs_shared.domain.user_regex import UnsupportedRegex, user_regex
+from scrapejobs_shared.domain.user_regex import (
+    CostlyRegex,
+    UnsupportedRegex,
+    check_syntax,
+    compile_within_budget,
+    user_regex,
+)
 from scrapejobs_shared.extraction import FieldSpec, extract_page
 from scrapejobs_shared.pipeline.failure import StageRejected
 from scrapejobs_shared.pipeline.validate import check_schema, validate
@@ -132,3 +138,44 @@ def test_recursive_schemas_that_descend_are_accepted() -> None:
     }
     check_schema(tree)
     validate(tree, {"child": {"child": {}}})
+
+
+COSTLY = r"\pL{400}"  # ~0.3 s and ~10 MB to compile under RE2's default budget
+
+
+def test_validating_a_costly_pattern_does_not_compile_it() -> None:
+    """Request validation (and the worker's decoding of a stored job) checks syntax only:
+    under a few ms however costly the pattern (its cost is the submission's rules' to find)."""
+    import time
+
+    fields = {f"f{n}": {"css": "p", "re": COSTLY + "x" * n} for n in range(12)}
+    started = time.process_time()
+    for spec in fields.values():
+        FieldSpec.model_validate(spec)
+    CrawlSpec.model_validate({"start_url": "https://example.com/", "include": [COSTLY]})
+    assert time.process_time() - started < 0.1  # twelve real compiles: ~3.6 s
+    with pytest.raises(UnsupportedRegex, match="RE2 syntax"):
+        check_syntax(r"(a)\1")
+
+
+def test_a_pattern_over_its_memory_budget_is_refused_clearly() -> None:
+    with pytest.raises(CostlyRegex, match="KiB of memory"):
+        compile_within_budget(COSTLY)
+    with pytest.raises(CostlyRegex):
+        user_regex(COSTLY)  # where pages are extracted: the field fails with the reason
+    assert user_regex(r"\p{L}+").search("été") is not None  # Unicode classes still work
+    with pytest.raises(UnsupportedRegex, match="at most 1000 characters"):
+        check_syntax("a" * 1001)
+
+
+def test_the_compiled_cache_is_bounded_and_the_bindings_is_stepped_around() -> None:
+    import re2  # type: ignore[import-untyped]
+
+    from scrapejobs_shared.domain import user_regex as module
+
+    re2._Regexp._make.cache_clear()  # the binding's own lru_cache (re2_internals.py)
+    for n in range(module.CACHED_PATTERNS + 10):
+        user_regex(f"x{n}y+")
+    assert len(module._cache) == module.CACHED_PATTERNS
+    assert re2._Regexp._make.cache_info().currsize == 0  # nothing kept by the binding
+    assert user_regex("x1y+") is user_regex("x1y+")  # kept while used

@@ -29,7 +29,8 @@ from typing import Any
 
 from scrapejobs_dispatcher.job_errors import JobNotFound
 from scrapejobs_dispatcher.job_service import JobService
-from scrapejobs_dispatcher.monitor_service import MonitorConflict, MonitorNotFound, monitor_of
+from scrapejobs_dispatcher.monitor_service import MonitorConflict, monitor_of
+from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.domain.monitor_checks import (
     CheckPage,
     CheckRecord,
@@ -72,10 +73,10 @@ class Baseline:
     departed: tuple[str, ...] | None  # pages gone from the targets (None: not known)
 
 
-@dataclass(frozen=True, slots=True)
-class Tick:
-    due: int  # monitors whose check was started (or found started)
-    compared: int  # checks whose job had ended, compared
+# What keeps a check from starting however often it is tried (the tenant's quota spent, an
+# option this deployment no longer serves, a job that is no longer valid): the check is
+# recorded failed with it, and the monitor's schedule moves on (monitor_tick.py).
+CANNOT_START: tuple[type[Exception], ...] = (QuotaExceeded, ValueError)
 
 
 class CheckRunner:
@@ -184,52 +185,28 @@ class CheckRunner:
     async def _submitted(
         self, monitor: MonitorRecord, check: CheckRecord, baseline: Baseline
     ) -> CheckRecord:
-        """``check``, its job submitted (once: the job's id is the check's)."""
+        """``check``, its job submitted (once: the job's id is the check's). A job that
+        cannot be submitted (``CANNOT_START``) leaves the check failed with the reason, and
+        the error is raised on."""
         if check.job_id is not None and not check.finished:
-            await self._jobs.submit(
-                monitor.request.job_request(),
-                job_id=check.job_id,
-                tenant=monitor.tenant,
-                trigger=f"monitor {monitor.id}",
-                validators=baseline.validators,
-            )
-        return check
-
-    async def tick(self, limit: int = 100) -> Tick:
-        """The schedule's tick (every minute): start the check of every active monitor whose
-        time has come, moving its next check time on past now; then compare the checks whose
-        job has ended, so their events go out whether or not anyone reads them."""
-        now = self._clock()
-        due = await self._monitors.due(now, limit)
-        for monitor in due:
-            slot = monitor.next_check_at
-            assert slot is not None
             try:
-                await self.start(monitor.tenant, monitor.id, "scheduled", slot)
-            except MonitorNotFound:
-                continue  # deleted meanwhile
-            await self._advance(monitor, slot, now)
-        compared = 0
-        for check in await self._checks.open_checks(limit):
-            owner = await self._monitors.get(check.tenant, check.monitor_id)
-            if owner is not None and (await self.settle(owner, check)).finished:
-                compared += 1
-        return Tick(len(due), compared)
-
-    async def _advance(self, monitor: MonitorRecord, slot: datetime, now: datetime) -> None:
-        """Move the monitor's next check time past ``slot`` and ``now`` (unless it moved)."""
-        for _ in range(SAVE_ATTEMPTS):
-            current = await self._monitors.get(monitor.tenant, monitor.id)
-            if current is None or current.next_check_at is None or current.next_check_at > slot:
-                return
-            later = current.request.schedule.next_after(max(now, slot))
-            moved = replace(
-                current,
-                next_check_at=later,
-                updated_at=current.stamp(self._clock()),
-            )
-            if await self._monitors.save(moved, read_at=current.updated_at):
-                return
+                await self._jobs.submit(
+                    monitor.request.job_request(),
+                    job_id=check.job_id,
+                    tenant=monitor.tenant,
+                    trigger=f"monitor {monitor.id}",
+                    validators=baseline.validators,
+                )
+            except CANNOT_START as exc:
+                now = self._clock()
+                failed = replace(check, status=CheckStatus.FAILED, finished_at=now, error=str(exc))
+                await self._checks.finish(failed, ())
+                log.warning(
+                    "check could not start",
+                    extra={"monitor_id": monitor.id, "check_id": check.id, "why": str(exc)},
+                )
+                raise
+        return check
 
     async def listed(
         self, tenant: str, monitor_id: str, limit: int, after: str | None

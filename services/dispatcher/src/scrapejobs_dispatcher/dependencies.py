@@ -21,6 +21,7 @@ from scrapejobs_dispatcher.job_export import JobExport
 from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.monitor_service import Monitors
+from scrapejobs_dispatcher.monitor_tick import MonitorTick
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
@@ -51,6 +52,7 @@ SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
 MonitorDep = Annotated[Monitor, Depends(app_state("monitor"))]
 MonitorsDep = Annotated[Monitors, Depends(app_state("monitors"))]
 CheckRunnerDep = Annotated[CheckRunner, Depends(app_state("check_runner"))]
+MonitorTickDep = Annotated[MonitorTick, Depends(app_state("monitor_tick"))]
 ChangeTrackerDep = Annotated[ChangeTracker, Depends(app_state("change_tracker"))]
 UsageDep = Annotated[Usage, Depends(app_state("usage"))]
 V2DefaultsDep = Annotated[V2Defaults, Depends(app_state("v2_defaults"))]

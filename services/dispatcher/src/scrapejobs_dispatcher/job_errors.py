@@ -55,6 +55,11 @@ class UnavailableHere(ValueError):
         self.field = field
 
 
+class OverLimit(UnavailableHere):
+    """A request past one of this deployment's limits (a tenant's monitors, a check's pages):
+    a 422 naming the field and the setting."""
+
+
 async def live_job(
     store: JobStore, job_id: str, now: datetime, caller: Caller | None = None
 ) -> JobRecord:

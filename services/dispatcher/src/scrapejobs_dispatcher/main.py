@@ -26,6 +26,7 @@ from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.job_export import JobExport
 from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_dispatcher.monitor_service import Monitors
+from scrapejobs_dispatcher.monitor_tick import MonitorTick
 from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.repeated_parameters import RepeatedParametersMiddleware
@@ -216,9 +217,13 @@ def create_app(
         )
         app.state.export = JobExport(job_store, utc_now)
         monitors = monitor_store or FirestoreMonitorStore(client, deadline)
-        app.state.monitors = Monitors(monitors, utc_now, app.state.jobs.check_allowed)
+        app.state.monitors = Monitors(
+            monitors, utc_now, app.state.jobs.check_allowed, settings.monitor_limits()
+        )
         checks = monitor_checks or FirestoreMonitorChecks(client, deadline)
-        app.state.check_runner = CheckRunner(monitors, checks, app.state.jobs, utc_now, outbox)
+        runner = CheckRunner(monitors, checks, app.state.jobs, utc_now, outbox)
+        app.state.check_runner = runner
+        app.state.monitor_tick = MonitorTick(monitors, checks, runner, utc_now)
         app.state.change_tracker = ChangeTracker(checks, utc_now)
         app.state.sync_scrape = SyncScrape(app.state.jobs, job_store, settings.scrape_max_wait_s)
         app.state.site_mapper = SiteMapper(app.state.sync_scrape, job_store, settings.user_agent)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from scrapejobs_dispatcher.job_errors import OverLimit
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.monitors import (
     MonitorRecord,
@@ -21,6 +22,15 @@ from scrapejobs_shared.domain.monitors import (
 from scrapejobs_shared.ports.monitor_store import MonitorStore
 
 SAVE_ATTEMPTS = 5
+CHANGES_ITS_JOB = frozenset({"rules", "retention_days", "webhook"})  # MonitorUpdate's fields
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorLimits:
+    """What one tenant's monitors may take of the deployment (settings and Terraform)."""
+
+    per_tenant: int = 100  # monitors a tenant keeps (SCRAPEJOBS_MONITORS_PER_TENANT)
+    pages_per_check: int = 1000  # URLs, or a crawl's max_pages (SCRAPEJOBS_MONITOR_MAX_PAGES)
 
 
 class MonitorNotFound(LookupError):
@@ -41,23 +51,35 @@ class Monitors:
         store: MonitorStore,
         clock: Callable[[], datetime],
         allowed: Callable[[JobRequest], None] = _any_job,
+        limits: MonitorLimits | None = None,
     ) -> None:
         """``allowed``: raises (``UnavailableHere``) unless this deployment runs such a job
-        (an ``ai`` stage needs a provider): a monitor whose checks could not run is refused."""
+        (an ``ai`` stage needs a provider): a monitor whose checks could not run is refused;
+        ``limits``: what a tenant's monitors may take (``OverLimit`` past them)."""
         self._store = store
         self._clock = clock
         self._allowed = allowed
+        self._limits = limits or MonitorLimits()
 
     async def create(self, tenant: str, request: MonitorRequest) -> MonitorRecord:
         self._allowed(request.job_request())
+        self._within_pages(request)
+        kept = await self._store.count_of(tenant)
+        if kept >= self._limits.per_tenant:
+            raise OverLimit(
+                "monitors",
+                f"this tenant keeps {kept} monitors, the most a tenant may keep here "
+                f"({self._limits.per_tenant}: SCRAPEJOBS_MONITORS_PER_TENANT); delete one first",
+            )
         now = self._clock()
+        monitor_id = f"mon_{uuid.uuid4().hex}"
         record = MonitorRecord(
-            id=f"mon_{uuid.uuid4().hex}",
+            id=monitor_id,
             tenant=tenant,
             request=request,
             created_at=now,
             updated_at=now,
-            next_check_at=_next_check(request, now),
+            next_check_at=_next_check(request, now, monitor_id),
         )
         await self._store.create(record)
         return record
@@ -81,7 +103,11 @@ class Monitors:
                 update={name: getattr(update, name) for name in changes}
             )
             check_rule_fields(request.rules, request.extract)
-            self._allowed(request.job_request())  # its checks can still run
+            self._within_pages(request)
+            if changes.keys() & CHANGES_ITS_JOB:
+                self._allowed(request.job_request())  # its checks can still run
+            # a pause, a resume, a new name or schedule are always allowed: a check that cannot
+            # start is recorded failed (check_runner.py)
             now = self._clock()
             schedule_moved = {"schedule", "status"} & changes.keys()
             changed = replace(
@@ -89,12 +115,23 @@ class Monitors:
                 request=request,
                 updated_at=current.stamp(now),
                 next_check_at=(
-                    _next_check(request, now) if schedule_moved else current.next_check_at
+                    _next_check(request, now, current.id)
+                    if schedule_moved
+                    else current.next_check_at
                 ),
             )
             if await self._store.save(changed, read_at=current.updated_at):
                 return changed
         raise MonitorConflict(monitor_id)
+
+    def _within_pages(self, request: MonitorRequest) -> None:
+        most = self._limits.pages_per_check
+        if request.most_pages() > most:
+            field = "crawl.max_pages" if request.crawl is not None else "urls"
+            raise OverLimit(
+                field,
+                f"a monitor's check takes at most {most} pages here (SCRAPEJOBS_MONITOR_MAX_PAGES)",
+            )
 
     async def set_status(
         self, tenant: str, monitor_id: str, status: MonitorStatus
@@ -114,7 +151,7 @@ async def monitor_of(store: MonitorStore, tenant: str, monitor_id: str) -> Monit
     return found
 
 
-def _next_check(request: MonitorRequest, now: datetime) -> datetime | None:
+def _next_check(request: MonitorRequest, now: datetime, monitor_id: str) -> datetime | None:
     if request.status is MonitorStatus.PAUSED:
         return None
-    return request.schedule.next_after(now)
+    return request.schedule.next_check(now, monitor_id)

@@ -9,6 +9,7 @@ from pydantic import Field
 from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
 from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.keyring import RECHECK_S
+from scrapejobs_dispatcher.monitor_service import MonitorLimits
 from scrapejobs_dispatcher.monitoring import HealthPolicy
 from scrapejobs_dispatcher.usage import Plan
 from scrapejobs_shared.config.settings import CommonSettings
@@ -199,6 +200,20 @@ class DispatcherSettings(CommonSettings):
         "platform's request timeout (Cloud Run's default: 300 s), so the caller gets the 202 "
         "naming the job rather than a cut connection",
     )
+
+    monitors_per_tenant: int = Field(
+        default=100, ge=1, description="Monitors a tenant may keep (more: a 422 naming it)"
+    )
+    monitor_max_pages: int = Field(
+        default=1000,
+        ge=1,
+        le=10_000,
+        description="Pages one check of a monitor may take: its URLs, or its crawl's max_pages "
+        "(more: a 422 naming the field)",
+    )
+
+    def monitor_limits(self) -> MonitorLimits:
+        return MonitorLimits(self.monitors_per_tenant, self.monitor_max_pages)
 
     def v2_defaults(self) -> V2Defaults:
         return V2Defaults(self.allow_unverified_tls, self.firecrawl_render)

@@ -302,6 +302,12 @@ class JobRequest(BaseModel):
         renderer, so plain jobs never wait behind a browser), the others to their priority's."""
         return RENDER_LANE if self.options.render is not None else self.priority
 
+    def most_pages(self) -> int:
+        """The most pages the job may fetch: its URLs, or its crawl's page limit."""
+        if self.crawl is not None:
+            return self.crawl.max_pages
+        return len(self.target_urls())
+
     def target_urls(self) -> list[str]:
         """The URLs of the tasks created at submission (a crawl starts with one)."""
         if self.crawl is not None:

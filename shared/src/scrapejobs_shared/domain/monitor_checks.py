@@ -62,6 +62,7 @@ class CheckRecord:
     # a monitor of listed URLs: the pages with a snapshot that were no longer among its
     # targets when the check started (it finds them removed); None: not known (a crawl)
     departed: tuple[str, ...] | None = None
+    error: str | None = None  # why a failed check could not start (its quota spent, ...)
 
     @property
     def expire_at(self) -> datetime:

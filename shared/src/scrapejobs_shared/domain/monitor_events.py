@@ -64,6 +64,7 @@ def check_data(check: CheckRecord) -> dict[str, Any]:
         "summary": dict(check.summary),
         "created_at": check.created_at.isoformat(),
         "finished_at": None if check.finished_at is None else check.finished_at.isoformat(),
+        "error": check.error,
     }
 
 

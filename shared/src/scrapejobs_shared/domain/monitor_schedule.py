@@ -8,8 +8,9 @@ stays at 9:00 local time) and answered in UTC. The finest schedule is one check 
 
 from __future__ import annotations
 
+import hashlib
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
@@ -35,6 +36,9 @@ TEXT_EXAMPLES = (
     "every minute, every 30 minutes, hourly, every 6 hours, daily, daily at 9:00, "
     "every day at 6pm, weekly, weekly on monday at 8:30, every friday at 17:00, monthly"
 )
+
+
+MAX_SPREAD = timedelta(minutes=5)  # the latest a monitor's check starts after its time
 
 
 class ScheduleError(ValueError):
@@ -109,6 +113,18 @@ class Schedule(BaseModel):
         """The first time the schedule fires strictly after ``moment`` (aware), in UTC."""
         local = moment.astimezone(zone_of(self.timezone)).replace(second=0, microsecond=0)
         return next(iter(CronSim(self.expression(), local))).astimezone(UTC)
+
+    def next_check(self, moment: datetime, key: str) -> datetime:
+        """When a monitor keyed ``key`` checks next after ``moment``: the schedule's next time,
+        moved later by an offset of the monitor's own (the same every time: a tenth of the
+        schedule's interval at most, and at most :data:`MAX_SPREAD`), so the monitors of one
+        schedule do not all start at one second."""
+        base = self.next_after(moment)
+        interval = self.next_after(base) - base
+        digest = hashlib.sha256(key.encode()).digest()
+        share = int.from_bytes(digest[:8], "big") / 2**64
+        spread = min(interval / 10, MAX_SPREAD)
+        return base + timedelta(seconds=int(share * spread.total_seconds()))
 
 
 def zone_of(name: str) -> ZoneInfo:

@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic.config import JsonDict
 
-from scrapejobs_shared.domain.user_regex import UnsupportedRegex, user_regex
+from scrapejobs_shared.domain.user_regex import UnsupportedRegex, check_syntax
 
 from .selection import SelectionError, check_xpath
 
@@ -134,7 +134,7 @@ class FieldSpec(BaseModel):
     def _regex_compiles(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                user_regex(value)
+                check_syntax(value)  # compiled within its budget by the submission's rules
             except UnsupportedRegex as exc:
                 raise ValueError(str(exc)) from None
         return value

@@ -43,6 +43,7 @@ def firecrawl_check(check: Mapping[str, Any]) -> dict[str, Any]:
         "finishedAt": finished,
         "billingStatus": "not_applicable",
         "summary": firecrawl_summary(check.get("summary") or {}),
+        "error": check.get("error"),
         "createdAt": check["created_at"],
         "updatedAt": finished or check["created_at"],
     }

@@ -23,7 +23,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import extend, validator_for
 from referencing.exceptions import Unresolvable
 
-from scrapejobs_shared.domain.user_regex import UnsupportedRegex, user_regex
+from scrapejobs_shared.domain.user_regex import UnsupportedRegex, check_syntax, user_regex
 from scrapejobs_shared.pipeline.failure import StageRejected
 
 MAX_PROBLEMS = 20
@@ -45,9 +45,9 @@ def check_schema(schema: dict[str, Any]) -> None:
     remote = next((ref for ref in _references(schema) if not ref.startswith("#")), None)
     if remote is not None:
         raise ValueError(f"only local references ('#...') are supported, got {remote!r}")
-    for where, pattern in _patterns(schema, ""):
+    for where, pattern in schema_patterns(schema, ""):
         try:
-            user_regex(pattern)
+            check_syntax(pattern)  # compiled within its budget by the submission's rules
         except UnsupportedRegex as exc:
             raise ValueError(f"invalid JSON Schema at {where}: {exc}") from None
     looping = _self_reference(schema)
@@ -127,7 +127,7 @@ def _additional_properties(
             yield ValidationError(f"Additional properties are not allowed ({joined} unexpected)")
 
 
-def _patterns(node: Any, where: str) -> Iterator[tuple[str, str]]:
+def schema_patterns(node: Any, where: str) -> Iterator[tuple[str, str]]:
     """Every regular expression a schema holds, with where it is."""
     if isinstance(node, Mapping):
         for key, value in node.items():
@@ -138,10 +138,10 @@ def _patterns(node: Any, where: str) -> Iterator[tuple[str, str]]:
                 for pattern in value:
                     yield f"{at}[{pattern!r}]", pattern
             if isinstance(value, Mapping | list):
-                yield from _patterns(value, at)
+                yield from schema_patterns(value, at)
     elif isinstance(node, list):
         for index, item in enumerate(node):
-            yield from _patterns(item, f"{where}[{index}]")
+            yield from schema_patterns(item, f"{where}[{index}]")
 
 
 def _self_reference(schema: Mapping[str, Any]) -> str | None:

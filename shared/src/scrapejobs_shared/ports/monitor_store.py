@@ -28,6 +28,9 @@ class MonitorStore(Protocol):
         """The tenant's monitors, newest first, at most ``limit``, from the page token
         ``after``; and the next page's token (None on the last page)."""
 
+    async def count_of(self, tenant: str) -> int:
+        """How many monitors the tenant keeps (one aggregation, not a read of each)."""
+
     async def save(self, record: MonitorRecord, read_at: datetime) -> bool:
         """Replace the monitor if its ``updated_at`` is still ``read_at``; whether it did."""
 

@@ -58,6 +58,7 @@ class CheckShape(Shape):
     finished_at: str | None
     billing_status: Literal["not_applicable"]
     summary: SummaryShape
+    error: str | None = Field(default=None, description="Why a failed check could not start")
     created_at: str
     updated_at: str
 

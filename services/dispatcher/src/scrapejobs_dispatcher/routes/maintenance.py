@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.authentication import require_operator
 from scrapejobs_dispatcher.dependencies import (
-    CheckRunnerDep,
+    MonitorTickDep,
     ReconcileAfterDep,
     RecoveryDep,
     UsageDep,
@@ -94,14 +94,27 @@ async def roll_up_usage(usage: UsageDep) -> UsageRolledUp:
 class MonitorsTick(BaseModel):
     due: int = Field(description="monitors whose check was started (or found started)")
     compared: int = Field(description="checks whose job had ended, compared (events sent)")
+    failed: int = Field(
+        description="due monitors whose check could not start (the tenant's quota spent, an "
+        "option no longer served): each check recorded failed with its reason, its schedule "
+        "moved on"
+    )
+    errors: int = Field(description="starts or comparisons that met an error: tried next tick")
+    left: int = Field(description="due monitors and open checks left to the next tick")
 
 
 @router.post("/monitors", response_model=MonitorsTick, responses=ERRORS)
 async def start_due_checks(
-    runner: CheckRunnerDep, limit: Annotated[int, Query(ge=1, le=1000)] = 200
+    tick_of: MonitorTickDep, limit: Annotated[int, Query(ge=1, le=1000)] = 200
 ) -> MonitorsTick:
     """Start the check of every active monitor whose next check time has come, and move that
     time on; compare the checks whose job has ended (their events go out). Scheduled every
     minute; a tick retried or delivered twice starts one check and compares each once."""
-    tick = await runner.tick(limit)
-    return MonitorsTick(due=tick.due, compared=tick.compared)
+    tick = await tick_of.run(limit)
+    return MonitorsTick(
+        due=tick.due,
+        compared=tick.compared,
+        failed=tick.failed,
+        errors=tick.errors,
+        left=tick.left,
+    )

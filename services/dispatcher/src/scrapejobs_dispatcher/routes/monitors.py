@@ -88,6 +88,11 @@ class CheckView(BaseModel):
     summary: dict[str, int] = Field(
         description="Once finished: total, and pages by status (same, new, changed, removed, error)"
     )
+    error: str | None = Field(
+        default=None,
+        description="Why a failed check could not start (the tenant's quota spent, an option "
+        "this deployment no longer serves)",
+    )
 
     @classmethod
     def of(cls, check: CheckRecord) -> CheckView:
@@ -100,6 +105,7 @@ class CheckView(BaseModel):
             created_at=check.created_at,
             finished_at=check.finished_at,
             summary=check.summary,
+            error=check.error,
         )
 
 

@@ -306,6 +306,7 @@ def _check_doc(check: CheckRecord) -> dict[str, Any]:
         "expire_at": check.expire_at,
         "open": not check.finished,  # the tick's query: unfinished checks of every monitor
         "departed": None if check.departed is None else list(check.departed),
+        "error": check.error,
     }
 
 
@@ -323,6 +324,7 @@ def _check(monitor_id: str, check_id: str, doc: dict[str, Any] | None) -> CheckR
         summary={str(k): int(v) for k, v in (doc.get("summary") or {}).items()},
         retention_days=int(doc.get("retention_days") or 30),
         departed=None if doc.get("departed") is None else tuple(doc["departed"]),
+        error=doc.get("error"),
     )
 
 

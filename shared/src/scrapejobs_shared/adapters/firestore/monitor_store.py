@@ -56,6 +56,12 @@ class FirestoreMonitorStore:
         page = found[:limit]
         return page, page[-1].id if len(found) > limit and page else None
 
+    async def count_of(self, tenant: str) -> int:
+        query = self._monitors.where(filter=FieldFilter("tenant", "==", tenant))
+        result = await query.count().get(**self._deadline.call)
+        count(reads=1)
+        return int(result[0][0].value)
+
     async def save(self, record: MonitorRecord, read_at: datetime) -> bool:
         ref = self._monitors.document(record.id)
 

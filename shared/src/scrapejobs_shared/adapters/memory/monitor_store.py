@@ -35,6 +35,9 @@ class MemoryMonitorStore:
         more = start + limit < len(ordered)
         return page, page[-1].id if more and page else None
 
+    async def count_of(self, tenant: str) -> int:
+        return sum(1 for m in self.monitors.values() if m.tenant == tenant)
+
     async def save(self, record: MonitorRecord, read_at: datetime) -> bool:
         current = self.monitors.get(record.id)
         if current is None or current.tenant != record.tenant or current.updated_at != read_at:

@@ -63,6 +63,7 @@ locals {
     ))
     SCRAPEJOBS_IAM_DEFAULT_TENANT = var.dispatcher_default_tenant
     SCRAPEJOBS_IAM_DEFAULT_ROLE   = var.dispatcher_default_role
+    SCRAPEJOBS_IAP_AUDIENCE       = var.dispatcher_iap_audience
     # quotas of a tenant without its own (docs/operations.md, "Quotas and usage")
     SCRAPEJOBS_TENANT_PAGES_PER_DAY   = tostring(var.tenant_pages_per_day)
     SCRAPEJOBS_TENANT_PAGES_IN_FLIGHT = tostring(var.tenant_pages_in_flight)
@@ -106,6 +107,7 @@ locals {
     # every page is extracted in a process of its own, stopped past its budget (docs/semantics.md)
     SCRAPEJOBS_EXTRACTION_PROCESSES = tostring(var.worker_extraction_processes)
     SCRAPEJOBS_EXTRACTION_BUDGET_S  = tostring(var.worker_extraction_budget_s)
+    SCRAPEJOBS_EXTRACTION_MEMORY_MB = tostring(var.worker_extraction_memory_mb)
     # A batch always answers within the subscription's ack deadline, and a task still failing
     # after as many attempts as the subscription delivers ends dead_lettered.
     SCRAPEJOBS_ACK_DEADLINE_S        = tostring(var.ack_deadline_s)

@@ -379,6 +379,17 @@ variable "dispatcher_identities" {
   }
 }
 
+variable "dispatcher_iap_audience" {
+  type        = string
+  default     = ""
+  description = "iam mode behind Identity-Aware Proxy: the audience of IAP's signed assertions (/projects/NUMBER/global/backendServices/ID, or /projects/NUMBER/apps/PROJECT). A person's identity is only ever taken from an assertion verified against it; empty refuses assertions (callers are then the Google identities of their own tokens)."
+
+  validation {
+    condition     = var.dispatcher_iap_audience == "" || can(regex("^/projects/[0-9]+/(global/backendServices/[0-9]+|apps/[a-z][a-z0-9-]+)$", var.dispatcher_iap_audience))
+    error_message = "dispatcher_iap_audience must be empty, /projects/NUMBER/global/backendServices/ID or /projects/NUMBER/apps/PROJECT."
+  }
+}
+
 variable "dispatcher_default_tenant" {
   type        = string
   description = "iam mode: the tenant of a Google identity dispatcher_identities does not name."
@@ -803,6 +814,17 @@ variable "worker_extraction_processes" {
   validation {
     condition     = var.worker_extraction_processes >= 1 && var.worker_extraction_processes <= 32 && floor(var.worker_extraction_processes) == var.worker_extraction_processes
     error_message = "worker_extraction_processes must be a whole number in [1, 32]."
+  }
+}
+
+variable "worker_extraction_memory_mb" {
+  type        = number
+  description = "MiB an extraction process may grow past its size at start while it extracts a page; past them the page fails extraction_memory and the process is replaced (SCRAPEJOBS_EXTRACTION_MEMORY_MB). Keep worker_extraction_processes x this within worker_memory, with room for the worker itself."
+  default     = 256
+
+  validation {
+    condition     = var.worker_extraction_memory_mb >= 64 && var.worker_extraction_memory_mb <= 16384
+    error_message = "worker_extraction_memory_mb must be in [64, 16384]."
   }
 }
 

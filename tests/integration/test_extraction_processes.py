@@ -18,6 +18,7 @@ from scrapejobs_worker.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
     ExtractionOverBudget,
+    ExtractionOverMemory,
 )
 from scrapejobs_worker.extraction_processes import SPECS_KEPT, ExtractionProcesses
 from scrapejobs_worker.page_extraction import extract_outcome
@@ -148,5 +149,27 @@ async def test_in_a_message_of_many_pages_only_the_one_over_budget_fails() -> No
             if n != 5:
                 assert not isinstance(outcome, BaseException), (n, outcome)
                 assert outcome.outcome.data == {"title": "Hello"}
+    finally:
+        await pool.close()
+
+
+# an XPath that builds a string of the page's text repeated at each character: gigabytes
+BALLOON = "re:replace(string(//body), '', 'g', '" + "y" * 1900 + "')"
+LONG_TEXT = b"<html><body><p>" + b"z" * 200_000 + b"</p></body></html>"
+
+
+async def test_a_page_past_its_memory_fails_alone_and_the_next_completes() -> None:
+    pool = ExtractionProcesses(1, budget_s=30.0, memory_mb=128)
+    await pool.start()
+    try:
+        started = time.monotonic()
+        with pytest.raises(ExtractionOverMemory) as caught:
+            await pool.extract(response(LONG_TEXT), spec({"all": {"xpath": BALLOON}}))
+        assert "extraction_memory" in caught.value.error and "128 MiB" in caught.value.error
+        assert time.monotonic() - started < 60
+        # a fresh process takes its place, and the next job's page comes out whole
+        job = spec({"title": {"css": "h1"}})
+        page = await pool.extract(response(), job)
+        assert page.outcome.data == {"title": "Hello"}
     finally:
         await pool.close()

@@ -4,11 +4,14 @@
 ``api_key``: the key, as ``X-API-Key`` or ``Authorization: Bearer <key>`` (as Firecrawl's SDKs
 send it), is a bootstrap digest of the settings (an administrator) or a key of the store
 (keyring.py), which names its tenant and role. ``iam``: Cloud Run IAM validated a Google
-identity token at the edge (the service has no public invoker); the app insists the token was
-presented, as ``Authorization`` or, behind Identity-Aware Proxy, as IAP's
-``X-Serverless-Authorization``, and maps the identity (the token's ``email``, IAP's
-authenticated user) to a tenant and role (``SCRAPEJOBS_IDENTITIES``). ``none``: local
-development, an administrator of the default tenant.
+identity token at the edge (the service has no public invoker), and the identity is only ever
+taken from what was verified: behind Identity-Aware Proxy, IAP's signed assertion
+(``X-Goog-IAP-JWT-Assertion``, verified here: iap_assertion.py); else the token Cloud Run
+checked, ``X-Serverless-Authorization`` when it is sent (Cloud Run then checks it and passes
+``Authorization`` through unchecked), else ``Authorization``. ``X-Goog-Authenticated-User-
+Email`` is never read: anyone may write it. The identity (its ``email``) maps to a tenant and
+role (``SCRAPEJOBS_IDENTITIES``). ``none``: local development, an administrator of the
+default tenant.
 """
 
 from __future__ import annotations
@@ -26,6 +29,14 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.requests import HTTPConnection
 
 from scrapejobs_dispatcher.api_keys import ApiKeyVerifier, parse_key_hashes
+from scrapejobs_dispatcher.iap_assertion import (
+    IAP_HEADER,
+    BadAssertion,
+    IapKeys,
+    KeysUnavailable,
+    fetch_keys,
+    verified_email,
+)
 from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.domain.clock import utc_now
@@ -33,7 +44,7 @@ from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role, valid
 
 log = logging.getLogger(__name__)
 API_KEY_HEADER = "x-api-key"
-IAP_USER_HEADER = "x-goog-authenticated-user-email"
+SERVERLESS_HEADER = "x-serverless-authorization"
 CALLER_STATE = "caller"
 
 
@@ -69,8 +80,11 @@ def parse_identities(raw: str) -> dict[str, Caller]:
 
 
 class Authenticator:
-    def __init__(self, settings: DispatcherSettings) -> None:
+    def __init__(self, settings: DispatcherSettings, iap_keys: IapKeys | None = None) -> None:
+        """``iap_keys``: IAP's public keys (iam mode behind IAP; read over HTTPS without)."""
         self.mode = settings.auth_mode
+        self._iap_keys = iap_keys or IapKeys(fetch_keys, settings.iap_keys_url)
+        self._iap_audience = settings.iap_audience
         bootstrap = ApiKeyVerifier(parse_key_hashes(settings.api_key_hashes))
         self.keyring = Keyring(bootstrap, utc_now, settings.api_key_recheck_s)
         self._identities = parse_identities(settings.identities)
@@ -89,11 +103,19 @@ class Authenticator:
                     401, "a valid API key is required (X-API-Key, or Authorization: Bearer)"
                 )
             return known.caller
-        if request.headers.get("x-serverless-authorization"):
-            # IAP signed the person in; Cloud Run checked IAP's token at the edge
-            email = request.headers.get(IAP_USER_HEADER, "").rpartition(":")[2]
+        assertion = request.headers.get(IAP_HEADER)
+        if assertion:  # IAP signed the person in, and says so in a signed assertion
+            try:
+                email = await verified_email(assertion, self._iap_keys, self._iap_audience)
+            except BadAssertion as exc:
+                raise Refused(401, f"IAP's assertion is not valid: {exc}") from None
+            except KeysUnavailable as exc:
+                raise Refused(503, str(exc)) from None
             return self._of_identity(email)
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        # the token Cloud Run checked at the edge: X-Serverless-Authorization when sent (then
+        # Authorization reaches us as the caller wrote it), else Authorization
+        checked = request.headers.get(SERVERLESS_HEADER) or request.headers.get("authorization")
+        scheme, _, token = (checked or "").partition(" ")
         if scheme.lower() != "bearer" or not token:
             raise Refused(401, "a Google identity token is required (Authorization: Bearer)")
         return self._of_identity(_token_email(token.strip()))

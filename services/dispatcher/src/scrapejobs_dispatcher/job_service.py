@@ -18,14 +18,13 @@ from scrapejobs_dispatcher.job_errors import (
     JobNotFound,
     JobStillRunning,
     SubmissionUnconfirmed,
-    UnavailableHere,
     live_job,
     visible,
 )
 from scrapejobs_dispatcher.recovery import publish_open_batches
 from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
-from scrapejobs_dispatcher.tenant_quotas import Quotas
+from scrapejobs_dispatcher.submission_rules.rules import Submission, SubmissionRules
 from scrapejobs_shared.delivery.batching import (
     DEFAULT_BATCH_SIZE,
     HELD_BATCH_SIZE,
@@ -53,7 +52,6 @@ from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, Tas
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.observability.store_ops import counting
-from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import JobExists, Page
@@ -91,29 +89,22 @@ class JobService:
         metrics: SubmissionMetrics | None = None,
         coalesce_window_s: float | None = None,
         coalesce_busy_window_s: float = 0.0,
-        ai_provider: str | None = None,
         ai_prices: ModelPrices | None = None,
-        allow_unverified_tls: bool = True,
-        ai_models: frozenset[str] | None = None,
-        quotas: Quotas | None = None,
+        rules: SubmissionRules | None = None,
         held: HeldBatches | None = None,
         host_window: int = 0,
         held_batch_size: int = HELD_BATCH_SIZE,
     ) -> None:
-        """``ai_provider``: the configured AI provider, without which ``ai`` stages are refused;
-        ``ai_models``: the models a stage may name (None: any);
-        ``ai_prices``: what model tokens cost, for a job's cost (none shown without them);
-        ``allow_unverified_tls``: False refuses ``options.verify_tls`` false;
+        """``ai_prices``: what model tokens cost, for a job's cost (none shown without them);
+        ``rules``: what a submission passes before it is stored (submission_rules/: served
+        options, pattern budget, quota...; none: everything);
         ``host_window``: a job's batches of one host in the broker at once, the others held
         and released by the workers as earlier ones finish (0: all published at once;
         ``delivery.batching.hold_beyond``), given ``held``, the store of held batches;
         ``held_batch_size``: the batch size of a job that holds some (``size_for``)."""
-        self._quotas = quotas
+        self._rules = rules or SubmissionRules()
         self._held = held
         self._host_window = host_window if held is not None else 0
-        self._ai_provider = ai_provider
-        self._ai_models = ai_models
-        self._allow_unverified_tls = allow_unverified_tls
         self._ai_prices = ai_prices
         self._tracer = tracer
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
@@ -155,9 +146,7 @@ class JobService:
         A small job is committed and published together with the others submitted within
         the coalescing window (see ``submission_coalescer``).
         """
-        self.check_allowed(request)
-        if self._quotas is not None:
-            await self._quotas.check(tenant)  # QuotaExceeded past the tenant's daily pages
+        await self._rules.admit(Submission(request, tenant))
         with counting() as ops:
             job_id = job_id or uuid.uuid4().hex
             now = self._clock()
@@ -210,25 +199,6 @@ class JobService:
             return False
         batches = self._new_batches("coalesces", request, self._clock(), DEFAULT_TENANT)
         return len(batches) == 1
-
-    def check_allowed(self, request: JobRequest) -> None:
-        """``UnavailableHere`` unless this deployment serves what ``request`` asks for."""
-        index = ai_stage_index(request.pipeline)
-        if index is not None and self._ai_provider is None:
-            reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"
-            raise UnavailableHere(f"pipeline[{index}].ai", reason)
-        if index is not None and self._ai_models is not None:
-            model = getattr(request.pipeline[index].options, "model", None)
-            if model is not None and model not in self._ai_models:
-                offered = ", ".join(sorted(self._ai_models))
-                reason = f"model {model!r} is not offered here (offered: {offered})"
-                raise UnavailableHere(f"pipeline[{index}].ai.model", reason)
-        if not request.options.verify_tls and not self._allow_unverified_tls:
-            reason = (
-                "this deployment always verifies TLS certificates "
-                "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false)"
-            )
-            raise UnavailableHere("options.verify_tls", reason)
 
     async def _create_and_publish(self, job: JobRecord, batches: list[BatchRecord]) -> int:
         if self._coalescer is not None and self._coalescer.takes(job, batches):

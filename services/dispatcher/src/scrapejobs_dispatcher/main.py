@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -45,6 +46,10 @@ from scrapejobs_dispatcher.routes import (
 )
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
+from scrapejobs_dispatcher.submission_rules.daily_quota import DailyQuota
+from scrapejobs_dispatcher.submission_rules.pattern_budget import PatternBudget
+from scrapejobs_dispatcher.submission_rules.rules import SubmissionRules
+from scrapejobs_dispatcher.submission_rules.served_options import ServedOptions
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.tenant_quotas import Quotas
 from scrapejobs_dispatcher.ui import install as install_dashboard
@@ -188,6 +193,8 @@ def create_app(
             settings.health_policy(),
             settings.ai_prices(),
         )
+        compiler = ThreadPoolExecutor(1, thread_name_prefix="patterns")
+        rules = submission_rules(settings, quotas, compiler)
         events = JobEvents(job_store, outbox)
         held = held_batches or FirestoreHeldBatches(client, deadline)
         deliveries = webhook_log or FirestoreWebhookLog(client, deadline)
@@ -203,11 +210,8 @@ def create_app(
             metrics=SubmissionMetrics(telemetry_used.meter(SERVICE)),
             coalesce_window_s=settings.coalesce_window_ms / 1000 or None,
             coalesce_busy_window_s=settings.coalesce_busy_window_ms / 1000,
-            ai_provider=settings.ai_provider,
             ai_prices=settings.ai_prices(),
-            allow_unverified_tls=settings.allow_unverified_tls,
-            ai_models=settings.offered_models(),
-            quotas=quotas,
+            rules=rules,
             held=held,
             host_window=settings.host_window_batches,
             held_batch_size=settings.held_batch_size,
@@ -218,7 +222,7 @@ def create_app(
         app.state.export = JobExport(job_store, utc_now)
         monitors = monitor_store or FirestoreMonitorStore(client, deadline)
         app.state.monitors = Monitors(
-            monitors, utc_now, app.state.jobs.check_allowed, settings.monitor_limits()
+            monitors, utc_now, rules.check_shape, settings.monitor_limits()
         )
         checks = monitor_checks or FirestoreMonitorChecks(client, deadline)
         runner = CheckRunner(monitors, checks, app.state.jobs, utc_now, outbox)
@@ -239,6 +243,7 @@ def create_app(
             yield
         finally:
             await app.state.jobs.drain()
+            compiler.shutdown(wait=False, cancel_futures=True)
             await task_publisher.close()
             if isinstance(outbox, PubSubWebhookOutbox):
                 await outbox.close()
@@ -268,6 +273,17 @@ def create_app(
         app.include_router(router)
     install_dashboard(app, FigureCache(settings.dashboard_cache_s))
     return app
+
+
+def submission_rules(
+    settings: DispatcherSettings, quotas: Quotas, compiler: ThreadPoolExecutor
+) -> SubmissionRules:
+    """The rules every submission passes, in order (submission_rules/)."""
+    served = ServedOptions(
+        settings.ai_provider, settings.offered_models(), settings.allow_unverified_tls
+    )
+    budget = PatternBudget(compiler, settings.max_patterns_per_job)
+    return SubmissionRules(shape=[served, budget], admission=[DailyQuota(quotas)])
 
 
 def app_from_env() -> FastAPI:

@@ -6,7 +6,7 @@ once never lose one another)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -41,7 +41,7 @@ class MonitorConflict(RuntimeError):
     """The monitor kept changing under this edit: try again."""
 
 
-def _any_job(request: JobRequest) -> None:
+async def _any_job(request: JobRequest) -> None:
     return None
 
 
@@ -50,11 +50,12 @@ class Monitors:
         self,
         store: MonitorStore,
         clock: Callable[[], datetime],
-        allowed: Callable[[JobRequest], None] = _any_job,
+        allowed: Callable[[JobRequest], Awaitable[None]] = _any_job,
         limits: MonitorLimits | None = None,
     ) -> None:
-        """``allowed``: raises (``UnavailableHere``) unless this deployment runs such a job
-        (an ``ai`` stage needs a provider): a monitor whose checks could not run is refused;
+        """``allowed``: raises (``UnavailableHere``, ``OverLimit``) unless this deployment runs
+        such a job (the submission rules' shape: an ``ai`` stage needs a provider, patterns
+        within their budget): a monitor whose checks could not run is refused;
         ``limits``: what a tenant's monitors may take (``OverLimit`` past them)."""
         self._store = store
         self._clock = clock
@@ -62,7 +63,7 @@ class Monitors:
         self._limits = limits or MonitorLimits()
 
     async def create(self, tenant: str, request: MonitorRequest) -> MonitorRecord:
-        self._allowed(request.job_request())
+        await self._allowed(request.job_request())
         self._within_pages(request)
         kept = await self._store.count_of(tenant)
         if kept >= self._limits.per_tenant:
@@ -105,7 +106,7 @@ class Monitors:
             check_rule_fields(request.rules, request.extract)
             self._within_pages(request)
             if changes.keys() & CHANGES_ITS_JOB:
-                self._allowed(request.job_request())  # its checks can still run
+                await self._allowed(request.job_request())  # its checks can still run
             # a pause, a resume, a new name or schedule are always allowed: a check that cannot
             # start is recorded failed (check_runner.py)
             now = self._clock()

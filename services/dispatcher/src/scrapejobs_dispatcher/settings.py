@@ -8,6 +8,7 @@ from pydantic import Field
 
 from scrapejobs_dispatcher.body_limit import DEFAULT_MAX_BODY_BYTES
 from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
+from scrapejobs_dispatcher.iap_assertion import IAP_KEYS_URL
 from scrapejobs_dispatcher.keyring import RECHECK_S
 from scrapejobs_dispatcher.monitor_service import MonitorLimits
 from scrapejobs_dispatcher.monitoring import HealthPolicy
@@ -69,6 +70,16 @@ class DispatcherSettings(CommonSettings):
     iam_default_role: Role = Field(
         default=Role.MEMBER,
         description="iam mode: the role of a Google identity that identities does not name",
+    )
+    iap_audience: str = Field(
+        default="",
+        description="iam mode behind Identity-Aware Proxy: the audience of IAP's signed "
+        "assertions (/projects/NUMBER/global/backendServices/ID, or /projects/NUMBER/apps/"
+        "PROJECT); empty: an assertion is refused (the person's identity is only ever taken "
+        "from a verified assertion)",
+    )
+    iap_keys_url: str = Field(
+        default=IAP_KEYS_URL, description="Where IAP's public keys are read (PEM by key id)"
     )
     dashboard_cache_s: float = Field(
         default=5.0,
@@ -201,6 +212,13 @@ class DispatcherSettings(CommonSettings):
         "naming the job rather than a cut connection",
     )
 
+    max_patterns_per_job: int = Field(
+        default=64,
+        ge=1,
+        le=1000,
+        description="Regular expressions a job may hold (extraction fields' re, crawl "
+        "include/exclude, schema patterns); each is compiled within 512 KiB when submitted",
+    )
     monitors_per_tenant: int = Field(
         default=100, ge=1, description="Monitors a tenant may keep (more: a 422 naming it)"
     )

@@ -16,16 +16,43 @@ from scrapejobs_worker.page_extraction import ExtractedPage
 
 class PageExtractor(Protocol):
     async def extract(self, response: FetchResponse, spec: JobSpec) -> ExtractedPage:
-        """The page's outcome; :class:`ExtractionOverBudget` when it did not end in time."""
+        """The page's outcome; :class:`ExtractionStopped` when it passed its CPU budget
+        (:class:`ExtractionOverBudget`) or its memory (:class:`ExtractionOverMemory`)."""
         ...
 
 
-class ExtractionOverBudget(Exception):
-    """The page's extraction used more than its budget (and was stopped)."""
+class ExtractionStopped(Exception):
+    """The page's extraction was stopped past one of its budgets: the page fails with
+    ``error`` (permanent), and the worker and its other pages go on."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class ExtractionOverBudget(ExtractionStopped):
+    """The page's extraction used more CPU than its budget (and was stopped)."""
 
     def __init__(self, budget_s: float) -> None:
-        super().__init__(f"extraction used more than {budget_s:g} s of CPU")
+        super().__init__(
+            f"extraction_timeout: extracting the page and running its pipeline used more than "
+            f"{budget_s:g} s of CPU (SCRAPEJOBS_EXTRACTION_BUDGET_S); simplify the job's "
+            "selectors or pipeline"
+        )
         self.budget_s = budget_s
+
+
+class ExtractionOverMemory(ExtractionStopped):
+    """The page's extraction needed more memory than its process may take (and was stopped)."""
+
+    def __init__(self, limit_mb: int) -> None:
+        super().__init__(
+            f"extraction_memory: extracting the page and running its pipeline needed more than "
+            f"{limit_mb} MiB (SCRAPEJOBS_EXTRACTION_MEMORY_MB); simplify the job's selectors or "
+            "pipeline (an expression that builds large strings, such as re:replace over the "
+            "whole page, is the usual cause)"
+        )
+        self.limit_mb = limit_mb
 
 
 class ExtractionCrashed(Exception):

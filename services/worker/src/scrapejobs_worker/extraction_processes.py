@@ -15,6 +15,13 @@ the dead one's place. As a backstop for a child that stops using CPU without ans
 worker kills one that has not answered a message in ``3 x (budget + 1) x pages + 5`` s. A
 child that dies otherwise (the kernel's OOM killer, a crash) gives :class:`ExtractionCrashed`.
 
+**Memory** is held by the kernel too: a child's address space may grow by at most
+``memory_mb`` past what it held when it started (``RLIMIT_AS``), so a page whose expressions
+build huge strings (an XPath ``re:replace`` over the whole page with a long replacement grew a
+process past 780 MB within 4 s of CPU) fails its allocation, not the instance: the page fails
+:class:`ExtractionOverMemory`, the child answers its message and is replaced (a process that
+ran out of memory is not trusted with the next page), and the worker goes on.
+
 **Messages**: a free child takes every page waiting (up to :data:`PAGES_PER_MESSAGE`) in one
 message and answers them in one: under load, the pipe's round trip, the wake-ups and the
 event loop's work are paid once for many pages. When a child dies with several pages, they
@@ -41,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.ports.fetcher import FetchResponse
@@ -48,6 +56,7 @@ from scrapejobs_worker.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
     ExtractionOverBudget,
+    ExtractionOverMemory,
 )
 from scrapejobs_worker.page_extraction import ExtractedPage, extract_outcome
 
@@ -56,6 +65,7 @@ log = logging.getLogger(__name__)
 READY = "ready"
 SPECS_KEPT = 64  # jobs' specs each process keeps (the parent mirrors the same LRU)
 PAGES_PER_MESSAGE = 16
+OUT_OF_MEMORY = "out of memory"  # a child's answer for a page past its memory
 Extract = Callable[[FetchResponse, JobSpec], ExtractedPage]
 
 
@@ -98,10 +108,18 @@ def _remember(specs: OrderedDict[int, JobSpec], key: int, spec: JobSpec) -> None
 class ExtractionProcesses:
     """``processes`` child processes; :meth:`extract` has one page extracted by one of them."""
 
-    def __init__(self, processes: int, budget_s: float, extract: Extract = extract_outcome):
+    def __init__(
+        self,
+        processes: int,
+        budget_s: float,
+        extract: Extract = extract_outcome,
+        memory_mb: int = 0,
+    ):
+        """``memory_mb``: what a child may grow past its size at start (0: no limit)."""
         if processes < 1:
             raise ValueError("at least one extraction process")
         self.budget_s = budget_s
+        self.memory_mb = memory_mb
         self._size = processes
         self._extract = extract
         self._context = multiprocessing.get_context("forkserver")
@@ -162,14 +180,21 @@ class ExtractionProcesses:
         if child.backstop is not None:
             child.backstop.cancel()
         pages, child.pages = child.pages, []
+        exhausted = False
         for page, (ok, value) in zip(pages, answers, strict=True):
+            exhausted = exhausted or (not ok and value == OUT_OF_MEMORY)
             if page.done.done():
                 continue
             if ok:
                 page.done.set_result(value)
+            elif value == OUT_OF_MEMORY:
+                page.done.set_exception(ExtractionOverMemory(self.memory_mb))
             else:
                 page.done.set_exception(ExtractionFailed(str(value)))
-        self._idle.append(child)
+        if exhausted:  # it ends after this answer: a new process takes its place
+            self._discard(child)
+        else:
+            self._idle.append(child)
         self._dispatch()
 
     def _overdue(self, child: _Child) -> None:
@@ -215,7 +240,7 @@ class ExtractionProcesses:
         ours, theirs = self._context.Pipe(duplex=True)
         process = self._context.Process(
             target=serve,
-            args=(theirs, self._extract, self.budget_s),
+            args=(theirs, self._extract, self.budget_s, self.memory_mb),
             name="extraction",
             daemon=True,
         )
@@ -305,14 +330,18 @@ def _stop(child: _Child) -> None:
     child.process.join(timeout=1.0)
 
 
-def serve(conn: Connection, extract: Extract, budget_s: float) -> None:
+def serve(conn: Connection, extract: Extract, budget_s: float, memory_mb: int = 0) -> None:
     """A child process: extract the pages of each message it is sent, each within the CPU
-    budget (past it the kernel ends the process), and answer them together."""
+    budget (past it the kernel ends the process) and the memory limit (past it the page fails
+    and the process ends once it answered), and answer them together."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker decides when it stops
     signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the budget: the process ends
+    if memory_mb:
+        _limit_memory(memory_mb)
     specs: OrderedDict[int, JobSpec] = OrderedDict()
     conn.send(READY)
-    while True:
+    exhausted = False
+    while not exhausted:
         try:
             message = conn.recv()
         except (EOFError, OSError):
@@ -327,9 +356,23 @@ def serve(conn: Connection, extract: Extract, budget_s: float) -> None:
             _limit_cpu(budget_s)
             try:
                 answers.append((True, extract(response, spec)))
+            except MemoryError:
+                answers.append((False, OUT_OF_MEMORY))
+                exhausted = True  # answered, then replaced: its heap is not trusted
             except Exception as exc:  # a bug: said to the worker, which records it
                 answers.append((False, f"{type(exc).__name__}: {exc}"))
         conn.send(answers)
+
+
+def _limit_memory(memory_mb: int) -> None:
+    """Let this process's address space grow by ``memory_mb`` past its size now."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[0])
+        size = pages * resource.getpagesize()
+    except OSError:  # not Linux: no limit (Cloud Run and CI are Linux)
+        return
+    limit = size + (memory_mb << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _limit_cpu(budget_s: float) -> None:

@@ -289,7 +289,11 @@ def _extraction(settings: WorkerSettings) -> ExtractionProcesses | ExtractionInP
     if settings.extraction_processes == 0:
         log.warning("SCRAPEJOBS_EXTRACTION_PROCESSES=0: pages are extracted without a budget")
         return ExtractionInProcess()
-    return ExtractionProcesses(settings.extraction_processes, settings.extraction_budget_s)
+    return ExtractionProcesses(
+        settings.extraction_processes,
+        settings.extraction_budget_s,
+        memory_mb=settings.extraction_memory_mb,
+    )
 
 
 def build_language_model(settings: WorkerSettings) -> LanguageModel | None:

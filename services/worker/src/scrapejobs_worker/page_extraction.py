@@ -115,16 +115,12 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
     return ExtractedPage(outcome, links, model_input)
 
 
-def over_budget(response: FetchResponse, budget_s: float) -> ExtractedPage:
-    """The outcome of a page whose extraction was stopped at the budget."""
+def stopped(response: FetchResponse, error: str) -> ExtractedPage:
+    """The outcome of a page whose extraction was stopped past a budget (CPU, memory)."""
     outcome = TaskOutcome(
         TaskStatus.FAILED,
         http_status=response.status,
-        error=(
-            f"extraction_timeout: extracting the page and running its pipeline used more than "
-            f"{budget_s:g} s of CPU (SCRAPEJOBS_EXTRACTION_BUDGET_S); simplify the job's "
-            "selectors or pipeline"
-        ),
+        error=error,
         elapsed_ms=response.elapsed_ms,
         rendered_ms=response.rendered_ms,
         tls_unverified=response.tls_unverified,

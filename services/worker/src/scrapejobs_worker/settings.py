@@ -62,6 +62,14 @@ class WorkerSettings(CommonSettings):
         description="CPU seconds a page's extraction and pipeline may use (rounded up to whole "
         "seconds); past them the kernel ends its process and the page fails extraction_timeout",
     )
+    extraction_memory_mb: int = Field(
+        default=256,
+        ge=0,
+        le=16384,
+        description="MiB an extraction process may grow past its size at start while it "
+        "extracts a page; past them the page fails extraction_memory and the process is "
+        "replaced (0: no limit)",
+    )
     push_auth: Literal["oidc", "none"] = "oidc"
     push_audience: str = ""
     push_service_account: str = ""

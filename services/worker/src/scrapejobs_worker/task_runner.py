@@ -35,7 +35,7 @@ from scrapejobs_shared.ports.fetcher import (
 )
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.crawl_sitemaps import CrawlSitemaps
-from scrapejobs_worker.extraction_port import ExtractionOverBudget, PageExtractor
+from scrapejobs_worker.extraction_port import ExtractionStopped, PageExtractor
 from scrapejobs_worker.outcome_policy import (
     OUT_OF_TIME,
     Attempt,
@@ -51,7 +51,7 @@ from scrapejobs_worker.outcome_policy import (
     after_fetch,
     before_fetch,
 )
-from scrapejobs_worker.page_extraction import over_budget
+from scrapejobs_worker.page_extraction import stopped
 from scrapejobs_worker.tenant_caps import TenantCaps, tenant_gate_key
 
 CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")
@@ -296,8 +296,8 @@ class TaskRunner:
         with phase("extract"):
             try:
                 page = await self._extract.extract(decision.response, work.spec)
-            except ExtractionOverBudget as exc:
-                page = over_budget(decision.response, exc.budget_s)
+            except ExtractionStopped as exc:  # past its CPU or memory budget
+                page = stopped(decision.response, exc.error)
         crawl = work.spec.crawl
         # a page refused by a pipeline stage expands too
         if crawl is not None and page.links and crawl.sitemap != "only":

@@ -115,6 +115,8 @@ def _evaluate(spec: FieldSpec, context: Any, run: FieldRun, key: str, at: str) -
     except SelectionError as exc:
         run.errors.add(key, str(exc), at=at)
         return spec.default
+    except MemoryError:
+        raise  # the page's, not the field's: its process is past its memory (worker's limit)
     except Exception as exc:  # cssselect raises its own error types for odd selectors
         run.errors.add(key, f"selector failed: {exc}", at=at)
         return spec.default

@@ -1,0 +1,43 @@
+"""What this deployment serves: an ``ai`` stage needs a configured provider (and a model it
+offers); ``options.verify_tls`` false needs SCRAPEJOBS_ALLOW_UNVERIFIED_TLS. Otherwise an
+``UnavailableHere`` naming the field and the setting (a 422)."""
+
+from __future__ import annotations
+
+from scrapejobs_dispatcher.job_errors import UnavailableHere
+from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.pipeline.spec import ai_stage_index
+
+
+class ServedOptions:
+    def __init__(
+        self,
+        ai_provider: str | None = None,
+        ai_models: frozenset[str] | None = None,
+        allow_unverified_tls: bool = True,
+    ) -> None:
+        """``ai_models``: the models a stage may name (None: any)."""
+        self._ai_provider = ai_provider
+        self._ai_models = ai_models
+        self._allow_unverified_tls = allow_unverified_tls
+
+    async def check(self, request: JobRequest) -> None:
+        self.check_now(request)
+
+    def check_now(self, request: JobRequest) -> None:
+        index = ai_stage_index(request.pipeline)
+        if index is not None and self._ai_provider is None:
+            reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"
+            raise UnavailableHere(f"pipeline[{index}].ai", reason)
+        if index is not None and self._ai_models is not None:
+            model = getattr(request.pipeline[index].options, "model", None)
+            if model is not None and model not in self._ai_models:
+                offered = ", ".join(sorted(self._ai_models))
+                reason = f"model {model!r} is not offered here (offered: {offered})"
+                raise UnavailableHere(f"pipeline[{index}].ai.model", reason)
+        if not request.options.verify_tls and not self._allow_unverified_tls:
+            reason = (
+                "this deployment always verifies TLS certificates "
+                "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false)"
+            )
+            raise UnavailableHere("options.verify_tls", reason)

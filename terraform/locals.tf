@@ -166,5 +166,5 @@ locals {
   }
 
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
-  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers", "handoffs", "ai_answers", "page_cache", "revoked_sessions", "checks", "check_pages", "same_pages", "snapshots"])
+  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers", "handoffs", "ai_answers", "page_cache", "revoked_sessions", "checks", "check_pages", "same_pages", "snapshots", "quota_days", "reservations"])
 }

@@ -19,6 +19,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
 from scrapejobs_shared.adapters.memory.monitor_store import MemoryMonitorStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.adapters.memory.quota_ledger import MemoryQuotaLedger
 from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionRevocations
 from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
@@ -41,6 +42,7 @@ def memory_dispatcher(
         "session_revocations": MemorySessionRevocations(),
         "api_keys": MemoryApiKeyStore(),
         "tenant_quotas": MemoryTenantQuotas(),
+        "quota_ledger": MemoryQuotaLedger(),
         **_monitor_adapters(),
     }
     # the dashboard keeps no figures here unless a test asks: what a test just changed shows

@@ -75,6 +75,20 @@ class JobView:
         return sum(self.counts.values())
 
 
+def _reserved(view: JobView) -> Submission:
+    """What the job's submission reserved (submission_rules/daily_quota.py)."""
+    job = view.job
+    pages = job.spec.crawl.max_pages if job.spec.crawl is not None else job.total
+    return Submission(job.tenant, pages, job.id, job.created_at)
+
+
+def _unused(view: JobView) -> int:
+    """The pages a cancelled job will not fetch: its reservation less the tasks that ran, run
+    or will run (a crawl finds no more pages once cancelled)."""
+    ran = view.total - view.counts[TaskStatus.QUEUED] - view.counts[TaskStatus.CANCELLED]
+    return _reserved(view).pages - ran
+
+
 class JobService:
     def __init__(
         self,
@@ -146,10 +160,10 @@ class JobService:
         A small job is committed and published together with the others submitted within
         the coalescing window (see ``submission_coalescer``).
         """
-        await self._rules.admit(Submission(request, tenant))
+        job_id = job_id or uuid.uuid4().hex
+        now = self._clock()
+        await self._rules.admit(request, Submission(tenant, request.most_pages(), job_id, now))
         with counting() as ops:
-            job_id = job_id or uuid.uuid4().hex
-            now = self._clock()
             batches = self._new_batches(job_id, request, now, tenant, validators or {})
             job = self._new_job(
                 request, job_id, trigger, batches, now, tenant, validators is not None
@@ -264,7 +278,9 @@ class JobService:
             await self._release_all_held(job_id)  # their tasks end cancelled at once
             if self._events is not None:
                 await self._events.ended(job_id)
-        return await self.get(job_id, caller)
+        view = await self.get(job_id, caller)
+        await self._rules.release(_reserved(view), _unused(view))
+        return view
 
     async def _release_all_held(self, job_id: str) -> None:
         if self._held is None:

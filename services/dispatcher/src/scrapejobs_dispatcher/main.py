@@ -65,6 +65,7 @@ from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.monitor_checks import FirestoreMonitorChecks
 from scrapejobs_shared.adapters.firestore.monitor_store import FirestoreMonitorStore
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
+from scrapejobs_shared.adapters.firestore.quota_ledger import FirestoreQuotaLedger
 from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSessionRevocations
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
@@ -84,6 +85,7 @@ from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
 from scrapejobs_shared.ports.outcome_stats import StatsReader
+from scrapejobs_shared.ports.quota_ledger import QuotaLedger
 from scrapejobs_shared.ports.session_revocations import SessionRevocations
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.tenant_quotas import Quota, TenantQuotas
@@ -130,6 +132,7 @@ def create_app(
     held_batches: HeldBatches | None = None,
     monitor_store: MonitorStore | None = None,
     monitor_checks: MonitorChecks | None = None,
+    quota_ledger: QuotaLedger | None = None,
 ) -> FastAPI:
     """Build the app; real Firestore/Pub/Sub adapters and the telemetry the settings choose
     unless others are given (tests; the caller then shuts down the telemetry it gave)."""
@@ -152,6 +155,7 @@ def create_app(
             or held_batches is None
             or monitor_store is None
             or monitor_checks is None
+            or quota_ledger is None
         ):
             client = firestore.AsyncClient(
                 project=settings.project_id, database=settings.firestore_database
@@ -194,7 +198,8 @@ def create_app(
             settings.ai_prices(),
         )
         compiler = ThreadPoolExecutor(1, thread_name_prefix="patterns")
-        rules = submission_rules(settings, quotas, compiler)
+        ledger = quota_ledger or FirestoreQuotaLedger(client, deadline)
+        rules = submission_rules(settings, DailyQuota(quotas, ledger), compiler)
         events = JobEvents(job_store, outbox)
         held = held_batches or FirestoreHeldBatches(client, deadline)
         deliveries = webhook_log or FirestoreWebhookLog(client, deadline)
@@ -217,7 +222,7 @@ def create_app(
             held_batch_size=settings.held_batch_size,
         )
         app.state.recovery = Recovery(
-            job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate, held
+            job_store, task_publisher, utc_now, tracer, events, deliveries, host_gate, held, rules
         )
         app.state.export = JobExport(job_store, utc_now)
         monitors = monitor_store or FirestoreMonitorStore(client, deadline)
@@ -276,14 +281,14 @@ def create_app(
 
 
 def submission_rules(
-    settings: DispatcherSettings, quotas: Quotas, compiler: ThreadPoolExecutor
+    settings: DispatcherSettings, quota: DailyQuota, compiler: ThreadPoolExecutor
 ) -> SubmissionRules:
     """The rules every submission passes, in order (submission_rules/)."""
     served = ServedOptions(
         settings.ai_provider, settings.offered_models(), settings.allow_unverified_tls
     )
     budget = PatternBudget(compiler, settings.max_patterns_per_job)
-    return SubmissionRules(shape=[served, budget], admission=[DailyQuota(quotas)])
+    return SubmissionRules(shape=[served, budget], admission=[quota])
 
 
 def app_from_env() -> FastAPI:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from opentelemetry.trace import Tracer
 
 from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job
+from scrapejobs_dispatcher.submission_rules.rules import Submission, SubmissionRules
+from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
@@ -52,9 +55,13 @@ class Recovery:
         webhook_log: WebhookLog | None = None,
         host_gate: HostGate | None = None,
         held: HeldBatches | None = None,
+        rules: SubmissionRules | None = None,
     ) -> None:
         """``host_gate``: the breakers an explicit replay closes (none without it); ``held``:
-        the held batches whose broken chains a reconcile resumes."""
+        the held batches whose broken chains a reconcile resumes; ``rules``: what a retry or
+        replay passes as a submission does (the deployment still serves the job, its tenant's
+        quota takes the pages run again)."""
+        self._rules = rules or SubmissionRules()
         self._held = held
         self._store = store
         self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
@@ -238,22 +245,57 @@ class Recovery:
                 break
         return await self._reopen(by_batch, status)
 
+    async def _admitted(
+        self, by_batch: dict[tuple[str, str], list[str]]
+    ) -> tuple[dict[tuple[str, str], list[str]], dict[str, Submission]]:
+        """The batches of the jobs whose tasks may run again, each job admitted as a
+        submission of the tasks it replays (``SubmissionRules``). A replay of one job answers
+        the job's refusal; a replay of many leaves a refused job's tasks as they are."""
+        wanted: dict[str, int] = {}
+        for (job_id, _), task_ids in by_batch.items():
+            wanted[job_id] = wanted.get(job_id, 0) + len(task_ids)
+        admitted: dict[str, Submission] = {}
+        for job_id, tasks in wanted.items():
+            job = await self._store.get_job(job_id)
+            if job is None:
+                continue
+            replay = Submission(
+                job.tenant, tasks, f"{job_id}~replay~{uuid.uuid4().hex}", self._clock()
+            )
+            try:
+                await self._rules.admit(job.spec, replay)
+            except (QuotaExceeded, ValueError):
+                if len(wanted) == 1:
+                    raise
+                log.warning("replay refused", extra={"job_id": job_id}, exc_info=True)
+                continue
+            admitted[job_id] = replay
+        kept = {key: ids for key, ids in by_batch.items() if key[0] in admitted}
+        return kept, admitted
+
     async def _reopen(self, by_batch: dict[tuple[str, str], list[str]], status: TaskStatus) -> int:
-        """Reopen the given tasks of each (job, batch) that are still ``status``, publish the
-        batches again; returns how many tasks went back to ``queued``."""
+        """Reopen the given tasks of each (job, batch) that are still ``status``, of the jobs
+        admitted again (``_admitted``), publish the batches again; returns how many tasks went
+        back to ``queued`` (a job's reservation of those that did not is given back)."""
+        by_batch, admitted = await self._admitted(by_batch)
         reopened: list[BatchRecord] = []
         urls: list[str] = []  # of the tasks that went back to queued
+        ran: dict[str, int] = {}  # tasks reopened, by job
         statuses = frozenset({status})
         for (job, batch_id), task_ids in by_batch.items():
             batch = await self._store.reopen(job, batch_id, task_ids, statuses, self._clock())
             if batch is not None:
                 reopened.append(batch)
                 wanted = set(task_ids)
-                urls += [
+                queued = [
                     i.url
                     for i in batch.items
                     if i.task_id in wanted and i.status is TaskStatus.QUEUED
                 ]
+                urls += queued
+                ran[job] = ran.get(job, 0) + len(queued)
+        for job, replay in admitted.items():
+            await self._rules.release(replay, replay.pages - ran.get(job, 0))
         replayed = len(urls)
         await self._close_breakers(urls)
         await self._enqueuer.publish(reopened)

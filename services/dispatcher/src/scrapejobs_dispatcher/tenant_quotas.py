@@ -1,12 +1,11 @@
-"""Quotas per tenant and what each tenant has used: pages fetched today against its
-``pages_per_day`` (a submission past it is refused with the time until the quota renews; work
-already accepted always runs to its end), pages in flight, the ``ai`` stage's tokens and cost.
+"""Quotas per tenant and what each tenant has used: its quotas (``pages_per_day``, held by
+the submission rules' daily_quota.py as work is accepted; ``pages_in_flight``, by the workers),
+its pages fetched today, pages in flight, the ``ai`` stage's tokens and cost.
 
 Figures come from the outcome totals the workers write per tenant in their settle commits, so
 ``pages_today`` counts what the sites served (as Firecrawl's credits do: a page with a
-response, whatever its status; not a reused page, a refused fetch or a retry). A quota and a
-tenant's figures are read at most every ``recheck_s`` per instance, so a submission costs no
-read of its own; a burst of submissions may pass the quota by what they hold.
+response, whatever its status; not a reused page, a refused fetch or a retry). A quota is read
+at most every ``recheck_s`` per instance.
 """
 
 from __future__ import annotations
@@ -31,11 +30,16 @@ class QuotaExceeded(Exception):
 
     def __init__(self, tenant: str, quota: str, limit: int, retry_after_s: int) -> None:
         super().__init__(
-            f"tenant {tenant!r} has used its {quota} quota ({limit} pages) for today (UTC); "
-            f"it renews in {retry_after_s} s"
+            f"tenant {tenant!r}: this submission's pages would pass its {quota} quota ({limit} "
+            f"pages a day, UTC, counted as work is accepted); it renews in {retry_after_s} s"
         )
         self.quota = quota
         self.retry_after_s = retry_after_s
+
+
+def renews_in(now: datetime) -> int:
+    """Seconds until the quota day (UTC) after ``now`` begins."""
+    return max(1, int((day_of(now) + DAY - now).total_seconds()) + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +71,6 @@ class Quotas:
         self._recheck_s = recheck_s
         self._quotas: dict[str, tuple[Quota | None, float]] = {}
         self._today: dict[str, tuple[datetime, Totals, float]] = {}
-
-    async def check(self, tenant: str) -> None:
-        """``QuotaExceeded`` when ``tenant`` has fetched its pages for today."""
-        quota, _ = await self.quota_of(tenant)
-        if not quota.pages_per_day:
-            return
-        now = self._clock()
-        used = credits_of(await self._day(tenant, now, cached=True))
-        if used >= quota.pages_per_day:
-            renews = day_of(now) + DAY
-            wait_s = max(1, int((renews - now).total_seconds()) + 1)
-            raise QuotaExceeded(tenant, "pages_per_day", quota.pages_per_day, wait_s)
 
     async def quota_of(self, tenant: str) -> tuple[Quota, bool]:
         """The tenant's quota, and whether it is its own (else the defaults)."""

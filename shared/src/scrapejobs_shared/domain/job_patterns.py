@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.extraction.spec import FieldSpec
 from scrapejobs_shared.pipeline.spec import AiOptions, ValidateOptions
 from scrapejobs_shared.pipeline.validate import schema_patterns
@@ -21,11 +21,12 @@ class JobPattern(NamedTuple):
     pattern: str
 
 
-def patterns_of(request: JobRequest) -> list[JobPattern]:
+def patterns_of(request: JobRequest | JobSpec) -> list[JobPattern]:
+    """What a request holds (or a stored job, as a retry runs it again)."""
     return list(_all(request))
 
 
-def _all(request: JobRequest) -> Iterator[JobPattern]:
+def _all(request: JobRequest | JobSpec) -> Iterator[JobPattern]:
     yield from _fields(request.extract, "extract")
     if request.crawl is not None:
         for side in ("include", "exclude"):

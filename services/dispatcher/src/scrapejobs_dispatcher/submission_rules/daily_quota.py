@@ -1,15 +1,94 @@
-"""The tenant's pages a day (``pages_per_day``): past it, a ``QuotaExceeded`` (a 429 naming
-the quota, with ``Retry-After``)."""
+"""The tenant's pages a day (``pages_per_day``), held whatever the burst: a submission's pages
+(its URLs, its crawl's page limit, a monitor check's targets, the tasks a retry or replay runs
+again) are reserved when it is accepted (ports/quota_ledger.py: one transaction on the
+tenant's day), and one that would pass the quota is a ``QuotaExceeded`` (a 429 naming it, with
+``Retry-After``). What accepted work did not use comes back (``release``: a cancel).
+
+A tenant's reservations arriving at one instance while one is being written go together in the
+next write (one queue per tenant and day), so a burst costs a few transactions, not one each.
+A tenant without a quota costs nothing."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
 from scrapejobs_dispatcher.submission_rules.rules import Submission
-from scrapejobs_dispatcher.tenant_quotas import Quotas
+from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded, Quotas, renews_in
+from scrapejobs_shared.ports.quota_ledger import QuotaLedger, Reservation
 
 
 class DailyQuota:
-    def __init__(self, quotas: Quotas) -> None:
+    def __init__(self, quotas: Quotas, ledger: QuotaLedger) -> None:
         self._quotas = quotas
+        self._ledger = ledger
+        self._queues: dict[tuple[str, date], _Queue] = {}
 
     async def admit(self, submission: Submission) -> None:
-        await self._quotas.check(submission.tenant)
+        quota, _ = await self._quotas.quota_of(submission.tenant)
+        limit = quota.pages_per_day
+        if not limit:
+            return
+        key = (submission.tenant, _day(submission.at))
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues[key] = _Queue(self._ledger, *key, self._forget)
+        if not await queue.reserve(Reservation(submission.key, submission.pages), limit):
+            wait_s = renews_in(submission.at)
+            raise QuotaExceeded(submission.tenant, "pages_per_day", limit, wait_s)
+
+    async def release(self, submission: Submission, unused: int) -> None:
+        if unused > 0:
+            day = _day(submission.at)
+            await self._ledger.release(submission.tenant, day, submission.key, unused)
+
+    def _forget(self, queue: _Queue) -> None:
+        if self._queues.get((queue.tenant, queue.day)) is queue:
+            del self._queues[(queue.tenant, queue.day)]
+
+
+def _day(moment: datetime) -> date:
+    return moment.date()  # UTC: the clock is
+
+
+@dataclass(eq=False)
+class _Queue:
+    """One tenant's day: reservations waiting for the next write, which one task makes."""
+
+    ledger: QuotaLedger
+    tenant: str
+    day: date
+    idle: Callable[[_Queue], None]  # called with the queue when it has nothing left
+    pending: list[tuple[Reservation, int, asyncio.Future[bool]]] = field(default_factory=list)
+    writing: asyncio.Task[None] | None = None
+
+    async def reserve(self, reservation: Reservation, limit: int) -> bool:
+        granted: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.pending.append((reservation, limit, granted))
+        if self.writing is None:
+            self.writing = asyncio.get_running_loop().create_task(self._write())
+        return await asyncio.shield(granted)
+
+    async def _write(self) -> None:
+        try:
+            while self.pending:
+                batch, self.pending = self.pending, []
+                limit = min(entry[1] for entry in batch)
+                try:
+                    granted = await self.ledger.reserve(
+                        self.tenant, self.day, [entry[0] for entry in batch], limit
+                    )
+                except Exception as exc:  # each waiting submission gets the error
+                    for _, _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for (_, _, future), ok in zip(batch, granted, strict=True):
+                    if not future.done():
+                        future.set_result(ok)
+        finally:
+            self.writing = None
+            if not self.pending:
+                self.idle(self)

@@ -11,8 +11,8 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 from scrapejobs_dispatcher.job_errors import OverLimit
+from scrapejobs_dispatcher.submission_rules.rules import JobShape
 from scrapejobs_shared.domain.job_patterns import patterns_of
-from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.user_regex import UnsupportedRegex, compile_within_budget
 
 MAX_PATTERNS = 64
@@ -24,8 +24,8 @@ class PatternBudget:
         self._executor = executor
         self._max = max_patterns
 
-    async def check(self, request: JobRequest) -> None:
-        found = patterns_of(request)
+    async def check(self, job: JobShape) -> None:
+        found = patterns_of(job)
         if len(found) > self._max:
             raise OverLimit(
                 found[self._max].field,

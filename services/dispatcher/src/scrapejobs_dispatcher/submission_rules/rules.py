@@ -3,35 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
-from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+
+JobShape = JobRequest | JobSpec  # what is submitted, or what a retry or replay runs again
 
 
 @dataclass(frozen=True, slots=True)
 class Submission:
-    """What is submitted, and for whom."""
+    """What the accepted work may take, and for whom."""
 
-    request: JobRequest
     tenant: str
-    pages: int = field(default=-1)  # the most pages it may fetch (-1: the request's own)
-
-    @property
-    def most_pages(self) -> int:
-        return self.request.most_pages() if self.pages < 0 else self.pages
+    pages: int  # the most pages it may fetch: its URLs, its crawl's limit, the tasks replayed
+    key: str  # what its pages are reserved under: the job's id (a replay: its own)
+    at: datetime  # when it is accepted (its quota day)
 
 
 class ShapeRule(Protocol):
     """A rule of what a job may be: raises (a ``ValueError`` naming the field) otherwise."""
 
-    async def check(self, request: JobRequest) -> None: ...
+    async def check(self, job: JobShape) -> None: ...
 
 
 class AdmissionRule(Protocol):
     """A rule of what a job may take when it is accepted (the tenant's quota)."""
 
     async def admit(self, submission: Submission) -> None: ...
+
+    async def release(self, submission: Submission, unused: int) -> None:
+        """The work accepted as ``submission`` will not use ``unused`` of its pages."""
 
 
 class SubmissionRules:
@@ -41,13 +44,17 @@ class SubmissionRules:
         self._shape = tuple(shape)
         self._admission = tuple(admission)
 
-    async def check_shape(self, request: JobRequest) -> None:
-        """Whether ``request`` is a job this deployment runs (a monitor's definition too)."""
+    async def check_shape(self, job: JobShape) -> None:
+        """Whether ``job`` is one this deployment runs (a monitor's definition too)."""
         for rule in self._shape:
-            await rule.check(request)
+            await rule.check(job)
 
-    async def admit(self, submission: Submission) -> None:
-        """Every rule, shape first: the submission may be stored and published."""
-        await self.check_shape(submission.request)
+    async def admit(self, job: JobShape, submission: Submission) -> None:
+        """Every rule, shape first: the work may be stored and published."""
+        await self.check_shape(job)
         for rule in self._admission:
             await rule.admit(submission)
+
+    async def release(self, submission: Submission, unused: int) -> None:
+        for rule in self._admission:
+            await rule.release(submission, unused)

@@ -5,7 +5,7 @@ offers); ``options.verify_tls`` false needs SCRAPEJOBS_ALLOW_UNVERIFIED_TLS. Oth
 from __future__ import annotations
 
 from scrapejobs_dispatcher.job_errors import UnavailableHere
-from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_dispatcher.submission_rules.rules import JobShape
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 
 
@@ -21,10 +21,7 @@ class ServedOptions:
         self._ai_models = ai_models
         self._allow_unverified_tls = allow_unverified_tls
 
-    async def check(self, request: JobRequest) -> None:
-        self.check_now(request)
-
-    def check_now(self, request: JobRequest) -> None:
+    async def check(self, request: JobShape) -> None:
         index = ai_stage_index(request.pipeline)
         if index is not None and self._ai_provider is None:
             reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"

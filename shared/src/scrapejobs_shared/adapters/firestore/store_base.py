@@ -102,22 +102,7 @@ class FirestoreStoreBase:
     # ---- jobs ----------------------------------------------------------------------------
 
     async def _in_transaction(self, transactional: Callable[[Any], Awaitable[T]]) -> T:
-        """Run a ``firestore.async_transactional`` function. Transactions that read the same
-        documents and then write them (two crawl pages finding the same page at once) can
-        hold each other's locks until both abort; the library retries at once, keeping each
-        one's place in line, and on the emulator they may abort together every time. After
-        ``TRANSACTION_ATTEMPTS`` such rounds, a round starts again after a random pause, so
-        one of them goes first."""
-        for round_ in range(TRANSACTION_ROUNDS):
-            try:
-                return await transactional(
-                    self._client.transaction(max_attempts=TRANSACTION_ATTEMPTS)
-                )
-            except ValueError as exc:  # the library's "failed to commit in N attempts"
-                if not isinstance(exc.__cause__, gexc.Aborted) or round_ + 1 == TRANSACTION_ROUNDS:
-                    raise
-            await asyncio.sleep(random.uniform(0.05, 0.3) * (round_ + 1))
-        raise AssertionError("unreachable")
+        return await in_transaction(self._client, transactional)
 
     async def get_job(self, job_id: str) -> JobRecord | None:
         if reserved(job_id):
@@ -135,6 +120,25 @@ class FirestoreStoreBase:
         self._shards[job.id] = job.counter_shards if shards is None else shards
         if len(self._shards) > SHARDS_CACHE:
             self._shards.pop(next(iter(self._shards)))
+
+
+async def in_transaction(
+    client: firestore.AsyncClient, transactional: Callable[[Any], Awaitable[T]]
+) -> T:
+    """Run a ``firestore.async_transactional`` function. Transactions that read the same
+    documents and then write them (two crawl pages finding the same page at once) can hold
+    each other's locks until both abort; the library retries at once, keeping each one's
+    place in line, and on the emulator they may abort together every time. After
+    ``TRANSACTION_ATTEMPTS`` such rounds, a round starts again after a random pause, so one
+    of them goes first."""
+    for round_ in range(TRANSACTION_ROUNDS):
+        try:
+            return await transactional(client.transaction(max_attempts=TRANSACTION_ATTEMPTS))
+        except ValueError as exc:  # the library's "failed to commit in N attempts"
+            if not isinstance(exc.__cause__, gexc.Aborted) or round_ + 1 == TRANSACTION_ROUNDS:
+                raise
+        await asyncio.sleep(random.uniform(0.05, 0.3) * (round_ + 1))
+    raise AssertionError("unreachable")
 
 
 def marker(batch: BatchRecord, item: BatchItem) -> dict[str, Any]:

@@ -1,0 +1,104 @@
+"""QuotaLedger on Firestore: ``quota_days/{tenant}~{YYYY-MM-DD}`` holds the day's ``reserved``
+pages, ``quota_days/{..}/reservations/{key}`` each reservation's ``pages`` and ``released``;
+both expire (TTL ``expire_at``) three days after the day. A reservation and a release are one
+transaction on the day's document: the dispatcher sends a tenant's concurrent reservations in
+one (submission_rules/daily_quota.py), so the day's document takes about one write per
+transaction's round trip per instance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.store_base import in_transaction
+from scrapejobs_shared.observability.store_ops import count
+from scrapejobs_shared.ports.quota_ledger import Reservation
+
+COLLECTION = "quota_days"
+RESERVATIONS = "reservations"
+KEPT = timedelta(days=3)
+
+
+@reports_outages
+class FirestoreQuotaLedger:
+    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
+        self._client = client
+        self._days = client.collection(COLLECTION)
+        self._deadline = deadline or CallDeadline()
+
+    async def reserve(
+        self, tenant: str, day: date, wanted: Sequence[Reservation], limit: int
+    ) -> list[bool]:
+        day_ref = self._days.document(_day_id(tenant, day))
+        refs = [day_ref.collection(RESERVATIONS).document(r.key) for r in wanted]
+        expire_at = _expiry(day)
+
+        @firestore.async_transactional
+        async def run(transaction: Any) -> list[bool]:
+            count(reads=1 + len(refs))
+            snaps = [
+                s async for s in self._client.get_all([day_ref, *refs], transaction=transaction)
+            ]
+            by_path = {s.reference.path: s for s in snaps}
+            day_snap = by_path.get(day_ref.path)
+            reserved = int((day_snap.to_dict() or {}).get("reserved", 0)) if day_snap else 0
+            granted: list[bool] = []
+            for reservation, ref in zip(wanted, refs, strict=True):
+                held = by_path.get(ref.path)
+                if held is not None and held.exists:
+                    granted.append(True)
+                elif reserved + reservation.pages <= limit:
+                    reserved += reservation.pages
+                    doc = {"pages": reservation.pages, "released": 0, "expire_at": expire_at}
+                    transaction.set(ref, doc)
+                    count(writes=1)
+                    granted.append(True)
+                else:
+                    granted.append(False)
+            count(writes=1)
+            transaction.set(
+                day_ref, {"tenant": tenant, "reserved": reserved, "expire_at": expire_at}
+            )
+            return granted
+
+        return await in_transaction(self._client, run)
+
+    async def release(self, tenant: str, day: date, key: str, unused: int) -> None:
+        day_ref = self._days.document(_day_id(tenant, day))
+        ref = day_ref.collection(RESERVATIONS).document(key)
+
+        @firestore.async_transactional
+        async def run(transaction: Any) -> None:
+            count(reads=2)
+            held = await ref.get(transaction=transaction, **self._deadline.call)
+            day_snap = await day_ref.get(transaction=transaction, **self._deadline.call)
+            if not held.exists or not day_snap.exists:
+                return
+            doc = held.to_dict() or {}
+            pages, released = int(doc.get("pages", 0)), int(doc.get("released", 0))
+            now = min(max(unused, released), pages)
+            if now == released:
+                return
+            reserved = int((day_snap.to_dict() or {}).get("reserved", 0))
+            count(writes=2)
+            transaction.update(ref, {"released": now})
+            transaction.update(day_ref, {"reserved": max(0, reserved - (now - released))})
+
+        await in_transaction(self._client, run)
+
+    async def reserved(self, tenant: str, day: date) -> int:
+        count(reads=1)
+        snap = await self._days.document(_day_id(tenant, day)).get(**self._deadline.call)
+        return int((snap.to_dict() or {}).get("reserved", 0)) if snap.exists else 0
+
+
+def _day_id(tenant: str, day: date) -> str:
+    return f"{tenant}~{day.isoformat()}"
+
+
+def _expiry(day: date) -> datetime:
+    return datetime.combine(day, time(), UTC) + KEPT

@@ -1,0 +1,46 @@
+"""In-memory QuotaLedger (unit tests; the contract suite runs it beside Firestore's)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+from scrapejobs_shared.ports.quota_ledger import Reservation
+
+
+class MemoryQuotaLedger:
+    def __init__(self) -> None:
+        self.days: dict[tuple[str, date], int] = {}
+        self.held: dict[tuple[str, date, str], tuple[int, int]] = {}  # pages, released
+        self.writes = 0
+
+    async def reserve(
+        self, tenant: str, day: date, wanted: Sequence[Reservation], limit: int
+    ) -> list[bool]:
+        self.writes += 1
+        reserved = self.days.get((tenant, day), 0)
+        granted: list[bool] = []
+        for reservation in wanted:
+            key = (tenant, day, reservation.key)
+            if key in self.held:
+                granted.append(True)
+            elif reserved + reservation.pages <= limit:
+                reserved += reservation.pages
+                self.held[key] = (reservation.pages, 0)
+                granted.append(True)
+            else:
+                granted.append(False)
+        self.days[(tenant, day)] = reserved
+        return granted
+
+    async def release(self, tenant: str, day: date, key: str, unused: int) -> None:
+        held = self.held.get((tenant, day, key))
+        if held is None:
+            return
+        pages, released = held
+        now = min(max(unused, released), pages)
+        self.held[(tenant, day, key)] = (pages, now)
+        self.days[(tenant, day)] -= now - released
+
+    async def reserved(self, tenant: str, day: date) -> int:
+        return self.days.get((tenant, day), 0)

@@ -1,0 +1,158 @@
+"""A tenant's pages_per_day holds as work is accepted: a submission's pages (its URLs, its
+crawl's page limit) are reserved when it is accepted, so five 1,000-URL jobs are not all
+accepted under a quota of 10; parallel submissions on several instances never pass it; what a
+cancelled job will not fetch comes back; retry and replay go through the same rule, as does
+the unverified-TLS switch."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from scrapejobs_dispatcher.api_keys import generate_api_key
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.quota_ledger import MemoryQuotaLedger
+from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.records import TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.tenant_quotas import Quota
+from support.memory_dispatcher import memory_dispatcher
+
+ADMIN_KEY, ADMIN_DIGEST = generate_api_key()
+
+
+def urls(count: int, at: str = "a") -> dict[str, Any]:
+    return {"urls": [f"http://127.0.0.1:9/{at}/{n}" for n in range(count)]}
+
+
+@asynccontextmanager
+async def instances(
+    count: int, store: MemoryJobStore, quota: int, **settings: Any
+) -> AsyncIterator[tuple[list[httpx.AsyncClient], dict[str, str], MemoryQuotaLedger]]:
+    """``count`` dispatcher instances over one store, one key store, one ledger; a member key
+    of team-a, whose quota is ``quota`` pages a day."""
+    config = DispatcherSettings(
+        auth_mode="api_key",
+        api_key_hashes=ADMIN_DIGEST,
+        coalesce_window_ms=0,
+        **settings,
+    )
+    quotas, ledger = MemoryTenantQuotas(), MemoryQuotaLedger()
+    await quotas.set_quota("team-a", Quota(pages_per_day=quota))
+    shared = {"api_keys": MemoryApiKeyStore(), "tenant_quotas": quotas, "quota_ledger": ledger}
+    async with AsyncExitStack() as stack:
+        clients = []
+        for _ in range(count):
+            app = memory_dispatcher(store, config, **shared)
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            transport = httpx.ASGITransport(app=app)
+            client = httpx.AsyncClient(transport=transport, base_url="http://t")
+            clients.append(await stack.enter_async_context(client))
+        made = await clients[0].post(
+            "/v1/keys", json={"tenant": "team-a"}, headers={"X-API-Key": ADMIN_KEY}
+        )
+        yield clients, {"X-API-Key": made.json()["key"]}, ledger
+
+
+async def end_every_page(
+    store: MemoryJobStore, job_id: str, status: TaskStatus = TaskStatus.FAILED
+) -> None:
+    now = datetime.now(UTC)
+    for batch_id, batch in store.batches[job_id].items():
+        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        assert isinstance(claim, Claimed)
+        ended = TaskOutcome(status, http_status=500, error="http_500")
+        await store.settle(claim.handle, [FinishTask(i.task_id, ended) for i in batch.items], now)
+
+
+async def test_large_jobs_count_their_pages_when_accepted() -> None:
+    async with instances(1, MemoryJobStore(), quota=10) as ([api], alice, _):
+        answers = [await api.post("/v1/jobs", json=urls(1000), headers=alice) for _ in range(5)]
+        assert [a.status_code for a in answers] == [429] * 5
+        refused = answers[0]
+        assert refused.json()["error"]["field"] == "pages_per_day"
+        assert 0 < int(refused.headers["Retry-After"]) <= 86_401
+        assert (await api.post("/v1/jobs", json=urls(10), headers=alice)).status_code == 202
+        crawl = {"crawl": {"start_url": "http://127.0.0.1:9/", "max_pages": 5}}
+        assert (await api.post("/v1/jobs", json=crawl, headers=alice)).status_code == 429
+        v2 = await api.post("/v2/scrape", json={"url": "http://127.0.0.1:9/x"}, headers=alice)
+        assert v2.status_code == 429
+
+
+async def test_parallel_submissions_on_three_instances_never_pass_the_quota() -> None:
+    store = MemoryJobStore()
+    async with instances(3, store, quota=50) as (apis, alice, ledger):
+        calls = [
+            apis[n % 3].post("/v1/jobs", json=urls(7, f"j{n}"), headers=alice) for n in range(30)
+        ]
+        answers = await asyncio.gather(*calls)
+        accepted = [a for a in answers if a.status_code == 202]
+        assert {a.status_code for a in answers} == {202, 429}
+        assert sum(a.json()["total"] for a in accepted) <= 50
+        assert len(accepted) == 7  # 49 pages: an eighth would pass 50
+        today = datetime.now(UTC).date()
+        assert await ledger.reserved("team-a", today) == 49
+        assert ledger.writes < 30  # a burst at one instance goes in a few writes
+
+
+async def test_a_cancelled_job_gives_back_what_it_will_not_fetch() -> None:
+    async with instances(1, MemoryJobStore(), quota=10) as ([api], alice, _):
+        first = (await api.post("/v1/jobs", json=urls(8), headers=alice)).json()
+        assert (await api.post("/v1/jobs", json=urls(5, "b"), headers=alice)).status_code == 429
+        cancelled = await api.post(f"/v1/jobs/{first['id']}:cancel", headers=alice)
+        assert cancelled.status_code == 200
+        assert (await api.post("/v1/jobs", json=urls(5, "b"), headers=alice)).status_code == 202
+        again = await api.post(f"/v1/jobs/{first['id']}:cancel", headers=alice)
+        assert again.status_code in (200, 409)  # given back once only
+        assert (await api.post("/v1/jobs", json=urls(6, "c"), headers=alice)).status_code == 429
+
+
+async def test_retry_and_replay_past_the_quota_are_refused() -> None:
+    store = MemoryJobStore()
+    async with instances(1, store, quota=10) as ([api], alice, _):
+        job = (await api.post("/v1/jobs", json=urls(6), headers=alice)).json()["id"]
+        await end_every_page(store, job)
+        retried = await api.post(f"/v1/jobs/{job}:retry?status=failed", headers=alice)
+        assert retried.status_code == 429, retried.text  # 6 + 6 would pass 10
+        assert retried.json()["error"]["field"] == "pages_per_day"
+        lost = (await api.post("/v1/jobs", json=urls(4, "d"), headers=alice)).json()["id"]
+        await end_every_page(store, lost, TaskStatus.DEAD_LETTERED)  # 10 reserved in all
+        replay = await api.post("/v1/dead-letters:replay", json={"job_id": lost}, headers=alice)
+        assert replay.status_code == 429, replay.text
+        results = (await api.get(f"/v1/jobs/{job}/results", headers=alice)).json()["results"]
+        assert {t["status"] for t in results} == {"failed"}  # nothing ran again
+
+
+async def test_a_retry_within_the_quota_runs_and_counts() -> None:
+    store = MemoryJobStore()
+    async with instances(1, store, quota=12) as ([api], alice, ledger):
+        job = (await api.post("/v1/jobs", json=urls(6), headers=alice)).json()["id"]
+        await end_every_page(store, job)
+        retried = await api.post(f"/v1/jobs/{job}:retry?status=failed", headers=alice)
+        assert retried.status_code == 200 and retried.json()["replayed"] == 6
+        assert await ledger.reserved("team-a", datetime.now(UTC).date()) == 12
+        # nothing left to retry: nothing reserved
+        again = await api.post(f"/v1/jobs/{job}:retry?status=failed", headers=alice)
+        assert again.json()["replayed"] == 0
+        assert await ledger.reserved("team-a", datetime.now(UTC).date()) == 12
+
+
+async def test_a_retry_after_the_unverified_tls_switch_was_turned_off_is_refused() -> None:
+    store = MemoryJobStore()
+    insecure = urls(2) | {"options": {"verify_tls": False}}
+    async with instances(1, store, quota=100) as ([api], alice, _):
+        job = (await api.post("/v1/jobs", json=insecure, headers=alice)).json()["id"]
+        await end_every_page(store, job)
+    async with instances(1, store, quota=100, allow_unverified_tls=False) as ([api], alice, _):
+        retried = await api.post(f"/v1/jobs/{job}:retry?status=failed", headers=alice)
+        assert retried.status_code == 422, retried.text
+        assert retried.json()["error"]["field"] == "options.verify_tls"

@@ -13,7 +13,8 @@ And what a JSON Schema cannot express, so valid-looking submissions that break i
 generated: a CSS selector, an XPath expression or a regex must compile, a field may not be
 named after a requested format, ``items`` nest at most 5 deep and need a selector that
 matches elements, a ``validate`` stage's schema must itself be a valid JSON Schema, a
-``transform`` stage renames no two fields to one name, a URL's
+``transform`` stage renames no two fields to one name, a default's object keys are stored
+(none empty, none ``__name__``), a URL's
 host may not hold characters that Unicode normalization turns into a delimiter. The API
 answers those with a 422 naming the field (tests/unit/extraction and tests/unit/dispatcher test
 them). A /v2 body is judged by the native job it translates to. A monitor's schedule (cron, words, a
@@ -76,6 +77,8 @@ UNSCHEMATIC = (
     "together hold at most",
     "a threshold has",
     "invalid field name",
+    # a default's object keys are stored: none empty or of the form __name__
+    "cannot be stored",
     # Firecrawl's formats and monitors: what one format needs of another, which targets a
     # monitor here takes, what it does not offer
     "needs the markdown format too",

@@ -129,3 +129,37 @@ def test_generated_key_round_trips() -> None:
 
 def test_generated_keys_are_unique() -> None:
     assert len({generate_api_key()[0] for _ in range(100)}) == 100
+
+
+async def test_made_up_keys_cost_no_store_read_after_the_first() -> None:
+    """A key's checksum refuses a made-up or mistyped one without a read; a well-formed key
+    the store does not have is read once, then refused from memory (bounded)."""
+    from datetime import UTC, datetime
+
+    from scrapejobs_dispatcher.api_keys import generate_api_key, plausible_key
+    from scrapejobs_dispatcher.keyring import Keyring
+    from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
+    from scrapejobs_shared.domain.tenancy import Role
+
+    class Counting(MemoryApiKeyStore):
+        reads = 0
+
+        async def by_digest(self, digest: str):  # type: ignore[no-untyped-def]
+            Counting.reads += 1
+            return await super().by_digest(digest)
+
+    keyring = Keyring(ApiKeyVerifier(()), lambda: datetime.now(UTC))
+    keyring.use_store(Counting())
+    made = await keyring.create("team-a", Role.MEMBER, "real")
+    assert plausible_key(made.key) and (await keyring.known(made.key)) is not None
+    reads = Counting.reads
+    mistyped = made.key[:-1] + ("0" if made.key[-1] != "0" else "1")
+    for junk in ("sj_nope", "hello", mistyped, "sj_" + "x" * 60):
+        assert await keyring.known(junk) is None
+    assert Counting.reads == reads  # no read for a key that cannot exist
+    stranger, _ = generate_api_key()  # well-formed, never stored
+    for _ in range(5):
+        assert await keyring.known(stranger) is None
+    assert Counting.reads == reads + 1
+    legacy = "sj_" + "a" * 43  # a key made before keys had a checksum is still looked up
+    assert plausible_key(legacy)

@@ -24,7 +24,7 @@ def headers(job: str = JOB, time: str = TIME) -> dict[str, str]:
 def job_id(**kwargs: str) -> str:
     trigger = trigger_from_headers(headers(**kwargs))
     assert trigger is not None
-    return job_id_for_trigger(trigger)
+    return job_id_for_trigger(trigger, "default")
 
 
 def test_trigger_is_read_from_headers() -> None:
@@ -39,7 +39,7 @@ def test_same_headers_give_the_same_id() -> None:
 def test_header_names_are_case_insensitive() -> None:
     lower = {"x-cloudscheduler-jobname": JOB, "x-cloudscheduler-scheduletime": TIME}
     upper = {key.upper(): value for key, value in lower.items()}
-    ids = {job_id_for_trigger(t) for t in map(trigger_from_headers, (lower, upper)) if t}
+    ids = {job_id_for_trigger(t, "default") for t in map(trigger_from_headers, (lower, upper)) if t}
     assert ids == {job_id()}
 
 
@@ -126,7 +126,7 @@ def test_malformed_schedule_time_raises(bad_time: str) -> None:
 
 def test_malformed_schedule_time_raises_when_deriving_an_id() -> None:
     with pytest.raises(ValueError):
-        job_id_for_trigger(SchedulerTrigger(JOB, "not a time"))
+        job_id_for_trigger(SchedulerTrigger(JOB, "not a time"), "default")
 
 
 def test_overlong_job_name_raises() -> None:
@@ -149,3 +149,8 @@ def test_conflicting_duplicate_headers_raise() -> None:
 def test_identical_duplicate_headers_are_fine() -> None:
     duplicated = {**headers(), "x-cloudscheduler-jobname": JOB}
     assert trigger_from_headers(duplicated) == SchedulerTrigger(JOB, TIME)
+
+
+def test_another_tenant_sending_the_same_run_gets_an_id_of_its_own() -> None:
+    trigger = SchedulerTrigger(JOB, TIME)
+    assert job_id_for_trigger(trigger, "team-a") != job_id_for_trigger(trigger, "team-b")

@@ -16,6 +16,7 @@ import pytest
 from scrapejobs_dispatcher.api_keys import generate_api_key
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
+from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.quota_ledger import MemoryQuotaLedger
 from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
@@ -36,7 +37,7 @@ SCHEDULED = {
 
 @asynccontextmanager
 async def dispatchers(
-    count: int = 1, store: MemoryJobStore | None = None
+    count: int = 1, store: MemoryJobStore | None = None, gate: MemoryHostGate | None = None
 ) -> AsyncIterator[list[httpx.AsyncClient]]:
     """``count`` dispatcher processes over one store and one key store."""
     settings = DispatcherSettings(
@@ -49,6 +50,7 @@ async def dispatchers(
     store, keys = store or MemoryJobStore(), MemoryApiKeyStore()
     shared = {  # what every instance reads from the one store
         "api_keys": keys,
+        "gate": gate or MemoryHostGate(),
         "tenant_quotas": MemoryTenantQuotas(),
         "quota_ledger": MemoryQuotaLedger(),
     }
@@ -157,6 +159,43 @@ async def test_a_scheduler_key_triggers_schedules_and_maintenance_and_nothing_el
         ]:
             answer = await api.request(method, path, headers=headers, json={})
             assert answer.status_code == 403, (method, path, answer.status_code)
+
+
+async def test_another_tenants_member_cannot_take_a_scheduled_runs_job() -> None:
+    """A member of team-b sends team-a's next run's Cloud Scheduler headers first: it gets a
+    job of its own tenant, and team-a's run, when it comes, creates team-a's job."""
+    async with dispatchers() as [api]:
+        bob = await new_key(api, "team-b")
+        taken = await api.post("/v1/jobs", json=JOB, headers=as_key(bob) | SCHEDULED)
+        assert taken.status_code == 202 and taken.json()["tenant"] == "team-b"
+        scheduler = await new_key(api, "team-a", "scheduler")
+        run = await api.post("/v1/jobs", json=JOB, headers=as_key(scheduler) | SCHEDULED)
+        assert run.status_code == 202 and run.json()["tenant"] == "team-a"
+        assert run.json()["id"] != taken.json()["id"]
+
+
+async def test_members_see_no_hosts_and_no_workers_but_admins_do() -> None:
+    """Paused hosts are every tenant's sites: named to admins only (stats, health, the
+    dashboard); a host's state and the workers are an admin's views."""
+    gate = MemoryHostGate()
+    until = datetime.now(UTC) + timedelta(minutes=5)
+    gate.open_until["https~secret-of-team-b.example~443"] = until
+    async with dispatchers(gate=gate) as [api]:
+        alice = as_key(await new_key(api, "team-a"))
+        admin = as_key(ADMIN_KEY)
+        stats = (await api.get("/v1/stats", headers=alice)).json()
+        assert stats["paused_hosts"] == []
+        assert (await api.get("/v1/stats", headers=admin)).json()["paused_hosts"]
+        health = (await api.get("/v1/health", headers=alice)).text
+        assert "secret-of-team-b" not in health and "1 host(s)" in health
+        assert "secret-of-team-b" in (await api.get("/v1/health", headers=admin)).text
+        url = {"url": "https://secret-of-team-b.example/"}
+        assert (await api.get("/v1/hosts", params=url, headers=alice)).status_code == 403
+        assert (await api.get("/v1/hosts", params=url, headers=admin)).status_code == 200
+        for path in ("/ui/hosts", "/ui/workers", "/ui/fragments/hosts"):
+            assert (await api.get(path, headers=alice)).status_code == 403, path
+            assert (await api.get(path, headers=admin)).status_code == 200, path
+        assert "secret-of-team-b" not in (await api.get("/ui", headers=alice)).text
 
 
 async def test_members_manage_no_keys_and_run_no_maintenance() -> None:

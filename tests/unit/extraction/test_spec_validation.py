@@ -80,3 +80,10 @@ def test_field_names_and_format_clashes():
     with pytest.raises(ValueError, match="clash"):
         check_format_names(fields, ["links"])
     check_format_names(fields, ["metadata"])
+
+
+@pytest.mark.parametrize("default", [{"": True}, {"a": {"__x__": 1}}, [{"ok": 1}, {"": 2}]])
+def test_a_default_a_stored_document_cannot_hold_is_refused(default: object) -> None:
+    with pytest.raises(ValidationError, match="cannot be stored"):
+        FieldSpec.model_validate({"css": "title::text", "default": default})
+    assert FieldSpec.model_validate({"css": "t", "default": {"a": [{"b": None}]}}).default

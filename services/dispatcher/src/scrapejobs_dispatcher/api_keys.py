@@ -21,12 +21,15 @@ import hashlib
 import hmac
 import re
 import secrets
+import zlib
 from collections.abc import Sequence
 
 API_KEY_PREFIX = "sj_"
 DIGEST_SIZE = hashlib.sha256().digest_size
 MAX_PRESENTED_KEY_LENGTH = 1024
 _HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+_LEGACY_KEY = re.compile(r"sj_[A-Za-z0-9_-]{43}")
+_KEY = re.compile(r"(sj_[A-Za-z0-9_-]{43})_([0-9a-f]{8})")
 
 
 def hash_api_key(key: str) -> str:
@@ -101,6 +104,23 @@ def _digest_of(presented: str | None) -> bytes | None:
 
 
 def generate_api_key() -> tuple[str, str]:
-    """Return a new random key (``sj_`` + 256 bits, URL-safe) and its SHA-256 hex digest."""
-    key = API_KEY_PREFIX + secrets.token_urlsafe(32)
+    """Return a new random key and its SHA-256 hex digest: ``sj_`` + 256 bits, URL-safe, then
+    ``_`` and the CRC-32 of what precedes it (8 hex digits), so that a key made up or mistyped
+    is told apart without a store read (as GitHub's tokens carry a checksum)."""
+    body = API_KEY_PREFIX + secrets.token_urlsafe(32)
+    key = f"{body}_{_checksum(body)}"
     return key, hash_api_key(key)
+
+
+def plausible_key(presented: str) -> bool:
+    """Whether ``presented`` has the shape of a key this API makes: with its checksum right,
+    or a key made before keys had one (``sj_`` + 43 characters). Anything else cannot be in
+    the store: refused without reading it."""
+    if _LEGACY_KEY.fullmatch(presented):
+        return True
+    found = _KEY.fullmatch(presented)
+    return found is not None and hmac.compare_digest(_checksum(found[1]), found[2])
+
+
+def _checksum(body: str) -> str:
+    return f"{zlib.crc32(body.encode('ascii')):08x}"

@@ -12,6 +12,7 @@ import hashlib
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Generic, TypeVar
@@ -20,6 +21,7 @@ from scrapejobs_dispatcher.api_keys import (
     MAX_PRESENTED_KEY_LENGTH,
     ApiKeyVerifier,
     generate_api_key,
+    plausible_key,
 )
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
@@ -29,6 +31,7 @@ log = logging.getLogger(__name__)
 RECHECK_S = 5.0  # how long a key's record (or its absence) is trusted by one instance
 USED_EVERY = timedelta(hours=1)  # last_used_at is written at most this often per key
 CACHED_KEYS = 10_000
+ABSENT_KEPT = 10_000  # well-formed keys the store did not have, remembered (oldest go first)
 BOOTSTRAP_PREFIX = "bootstrap-"
 K = TypeVar("K")
 
@@ -53,6 +56,7 @@ class Keyring:
         self._clock = clock
         self._store: ApiKeyStore | None = None
         self._cache: _Recent[bytes] = _Recent(recheck_s)
+        self._absent = _Absent(ABSENT_KEPT)
         self._by_id: _Recent[str] = _Recent(recheck_s)
 
     def use_store(self, store: ApiKeyStore) -> None:
@@ -71,6 +75,8 @@ class Keyring:
         matched = self._bootstrap.match(presented)
         if matched is not None:
             return _bootstrap_key(matched)
+        if not plausible_key(presented):  # made up or mistyped: no store read
+            return None
         try:
             digest = hashlib.sha256(presented.encode("utf-8")).digest()
         except UnicodeEncodeError:
@@ -123,7 +129,12 @@ class Keyring:
         known, record = self._cache.get(digest)
         if known:
             return record
+        if digest in self._absent:  # a key the store did not have: keys are never reissued
+            return None
         record = await self._store.by_digest(digest.hex())
+        if record is None:
+            self._absent.add(digest)
+            return None
         self._cache.put(digest, record)
         if record is not None:
             now = self._clock()
@@ -166,6 +177,24 @@ class _Recent(Generic[K]):
         self._seen = {
             k: seen for k, seen in self._seen.items() if seen[0] is None or seen[0].id != key_id
         }
+
+
+class _Absent:
+    """Digests of keys the store did not have, the most recent ``size``: a random key is
+    never made twice, so one presented again is refused without a read. Bounded: a flood of
+    new ones pushes out the oldest, never the keys known to exist (kept in ``_Recent``)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._seen: OrderedDict[bytes, None] = OrderedDict()
+
+    def __contains__(self, digest: bytes) -> bool:
+        return digest in self._seen
+
+    def add(self, digest: bytes) -> None:
+        self._seen[digest] = None
+        while len(self._seen) > self._size:
+            self._seen.popitem(last=False)
 
 
 def _caller(record: ApiKeyRecord) -> Caller:

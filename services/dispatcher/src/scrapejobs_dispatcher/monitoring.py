@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, TypeVar
@@ -45,6 +45,10 @@ class StatsReport:
     open: OpenWork
     paused: list[PausedHost]
     ai_prices: ModelPrices | None = None  # None: no cost is shown
+
+    def without_hosts(self) -> StatsReport:
+        """The report as a member sees it: the paused hosts (every tenant's sites) left out."""
+        return replace(self, paused=[])
 
     @property
     def ai_cost(self) -> float | None:
@@ -103,6 +107,20 @@ class Health:
     status: Level = Level.HEALTHY
     reasons: list[str] = field(default_factory=list)
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def for_member(self) -> Health:
+        """What a member may see: every check, without the names of the hosts paused (other
+        tenants' sites; an admin sees them)."""
+        breakers = self.checks.get("breakers")
+        if breakers is None or not breakers.get("open"):
+            return self
+        broken = len(breakers["open"])
+        checks = self.checks | {"breakers": {"status": breakers["status"], "open": broken}}
+        reasons = [
+            f"circuit breaker open for {broken} host(s)" if r.startswith("circuit breaker") else r
+            for r in self.reasons
+        ]
+        return Health(self.status, reasons, checks)
 
     def note(self, check: str, level: Level, reason: str | None, **facts: Any) -> None:
         self.checks[check] = {"status": level.value.lower(), **facts}

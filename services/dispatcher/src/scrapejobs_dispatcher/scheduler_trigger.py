@@ -58,14 +58,17 @@ def trigger_from_headers(headers: Mapping[str, str]) -> SchedulerTrigger | None:
     return SchedulerTrigger(job_name=job_name, schedule_time=schedule_time)
 
 
-def job_id_for_trigger(trigger: SchedulerTrigger) -> str:
-    """The job id for a scheduled run: the same run always maps to the same id.
+def job_id_for_trigger(trigger: SchedulerTrigger, tenant: str) -> str:
+    """The job id for a scheduled run of ``tenant``: the same run always maps to the same id,
+    and another tenant's caller sending the same headers gets an id of its own (it cannot take
+    the id of this tenant's next run).
 
-    ``sha256(job_name + "\\n" + normalised schedule time)``, first 32 hex characters
-    (the same shape as the dispatcher's random job ids). The normalised time never
-    contains a newline, so distinct (job, time) pairs never hash the same input.
+    ``sha256(tenant + "\\n" + job_name + "\\n" + normalised schedule time)``, first 32 hex
+    characters (the same shape as the dispatcher's random job ids). Neither a tenant nor the
+    normalised time contains a newline, so distinct runs never hash the same input.
     """
-    material = f"{trigger.job_name}\n{normalise_schedule_time(trigger.schedule_time)}"
+    when = normalise_schedule_time(trigger.schedule_time)
+    material = f"{tenant}\n{trigger.job_name}\n{when}"
     return hashlib.sha256(material.encode("utf-8")).hexdigest()[:JOB_ID_HEX_LENGTH]
 
 

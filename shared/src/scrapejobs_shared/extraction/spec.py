@@ -129,6 +129,12 @@ class FieldSpec(BaseModel):
                 raise ValueError(f"invalid XPath expression: {exc.reason}") from None
         return value
 
+    @field_validator("default")
+    @classmethod
+    def _default_storable(cls, value: JsonValue) -> JsonValue:
+        check_map_keys(value)
+        return value
+
     @field_validator("re")
     @classmethod
     def _regex_compiles(cls, value: str | None) -> str | None:
@@ -145,6 +151,22 @@ class FieldSpec(BaseModel):
         if value is not None:
             check_field_names(value)
         return value
+
+
+def check_map_keys(value: JsonValue, at: str = "") -> None:
+    """``ValueError`` when an object inside ``value`` has a key a stored document cannot hold
+    (empty, or ``__name__``-like: reserved by Firestore)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if not key or (key.startswith("__") and key.endswith("__")):
+                raise ValueError(
+                    f"object key {key!r}{at and f' at {at}'} cannot be stored: keys must be "
+                    "non-empty and not of the form __name__"
+                )
+            check_map_keys(inner, f"{at}.{key}" if at else key)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            check_map_keys(inner, f"{at}[{index}]")
 
 
 def items_depth(spec: FieldSpec) -> int:

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
-from scrapejobs_dispatcher.authentication import require_caller
+from scrapejobs_dispatcher.authentication import require_admin
 from scrapejobs_dispatcher.dependencies import HostGateDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
@@ -20,7 +20,7 @@ router = APIRouter(
     route_class=UnicodeBodyRoute,
     prefix="/v1/hosts",
     tags=["hosts"],
-    dependencies=[Depends(require_caller)],
+    dependencies=[Depends(require_admin)],  # a host's state is every tenant's
 )
 
 

@@ -117,7 +117,7 @@ async def submit_job(
             response.headers["Idempotent-Replayed"] = "true"
         response.headers["Location"] = f"/v1/jobs/{submitted.view.job.id}"
         return JobDetail.of_view(submitted.view)
-    job_id = job_id_for_trigger(trigger) if trigger else None
+    job_id = job_id_for_trigger(trigger, owner.tenant) if trigger else None
     key = f"{trigger.job_name}@{trigger.schedule_time}" if trigger else None
     view = await jobs.submit(body, job_id=job_id, trigger=key, tenant=owner.tenant)
     if not view.created:

@@ -32,7 +32,8 @@ async def stats(
     """Tasks by status, jobs by status, throughput, service and fetch times, error rate, the
     oldest queued work and the hosts paused now: of the caller's tenant's jobs (an admin's: every
     tenant's, or ``tenant``'s). Costs O(slots x shards) reads, never O(tasks)."""
-    return StatsView.of(await monitor.stats(window, caller.scope(tenant)))
+    report = await monitor.stats(window, caller.scope(tenant))
+    return StatsView.of(report if caller.admin else report.without_hosts())
 
 
 @router.get("/stats/history", response_model=HistoryView, responses=ERRORS)
@@ -52,8 +53,10 @@ async def history(
     response_model=HealthView,
     responses={**ERRORS, 503: {"model": HealthView, "description": "UNHEALTHY"}},
 )
-async def health(monitor: MonitorDep) -> JSONResponse:
-    """HEALTHY or DEGRADED (200), UNHEALTHY (503), with the reasons and every check."""
+async def health(monitor: MonitorDep, caller: CallerDep) -> JSONResponse:
+    """HEALTHY or DEGRADED (200), UNHEALTHY (503), with the reasons and every check (the
+    hosts paused are named to admins only: they are every tenant's sites)."""
     result = await monitor.health()
+    result = result if caller.admin else result.for_member()
     status = 503 if result.status is Level.UNHEALTHY else 200
     return JSONResponse(HealthView.of(result).model_dump(mode="json"), status_code=status)

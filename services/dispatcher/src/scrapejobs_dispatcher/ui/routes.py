@@ -204,22 +204,38 @@ async def replay_all(
 
 @router.get("/workers")
 async def workers(request: Request, services: Services) -> HTMLResponse:
+    if (refused := _admins_only(request, services)) is not None:
+        return refused
     return await page(request, "workers.html", "workers", partial(pages.workers, services))
 
 
 @router.get("/fragments/workers")
 async def workers_fragment(request: Request, services: Services) -> HTMLResponse:
+    if (refused := _admins_only(request, services)) is not None:
+        return refused
     return await page(request, "_workers.html", "workers", partial(pages.workers, services))
 
 
 @router.get("/hosts")
 async def hosts(request: Request, services: Services) -> HTMLResponse:
+    if (refused := _admins_only(request, services)) is not None:
+        return refused
     return await page(request, "hosts.html", "hosts", partial(pages.paused_hosts, services))
 
 
 @router.get("/fragments/hosts")
 async def hosts_fragment(request: Request, services: Services) -> HTMLResponse:
+    if (refused := _admins_only(request, services)) is not None:
+        return refused
     return await page(request, "_hosts.html", "hosts", partial(pages.paused_hosts, services))
+
+
+def _admins_only(request: Request, services: pages.Services) -> HTMLResponse | None:
+    """The deployment's own views (hosts: every tenant's sites; workers) are an admin's."""
+    if services.viewer.admin:
+        return None
+    detail = "Hosts (every tenant's sites) and workers are shown to admins only."
+    return problem(request, 403, "Admins only", detail)
 
 
 @sign_in_router.get("/static/{path:path}", response_class=Response)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pytest
@@ -27,9 +28,14 @@ def test_make_dev_signs_in_as_the_environment_says(monkeypatch) -> None:
     assert StackConfig.from_env().dispatcher_env == {}  # the stack's default: none
     monkeypatch.setenv("SCRAPEJOBS_AUTH_MODE", "api_key")
     monkeypatch.setenv("SCRAPEJOBS_API_KEY_HASHES", "ab" * 32)
-    assert StackConfig.from_env().dispatcher_env == {
+    config = StackConfig.from_env()
+    assert config.scheduler_key is not None  # the local scheduler's own key, its digest passed
+    assert config.dispatcher_env == {
         "SCRAPEJOBS_AUTH_MODE": "api_key",
         "SCRAPEJOBS_API_KEY_HASHES": "ab" * 32,
+        "SCRAPEJOBS_SCHEDULER_KEY_HASHES": hashlib.sha256(
+            config.scheduler_key.encode()
+        ).hexdigest(),
     }
 
 

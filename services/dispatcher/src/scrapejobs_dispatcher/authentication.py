@@ -86,7 +86,8 @@ class Authenticator:
         self._iap_keys = iap_keys or IapKeys(fetch_keys, settings.iap_keys_url)
         self._iap_audience = settings.iap_audience
         bootstrap = ApiKeyVerifier(parse_key_hashes(settings.api_key_hashes))
-        self.keyring = Keyring(bootstrap, utc_now, settings.api_key_recheck_s)
+        schedulers = ApiKeyVerifier(parse_key_hashes(settings.scheduler_key_hashes))
+        self.keyring = Keyring(bootstrap, utc_now, settings.api_key_recheck_s, schedulers)
         self._identities = parse_identities(settings.identities)
         self._iam_default = Caller(settings.iam_default_tenant, settings.iam_default_role)
         if self.mode == "none":

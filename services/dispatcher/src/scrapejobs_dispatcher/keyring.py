@@ -33,6 +33,7 @@ USED_EVERY = timedelta(hours=1)  # last_used_at is written at most this often pe
 CACHED_KEYS = 10_000
 ABSENT_KEPT = 10_000  # well-formed keys the store did not have, remembered (oldest go first)
 BOOTSTRAP_PREFIX = "bootstrap-"
+SCHEDULER_PREFIX = "scheduler-"
 K = TypeVar("K")
 
 
@@ -51,8 +52,17 @@ class NewKey:
 
 
 class Keyring:
-    def __init__(self, bootstrap: ApiKeyVerifier, clock: Clock, recheck_s: float = RECHECK_S):
+    def __init__(
+        self,
+        bootstrap: ApiKeyVerifier,
+        clock: Clock,
+        recheck_s: float = RECHECK_S,
+        schedulers: ApiKeyVerifier | None = None,
+    ):
+        """``bootstrap``: the settings' administrator keys; ``schedulers``: the settings' keys
+        of the scheduler role (a local scheduler's)."""
         self._bootstrap = bootstrap
+        self._schedulers = schedulers or ApiKeyVerifier(())
         self._clock = clock
         self._store: ApiKeyStore | None = None
         self._cache: _Recent[bytes] = _Recent(recheck_s)
@@ -75,6 +85,10 @@ class Keyring:
         matched = self._bootstrap.match(presented)
         if matched is not None:
             return _bootstrap_key(matched)
+        scheduler = self._schedulers.match(presented)
+        if scheduler is not None:
+            caller = Caller(DEFAULT_TENANT, Role.SCHEDULER, SCHEDULER_PREFIX + scheduler.hex()[:12])
+            return KnownKey(caller, scheduler)
         if not plausible_key(presented):  # made up or mistyped: no store read
             return None
         try:

@@ -31,6 +31,12 @@ class DispatcherSettings(CommonSettings):
         description="Comma-separated SHA-256 hex digests of bootstrap keys: administrators of "
         "every tenant (keys made at run time with POST /v1/keys are kept in Firestore)",
     )
+    scheduler_key_hashes: str = Field(
+        default="",
+        description="Comma-separated SHA-256 hex digests of keys of the scheduler role (tenant "
+        "default): Cloud Scheduler's triggers and the maintenance calls, nothing else (make "
+        "dev's local scheduler mints one in api_key mode)",
+    )
     api_key_recheck_s: float = Field(
         default=RECHECK_S,
         ge=0,

@@ -41,7 +41,8 @@ class CrawlSitemaps:
         """The page URLs the site's sitemaps list, in the order found (sitemaps left out),
         read until ``deadline`` (``time.monotonic``) is near."""
         origin = _origin(start_url)
-        named = [urljoin(origin + "/", url) for url in await self._politeness.sitemaps(start_url)]
+        listed = await self._politeness.sitemaps(start_url, spec.options.verify_tls)
+        named = [urljoin(origin + "/", url) for url in listed]
         queue = [origin + "/sitemap.xml", *(url for url in named if _origin(url) == origin)]
         read: set[str] = set()
         pages: dict[str, None] = {}

@@ -196,13 +196,13 @@ class Politeness:
     async def robots(self, url: str, options: JobOptions) -> RobotsVerdict:
         if not options.respect_robots:
             return RobotsVerdict(True)
-        rules = await self._robots.rules_for(url)
+        rules = await self._robots.rules_for(url, options.verify_tls)
         agent = self._policy.user_agent
         return RobotsVerdict(rules.allows(url, agent), rules.crawl_delay(agent))
 
-    async def sitemaps(self, url: str) -> list[str]:
+    async def sitemaps(self, url: str, verify_tls: bool = True) -> list[str]:
         """The sitemaps the robots.txt of ``url``'s site names."""
-        return (await self._robots.rules_for(url)).sitemaps
+        return (await self._robots.rules_for(url, verify_tls)).sitemaps
 
     def limits(self, options: JobOptions, crawl_delay_s: float | None) -> HostLimits:
         """The host's own pace, shared by every job of the host: the deployment's rate and

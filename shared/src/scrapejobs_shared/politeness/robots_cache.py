@@ -1,4 +1,11 @@
-"""robots.txt per origin, fetched through the same safe fetcher, cached, one fetch at a time."""
+"""robots.txt per origin, fetched through the same safe fetcher, cached, one fetch at a time.
+
+Fetched with the site's certificate verified, as the pages of a job that verifies are: rules
+read over a connection anyone could have answered would let them steer the fetches. A job that
+fetches without verifying (``options.verify_tls`` false, its own choice) reads the rules the
+same way, and those are cached apart: they never serve a job that verifies. A certificate that
+fails verification reads as no rules (nothing is read from the site: the page's own fetch then
+fails for that reason, not robots_disallowed)."""
 
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from scrapejobs_shared.politeness.robots_rules import (
 from scrapejobs_shared.ports.fetcher import BlockedDestination, Fetcher, FetchError, FetchRequest
 
 log = logging.getLogger(__name__)
+TLS_ERROR = "tls_error"  # the safe fetcher's reason for a certificate that failed verification
 FAILURE_TTL_S = 60.0  # an unreachable robots.txt is asked again soon, not after a day
 
 
@@ -26,11 +34,11 @@ class RobotsCache:
         self._fetcher = fetcher
         self._timeout_s = timeout_s
         self._max = max_entries
-        self._entries: OrderedDict[str, tuple[float, RobotsRules]] = OrderedDict()
-        self._pending: dict[str, asyncio.Future[RobotsRules]] = {}
+        self._entries: OrderedDict[tuple[str, bool], tuple[float, RobotsRules]] = OrderedDict()
+        self._pending: dict[tuple[str, bool], asyncio.Future[RobotsRules]] = {}
 
-    async def rules_for(self, url: str) -> RobotsRules:
-        key = host_key(url)
+    async def rules_for(self, url: str, verify_tls: bool = True) -> RobotsRules:
+        key = (host_key(url), verify_tls)
         cached = self._entries.get(key)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
@@ -40,7 +48,7 @@ class RobotsCache:
         future: asyncio.Future[RobotsRules] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
-            rules, ttl = await self._fetch(url)
+            rules, ttl = await self._fetch(url, verify_tls)
             self._store(key, rules, ttl)
             future.set_result(rules)
             return rules
@@ -51,22 +59,24 @@ class RobotsCache:
         finally:
             del self._pending[key]
 
-    async def _fetch(self, url: str) -> tuple[RobotsRules, float]:
+    async def _fetch(self, url: str, verify_tls: bool) -> tuple[RobotsRules, float]:
         try:
-            # read whatever the site's certificate: the rules only make the fetches politer,
-            # and a page of a job that verifies certificates fails on its own
-            request = FetchRequest(robots_url(url), {}, self._timeout_s, verify_tls=False)
+            request = FetchRequest(robots_url(url), {}, self._timeout_s, verify_tls=verify_tls)
             response = await self._fetcher.fetch(request)
         except BlockedDestination:
             raise  # the page itself is refused, never "disallowed" (and never cached)
         except FetchError as exc:
+            if exc.reason == TLS_ERROR:
+                # the site's certificate fails: nothing of it is read, and the page's own
+                # fetch fails with that reason (rather than robots_disallowed)
+                return RobotsRules.parse(b""), FAILURE_TTL_S
             log.info("robots.txt unreachable", extra={"url": url, "reason": exc.reason})
             return rules_for_response(None, b""), FAILURE_TTL_S
         rules = rules_for_response(response.status, response.body)
         ttl = ROBOTS_CACHE_TTL_S if response.status < 500 else FAILURE_TTL_S
         return rules, ttl
 
-    def _store(self, key: str, rules: RobotsRules, ttl: float) -> None:
+    def _store(self, key: tuple[str, bool], rules: RobotsRules, ttl: float) -> None:
         self._entries[key] = (time.monotonic() + ttl, rules)
         self._entries.move_to_end(key)
         if len(self._entries) > self._max:

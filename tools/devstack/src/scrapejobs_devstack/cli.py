@@ -49,7 +49,9 @@ def up() -> None:
     signal.signal(signal.SIGTERM, _stop)
     # Cloud Scheduler's part: the reconcile sweeps (the Pub/Sub emulator drops what it pushes
     # while the worker restarts) and the monitors' tick
-    scheduler = LocalScheduler(config.dispatcher_url, tell=console.print).start()
+    scheduler = LocalScheduler(
+        config.dispatcher_url, tell=console.print, api_key=config.scheduler_key
+    ).start()
     try:
         while not stopping and all(p.alive() for p in stack.processes()):
             time.sleep(0.5)

@@ -3,7 +3,9 @@ POSTed at its own interval, from a thread of its own, until stopped.
 
 ``make dev`` runs the reconcile sweeps every ``RECONCILE_EVERY_S`` and the monitors' tick
 every ``MONITORS_TICK_S`` (a monitor's finest schedule is a minute: its checks start within
-that of their time); tests run the tick faster."""
+that of their time); tests run the tick faster. In ``api_key`` mode it calls with a scheduler
+key of its own (the stack mints it and gives its digest to the dispatcher:
+``SCRAPEJOBS_SCHEDULER_KEY_HASHES``), and it says so when a call is refused."""
 
 from __future__ import annotations
 
@@ -52,8 +54,11 @@ class LocalScheduler:
         dispatcher_url: str,
         calls: Sequence[ScheduledCall] = DEV_CALLS,
         tell: Callable[[str], None] = print,
+        api_key: str | None = None,
     ) -> None:
         self._url = dispatcher_url
+        self._headers = {"X-API-Key": api_key} if api_key else {}
+        self._refused: set[str] = set()  # the paths whose refusal was told
         self._calls = tuple(calls)
         self._tell = tell
         self._stopped = threading.Event()
@@ -79,10 +84,16 @@ class LocalScheduler:
 
     def _call(self, client: httpx.Client, call: ScheduledCall) -> None:
         try:
-            response = client.post(call.path)
+            response = client.post(call.path, headers=self._headers)
             answer = response.json() if response.status_code == 200 else {}
         except (httpx.HTTPError, ValueError):
             return  # the next interval tries again, as Cloud Scheduler's retry would
+        if response.status_code in (401, 403) and call.path not in self._refused:
+            self._refused.add(call.path)
+            self._tell(
+                f"the dispatcher refused {call.path} ({response.status_code}): "
+                "the local scheduler's key is not accepted; nothing is reconciled or ticked"
+            )
         told = call.told(answer) if isinstance(answer, dict) else None
         if told:
             self._tell(told)

@@ -4,8 +4,10 @@ processes."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
+import secrets
 import shutil
 import sys
 from collections.abc import Mapping
@@ -60,6 +62,9 @@ class StackConfig:
     topology: Topology = EMULATOR_TOPOLOGY
     worker_env: dict[str, str] = field(default_factory=dict)
     dispatcher_env: dict[str, str] = field(default_factory=dict)
+    # api_key mode: the key the local scheduler calls with (its digest is the dispatcher's
+    # SCRAPEJOBS_SCHEDULER_KEY_HASHES)
+    scheduler_key: str | None = None
     worker_processes: int = 1  # uvicorn worker processes of the worker service (one per core)
     # a command the worker runs under (the bench's instruction count: valgrind), and how long
     # the worker may then take to answer its health check
@@ -78,6 +83,9 @@ class StackConfig:
         are set (authentication is off otherwise); every SCRAPEJOBS_AI_* variable to both
         services."""
         env = os.environ
+        scheduler = None
+        if env.get("SCRAPEJOBS_AUTH_MODE") == "api_key":
+            scheduler = "sj_local_scheduler_" + secrets.token_urlsafe(32)
         topology = dataclasses.replace(
             EMULATOR_TOPOLOGY,
             max_delivery_attempts=int(
@@ -96,7 +104,9 @@ class StackConfig:
             dispatcher_env={
                 **{name: env[name] for name in PASSED_TO_DISPATCHER if name in env},
                 **ai_settings(env),
+                **({"SCRAPEJOBS_SCHEDULER_KEY_HASHES": _digest(scheduler)} if scheduler else {}),
             },
+            scheduler_key=scheduler,
             worker_env=ai_settings(env),
         )
 
@@ -274,3 +284,7 @@ class Stack:
         path.parent.mkdir(parents=True, exist_ok=True)
         state = {p.name: p.pid for p in self.processes()}
         path.write_text(json.dumps(state))
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()

@@ -1,0 +1,43 @@
+"""robots.txt is read with the site's certificate verified (rules read over a connection
+anyone could answer would steer the fetches); a job that fetches unverified reads its own, and
+those never serve a job that verifies."""
+
+from __future__ import annotations
+
+from scrapejobs_shared.politeness.robots_cache import RobotsCache
+from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
+
+
+class Recording:
+    def __init__(self) -> None:
+        self.requests: list[FetchRequest] = []
+
+    async def fetch(self, request: FetchRequest) -> FetchResponse:
+        self.requests.append(request)
+        body = b"User-agent: *\nDisallow: /private\n"
+        return FetchResponse(request.url, 200, {"content-type": "text/plain"}, body, 1)
+
+
+async def test_robots_txt_is_read_verified_and_cached_apart_from_unverified_reads() -> None:
+    fetcher = Recording()
+    cache = RobotsCache(fetcher)
+    assert not (await cache.rules_for("https://a.example/private")).allows(
+        "https://a.example/private", "scrapejobs"
+    )
+    await cache.rules_for("https://a.example/other")  # cached
+    assert [r.verify_tls for r in fetcher.requests] == [True]
+    await cache.rules_for("https://a.example/x", verify_tls=False)  # a job's own choice
+    await cache.rules_for("https://a.example/y", verify_tls=False)
+    await cache.rules_for("https://a.example/z")  # still the verified read
+    assert [r.verify_tls for r in fetcher.requests] == [True, False]
+
+
+async def test_a_failing_certificate_reads_as_no_rules_so_the_page_fails_for_its_reason() -> None:
+    from scrapejobs_shared.ports.fetcher import PermanentFetchError
+
+    class BadCertificate:
+        async def fetch(self, request: FetchRequest) -> FetchResponse:
+            raise PermanentFetchError("certificate verify failed", reason="tls_error")
+
+    rules = await RobotsCache(BadCertificate()).rules_for("https://self-signed.example/p")
+    assert rules.allows("https://self-signed.example/p", "scrapejobs")

@@ -65,6 +65,19 @@ resource "google_cloud_run_v2_service" "dispatcher" {
         }
       }
 
+      dynamic "env" {
+        for_each = local.api_key_mode ? [google_secret_manager_secret.session_key[0].secret_id] : []
+        content {
+          name = "SCRAPEJOBS_SESSION_KEY"
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+
       startup_probe {
         initial_delay_seconds = 0
         period_seconds        = 2
@@ -115,6 +128,7 @@ resource "google_cloud_run_v2_service" "dispatcher" {
     google_project_service.apis,
     google_project_iam_member.dispatcher_datastore,
     google_secret_manager_secret_iam_member.dispatcher_reads_api_key_hashes,
+    google_secret_manager_secret_iam_member.dispatcher_reads_session_key,
   ]
 }
 

@@ -40,6 +40,15 @@ resource "google_secret_manager_secret_iam_member" "dispatcher_reads_api_key_has
   member    = google_service_account.dispatcher.member
 }
 
+resource "google_secret_manager_secret_iam_member" "dispatcher_reads_session_key" {
+  count = local.api_key_mode ? 1 : 0
+
+  project   = var.project_id
+  secret_id = google_secret_manager_secret.session_key[0].secret_id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.dispatcher.member
+}
+
 # --- worker runtime ----------------------------------------------------------------------
 
 resource "google_project_iam_member" "worker_datastore" {

@@ -4,6 +4,8 @@ send the browser next, cross-origin actions refused, htmx polls sent to the sign
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -22,6 +24,7 @@ from support.memory_dispatcher import memory_dispatcher
 
 KEY, DIGEST = generate_api_key()
 OTHER_KEY, OTHER_DIGEST = generate_api_key()
+SESSION_KEY = b"the deployment's session key, 32 bytes"
 
 
 @asynccontextmanager
@@ -125,8 +128,14 @@ async def test_without_api_keys_there_is_nothing_to_sign_in_to() -> None:
 
 def _sessions(verifier: ApiKeyVerifier, lifetime_s: int = 60) -> DashboardSessions:
     return DashboardSessions(
-        Keyring(verifier, utc_now), lifetime_s, MemorySessionRevocations(), utc_now
+        Keyring(verifier, utc_now), lifetime_s, MemorySessionRevocations(), utc_now, SESSION_KEY
     )
+
+
+def _signer(digest: bytes) -> URLSafeTimedSerializer:
+    """How the deployment signs a session of the key whose stored digest is ``digest``."""
+    signing = hmac.new(SESSION_KEY, digest, hashlib.sha256).digest()
+    return URLSafeTimedSerializer(signing, salt="scrapejobs-dashboard-session")
 
 
 async def test_a_session_ends_when_it_expires_or_its_key_is_removed() -> None:
@@ -139,30 +148,42 @@ async def test_a_session_ends_when_it_expires_or_its_key_is_removed() -> None:
     removed = _sessions(ApiKeyVerifier(parse_key_hashes(OTHER_DIGEST)))
     assert not await removed.valid(token)
     digest = bytes.fromhex(DIGEST)
-    old = URLSafeTimedSerializer(digest, salt="scrapejobs-dashboard-session")
+    old = _signer(digest)
     key_id = "bootstrap-" + DIGEST[:12]
     stale = old.dumps({"sid": "s1", "kid": key_id})
     assert await _sessions(both).valid(stale)
     assert not await _sessions(both, lifetime_s=-1).valid(stale)  # past its lifetime
     assert not await _sessions(both).valid(old.dumps({"session": 1}))  # no session id
     assert not await _sessions(both).valid(old.dumps({"sid": "s1"}))  # no key named
-    other_key = URLSafeTimedSerializer(
-        bytes.fromhex(OTHER_DIGEST), salt="scrapejobs-dashboard-session"
-    )
+    other_key = _signer(bytes.fromhex(OTHER_DIGEST))
     assert not await _sessions(both).valid(other_key.dumps({"sid": "s1", "kid": key_id}))
+
+
+async def test_a_session_made_with_a_keys_stored_digest_alone_is_refused() -> None:
+    """Whoever reads the key store (its digests) cannot sign a session: the deployment's
+    session key is part of the signature."""
+    keys = Keyring(ApiKeyVerifier(parse_key_hashes(DIGEST)), utc_now)
+    sessions = DashboardSessions(keys, 60, MemorySessionRevocations(), utc_now, SESSION_KEY)
+    token = await sessions.sign_in(KEY)
+    assert token is not None and await sessions.valid(token)
+    key_id = (await keys.known(KEY)).caller.key_id  # type: ignore[union-attr]
+    forged = URLSafeTimedSerializer(bytes.fromhex(DIGEST), salt="scrapejobs-dashboard-session")
+    assert not await sessions.valid(forged.dumps({"sid": "s1", "kid": key_id}))
+    other_deployment = DashboardSessions(keys, 60, MemorySessionRevocations(), utc_now, b"x" * 32)
+    assert not await other_deployment.valid(token)
 
 
 async def test_signing_out_ends_the_session_on_every_instance() -> None:
     keys = Keyring(ApiKeyVerifier(parse_key_hashes(DIGEST)), utc_now)
     shared = MemorySessionRevocations()
-    here = DashboardSessions(keys, 60, shared, utc_now)
-    there = DashboardSessions(keys, 60, shared, utc_now)
+    here = DashboardSessions(keys, 60, shared, utc_now, SESSION_KEY)
+    there = DashboardSessions(keys, 60, shared, utc_now, SESSION_KEY)
     token, other = await here.sign_in(KEY), await here.sign_in(KEY)
     assert await here.valid(token) and await there.valid(other)
     await there.sign_out(token)
     assert not await there.valid(token)
     # the other instance found it live a moment ago: it rechecks within a few seconds
-    here_later = DashboardSessions(keys, 60, shared, utc_now)
+    here_later = DashboardSessions(keys, 60, shared, utc_now, SESSION_KEY)
     assert not await here_later.valid(token)
     assert await here_later.valid(other)  # another session of the same key lives on
 

@@ -170,6 +170,7 @@ def create_app(
             settings.dashboard_session_s,
             session_revocations or FirestoreSessionRevocations(client, deadline),
             utc_now,
+            settings.session_key.encode(),
         )
         host_gate = app.state.host_gate = gate or FirestoreHostGate(client, deadline)
         task_publisher = publisher or PubSubTaskPublisher(

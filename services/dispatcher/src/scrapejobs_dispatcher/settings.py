@@ -94,6 +94,13 @@ class DispatcherSettings(CommonSettings):
         description="The dashboard's figures are kept this long per instance (0: not kept); "
         "a poll after that is answered with them while they are computed again",
     )
+    session_key: str = Field(
+        default="",
+        pattern=r"^$|^.{32,}$",
+        description="The deployment's secret that signs dashboard sessions (api_key mode; "
+        "Secret Manager in Terraform): at least 32 characters; empty: each process draws its "
+        "own (sessions last as long as the process: local development)",
+    )
     dashboard_session_s: int = Field(
         default=12 * 3600,
         ge=60,

@@ -2,12 +2,13 @@
 expiring cookie (itsdangerous) that opens ``/ui`` and nothing else (``/v1`` keeps requiring
 ``X-API-Key``).
 
-The cookie names the key that signed in (its id) and is signed with that key's stored digest,
-so it needs no secret of its own (every instance can check it) and revoking the key (``DELETE
-/v1/keys/{id}``, or removing a bootstrap digest from ``SCRAPEJOBS_API_KEY_HASHES``) ends its
-sessions. A digest is as unguessable as the 256-bit key it was made from and lives only in the
-store or Secret Manager, as a session secret would. A session is its key's caller: the
-dashboard shows that key's tenant's work (an admin's: every tenant's).
+The cookie names the key that signed in (its id) and is signed with an HMAC of that key's
+stored digest under the deployment's session key (``SCRAPEJOBS_SESSION_KEY``, Secret Manager):
+every instance can check it, revoking the key (``DELETE /v1/keys/{id}``, or removing a bootstrap
+digest from ``SCRAPEJOBS_API_KEY_HASHES``) ends its sessions, and whoever can read the stored
+digests (the key store) still cannot make a session. Without a session key (local development)
+each process draws one at start: sessions then last as long as the process. A session is its
+key's caller: the dashboard shows that key's tenant's work (an admin's: every tenant's).
 
 Each session has an id of its own; signing out revokes it on every instance (the id is kept in
 the store, ``SessionRevocations``, until the session would have expired): a copied cookie dies
@@ -24,6 +25,8 @@ the same host is the same *site* to a browser, and a form there could post to th
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import time
 from collections import deque
@@ -51,7 +54,10 @@ class DashboardSessions:
         lifetime_s: int,
         revocations: SessionRevocations,
         clock: Clock,
+        secret: bytes = b"",
     ) -> None:
+        """``secret``: the deployment's session key (empty: one drawn for this process)."""
+        self._secret = secret or secrets.token_bytes(32)
         self._keys = keys
         self.lifetime_s = lifetime_s
         self._revocations = revocations
@@ -64,7 +70,7 @@ class DashboardSessions:
         if known is None or known.caller.key_id is None or not _may_view(known.caller):
             return None
         session = {"sid": secrets.token_urlsafe(16), "kid": known.caller.key_id}
-        return URLSafeTimedSerializer(known.digest, salt=_SALT).dumps(session)
+        return self._serializer(known.digest).dumps(session)
 
     async def valid(self, token: str | None) -> Caller | None:
         """The caller of a token a live key signed within the lifetime, whose session was not
@@ -105,7 +111,7 @@ class DashboardSessions:
         known = await self._keys.by_id(key_id)
         if known is None or not _may_view(known.caller):
             return None
-        checker = URLSafeTimedSerializer(known.digest, salt=_SALT)
+        checker = self._serializer(known.digest)
         try:
             payload, signed_at = checker.loads(
                 token, max_age=self.lifetime_s, return_timestamp=True
@@ -116,6 +122,11 @@ class DashboardSessions:
         if not isinstance(session_id, str) or not session_id or payload.get("kid") != key_id:
             return None
         return session_id, signed_at, known.caller
+
+    def _serializer(self, digest: bytes) -> URLSafeTimedSerializer:
+        """What signs a session of the key whose stored digest is ``digest``."""
+        signing = hmac.new(self._secret, digest, hashlib.sha256).digest()
+        return URLSafeTimedSerializer(signing, salt=_SALT)
 
 
 def _may_view(caller: Caller) -> bool:

@@ -77,7 +77,11 @@ class ScriptedFetcher:
 
 
 async def setup_job(
-    store: MemoryJobStore, body: dict[str, Any] | None = None, urls: int = 1, job_id: str = "j"
+    store: MemoryJobStore,
+    body: dict[str, Any] | None = None,
+    urls: int = 1,
+    job_id: str = "j",
+    tenant: str = "default",
 ) -> BatchRecord:
     """Job ``job_id`` with one batch ``b`` of ``urls`` tasks ``t``, ``t1``, ``t2``... of the body's
     URL (with ``?n=`` for the others)."""
@@ -85,14 +89,21 @@ async def setup_job(
         body or {"url": "http://a.example/", "extract": {"h": {"css": "h1::text"}}}
     )
     job = JobRecord(
-        job_id, JobStatus.QUEUED, JobSpec.from_request(request), NOW, NOW, NOW, total=urls
+        job_id,
+        JobStatus.QUEUED,
+        JobSpec.from_request(request),
+        NOW,
+        NOW,
+        NOW,
+        total=urls,
+        tenant=tenant,
     )
     url = request.target_urls()[0]
     items = tuple(
         BatchItem("t" if n == 0 else f"t{n}", url if n == 0 else f"{url}?n={n}", index=n)
         for n in range(urls)
     )
-    batch = BatchRecord(job_id, "b", items, NOW, NOW)
+    batch = BatchRecord(job_id, "b", items, NOW, NOW, tenant=tenant)
     await store.create_job(job, [batch])
     return batch
 
@@ -152,7 +163,8 @@ def push(
             else (TaskRef(id="t", url="http://a.example/"),)
         )
         job_id = batch.job_id if batch is not None else "j"
-        payload = BatchMessage(job_id=job_id, batch_id="b", tasks=refs).encode()
+        tenant = batch.tenant if batch is not None else "default"  # as the enqueuer sends it
+        payload = BatchMessage(job_id=job_id, batch_id="b", tasks=refs, tenant=tenant).encode()
     return PushedMessage("m1", payload, attributes, "sub", None)
 
 

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import pytest
 from google.cloud import firestore
@@ -54,7 +55,7 @@ async def a_batch(store: StoreForEnqueue, tasks: int) -> BatchRecord:
 async def test_a_kept_result_is_indexed_with_it_and_found_while_young(stores) -> None:
     store, cache = stores
     batch = await a_batch(store, 3)
-    keys = [page_key(item.url, JobSpec()) for item in batch.items]
+    keys = [page_key(item.url, JobSpec(), tenant="default") for item in batch.items]
     fetched = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
     now = datetime.now(UTC)
     claim = await store.claim_batch(batch.job_id, "b0", now, now + timedelta(seconds=30))
@@ -76,7 +77,7 @@ async def test_a_kept_result_is_indexed_with_it_and_found_while_young(stores) ->
 async def test_the_transaction_path_indexes_too_and_a_later_fetch_replaces(stores) -> None:
     store, cache = stores
     first, second = await a_batch(store, 1), await a_batch(store, 1)
-    key = page_key("https://a.example/same", JobSpec())
+    key = page_key("https://a.example/same", JobSpec(), tenant="default")
     now = datetime.now(UTC)
     for batch in (first, second):
         claim = await store.claim_batch(batch.job_id, "b0", now, now + timedelta(seconds=30))
@@ -92,26 +93,26 @@ async def test_the_transaction_path_indexes_too_and_a_later_fetch_replaces(store
 
 def test_the_key_is_decided_by_the_url_and_what_shapes_the_result() -> None:
     base = JobSpec.model_validate({"options": {"formats": ["markdown"]}})
+    key = partial(page_key, tenant="default")
     url = "https://a.example/p"
     same = JobSpec.model_validate(
         {"options": {"formats": ["markdown"], "timeout_s": 5, "cache_max_age_s": 60}}
     )
-    assert page_key(url, base) == page_key(url, same)  # how long to wait or reuse: not shaping
+    assert key(url, base) == key(url, same)  # how long to wait or reuse: not shaping
     others = {
-        page_key("https://a.example/q", base),
-        page_key(url, JobSpec.model_validate({"options": {"formats": ["html"]}})),
-        page_key(
+        key("https://a.example/q", base),
+        key(url, JobSpec.model_validate({"options": {"formats": ["html"]}})),
+        key(
             url,
             JobSpec.model_validate(
                 {"extract": {"h": {"css": "h1"}}, "options": {"formats": ["markdown"]}}
             ),
         ),
-        page_key(
+        key(
             url,
             JobSpec.model_validate({"options": {"formats": ["markdown"], "headers": {"X-A": "1"}}}),
         ),
-        page_key(
-            url, JobSpec.model_validate({"options": {"formats": ["markdown"], "render": True}})
-        ),
+        key(url, JobSpec.model_validate({"options": {"formats": ["markdown"], "render": True}})),
     }
-    assert page_key(url, base) not in others and len(others) == 5
+    assert key(url, base) not in others and len(others) == 5
+    assert page_key(url, base, tenant="team-b") != key(url, base)  # a tenant's own pages

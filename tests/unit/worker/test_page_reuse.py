@@ -39,12 +39,16 @@ _jobs = iter(range(1_000_000))
 
 
 async def run(
-    clock: Clock, job: dict[str, Any], store: MemoryJobStore, urls: int = 3
+    clock: Clock,
+    job: dict[str, Any],
+    store: MemoryJobStore,
+    urls: int = 3,
+    tenant: str = "default",
 ) -> tuple[dict[str, Any], Any]:
     """A new job of ``job`` run once in ``store`` (its own page cache, as Firestore's is the
     store's commits); its results by task id, and the fetcher."""
     fetcher, job_id = ScriptedFetcher(200), f"j{next(_jobs)}"
-    batch = await setup_job(store, job, urls=urls, job_id=job_id)
+    batch = await setup_job(store, job, urls=urls, job_id=job_id, tenant=tenant)
     processor = build_processor(store, fetcher, clock, page_cache=store)
     assert (await processor.handle_push(push(batch=batch))).ack
     return store.results[job_id], fetcher
@@ -97,6 +101,19 @@ class DownCache(MemoryJobStore):
         raise RuntimeError("firestore is not answering")
 
 
+async def test_a_tenant_reuses_only_its_own_tenants_pages() -> None:
+    """Another tenant's job fetches its pages itself: whether (and when) a tenant fetched a
+    URL is not another's to learn from cacheState or cachedAt."""
+    store, clock = MemoryJobStore(), Clock()
+    keeping = body(cache_store=True, cache_max_age_s=600)
+    await run(clock, keeping, store, tenant="team-a")
+    clock.now = T0 + timedelta(minutes=5)
+    _, theirs = await run(clock, keeping, store, tenant="team-b")
+    assert len(theirs.calls) == 3  # fetched, none reused
+    _, ours = await run(clock, keeping, store, tenant="team-a")
+    assert ours.calls == []  # the keeper's own tenant reuses them
+
+
 async def test_a_cache_that_does_not_answer_fetches_every_page() -> None:
     keeping = body(cache_store=True, cache_max_age_s=60)
     results, fetched = await run(Clock(), keeping, DownCache())
@@ -132,16 +149,16 @@ async def test_a_job_whose_first_batches_found_nothing_reads_one_batch_in_ten() 
     spec = JobSpec.model_validate({"extract": FIELDS, "options": {"cache_max_age_s": 600}})
     items = [("t", "http://a.example/new")]
     for _ in range(2 + 20):
-        assert await reuse.reused("big", spec, items) == []
+        assert await reuse.reused("big", spec, items, "default") == []
     assert store.page_cache_reads == 2 + 2  # two, then one in ten
-    assert await reuse.reused("other", spec, items) == []  # another job reads on its own
+    assert await reuse.reused("other", spec, items, "default") == []  # another job reads on its own
     assert store.page_cache_reads == 5
 
     await run(clock, body(cache_store=True), store)  # now some of big's pages are kept
     kept = [("t", "http://a.example/")]
-    found = [await reuse.reused("big", spec, kept) for _ in range(10)]
+    found = [await reuse.reused("big", spec, kept, "default") for _ in range(10)]
     assert sum(1 for results in found if results) == 1  # the sampled read finds them...
-    again = [await reuse.reused("big", spec, kept) for _ in range(3)]
+    again = [await reuse.reused("big", spec, kept, "default") for _ in range(3)]
     assert all(again)  # ...then every batch reads again
 
 

@@ -234,7 +234,8 @@ class BatchProcessor:
             _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
         )
         release = self._chain.next_release(claim.batch, deferrals)
-        results = await self._run_all(work, recorder, reused, self._reuse.key_of(spec), release)
+        kept_under = self._reuse.key_of(spec, claim.batch.tenant)
+        results = await self._run_all(work, recorder, reused, kept_under, release)
         kinds = {result.kind for result in results}
         announced = await self._announce(message.job_id, spec, finished_pages(claim.batch, results))
         if recorder.job_may_be_done:
@@ -307,7 +308,7 @@ class BatchProcessor:
         if spec is None:
             return None, []
         tasks = [(task.id, task.url) for task in message.tasks]
-        return spec, await self._reuse.reused(message.job_id, spec, tasks)
+        return spec, await self._reuse.reused(message.job_id, spec, tasks, message.tenant)
 
     async def _spec(self, message: BatchMessage) -> JobSpec | None:
         """The spec the message carries (coalesced small jobs), else the job's as read once

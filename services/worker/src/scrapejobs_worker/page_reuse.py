@@ -5,7 +5,9 @@ message's tasks, before the claim says which are open) and a read of each result
 a page fetched and succeeded is indexed under its key in the commit that records its result
 (``FinishTask.kept_under``: no write of its own).
 
-A reused page finishes ``succeeded`` at once with the kept result, its ``fetched_at`` the
+Pages are kept per tenant: a job reuses only its own tenant's pages (another tenant's fetch,
+and its time, are none of its business). A reused page finishes ``succeeded`` at once with the
+kept result, its ``fetched_at`` the
 original fetch's (older than its job: that is how a reader tells a reused page). An entry whose
 result is gone (its job expired or was deleted) is a miss. Crawls (a result does not keep the
 links a crawl follows) and jobs with an ``ai`` stage (the model's answers have a cache of their
@@ -54,15 +56,19 @@ class PageReuse:
         )
 
     async def reused(
-        self, job_id: str, spec: JobSpec, items: Sequence[tuple[str, str]]
+        self, job_id: str, spec: JobSpec, items: Sequence[tuple[str, str]], tenant: str | None
     ) -> list[TaskResult]:
-        """The results of ``items`` (task id, URL) whose page is kept and young enough."""
+        """The results of ``items`` (task id, URL) whose page ``tenant`` kept, young enough
+        (a batch whose tenant is not known reuses nothing)."""
         max_age = spec.options.cache_max_age_s
-        if not max_age or not items or not self._applies(spec) or not self._reads(job_id):
+        if not max_age or not items or tenant is None or not self._applies(spec):
+            return []
+        if not self._reads(job_id):
             return []
         assert self._cache is not None
         tasks = [task for task, _ in items]
-        keys = dict(zip(tasks, page_keys([url for _, url in items], spec), strict=True))
+        urls = [url for _, url in items]
+        keys = dict(zip(tasks, page_keys(urls, spec, tenant=tenant), strict=True))
         try:
             with phase("cache"):
                 entries = await self._cache.get_many(
@@ -100,12 +106,13 @@ class PageReuse:
         while len(self._empty) > JOBS_TRACKED:
             self._empty.popitem(last=False)
 
-    def key_of(self, spec: JobSpec) -> Callable[[str], str] | None:
+    def key_of(self, spec: JobSpec, tenant: str) -> Callable[[str], str] | None:
         """The page cache key of a page of ``spec``'s, when the job keeps its pages (a
-        fetched page that succeeds is then indexed with its result: ``FinishTask.kept_under``)."""
+        fetched page that succeeds is then indexed with its result: ``FinishTask.kept_under``),
+        kept for ``tenant`` only."""
         if not spec.options.cache_store or not self._applies(spec):
             return None
-        return page_key_of(spec)
+        return page_key_of(spec, tenant=tenant)
 
 
 def _outcome(record: TaskRecord) -> TaskOutcome:

@@ -61,7 +61,12 @@ def message_of(
     items = batch.processing_items if lane_of(batch) == PROCESSING_LANE else batch.fetch_items
     refs = tuple(TaskRef(id=item.task_id, url=item.url) for item in items)
     return BatchMessage(
-        job_id=batch.job_id, batch_id=batch.id, tasks=refs, spec=spec, claim_token=claim_token
+        job_id=batch.job_id,
+        batch_id=batch.id,
+        tasks=refs,
+        spec=spec,
+        claim_token=claim_token,
+        tenant=batch.tenant,
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.tenancy import TENANT_PATTERN
 
 FORMAT_VERSION = "2"
 MAX_BATCH_SIZE = 500  # URLs per message (one Firestore commit holds at most 500 writes)
@@ -42,6 +43,9 @@ class BatchMessage(BaseModel):
     # The job's spec, carried by the batches of coalesced small jobs: the worker need not read
     # the job (absent otherwise: the worker reads it once per job and process).
     spec: JobSpec | None = None
+    # The job's tenant: the page cache is kept per tenant (absent in messages from before it:
+    # such a batch reuses no page)
+    tenant: str | None = Field(default=None, max_length=63, pattern=TENANT_PATTERN)
     # What the store answered when it created a job that holds its batch: the first claim
     # needs no read (opaque; a stale or foreign token only costs the claim its read).
     claim_token: str | None = Field(default=None, max_length=MAX_CLAIM_TOKEN)

@@ -26,21 +26,24 @@ class KeptPage:
     fetched_at: datetime
 
 
-def page_key(url: str, spec: JobSpec) -> str:
-    """What a page is kept under: its URL and the parts of the job that decide its result."""
-    return page_keys([url], spec)[0]
+def page_key(url: str, spec: JobSpec, *, tenant: str) -> str:
+    """What a page is kept under: its URL, the parts of the job that decide its result, and
+    the tenant (a tenant reuses only its own pages: whether, and when, another tenant fetched
+    a URL is none of its business)."""
+    return page_keys([url], spec, tenant=tenant)[0]
 
 
-def page_keys(urls: Sequence[str], spec: JobSpec) -> list[str]:
+def page_keys(urls: Sequence[str], spec: JobSpec, *, tenant: str) -> list[str]:
     """:func:`page_key` of each of ``urls`` (the job's part is written once)."""
-    key_of = page_key_of(spec)
+    key_of = page_key_of(spec, tenant=tenant)
     return [key_of(url) for url in urls]
 
 
-def page_key_of(spec: JobSpec) -> Callable[[str], str]:
+def page_key_of(spec: JobSpec, *, tenant: str) -> Callable[[str], str]:
     """:func:`page_key` for ``spec``'s pages, the job's part written once."""
     shaping = json.dumps(
         [
+            tenant,
             spec.model_dump(mode="json", include={"extract", "pipeline"}),
             spec.options.model_dump(
                 mode="json", include={"formats", "content", "headers", "render", "respect_robots"}

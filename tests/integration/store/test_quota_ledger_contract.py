@@ -72,3 +72,18 @@ async def test_parallel_reservations_never_pass_the_limit(ledgers: list[QuotaLed
     granted = [g for result in await asyncio.gather(*calls) for g in result]
     assert sum(granted) == 3  # 3 x 3 pages: a fourth would pass 10
     assert await ledgers[1].reserved(who, DAY) == 9
+
+
+async def test_reservations_are_unsettled_until_a_final_release(
+    ledgers: list[QuotaLedger],
+) -> None:
+    ledger, who = ledgers[0], tenant()
+    await ledger.reserve(who, DAY, [Reservation("a", 5), Reservation("b", 3)], 10)
+    assert sorted(await ledger.unsettled(who, DAY, 10)) == ["a", "b"]
+    await ledger.release(who, DAY, "a", 1)  # a cancel: not its end
+    assert sorted(await ledger.unsettled(who, DAY, 10)) == ["a", "b"]
+    await ledger.release(who, DAY, "a", 2, final=True)  # its end: 2 unused in all
+    await ledger.release(who, DAY, "b", 0, final=True)  # used all it held
+    assert await ledger.unsettled(who, DAY, 10) == []
+    assert await ledger.reserved(who, DAY) == 6
+    assert len(await ledger.unsettled(tenant(), DAY, 10)) == 0

@@ -20,6 +20,7 @@ from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.quota_ledger import MemoryQuotaLedger
 from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
+from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
@@ -156,3 +157,19 @@ async def test_a_retry_after_the_unverified_tls_switch_was_turned_off_is_refused
         retried = await api.post(f"/v1/jobs/{job}:retry?status=failed", headers=alice)
         assert retried.status_code == 422, retried.text
         assert retried.json()["error"]["field"] == "options.verify_tls"
+
+
+async def test_an_ended_crawl_gives_back_the_pages_it_did_not_find() -> None:
+    """A crawl reserves its max_pages; once it ended having found fewer, a submission that
+    would pass the quota first settles the tenant's day and is accepted with what came back."""
+    store = MemoryJobStore()
+    crawl = {"crawl": {"start_url": "http://127.0.0.1:9/", "max_pages": 8}}
+    async with instances(1, store, quota=10) as ([api], alice, ledger):
+        made = (await api.post("/v1/jobs", json=crawl, headers=alice)).json()
+        assert (await api.post("/v1/jobs", json=urls(5), headers=alice)).status_code == 429
+        await end_every_page(store, made["id"], TaskStatus.SUCCEEDED)  # found only its start
+        assert await complete_if_done(store, made["id"], lambda: datetime.now(UTC))
+        assert (await api.post("/v1/jobs", json=urls(5), headers=alice)).status_code == 202
+        today = datetime.now(UTC).date()
+        assert await ledger.reserved("team-a", today) == 1 + 5
+        assert await ledger.unsettled("team-a", today, 10) != []  # the new job's, still open

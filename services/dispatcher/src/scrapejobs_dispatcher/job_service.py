@@ -24,6 +24,7 @@ from scrapejobs_dispatcher.job_errors import (
 from scrapejobs_dispatcher.recovery import publish_open_batches
 from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
+from scrapejobs_dispatcher.submission_rules.job_usage import reservation_of, unused_of
 from scrapejobs_dispatcher.submission_rules.rules import Submission, SubmissionRules
 from scrapejobs_shared.delivery.batching import (
     DEFAULT_BATCH_SIZE,
@@ -73,20 +74,6 @@ class JobView:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
-
-
-def _reserved(view: JobView) -> Submission:
-    """What the job's submission reserved (submission_rules/daily_quota.py)."""
-    job = view.job
-    pages = job.spec.crawl.max_pages if job.spec.crawl is not None else job.total
-    return Submission(job.tenant, pages, job.id, job.created_at)
-
-
-def _unused(view: JobView) -> int:
-    """The pages a cancelled job will not fetch: its reservation less the tasks that ran, run
-    or will run (a crawl finds no more pages once cancelled)."""
-    ran = view.total - view.counts[TaskStatus.QUEUED] - view.counts[TaskStatus.CANCELLED]
-    return _reserved(view).pages - ran
 
 
 class JobService:
@@ -279,7 +266,7 @@ class JobService:
             if self._events is not None:
                 await self._events.ended(job_id)
         view = await self.get(job_id, caller)
-        await self._rules.release(_reserved(view), _unused(view))
+        await self._rules.release(reservation_of(view.job), unused_of(view.job, view.counts))
         return view
 
     async def _release_all_held(self, job_id: str) -> None:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from functools import partial
 
 from fastapi import FastAPI
 from google.cloud import firestore
@@ -47,6 +48,7 @@ from scrapejobs_dispatcher.routes import (
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.submission_rules.daily_quota import DailyQuota
+from scrapejobs_dispatcher.submission_rules.job_usage import job_usage
 from scrapejobs_dispatcher.submission_rules.pattern_budget import PatternBudget
 from scrapejobs_dispatcher.submission_rules.rules import SubmissionRules
 from scrapejobs_dispatcher.submission_rules.served_options import ServedOptions
@@ -200,7 +202,8 @@ def create_app(
         )
         compiler = ThreadPoolExecutor(1, thread_name_prefix="patterns")
         ledger = quota_ledger or FirestoreQuotaLedger(client, deadline)
-        rules = submission_rules(settings, DailyQuota(quotas, ledger), compiler)
+        usage = partial(job_usage, job_store)
+        rules = submission_rules(settings, DailyQuota(quotas, ledger, usage), compiler)
         events = JobEvents(job_store, outbox)
         held = held_batches or FirestoreHeldBatches(client, deadline)
         deliveries = webhook_log or FirestoreWebhookLog(client, deadline)

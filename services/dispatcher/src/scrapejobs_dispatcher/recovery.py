@@ -295,7 +295,7 @@ class Recovery:
                 urls += queued
                 ran[job] = ran.get(job, 0) + len(queued)
         for job, replay in admitted.items():
-            await self._rules.release(replay, replay.pages - ran.get(job, 0))
+            await self._rules.release(replay, replay.pages - ran.get(job, 0), final=True)
         replayed = len(urls)
         await self._close_breakers(urls)
         await self._enqueuer.publish(reopened)

@@ -6,7 +6,8 @@ day's reserved pages stay within ``limit``, all in one write; a reservation gran
 (the same id: a submission retried) is granted again without counting twice. ``release``
 gives back what a reservation did not use, cumulatively: the most given back for it is what
 counts, so calling it again (a cancel, then the job's end) never gives back twice; never more
-than the reservation held. A day's documents expire a few days after it.
+than the reservation held; a ``final`` release settles the reservation (it is no longer
+``unsettled``). A day's documents expire a few days after it.
 """
 
 from __future__ import annotations
@@ -29,8 +30,14 @@ class QuotaLedger(Protocol):
     ) -> list[bool]:
         """Whether each of ``wanted`` was granted (in order, within ``limit``)."""
 
-    async def release(self, tenant: str, day: date, key: str, unused: int) -> None:
-        """``key``'s reservation did not use ``unused`` of its pages (in all, so far)."""
+    async def release(
+        self, tenant: str, day: date, key: str, unused: int, final: bool = False
+    ) -> None:
+        """``key``'s reservation did not use ``unused`` of its pages (in all, so far);
+        ``final``: nor will it (its work ended)."""
+
+    async def unsettled(self, tenant: str, day: date, limit: int) -> list[str]:
+        """Keys of the day's reservations not yet settled, at most ``limit``."""
 
     async def reserved(self, tenant: str, day: date) -> int:
         """The pages reserved on the tenant's ``day``, less what was given back."""

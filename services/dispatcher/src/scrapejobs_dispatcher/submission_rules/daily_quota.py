@@ -2,7 +2,11 @@
 (its URLs, its crawl's page limit, a monitor check's targets, the tasks a retry or replay runs
 again) are reserved when it is accepted (ports/quota_ledger.py: one transaction on the
 tenant's day), and one that would pass the quota is a ``QuotaExceeded`` (a 429 naming it, with
-``Retry-After``). What accepted work did not use comes back (``release``: a cancel).
+``Retry-After``). What accepted work did not use comes back: a cancel gives back what its job
+will not fetch at once (``release``); before a submission is refused, the tenant's day is
+settled (``settle``): each reservation of a job that has ended gives back what the job did
+not fetch (a crawl that found fewer pages than its limit), at most :data:`SETTLED_AT_ONCE`
+jobs a time, each once. (A page reused from the cache or found unchanged still counts.)
 
 A tenant's reservations arriving at one instance while one is being written go together in the
 next write (one queue per tenant and day), so a burst costs a few transactions, not one each.
@@ -11,19 +15,27 @@ A tenant without a quota costs nothing."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from scrapejobs_dispatcher.submission_rules.job_usage import Usage
 from scrapejobs_dispatcher.submission_rules.rules import Submission
 from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded, Quotas, renews_in
 from scrapejobs_shared.ports.quota_ledger import QuotaLedger, Reservation
 
+SETTLED_AT_ONCE = 100  # ended jobs' reservations settled before a submission is refused
+
+# The usage of a reservation's job, given its key (None: not a job's, or the job is gone)
+JobUsage = Callable[[str], Awaitable[Usage | None]]
+
 
 class DailyQuota:
-    def __init__(self, quotas: Quotas, ledger: QuotaLedger) -> None:
+    def __init__(self, quotas: Quotas, ledger: QuotaLedger, usage: JobUsage) -> None:
+        """``usage``: what a reservation's job did not use (``job_usage``)."""
         self._quotas = quotas
         self._ledger = ledger
+        self._usage = usage
         self._queues: dict[tuple[str, date], _Queue] = {}
 
     async def admit(self, submission: Submission) -> None:
@@ -32,17 +44,37 @@ class DailyQuota:
         if not limit:
             return
         key = (submission.tenant, _day(submission.at))
+        wanted = Reservation(submission.key, submission.pages)
+        if await self._queue(key).reserve(wanted, limit):
+            return
+        if await self.settle(*key) and await self._queue(key).reserve(wanted, limit):
+            return
+        wait_s = renews_in(submission.at)
+        raise QuotaExceeded(submission.tenant, "pages_per_day", limit, wait_s)
+
+    async def settle(self, tenant: str, day: date) -> int:
+        """Give back what the tenant's ended jobs of ``day`` did not use (each reservation
+        settled once); how many pages came back."""
+        back = 0
+        for key in await self._ledger.unsettled(tenant, day, SETTLED_AT_ONCE):
+            usage = await self._usage(key)
+            if usage is None:  # not a job's (a replay's: settled when made), or gone
+                await self._ledger.release(tenant, day, key, 0, final=True)
+            elif usage.ended:
+                await self._ledger.release(tenant, day, key, usage.unused, final=True)
+                back += usage.unused
+        return back
+
+    def _queue(self, key: tuple[str, date]) -> _Queue:
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = _Queue(self._ledger, *key, self._forget)
-        if not await queue.reserve(Reservation(submission.key, submission.pages), limit):
-            wait_s = renews_in(submission.at)
-            raise QuotaExceeded(submission.tenant, "pages_per_day", limit, wait_s)
+        return queue
 
-    async def release(self, submission: Submission, unused: int) -> None:
-        if unused > 0:
+    async def release(self, submission: Submission, unused: int, final: bool = False) -> None:
+        if unused > 0 or final:
             day = _day(submission.at)
-            await self._ledger.release(submission.tenant, day, submission.key, unused)
+            await self._ledger.release(submission.tenant, day, submission.key, unused, final)
 
     def _forget(self, queue: _Queue) -> None:
         if self._queues.get((queue.tenant, queue.day)) is queue:

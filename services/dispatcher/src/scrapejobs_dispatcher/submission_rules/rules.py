@@ -33,8 +33,9 @@ class AdmissionRule(Protocol):
 
     async def admit(self, submission: Submission) -> None: ...
 
-    async def release(self, submission: Submission, unused: int) -> None:
-        """The work accepted as ``submission`` will not use ``unused`` of its pages."""
+    async def release(self, submission: Submission, unused: int, final: bool = False) -> None:
+        """The work accepted as ``submission`` will not use ``unused`` of its pages (``final``:
+        it has ended)."""
 
 
 class SubmissionRules:
@@ -55,6 +56,6 @@ class SubmissionRules:
         for rule in self._admission:
             await rule.admit(submission)
 
-    async def release(self, submission: Submission, unused: int) -> None:
+    async def release(self, submission: Submission, unused: int, final: bool = False) -> None:
         for rule in self._admission:
-            await rule.release(submission, unused)
+            await rule.release(submission, unused, final)

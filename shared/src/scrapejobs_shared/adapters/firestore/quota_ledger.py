@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.store_base import in_transaction
@@ -53,7 +54,12 @@ class FirestoreQuotaLedger:
                     granted.append(True)
                 elif reserved + reservation.pages <= limit:
                     reserved += reservation.pages
-                    doc = {"pages": reservation.pages, "released": 0, "expire_at": expire_at}
+                    doc = {
+                        "pages": reservation.pages,
+                        "released": 0,
+                        "settled": False,
+                        "expire_at": expire_at,
+                    }
                     transaction.set(ref, doc)
                     count(writes=1)
                     granted.append(True)
@@ -67,7 +73,9 @@ class FirestoreQuotaLedger:
 
         return await in_transaction(self._client, run)
 
-    async def release(self, tenant: str, day: date, key: str, unused: int) -> None:
+    async def release(
+        self, tenant: str, day: date, key: str, unused: int, final: bool = False
+    ) -> None:
         day_ref = self._days.document(_day_id(tenant, day))
         ref = day_ref.collection(RESERVATIONS).document(key)
 
@@ -81,14 +89,23 @@ class FirestoreQuotaLedger:
             doc = held.to_dict() or {}
             pages, released = int(doc.get("pages", 0)), int(doc.get("released", 0))
             now = min(max(unused, released), pages)
-            if now == released:
+            if now == released and (not final or doc.get("settled")):
                 return
-            reserved = int((day_snap.to_dict() or {}).get("reserved", 0))
-            count(writes=2)
-            transaction.update(ref, {"released": now})
-            transaction.update(day_ref, {"reserved": max(0, reserved - (now - released))})
+            count(writes=1)
+            transaction.update(ref, {"released": now, "settled": bool(doc.get("settled")) or final})
+            if now != released:
+                reserved = int((day_snap.to_dict() or {}).get("reserved", 0))
+                count(writes=1)
+                transaction.update(day_ref, {"reserved": max(0, reserved - (now - released))})
 
         await in_transaction(self._client, run)
+
+    async def unsettled(self, tenant: str, day: date, limit: int) -> list[str]:
+        reservations = self._days.document(_day_id(tenant, day)).collection(RESERVATIONS)
+        query = reservations.where(filter=FieldFilter("settled", "==", False)).limit(limit)
+        found = [snap.id async for snap in query.stream(**self._deadline.call)]
+        count(reads=max(1, len(found)))
+        return found
 
     async def reserved(self, tenant: str, day: date) -> int:
         count(reads=1)

@@ -64,6 +64,13 @@ locals {
     SCRAPEJOBS_IAM_DEFAULT_TENANT = var.dispatcher_default_tenant
     SCRAPEJOBS_IAM_DEFAULT_ROLE   = var.dispatcher_default_role
     SCRAPEJOBS_IAP_AUDIENCE       = var.dispatcher_iap_audience
+    # the schedules a scheduler key may send: each Cloud Scheduler job's tenant and body digest
+    SCRAPEJOBS_SCHEDULES = jsonencode({
+      for k, s in var.schedules : "${var.name_prefix}-${k}" => {
+        tenant      = s.tenant
+        body_sha256 = sha256(jsonencode(jsondecode(s.body)))
+      }
+    })
     # quotas of a tenant without its own (docs/operations.md, "Quotas and usage")
     SCRAPEJOBS_TENANT_PAGES_PER_DAY   = tostring(var.tenant_pages_per_day)
     SCRAPEJOBS_TENANT_PAGES_IN_FLIGHT = tostring(var.tenant_pages_in_flight)

@@ -1051,3 +1051,15 @@ def test_the_ai_stage_s_provider_reaches_both_services_and_vertex_only_the_worke
     key = tf.resource("google_secret_manager_secret_iam_member", "worker_reads_ai_key")
     assert key["member"] == "${google_service_account.worker.member}"
     assert {"handoffs", "ai_answers"} <= set(h.squash(tf.locals["ttl_collections"]).split('"'))
+
+
+def test_the_dispatcher_knows_each_schedule_a_scheduler_may_send(tf, h) -> None:
+    """SCRAPEJOBS_SCHEDULES names each Cloud Scheduler job as Terraform names it, with its
+    tenant and the SHA-256 of the body it POSTs (the same re-encoding the job sends)."""
+    env = h.squash(tf.locals["dispatcher_env"])
+    assert '"SCRAPEJOBS_SCHEDULES":"${jsonencode({' in env, env
+    assert '"${var.name_prefix}-${k}"' in env and "sha256(jsonencode(jsondecode(s.body)))" in env
+    job = tf.resource("google_cloud_scheduler_job", "schedules")
+    assert job["name"] == "${var.name_prefix}-${each.key}"
+    body = h.squash(job["http_target"][0]["body"])
+    assert body == "${base64encode(jsonencode(jsondecode(each.value.body)))}"

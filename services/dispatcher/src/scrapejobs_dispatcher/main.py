@@ -45,6 +45,7 @@ from scrapejobs_dispatcher.routes import (
     tenants,
     workers,
 )
+from scrapejobs_dispatcher.scheduler_registry import SchedulerRegistry
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.submission_rules.daily_quota import DailyQuota
@@ -270,6 +271,7 @@ def create_app(
     app.state.authenticator = authenticator = Authenticator(settings)
     app.state.keyring = keyring = authenticator.keyring
     app.state.reconcile_after_s = settings.reconcile_after_s
+    app.state.scheduler_registry = SchedulerRegistry.parse(settings.schedules)
     app.state.v2_defaults = settings.v2_defaults()
     app.add_middleware(RepeatedParametersMiddleware)  # innermost: after the credentials
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

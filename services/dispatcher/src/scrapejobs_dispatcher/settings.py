@@ -31,6 +31,12 @@ class DispatcherSettings(CommonSettings):
         description="Comma-separated SHA-256 hex digests of bootstrap keys: administrators of "
         "every tenant (keys made at run time with POST /v1/keys are kept in Firestore)",
     )
+    schedules: str = Field(
+        default="",
+        description="JSON object: each Cloud Scheduler job's name with the tenant of its jobs and "
+        'the SHA-256 of its body, {"sj-nightly": {"tenant": "default", "body_sha256": "..."}} '
+        "(Terraform writes it from var.schedules): a scheduler key submits only those",
+    )
     scheduler_key_hashes: str = Field(
         default="",
         description="Comma-separated SHA-256 hex digests of keys of the scheduler role (tenant "

@@ -17,6 +17,7 @@ from scrapejobs_dispatcher.result_export import (
     filename,
     jsonl_chunks,
 )
+from scrapejobs_dispatcher.scheduler_registry import SchedulerRegistry, TriggerRefused
 from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.views import (
@@ -111,6 +112,12 @@ async def submit_job(
     if tenant is not None and tenant != caller.tenant and caller.role is Role.MEMBER:
         raise HTTPException(403, "a member key submits only for its own tenant")
     owner = Caller(tenant or caller.tenant, caller.role, caller.key_id)
+    if trigger is not None:
+        registry: SchedulerRegistry = request.app.state.scheduler_registry
+        try:
+            registry.check(caller, trigger, owner.tenant, await request.body())
+        except TriggerRefused as exc:
+            raise HTTPException(403, str(exc)) from None
     if idempotency_key is not None and trigger is None:
         submitted = await submissions.submit(body, idempotency_key, owner)
         if submitted.replayed:

@@ -3,6 +3,7 @@ job."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from scrapejobs_shared.delivery.batching import plan_batches
@@ -37,9 +38,7 @@ class CrawlExpansion:
         before publishing) finds them again and publishes what is still open (duplicates are
         harmless: a batch is claimed by one delivery at a time and finished tasks are skipped).
         """
-        candidates = next_candidates(
-            links, page_url=page_url, page_depth=parent_task.depth, crawl=crawl
-        )
+        candidates = await _off_the_loop(links, page_url, parent_task.depth, crawl)
         return await self._add(crawl, parent, candidates, f"crawl:{parent_task.task_id}")
 
     async def expand_sitemap(
@@ -48,7 +47,7 @@ class CrawlExpansion:
         """Create and publish the pages the site's sitemaps list, in the crawl's scope, at
         depth 0 (as Firecrawl counts them); their batch ids derive from the start task, apart
         from its links'."""
-        candidates = next_candidates(pages, page_url=start_task.url, page_depth=-1, crawl=crawl)
+        candidates = await _off_the_loop(pages, start_task.url, -1, crawl)
         return await self._add(crawl, parent, candidates, f"sitemap:{start_task.task_id}")
 
     async def _add(
@@ -87,3 +86,16 @@ class CrawlExpansion:
                 new += len(added.items)
         await self._enqueuer.publish(stored)
         return new
+
+
+async def _off_the_loop(
+    links: Sequence[str], page_url: str, depth: int, crawl: CrawlSpec
+) -> list[CrawlCandidate]:
+    """The crawl's candidates among ``links``, found in a thread: the crawl's own patterns
+    (compiled within their budget, user_regex.py) and thousands of links never hold the event
+    loop, and with it the worker's other batches."""
+    if not links or depth >= crawl.max_depth:
+        return []
+    return await asyncio.to_thread(
+        next_candidates, links, page_url=page_url, page_depth=depth, crawl=crawl
+    )

@@ -104,3 +104,27 @@ async def test_patterns_compile_off_the_event_loop_one_at_a_time(
     assert all(a.is_success for a in answers), answers[0].text
     assert len(threads) == 1 and threading.main_thread().name not in threads
     assert most == 1
+
+
+async def test_tenants_take_turns_at_the_compile_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tenant A queues 30 patterns; tenant B's one pattern, asked after, is compiled second,
+    not thirty-first."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scrapejobs_dispatcher.submission_rules import pattern_budget
+
+    order: list[str] = []
+
+    def recorded(pattern: str) -> None:
+        time.sleep(0.002)
+        order.append(pattern)
+
+    monkeypatch.setattr(pattern_budget, "_compiles", recorded)
+    with ThreadPoolExecutor(1) as thread:
+        turns = pattern_budget.CompileTurns(thread)
+        theirs = [asyncio.ensure_future(turns.compile("team-a", f"a{n}")) for n in range(30)]
+        await asyncio.sleep(0)  # team-a's queue is in place
+        await turns.compile("team-b", "b0")
+        assert order.index("b0") <= 2, order
+        await asyncio.gather(*theirs)
+    assert len(order) == 31

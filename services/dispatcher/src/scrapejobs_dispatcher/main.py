@@ -50,7 +50,7 @@ from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.submission_rules.daily_quota import DailyQuota
 from scrapejobs_dispatcher.submission_rules.job_usage import job_usage
-from scrapejobs_dispatcher.submission_rules.pattern_budget import PatternBudget
+from scrapejobs_dispatcher.submission_rules.pattern_budget import CompileTurns, PatternBudget
 from scrapejobs_dispatcher.submission_rules.rules import SubmissionRules
 from scrapejobs_dispatcher.submission_rules.served_options import ServedOptions
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
@@ -293,7 +293,7 @@ def submission_rules(
     served = ServedOptions(
         settings.ai_provider, settings.offered_models(), settings.allow_unverified_tls
     )
-    budget = PatternBudget(compiler, settings.max_patterns_per_job)
+    budget = PatternBudget(CompileTurns(compiler), settings.max_patterns_per_job)
     return SubmissionRules(shape=[served, budget], admission=[quota])
 
 

@@ -41,7 +41,7 @@ class MonitorConflict(RuntimeError):
     """The monitor kept changing under this edit: try again."""
 
 
-async def _any_job(request: JobRequest) -> None:
+async def _any_job(request: JobRequest, tenant: str) -> None:
     return None
 
 
@@ -50,7 +50,7 @@ class Monitors:
         self,
         store: MonitorStore,
         clock: Callable[[], datetime],
-        allowed: Callable[[JobRequest], Awaitable[None]] = _any_job,
+        allowed: Callable[[JobRequest, str], Awaitable[None]] = _any_job,
         limits: MonitorLimits | None = None,
     ) -> None:
         """``allowed``: raises (``UnavailableHere``, ``OverLimit``) unless this deployment runs
@@ -63,7 +63,7 @@ class Monitors:
         self._limits = limits or MonitorLimits()
 
     async def create(self, tenant: str, request: MonitorRequest) -> MonitorRecord:
-        await self._allowed(request.job_request())
+        await self._allowed(request.job_request(), tenant)
         self._within_pages(request)
         kept = await self._store.count_of(tenant)
         if kept >= self._limits.per_tenant:
@@ -106,7 +106,7 @@ class Monitors:
             check_rule_fields(request.rules, request.extract)
             self._within_pages(request)
             if changes.keys() & CHANGES_ITS_JOB:
-                await self._allowed(request.job_request())  # its checks can still run
+                await self._allowed(request.job_request(), tenant)  # its checks can still run
             # a pause, a resume, a new name or schedule are always allowed: a check that cannot
             # start is recorded failed (check_runner.py)
             now = self._clock()

@@ -1,13 +1,16 @@
 """A job's regular expressions, bounded: at most ``max_patterns`` of them (extraction fields'
 ``re``, a crawl's ``include``/``exclude``, its schemas' ``pattern``s), each compiled within
-its memory budget (user_regex.py: 512 KiB, under ~10 ms of CPU) in a thread of its own, one
-pattern at a time across the process, so that neither a request nor twenty in parallel hold
-the event loop more than one compile's few ms, and the dispatcher's memory holds one program
-at a time (dropped at once). Past a bound: an ``OverLimit`` naming the field (a 422)."""
+its memory budget (user_regex.py: 512 KiB, ~20 ms of CPU at most) in one thread, one pattern at
+a time across the process, so that neither a request nor twenty in parallel hold the event loop
+more than one compile's few ms, and the dispatcher's memory holds one program at a time
+(dropped at once). The tenants waiting take turns pattern by pattern (``CompileTurns``): one
+tenant's costly submissions never make another's wait behind all of them. Past a bound: an
+``OverLimit`` naming the field (a 422)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 
 from scrapejobs_dispatcher.job_errors import OverLimit
@@ -18,13 +21,51 @@ from scrapejobs_shared.domain.user_regex import UnsupportedRegex, compile_within
 MAX_PATTERNS = 64
 
 
-class PatternBudget:
-    def __init__(self, executor: ThreadPoolExecutor, max_patterns: int = MAX_PATTERNS) -> None:
-        """``executor``: the thread patterns compile in (one: they take turns)."""
+class CompileTurns:
+    """The one compile thread, shared fairly: each tenant waiting has a queue of patterns, and
+    the thread takes one pattern of each tenant in turn."""
+
+    def __init__(self, executor: ThreadPoolExecutor) -> None:
         self._executor = executor
+        self._queues: OrderedDict[str, deque[tuple[str, asyncio.Future[None]]]] = OrderedDict()
+        self._worker: asyncio.Task[None] | None = None
+
+    async def compile(self, tenant: str, pattern: str) -> None:
+        """Compile ``pattern`` within its budget, in ``tenant``'s turn (``UnsupportedRegex``
+        when it cannot be)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._queues.setdefault(tenant, deque()).append((pattern, done))
+        if self._worker is None:
+            self._worker = loop.create_task(self._work())
+        await asyncio.shield(done)
+
+    async def _work(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._queues:
+                tenant, queue = self._queues.popitem(last=False)  # the next tenant's turn
+                pattern, done = queue.popleft()
+                if queue:
+                    self._queues[tenant] = queue  # its next pattern after the others'
+                try:
+                    await loop.run_in_executor(self._executor, _compiles, pattern)
+                except Exception as exc:
+                    if not done.done():
+                        done.set_exception(exc)
+                else:
+                    if not done.done():
+                        done.set_result(None)
+        finally:
+            self._worker = None
+
+
+class PatternBudget:
+    def __init__(self, turns: CompileTurns, max_patterns: int = MAX_PATTERNS) -> None:
+        self._turns = turns
         self._max = max_patterns
 
-    async def check(self, job: JobShape) -> None:
+    async def check(self, job: JobShape, tenant: str) -> None:
         found = patterns_of(job)
         if len(found) > self._max:
             raise OverLimit(
@@ -32,10 +73,9 @@ class PatternBudget:
                 f"a job holds at most {self._max} regular expressions (this one holds "
                 f"{len(found)}: extraction fields' re, crawl include/exclude, schema patterns)",
             )
-        loop = asyncio.get_running_loop()
         for where, pattern in found:
             try:
-                await loop.run_in_executor(self._executor, _compiles, pattern)
+                await self._turns.compile(tenant, pattern)
             except UnsupportedRegex as exc:
                 raise OverLimit(where, str(exc)) from None
 

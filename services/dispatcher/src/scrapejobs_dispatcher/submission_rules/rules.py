@@ -25,7 +25,7 @@ class Submission:
 class ShapeRule(Protocol):
     """A rule of what a job may be: raises (a ``ValueError`` naming the field) otherwise."""
 
-    async def check(self, job: JobShape) -> None: ...
+    async def check(self, job: JobShape, tenant: str) -> None: ...
 
 
 class AdmissionRule(Protocol):
@@ -45,14 +45,15 @@ class SubmissionRules:
         self._shape = tuple(shape)
         self._admission = tuple(admission)
 
-    async def check_shape(self, job: JobShape) -> None:
-        """Whether ``job`` is one this deployment runs (a monitor's definition too)."""
+    async def check_shape(self, job: JobShape, tenant: str) -> None:
+        """Whether ``job`` (of ``tenant``) is one this deployment runs (a monitor's definition
+        too)."""
         for rule in self._shape:
-            await rule.check(job)
+            await rule.check(job, tenant)
 
     async def admit(self, job: JobShape, submission: Submission) -> None:
         """Every rule, shape first: the work may be stored and published."""
-        await self.check_shape(job)
+        await self.check_shape(job, submission.tenant)
         for rule in self._admission:
             await rule.admit(submission)
 

@@ -21,7 +21,7 @@ class ServedOptions:
         self._ai_models = ai_models
         self._allow_unverified_tls = allow_unverified_tls
 
-    async def check(self, request: JobShape) -> None:
+    async def check(self, request: JobShape, tenant: str) -> None:
         index = ai_stage_index(request.pipeline)
         if index is not None and self._ai_provider is None:
             reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"

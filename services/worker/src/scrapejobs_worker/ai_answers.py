@@ -109,7 +109,8 @@ class AiAnswers:
         for repairing in (False, True):
             reply = await self._call(ModelCall(model, tuple(messages), options.json_schema))
             usage = usage + ModelUsage(1, 0, reply.input_tokens, reply.output_tokens)
-            value, problems = _checked(reply.text, options.json_schema)
+            # the schema's patterns compile and run off the event loop
+            value, problems = await asyncio.to_thread(_checked, reply.text, options.json_schema)
             if value is not None:
                 return AiAnswer(value, reply.model, usage, cut)
             if repairing:

@@ -212,7 +212,8 @@ class ProcessingLane:
         data: dict[str, Any] = {**went_in, options.into: answer.value}
         status, error, errors = TaskStatus.SUCCEEDED, None, dict(handoff.outcome.field_errors or {})
         try:
-            data = run_pipeline(spec.pipeline[index + 1 :], data)
+            # the job's stages (its schemas' patterns among them) run off the event loop
+            data = await asyncio.to_thread(run_pipeline, spec.pipeline[index + 1 :], data)
         except PipelineFailure as failure:
             status, data, error = TaskStatus.FAILED, failure.data, failure.error
             errors.update(failure.problems)

@@ -291,3 +291,39 @@ async def test_a_tenants_monitors_and_a_checks_pages_are_bounded() -> None:
         assert third.status_code == 422 and third.json()["error"]["field"] == "monitors"
         await api.delete(f"/v1/monitors/{first['id']}")
         assert (await api.post("/v1/monitors", json=BODY)).status_code == 201
+
+
+async def test_the_tick_goes_on_past_an_error_and_leaves_what_its_time_cannot_take() -> None:
+    """A start that meets an error of ours is counted and tried next tick, the others run; a
+    tick whose time is up leaves the rest to the next one."""
+    from scrapejobs_dispatcher.monitor_tick import MonitorTick
+    from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest
+
+    checks = MemoryMonitorChecks()
+    monitors = MemoryMonitorStore(checks)
+    past = datetime.now(UTC) - timedelta(minutes=1)
+    request = MonitorRequest.model_validate(BODY, strict=False)
+    for n, tenant in enumerate(("team-a", "team-a", "team-b")):
+        await monitors.create(
+            MonitorRecord(f"mon_{n}", tenant, request, past, past, next_check_at=past)
+        )
+
+    class Runner:
+        started: list[str] = []
+
+        async def start(self, tenant: str, monitor_id: str, *_: object) -> None:
+            if monitor_id == "mon_0":
+                raise RuntimeError("a bug")
+            self.started.append(monitor_id)
+
+        async def settle(self, *_: object) -> None:
+            raise AssertionError("no open checks here")
+
+    tick = MonitorTick(monitors, checks, Runner(), lambda: datetime.now(UTC))  # type: ignore[arg-type]
+    done = await tick.run()
+    assert (done.due, done.errors, done.left) == (2, 1, 0)
+    assert sorted(Runner.started) == ["mon_1", "mon_2"]
+    assert monitors.monitors["mon_0"].next_check_at == past  # tried again next tick
+    assert monitors.monitors["mon_1"].next_check_at > past
+    later = await tick.run(budget_s=0)
+    assert later.due == 0 and later.left == 1  # mon_0 is still due: the next tick's

@@ -4,20 +4,23 @@ has ended, so their events go out whether or not anyone reads them.
 
 Isolated, bounded and fair: each monitor and each check on its own (a check that cannot start
 is recorded failed and its schedule moves on; an error on one never stops the others), tenants
-take turns, and a tick starts no new work after its budget (the rest is the next tick's).
+take turns (eight starts or comparisons under way at once, in their order), and a tick starts no
+new work after its budget (the rest is the next tick's).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
 from scrapejobs_dispatcher.check_runner import CANNOT_START, SAVE_ATTEMPTS, CheckRunner
 from scrapejobs_dispatcher.monitor_service import MonitorNotFound
+from scrapejobs_shared.domain.monitor_checks import CheckRecord
 from scrapejobs_shared.domain.monitors import MonitorRecord
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
@@ -25,6 +28,15 @@ from scrapejobs_shared.ports.monitor_store import MonitorStore
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 TICK_BUDGET_S = 20.0  # one tick's work; what is left goes to the next (every minute)
+AT_ONCE = 8  # starts (or comparisons) under way at once, in the tenants' turns
+STARTED, FAILED, GONE, COMPARED, WAITING, ERROR = (
+    "started",
+    "failed",
+    "gone",
+    "compared",
+    "waiting",
+    "error",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,42 +74,46 @@ class MonitorTick:
         stop_at = time.monotonic() + budget_s
         now = self._clock()
         due = round_robin(await self._monitors.due(now, limit), lambda m: m.tenant)
-        started = failed = errors = left = 0
-        for n, monitor in enumerate(due):
-            if time.monotonic() >= stop_at:
-                left += len(due) - n
-                break
-            slot = monitor.next_check_at
-            assert slot is not None
-            try:
-                await self._runner.start(monitor.tenant, monitor.id, "scheduled", slot)
-                started += 1
-            except MonitorNotFound:
-                continue  # deleted meanwhile
-            except CANNOT_START:
-                failed += 1  # recorded on the check (CheckRunner._submitted)
-            except Exception:
-                errors += 1
-                log.exception("check not started: tried again next tick", extra=_of(monitor))
-                continue
-            await self._advance(monitor, slot, now)
-        compared = 0
+        starts, left = await _in_turns(due, lambda m: self._start(m, now), stop_at)
         open_checks = round_robin(await self._checks.open_checks(limit), lambda c: c.tenant)
-        for n, check in enumerate(open_checks):
-            if time.monotonic() >= stop_at:
-                left += len(open_checks) - n
-                break
-            try:
-                owner = await self._monitors.get(check.tenant, check.monitor_id)
-                if owner is not None and (await self._runner.settle(owner, check)).finished:
-                    compared += 1
-            except Exception:
-                errors += 1
-                log.exception(
-                    "check not compared: tried again next tick",
-                    extra={"monitor_id": check.monitor_id, "check_id": check.id},
-                )
-        return Tick(started, compared, failed, errors, left)
+        compares, left_open = await _in_turns(open_checks, self._compare, stop_at)
+        return Tick(
+            due=starts.count(STARTED),
+            compared=compares.count(COMPARED),
+            failed=starts.count(FAILED),
+            errors=starts.count(ERROR) + compares.count(ERROR),
+            left=left + left_open,
+        )
+
+    async def _start(self, monitor: MonitorRecord, now: datetime) -> str:
+        """Start the monitor's scheduled check and move its time on: what came of it."""
+        slot = monitor.next_check_at
+        assert slot is not None
+        try:
+            await self._runner.start(monitor.tenant, monitor.id, "scheduled", slot)
+            outcome = STARTED
+        except MonitorNotFound:
+            return GONE  # deleted meanwhile
+        except CANNOT_START:
+            outcome = FAILED  # recorded on the check (CheckRunner._submitted)
+        except Exception:
+            log.exception("check not started: tried again next tick", extra=_of(monitor))
+            return ERROR
+        await self._advance(monitor, slot, now)
+        return outcome
+
+    async def _compare(self, check: CheckRecord) -> str:
+        try:
+            owner = await self._monitors.get(check.tenant, check.monitor_id)
+            if owner is not None and (await self._runner.settle(owner, check)).finished:
+                return COMPARED
+        except Exception:
+            log.exception(
+                "check not compared: tried again next tick",
+                extra={"monitor_id": check.monitor_id, "check_id": check.id},
+            )
+            return ERROR
+        return WAITING
 
     async def _advance(self, monitor: MonitorRecord, slot: datetime, now: datetime) -> None:
         """Move the monitor's next check time past ``slot`` and ``now`` (unless it moved)."""
@@ -113,6 +129,19 @@ class MonitorTick:
             )
             if await self._monitors.save(moved, read_at=current.updated_at):
                 return
+
+
+async def _in_turns(
+    items: Sequence[T], run: Callable[[T], Awaitable[str]], stop_at: float
+) -> tuple[list[str], int]:
+    """``run`` each item, :data:`AT_ONCE` at a time in the order given, until ``stop_at``
+    (``time.monotonic``): what came of each, and how many were left."""
+    outcomes: list[str] = []
+    for start in range(0, len(items), AT_ONCE):
+        if time.monotonic() >= stop_at:
+            return outcomes, len(items) - start
+        outcomes += await asyncio.gather(*(run(item) for item in items[start : start + AT_ONCE]))
+    return outcomes, 0
 
 
 def round_robin(items: Sequence[T], owner: Callable[[T], str]) -> list[T]:

@@ -63,7 +63,10 @@ locals {
     ))
     SCRAPEJOBS_IAM_DEFAULT_TENANT = var.dispatcher_default_tenant
     SCRAPEJOBS_IAM_DEFAULT_ROLE   = var.dispatcher_default_role
-    SCRAPEJOBS_IAP_AUDIENCE       = var.dispatcher_iap_audience
+    # IAP directly on the dispatcher's service signs its assertions for the service itself
+    SCRAPEJOBS_IAP_AUDIENCE = var.dispatcher_iap_audience != "" ? var.dispatcher_iap_audience : (
+      local.dispatcher_iap ? "/projects/${local.project_number}/locations/${var.region}/services/${local.dispatcher_service_name}" : ""
+    )
     # the schedules a scheduler key may send: each Cloud Scheduler job's tenant and body digest
     SCRAPEJOBS_SCHEDULES = jsonencode({
       for k, s in var.schedules : "${var.name_prefix}-${k}" => {

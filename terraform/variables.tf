@@ -382,11 +382,11 @@ variable "dispatcher_identities" {
 variable "dispatcher_iap_audience" {
   type        = string
   default     = ""
-  description = "iam mode behind Identity-Aware Proxy: the audience of IAP's signed assertions (/projects/NUMBER/global/backendServices/ID, or /projects/NUMBER/apps/PROJECT). A person's identity is only ever taken from an assertion verified against it; empty refuses assertions (callers are then the Google identities of their own tokens)."
+  description = "iam mode behind Identity-Aware Proxy: the audience of IAP's signed assertions. Empty: with dispatcher_iap_members set, the dispatcher's own service (/projects/NUMBER/locations/REGION/services/NAME, IAP on Cloud Run); set it for IAP on a load balancer (/projects/NUMBER/global/backendServices/ID). A person's identity is only ever taken from an assertion verified against it."
 
   validation {
-    condition     = var.dispatcher_iap_audience == "" || can(regex("^/projects/[0-9]+/(global/backendServices/[0-9]+|apps/[a-z][a-z0-9-]+)$", var.dispatcher_iap_audience))
-    error_message = "dispatcher_iap_audience must be empty, /projects/NUMBER/global/backendServices/ID or /projects/NUMBER/apps/PROJECT."
+    condition     = var.dispatcher_iap_audience == "" || can(regex("^/projects/[0-9]+/(global/backendServices/[0-9]+|apps/[a-z][a-z0-9-]+|locations/[a-z0-9-]+/services/[a-z0-9-]+)$", var.dispatcher_iap_audience))
+    error_message = "dispatcher_iap_audience must be empty, /projects/NUMBER/locations/REGION/services/NAME, /projects/NUMBER/global/backendServices/ID or /projects/NUMBER/apps/PROJECT."
   }
 }
 

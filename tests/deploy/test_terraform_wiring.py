@@ -1063,3 +1063,15 @@ def test_the_dispatcher_knows_each_schedule_a_scheduler_may_send(tf, h) -> None:
     assert job["name"] == "${var.name_prefix}-${each.key}"
     body = h.squash(job["http_target"][0]["body"])
     assert body == "${base64encode(jsonencode(jsondecode(each.value.body)))}"
+
+
+def test_iap_on_the_dispatcher_gives_the_app_its_assertions_audience(tf, h) -> None:
+    """With IAP on the dispatcher's service, the app verifies IAP's signed assertions against
+    that service's audience (unless dispatcher_iap_audience names another, a load balancer's)."""
+    env = h.squash(tf.locals["dispatcher_env"])
+    assert '"SCRAPEJOBS_IAP_AUDIENCE":"${var.dispatcher_iap_audience!=""?' in env, env
+    assert (
+        "/projects/${local.project_number}/locations/${var.region}/services/"
+        "${local.dispatcher_service_name}" in env
+    )
+    assert "local.dispatcher_iap?" in env

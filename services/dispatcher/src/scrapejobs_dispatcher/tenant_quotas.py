@@ -70,7 +70,6 @@ class Quotas:
         self._prices = prices
         self._recheck_s = recheck_s
         self._quotas: dict[str, tuple[Quota | None, float]] = {}
-        self._today: dict[str, tuple[datetime, Totals, float]] = {}
 
     async def quota_of(self, tenant: str) -> tuple[Quota, bool]:
         """The tenant's quota, and whether it is its own (else the defaults)."""
@@ -95,7 +94,7 @@ class Quotas:
         """What ``tenant`` used today (read now), and its quota."""
         quota, own = await self.quota_of(tenant)
         now = self._clock()
-        totals = await self._day(tenant, now, cached=False)
+        totals = await self._day(tenant, now)
         work = await self._stats.open_work(MAX_OPEN_JOBS, tenant)
         cost = None if self._prices is None else self._prices.cost_of(totals.ai)
         return TenantUsage(
@@ -108,13 +107,6 @@ class Quotas:
             ai_cost=cost,
         )
 
-    async def _day(self, tenant: str, now: datetime, cached: bool) -> Totals:
+    async def _day(self, tenant: str, now: datetime) -> Totals:
         today = day_of(now)
-        kept = self._today.get(tenant)
-        if cached and kept is not None and kept[0] == today and kept[2] > time.monotonic():
-            return kept[1]
-        totals = (await self._stats.day_totals([today], now, tenant))[today]
-        if len(self._today) > 10_000:
-            self._today.clear()
-        self._today[tenant] = (today, totals, time.monotonic() + self._recheck_s)
-        return totals
+        return (await self._stats.day_totals([today], now, tenant))[today]

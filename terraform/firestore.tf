@@ -14,6 +14,31 @@ resource "google_firestore_database" "main" {
   depends_on = [google_project_service.apis]
 }
 
+# The dispatcher's identities (api_keys, revoked_sessions) in a database of their own: Firestore
+# grants per database, not per collection, so only here can the worker and renderer be kept
+# from writing an API key (iam.tf: their grants are conditioned on firestore_database).
+resource "google_firestore_database" "identities" {
+  count = var.create_firestore_database ? 1 : 0
+
+  project     = var.project_id
+  name        = var.identity_database
+  location_id = local.firestore_location
+  type        = "FIRESTORE_NATIVE"
+
+  point_in_time_recovery_enablement = var.firestore_point_in_time_recovery ? "POINT_IN_TIME_RECOVERY_ENABLED" : "POINT_IN_TIME_RECOVERY_DISABLED"
+  delete_protection_state           = var.firestore_delete_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
+  deletion_policy                   = "ABANDON"
+
+  lifecycle {
+    precondition {
+      condition     = var.identity_database != var.firestore_database
+      error_message = "identity_database must differ from firestore_database: the worker and renderer may use the latter."
+    }
+  }
+
+  depends_on = [google_project_service.apis]
+}
+
 # jobs: where status == X order by created_at desc (job listing filtered by status).
 resource "google_firestore_index" "jobs_status_created_at" {
   project     = var.project_id
@@ -69,7 +94,7 @@ resource "google_firestore_index" "jobs_tenant_created_at" {
 # api_keys of one tenant, newest first (GET /v1/keys?tenant=).
 resource "google_firestore_index" "api_keys_tenant_created_at" {
   project     = var.project_id
-  database    = var.firestore_database
+  database    = var.identity_database
   collection  = "api_keys"
   query_scope = "COLLECTION"
 
@@ -83,7 +108,7 @@ resource "google_firestore_index" "api_keys_tenant_created_at" {
     order      = "DESCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.identities, google_project_service.apis]
 }
 
 # monitors of one tenant, newest first (GET /v1/monitors), then by id (its page tokens).
@@ -211,6 +236,20 @@ resource "google_firestore_field" "expire_at_ttl" {
   index_config {}
 
   depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
+# Signed-out dashboard sessions, deleted once the session would have expired anyway.
+resource "google_firestore_field" "revoked_sessions_ttl" {
+  project    = var.project_id
+  database   = var.identity_database
+  collection = "revoked_sessions"
+  field      = "expire_at"
+
+  ttl_config {}
+
+  index_config {}
+
+  depends_on = [google_firestore_database.identities, google_project_service.apis]
 }
 
 # The reconcile query (collection group, every job's batches): active batches not written

@@ -4,7 +4,8 @@
 
 # --- dispatcher runtime ------------------------------------------------------------------
 
-# Firestore IAM exists only at project (database) level.
+# Firestore IAM exists only at project (database) level. The dispatcher alone uses both
+# databases: the scrapejobs one and its identities (API keys, signed-out sessions).
 resource "google_project_iam_member" "dispatcher_datastore" {
   project = var.project_id
   role    = "roles/datastore.user"
@@ -51,10 +52,17 @@ resource "google_secret_manager_secret_iam_member" "dispatcher_reads_session_key
 
 # --- worker runtime ----------------------------------------------------------------------
 
+# The scrapejobs database only: the worker can neither read nor write an API key.
 resource "google_project_iam_member" "worker_datastore" {
   project = var.project_id
   role    = "roles/datastore.user"
   member  = google_service_account.worker.member
+
+  condition {
+    title       = "scrapejobs database only"
+    description = "The worker reads and writes the scrapejobs Firestore database, not the dispatcher's identities."
+    expression  = "resource.name == \"projects/${var.project_id}/databases/${var.firestore_database}\""
+  }
 }
 
 # Crawl jobs publish the pages they discover as new tasks (in their job's lane).

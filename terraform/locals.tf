@@ -56,6 +56,8 @@ locals {
 
   dispatcher_env = merge(local.common_env, local.ai_env, {
     SCRAPEJOBS_AUTH_MODE = var.dispatcher_auth_mode
+    # API keys and signed-out sessions: a database only the dispatcher may use (iam.tf)
+    SCRAPEJOBS_IDENTITY_DATABASE = var.identity_database
     # iam mode: who is which tenant and role (the scheduler's identity is the scheduler)
     SCRAPEJOBS_IDENTITIES = jsonencode(merge(
       { (google_service_account.scheduler.email) = { tenant = var.dispatcher_default_tenant, role = "scheduler" } },
@@ -176,5 +178,5 @@ locals {
   }
 
   # Collections (or collection groups) whose documents carry an `expire_at` timestamp.
-  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers", "handoffs", "ai_answers", "page_cache", "revoked_sessions", "checks", "check_pages", "same_pages", "snapshots", "quota_days", "reservations"])
+  ttl_collections = toset(["jobs", "batches", "tasks", "counters", "crawl", "hosts", "slots", "wants", "scheduler_triggers", "idempotency_keys", "rejected_messages", "stats_slots", "stats_rollups", "workers", "handoffs", "ai_answers", "page_cache", "checks", "check_pages", "same_pages", "snapshots", "quota_days", "reservations"])
 }

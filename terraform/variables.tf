@@ -275,6 +275,17 @@ variable "firestore_database" {
   }
 }
 
+variable "identity_database" {
+  type        = string
+  description = "Firestore database ID of the dispatcher's identities: API keys and signed-out dashboard sessions (SCRAPEJOBS_IDENTITY_DATABASE). Only the dispatcher's service account may use it; the worker and renderer are held to firestore_database."
+  default     = "scrapejobs-identities"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{2,61}[a-z0-9]$", var.identity_database))
+    error_message = "identity_database must be 4-63 lowercase letters, digits and hyphens (a named database, never (default))."
+  }
+}
+
 variable "firestore_location" {
   type        = string
   description = "Firestore location (a region such as us-central1 or a multi-region such as nam5/eur3). Defaults to var.region. Cannot be changed after creation."
@@ -283,7 +294,7 @@ variable "firestore_location" {
 
 variable "create_firestore_database" {
   type        = bool
-  description = "Create the Firestore database. Set false if it already exists (e.g. a (default) database created earlier) or import it instead."
+  description = "Create the Firestore databases (firestore_database and identity_database). Set false if they already exist (e.g. a (default) database created earlier) or import it instead."
   default     = true
 }
 

@@ -639,6 +639,41 @@ def test_firestore_database_native_mode(tf):
     assert db["location_id"] == "${local.firestore_location}"
 
 
+def test_identities_are_in_a_database_only_the_dispatcher_may_use(tf, h):
+    """API keys and signed-out sessions live in a database of their own (Firestore grants per
+    database): the worker's and renderer's grants are conditioned on the main database, the
+    dispatcher's is not; the keys' index and the sessions' TTL are the identity database's."""
+    from scrapejobs_dispatcher.settings import DispatcherSettings
+
+    db = tf.resource("google_firestore_database", "identities")
+    assert db["name"] == "${var.identity_database}" and db["type"] == "FIRESTORE_NATIVE"
+    assert db["deletion_policy"] == "ABANDON"
+    [precondition] = h.block(db, "lifecycle")["precondition"]
+    assert h.squash(precondition["condition"]) == h.squash(
+        "${var.identity_database != var.firestore_database}"
+    )
+    default = tf.variables["identity_database"]["default"]
+    assert default == DispatcherSettings.model_fields["identity_database"].default
+    assert "SCRAPEJOBS_IDENTITY_DATABASE" in h.squash(tf.locals["dispatcher_env"])
+    assert "IDENTITY" not in h.squash(tf.locals["worker_env"])
+
+    # the parsed expression keeps HCL's escaped quotes
+    main_only = (
+        'resource.name == \\"projects/${var.project_id}/databases/${var.firestore_database}\\"'
+    )
+    for name in ("worker_datastore", "renderer_datastore"):
+        grant = tf.resource("google_project_iam_member", name)
+        assert h.block(grant, "condition")["expression"] == main_only, name
+    assert "condition" not in tf.resource("google_project_iam_member", "dispatcher_datastore")
+
+    keys_index = tf.resource("google_firestore_index", "api_keys_tenant_created_at")
+    assert keys_index["database"] == "${var.identity_database}"
+    sessions_ttl = tf.resource("google_firestore_field", "revoked_sessions_ttl")
+    assert sessions_ttl["database"] == "${var.identity_database}"
+    assert sessions_ttl["collection"] == "revoked_sessions" and sessions_ttl["field"] == "expire_at"
+    assert "revoked_sessions" not in h.squash(tf.locals["ttl_collections"])
+
+
 def test_jobs_status_created_at_index(tf, h):
     indexes = tf.of_type("google_firestore_index")
     matching = [
@@ -685,8 +720,9 @@ def test_the_ticks_query_of_open_checks_has_its_index(tf, h):
 def test_ttl_fields(tf, h):
     fields = tf.of_type("google_firestore_field")
     ttl = [b for b in fields.values() if b["field"] == "expire_at"]
-    assert len(ttl) == 1
-    body = ttl[0]
+    # the main database's collections, and the identity database's signed-out sessions
+    body = fields["expire_at_ttl"]
+    assert [b["collection"] for b in ttl if b is not body] == ["revoked_sessions"]
     assert "ttl_config" in body, "expire_at needs a ttl_config block"
     assert "index_config" in body, "expire_at should be exempt from indexing"
     assert body["for_each"] == "${local.ttl_collections}"

@@ -12,6 +12,7 @@ import json
 import random
 import time
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -227,3 +228,37 @@ def test_the_cli_makes_lists_and_revokes_keys_and_shows_usage(dispatchers: list[
     refused = run("keys", "ls", key_value=created["key"])  # a member manages no keys
     assert refused.exit_code != 0 and "admin" in refused.output
     assert run("keys", "revoke", created["id"]).exit_code == 0
+
+
+async def test_keys_live_where_only_the_dispatcher_may_and_older_ones_move_there(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """A key a release before the identity database stored in the main database still works
+    after the upgrade and is then found only in the identity database, beside new keys."""
+    from google.cloud import firestore
+
+    from scrapejobs_dispatcher.api_keys import generate_api_key, hash_api_key
+    from support.lone_stack import lone_dispatcher
+
+    project = f"scrapejobs-identities-{random.randrange(10**6)}"
+    older, older_digest = generate_api_key()
+    main = firestore.AsyncClient(project=project)
+    identities = firestore.AsyncClient(project=project, database="scrapejobs-identities")
+    older_record = {"id": "key_older", "tenant": "older", "role": "member", "name": ""}
+    await (
+        main.collection("api_keys")
+        .document(older_digest)
+        .set({**older_record, "created_at": datetime.now(UTC)})
+    )
+    env = {"SCRAPEJOBS_AUTH_MODE": "api_key", "SCRAPEJOBS_API_KEY_HASHES": hash_api_key(ADMIN_KEY)}
+    with lone_dispatcher(stack, project, tmp_path, env) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as api:
+            assert (await api.get("/v1/jobs", headers=key(older))).status_code == 200
+            newer, _ = await new_key(api, "newer")
+    try:
+        kept = {s.id async for s in identities.collection("api_keys").stream()}
+        assert kept == {older_digest, hash_api_key(newer)}
+        assert [s.id async for s in main.collection("api_keys").stream()] == []
+    finally:
+        main.close()
+        identities.close()

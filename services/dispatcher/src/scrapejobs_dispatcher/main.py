@@ -64,6 +64,7 @@ from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
+from scrapejobs_shared.adapters.firestore.identity_move import IdentityMove
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.monitor_checks import FirestoreMonitorChecks
 from scrapejobs_shared.adapters.firestore.monitor_store import FirestoreMonitorStore
@@ -83,6 +84,7 @@ from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.api_keys import ApiKeyStore
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
@@ -164,14 +166,20 @@ def create_app(
                 project=settings.project_id, database=settings.firestore_database
             )
         deadline = CallDeadline(settings.firestore_timeout_s)
+        identities = client
+        if client is not None and settings.identity_database != settings.firestore_database:
+            identities = firestore.AsyncClient(
+                project=settings.project_id, database=settings.identity_database
+            )
+            await move_identities(client, identities, deadline, settings.firestore_database)
         publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
         job_store = store or FirestoreJobStore(client, deadline=deadline)
         app.state.workers = worker_directory or FirestoreWorkerDirectory(client, deadline)
-        keyring.use_store(api_keys or FirestoreApiKeyStore(client, deadline))
+        keyring.use_store(api_keys or FirestoreApiKeyStore(identities, deadline))
         app.state.dashboard_sessions = DashboardSessions(
             keyring,
             settings.dashboard_session_s,
-            session_revocations or FirestoreSessionRevocations(client, deadline),
+            session_revocations or FirestoreSessionRevocations(identities, deadline),
             utc_now,
             settings.session_key.encode(),
         )
@@ -257,6 +265,8 @@ def create_app(
             await task_publisher.close()
             if isinstance(outbox, PubSubWebhookOutbox):
                 await outbox.close()
+            if identities is not None and identities is not client:
+                identities.close()
             if client is not None:
                 client.close()
             if telemetry is None:
@@ -284,6 +294,20 @@ def create_app(
         app.include_router(router)
     install_dashboard(app, FigureCache(settings.dashboard_cache_s))
     return app
+
+
+async def move_identities(
+    main: firestore.AsyncClient,
+    identities: firestore.AsyncClient,
+    deadline: CallDeadline,
+    main_database: str,
+) -> None:
+    """What a release before the identity database kept in the main one moves there; an
+    outage only postpones it to the next instance's start (keys not yet moved are refused)."""
+    try:
+        await IdentityMove(main, identities, deadline).run(main_database)
+    except DependencyUnavailable:
+        log.warning("identities not moved yet: Firestore unavailable", exc_info=True)
 
 
 def submission_rules(

@@ -26,6 +26,13 @@ class DispatcherSettings(CommonSettings):
         description="iam: Cloud Run IAM checks Google identity tokens at the edge; api_key: "
         "X-API-Key checked against api_key_hashes; none: local development only",
     )
+    identity_database: str = Field(
+        default="scrapejobs-identities",
+        description="The Firestore database of API keys and signed-out dashboard sessions, "
+        "apart from SCRAPEJOBS_FIRESTORE_DATABASE so that only the dispatcher's service account "
+        "may use it (Terraform's IAM); what a release before it kept in the main database "
+        "moves there at start. The same name as the main database keeps them together",
+    )
     api_key_hashes: str = Field(
         default="",
         description="Comma-separated SHA-256 hex digests of bootstrap keys: administrators of "

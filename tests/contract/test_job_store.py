@@ -1175,6 +1175,28 @@ async def test_a_lane_s_dead_letters_close_that_lane_s_tasks_only(store: Store) 
     assert task is not None and task.error == "HTTP 500"
 
 
+@pytest.mark.parametrize("tasks", [1, 3])
+async def test_pages_that_ran_without_a_charge_are_tallied_once(store: Store, tasks: int) -> None:
+    """A page reused from the cache (no fetch) and a fetch that got no response cost nothing:
+    the job's tally counts them (its tenant's quota gives them back), once whatever the
+    redeliveries; a fetched page does not (one task: the job holds its batch)."""
+    job, [batch] = await a_job(store, tasks)
+    t0 = datetime.now(UTC)
+    claimed = await claim(store, batch, t0)
+    first, *others = ids(batch)
+    finishes = [FinishTask(first, TaskOutcome(TaskStatus.SUCCEEDED, http_status=200))]
+    if others:
+        fetched = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=30)
+        no_response = TaskOutcome(TaskStatus.FAILED, error="timeout")
+        finishes += [FinishTask(others[0], fetched), FinishTask(others[1], no_response)]
+    settled = await store.settle(claimed.handle, finishes, t0)
+    await store.settle(settled.handle, finishes, t0)  # a retried commit
+    found = await store.job_with_counts(job.id)
+    assert found is not None
+    assert found[0].uncharged == (2 if others else 1)
+    assert found[0].ai_usage is None
+
+
 async def test_the_ai_stage_s_usage_is_counted_once_per_finished_task(store: Store) -> None:
     job, [batch] = await a_job(store, 2)
     a, b = ids(batch)

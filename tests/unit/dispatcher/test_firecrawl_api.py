@@ -98,7 +98,7 @@ async def test_status_pages_through_the_documents_of_pages_that_succeeded() -> N
         assert first["status"] == "scraping" and first["total"] == 150
         assert first["completed"] == 0 and first["data"] == []
 
-        ok = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data=PAGE_DATA)
+        ok = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data=PAGE_DATA, elapsed_ms=9)
         failed = TaskOutcome(TaskStatus.FAILED, http_status=None, error="robots_disallowed: x")
         await _settle_all(store, started["id"], [ok], batches=1)
         running = (await client.get(batch)).json()
@@ -113,7 +113,8 @@ async def test_status_pages_through_the_documents_of_pages_that_succeeded() -> N
         documents: list[dict[str, Any]] = []
         page: dict[str, Any] = (await client.get(batch)).json()
         assert page["status"] == "completed" and page["completed"] == 150
-        assert page["creditsUsed"] == 150 and page["expiresAt"]
+        assert page["expiresAt"]
+        credits = page["creditsUsed"]
         while True:
             documents += page["data"]
             if not page["next"]:
@@ -123,6 +124,7 @@ async def test_status_pages_through_the_documents_of_pages_that_succeeded() -> N
         results = store.results[started["id"]].values()
         succeeded = [t for t in results if t.status is TaskStatus.SUCCEEDED]
         assert len(documents) == len(succeeded) and 100 < len(succeeded) < 150
+        assert credits == len(succeeded)  # a credit a page fetched: none refused by robots.txt
         assert documents[0]["markdown"] == "# Hello"
         metadata = documents[0]["metadata"]
         assert metadata["ogTitle"] == "Hello OG" and metadata["ogSiteName"] == "Site"

@@ -1,8 +1,9 @@
 """A tenant's pages_per_day holds as work is accepted: a submission's pages (its URLs, its
 crawl's page limit) are reserved when it is accepted, so five 1,000-URL jobs are not all
 accepted under a quota of 10; parallel submissions on several instances never pass it; what a
-cancelled job will not fetch comes back; retry and replay go through the same rule, as does
-the unverified-TLS switch."""
+cancelled job will not fetch comes back, and so do an ended job's pages that cost nothing (reused
+from the page cache); retry and replay go through the same rule, as does the unverified-TLS
+switch."""
 
 from __future__ import annotations
 
@@ -65,14 +66,22 @@ async def instances(
 
 
 async def end_every_page(
-    store: MemoryJobStore, job_id: str, status: TaskStatus = TaskStatus.FAILED
+    store: MemoryJobStore, job_id: str, status: TaskStatus = TaskStatus.FAILED, reused: int = 0
 ) -> None:
+    """Every page of the job ends ``status`` with a response from its site (a charge), except
+    the first ``reused`` pages, which succeed from the page cache (no fetch, no charge)."""
     now = datetime.now(UTC)
+    served = TaskOutcome(status, http_status=500, error="http_500", elapsed_ms=20)
+    cached = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
+    left = reused
     for batch_id, batch in store.batches[job_id].items():
         claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
         assert isinstance(claim, Claimed)
-        ended = TaskOutcome(status, http_status=500, error="http_500")
-        await store.settle(claim.handle, [FinishTask(i.task_id, ended) for i in batch.items], now)
+        changes = []
+        for item in batch.items:
+            changes.append(FinishTask(item.task_id, cached if left > 0 else served))
+            left -= 1
+        await store.settle(claim.handle, changes, now)
 
 
 async def test_large_jobs_count_their_pages_when_accepted() -> None:
@@ -173,3 +182,20 @@ async def test_an_ended_crawl_gives_back_the_pages_it_did_not_find() -> None:
         today = datetime.now(UTC).date()
         assert await ledger.reserved("team-a", today) == 1 + 5
         assert await ledger.unsettled("team-a", today, 10) != []  # the new job's, still open
+
+
+async def test_an_ended_job_gives_back_its_pages_reused_from_the_cache() -> None:
+    """Pages reused from the page cache are not fetched, so they do not count against the
+    day, as /v1/usage does not count them: once the job ended, a submission that would pass
+    the quota settles the day and gets them back; fetched pages (a 500 is a response) stay
+    counted."""
+    store = MemoryJobStore()
+    async with instances(1, store, quota=10) as ([api], alice, ledger):
+        job = (await api.post("/v1/jobs", json=urls(8), headers=alice)).json()["id"]
+        assert (await api.post("/v1/jobs", json=urls(5, "b"), headers=alice)).status_code == 429
+        await end_every_page(store, job, reused=6)  # 2 fetched
+        assert await complete_if_done(store, job, lambda: datetime.now(UTC))
+        assert (await api.post("/v1/jobs", json=urls(5, "b"), headers=alice)).status_code == 202
+        today = datetime.now(UTC).date()
+        assert await ledger.reserved("team-a", today) == 2 + 5
+        assert (await api.post("/v1/jobs", json=urls(4, "c"), headers=alice)).status_code == 429

@@ -120,7 +120,7 @@ async def test_the_fetch_lane_hands_on_and_the_processing_lane_finishes() -> Non
     assert [m.role for m in call.messages] == ["system", "user"]
     assert call.messages[1].content == handoff.model_input and call.schema == SCHEMA
     assert store.handed_off["j"] == {}
-    assert store.usage["j"] == ModelUsage(calls=1, input_tokens=10, output_tokens=3)
+    assert store.tallies["j"].usage == ModelUsage(calls=1, input_tokens=10, output_tokens=3)
 
     # a redelivery of the processing message finds nothing to do: the model is not asked again
     assert (await processing(store, model).handle_push(handed)).ack and len(model.calls) == 1
@@ -181,7 +181,7 @@ async def test_an_answer_is_paid_for_once_unless_the_stage_opts_out() -> None:
         assert (await processing(store, model, cache).handle_push(handed)).ack
         assert store.results["j"]["t"].data == {"heading": "Hello", "said": {"greeting": "Hello"}}
     assert len(model.calls) == 1
-    assert store.usage["j"] == ModelUsage(cached=1)  # the second job paid nothing
+    assert store.tallies["j"].usage == ModelUsage(cached=1)  # the second job paid nothing
 
     store = MemoryJobStore()
     handed = await _fetched(store, cache=False)
@@ -221,7 +221,9 @@ async def test_a_delivery_reads_its_tasks_a_lane_width_at_a_time() -> None:
     assert store.read == [2, 2, 1] and cache.read == [2, 2, 1]  # not 5 handoffs at once
     assert {r.status for r in store.results["j"].values()} == {TaskStatus.SUCCEEDED}
     assert len(model.calls) == 2  # the first two asked; the later reads found their answer
-    assert store.usage["j"] == ModelUsage(calls=2, cached=3, input_tokens=20, output_tokens=6)
+    assert store.tallies["j"].usage == ModelUsage(
+        calls=2, cached=3, input_tokens=20, output_tokens=6
+    )
 
 
 async def test_a_delivery_that_finds_the_model_busy_reads_no_further() -> None:

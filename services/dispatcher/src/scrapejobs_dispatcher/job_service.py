@@ -75,6 +75,13 @@ class JobView:
     def total(self) -> int:
         return sum(self.counts.values())
 
+    @property
+    def charged(self) -> int:
+        """Pages charged so far (credits, usage.py): its tasks that ran to an outcome, less
+        those that ran without a charge."""
+        ran = sum(n for s, n in self.counts.items() if s.terminal and s is not TaskStatus.CANCELLED)
+        return max(0, ran - self.job.uncharged)
+
 
 class JobService:
     def __init__(

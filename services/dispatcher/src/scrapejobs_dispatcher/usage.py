@@ -63,7 +63,7 @@ class QueueFigures:
 
 def credits_of(totals: Totals) -> int:
     """Pages fetched (see the module's docstring)."""
-    return totals.fetch.count - totals.unbilled
+    return totals.credits
 
 
 def tokens_of(totals: Totals) -> int:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
+from scrapejobs_shared.domain.job_tally import JobTally
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.outcome_stats import Totals, outcome_totals
 from scrapejobs_shared.domain.records import (
@@ -71,6 +72,11 @@ class Applied:
     @property
     def changed(self) -> bool:
         return bool(self.results) or any(self.deltas.values())
+
+    @property
+    def tally(self) -> JobTally:
+        """What the tasks that became terminal add to their job's tally."""
+        return JobTally(self.usage, self.stats.uncharged)
 
     @property
     def finished(self) -> tuple[str, ...]:

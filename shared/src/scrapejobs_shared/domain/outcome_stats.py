@@ -116,6 +116,18 @@ class Totals:
         return sum(self.unusable.values())
 
     @property
+    def credits(self) -> int:
+        """Pages charged: fetched with a response from the site, whatever its status, unless it
+        held nothing usable. A page reused from the page cache, a fetch that never got a
+        response and a retried attempt are not."""
+        return self.fetch.count - self.unbilled
+
+    @property
+    def uncharged(self) -> int:
+        """Tasks that ran to an outcome without a charge."""
+        return max(0, self.processed - self.credits)
+
+    @property
     def processed(self) -> int:
         """Tasks that ran to an outcome (cancelled ones never ran)."""
         return sum(self.count(s) for s in FINISHED if s is not TaskStatus.CANCELLED)

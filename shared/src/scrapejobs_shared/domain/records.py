@@ -42,6 +42,7 @@ class JobRecord:
     started_at: datetime | None = None  # when a worker first took one of its batches
     finished_at: datetime | None = None  # when it completed or was cancelled
     ai_usage: ModelUsage | None = None  # its ai stage's usage (read with its counts)
+    uncharged: int = 0  # its tasks that ran without a charge (domain/job_tally.py; ditto)
     tenant: str = DEFAULT_TENANT  # the team it belongs to (domain/tenancy.py)
     # the request body's digest, for a job an Idempotency-Key derived (a retry with the key
     # and another body is told apart by it)

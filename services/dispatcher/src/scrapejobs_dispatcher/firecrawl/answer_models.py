@@ -58,7 +58,11 @@ class BatchStatusAnswer(Answer):
     status: BatchStatus
     total: int = Field(description="Pages in the batch")
     completed: int = Field(description="Pages that have ended (succeeded or not)")
-    credits_used: int = Field(alias="creditsUsed", description="One per page that has ended")
+    credits_used: int = Field(
+        alias="creditsUsed",
+        description="Pages fetched so far (a credit: see /v2/team/credit-usage); reused pages "
+        "and fetches without a response cost nothing",
+    )
     expires_at: datetime = Field(alias="expiresAt", description="When the results are deleted")
     next: str | None = Field(description="The next page of data (null on the last one)")
     data: list[dict[str, Any]] = Field(description="Documents of the pages that succeeded")

@@ -344,7 +344,7 @@ async def _status(
         status=batch_status(view.job.status),
         total=view.total,
         completed=view.progress.done,
-        credits_used=view.progress.done,
+        credits_used=view.charged,
         expires_at=view.job.expire_at,
         next=None,
         data=[],

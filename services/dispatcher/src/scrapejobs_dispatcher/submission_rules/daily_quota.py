@@ -5,8 +5,9 @@ tenant's day), and one that would pass the quota is a ``QuotaExceeded`` (a 429 n
 ``Retry-After``). What accepted work did not use comes back: a cancel gives back what its job
 will not fetch at once (``release``); before a submission is refused, the tenant's day is
 settled (``settle``): each reservation of a job that has ended gives back what the job did
-not fetch (a crawl that found fewer pages than its limit), at most :data:`SETTLED_AT_ONCE`
-jobs a time, each once. (A page reused from the cache or found unchanged still counts.)
+not fetch (a crawl that found fewer pages than its limit, a page reused from the cache, a
+fetch without a response: job_usage.py), at most :data:`SETTLED_AT_ONCE` jobs a time, each
+once.
 
 A tenant's reservations arriving at one instance while one is being written go together in the
 next write (one queue per tenant and day), so a burst costs a few transactions, not one each.

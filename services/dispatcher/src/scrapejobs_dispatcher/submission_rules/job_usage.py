@@ -1,6 +1,8 @@
 """What a job reserved of its tenant's day and what it did not use: its reservation is its most
 pages (its URLs, or its crawl's ``max_pages``); the pages it used are its tasks that ran, run or
-may still run (a crawl finds no more once it ended or was cancelled)."""
+may still run (a crawl finds no more once it ended or was cancelled), less those that ran
+without a charge (reused from the page cache, no response, nothing usable: its tally's
+``uncharged``), so the quota counts what ``/v1/usage`` does."""
 
 from __future__ import annotations
 
@@ -28,12 +30,13 @@ def reservation_of(job: JobRecord) -> Submission:
 def unused_of(job: JobRecord, counts: Mapping[TaskStatus, int]) -> int:
     """The pages of the job's reservation its tasks did not use: those never queued (a crawl's
     unfound pages), those cancelled, and, once the job is cancelled, those still queued (a
-    worker settles them cancelled without a fetch); other queued ones count as used."""
+    worker settles them cancelled without a fetch), and those that ran without a charge; other
+    queued ones count as used."""
     never = counts.get(TaskStatus.CANCELLED, 0)
     if job.status is JobStatus.CANCELLED:
         never += counts.get(TaskStatus.QUEUED, 0)
-    ran = sum(counts.values()) - never
-    return max(0, reservation_of(job).pages - ran)
+    used = max(0, sum(counts.values()) - never - job.uncharged)
+    return max(0, reservation_of(job).pages - used)
 
 
 async def job_usage(store: JobStore, key: str) -> Usage | None:

@@ -33,12 +33,12 @@ from scrapejobs_shared.adapters.firestore.codec import (
     task_from_doc,
     task_to_doc,
 )
-from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.job_tally import JobTally
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 
 BATCH = "b"  # the batch, a map of a batch document's fields and its ``id``
-USAGE = "u"  # the ai stage's usage, a map of ModelUsage's fields
+TALLY = "u"  # the job's tally, a map of JobTally's fields (the ai stage's usage, then more)
 RESULT = "t"  # a one-task job's result, when it is kept inside (a task document's fields)
 _TIMES = ("created_at", "updated_at", "expire_at", "lease_until")
 # results listed by status across a job or every job (tasks_with_status): task documents
@@ -111,8 +111,8 @@ def place_results(batch: BatchRecord, results: Sequence[TaskRecord], room: int) 
     return Results(inside, (), (record.id,) if replayed else ())
 
 
-def usage_of(doc: Mapping[str, Any]) -> ModelUsage:
-    return ModelUsage.from_fields(doc.get(USAGE) or {})
+def tally_of(doc: Mapping[str, Any]) -> JobTally:
+    return JobTally.from_fields(doc.get(TALLY) or {})
 
 
 def batch_updates(batch: BatchRecord, now: datetime) -> dict[str, Any]:
@@ -135,16 +135,16 @@ def claim_updates(
 
 def settle_updates(
     batch: BatchRecord,
-    usage: ModelUsage,
+    tally: JobTally,
     completes: bool,
     now: datetime,
     inside: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A settle's write: the batch, the usage it adds, the result kept inside (``inside``),
-    and the job's completion when the batch has no open task left and the job runs
+    """A settle's write: the batch, what it adds to the job's tally, the result kept inside
+    (``inside``), and the job's completion when the batch has no open task left and the job runs
     (``completes``)."""
     fields = batch_updates(batch, now) | ({RESULT: inside} if inside is not None else {})
-    fields |= {f"{USAGE}.{name}": firestore.Increment(n) for name, n in usage.to_fields().items()}
+    fields |= {f"{TALLY}.{name}": firestore.Increment(n) for name, n in tally.to_fields().items()}
     if completes:
         fields |= {"status": JobStatus.COMPLETED.value, "updated_at": now, "finished_at": now}
     return fields

@@ -245,7 +245,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
             handle.shard,
             applied.deltas,
             applied.batch.expire_at,
-            usage=applied.usage,
+            tally=applied.tally,
         )
         _stage_results(commit, job_ref, applied.results)
         return 2 + len(applied.results)
@@ -263,7 +263,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         """A settle of a job that holds its batch: the job's document (its result inside, when
         kept there), guarded by ``last_update_time`` (else by its existence), the other
         results' task documents; how many documents that writes."""
-        changes = settle_updates(applied.batch, applied.usage, completes, now, placed.inside)
+        changes = settle_updates(applied.batch, applied.tally, completes, now, placed.inside)
         plain_writes.stage_update(writer, self._client, job_ref, changes, last_update_time)
         _stage_results(writer, job_ref, placed.apart)
         for task_id in placed.outdated:
@@ -280,7 +280,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
             cancelled = handle.job_status is JobStatus.CANCELLED
             closed = not applied.batch.open_items  # its one batch: no open task left
             return Settled(written, finished, cancelled, closed, job_completed=completes)
-        after = self._counters.after(results[1], applied.deltas, applied.usage)
+        after = self._counters.after(results[1], applied.deltas, applied.tally)
         return Settled(
             ClaimHandle(applied.batch, handle.shard, results[0].update_time),
             finished,
@@ -399,7 +399,7 @@ class FirestoreBatchStore(FirestoreBatchClaims):
                     shard,
                     applied.deltas,
                     applied.batch.expire_at,
-                    applied.usage,
+                    applied.tally,
                 )
                 _stage_results(transaction, job_ref, applied.results)
                 documents = 2 + len(applied.results)

@@ -22,7 +22,7 @@ from typing import Any
 from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
-from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.job_tally import JobTally
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
 
@@ -44,7 +44,7 @@ class ShardsRead:
     job_doc: dict[str, Any]
     counts: dict[TaskStatus, int]
     started_at: datetime | None  # the earliest start a shard keeps
-    usage: ModelUsage  # the ai stage's usage, summed over the shards
+    tally: JobTally  # the ai stage's usage and the uncharged pages, summed over the shards
 
 
 class ShardedCounters:
@@ -63,7 +63,7 @@ class ShardedCounters:
         shard: int,
         deltas: Mapping[TaskStatus, int],
         expire_at: datetime,
-        usage: ModelUsage | None = None,
+        tally: JobTally | None = None,
     ) -> None:
         """Stage blind increments (new tasks, changes inside a transaction): no read, no
         lock. Every write carries the job's ``expire_at``, so TTL deletes the shard with the
@@ -71,7 +71,7 @@ class ShardedCounters:
         changes: dict[str, Any] = {
             status.value: firestore.Increment(n) for status, n in deltas.items() if n
         }
-        changes |= _usage_increments(usage)
+        changes |= _tally_increments(tally)
         if changes:
             writer.set(self._shard(job_ref, shard), changes | {"expire_at": expire_at}, merge=True)
 
@@ -83,7 +83,7 @@ class ShardedCounters:
         deltas: Mapping[TaskStatus, int],
         expire_at: datetime,
         started_at: datetime | None = None,
-        usage: ModelUsage | None = None,
+        tally: JobTally | None = None,
     ) -> None:
         """Stage status changes; read the shard's values after it with ``after``.
         ``started_at``: the job's start, kept on the shard (a job no worker marks running:
@@ -94,12 +94,12 @@ class ShardedCounters:
         for status, n in deltas.items():
             if n:
                 changes[status.value] = firestore.Increment(n)
-        changes |= _usage_increments(usage)
+        changes |= _tally_increments(tally)
         writer.set(self._shard(job_ref, shard), changes | {"expire_at": expire_at}, merge=True)
 
     @staticmethod
     def after(
-        write_result: Any, deltas: Mapping[TaskStatus, int], usage: ModelUsage | None = None
+        write_result: Any, deltas: Mapping[TaskStatus, int], tally: JobTally | None = None
     ) -> ShardAfter:
         """The shard's values from the transform results of ``move``'s write (the client
         orders field transforms by field path)."""
@@ -107,7 +107,7 @@ class ShardedCounters:
             {
                 *_watched(),
                 *(status.value for status, n in deltas.items() if n),
-                *_usage_increments(usage),
+                *_tally_increments(tally),
             }
         )
         values = dict(zip(fields, write_result.transform_results, strict=True))
@@ -136,7 +136,7 @@ class ShardedCounters:
         counts = dict.fromkeys(TaskStatus, 0)
         job_doc: dict[str, Any] | None = None
         starts: list[datetime] = []
-        usage = ModelUsage()
+        tally = JobTally()
         count(reads=len(refs))
         async for snap in self._client.get_all(refs, **self._deadline.call):
             if snap.reference.path == job_ref.path:
@@ -148,10 +148,10 @@ class ShardedCounters:
                     counts[TaskStatus(field)] += int(value)
                 elif field == STARTED_AT and value is not None:
                     starts.append(value)
-            usage = usage + ModelUsage.from_fields(doc)
+            tally = tally + JobTally.from_fields(doc)
         if job_doc is None:
             return None
-        return ShardsRead(job_doc, counts, min(starts) if starts else None, usage)
+        return ShardsRead(job_doc, counts, min(starts) if starts else None, tally)
 
     async def any_open(self, job_ref: Any, shards: int) -> bool:
         """Whether any shard has an open task, reading shards one at a time in random order and
@@ -170,7 +170,7 @@ def _watched() -> tuple[str, ...]:
     return (*OPEN_FIELDS, CANCEL_MARK)
 
 
-def _usage_increments(usage: ModelUsage | None) -> dict[str, Any]:
-    if usage is None:
+def _tally_increments(tally: JobTally | None) -> dict[str, Any]:
+    if tally is None:
         return {}
-    return {name: firestore.Increment(n) for name, n in usage.to_fields().items()}
+    return {name: firestore.Increment(n) for name, n in tally.to_fields().items()}

@@ -49,7 +49,7 @@ from scrapejobs_shared.adapters.firestore.batch_in_job import (
     counts_of,
     job_doc,
     result_in,
-    usage_of,
+    tally_of,
 )
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
@@ -71,6 +71,7 @@ from scrapejobs_shared.adapters.firestore.store_base import (
     reserved,
 )
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
+from scrapejobs_shared.domain.job_tally import with_tally
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     JobRecord,
@@ -348,13 +349,10 @@ class FirestoreJobStore(FirestoreJointClaims, FirestoreRecoveryQueries):
         job = job_from_doc(job_id, read.job_doc)
         batch = batch_in(job_id, read.job_doc)
         if batch is not None:  # a job that holds its batch: its counts are the batch's
-            usage = usage_of(read.job_doc)
-            return (replace(job, ai_usage=usage) if not usage.empty else job), counts_of(batch)
+            return with_tally(job, tally_of(read.job_doc)), counts_of(batch)
         if job.started_at is None and read.started_at is not None:
             job = replace(job, started_at=read.started_at)
-        if not read.usage.empty:
-            job = replace(job, ai_usage=read.usage)
-        return job, read.counts
+        return with_tally(job, read.tally), read.counts
 
     async def has_open_tasks(self, job_id: str) -> bool:
         shards = await self._shards_of(job_id)

@@ -17,7 +17,7 @@ from scrapejobs_shared.adapters.memory.outcome_stats import MemoryStatsReader
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied, Lane
-from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.job_tally import JobTally, with_tally
 from scrapejobs_shared.domain.outcome_stats import Totals, slot_of
 from scrapejobs_shared.domain.records import (
     BatchRecord,
@@ -56,7 +56,7 @@ class MemoryJobStore(MemoryStatsReader, MemoryJointClaims):
         self.batches: dict[str, dict[str, BatchRecord]] = {}
         self.results: dict[str, dict[str, TaskRecord]] = {}
         self.handed_off: dict[str, dict[str, Handoff]] = {}  # job id → task id → handoff
-        self.usage: dict[str, ModelUsage] = {}  # job id → its ai stage's usage
+        self.tallies: dict[str, JobTally] = {}  # job id → its tally (domain/job_tally.py)
         self.rejected: list[tuple[str, str, bytes]] = []
         self.starts: dict[str, datetime] = {}  # jobs' starts recorded by claims
         self.held_jobs: set[str] = set()  # jobs that hold their one batch (create_jobs)
@@ -116,8 +116,8 @@ class MemoryJobStore(MemoryStatsReader, MemoryJointClaims):
             return None
         if job.started_at is None and job_id in self.starts:
             job = replace(job, started_at=self.starts[job_id])
-        if job_id in self.usage:
-            job = replace(job, ai_usage=self.usage[job_id])
+        if job_id in self.tallies:
+            job = with_tally(job, self.tallies[job_id])
         return job, await self.count_tasks(job_id)
 
     async def list_jobs(
@@ -457,8 +457,8 @@ class MemoryJobStore(MemoryStatsReader, MemoryJointClaims):
             self.results[batch.job_id][record.id] = record
         for key, record in applied.kept:
             self.kept_pages[key] = kept_page(record, now)[0]
-        if not applied.usage.empty:
-            self.usage[batch.job_id] = self.usage.get(batch.job_id, ModelUsage()) + applied.usage
+        if not applied.tally.empty:
+            self.tallies[batch.job_id] = self.tallies.get(batch.job_id, JobTally()) + applied.tally
         kept = self.handed_off.setdefault(batch.job_id, {})
         kept.update(applied.handoffs)
         for task_id in applied.handoffs_done:

@@ -333,6 +333,28 @@ resource "google_firestore_field" "batches_updated_at" {
   depends_on = [google_firestore_database.main, google_project_service.apis]
 }
 
+# Deferred batches waiting for their time (held_batches.py): a job's waiting batches (a cancel
+# wakes them: COLLECTION) and those past their time in every job (the reconcile: COLLECTION_GROUP).
+resource "google_firestore_field" "batches_wait_until" {
+  project    = var.project_id
+  database   = var.firestore_database
+  collection = "batches"
+  field      = "wait_until"
+
+  index_config {
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION_GROUP"
+    }
+  }
+
+  depends_on = [google_firestore_database.main, google_project_service.apis]
+}
+
 # Dead letters and job retries: task results by status, most recently settled first, of one
 # job (COLLECTION) or of every job (COLLECTION_GROUP), and dead letters of one host or tenant.
 resource "google_firestore_index" "tasks_by_status" {

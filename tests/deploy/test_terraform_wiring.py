@@ -861,6 +861,11 @@ def test_lost_messages_are_reconciled_on_a_schedule(tf, h):
     assert in_jobs["collection"] == "jobs" and in_jobs["query_scope"] == "COLLECTION"
     fields = [f["field_path"] for f in h.blocks_of(in_jobs, "fields")]
     assert fields == ["b.active", "b.updated_at"]  # batch_in_job.BATCH
+    # deferred batches waiting for their time: a job's (a cancel), every job's overdue ones
+    waiting = tf.resource("google_firestore_field", "batches_wait_until")
+    assert waiting["collection"] == "batches" and waiting["field"] == "wait_until"
+    scopes = {i["query_scope"] for i in h.block(waiting, "index_config")["indexes"]}
+    assert scopes == {"COLLECTION", "COLLECTION_GROUP"}
 
 
 # --- Monitoring ---------------------------------------------------------------------------------

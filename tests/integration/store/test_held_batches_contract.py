@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -121,3 +121,55 @@ async def test_a_chain_with_no_active_batch_of_its_host_is_stalled(stores: Store
     assert (job.id, batch_group(batches[0])) in stalled  # nothing will release the rest
     await stores.held.release(job.id, batch_group(batches[0]), later, 1)
     assert (job.id, batch_group(batches[0])) not in await stores.held.stalled_holds(later, 1000)
+
+
+async def test_a_deferred_batch_waits_unpublished_until_woken_once(stores: Stores) -> None:
+    """A batch deferred until a time waits: not active (the reconcile of lost messages leaves
+    it alone), apart from the window's hold (a chain never releases it), overdue only past its
+    time; racing wakes wake it once, with the deferrals it kept, active again."""
+    now = datetime.now(UTC)
+    job, batches = await held_job(stores, now)
+    waiting, other = batches[0], batches[1]
+    until = now + timedelta(seconds=100)
+    assert await stores.held.wait(waiting, until, 3, now)
+    assert await stores.held.wait(other, until + timedelta(seconds=5), 1, now)
+    later = now + timedelta(hours=1)
+    lost = {b.id for b in await stores.jobs.stalled_batches(later, later, 1000)}
+    assert waiting.id not in lost and other.id not in lost
+    released = await stores.held.release(job.id, batch_group(waiting), now, 10)
+    assert {b.id for b in released} == {b.id for b in batches if b.held}
+    assert (job.id, waiting.id) not in await stores.held.overdue(until, 1000)
+    assert (job.id, waiting.id) in await stores.held.overdue(until + timedelta(seconds=1), 1000)
+
+    racing = await asyncio.gather(*(stores.held.wake(job.id, waiting.id, now) for _ in range(3)))
+    [woken] = [b for found in racing for b in found]
+    assert woken.id == waiting.id and woken.wait_until is None and woken.wait_deferrals == 3
+    assert woken.active and len(woken.open_items) == 2
+    assert (job.id, waiting.id) not in await stores.held.overdue(later, 1000)
+    assert waiting.id in {b.id for b in await stores.jobs.stalled_batches(later, later, 1000)}
+    # a job's every waiting batch at once (a cancel), then none
+    assert [b.id for b in await stores.held.wake(job.id, None, now)] == [other.id]
+    assert await stores.held.wake(job.id, None, now) == []
+
+
+async def test_a_batch_its_job_s_document_holds_waits_the_same_way(stores: Stores) -> None:
+    now = datetime.now(UTC)
+    job_id = uuid.uuid4().hex
+    items = [BatchItem(task_id_for(job_id, str(n)), f"http://a.example/{n}") for n in range(2)]
+    [batch] = plan_batches(job_id, items, 2, now, now + timedelta(days=1))
+    job = JobRecord(job_id, JobStatus.QUEUED, JobSpec(), now, now, now + timedelta(days=1), total=2)
+    await stores.jobs.create_jobs([(job, [batch])])
+    until = now + timedelta(seconds=50)
+    assert await stores.held.wait(batch, until, 2, now)
+    later = now + timedelta(hours=1)
+    assert batch.id not in {b.id for b in await stores.jobs.stalled_batches(later, later, 1000)}
+    assert (job_id, batch.id) not in await stores.held.overdue(until, 1000)
+    assert (job_id, batch.id) in await stores.held.overdue(until + timedelta(seconds=1), 1000)
+    [woken] = await stores.held.wake(job_id, None, now)
+    assert woken.id == batch.id and woken.wait_deferrals == 2 and woken.active
+    assert await stores.held.wake(job_id, batch.id, now) == []
+    assert (job_id, batch.id) not in await stores.held.overdue(later, 1000)
+    # its job goes on: a delivery claims it as before
+    claim = await stores.jobs.claim_batch(job_id, batch.id, now, now + timedelta(seconds=30))
+    assert isinstance(claim, Claimed)
+    assert not await stores.held.wait(replace(batch, id="gone"), until, 1, now)

@@ -5,13 +5,14 @@ releases them all; the reconcile resumes a chain a crash broke. Over in-memory a
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.delivery.batching import hold_beyond, plan_batches, size_for
+from scrapejobs_shared.delivery.enqueue import DEFERRALS
 from scrapejobs_shared.domain.records import BatchItem, task_id_for
 from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
@@ -140,3 +141,30 @@ async def test_the_reconcile_resumes_a_chain_whose_release_was_lost() -> None:
         assert len(publisher.batches) == published + 1  # one held batch released, published
         assert sum(b.held for b in store.batches[job_id].values()) == 2
         assert store.jobs[job_id].status is not JobStatus.COMPLETED
+
+
+async def test_a_cancel_and_the_reconcile_wake_deferred_batches_waiting_for_their_time() -> None:
+    """A batch waiting for its time (a slow pace) is published at once by a cancel (its tasks
+    end cancelled), and by the reconcile once past its time by more than its grace (the worker
+    that would have woken it stopped), with the deferrals it kept."""
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    waits = MemoryHeldBatches(store)
+    now = datetime.now(UTC)
+    async with memory_client(store, SETTINGS, publisher=publisher) as api:
+        lost = (await api.post("/v1/jobs", json={"urls": ONE_HOST[:5]})).json()["id"]
+        [late] = store.batches[lost].values()
+        assert await waits.wait(late, now - timedelta(minutes=2), 4, now - timedelta(minutes=3))
+        cancelled = (await api.post("/v1/jobs", json={"urls": ONE_HOST[5:10]})).json()["id"]
+        [waiting] = store.batches[cancelled].values()
+        assert await waits.wait(waiting, now + timedelta(seconds=100), 2, now)
+        published = len(publisher.batches)
+
+        assert (await api.post(f"/v1/jobs/{cancelled}:cancel")).status_code == 200
+        [(message, attributes)] = publisher.batches[published:]
+        assert message.batch_id == waiting.id and attributes[DEFERRALS] == "2"
+
+        report = await api.post("/v1/maintenance/reconcile", params={"older_than_s": 3600})
+        assert report.status_code == 200, report.text
+        [(message, attributes)] = publisher.batches[published + 1 :]
+        assert message.batch_id == late.id and attributes[DEFERRALS] == "4"
+        assert all(b.wait_until is None for b in store.batches[lost].values())

@@ -165,3 +165,25 @@ async def test_a_jobs_priority_lane_orders_its_tenants_lanes_waiting_for_the_hos
     await first.release()
     await asyncio.wait_for(asyncio.gather(*waiting), timeout=2.0)
     assert order == ["high", "low"]
+
+
+async def test_lanes_defer_at_once_while_the_host_is_paused_past_their_wait() -> None:
+    """A pace the gate says lasts past what the lanes may wait (a job's one request every
+    100 s): the first ask finds it, and every lane defers at once, with the time left, instead
+    of holding its push until its wait runs out; no lane asks the store again."""
+    gate = CountingGate()
+    limits = HostLimits(concurrency=8, min_interval_s=100.0)
+    polite = politeness(gate, max_wait_s=10.0)
+    first = await polite.admit(HOST, limits, LEASE)
+    assert not isinstance(first, Throttle)
+    await first.release()  # the next request of the host may start 100 s after this one
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    results = await asyncio.gather(*(polite.admit(HOST, limits, LEASE) for _ in range(4)))
+    took = loop.time() - started
+
+    assert all(isinstance(r, Throttle) and r.reason == "rate" for r in results)
+    assert all(90 < r.wait_s <= 100 for r in results if isinstance(r, Throttle))
+    assert took < 1.0, took  # not the 10 s each could have waited
+    assert gate.asks == 2  # the first grant and the one refusal that set the pause

@@ -4,18 +4,25 @@ site's Crawl-delay, capped), and nothing the job sets outlives it on shared host
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
+from opentelemetry.trace import NoOpTracer
 from pydantic import ValidationError
 
+from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.politeness.host_gate import HostLimits, PausedHost, merge_paused
 from scrapejobs_shared.politeness.job_pace import job_pace, job_pace_key
 from scrapejobs_shared.politeness.robots_rules import MAX_CRAWL_DELAY_S, RobotsRules
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
+from scrapejobs_worker.batch_waits import BatchWaits
 from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
 
 HOST = "http~a.example~80"
@@ -72,3 +79,65 @@ def test_paused_hosts_leave_out_keys_that_are_not_hosts() -> None:
         PausedHost(HOST, later, "held"),
     ]
     assert [p.host for p in merge_paused(paused, 10)] == [HOST]
+
+
+async def test_a_slow_job_s_deferred_batch_waits_its_time_unpublished() -> None:
+    """Deferred for its own pace (its next request of the host 100 s away), the batch is not
+    published again at once, which would only have a delivery hold a push to wait: it waits,
+    stored and not active, until its time; then (here: the worker stopping, which wakes what
+    waits on it) it is published with its deferrals."""
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    slow = await setup_job(
+        store,
+        {"url": "http://a.example/", "extract": FIELDS, "options": {"per_host_rps": 0.01}},
+        urls=3,
+        job_id="slow",
+    )
+    processor = build_processor(
+        store, ScriptedFetcher(200), lambda: NOW, publisher=publisher, held=MemoryHeldBatches(store)
+    )
+
+    verdict = await processor.handle_push(push(batch=slow))
+
+    assert verdict.ack and verdict.reason == "deferred"
+    assert publisher.batches == []
+    waiting = store.batches["slow"]["b"]
+    assert waiting.wait_until is not None and waiting.wait_deferrals == 1
+    assert timedelta(seconds=99) < waiting.wait_until - NOW <= timedelta(seconds=100)
+    assert not waiting.active  # the reconcile of lost messages leaves it alone
+    await processor.close()
+    [(message, attributes)] = publisher.batches
+    assert attributes[DEFERRALS] == "1"
+    assert sorted(task.id for task in message.tasks) == ["t1", "t2"]
+    assert store.batches["slow"]["b"].wait_until is None
+
+
+async def test_a_wait_is_woken_at_its_time_and_a_short_one_is_not_stored() -> None:
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    batch = await setup_job(store, urls=2)
+    enqueuer = Enqueuer(store, publisher, lambda: NOW, NoOpTracer())
+    waits = BatchWaits(MemoryHeldBatches(store), enqueuer, lambda: NOW, apart_s=0.05)
+
+    assert await waits.defer(batch, 2, 0.01)  # shorter than waiting apart: at once
+    assert len(publisher.batches) == 1 and store.batches["j"]["b"].wait_until is None
+    assert await waits.defer(batch, 3, 0.1)
+    assert len(publisher.batches) == 1 and waits.waiting == 1
+    await asyncio.sleep(0.3)
+    assert len(publisher.batches) == 2 and waits.waiting == 0
+    assert publisher.batches[-1][1][DEFERRALS] == "3"
+    assert store.batches["j"]["b"].wait_until is None
+
+
+async def test_a_wait_the_store_cannot_keep_is_published_at_once() -> None:
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    batch = await setup_job(store, urls=2)
+    held = MemoryHeldBatches(store)
+    enqueuer = Enqueuer(store, publisher, lambda: NOW, NoOpTracer())
+
+    async def away(*_: object) -> bool:
+        raise DependencyUnavailable("firestore", 5.0)
+
+    held.wait = away  # type: ignore[method-assign]
+    waits = BatchWaits(held, enqueuer, lambda: NOW)
+    assert await waits.defer(batch, 1, 100.0)
+    assert len(publisher.batches) == 1 and waits.waiting == 0

@@ -277,10 +277,13 @@ class JobService:
         return view
 
     async def _release_all_held(self, job_id: str) -> None:
+        """The job's held and waiting batches published now: their tasks end cancelled."""
         if self._held is None:
             return
         while released := await self._held.release(job_id, None, self._clock(), RELEASE_PAGE):
             await self._enqueuer.publish(released)
+        for batch in await self._held.wake(job_id, None, self._clock()):
+            await self._enqueuer.republish(batch, batch.wait_deferrals)
 
     async def webhook_deliveries(
         self, job_id: str, caller: Caller | None, limit: int = 100

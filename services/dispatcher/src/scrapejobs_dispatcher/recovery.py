@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 REPUBLISH_PAGE = 500
 REPLAY_LIMIT = 500  # dead letters replayed per call
 CLOCK_SKEW = timedelta(minutes=1)  # writes stamped later than this ahead are not progress
+WAKE_GRACE = timedelta(minutes=1)  # a deferred batch this late past its time: its wake was lost
 REPLAY_PAGE = 500
 MAX_JOB_RETRY = 10_000  # a job's tasks: the largest submission
 
@@ -115,6 +116,7 @@ class Recovery:
         now = self._clock()
         cutoff = now - stalled_for
         resumed = await self._resume_held(cutoff, limit)
+        resumed += await self._wake_overdue(now - WAKE_GRACE, limit)
         stalled = await self._store.stalled_batches(cutoff, now, limit)
         if not stalled:
             return Reconciled(resumed, 0, 0)
@@ -149,6 +151,20 @@ class Recovery:
             await self._enqueuer.publish(released)
             log.warning("resumed held batches", extra={"batches": len(released)})
         return len(released)
+
+    async def _wake_overdue(self, before: datetime, limit: int) -> int:
+        """Deferred batches still waiting for a time before ``before``: the worker that would
+        have woken them stopped (batch_waits.py); woken and published with their deferrals."""
+        if self._held is None:
+            return 0
+        woken = 0
+        for job_id, batch_id in await self._held.overdue(before, limit):
+            for batch in await self._held.wake(job_id, batch_id, self._clock()):
+                if await self._enqueuer.republish(batch, batch.wait_deferrals):
+                    woken += 1
+        if woken:
+            log.warning("woke deferred batches past their time", extra={"batches": woken})
+        return woken
 
     async def dead_letters(
         self,

@@ -44,6 +44,7 @@ from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
 from scrapejobs_worker.batch_recorder import BatchRecorder
+from scrapejobs_worker.batch_waits import BatchWaits
 from scrapejobs_worker.bundle_rendezvous import ClaimSeat, JointClaims, joint_claim
 from scrapejobs_worker.dead_letters import DeadLetters
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
@@ -86,6 +87,7 @@ class BatchProcessor:
         held: HeldBatches | None = None,
     ) -> None:
         self._chain = HeldChain(held, enqueuer, clock)
+        self._waits = BatchWaits(held, enqueuer, clock)
         self._dead_letters = DeadLetters(
             store, enqueuer, self._chain, clock, metrics, policy.max_delivery_attempts, events
         )
@@ -102,6 +104,10 @@ class BatchProcessor:
         self._jobs = JobCache(store, clock)
         self._lease = timedelta(seconds=policy.lease_s)
         self._joint = JointClaims(store, clock, self._lease)
+
+    async def close(self) -> None:
+        """Stopping: what waits on this process is published now (batch_waits.py)."""
+        await self._waits.close()
 
     async def handle_push(self, pushed: PushedMessage) -> Verdict:
         """One batch, or a bundle of several jobs' batches run side by side: the bundle is
@@ -286,7 +292,8 @@ class BatchProcessor:
             return Verdict.retry("announcing finished pages failed", "republish_failed")
         if Kind.DEFER in kinds:
             deferred = replace(batch, items=_still_open(batch.fetch_items, results))
-            if not await self._enqueuer.republish(deferred, deferrals + 1):
+            wait_s = min(result.wait_s for result in results if result.kind is Kind.DEFER)
+            if not await self._waits.defer(deferred, deferrals + 1, wait_s):
                 reason = "deferred, but publishing the batch again failed"
                 return Verdict.retry(reason, "republish_failed")
             return Verdict.done("deferred")

@@ -261,6 +261,7 @@ def create_app(
             reporting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reporting
+            await app.state.processor.close()  # before the publisher closes
             if isinstance(host_gate, WarmSlotGate):
                 await host_gate.close()
             if model is not None and language_model is None:

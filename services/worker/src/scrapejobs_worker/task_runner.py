@@ -69,6 +69,7 @@ class TaskResult:
     change: FinishTask | ReleaseTask | HandOffTask
     kind: Kind
     outcome: str  # for logs and metrics: the status, or retry/defer
+    wait_s: float = 0.0  # deferred: how long until its host's or job's pace could admit it
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +153,7 @@ class TaskRunner:
         paced = await self._job_pace_admission(work, host, host_limits)
         if isinstance(paced, Throttle):
             await _release(tenant)
-            return _deferred(item, f"job at its own pace ({paced.reason})")
+            return _deferred(item, f"job at its own pace ({paced.reason})", paced.wait_s)
         own = (tenant, paced)  # the tenant's and the job's permits, beside the host's
         with phase("admit"):
             wait_s = _remaining(work) - self._policy.min_fetch_s
@@ -166,7 +167,7 @@ class TaskRunner:
             )
         if isinstance(admission, Throttle):
             await _release(*own)
-            return _deferred(item, f"host busy ({admission.reason})")
+            return _deferred(item, f"host busy ({admission.reason})", admission.wait_s)
         if work.cancelled():  # while it waited for the host
             await _release(admission, *own)
             return cancelled(item)
@@ -349,9 +350,9 @@ def _finished(item: BatchItem, outcome: TaskOutcome) -> TaskResult:
     return TaskResult(FinishTask(item.task_id, outcome), Kind.FINISHED, outcome.status.value)
 
 
-def _deferred(item: BatchItem, reason: str) -> TaskResult:
+def _deferred(item: BatchItem, reason: str, wait_s: float = 0.0) -> TaskResult:
     change = ReleaseTask(item.task_id, reason, refund_attempt=True)
-    return TaskResult(change, Kind.DEFER, "defer")
+    return TaskResult(change, Kind.DEFER, "defer", wait_s)
 
 
 async def _release(*permits: HeldPermit | None) -> None:

@@ -149,10 +149,19 @@ class BatchRecord:
     tenant: str = DEFAULT_TENANT  # its job's (the workers count its outcomes for the tenant)
     held: bool = False  # written but not published: its job's window on its host is full
     chained: bool = False  # its host has held batches of the job: finishing it releases one
+    # deferred until its pace allows a fetch: written, not published, until then (held_batches)
+    wait_until: datetime | None = None
+    wait_deferrals: int = 0  # the deferrals its next message carries when it is woken
 
     @property
     def open_items(self) -> tuple[BatchItem, ...]:
         return tuple(item for item in self.items if not item.status.terminal)
+
+    @property
+    def active(self) -> bool:
+        """Whether a message of the batch should be in the broker: open tasks, neither held
+        back by its job's window nor waiting for its time (ports/held_batches.py)."""
+        return bool(self.open_items) and not self.held and self.wait_until is None
 
     @property
     def fetch_items(self) -> tuple[BatchItem, ...]:

@@ -59,6 +59,7 @@ class HostQueue:
         self._places = FairPlaces(key[1])
         self._users = 0
         self._paused_until = 0.0  # loop time
+        self._pause_reason = "concurrency"  # the gate's reason for the pause
         self._backoff_s = 0.0
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._asking = asyncio.Lock()
@@ -83,6 +84,15 @@ class HostQueue:
 
     def asked(self) -> None:
         self._asking.release()
+
+    def paused_past(self, deadline: float) -> Throttle | None:
+        """The host's pause, when it lasts past ``deadline`` and no permit was given back
+        here: waiting cannot end in a permit, so the lane defers at once (its push is not
+        held for nothing) and its batch waits out the pause unpublished."""
+        if self._handed_over or self._paused_until <= deadline:
+            return None
+        wait_s = self._paused_until - asyncio.get_running_loop().time()
+        return Throttle(wait_s, self._pause_reason)
 
     async def turn(self, deadline: float) -> None:
         """Wait out the host's pause (or until a local permit is given back, or ``deadline``)."""
@@ -112,6 +122,7 @@ class HostQueue:
             wait_s = self._backoff_s
         else:  # a rate interval, a breaker, a Retry-After hold: the gate says how long
             wait_s = max(throttle.wait_s, 0.02)
+        self._pause_reason = throttle.reason
         self._paused_until = max(self._paused_until, asyncio.get_running_loop().time() + wait_s)
         return wait_s
 
@@ -247,13 +258,17 @@ class Politeness:
                     place.give_up()
                     return Throttle(0.0, "concurrency")
                 try:
-                    await place.turn(deadline)
-                    now = self._clock()
-                    result = await self._gate.acquire(host, limits, now + lease, now)
-                    if isinstance(result, Permit):
-                        place.granted()
-                        return HeldPermit(self._gate, result, place)
-                    pause_s = place.refused(result)
+                    result = place.paused_past(deadline)
+                    if result is not None:
+                        pause_s = result.wait_s
+                    else:
+                        await place.turn(deadline)
+                        now = self._clock()
+                        answer = await self._gate.acquire(host, limits, now + lease, now)
+                        if isinstance(answer, Permit):
+                            place.granted()
+                            return HeldPermit(self._gate, answer, place)
+                        result, pause_s = answer, place.refused(answer)
                 finally:
                     place.asked()
                 if pause_s > deadline - loop.time():

@@ -4,6 +4,13 @@ A job's batches beyond its window on a host (``delivery.batching.hold_beyond``) 
 not published, not active (the reconcile of lost messages leaves them alone). Each time one of
 the job's batches of that host finishes its fetches, the worker releases the next and publishes
 it; a chain a crash broke is resumed by the reconcile (``stalled_holds``).
+
+A batch deferred until a time (its job's own pace, or its host's, allows no fetch sooner) waits
+the same way rather than being published again at once, which would have a delivery hold a
+push for nothing: ``wait`` stores it not active until then, ``wake`` makes it active again for
+its caller to publish (the worker's timer at its time; a cancel at once; the reconcile when the
+timer was lost: ``overdue``). Waiting is apart from the window's hold: a woken batch never
+releases another.
 """
 
 from __future__ import annotations
@@ -26,3 +33,19 @@ class HeldBatches(Protocol):
         """(job, host group) pairs with held batches older than ``updated_before`` and no
         batch of that group active: chains nothing will release (at most ``limit`` held
         batches looked at)."""
+
+    async def wait(
+        self, batch: BatchRecord, until: datetime, deferrals: int, now: datetime
+    ) -> bool:
+        """``batch`` waits until ``until``, keeping ``deferrals`` for its next message. False
+        when it cannot wait so (it is gone, or its job's document, holding it, was written
+        meanwhile): the caller publishes it again at once."""
+
+    async def wake(self, job_id: str, batch_id: str | None, now: datetime) -> list[BatchRecord]:
+        """The job's waiting batches (only ``batch_id``, when given) no longer waiting, with
+        their ``wait_deferrals``; the caller publishes them. Two wakes never wake one batch
+        twice."""
+
+    async def overdue(self, before: datetime, limit: int) -> list[tuple[str, str]]:
+        """(job, batch) of at most ``limit`` batches still waiting for a time before
+        ``before``: the wake meant for them was lost."""

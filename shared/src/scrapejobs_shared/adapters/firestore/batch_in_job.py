@@ -40,7 +40,7 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 BATCH = "b"  # the batch, a map of a batch document's fields and its ``id``
 TALLY = "u"  # the job's tally, a map of JobTally's fields (the ai stage's usage, then more)
 RESULT = "t"  # a one-task job's result, when it is kept inside (a task document's fields)
-_TIMES = ("created_at", "updated_at", "expire_at", "lease_until")
+_TIMES = ("created_at", "updated_at", "expire_at", "lease_until", "wait_until")
 # results listed by status across a job or every job (tasks_with_status): task documents
 KEPT_APART = frozenset({TaskStatus.FAILED, TaskStatus.DEAD_LETTERED})
 MAX_RESULT_INSIDE = 256 * 1024  # bytes of a result kept inside, at most

@@ -171,7 +171,7 @@ def batch_to_doc(batch: BatchRecord, shard: int) -> dict[str, Any]:
         "items": items_to_doc(batch.items),
         "open": open_tasks,
         # the reconcile query: active batches not written for a while (never a held one)
-        "active": open_tasks > 0 and not batch.held,
+        "active": batch.active,
         "held": batch.held,
         "chained": batch.chained,
         "group": batch_group(batch),
@@ -190,7 +190,7 @@ def batch_fields(batch: BatchRecord, now: datetime) -> dict[str, Any]:
     return {
         "items": items_to_doc(batch.items),
         "open": open_tasks,
-        "active": open_tasks > 0,
+        "active": batch.active,
         "lease_until": batch.lease_until,
         "updated_at": now,
     }
@@ -238,6 +238,8 @@ def batch_from_doc(job_id: str, batch_id: str, doc: Mapping[str, Any]) -> BatchR
         tenant=str(doc.get("tenant") or DEFAULT_TENANT),
         held=bool(doc.get("held")),
         chained=bool(doc.get("chained")),
+        wait_until=_maybe_datetime(doc.get("wait_until")),
+        wait_deferrals=int(doc.get("wait_deferrals") or 0),
     )
 
 

@@ -1,17 +1,22 @@
 """HeldBatches on Firestore: the job's ``batches`` with ``held`` true (and their ``group``),
 released by a write guarded by the update time read with them, so two releases racing never
 release one batch twice; the stalled chains by a collection-group query (``held``,
-``updated_at``: the composite index Terraform declares) and one small query per chain."""
+``updated_at``: the composite index Terraform declares) and one small query per chain.
+Waiting batches carry ``wait_until`` (and ``wait_deferrals``), woken the same guarded way; the
+overdue ones by a collection-group query on ``wait_until`` (its single-field index Terraform
+declares)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from scrapejobs_shared.adapters.firestore.batch_in_job import BATCH, batch_in, held_batch
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.codec import batch_from_doc
 from scrapejobs_shared.domain.records import BatchRecord
@@ -20,6 +25,7 @@ from scrapejobs_shared.observability.store_ops import count
 LOST_RACE = (gexc.FailedPrecondition, gexc.NotFound)
 RACE_SLACK = 2  # held batches read beyond those wanted: the next ones when a race is lost
 RACE_ROUNDS = 3  # reads of one release, when every candidate of a read was taken by others
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # before any wait: ``wait_until > EPOCH`` is waiting
 
 
 @reports_outages
@@ -98,3 +104,101 @@ class FirestoreHeldBatches:
             if not found:
                 stalled.append((job_id, group))
         return stalled
+
+    async def wait(
+        self, batch: BatchRecord, until: datetime, deferrals: int, now: datetime
+    ) -> bool:
+        ref = self._jobs.document(batch.job_id).collection("batches").document(batch.id)
+        fields = {"wait_until": until, "wait_deferrals": deferrals, "active": False}
+        count(writes=1)
+        try:
+            await ref.update(fields | {"updated_at": now}, **self._deadline.call)
+        except gexc.NotFound:  # a batch its job's document holds has no document of its own
+            return await self._wait_in_job(batch, fields | {"updated_at": now})
+        return True
+
+    async def _wait_in_job(self, batch: BatchRecord, fields: dict[str, Any]) -> bool:
+        job_ref = self._jobs.document(batch.job_id)
+        count(reads=1)
+        snap = await job_ref.get(**self._deadline.call)
+        if held_batch(batch.job_id, batch.id, snap.to_dict()) is None:
+            return False  # gone
+        guard = self._client.write_option(last_update_time=snap.update_time)
+        count(writes=1)
+        try:
+            await job_ref.update(_in_job(fields), option=guard, **self._deadline.call)
+        except LOST_RACE:
+            return False
+        return True
+
+    async def wake(self, job_id: str, batch_id: str | None, now: datetime) -> list[BatchRecord]:
+        batches = self._jobs.document(job_id).collection("batches")
+        if batch_id is not None:
+            count(reads=1)
+            snap = await batches.document(batch_id).get(**self._deadline.call)
+            snaps = [snap] if snap.exists else []
+        else:
+            query = batches.where(filter=FieldFilter("wait_until", ">", EPOCH))
+            snaps = [snap async for snap in query.stream(**self._deadline.call)]
+            count(reads=max(1, len(snaps)))
+        if not snaps:  # none, or its job's document holds it
+            return await self._wake_in_job(job_id, batch_id, now)
+        woken = []
+        for snap in snaps:
+            doc = snap.to_dict() or {}
+            if doc.get("wait_until") is None:
+                continue
+            fields = {"wait_until": None, "active": int(doc.get("open") or 0) > 0}
+            guard = self._client.write_option(last_update_time=snap.update_time)
+            count(writes=1)
+            try:
+                await snap.reference.update(
+                    fields | {"updated_at": now}, option=guard, **self._deadline.call
+                )
+            except LOST_RACE:
+                continue  # another wake, or a delivery, wrote it first
+            woken.append(batch_from_doc(job_id, snap.id, doc | fields))
+        return woken
+
+    async def _wake_in_job(
+        self, job_id: str, batch_id: str | None, now: datetime
+    ) -> list[BatchRecord]:
+        job_ref = self._jobs.document(job_id)
+        count(reads=1)
+        snap = await job_ref.get(**self._deadline.call)
+        batch = batch_in(job_id, snap.to_dict())
+        if batch is None or batch.wait_until is None or batch_id not in (None, batch.id):
+            return []
+        fields = {"wait_until": None, "active": bool(batch.open_items), "updated_at": now}
+        guard = self._client.write_option(last_update_time=snap.update_time)
+        count(writes=1)
+        try:
+            await job_ref.update(_in_job(fields), option=guard, **self._deadline.call)
+        except LOST_RACE:
+            return []
+        return [replace(batch, wait_until=None, updated_at=now)]
+
+    async def overdue(self, before: datetime, limit: int) -> list[tuple[str, str]]:
+        """Batch documents (a collection-group query) and batches jobs hold (a query of jobs)."""
+        late = (
+            self._client.collection_group("batches")
+            .where(filter=FieldFilter("wait_until", "<", before))
+            .limit(limit)
+        )
+        found = [
+            (snap.reference.parent.parent.id, snap.id)
+            async for snap in late.stream(**self._deadline.call)
+        ]
+        count(reads=max(1, len(found)))
+        if len(found) < limit:
+            in_jobs = self._jobs.where(filter=FieldFilter(f"{BATCH}.wait_until", "<", before))
+            in_jobs = in_jobs.limit(limit - len(found))
+            held = [snap async for snap in in_jobs.stream(**self._deadline.call)]
+            count(reads=max(1, len(held)))
+            found += [(snap.id, str(snap.get(f"{BATCH}.id"))) for snap in held]
+        return found
+
+
+def _in_job(fields: dict[str, Any]) -> dict[str, Any]:
+    """A batch document's ``fields`` as their paths in a job document that holds it."""
+    return {f"{BATCH}.{name}": value for name, value in fields.items()}

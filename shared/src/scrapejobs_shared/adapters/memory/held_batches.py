@@ -39,10 +39,38 @@ class MemoryHeldBatches:
                     continue
                 looked += 1
                 group = batch_group(batch)
-                active = any(
-                    not b.held and b.open_items and batch_group(b) == group
-                    for b in batches.values()
-                )
+                active = any(b.active and batch_group(b) == group for b in batches.values())
                 if not active and (job_id, group) not in stalled:
                     stalled.append((job_id, group))
         return stalled
+
+    async def wait(
+        self, batch: BatchRecord, until: datetime, deferrals: int, now: datetime
+    ) -> bool:
+        batches = self._store.batches.get(batch.job_id, {})
+        current = batches.get(batch.id)
+        if current is None:
+            return False
+        batches[batch.id] = replace(
+            current, wait_until=until, wait_deferrals=deferrals, updated_at=now
+        )
+        return True
+
+    async def wake(self, job_id: str, batch_id: str | None, now: datetime) -> list[BatchRecord]:
+        batches = self._store.batches.get(job_id, {})
+        woken: list[BatchRecord] = []
+        for key in sorted(batches) if batch_id is None else [batch_id]:
+            batch = batches.get(key)
+            if batch is not None and batch.wait_until is not None:
+                batches[key] = replace(batch, wait_until=None, updated_at=now)
+                woken.append(batches[key])
+        return woken
+
+    async def overdue(self, before: datetime, limit: int) -> list[tuple[str, str]]:
+        late = [
+            (batch.wait_until, job_id, batch.id)
+            for job_id, batches in self._store.batches.items()
+            for batch in batches.values()
+            if batch.wait_until is not None and batch.wait_until < before
+        ]
+        return [(job_id, batch_id) for _, job_id, batch_id in sorted(late)[:limit]]

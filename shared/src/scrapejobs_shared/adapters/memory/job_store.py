@@ -255,7 +255,7 @@ class MemoryJobStore(MemoryStatsReader, MemoryJointClaims):
             batch
             for batches in self.batches.values()
             for batch in batches.values()
-            if batch.open_items
+            if batch.active
             and (batch.updated_at or batch.created_at) < updated_before
             and (batch.lease_until is None or batch.lease_until <= now)
         ]

@@ -72,11 +72,7 @@ class FirestoreHeldBatches:
         """``snap``'s batch released, or None when another release took it first."""
         doc = snap.to_dict() or {}
         fields = {"held": False, "active": int(doc.get("open") or 0) > 0, "updated_at": now}
-        guard = self._client.write_option(last_update_time=snap.update_time)
-        count(writes=1)
-        try:
-            await snap.reference.update(fields, option=guard, **self._deadline.call)
-        except LOST_RACE:
+        if not await self._unless_written(snap, snap.reference, fields):
             return None
         return batch_from_doc(job_id, snap.id, doc | fields)
 
@@ -123,13 +119,7 @@ class FirestoreHeldBatches:
         snap = await job_ref.get(**self._deadline.call)
         if held_batch(batch.job_id, batch.id, snap.to_dict()) is None:
             return False  # gone
-        guard = self._client.write_option(last_update_time=snap.update_time)
-        count(writes=1)
-        try:
-            await job_ref.update(_in_job(fields), option=guard, **self._deadline.call)
-        except LOST_RACE:
-            return False
-        return True
+        return await self._unless_written(snap, job_ref, _in_job(fields))
 
     async def wake(self, job_id: str, batch_id: str | None, now: datetime) -> list[BatchRecord]:
         batches = self._jobs.document(job_id).collection("batches")
@@ -149,15 +139,9 @@ class FirestoreHeldBatches:
             if doc.get("wait_until") is None:
                 continue
             fields = {"wait_until": None, "active": int(doc.get("open") or 0) > 0}
-            guard = self._client.write_option(last_update_time=snap.update_time)
-            count(writes=1)
-            try:
-                await snap.reference.update(
-                    fields | {"updated_at": now}, option=guard, **self._deadline.call
-                )
-            except LOST_RACE:
-                continue  # another wake, or a delivery, wrote it first
-            woken.append(batch_from_doc(job_id, snap.id, doc | fields))
+            # another wake, or a delivery, wrote it first: not this wake's
+            if await self._unless_written(snap, snap.reference, fields | {"updated_at": now}):
+                woken.append(batch_from_doc(job_id, snap.id, doc | fields))
         return woken
 
     async def _wake_in_job(
@@ -170,13 +154,19 @@ class FirestoreHeldBatches:
         if batch is None or batch.wait_until is None or batch_id not in (None, batch.id):
             return []
         fields = {"wait_until": None, "active": bool(batch.open_items), "updated_at": now}
+        if not await self._unless_written(snap, job_ref, _in_job(fields)):
+            return []
+        return [replace(batch, wait_until=None, updated_at=now)]
+
+    async def _unless_written(self, snap: Any, ref: Any, fields: dict[str, Any]) -> bool:
+        """Update ``ref`` unless it was written since ``snap`` was read (then False)."""
         guard = self._client.write_option(last_update_time=snap.update_time)
         count(writes=1)
         try:
-            await job_ref.update(_in_job(fields), option=guard, **self._deadline.call)
+            await ref.update(fields, option=guard, **self._deadline.call)
         except LOST_RACE:
-            return []
-        return [replace(batch, wait_until=None, updated_at=now)]
+            return False
+        return True
 
     async def overdue(self, before: datetime, limit: int) -> list[tuple[str, str]]:
         """Batch documents (a collection-group query) and batches jobs hold (a query of jobs)."""

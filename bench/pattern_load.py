@@ -56,21 +56,23 @@ def serve(port: int) -> None:
     checks = monitor_checks.MemoryMonitorChecks()
     app = create_app(
         DispatcherSettings(auth_mode="none", coalesce_window_ms=0),
-        store=store,
-        held_batches=held_batches.MemoryHeldBatches(store),
-        publisher=publisher.MemoryTaskPublisher(),
-        gate=host_gate.MemoryHostGate(),
-        idempotency_keys=idempotency.MemoryIdempotencyKeys(),
-        stats_reader=store,
-        webhook_outbox=webhooks.MemoryWebhookOutbox(),
-        webhook_log=webhooks.MemoryWebhookLog(),
-        worker_directory=store,
-        session_revocations=session_revocations.MemorySessionRevocations(),
-        api_keys=api_keys.MemoryApiKeyStore(),
-        tenant_quotas=tenant_quotas.MemoryTenantQuotas(),
-        quota_ledger=quota_ledger.MemoryQuotaLedger(),
-        monitor_store=monitor_store.MemoryMonitorStore(checks),
-        monitor_checks=checks,
+        {
+            "store": store,
+            "held_batches": held_batches.MemoryHeldBatches(store),
+            "publisher": publisher.MemoryTaskPublisher(),
+            "gate": host_gate.MemoryHostGate(),
+            "idempotency_keys": idempotency.MemoryIdempotencyKeys(),
+            "stats_reader": store,
+            "webhook_outbox": webhooks.MemoryWebhookOutbox(),
+            "webhook_log": webhooks.MemoryWebhookLog(),
+            "worker_directory": store,
+            "session_revocations": session_revocations.MemorySessionRevocations(),
+            "api_keys": api_keys.MemoryApiKeyStore(),
+            "tenant_quotas": tenant_quotas.MemoryTenantQuotas(),
+            "quota_ledger": quota_ledger.MemoryQuotaLedger(),
+            "monitor_store": monitor_store.MemoryMonitorStore(checks),
+            "monitor_checks": checks,
+        },
     )
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 

@@ -70,11 +70,13 @@ async def services() -> AsyncIterator[Services]:
     )
     worker = worker_app(
         WorkerSettings(push_auth="none", fetch_allowlist=["127.0.0.0/8"], warm_slot_idle_s=0),
-        store=store,
-        gate=MemoryHostGate(),
-        publisher=MemoryTaskPublisher(),  # what the worker publishes (deferrals, crawls)
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
+        {
+            "store": store,
+            "gate": MemoryHostGate(),
+            "publisher": MemoryTaskPublisher(),  # what the worker publishes (deferrals, crawls)
+            "webhook_outbox": MemoryWebhookOutbox(),
+            "webhook_log": MemoryWebhookLog(),
+        },
         telemetry=worker_spans.telemetry,
     )
     async with (

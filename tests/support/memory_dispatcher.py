@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import httpx
 from fastapi import FastAPI
 
+from scrapejobs_dispatcher.adapters import Overrides
 from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
@@ -23,14 +24,19 @@ from scrapejobs_shared.adapters.memory.quota_ledger import MemoryQuotaLedger
 from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionRevocations
 from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
+from scrapejobs_shared.observability.telemetry import Telemetry
 
 
 def memory_dispatcher(
-    store: MemoryJobStore, settings: DispatcherSettings | None = None, **adapters: Any
+    store: MemoryJobStore,
+    settings: DispatcherSettings | None = None,
+    telemetry: Telemetry | None = None,
+    **adapters: Any,
 ) -> FastAPI:
     """``create_app`` with every adapter in memory (the store also answers stats); keyword
     arguments replace any of them (a publisher that fails, a Firestore stats reader...)."""
     defaults: dict[str, Any] = {
+        "store": store,
         "held_batches": MemoryHeldBatches(store),
         "publisher": MemoryTaskPublisher(),
         "gate": MemoryHostGate(),
@@ -47,7 +53,8 @@ def memory_dispatcher(
     }
     # the dashboard keeps no figures here unless a test asks: what a test just changed shows
     settings = settings or DispatcherSettings(auth_mode="none", dashboard_cache_s=0)
-    return create_app(settings, store=store, **(defaults | adapters))
+    overrides = cast(Overrides, defaults | adapters)
+    return create_app(settings, overrides, telemetry)
 
 
 def _monitor_adapters() -> dict[str, Any]:

@@ -135,3 +135,44 @@ def test_no_product_module_is_over_the_line_limit() -> None:
         and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"split these by concept: {long}"
+
+
+PRODUCT = ("scrapejobs_shared", "scrapejobs_web", "scrapejobs_dispatcher", "scrapejobs_worker")
+
+
+def _product_errors() -> list[type[BaseException]]:
+    """Every exception class the product's modules define (the client SDK keeps its own root:
+    it is a separate package its users install alone)."""
+    import importlib
+    import inspect
+
+    found = []
+    for module in sorted(MODULES):
+        if not module.startswith(PRODUCT):
+            continue
+        loaded = importlib.import_module(module)
+        for _, value in inspect.getmembers(loaded, inspect.isclass):
+            if issubclass(value, BaseException) and value.__module__ == module:
+                found.append(value)
+    return found
+
+
+def test_every_error_of_the_product_has_the_one_root() -> None:
+    """One error tree (scrapejobs_shared/errors.py): each error the product raises belongs to
+    a family that says how an API answers it, so one handler answers them all."""
+    from scrapejobs_shared.errors import ScrapejobsError
+
+    errors = _product_errors()
+    assert len(errors) > 40  # they were found
+    outside = [
+        f"{e.__module__}.{e.__qualname__}" for e in errors if not issubclass(e, ScrapejobsError)
+    ]
+    assert outside == []
+
+
+def test_one_handler_answers_the_project_s_errors() -> None:
+    """The dispatcher maps errors to answers in one place: a handler for the root, none for
+    its members one by one (the dashboard's pages and sign-in flow keep theirs)."""
+    source = (ROOT / "services/dispatcher/src/scrapejobs_dispatcher/errors.py").read_text()
+    handled = source.count("add_exception_handler(")
+    assert handled == 2, handled  # the root, and requests that do not validate

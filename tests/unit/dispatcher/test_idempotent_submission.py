@@ -16,7 +16,8 @@ from scrapejobs_dispatcher.idempotent_submission import (
     IdempotencyKeyReused,
     IdempotentSubmission,
 )
-from scrapejobs_dispatcher.job_service import JobService
+from scrapejobs_dispatcher.job_service import JobPolicy, JobService, JobView
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
@@ -41,22 +42,14 @@ class Clock:
 class DiesAfterCommit(JobService):
     """The process dies once the job is committed and published: no answer, no key done."""
 
-    async def submit(
-        self, request, job_id=None, trigger=None, tenant="default", key_fingerprint=None
-    ):  # type: ignore[no-untyped-def]
-        await super().submit(request, job_id, trigger, tenant, key_fingerprint)
+    async def submit(self, submission: Submission) -> JobView:
+        await super().submit(submission)
         raise SystemExit("killed")
 
 
 def submissions(jobs: type[JobService], store, keys, clock, window_s=None) -> IdempotentSubmission:  # type: ignore[no-untyped-def]
-    service = jobs(
-        store,
-        MemoryTaskPublisher(),
-        clock,
-        timedelta(days=1),
-        NoOpTracer(),
-        coalesce_window_s=window_s,
-    )
+    policy = JobPolicy(timedelta(days=1), coalesce_window_s=window_s)
+    service = jobs(store, MemoryTaskPublisher(), clock, NoOpTracer(), policy)
     return IdempotentSubmission(
         service, keys, clock, timedelta(days=1), stale_after=timedelta(seconds=30)
     )
@@ -64,16 +57,22 @@ def submissions(jobs: type[JobService], store, keys, clock, window_s=None) -> Id
 
 async def _died(store: MemoryJobStore, keys: MemoryIdempotencyKeys, clock: Clock) -> None:
     with pytest.raises(SystemExit):
-        await submissions(DiesAfterCommit, store, keys, clock).submit(REQUEST, "order-1", TEAM)
+        await submissions(DiesAfterCommit, store, keys, clock).submit(
+            Submission(REQUEST, TEAM.tenant), "order-1"
+        )
     assert len(store.jobs) == 1  # committed, never answered; the key still in flight
 
 
 async def test_a_retry_while_the_key_is_in_flight_finds_the_committed_job() -> None:
     store, keys, clock = MemoryJobStore(), MemoryIdempotencyKeys(), Clock()
     await _died(store, keys, clock)
-    retry = await submissions(JobService, store, keys, clock).submit(REQUEST, "order-1", TEAM)
+    retry = await submissions(JobService, store, keys, clock).submit(
+        Submission(REQUEST, TEAM.tenant), "order-1"
+    )
     assert retry.replayed and list(store.jobs) == [retry.view.job.id]
-    again = await submissions(JobService, store, keys, clock).submit(REQUEST, "order-1", TEAM)
+    again = await submissions(JobService, store, keys, clock).submit(
+        Submission(REQUEST, TEAM.tenant), "order-1"
+    )
     assert again.replayed and again.view.job.id == retry.view.job.id  # the key is done now
 
 
@@ -82,7 +81,9 @@ async def test_a_retry_after_the_reservation_went_stale_gets_the_same_job() -> N
     await _died(store, keys, clock)
     [job_id] = store.jobs
     clock.now += timedelta(minutes=1)  # past stale_after: the retry takes the key over
-    retry = await submissions(JobService, store, keys, clock).submit(REQUEST, "order-1", TEAM)
+    retry = await submissions(JobService, store, keys, clock).submit(
+        Submission(REQUEST, TEAM.tenant), "order-1"
+    )
     assert retry.replayed and retry.view.job.id == job_id and len(store.jobs) == 1
 
 
@@ -91,18 +92,20 @@ async def test_a_retry_while_the_first_has_not_committed_yet_is_refused() -> Non
     release = asyncio.Event()
 
     class SlowToCommit(JobService):
-        async def submit(
-            self, request, job_id=None, trigger=None, tenant="default", key_fingerprint=None
-        ):  # type: ignore[no-untyped-def]
+        async def submit(self, submission: Submission) -> JobView:
             await release.wait()
-            return await super().submit(request, job_id, trigger, tenant, key_fingerprint)
+            return await super().submit(submission)
 
     first = asyncio.ensure_future(
-        submissions(SlowToCommit, store, keys, clock).submit(REQUEST, "order-2", TEAM)
+        submissions(SlowToCommit, store, keys, clock).submit(
+            Submission(REQUEST, TEAM.tenant), "order-2"
+        )
     )
     await asyncio.sleep(0)
     with pytest.raises(IdempotencyKeyInFlight):  # no job has the key's id yet
-        await submissions(JobService, store, keys, clock).submit(REQUEST, "order-2", TEAM)
+        await submissions(JobService, store, keys, clock).submit(
+            Submission(REQUEST, TEAM.tenant), "order-2"
+        )
     release.set()
     assert not (await first).replayed and len(store.jobs) == 1
 
@@ -123,32 +126,37 @@ async def test_a_coalesced_job_holds_its_key_by_its_creation() -> None:
     store, keys, clock = MemoryJobStore(), CountingKeys(), Clock()
     coalesced = submissions(JobService, store, keys, clock, window_s=0.01)
     first, twin = await asyncio.gather(
-        coalesced.submit(REQUEST, "order-3", TEAM), coalesced.submit(REQUEST, "order-3", TEAM)
+        coalesced.submit(Submission(REQUEST, TEAM.tenant), "order-3"),
+        coalesced.submit(Submission(REQUEST, TEAM.tenant), "order-3"),
     )
     assert {first.replayed, twin.replayed} == {False, True}  # at once: both answer the job
     assert first.view.job.id == twin.view.job.id and len(store.jobs) == 1
     [job] = store.jobs.values()
     assert job.key_fingerprint is not None
-    retry = await coalesced.submit(REQUEST, "order-3", TEAM)
+    retry = await coalesced.submit(Submission(REQUEST, TEAM.tenant), "order-3")
     assert retry.replayed and retry.view.job.id == job.id
     other = JobRequest.model_validate({"url": "http://shop.example/p/2"})
     with pytest.raises(IdempotencyKeyReused):
-        await coalesced.submit(other, "order-3", TEAM)
+        await coalesced.submit(Submission(other, TEAM.tenant), "order-3")
     big = JobRequest.model_validate({"urls": [f"http://shop.example/p/{n}" for n in range(300)]})
     with pytest.raises(IdempotencyKeyReused):  # reserved, then told apart by the fingerprint
-        await coalesced.submit(big, "order-3", TEAM)
+        await coalesced.submit(Submission(big, TEAM.tenant), "order-3")
     assert keys.reservations == 1 and len(store.jobs) == 1
-    assert (await coalesced.submit(big, "order-4", TEAM)).view.job.key_fingerprint is not None
+    assert (
+        await coalesced.submit(Submission(big, TEAM.tenant), "order-4")
+    ).view.job.key_fingerprint is not None
 
 
 async def test_a_coalesced_job_from_before_fingerprints_is_decided_by_its_key() -> None:
     store, keys, clock = MemoryJobStore(), MemoryIdempotencyKeys(), Clock()
-    first = await submissions(JobService, store, keys, clock).submit(REQUEST, "order-5", TEAM)
+    first = await submissions(JobService, store, keys, clock).submit(
+        Submission(REQUEST, TEAM.tenant), "order-5"
+    )
     job = store.jobs[first.view.job.id]
     store.jobs[job.id] = replace(job, key_fingerprint=None)  # written by an earlier version
     coalesced = submissions(JobService, store, keys, clock, window_s=0.01)
-    retry = await coalesced.submit(REQUEST, "order-5", TEAM)
+    retry = await coalesced.submit(Submission(REQUEST, TEAM.tenant), "order-5")
     assert retry.replayed and retry.view.job.id == job.id
     other = JobRequest.model_validate({"url": "http://shop.example/p/2"})
     with pytest.raises(IdempotencyKeyReused):
-        await coalesced.submit(other, "order-5", TEAM)
+        await coalesced.submit(Submission(other, TEAM.tenant), "order-5")

@@ -9,7 +9,8 @@ import pytest
 from opentelemetry.trace import NoOpTracer
 
 from scrapejobs_dispatcher.job_errors import JobNotFound, JobStillRunning
-from scrapejobs_dispatcher.job_service import JobService
+from scrapejobs_dispatcher.job_service import JobPolicy, JobService
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.jobspec import JobRequest
@@ -26,7 +27,8 @@ class Clock:
 
 
 def jobs(store: MemoryJobStore, clock: Clock) -> JobService:
-    return JobService(store, MemoryTaskPublisher(), clock, timedelta(days=30), NoOpTracer())
+    policy = JobPolicy(timedelta(days=30))
+    return JobService(store, MemoryTaskPublisher(), clock, NoOpTracer(), policy)
 
 
 def request(**options: object) -> JobRequest:
@@ -36,8 +38,8 @@ def request(**options: object) -> JobRequest:
 async def test_a_job_s_retention_comes_from_its_options_or_the_deployment() -> None:
     store, clock = MemoryJobStore(), Clock()
     service = jobs(store, clock)
-    short = await service.submit(request(retention_days=2))
-    default = await service.submit(request())
+    short = await service.submit(Submission(request(retention_days=2)))
+    default = await service.submit(Submission(request()))
     assert short.job.expire_at == T0 + timedelta(days=2)
     assert default.job.expire_at == T0 + timedelta(days=30)
     assert {b.expire_at for b in store.batches[short.job.id].values()} == {T0 + timedelta(days=2)}
@@ -54,7 +56,7 @@ async def test_a_job_s_retention_comes_from_its_options_or_the_deployment() -> N
 async def test_a_finished_job_is_deleted_with_everything_under_it() -> None:
     store, clock = MemoryJobStore(), Clock()
     service = jobs(store, clock)
-    job = (await service.submit(request())).job
+    job = (await service.submit(Submission(request()))).job
     with pytest.raises(JobStillRunning):
         await service.delete(job.id, None)
     await service.cancel(job.id, None)

@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from opentelemetry.trace import NoOpTracer
 
-from scrapejobs_dispatcher.job_service import JobService
+from scrapejobs_dispatcher.job_service import JobPolicy, JobService
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.jobspec import JobRequest
@@ -43,9 +44,8 @@ def service(
     store: MemoryJobStore, publisher: MemoryTaskPublisher | None = None
 ) -> tuple[JobService, MemoryTaskPublisher]:
     publisher = publisher or MemoryTaskPublisher()
-    jobs = JobService(
-        store, publisher, lambda: T0, timedelta(days=1), NoOpTracer(), coalesce_window_s=WINDOW_S
-    )
+    policy = JobPolicy(timedelta(days=1), coalesce_window_s=WINDOW_S)
+    jobs = JobService(store, publisher, lambda: T0, NoOpTracer(), policy)
     return jobs, publisher
 
 
@@ -58,7 +58,7 @@ def one_url(n: int, **extra: object) -> JobRequest:
 async def test_concurrent_small_jobs_share_one_commit_and_one_message() -> None:
     store = CountingStore()
     jobs, publisher = service(store)
-    views = await asyncio.gather(*(jobs.submit(one_url(n)) for n in range(50)))
+    views = await asyncio.gather(*(jobs.submit(Submission(one_url(n))) for n in range(50)))
     ids = [view.job.id for view in views]
     assert len(set(ids)) == 50 and store.commits == [ids]
     [(message, _)] = publisher.published
@@ -81,7 +81,9 @@ async def test_large_jobs_and_crawls_are_not_coalesced() -> None:
     crawl = JobRequest.model_validate(
         {"crawl": {"start_url": "http://shop.example/", "max_pages": 5}}
     )
-    await asyncio.gather(jobs.submit(JobRequest(urls=urls)), jobs.submit(crawl))
+    await asyncio.gather(
+        jobs.submit(Submission(JobRequest(urls=urls))), jobs.submit(Submission(crawl))
+    )
     assert len(publisher.published) == 4  # 3 batches of the list, the crawl's start page
     assert all(isinstance(message, BatchMessage) for message, _ in publisher.published)
 
@@ -90,7 +92,7 @@ async def test_a_group_over_the_commit_budget_is_split() -> None:
     store = CountingStore()
     jobs, _ = service(store)
     jobs._coalescer._max_writes = 10  # type: ignore[union-attr]  # a document per job
-    await asyncio.gather(*(jobs.submit(one_url(n)) for n in range(25)))
+    await asyncio.gather(*(jobs.submit(Submission(one_url(n))) for n in range(25)))
     assert [len(commit) for commit in store.commits] == [10, 10, 5]
 
 
@@ -99,7 +101,7 @@ async def test_a_failed_commit_answers_every_caller_and_leaves_no_job() -> None:
     store.fail_with = ConnectionError("firestore went away")
     jobs, publisher = service(store)
     outcomes = await asyncio.gather(
-        *(jobs.submit(one_url(n)) for n in range(5)), return_exceptions=True
+        *(jobs.submit(Submission(one_url(n))) for n in range(5)), return_exceptions=True
     )
     assert all(isinstance(outcome, ConnectionError) for outcome in outcomes)
     assert store.jobs == {} and publisher.published == []
@@ -108,10 +110,11 @@ async def test_a_failed_commit_answers_every_caller_and_leaves_no_job() -> None:
 async def test_an_existing_id_in_the_group_answers_that_caller_alone() -> None:
     store = CountingStore()
     jobs, publisher = service(store)
-    first = await jobs.submit(one_url(0), job_id="keyed-job")
+    first = await jobs.submit(Submission(one_url(0), job_id="keyed-job"))
     publisher.published.clear()
     again, *others = await asyncio.gather(
-        jobs.submit(one_url(0), job_id="keyed-job"), *(jobs.submit(one_url(n)) for n in range(3))
+        jobs.submit(Submission(one_url(0), job_id="keyed-job")),
+        *(jobs.submit(Submission(one_url(n))) for n in range(3)),
     )
     assert again.job.id == first.job.id and not again.created
     assert all(view.created for view in others) and len(store.jobs) == 4
@@ -122,7 +125,7 @@ async def test_an_existing_id_in_the_group_answers_that_caller_alone() -> None:
 async def test_an_unpublished_bundle_fails_each_job_s_tasks() -> None:
     store = CountingStore()
     jobs, _ = service(store, MemoryTaskPublisher(fail_after=0))
-    views = await asyncio.gather(*(jobs.submit(one_url(n)) for n in range(3)))
+    views = await asyncio.gather(*(jobs.submit(Submission(one_url(n))) for n in range(3)))
     for view in views:
         assert view.counts[TaskStatus.FAILED] == 1
         stored = await store.get_job(view.job.id)
@@ -132,8 +135,8 @@ async def test_an_unpublished_bundle_fails_each_job_s_tasks() -> None:
 async def test_a_caller_that_goes_away_does_not_stop_the_group() -> None:
     store = CountingStore()
     jobs, publisher = service(store)
-    leaving = asyncio.ensure_future(jobs.submit(one_url(0)))
-    staying = asyncio.ensure_future(jobs.submit(one_url(1)))
+    leaving = asyncio.ensure_future(jobs.submit(Submission(one_url(0))))
+    staying = asyncio.ensure_future(jobs.submit(Submission(one_url(1))))
     await asyncio.sleep(0)
     leaving.cancel()
     view = await staying
@@ -147,7 +150,7 @@ async def test_drain_commits_what_is_waiting() -> None:
     store = CountingStore()
     jobs, _ = service(store)
     jobs._coalescer._window_s = 60  # type: ignore[union-attr]
-    waiting = asyncio.ensure_future(jobs.submit(one_url(0)))
+    waiting = asyncio.ensure_future(jobs.submit(Submission(one_url(0))))
     await asyncio.sleep(0)
     await jobs.drain()
     assert (await waiting).created and len(store.commits) == 1

@@ -40,13 +40,15 @@ async def worker(
     )
     app = create_app(
         settings,
-        store=store,
-        fetcher=fetcher,
-        push_keys=StaticJwks(JWKS),
-        gate=MemoryHostGate(),
-        publisher=MemoryTaskPublisher(),
-        webhook_outbox=MemoryWebhookOutbox(),
-        webhook_log=MemoryWebhookLog(),
+        {
+            "store": store,
+            "fetcher": fetcher,
+            "push_keys": StaticJwks(JWKS),
+            "gate": MemoryHostGate(),
+            "publisher": MemoryTaskPublisher(),
+            "webhook_outbox": MemoryWebhookOutbox(),
+            "webhook_log": MemoryWebhookLog(),
+        },
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

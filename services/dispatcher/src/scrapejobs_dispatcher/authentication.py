@@ -41,6 +41,7 @@ from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role, valid_tenant
+from scrapejobs_shared.errors import NotAllowed
 
 log = logging.getLogger(__name__)
 API_KEY_HEADER = "x-api-key"
@@ -48,12 +49,13 @@ SERVERLESS_HEADER = "x-serverless-authorization"
 CALLER_STATE = "caller"
 
 
-class Refused(Exception):
+class Refused(NotAllowed):
     """The caller may not call: 401 (no valid credentials) or 403 (its role may not)."""
 
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
         self.status = status
+        self.code = "unauthenticated" if status == 401 else "forbidden"
         self.reason = reason
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from scrapejobs_dispatcher.job_errors import JobNotFound
 from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_dispatcher.monitor_service import MonitorConflict, monitor_of
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.domain.monitor_checks import (
     CheckPage,
@@ -48,6 +49,7 @@ from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
 from scrapejobs_shared.domain.webhook_spec import WebhookEventType
+from scrapejobs_shared.errors import NotFound
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
@@ -61,8 +63,12 @@ SAVE_ATTEMPTS = 5
 MAX_DEPARTED = 1000  # pages gone from the targets a check's record names (more: read again)
 
 
-class CheckNotFound(LookupError):
+class CheckNotFound(NotFound):
     """No such check of that monitor."""
+
+    @property
+    def message(self) -> str:
+        return "no such check"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,11 +197,13 @@ class CheckRunner:
         if check.job_id is not None and not check.finished:
             try:
                 await self._jobs.submit(
-                    monitor.request.job_request(),
-                    job_id=check.job_id,
-                    tenant=monitor.tenant,
-                    trigger=f"monitor {monitor.id}",
-                    validators=baseline.validators,
+                    Submission(
+                        monitor.request.job_request(),
+                        monitor.tenant,
+                        job_id=check.job_id,
+                        trigger=f"monitor {monitor.id}",
+                        validators=baseline.validators,
+                    )
                 )
             except CANNOT_START as exc:
                 now = self._clock()

@@ -20,6 +20,8 @@ import httpx
 from google.auth import exceptions as auth_exceptions
 from google.auth import jwt as google_jwt
 
+from scrapejobs_shared.errors import NotAllowed, Unavailable
+
 IAP_ISSUER = "https://cloud.google.com/iap"
 IAP_KEYS_URL = "https://www.gstatic.com/iap/verify/public_key"  # PEM public keys by key id
 IAP_HEADER = "x-goog-iap-jwt-assertion"
@@ -30,11 +32,11 @@ REFETCH_AFTER_S = 60.0  # a key id not known: read again, at most this often
 FetchKeys = Callable[[str], Awaitable[Mapping[str, str]]]
 
 
-class BadAssertion(Exception):
+class BadAssertion(NotAllowed):
     """The assertion is not IAP's, not for this backend, or out of date."""
 
 
-class KeysUnavailable(Exception):
+class KeysUnavailable(Unavailable):
     """IAP's public keys could not be read."""
 
 

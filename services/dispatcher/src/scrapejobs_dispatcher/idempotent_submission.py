@@ -19,30 +19,46 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from scrapejobs_dispatcher.job_errors import JobNotFound, SubmissionUnconfirmed
 from scrapejobs_dispatcher.job_service import JobService, JobView
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_shared.domain.clock import Clock
-from scrapejobs_shared.domain.jobspec import JobRequest
-from scrapejobs_shared.domain.tenancy import Caller
+from scrapejobs_shared.errors import Conflict, InvalidInput
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.idempotency import Done, IdempotencyKeys, InFlight, Mismatch
 
 MAX_KEY_LENGTH = 255
 
 
-class InvalidIdempotencyKey(ValueError):
-    pass
+class InvalidIdempotencyKey(InvalidInput):
+    status = 400
+    code = "invalid_idempotency_key"
+    field = "Idempotency-Key"
 
 
-class IdempotencyKeyReused(Exception):
+class IdempotencyKeyReused(InvalidInput):
     """The key was used before with another request body."""
 
+    code = "idempotency_key_reused"
+    field = "Idempotency-Key"
 
-class IdempotencyKeyInFlight(Exception):
+    @property
+    def message(self) -> str:
+        return f"Idempotency-Key {self} was used with another request body"
+
+
+class IdempotencyKeyInFlight(Conflict):
     """A request with this key is still being processed."""
+
+    code = "idempotency_key_in_flight"
+    field = "Idempotency-Key"
+
+    @property
+    def message(self) -> str:
+        return f"a request with Idempotency-Key {self} is still being processed: retry later"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,52 +82,47 @@ class IdempotentSubmission:
         self._ttl = ttl
         self._stale_after = stale_after
 
-    async def submit(self, request: JobRequest, key: str, caller: Caller) -> Submitted:
-        """Submit for ``caller``'s tenant, once per key: keys are the tenant's own (two
-        tenants' equal keys are two submissions)."""
-        tenant = caller.tenant
+    async def submit(self, submission: Submission, key: str | None = None) -> Submitted:
+        """The one way in: ``submission`` stored and published (``JobService.submit``), once
+        per ``key`` when one is given. Keys are the tenant's own (two tenants' equal keys are
+        two submissions)."""
+        if key is None:
+            return Submitted(await self._jobs.submit(submission), replayed=False)
+        request, tenant = submission.request, submission.tenant
         if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():
             raise InvalidIdempotencyKey("Idempotency-Key must be 1-255 printable ASCII characters")
         digest = hashlib.sha256(f"{tenant}\x00{key}".encode()).hexdigest()
         body = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        fingerprint = hashlib.sha256(body.encode()).hexdigest()
-        job_id = digest[:32]
+        keyed = replace(
+            submission,
+            job_id=digest[:32],
+            key_fingerprint=hashlib.sha256(body.encode()).hexdigest(),
+        )
         if self._jobs.coalesces(request):
-            submitted = await self._in_one_commit(request, key, job_id, fingerprint, tenant)
+            submitted = await self._in_one_commit(keyed, key)
             if submitted is not None:
                 return submitted
-        return await self._reserved(request, key, digest, job_id, fingerprint, caller)
+        return await self._reserved(keyed, key, digest)
 
-    async def _in_one_commit(
-        self, request: JobRequest, key: str, job_id: str, fingerprint: str, tenant: str
-    ) -> Submitted | None:
+    async def _in_one_commit(self, keyed: Submission, key: str) -> Submitted | None:
         """A job the coalescer creates needs no reservation: the commit that creates it (its
         id is the key's) is the key's, and the job keeps the body's fingerprint. A retry finds
         the job: the same body replays it, another is the key reused. None: a job created
         before jobs kept fingerprints, which the key's own document decides."""
-        view = await self._jobs.submit(
-            request, job_id=job_id, tenant=tenant, key_fingerprint=fingerprint
-        )
+        view = await self._jobs.submit(keyed)
         if view.created:
             return Submitted(view, replayed=False)
         if view.job.key_fingerprint is None:
             return None
-        if view.job.key_fingerprint != fingerprint:
+        if view.job.key_fingerprint != keyed.key_fingerprint:
             raise IdempotencyKeyReused(key)
         return Submitted(view, replayed=True)
 
-    async def _reserved(
-        self,
-        request: JobRequest,
-        key: str,
-        digest: str,
-        job_id: str,
-        fingerprint: str,
-        caller: Caller,
-    ) -> Submitted:
+    async def _reserved(self, keyed: Submission, key: str, digest: str) -> Submitted:
         """Any other job: the key is reserved first (a second request while the first is
         still being submitted is refused), then the job submitted, then the key completed."""
-        tenant = caller.tenant
+        assert keyed.job_id is not None and keyed.key_fingerprint is not None
+        tenant, job_id, fingerprint = keyed.tenant, keyed.job_id, keyed.key_fingerprint
         now = self._clock()
         try:
             reservation = await self._keys.reserve(
@@ -128,12 +139,10 @@ class IdempotentSubmission:
                 raise IdempotencyKeyInFlight(key) from None
             await self._keys.complete(digest, job_id, self._clock())
             return Submitted(view, replayed=True)
-        if isinstance(reservation, Done):
-            return Submitted(await self._jobs.get(reservation.job_id, caller), replayed=True)
+        if isinstance(reservation, Done):  # the key's job is of the key's tenant
+            return Submitted(await self._jobs.get(reservation.job_id, None), replayed=True)
         try:
-            view = await self._jobs.submit(
-                request, job_id=job_id, tenant=tenant, key_fingerprint=fingerprint
-            )
+            view = await self._jobs.submit(keyed)
         except BaseException:
             # the store may be what failed: then the key stays reserved until it goes stale,
             # and a retry meanwhile finds the job, if it was stored, by its derived id

@@ -4,30 +4,38 @@ and the one lookup of a job that raises ``JobNotFound``."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.tenancy import Caller
+from scrapejobs_shared.errors import Conflict, InvalidInput, NotFound, Unavailable
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import JobStore
 
 
-class JobNotFound(LookupError):
-    pass
+class JobNotFound(NotFound):
+    @property
+    def message(self) -> str:
+        return f"job {self} not found"
 
 
-class InvalidFilter(ValueError):
+class InvalidFilter(InvalidInput):
     """A list filter that names nothing: a 422 naming the parameter."""
 
     def __init__(self, parameter: str, reason: str) -> None:
-        super().__init__(f"{parameter}: {reason}")
+        super().__init__(f"{parameter}: {reason}", parameter)
         self.parameter = parameter
 
 
-class JobAlreadyFinished(Exception):
-    pass
+class JobAlreadyFinished(Conflict):
+    code = "job_finished"
+
+    @property
+    def message(self) -> str:
+        return f"job {self} has already completed"
 
 
-class SubmissionUnconfirmed(Exception):
+class SubmissionUnconfirmed(Unavailable):
     """A dependency did not answer while job ``job_id`` was being submitted: ``stored`` is
     True after a Pub/Sub outage (the job is stored, its tasks wait to be published), None after
     a Firestore one during its commit (it may or may not be stored), False when nothing was
@@ -40,19 +48,44 @@ class SubmissionUnconfirmed(Exception):
         self.outage = outage
         self.stored = stored
 
+    @property
+    def message(self) -> str:
+        if self.stored:
+            outcome = (
+                f"job {self.job_id} is stored and its tasks are published once "
+                f"{self.outage.dependency} answers again"
+            )
+        elif self.stored is None:
+            outcome = f"job {self.job_id} may or may not have been stored"
+        else:
+            outcome = f"job {self.job_id} was not stored"
+        return (
+            f"{self.outage}: {outcome}. Retry with the same Idempotency-Key and body to get "
+            "exactly one job (without a key, GET /v1/jobs/{id} tells whether it exists)"
+        )
 
-class JobStillRunning(Exception):
-    pass
+    def headers(self) -> dict[str, str]:
+        return self.outage.headers()
+
+    def details(self) -> dict[str, Any]:
+        return self.outage.details() | {"job_id": self.job_id, "stored": self.stored}
 
 
-class UnavailableHere(ValueError):
+class JobStillRunning(Conflict):
+    code = "job_running"
+
+    @property
+    def message(self) -> str:
+        return f"job {self} is still running: cancel it, or wait until it ends, then delete it"
+
+
+class UnavailableHere(InvalidInput):
     """A request this deployment cannot or will not serve (an ``ai`` stage with no AI provider
     configured, a certificate check turned off where the deployment refuses it): a 422 naming
     the field and the setting."""
 
     def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
+        super().__init__(f"{field}: {reason}", field)
 
 
 class OverLimit(UnavailableHere):

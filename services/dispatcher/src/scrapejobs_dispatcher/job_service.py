@@ -22,10 +22,11 @@ from scrapejobs_dispatcher.job_errors import (
     visible,
 )
 from scrapejobs_dispatcher.recovery import publish_open_batches
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
 from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
 from scrapejobs_dispatcher.submission_rules.job_usage import reservation_of, unused_of
-from scrapejobs_dispatcher.submission_rules.rules import Submission, SubmissionRules
+from scrapejobs_dispatcher.submission_rules.rules import Admission, SubmissionRules
 from scrapejobs_shared.delivery.batching import (
     DEFAULT_BATCH_SIZE,
     HELD_BATCH_SIZE,
@@ -83,86 +84,84 @@ class JobView:
         return max(0, ran - self.job.uncharged)
 
 
+@dataclass(frozen=True, slots=True)
+class JobPolicy:
+    """How jobs are kept and cut into batches (the deployment's settings)."""
+
+    retention: timedelta  # a job's unless its options say
+    batch_size: int = DEFAULT_BATCH_SIZE
+    # small jobs submitted within this window share one commit and one message (None: never)
+    coalesce_window_s: float | None = None
+    coalesce_busy_window_s: float = 0.0
+    # a job's batches of one host in the broker at once, the others held and released by the
+    # workers as earlier ones finish (0: all at once; ``delivery.batching.hold_beyond``)
+    host_window: int = 0
+    held_batch_size: int = HELD_BATCH_SIZE  # the batch size of a job that holds some
+    ai_prices: ModelPrices | None = None  # what model tokens cost (a job's cost; None: unshown)
+
+
 class JobService:
     def __init__(
         self,
         store: StoreForEnqueue,
         publisher: TaskPublisher,
         clock: Clock,
-        retention: timedelta,
         tracer: Tracer,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        policy: JobPolicy,
         events: JobEvents | None = None,
         webhook_log: WebhookLog | None = None,
         metrics: SubmissionMetrics | None = None,
-        coalesce_window_s: float | None = None,
-        coalesce_busy_window_s: float = 0.0,
-        ai_prices: ModelPrices | None = None,
         rules: SubmissionRules | None = None,
         held: HeldBatches | None = None,
-        host_window: int = 0,
-        held_batch_size: int = HELD_BATCH_SIZE,
     ) -> None:
-        """``ai_prices``: what model tokens cost, for a job's cost (none shown without them);
-        ``rules``: what a submission passes before it is stored (submission_rules/: served
-        options, pattern budget, quota...; none: everything);
-        ``host_window``: a job's batches of one host in the broker at once, the others held
-        and released by the workers as earlier ones finish (0: all published at once;
-        ``delivery.batching.hold_beyond``), given ``held``, the store of held batches;
-        ``held_batch_size``: the batch size of a job that holds some (``size_for``)."""
+        """``rules``: what a submission passes before it is stored (submission_rules/: served
+        options, pattern budget, quota...; none: everything); ``held``: the store of held
+        batches (none: a job's batches are all published at once)."""
         self._rules = rules or SubmissionRules()
         self._held = held
-        self._host_window = host_window if held is not None else 0
-        self._ai_prices = ai_prices
+        self._host_window = policy.host_window if held is not None else 0
+        self._ai_prices = policy.ai_prices
         self._tracer = tracer
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
         self._store = store
         self._events = events
         self._webhook_log = webhook_log
         self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
+        window_s = policy.coalesce_window_s
         self._coalescer = (
             None
-            if coalesce_window_s is None
+            if window_s is None
             else SubmissionCoalescer(
-                store, self._enqueuer, clock, coalesce_window_s, coalesce_busy_window_s
+                store, self._enqueuer, clock, window_s, policy.coalesce_busy_window_s
             )
         )
         self._clock = clock
-        self._retention = retention
-        self._batch_size = batch_size
-        self._held_batch_size = held_batch_size
+        self._retention = policy.retention
+        self._batch_size = policy.batch_size
+        self._held_batch_size = policy.held_batch_size
         self._progress = ProgressEstimator()
 
-    async def submit(
-        self,
-        request: JobRequest,
-        job_id: str | None = None,
-        trigger: str | None = None,
-        tenant: str = DEFAULT_TENANT,
-        key_fingerprint: str | None = None,
-        validators: Mapping[str, PageValidators] | None = None,
-    ) -> JobView:
+    async def submit(self, submission: Submission) -> JobView:
         """Store the job and its batches of tasks, then publish one message per batch.
 
-        ``validators`` (a monitor check's job): each page's, by URL, to ask with
-        conditionally; the job keeps its pages' validators and a page that did not change
-        ends unchanged (page_validators.py).
-
-        ``job_id`` derived from a scheduler trigger (or an idempotency key, whose request
-        body's digest is ``key_fingerprint``: kept with the job) makes a retried request
-        return the job it created the first time instead of submitting it twice.
-        A small job is committed and published together with the others submitted within
-        the coalescing window (see ``submission_coalescer``).
+        A monitor check's job keeps its pages' ``validators``, and a page that did not change
+        ends unchanged (page_validators.py). A ``job_id`` derived from a scheduler trigger (or
+        an idempotency key, whose request body's digest is ``key_fingerprint``: kept with the
+        job) makes a retried request return the job it created the first time instead of
+        submitting it twice. A small job is committed and published together with the others
+        submitted within the coalescing window (see ``submission_coalescer``).
         """
-        job_id = job_id or uuid.uuid4().hex
+        request, tenant, trigger = submission.request, submission.tenant, submission.trigger
+        validators = submission.validators
+        job_id = submission.job_id or uuid.uuid4().hex
         now = self._clock()
-        await self._rules.admit(request, Submission(tenant, request.most_pages(), job_id, now))
+        await self._rules.admit(request, Admission(tenant, request.most_pages(), job_id, now))
         with counting() as ops:
             batches = self._new_batches(job_id, request, now, tenant, validators or {})
             job = self._new_job(
                 request, job_id, trigger, batches, now, tenant, validators is not None
             )
-            job = replace(job, key_fingerprint=key_fingerprint)
+            job = replace(job, key_fingerprint=submission.key_fingerprint)
             with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
                 try:
                     failed = await self._create_and_publish(job, batches)

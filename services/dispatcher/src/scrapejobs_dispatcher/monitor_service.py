@@ -19,6 +19,7 @@ from scrapejobs_shared.domain.monitors import (
     MonitorUpdate,
     check_rule_fields,
 )
+from scrapejobs_shared.errors import Conflict, NotFound
 from scrapejobs_shared.ports.monitor_store import MonitorStore
 
 SAVE_ATTEMPTS = 5
@@ -33,12 +34,20 @@ class MonitorLimits:
     pages_per_check: int = 1000  # URLs, or a crawl's max_pages (SCRAPEJOBS_MONITOR_MAX_PAGES)
 
 
-class MonitorNotFound(LookupError):
+class MonitorNotFound(NotFound):
     """No such monitor for the caller's tenant."""
 
+    @property
+    def message(self) -> str:
+        return "no such monitor"
 
-class MonitorConflict(RuntimeError):
+
+class MonitorConflict(Conflict):
     """The monitor kept changing under this edit: try again."""
+
+    @property
+    def message(self) -> str:
+        return "the monitor changed during this edit: try again"
 
 
 async def _any_job(request: JobRequest, tenant: str) -> None:

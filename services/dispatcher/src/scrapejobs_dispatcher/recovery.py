@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from opentelemetry.trace import Tracer
 
 from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job
-from scrapejobs_dispatcher.submission_rules.rules import Submission, SubmissionRules
+from scrapejobs_dispatcher.submission_rules.rules import Admission, SubmissionRules
 from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
@@ -263,19 +263,19 @@ class Recovery:
 
     async def _admitted(
         self, by_batch: dict[tuple[str, str], list[str]]
-    ) -> tuple[dict[tuple[str, str], list[str]], dict[str, Submission]]:
+    ) -> tuple[dict[tuple[str, str], list[str]], dict[str, Admission]]:
         """The batches of the jobs whose tasks may run again, each job admitted as a
         submission of the tasks it replays (``SubmissionRules``). A replay of one job answers
         the job's refusal; a replay of many leaves a refused job's tasks as they are."""
         wanted: dict[str, int] = {}
         for (job_id, _), task_ids in by_batch.items():
             wanted[job_id] = wanted.get(job_id, 0) + len(task_ids)
-        admitted: dict[str, Submission] = {}
+        admitted: dict[str, Admission] = {}
         for job_id, tasks in wanted.items():
             job = await self._store.get_job(job_id)
             if job is None:
                 continue
-            replay = Submission(
+            replay = Admission(
                 job.tenant, tasks, f"{job_id}~replay~{uuid.uuid4().hex}", self._clock()
             )
             try:

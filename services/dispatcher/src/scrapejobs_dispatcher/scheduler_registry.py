@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from scrapejobs_dispatcher.scheduler_trigger import SchedulerTrigger
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller, Role
+from scrapejobs_shared.errors import NotAllowed
 
 
 class RegisteredSchedule(BaseModel):
@@ -27,7 +28,7 @@ class RegisteredSchedule(BaseModel):
 _REGISTRY = TypeAdapter(dict[str, RegisteredSchedule])
 
 
-class TriggerRefused(Exception):
+class TriggerRefused(NotAllowed):
     """A scheduler's submission that is not a registered schedule's: a 403."""
 
 

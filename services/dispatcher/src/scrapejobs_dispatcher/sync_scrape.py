@@ -15,12 +15,13 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.job_service import JobService, JobView
-from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
+from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
+from scrapejobs_dispatcher.submission import Submission
+from scrapejobs_shared.domain.jobspec import ScrapeRequest
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.errors import TimedOut
 from scrapejobs_shared.ports.job_store import JobStore
 
-Submit = Callable[[JobRequest], Awaitable[JobView]]
 FIRST_LOOK_S = 0.01
 LONGEST_PAUSE_S = 0.25
 
@@ -31,7 +32,9 @@ class Scraped:
     result: TaskRecord | None  # None: the job ended before its task had a result (cancelled)
 
 
-class ScrapeTimedOut(Exception):
+class ScrapeTimedOut(TimedOut):
+    """No result within ``timeout_s``: the job goes on (its routes answer what follows)."""
+
     def __init__(self, job_id: str, timeout_s: float) -> None:
         super().__init__(job_id)
         self.job_id = job_id
@@ -41,37 +44,35 @@ class ScrapeTimedOut(Exception):
 class SyncScrape:
     def __init__(
         self,
-        jobs: JobService,
+        submissions: IdempotentSubmission,
         store: JobStore,
         max_wait_s: float,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._jobs = jobs
+        self._submissions = submissions
         self._store = store
         self._max_wait_s = max_wait_s
         self._sleep = sleep
         self._monotonic = monotonic
 
-    async def scrape(
-        self, request: ScrapeRequest, tenant: str, submit: Submit | None = None
-    ) -> Scraped:
+    async def scrape(self, request: ScrapeRequest, tenant: str, key: str | None = None) -> Scraped:
         """Submit the one-URL job and wait for it to end; ``ScrapeTimedOut`` after
-        ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter). ``submit``: how
-        the job is submitted (default: a new job; a keyed submission finds the job an identical
-        earlier request started, and waits for it)."""
-        job = await self.run(request.job_request(), request.timeout_s, tenant, submit)
+        ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter). ``key``: an
+        idempotency key (a keyed submission finds the job an identical earlier request
+        started, and waits for it)."""
+        submission = Submission(request.job_request(), tenant)
+        job = await self.run(submission, request.timeout_s, key)
         page = await self._store.list_tasks(job.id, 1, None)
         return Scraped(job, page.items[0] if page.items else None)
 
-    async def run(
-        self, job: JobRequest, wait_s: float, tenant: str, submit: Submit | None = None
-    ) -> JobRecord:
-        """Submit ``job`` for ``tenant`` and wait for it to end (up to ``wait_s``, or the service's
-        ``max_wait_s`` if shorter): the job as it ended; ``ScrapeTimedOut`` past the wait."""
+    async def run(self, submission: Submission, wait_s: float, key: str | None = None) -> JobRecord:
+        """Submit the job (once per ``key``, if any) and wait for it to end (up to ``wait_s``,
+        or the service's ``max_wait_s`` if shorter): the job as it ended; ``ScrapeTimedOut``
+        past the wait."""
         wait_s = min(wait_s, self._max_wait_s)
         deadline = self._monotonic() + wait_s
-        submitted = await (submit(job) if submit else self._jobs.submit(job, tenant=tenant))
+        submitted = (await self._submissions.submit(submission, key)).view
         job_id = submitted.job.id
         pause = FIRST_LOOK_S
         while True:

@@ -18,6 +18,7 @@ from scrapejobs_dispatcher.usage import MAX_OPEN_JOBS, credits_of, tokens_of
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.domain.outcome_stats import DAY, Totals, day_of
+from scrapejobs_shared.errors import OverQuota
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 from scrapejobs_shared.ports.tenant_quotas import Quota, TenantQuotas
 
@@ -25,7 +26,7 @@ RECHECK_S = 5.0
 LISTED = 1000  # tenants with a quota of their own listed at most
 
 
-class QuotaExceeded(Exception):
+class QuotaExceeded(OverQuota):
     """A submission over the tenant's daily quota: a 429 with ``retry_after_s``."""
 
     def __init__(self, tenant: str, quota: str, limit: int, retry_after_s: int) -> None:
@@ -34,7 +35,11 @@ class QuotaExceeded(Exception):
             f"pages a day, UTC, counted as work is accepted); it renews in {retry_after_s} s"
         )
         self.quota = quota
+        self.field = quota
         self.retry_after_s = retry_after_s
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_s)}
 
 
 def renews_in(now: datetime) -> int:

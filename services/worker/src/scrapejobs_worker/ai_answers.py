@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.pipeline.failure import StageRejected
 from scrapejobs_shared.pipeline.spec import AiOptions
 from scrapejobs_shared.pipeline.validate import validate
@@ -69,7 +70,7 @@ class AiAnswer:
     input_cut: bool  # the content was longer than max_input_chars and was cut
 
 
-class AiInvalidOutput(Exception):
+class AiInvalidOutput(WorkFailed):
     """The model's answer, repaired once, still does not match the schema."""
 
     def __init__(self, problems: str, usage: ModelUsage) -> None:

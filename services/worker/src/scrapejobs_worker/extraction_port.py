@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.ports.fetcher import FetchResponse
 from scrapejobs_worker.page_extraction import ExtractedPage
 
@@ -21,7 +22,7 @@ class PageExtractor(Protocol):
         ...
 
 
-class ExtractionStopped(Exception):
+class ExtractionStopped(WorkFailed):
     """The page's extraction was stopped past one of its budgets: the page fails with
     ``error`` (permanent), and the worker and its other pages go on."""
 
@@ -55,9 +56,9 @@ class ExtractionOverMemory(ExtractionStopped):
         self.limit_mb = limit_mb
 
 
-class ExtractionCrashed(Exception):
+class ExtractionCrashed(WorkFailed):
     """What extracted the page died (a crash, or killed from outside): retried as transient."""
 
 
-class ExtractionFailed(Exception):
+class ExtractionFailed(WorkFailed):
     """Extraction raised (a bug: extraction reports a page's problems in its outcome)."""

@@ -7,26 +7,13 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from google.cloud import firestore
 
-from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCache
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
-from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
-from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
-from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
-from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
-from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
-from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
-from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
-from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
-from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
-from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock, utc_now
@@ -39,13 +26,8 @@ from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPo
 from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.fetcher import Fetcher
-from scrapejobs_shared.ports.held_batches import HeldBatches
-from scrapejobs_shared.ports.page_cache import PageCache
-from scrapejobs_shared.ports.task_publisher import TaskPublisher
-from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
-from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
-from scrapejobs_shared.ports.workers import WorkerDirectory
 from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
+from scrapejobs_worker.adapters import Adapters, Overrides
 from scrapejobs_worker.ai_answers import AiAnswers
 from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
@@ -141,148 +123,120 @@ def _log_choices(settings: WorkerSettings) -> None:
 
 def create_app(
     settings: WorkerSettings,
-    store: StoreForEnqueue | None = None,
-    fetcher: Fetcher | None = None,
-    push_keys: KeySource | None = None,
-    gate: HostGate | None = None,
-    publisher: TaskPublisher | None = None,
-    webhook_outbox: WebhookOutbox | None = None,
-    webhook_log: WebhookLog | None = None,
+    overrides: Overrides | None = None,
     telemetry: Telemetry | None = None,
-    worker_directory: WorkerDirectory | None = None,
-    language_model: LanguageModel | None = None,
-    answer_cache: AnswerCache | None = None,
-    page_cache: PageCache | None = None,
-    tenant_quotas: TenantQuotas | None = None,
-    held_batches: HeldBatches | None = None,
 ) -> FastAPI:
     """Build the app: Firestore, Pub/Sub, the SSRF-safe fetcher, Google's JWKS and the
-    telemetry the settings choose unless others are given (tests; the caller then shuts
+    telemetry the settings choose, but those ``overrides`` gives (tests; the caller then shuts
     down the telemetry it gave)."""
+    given = overrides or {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        client = None
-        needs_cache = answer_cache is None and settings.ai_provider is not None
-        if store is None or gate is None or webhook_log is None or needs_cache:
-            client = firestore.AsyncClient(
-                project=settings.project_id, database=settings.firestore_database
-            )
-        deadline = CallDeadline(settings.firestore_timeout_s)
-        publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
-        job_store = store or FirestoreJobStore(
-            client, stats_shards=settings.stats_shards, deadline=deadline
-        )
-        clock = utc_now
-        shared_gate = gate or FirestoreHostGate(client, deadline)
-        # model slots take the shared gate as it is: a call lasts seconds, so a store round
-        # trip per call costs nothing, and a slot kept warm would only be idle in one process
-        host_gate = warm_slots(settings, shared_gate, clock)
-        task_publisher = publisher or PubSubTaskPublisher(
-            settings.project_id, settings.task_topic, publish_deadline
-        )
-        plain_fetcher = fetcher or build_fetcher(fetch_policy(settings))
-        page_fetcher = RenderingFetcher(plain_fetcher, renderer(settings, plain_fetcher))
-        politeness = Politeness(
-            host_gate, RobotsCache(plain_fetcher), politeness_policy(settings), clock
-        )
-        telemetry_used = telemetry or telemetry_for(SERVICE, settings)
-        tracer = telemetry_used.tracer(SERVICE)
-        outbox = webhook_outbox or PubSubWebhookOutbox(
-            settings.project_id, settings.webhook_topic, publish_deadline
-        )
-        events = JobEvents(job_store, outbox)
-        enqueuer = Enqueuer(job_store, task_publisher, clock, tracer, events)
-        extraction = _extraction(settings)
-        await extraction.start()
-        runner = TaskRunner(
-            page_fetcher,
-            extraction,
-            politeness,
-            CrawlExpansion(job_store, enqueuer, clock),
-            clock,
-            tracer,
-            runner_policy(settings),
-            TenantCaps(
-                tenant_quotas
-                or (FirestoreTenantQuotas(client, deadline) if store is None else None),
-                settings.tenant_pages_in_flight,
-            ),
-        )
-        metrics = DeliveryMetrics(telemetry_used.meter(SERVICE), settings.task_subscription)
-        directory = worker_directory or (
-            FirestoreWorkerDirectory(client, deadline) if client is not None else None
-        )
-        revision = os.environ.get("K_REVISION", "local")  # Cloud Run names the revision
-        heartbeat = WorkerHeartbeat(directory, clock, revision, every_s=settings.worker_report_s)
-        app.state.processor = BatchProcessor(
-            job_store,
-            runner,
-            enqueuer,
-            clock,
-            tracer,
-            metrics,
-            batch_policy(settings),
-            events,
-            heartbeat,
-            PageReuse(page_cache or _page_cache(client, deadline), job_store, clock),
-            held_batches or (FirestoreHeldBatches(client, deadline) if store is None else None),
-        )
-        model = language_model or build_language_model(settings)
-        app.state.processing = _processing_lane(
-            settings,
-            job_store,
-            model,
-            shared_gate,
-            events,
-            answer_cache or (FirestoreAnswerCache(client, deadline) if needs_cache else None),
-        )
-        app.state.webhooks = WebhookSender(
-            job_store,
-            webhook_log or FirestoreWebhookLog(client, deadline),
-            plain_fetcher,
-            clock,
-            [key.strip() for key in settings.webhook_secrets.split(",") if key.strip()],
-            # the last attempt Pub/Sub makes records the event failed
-            WebhookPolicy(
-                max_attempts=min(settings.webhook_max_attempts, settings.max_delivery_attempts)
-            ),
-        )
-        _log_choices(settings)
-        try:
-            await heartbeat.report_now()  # listed from its start, before any work
-        except Exception:
-            log.warning("worker report failed at start", exc_info=True)
-        reporting = asyncio.create_task(heartbeat.run())
-        log.info("worker ready", extra={"project": settings.project_id})
-        try:
-            yield
-        finally:
-            reporting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reporting
-            await app.state.processor.close()  # before the publisher closes
-            if isinstance(host_gate, WarmSlotGate):
-                await host_gate.close()
-            if model is not None and language_model is None:
-                await model.aclose()
-            await page_fetcher.aclose()
-            await extraction.close()
-            await task_publisher.close()
-            if isinstance(outbox, PubSubWebhookOutbox):
-                await outbox.close()
-            if client is not None:
-                client.close()
+        async with AsyncExitStack() as stack:
+            telemetry_used = telemetry or telemetry_for(SERVICE, settings)
             if telemetry is None:
-                telemetry_used.shutdown()
+                stack.callback(telemetry_used.shutdown)
+            parts = Adapters(settings, given, stack)
+            await _serve(app, settings, parts, stack, telemetry_used)
+            log.info("worker ready", extra={"project": settings.project_id})
+            yield
 
     app = FastAPI(title="scrapejobs worker", version="0.1.0", lifespan=lifespan)
-    app.state.push_guard = push_guard(settings, push_keys)
+    app.state.push_guard = push_guard(settings, given.get("push_keys"))
     install_http_error_handlers(app)
     app.add_exception_handler(DependencyUnavailable, _unavailable)
     app.include_router(health.router)
     app.include_router(pubsub.router)
     return app
+
+
+async def _serve(
+    app: FastAPI,
+    settings: WorkerSettings,
+    parts: Adapters,
+    stack: AsyncExitStack,
+    telemetry: Telemetry,
+) -> None:
+    """The lanes the push routes hand deliveries to (``app.state``), on ``parts``; each
+    part that needs stopping is stopped with ``stack``, the last made first."""
+    clock = utc_now
+    tracer = telemetry.tracer(SERVICE)
+    job_store = parts.store
+    # model slots take the shared gate as it is: a call lasts seconds, so a store round
+    # trip per call costs nothing, and a slot kept warm would only be idle in one process
+    host_gate = warm_slots(settings, parts.gate, clock)
+    if isinstance(host_gate, WarmSlotGate):
+        stack.push_async_callback(host_gate.close)
+    plain_fetcher = parts.fetcher or build_fetcher(fetch_policy(settings))
+    page_fetcher = RenderingFetcher(plain_fetcher, renderer(settings, plain_fetcher))
+    stack.push_async_callback(page_fetcher.aclose)
+    politeness = Politeness(
+        host_gate, RobotsCache(plain_fetcher), politeness_policy(settings), clock
+    )
+    events = JobEvents(job_store, parts.webhook_outbox)
+    enqueuer = Enqueuer(job_store, parts.publisher, clock, tracer, events)
+    extraction = _extraction(settings)
+    await extraction.start()
+    stack.push_async_callback(extraction.close)
+    runner = TaskRunner(
+        page_fetcher,
+        extraction,
+        politeness,
+        CrawlExpansion(job_store, enqueuer, clock),
+        clock,
+        tracer,
+        runner_policy(settings),
+        TenantCaps(parts.tenant_quotas, settings.tenant_pages_in_flight),
+    )
+    revision = os.environ.get("K_REVISION", "local")  # Cloud Run names the revision
+    heartbeat = WorkerHeartbeat(
+        parts.worker_directory, clock, revision, every_s=settings.worker_report_s
+    )
+    app.state.processor = processor = BatchProcessor(
+        job_store,
+        runner,
+        enqueuer,
+        clock,
+        tracer,
+        DeliveryMetrics(telemetry.meter(SERVICE), settings.task_subscription),
+        batch_policy(settings),
+        events,
+        heartbeat,
+        PageReuse(parts.page_cache, job_store, clock),
+        parts.held_batches,
+    )
+    stack.push_async_callback(processor.close)  # before the publisher closes
+    model = parts.language_model or build_language_model(settings)
+    if model is not None and parts.language_model is None:
+        stack.push_async_callback(model.aclose)
+    app.state.processing = _processing_lane(
+        settings, job_store, model, parts.gate, events, parts.answer_cache
+    )
+    app.state.webhooks = WebhookSender(
+        job_store,
+        parts.webhook_log,
+        plain_fetcher,
+        clock,
+        [key.strip() for key in settings.webhook_secrets.split(",") if key.strip()],
+        # the last attempt Pub/Sub makes records the event failed
+        WebhookPolicy(
+            max_attempts=min(settings.webhook_max_attempts, settings.max_delivery_attempts)
+        ),
+    )
+    _log_choices(settings)
+    try:
+        await heartbeat.report_now()  # listed from its start, before any work
+    except Exception:
+        log.warning("worker report failed at start", exc_info=True)
+    reporting = asyncio.create_task(heartbeat.run())
+    stack.push_async_callback(_stopped, reporting)
+
+
+async def _stopped(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def _extraction(settings: WorkerSettings) -> ExtractionProcesses | ExtractionInProcess:
@@ -370,8 +324,3 @@ def app_from_env() -> FastAPI:
     settings = WorkerSettings()
     configure_logging("worker", settings.log_level, settings.project_id)
     return create_app(settings)
-
-
-def _page_cache(client: Any, deadline: CallDeadline) -> PageCache | None:
-    """Firestore's page cache (none for a test that gave every store)."""
-    return FirestorePageCache(client, deadline) if client is not None else None

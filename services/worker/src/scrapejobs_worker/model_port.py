@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from scrapejobs_shared.errors import Unavailable, WorkFailed
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -38,7 +40,7 @@ class ModelReply:
     output_tokens: int
 
 
-class ModelBusy(Exception):
+class ModelBusy(Unavailable):
     """The provider could not answer now (429, 5xx, a timeout, no connection): try again,
     after ``retry_after_s`` when it said so."""
 
@@ -47,7 +49,7 @@ class ModelBusy(Exception):
         self.retry_after_s = retry_after_s
 
 
-class ModelRefused(Exception):
+class ModelRefused(WorkFailed):
     """The provider refused the request itself (a bad request, an unknown model, no access):
     asking again will not help."""
 

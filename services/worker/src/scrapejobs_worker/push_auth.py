@@ -44,6 +44,8 @@ from typing import Any, Literal, Protocol
 
 import jwt
 
+from scrapejobs_shared.errors import NotAllowed
+
 log = logging.getLogger(__name__)
 
 GOOGLE_JWKS_URL = "https://www.googleapis.com/oauth2/v3/certs"
@@ -62,7 +64,7 @@ PushAuthReason = Literal[
 ]
 
 
-class PushAuthError(Exception):
+class PushAuthError(NotAllowed):
     """A push request failed authentication.
 
     ``reason`` is a short, stable code suitable for logs and metrics:

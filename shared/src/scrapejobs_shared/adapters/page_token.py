@@ -6,9 +6,13 @@ import base64
 import binascii
 import json
 
+from scrapejobs_shared.errors import InvalidInput
 
-class InvalidPageToken(ValueError):
-    pass
+
+class InvalidPageToken(InvalidInput):
+    status = 400
+    code = "invalid_page_token"
+    field = "page_token"
 
 
 def encode_token(values: list[str]) -> str:

@@ -16,6 +16,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scrapejobs_shared.errors import InvalidInput
+
 WEEKDAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 _AT = r"(?:\s+at\s+(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<half>am|pm)?)?"
 _DAY = rf"(?P<day>{'|'.join(WEEKDAYS)})s?"
@@ -41,7 +43,7 @@ TEXT_EXAMPLES = (
 MAX_SPREAD = timedelta(minutes=5)  # the latest a monitor's check starts after its time
 
 
-class ScheduleError(ValueError):
+class ScheduleError(InvalidInput):
     """A schedule that cannot be read; the message says why."""
 
 

@@ -36,6 +36,7 @@ from typing import Protocol
 import re2  # type: ignore[import-untyped]
 
 from scrapejobs_shared.domain.re2_internals import compile_uncached
+from scrapejobs_shared.errors import InvalidInput
 
 PATTERN_MEMORY_BYTES = 512 << 10  # RE2's budget for one pattern: program and DFA caches
 CACHED_PATTERNS = 64  # compiled programs a process keeps (the least recently used go first)
@@ -44,7 +45,7 @@ MAX_PATTERN_CHARS = 1000
 _TOO_LARGE = "pattern too large"
 
 
-class UnsupportedRegex(ValueError):
+class UnsupportedRegex(InvalidInput):
     """A pattern RE2 does not accept (backreferences, lookaround...) or that is not valid."""
 
 

@@ -17,9 +17,10 @@ from typing import Any
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.webhook_spec import WebhookEventType
+from scrapejobs_shared.errors import InvalidInput
 
 
-class MalformedEvent(ValueError):
+class MalformedEvent(InvalidInput):
     """A webhook message that is not an event this code wrote."""
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from scrapejobs_shared.errors import WorkFailed
+
 from .media_type import MediaType
 
 SNIFF_BYTES = 1024
@@ -40,7 +42,7 @@ class ContentKind(StrEnum):
     UNSUPPORTED = "unsupported"
 
 
-class UnsupportedContent(Exception):
+class UnsupportedContent(WorkFailed):
     """The response cannot be extracted from; ``reason`` says why, for the task record."""
 
     def __init__(self, reason: str) -> None:

@@ -22,6 +22,8 @@ import math
 import re
 import unicodedata
 
+from scrapejobs_shared.errors import WorkFailed
+
 from .spec import ValueType
 
 ConvertedValue = str | int | float | bool
@@ -38,7 +40,7 @@ _FALSE = frozenset({"false", "no", "off", "0"})
 _MINUS_SIGNS = "-\u2212"
 
 
-class ConversionError(ValueError):
+class ConversionError(WorkFailed, ValueError):
     """A value that is not a valid ``int``/``float``/``bool``; the message names both."""
 
     def __init__(self, value: str, value_type: ValueType) -> None:

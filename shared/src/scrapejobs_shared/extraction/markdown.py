@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import html_to_markdown
 
+from scrapejobs_shared.errors import WorkFailed
+
 # Page chrome that the preprocessing keeps: banners asking for consent, and the landmark roles
 # that mark navigation, the site's banner and footer, and side content.
 BOILERPLATE = (
@@ -32,7 +34,7 @@ BOILERPLATE = (
 )
 
 
-class MarkdownUnavailable(ValueError):
+class MarkdownUnavailable(WorkFailed, ValueError):
     """The converter refused the document (its message says why)."""
 
 

@@ -30,6 +30,7 @@ from lxml import etree  # type: ignore[import-untyped]
 from parsel.csstranslator import GenericTranslator, HTMLTranslator
 
 from scrapejobs_shared.domain.user_regex import UnsupportedRegex
+from scrapejobs_shared.errors import WorkFailed
 
 from .exslt_regex import FUNCTIONS as EXSLT_REGEX_FUNCTIONS
 from .visible_text import element_text, xml_text
@@ -47,7 +48,7 @@ _HTML_CSS = HTMLTranslator()
 _XML_CSS = GenericTranslator()
 
 
-class SelectionError(ValueError):
+class SelectionError(WorkFailed, ValueError):
     """A selector that failed on this document (compilation or evaluation)."""
 
     def __init__(self, message: str, reason: str = "") -> None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN
+from scrapejobs_shared.errors import InvalidInput
 
 FORMAT_VERSION = "2"
 MAX_BATCH_SIZE = 500  # URLs per message (one Firestore commit holds at most 500 writes)
@@ -69,7 +70,7 @@ class BundleMessage(BaseModel):
 TaskMessage = BatchMessage | BundleMessage
 
 
-class MalformedMessage(ValueError):
+class MalformedMessage(InvalidInput):
     """A push body or task payload that can never be processed; it is recorded and acked."""
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from scrapejobs_shared.errors import WorkFailed
+
 VALIDATION = "validation"
 MAX_ERROR_CHARS = 1000
 
 
-class StageRejected(Exception):
+class StageRejected(WorkFailed):
     """The data does not pass a stage: ``problems`` maps a location to what is wrong there."""
 
     def __init__(self, problems: dict[str, str]) -> None:
@@ -22,7 +24,7 @@ class StageRejected(Exception):
         self.problems = problems
 
 
-class PipelineFailure(Exception):
+class PipelineFailure(WorkFailed):
     """Stage ``index`` of the pipeline (from 0; ``stage`` its name) refused the data it
     received (``data``)."""
 

@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.pipeline.failure import StageRejected
 from scrapejobs_shared.pipeline.spec import CastType, TransformOptions
 
@@ -28,7 +29,7 @@ _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0"})
 
 
-class _CastError(ValueError):
+class _CastError(WorkFailed, ValueError):
     pass
 
 

@@ -6,11 +6,16 @@ outcome is unknown, not that nothing happened."""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
+from scrapejobs_shared.errors import Unavailable
+
 FIRESTORE = "Firestore"
 PUBSUB = "Pub/Sub"
 
 
-class DependencyUnavailable(Exception):
+class DependencyUnavailable(Unavailable):
     """``dependency`` (a name a person reads: "Firestore", "Pub/Sub") did not answer within
     ``timeout_s`` seconds, or refused for now."""
 
@@ -18,3 +23,13 @@ class DependencyUnavailable(Exception):
         super().__init__(f"{dependency} did not answer within {timeout_s:g} s")
         self.dependency = dependency
         self.timeout_s = timeout_s
+
+    @property
+    def message(self) -> str:
+        return f"{self}; retry later"
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(max(1, math.ceil(self.timeout_s)))}
+
+    def details(self) -> dict[str, Any]:
+        return {"dependency": self.dependency}

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from scrapejobs_shared.domain.jobspec import RenderOptions
+from scrapejobs_shared.errors import WorkFailed
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,7 @@ class FetchResponse:
         return self.headers.get("content-type", "")
 
 
-class FetchError(Exception):
+class FetchError(WorkFailed):
     """A fetch that produced no usable response. ``reason`` is a short machine-readable code."""
 
     reason: str = "fetch_error"

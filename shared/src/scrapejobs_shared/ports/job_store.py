@@ -42,6 +42,7 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
+from scrapejobs_shared.errors import Conflict
 
 T = TypeVar("T")
 
@@ -64,7 +65,7 @@ def holds_its_batch(job: JobRecord, batches: Sequence[BatchRecord]) -> bool:
     return len(batches) == 1 and job.kind != "crawl" and not batches[0].held
 
 
-class JobExists(Exception):
+class JobExists(Conflict):
     """A job with this id was created before (e.g. a retried scheduler trigger)."""
 
 

@@ -18,9 +18,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from scrapejobs_dispatcher.authentication import require_caller
-from scrapejobs_dispatcher.firecrawl.translation import InvalidOption
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
-from scrapejobs_web.http_errors import error_response
 
 PREFIX = "/v2/"
 KEPT_HEADERS = ("retry-after", "allow", "location")
@@ -69,8 +67,6 @@ def v2_router() -> APIRouter:
 
 async def native_response(request: Request, exc: Exception) -> Response:
     """What the app's own handler for ``exc`` answers (its most specific one)."""
-    if isinstance(exc, InvalidOption):
-        return error_response(422, "invalid_request", str(exc), exc.field)
     handlers = request.app.exception_handlers
     for kind in type(exc).__mro__:
         handler = handlers.get(kind)

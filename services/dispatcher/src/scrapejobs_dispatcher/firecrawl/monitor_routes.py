@@ -28,7 +28,7 @@ from scrapejobs_dispatcher.firecrawl.monitor_requests import (
     monitor_update,
 )
 from scrapejobs_dispatcher.firecrawl.request_models import SdkRequest
-from scrapejobs_dispatcher.routes.monitors import CHECK_ID, MONITOR_ID, found
+from scrapejobs_dispatcher.routes.monitors import CHECK_ID, MONITOR_ID
 from scrapejobs_shared.domain.monitor_checks import PageStatus
 from scrapejobs_shared.domain.monitor_events import check_data, page_data
 from scrapejobs_shared.firecrawl.monitor_shapes import (
@@ -74,7 +74,7 @@ async def list_monitors(
 async def get_monitor(
     monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
 ) -> MonitorAnswer:
-    monitor = await found(monitors.get(caller.tenant, monitor_id))
+    monitor = await monitors.get(caller.tenant, monitor_id)
     return MonitorAnswer.model_validate({"data": firecrawl_monitor(monitor)})
 
 
@@ -84,14 +84,14 @@ async def update_monitor(
 ) -> MonitorAnswer:
     """Change what the body names (``status`` pauses or resumes); the rest is kept."""
     changed = monitors.update(caller.tenant, monitor_id, monitor_update(body))
-    return MonitorAnswer.model_validate({"data": firecrawl_monitor(await found(changed))})
+    return MonitorAnswer.model_validate({"data": firecrawl_monitor(await changed)})
 
 
 @router.delete("/monitor/{monitor_id}", response_model=MonitorDeleted)
 async def delete_monitor(
     monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
 ) -> MonitorDeleted:
-    await found(monitors.delete(caller.tenant, monitor_id))
+    await monitors.delete(caller.tenant, monitor_id)
     return MonitorDeleted()
 
 
@@ -103,7 +103,7 @@ async def run_monitor(
     _: SdkRequest | None = None,
 ) -> CheckAnswer:
     """Start a check now: ``skipped_overlap`` while the previous one still runs."""
-    check = await found(runner.start(caller.tenant, monitor_id))
+    check = await runner.start(caller.tenant, monitor_id)
     return CheckAnswer.model_validate({"data": firecrawl_check(check_data(check))})
 
 
@@ -120,7 +120,7 @@ async def list_checks(
     async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
         return await runner.listed(caller.tenant, monitor_id, size, after)
 
-    page, _ = await found(_skipped(listed, limit, offset))
+    page, _ = await _skipped(listed, limit, offset)
     return ChecksAnswer.model_validate({"data": [firecrawl_check(check_data(c)) for c in page]})
 
 
@@ -139,7 +139,7 @@ async def get_check(
     """The check (compared first once its job has finished) and a page of its pages: those
     that are not ``same`` first; ``next`` is the URL of the following page."""
 
-    check = await found(runner.check(caller.tenant, monitor_id, check_id))
+    check = await runner.check(caller.tenant, monitor_id, check_id)
 
     async def listed(size: int, after: str | None) -> tuple[Sequence[Any], str | None]:
         return await runner.pages_of(check, status, size, after)

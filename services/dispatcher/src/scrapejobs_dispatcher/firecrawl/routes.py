@@ -52,12 +52,11 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     tracked_field,
     valid_urls,
 )
-from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
 from scrapejobs_dispatcher.job_errors import JobNotFound
 from scrapejobs_dispatcher.job_service import JobService, JobView
 from scrapejobs_dispatcher.recovery import Recovery
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut
-from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.firecrawl.documents import document
@@ -118,14 +117,8 @@ async def scrape(
     robots.txt is a 403, a page that took too long a 408."""
     native = scrape_request(body, defaults)
     key = attach_key(native, body.max_age, time.time())
-    submit = None
-    if key is not None:
-
-        async def submit(job: JobRequest) -> JobView:
-            return (await submissions.submit(job, key, caller)).view
-
     try:
-        scraped = await scraper.scrape(native, caller.tenant, submit)
+        scraped = await scraper.scrape(native, caller.tenant, key)
     except ScrapeTimedOut as exc:
         message = f"no result within {exc.timeout_s:g} s; the job goes on: {exc.job_id}"
         if key is None:  # maxAge 0: a retry would start another job
@@ -198,7 +191,7 @@ async def start_batch(
     if not urls:
         raise InvalidOption("urls", "no valid URL to scrape")
     native = batch_request(body, urls, defaults)
-    view = await _submit(caller, jobs, submissions, native, idempotency_key)
+    view = (await submissions.submit(Submission(native, caller.tenant), idempotency_key)).view
     return BatchStarted(
         id=view.job.id,
         url=_status_url(request, "batch", view.job.id),
@@ -255,7 +248,7 @@ async def start_crawl(
     ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
     _untracked(body.scrape_options, "scrapeOptions.formats")
     native = crawl_request(body, defaults)
-    view = await _submit(caller, jobs, submissions, native, idempotency_key)
+    view = (await submissions.submit(Submission(native, caller.tenant), idempotency_key)).view
     return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))
 
 
@@ -305,18 +298,6 @@ async def crawl_errors(
 ) -> ErrorsAnswer:
     """The crawl's failed pages (robots.txt refusals listed apart)."""
     return await _errors(jobs, recovery, caller, crawl_id, "crawl")
-
-
-async def _submit(
-    caller: Caller,
-    jobs: JobService,
-    submissions: IdempotentSubmission,
-    native: JobRequest,
-    idempotency_key: str | None,
-) -> JobView:
-    if idempotency_key is None:
-        return await jobs.submit(native, tenant=caller.tenant)
-    return (await submissions.submit(native, idempotency_key, caller)).view
 
 
 def _untracked(options: ScrapeOptions | None, field: str = "formats") -> None:

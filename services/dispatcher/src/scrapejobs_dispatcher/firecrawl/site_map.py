@@ -24,10 +24,12 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from scrapejobs_dispatcher.firecrawl.request_models import MapBody
 from scrapejobs_dispatcher.firecrawl.translation import LABEL, valid_urls
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.extraction.links import is_sitemap
 from scrapejobs_shared.extraction.urls import normalize_http_url
 from scrapejobs_shared.politeness.robots_rules import ROBOTS_PATH, RobotsRules, rules_for_response
@@ -40,7 +42,7 @@ SITEMAP_PATH = "/sitemap.xml"
 Role = Literal["page", "robots", "sitemap"]
 
 
-class StartPageUnreachable(Exception):
+class StartPageUnreachable(WorkFailed):
     """Neither the start page nor a sitemap could be read: ``reason`` says what happened."""
 
     def __init__(self, reason: str) -> None:
@@ -110,7 +112,8 @@ class SiteMapper:
                 "labels": {LABEL: "map"},
             }
         )
-        record = await self._scraper.run(job, max(0.0, deadline - time.monotonic()), tenant)
+        wait_s = max(0.0, deadline - time.monotonic())
+        record = await self._scraper.run(Submission(job, tenant), wait_s)
         page = await self._store.list_tasks(record.id, len(urls), None)
         more: list[str] = []
         for task in page.items:

@@ -44,6 +44,7 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
 )
 from scrapejobs_shared.domain.field_types import MAX_URLS, check_url
 from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobRequest, ScrapeRequest
+from scrapejobs_shared.errors import InvalidInput
 from scrapejobs_shared.firecrawl.documents import FORMATS, JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 
@@ -77,12 +78,11 @@ FIELD_NAMES = {
 }
 
 
-class InvalidOption(ValueError):
+class InvalidOption(InvalidInput):
     """A Firecrawl request the native job model refuses: ``field`` names the Firecrawl field."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
+        super().__init__(f"{field}: {message}", field)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,9 @@ from scrapejobs_dispatcher.result_export import (
     filename,
     jsonl_chunks,
 )
-from scrapejobs_dispatcher.scheduler_registry import SchedulerRegistry, TriggerRefused
+from scrapejobs_dispatcher.scheduler_registry import SchedulerRegistry
 from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
+from scrapejobs_dispatcher.submission import Submission
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.views import (
     UNAVAILABLE,
@@ -114,23 +115,24 @@ async def submit_job(
     owner = Caller(tenant or caller.tenant, caller.role, caller.key_id)
     if trigger is not None:
         registry: SchedulerRegistry = request.app.state.scheduler_registry
-        try:
-            registry.check(caller, trigger, owner.tenant, await request.body())
-        except TriggerRefused as exc:
-            raise HTTPException(403, str(exc)) from None
-    if idempotency_key is not None and trigger is None:
-        submitted = await submissions.submit(body, idempotency_key, owner)
-        if submitted.replayed:
-            response.headers["Idempotent-Replayed"] = "true"
-        response.headers["Location"] = f"/v1/jobs/{submitted.view.job.id}"
-        return JobDetail.of_view(submitted.view)
-    job_id = job_id_for_trigger(trigger, owner.tenant) if trigger else None
-    key = f"{trigger.job_name}@{trigger.schedule_time}" if trigger else None
-    view = await jobs.submit(body, job_id=job_id, trigger=key, tenant=owner.tenant)
-    if not view.created:
+        registry.check(caller, trigger, owner.tenant, await request.body())
+    if trigger is not None:  # a schedule's run is submitted once: its id is the run's
+        submission = Submission(
+            body,
+            owner.tenant,
+            job_id=job_id_for_trigger(trigger, owner.tenant),
+            trigger=f"{trigger.job_name}@{trigger.schedule_time}",
+        )
+        idempotency_key = None
+    else:
+        submission = Submission(body, owner.tenant)
+    submitted = await submissions.submit(submission, idempotency_key)
+    if submitted.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    elif not submitted.view.created:  # a retried trigger: the job it created
         response.status_code = 200
-    response.headers["Location"] = f"/v1/jobs/{view.job.id}"
-    return JobDetail.of_view(view)
+    response.headers["Location"] = f"/v1/jobs/{submitted.view.job.id}"
+    return JobDetail.of_view(submitted.view)
 
 
 @router.get("", response_model=JobList, responses=ERRORS)

@@ -3,7 +3,6 @@ resumed and deleted; another tenant's monitor is a 404)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
@@ -12,9 +11,7 @@ from pydantic import BaseModel, Field
 from starlette.convertors import register_url_convertor
 
 from scrapejobs_dispatcher.authentication import CallerDep
-from scrapejobs_dispatcher.check_runner import CheckNotFound
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep
-from scrapejobs_dispatcher.monitor_service import MonitorConflict, MonitorNotFound
 from scrapejobs_dispatcher.routes.jobs import ERRORS, JobIdSegment
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 from scrapejobs_shared.domain.monitor_checks import (
@@ -179,7 +176,7 @@ async def list_monitors(
 async def get_monitor(
     monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
 ) -> MonitorView:
-    return MonitorView.of(await found(monitors.get(caller.tenant, monitor_id)))
+    return MonitorView.of(await monitors.get(caller.tenant, monitor_id))
 
 
 @router.patch("/{monitor_id:monitor_id}", response_model=MonitorView, responses=MONITOR_ERRORS)
@@ -190,7 +187,7 @@ async def update_monitor(
     ``retention_days``, ``webhook``); the others are kept. A new schedule or a resume sets
     the next check time from now."""
     try:
-        return MonitorView.of(await found(monitors.update(caller.tenant, monitor_id, body)))
+        return MonitorView.of(await monitors.update(caller.tenant, monitor_id, body))
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
 
@@ -201,7 +198,7 @@ async def pause_monitor(
 ) -> MonitorView:
     """Stop scheduled checks (a check under way finishes); idempotent."""
     changed = monitors.set_status(caller.tenant, monitor_id, MonitorStatus.PAUSED)
-    return MonitorView.of(await found(changed))
+    return MonitorView.of(await changed)
 
 
 @router.post(
@@ -212,7 +209,7 @@ async def resume_monitor(
 ) -> MonitorView:
     """Check on schedule again, from the schedule's next time; idempotent."""
     changed = monitors.set_status(caller.tenant, monitor_id, MonitorStatus.ACTIVE)
-    return MonitorView.of(await found(changed))
+    return MonitorView.of(await changed)
 
 
 @router.delete(
@@ -221,7 +218,7 @@ async def resume_monitor(
 async def delete_monitor(
     monitor_id: MonitorId, monitors: MonitorsDep, caller: CallerDep
 ) -> Response:
-    await found(monitors.delete(caller.tenant, monitor_id))
+    await monitors.delete(caller.tenant, monitor_id)
     return Response(status_code=204)
 
 
@@ -236,7 +233,7 @@ async def run_monitor(
 ) -> CheckView:
     """Start a check now (also of a paused monitor): its job runs as any job does. A check
     started while the previous one still runs is ``skipped_overlap``."""
-    return CheckView.of(await found(runner.start(caller.tenant, monitor_id)))
+    return CheckView.of(await runner.start(caller.tenant, monitor_id))
 
 
 @router.get("/{monitor_id:monitor_id}/checks", response_model=CheckList, responses=MONITOR_ERRORS)
@@ -248,7 +245,7 @@ async def list_checks(
     page_token: Annotated[str | None, Query(pattern=CHECK_ID)] = None,
 ) -> CheckList:
     """The monitor's checks, newest first."""
-    checks, token = await found(runner.listed(caller.tenant, monitor_id, page_size, page_token))
+    checks, token = await runner.listed(caller.tenant, monitor_id, page_size, page_token)
     return CheckList(checks=[CheckView.of(c) for c in checks], next_page_token=token)
 
 
@@ -259,7 +256,7 @@ async def get_check(
     monitor_id: MonitorId, check_id: CheckId, runner: CheckRunnerDep, caller: CallerDep
 ) -> CheckView:
     """The check; one whose job has finished is compared first (once)."""
-    return CheckView.of(await found(runner.check(caller.tenant, monitor_id, check_id)))
+    return CheckView.of(await runner.check(caller.tenant, monitor_id, check_id))
 
 
 @router.get(
@@ -277,24 +274,11 @@ async def check_pages(
     page_token: Annotated[str | None, Query(pattern=r"^[0-9a-f]{32}$")] = None,
 ) -> CheckPages:
     """The check's pages (of ``status``) with their diffs; empty until the check finished."""
-    check, pages, token = await found(
-        runner.pages(caller.tenant, monitor_id, check_id, status, page_size, page_token)
+    check, pages, token = await runner.pages(
+        caller.tenant, monitor_id, check_id, status, page_size, page_token
     )
     return CheckPages(
         check=CheckView.of(check),
         pages=[CheckPageView.of(p) for p in pages],
         next_page_token=token,
     )
-
-
-async def found(pending: Awaitable[T]) -> T:
-    """``pending``'s value; a 404 for a monitor or a check that is not the caller's, a 409
-    for a change that kept meeting another."""
-    try:
-        return await pending
-    except MonitorNotFound:
-        raise HTTPException(404, "no such monitor") from None
-    except CheckNotFound:
-        raise HTTPException(404, "no such check") from None
-    except MonitorConflict:
-        raise HTTPException(409, "the monitor changed during this edit: try again") from None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from scrapejobs_dispatcher.submission_rules.job_usage import Usage
-from scrapejobs_dispatcher.submission_rules.rules import Submission
+from scrapejobs_dispatcher.submission_rules.rules import Admission
 from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded, Quotas, renews_in
 from scrapejobs_shared.ports.quota_ledger import QuotaLedger, Reservation
 
@@ -39,19 +39,19 @@ class DailyQuota:
         self._usage = usage
         self._queues: dict[tuple[str, date], _Queue] = {}
 
-    async def admit(self, submission: Submission) -> None:
-        quota, _ = await self._quotas.quota_of(submission.tenant)
+    async def admit(self, admission: Admission) -> None:
+        quota, _ = await self._quotas.quota_of(admission.tenant)
         limit = quota.pages_per_day
         if not limit:
             return
-        key = (submission.tenant, _day(submission.at))
-        wanted = Reservation(submission.key, submission.pages)
+        key = (admission.tenant, _day(admission.at))
+        wanted = Reservation(admission.key, admission.pages)
         if await self._queue(key).reserve(wanted, limit):
             return
         if await self.settle(*key) and await self._queue(key).reserve(wanted, limit):
             return
-        wait_s = renews_in(submission.at)
-        raise QuotaExceeded(submission.tenant, "pages_per_day", limit, wait_s)
+        wait_s = renews_in(admission.at)
+        raise QuotaExceeded(admission.tenant, "pages_per_day", limit, wait_s)
 
     async def settle(self, tenant: str, day: date) -> int:
         """Give back what the tenant's ended jobs of ``day`` did not use (each reservation
@@ -72,10 +72,10 @@ class DailyQuota:
             queue = self._queues[key] = _Queue(self._ledger, *key, self._forget)
         return queue
 
-    async def release(self, submission: Submission, unused: int, final: bool = False) -> None:
+    async def release(self, admission: Admission, unused: int, final: bool = False) -> None:
         if unused > 0 or final:
-            day = _day(submission.at)
-            await self._ledger.release(submission.tenant, day, submission.key, unused, final)
+            day = _day(admission.at)
+            await self._ledger.release(admission.tenant, day, admission.key, unused, final)
 
     def _forget(self, queue: _Queue) -> None:
         if self._queues.get((queue.tenant, queue.day)) is queue:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.submission_rules.rules import Submission
+from scrapejobs_dispatcher.submission_rules.rules import Admission
 from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.ports.job_store import JobStore
@@ -21,10 +21,10 @@ class Usage:
     unused: int  # pages of its reservation it did not fetch (and will not, once ended)
 
 
-def reservation_of(job: JobRecord) -> Submission:
+def reservation_of(job: JobRecord) -> Admission:
     """What the job's submission reserved (daily_quota.py), under the job's id."""
     pages = job.spec.crawl.max_pages if job.spec.crawl is not None else job.total
-    return Submission(job.tenant, pages, job.id, job.created_at)
+    return Admission(job.tenant, pages, job.id, job.created_at)
 
 
 def unused_of(job: JobRecord, counts: Mapping[TaskStatus, int]) -> int:

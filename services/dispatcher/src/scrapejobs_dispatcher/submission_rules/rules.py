@@ -13,7 +13,7 @@ JobShape = JobRequest | JobSpec  # what is submitted, or what a retry or replay 
 
 
 @dataclass(frozen=True, slots=True)
-class Submission:
+class Admission:
     """What the accepted work may take, and for whom."""
 
     tenant: str
@@ -31,10 +31,10 @@ class ShapeRule(Protocol):
 class AdmissionRule(Protocol):
     """A rule of what a job may take when it is accepted (the tenant's quota)."""
 
-    async def admit(self, submission: Submission) -> None: ...
+    async def admit(self, admission: Admission) -> None: ...
 
-    async def release(self, submission: Submission, unused: int, final: bool = False) -> None:
-        """The work accepted as ``submission`` will not use ``unused`` of its pages (``final``:
+    async def release(self, admission: Admission, unused: int, final: bool = False) -> None:
+        """The work accepted as ``admission`` will not use ``unused`` of its pages (``final``:
         it has ended)."""
 
 
@@ -51,12 +51,12 @@ class SubmissionRules:
         for rule in self._shape:
             await rule.check(job, tenant)
 
-    async def admit(self, job: JobShape, submission: Submission) -> None:
+    async def admit(self, job: JobShape, admission: Admission) -> None:
         """Every rule, shape first: the work may be stored and published."""
-        await self.check_shape(job, submission.tenant)
+        await self.check_shape(job, admission.tenant)
         for rule in self._admission:
-            await rule.admit(submission)
+            await rule.admit(admission)
 
-    async def release(self, submission: Submission, unused: int, final: bool = False) -> None:
+    async def release(self, admission: Admission, unused: int, final: bool = False) -> None:
         for rule in self._admission:
-            await rule.release(submission, unused, final)
+            await rule.release(admission, unused, final)

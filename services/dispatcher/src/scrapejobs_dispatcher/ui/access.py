@@ -12,13 +12,14 @@ from fastapi import Depends, HTTPException, Query, Request
 from scrapejobs_dispatcher.authentication import Authenticator, require_caller
 from scrapejobs_dispatcher.ui.sessions import COOKIE, DashboardSessions, same_origin
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller
+from scrapejobs_shared.errors import NotAllowed
 
 
-class SignInRequired(Exception):
+class SignInRequired(NotAllowed):
     """``api_key`` mode, no valid session (and no valid X-API-Key)."""
 
 
-class CrossSiteRequest(Exception):
+class CrossSiteRequest(NotAllowed):
     """An action another origin's page made the browser send."""
 
 

@@ -1,0 +1,187 @@
+"""The worker's adapters: those a caller gives (``Overrides``: tests give in-memory twins),
+else the real ones (Firestore, Pub/Sub, the SSRF-safe fetcher, a language model), each made on
+first use and closed with the app on its exit stack. A caller that gives the job store runs
+without the optional stores it does not give (a tenant's caps, held batches, the worker list,
+the page cache): they would need Firestore. A new port is one field here and one property."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from functools import cached_property
+from typing import Any, TypedDict, TypeVar, cast
+
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCache
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
+from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
+from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
+from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
+from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
+from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
+from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
+from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
+from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
+from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
+from scrapejobs_shared.politeness.host_gate import HostGate
+from scrapejobs_shared.ports.answer_cache import AnswerCache
+from scrapejobs_shared.ports.fetcher import Fetcher
+from scrapejobs_shared.ports.held_batches import HeldBatches
+from scrapejobs_shared.ports.page_cache import PageCache
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
+from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
+from scrapejobs_shared.ports.workers import WorkerDirectory
+from scrapejobs_worker.model_port import LanguageModel
+from scrapejobs_worker.push_auth import KeySource
+from scrapejobs_worker.settings import WorkerSettings
+
+T = TypeVar("T")
+
+
+class Overrides(TypedDict, total=False):
+    """Adapters given instead of the real ones (each one left out: the real one)."""
+
+    store: StoreForEnqueue
+    fetcher: Fetcher
+    push_keys: KeySource
+    gate: HostGate
+    publisher: TaskPublisher
+    webhook_outbox: WebhookOutbox
+    webhook_log: WebhookLog
+    worker_directory: WorkerDirectory
+    language_model: LanguageModel
+    answer_cache: AnswerCache
+    page_cache: PageCache
+    tenant_quotas: TenantQuotas
+    held_batches: HeldBatches
+
+
+class Adapters:
+    """Each port's adapter: the one given, else the real one, made once on first use; the
+    Firestore client they share and the publishers are closed when ``stack`` closes."""
+
+    def __init__(self, settings: WorkerSettings, given: Overrides, stack: AsyncExitStack) -> None:
+        self._settings = settings
+        self._given: dict[str, Any] = dict(given)
+        self._stack = stack
+        self._deadline = CallDeadline(settings.firestore_timeout_s)
+        self._publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
+
+    @cached_property
+    def _firestore(self) -> firestore.AsyncClient:
+        settings = self._settings
+        client = firestore.AsyncClient(
+            project=settings.project_id, database=settings.firestore_database
+        )
+        self._stack.callback(client.close)
+        return client
+
+    @property
+    def _in_memory(self) -> bool:
+        """The caller gave the job store: the optional stores it did not give are left out."""
+        return "store" in self._given
+
+    def _or_real(self, port: str, real: Callable[[], T]) -> T:
+        given = self._given.get(port)
+        return cast(T, given) if given is not None else real()
+
+    def _or_optional(self, port: str, real: Callable[[], T]) -> T | None:
+        given = self._given.get(port)
+        if given is not None:
+            return cast(T, given)
+        return None if self._in_memory else real()
+
+    @cached_property
+    def store(self) -> StoreForEnqueue:
+        settings = self._settings
+        return self._or_real(
+            "store",
+            lambda: FirestoreJobStore(
+                self._firestore, stats_shards=settings.stats_shards, deadline=self._deadline
+            ),
+        )
+
+    @property
+    def fetcher(self) -> Fetcher | None:
+        """The fetcher given (None: the worker builds its SSRF-safe one from its settings)."""
+        return cast(Fetcher | None, self._given.get("fetcher"))
+
+    @property
+    def push_keys(self) -> KeySource | None:
+        """Keys given for push tokens (None: Google's, read as needed)."""
+        return cast(KeySource | None, self._given.get("push_keys"))
+
+    @property
+    def language_model(self) -> LanguageModel | None:
+        """The model given (None: the one the settings configure, if any)."""
+        return cast(LanguageModel | None, self._given.get("language_model"))
+
+    @cached_property
+    def gate(self) -> HostGate:
+        return self._or_real("gate", lambda: FirestoreHostGate(self._firestore, self._deadline))
+
+    @cached_property
+    def publisher(self) -> TaskPublisher:
+        settings = self._settings
+        publisher = self._or_real(
+            "publisher",
+            lambda: PubSubTaskPublisher(
+                settings.project_id, settings.task_topic, self._publish_deadline
+            ),
+        )
+        self._stack.push_async_callback(publisher.close)
+        return publisher
+
+    @cached_property
+    def webhook_outbox(self) -> WebhookOutbox:
+        if "webhook_outbox" in self._given:
+            return cast(WebhookOutbox, self._given["webhook_outbox"])
+        settings = self._settings
+        outbox = PubSubWebhookOutbox(
+            settings.project_id, settings.webhook_topic, self._publish_deadline
+        )
+        self._stack.push_async_callback(outbox.close)
+        return outbox
+
+    @cached_property
+    def webhook_log(self) -> WebhookLog:
+        return self._or_real(
+            "webhook_log", lambda: FirestoreWebhookLog(self._firestore, self._deadline)
+        )
+
+    @cached_property
+    def answer_cache(self) -> AnswerCache | None:
+        """The ai stage's answers kept (none without a provider configured)."""
+        if self._settings.ai_provider is None and "answer_cache" not in self._given:
+            return None
+        return self._or_real(
+            "answer_cache", lambda: FirestoreAnswerCache(self._firestore, self._deadline)
+        )
+
+    @cached_property
+    def worker_directory(self) -> WorkerDirectory | None:
+        return self._or_optional(
+            "worker_directory", lambda: FirestoreWorkerDirectory(self._firestore, self._deadline)
+        )
+
+    @cached_property
+    def page_cache(self) -> PageCache | None:
+        return self._or_optional(
+            "page_cache", lambda: FirestorePageCache(self._firestore, self._deadline)
+        )
+
+    @cached_property
+    def tenant_quotas(self) -> TenantQuotas | None:
+        return self._or_optional(
+            "tenant_quotas", lambda: FirestoreTenantQuotas(self._firestore, self._deadline)
+        )
+
+    @cached_property
+    def held_batches(self) -> HeldBatches | None:
+        return self._or_optional(
+            "held_batches", lambda: FirestoreHeldBatches(self._firestore, self._deadline)
+        )

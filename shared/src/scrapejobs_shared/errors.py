@@ -1,0 +1,97 @@
+"""The root of every error scrapejobs raises, and its families.
+
+A family says how an API answers its errors: ``status``, a stable ``code``, the request
+``field`` at fault, and any headers or details; one handler (the dispatcher's errors.py)
+answers them all, for ``/v1``, ``/v2`` (Firecrawl's shape) and the dashboard alike, and a
+caller catches a family rather than a list. An error of a family may say more (its own
+``code``, ``message`` or ``headers``); a new error is a subclass of the family it belongs to,
+never of a built-in exception alone (tests/unit/test_architecture.py).
+
+Errors of the work itself (a page that cannot be fetched or extracted, a stage that refuses its
+input) are :class:`WorkFailed`: recorded on the task they belong to, never an API answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ScrapejobsError(Exception):
+    """Root of the project's errors: a ``500`` unless a family says otherwise."""
+
+    status: int = 500
+    code: str = "internal_error"
+    field: str | None = None  # the request field at fault
+
+    @property
+    def message(self) -> str:
+        """What the answer says (the error's text unless it says more)."""
+        return str(self)
+
+    def headers(self) -> dict[str, str]:
+        """Headers of the answer (``Retry-After``)."""
+        return {}
+
+    def details(self) -> dict[str, Any]:
+        """Fields of the answer's error beside ``code``, ``message`` and ``field``."""
+        return {}
+
+
+class NotFound(ScrapejobsError, LookupError):
+    """What was asked for does not exist, or is not the caller's to see: ``404``."""
+
+    status = 404
+    code = "not_found"
+
+
+class Conflict(ScrapejobsError):
+    """The request meets the state it would change (finished, running, in flight): ``409``."""
+
+    status = 409
+    code = "conflict"
+
+
+class InvalidInput(ScrapejobsError, ValueError):
+    """The request (or a value in it) is refused as it is: ``422`` naming the field."""
+
+    status = 422
+    code = "invalid_request"
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        if field is not None:
+            self.field = field
+
+
+class NotAllowed(ScrapejobsError):
+    """The caller may not do this: ``401`` without valid credentials, else ``403``."""
+
+    status = 403
+    code = "forbidden"
+
+
+class OverQuota(ScrapejobsError):
+    """The caller's quota would be passed: ``429`` with ``Retry-After``."""
+
+    status = 429
+    code = "quota_exceeded"
+
+
+class Unavailable(ScrapejobsError):
+    """Something the request needs did not answer in time: ``503``, try again later."""
+
+    status = 503
+    code = "dependency_unavailable"
+
+
+class TimedOut(ScrapejobsError):
+    """A wait for work ran out before the work ended (the work goes on): ``504``."""
+
+    status = 504
+    code = "timeout"
+
+
+class WorkFailed(ScrapejobsError):
+    """The work itself failed (a page, a stage, a document): recorded where it belongs."""
+
+    code = "work_failed"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scrapejobs_dispatcher.monitoring import HealthPolicy, Level, Monitor
+from scrapejobs_dispatcher.system_health import HealthPolicy, Level, SystemHealth
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
@@ -61,9 +61,9 @@ async def finish(
     await store.settle(claim.handle, changes, at, None)
 
 
-def monitor(store: MemoryJobStore, clock: Clock, gate=None, publisher=None) -> Monitor:
+def monitor(store: MemoryJobStore, clock: Clock, gate=None, publisher=None) -> SystemHealth:
     policy = HealthPolicy(min_processed=4, backlog_target_s=60, stuck_after_s=120)
-    return Monitor(
+    return SystemHealth(
         store, store, gate or MemoryHostGate(), publisher or MemoryTaskPublisher(), clock, policy
     )
 

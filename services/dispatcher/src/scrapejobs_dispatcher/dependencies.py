@@ -22,9 +22,9 @@ from scrapejobs_dispatcher.job_service import JobService
 from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.monitor_service import Monitors
 from scrapejobs_dispatcher.monitor_tick import MonitorTick
-from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_dispatcher.system_health import SystemHealth
 from scrapejobs_dispatcher.tenant_quotas import Quotas
 from scrapejobs_dispatcher.usage import Usage
 from scrapejobs_shared.politeness.host_gate import HostGate
@@ -49,7 +49,7 @@ ExportDep = Annotated[JobExport, Depends(app_state("export"))]
 SubmissionsDep = Annotated[IdempotentSubmission, Depends(app_state("idempotent_submissions"))]
 ScrapeDep = Annotated[SyncScrape, Depends(app_state("sync_scrape"))]
 SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
-MonitorDep = Annotated[Monitor, Depends(app_state("monitor"))]
+SystemHealthDep = Annotated[SystemHealth, Depends(app_state("system_health"))]
 MonitorsDep = Annotated[Monitors, Depends(app_state("monitors"))]
 CheckRunnerDep = Annotated[CheckRunner, Depends(app_state("check_runner"))]
 MonitorTickDep = Annotated[MonitorTick, Depends(app_state("monitor_tick"))]

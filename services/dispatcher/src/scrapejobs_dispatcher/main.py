@@ -29,7 +29,6 @@ from scrapejobs_dispatcher.job_export import JobExport
 from scrapejobs_dispatcher.job_service import JobPolicy, JobService
 from scrapejobs_dispatcher.monitor_service import Monitors
 from scrapejobs_dispatcher.monitor_tick import MonitorTick
-from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
 from scrapejobs_dispatcher.repeated_parameters import RepeatedParametersMiddleware
 from scrapejobs_dispatcher.routes import (
@@ -54,6 +53,7 @@ from scrapejobs_dispatcher.submission_rules.pattern_budget import CompileTurns, 
 from scrapejobs_dispatcher.submission_rules.rules import SubmissionRules
 from scrapejobs_dispatcher.submission_rules.served_options import ServedOptions
 from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_dispatcher.system_health import SystemHealth
 from scrapejobs_dispatcher.tenant_quotas import Quotas
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
@@ -168,7 +168,7 @@ def _serve(
         settings.quota_recheck_s,
     )
     job_store, publisher = parts.store, parts.publisher
-    state.monitor = Monitor(
+    state.system_health = SystemHealth(
         stats,
         job_store,
         parts.gate,

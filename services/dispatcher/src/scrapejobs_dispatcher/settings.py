@@ -11,7 +11,7 @@ from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.iap_assertion import IAP_KEYS_URL
 from scrapejobs_dispatcher.keyring import RECHECK_S
 from scrapejobs_dispatcher.monitor_service import MonitorLimits
-from scrapejobs_dispatcher.monitoring import HealthPolicy
+from scrapejobs_dispatcher.system_health import HealthPolicy
 from scrapejobs_dispatcher.usage import Plan
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, HELD_BATCH_SIZE, HOST_WINDOW

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
+from scrapejobs_dispatcher.system_health import Health, HourRow, StatsReport
 from scrapejobs_dispatcher.views import AiUsage
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.unusable_pages import Unusable

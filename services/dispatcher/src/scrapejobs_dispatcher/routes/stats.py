@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 
 from scrapejobs_dispatcher.authentication import CallerDep, require_caller
-from scrapejobs_dispatcher.dependencies import MonitorDep
-from scrapejobs_dispatcher.monitoring import MAX_HISTORY_HOURS, Level, Window
+from scrapejobs_dispatcher.dependencies import SystemHealthDep
 from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
 from scrapejobs_dispatcher.stats_views import HealthView, HistoryView, HourView, StatsView
+from scrapejobs_dispatcher.system_health import MAX_HISTORY_HOURS, Level, Window
 from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
 
 router = APIRouter(
@@ -24,7 +24,7 @@ router = APIRouter(
 
 @router.get("/stats", response_model=StatsView, responses=ERRORS)
 async def stats(
-    monitor: MonitorDep,
+    system: SystemHealthDep,
     caller: CallerDep,
     tenant: TenantFilter = None,
     window: Annotated[Window, Query(description="5m, 1h or 24h (whole slots or hours)")] = "1h",
@@ -32,19 +32,19 @@ async def stats(
     """Tasks by status, jobs by status, throughput, service and fetch times, error rate, the
     oldest queued work and the hosts paused now: of the caller's tenant's jobs (an admin's: every
     tenant's, or ``tenant``'s). Costs O(slots x shards) reads, never O(tasks)."""
-    report = await monitor.stats(window, caller.scope(tenant))
+    report = await system.stats(window, caller.scope(tenant))
     return StatsView.of(report if caller.admin else report.without_hosts())
 
 
 @router.get("/stats/history", response_model=HistoryView, responses=ERRORS)
 async def history(
-    monitor: MonitorDep,
+    system: SystemHealthDep,
     caller: CallerDep,
     tenant: TenantFilter = None,
     hours: Annotated[int, Query(ge=1, le=MAX_HISTORY_HOURS, description="Hours back")] = 24,
 ) -> HistoryView:
     """One row per hour, oldest first, the current (partial) hour last."""
-    rows = await monitor.history(hours, caller.scope(tenant))
+    rows = await system.history(hours, caller.scope(tenant))
     return HistoryView(history=[HourView.of(row) for row in rows])
 
 
@@ -53,10 +53,10 @@ async def history(
     response_model=HealthView,
     responses={**ERRORS, 503: {"model": HealthView, "description": "UNHEALTHY"}},
 )
-async def health(monitor: MonitorDep, caller: CallerDep) -> JSONResponse:
+async def health(system: SystemHealthDep, caller: CallerDep) -> JSONResponse:
     """HEALTHY or DEGRADED (200), UNHEALTHY (503), with the reasons and every check (the
     hosts paused are named to admins only: they are every tenant's sites)."""
-    result = await monitor.health()
+    result = await system.health()
     result = result if caller.admin else result.for_member()
     status = 503 if result.status is Level.UNHEALTHY else 200
     return JSONResponse(HealthView.of(result).model_dump(mode="json"), status_code=status)

@@ -10,8 +10,8 @@ from typing import Any
 
 from scrapejobs_dispatcher.job_errors import JobNotFound
 from scrapejobs_dispatcher.job_service import JobService, JobView
-from scrapejobs_dispatcher.monitoring import Monitor
 from scrapejobs_dispatcher.recovery import Recovery
+from scrapejobs_dispatcher.system_health import SystemHealth
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.tenancy import Caller
@@ -37,7 +37,7 @@ class Services:
 
     jobs: JobService
     recovery: Recovery
-    monitor: Monitor
+    system: SystemHealth
     host_gate: HostGate
     workers: WorkerDirectory
     clock: Clock
@@ -52,12 +52,12 @@ class Services:
 async def overview(services: Services, page_token: str | None) -> Context:
     """Home, live part: health with its reasons, the 5-minute figures, jobs with progress."""
     (health, report), page = await asyncio.gather(
-        services.monitor.health_and_stats(),  # one read of the 5-minute figures serves both
+        services.system.health_and_stats(),  # one read of the 5-minute figures serves both
         services.jobs.list_jobs(None, JOBS_PER_PAGE, page_token, services.tenant),
     )
     if report is None or services.tenant is not None:
         # health could not read them (the page says why), or the figures are one tenant's
-        report = await services.monitor.stats("5m", services.tenant)
+        report = await services.system.stats("5m", services.tenant)
     if not services.viewer.admin:  # the paused hosts are every tenant's sites
         health, report = health.for_member(), report.without_hosts()
     views = await asyncio.gather(*(_view_or_none(services, job.id) for job in page.items))
@@ -84,7 +84,7 @@ async def _view_or_none(services: Services, job_id: str) -> JobView | None:
 
 async def history(services: Services) -> Context:
     """Home, charts: the last 24 hours, hour by hour (of the tenant the viewer sees)."""
-    rows = await services.monitor.history(HISTORY_HOURS, services.tenant)
+    rows = await services.system.history(HISTORY_HOURS, services.tenant)
     return {
         "series": presenters.history_series(rows),
         "lines": presenters.history_lines(rows),

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from scrapejobs_dispatcher.job_service import JobView
-from scrapejobs_dispatcher.monitoring import Health, HourRow, StatsReport
+from scrapejobs_dispatcher.system_health import Health, HourRow, StatsReport
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord

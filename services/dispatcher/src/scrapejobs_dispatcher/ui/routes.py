@@ -20,8 +20,8 @@ from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.dependencies import (
     HostGateDep,
     JobsDep,
-    MonitorDep,
     RecoveryDep,
+    SystemHealthDep,
     WorkersDep,
     app_state,
 )
@@ -68,7 +68,7 @@ JobFilter = Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_\-]
 async def _services(  # a coroutine function: FastAPI runs it on the event loop
     jobs: JobsDep,
     recovery: RecoveryDep,
-    monitor: MonitorDep,
+    system: SystemHealthDep,
     host_gate: HostGateDep,
     workers: WorkersDep,
     viewer: Annotated[Caller, Depends(require_viewer)],
@@ -76,7 +76,7 @@ async def _services(  # a coroutine function: FastAPI runs it on the event loop
 ) -> pages.Services:
     """What the pages read, for who is looking (an admin may list one ``tenant``'s jobs)."""
     scope = viewer.scope(tenant or None)
-    return pages.Services(jobs, recovery, monitor, host_gate, workers, utc_now, viewer, scope)
+    return pages.Services(jobs, recovery, system, host_gate, workers, utc_now, viewer, scope)
 
 
 Services = Annotated[pages.Services, Depends(_services)]

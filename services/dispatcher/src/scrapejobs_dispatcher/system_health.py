@@ -130,7 +130,7 @@ class Health:
             self.status = level
 
 
-class Monitor:
+class SystemHealth:
     def __init__(
         self,
         stats: StatsReader,

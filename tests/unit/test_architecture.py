@@ -176,3 +176,69 @@ def test_one_handler_answers_the_project_s_errors() -> None:
     source = (ROOT / "services/dispatcher/src/scrapejobs_dispatcher/errors.py").read_text()
     handled = source.count("add_exception_handler(")
     assert handled == 2, handled  # the root, and requests that do not validate
+
+
+# Ports and adapters over the house's limits, each at most as it is: the job store's split into
+# narrow ports (issue 52) takes them off this list, and nothing may join it.
+WIDE_PORTS = {"scrapejobs_shared.ports.job_store.JobStore": 16}
+DEEP_ADAPTERS = {
+    "scrapejobs_shared.adapters.firestore.job_store.FirestoreJobStore": 5,
+    "scrapejobs_shared.adapters.firestore.joint_claims.FirestoreJointClaims": 3,
+}
+MAX_PORT_METHODS = 12
+MAX_OUR_BASES = 2
+
+
+def _classes_of(prefix: str) -> list[type]:
+    import importlib
+    import inspect
+
+    found = []
+    for module in sorted(MODULES):
+        if module.startswith(prefix):
+            loaded = importlib.import_module(module)
+            found += [
+                value
+                for _, value in inspect.getmembers(loaded, inspect.isclass)
+                if value.__module__ == module
+            ]
+    return found
+
+
+def _ours(kind: type) -> bool:
+    return kind.__module__.startswith("scrapejobs")
+
+
+def test_no_port_is_wider_than_twelve_methods() -> None:
+    wide = {}
+    for port in _classes_of("scrapejobs_shared.ports"):
+        if not getattr(port, "_is_protocol", False):
+            continue
+        protocols = [k for k in port.__mro__ if _ours(k) and getattr(k, "_is_protocol", False)]
+        methods = {
+            name
+            for kind in protocols
+            for name, value in vars(kind).items()
+            if not name.startswith("_") and callable(value)
+        }
+        if len(methods) > WIDE_PORTS.get(
+            f"{port.__module__}.{port.__qualname__}", MAX_PORT_METHODS
+        ):
+            wide[f"{port.__module__}.{port.__qualname__}"] = len(methods)
+    assert wide == {}
+
+
+def test_no_adapter_is_built_on_a_chain_of_more_than_two_of_our_classes() -> None:
+    from scrapejobs_shared.errors import ScrapejobsError
+
+    deep = {}
+    for adapter in _classes_of("scrapejobs_shared.adapters"):
+        if issubclass(adapter, BaseException | ScrapejobsError):
+            continue
+        bases = [
+            k for k in adapter.__mro__[1:] if _ours(k) and not getattr(k, "_is_protocol", False)
+        ]
+        name = f"{adapter.__module__}.{adapter.__qualname__}"
+        if len(bases) > DEEP_ADAPTERS.get(name, MAX_OUR_BASES):
+            deep[name] = len(bases)
+    assert deep == {}

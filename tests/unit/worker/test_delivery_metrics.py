@@ -156,3 +156,26 @@ def test_subscription_name_is_the_short_name() -> None:
     assert subscription_name(SUBSCRIPTION, "x") == "scrape-tasks-push"
     assert subscription_name("scrape-tasks-push", "x") == "scrape-tasks-push"
     assert subscription_name("", "x") == "x"
+
+
+async def test_the_processing_lane_s_deliveries_are_recorded_like_the_fetch_lane_s(
+    recorded: Recorded,
+) -> None:
+    """Both lanes go through one delivery skeleton (push_delivery.py): the ai stage's lane
+    records each push's duration and outcome too (a malformed one, and one whose batch is
+    unknown, acked)."""
+    from scrapejobs_worker.batch_processor import BatchPolicy
+    from scrapejobs_worker.processing_lane import ProcessingLane
+
+    store = MemoryJobStore()
+    batch = await setup_job(store)
+    lane = ProcessingLane(store, None, None, lambda: NOW, BatchPolicy(), metrics=recorded.metrics)
+    assert (await lane.handle_push(replace(delivered(batch), data=b"not json"))).ack
+    assert (await lane.handle_push(replace(delivered(batch), subscription=SUBSCRIPTION))).ack
+
+    durations = points(recorded.reader, "messaging.process.duration")
+    malformed = frozenset((PROCESS | {"error.type": "malformed_message"}).items())
+    assert {key: point.count for key, point in durations.items()} == {
+        malformed: 1,
+        frozenset(PROCESS.items()): 1,
+    }

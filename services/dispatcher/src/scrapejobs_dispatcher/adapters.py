@@ -5,18 +5,15 @@ exit stack. A new port is one field here and one property."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from contextlib import AsyncExitStack
 from functools import cached_property
-from typing import Any, TypedDict, TypeVar, cast
+from typing import TypedDict
 
 from google.cloud import firestore
 
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.firestore.api_keys import FirestoreApiKeyStore
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
-from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
 from scrapejobs_shared.adapters.firestore.identity_move import IdentityMove
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
@@ -26,11 +23,8 @@ from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.firestore.quota_ledger import FirestoreQuotaLedger
 from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSessionRevocations
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
-from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
-from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
-from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
-from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
+from scrapejobs_shared.adapters.service_adapters import ServiceAdapters
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.api_keys import ApiKeyStore
@@ -48,7 +42,6 @@ from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
 class Overrides(TypedDict, total=False):
@@ -71,18 +64,14 @@ class Overrides(TypedDict, total=False):
     quota_ledger: QuotaLedger
 
 
-class Adapters:
-    """Each port's adapter: the one given, else the real one, made once on first use; the
-    clients they share and the publishers are closed when ``stack`` closes."""
+class Adapters(ServiceAdapters):
+    """The dispatcher's ports (ServiceAdapters: the given one, else the real one)."""
 
     def __init__(
         self, settings: DispatcherSettings, given: Overrides, stack: AsyncExitStack
     ) -> None:
+        super().__init__(settings, given, stack)
         self._settings = settings
-        self._given: dict[str, Any] = dict(given)
-        self._stack = stack
-        self._deadline = CallDeadline(settings.firestore_timeout_s)
-        self._publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
 
     async def start(self) -> None:
         """What must happen before the first request: identities moved to their database
@@ -97,12 +86,6 @@ class Adapters:
         except DependencyUnavailable:
             log.warning("identities not moved yet: Firestore unavailable", exc_info=True)
 
-    # --- clients, closed with the stack ------------------------------------------------------
-
-    @cached_property
-    def _firestore(self) -> firestore.AsyncClient:
-        return self._client(self._settings.firestore_database)
-
     @cached_property
     def _identities(self) -> firestore.AsyncClient:
         if not self._separate_identities:
@@ -113,49 +96,11 @@ class Adapters:
     def _separate_identities(self) -> bool:
         return self._settings.identity_database != self._settings.firestore_database
 
-    def _client(self, database: str) -> firestore.AsyncClient:
-        client = firestore.AsyncClient(project=self._settings.project_id, database=database)
-        self._stack.callback(client.close)
-        return client
-
-    # --- the ports ---------------------------------------------------------------------------
-
-    def _or_real(self, port: str, real: Callable[[], T]) -> T:
-        given = self._given.get(port)
-        return cast(T, given) if given is not None else real()
-
     @cached_property
     def store(self) -> StoreForEnqueue:
         return self._or_real(
             "store", lambda: FirestoreJobStore(self._firestore, deadline=self._deadline)
         )
-
-    @cached_property
-    def publisher(self) -> TaskPublisher:
-        settings = self._settings
-        publisher = self._or_real(
-            "publisher",
-            lambda: PubSubTaskPublisher(
-                settings.project_id, settings.task_topic, self._publish_deadline
-            ),
-        )
-        self._stack.push_async_callback(publisher.close)
-        return publisher
-
-    @cached_property
-    def webhook_outbox(self) -> WebhookOutbox:
-        if "webhook_outbox" in self._given:
-            return cast(WebhookOutbox, self._given["webhook_outbox"])
-        settings = self._settings
-        outbox = PubSubWebhookOutbox(
-            settings.project_id, settings.webhook_topic, self._publish_deadline
-        )
-        self._stack.push_async_callback(outbox.close)
-        return outbox
-
-    @cached_property
-    def gate(self) -> HostGate:
-        return self._or_real("gate", lambda: FirestoreHostGate(self._firestore, self._deadline))
 
     @cached_property
     def idempotency_keys(self) -> IdempotencyKeys:
@@ -167,12 +112,6 @@ class Adapters:
     def stats_reader(self) -> StatsReader:
         return self._or_real(
             "stats_reader", lambda: FirestoreStats(self._firestore, self._deadline)
-        )
-
-    @cached_property
-    def webhook_log(self) -> WebhookLog:
-        return self._or_real(
-            "webhook_log", lambda: FirestoreWebhookLog(self._firestore, self._deadline)
         )
 
     @cached_property

@@ -9,22 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from functools import cached_property
-from typing import Any, TypedDict, TypeVar, cast
-
-from google.cloud import firestore
+from typing import TypedDict, TypeVar, cast
 
 from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCache
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
-from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
-from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
-from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
-from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
-from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
+from scrapejobs_shared.adapters.service_adapters import ServiceAdapters
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.answer_cache import AnswerCache
@@ -60,34 +53,17 @@ class Overrides(TypedDict, total=False):
     held_batches: HeldBatches
 
 
-class Adapters:
-    """Each port's adapter: the one given, else the real one, made once on first use; the
-    Firestore client they share and the publishers are closed when ``stack`` closes."""
+class Adapters(ServiceAdapters):
+    """The worker's ports (ServiceAdapters: the given one, else the real one)."""
 
     def __init__(self, settings: WorkerSettings, given: Overrides, stack: AsyncExitStack) -> None:
+        super().__init__(settings, given, stack)
         self._settings = settings
-        self._given: dict[str, Any] = dict(given)
-        self._stack = stack
-        self._deadline = CallDeadline(settings.firestore_timeout_s)
-        self._publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
-
-    @cached_property
-    def _firestore(self) -> firestore.AsyncClient:
-        settings = self._settings
-        client = firestore.AsyncClient(
-            project=settings.project_id, database=settings.firestore_database
-        )
-        self._stack.callback(client.close)
-        return client
 
     @property
     def _in_memory(self) -> bool:
         """The caller gave the job store: the optional stores it did not give are left out."""
         return "store" in self._given
-
-    def _or_real(self, port: str, real: Callable[[], T]) -> T:
-        given = self._given.get(port)
-        return cast(T, given) if given is not None else real()
 
     def _or_optional(self, port: str, real: Callable[[], T]) -> T | None:
         given = self._given.get(port)
@@ -119,39 +95,6 @@ class Adapters:
     def language_model(self) -> LanguageModel | None:
         """The model given (None: the one the settings configure, if any)."""
         return cast(LanguageModel | None, self._given.get("language_model"))
-
-    @cached_property
-    def gate(self) -> HostGate:
-        return self._or_real("gate", lambda: FirestoreHostGate(self._firestore, self._deadline))
-
-    @cached_property
-    def publisher(self) -> TaskPublisher:
-        settings = self._settings
-        publisher = self._or_real(
-            "publisher",
-            lambda: PubSubTaskPublisher(
-                settings.project_id, settings.task_topic, self._publish_deadline
-            ),
-        )
-        self._stack.push_async_callback(publisher.close)
-        return publisher
-
-    @cached_property
-    def webhook_outbox(self) -> WebhookOutbox:
-        if "webhook_outbox" in self._given:
-            return cast(WebhookOutbox, self._given["webhook_outbox"])
-        settings = self._settings
-        outbox = PubSubWebhookOutbox(
-            settings.project_id, settings.webhook_topic, self._publish_deadline
-        )
-        self._stack.push_async_callback(outbox.close)
-        return outbox
-
-    @cached_property
-    def webhook_log(self) -> WebhookLog:
-        return self._or_real(
-            "webhook_log", lambda: FirestoreWebhookLog(self._firestore, self._deadline)
-        )
 
     @cached_property
     def answer_cache(self) -> AnswerCache | None:

@@ -36,7 +36,7 @@ from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
+from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
 from scrapejobs_shared.observability.phase_timer import collect_phases, phase
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
@@ -52,6 +52,7 @@ from scrapejobs_worker.held_chain import HeldChain, NextRelease
 from scrapejobs_worker.host_spread import HostSpread
 from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.page_reuse import PageReuse
+from scrapejobs_worker.push_delivery import PushDelivery
 from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunner, cancelled
 from scrapejobs_worker.verdict import Verdict
 from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
@@ -104,43 +105,30 @@ class BatchProcessor:
         self._jobs = JobCache(store, clock)
         self._lease = timedelta(seconds=policy.lease_s)
         self._joint = JointClaims(store, clock, self._lease)
+        self._delivery = PushDelivery(
+            store, clock, metrics, policy.ack_deadline_s, policy.deadline_margin_s
+        )
 
     async def close(self) -> None:
         """Stopping: what waits on this process is published now (batch_waits.py)."""
         await self._waits.close()
 
     async def handle_push(self, pushed: PushedMessage) -> Verdict:
-        """One batch, or a bundle of several jobs' batches run side by side: the bundle is
-        acked when every batch's verdict acks; otherwise it is nacked, and its redelivery
-        skips the batches that finished (``AlreadyDone``)."""
-        started = time.perf_counter()
-        messages = await self._batches_of(pushed)
-        if messages is None:
-            self._metrics.delivery(
-                pushed.subscription, time.perf_counter() - started, "malformed_message"
+        """One batch, or a bundle of several jobs' batches run side by side (push_delivery.py:
+        what every lane does with a push)."""
+
+        async def step(
+            messages: tuple[BatchMessage, ...], deadline: float
+        ) -> list[Verdict | BaseException]:
+            return await asyncio.gather(
+                *(
+                    self._handle_batch(pushed, message, deadline, seat)
+                    for message, seat in zip(messages, self._joint.seats(messages), strict=True)
+                ),
+                return_exceptions=True,
             )
-            return Verdict.done("malformed message recorded")
-        deadline = time.monotonic() + self._policy.ack_deadline_s - self._policy.deadline_margin_s
-        outcomes = await asyncio.gather(
-            *(
-                self._handle_batch(pushed, message, deadline, seat)
-                for message, seat in zip(messages, self._joint.seats(messages), strict=True)
-            ),
-            return_exceptions=True,
-        )
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                error = type(outcome).__qualname__
-                self._metrics.delivery(pushed.subscription, time.perf_counter() - started, error)
-                raise outcome
-        verdicts = [outcome for outcome in outcomes if isinstance(outcome, Verdict)]
-        verdict = next((v for v in verdicts if not v.ack), verdicts[0])
-        if len(verdicts) > 1 and verdict.ack:
-            verdict = Verdict.done(f"bundle of {len(verdicts)} batches done")
-        self._metrics.delivery(
-            pushed.subscription, time.perf_counter() - started, verdict.error_type
-        )
-        return verdict
+
+        return await self._delivery.deliver(pushed, step)
 
     async def _handle_batch(
         self,
@@ -191,7 +179,7 @@ class BatchProcessor:
 
     async def handle_dead_letter(self, pushed: PushedMessage) -> Verdict:
         """Pub/Sub gave up on the batch (or each batch of a bundle): ``dead_letters.py``."""
-        messages = await self._batches_of(pushed)
+        messages = await self._delivery.batches_of(pushed)
         if messages is None:
             return Verdict.done("malformed dead letter recorded")
         return await self._dead_letters.handle(pushed, messages)
@@ -199,16 +187,6 @@ class BatchProcessor:
     async def reject_envelope(self, body: bytes, reason: str) -> None:
         log.error("malformed push envelope", extra={"why": reason})
         await self._store.record_rejected_message("", reason, body, self._clock())
-
-    async def _batches_of(self, pushed: PushedMessage) -> tuple[BatchMessage, ...] | None:
-        try:
-            return pushed.batches()
-        except MalformedMessage as exc:
-            log.error("malformed message", extra={"message_id": pushed.message_id, "why": str(exc)})
-            await self._store.record_rejected_message(
-                pushed.message_id, str(exc), pushed.data, self._clock()
-            )
-            return None
 
     async def _process(
         self, message: BatchMessage, deferrals: int, deadline: float, seat: ClaimSeat | None

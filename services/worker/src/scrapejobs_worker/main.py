@@ -98,6 +98,7 @@ def _processing_lane(
     gate: HostGate,
     events: JobEvents,
     answer_cache: AnswerCache | None,
+    metrics: DeliveryMetrics,
 ) -> ProcessingLane:
     """The lane of the ai stage (without a model configured, its tasks wait: see
     ProcessingLane)."""
@@ -111,6 +112,7 @@ def _processing_lane(
         batch_policy(settings),
         events,
         answer_cache,
+        metrics,
     )
 
 
@@ -193,13 +195,14 @@ async def _serve(
     heartbeat = WorkerHeartbeat(
         parts.worker_directory, clock, revision, every_s=settings.worker_report_s
     )
+    metrics = DeliveryMetrics(telemetry.meter(SERVICE), settings.task_subscription)
     app.state.processor = processor = BatchProcessor(
         job_store,
         runner,
         enqueuer,
         clock,
         tracer,
-        DeliveryMetrics(telemetry.meter(SERVICE), settings.task_subscription),
+        metrics,
         batch_policy(settings),
         events,
         heartbeat,
@@ -211,7 +214,7 @@ async def _serve(
     if model is not None and parts.language_model is None:
         stack.push_async_callback(model.aclose)
     app.state.processing = _processing_lane(
-        settings, job_store, model, parts.gate, events, parts.answer_cache
+        settings, job_store, model, parts.gate, events, parts.answer_cache, metrics
     )
     app.state.webhooks = WebhookSender(
         job_store,

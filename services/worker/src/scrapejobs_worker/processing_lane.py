@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, NamedTuple
+
+from opentelemetry.metrics import NoOpMeter
 
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
@@ -39,7 +40,7 @@ from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import BatchItem, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction import fit_result
-from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
+from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
 from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
 from scrapejobs_shared.ports.answer_cache import AnswerCache, CachedAnswer, answer_key
@@ -48,9 +49,11 @@ from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, Missin
 from scrapejobs_worker.ai_answers import AiAnswer, AiAnswers, AiInvalidOutput
 from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.batch_recorder import BatchRecorder
+from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.model_port import ModelBusy, ModelRefused
 from scrapejobs_worker.model_slots import ModelSlots
+from scrapejobs_worker.push_delivery import PushDelivery
 from scrapejobs_worker.task_runner import CANCELLED
 from scrapejobs_worker.verdict import Verdict
 
@@ -69,6 +72,7 @@ class ProcessingLane:
         policy: BatchPolicy,
         events: JobEvents | None = None,
         cache: AnswerCache | None = None,
+        metrics: DeliveryMetrics | None = None,
     ) -> None:
         """``answers`` and ``slots`` None: no provider configured here (its tasks are nacked
         until one is: the dispatcher refuses ``ai`` stages then, so only a deployment that
@@ -82,19 +86,18 @@ class ProcessingLane:
         self._events = events
         self._jobs = JobCache(store, clock)
         self._lease = timedelta(seconds=policy.lease_s)
+        metrics = metrics or DeliveryMetrics(NoOpMeter("scrapejobs-worker"), "processing")
+        self._delivery = PushDelivery(
+            store, clock, metrics, policy.ack_deadline_s, policy.deadline_margin_s
+        )
 
     async def handle_push(self, pushed: PushedMessage) -> Verdict:
-        deadline = time.monotonic() + self._policy.ack_deadline_s - self._policy.deadline_margin_s
-        try:
-            messages = pushed.batches()
-        except MalformedMessage as exc:
-            log.error("malformed message", extra={"message_id": pushed.message_id, "why": str(exc)})
-            await self._store.record_rejected_message(
-                pushed.message_id, str(exc), pushed.data, self._clock()
-            )
-            return Verdict.done("malformed message recorded")
-        verdicts = [await self._handle_batch(message, deadline) for message in messages]
-        return next((v for v in verdicts if not v.ack), verdicts[0])
+        """A push's batches one after another (push_delivery.py: what every lane does)."""
+
+        async def step(messages: tuple[BatchMessage, ...], deadline: float) -> list[Verdict]:
+            return [await self._handle_batch(message, deadline) for message in messages]
+
+        return await self._delivery.deliver(pushed, step)
 
     async def _handle_batch(self, message: BatchMessage, deadline: float) -> Verdict:
         spec = await self._jobs.spec(message.job_id)

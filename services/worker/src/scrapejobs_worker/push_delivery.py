@@ -1,0 +1,76 @@
+"""What every lane does with a push, in one place: decode it (a malformed one is recorded and
+acked, never redelivered), give it its deadline (the subscription's ack deadline less a
+margin), run its batches with the lane's own step, fold their verdicts into the push's (acked
+when every batch's verdict acks; otherwise nacked, and the redelivery skips the batches that
+finished), and record the delivery's duration and outcome. The lanes (batch_processor.py:
+fetching; processing_lane.py: the ai stage) differ only in their step."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
+from scrapejobs_worker.delivery_metrics import DeliveryMetrics
+from scrapejobs_worker.verdict import Verdict
+
+# a lane's step: the push's batches and their deadline (monotonic) → each batch's verdict, or
+# the error it met (the first error is raised on, once the delivery is recorded)
+Step = Callable[[tuple[BatchMessage, ...], float], Awaitable[Sequence[Verdict | BaseException]]]
+
+log = logging.getLogger(__name__)
+
+
+class PushDelivery:
+    def __init__(
+        self,
+        store: StoreForEnqueue,
+        clock: Clock,
+        metrics: DeliveryMetrics,
+        ack_deadline_s: float,
+        margin_s: float,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._metrics = metrics
+        self._budget_s = ack_deadline_s - margin_s
+
+    async def deliver(self, pushed: PushedMessage, step: Step) -> Verdict:
+        started = time.perf_counter()
+
+        def recorded(error: str | None) -> None:
+            self._metrics.delivery(pushed.subscription, time.perf_counter() - started, error)
+
+        messages = await self.batches_of(pushed)
+        if messages is None:
+            recorded("malformed_message")
+            return Verdict.done("malformed message recorded")
+        try:
+            outcomes = await step(messages, time.monotonic() + self._budget_s)
+        except BaseException as exc:
+            recorded(type(exc).__qualname__)
+            raise
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                recorded(type(outcome).__qualname__)
+                raise outcome
+        verdicts = [outcome for outcome in outcomes if isinstance(outcome, Verdict)]
+        verdict = next((v for v in verdicts if not v.ack), verdicts[0])
+        if len(verdicts) > 1 and verdict.ack:
+            verdict = Verdict.done(f"bundle of {len(verdicts)} batches done")
+        recorded(verdict.error_type)
+        return verdict
+
+    async def batches_of(self, pushed: PushedMessage) -> tuple[BatchMessage, ...] | None:
+        """The push's batches; None for a malformed one, recorded (never redelivered)."""
+        try:
+            return pushed.batches()
+        except MalformedMessage as exc:
+            log.error("malformed message", extra={"message_id": pushed.message_id, "why": str(exc)})
+            await self._store.record_rejected_message(
+                pushed.message_id, str(exc), pushed.data, self._clock()
+            )
+            return None

@@ -1,0 +1,84 @@
+"""What both services' composition roots share: each port's adapter is the one a caller gives
+(tests give in-memory twins), else the real one, made once on first use; the Firestore clients
+and the Pub/Sub publishers made are closed on the app's exit stack. Each service's
+``adapters.py`` subclasses :class:`ServiceAdapters` with its own ports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
+from functools import cached_property
+from typing import Any, TypeVar, cast
+
+from google.cloud import firestore
+
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
+from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
+from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
+from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
+from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
+from scrapejobs_shared.config.settings import CommonSettings
+from scrapejobs_shared.politeness.host_gate import HostGate
+from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
+
+T = TypeVar("T")
+
+
+class ServiceAdapters:
+    def __init__(
+        self, settings: CommonSettings, given: Mapping[str, Any], stack: AsyncExitStack
+    ) -> None:
+        self._common = settings
+        self._given: dict[str, Any] = dict(given)
+        self._stack = stack
+        self._deadline = CallDeadline(settings.firestore_timeout_s)
+        self._publish_deadline = PublishDeadline(settings.pubsub_timeout_s)
+
+    def _or_real(self, port: str, real: Callable[[], T]) -> T:
+        """The adapter given for ``port``, else ``real()``."""
+        given = self._given.get(port)
+        return cast(T, given) if given is not None else real()
+
+    def _client(self, database: str) -> firestore.AsyncClient:
+        client = firestore.AsyncClient(project=self._common.project_id, database=database)
+        self._stack.callback(client.close)
+        return client
+
+    @cached_property
+    def _firestore(self) -> firestore.AsyncClient:
+        return self._client(self._common.firestore_database)
+
+    @cached_property
+    def publisher(self) -> TaskPublisher:
+        settings = self._common
+        publisher = self._or_real(
+            "publisher",
+            lambda: PubSubTaskPublisher(
+                settings.project_id, settings.task_topic, self._publish_deadline
+            ),
+        )
+        self._stack.push_async_callback(publisher.close)
+        return publisher
+
+    @cached_property
+    def webhook_outbox(self) -> WebhookOutbox:
+        if "webhook_outbox" in self._given:
+            return cast(WebhookOutbox, self._given["webhook_outbox"])
+        settings = self._common
+        outbox = PubSubWebhookOutbox(
+            settings.project_id, settings.webhook_topic, self._publish_deadline
+        )
+        self._stack.push_async_callback(outbox.close)
+        return outbox
+
+    @cached_property
+    def gate(self) -> HostGate:
+        return self._or_real("gate", lambda: FirestoreHostGate(self._firestore, self._deadline))
+
+    @cached_property
+    def webhook_log(self) -> WebhookLog:
+        return self._or_real(
+            "webhook_log", lambda: FirestoreWebhookLog(self._firestore, self._deadline)
+        )

@@ -304,3 +304,44 @@ def test_max_age_reuses_pages_an_earlier_batch_kept(firecrawl: Firecrawl, site: 
     )
     assert {d.metadata_typed.cache_state for d in fresh.data} == {"miss"}
     assert [site.count(f"/product/{n}") for n in range(20, 25)] == [n + 1 for n in fetched]
+
+
+ATTRIBUTES = {
+    "type": "attributes",
+    "selectors": [
+        {"selector": "nav a", "attribute": "href"},
+        {"selector": "html", "attribute": "lang"},
+        {"selector": "p", "attribute": "data-none"},
+    ],
+}
+FOUND_ATTRIBUTES = [
+    {"selector": "nav a", "attribute": "href", "values": ["/", "/world"]},
+    {"selector": "html", "attribute": "lang", "values": ["en"]},
+    {"selector": "p", "attribute": "data-none", "values": []},
+]
+
+
+def test_the_attributes_format_reads_what_its_selectors_match(
+    firecrawl: Firecrawl, site: Site, stack: Stack
+) -> None:
+    """firecrawl-py sends the format as it is; its Document (4.x) has no ``attributes`` field, so
+    the answer it parsed is read again as Firecrawl's JS SDK reads it, and the native API gives
+    the same list."""
+    url = f"{site.url}/article/8?t={uuid.uuid4().hex[:6]}"
+    doc = firecrawl.scrape(url, formats=["markdown", ATTRIBUTES], timeout=20000)
+    assert doc.markdown is not None and doc.markdown.startswith("# Story 8")
+    api = stack.config.dispatcher_url
+    answer = httpx.post(f"{api}/v2/scrape", json={"url": url, "formats": [ATTRIBUTES]}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"]["attributes"] == FOUND_ATTRIBUTES
+    native = httpx.post(
+        f"{api}/v1/scrape", json={"url": url, "options": {"formats": [ATTRIBUTES]}}, timeout=30
+    )
+    assert native.status_code == 200, native.text
+    assert native.json()["result"]["data"]["attributes"] == FOUND_ATTRIBUTES
+
+    batch = firecrawl.batch_scrape([url, f"{url}&b=1"], formats=[ATTRIBUTES], wait_timeout=60)
+    assert batch.status == "completed" and len(batch.data) == 2
+    bad = {"type": "attributes", "selectors": [{"selector": "a[", "attribute": "href"}]}
+    with pytest.raises(BadRequestError, match="invalid CSS selector"):
+        firecrawl.scrape(url, formats=[bad])

@@ -28,8 +28,10 @@ from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.extraction_processes import ExtractionInProcess
+from scrapejobs_worker.fetch_admissions import fetch_admissions
 from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
+from scrapejobs_worker.tenant_caps import TenantCaps
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 HTML = b"<html><body><h1>Hello</h1><a href='/next'>n</a></body></html>"
@@ -130,6 +132,7 @@ def build_processor(
         clock,
     )
     enqueuer = Enqueuer(store, publisher or MemoryTaskPublisher(), clock, NoOpTracer())
+    policy = runner or RunnerPolicy(fetch_timeout_s=5, lease_margin_s=1)
     tasks = TaskRunner(
         fetcher,
         ExtractionInProcess(),
@@ -137,7 +140,8 @@ def build_processor(
         CrawlExpansion(store, enqueuer, clock),
         clock,
         NoOpTracer(),
-        runner or RunnerPolicy(fetch_timeout_s=5, lease_margin_s=1),
+        policy,
+        fetch_admissions(TenantCaps(None, 0), polite, policy.permit_lease),
     )
     return BatchProcessor(
         store,

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import get_args
-
 from scrapejobs_client.cli.job_commands import PageFormat
 from scrapejobs_client.request_bodies import with_options
-from scrapejobs_shared.extraction.spec import Format
+from scrapejobs_shared.extraction.formats import FORMATS
 
 
-def test_the_cli_offers_exactly_the_formats_the_service_accepts() -> None:
-    assert {f.value for f in PageFormat} == set(get_args(Format))
+def test_the_cli_offers_exactly_the_formats_the_service_accepts_by_name() -> None:
+    assert {f.value for f in PageFormat} == set(FORMATS.named())
 
 
 def test_formats_and_render_are_merged_into_the_options_given() -> None:

@@ -88,6 +88,34 @@ async def test_a_batch_becomes_one_job_with_its_options_translated() -> None:
     assert options.render.viewport.width == 390 and options.per_host_concurrency == 3
 
 
+async def test_attributes_and_summary_are_registry_formats_end_to_end_of_the_translation() -> None:
+    store = MemoryJobStore()
+    attributes = {"type": "attributes", "selectors": [{"selector": "a", "attribute": "href"}]}
+    body = {"urls": ["https://a.example/1"], "formats": ["markdown", attributes, "summary"]}
+    async with memory_client(
+        store, DispatcherSettings(auth_mode="none", ai_provider="openai")
+    ) as client:
+        answer = await client.post("/v2/batch/scrape", json=body)
+        assert answer.status_code == 200, answer.text
+        mixed = {"url": "https://a.example/", "formats": ["summary", {"type": "json"}]}
+        refused = await client.post("/v2/scrape", json=mixed)
+    assert refused.status_code == 400 and refused.json()["field"] == "formats", refused.text
+    [job] = store.jobs.values()
+    assert job.spec.options.formats[:2] == ["metadata", "markdown"]
+    assert job.spec.options.formats[2].model_dump() == attributes
+    assert job.spec.options.formats[3] == "summary"
+    [stage] = job.spec.pipeline
+    assert stage.name == "ai" and stage.ai.into == "summary"
+    found = [{"selector": "a", "attribute": "href", "values": ["/x"]}]
+    data = {"markdown": "# M", "attributes": found, "summary": {"text": "About M."}}
+    task = TaskRecord(
+        id="t", job_id=job.id, url="https://a.example/1", status=TaskStatus.SUCCEEDED,
+        data=data, created_at=NOW, updated_at=NOW, expire_at=NOW,
+    )  # fmt: skip
+    doc = document(task)
+    assert doc["attributes"] == found and doc["summary"] == "About M."
+
+
 async def test_status_pages_through_the_documents_of_pages_that_succeeded() -> None:
     store = MemoryJobStore()
     urls = [f"https://a.example/{n}" for n in range(150)]

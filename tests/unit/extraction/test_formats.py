@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from scrapejobs_shared.extraction import FieldSpec, Format, PageExtraction, extract_page
+from scrapejobs_shared.extraction import FieldSpec, PageExtraction, extract_page
+from scrapejobs_shared.extraction.formats import FormatChoice
 
 ARTICLE_URL = "https://www.news.example/2024/05/story.html"  # final URL, after redirects
 
@@ -67,7 +68,7 @@ ARTICLE = """<!doctype html>
 
 
 def _extract(
-    formats: list[Format],
+    formats: list[FormatChoice],
     html: str = ARTICLE,
     url: str = ARTICLE_URL,
     fields: dict[str, FieldSpec] | None = None,

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from scrapejobs_dispatcher.views import TaskResult
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.extraction.formats import format_name
 
 ExportFormat = Literal["jsonl", "csv"]
 MEDIA_TYPES: dict[str, str] = {"jsonl": "application/x-ndjson", "csv": "text/csv"}
@@ -71,7 +72,7 @@ def csv_columns(job: JobRecord, first_results: Iterable[dict[str, Any]]) -> list
     """The header: the result's fields, the data columns, ``other_data``."""
     data_columns: dict[str, None] = {}  # ordered set
     if not any(stage.name == "transform" for stage in job.spec.pipeline):
-        names = [*job.spec.extract, *job.spec.options.formats]
+        names = [*job.spec.extract, *map(format_name, job.spec.options.formats)]
         data_columns.update((f"{DATA}.{name}", None) for name in names if name != "metadata")
     for result in first_results:
         data_columns.update((path, None) for path in flatten_data(result.get(DATA), ()))

@@ -33,6 +33,7 @@ from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.extraction_processes import ExtractionInProcess, ExtractionProcesses
+from scrapejobs_worker.fetch_admissions import fetch_admissions
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 from scrapejobs_worker.language_models.openai_chat import OpenAIChatModel
 from scrapejobs_worker.language_models.vertex_gemini import VertexGeminiModel
@@ -181,6 +182,8 @@ async def _serve(
     extraction = _extraction(settings)
     await extraction.start()
     stack.push_async_callback(extraction.close)
+    policy = runner_policy(settings)
+    caps = TenantCaps(parts.tenant_quotas, settings.tenant_pages_in_flight)
     runner = TaskRunner(
         page_fetcher,
         extraction,
@@ -188,8 +191,8 @@ async def _serve(
         CrawlExpansion(job_store, enqueuer, clock),
         clock,
         tracer,
-        runner_policy(settings),
-        TenantCaps(parts.tenant_quotas, settings.tenant_pages_in_flight),
+        policy,
+        fetch_admissions(caps, politeness, policy.permit_lease),
     )
     revision = os.environ.get("K_REVISION", "local")  # Cloud Run names the revision
     heartbeat = WorkerHeartbeat(

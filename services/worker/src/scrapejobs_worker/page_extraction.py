@@ -28,7 +28,7 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.extraction import ContentKind, UnsupportedContent, extract_page, fit_result
-from scrapejobs_shared.extraction.spec import Format
+from scrapejobs_shared.extraction.formats import FormatChoice
 from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
 from scrapejobs_shared.ports.fetcher import FetchResponse
@@ -47,7 +47,7 @@ class ExtractedPage:
 
 
 def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
-    formats: list[Format] = list(spec.options.formats)
+    formats: list[FormatChoice] = list(spec.options.formats)
     crawling = spec.crawl is not None
     if crawling and "links" not in formats:
         formats.append("links")

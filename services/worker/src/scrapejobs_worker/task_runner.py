@@ -5,7 +5,7 @@ Returns the change to record; it never writes the task itself (the batch's recor
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -25,7 +25,6 @@ from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
 from scrapejobs_shared.politeness.host_key import host_key
-from scrapejobs_shared.politeness.job_pace import job_pace, job_pace_key
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     Fetcher,
@@ -36,6 +35,7 @@ from scrapejobs_shared.ports.fetcher import (
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.crawl_sitemaps import CrawlSitemaps
 from scrapejobs_worker.extraction_port import ExtractionStopped, PageExtractor
+from scrapejobs_worker.fetch_admissions import FetchAdmission
 from scrapejobs_worker.outcome_policy import (
     OUT_OF_TIME,
     Attempt,
@@ -52,7 +52,6 @@ from scrapejobs_worker.outcome_policy import (
     before_fetch,
 )
 from scrapejobs_worker.page_extraction import stopped
-from scrapejobs_worker.tenant_caps import TenantCaps, tenant_gate_key
 
 CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")
 
@@ -81,6 +80,12 @@ class RunnerPolicy:
     max_deferrals: int = 50
     throttle_hold_s: float = 10.0
     retry_after_cap_s: float = 300.0
+
+    @property
+    def permit_lease(self) -> timedelta:
+        """How long a permit (a host's, a tenant's, a job's pace) is leased for: a fetch and
+        the margin."""
+        return timedelta(seconds=self.fetch_timeout_s + self.lease_margin_s)
 
 
 def _never() -> bool:
@@ -120,8 +125,10 @@ class TaskRunner:
         clock: Clock,
         tracer: Tracer,
         policy: RunnerPolicy,
-        caps: TenantCaps | None = None,
+        admissions: Sequence[FetchAdmission] = (),
     ) -> None:
+        """``admissions``: the worker's own rules before a host's permit (fetch_admissions.py),
+        in order."""
         self._fetcher = fetcher
         self._extract = extractor
         self._politeness = politeness
@@ -129,8 +136,8 @@ class TaskRunner:
         self._clock = clock
         self._tracer = tracer
         self._policy = policy
-        self._caps = caps or TenantCaps(None, 0)
-        self._permit_lease = timedelta(seconds=policy.fetch_timeout_s + policy.lease_margin_s)
+        self._admissions = tuple(admissions)
+        self._permit_lease = policy.permit_lease
         self._sitemaps = CrawlSitemaps(fetcher, politeness, self._permit_lease)
 
     async def run(self, item: BatchItem, work: BatchWork) -> TaskResult:
@@ -147,14 +154,9 @@ class TaskRunner:
             return _finished(item, TaskOutcome(TaskStatus.FAILED, error="robots_disallowed"))
         host = host_key(item.url)
         host_limits = self._politeness.limits(work.spec.options, robots.crawl_delay_s)
-        tenant = await self._tenant_admission(work)
-        if isinstance(tenant, Throttle):
-            return _deferred(item, f"tenant at its pages in flight ({tenant.reason})")
-        paced = await self._job_pace_admission(work, host, host_limits)
-        if isinstance(paced, Throttle):
-            await _release(tenant)
-            return _deferred(item, f"job at its own pace ({paced.reason})", paced.wait_s)
-        own = (tenant, paced)  # the tenant's and the job's permits, beside the host's
+        own = await self._own_permits(item, work, host, host_limits)
+        if isinstance(own, TaskResult):
+            return own
         with phase("admit"):
             wait_s = _remaining(work) - self._policy.min_fetch_s
             admission = await self._politeness.admit(
@@ -186,37 +188,22 @@ class TaskRunner:
         await self._tell_host(host, admission, verdict)
         return await self._carry_out(verdict.decision, item, work)
 
-    async def _tenant_admission(self, work: BatchWork) -> HeldPermit | Throttle | None:
-        """A slot of the batch's tenant when it has a cap on pages in flight (None without)."""
-        cap = await self._caps.cap_of(work.batch.tenant)
-        if not cap:
-            return None
-        with phase("admit"):
-            wait_s = _remaining(work) - self._policy.min_fetch_s
-            return await self._politeness.admit(
-                tenant_gate_key(work.batch.tenant),
-                HostLimits(concurrency=cap),
-                self._permit_lease,
-                max_wait_s=wait_s,
-            )
-
-    async def _job_pace_admission(
-        self, work: BatchWork, host: str, host_limits: HostLimits
-    ) -> HeldPermit | Throttle | None:
-        """A permit of the job's own pace toward ``host`` when it asks for a slower one than
-        the host's (None otherwise): kept on a gate key of the job's, so that it paces only
-        its own pages (politeness/job_pace.py)."""
-        limits = job_pace(work.spec.options.per_host_rps, host_limits)
-        if limits is None:
-            return None
-        with phase("admit"):
-            wait_s = _remaining(work) - self._policy.min_fetch_s
-            return await self._politeness.admit(
-                job_pace_key(work.batch.job_id, host),
-                limits,
-                self._permit_lease,
-                max_wait_s=wait_s,
-            )
+    async def _own_permits(
+        self, item: BatchItem, work: BatchWork, host: str, host_limits: HostLimits
+    ) -> list[HeldPermit] | TaskResult:
+        """The permits of the worker's own rules (held beside the host's), or the page
+        deferred by the first that cannot admit it."""
+        own: list[HeldPermit] = []
+        for rule in self._admissions:
+            with phase("admit"):
+                wait_s = _remaining(work) - self._policy.min_fetch_s
+                got = await rule.admit(work.batch, work.spec, host, host_limits, wait_s)
+            if isinstance(got, Throttle):
+                await _release(*own)
+                return _deferred(item, f"{rule.reason} ({got.reason})", got.wait_s)
+            if got is not None:
+                own.append(got)
+        return own
 
     def _limits(self, spec: JobSpec) -> OutcomeLimits:
         return OutcomeLimits(
@@ -240,7 +227,7 @@ class TaskRunner:
         work: BatchWork,
         held: HeldPermit,
         timeout: float,
-        own: tuple[HeldPermit | None, ...],
+        own: Sequence[HeldPermit],
     ) -> FetchResponse | FetchError:
         """The fetch, within ``timeout``; the host's (and the tenant's and job's own) permits
         are released right after it."""

@@ -31,11 +31,16 @@ from scrapejobs_shared.domain.field_types import (
 )
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.extraction.content_scope import ContentScope
+from scrapejobs_shared.extraction.formats import (
+    FORMATS,
+    FormatChoice,
+    RequestFormat,
+    items_any_of,
+)
 from scrapejobs_shared.extraction.spec import (
     MAX_FIELDS,
     ONLY_FIELD_NAMES,
     Fields,
-    Format,
     check_field_names,
     check_format_names,
 )
@@ -45,6 +50,7 @@ from scrapejobs_shared.pipeline.spec import (
     MAX_STAGES,
     Pipeline,
     RequestPipeline,
+    Stage,
     pipeline_from_stored,
     pipeline_to_json,
 )
@@ -177,11 +183,13 @@ class JobOptions(BaseModel):
         description="Give up after this many fetch attempts (the subscription's dead-letter "
         "policy applies when unset)",
     )
-    formats: list[Format] = Field(
+    formats: list[RequestFormat] = Field(
         default_factory=list,
-        description="Built-in extras to return: metadata, links, images, text, markdown (the "
-        "main content), html (the page as served), clean_html (without scripts, styles and, "
-        "by default, page chrome)",
+        max_length=20,
+        description="Built-in extras to return: "
+        + "; ".join(f"{f.name} ({f.description})" for f in FORMATS)
+        + '. A format taking options is an object: {"type": its name, ...its options}',
+        json_schema_extra=items_any_of,
     )
     content: ContentOptions = Field(
         default_factory=ContentOptions,
@@ -290,6 +298,7 @@ class JobRequest(BaseModel):
         if sum(target is not None for target in (self.url, self.urls, self.crawl)) != 1:
             raise ValueError("exactly one of 'url', 'urls' or 'crawl' is required")
         check_format_names(self.extract, self.options.formats)
+        self.pipeline = with_format_stages(self.options.formats, self.pipeline)
         return self
 
     @field_validator("extract")
@@ -359,6 +368,7 @@ class ScrapeRequest(BaseModel):
     @model_validator(mode="after")
     def _formats(self) -> ScrapeRequest:
         check_format_names(self.extract, self.options.formats)
+        self.pipeline = with_format_stages(self.options.formats, self.pipeline)
         return self
 
     @field_validator("extract")
@@ -379,6 +389,27 @@ class ScrapeRequest(BaseModel):
             },
             strict=False,
         )
+
+
+def with_format_stages(formats: list[FormatChoice], pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` ending with the stage of a format a stage answers (``summary``), unless it
+    holds that stage already (a stored request validated again); ``ValueError`` when it holds
+    another ``ai`` stage, or two such formats are asked for: a job has at most one."""
+    wanted = FORMATS.stages(formats)
+    if not wanted:
+        return pipeline
+    stages = [Stage.model_validate({"ai": f.stage}) for f in wanted]
+    present = [stage for stage in pipeline if stage.name == "ai"]
+    if len(stages) == 1 and present == stages:
+        return pipeline
+    if present or len(stages) > 1:
+        names = [f.name for f in wanted]
+        raise ValueError(
+            f"the {', '.join(names)} format{'s' if len(names) > 1 else ''} asks the language "
+            "model through an 'ai' stage, and a job has at most one: ask for it alone, or put "
+            "what you need in your own 'ai' stage's schema"
+        )
+    return [*pipeline, *stages]
 
 
 class JobSpec(BaseModel):

@@ -6,7 +6,7 @@ from .decoding import CharsetChoice, DecodedText, choose_charset, decode_body
 from .extractor import PageExtraction, extract_page, page_shows_nothing
 from .media_type import MediaType
 from .result_size import DEFAULT_MAX_BYTES, TRUNCATION_MARKER, fit_result, json_size
-from .spec import Fields, FieldSpec, Format, ValueType, check_field_names, check_format_names
+from .spec import Fields, FieldSpec, ValueType, check_field_names, check_format_names
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -19,7 +19,6 @@ __all__ = [
     "DecodedText",
     "FieldSpec",
     "Fields",
-    "Format",
     "MediaType",
     "PageExtraction",
     "UnsupportedContent",

@@ -2,7 +2,8 @@
 
 :func:`extract_page` classifies the response (:mod:`.content_kind`), decodes it
 (:mod:`.decoding`), parses markup once, evaluates the job's fields
-(:mod:`.field_evaluation`) and computes only the formats asked for.
+(:mod:`.field_evaluation`) and has each format asked for produce itself from that one parse
+(the registry, :mod:`.formats`: what each format reads, and how).
 
 ``data`` holds each field under its name, then each requested format under the format's
 name. Per kind of content:
@@ -35,7 +36,7 @@ result, with an error saying so (:func:`.spec.check_format_names` catches this a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,17 +45,14 @@ from parsel import Selector
 from pydantic import JsonValue
 
 from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
-from .content_scope import DEFAULT_SCOPE, ContentScope, clean_html, scoped_markup
+from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, choose_charset
 from .field_evaluation import FieldRun, evaluate_fields
-from .images import page_images
-from .links import MAX_URLS, page_links, xml_links
-from .markdown import MarkdownUnavailable, page_markdown
+from .formats import FORMATS, FormatChoice, FormatUnavailable, Page, format_name
 from .media_type import MediaType
-from .metadata import page_metadata
-from .spec import FieldSpec, Format
+from .spec import FieldSpec
 from .urls import document_base_url, resolve_url
-from .visible_text import page_text, shows_nothing, xml_text
+from .visible_text import shows_nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +79,7 @@ def extract_page(
     content_type: str | None,
     url: str,
     fields: Mapping[str, FieldSpec] | None = None,
-    formats: Iterable[Format] = (),
+    formats: Iterable[FormatChoice] = (),
     content: ContentScope = DEFAULT_SCOPE,
 ) -> PageExtraction:
     """Extract ``fields`` and ``formats`` from a response body.
@@ -94,7 +92,7 @@ def extract_page(
     """
     media = MediaType.parse(content_type)
     classification = classify_content(media, body)
-    request = _Request(body, media, url, fields or {}, tuple(dict.fromkeys(formats)), content)
+    request = _Request(body, media, url, fields or {}, _distinct(formats), content)
     if classification.kind is ContentKind.UNSUPPORTED:
         raise UnsupportedContent(classification.reason or "unsupported content")
     if classification.kind is ContentKind.JSON:
@@ -102,6 +100,14 @@ def extract_page(
     if classification.kind is ContentKind.TEXT:
         return _text_page(request, classification)
     return _markup_page(request, classification)
+
+
+def _distinct(formats: Iterable[FormatChoice]) -> tuple[FormatChoice, ...]:
+    """Each format once (the first time it is named)."""
+    seen: dict[str, FormatChoice] = {}
+    for choice in formats:
+        seen.setdefault(format_name(choice), choice)
+    return tuple(seen.values())
 
 
 def page_shows_nothing(body: bytes, content_type: str | None) -> bool:
@@ -124,7 +130,7 @@ class _Request:
     media: MediaType
     url: str
     fields: Mapping[str, FieldSpec]
-    formats: tuple[Format, ...]
+    formats: tuple[FormatChoice, ...]
     content: ContentScope = DEFAULT_SCOPE
 
 
@@ -133,12 +139,28 @@ class _Output:
     data: dict[str, JsonValue] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
 
-    def put_format(self, request: _Request, name: str, value: JsonValue) -> None:
-        if name in request.fields:
-            self.errors[name] = (
-                f"field {name!r} is replaced by the {name!r} result of the same name; rename it"
-            )
-        self.data[name] = value
+    def put_formats(self, request: _Request, page: Page) -> None:
+        """Each requested format of ``page``, in the order asked (the registry's formats)."""
+        for choice in request.formats:
+            name = format_name(choice)
+            wanted = FORMATS[name]
+            if wanted.stage is not None:
+                continue  # answered by its stage, on the processing lane
+            if page.kind not in wanted.reads:
+                self.errors[name] = f"content is {page.described}, not HTML"
+                continue
+            try:
+                produced = wanted.produce(page, None if isinstance(choice, str) else choice)
+            except FormatUnavailable as exc:
+                self.errors[name] = str(exc)
+                continue
+            if name in request.fields:
+                self.errors[name] = (
+                    f"field {name!r} is replaced by the {name!r} result of the same name; rename it"
+                )
+            self.data[name] = produced.value
+            if produced.note is not None:
+                self.errors[name] = produced.note
 
     def fields_unavailable(self, request: _Request, message: str) -> None:
         for name, spec in request.fields.items():
@@ -150,50 +172,25 @@ def _markup_page(request: _Request, classification: Classification) -> PageExtra
     xml = classification.kind is ContentKind.XML
     choice = choose_charset(request.body, request.media, markup=True)
     root = _parse(request.body, choice, xml=xml)
-    base = _BaseUrl(root, request.url)
-    run = FieldRun(xml=xml, resolve_url=None if xml else base.resolve)
+    page = Page(
+        classification.kind,
+        classification.describe(),
+        request.url,
+        request.media,
+        request.content,
+        root,
+        lambda: choice.decode(request.body),
+        lambda: document_base_url(root, request.url),
+    )
+    run = FieldRun(xml=xml, resolve_url=None if xml else _resolver(page))
     output = _Output(evaluate_fields(request.fields, root, run), run.errors.as_dict())
-    for name in request.formats:
-        if name == "html":
-            output.put_format(request, name, choice.decode(request.body))
-        elif name == "text":
-            output.put_format(request, name, xml_text(root) if xml else page_text(root))
-        elif name == "markdown" and not xml:
-            scope = request.content
-            markup = scoped_markup(root, scope) if scope.narrowed else choice.decode(request.body)
-            try:
-                markdown = page_markdown(markup, base.value(), main_only=scope.main_only)
-            except MarkdownUnavailable as exc:
-                output.errors[name] = str(exc)
-                continue
-            output.put_format(request, name, markdown)
-        elif name == "clean_html" and not xml:
-            output.put_format(request, name, clean_html(root, base.value(), request.content))
-        elif name == "links" and xml:
-            urls, cut = xml_links(root, request.url)
-            if cut:
-                output.errors[name] = f"more than {MAX_URLS} links; kept the first {MAX_URLS}"
-            output.put_format(request, name, list(urls))
-        elif xml:
-            output.errors[name] = f"content is {classification.describe()}, not HTML"
-        else:
-            output.put_format(request, name, _html_format(name, root, base, output, request))
+    output.put_formats(request, page)
     empty = not xml and shows_nothing(root)
     return PageExtraction(output.data, output.errors, classification.kind, choice.codec, empty)
 
 
-def _html_format(
-    name: Format, root: Any, base: _BaseUrl, output: _Output, request: _Request
-) -> JsonValue:
-    if name == "metadata":
-        return page_metadata(root, base.value(), request.url, request.media.essence or None)
-    urls, cut = (
-        page_links(root, base.value()) if name == "links" else page_images(root, base.value())
-    )
-    if cut:
-        output.errors[name] = f"more than {MAX_URLS} {name}; kept the first {MAX_URLS}"
-    result: list[JsonValue] = list(urls)
-    return result
+def _resolver(page: Page) -> Callable[[str], str]:
+    return lambda raw: resolve_url(page.base_url(), raw)
 
 
 def _parse(body: bytes, choice: CharsetChoice, *, xml: bool) -> Any:
@@ -212,23 +209,6 @@ def _parse(body: bytes, choice: CharsetChoice, *, xml: bool) -> Any:
     return selector.root
 
 
-@dataclass(slots=True)
-class _BaseUrl:
-    """The document's base URL, looked up on first use only."""
-
-    root: Any
-    final_url: str
-    _value: str | None = None
-
-    def value(self) -> str:
-        if self._value is None:
-            self._value = document_base_url(self.root, self.final_url)
-        return self._value
-
-    def resolve(self, raw: str) -> str:
-        return resolve_url(self.value(), raw)
-
-
 def _json_page(request: _Request, classification: Classification) -> PageExtraction:
     choice = choose_charset(request.body, request.media, markup=False)
     text = choice.decode(request.body)
@@ -242,32 +222,35 @@ def _json_page(request: _Request, classification: Classification) -> PageExtract
     output.fields_unavailable(request, "content is JSON, not HTML")
     if "json" in request.fields:
         output.errors["json"] = "field 'json' is replaced by the parsed JSON content; rename it"
-    _plain_formats(request, output, text, "JSON")
+    output.put_formats(request, _plain_page(request, classification, lambda: text))
     return PageExtraction(output.data, output.errors, ContentKind.JSON, choice.codec)
 
 
 def _text_page(
     request: _Request, classification: Classification, choice: CharsetChoice | None = None
 ) -> PageExtraction:
-    described = classification.describe()
     output = _Output()
-    output.fields_unavailable(request, f"content is {described}, not HTML")
-    if {"text", "markdown"} & set(request.formats) and choice is None:
-        choice = choose_charset(request.body, request.media, markup=False)
-    text = choice.decode(request.body) if choice is not None else ""
-    _plain_formats(request, output, text, described)
+    output.fields_unavailable(request, f"content is {classification.describe()}, not HTML")
+    chosen: list[CharsetChoice] = [choice] if choice is not None else []
+
+    def decode() -> str:
+        if not chosen:
+            chosen.append(choose_charset(request.body, request.media, markup=False))
+        return chosen[0].decode(request.body)
+
+    output.put_formats(request, _plain_page(request, classification, decode))
     blank = not request.body or request.body.isspace()
-    return PageExtraction(
-        output.data, output.errors, ContentKind.TEXT, choice.codec if choice else None, blank
+    codec = chosen[0].codec if chosen else None
+    return PageExtraction(output.data, output.errors, ContentKind.TEXT, codec, blank)
+
+
+def _plain_page(
+    request: _Request, classification: Classification, decode: Callable[[], str]
+) -> Page:
+    kind = classification.kind
+    return Page(
+        kind, classification.describe(), request.url, request.media, request.content, None, decode
     )
-
-
-def _plain_formats(request: _Request, output: _Output, text: str, described: str) -> None:
-    for name in request.formats:
-        if name == "text" or (name == "markdown" and described != "JSON"):  # text is markdown
-            output.put_format(request, name, text)
-        else:
-            output.errors[name] = f"content is {described}, not HTML"
 
 
 def parse_json(text: str) -> JsonValue:

@@ -25,10 +25,10 @@ from pydantic.config import JsonDict
 
 from scrapejobs_shared.domain.user_regex import UnsupportedRegex, check_syntax
 
+from .formats import FormatChoice, format_name
 from .selection import SelectionError, check_xpath
 
 ValueType = Literal["string", "int", "float", "bool"]
-Format = Literal["metadata", "links", "images", "text", "markdown", "html", "clean_html"]
 
 FIELD_NAME = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_\-]{0,63}$")  # '__' is reserved
 MAX_FIELDS = 100
@@ -188,14 +188,14 @@ def check_field_names(fields: dict[str, FieldSpec]) -> dict[str, FieldSpec]:
     return fields
 
 
-def check_format_names(fields: dict[str, FieldSpec], formats: Iterable[Format]) -> None:
+def check_format_names(fields: dict[str, FieldSpec], formats: Iterable[FormatChoice]) -> None:
     """Reject top-level field names that a requested format's result would overwrite.
 
     Formats are stored in the same ``data`` object under their own names (and JSON
     content under ``json``); at extraction time the format wins and the field gets an
     error, so a job model can call this at submit time to refuse the clash up front.
     """
-    taken = {*formats, "json"}
+    taken = {*map(format_name, formats), "json"}
     clashes = sorted(name for name in fields if name in taken)
     if clashes:
         raise ValueError(f"field names {clashes} clash with formats or 'json': rename them")

@@ -1,4 +1,5 @@
-"""A task's result as a Firecrawl ``Document``: its formats under Firecrawl's names, and its
+"""A task's result as a Firecrawl ``Document``: its formats under Firecrawl's names (the format
+registry's), and its
 ``metadata`` (the page's own, Open Graph and Dublin Core tags in Firecrawl's camelCase, the
 requested and final URL, the HTTP status, the content type, whether the page was reused from the
 page cache (``cacheState``, ``cachedAt``), ``tlsVerified: false`` when the site's certificate
@@ -12,17 +13,9 @@ from typing import Any
 
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.extraction.formats import FORMATS
 
-# Firecrawl's format names -> the native formats they are
-FORMATS = {
-    "markdown": "markdown",
-    "html": "clean_html",
-    "rawHtml": "html",
-    "links": "links",
-    "images": "images",
-}
 JSON_FIELD = "json"  # where the json format's answer goes in a result's data
-FIRECRAWL_NAMES = {native: name for name, native in FORMATS.items()}
 PAGE_FACTS = ("title", "description", "language", "keywords", "robots", "favicon")
 LISTED = frozenset({"ogLocaleAlternate"})  # metadata Firecrawl gives as a list
 
@@ -31,7 +24,7 @@ def document(task: TaskRecord) -> dict[str, Any]:
     """The ``Document`` of ``task`` (its data holds only the formats the job asked for)."""
     data = task.data or {}
     found: dict[str, Any] = {
-        FIRECRAWL_NAMES[name]: value for name, value in data.items() if name in FIRECRAWL_NAMES
+        f.firecrawl: f.document(data[f.name]) for f in FORMATS if f.firecrawl and f.name in data
     }
     if JSON_FIELD in data:
         found["json"] = data[JSON_FIELD]

@@ -52,7 +52,7 @@ class ResultFormat(StrEnum):
 
 
 class PageFormat(StrEnum):
-    """What ``options.formats`` accepts (the service's ``Format``)."""
+    """What ``options.formats`` accepts by name (the service's format registry)."""
 
     markdown = "markdown"
     text = "text"
@@ -61,6 +61,7 @@ class PageFormat(StrEnum):
     metadata = "metadata"
     html = "html"
     clean_html = "clean_html"
+    summary = "summary"
 
 
 class RetryStatus(StrEnum):

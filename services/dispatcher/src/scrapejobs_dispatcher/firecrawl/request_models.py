@@ -9,7 +9,7 @@ value that asks for nothing (the SDKs send some of them on every request) and is
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -34,6 +34,7 @@ from scrapejobs_shared.domain.field_types import (
 )
 from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S, CssSelector
 from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
+from scrapejobs_shared.extraction.formats import FORMATS, FormatOptions, items_any_of
 
 MAX_TIMEOUT_MS = 300_000
 MAX_WAIT_FOR_MS = 30_000
@@ -169,19 +170,30 @@ class ChangeTrackingFormat(CamelModel):
     tag: str | None = Field(default=None, min_length=1, max_length=200)
 
 
-FormatName = Literal["markdown", "html", "rawHtml", "raw_html", "links", "images", "changeTracking"]
+# the formats named alone: the registry's (extraction/formats) and Firecrawl's own
+FORMAT_NAMES = (*FORMATS.firecrawl_named(), "raw_html", "changeTracking")
+ALIASES = {"raw_html": "rawHtml", "change_tracking": "changeTracking"}
 
 
 class NamedFormat(CamelModel):
     """A format given as an object with only its name."""
 
-    type: FormatName
+    type: str = Field(json_schema_extra={"enum": list(FORMAT_NAMES)})
+
+    @field_validator("type")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in FORMAT_NAMES:
+            raise ValueError(f"unknown format {value!r}: one of {', '.join(FORMAT_NAMES)}")
+        return value
 
 
-FormatOption = Annotated[
-    FormatName | JsonFormat | ChangeTrackingFormat | NamedFormat,
-    Field(union_mode="left_to_right"),
-]
+if TYPE_CHECKING:
+    FormatOption = str | JsonFormat | ChangeTrackingFormat | NamedFormat | FormatOptions
+else:
+    FormatOption = FORMATS.choice_type(
+        FORMAT_NAMES, also=(JsonFormat, ChangeTrackingFormat, NamedFormat)
+    )
 
 
 def _markdown() -> list[FormatOption]:
@@ -191,7 +203,9 @@ def _markdown() -> list[FormatOption]:
 class ScrapeOptions(SdkRequest):
     """Firecrawl's scrape options (``POST /v2/scrape``, and flattened into a batch)."""
 
-    formats: list[FormatOption] = Field(default_factory=_markdown, max_length=10)
+    formats: list[FormatOption] = Field(
+        default_factory=_markdown, max_length=10, json_schema_extra=items_any_of
+    )
     headers: dict[str, str] | None = Field(
         default=None, max_length=50, json_schema_extra=headers_schema(FORBIDDEN_HEADERS)
     )
@@ -251,8 +265,7 @@ class ScrapeOptions(SdkRequest):
 
     def format_names(self) -> list[str]:
         names = [f if isinstance(f, str) else f.type for f in self.formats]
-        aliases = {"raw_html": "rawHtml", "change_tracking": "changeTracking"}
-        return [aliases.get(name, name) for name in names]
+        return [ALIASES.get(name, name) for name in names]
 
     @model_validator(mode="after")
     def _tracking_needs_markdown(self) -> ScrapeOptions:

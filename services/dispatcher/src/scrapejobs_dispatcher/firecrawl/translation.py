@@ -4,7 +4,7 @@ labelled with the endpoint it came from.
 
 | Firecrawl | native |
 |---|---|
-| ``markdown`` / ``html`` / ``rawHtml`` / ``links`` / ``images`` | formats ``markdown`` / ``clean_html`` / ``html`` / ``links`` / ``images`` (``metadata`` always) |
+| ``markdown`` / ``html`` / ``rawHtml`` / ``links`` / ``images`` / ``attributes`` / ``summary`` | the format of that Firecrawl name in the registry (extraction/formats): ``markdown`` / ``clean_html`` / ``html`` / ``links`` / ``images`` / ``attributes`` / ``summary`` (an ``ai`` stage) (``metadata`` always) |
 | ``{"type": "json", "schema", "prompt"}`` | an ``ai`` stage answering into ``json`` |
 | ``changeTracking`` (``/v2/scrape``, monitors) | the page compared with the previous scrape of its URL (change_tracking.py); its ``json`` mode an ``ai`` stage (the ``json`` format's, if asked for too) |
 | ``onlyMainContent``, ``includeTags``, ``excludeTags`` | ``options.content`` |
@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from scrapejobs_dispatcher.firecrawl.request_models import (
+    ALIASES,
     MAX_CRAWL_DEPTH,
     BatchScrapeBody,
     ChangeTrackingFormat,
@@ -45,7 +46,8 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
 from scrapejobs_shared.domain.field_types import MAX_URLS, check_url
 from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobRequest, ScrapeRequest
 from scrapejobs_shared.errors import InvalidInput
-from scrapejobs_shared.firecrawl.documents import FORMATS, JSON_FIELD
+from scrapejobs_shared.extraction.formats import FORMATS, FormatChoice, FormatOptions
+from scrapejobs_shared.firecrawl.documents import JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 
 Valid = TypeVar("Valid", bound=BaseModel)
@@ -109,10 +111,8 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
     skip_tls = options.skip_tls_verification
     if skip_tls and not defaults.unverified_tls:
         raise InvalidOption("skipTlsVerification", UNVERIFIED_REFUSED)
-    names = options.format_names()
-    formats = ["metadata", *(FORMATS[name] for name in names if name in FORMATS)]
     native: dict[str, Any] = {
-        "formats": list(dict.fromkeys(formats)),
+        "formats": native_formats(options),
         "content": {
             "main_only": options.only_main_content,
             "include": options.include_tags or [],
@@ -133,6 +133,20 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
     elif defaults.render == "auto":
         native["render"] = "auto"
     return native
+
+
+def native_formats(options: ScrapeOptions) -> list[FormatChoice]:
+    """The native formats of Firecrawl's (``metadata`` always; ``json`` and ``changeTracking``
+    are stages and comparisons, not formats): each by its native name, or as the object it
+    was asked with when it takes options."""
+    found: dict[str, FormatChoice] = {"metadata": "metadata"}
+    for wanted in options.formats:
+        name = wanted if isinstance(wanted, str) else wanted.type
+        page_format = FORMATS.firecrawl(ALIASES.get(name, name))
+        if page_format is not None:
+            choice = wanted if isinstance(wanted, FormatOptions) else page_format.name
+            found.setdefault(page_format.name, choice)
+    return list(found.values())
 
 
 def webhook(option: str | Webhook | None) -> dict[str, Any] | None:
@@ -167,6 +181,13 @@ def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
         into = TRACKED_JSON_FIELD
         if wanted is None or "json" not in wanted.modes:
             return []
+    staged = [f.firecrawl for f in FORMATS.stages(native_formats(options))]
+    if staged:
+        raise InvalidOption(
+            "formats",
+            f"{', '.join(map(str, staged))} and json (or changeTracking's json mode) each ask the "
+            "language model, and a request asks it once: ask for them in two requests",
+        )
     stage = {
         "prompt": wanted.prompt or DEFAULT_JSON_PROMPT,
         "schema": wanted.schema_ or OPEN_SCHEMA,

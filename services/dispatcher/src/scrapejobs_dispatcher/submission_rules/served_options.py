@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from scrapejobs_dispatcher.job_errors import UnavailableHere
 from scrapejobs_dispatcher.submission_rules.rules import JobShape
+from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 
 
@@ -25,6 +26,10 @@ class ServedOptions:
         index = ai_stage_index(request.pipeline)
         if index is not None and self._ai_provider is None:
             reason = "no AI provider is configured here (SCRAPEJOBS_AI_PROVIDER)"
+            staged = FORMATS.stages(request.options.formats)
+            if staged:  # the stage of a format (summary), not one the caller wrote
+                reason = f"the {staged[0].name} format asks a language model: {reason}"
+                raise UnavailableHere("options.formats", reason)
             raise UnavailableHere(f"pipeline[{index}].ai", reason)
         if index is not None and self._ai_models is not None:
             model = getattr(request.pipeline[index].options, "model", None)

@@ -1,0 +1,26 @@
+"""The ``markdown`` format: the page's main content as markdown (:mod:`..markdown`); a text
+body as it is (text is markdown)."""
+
+from __future__ import annotations
+
+from ..content_kind import ContentKind
+from ..content_scope import scoped_markup
+from ..markdown import MarkdownUnavailable, page_markdown
+from .page_format import FormatOptions, FormatUnavailable, Page, PageFormat, Produced
+
+
+class Markdown(PageFormat):
+    name = "markdown"
+    firecrawl = "markdown"
+    reads = frozenset({ContentKind.HTML, ContentKind.TEXT})
+    description = "the main content"
+
+    def produce(self, page: Page, options: FormatOptions | None) -> Produced:
+        if page.root is None:
+            return Produced(page.decode())
+        scope = page.scope
+        markup = scoped_markup(page.root, scope) if scope.narrowed else page.decode()
+        try:
+            return Produced(page_markdown(markup, page.base_url(), main_only=scope.main_only))
+        except MarkdownUnavailable as exc:
+            raise FormatUnavailable(str(exc)) from None

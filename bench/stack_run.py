@@ -366,7 +366,7 @@ async def firestore_probe(
     from scrapejobs_shared.domain.records import BatchItem, JobRecord, TaskOutcome, task_id_for
     from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
     from scrapejobs_shared.observability.store_ops import counting
-    from scrapejobs_shared.ports.job_store import Claimed
+    from scrapejobs_shared.ports.batch_store import Claimed
 
     client = firestore.AsyncClient(project=project_id)
     store = FirestoreJobStore(client)

@@ -27,7 +27,6 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.batching import plan_batches, shards_for
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
 from scrapejobs_shared.domain.field_types import MAX_URL_LENGTH, MAX_URLS
 from scrapejobs_shared.domain.jobspec import JobSpec
@@ -49,6 +48,7 @@ from scrapejobs_shared.ports.job_store import (
     Busy,
     Claimed,
     JobExists,
+    JobStore,
     Missing,
     Page,
     Settled,
@@ -56,7 +56,7 @@ from scrapejobs_shared.ports.job_store import (
 )
 
 LEASE = timedelta(seconds=40)
-Store = StoreForEnqueue
+Store = JobStore
 
 
 @pytest.fixture(

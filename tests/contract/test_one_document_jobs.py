@@ -17,7 +17,6 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.batching import plan_batches
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import (
@@ -29,10 +28,17 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
-from scrapejobs_shared.ports.job_store import Busy, Claimed, ClaimResult, JointClaim, Settled
+from scrapejobs_shared.ports.job_store import (
+    Busy,
+    Claimed,
+    ClaimResult,
+    JobStore,
+    JointClaim,
+    Settled,
+)
 
 LEASE = timedelta(seconds=40)
-Store = StoreForEnqueue
+Store = JobStore
 
 
 @pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])

@@ -195,30 +195,30 @@ async def test_the_summary_format_is_answered_by_the_ai_stage(
     from firecrawl import Firecrawl
     from firecrawl.v2.utils.error_handler import BadRequestError
 
-    model.steps[:0] = [Answer('{"text": "A product page: Product 74."}')] * 2
-    app = Firecrawl(api_key="fc-local", api_url=ai_stack.config.dispatcher_url)
-    url = f"{site.url}/product/74?t={uuid.uuid4().hex[:6]}"
-    doc = await asyncio.to_thread(app.scrape, url, formats=["summary"], timeout=60000)
-    assert doc.summary == "A product page: Product 74."
-    asked = [r for r in model.received if r.path == "/v1/chat/completions"]
-    assert "Summarize the page" in asked[-1].body["messages"][0]["content"]
-    assert "Product 74" in asked[-1].body["messages"][1]["content"]  # its markdown, read as data
+    scripted = len(model.steps)
+    model.steps[:0] = [Answer('{"text": "A product page."}')] * 2
+    try:
+        app = Firecrawl(api_key="fc-local", api_url=ai_stack.config.dispatcher_url)
+        url = f"{site.url}/product/74?t={uuid.uuid4().hex[:6]}"
+        doc = await asyncio.to_thread(app.scrape, url, formats=["summary"], timeout=60000)
+        assert doc.summary == "A product page."
+        asked = [r for r in model.received if r.path == "/v1/chat/completions"]
+        assert "Summarize the page" in asked[-1].body["messages"][0]["content"]
+        assert "Product 74" in asked[-1].body["messages"][1]["content"]  # its markdown, as data
 
-    async with httpx.AsyncClient(base_url=ai_stack.config.dispatcher_url, timeout=60) as api:
-        native = await api.post(
-            "/v1/scrape", json={"url": f"{url}&n=1", "options": {"formats": ["summary"]}}
-        )
-        assert native.status_code == 200, native.text
-        assert native.json()["result"]["data"] == {
-            "summary": {"text": "A product page: Product 74."}
-        }
-        mixed = {"url": url, "formats": ["summary", {"type": "json", "schema": SCHEMA}]}
-        refused = await api.post("/v2/scrape", json=mixed)
-    assert refused.status_code == 400 and "formats" in refused.json()["error"], refused.text
-    with pytest.raises(BadRequestError):
-        await asyncio.to_thread(
-            app.scrape, url, formats=["summary", {"type": "json", "schema": SCHEMA}]
-        )
+        async with httpx.AsyncClient(base_url=ai_stack.config.dispatcher_url, timeout=60) as api:
+            other = f"{site.url}/product/73?t={uuid.uuid4().hex[:6]}"  # not a cached answer
+            body = {"url": other, "options": {"formats": ["summary"]}}
+            native = await api.post("/v1/scrape", json=body)
+            assert native.status_code == 200, native.text
+            assert native.json()["result"]["data"] == {"summary": {"text": "A product page."}}
+            mixed = {"url": url, "formats": ["summary", {"type": "json", "schema": SCHEMA}]}
+            refused = await api.post("/v2/scrape", json=mixed)
+        assert refused.status_code == 400 and "formats" in refused.json()["error"], refused.text
+        with pytest.raises(BadRequestError):
+            await asyncio.to_thread(app.scrape, url, formats=mixed["formats"])
+    finally:
+        del model.steps[: max(0, len(model.steps) - scripted)]  # what this test did not use
 
 
 async def test_an_answer_outside_the_schema_fails_the_task_keeping_what_went_in(

@@ -13,7 +13,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.batch_store import Claimed
 from support.memory_dispatcher import memory_client
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}

@@ -18,7 +18,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.firecrawl.documents import camel_tag, document
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.batch_store import Claimed
 from support.memory_dispatcher import memory_client
 
 NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)

@@ -19,7 +19,7 @@ from scrapejobs_shared.domain.monitor_checks import page_key
 from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.batch_store import Claimed
 from support.memory_dispatcher import memory_client
 
 URLS = [f"https://shop.example/p/{n}" for n in range(4)]

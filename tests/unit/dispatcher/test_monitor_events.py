@@ -20,8 +20,8 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
 from scrapejobs_shared.firecrawl.webhook_bodies import firecrawl_body
+from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
-from scrapejobs_shared.ports.job_store import Claimed
 from support.memory_dispatcher import memory_client
 
 URLS = [f"https://shop.example/p/{n}" for n in range(3)]

@@ -25,7 +25,7 @@ from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_shared.ports.tenant_quotas import Quota
 from support.memory_dispatcher import memory_dispatcher
 

@@ -16,7 +16,7 @@ from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.batch_store import Claimed
 from support.memory_dispatcher import memory_dispatcher
 
 

@@ -15,7 +15,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.batch_store import Claimed
 
 NOW = datetime(2026, 11, 23, 10, 2, tzinfo=UTC)
 

@@ -24,7 +24,7 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
 from scrapejobs_shared.domain.webhook_spec import WEBHOOK_EVENTS, WebhookSpec
 from scrapejobs_shared.messaging.task_message import PushedMessage
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
 from support.worker_fakes import ScriptedFetcher
 

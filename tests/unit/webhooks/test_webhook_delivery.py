@@ -23,8 +23,8 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, 
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.messaging.task_message import PushedMessage
+from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_shared.ports.fetcher import BlockedDestination
-from scrapejobs_shared.ports.job_store import Claimed
 from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
 from support.worker_fakes import ScriptedFetcher
 

@@ -14,8 +14,8 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, DependencyUnavailable
-from scrapejobs_shared.ports.job_store import Claimed
 from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job

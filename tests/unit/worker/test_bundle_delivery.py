@@ -15,8 +15,8 @@ from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import BundleMessage
+from scrapejobs_shared.ports.batch_store import ClaimResult, JointClaim
 from scrapejobs_shared.ports.fetcher import TransientFetchError
-from scrapejobs_shared.ports.job_store import ClaimResult, JointClaim
 from scrapejobs_worker.dead_letters import MAX_REVIVALS
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push
 

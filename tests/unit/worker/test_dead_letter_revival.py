@@ -11,7 +11,7 @@ from scrapejobs_shared.domain.batch_transitions import ReleaseTask
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.dead_letters import MAX_REVIVALS
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job

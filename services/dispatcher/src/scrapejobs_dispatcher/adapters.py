@@ -25,12 +25,12 @@ from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSe
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.service_adapters import ServiceAdapters
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.api_keys import ApiKeyStore
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
+from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
 from scrapejobs_shared.ports.outcome_stats import StatsReader
@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 class Overrides(TypedDict, total=False):
     """Adapters given instead of the real ones (each one left out: the real one)."""
 
-    store: StoreForEnqueue
+    store: JobStore
     publisher: TaskPublisher
     gate: HostGate
     idempotency_keys: IdempotencyKeys
@@ -97,7 +97,7 @@ class Adapters(ServiceAdapters):
         return self._settings.identity_database != self._settings.firestore_database
 
     @cached_property
-    def store(self) -> StoreForEnqueue:
+    def store(self) -> JobStore:
         return self._or_real(
             "store", lambda: FirestoreJobStore(self._firestore, deadline=self._deadline)
         )

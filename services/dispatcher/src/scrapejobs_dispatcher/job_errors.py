@@ -10,7 +10,7 @@ from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.errors import Conflict, InvalidInput, NotFound, Unavailable
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.jobs import Jobs
 
 
 class JobNotFound(NotFound):
@@ -94,7 +94,7 @@ class OverLimit(UnavailableHere):
 
 
 async def live_job(
-    store: JobStore, job_id: str, now: datetime, caller: Caller | None = None
+    store: Jobs, job_id: str, now: datetime, caller: Caller | None = None
 ) -> JobRecord:
     """The job, unless it does not exist, its retention has run out (Firestore's TTL
     deletes it within about a day: until then it is gone from the API all the same), or it

@@ -35,7 +35,7 @@ from scrapejobs_shared.delivery.batching import (
     shards_for,
     size_for,
 )
-from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
@@ -56,7 +56,7 @@ from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
-from scrapejobs_shared.ports.job_store import JobExists, Page
+from scrapejobs_shared.ports.job_store import JobExists, JobStore, Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookDelivery, WebhookLog
 
@@ -103,7 +103,7 @@ class JobPolicy:
 class JobService:
     def __init__(
         self,
-        store: StoreForEnqueue,
+        store: JobStore,
         publisher: TaskPublisher,
         clock: Clock,
         tracer: Tracer,

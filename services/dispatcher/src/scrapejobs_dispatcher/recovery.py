@@ -15,7 +15,7 @@ from opentelemetry.trace import Tracer
 from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job
 from scrapejobs_dispatcher.submission_rules.rules import Admission, SubmissionRules
 from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded
-from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
@@ -24,7 +24,7 @@ from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
 from scrapejobs_shared.ports.held_batches import HeldBatches
-from scrapejobs_shared.ports.job_store import Page
+from scrapejobs_shared.ports.job_store import JobStore, Page
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog
 
@@ -48,7 +48,7 @@ class Reconciled:
 class Recovery:
     def __init__(
         self,
-        store: StoreForEnqueue,
+        store: JobStore,
         publisher: TaskPublisher,
         clock: Clock,
         tracer: Tracer,
@@ -335,7 +335,7 @@ class Recovery:
 
 
 async def publish_open_batches(
-    store: StoreForEnqueue, enqueuer: Enqueuer, job_id: str, clock: Clock
+    store: JobStore, enqueuer: Enqueuer, job_id: str, clock: Clock
 ) -> int:
     """Publish every batch of the job with open tasks, then mark it published; returns how
     many tasks were published."""

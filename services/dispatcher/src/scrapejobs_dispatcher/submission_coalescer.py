@@ -24,11 +24,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord
 from scrapejobs_shared.observability.store_ops import counting
-from scrapejobs_shared.ports.job_store import MAX_COALESCED_WRITES, JobExists, coalesced_writes
+from scrapejobs_shared.ports.job_store import (
+    MAX_COALESCED_WRITES,
+    JobExists,
+    JobStore,
+    coalesced_writes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +56,7 @@ class _Waiting:
 class SubmissionCoalescer:
     def __init__(
         self,
-        store: StoreForEnqueue,
+        store: JobStore,
         enqueuer: Enqueuer,
         clock: Clock,
         window_s: float = DEFAULT_WINDOW_S,

@@ -21,8 +21,8 @@ from scrapejobs_shared.domain.outcome_stats import HOUR, Totals, hour_of, slots_
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.host_gate import HostGate, PausedHost
 from scrapejobs_shared.politeness.host_key import origin_url
-from scrapejobs_shared.ports.job_store import BatchStore
 from scrapejobs_shared.ports.outcome_stats import OpenWork, StatsReader
+from scrapejobs_shared.ports.recovery_queries import RecoveryQueries
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
 Window = Literal["5m", "1h", "24h"]
@@ -134,7 +134,7 @@ class SystemHealth:
     def __init__(
         self,
         stats: StatsReader,
-        batches: BatchStore,
+        batches: RecoveryQueries,
         gate: HostGate,
         publisher: TaskPublisher,
         clock: Clock,

@@ -18,11 +18,11 @@ from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.service_adapters import ServiceAdapters
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.fetcher import Fetcher
 from scrapejobs_shared.ports.held_batches import HeldBatches
+from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
@@ -38,7 +38,7 @@ T = TypeVar("T")
 class Overrides(TypedDict, total=False):
     """Adapters given instead of the real ones (each one left out: the real one)."""
 
-    store: StoreForEnqueue
+    store: JobStore
     fetcher: Fetcher
     push_keys: KeySource
     gate: HostGate
@@ -72,7 +72,7 @@ class Adapters(ServiceAdapters):
         return None if self._in_memory else real()
 
     @cached_property
-    def store(self) -> StoreForEnqueue:
+    def store(self) -> JobStore:
         settings = self._settings
         return self._or_real(
             "store",

@@ -29,7 +29,7 @@ from datetime import timedelta
 from opentelemetry.trace import SpanKind, Tracer
 
 from scrapejobs_shared.delivery.completion import complete_if_done
-from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.enqueue import DEFERRALS, Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
@@ -42,7 +42,14 @@ from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
-from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
+from scrapejobs_shared.ports.job_store import (
+    AlreadyDone,
+    Busy,
+    Claimed,
+    ClaimResult,
+    JobStore,
+    Missing,
+)
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.batch_waits import BatchWaits
 from scrapejobs_worker.bundle_rendezvous import ClaimSeat, JointClaims, joint_claim
@@ -75,7 +82,7 @@ class BatchPolicy:
 class BatchProcessor:
     def __init__(
         self,
-        store: StoreForEnqueue,
+        store: JobStore,
         runner: TaskRunner,
         enqueuer: Enqueuer,
         clock: Clock,

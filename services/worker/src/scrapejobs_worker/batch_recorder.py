@@ -19,8 +19,8 @@ from datetime import timedelta
 
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.ports.batch_store import BatchStore, Settled, TaskChange
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.job_store import BatchStore, Settled, TaskChange
 from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from typing import Generic, TypeVar
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.messaging.task_message import BatchMessage
-from scrapejobs_shared.ports.job_store import BatchStore, ClaimResult, JointClaim
+from scrapejobs_shared.ports.batch_store import BatchStore, ClaimResult, JointClaim
 
 WAIT_S = 0.05  # the longest the first batch to ask waits for the others
 Req = TypeVar("Req")

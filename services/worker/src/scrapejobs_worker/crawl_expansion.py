@@ -13,7 +13,7 @@ from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
-from scrapejobs_shared.ports.job_store import BatchStore
+from scrapejobs_shared.ports.batch_store import BatchStore
 from scrapejobs_worker.crawl_frontier import CrawlCandidate, next_candidates
 
 

@@ -22,7 +22,7 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import FETCH_STATUSES, TaskStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
 from scrapejobs_shared.messaging.topology import DEFAULT_LANE, LANE_ATTRIBUTE, PROCESSING_LANE
-from scrapejobs_shared.ports.job_store import Busy, Missing
+from scrapejobs_shared.ports.batch_store import Busy, Missing
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.held_chain import HeldChain
 from scrapejobs_worker.verdict import Verdict

@@ -11,13 +11,13 @@ from collections import OrderedDict
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.statuses import JobStatus
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.jobs import Jobs
 
 log = logging.getLogger(__name__)
 
 
 class JobCache:
-    def __init__(self, store: JobStore, clock: Clock, max_entries: int = 1024) -> None:
+    def __init__(self, store: Jobs, clock: Clock, max_entries: int = 1024) -> None:
         self._store = store
         self._clock = clock
         self._max = max_entries

@@ -14,7 +14,7 @@ import httpx
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from scrapejobs_shared.delivery.enqueue import Enqueuer, StoreForEnqueue
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
@@ -26,6 +26,7 @@ from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPo
 from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.fetcher import Fetcher
+from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
 from scrapejobs_worker.adapters import Adapters, Overrides
 from scrapejobs_worker.ai_answers import AiAnswers
@@ -94,7 +95,7 @@ async def _unavailable(_: Request, exc: Exception) -> JSONResponse:
 
 def _processing_lane(
     settings: WorkerSettings,
-    job_store: StoreForEnqueue,
+    job_store: JobStore,
     model: LanguageModel | None,
     gate: HostGate,
     events: JobEvents,

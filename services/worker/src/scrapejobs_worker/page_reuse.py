@@ -30,8 +30,8 @@ from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.pipeline.spec import ai_stage_index
-from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.page_cache import PageCache, page_key_of, page_keys
+from scrapejobs_shared.ports.task_results import TaskResults
 from scrapejobs_worker.task_runner import Kind, TaskResult
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ JOBS_TRACKED = 1000
 
 
 class PageReuse:
-    def __init__(self, cache: PageCache | None, results: JobStore, clock: Clock) -> None:
+    def __init__(self, cache: PageCache | None, results: TaskResults, clock: Clock) -> None:
         self._cache = cache
         self._results = results
         self._clock = clock

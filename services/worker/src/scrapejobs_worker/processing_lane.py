@@ -31,7 +31,6 @@ from typing import Any, NamedTuple
 from opentelemetry.metrics import NoOpMeter
 
 from scrapejobs_shared.delivery.completion import complete_if_done
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.batch_transitions import FinishTask, ReleaseTask
 from scrapejobs_shared.domain.clock import Clock
@@ -45,7 +44,7 @@ from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
 from scrapejobs_shared.ports.answer_cache import AnswerCache, CachedAnswer, answer_key
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, Missing
+from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, JobStore, Missing
 from scrapejobs_worker.ai_answers import AiAnswer, AiAnswers, AiInvalidOutput
 from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.batch_recorder import BatchRecorder
@@ -65,7 +64,7 @@ ANSWER_TTL = timedelta(hours=24)
 class ProcessingLane:
     def __init__(
         self,
-        store: StoreForEnqueue,
+        store: JobStore,
         answers: AiAnswers | None,
         slots: ModelSlots | None,
         clock: Clock,
@@ -277,7 +276,7 @@ class _Prefetched:
 
     def __init__(
         self,
-        store: StoreForEnqueue,
+        store: JobStore,
         cache: AnswerCache | None,
         clock: Clock,
         claim: Claimed,

@@ -11,9 +11,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
+from scrapejobs_shared.ports.task_results import TaskResults
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.verdict import Verdict
 
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 class PushDelivery:
     def __init__(
         self,
-        store: StoreForEnqueue,
+        store: TaskResults,
         clock: Clock,
         metrics: DeliveryMetrics,
         ack_deadline_s: float,

@@ -8,13 +8,13 @@ from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.statuses import JobStatus
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.jobs import Jobs
 
 log = logging.getLogger(__name__)
 
 
 async def complete_if_done(
-    store: JobStore,
+    store: Jobs,
     job_id: str,
     clock: Clock,
     events: JobEvents | None = None,

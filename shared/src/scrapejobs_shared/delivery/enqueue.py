@@ -30,8 +30,9 @@ from scrapejobs_shared.messaging.task_message import (
 )
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, PROCESSING_LANE
 from scrapejobs_shared.observability.tracing import inject_trace_context
+from scrapejobs_shared.ports.batch_store import BatchStore, Settled
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.job_store import BatchStore, JobStore, Settled
+from scrapejobs_shared.ports.jobs import Jobs
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 
 log = logging.getLogger(__name__)
@@ -41,8 +42,8 @@ REVIVALS = "revivals"  # message attribute: how often the batch came back from d
 PUBLISH_FAILED = TaskOutcome(TaskStatus.FAILED, error="publish_failed: could not enqueue")
 
 
-class StoreForEnqueue(JobStore, BatchStore, Protocol):
-    """What enqueueing needs of the store (both ports; one adapter implements them)."""
+class StoreForEnqueue(Jobs, BatchStore, Protocol):
+    """What enqueueing needs of the store: batches to close, jobs to complete."""
 
 
 def lane_of(batch: BatchRecord) -> str:

@@ -16,14 +16,14 @@ from datetime import datetime
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.webhook_events import job_ended, job_started, task_finished
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.jobs import Jobs
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 
 log = logging.getLogger(__name__)
 
 
 class JobEvents:
-    def __init__(self, store: JobStore, outbox: WebhookOutbox) -> None:
+    def __init__(self, store: Jobs, outbox: WebhookOutbox) -> None:
         self._store = store
         self._outbox = outbox
 

@@ -33,7 +33,7 @@ from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.extraction.links import is_sitemap
 from scrapejobs_shared.extraction.urls import normalize_http_url
 from scrapejobs_shared.politeness.robots_rules import ROBOTS_PATH, RobotsRules, rules_for_response
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.task_results import TaskResults
 
 MAX_SITEMAPS = 20  # read at most, in all
 SITEMAP_LEVELS = 2  # rounds after the first: a sitemap robots.txt names, an index's sitemaps
@@ -61,7 +61,7 @@ class Found:
 
 
 class SiteMapper:
-    def __init__(self, scraper: SyncScrape, store: JobStore, user_agent: str) -> None:
+    def __init__(self, scraper: SyncScrape, store: TaskResults, user_agent: str) -> None:
         self._scraper = scraper
         self._store = store
         self._user_agent = user_agent

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from scrapejobs_dispatcher.submission_rules.rules import Admission
 from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.jobs import Jobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,7 @@ def unused_of(job: JobRecord, counts: Mapping[TaskStatus, int]) -> int:
     return max(0, reservation_of(job).pages - used)
 
 
-async def job_usage(store: JobStore, key: str) -> Usage | None:
+async def job_usage(store: Jobs, key: str) -> Usage | None:
     """The usage of the job whose id is ``key`` (None: no such job)."""
     found = await store.job_with_counts(key)
     if found is None:

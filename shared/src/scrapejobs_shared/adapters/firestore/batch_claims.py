@@ -30,7 +30,7 @@ from scrapejobs_shared.domain.batch_transitions import Lane
 from scrapejobs_shared.domain.records import BatchRecord
 from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
+from scrapejobs_shared.ports.batch_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
 
 
 @reports_outages

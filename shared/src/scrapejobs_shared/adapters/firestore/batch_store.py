@@ -1,7 +1,7 @@
-"""BatchStore on Firestore: a batch's claim, the commits that settle its tasks (results,
-counts, outcome stats, page cache entries, handoffs, a worker's report, in one), its close,
-replays, the reconcile's queries and the processing lane's handoffs. See job_store.py for the
-layout of the documents."""
+"""Batches on Firestore after their claim (batch_claims.py): the commits that settle their tasks
+(results, counts, outcome stats, page cache entries, handoffs, a worker's report, in one), a
+batch's close, replays and a crawl's new batches. See job_store.py for the layout of the
+documents."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore import plain_writes
-from scrapejobs_shared.adapters.firestore.batch_claims import FirestoreBatchClaims
 from scrapejobs_shared.adapters.firestore.batch_in_job import (
     RESULT,
     Results,
@@ -30,7 +29,6 @@ from scrapejobs_shared.adapters.firestore.codec import (
     batch_fields,
     batch_from_doc,
     batch_to_doc,
-    handoff_from_doc,
     handoff_to_doc,
     task_to_doc,
 )
@@ -39,6 +37,7 @@ from scrapejobs_shared.adapters.firestore.store_base import (
     HANDOFFS,
     TASKS,
     ClaimHandle,
+    FirestoreStoreBase,
     marker,
     reserved,
 )
@@ -48,14 +47,13 @@ from scrapejobs_shared.domain.batch_transitions import Applied
 from scrapejobs_shared.domain.outcome_stats import slot_of
 from scrapejobs_shared.domain.records import (
     BatchRecord,
-    Handoff,
     TaskOutcome,
     TaskRecord,
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.job_store import (
+from scrapejobs_shared.ports.batch_store import (
     Busy,
     Missing,
     Settled,
@@ -64,7 +62,7 @@ from scrapejobs_shared.ports.job_store import (
 
 
 @reports_outages
-class FirestoreBatchStore(FirestoreBatchClaims):
+class FirestoreBatchStore(FirestoreStoreBase):
     async def add_batch(self, batch: BatchRecord, max_new: int | None = None) -> BatchRecord | None:
         job_ref = self._job_ref(batch.job_id)
         batch_ref = self._batch_ref(job_ref, batch.id)
@@ -336,18 +334,6 @@ class FirestoreBatchStore(FirestoreBatchClaims):
         if settled is None:
             return Missing()
         return replace(settled, left_open=left[-1]) if left else settled
-
-    async def handoffs(self, job_id: str, task_ids: Sequence[str]) -> dict[str, Handoff]:
-        if reserved(job_id) or not task_ids:
-            return {}
-        job_ref = self._job_ref(job_id)
-        refs = [job_ref.collection(HANDOFFS).document(task_id) for task_id in task_ids]
-        count(reads=len(refs))
-        return {
-            snap.id: handoff_from_doc(snap.to_dict())
-            async for snap in self._client.get_all(refs, **self._deadline.call)
-            if snap.exists
-        }
 
     def _stage_handoffs(self, writer: Any, job_ref: Any, applied: Applied) -> int:
         """Store the handoffs a settle made, drop those of tasks the processing lane

@@ -22,16 +22,18 @@ is one document instead: the job holds its batch and counts, and a one-task job 
 and one to settle and complete, beside the outcome-stats shard; a bundle's such jobs are
 claimed in one commit (joint_claims.py).
 
-One object serves both ports (the services use them together): ``FirestoreJobStore`` holds the
-job-level calls and inherits the batch-level ones from ``FirestoreBatchStore`` (batch_store.py,
-its claims in batch_claims.py, a bundle's in joint_claims.py) and the recovery's queries
-(recovery_queries.py); what they all use is in store_base.py.
+One object serves the store's ports (ports/job_store.py), composed of one adapter per port over
+one shared state (store_base.py): ``FirestoreJobStore`` answers ``Jobs`` itself and hands each
+call of the others to the adapter that does it (the table in its ``__init__``): claims to
+``FirestoreJointClaims`` (batch_claims.py, a bundle's in joint_claims.py), settles, closes,
+replays and new batches to ``FirestoreBatchStore`` (batch_store.py), results, handoffs and
+rejected messages to ``FirestoreTaskResults`` (task_results.py), the recovery's queries to
+``FirestoreRecoveryQueries`` (recovery_queries.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -48,34 +50,34 @@ from scrapejobs_shared.adapters.firestore.batch_in_job import (
     claim_token,
     counts_of,
     job_doc,
-    result_in,
     tally_of,
 )
-from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.codec import (
     approx_size,
     batch_to_doc,
     job_from_doc,
     job_to_doc,
-    task_from_doc,
 )
 from scrapejobs_shared.adapters.firestore.joint_claims import FirestoreJointClaims
+from scrapejobs_shared.adapters.firestore.outcome_stats import DEFAULT_SHARDS
 from scrapejobs_shared.adapters.firestore.recovery_queries import FirestoreRecoveryQueries
 from scrapejobs_shared.adapters.firestore.store_base import (
     BATCH_LIMIT,
     CLAIM_RETRIES,
     COMMIT_BYTES,
-    REJECTED_RETENTION,
-    TASKS,
+    FirestoreStoreBase,
+    StoreState,
     marker,
     reserved,
 )
+from scrapejobs_shared.adapters.firestore.task_results import FirestoreTaskResults
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain.job_tally import with_tally
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     JobRecord,
-    TaskRecord,
 )
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
@@ -89,7 +91,40 @@ from scrapejobs_shared.ports.job_store import (
 
 
 @reports_outages
-class FirestoreJobStore(FirestoreJointClaims, FirestoreRecoveryQueries):
+class FirestoreJobStore(FirestoreStoreBase):
+    def __init__(
+        self,
+        client: firestore.AsyncClient,
+        *,
+        write_concurrency: int = 8,
+        stats_shards: int = DEFAULT_SHARDS,
+        deadline: CallDeadline | None = None,
+    ) -> None:
+        state = StoreState.of(
+            client, write_concurrency=write_concurrency, stats_shards=stats_shards,
+            deadline=deadline,
+        )  # fmt: skip
+        super().__init__(state)
+        claims, batches = FirestoreJointClaims(state), FirestoreBatchStore(state)
+        results, queries = FirestoreTaskResults(state), FirestoreRecoveryQueries(state)
+        # which adapter does each call of the other ports (ports/job_store.py)
+        self.claim_batch, self.claim_together = claims.claim_batch, claims.claim_together
+        self.settle, self.close_batch = batches.settle, batches.close_batch
+        self.add_batch, self.reopen = batches.add_batch, batches.reopen
+        self.list_tasks, self.get_task = results.list_tasks, results.get_task
+        self.handoffs = results.handoffs
+        self.record_rejected_message = results.record_rejected_message
+        self.stuck_publishing = queries.stuck_publishing
+        self.finished_between = queries.finished_between
+        self.open_batches, self.stalled_batches = queries.open_batches, queries.stalled_batches
+        self.progressed_since = queries.progressed_since
+        self.tasks_with_status = queries.tasks_with_status
+
+    @classmethod
+    def connect(cls, project_id: str, database: str) -> FirestoreJobStore:
+        """A store on a new client (the emulator is used when FIRESTORE_EMULATOR_HOST is set)."""
+        return cls(firestore.AsyncClient(project=project_id, database=database))
+
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         writes = self._creation_writes(job, batches)
         one_commit = coalesced_writes(job, batches) <= MAX_COALESCED_WRITES
@@ -304,29 +339,6 @@ class FirestoreJobStore(FirestoreJointClaims, FirestoreRecoveryQueries):
         count(writes=len(job_ids))
         await commit.commit(**self._deadline.call)
 
-    async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
-        query = self._jobs.where(filter=FieldFilter("publishing", "==", True)).where(
-            filter=FieldFilter("created_at", "<", created_before)
-        )
-        return await self._jobs_of(query.limit(limit))
-
-    async def finished_between(
-        self, since: datetime, until: datetime, limit: int
-    ) -> list[JobRecord]:
-        query = self._jobs.where(filter=FieldFilter("finished_at", ">=", since)).where(
-            filter=FieldFilter("finished_at", "<", until)
-        )
-        return await self._jobs_of(query.limit(limit))
-
-    async def _jobs_of(self, query: Any) -> list[JobRecord]:
-        """The jobs ``query`` finds (a query of nothing still costs a read)."""
-        jobs = [
-            job_from_doc(snap.id, snap.to_dict())
-            async for snap in query.stream(**self._deadline.call)
-        ]
-        count(reads=max(1, len(jobs)))
-        return jobs
-
     async def count_tasks(self, job_id: str) -> dict[TaskStatus, int]:
         shards = await self._shards_of(job_id)
         if shards is None:
@@ -373,65 +385,6 @@ class FirestoreJobStore(FirestoreJointClaims, FirestoreRecoveryQueries):
                 return None
             shards = job.counter_shards
         return shards
-
-    async def list_tasks(
-        self, job_id: str, page_size: int, page_token: str | None
-    ) -> Page[TaskRecord]:
-        if reserved(job_id):
-            return Page([], None)
-        held = page_token is None and self._shards.get(job_id) == 0
-        if held and (inside := await self._result_inside(job_id)) is not None:
-            return Page([inside], None)
-        query = self._job_ref(job_id).collection(TASKS).order_by("__name__")
-        if page_token:
-            (last_id,) = decode_token(page_token, 1)
-            query = query.start_after({"__name__": last_id})
-        snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
-        count(reads=max(1, len(snaps)))
-        tasks = [task_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
-        token = encode_token([tasks[-1].id]) if len(snaps) > page_size else None
-        if not tasks and page_token is None and not held:  # a job this process never read
-            inside = await self._result_inside(job_id)
-            return Page([inside] if inside is not None else [], None)
-        return Page(tasks, token)
-
-    async def _result_inside(self, job_id: str, task_id: str | None = None) -> TaskRecord | None:
-        """The result a one-task job keeps in its own document (batch_in_job.py)."""
-        count(reads=1)
-        snap = await self._job_ref(job_id).get(**self._deadline.call)
-        inside = result_in(job_id, snap.to_dict()) if snap.exists else None
-        return inside if inside is not None and task_id in (None, inside.id) else None
-
-    async def get_task(self, job_id: str, task_id: str) -> TaskRecord | None:
-        if reserved(job_id) or reserved(task_id):
-            return None
-        held = self._shards.get(job_id) == 0
-        if held and (inside := await self._result_inside(job_id, task_id)) is not None:
-            return inside
-        count(reads=1)
-        snap = await self._task_ref(self._job_ref(job_id), task_id).get(**self._deadline.call)
-        if snap.exists:
-            return task_from_doc(job_id, task_id, snap.to_dict())
-        return None if held else await self._result_inside(job_id, task_id)
-
-    async def record_rejected_message(
-        self, message_id: str, reason: str, payload: bytes, now: datetime
-    ) -> None:
-        doc_id = message_id if message_id and not reserved(message_id) else uuid.uuid4().hex
-        count(writes=1)
-        await (
-            self._client.collection("rejected_messages")
-            .document(doc_id.replace("/", "_"))
-            .set(
-                {
-                    "reason": reason,
-                    "payload": payload[:10_000],
-                    "received_at": now,
-                    "expire_at": now + REJECTED_RETENTION,
-                },
-                **self._deadline.call,
-            )
-        )
 
 
 def _status_fields(status: JobStatus, now: datetime) -> dict[str, Any]:

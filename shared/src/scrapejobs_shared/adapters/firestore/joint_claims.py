@@ -15,19 +15,18 @@ from datetime import datetime
 from google.api_core import exceptions as gexc
 
 from scrapejobs_shared.adapters.firestore import plain_writes
-from scrapejobs_shared.adapters.firestore.batch_claims import claimed_in_job
+from scrapejobs_shared.adapters.firestore.batch_claims import FirestoreBatchClaims, claimed_in_job
 from scrapejobs_shared.adapters.firestore.batch_in_job import claim_updates, first_claim
-from scrapejobs_shared.adapters.firestore.batch_store import FirestoreBatchStore
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.store_base import reserved
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Lane
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.job_store import ClaimResult, JointClaim
+from scrapejobs_shared.ports.batch_store import ClaimResult, JointClaim
 
 
 @reports_outages
-class FirestoreJointClaims(FirestoreBatchStore):
+class FirestoreJointClaims(FirestoreBatchClaims):
     async def claim_together(
         self,
         claims: Sequence[JointClaim],

@@ -1,5 +1,6 @@
-"""The reconcile's and the operators' queries on Firestore: a job's open batches, the batches
-nothing has written for a while, whether any batch moved, and tasks by status (dead letters).
+"""The reconcile's and the operators' queries on Firestore: submissions that stopped before
+publishing, jobs that ended, a job's open batches, the batches nothing has written for a while,
+whether any batch moved, and tasks by status (dead letters).
 Each covers both layouts (job_store.py's batch documents; batch_in_job.py's jobs that hold
 their batch)."""
 
@@ -13,17 +14,40 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.batch_in_job import BATCH, batch_in
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
-from scrapejobs_shared.adapters.firestore.codec import batch_from_doc, task_from_doc
+from scrapejobs_shared.adapters.firestore.codec import batch_from_doc, job_from_doc, task_from_doc
 from scrapejobs_shared.adapters.firestore.store_base import TASKS, FirestoreStoreBase, reserved
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
-from scrapejobs_shared.domain.records import BatchRecord, TaskRecord
+from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.job_store import Page
+from scrapejobs_shared.ports.page import Page
 
 
 @reports_outages
 class FirestoreRecoveryQueries(FirestoreStoreBase):
+    async def stuck_publishing(self, created_before: datetime, limit: int) -> list[JobRecord]:
+        query = self._jobs.where(filter=FieldFilter("publishing", "==", True)).where(
+            filter=FieldFilter("created_at", "<", created_before)
+        )
+        return await self._jobs_of(query.limit(limit))
+
+    async def finished_between(
+        self, since: datetime, until: datetime, limit: int
+    ) -> list[JobRecord]:
+        query = self._jobs.where(filter=FieldFilter("finished_at", ">=", since)).where(
+            filter=FieldFilter("finished_at", "<", until)
+        )
+        return await self._jobs_of(query.limit(limit))
+
+    async def _jobs_of(self, query: Any) -> list[JobRecord]:
+        """The jobs ``query`` finds (a query of nothing still costs a read)."""
+        jobs = [
+            job_from_doc(snap.id, snap.to_dict())
+            async for snap in query.stream(**self._deadline.call)
+        ]
+        count(reads=max(1, len(jobs)))
+        return jobs
+
     async def open_batches(
         self, job_id: str, page_size: int, page_token: str | None
     ) -> Page[BatchRecord]:

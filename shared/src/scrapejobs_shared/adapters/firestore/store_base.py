@@ -9,7 +9,7 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
@@ -62,31 +62,48 @@ class ClaimHandle:
         return self.job_status is not None
 
 
-@reports_outages
-class FirestoreStoreBase:
-    def __init__(
-        self,
+@dataclass(frozen=True, slots=True)
+class StoreState:
+    """What the store's adapters share (job_store.py composes them): one client, one call
+    deadline, one set of write slots, the counters and outcome stats their commits stage, and
+    the counter shards of the jobs seen."""
+
+    client: firestore.AsyncClient
+    deadline: CallDeadline
+    write_slots: asyncio.Semaphore
+    counters: ShardedCounters
+    stats: OutcomeStats
+    shards: dict[str, int]  # counter shards per job id (immutable)
+
+    @classmethod
+    def of(
+        cls,
         client: firestore.AsyncClient,
         *,
         write_concurrency: int = 8,
         stats_shards: int = DEFAULT_SHARDS,
         deadline: CallDeadline | None = None,
-    ) -> None:
-        self._client = client
-        self._deadline = deadline or CallDeadline()
-        self._jobs = client.collection("jobs")
-        self._write_slots = asyncio.Semaphore(write_concurrency)
-        self._counters = ShardedCounters(client, self._deadline)
-        self._stats = OutcomeStats(client, stats_shards)
-        self._shards: dict[str, int] = {}  # counter shards per job id (immutable)
+    ) -> StoreState:
+        deadline = deadline or CallDeadline()
+        counters = ShardedCounters(client, deadline)
+        stats = OutcomeStats(client, stats_shards)
+        return cls(client, deadline, asyncio.Semaphore(write_concurrency), counters, stats, {})
 
-    @classmethod
-    def connect(cls, project_id: str, database: str) -> Self:
-        """A store on a new client (the emulator is used when FIRESTORE_EMULATOR_HOST is set)."""
-        return cls(firestore.AsyncClient(project=project_id, database=database))
 
-    def close(self) -> None:
-        self._client.close()
+@reports_outages
+class FirestoreStoreBase:
+    """One concept of the store (jobs, batches, claims, recovery queries) over the state the
+    others share."""
+
+    def __init__(self, state: StoreState) -> None:
+        self._state = state
+        self._client = state.client
+        self._deadline = state.deadline
+        self._jobs = state.client.collection("jobs")
+        self._write_slots = state.write_slots
+        self._counters = state.counters
+        self._stats = state.stats
+        self._shards = state.shards
 
     def _job_ref(self, job_id: str) -> Any:
         return self._jobs.document(job_id)

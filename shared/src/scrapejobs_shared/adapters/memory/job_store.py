@@ -1,4 +1,4 @@
-"""In-memory JobStore + BatchStore with the Firestore adapter's semantics (for unit tests).
+"""The in-memory twin of the whole store (ports/job_store.py), with the Firestore semantics.
 
 The same transitions (``domain/batch_transitions.py``), always to the batch as it is now (what
 the adapter's guarded write or its transaction fallback amounts to): only what is still legal.

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from scrapejobs_shared.domain.batch_transitions import Lane
-from scrapejobs_shared.ports.job_store import BatchStore, ClaimResult, JointClaim
+from scrapejobs_shared.ports.batch_store import BatchStore, ClaimResult, JointClaim
 
 
 class MemoryJointClaims:

@@ -17,12 +17,11 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.job_store import Claimed, JobStore
 from scrapejobs_shared.ports.page_cache import KeptPage, PageCache, page_key
 
 OK = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data={"markdown": "# Hi"})
@@ -31,7 +30,7 @@ OK = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data={"markdown": "# Hi"
 @pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
 async def stores(
     request: pytest.FixtureRequest,
-) -> AsyncIterator[tuple[StoreForEnqueue, PageCache]]:
+) -> AsyncIterator[tuple[JobStore, PageCache]]:
     if request.param == "memory":
         memory = MemoryJobStore()
         yield memory, memory
@@ -42,7 +41,7 @@ async def stores(
     client.close()
 
 
-async def a_batch(store: StoreForEnqueue, tasks: int) -> BatchRecord:
+async def a_batch(store: JobStore, tasks: int) -> BatchRecord:
     now = datetime.now(UTC)
     job_id = uuid.uuid4().hex
     items = tuple(BatchItem(f"t{i}", f"https://a.example/{job_id}/{i}") for i in range(tasks))

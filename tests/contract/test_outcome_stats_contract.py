@@ -18,7 +18,6 @@ from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.model_usage import ModelUsage
@@ -33,13 +32,13 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, 
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_gate import HostGate
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.job_store import Claimed, JobStore
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 
 
 @dataclass
 class Adapters:
-    store: StoreForEnqueue
+    store: JobStore
     stats: StatsReader
     gate: HostGate
 
@@ -64,7 +63,7 @@ def an_hour_of_our_own() -> datetime:
 
 
 async def settle_at(
-    store: StoreForEnqueue,
+    store: JobStore,
     outcomes: list[TaskStatus],
     at: datetime,
     created: datetime,

@@ -15,20 +15,19 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.delivery.enqueue import StoreForEnqueue
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.observability.store_ops import counting
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.job_store import Claimed, JobStore
 from scrapejobs_shared.ports.workers import WorkerDirectory
 
 
 @dataclass
 class Adapters:
-    store: StoreForEnqueue
+    store: JobStore
     workers: WorkerDirectory
 
 

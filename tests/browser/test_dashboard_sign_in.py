@@ -16,7 +16,7 @@ from playwright.async_api import Browser, expect
 
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack
-from scrapejobs_dispatcher.api_keys import generate_api_key
+from scrapejobs_dispatcher.tenants.api_keys import generate_api_key
 from support.browser import ConsoleErrors, screenshot
 from support.lone_stack import lone_dispatcher
 

@@ -111,7 +111,7 @@ async def test_a_page_over_the_budget_fails_and_the_worker_keeps_serving(
 
 @pytest.fixture(scope="module")
 def keyed_dispatcher(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from scrapejobs_dispatcher.api_keys import hash_api_key
+    from scrapejobs_dispatcher.tenants.api_keys import hash_api_key
 
     env = {"SCRAPEJOBS_AUTH_MODE": "api_key", "SCRAPEJOBS_API_KEY_HASHES": hash_api_key(KEY)}
     logs = tmp_path_factory.mktemp("keyed-logs")

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from scrapejobs_devstack.demo_site.catalog import Product
-from scrapejobs_dispatcher.result_export import RESULT_COLUMNS, cell
+from scrapejobs_dispatcher.jobs.result_export import RESULT_COLUMNS, cell
 from support.jobs import PRODUCT_FIELDS, all_results, submit, wait_finished
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]

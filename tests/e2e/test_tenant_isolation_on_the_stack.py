@@ -35,7 +35,7 @@ RECHECK_S = 1.0
 @pytest.fixture(scope="module")
 def dispatchers(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
     """Two dispatcher processes and a worker of their own project."""
-    from scrapejobs_dispatcher.api_keys import hash_api_key
+    from scrapejobs_dispatcher.tenants.api_keys import hash_api_key
 
     env = {
         "SCRAPEJOBS_AUTH_MODE": "api_key",
@@ -237,7 +237,7 @@ async def test_keys_live_where_only_the_dispatcher_may_and_older_ones_move_there
     after the upgrade and is then found only in the identity database, beside new keys."""
     from google.cloud import firestore
 
-    from scrapejobs_dispatcher.api_keys import generate_api_key, hash_api_key
+    from scrapejobs_dispatcher.tenants.api_keys import generate_api_key, hash_api_key
     from support.lone_stack import lone_dispatcher
 
     project = f"scrapejobs-identities-{random.randrange(10**6)}"

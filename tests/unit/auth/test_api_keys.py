@@ -7,7 +7,7 @@ import hmac
 
 import pytest
 
-from scrapejobs_dispatcher.api_keys import (
+from scrapejobs_dispatcher.tenants.api_keys import (
     ApiKeyVerifier,
     generate_api_key,
     hash_api_key,
@@ -136,8 +136,8 @@ async def test_made_up_keys_cost_no_store_read_after_the_first() -> None:
     the store does not have is read once, then refused from memory (bounded)."""
     from datetime import UTC, datetime
 
-    from scrapejobs_dispatcher.api_keys import generate_api_key, plausible_key
-    from scrapejobs_dispatcher.keyring import Keyring
+    from scrapejobs_dispatcher.tenants.api_keys import generate_api_key, plausible_key
+    from scrapejobs_dispatcher.tenants.keyring import Keyring
     from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
     from scrapejobs_shared.domain.tenancy import Role
 

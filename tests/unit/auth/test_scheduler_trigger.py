@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from scrapejobs_dispatcher.scheduler_trigger import (
+from scrapejobs_dispatcher.scheduling.scheduler_trigger import (
     SchedulerTrigger,
     job_id_for_trigger,
     normalise_schedule_time,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scrapejobs_dispatcher.views import UnavailableResponse
+from scrapejobs_dispatcher.jobs.views import UnavailableResponse
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, DependencyUnavailable

@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from scrapejobs_dispatcher.change_tracking import ChangeTracker, tracker_id
 from scrapejobs_dispatcher.firecrawl.request_models import ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import TRACKED_JSON_FIELD, pipeline, tracked_field
+from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker, tracker_id
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
 from scrapejobs_shared.domain.records import TaskRecord

@@ -6,7 +6,7 @@ import csv
 import io
 from datetime import UTC, datetime, timedelta
 
-from scrapejobs_dispatcher.result_export import (
+from scrapejobs_dispatcher.jobs.result_export import (
     RESULT_COLUMNS,
     cell,
     csv_columns,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scrapejobs_dispatcher.job_service import JobView
+from scrapejobs_dispatcher.jobs.job_service import JobView
 from scrapejobs_dispatcher.system_health import HourRow, StatsReport
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.jobspec import JobSpec

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from scrapejobs_dispatcher.api_keys import hash_api_key
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.api_keys import hash_api_key
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog

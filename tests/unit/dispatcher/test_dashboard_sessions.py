@@ -13,9 +13,13 @@ import httpx
 import pytest
 from itsdangerous import URLSafeTimedSerializer
 
-from scrapejobs_dispatcher.api_keys import ApiKeyVerifier, generate_api_key, parse_key_hashes
-from scrapejobs_dispatcher.keyring import Keyring
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.api_keys import (
+    ApiKeyVerifier,
+    generate_api_key,
+    parse_key_hashes,
+)
+from scrapejobs_dispatcher.tenants.keyring import Keyring
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions, same_origin
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionRevocations

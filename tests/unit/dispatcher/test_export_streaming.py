@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scrapejobs_dispatcher.job_export import EXPORT_PAGE, JobExport
-from scrapejobs_dispatcher.result_export import RESULT_COLUMNS, cell, csv_chunks
+from scrapejobs_dispatcher.jobs.job_export import EXPORT_PAGE, JobExport
+from scrapejobs_dispatcher.jobs.result_export import RESULT_COLUMNS, cell, csv_chunks
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.batch_transitions import FinishTask

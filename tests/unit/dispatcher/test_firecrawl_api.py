@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from scrapejobs_dispatcher.api_keys import hash_api_key
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.api_keys import hash_api_key
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.domain.batch_transitions import FinishTask

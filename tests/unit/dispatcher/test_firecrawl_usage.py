@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from scrapejobs_dispatcher.settings import DispatcherSettings
-from scrapejobs_dispatcher.usage import period_of
+from scrapejobs_dispatcher.tenants.usage import period_of
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.model_usage import ModelUsage

@@ -11,13 +11,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from opentelemetry.trace import NoOpTracer
 
-from scrapejobs_dispatcher.idempotent_submission import (
+from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService, JobView
+from scrapejobs_dispatcher.submission.idempotent import (
     IdempotencyKeyInFlight,
     IdempotencyKeyReused,
     IdempotentSubmission,
 )
-from scrapejobs_dispatcher.job_service import JobPolicy, JobService, JobView
-from scrapejobs_dispatcher.submission import Submission
+from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher

@@ -187,7 +187,7 @@ async def test_host_state_shows_an_open_breaker(store, publisher) -> None:
 
 
 async def test_auth_modes(store, publisher) -> None:
-    from scrapejobs_dispatcher.api_keys import hash_api_key
+    from scrapejobs_dispatcher.tenants.api_keys import hash_api_key
 
     settings = DispatcherSettings(auth_mode="api_key", api_key_hashes=hash_api_key("sj_secret"))
     app = memory_app(settings, store, publisher)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from scrapejobs_dispatcher.api_keys import generate_api_key
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.api_keys import generate_api_key
 from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
@@ -260,7 +260,7 @@ async def test_a_check_that_cannot_start_is_recorded_failed_and_the_others_run()
 
 
 async def test_tenants_take_turns_in_a_tick() -> None:
-    from scrapejobs_dispatcher.monitor_tick import round_robin
+    from scrapejobs_dispatcher.monitors.monitor_tick import round_robin
 
     assert round_robin(["a1", "a2", "a3", "b1", "c1", "c2"], lambda s: s[0]) == [
         "a1",
@@ -296,7 +296,7 @@ async def test_a_tenants_monitors_and_a_checks_pages_are_bounded() -> None:
 async def test_the_tick_goes_on_past_an_error_and_leaves_what_its_time_cannot_take() -> None:
     """A start that meets an error of ours is counted and tried next tick, the others run; a
     tick whose time is up leaves the rest to the next one."""
-    from scrapejobs_dispatcher.monitor_tick import MonitorTick
+    from scrapejobs_dispatcher.monitors.monitor_tick import MonitorTick
     from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest
 
     checks = MemoryMonitorChecks()

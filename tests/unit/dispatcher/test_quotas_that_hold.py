@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from scrapejobs_dispatcher.api_keys import generate_api_key
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.api_keys import generate_api_key
 from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.quota_ledger import MemoryQuotaLedger

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from opentelemetry.trace import NoOpTracer
 
-from scrapejobs_dispatcher.recovery import Recovery
+from scrapejobs_dispatcher.jobs.recovery import Recovery
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.batch_transitions import FinishTask

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from opentelemetry.trace import NoOpTracer
 
-from scrapejobs_dispatcher.job_errors import JobNotFound, JobStillRunning
-from scrapejobs_dispatcher.job_service import JobPolicy, JobService
-from scrapejobs_dispatcher.submission import Submission
+from scrapejobs_dispatcher.jobs.job_errors import JobNotFound, JobStillRunning
+from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
+from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.jobspec import JobRequest

@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from scrapejobs_dispatcher.api_keys import generate_api_key
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.api_keys import generate_api_key
 from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore

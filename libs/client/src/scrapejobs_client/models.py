@@ -1,6 +1,6 @@
 """What the scrapejobs API answers, as pydantic models.
 
-They mirror the dispatcher's OpenAPI schemas (``scrapejobs_dispatcher.views`` and the routes),
+They mirror the dispatcher's OpenAPI schemas (``scrapejobs_dispatcher.jobs.views`` and the routes),
 but are lenient on purpose: unknown fields are kept (``extra="allow"``, reachable through
 ``model_extra`` and in ``model_dump()``), and statuses are plain strings, so a newer server
 that adds a field or a status does not break an older client.

@@ -12,21 +12,21 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from scrapejobs_dispatcher.change_tracking import ChangeTracker
-from scrapejobs_dispatcher.check_runner import CheckRunner
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
-from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
-from scrapejobs_dispatcher.job_export import JobExport
-from scrapejobs_dispatcher.job_service import JobService
-from scrapejobs_dispatcher.keyring import Keyring
-from scrapejobs_dispatcher.monitor_service import Monitors
-from scrapejobs_dispatcher.monitor_tick import MonitorTick
-from scrapejobs_dispatcher.recovery import Recovery
-from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_dispatcher.jobs.job_export import JobExport
+from scrapejobs_dispatcher.jobs.job_service import JobService
+from scrapejobs_dispatcher.jobs.recovery import Recovery
+from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker
+from scrapejobs_dispatcher.monitors.check_runner import CheckRunner
+from scrapejobs_dispatcher.monitors.monitor_service import Monitors
+from scrapejobs_dispatcher.monitors.monitor_tick import MonitorTick
+from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
+from scrapejobs_dispatcher.submission.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.system_health import SystemHealth
-from scrapejobs_dispatcher.tenant_quotas import Quotas
-from scrapejobs_dispatcher.usage import Usage
+from scrapejobs_dispatcher.tenants.keyring import Keyring
+from scrapejobs_dispatcher.tenants.tenant_quotas import Quotas
+from scrapejobs_dispatcher.tenants.usage import Usage
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.workers import WorkerDirectory
 

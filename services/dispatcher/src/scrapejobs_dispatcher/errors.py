@@ -11,7 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from scrapejobs_dispatcher.job_errors import SubmissionUnconfirmed
+from scrapejobs_dispatcher.jobs.job_errors import SubmissionUnconfirmed
 from scrapejobs_shared.errors import ScrapejobsError
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_web.http_errors import error_response, install_http_error_handlers

@@ -12,25 +12,22 @@ from functools import partial
 from fastapi import FastAPI
 
 from scrapejobs_dispatcher.adapters import Adapters, Overrides
-from scrapejobs_dispatcher.api_document import describe_this_deployment
-from scrapejobs_dispatcher.authentication import Authenticator
-from scrapejobs_dispatcher.body_limit import BodyLimitMiddleware
-from scrapejobs_dispatcher.change_tracking import ChangeTracker
-from scrapejobs_dispatcher.check_runner import CheckRunner
-from scrapejobs_dispatcher.credentials_first import CredentialsFirstMiddleware
+from scrapejobs_dispatcher.edge.api_document import describe_this_deployment
+from scrapejobs_dispatcher.edge.body_limit import BodyLimitMiddleware
+from scrapejobs_dispatcher.edge.repeated_parameters import RepeatedParametersMiddleware
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
 from scrapejobs_dispatcher.firecrawl import monitor_routes as firecrawl_monitors
 from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
 from scrapejobs_dispatcher.firecrawl import team_routes as firecrawl_team
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
-from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
-from scrapejobs_dispatcher.job_export import JobExport
-from scrapejobs_dispatcher.job_service import JobPolicy, JobService
-from scrapejobs_dispatcher.monitor_service import Monitors
-from scrapejobs_dispatcher.monitor_tick import MonitorTick
-from scrapejobs_dispatcher.recovery import Recovery
-from scrapejobs_dispatcher.repeated_parameters import RepeatedParametersMiddleware
+from scrapejobs_dispatcher.jobs.job_export import JobExport
+from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
+from scrapejobs_dispatcher.jobs.recovery import Recovery
+from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker
+from scrapejobs_dispatcher.monitors.check_runner import CheckRunner
+from scrapejobs_dispatcher.monitors.monitor_service import Monitors
+from scrapejobs_dispatcher.monitors.monitor_tick import MonitorTick
 from scrapejobs_dispatcher.routes import (
     dead_letters,
     health,
@@ -44,21 +41,24 @@ from scrapejobs_dispatcher.routes import (
     tenants,
     workers,
 )
-from scrapejobs_dispatcher.scheduler_registry import SchedulerRegistry
+from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistry
 from scrapejobs_dispatcher.settings import DispatcherSettings
-from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
-from scrapejobs_dispatcher.submission_rules.daily_quota import DailyQuota
-from scrapejobs_dispatcher.submission_rules.job_usage import job_usage
-from scrapejobs_dispatcher.submission_rules.pattern_budget import CompileTurns, PatternBudget
-from scrapejobs_dispatcher.submission_rules.rules import SubmissionRules
-from scrapejobs_dispatcher.submission_rules.served_options import ServedOptions
-from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
+from scrapejobs_dispatcher.submission.metrics import SubmissionMetrics
+from scrapejobs_dispatcher.submission.rules.daily_quota import DailyQuota
+from scrapejobs_dispatcher.submission.rules.job_usage import job_usage
+from scrapejobs_dispatcher.submission.rules.pattern_budget import CompileTurns, PatternBudget
+from scrapejobs_dispatcher.submission.rules.rules import SubmissionRules
+from scrapejobs_dispatcher.submission.rules.served_options import ServedOptions
+from scrapejobs_dispatcher.submission.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.system_health import SystemHealth
-from scrapejobs_dispatcher.tenant_quotas import Quotas
+from scrapejobs_dispatcher.tenants.authentication import Authenticator
+from scrapejobs_dispatcher.tenants.credentials_first import CredentialsFirstMiddleware
+from scrapejobs_dispatcher.tenants.tenant_quotas import Quotas
+from scrapejobs_dispatcher.tenants.usage import Usage
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
-from scrapejobs_dispatcher.usage import Usage
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
@@ -233,7 +233,7 @@ def _serve(
 def submission_rules(
     settings: DispatcherSettings, quota: DailyQuota, compiler: ThreadPoolExecutor
 ) -> SubmissionRules:
-    """The rules every submission passes, in order (submission_rules/)."""
+    """The rules every submission passes, in order (submission/rules/)."""
     served = ServedOptions(
         settings.ai_provider, settings.offered_models(), settings.allow_unverified_tls
     )

@@ -17,8 +17,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from scrapejobs_dispatcher.authentication import require_caller
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.tenants.authentication import require_caller
 
 PREFIX = "/v2/"
 KEPT_HEADERS = ("retry-after", "allow", "location")

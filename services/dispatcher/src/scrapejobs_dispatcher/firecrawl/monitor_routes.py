@@ -10,7 +10,6 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Query, Request
 
-from scrapejobs_dispatcher.authentication import CallerDep
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep, V2DefaultsDep
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.firecrawl.monitor_answers import (
@@ -29,6 +28,7 @@ from scrapejobs_dispatcher.firecrawl.monitor_requests import (
 )
 from scrapejobs_dispatcher.firecrawl.request_models import SdkRequest
 from scrapejobs_dispatcher.routes.monitors import CHECK_ID, MONITOR_ID
+from scrapejobs_dispatcher.tenants.authentication import CallerDep
 from scrapejobs_shared.domain.monitor_checks import PageStatus
 from scrapejobs_shared.domain.monitor_events import check_data, page_data
 from scrapejobs_shared.firecrawl.monitor_shapes import (

@@ -9,7 +9,6 @@ from fastapi import Header, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.convertors import Convertor, register_url_convertor
 
-from scrapejobs_dispatcher.authentication import CallerDep
 from scrapejobs_dispatcher.dependencies import (
     ChangeTrackerDep,
     JobsDep,
@@ -52,11 +51,12 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     tracked_field,
     valid_urls,
 )
-from scrapejobs_dispatcher.job_errors import JobNotFound
-from scrapejobs_dispatcher.job_service import JobService, JobView
-from scrapejobs_dispatcher.recovery import Recovery
-from scrapejobs_dispatcher.submission import Submission
-from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut
+from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
+from scrapejobs_dispatcher.jobs.job_service import JobService, JobView
+from scrapejobs_dispatcher.jobs.recovery import Recovery
+from scrapejobs_dispatcher.submission.submission import Submission
+from scrapejobs_dispatcher.submission.sync_scrape import ScrapeTimedOut
+from scrapejobs_dispatcher.tenants.authentication import CallerDep
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.firecrawl.documents import document

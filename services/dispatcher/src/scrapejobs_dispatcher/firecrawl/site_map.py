@@ -24,8 +24,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from scrapejobs_dispatcher.firecrawl.request_models import MapBody
 from scrapejobs_dispatcher.firecrawl.translation import LABEL, valid_urls
-from scrapejobs_dispatcher.submission import Submission
-from scrapejobs_dispatcher.sync_scrape import SyncScrape
+from scrapejobs_dispatcher.submission.submission import Submission
+from scrapejobs_dispatcher.submission.sync_scrape import SyncScrape
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus

@@ -10,11 +10,11 @@ from datetime import datetime
 from fastapi import Query
 from pydantic import Field
 
-from scrapejobs_dispatcher.authentication import CallerDep
 from scrapejobs_dispatcher.dependencies import UsageDep
 from scrapejobs_dispatcher.firecrawl.answer_models import Answer
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
-from scrapejobs_dispatcher.usage import PeriodUsage
+from scrapejobs_dispatcher.tenants.authentication import CallerDep
+from scrapejobs_dispatcher.tenants.usage import PeriodUsage
 
 router = v2_router()
 BY_API_KEY = Query(

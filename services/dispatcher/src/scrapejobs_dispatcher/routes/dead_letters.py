@@ -6,17 +6,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from scrapejobs_dispatcher.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.dependencies import RecoveryDep
-from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
-from scrapejobs_dispatcher.views import (
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.jobs.views import (
     HOST_FILTER,
     DeadLetter,
     DeadLetterPage,
     Replayed,
     ReplayFilters,
 )
+from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
+from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
 from scrapejobs_shared.politeness.host_key import HOST_PATTERN
 
 router = APIRouter(

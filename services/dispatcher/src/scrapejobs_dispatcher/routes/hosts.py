@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
-from scrapejobs_dispatcher.authentication import require_admin
 from scrapejobs_dispatcher.dependencies import HostGateDep
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.tenants.authentication import require_admin
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.field_types import HttpUrl
 from scrapejobs_shared.politeness.host_key import host_key, origin_url

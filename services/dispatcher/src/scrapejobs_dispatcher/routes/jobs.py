@@ -8,20 +8,16 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Requ
 from fastapi.responses import StreamingResponse
 from starlette.convertors import Convertor, register_url_convertor
 
-from scrapejobs_dispatcher.authentication import CallerDep, allowing
 from scrapejobs_dispatcher.dependencies import ExportDep, JobsDep, RecoveryDep, SubmissionsDep
-from scrapejobs_dispatcher.result_export import (
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.jobs.result_export import (
     MEDIA_TYPES,
     ExportFormat,
     csv_chunks,
     filename,
     jsonl_chunks,
 )
-from scrapejobs_dispatcher.scheduler_registry import SchedulerRegistry
-from scrapejobs_dispatcher.scheduler_trigger import job_id_for_trigger, trigger_from_headers
-from scrapejobs_dispatcher.submission import Submission
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
-from scrapejobs_dispatcher.views import (
+from scrapejobs_dispatcher.jobs.views import (
     UNAVAILABLE,
     ErrorResponse,
     JobDetail,
@@ -33,6 +29,13 @@ from scrapejobs_dispatcher.views import (
     WebhookDeliveries,
     WebhookDeliveryView,
 )
+from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistry
+from scrapejobs_dispatcher.scheduling.scheduler_trigger import (
+    job_id_for_trigger,
+    trigger_from_headers,
+)
+from scrapejobs_dispatcher.submission.submission import Submission
+from scrapejobs_dispatcher.tenants.authentication import CallerDep, allowing
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller, Role

@@ -8,10 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Path, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from scrapejobs_dispatcher.authentication import AdminDep
 from scrapejobs_dispatcher.dependencies import KeyringDep
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.tenants.authentication import AdminDep
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Role
 from scrapejobs_shared.ports.api_keys import ApiKeyRecord
 

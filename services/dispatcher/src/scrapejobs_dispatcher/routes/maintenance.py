@@ -8,15 +8,15 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
-from scrapejobs_dispatcher.authentication import require_operator
 from scrapejobs_dispatcher.dependencies import (
     MonitorTickDep,
     ReconcileAfterDep,
     RecoveryDep,
     UsageDep,
 )
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.tenants.authentication import require_operator
 
 router = APIRouter(
     route_class=UnicodeBodyRoute,

@@ -10,10 +10,10 @@ from fastapi import APIRouter, HTTPException, Path, Query, Response
 from pydantic import BaseModel, Field
 from starlette.convertors import register_url_convertor
 
-from scrapejobs_dispatcher.authentication import CallerDep
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS, JobIdSegment
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.tenants.authentication import CallerDep
 from scrapejobs_shared.domain.monitor_checks import (
     CheckPage,
     CheckRecord,

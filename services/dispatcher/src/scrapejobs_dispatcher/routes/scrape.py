@@ -7,11 +7,16 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
-from scrapejobs_dispatcher.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.dependencies import ScrapeDep
-from scrapejobs_dispatcher.sync_scrape import ScrapeTimedOut
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
-from scrapejobs_dispatcher.views import UNAVAILABLE, ErrorResponse, ScrapeAccepted, ScrapeResponse
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.jobs.views import (
+    UNAVAILABLE,
+    ErrorResponse,
+    ScrapeAccepted,
+    ScrapeResponse,
+)
+from scrapejobs_dispatcher.submission.sync_scrape import ScrapeTimedOut
+from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 
 router = APIRouter(

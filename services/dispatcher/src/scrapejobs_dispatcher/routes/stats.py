@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 
-from scrapejobs_dispatcher.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.dependencies import SystemHealthDep
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.jobs.stats_views import HealthView, HistoryView, HourView, StatsView
 from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
-from scrapejobs_dispatcher.stats_views import HealthView, HistoryView, HourView, StatsView
 from scrapejobs_dispatcher.system_health import MAX_HISTORY_HOURS, Level, Window
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
 
 router = APIRouter(
     route_class=UnicodeBodyRoute,

@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from scrapejobs_dispatcher.authentication import AdminDep, CallerDep
 from scrapejobs_dispatcher.dependencies import QuotasDep
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
-from scrapejobs_dispatcher.tenant_quotas import TenantUsage
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.tenants.authentication import AdminDep, CallerDep
+from scrapejobs_dispatcher.tenants.tenant_quotas import TenantUsage
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN
 from scrapejobs_shared.ports.tenant_quotas import Quota
 

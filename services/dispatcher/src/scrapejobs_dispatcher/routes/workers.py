@@ -7,10 +7,10 @@ from datetime import datetime
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from scrapejobs_dispatcher.authentication import require_admin
 from scrapejobs_dispatcher.dependencies import WorkersDep
+from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
-from scrapejobs_dispatcher.unicode_body import UnicodeBodyRoute
+from scrapejobs_dispatcher.tenants.authentication import require_admin
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.workers import SEEN_WITHIN, WorkerView
 

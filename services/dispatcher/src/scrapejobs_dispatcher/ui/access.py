@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request
 
-from scrapejobs_dispatcher.authentication import Authenticator, require_caller
+from scrapejobs_dispatcher.tenants.authentication import Authenticator, require_caller
 from scrapejobs_dispatcher.ui.sessions import COOKIE, DashboardSessions, same_origin
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller
 from scrapejobs_shared.errors import NotAllowed

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.check_runner import CheckRunner
-from scrapejobs_dispatcher.monitor_service import Monitors
+from scrapejobs_dispatcher.monitors.check_runner import CheckRunner
+from scrapejobs_dispatcher.monitors.monitor_service import Monitors
 from scrapejobs_dispatcher.ui import monitor_presenters as shown
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.monitor_checks import PageStatus

@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep
-from scrapejobs_dispatcher.monitor_service import MonitorConflict, MonitorNotFound
+from scrapejobs_dispatcher.monitors.monitor_service import MonitorConflict, MonitorNotFound
 from scrapejobs_dispatcher.routes.monitors import CHECK_ID, MONITOR_ID
 from scrapejobs_dispatcher.ui import monitor_pages
 from scrapejobs_dispatcher.ui.access import SAME_ORIGIN, TenantFilter, require_viewer

@@ -8,9 +8,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from scrapejobs_dispatcher.job_errors import JobNotFound
-from scrapejobs_dispatcher.job_service import JobService, JobView
-from scrapejobs_dispatcher.recovery import Recovery
+from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
+from scrapejobs_dispatcher.jobs.job_service import JobService, JobView
+from scrapejobs_dispatcher.jobs.recovery import Recovery
 from scrapejobs_dispatcher.system_health import SystemHealth
 from scrapejobs_dispatcher.ui import presenters
 from scrapejobs_shared.domain.clock import Clock

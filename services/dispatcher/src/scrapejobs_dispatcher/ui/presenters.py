@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from scrapejobs_dispatcher.job_service import JobView
+from scrapejobs_dispatcher.jobs.job_service import JobView
 from scrapejobs_dispatcher.system_health import Health, HourRow, StatsReport
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.model_usage import ModelUsage

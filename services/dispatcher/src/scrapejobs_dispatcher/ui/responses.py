@@ -12,9 +12,9 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from scrapejobs_dispatcher.check_runner import CheckNotFound
-from scrapejobs_dispatcher.job_errors import JobNotFound
-from scrapejobs_dispatcher.monitor_service import MonitorNotFound
+from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
+from scrapejobs_dispatcher.monitors.check_runner import CheckNotFound
+from scrapejobs_dispatcher.monitors.monitor_service import MonitorNotFound
 from scrapejobs_dispatcher.ui import pages
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_shared.adapters.page_token import InvalidPageToken

@@ -16,7 +16,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 
-from scrapejobs_dispatcher.authentication import Authenticator
 from scrapejobs_dispatcher.dependencies import (
     HostGateDep,
     JobsDep,
@@ -25,7 +24,8 @@ from scrapejobs_dispatcher.dependencies import (
     WorkersDep,
     app_state,
 )
-from scrapejobs_dispatcher.job_errors import JobNotFound
+from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
+from scrapejobs_dispatcher.tenants.authentication import Authenticator
 from scrapejobs_dispatcher.ui import pages
 from scrapejobs_dispatcher.ui.access import (
     SAME_ORIGIN,

@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from scrapejobs_dispatcher.keyring import Keyring
+from scrapejobs_dispatcher.tenants.keyring import Keyring
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.tenancy import Caller, Role
 from scrapejobs_shared.ports.session_revocations import SessionRevocations

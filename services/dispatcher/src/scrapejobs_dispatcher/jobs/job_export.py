@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.job_errors import live_job
+from scrapejobs_dispatcher.jobs.job_errors import live_job
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.tenancy import Caller

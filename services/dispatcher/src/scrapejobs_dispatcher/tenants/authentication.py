@@ -28,8 +28,9 @@ from fastapi import Depends, HTTPException, Request
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.requests import HTTPConnection
 
-from scrapejobs_dispatcher.api_keys import ApiKeyVerifier, parse_key_hashes
-from scrapejobs_dispatcher.iap_assertion import (
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.api_keys import ApiKeyVerifier, parse_key_hashes
+from scrapejobs_dispatcher.tenants.iap_assertion import (
     IAP_HEADER,
     BadAssertion,
     IapKeys,
@@ -37,8 +38,7 @@ from scrapejobs_dispatcher.iap_assertion import (
     fetch_keys,
     verified_email,
 )
-from scrapejobs_dispatcher.keyring import Keyring
-from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.keyring import Keyring
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role, valid_tenant
 from scrapejobs_shared.errors import NotAllowed

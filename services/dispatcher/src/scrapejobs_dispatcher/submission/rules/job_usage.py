@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.submission_rules.rules import Admission
+from scrapejobs_dispatcher.submission.rules.rules import Admission
 from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.ports.jobs import Jobs

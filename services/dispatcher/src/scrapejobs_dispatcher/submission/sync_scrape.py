@@ -15,8 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from scrapejobs_dispatcher.idempotent_submission import IdempotentSubmission
-from scrapejobs_dispatcher.submission import Submission
+from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
+from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.errors import TimedOut

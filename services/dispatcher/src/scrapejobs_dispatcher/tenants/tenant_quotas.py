@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from scrapejobs_dispatcher.usage import MAX_OPEN_JOBS, credits_of, tokens_of
+from scrapejobs_dispatcher.tenants.usage import MAX_OPEN_JOBS, credits_of, tokens_of
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.domain.outcome_stats import DAY, Totals, day_of

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from scrapejobs_dispatcher.job_service import JobView
-from scrapejobs_dispatcher.sync_scrape import Scraped
+from scrapejobs_dispatcher.jobs.job_service import JobView
+from scrapejobs_dispatcher.submission.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord

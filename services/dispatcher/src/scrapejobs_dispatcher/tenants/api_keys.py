@@ -8,7 +8,7 @@ hash is appropriate: a leaked digest cannot be brute-forced back into a key.
 
 Creating a key (operator), from the workspace root::
 
-    uv run python -c "from scrapejobs_dispatcher.api_keys import generate_api_key; print(*generate_api_key())"
+    uv run python -c "from scrapejobs_dispatcher.tenants.api_keys import generate_api_key; print(*generate_api_key())"
 
 This prints ``<key> <sha256-hex>``. Hand the key to the client over a secure channel
 and append the hash to the ``SCRAPEJOBS_API_KEY_HASHES`` secret (comma-separated),

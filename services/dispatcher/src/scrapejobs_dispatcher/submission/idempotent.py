@@ -22,9 +22,9 @@ import json
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from scrapejobs_dispatcher.job_errors import JobNotFound, SubmissionUnconfirmed
-from scrapejobs_dispatcher.job_service import JobService, JobView
-from scrapejobs_dispatcher.submission import Submission
+from scrapejobs_dispatcher.jobs.job_errors import JobNotFound, SubmissionUnconfirmed
+from scrapejobs_dispatcher.jobs.job_service import JobService, JobView
+from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.errors import Conflict, InvalidInput
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable

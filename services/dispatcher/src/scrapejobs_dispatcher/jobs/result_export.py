@@ -33,7 +33,7 @@ import json
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Literal
 
-from scrapejobs_dispatcher.views import TaskResult
+from scrapejobs_dispatcher.jobs.views import TaskResult
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.extraction.formats import format_name
 

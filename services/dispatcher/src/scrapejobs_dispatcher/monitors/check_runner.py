@@ -27,11 +27,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from scrapejobs_dispatcher.job_errors import JobNotFound
-from scrapejobs_dispatcher.job_service import JobService
-from scrapejobs_dispatcher.monitor_service import MonitorConflict, monitor_of
-from scrapejobs_dispatcher.submission import Submission
-from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded
+from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
+from scrapejobs_dispatcher.jobs.job_service import JobService
+from scrapejobs_dispatcher.monitors.monitor_service import MonitorConflict, monitor_of
+from scrapejobs_dispatcher.submission.submission import Submission
+from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.domain.monitor_checks import (
     CheckPage,
     CheckRecord,

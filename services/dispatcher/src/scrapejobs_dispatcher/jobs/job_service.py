@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from opentelemetry.metrics import NoOpMeter
 from opentelemetry.trace import Tracer
 
-from scrapejobs_dispatcher.job_errors import (
+from scrapejobs_dispatcher.jobs.job_errors import (
     JobAlreadyFinished,
     JobNotFound,
     JobStillRunning,
@@ -21,12 +21,12 @@ from scrapejobs_dispatcher.job_errors import (
     live_job,
     visible,
 )
-from scrapejobs_dispatcher.recovery import publish_open_batches
-from scrapejobs_dispatcher.submission import Submission
-from scrapejobs_dispatcher.submission_coalescer import SubmissionCoalescer
-from scrapejobs_dispatcher.submission_metrics import SubmissionMetrics
-from scrapejobs_dispatcher.submission_rules.job_usage import reservation_of, unused_of
-from scrapejobs_dispatcher.submission_rules.rules import Admission, SubmissionRules
+from scrapejobs_dispatcher.jobs.recovery import publish_open_batches
+from scrapejobs_dispatcher.submission.coalescer import SubmissionCoalescer
+from scrapejobs_dispatcher.submission.metrics import SubmissionMetrics
+from scrapejobs_dispatcher.submission.rules.job_usage import reservation_of, unused_of
+from scrapejobs_dispatcher.submission.rules.rules import Admission, SubmissionRules
+from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.delivery.batching import (
     DEFAULT_BATCH_SIZE,
     HELD_BATCH_SIZE,
@@ -114,7 +114,7 @@ class JobService:
         rules: SubmissionRules | None = None,
         held: HeldBatches | None = None,
     ) -> None:
-        """``rules``: what a submission passes before it is stored (submission_rules/: served
+        """``rules``: what a submission passes before it is stored (submission/rules/: served
         options, pattern budget, quota...; none: everything); ``held``: the store of held
         batches (none: a job's batches are all published at once)."""
         self._rules = rules or SubmissionRules()
@@ -199,7 +199,7 @@ class JobService:
 
     def coalesces(self, request: JobRequest) -> bool:
         """Whether ``request`` is created in one commit with others submitted at the same
-        time (submission_coalescer.py): one batch, not a crawl."""
+        time (submission/coalescer.py): one batch, not a crawl."""
         if self._coalescer is None or request.crawl is not None:
             return False
         if len(request.target_urls()) > self._batch_size:

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 
 from opentelemetry.trace import Tracer
 
-from scrapejobs_dispatcher.job_errors import InvalidFilter, live_job
-from scrapejobs_dispatcher.submission_rules.rules import Admission, SubmissionRules
-from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded
+from scrapejobs_dispatcher.jobs.job_errors import InvalidFilter, live_job
+from scrapejobs_dispatcher.submission.rules.rules import Admission, SubmissionRules
+from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock

@@ -13,9 +13,9 @@ from __future__ import annotations
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from scrapejobs_dispatcher.authentication import CALLER_STATE, Authenticator, Refused
 from scrapejobs_dispatcher.firecrawl.errors import PREFIX as FIRECRAWL_PREFIX
 from scrapejobs_dispatcher.firecrawl.errors import reshape
+from scrapejobs_dispatcher.tenants.authentication import CALLER_STATE, Authenticator, Refused
 from scrapejobs_web.http_errors import CODES, error_response
 
 GUARDED_PREFIXES = ("/v1/", FIRECRAWL_PREFIX)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Generic, TypeVar
 
-from scrapejobs_dispatcher.api_keys import (
+from scrapejobs_dispatcher.tenants.api_keys import (
     MAX_PRESENTED_KEY_LENGTH,
     ApiKeyVerifier,
     generate_api_key,

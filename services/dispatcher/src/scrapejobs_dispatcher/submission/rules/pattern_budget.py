@@ -13,8 +13,8 @@ import asyncio
 from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 
-from scrapejobs_dispatcher.job_errors import OverLimit
-from scrapejobs_dispatcher.submission_rules.rules import JobShape
+from scrapejobs_dispatcher.jobs.job_errors import OverLimit
+from scrapejobs_dispatcher.submission.rules.rules import JobShape
 from scrapejobs_shared.domain.job_patterns import patterns_of
 from scrapejobs_shared.domain.user_regex import UnsupportedRegex, compile_within_budget
 

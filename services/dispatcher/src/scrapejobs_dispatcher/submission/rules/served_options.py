@@ -4,8 +4,8 @@ offers); ``options.verify_tls`` false needs SCRAPEJOBS_ALLOW_UNVERIFIED_TLS. Oth
 
 from __future__ import annotations
 
-from scrapejobs_dispatcher.job_errors import UnavailableHere
-from scrapejobs_dispatcher.submission_rules.rules import JobShape
+from scrapejobs_dispatcher.jobs.job_errors import UnavailableHere
+from scrapejobs_dispatcher.submission.rules.rules import JobShape
 from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 

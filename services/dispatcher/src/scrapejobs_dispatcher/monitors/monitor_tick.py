@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
-from scrapejobs_dispatcher.check_runner import CANNOT_START, SAVE_ATTEMPTS, CheckRunner
-from scrapejobs_dispatcher.monitor_service import MonitorNotFound
+from scrapejobs_dispatcher.monitors.check_runner import CANNOT_START, SAVE_ATTEMPTS, CheckRunner
+from scrapejobs_dispatcher.monitors.monitor_service import MonitorNotFound
 from scrapejobs_shared.domain.monitor_checks import CheckRecord
 from scrapejobs_shared.domain.monitors import MonitorRecord
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks

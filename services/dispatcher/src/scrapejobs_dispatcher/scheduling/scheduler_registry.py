@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from scrapejobs_dispatcher.scheduler_trigger import SchedulerTrigger
+from scrapejobs_dispatcher.scheduling.scheduler_trigger import SchedulerTrigger
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller, Role
 from scrapejobs_shared.errors import NotAllowed
 

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from scrapejobs_dispatcher.job_errors import OverLimit
+from scrapejobs_dispatcher.jobs.job_errors import OverLimit
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.monitors import (
     MonitorRecord,

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from scrapejobs_dispatcher.jobs.views import AiUsage
 from scrapejobs_dispatcher.system_health import Health, HourRow, StatsReport
-from scrapejobs_dispatcher.views import AiUsage
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_key import origin_url

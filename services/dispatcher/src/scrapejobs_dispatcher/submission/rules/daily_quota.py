@@ -20,9 +20,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from scrapejobs_dispatcher.submission_rules.job_usage import Usage
-from scrapejobs_dispatcher.submission_rules.rules import Admission
-from scrapejobs_dispatcher.tenant_quotas import QuotaExceeded, Quotas, renews_in
+from scrapejobs_dispatcher.submission.rules.job_usage import Usage
+from scrapejobs_dispatcher.submission.rules.rules import Admission
+from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded, Quotas, renews_in
 from scrapejobs_shared.ports.quota_ledger import QuotaLedger, Reservation
 
 SETTLED_AT_ONCE = 100  # ended jobs' reservations settled before a submission is refused

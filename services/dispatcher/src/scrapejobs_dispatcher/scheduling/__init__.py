@@ -1,0 +1,1 @@
+"""Cloud Scheduler: the recurring jobs registered with it, and its triggers."""

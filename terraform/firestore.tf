@@ -1,33 +1,26 @@
-resource "google_firestore_database" "main" {
-  count = var.create_firestore_database ? 1 : 0
-
-  project     = var.project_id
-  name        = var.firestore_database
-  location_id = local.firestore_location
-  type        = "FIRESTORE_NATIVE"
-
-  point_in_time_recovery_enablement = var.firestore_point_in_time_recovery ? "POINT_IN_TIME_RECOVERY_ENABLED" : "POINT_IN_TIME_RECOVERY_DISABLED"
-  delete_protection_state           = var.firestore_delete_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
-  # `terraform destroy` only forgets the database; deleting data is an explicit, manual step.
-  deletion_policy = "ABANDON"
-
-  depends_on = [google_project_service.apis]
+locals {
+  # The main database, and the dispatcher's identities (api_keys, revoked_sessions) in one of
+  # their own: Firestore grants per database, not per collection, so only there can the worker
+  # and renderer be kept from writing an API key (iam.tf: their grants are conditioned on
+  # firestore_database).
+  firestore_databases = var.create_firestore_database ? {
+    main       = var.firestore_database
+    identities = var.identity_database
+  } : {}
 }
 
-# The dispatcher's identities (api_keys, revoked_sessions) in a database of their own: Firestore
-# grants per database, not per collection, so only here can the worker and renderer be kept
-# from writing an API key (iam.tf: their grants are conditioned on firestore_database).
-resource "google_firestore_database" "identities" {
-  count = var.create_firestore_database ? 1 : 0
+resource "google_firestore_database" "databases" {
+  for_each = local.firestore_databases
 
   project     = var.project_id
-  name        = var.identity_database
+  name        = each.value
   location_id = local.firestore_location
   type        = "FIRESTORE_NATIVE"
 
   point_in_time_recovery_enablement = var.firestore_point_in_time_recovery ? "POINT_IN_TIME_RECOVERY_ENABLED" : "POINT_IN_TIME_RECOVERY_DISABLED"
   delete_protection_state           = var.firestore_delete_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
-  deletion_policy                   = "ABANDON"
+  # `terraform destroy` only forgets a database; deleting data is an explicit, manual step.
+  deletion_policy = "ABANDON"
 
   lifecycle {
     precondition {
@@ -37,6 +30,17 @@ resource "google_firestore_database" "identities" {
   }
 
   depends_on = [google_project_service.apis]
+}
+
+# the two databases were two resources before: state moves, nothing is replaced
+moved {
+  from = google_firestore_database.main[0]
+  to   = google_firestore_database.databases["main"]
+}
+
+moved {
+  from = google_firestore_database.identities[0]
+  to   = google_firestore_database.databases["identities"]
 }
 
 # jobs: where status == X order by created_at desc (job listing filtered by status).
@@ -56,7 +60,7 @@ resource "google_firestore_index" "jobs_status_created_at" {
     order      = "DESCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # jobs of one tenant, newest first (a member's list; an admin's tenant filter), and by status.
@@ -88,7 +92,7 @@ resource "google_firestore_index" "jobs_tenant_created_at" {
     order      = "DESCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # api_keys of one tenant, newest first (GET /v1/keys?tenant=).
@@ -108,7 +112,7 @@ resource "google_firestore_index" "api_keys_tenant_created_at" {
     order      = "DESCENDING"
   }
 
-  depends_on = [google_firestore_database.identities, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # monitors of one tenant, newest first (GET /v1/monitors), then by id (its page tokens).
@@ -133,7 +137,7 @@ resource "google_firestore_index" "monitors_tenant_created_at" {
     order      = "DESCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # active monitors whose next check time has come, soonest first (the schedule's tick).
@@ -153,7 +157,7 @@ resource "google_firestore_index" "monitors_status_next_check_at" {
     order      = "ASCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # unfinished checks of every monitor, oldest first (collection group: the tick compares those
@@ -174,7 +178,7 @@ resource "google_firestore_index" "checks_open_created_at" {
     order      = "ASCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # stats_slots of one tenant over a range of slots (a member's stats, usage and quota).
@@ -194,7 +198,7 @@ resource "google_firestore_index" "stats_slots_tenant_slot" {
     order      = "ASCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # The recovery query: jobs still publishing, created before a cut-off.
@@ -214,7 +218,7 @@ resource "google_firestore_index" "jobs_publishing_created_at" {
     order      = "ASCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # TTL policies: Firestore deletes documents (typically within 24 h) once `expire_at` is in
@@ -235,7 +239,7 @@ resource "google_firestore_field" "expire_at_ttl" {
 
   index_config {}
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # Signed-out dashboard sessions, deleted once the session would have expired anyway.
@@ -249,7 +253,7 @@ resource "google_firestore_field" "revoked_sessions_ttl" {
 
   index_config {}
 
-  depends_on = [google_firestore_database.identities, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # The reconcile query (collection group, every job's batches): active batches not written
@@ -270,7 +274,7 @@ resource "google_firestore_index" "batches_active_updated_at" {
     order      = "ASCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # The same query of jobs that hold their one batch (one-URL jobs: the batch is a map `b` of
@@ -291,7 +295,7 @@ resource "google_firestore_index" "jobs_batch_active_updated_at" {
     order      = "ASCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # The reconcile's resumption of held batches (collection group): held batches older than a
@@ -312,7 +316,7 @@ resource "google_firestore_index" "batches_held_updated_at" {
     order      = "ASCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # "Has any batch of any job been written since?" (reconcile leaves a moving system alone):
@@ -330,7 +334,7 @@ resource "google_firestore_field" "batches_updated_at" {
     }
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # Deferred batches waiting for their time (held_batches.py): a job's waiting batches (a cancel
@@ -352,7 +356,7 @@ resource "google_firestore_field" "batches_wait_until" {
     }
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # Dead letters and job retries: task results by status, most recently settled first, of one
@@ -384,7 +388,7 @@ resource "google_firestore_index" "tasks_by_status" {
     order      = "DESCENDING"
   }
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
 # A page cache entry is read by its key only: its one other field is not indexed.
@@ -396,5 +400,5 @@ resource "google_firestore_field" "page_cache_entry" {
 
   index_config {}
 
-  depends_on = [google_firestore_database.main, google_project_service.apis]
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
 }

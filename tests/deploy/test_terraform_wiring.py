@@ -633,10 +633,12 @@ def test_identity_aware_proxy_guards_the_dashboard_when_members_are_set(tf) -> N
 # --- Firestore ---------------------------------------------------------------------------------
 
 
-def test_firestore_database_native_mode(tf):
-    db = tf.resource("google_firestore_database", "main")
-    assert db["type"] == "FIRESTORE_NATIVE"
+def test_firestore_database_native_mode(tf, h):
+    db = tf.resource("google_firestore_database", "databases")
+    assert db["type"] == "FIRESTORE_NATIVE" and db["name"] == "${each.value}"
     assert db["location_id"] == "${local.firestore_location}"
+    databases = h.squash(tf.locals["firestore_databases"])
+    assert '"main":"${var.firestore_database}"' in databases, databases
 
 
 def test_identities_are_in_a_database_only_the_dispatcher_may_use(tf, h):
@@ -645,8 +647,8 @@ def test_identities_are_in_a_database_only_the_dispatcher_may_use(tf, h):
     dispatcher's is not; the keys' index and the sessions' TTL are the identity database's."""
     from scrapejobs_dispatcher.settings import DispatcherSettings
 
-    db = tf.resource("google_firestore_database", "identities")
-    assert db["name"] == "${var.identity_database}" and db["type"] == "FIRESTORE_NATIVE"
+    db = tf.resource("google_firestore_database", "databases")  # one per database
+    assert '"identities":"${var.identity_database}"' in h.squash(tf.locals["firestore_databases"])
     assert db["deletion_policy"] == "ABANDON"
     [precondition] = h.block(db, "lifecycle")["precondition"]
     assert h.squash(precondition["condition"]) == h.squash(

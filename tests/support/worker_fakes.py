@@ -24,7 +24,7 @@ from scrapejobs_shared.politeness.robots_cache import RobotsCache
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, PermanentFetchError
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.page_cache import PageCache
-from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
+from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor, Companions
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.extraction_processes import ExtractionInProcess
@@ -151,9 +151,7 @@ def build_processor(
         NoOpTracer(),
         metrics or DeliveryMetrics(NoOpMeter("tests"), "scrape-tasks-push"),
         batch or BatchPolicy(lease_s=6),
-        events,
-        reuse=PageReuse(page_cache, store, clock),
-        held=held,
+        Companions(events, reuse=PageReuse(page_cache, store, clock), held=held),
     )
 
 

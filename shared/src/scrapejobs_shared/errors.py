@@ -4,7 +4,7 @@ A family says how an API answers its errors: ``status``, a stable ``code``, the 
 ``field`` at fault, and any headers or details; one handler (the dispatcher's errors.py)
 answers them all, for ``/v1``, ``/v2`` (Firecrawl's shape) and the dashboard alike, and a
 caller catches a family rather than a list. An error of a family may say more (its own
-``code``, ``message`` or ``headers``); a new error is a subclass of the family it belongs to,
+``code``, ``template`` or ``headers``); a new error is a subclass of the family it belongs to,
 never of a built-in exception alone (tests/unit/test_architecture.py).
 
 Errors of the work itself (a page that cannot be fetched or extracted, a stage that refuses its
@@ -22,11 +22,12 @@ class ScrapejobsError(Exception):
     status: int = 500
     code: str = "internal_error"
     field: str | None = None  # the request field at fault
+    template: str = "{}"  # what the answer says, ``{}`` standing for the error's text
 
     @property
     def message(self) -> str:
-        """What the answer says (the error's text unless it says more)."""
-        return str(self)
+        """What the answer says: :attr:`template` with the error's text."""
+        return self.template.format(self)
 
     def headers(self) -> dict[str, str]:
         """Headers of the answer (``Retry-After``)."""

@@ -104,21 +104,15 @@ class Adapters(ServiceAdapters):
 
     @cached_property
     def idempotency_keys(self) -> IdempotencyKeys:
-        return self._or_real(
-            "idempotency_keys", lambda: FirestoreIdempotencyKeys(self._firestore, self._deadline)
-        )
+        return self._on_firestore("idempotency_keys", FirestoreIdempotencyKeys)
 
     @cached_property
     def stats_reader(self) -> StatsReader:
-        return self._or_real(
-            "stats_reader", lambda: FirestoreStats(self._firestore, self._deadline)
-        )
+        return self._on_firestore("stats_reader", FirestoreStats)
 
     @cached_property
     def worker_directory(self) -> WorkerDirectory:
-        return self._or_real(
-            "worker_directory", lambda: FirestoreWorkerDirectory(self._firestore, self._deadline)
-        )
+        return self._on_firestore("worker_directory", FirestoreWorkerDirectory)
 
     @cached_property
     def session_revocations(self) -> SessionRevocations:
@@ -135,30 +129,20 @@ class Adapters(ServiceAdapters):
 
     @cached_property
     def tenant_quotas(self) -> TenantQuotas:
-        return self._or_real(
-            "tenant_quotas", lambda: FirestoreTenantQuotas(self._firestore, self._deadline)
-        )
+        return self._on_firestore("tenant_quotas", FirestoreTenantQuotas)
 
     @cached_property
     def held_batches(self) -> HeldBatches:
-        return self._or_real(
-            "held_batches", lambda: FirestoreHeldBatches(self._firestore, self._deadline)
-        )
+        return self._on_firestore("held_batches", FirestoreHeldBatches)
 
     @cached_property
     def monitor_store(self) -> MonitorStore:
-        return self._or_real(
-            "monitor_store", lambda: FirestoreMonitorStore(self._firestore, self._deadline)
-        )
+        return self._on_firestore("monitor_store", FirestoreMonitorStore)
 
     @cached_property
     def monitor_checks(self) -> MonitorChecks:
-        return self._or_real(
-            "monitor_checks", lambda: FirestoreMonitorChecks(self._firestore, self._deadline)
-        )
+        return self._on_firestore("monitor_checks", FirestoreMonitorChecks)
 
     @cached_property
     def quota_ledger(self) -> QuotaLedger:
-        return self._or_real(
-            "quota_ledger", lambda: FirestoreQuotaLedger(self._firestore, self._deadline)
-        )
+        return self._on_firestore("quota_ledger", FirestoreQuotaLedger)

@@ -11,7 +11,10 @@ from contextlib import AsyncExitStack
 from functools import cached_property
 from typing import TypedDict, TypeVar, cast
 
+from google.cloud import firestore
+
 from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCache
+from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
@@ -65,11 +68,15 @@ class Adapters(ServiceAdapters):
         """The caller gave the job store: the optional stores it did not give are left out."""
         return "store" in self._given
 
-    def _or_optional(self, port: str, real: Callable[[], T]) -> T | None:
+    def _optional_on_firestore(
+        self, port: str, adapter: Callable[[firestore.AsyncClient, CallDeadline], T]
+    ) -> T | None:
+        """The adapter given for ``port``; else, unless the caller gave the job store, the
+        real one on the main database."""
         given = self._given.get(port)
         if given is not None:
             return cast(T, given)
-        return None if self._in_memory else real()
+        return None if self._in_memory else adapter(self._firestore, self._deadline)
 
     @cached_property
     def store(self) -> JobStore:
@@ -101,30 +108,20 @@ class Adapters(ServiceAdapters):
         """The ai stage's answers kept (none without a provider configured)."""
         if self._settings.ai_provider is None and "answer_cache" not in self._given:
             return None
-        return self._or_real(
-            "answer_cache", lambda: FirestoreAnswerCache(self._firestore, self._deadline)
-        )
+        return self._on_firestore("answer_cache", FirestoreAnswerCache)
 
     @cached_property
     def worker_directory(self) -> WorkerDirectory | None:
-        return self._or_optional(
-            "worker_directory", lambda: FirestoreWorkerDirectory(self._firestore, self._deadline)
-        )
+        return self._optional_on_firestore("worker_directory", FirestoreWorkerDirectory)
 
     @cached_property
     def page_cache(self) -> PageCache | None:
-        return self._or_optional(
-            "page_cache", lambda: FirestorePageCache(self._firestore, self._deadline)
-        )
+        return self._optional_on_firestore("page_cache", FirestorePageCache)
 
     @cached_property
     def tenant_quotas(self) -> TenantQuotas | None:
-        return self._or_optional(
-            "tenant_quotas", lambda: FirestoreTenantQuotas(self._firestore, self._deadline)
-        )
+        return self._optional_on_firestore("tenant_quotas", FirestoreTenantQuotas)
 
     @cached_property
     def held_batches(self) -> HeldBatches | None:
-        return self._or_optional(
-            "held_batches", lambda: FirestoreHeldBatches(self._firestore, self._deadline)
-        )
+        return self._optional_on_firestore("held_batches", FirestoreHeldBatches)

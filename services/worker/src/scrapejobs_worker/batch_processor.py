@@ -79,6 +79,17 @@ class BatchPolicy:
     max_delivery_attempts: int = 5  # the subscription's (dead_letters.py)
 
 
+@dataclass(frozen=True, slots=True)
+class Companions:
+    """What a worker process adds to a batch's run, each optional: the jobs' events (webhooks),
+    its heartbeat, the page cache's reuse, held batches (a job's window, slow paces)."""
+
+    events: JobEvents | None = None
+    heartbeat: WorkerHeartbeat | None = None
+    reuse: PageReuse | None = None
+    held: HeldBatches | None = None
+
+
 class BatchProcessor:
     def __init__(
         self,
@@ -89,18 +100,16 @@ class BatchProcessor:
         tracer: Tracer,
         metrics: DeliveryMetrics,
         policy: BatchPolicy,
-        events: JobEvents | None = None,
-        heartbeat: WorkerHeartbeat | None = None,
-        reuse: PageReuse | None = None,
-        held: HeldBatches | None = None,
+        companions: Companions = Companions(),
     ) -> None:
+        events, held = companions.events, companions.held
         self._chain = HeldChain(held, enqueuer, clock)
         self._waits = BatchWaits(held, enqueuer, clock)
         self._dead_letters = DeadLetters(
             store, enqueuer, self._chain, clock, metrics, policy.max_delivery_attempts, events
         )
-        self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
-        self._reuse = reuse or PageReuse(None, store, clock)
+        self._heartbeat = companions.heartbeat or WorkerHeartbeat(None, clock, "local")
+        self._reuse = companions.reuse or PageReuse(None, store, clock)
         self._events = events
         self._store = store
         self._runner = runner

@@ -30,7 +30,7 @@ from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
 from scrapejobs_worker.adapters import Adapters, Overrides
 from scrapejobs_worker.ai_answers import AiAnswers
-from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor
+from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor, Companions
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.extraction_processes import ExtractionInProcess, ExtractionProcesses
@@ -208,10 +208,9 @@ async def _serve(
         tracer,
         metrics,
         batch_policy(settings),
-        events,
-        heartbeat,
-        PageReuse(parts.page_cache, job_store, clock),
-        parts.held_batches,
+        Companions(
+            events, heartbeat, PageReuse(parts.page_cache, job_store, clock), parts.held_batches
+        ),
     )
     stack.push_async_callback(processor.close)  # before the publisher closes
     model = parts.language_model or build_language_model(settings)

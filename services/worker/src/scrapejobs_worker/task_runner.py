@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 
 from opentelemetry.trace import Tracer, get_current_span
@@ -18,7 +18,6 @@ from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_key
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
@@ -31,6 +30,11 @@ from scrapejobs_shared.ports.fetcher import (
     FetchError,
     FetchRequest,
     FetchResponse,
+)
+from scrapejobs_worker.conditional_fetch import (
+    request_headers,
+    unchanged_outcome,
+    with_validators,
 )
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.crawl_sitemaps import CrawlSitemaps
@@ -179,10 +183,9 @@ class TaskRunner:
             await _release(admission, *own)
             return _deferred(item, OUT_OF_TIME)
         result = await self._fetch(item, work, admission, timeout, own)
-        if unchanged(item, result):  # 304, or the body its last check saw: nothing to parse
-            assert isinstance(result, FetchResponse)
-            await self._politeness.host_responded(admission.permit)
-            return _finished(item, _unchanged(result, self._clock()))
+        if (same := unchanged_outcome(item, result, self._clock())) is not None:
+            await self._politeness.host_responded(admission.permit)  # nothing to parse
+            return _finished(item, same)
         attempt = replace(attempt, cut_short=cut_short)
         verdict = after_fetch(result, attempt, limits, self._clock())
         await self._tell_host(host, admission, verdict)
@@ -233,12 +236,9 @@ class TaskRunner:
         are released right after it."""
         try:
             options = work.spec.options
-            headers = options.headers
-            if item.validators is not None:
-                headers = headers | item.validators.request_headers()
             request = FetchRequest(
                 item.url,
-                headers,
+                request_headers(item, options.headers),
                 timeout,
                 render=options.render,
                 verify_tls=options.verify_tls,
@@ -296,10 +296,7 @@ class TaskRunner:
                 pages = await self._sitemaps.pages(item.url, work.spec, work.deadline)
                 await self._crawl.expand_sitemap(crawl, work.batch, item, pages)
         outcome = replace(page.outcome, fetched_at=self._clock())
-        if work.spec.conditional:
-            response = decision.response
-            validators = PageValidators.of_response(response.headers, response.body)
-            outcome = replace(outcome, validators=validators)
+        outcome = with_validators(outcome, decision.response, work.spec)
         if page.model_input is not None:
             handoff = HandOffTask(item.task_id, Handoff(outcome, page.model_input))
             return TaskResult(handoff, Kind.HANDED_OFF, "processing")
@@ -309,24 +306,6 @@ class TaskRunner:
 def _starts(item: BatchItem, crawl: CrawlSpec) -> bool:
     """Whether ``item`` is the crawl's start page (a sitemap's pages are at depth 0 too)."""
     return item.depth == 0 and crawl_key(item.url) == crawl_key(crawl.start_url)
-
-
-def unchanged(item: BatchItem, result: FetchResponse | FetchError) -> bool:
-    """Whether the response says a page asked conditionally did not change."""
-    validators = item.validators
-    if validators is None or not isinstance(result, FetchResponse):
-        return False
-    return validators.unchanged(result.status, result.body)
-
-
-def _unchanged(response: FetchResponse, now: datetime) -> TaskOutcome:
-    return TaskOutcome(
-        TaskStatus.SUCCEEDED,
-        http_status=response.status,
-        fetched_at=now,
-        elapsed_ms=response.elapsed_ms,
-        unchanged=True,
-    )
 
 
 def cancelled(item: BatchItem) -> TaskResult:

@@ -41,6 +41,12 @@ class ServiceAdapters:
         given = self._given.get(port)
         return cast(T, given) if given is not None else real()
 
+    def _on_firestore(
+        self, port: str, adapter: Callable[[firestore.AsyncClient, CallDeadline], T]
+    ) -> T:
+        """The adapter given for ``port``, else ``adapter`` on the main database."""
+        return self._or_real(port, lambda: adapter(self._firestore, self._deadline))
+
     def _client(self, database: str) -> firestore.AsyncClient:
         client = firestore.AsyncClient(project=self._common.project_id, database=database)
         self._stack.callback(client.close)
@@ -75,10 +81,8 @@ class ServiceAdapters:
 
     @cached_property
     def gate(self) -> HostGate:
-        return self._or_real("gate", lambda: FirestoreHostGate(self._firestore, self._deadline))
+        return self._on_firestore("gate", FirestoreHostGate)
 
     @cached_property
     def webhook_log(self) -> WebhookLog:
-        return self._or_real(
-            "webhook_log", lambda: FirestoreWebhookLog(self._firestore, self._deadline)
-        )
+        return self._on_firestore("webhook_log", FirestoreWebhookLog)

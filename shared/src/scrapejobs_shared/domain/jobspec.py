@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from cssselect import GenericTranslator, SelectorError
 from pydantic import (
@@ -241,7 +241,44 @@ class JobOptions(BaseModel):
         return check_headers(value, FORBIDDEN_HEADERS)
 
 
-class JobRequest(BaseModel):
+class PageRequest(BaseModel):
+    """What a job and a scrape ask of each page: fields, options, stages, labels."""
+
+    extract: Fields = Field(
+        default_factory=dict,
+        max_length=MAX_FIELDS,
+        description="Field name → selector spec",
+        json_schema_extra=ONLY_FIELD_NAMES,
+    )
+    options: JobOptions = Field(default_factory=JobOptions)
+    pipeline: RequestPipeline = Field(
+        default_factory=list,
+        max_length=MAX_STAGES,
+        description="Post-processing stages applied in order to each result's data after "
+        "extraction: each an object with one key, 'clean', 'validate', 'transform' or 'ai' "
+        "(at most one 'ai' stage)",
+        json_schema_extra=AT_MOST_ONE_AI_STAGE,
+    )
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict,
+        max_length=64,
+        description="Free-form string labels (keys may not start with '__')",
+        json_schema_extra=LABEL_KEYS,
+    )
+
+    @model_validator(mode="after")
+    def _formats(self) -> Self:
+        check_format_names(self.extract, self.options.formats)
+        self.pipeline = with_format_stages(self.options.formats, self.pipeline)
+        return self
+
+    @field_validator("extract")
+    @classmethod
+    def _field_names(cls, value: Fields) -> Fields:
+        return check_field_names(value)
+
+
+class JobRequest(PageRequest):
     """Body of ``POST /v1/jobs``."""
 
     model_config = ConfigDict(
@@ -261,13 +298,6 @@ class JobRequest(BaseModel):
         default=None, min_length=1, max_length=MAX_URLS, description="1 to 10,000 URLs"
     )
     crawl: CrawlSpec | None = Field(default=None, description="Crawl from a start URL")
-    extract: Fields = Field(
-        default_factory=dict,
-        max_length=MAX_FIELDS,
-        description="Field name → selector spec",
-        json_schema_extra=ONLY_FIELD_NAMES,
-    )
-    options: JobOptions = Field(default_factory=JobOptions)
     webhook: WebhookSpec | None = Field(
         default=None, description="POST the job's events here, signed (Standard Webhooks)"
     )
@@ -277,34 +307,12 @@ class JobRequest(BaseModel):
         "backlog of low-priority work never waits in front of a high-priority job (per-host "
         "politeness still holds across lanes)",
     )
-    pipeline: RequestPipeline = Field(
-        default_factory=list,
-        max_length=MAX_STAGES,
-        description="Post-processing stages applied in order to each result's data after "
-        "extraction: each an object with one key, 'clean', 'validate', 'transform' or 'ai' "
-        "(at most one 'ai' stage)",
-        json_schema_extra=AT_MOST_ONE_AI_STAGE,
-    )
-
-    labels: dict[LabelKey, LabelValue] = Field(
-        default_factory=dict,
-        max_length=64,
-        description="Free-form string labels (keys may not start with '__')",
-        json_schema_extra=LABEL_KEYS,
-    )
 
     @model_validator(mode="after")
     def _exactly_one_target(self) -> JobRequest:
         if sum(target is not None for target in (self.url, self.urls, self.crawl)) != 1:
             raise ValueError("exactly one of 'url', 'urls' or 'crawl' is required")
-        check_format_names(self.extract, self.options.formats)
-        self.pipeline = with_format_stages(self.options.formats, self.pipeline)
         return self
-
-    @field_validator("extract")
-    @classmethod
-    def _field_names(cls, value: Fields) -> Fields:
-        return check_field_names(value)
 
     def lane(self) -> str:
         """The lane its tasks travel in: a rendered job's go to the render lane (served by the
@@ -330,33 +338,13 @@ MAX_SCRAPE_TIMEOUT_S = 300.0
 DEFAULT_SCRAPE_TIMEOUT_S = 30.0
 
 
-class ScrapeRequest(BaseModel):
+class ScrapeRequest(PageRequest):
     """Body of ``POST /v1/scrape``: one URL, answered with its result (a one-URL job)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     url: HttpUrl = Field(description="The URL to scrape")
-    extract: Fields = Field(
-        default_factory=dict,
-        max_length=MAX_FIELDS,
-        description="Field name → selector spec",
-        json_schema_extra=ONLY_FIELD_NAMES,
-    )
-    options: JobOptions = Field(default_factory=JobOptions)
     priority: Priority = Field(default="normal", description="The job's lane")
-    pipeline: RequestPipeline = Field(
-        default_factory=list,
-        max_length=MAX_STAGES,
-        description="As for POST /v1/jobs",
-        json_schema_extra=AT_MOST_ONE_AI_STAGE,
-    )
-
-    labels: dict[LabelKey, LabelValue] = Field(
-        default_factory=dict,
-        max_length=64,
-        description="Free-form string labels (keys may not start with '__')",
-        json_schema_extra=LABEL_KEYS,
-    )
     timeout_s: float = Field(
         default=DEFAULT_SCRAPE_TIMEOUT_S,
         gt=0,
@@ -364,17 +352,6 @@ class ScrapeRequest(BaseModel):
         description="How long to wait for the result; past it the answer is a 504 naming the "
         "job, which goes on and stays queryable",
     )
-
-    @model_validator(mode="after")
-    def _formats(self) -> ScrapeRequest:
-        check_format_names(self.extract, self.options.formats)
-        self.pipeline = with_format_stages(self.options.formats, self.pipeline)
-        return self
-
-    @field_validator("extract")
-    @classmethod
-    def _field_names(cls, value: Fields) -> Fields:
-        return check_field_names(value)
 
     def job_request(self) -> JobRequest:
         """The one-URL job this scrape runs as."""

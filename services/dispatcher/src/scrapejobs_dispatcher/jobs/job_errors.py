@@ -14,9 +14,7 @@ from scrapejobs_shared.ports.jobs import Jobs
 
 
 class JobNotFound(NotFound):
-    @property
-    def message(self) -> str:
-        return f"job {self} not found"
+    template = "job {} not found"
 
 
 class InvalidFilter(InvalidInput):
@@ -30,9 +28,7 @@ class InvalidFilter(InvalidInput):
 class JobAlreadyFinished(Conflict):
     code = "job_finished"
 
-    @property
-    def message(self) -> str:
-        return f"job {self} has already completed"
+    template = "job {} has already completed"
 
 
 class SubmissionUnconfirmed(Unavailable):
@@ -74,9 +70,7 @@ class SubmissionUnconfirmed(Unavailable):
 class JobStillRunning(Conflict):
     code = "job_running"
 
-    @property
-    def message(self) -> str:
-        return f"job {self} is still running: cancel it, or wait until it ends, then delete it"
+    template = "job {} is still running: cancel it, or wait until it ends, then delete it"
 
 
 class UnavailableHere(InvalidInput):

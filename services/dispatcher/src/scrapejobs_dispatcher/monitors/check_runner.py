@@ -66,9 +66,7 @@ MAX_DEPARTED = 1000  # pages gone from the targets a check's record names (more:
 class CheckNotFound(NotFound):
     """No such check of that monitor."""
 
-    @property
-    def message(self) -> str:
-        return "no such check"
+    template = "no such check"
 
 
 @dataclass(frozen=True, slots=True)

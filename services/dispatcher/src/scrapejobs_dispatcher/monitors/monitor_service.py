@@ -37,17 +37,13 @@ class MonitorLimits:
 class MonitorNotFound(NotFound):
     """No such monitor for the caller's tenant."""
 
-    @property
-    def message(self) -> str:
-        return "no such monitor"
+    template = "no such monitor"
 
 
 class MonitorConflict(Conflict):
     """The monitor kept changing under this edit: try again."""
 
-    @property
-    def message(self) -> str:
-        return "the monitor changed during this edit: try again"
+    template = "the monitor changed during this edit: try again"
 
 
 async def _any_job(request: JobRequest, tenant: str) -> None:

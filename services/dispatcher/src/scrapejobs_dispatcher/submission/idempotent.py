@@ -45,9 +45,7 @@ class IdempotencyKeyReused(InvalidInput):
     code = "idempotency_key_reused"
     field = "Idempotency-Key"
 
-    @property
-    def message(self) -> str:
-        return f"Idempotency-Key {self} was used with another request body"
+    template = "Idempotency-Key {} was used with another request body"
 
 
 class IdempotencyKeyInFlight(Conflict):
@@ -56,9 +54,7 @@ class IdempotencyKeyInFlight(Conflict):
     code = "idempotency_key_in_flight"
     field = "Idempotency-Key"
 
-    @property
-    def message(self) -> str:
-        return f"a request with Idempotency-Key {self} is still being processed: retry later"
+    template = "a request with Idempotency-Key {} is still being processed: retry later"
 
 
 @dataclass(frozen=True, slots=True)

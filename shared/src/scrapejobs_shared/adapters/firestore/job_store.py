@@ -125,6 +125,10 @@ class FirestoreJobStore(FirestoreStoreBase):
         """A store on a new client (the emulator is used when FIRESTORE_EMULATOR_HOST is set)."""
         return cls(firestore.AsyncClient(project=project_id, database=database))
 
+    def close(self) -> None:
+        """Close the client (a store made by :meth:`connect` owns it)."""
+        self._client.close()
+
     async def create_job(self, job: JobRecord, batches: Sequence[BatchRecord]) -> None:
         writes = self._creation_writes(job, batches)
         one_commit = coalesced_writes(job, batches) <= MAX_COALESCED_WRITES

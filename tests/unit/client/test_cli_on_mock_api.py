@@ -135,6 +135,26 @@ def test_submit_renders_only_what_needs_it_with_render_auto() -> None:
     assert sent == ["auto", {"wait_ms": 300, "when": "auto"}]
 
 
+def test_submit_asks_for_attributes_and_summary() -> None:
+    api = MockApi({"/v1/jobs": httpx.Response(202, json=JOB)})
+
+    args = ["--format", "summary", "--attribute", "a.story@href", "--attribute", "html@lang"]
+    assert api.run("submit", "https://shop.test/1", *args).exit_code == 0
+    assert json.loads(api.requests[0].content)["options"]["formats"] == [
+        "summary",
+        {
+            "type": "attributes",
+            "selectors": [
+                {"selector": "a.story", "attribute": "href"},
+                {"selector": "html", "attribute": "lang"},
+            ],
+        },
+    ]
+    refused = api.run("submit", "https://shop.test/1", "--attribute", "a.story")
+    assert refused.exit_code == 2 and "SELECTOR@ATTRIBUTE" in refused.output
+    assert len(api.requests) == 1
+
+
 def result(n: int, data: dict[str, Any] | None) -> TaskResult:
     return TaskResult(id=f"t{n}", url=f"https://shop.test/{n}", status="succeeded", data=data)
 

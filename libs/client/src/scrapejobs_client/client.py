@@ -124,14 +124,15 @@ class Client(TenantsApi, MonitorsApi):
         webhook: Webhook | str | None = None,
         idempotency_key: str | None = None,
         render: bool | Literal["auto"] | Mapping[str, Any] | None = None,
-        formats: Sequence[str] | None = None,
+        formats: Sequence[str | Mapping[str, Any]] | None = None,
         **fields: Any,
     ) -> Job:
         """``POST /v1/jobs``: exactly one of ``urls``, ``url`` or ``crawl``. ``render``
         (``True``, ``"auto"``: only the pages that show nothing fetched plainly, or
         ``{"wait_for": ..., "wait_ms": ...}``) renders the pages in headless
         Chromium (``options.render``); ``formats`` (``["markdown", "links"...]``) are the
-        built-in extras each result carries (``options.formats``). ``fields`` are sent as they
+        built-in extras each result carries (``options.formats``; a format taking options as its
+        object, e.g. ``{"type": "attributes", "selectors": [...]}``). ``fields`` are sent as they
         are (for request fields newer than this client)."""
         body: dict[str, Any] = {
             "urls": list(urls) if urls is not None else None,
@@ -156,7 +157,7 @@ class Client(TenantsApi, MonitorsApi):
         options: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
         render: bool | Literal["auto"] | Mapping[str, Any] | None = None,
-        formats: Sequence[str] | None = None,
+        formats: Sequence[str | Mapping[str, Any]] | None = None,
         **fields: Any,
     ) -> Scraped:
         """``POST /v1/scrape``: one URL, answered with its result. ``ScrapeTimedOut`` (its

@@ -12,7 +12,7 @@ from scrapejobs_client.models import Webhook
 def with_options(
     options: Mapping[str, Any] | None,
     render: bool | Literal["auto"] | Mapping[str, Any] | None = None,
-    formats: Sequence[str] | None = None,
+    formats: Sequence[str | Mapping[str, Any]] | None = None,
 ) -> dict[str, Any] | None:
     """Job options with ``render`` and ``formats`` set (``None`` leaves them as given)."""
     if render is None and formats is None:
@@ -21,7 +21,7 @@ def with_options(
     if render is not None:
         merged["render"] = render if isinstance(render, bool | str) else dict(render)
     if formats is not None:
-        merged["formats"] = list(formats)
+        merged["formats"] = [f if isinstance(f, str) else dict(f) for f in formats]
     return merged
 
 

@@ -124,10 +124,40 @@ PageFormats = Annotated[
     typer.Option(
         "--format",
         help="Also return this of each page (repeatable): markdown (the main content), text, "
-        "links, images, metadata or html.",
+        "links, images, metadata, html, clean_html or summary (needs the deployment's AI "
+        "provider).",
         show_default=False,
     ),
 ]
+Attributes = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--attribute",
+        help="Also return the values of an attribute on the elements a CSS selector matches: "
+        "SELECTOR@ATTRIBUTE, e.g. 'a.story@href' (repeatable; the attributes format).",
+        show_default=False,
+    ),
+]
+
+
+def page_formats(
+    named: list[PageFormat] | None, attributes: list[str] | None
+) -> list[str | dict[str, Any]] | None:
+    """options.formats from --format and --attribute (None: neither given)."""
+    if not named and not attributes:
+        return None
+    formats: list[str | dict[str, Any]] = [f.value for f in named or []]
+    if attributes:
+        selectors = []
+        for given in attributes:
+            selector, at, attribute = given.rpartition("@")
+            if not at or not selector.strip() or not attribute.strip():
+                raise typer.BadParameter(
+                    f"{given!r}: give SELECTOR@ATTRIBUTE", param_hint="--attribute"
+                )
+            selectors.append({"selector": selector.strip(), "attribute": attribute.strip()})
+        formats.append({"type": "attributes", "selectors": selectors})
+    return formats
 
 
 def _render_option(rendered: bool, auto: bool, wait_for: str | None, wait_ms: int | None) -> Any:
@@ -165,6 +195,7 @@ def submit(
     wait_for: WaitFor = None,
     wait_ms: WaitMs = None,
     page_format: PageFormats = None,
+    attribute: Attributes = None,
     label: Annotated[
         list[str] | None, typer.Option(help="A label key=value (repeatable).", show_default=False)
     ] = None,
@@ -191,9 +222,10 @@ def submit(
         body["extract"] = read_mapping(extract, "--extract")
     if options is not None:
         body["options"] = read_mapping(options, "--options")
-    formats = [f.value for f in page_format] if page_format else None
     merged = with_options(
-        body.get("options"), _render_option(rendered, auto, wait_for, wait_ms), formats
+        body.get("options"),
+        _render_option(rendered, auto, wait_for, wait_ms),
+        page_formats(page_format, attribute),
     )
     if merged is not None:
         body["options"] = merged
@@ -223,6 +255,7 @@ def scrape(
     wait_for: WaitFor = None,
     wait_ms: WaitMs = None,
     page_format: PageFormats = None,
+    attribute: Attributes = None,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -241,7 +274,7 @@ def scrape(
             options=read_mapping(options, "--options") if options is not None else None,
             timeout_s=timeout,
             render=_render_option(rendered, auto, wait_for, wait_ms),
-            formats=[f.value for f in page_format] if page_format else None,
+            formats=page_formats(page_format, attribute),
         )
     except ScrapeTimedOut as exc:
         report_error(state, exc)

@@ -131,9 +131,8 @@ class Client(TenantsApi, MonitorsApi):
         (``True``, ``"auto"``: only the pages that show nothing fetched plainly, or
         ``{"wait_for": ..., "wait_ms": ...}``) renders the pages in headless
         Chromium (``options.render``); ``formats`` (``["markdown", "links"...]``) are the
-        built-in extras each result carries (``options.formats``; a format taking options as its
-        object, e.g. ``{"type": "attributes", "selectors": [...]}``). ``fields`` are sent as they
-        are (for request fields newer than this client)."""
+        built-in extras each result carries (``options.formats``; one taking options as its object,
+        ``{"type": "attributes", ...}``). ``fields`` are sent as they are (newer request fields)."""
         body: dict[str, Any] = {
             "urls": list(urls) if urls is not None else None,
             "url": url,

@@ -231,16 +231,13 @@ def _text_page(
 ) -> PageExtraction:
     output = _Output()
     output.fields_unavailable(request, f"content is {classification.describe()}, not HTML")
-    chosen: list[CharsetChoice] = [choice] if choice is not None else []
-
-    def decode() -> str:
-        if not chosen:
-            chosen.append(choose_charset(request.body, request.media, markup=False))
-        return chosen[0].decode(request.body)
-
-    output.put_formats(request, _plain_page(request, classification, decode))
+    reads_text = any(ContentKind.TEXT in FORMATS[format_name(c)].reads for c in request.formats)
+    if choice is None and reads_text:  # decoded only for a format that reads it
+        choice = choose_charset(request.body, request.media, markup=False)
+    text = choice.decode(request.body) if choice is not None else ""
+    output.put_formats(request, _plain_page(request, classification, lambda: text))
     blank = not request.body or request.body.isspace()
-    codec = chosen[0].codec if chosen else None
+    codec = choice.codec if choice is not None else None
     return PageExtraction(output.data, output.errors, ContentKind.TEXT, codec, blank)
 
 

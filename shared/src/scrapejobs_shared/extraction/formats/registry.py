@@ -96,4 +96,5 @@ class FormatRegistry:
 
     def stages(self, choices: Iterable[FormatChoice]) -> list[PageFormat]:
         """The formats of ``choices`` that a stage answers."""
-        return [self[format_name(c)] for c in choices if self[format_name(c)].stage is not None]
+        found = (self[format_name(choice)] for choice in choices)
+        return [page_format for page_format in found if page_format.stage is not None]

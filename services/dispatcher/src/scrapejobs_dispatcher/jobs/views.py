@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from scrapejobs_dispatcher.edge.record_view import RecordView
 from scrapejobs_dispatcher.jobs.job_service import JobView
 from scrapejobs_dispatcher.submission.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.model_usage import ModelUsage
-from scrapejobs_shared.domain.records import JobRecord, TaskRecord
+from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN
 from scrapejobs_shared.politeness.host_key import HOST_PATTERN
-from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
 HOST_FILTER = (
     "The host, as a URL on it (scheme://host[:port], any path) or as its key (scheme~host~port)"
@@ -117,7 +117,7 @@ class JobDetail(JobSummary):
         )
 
 
-class WebhookDeliveryView(BaseModel):
+class WebhookDeliveryView(RecordView):
     event_id: str = Field(description="The webhook-id header of every attempt")
     type: str
     url: str
@@ -129,21 +129,6 @@ class WebhookDeliveryView(BaseModel):
     updated_at: datetime
     delivered_at: datetime | None
 
-    @classmethod
-    def of(cls, delivery: WebhookDelivery) -> WebhookDeliveryView:
-        return cls(
-            event_id=delivery.event_id,
-            type=delivery.type,
-            url=delivery.url,
-            state=delivery.state,
-            attempts=delivery.attempts,
-            last_status=delivery.last_status,
-            last_error=delivery.last_error,
-            created_at=delivery.created_at,
-            updated_at=delivery.updated_at,
-            delivered_at=delivery.delivered_at,
-        )
-
 
 class WebhookDeliveries(BaseModel):
     deliveries: list[WebhookDeliveryView] = Field(description="Newest first")
@@ -154,7 +139,7 @@ class JobList(BaseModel):
     next_page_token: str | None
 
 
-class TaskResult(BaseModel):
+class TaskResult(RecordView):
     id: str
     url: str
     status: TaskStatus
@@ -184,24 +169,10 @@ class TaskResult(BaseModel):
     )
 
     @classmethod
-    def of(cls, task: TaskRecord) -> TaskResult:
-        return cls(
-            id=task.id,
-            url=task.url,
-            status=task.status,
-            http_status=task.http_status,
-            data=task.data,
-            error=task.error,
-            attempts=task.attempts,
-            replays=task.replays,
-            fetched_at=task.fetched_at,
-            elapsed_ms=task.elapsed_ms,
-            rendered=task.rendered_ms is not None,
-            rendered_ms=task.rendered_ms,
-            tls_unverified=task.tls_unverified,
-            truncated_fields=list(task.truncated_fields),
-            field_errors=task.field_errors,
-        )
+    def of(cls, record: object) -> Self:
+        result = cls.model_validate(record)
+        result.rendered = result.rendered_ms is not None
+        return result
 
 
 class ResultPage(BaseModel):
@@ -209,26 +180,14 @@ class ResultPage(BaseModel):
     next_page_token: str | None
 
 
-class DeadLetter(BaseModel):
+class DeadLetter(RecordView):
     job_id: str
-    task_id: str
+    task_id: str = Field(validation_alias="id")
     url: str
     error: str | None = Field(description="The last error its attempts recorded")
     attempts: int
     replays: int = Field(description="How often it was replayed before")
-    dead_lettered_at: datetime
-
-    @classmethod
-    def of(cls, task: TaskRecord) -> DeadLetter:
-        return cls(
-            job_id=task.job_id,
-            task_id=task.id,
-            url=task.url,
-            error=task.error,
-            attempts=task.attempts,
-            replays=task.replays,
-            dead_lettered_at=task.updated_at,
-        )
+    dead_lettered_at: datetime = Field(validation_alias="updated_at")
 
 
 class DeadLetterPage(BaseModel):

@@ -9,11 +9,11 @@ from fastapi import APIRouter, HTTPException, Path, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from scrapejobs_dispatcher.dependencies import KeyringDep
+from scrapejobs_dispatcher.edge.record_view import RecordView
 from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.tenants.authentication import AdminDep
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Role
-from scrapejobs_shared.ports.api_keys import ApiKeyRecord
 
 router = APIRouter(route_class=UnicodeBodyRoute, prefix="/v1/keys", tags=["keys"])
 KEY_ID = r"^key_[0-9a-f]{16}$"
@@ -34,24 +34,13 @@ class KeyRequest(BaseModel):
     )
 
 
-class KeyView(BaseModel):
+class KeyView(RecordView):
     id: str
     name: str
     tenant: str
     role: Role
     created_at: datetime
     last_used_at: datetime | None = Field(description="Within about an hour")
-
-    @classmethod
-    def of(cls, record: ApiKeyRecord) -> KeyView:
-        return cls(
-            id=record.id,
-            name=record.name,
-            tenant=record.tenant,
-            role=record.role,
-            created_at=record.created_at,
-            last_used_at=record.last_used_at,
-        )
 
 
 class CreatedKey(KeyView):

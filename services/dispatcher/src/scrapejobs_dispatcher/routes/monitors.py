@@ -11,12 +11,11 @@ from pydantic import BaseModel, Field
 from starlette.convertors import register_url_convertor
 
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep
+from scrapejobs_dispatcher.edge.record_view import RecordView
 from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS, JobIdSegment
 from scrapejobs_dispatcher.tenants.authentication import CallerDep
 from scrapejobs_shared.domain.monitor_checks import (
-    CheckPage,
-    CheckRecord,
     CheckStatus,
     PageStatus,
     Trigger,
@@ -69,7 +68,7 @@ class MonitorView(MonitorRequest):
         )
 
 
-class CheckView(BaseModel):
+class CheckView(RecordView):
     """A check: an ordinary job (``job_id``), its pages compared with the previous check's."""
 
     id: str
@@ -91,22 +90,8 @@ class CheckView(BaseModel):
         "this deployment no longer serves)",
     )
 
-    @classmethod
-    def of(cls, check: CheckRecord) -> CheckView:
-        return cls(
-            id=check.id,
-            monitor_id=check.monitor_id,
-            status=check.status,
-            trigger=check.trigger,
-            job_id=check.job_id,
-            created_at=check.created_at,
-            finished_at=check.finished_at,
-            summary=check.summary,
-            error=check.error,
-        )
 
-
-class CheckPageView(BaseModel):
+class CheckPageView(RecordView):
     url: str
     status: PageStatus
     status_code: int | None
@@ -118,18 +103,6 @@ class CheckPageView(BaseModel):
     notify: bool = Field(description="Whether the change passed the monitor's rules")
     held_back_by: list[str] = Field(description="The rules that held a change back")
     error: str | None
-
-    @classmethod
-    def of(cls, page: CheckPage) -> CheckPageView:
-        return cls(
-            url=page.url,
-            status=page.status,
-            status_code=page.status_code,
-            diff=page.diff,
-            notify=page.notify,
-            held_back_by=list(page.held_back_by),
-            error=page.error,
-        )
 
 
 class CheckList(BaseModel):

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scrapejobs_dispatcher.dependencies import QuotasDep
+from scrapejobs_dispatcher.edge.record_view import RecordView
 from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.tenants.authentication import AdminDep, CallerDep
-from scrapejobs_dispatcher.tenants.tenant_quotas import TenantUsage
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN
 from scrapejobs_shared.ports.tenant_quotas import Quota
 
@@ -19,8 +19,8 @@ router = APIRouter(route_class=UnicodeBodyRoute, prefix="/v1", tags=["tenants"])
 TenantPath = Annotated[str, Path(pattern=TENANT_PATTERN, description="The tenant's name")]
 
 
-class QuotaBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class QuotaBody(RecordView):
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
 
     pages_per_day: int = Field(
         ge=0, le=10**12, description="Pages fetched per UTC day (0: no limit)"
@@ -37,10 +37,6 @@ class QuotaBody(BaseModel):
             raise ValueError("must be an integer")
         return value
 
-    @classmethod
-    def of(cls, quota: Quota) -> QuotaBody:
-        return cls(pages_per_day=quota.pages_per_day, pages_in_flight=quota.pages_in_flight)
-
 
 class TenantView(BaseModel):
     tenant: str
@@ -53,7 +49,7 @@ class TenantList(BaseModel):
     tenants: list[TenantView]
 
 
-class UsageView(BaseModel):
+class UsageView(RecordView):
     tenant: str
     pages_today: int = Field(description="Pages its sites served today (UTC)")
     pages_in_flight: int = Field(description="Pages being fetched now")
@@ -61,18 +57,6 @@ class UsageView(BaseModel):
     own_quota: bool
     ai_tokens: int = Field(description="Model tokens its ai stages used today")
     ai_cost: float | None = Field(description="What they cost (None without prices set)")
-
-    @classmethod
-    def of(cls, usage: TenantUsage) -> UsageView:
-        return cls(
-            tenant=usage.tenant,
-            pages_today=usage.pages_today,
-            pages_in_flight=usage.pages_in_flight,
-            quota=QuotaBody.of(usage.quota),
-            own_quota=usage.own_quota,
-            ai_tokens=usage.ai_tokens,
-            ai_cost=usage.ai_cost,
-        )
 
 
 class UsageList(BaseModel):

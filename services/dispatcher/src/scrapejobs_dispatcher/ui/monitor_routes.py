@@ -17,7 +17,14 @@ from scrapejobs_dispatcher.routes.monitors import CHECK_ID, MONITOR_ID
 from scrapejobs_dispatcher.ui import monitor_pages
 from scrapejobs_dispatcher.ui.access import SAME_ORIGIN, TenantFilter, require_viewer
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
-from scrapejobs_dispatcher.ui.responses import from_htmx, page, problem, render, unavailable
+from scrapejobs_dispatcher.ui.responses import (
+    from_htmx,
+    page,
+    page_or_fragment,
+    problem,
+    render,
+    unavailable,
+)
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.monitor_checks import PageStatus
 from scrapejobs_shared.domain.monitors import MonitorStatus
@@ -50,19 +57,13 @@ CheckIdPath = Annotated[str, Path(pattern=CHECK_ID)]
 
 
 @router.get("/monitors")
+@router.get("/fragments/monitors")
 async def monitors_page(
     request: Request, services: MonitorServices, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(monitor_pages.monitor_list, services, page_token)
-    return await page(request, "monitors.html", services.key("list", page_token), build)
-
-
-@router.get("/fragments/monitors")
-async def monitors_fragment(
-    request: Request, services: MonitorServices, page_token: PageToken = None
-) -> HTMLResponse:
-    build = partial(monitor_pages.monitor_list, services, page_token)
-    return await page(request, "_monitors.html", services.key("list", page_token), build)
+    template = page_or_fragment(request, "monitors")
+    return await page(request, template, services.key("list", page_token), build)
 
 
 @router.get("/monitors/{monitor_id}")

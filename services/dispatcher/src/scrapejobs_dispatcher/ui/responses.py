@@ -94,6 +94,13 @@ async def page(
     return response
 
 
+def page_or_fragment(request: Request, name: str) -> str:
+    """The template of a view served at two paths: ``name.html``, the page, and ``_name.html``,
+    the fragment htmx polls at ``/ui/fragments/…``."""
+    fragment = request.url.path.startswith("/ui/fragments/")
+    return f"_{name}.html" if fragment else f"{name}.html"
+
+
 def from_htmx(request: Request) -> bool:
     """Actions are sent by htmx, which sets ``HX-Request``: a cross-site form cannot set a
     header without a CORS preflight, so this also keeps other sites from replaying tasks."""

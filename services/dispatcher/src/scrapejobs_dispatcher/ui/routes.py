@@ -35,7 +35,14 @@ from scrapejobs_dispatcher.ui.access import (
     require_viewer,
 )
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
-from scrapejobs_dispatcher.ui.responses import from_htmx, page, problem, render, unavailable
+from scrapejobs_dispatcher.ui.responses import (
+    from_htmx,
+    page,
+    page_or_fragment,
+    problem,
+    render,
+    unavailable,
+)
 from scrapejobs_dispatcher.ui.sessions import (
     COOKIE,
     COOKIE_PATH,
@@ -134,23 +141,13 @@ async def job_fragment(request: Request, job_id: str, services: Services) -> HTM
 
 
 @router.get("/dead-letters")
+@router.get("/fragments/dead-letters")
 async def dead_letters(
     request: Request, services: Services, job_id: JobFilter = None, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(pages.dead_letters, services, job_id or None, page_token)
-    return await page(
-        request, "dead_letters.html", services.key(*dead_letters_key(job_id, page_token)), build
-    )
-
-
-@router.get("/fragments/dead-letters")
-async def dead_letters_fragment(
-    request: Request, services: Services, job_id: JobFilter = None, page_token: PageToken = None
-) -> HTMLResponse:
-    build = partial(pages.dead_letters, services, job_id or None, page_token)
-    return await page(
-        request, "_dead_letters.html", services.key(*dead_letters_key(job_id, page_token)), build
-    )
+    template = page_or_fragment(request, "dead_letters")
+    return await page(request, template, services.key(*dead_letters_key(job_id, page_token)), build)
 
 
 async def _after_replay(
@@ -203,31 +200,21 @@ async def replay_all(
 
 
 @router.get("/workers")
+@router.get("/fragments/workers")
 async def workers(request: Request, services: Services) -> HTMLResponse:
     if (refused := _admins_only(request, services)) is not None:
         return refused
-    return await page(request, "workers.html", "workers", partial(pages.workers, services))
-
-
-@router.get("/fragments/workers")
-async def workers_fragment(request: Request, services: Services) -> HTMLResponse:
-    if (refused := _admins_only(request, services)) is not None:
-        return refused
-    return await page(request, "_workers.html", "workers", partial(pages.workers, services))
+    template = page_or_fragment(request, "workers")
+    return await page(request, template, "workers", partial(pages.workers, services))
 
 
 @router.get("/hosts")
+@router.get("/fragments/hosts")
 async def hosts(request: Request, services: Services) -> HTMLResponse:
     if (refused := _admins_only(request, services)) is not None:
         return refused
-    return await page(request, "hosts.html", "hosts", partial(pages.paused_hosts, services))
-
-
-@router.get("/fragments/hosts")
-async def hosts_fragment(request: Request, services: Services) -> HTMLResponse:
-    if (refused := _admins_only(request, services)) is not None:
-        return refused
-    return await page(request, "_hosts.html", "hosts", partial(pages.paused_hosts, services))
+    template = page_or_fragment(request, "hosts")
+    return await page(request, template, "hosts", partial(pages.paused_hosts, services))
 
 
 def _admins_only(request: Request, services: pages.Services) -> HTMLResponse | None:

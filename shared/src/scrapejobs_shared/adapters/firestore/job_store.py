@@ -1,4 +1,4 @@
-"""JobStore and BatchStore on Firestore (native mode), async client.
+r"""JobStore and BatchStore on Firestore (native mode), async client.
 
 Layout, under ``jobs/{job_id}``:
 
@@ -24,10 +24,10 @@ claimed in one commit (joint_claims.py).
 
 One object serves the store's ports (ports/job_store.py), composed of one adapter per port over
 one shared state (store_base.py): ``FirestoreJobStore`` answers ``Jobs`` itself and hands each
-call of the others to the adapter that does it (the table in its ``__init__``): claims to
-``FirestoreJointClaims`` (batch_claims.py, a bundle's in joint_claims.py), settles, closes,
-replays and new batches to ``FirestoreBatchStore`` (batch_store.py), results, handoffs and
-rejected messages to ``FirestoreTaskResults`` (task_results.py), the recovery's queries to
+call of the others to the adapter that does it (its table of ``Part``, adapters/part.py):
+claims to ``FirestoreJointClaims`` (batch_claims.py, a bundle's in joint_claims.py), settles,
+closes, replays and new batches to ``FirestoreBatchStore`` (batch_store.py), results, handoffs
+and rejected messages to ``FirestoreTaskResults`` (task_results.py), the recovery's queries to
 ``FirestoreRecoveryQueries`` (recovery_queries.py).
 """
 
@@ -74,6 +74,7 @@ from scrapejobs_shared.adapters.firestore.store_base import (
 )
 from scrapejobs_shared.adapters.firestore.task_results import FirestoreTaskResults
 from scrapejobs_shared.adapters.page_token import decode_token, encode_token
+from scrapejobs_shared.adapters.part import Part
 from scrapejobs_shared.domain.job_tally import with_tally
 from scrapejobs_shared.domain.records import (
     BatchRecord,
@@ -105,20 +106,26 @@ class FirestoreJobStore(FirestoreStoreBase):
             deadline=deadline,
         )  # fmt: skip
         super().__init__(state)
-        claims, batches = FirestoreJointClaims(state), FirestoreBatchStore(state)
-        results, queries = FirestoreTaskResults(state), FirestoreRecoveryQueries(state)
-        # which adapter does each call of the other ports (ports/job_store.py)
-        self.claim_batch, self.claim_together = claims.claim_batch, claims.claim_together
-        self.settle, self.close_batch = batches.settle, batches.close_batch
-        self.add_batch, self.reopen = batches.add_batch, batches.reopen
-        self.list_tasks, self.get_task = results.list_tasks, results.get_task
-        self.handoffs = results.handoffs
-        self.record_rejected_message = results.record_rejected_message
-        self.stuck_publishing = queries.stuck_publishing
-        self.finished_between = queries.finished_between
-        self.open_batches, self.stalled_batches = queries.open_batches, queries.stalled_batches
-        self.progressed_since = queries.progressed_since
-        self.tasks_with_status = queries.tasks_with_status
+        self._claims, self._batch_store = FirestoreJointClaims(state), FirestoreBatchStore(state)
+        self._results, self._queries = FirestoreTaskResults(state), FirestoreRecoveryQueries(state)
+
+    # which adapter does each call of the other ports (ports/job_store.py)
+    claim_batch = Part("_claims", FirestoreJointClaims.claim_batch)
+    claim_together = Part("_claims", FirestoreJointClaims.claim_together)
+    settle = Part("_batch_store", FirestoreBatchStore.settle)
+    close_batch = Part("_batch_store", FirestoreBatchStore.close_batch)
+    add_batch = Part("_batch_store", FirestoreBatchStore.add_batch)
+    reopen = Part("_batch_store", FirestoreBatchStore.reopen)
+    list_tasks = Part("_results", FirestoreTaskResults.list_tasks)
+    get_task = Part("_results", FirestoreTaskResults.get_task)
+    handoffs = Part("_results", FirestoreTaskResults.handoffs)
+    record_rejected_message = Part("_results", FirestoreTaskResults.record_rejected_message)
+    stuck_publishing = Part("_queries", FirestoreRecoveryQueries.stuck_publishing)
+    finished_between = Part("_queries", FirestoreRecoveryQueries.finished_between)
+    open_batches = Part("_queries", FirestoreRecoveryQueries.open_batches)
+    stalled_batches = Part("_queries", FirestoreRecoveryQueries.stalled_batches)
+    progressed_since = Part("_queries", FirestoreRecoveryQueries.progressed_since)
+    tasks_with_status = Part("_queries", FirestoreRecoveryQueries.tasks_with_status)
 
     @classmethod
     def connect(cls, project_id: str, database: str) -> FirestoreJobStore:

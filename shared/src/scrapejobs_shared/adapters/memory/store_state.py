@@ -1,0 +1,107 @@
+"""What the memory twin's parts share (job_store.py): the documents, one lock, and the commit.
+
+A commit is one step under the lock, always to the batch as it is now (what the Firestore
+adapter's guarded write or its transaction fallback amounts to): only what is still legal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from scrapejobs_shared.domain import batch_transitions
+from scrapejobs_shared.domain.batch_transitions import Applied
+from scrapejobs_shared.domain.job_tally import JobTally
+from scrapejobs_shared.domain.outcome_stats import Totals, slot_of
+from scrapejobs_shared.domain.records import (
+    BatchRecord,
+    Handoff,
+    JobRecord,
+    TaskOutcome,
+    TaskRecord,
+)
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.workers import WorkerView
+from scrapejobs_shared.ports.job_store import Settled
+from scrapejobs_shared.ports.page_cache import KeptPage, kept_page
+
+
+@dataclass(frozen=True, slots=True)
+class Handle:
+    job_id: str
+    batch_id: str
+
+
+class MemoryStoreState:
+    def __init__(self) -> None:
+        self.jobs: dict[str, JobRecord] = {}
+        self.batches: dict[str, dict[str, BatchRecord]] = {}
+        self.results: dict[str, dict[str, TaskRecord]] = {}
+        self.handed_off: dict[str, dict[str, Handoff]] = {}  # job id → task id → handoff
+        self.tallies: dict[str, JobTally] = {}  # job id → its tally (domain/job_tally.py)
+        self.rejected: list[tuple[str, str, bytes]] = []
+        self.starts: dict[str, datetime] = {}  # jobs' starts recorded by claims
+        self.held_jobs: set[str] = set()  # jobs that hold their one batch (create_jobs)
+        self.claim_tokens: list[str | None] = []  # what each claim was given
+        self.added: dict[str, int] = {}  # job id → pages a crawl added
+        self.lock = asyncio.Lock()
+        self.stats: dict[datetime, Totals] = {}  # outcome totals by 5-minute slot
+        self.tenant_stats: dict[tuple[str, datetime], Totals] = {}  # the same, per tenant
+        self.reachable = True  # tests switch it off to play an outage
+        self.workers: dict[str, WorkerView] = {}
+        self.kept_pages: dict[str, KeptPage] = {}  # the page cache's index (PageCache)
+        self.page_cache_reads = 0
+
+    async def ping(self) -> None:
+        if not self.reachable:
+            raise ConnectionError("the memory store is switched off")
+
+    def counts(self, job_id: str) -> dict[TaskStatus, int]:
+        counts = dict.fromkeys(TaskStatus, 0)
+        for batch in self.batches.get(job_id, {}).values():
+            for item in batch.items:
+                counts[item.status] += 1
+        return counts
+
+    def mark_found(self, batch: BatchRecord) -> None:
+        """A crawl's pages are results (``queued``) once found: found at most once a job."""
+        for item in batch.items:
+            self.results[batch.job_id][item.task_id] = batch_transitions.result_record(
+                batch, item, TaskOutcome(TaskStatus.QUEUED), batch.created_at
+            )
+
+    def write(self, applied: Applied, now: datetime) -> Handle:
+        """The commit: the batch, its results, kept pages, tally, handoffs and stats."""
+        if not applied.stats.empty:
+            slot = slot_of(now)
+            self.stats[slot] = self.stats.get(slot, Totals()) + applied.stats
+            of_tenant = (applied.batch.tenant, slot)
+            self.tenant_stats[of_tenant] = (
+                self.tenant_stats.get(of_tenant, Totals()) + applied.stats
+            )
+        batch = replace(applied.batch, updated_at=now)
+        self.batches[batch.job_id][batch.id] = batch
+        for record in applied.results:
+            self.results[batch.job_id][record.id] = record
+        for key, record in applied.kept:
+            self.kept_pages[key] = kept_page(record, now)[0]
+        if not applied.tally.empty:
+            self.tallies[batch.job_id] = self.tallies.get(batch.job_id, JobTally()) + applied.tally
+        kept = self.handed_off.setdefault(batch.job_id, {})
+        kept.update(applied.handoffs)
+        for task_id in applied.handoffs_done:
+            kept.pop(task_id, None)
+        return Handle(batch.job_id, batch.id)
+
+    def settled(self, applied: Applied, now: datetime) -> Settled:
+        handle = self.write(applied, now)
+        job_id = applied.batch.job_id
+        job = self.jobs[job_id]
+        open_left = any(b.open_items for b in self.batches[job_id].values())
+        return Settled(
+            handle,
+            applied.finished,
+            job.status is JobStatus.CANCELLED,
+            bool(applied.finished) and not open_left,
+        )

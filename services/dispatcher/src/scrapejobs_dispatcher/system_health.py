@@ -130,37 +130,27 @@ class Health:
             self.status = level
 
 
+@dataclass(eq=False)
 class SystemHealth:
-    def __init__(
-        self,
-        stats: StatsReader,
-        batches: RecoveryQueries,
-        gate: HostGate,
-        publisher: TaskPublisher,
-        clock: Clock,
-        policy: HealthPolicy,
-        ai_prices: ModelPrices | None = None,
-    ) -> None:
-        """``ai_prices``: what model tokens cost, for the cost of the window's ai stages."""
-        self._ai_prices = ai_prices
-        self._stats = stats
-        self._batches = batches
-        self._gate = gate
-        self._publisher = publisher
-        self._clock = clock
-        self._policy = policy
+    totals: StatsReader  # the outcome totals and unfinished jobs' counts
+    batches: RecoveryQueries
+    gate: HostGate
+    publisher: TaskPublisher
+    clock: Clock
+    policy: HealthPolicy
+    ai_prices: ModelPrices | None = None  # the cost of the window's ai stages
 
     async def stats(self, window: Window, tenant: str | None = None) -> StatsReport:
         """The figures of ``window``: of one tenant's jobs, or every tenant's (None); the
         paused hosts are every tenant's (a host's pause holds for all)."""
-        now = self._clock()
+        now = self.clock()
         since, totals = await self._window(window, now, tenant)
         jobs, open_work, paused = await asyncio.gather(
-            self._stats.jobs_by_status(tenant),
-            self._stats.open_work(self._policy.max_open_jobs, tenant),
-            self._gate.paused(now, 100),
+            self.totals.jobs_by_status(tenant),
+            self.totals.open_work(self.policy.max_open_jobs, tenant),
+            self.gate.paused(now, 100),
         )
-        return StatsReport(window, since, now, totals, jobs, open_work, paused, self._ai_prices)
+        return StatsReport(window, since, now, totals, jobs, open_work, paused, self.ai_prices)
 
     async def _window(
         self, window: Window, now: datetime, tenant: str | None = None
@@ -168,17 +158,17 @@ class SystemHealth:
         start = now - WINDOWS[window]
         if window == "24h":
             hours = [hour_of(start) + HOUR * n for n in range(25)]
-            by_hour = await self._stats.hour_totals([h for h in hours if h <= now], now, tenant)
+            by_hour = await self.totals.hour_totals([h for h in hours if h <= now], now, tenant)
             return hours[0], sum(by_hour.values(), Totals())
         slots = slots_between(start, now)
-        by_slot = await self._stats.slot_totals(slots, now, tenant)
+        by_slot = await self.totals.slot_totals(slots, now, tenant)
         return slots[0], sum(by_slot.values(), Totals())
 
     async def history(self, hours: int, tenant: str | None = None) -> list[HourRow]:
-        now = self._clock()
+        now = self.clock()
         current = hour_of(now)
         starts = [current - HOUR * n for n in range(hours - 1, -1, -1)]
-        by_hour = await self._stats.hour_totals(starts, now, tenant)
+        by_hour = await self.totals.hour_totals(starts, now, tenant)
         return [
             HourRow(h, by_hour[h], min((now - h).total_seconds(), HOUR.total_seconds()))
             for h in starts
@@ -193,8 +183,8 @@ class SystemHealth:
         open work and the paused hosts serves both; None when it could not be read)."""
         health = Health()
         firestore_ok, _ = await asyncio.gather(
-            self._reachable(health, "firestore", self._stats.ping),
-            self._reachable(health, "pubsub", self._publisher.check),
+            self._reachable(health, "firestore", self.totals.ping),
+            self._reachable(health, "pubsub", self.publisher.check),
         )
         judged = ("error_rate", "dead_letters", "backlog", "breakers")
         if not firestore_ok:
@@ -203,7 +193,7 @@ class SystemHealth:
             return health, None
         report, _ = await asyncio.gather(
             self._bounded(health, judged, self.stats("5m")),
-            self._bounded(health, ("stuck_work",), self._check_stuck(health, self._clock())),
+            self._bounded(health, ("stuck_work",), self._check_stuck(health, self.clock())),
         )
         if report is not None:
             self._judge_outcomes(health, report.totals)
@@ -216,7 +206,7 @@ class SystemHealth:
     ) -> bool:
         label = {"firestore": "Firestore", "pubsub": "Pub/Sub"}[name]
         try:
-            await asyncio.wait_for(probe(), self._policy.check_timeout_s)
+            await asyncio.wait_for(probe(), self.policy.check_timeout_s)
         except Exception as exc:  # whatever the client raises: unreachable is the finding
             why = f"{type(exc).__name__}: {exc}".strip()[:300]
             health.note(name, Level.UNHEALTHY, f"{label} unreachable ({why})", error=why)
@@ -230,7 +220,7 @@ class SystemHealth:
         """``read`` within the check timeout; on failure every check of ``names`` is DEGRADED
         with the reason, and None is returned."""
         try:
-            return await asyncio.wait_for(read, self._policy.check_timeout_s)
+            return await asyncio.wait_for(read, self.policy.check_timeout_s)
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}".strip()[:300]
             for name in names:
@@ -239,7 +229,7 @@ class SystemHealth:
 
     def _judge_outcomes(self, health: Health, totals: Totals) -> None:
         rate = totals.error_rate()
-        policy = self._policy
+        policy = self.policy
         level = Level.HEALTHY
         if rate is not None and totals.processed >= policy.min_processed:
             if rate >= policy.error_rate_unhealthy:
@@ -257,7 +247,7 @@ class SystemHealth:
         )
 
     def _judge_backlog(self, health: Health, report: StatsReport) -> None:
-        target = self._policy.backlog_target_s
+        target = self.policy.backlog_target_s
         age = report.oldest_queued_age_s
         level = Level.HEALTHY
         if age is not None and age > 4 * target:
@@ -275,12 +265,12 @@ class SystemHealth:
         )
 
     async def _check_stuck(self, health: Health, now: datetime) -> None:
-        before = now - timedelta(seconds=self._policy.stuck_after_s)
-        stuck = await self._batches.stalled_batches(before, now, 1)
+        before = now - timedelta(seconds=self.policy.stuck_after_s)
+        stuck = await self.batches.stalled_batches(before, now, 1)
         health.note(
             "stuck_work",
             Level.DEGRADED if stuck else Level.HEALTHY,
-            f"work unchanged for over {self._policy.stuck_after_s:.0f} s and held by no worker "
+            f"work unchanged for over {self.policy.stuck_after_s:.0f} s and held by no worker "
             "(the reconcile sweep publishes it again)",
             stuck=bool(stuck),
         )

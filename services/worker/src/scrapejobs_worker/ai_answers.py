@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrapejobs_shared.domain.model_usage import ModelUsage
@@ -78,22 +78,16 @@ class AiInvalidOutput(WorkFailed):
         self.usage = usage
 
 
+@dataclass(eq=False)
 class AiAnswers:
-    def __init__(
-        self,
-        model: LanguageModel,
-        default_model: str,
-        policy: AnswerPolicy | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._model = model
-        self._default_model = default_model
-        self._policy = policy or AnswerPolicy()
-        self._sleep = sleep
+    model: LanguageModel
+    default_model: str
+    policy: AnswerPolicy = field(default_factory=AnswerPolicy)
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
     def model_of(self, options: AiOptions) -> str:
         """The model the stage is answered by."""
-        return options.model or self._default_model
+        return options.model or self.default_model
 
     async def answer(self, options: AiOptions, content: str) -> AiAnswer:
         """The model's checked answer about ``content``; ``AiInvalidOutput``, ``ModelBusy`` or
@@ -126,12 +120,12 @@ class AiAnswers:
         attempt = 0
         while True:
             try:
-                return await self._model.reply(call)
+                return await self.model.reply(call)
             except ModelBusy as busy:
-                wait_s = self._policy.delay(attempt, busy)
+                wait_s = self.policy.delay(attempt, busy)
                 if wait_s is None:
                     raise
-                await self._sleep(wait_s)
+                await self.sleep(wait_s)
                 attempt += 1
 
 

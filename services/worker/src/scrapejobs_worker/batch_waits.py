@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from scrapejobs_shared.delivery.enqueue import Enqueuer
@@ -27,20 +28,14 @@ CLOSE_S = 5.0  # stopping: the longest spent waking what waits on this process
 log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class BatchWaits:
-    def __init__(
-        self,
-        held: HeldBatches | None,
-        enqueuer: Enqueuer,
-        clock: Clock,
-        apart_s: float = WAIT_APART_S,
-    ) -> None:
-        self._held = held
-        self._apart_s = apart_s
-        self._enqueuer = enqueuer
-        self._clock = clock
-        self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
-        self._wakes: set[asyncio.Task[None]] = set()
+    held: HeldBatches | None
+    enqueuer: Enqueuer
+    clock: Clock
+    apart_s: float = WAIT_APART_S
+    _timers: dict[tuple[str, str], asyncio.TimerHandle] = field(init=False, default_factory=dict)
+    _wakes: set[asyncio.Task[None]] = field(init=False, default_factory=set)
 
     @property
     def waiting(self) -> int:
@@ -50,17 +45,17 @@ class BatchWaits:
     async def defer(self, batch: BatchRecord, deferrals: int, wait_s: float) -> bool:
         """Publish ``batch`` (its deferred tasks) again, with ``deferrals``: at once, or in
         ``wait_s`` when that is long; False when it could not be (the caller nacks)."""
-        if self._held is not None and wait_s >= self._apart_s:
-            now = self._clock()
+        if self.held is not None and wait_s >= self.apart_s:
+            now = self.clock()
             until = now + timedelta(seconds=wait_s)
             try:
-                waits = await self._held.wait(batch, until, deferrals, now)
+                waits = await self.held.wait(batch, until, deferrals, now)
             except DependencyUnavailable:
                 waits = False
             if waits:
                 self._wake_in(batch.job_id, batch.id, wait_s)
                 return True
-        return await self._enqueuer.republish(batch, deferrals)
+        return await self.enqueuer.republish(batch, deferrals)
 
     def _wake_in(self, job_id: str, batch_id: str, delay_s: float) -> None:
         key = (job_id, batch_id)
@@ -77,11 +72,11 @@ class BatchWaits:
         task.add_done_callback(self._wakes.discard)
 
     async def _wake(self, job_id: str, batch_id: str) -> None:
-        assert self._held is not None
+        assert self.held is not None
         extra = {"job_id": job_id, "batch_id": batch_id}
         try:
-            for batch in await self._held.wake(job_id, batch_id, self._clock()):
-                if not await self._enqueuer.republish(batch, batch.wait_deferrals):
+            for batch in await self.held.wake(job_id, batch_id, self.clock()):
+                if not await self.enqueuer.republish(batch, batch.wait_deferrals):
                     log.warning("a woken batch was not published: the reconcile will", extra=extra)
         except Exception:
             log.exception("waking a deferred batch failed: the reconcile will", extra=extra)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from scrapejobs_shared.delivery.batching import authority
 from scrapejobs_shared.delivery.completion import complete_if_done
@@ -32,24 +33,15 @@ MAX_REVIVALS = 3  # a batch's returns from dead letters before its open tasks en
 DEAD = TaskOutcome(TaskStatus.DEAD_LETTERED)
 
 
+@dataclass(eq=False)
 class DeadLetters:
-    def __init__(
-        self,
-        store: StoreForEnqueue,
-        enqueuer: Enqueuer,
-        chain: HeldChain,
-        clock: Clock,
-        metrics: DeliveryMetrics,
-        max_delivery_attempts: int,
-        events: JobEvents | None = None,
-    ) -> None:
-        self._store = store
-        self._enqueuer = enqueuer
-        self._chain = chain
-        self._clock = clock
-        self._metrics = metrics
-        self._spent_at = max_delivery_attempts
-        self._events = events
+    store: StoreForEnqueue
+    enqueuer: Enqueuer
+    chain: HeldChain
+    clock: Clock
+    metrics: DeliveryMetrics
+    max_delivery_attempts: int
+    events: JobEvents | None = None
 
     async def handle(self, pushed: PushedMessage, messages: tuple[BatchMessage, ...]) -> Verdict:
         """Each batch of the dead letter (one, or a bundle's): the answer is the first that
@@ -62,19 +54,19 @@ class DeadLetters:
         revivals = _revivals(pushed.attributes)
         processing = lane == PROCESSING_LANE  # a lane's dead letters end that lane's tasks only
         revive = not processing and revivals < MAX_REVIVALS
-        closed = await self._store.close_batch(
+        closed = await self.store.close_batch(
             message.job_id,
             message.batch_id,
             DEAD,
-            self._clock(),
+            self.clock(),
             {TaskStatus.PROCESSING} if processing else FETCH_STATUSES,
-            spent_at=self._spent_at if revive else None,
+            spent_at=self.max_delivery_attempts if revive else None,
         )
         if isinstance(closed, Busy):
             return Verdict.retry("the batch is still being processed", "busy")
         if isinstance(closed, Missing):
             return Verdict.done("unknown batch")
-        self._metrics.dead_lettered(pushed.subscription, len(closed.finished))
+        self.metrics.dead_lettered(pushed.subscription, len(closed.finished))
         if closed.finished:
             log.warning(
                 "tasks dead-lettered",
@@ -85,14 +77,14 @@ class DeadLetters:
                 },
             )
         if closed.job_may_be_done:
-            await complete_if_done(self._store, message.job_id, self._clock, self._events)
+            await complete_if_done(self.store, message.job_id, self.clock, self.events)
         if closed.finished:
-            await self._chain.release_next(message.job_id, authority(message.tasks[0].url))
+            await self.chain.release_next(message.job_id, authority(message.tasks[0].url))
         still_open = set(closed.left_open)
         left = tuple(task for task in message.tasks if task.id in still_open)
         if left:
             again = message.model_copy(update={"tasks": left})
-            if not await self._enqueuer.revive(again, lane, revivals + 1):
+            if not await self.enqueuer.revive(again, lane, revivals + 1):
                 return Verdict.retry("could not publish the dead letter's open tasks", "publish")
             log.warning(
                 "dead letter published again",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from dataclasses import dataclass, field
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
@@ -16,13 +17,13 @@ from scrapejobs_shared.ports.jobs import Jobs
 log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class JobCache:
-    def __init__(self, store: Jobs, clock: Clock, max_entries: int = 1024) -> None:
-        self._store = store
-        self._clock = clock
-        self._max = max_entries
-        self._specs: OrderedDict[str, JobSpec] = OrderedDict()
-        self._loading: dict[str, asyncio.Future[JobSpec | None]] = {}
+    store: Jobs
+    clock: Clock
+    max_entries: int = 1024
+    _specs: OrderedDict[str, JobSpec] = field(init=False, default_factory=OrderedDict)
+    _loading: dict[str, asyncio.Future[JobSpec | None]] = field(init=False, default_factory=dict)
 
     async def spec(self, job_id: str) -> JobSpec | None:
         spec = self._specs.get(job_id)
@@ -46,15 +47,15 @@ class JobCache:
             del self._loading[job_id]
 
     async def _load(self, job_id: str) -> JobSpec | None:
-        job = await self._store.get_job(job_id)
+        job = await self.store.get_job(job_id)
         if job is None:
             return None
         if job.status is JobStatus.QUEUED:
             try:
-                await self._store.set_job_status(job_id, JobStatus.RUNNING, self._clock())
+                await self.store.set_job_status(job_id, JobStatus.RUNNING, self.clock())
             except Exception:  # informative only: the job's tasks run all the same
                 log.warning("could not mark the job running", extra={"job_id": job_id})
         self._specs[job_id] = job.spec
-        if len(self._specs) > self._max:
+        if len(self._specs) > self.max_entries:
             self._specs.popitem(last=False)
         return job.spec

@@ -21,6 +21,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from scrapejobs_shared.domain.batch_transitions import FinishTask
@@ -43,16 +44,16 @@ SAMPLE_EVERY = 10
 JOBS_TRACKED = 1000
 
 
+@dataclass(eq=False)
 class PageReuse:
-    def __init__(self, cache: PageCache | None, results: TaskResults, clock: Clock) -> None:
-        self._cache = cache
-        self._results = results
-        self._clock = clock
-        self._empty: OrderedDict[str, list[int]] = OrderedDict()  # job → [empty reads, skipped]
+    cache: PageCache | None
+    results: TaskResults
+    clock: Clock
+    _empty: OrderedDict[str, list[int]] = field(init=False, default_factory=OrderedDict)
 
     def _applies(self, spec: JobSpec) -> bool:
         return (
-            self._cache is not None and spec.crawl is None and ai_stage_index(spec.pipeline) is None
+            self.cache is not None and spec.crawl is None and ai_stage_index(spec.pipeline) is None
         )
 
     async def reused(
@@ -65,18 +66,18 @@ class PageReuse:
             return []
         if not self._reads(job_id):
             return []
-        assert self._cache is not None
+        assert self.cache is not None
         tasks = [task for task, _ in items]
         urls = [url for _, url in items]
         keys = dict(zip(tasks, page_keys(urls, spec, tenant=tenant), strict=True))
         try:
             with phase("cache"):
-                entries = await self._cache.get_many(
-                    list(keys.values()), self._clock() - timedelta(seconds=max_age)
+                entries = await self.cache.get_many(
+                    list(keys.values()), self.clock() - timedelta(seconds=max_age)
                 )
                 hits = [(task, entries[keys[task]]) for task in tasks if keys[task] in entries]
                 kept = await asyncio.gather(
-                    *(self._results.get_task(page.job_id, page.task_id) for _, page in hits)
+                    *(self.results.get_task(page.job_id, page.task_id) for _, page in hits)
                 )
         except Exception:
             log.warning("page cache not read: fetching every page", exc_info=True)

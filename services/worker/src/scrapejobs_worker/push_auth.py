@@ -39,7 +39,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, Protocol
 
 import jwt
@@ -167,6 +167,7 @@ def _rsa_signing_key(entry: object) -> tuple[str, Any] | None:
         return None
 
 
+@dataclass(eq=False)
 class CachedJwks:
     """A :class:`KeySource` that fetches a JWKS document and caches it.
 
@@ -182,28 +183,20 @@ class CachedJwks:
     fetch. ``fetch_jwks`` must return the parsed JWKS document.
     """
 
-    def __init__(
-        self,
-        fetch_jwks: Callable[[], Mapping[str, Any]],
-        ttl_s: float = 3600,
-        *,
-        min_refetch_interval_s: float = 30,
-        retry_after_s: float = 60,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._fetch_jwks = fetch_jwks
-        self._ttl_s = ttl_s
-        self._min_refetch_interval_s = min_refetch_interval_s
-        self._retry_after_s = retry_after_s
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._jwks: StaticJwks | None = None
-        self._expires_at = 0.0
-        self._last_forced_at: float | None = None
+    fetch_jwks: Callable[[], Mapping[str, Any]]
+    ttl_s: float = 3600
+    _: KW_ONLY
+    min_refetch_interval_s: float = 30
+    retry_after_s: float = 60
+    clock: Callable[[], float] = time.monotonic
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    _jwks: StaticJwks | None = field(init=False, default=None)
+    _expires_at: float = field(init=False, default=0.0)
+    _last_forced_at: float | None = field(init=False, default=None)
 
     def key_for(self, kid: str) -> Any:
         with self._lock:
-            key = self._lookup(kid, self._clock())
+            key = self._lookup(kid, self.clock())
         if key is None:
             raise PushAuthError("bad_signature", "unknown signing key id")
         return key
@@ -220,20 +213,20 @@ class CachedJwks:
 
     def _may_force_refetch(self, now: float) -> bool:
         last = self._last_forced_at
-        return last is None or now - last >= self._min_refetch_interval_s
+        return last is None or now - last >= self.min_refetch_interval_s
 
     def _refresh(self, now: float) -> StaticJwks:
         """Fetch the document; return the keys to use (the cached ones if that fails)."""
         try:
-            jwks = StaticJwks(self._fetch_jwks())
+            jwks = StaticJwks(self.fetch_jwks())
         except Exception:
             if self._jwks is None:
                 raise
             log.warning("JWKS refresh failed; keeping the cached keys", exc_info=True)
-            self._expires_at = now + self._retry_after_s
+            self._expires_at = now + self.retry_after_s
             return self._jwks
         self._jwks = jwks
-        self._expires_at = now + self._ttl_s
+        self._expires_at = now + self.ttl_s
         return jwks
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.messaging.task_message import BatchMessage, MalformedMessage, PushedMessage
@@ -24,32 +25,26 @@ Step = Callable[[tuple[BatchMessage, ...], float], Awaitable[Sequence[Verdict | 
 log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class PushDelivery:
-    def __init__(
-        self,
-        store: TaskResults,
-        clock: Clock,
-        metrics: DeliveryMetrics,
-        ack_deadline_s: float,
-        margin_s: float,
-    ) -> None:
-        self._store = store
-        self._clock = clock
-        self._metrics = metrics
-        self._budget_s = ack_deadline_s - margin_s
+    store: TaskResults
+    clock: Clock
+    metrics: DeliveryMetrics
+    ack_deadline_s: float
+    margin_s: float
 
     async def deliver(self, pushed: PushedMessage, step: Step) -> Verdict:
         started = time.perf_counter()
 
         def recorded(error: str | None) -> None:
-            self._metrics.delivery(pushed.subscription, time.perf_counter() - started, error)
+            self.metrics.delivery(pushed.subscription, time.perf_counter() - started, error)
 
         messages = await self.batches_of(pushed)
         if messages is None:
             recorded("malformed_message")
             return Verdict.done("malformed message recorded")
         try:
-            outcomes = await step(messages, time.monotonic() + self._budget_s)
+            outcomes = await step(messages, time.monotonic() + self.ack_deadline_s - self.margin_s)
         except BaseException as exc:
             recorded(type(exc).__qualname__)
             raise
@@ -70,7 +65,7 @@ class PushDelivery:
             return pushed.batches()
         except MalformedMessage as exc:
             log.error("malformed message", extra={"message_id": pushed.message_id, "why": str(exc)})
-            await self._store.record_rejected_message(
-                pushed.message_id, str(exc), pushed.data, self._clock()
+            await self.store.record_rejected_message(
+                pushed.message_id, str(exc), pushed.data, self.clock()
             )
             return None

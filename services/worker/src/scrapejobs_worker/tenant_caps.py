@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 
 from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
 
@@ -19,26 +20,24 @@ def tenant_gate_key(tenant: str) -> str:
     return TENANT_GATE_PREFIX + tenant
 
 
+@dataclass(eq=False)
 class TenantCaps:
-    def __init__(
-        self, quotas: TenantQuotas | None, default: int, recheck_s: float = RECHECK_S
-    ) -> None:
-        self._quotas = quotas
-        self._default = default
-        self._recheck_s = recheck_s
-        self._known: dict[str, tuple[int, float]] = {}
+    quotas: TenantQuotas | None
+    default: int
+    recheck_s: float = RECHECK_S
+    _known: dict[str, tuple[int, float]] = field(init=False, default_factory=dict)
 
     async def cap_of(self, tenant: str) -> int:
         """Pages ``tenant`` may have fetched at once (0: no cap), read at most every
         ``recheck_s`` per process."""
-        if self._quotas is None:
-            return self._default
+        if self.quotas is None:
+            return self.default
         known = self._known.get(tenant)
         if known is not None and known[1] > time.monotonic():
             return known[0]
-        quota = await self._quotas.quota_of(tenant)
-        cap = self._default if quota is None else quota.pages_in_flight
+        quota = await self.quotas.quota_of(tenant)
+        cap = self.default if quota is None else quota.pages_in_flight
         if len(self._known) > 10_000:
             self._known.clear()
-        self._known[tenant] = (cap, time.monotonic() + self._recheck_s)
+        self._known[tenant] = (cap, time.monotonic() + self.recheck_s)
         return cap

@@ -38,52 +38,44 @@ class WebhookPolicy:
     max_attempts: int = 8  # then the event is recorded failed (Pub/Sub's own limit is higher)
 
 
+@dataclass(eq=False)
 class WebhookSender:
-    def __init__(
-        self,
-        store: JobStore,
-        deliveries: WebhookLog,
-        fetcher: Fetcher,
-        clock: Clock,
-        secrets: Sequence[str],
-        policy: WebhookPolicy,
-    ) -> None:
-        self._store = store
-        self._deliveries = deliveries
-        self._fetcher = fetcher
-        self._clock = clock
-        self._secrets = tuple(secrets)
-        self._policy = policy
+    store: JobStore
+    deliveries: WebhookLog
+    fetcher: Fetcher
+    clock: Clock
+    secrets: Sequence[str]
+    policy: WebhookPolicy
 
     async def handle(self, pushed: PushedMessage) -> Verdict:
         try:
             event = WebhookEvent.from_message(pushed.data)
         except MalformedEvent as exc:
             log.error("malformed webhook event", extra={"why": str(exc)})
-            await self._store.record_rejected_message(
-                pushed.message_id, str(exc), pushed.data, self._clock()
+            await self.store.record_rejected_message(
+                pushed.message_id, str(exc), pushed.data, self.clock()
             )
             return Verdict.done("malformed event recorded")
-        job = await self._store.get_job(event.job_id)
+        job = await self.store.get_job(event.job_id)
         if job is None or job.spec.webhook is None:
             return Verdict.done("no webhook")
-        previous = await self._deliveries.get(job.id, event.id)
+        previous = await self.deliveries.get(job.id, event.id)
         if previous is not None and previous.state != "pending":
             return Verdict.done(f"already {previous.state}")
         page = None
         if event.type == "task.finished":
-            page = await self._store.get_task(job.id, str(event.data.get("task_id", "")))
+            page = await self.store.get_task(job.id, str(event.data.get("task_id", "")))
             if page is None or page.status is TaskStatus.CANCELLED:
                 return Verdict.done("no such page, or a cancelled one: nothing to announce")
             if not page.status.terminal:
                 return Verdict.done("the page is not finished: its lane announces it")
-        now = self._clock()
+        now = self.clock()
         status, error, permanent = await self._post(job, page, event, now)
         attempts = (previous.attempts if previous else 0) + 1
         state: DeliveryState = "pending"
         if status is not None and 200 <= status < 300:
             state = "delivered"
-        elif permanent or attempts >= self._policy.max_attempts:
+        elif permanent or attempts >= self.policy.max_attempts:
             state = "failed"
         delivery = WebhookDelivery(
             event_id=event.id,
@@ -97,7 +89,7 @@ class WebhookSender:
             last_error=error,
             delivered_at=now if state == "delivered" else None,
         )
-        await self._deliveries.put(job.id, delivery, job.expire_at)
+        await self.deliveries.put(job.id, delivery, job.expire_at)
         extra = {"job_id": job.id, "event": event.type, "attempts": attempts, "state": state}
         log.info("webhook attempt", extra=extra | {"status": status, "error": error})
         if state == "pending":
@@ -110,14 +102,14 @@ class WebhookSender:
         """(HTTP status, error, whether retrying is pointless)."""
         hook = job.spec.webhook
         assert hook is not None
-        keys = [hook.secret] if hook.secret else list(self._secrets)
+        keys = [hook.secret] if hook.secret else list(self.secrets)
         if not keys:
             return None, "no signing key: the job has no secret and none is configured", True
         body, signed = _signed(hook, job, page, event, keys, now)
         headers = {**hook.headers, "content-type": "application/json", **signed}
-        request = FetchRequest(hook.url, headers, self._policy.timeout_s, body=body.encode())
+        request = FetchRequest(hook.url, headers, self.policy.timeout_s, body=body.encode())
         try:
-            response = await self._fetcher.fetch(request)
+            response = await self.fetcher.fetch(request)
         except PermanentFetchError as exc:
             return None, f"{exc.reason}: {exc.detail}", True
         except FetchError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from opentelemetry.trace import SpanKind, Tracer
@@ -71,20 +72,13 @@ def message_of(
     )
 
 
+@dataclass(eq=False)
 class Enqueuer:
-    def __init__(
-        self,
-        store: StoreForEnqueue,
-        publisher: TaskPublisher,
-        clock: Clock,
-        tracer: Tracer,
-        events: JobEvents | None = None,
-    ) -> None:
-        self._store = store
-        self._publisher = publisher
-        self._clock = clock
-        self._tracer = tracer
-        self._events = events
+    store: StoreForEnqueue
+    publisher: TaskPublisher
+    clock: Clock
+    tracer: Tracer
+    events: JobEvents | None = None
 
     async def publish(self, batches: Sequence[BatchRecord], deferrals: int = 0) -> int:
         """Publish one message per batch with open tasks; returns how many tasks were failed
@@ -139,8 +133,8 @@ class Enqueuer:
             statuses = (
                 {TaskStatus.PROCESSING} if lane_of(batch) == PROCESSING_LANE else FETCH_STATUSES
             )
-            closed = await self._store.close_batch(
-                batch.job_id, batch.id, PUBLISH_FAILED, self._clock(), statuses
+            closed = await self.store.close_batch(
+                batch.job_id, batch.id, PUBLISH_FAILED, self.clock(), statuses
             )
             if isinstance(closed, Settled):
                 failed[batch.job_id] = failed.get(batch.job_id, 0) + len(closed.finished)
@@ -153,7 +147,7 @@ class Enqueuer:
                     "tasks": failed.get(job_id, 0),
                 },
             )
-            await complete_if_done(self._store, job_id, self._clock, self._events)
+            await complete_if_done(self.store, job_id, self.clock, self.events)
         return failed
 
     async def hand_on(self, batch: BatchRecord) -> bool:
@@ -207,13 +201,13 @@ class Enqueuer:
             "messaging.operation.name": "publish",
             "messaging.batch.message_count": len(messages),
         }
-        with self._tracer.start_as_current_span(
+        with self.tracer.start_as_current_span(
             "publish", kind=SpanKind.PRODUCER, attributes=attributes
         ) as span:
             carried = {**inject_trace_context(), LANE_ATTRIBUTE: lane, **(carry or {})}
             if deferrals:
                 carried[DEFERRALS] = str(deferrals)
-            results = await self._publisher.publish(messages, carried)
+            results = await self.publisher.publish(messages, carried)
             failed = sum(isinstance(result, BaseException) for result in results)
             if failed:
                 span.set_attribute("scrapejobs.publish.failed", failed)

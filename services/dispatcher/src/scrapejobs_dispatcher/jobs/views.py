@@ -6,14 +6,13 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasPath, BaseModel, ConfigDict, Field, field_validator
 
 from scrapejobs_dispatcher.edge.record_view import RecordView
 from scrapejobs_dispatcher.jobs.job_service import JobView
 from scrapejobs_dispatcher.submission.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.model_usage import ModelUsage
-from scrapejobs_shared.domain.records import JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN
 from scrapejobs_shared.politeness.host_key import HOST_PATTERN
@@ -23,7 +22,7 @@ HOST_FILTER = (
 )
 
 
-class JobSummary(BaseModel):
+class JobSummary(RecordView):
     id: str
     status: JobStatus
     created_at: datetime
@@ -31,29 +30,24 @@ class JobSummary(BaseModel):
     labels: dict[str, str]
     kind: str
     tenant: str = Field(description="The tenant (team) the job belongs to")
-    priority: Priority = Field(description="Its priority (the lane of its tasks unless rendered)")
+    priority: Priority = Field(
+        validation_alias=AliasPath("spec", "priority"),
+        description="Its priority (the lane of its tasks unless rendered)",
+    )
     rendered: bool = Field(
         default=False,
+        validation_alias=AliasPath("spec", "options", "render"),
         description="Its pages are rendered in headless Chromium (options.render); its tasks "
         "travel in the render lane",
     )
 
+    @field_validator("rendered", mode="before")
     @classmethod
-    def of(cls, job: JobRecord) -> JobSummary:
-        return cls(
-            id=job.id,
-            status=job.status,
-            created_at=job.created_at,
-            updated_at=job.updated_at,
-            labels=job.labels,
-            kind=job.kind,
-            tenant=job.tenant,
-            priority=job.spec.priority,
-            rendered=job.spec.options.render is not None,
-        )
+    def _render_asked(cls, render: object) -> bool:
+        return render is not None and render is not False
 
 
-class JobProgress(BaseModel):
+class JobProgress(RecordView):
     done: int = Field(description="Tasks finished (any terminal status)")
     total: int = Field(description="Tasks so far (a crawl's grows)")
     percent: float
@@ -98,21 +92,13 @@ class JobDetail(JobSummary):
 
     @classmethod
     def of_view(cls, view: JobView) -> JobDetail:
-        progress = view.progress
         return cls(
-            **JobSummary.of(view.job).model_dump(),
+            **dict(JobSummary.of(view.job)),
             total=view.total,
             counts=view.counts,
             started_at=view.job.started_at,
             finished_at=view.job.finished_at,
-            progress=JobProgress(
-                done=progress.done,
-                total=progress.total,
-                percent=progress.percent,
-                rate_per_s=progress.rate_per_s,
-                eta_s=progress.eta_s,
-                estimated_completion=progress.estimated_completion,
-            ),
+            progress=JobProgress.of(view.progress),
             ai_usage=AiUsage.of(usage, view.ai_cost) if (usage := view.job.ai_usage) else None,
         )
 

@@ -83,20 +83,13 @@ class Baseline:
 CANNOT_START: tuple[type[Exception], ...] = (QuotaExceeded, ValueError)
 
 
+@dataclass(eq=False)
 class CheckRunner:
-    def __init__(
-        self,
-        monitors: MonitorStore,
-        checks: MonitorChecks,
-        jobs: JobService,
-        clock: Callable[[], datetime],
-        outbox: WebhookOutbox | None = None,
-    ) -> None:
-        self._monitors = monitors
-        self._checks = checks
-        self._jobs = jobs
-        self._clock = clock
-        self._outbox = outbox
+    monitors: MonitorStore
+    checks: MonitorChecks
+    jobs: JobService
+    clock: Callable[[], datetime]
+    outbox: WebhookOutbox | None = None
 
     async def start(
         self,
@@ -111,12 +104,12 @@ class CheckRunner:
         it running (``skipped_overlap``)."""
         check_id = _check_id(monitor_id, scheduled_for)
         for _ in range(SAVE_ATTEMPTS):
-            monitor = await monitor_of(self._monitors, tenant, monitor_id)
-            existing = await self._checks.get(monitor_id, check_id)
+            monitor = await monitor_of(self.monitors, tenant, monitor_id)
+            existing = await self.checks.get(monitor_id, check_id)
             if existing is not None:  # a start retried: its job submitted, if it was not
                 baseline = await self._baseline(monitor, existing.job_id)
                 return await self._submitted(monitor, existing, baseline)
-            now = self._clock()
+            now = self.clock()
             previous = await self._last_check(monitor)
             if previous is not None and not previous.finished:
                 return await self._skipped(monitor, check_id, trigger, now)
@@ -140,9 +133,9 @@ class CheckRunner:
                 checks=monitor.checks + 1,
                 updated_at=monitor.stamp(now),
             )
-            if not await self._monitors.save(noted, read_at=monitor.updated_at):
+            if not await self.monitors.save(noted, read_at=monitor.updated_at):
                 continue  # changed meanwhile (another start?): look again
-            await self._checks.add(check)
+            await self.checks.add(check)
             return await self._submitted(noted, check, baseline)
         raise MonitorConflict(monitor_id)
 
@@ -159,9 +152,9 @@ class CheckRunner:
             finished_at=now,
             retention_days=monitor.request.retention_days,
         )
-        await self._checks.add(skipped)
+        await self.checks.add(skipped)
         log.info("check skipped: the previous one still runs", extra={"monitor_id": monitor.id})
-        return await self._checks.get(monitor.id, check_id) or skipped
+        return await self.checks.get(monitor.id, check_id) or skipped
 
     async def _baseline(self, monitor: MonitorRecord, job_id: str | None) -> Baseline:
         """What a check of a monitor of listed URLs starts from: each page's validators (it
@@ -171,7 +164,7 @@ class CheckRunner:
         if monitor.request.crawl is not None:
             return Baseline(None, None)
         with counting() as ops:
-            entries = await self._checks.snapshot_entries(monitor.id)
+            entries = await self.checks.snapshot_entries(monitor.id)
         targets = set(monitor.request.target_urls())
         validators = {e.url: e.validators for e in entries if e.validators is not None}
         departed = tuple(e.url for e in entries if e.url not in targets and e.has_current)
@@ -194,7 +187,7 @@ class CheckRunner:
         the error is raised on."""
         if check.job_id is not None and not check.finished:
             try:
-                await self._jobs.submit(
+                await self.jobs.submit(
                     Submission(
                         monitor.request.job_request(),
                         monitor.tenant,
@@ -204,9 +197,9 @@ class CheckRunner:
                     )
                 )
             except CANNOT_START as exc:
-                now = self._clock()
+                now = self.clock()
                 failed = replace(check, status=CheckStatus.FAILED, finished_at=now, error=str(exc))
-                await self._checks.finish(failed, ())
+                await self.checks.finish(failed, ())
                 log.warning(
                     "check could not start",
                     extra={"monitor_id": monitor.id, "check_id": check.id, "why": str(exc)},
@@ -217,8 +210,8 @@ class CheckRunner:
     async def listed(
         self, tenant: str, monitor_id: str, limit: int, after: str | None
     ) -> tuple[Sequence[CheckRecord], str | None]:
-        await monitor_of(self._monitors, tenant, monitor_id)
-        return await self._checks.listed(monitor_id, limit, after)
+        await monitor_of(self.monitors, tenant, monitor_id)
+        return await self.checks.listed(monitor_id, limit, after)
 
     async def pages(
         self,
@@ -238,12 +231,12 @@ class CheckRunner:
         self, check: CheckRecord, status: PageStatus | None, limit: int, after: str | None
     ) -> tuple[Sequence[CheckPage], str | None]:
         """A page of the pages of a check already read (``check``)."""
-        return await self._checks.pages(check.monitor_id, check.id, status, limit, after)
+        return await self.checks.pages(check.monitor_id, check.id, status, limit, after)
 
     async def check(self, tenant: str, monitor_id: str, check_id: str) -> CheckRecord:
         """The check, settled first if its job has finished."""
-        monitor = await monitor_of(self._monitors, tenant, monitor_id)
-        found = await self._checks.get(monitor_id, check_id)
+        monitor = await monitor_of(self.monitors, tenant, monitor_id)
+        found = await self.checks.get(monitor_id, check_id)
         if found is None or found.tenant != tenant:
             raise CheckNotFound(check_id)
         return await self.settle(monitor, found)
@@ -253,18 +246,18 @@ class CheckRunner:
         if check.finished or check.job_id is None:
             return check
         try:
-            job = (await self._jobs.get(check.job_id, None)).job
+            job = (await self.jobs.get(check.job_id, None)).job
         except JobNotFound:
             job = None
         if job is not None and not job.status.terminal:
             if job.status is JobStatus.RUNNING and check.status is CheckStatus.QUEUED:
-                await self._checks.mark(monitor.id, check.id, CheckStatus.RUNNING)
+                await self.checks.mark(monitor.id, check.id, CheckStatus.RUNNING)
                 return replace(check, status=CheckStatus.RUNNING)
             return check
-        now = self._clock()
-        claimed = await self._checks.claim(monitor.id, check.id, now, now + SETTLE_LEASE)
+        now = self.clock()
+        claimed = await self.checks.claim(monitor.id, check.id, now, now + SETTLE_LEASE)
         if claimed is None:  # another caller compares it, or it just finished
-            return await self._checks.get(monitor.id, check.id) or check
+            return await self.checks.get(monitor.id, check.id) or check
         with counting() as ops:
             summary, same = await self._compare(monitor, check, job)
             total = sum(summary.values())
@@ -272,12 +265,12 @@ class CheckRunner:
             done = replace(
                 check,
                 status=status,
-                finished_at=self._clock(),
+                finished_at=self.clock(),
                 summary={"total": total, **{s.value: summary.get(s.value, 0) for s in PageStatus}},
             )
             if _wants(job, "monitor.check.completed"):
                 await self._announce([check_event(done, done.finished_at or now)])
-            await self._checks.finish(done, same)
+            await self.checks.finish(done, same)
         log.info(
             "check finished",
             extra={
@@ -303,18 +296,18 @@ class CheckRunner:
         # targets already (a monitor of listed URLs: departed)
         entries = None
         if check.departed is None:
-            entries = {e.url: e for e in await self._checks.snapshot_entries(monitor.id)}
+            entries = {e.url: e for e in await self.checks.snapshot_entries(monitor.id)}
         summary: Counter[str] = Counter()
         same: list[CheckPage] = []
         seen: set[str] = set()
         token: str | None = None
         while job is not None:
-            results = await self._jobs.results(job.id, RESULTS_PAGE, token, None)
+            results = await self.jobs.results(job.id, RESULTS_PAGE, token, None)
             urls = [task.url for task in results.items]
             known = urls if entries is None else [url for url in urls if url in entries]
-            snapshots = await self._checks.snapshots_of(monitor.id, known)
+            snapshots = await self.checks.snapshots_of(monitor.id, known)
             pages, changed = _compared(monitor, check.id, results.items, snapshots)
-            await self._checks.record(check, [p for p in pages if not p.same], changed)
+            await self.checks.record(check, [p for p in pages if not p.same], changed)
             await self._announce_pages(job, check, pages)
             same += [page for page in pages if page.same]
             summary.update(page.status.value for page in pages)
@@ -333,10 +326,10 @@ class CheckRunner:
         else:
             gone = [u for u, e in entries.items() if u not in seen and e.remembered(check.id)]
         for start in range(0, len(gone), RESULTS_PAGE):
-            found = await self._checks.snapshots_of(monitor.id, gone[start : start + RESULTS_PAGE])
+            found = await self.checks.snapshots_of(monitor.id, gone[start : start + RESULTS_PAGE])
             leaving = [s for s in found.values() if s.baseline(check.id) is not None]
             removed = [CheckPage(s.url, PageStatus.REMOVED, notify=True) for s in leaving]
-            await self._checks.record(check, removed, [s.after(check.id, None) for s in leaving])
+            await self.checks.record(check, removed, [s.after(check.id, None) for s in leaving])
             await self._announce_pages(job, check, removed)
             summary[PageStatus.REMOVED.value] += len(removed)
         return summary, same
@@ -345,20 +338,20 @@ class CheckRunner:
         self, job: JobRecord | None, check: CheckRecord, pages: Sequence[CheckPage]
     ) -> None:
         if _wants(job, "monitor.page"):
-            now = self._clock()
+            now = self.clock()
             await self._announce([page_event(check, p, now) for p in pages if notified(p)])
 
     async def _announce(self, events: Sequence[WebhookEvent]) -> None:
         """Queue the events (raises if one could not be: the comparison is done again, and
         announces them again under the same ids)."""
-        if self._outbox is None or not events:
+        if self.outbox is None or not events:
             return
-        await asyncio.gather(*(self._outbox.publish(event) for event in events))
+        await asyncio.gather(*(self.outbox.publish(event) for event in events))
 
     async def _last_check(self, monitor: MonitorRecord) -> CheckRecord | None:
         if monitor.last_check_id is None:
             return None
-        last = await self._checks.get(monitor.id, monitor.last_check_id)
+        last = await self.checks.get(monitor.id, monitor.last_check_id)
         return None if last is None else await self.settle(monitor, last)
 
 

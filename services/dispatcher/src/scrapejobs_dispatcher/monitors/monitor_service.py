@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from scrapejobs_dispatcher.jobs.job_errors import OverLimit
@@ -50,34 +50,29 @@ async def _any_job(request: JobRequest, tenant: str) -> None:
     return None
 
 
+@dataclass(eq=False)
 class Monitors:
-    def __init__(
-        self,
-        store: MonitorStore,
-        clock: Callable[[], datetime],
-        allowed: Callable[[JobRequest, str], Awaitable[None]] = _any_job,
-        limits: MonitorLimits | None = None,
-    ) -> None:
-        """``allowed``: raises (``UnavailableHere``, ``OverLimit``) unless this deployment runs
-        such a job (the submission rules' shape: an ``ai`` stage needs a provider, patterns
-        within their budget): a monitor whose checks could not run is refused;
-        ``limits``: what a tenant's monitors may take (``OverLimit`` past them)."""
-        self._store = store
-        self._clock = clock
-        self._allowed = allowed
-        self._limits = limits or MonitorLimits()
+    """``allowed``: raises (``UnavailableHere``, ``OverLimit``) unless this deployment runs
+    such a job (the submission rules' shape: an ``ai`` stage needs a provider, patterns within
+    their budget): a monitor whose checks could not run is refused; ``limits``: what a tenant's
+    monitors may take (``OverLimit`` past them)."""
+
+    store: MonitorStore
+    clock: Callable[[], datetime]
+    allowed: Callable[[JobRequest, str], Awaitable[None]] = _any_job
+    limits: MonitorLimits = field(default_factory=MonitorLimits)
 
     async def create(self, tenant: str, request: MonitorRequest) -> MonitorRecord:
-        await self._allowed(request.job_request(), tenant)
+        await self.allowed(request.job_request(), tenant)
         self._within_pages(request)
-        kept = await self._store.count_of(tenant)
-        if kept >= self._limits.per_tenant:
+        kept = await self.store.count_of(tenant)
+        if kept >= self.limits.per_tenant:
             raise OverLimit(
                 "monitors",
                 f"this tenant keeps {kept} monitors, the most a tenant may keep here "
-                f"({self._limits.per_tenant}: SCRAPEJOBS_MONITORS_PER_TENANT); delete one first",
+                f"({self.limits.per_tenant}: SCRAPEJOBS_MONITORS_PER_TENANT); delete one first",
             )
-        now = self._clock()
+        now = self.clock()
         monitor_id = f"mon_{uuid.uuid4().hex}"
         record = MonitorRecord(
             id=monitor_id,
@@ -87,16 +82,16 @@ class Monitors:
             updated_at=now,
             next_check_at=_next_check(request, now, monitor_id),
         )
-        await self._store.create(record)
+        await self.store.create(record)
         return record
 
     async def get(self, tenant: str, monitor_id: str) -> MonitorRecord:
-        return await monitor_of(self._store, tenant, monitor_id)
+        return await monitor_of(self.store, tenant, monitor_id)
 
     async def listed(
         self, tenant: str, limit: int, after: str | None
     ) -> tuple[Sequence[MonitorRecord], str | None]:
-        return await self._store.listed(tenant, limit, after)
+        return await self.store.listed(tenant, limit, after)
 
     async def update(self, tenant: str, monitor_id: str, update: MonitorUpdate) -> MonitorRecord:
         """Apply the settings ``update`` names. ``ValueError`` when the result is not a valid
@@ -111,10 +106,10 @@ class Monitors:
             check_rule_fields(request.rules, request.extract)
             self._within_pages(request)
             if changes.keys() & CHANGES_ITS_JOB:
-                await self._allowed(request.job_request(), tenant)  # its checks can still run
+                await self.allowed(request.job_request(), tenant)  # its checks can still run
             # a pause, a resume, a new name or schedule are always allowed: a check that cannot
             # start is recorded failed (check_runner.py)
-            now = self._clock()
+            now = self.clock()
             schedule_moved = {"schedule", "status"} & changes.keys()
             changed = replace(
                 current,
@@ -126,12 +121,12 @@ class Monitors:
                     else current.next_check_at
                 ),
             )
-            if await self._store.save(changed, read_at=current.updated_at):
+            if await self.store.save(changed, read_at=current.updated_at):
                 return changed
         raise MonitorConflict(monitor_id)
 
     def _within_pages(self, request: MonitorRequest) -> None:
-        most = self._limits.pages_per_check
+        most = self.limits.pages_per_check
         if request.most_pages() > most:
             field = "crawl.max_pages" if request.crawl is not None else "urls"
             raise OverLimit(
@@ -145,7 +140,7 @@ class Monitors:
         return await self.update(tenant, monitor_id, MonitorUpdate(status=status))
 
     async def delete(self, tenant: str, monitor_id: str) -> None:
-        if not await self._store.delete(tenant, monitor_id):
+        if not await self.store.delete(tenant, monitor_id):
             raise MonitorNotFound(monitor_id)
 
 

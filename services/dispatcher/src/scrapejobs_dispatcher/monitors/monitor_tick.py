@@ -48,18 +48,12 @@ class Tick:
     left: int = 0  # due monitors and open checks left to the next tick (its time was up)
 
 
+@dataclass(eq=False)
 class MonitorTick:
-    def __init__(
-        self,
-        monitors: MonitorStore,
-        checks: MonitorChecks,
-        runner: CheckRunner,
-        clock: Callable[[], datetime],
-    ) -> None:
-        self._monitors = monitors
-        self._checks = checks
-        self._runner = runner
-        self._clock = clock
+    monitors: MonitorStore
+    checks: MonitorChecks
+    runner: CheckRunner
+    clock: Callable[[], datetime]
 
     async def run(self, limit: int = 100, budget_s: float = TICK_BUDGET_S) -> Tick:
         """The schedule's tick (every minute): start the check of every active monitor whose
@@ -72,10 +66,10 @@ class MonitorTick:
         each one's came due), and the tick stops starting work after ``budget_s`` (what is
         left goes to the next tick)."""
         stop_at = time.monotonic() + budget_s
-        now = self._clock()
-        due = round_robin(await self._monitors.due(now, limit), lambda m: m.tenant)
+        now = self.clock()
+        due = round_robin(await self.monitors.due(now, limit), lambda m: m.tenant)
         starts, left = await _in_turns(due, lambda m: self._start(m, now), stop_at)
-        open_checks = round_robin(await self._checks.open_checks(limit), lambda c: c.tenant)
+        open_checks = round_robin(await self.checks.open_checks(limit), lambda c: c.tenant)
         compares, left_open = await _in_turns(open_checks, self._compare, stop_at)
         return Tick(
             due=starts.count(STARTED),
@@ -90,7 +84,7 @@ class MonitorTick:
         slot = monitor.next_check_at
         assert slot is not None
         try:
-            await self._runner.start(monitor.tenant, monitor.id, "scheduled", slot)
+            await self.runner.start(monitor.tenant, monitor.id, "scheduled", slot)
             outcome = STARTED
         except MonitorNotFound:
             return GONE  # deleted meanwhile
@@ -104,8 +98,8 @@ class MonitorTick:
 
     async def _compare(self, check: CheckRecord) -> str:
         try:
-            owner = await self._monitors.get(check.tenant, check.monitor_id)
-            if owner is not None and (await self._runner.settle(owner, check)).finished:
+            owner = await self.monitors.get(check.tenant, check.monitor_id)
+            if owner is not None and (await self.runner.settle(owner, check)).finished:
                 return COMPARED
         except Exception:
             log.exception(
@@ -118,16 +112,16 @@ class MonitorTick:
     async def _advance(self, monitor: MonitorRecord, slot: datetime, now: datetime) -> None:
         """Move the monitor's next check time past ``slot`` and ``now`` (unless it moved)."""
         for _ in range(SAVE_ATTEMPTS):
-            current = await self._monitors.get(monitor.tenant, monitor.id)
+            current = await self.monitors.get(monitor.tenant, monitor.id)
             if current is None or current.next_check_at is None or current.next_check_at > slot:
                 return
             later = current.request.schedule.next_check(max(now, slot), current.id)
             moved = replace(
                 current,
                 next_check_at=later,
-                updated_at=current.stamp(self._clock()),
+                updated_at=current.stamp(self.clock()),
             )
-            if await self._monitors.save(moved, read_at=current.updated_at):
+            if await self.monitors.save(moved, read_at=current.updated_at):
                 return
 
 

@@ -14,6 +14,7 @@ from scrapejobs_dispatcher.dependencies import (
     RecoveryDep,
     UsageDep,
 )
+from scrapejobs_dispatcher.edge.record_view import RecordView
 from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.tenants.authentication import require_operator
@@ -91,7 +92,7 @@ async def roll_up_usage(usage: UsageDep) -> UsageRolledUp:
     return UsageRolledUp(days=await usage.roll_up())
 
 
-class MonitorsTick(BaseModel):
+class MonitorsTick(RecordView):
     due: int = Field(description="monitors whose check was started (or found started)")
     compared: int = Field(description="checks whose job had ended, compared (events sent)")
     failed: int = Field(
@@ -110,11 +111,4 @@ async def start_due_checks(
     """Start the check of every active monitor whose next check time has come, and move that
     time on; compare the checks whose job has ended (their events go out). Scheduled every
     minute; a tick retried or delivered twice starts one check and compares each once."""
-    tick = await tick_of.run(limit)
-    return MonitorsTick(
-        due=tick.due,
-        compared=tick.compared,
-        failed=tick.failed,
-        errors=tick.errors,
-        left=tick.left,
-    )
+    return MonitorsTick.of(await tick_of.run(limit))

@@ -63,27 +63,20 @@ class Submitted:
     replayed: bool  # the job an earlier request with this key created
 
 
+@dataclass(eq=False)
 class IdempotentSubmission:
-    def __init__(
-        self,
-        jobs: JobService,
-        keys: IdempotencyKeys,
-        clock: Clock,
-        ttl: timedelta,
-        stale_after: timedelta = timedelta(minutes=2),
-    ) -> None:
-        self._jobs = jobs
-        self._keys = keys
-        self._clock = clock
-        self._ttl = ttl
-        self._stale_after = stale_after
+    jobs: JobService
+    keys: IdempotencyKeys
+    clock: Clock
+    ttl: timedelta
+    stale_after: timedelta = timedelta(minutes=2)
 
     async def submit(self, submission: Submission, key: str | None = None) -> Submitted:
         """The one way in: ``submission`` stored and published (``JobService.submit``), once
         per ``key`` when one is given. Keys are the tenant's own (two tenants' equal keys are
         two submissions)."""
         if key is None:
-            return Submitted(await self._jobs.submit(submission), replayed=False)
+            return Submitted(await self.jobs.submit(submission), replayed=False)
         request, tenant = submission.request, submission.tenant
         if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():
             raise InvalidIdempotencyKey("Idempotency-Key must be 1-255 printable ASCII characters")
@@ -94,7 +87,7 @@ class IdempotentSubmission:
             job_id=digest[:32],
             key_fingerprint=hashlib.sha256(body.encode()).hexdigest(),
         )
-        if self._jobs.coalesces(request):
+        if self.jobs.coalesces(request):
             submitted = await self._in_one_commit(keyed, key)
             if submitted is not None:
                 return submitted
@@ -105,7 +98,7 @@ class IdempotentSubmission:
         id is the key's) is the key's, and the job keeps the body's fingerprint. A retry finds
         the job: the same body replays it, another is the key reused. None: a job created
         before jobs kept fingerprints, which the key's own document decides."""
-        view = await self._jobs.submit(keyed)
+        view = await self.jobs.submit(keyed)
         if view.created:
             return Submitted(view, replayed=False)
         if view.job.key_fingerprint is None:
@@ -119,10 +112,10 @@ class IdempotentSubmission:
         still being submitted is refused), then the job submitted, then the key completed."""
         assert keyed.job_id is not None and keyed.key_fingerprint is not None
         tenant, job_id, fingerprint = keyed.tenant, keyed.job_id, keyed.key_fingerprint
-        now = self._clock()
+        now = self.clock()
         try:
-            reservation = await self._keys.reserve(
-                digest, fingerprint, now, now + self._ttl, self._stale_after
+            reservation = await self.keys.reserve(
+                digest, fingerprint, now, now + self.ttl, self.stale_after
             )
         except DependencyUnavailable as exc:
             raise SubmissionUnconfirmed(job_id, exc, stored=False) from exc
@@ -130,23 +123,23 @@ class IdempotentSubmission:
             raise IdempotencyKeyReused(key)
         if isinstance(reservation, InFlight):
             try:  # its process may have died after the commit: the job answers for it
-                view = await self._jobs.existing(job_id, tenant)
+                view = await self.jobs.existing(job_id, tenant)
             except JobNotFound:
                 raise IdempotencyKeyInFlight(key) from None
-            await self._keys.complete(digest, job_id, self._clock())
+            await self.keys.complete(digest, job_id, self.clock())
             return Submitted(view, replayed=True)
         if isinstance(reservation, Done):  # the key's job is of the key's tenant
-            return Submitted(await self._jobs.get(reservation.job_id, None), replayed=True)
+            return Submitted(await self.jobs.get(reservation.job_id, None), replayed=True)
         try:
-            view = await self._jobs.submit(keyed)
+            view = await self.jobs.submit(keyed)
         except BaseException:
             # the store may be what failed: then the key stays reserved until it goes stale,
             # and a retry meanwhile finds the job, if it was stored, by its derived id
             with contextlib.suppress(DependencyUnavailable):
-                await self._keys.release(digest)
+                await self.keys.release(digest)
             raise
         if not view.created and view.job.key_fingerprint not in (None, fingerprint):
-            await self._keys.release(digest)  # a coalesced job's key, used with another body
+            await self.keys.release(digest)  # a coalesced job's key, used with another body
             raise IdempotencyKeyReused(key)
-        await self._keys.complete(digest, view.job.id, self._clock())
+        await self.keys.complete(digest, view.job.id, self.clock())
         return Submitted(view, replayed=not view.created)

@@ -41,20 +41,13 @@ class ScrapeTimedOut(TimedOut):
         self.timeout_s = timeout_s
 
 
+@dataclass(eq=False)
 class SyncScrape:
-    def __init__(
-        self,
-        submissions: IdempotentSubmission,
-        store: JobStore,
-        max_wait_s: float,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._submissions = submissions
-        self._store = store
-        self._max_wait_s = max_wait_s
-        self._sleep = sleep
-        self._monotonic = monotonic
+    submissions: IdempotentSubmission
+    store: JobStore
+    max_wait_s: float
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    monotonic: Callable[[], float] = time.monotonic
 
     async def scrape(self, request: ScrapeRequest, tenant: str, key: str | None = None) -> Scraped:
         """Submit the one-URL job and wait for it to end; ``ScrapeTimedOut`` after
@@ -63,24 +56,24 @@ class SyncScrape:
         started, and waits for it)."""
         submission = Submission(request.job_request(), tenant)
         job = await self.run(submission, request.timeout_s, key)
-        page = await self._store.list_tasks(job.id, 1, None)
+        page = await self.store.list_tasks(job.id, 1, None)
         return Scraped(job, page.items[0] if page.items else None)
 
     async def run(self, submission: Submission, wait_s: float, key: str | None = None) -> JobRecord:
         """Submit the job (once per ``key``, if any) and wait for it to end (up to ``wait_s``,
         or the service's ``max_wait_s`` if shorter): the job as it ended; ``ScrapeTimedOut``
         past the wait."""
-        wait_s = min(wait_s, self._max_wait_s)
-        deadline = self._monotonic() + wait_s
-        submitted = (await self._submissions.submit(submission, key)).view
+        wait_s = min(wait_s, self.max_wait_s)
+        deadline = self.monotonic() + wait_s
+        submitted = (await self.submissions.submit(submission, key)).view
         job_id = submitted.job.id
         pause = FIRST_LOOK_S
         while True:
-            left = deadline - self._monotonic()
+            left = deadline - self.monotonic()
             if left <= 0:
                 raise ScrapeTimedOut(job_id, wait_s)
-            await self._sleep(min(pause, left))
+            await self.sleep(min(pause, left))
             pause = min(pause * 2, LONGEST_PAUSE_S)
-            record = await self._store.get_job(job_id)
+            record = await self.store.get_job(job_id)
             if record is not None and record.status.terminal:
                 return record

@@ -11,7 +11,7 @@ at most every ``recheck_s`` per instance.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from scrapejobs_dispatcher.tenants.usage import MAX_OPEN_JOBS, credits_of, tokens_of
@@ -58,23 +58,15 @@ class TenantUsage:
     ai_cost: float | None
 
 
+@dataclass(eq=False)
 class Quotas:
-    def __init__(
-        self,
-        store: TenantQuotas,
-        stats: StatsReader,
-        clock: Clock,
-        defaults: Quota,
-        prices: ModelPrices | None = None,
-        recheck_s: float = RECHECK_S,
-    ) -> None:
-        self._store = store
-        self._stats = stats
-        self._clock = clock
-        self.defaults = defaults
-        self._prices = prices
-        self._recheck_s = recheck_s
-        self._quotas: dict[str, tuple[Quota | None, float]] = {}
+    store: TenantQuotas
+    stats: StatsReader
+    clock: Clock
+    defaults: Quota
+    prices: ModelPrices | None = None
+    recheck_s: float = RECHECK_S
+    _quotas: dict[str, tuple[Quota | None, float]] = field(init=False, default_factory=dict)
 
     async def quota_of(self, tenant: str) -> tuple[Quota, bool]:
         """The tenant's quota, and whether it is its own (else the defaults)."""
@@ -82,26 +74,26 @@ class Quotas:
         if cached is not None and cached[1] > time.monotonic():
             own = cached[0]
         else:
-            own = await self._store.quota_of(tenant)
+            own = await self.store.quota_of(tenant)
             if len(self._quotas) > 10_000:
                 self._quotas.clear()
-            self._quotas[tenant] = (own, time.monotonic() + self._recheck_s)
+            self._quotas[tenant] = (own, time.monotonic() + self.recheck_s)
         return (own, True) if own is not None else (self.defaults, False)
 
     async def set_quota(self, tenant: str, quota: Quota) -> None:
-        await self._store.set_quota(tenant, quota)
-        self._quotas[tenant] = (quota, time.monotonic() + self._recheck_s)
+        await self.store.set_quota(tenant, quota)
+        self._quotas[tenant] = (quota, time.monotonic() + self.recheck_s)
 
     async def own_quotas(self) -> list[tuple[str, Quota]]:
-        return list(await self._store.quotas(LISTED))
+        return list(await self.store.quotas(LISTED))
 
     async def usage(self, tenant: str) -> TenantUsage:
         """What ``tenant`` used today (read now), and its quota."""
         quota, own = await self.quota_of(tenant)
-        now = self._clock()
+        now = self.clock()
         totals = await self._day(tenant, now)
-        work = await self._stats.open_work(MAX_OPEN_JOBS, tenant)
-        cost = None if self._prices is None else self._prices.cost_of(totals.ai)
+        work = await self.stats.open_work(MAX_OPEN_JOBS, tenant)
+        cost = None if self.prices is None else self.prices.cost_of(totals.ai)
         return TenantUsage(
             tenant=tenant,
             pages_today=credits_of(totals),
@@ -114,4 +106,4 @@ class Quotas:
 
     async def _day(self, tenant: str, now: datetime) -> Totals:
         today = day_of(now)
-        return (await self._stats.day_totals([today], now, tenant))[today]
+        return (await self.stats.day_totals([today], now, tenant))[today]

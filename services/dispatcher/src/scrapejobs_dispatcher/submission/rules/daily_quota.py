@@ -31,16 +31,15 @@ SETTLED_AT_ONCE = 100  # ended jobs' reservations settled before a submission is
 JobUsage = Callable[[str], Awaitable[Usage | None]]
 
 
+@dataclass(eq=False)
 class DailyQuota:
-    def __init__(self, quotas: Quotas, ledger: QuotaLedger, usage: JobUsage) -> None:
-        """``usage``: what a reservation's job did not use (``job_usage``)."""
-        self._quotas = quotas
-        self._ledger = ledger
-        self._usage = usage
-        self._queues: dict[tuple[str, date], _Queue] = {}
+    quotas: Quotas
+    ledger: QuotaLedger
+    usage: JobUsage  # what a reservation's job did not use (``job_usage``)
+    _queues: dict[tuple[str, date], _Queue] = field(init=False, default_factory=dict)
 
     async def admit(self, admission: Admission) -> None:
-        quota, _ = await self._quotas.quota_of(admission.tenant)
+        quota, _ = await self.quotas.quota_of(admission.tenant)
         limit = quota.pages_per_day
         if not limit:
             return
@@ -57,25 +56,25 @@ class DailyQuota:
         """Give back what the tenant's ended jobs of ``day`` did not use (each reservation
         settled once); how many pages came back."""
         back = 0
-        for key in await self._ledger.unsettled(tenant, day, SETTLED_AT_ONCE):
-            usage = await self._usage(key)
+        for key in await self.ledger.unsettled(tenant, day, SETTLED_AT_ONCE):
+            usage = await self.usage(key)
             if usage is None:  # not a job's (a replay's: settled when made), or gone
-                await self._ledger.release(tenant, day, key, 0, final=True)
+                await self.ledger.release(tenant, day, key, 0, final=True)
             elif usage.ended:
-                await self._ledger.release(tenant, day, key, usage.unused, final=True)
+                await self.ledger.release(tenant, day, key, usage.unused, final=True)
                 back += usage.unused
         return back
 
     def _queue(self, key: tuple[str, date]) -> _Queue:
         queue = self._queues.get(key)
         if queue is None:
-            queue = self._queues[key] = _Queue(self._ledger, *key, self._forget)
+            queue = self._queues[key] = _Queue(self.ledger, *key, self._forget)
         return queue
 
     async def release(self, admission: Admission, unused: int, final: bool = False) -> None:
         if unused > 0 or final:
             day = _day(admission.at)
-            await self._ledger.release(admission.tenant, day, admission.key, unused, final)
+            await self.ledger.release(admission.tenant, day, admission.key, unused, final)
 
     def _forget(self, queue: _Queue) -> None:
         if self._queues.get((queue.tenant, queue.day)) is queue:

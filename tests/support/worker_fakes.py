@@ -24,12 +24,13 @@ from scrapejobs_shared.politeness.robots_cache import RobotsCache
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, PermanentFetchError
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.page_cache import PageCache
-from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor, Companions
+from scrapejobs_worker.batch_processor import BatchProcessor, Companions
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.extraction_processes import ExtractionInProcess
 from scrapejobs_worker.fetch_admissions import fetch_admissions
 from scrapejobs_worker.page_reuse import PageReuse
+from scrapejobs_worker.push_delivery import BatchPolicy
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 from scrapejobs_worker.tenant_caps import TenantCaps
 

@@ -15,7 +15,7 @@ from scrapejobs_shared.domain.records import BatchItem, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.politeness.admission import PolitenessPolicy
 from scrapejobs_shared.ports.fetcher import BlockedDestination, TransientFetchError
-from scrapejobs_worker.batch_processor import BatchPolicy
+from scrapejobs_worker.push_delivery import BatchPolicy
 from scrapejobs_worker.task_runner import RunnerPolicy
 from support.worker_fakes import (
     NOW,

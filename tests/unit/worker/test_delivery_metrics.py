@@ -164,8 +164,8 @@ async def test_the_processing_lane_s_deliveries_are_recorded_like_the_fetch_lane
     """Both lanes go through one delivery skeleton (push_delivery.py): the ai stage's lane
     records each push's duration and outcome too (a malformed one, and one whose batch is
     unknown, acked)."""
-    from scrapejobs_worker.batch_processor import BatchPolicy
     from scrapejobs_worker.processing_lane import ProcessingLane
+    from scrapejobs_worker.push_delivery import BatchPolicy
 
     store = MemoryJobStore()
     batch = await setup_job(store)

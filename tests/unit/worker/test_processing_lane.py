@@ -27,10 +27,10 @@ from scrapejobs_shared.politeness.host_gate import Permit, Throttle
 from scrapejobs_shared.ports.answer_cache import CachedAnswer
 from scrapejobs_worker import model_slots
 from scrapejobs_worker.ai_answers import AiAnswers, AnswerPolicy
-from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.model_port import ModelBusy, ModelCall, ModelReply
 from scrapejobs_worker.model_slots import ModelSlots
 from scrapejobs_worker.processing_lane import ProcessingLane
+from scrapejobs_worker.push_delivery import BatchPolicy
 from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
 
 SCHEMA = {

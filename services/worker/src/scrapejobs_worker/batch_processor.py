@@ -59,24 +59,13 @@ from scrapejobs_worker.held_chain import HeldChain, NextRelease
 from scrapejobs_worker.host_spread import HostSpread
 from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.page_reuse import PageReuse
-from scrapejobs_worker.push_delivery import PushDelivery
+from scrapejobs_worker.push_delivery import BatchPolicy, PushDelivery
 from scrapejobs_worker.task_runner import BatchWork, Kind, TaskResult, TaskRunner, cancelled
 from scrapejobs_worker.verdict import Verdict
 from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
 
 log = logging.getLogger(__name__)
 CANCELLED = TaskStatus.CANCELLED
-
-
-@dataclass(frozen=True, slots=True)
-class BatchPolicy:
-    ack_deadline_s: float = 60.0  # the subscription's: the push request's timeout
-    deadline_margin_s: float = 5.0  # answer this long before the ack deadline
-    concurrency: int = 8  # tasks of one batch in flight at once
-    flush_interval_s: float = 1.0  # results become visible at least this often
-    lease_s: float = 40.0  # a claimed batch's lease, renewed while it runs
-    store_timeout_s: float = 5.0  # a Firestore call's deadline (SCRAPEJOBS_FIRESTORE_TIMEOUT_S)
-    max_delivery_attempts: int = 5  # the subscription's (dead_letters.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +110,7 @@ class BatchProcessor:
         self._jobs = JobCache(store, clock)
         self._lease = timedelta(seconds=policy.lease_s)
         self._joint = JointClaims(store, clock, self._lease)
-        self._delivery = PushDelivery(
-            store, clock, metrics, policy.ack_deadline_s, policy.deadline_margin_s
-        )
+        self._delivery = PushDelivery(store, clock, metrics, policy)
 
     async def close(self) -> None:
         """Stopping: what waits on this process is published now (batch_waits.py)."""

@@ -30,7 +30,7 @@ from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
 from scrapejobs_worker.adapters import Adapters, Overrides
 from scrapejobs_worker.ai_answers import AiAnswers
-from scrapejobs_worker.batch_processor import BatchPolicy, BatchProcessor, Companions
+from scrapejobs_worker.batch_processor import BatchProcessor, Companions
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.extraction_processes import ExtractionInProcess, ExtractionProcesses
@@ -43,6 +43,7 @@ from scrapejobs_worker.model_slots import ModelSlots
 from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.processing_lane import ProcessingLane
 from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
+from scrapejobs_worker.push_delivery import BatchPolicy
 from scrapejobs_worker.push_guard import PushGuard
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
 from scrapejobs_worker.routes import health, pubsub

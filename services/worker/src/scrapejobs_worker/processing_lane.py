@@ -46,13 +46,12 @@ from scrapejobs_shared.ports.answer_cache import AnswerCache, CachedAnswer, answ
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, JobStore, Missing
 from scrapejobs_worker.ai_answers import AiAnswer, AiAnswers, AiInvalidOutput
-from scrapejobs_worker.batch_processor import BatchPolicy
 from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.model_port import ModelBusy, ModelRefused
 from scrapejobs_worker.model_slots import ModelSlots
-from scrapejobs_worker.push_delivery import PushDelivery
+from scrapejobs_worker.push_delivery import BatchPolicy, PushDelivery
 from scrapejobs_worker.task_runner import CANCELLED
 from scrapejobs_worker.verdict import Verdict
 
@@ -86,9 +85,7 @@ class ProcessingLane:
         self._jobs = JobCache(store, clock)
         self._lease = timedelta(seconds=policy.lease_s)
         metrics = metrics or DeliveryMetrics(NoOpMeter("scrapejobs-worker"), "processing")
-        self._delivery = PushDelivery(
-            store, clock, metrics, policy.ack_deadline_s, policy.deadline_margin_s
-        )
+        self._delivery = PushDelivery(store, clock, metrics, policy)
 
     async def handle_push(self, pushed: PushedMessage) -> Verdict:
         """A push's batches one after another (push_delivery.py: what every lane does)."""

@@ -3,7 +3,8 @@ acked, never redelivered), give it its deadline (the subscription's ack deadline
 margin), run its batches with the lane's own step, fold their verdicts into the push's (acked
 when every batch's verdict acks; otherwise nacked, and the redelivery skips the batches that
 finished), and record the delivery's duration and outcome. The lanes (batch_processor.py:
-fetching; processing_lane.py: the ai stage) differ only in their step."""
+fetching; processing_lane.py: the ai stage) differ only in their step; ``BatchPolicy`` is the
+delivery's settings both run by."""
 
 from __future__ import annotations
 
@@ -25,13 +26,28 @@ Step = Callable[[tuple[BatchMessage, ...], float], Awaitable[Sequence[Verdict | 
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class BatchPolicy:
+    ack_deadline_s: float = 60.0  # the subscription's: the push request's timeout
+    deadline_margin_s: float = 5.0  # answer this long before the ack deadline
+    concurrency: int = 8  # tasks of one batch in flight at once
+    flush_interval_s: float = 1.0  # results become visible at least this often
+    lease_s: float = 40.0  # a claimed batch's lease, renewed while it runs
+    store_timeout_s: float = 5.0  # a Firestore call's deadline (SCRAPEJOBS_FIRESTORE_TIMEOUT_S)
+    max_delivery_attempts: int = 5  # the subscription's (dead_letters.py)
+
+    @property
+    def budget_s(self) -> float:
+        """How long a push may take: answered before the ack deadline, by the margin."""
+        return self.ack_deadline_s - self.deadline_margin_s
+
+
 @dataclass(eq=False)
 class PushDelivery:
     store: TaskResults
     clock: Clock
     metrics: DeliveryMetrics
-    ack_deadline_s: float
-    margin_s: float
+    policy: BatchPolicy
 
     async def deliver(self, pushed: PushedMessage, step: Step) -> Verdict:
         started = time.perf_counter()
@@ -44,7 +60,7 @@ class PushDelivery:
             recorded("malformed_message")
             return Verdict.done("malformed message recorded")
         try:
-            outcomes = await step(messages, time.monotonic() + self.ack_deadline_s - self.margin_s)
+            outcomes = await step(messages, time.monotonic() + self.policy.budget_s)
         except BaseException as exc:
             recorded(type(exc).__qualname__)
             raise

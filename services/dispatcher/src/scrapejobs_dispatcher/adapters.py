@@ -1,6 +1,6 @@
 """The dispatcher's adapters: those a caller gives (``Overrides``: tests give in-memory twins),
 else the real ones (Firestore, Pub/Sub), each made on first use and closed with the app on its
-exit stack. A new port is one field here and one property."""
+exit stack. A new port is one field here and one line (``OnFirestore``) or property."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from scrapejobs_shared.adapters.firestore.quota_ledger import FirestoreQuotaLedg
 from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSessionRevocations
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
-from scrapejobs_shared.adapters.service_adapters import ServiceAdapters
+from scrapejobs_shared.adapters.service_adapters import OnFirestore, ServiceAdapters
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.api_keys import ApiKeyStore
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
@@ -102,17 +102,11 @@ class Adapters(ServiceAdapters):
             "store", lambda: FirestoreJobStore(self._firestore, deadline=self._deadline)
         )
 
-    @cached_property
-    def idempotency_keys(self) -> IdempotencyKeys:
-        return self._on_firestore("idempotency_keys", FirestoreIdempotencyKeys)
+    idempotency_keys = OnFirestore[IdempotencyKeys](FirestoreIdempotencyKeys)
 
-    @cached_property
-    def stats_reader(self) -> StatsReader:
-        return self._on_firestore("stats_reader", FirestoreStats)
+    stats_reader = OnFirestore[StatsReader](FirestoreStats)
 
-    @cached_property
-    def worker_directory(self) -> WorkerDirectory:
-        return self._on_firestore("worker_directory", FirestoreWorkerDirectory)
+    worker_directory = OnFirestore[WorkerDirectory](FirestoreWorkerDirectory)
 
     @cached_property
     def session_revocations(self) -> SessionRevocations:
@@ -127,22 +121,12 @@ class Adapters(ServiceAdapters):
             "api_keys", lambda: FirestoreApiKeyStore(self._identities, self._deadline)
         )
 
-    @cached_property
-    def tenant_quotas(self) -> TenantQuotas:
-        return self._on_firestore("tenant_quotas", FirestoreTenantQuotas)
+    tenant_quotas = OnFirestore[TenantQuotas](FirestoreTenantQuotas)
 
-    @cached_property
-    def held_batches(self) -> HeldBatches:
-        return self._on_firestore("held_batches", FirestoreHeldBatches)
+    held_batches = OnFirestore[HeldBatches](FirestoreHeldBatches)
 
-    @cached_property
-    def monitor_store(self) -> MonitorStore:
-        return self._on_firestore("monitor_store", FirestoreMonitorStore)
+    monitor_store = OnFirestore[MonitorStore](FirestoreMonitorStore)
 
-    @cached_property
-    def monitor_checks(self) -> MonitorChecks:
-        return self._on_firestore("monitor_checks", FirestoreMonitorChecks)
+    monitor_checks = OnFirestore[MonitorChecks](FirestoreMonitorChecks)
 
-    @cached_property
-    def quota_ledger(self) -> QuotaLedger:
-        return self._on_firestore("quota_ledger", FirestoreQuotaLedger)
+    quota_ledger = OnFirestore[QuotaLedger](FirestoreQuotaLedger)

@@ -2,25 +2,22 @@
 else the real ones (Firestore, Pub/Sub, the SSRF-safe fetcher, a language model), each made on
 first use and closed with the app on its exit stack. A caller that gives the job store runs
 without the optional stores it does not give (a tenant's caps, held batches, the worker list,
-the page cache): they would need Firestore. A new port is one field here and one property."""
+the page cache): they would need Firestore. A new port is one field here and one line
+(``OptionalOnFirestore``) or property."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import AsyncExitStack
 from functools import cached_property
-from typing import TypedDict, TypeVar, cast
-
-from google.cloud import firestore
+from typing import TypedDict, cast
 
 from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCache
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
-from scrapejobs_shared.adapters.service_adapters import ServiceAdapters
+from scrapejobs_shared.adapters.service_adapters import OptionalOnFirestore, ServiceAdapters
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.fetcher import Fetcher
@@ -34,8 +31,6 @@ from scrapejobs_shared.ports.workers import WorkerDirectory
 from scrapejobs_worker.model_port import LanguageModel
 from scrapejobs_worker.push_auth import KeySource
 from scrapejobs_worker.settings import WorkerSettings
-
-T = TypeVar("T")
 
 
 class Overrides(TypedDict, total=False):
@@ -62,21 +57,6 @@ class Adapters(ServiceAdapters):
     def __init__(self, settings: WorkerSettings, given: Overrides, stack: AsyncExitStack) -> None:
         super().__init__(settings, given, stack)
         self._settings = settings
-
-    @property
-    def _in_memory(self) -> bool:
-        """The caller gave the job store: the optional stores it did not give are left out."""
-        return "store" in self._given
-
-    def _optional_on_firestore(
-        self, port: str, adapter: Callable[[firestore.AsyncClient, CallDeadline], T]
-    ) -> T | None:
-        """The adapter given for ``port``; else, unless the caller gave the job store, the
-        real one on the main database."""
-        given = self._given.get(port)
-        if given is not None:
-            return cast(T, given)
-        return None if self._in_memory else adapter(self._firestore, self._deadline)
 
     @cached_property
     def store(self) -> JobStore:
@@ -110,18 +90,10 @@ class Adapters(ServiceAdapters):
             return None
         return self._on_firestore("answer_cache", FirestoreAnswerCache)
 
-    @cached_property
-    def worker_directory(self) -> WorkerDirectory | None:
-        return self._optional_on_firestore("worker_directory", FirestoreWorkerDirectory)
+    worker_directory = OptionalOnFirestore[WorkerDirectory](FirestoreWorkerDirectory)
 
-    @cached_property
-    def page_cache(self) -> PageCache | None:
-        return self._optional_on_firestore("page_cache", FirestorePageCache)
+    page_cache = OptionalOnFirestore[PageCache](FirestorePageCache)
 
-    @cached_property
-    def tenant_quotas(self) -> TenantQuotas | None:
-        return self._optional_on_firestore("tenant_quotas", FirestoreTenantQuotas)
+    tenant_quotas = OptionalOnFirestore[TenantQuotas](FirestoreTenantQuotas)
 
-    @cached_property
-    def held_batches(self) -> HeldBatches | None:
-        return self._optional_on_firestore("held_batches", FirestoreHeldBatches)
+    held_batches = OptionalOnFirestore[HeldBatches](FirestoreHeldBatches)

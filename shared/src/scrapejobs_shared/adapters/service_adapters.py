@@ -1,14 +1,15 @@
 """What both services' composition roots share: each port's adapter is the one a caller gives
 (tests give in-memory twins), else the real one, made once on first use; the Firestore clients
 and the Pub/Sub publishers made are closed on the app's exit stack. Each service's
-``adapters.py`` subclasses :class:`ServiceAdapters` with its own ports."""
+``adapters.py`` subclasses :class:`ServiceAdapters` with its own ports; a port on the main
+database is one line there: ``quota_ledger = OnFirestore[QuotaLedger](FirestoreQuotaLedger)``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from functools import cached_property
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, Self, TypeVar, cast, overload
 
 from google.cloud import firestore
 
@@ -24,6 +25,52 @@ from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 
 T = TypeVar("T")
+Made = Callable[[firestore.AsyncClient, CallDeadline], T]
+
+
+class _PortAdapter(Generic[T]):
+    """A port's adapter, as a class attribute of a service's adapters: the one given for it,
+    else ``adapter`` on the main database; made once, on first use (then kept on the
+    instance, as ``cached_property`` keeps a value)."""
+
+    def __init__(self, adapter: Made[T]) -> None:
+        self._adapter = adapter
+        self._port = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._port = name
+
+    def _kept(self, adapters: ServiceAdapters, made: T | None) -> T | None:
+        adapters.__dict__[self._port] = made
+        return made
+
+
+class OnFirestore(_PortAdapter[T]):
+    @overload
+    def __get__(self, instance: None, owner: type) -> Self: ...
+
+    @overload
+    def __get__(self, instance: ServiceAdapters, owner: type) -> T: ...
+
+    def __get__(self, instance: ServiceAdapters | None, owner: type) -> Self | T | None:
+        if instance is None:
+            return self
+        return self._kept(instance, instance._on_firestore(self._port, self._adapter))
+
+
+class OptionalOnFirestore(_PortAdapter[T]):
+    """A port a service runs without: None when a test gave the job store but not this one."""
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Self: ...
+
+    @overload
+    def __get__(self, instance: ServiceAdapters, owner: type) -> T | None: ...
+
+    def __get__(self, instance: ServiceAdapters | None, owner: type) -> Self | T | None:
+        if instance is None:
+            return self
+        return self._kept(instance, instance._optional_on_firestore(self._port, self._adapter))
 
 
 class ServiceAdapters:
@@ -41,11 +88,16 @@ class ServiceAdapters:
         given = self._given.get(port)
         return cast(T, given) if given is not None else real()
 
-    def _on_firestore(
-        self, port: str, adapter: Callable[[firestore.AsyncClient, CallDeadline], T]
-    ) -> T:
+    def _on_firestore(self, port: str, adapter: Made[T]) -> T:
         """The adapter given for ``port``, else ``adapter`` on the main database."""
         return self._or_real(port, lambda: adapter(self._firestore, self._deadline))
+
+    def _optional_on_firestore(self, port: str, adapter: Made[T]) -> T | None:
+        """The adapter given for ``port``; else, unless the caller gave the job store (tests:
+        the optional stores they did not give are left out), the real one."""
+        if self._given.get(port) is not None or "store" not in self._given:
+            return self._on_firestore(port, adapter)
+        return None
 
     def _client(self, database: str) -> firestore.AsyncClient:
         client = firestore.AsyncClient(project=self._common.project_id, database=database)
@@ -79,10 +131,5 @@ class ServiceAdapters:
         self._stack.push_async_callback(outbox.close)
         return outbox
 
-    @cached_property
-    def gate(self) -> HostGate:
-        return self._on_firestore("gate", FirestoreHostGate)
-
-    @cached_property
-    def webhook_log(self) -> WebhookLog:
-        return self._on_firestore("webhook_log", FirestoreWebhookLog)
+    gate = OnFirestore[HostGate](FirestoreHostGate)
+    webhook_log = OnFirestore[WebhookLog](FirestoreWebhookLog)

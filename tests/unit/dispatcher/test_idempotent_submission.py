@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from opentelemetry.trace import NoOpTracer
 
+from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService, JobView
 from scrapejobs_dispatcher.submission.idempotent import (
     IdempotencyKeyInFlight,
@@ -21,6 +22,7 @@ from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
 
@@ -49,7 +51,8 @@ class DiesAfterCommit(JobService):
 
 def submissions(jobs: type[JobService], store, keys, clock, window_s=None) -> IdempotentSubmission:  # type: ignore[no-untyped-def]
     policy = JobPolicy(timedelta(days=1), coalesce_window_s=window_s)
-    service = jobs(store, MemoryTaskPublisher(), clock, NoOpTracer(), policy)
+    enqueuer = Enqueuer(store, MemoryTaskPublisher(), clock, NoOpTracer())
+    service = jobs(JobParts(store, enqueuer), policy)
     return IdempotentSubmission(
         service, keys, clock, timedelta(days=1), stale_after=timedelta(seconds=30)
     )

@@ -7,9 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 from opentelemetry.trace import NoOpTracer
 
+from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.jobs.recovery import Recovery
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
@@ -45,7 +47,7 @@ async def a_job(store: MemoryJobStore, job_id: str, batches: int, at: datetime) 
 
 def service(store: MemoryJobStore, clock: Clock) -> tuple[Recovery, MemoryTaskPublisher]:
     publisher = MemoryTaskPublisher()
-    return Recovery(store, publisher, clock, NoOpTracer()), publisher
+    return Recovery(JobParts(store, Enqueuer(store, publisher, clock, NoOpTracer()))), publisher
 
 
 async def test_a_quiet_job_s_stalled_batches_are_published_again() -> None:

@@ -9,10 +9,12 @@ import pytest
 from opentelemetry.trace import NoOpTracer
 
 from scrapejobs_dispatcher.jobs.job_errors import JobNotFound, JobStillRunning
+from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.jobspec import JobRequest
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -28,7 +30,8 @@ class Clock:
 
 def jobs(store: MemoryJobStore, clock: Clock) -> JobService:
     policy = JobPolicy(timedelta(days=30))
-    return JobService(store, MemoryTaskPublisher(), clock, NoOpTracer(), policy)
+    enqueuer = Enqueuer(store, MemoryTaskPublisher(), clock, NoOpTracer())
+    return JobService(JobParts(store, enqueuer), policy)
 
 
 def request(**options: object) -> JobRequest:

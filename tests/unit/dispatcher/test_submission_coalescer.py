@@ -11,10 +11,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from opentelemetry.trace import NoOpTracer
 
+from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
@@ -45,7 +47,7 @@ def service(
 ) -> tuple[JobService, MemoryTaskPublisher]:
     publisher = publisher or MemoryTaskPublisher()
     policy = JobPolicy(timedelta(days=1), coalesce_window_s=WINDOW_S)
-    jobs = JobService(store, publisher, lambda: T0, NoOpTracer(), policy)
+    jobs = JobService(JobParts(store, Enqueuer(store, publisher, lambda: T0, NoOpTracer())), policy)
     return jobs, publisher
 
 

@@ -22,6 +22,7 @@ from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
 from scrapejobs_dispatcher.firecrawl import team_routes as firecrawl_team
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.jobs.job_export import JobExport
+from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
 from scrapejobs_dispatcher.jobs.recovery import Recovery
 from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker
@@ -59,6 +60,7 @@ from scrapejobs_dispatcher.tenants.usage import Usage
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
+from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
@@ -189,29 +191,10 @@ def _serve(
         held_batch_size=settings.held_batch_size,
         ai_prices=settings.ai_prices(),
     )
-    state.jobs = JobService(
-        job_store,
-        publisher,
-        utc_now,
-        tracer,
-        policy,
-        events=events,
-        webhook_log=parts.webhook_log,
-        metrics=SubmissionMetrics(telemetry.meter(SERVICE)),
-        rules=rules,
-        held=parts.held_batches,
-    )
-    state.recovery = Recovery(
-        job_store,
-        publisher,
-        utc_now,
-        tracer,
-        events,
-        parts.webhook_log,
-        parts.gate,
-        parts.held_batches,
-        rules,
-    )
+    enqueuer = Enqueuer(job_store, publisher, utc_now, tracer, events)
+    job_parts = JobParts(job_store, enqueuer, rules, parts.webhook_log, parts.held_batches)
+    state.jobs = JobService(job_parts, policy, SubmissionMetrics(telemetry.meter(SERVICE)))
+    state.recovery = Recovery(job_parts, parts.gate)
     state.export = JobExport(job_store, utc_now)
     monitors, checks = parts.monitor_store, parts.monitor_checks
     state.monitors = Monitors(monitors, utc_now, rules.check_shape, settings.monitor_limits())

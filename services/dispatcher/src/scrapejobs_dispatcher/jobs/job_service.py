@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from opentelemetry.metrics import NoOpMeter
-from opentelemetry.trace import Tracer
 
 from scrapejobs_dispatcher.jobs.job_errors import (
     JobAlreadyFinished,
@@ -21,11 +20,12 @@ from scrapejobs_dispatcher.jobs.job_errors import (
     live_job,
     visible,
 )
+from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.jobs.recovery import publish_open_batches
 from scrapejobs_dispatcher.submission.coalescer import SubmissionCoalescer
 from scrapejobs_dispatcher.submission.metrics import SubmissionMetrics
 from scrapejobs_dispatcher.submission.rules.job_usage import reservation_of, unused_of
-from scrapejobs_dispatcher.submission.rules.rules import Admission, SubmissionRules
+from scrapejobs_dispatcher.submission.rules.rules import Admission
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.delivery.batching import (
     DEFAULT_BATCH_SIZE,
@@ -35,9 +35,6 @@ from scrapejobs_shared.delivery.batching import (
     shards_for,
     size_for,
 )
-from scrapejobs_shared.delivery.enqueue import Enqueuer
-from scrapejobs_shared.delivery.job_events import JobEvents
-from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.model_usage import ModelPrices
@@ -55,10 +52,8 @@ from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
-from scrapejobs_shared.ports.held_batches import HeldBatches
-from scrapejobs_shared.ports.job_store import JobExists, JobStore, Page
-from scrapejobs_shared.ports.task_publisher import TaskPublisher
-from scrapejobs_shared.ports.webhooks import WebhookDelivery, WebhookLog
+from scrapejobs_shared.ports.job_store import JobExists, Page
+from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
 log = logging.getLogger(__name__)
 RELEASE_PAGE = 100  # held batches released per store call (a cancel releases them all)
@@ -102,40 +97,28 @@ class JobPolicy:
 
 class JobService:
     def __init__(
-        self,
-        store: JobStore,
-        publisher: TaskPublisher,
-        clock: Clock,
-        tracer: Tracer,
-        policy: JobPolicy,
-        events: JobEvents | None = None,
-        webhook_log: WebhookLog | None = None,
-        metrics: SubmissionMetrics | None = None,
-        rules: SubmissionRules | None = None,
-        held: HeldBatches | None = None,
+        self, parts: JobParts, policy: JobPolicy, metrics: SubmissionMetrics | None = None
     ) -> None:
-        """``rules``: what a submission passes before it is stored (submission/rules/: served
-        options, pattern budget, quota...; none: everything); ``held``: the store of held
-        batches (none: a job's batches are all published at once)."""
-        self._rules = rules or SubmissionRules()
-        self._held = held
-        self._host_window = policy.host_window if held is not None else 0
+        store, enqueuer = parts.store, parts.enqueuer
+        self._rules = parts.rules
+        self._held = parts.held
+        self._host_window = policy.host_window if parts.held is not None else 0
         self._ai_prices = policy.ai_prices
-        self._tracer = tracer
+        self._tracer = enqueuer.tracer
         self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
         self._store = store
-        self._events = events
-        self._webhook_log = webhook_log
-        self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
+        self._events = enqueuer.events
+        self._webhook_log = parts.webhook_log
+        self._enqueuer = enqueuer
         window_s = policy.coalesce_window_s
         self._coalescer = (
             None
             if window_s is None
             else SubmissionCoalescer(
-                store, self._enqueuer, clock, window_s, policy.coalesce_busy_window_s
+                store, enqueuer, enqueuer.clock, window_s, policy.coalesce_busy_window_s
             )
         )
-        self._clock = clock
+        self._clock = enqueuer.clock
         self._retention = policy.retention
         self._batch_size = policy.batch_size
         self._held_batch_size = policy.held_batch_size

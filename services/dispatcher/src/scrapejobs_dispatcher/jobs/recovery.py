@@ -10,23 +10,18 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from opentelemetry.trace import Tracer
-
 from scrapejobs_dispatcher.jobs.job_errors import InvalidFilter, live_job
-from scrapejobs_dispatcher.submission.rules.rules import Admission, SubmissionRules
+from scrapejobs_dispatcher.jobs.job_parts import JobParts
+from scrapejobs_dispatcher.submission.rules.rules import Admission
 from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.delivery.enqueue import Enqueuer
-from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
-from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import JobStore, Page
-from scrapejobs_shared.ports.task_publisher import TaskPublisher
-from scrapejobs_shared.ports.webhooks import WebhookLog
 
 log = logging.getLogger(__name__)
 
@@ -46,29 +41,18 @@ class Reconciled:
 
 
 class Recovery:
-    def __init__(
-        self,
-        store: JobStore,
-        publisher: TaskPublisher,
-        clock: Clock,
-        tracer: Tracer,
-        events: JobEvents | None = None,
-        webhook_log: WebhookLog | None = None,
-        host_gate: HostGate | None = None,
-        held: HeldBatches | None = None,
-        rules: SubmissionRules | None = None,
-    ) -> None:
-        """``host_gate``: the breakers an explicit replay closes (none without it); ``held``:
-        the held batches whose broken chains a reconcile resumes; ``rules``: what a retry or
-        replay passes as a submission does (the deployment still serves the job, its tenant's
-        quota takes the pages run again)."""
-        self._rules = rules or SubmissionRules()
-        self._held = held
-        self._store = store
-        self._enqueuer = Enqueuer(store, publisher, clock, tracer, events)
-        self._clock = clock
-        self._events = events
-        self._webhook_log = webhook_log
+    def __init__(self, parts: JobParts, host_gate: HostGate | None = None) -> None:
+        """``host_gate``: the breakers an explicit replay closes (none without it); the held
+        batches (``parts.held``): whose broken chains a reconcile resumes; the rules: what a
+        retry or replay passes as a submission does (the deployment still serves the job, its
+        tenant's quota takes the pages run again)."""
+        self._rules = parts.rules
+        self._held = parts.held
+        self._store = parts.store
+        self._enqueuer = parts.enqueuer
+        self._clock = parts.enqueuer.clock
+        self._events = parts.enqueuer.events
+        self._webhook_log = parts.webhook_log
         self._host_gate = host_gate
 
     async def _job(self, job_id: str, caller: Caller | None) -> JobRecord:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.answer_cache import CachedAnswer
 
@@ -17,16 +17,13 @@ COLLECTION = "ai_answers"
 
 
 @reports_outages
-class FirestoreAnswerCache:
-    def __init__(self, client: Any, deadline: CallDeadline | None = None) -> None:
-        self._client = client
-        self._answers = client.collection(COLLECTION)
-        self._deadline = deadline or CallDeadline()
+class FirestoreAnswerCache(CollectionAdapter):
+    collection = COLLECTION
 
     async def get_many(self, keys: Sequence[str], now: datetime) -> dict[str, CachedAnswer]:
         if not keys:
             return {}
-        refs = [self._answers.document(key) for key in dict.fromkeys(keys)]
+        refs = [self._collection.document(key) for key in dict.fromkeys(keys)]
         count(reads=len(refs))
         kept: dict[str, CachedAnswer] = {}
         async for snap in self._client.get_all(refs, **self._deadline.call):
@@ -38,4 +35,4 @@ class FirestoreAnswerCache:
     async def put(self, key: str, answer: CachedAnswer, expire_at: datetime) -> None:
         count(writes=1)
         doc = {"value": json.dumps(answer.value), "model": answer.model, "expire_at": expire_at}
-        await self._answers.document(key).set(doc, **self._deadline.call)
+        await self._collection.document(key).set(doc, **self._deadline.call)

@@ -12,7 +12,8 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.domain.tenancy import Role
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.api_keys import ApiKeyRecord
@@ -21,10 +22,8 @@ COLLECTION = "api_keys"
 
 
 @reports_outages
-class FirestoreApiKeyStore:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._keys = client.collection(COLLECTION)
-        self._deadline = deadline or CallDeadline()
+class FirestoreApiKeyStore(CollectionAdapter):
+    collection = COLLECTION
 
     async def add(self, record: ApiKeyRecord) -> None:
         count(writes=1)
@@ -36,21 +35,21 @@ class FirestoreApiKeyStore:
             "created_at": record.created_at,
             "last_used_at": record.last_used_at,
         }
-        await self._keys.document(record.digest).create(doc, **self._deadline.call)
+        await self._collection.document(record.digest).create(doc, **self._deadline.call)
 
     async def by_digest(self, digest: str) -> ApiKeyRecord | None:
         count(reads=1)
-        snap = await self._keys.document(digest).get(**self._deadline.call)
+        snap = await self._collection.document(digest).get(**self._deadline.call)
         return _record(snap.id, snap.to_dict()) if snap.exists else None
 
     async def by_id(self, key_id: str) -> ApiKeyRecord | None:
-        query = self._keys.where(filter=FieldFilter("id", "==", key_id)).limit(1)
+        query = self._collection.where(filter=FieldFilter("id", "==", key_id)).limit(1)
         found = [_record(s.id, s.to_dict()) async for s in query.stream(**self._deadline.call)]
         count(reads=max(1, len(found)))
         return found[0] if found else None
 
     async def listed(self, tenant: str | None, limit: int) -> list[ApiKeyRecord]:
-        query: Any = self._keys
+        query: Any = self._collection
         if tenant is not None:
             query = query.where(filter=FieldFilter("tenant", "==", tenant))
         query = query.order_by("created_at", direction=firestore.Query.DESCENDING).limit(limit)
@@ -63,13 +62,15 @@ class FirestoreApiKeyStore:
         if found is None:
             return False
         count(writes=1)
-        await self._keys.document(found.digest).delete(**self._deadline.call)
+        await self._collection.document(found.digest).delete(**self._deadline.call)
         return True
 
     async def used(self, digest: str, at: datetime) -> None:
         count(writes=1)
         with contextlib.suppress(gexc.NotFound):  # revoked in between: nothing to note
-            await self._keys.document(digest).update({"last_used_at": at}, **self._deadline.call)
+            await self._collection.document(digest).update(
+                {"last_used_at": at}, **self._deadline.call
+            )
 
 
 def _record(digest: str, doc: dict[str, Any] | None) -> ApiKeyRecord:

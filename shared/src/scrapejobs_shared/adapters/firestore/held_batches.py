@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from google.api_core import exceptions as gexc
-from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.batch_in_job import BATCH, batch_in, held_batch
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import batch_from_doc
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.domain.records import BatchRecord
 from scrapejobs_shared.observability.store_ops import count
 
@@ -29,11 +29,8 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # before any wait: ``wait_until > EPOC
 
 
 @reports_outages
-class FirestoreHeldBatches:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._client = client
-        self._jobs = client.collection("jobs")
-        self._deadline = deadline or CallDeadline()
+class FirestoreHeldBatches(CollectionAdapter):
+    collection = "jobs"
 
     async def release(
         self, job_id: str, group: str | None, now: datetime, limit: int
@@ -59,7 +56,7 @@ class FirestoreHeldBatches:
         return released
 
     async def _held(self, job_id: str, group: str | None, limit: int) -> list[Any]:
-        query: Any = self._jobs.document(job_id).collection("batches")
+        query: Any = self._collection.document(job_id).collection("batches")
         query = query.where(filter=FieldFilter("held", "==", True))
         if group is not None:
             query = query.where(filter=FieldFilter("group", "==", group))
@@ -89,7 +86,7 @@ class FirestoreHeldBatches:
         stalled = []
         for job_id, group in sorted(chains):
             active = (
-                self._jobs.document(job_id)
+                self._collection.document(job_id)
                 .collection("batches")
                 .where(filter=FieldFilter("group", "==", group))
                 .where(filter=FieldFilter("active", "==", True))
@@ -104,7 +101,7 @@ class FirestoreHeldBatches:
     async def wait(
         self, batch: BatchRecord, until: datetime, deferrals: int, now: datetime
     ) -> bool:
-        ref = self._jobs.document(batch.job_id).collection("batches").document(batch.id)
+        ref = self._collection.document(batch.job_id).collection("batches").document(batch.id)
         fields = {"wait_until": until, "wait_deferrals": deferrals, "active": False}
         count(writes=1)
         try:
@@ -114,7 +111,7 @@ class FirestoreHeldBatches:
         return True
 
     async def _wait_in_job(self, batch: BatchRecord, fields: dict[str, Any]) -> bool:
-        job_ref = self._jobs.document(batch.job_id)
+        job_ref = self._collection.document(batch.job_id)
         count(reads=1)
         snap = await job_ref.get(**self._deadline.call)
         if held_batch(batch.job_id, batch.id, snap.to_dict()) is None:
@@ -122,7 +119,7 @@ class FirestoreHeldBatches:
         return await self._unless_written(snap, job_ref, _in_job(fields))
 
     async def wake(self, job_id: str, batch_id: str | None, now: datetime) -> list[BatchRecord]:
-        batches = self._jobs.document(job_id).collection("batches")
+        batches = self._collection.document(job_id).collection("batches")
         if batch_id is not None:
             count(reads=1)
             snap = await batches.document(batch_id).get(**self._deadline.call)
@@ -147,7 +144,7 @@ class FirestoreHeldBatches:
     async def _wake_in_job(
         self, job_id: str, batch_id: str | None, now: datetime
     ) -> list[BatchRecord]:
-        job_ref = self._jobs.document(job_id)
+        job_ref = self._collection.document(job_id)
         count(reads=1)
         snap = await job_ref.get(**self._deadline.call)
         batch = batch_in(job_id, snap.to_dict())
@@ -181,7 +178,7 @@ class FirestoreHeldBatches:
         ]
         count(reads=max(1, len(found)))
         if len(found) < limit:
-            in_jobs = self._jobs.where(filter=FieldFilter(f"{BATCH}.wait_until", "<", before))
+            in_jobs = self._collection.where(filter=FieldFilter(f"{BATCH}.wait_until", "<", before))
             in_jobs = in_jobs.limit(limit - len(found))
             held = [snap async for snap in in_jobs.stream(**self._deadline.call)]
             count(reads=max(1, len(held)))

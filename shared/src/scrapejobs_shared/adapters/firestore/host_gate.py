@@ -39,6 +39,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.politeness.host_gate import (
     PAUSE_AFTER,
@@ -69,19 +70,18 @@ _V = TypeVar("_V")
 
 
 @reports_outages
-class FirestoreHostGate:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._client = client
-        self._deadline = deadline or CallDeadline()
-        self._hosts = client.collection("hosts")
-        # host -> (slot documents known to exist: 0..n-1, until when that is trusted)
+class FirestoreHostGate(CollectionAdapter):
+    collection = "hosts"
+
+    def __init__(self, client: Any, deadline: CallDeadline | None = None) -> None:
+        super().__init__(client, deadline)
         self._complete: OrderedDict[str, tuple[int, datetime]] = OrderedDict()
-        self._full: OrderedDict[str, datetime] = OrderedDict()  # host -> when found full
-        self._spares: OrderedDict[str, _Spare] = OrderedDict()  # free slots a look found
-        self._seen: OrderedDict[str, bool] = OrderedDict()  # hosts this instance has looked at
+        self._full: OrderedDict[str, datetime] = OrderedDict()
+        self._spares: OrderedDict[str, _Spare] = OrderedDict()
+        self._seen: OrderedDict[str, bool] = OrderedDict()
 
     def _slot(self, host: str, slot: int) -> Any:
-        return self._hosts.document(host).collection("slots").document(str(slot))
+        return self._collection.document(host).collection("slots").document(str(slot))
 
     async def acquire(
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
@@ -139,7 +139,7 @@ class FirestoreHostGate:
         if not self._seen.get(host):
             _remember(self._seen, host, True)
             count(reads=1)
-            host_snap = await self._hosts.document(host).get(**self._deadline.call)
+            host_snap = await self._collection.document(host).get(**self._deadline.call)
             order = list(range(concurrency))
             random.shuffle(order)
             yield host_snap, [(order[0], _Unread(self._slot(host, order[0])))]
@@ -169,7 +169,7 @@ class FirestoreHostGate:
 
     async def _read_slots(self, host: str, slots: list[int]) -> tuple[Any, list[tuple[int, Any]]]:
         """The host document and the given slot documents, in one batched read."""
-        host_ref = self._hosts.document(host)
+        host_ref = self._collection.document(host)
         refs = [host_ref] + [self._slot(host, n) for n in slots]
         count(reads=len(refs))
         snaps = {
@@ -186,7 +186,7 @@ class FirestoreHostGate:
         under ``concurrency``, in random order (concurrent acquirers get the same answer: they
         should not all try its first slot); None when the query filled its limit with slots
         beyond ``concurrency``, so that it cannot tell whether one under it is free."""
-        host_ref = self._hosts.document(host)
+        host_ref = self._collection.document(host)
         query = (
             host_ref.collection("slots")
             .where(filter=FieldFilter("lease_until", "<=", now))
@@ -268,7 +268,7 @@ class FirestoreHostGate:
     async def record_success(self, permit: Permit, now: datetime) -> None:
         if permit.failures:
             count(writes=1)
-            await self._hosts.document(permit.host).set(
+            await self._collection.document(permit.host).set(
                 {"failures": 0}, merge=True, **self._deadline.call
             )
 
@@ -277,7 +277,7 @@ class FirestoreHostGate:
         Several fetches of one host failing at once (a host going down, or a batch's lanes all
         timing out together) then never contend for the host document; the one whose
         increment reaches the threshold opens the breaker and starts the count again."""
-        ref = self._hosts.document(host)
+        ref = self._collection.document(host)
         commit = self._client.batch()
         commit.set(
             ref, {"failures": firestore.Increment(1), "expire_at": now + RETENTION}, merge=True
@@ -294,7 +294,7 @@ class FirestoreHostGate:
 
     async def close_breaker(self, host: str, now: datetime) -> bool:
         """One read; a write only when the breaker is open or a failure streak runs."""
-        ref = self._hosts.document(host)
+        ref = self._collection.document(host)
         count(reads=1)
         signals = _signals(await ref.get(**self._deadline.call))
         if signals.open_until is None and not signals.failures:
@@ -304,7 +304,7 @@ class FirestoreHostGate:
         return signals.open_until is not None and signals.open_until > now
 
     async def hold(self, host: str, until: datetime) -> None:
-        ref = self._hosts.document(host)
+        ref = self._collection.document(host)
 
         @firestore.async_transactional
         async def push_back(transaction: Any) -> None:
@@ -318,11 +318,11 @@ class FirestoreHostGate:
 
     async def signals(self, host: str) -> HostSignals:
         count(reads=1)
-        return _signals(await self._hosts.document(host).get(**self._deadline.call))
+        return _signals(await self._collection.document(host).get(**self._deadline.call))
 
     async def state(self, host: str, now: datetime) -> HostState:
         signals = await self.signals(host)
-        slots = self._hosts.document(host).collection("slots")
+        slots = self._collection.document(host).collection("slots")
         busy = (
             await slots.where(filter=FieldFilter("lease_until", ">", now))
             .count()
@@ -334,7 +334,7 @@ class FirestoreHostGate:
 
     async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
         async def hosts_with(field: str, after: datetime, reason: str) -> list[PausedHost]:
-            query = self._hosts.where(filter=FieldFilter(field, ">", after)).limit(limit)
+            query = self._collection.where(filter=FieldFilter(field, ">", after)).limit(limit)
             found = [
                 PausedHost(s.id, s.get(field), reason)
                 async for s in query.stream(**self._deadline.call)
@@ -360,7 +360,7 @@ class FirestoreHostGate:
         return frozenset(found)
 
     def _wants(self, host: str) -> Any:
-        return self._hosts.document(host).collection("wants")
+        return self._collection.document(host).collection("wants")
 
 
 @dataclass(frozen=True, slots=True)

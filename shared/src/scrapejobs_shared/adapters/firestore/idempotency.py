@@ -10,7 +10,8 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
 
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.idempotency import (
     Done,
@@ -24,11 +25,8 @@ TAKE_OVER_RETRIES = 3
 
 
 @reports_outages
-class FirestoreIdempotencyKeys:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._deadline = deadline or CallDeadline()
-        self._keys = client.collection("idempotency_keys")
-        self._client = client
+class FirestoreIdempotencyKeys(CollectionAdapter):
+    collection = "idempotency_keys"
 
     async def reserve(
         self,
@@ -38,7 +36,7 @@ class FirestoreIdempotencyKeys:
         expire_at: datetime,
         stale_after: timedelta,
     ) -> Reservation:
-        ref = self._keys.document(key)
+        ref = self._collection.document(key)
         doc = {
             "fingerprint": fingerprint,
             "job_id": None,
@@ -88,10 +86,10 @@ class FirestoreIdempotencyKeys:
 
     async def complete(self, key: str, job_id: str, now: datetime) -> None:
         count(writes=1)
-        await self._keys.document(key).update(
+        await self._collection.document(key).update(
             {"job_id": job_id, "completed_at": now}, **self._deadline.call
         )
 
     async def release(self, key: str) -> None:
         count(writes=1)
-        await self._keys.document(key).delete(**self._deadline.call)
+        await self._collection.document(key).delete(**self._deadline.call)

@@ -32,7 +32,8 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.adapters.firestore.monitor_store import COLLECTION
 from scrapejobs_shared.domain.monitor_checks import (
     CheckPage,
@@ -56,14 +57,11 @@ MAX_MARKDOWN = 300_000  # characters of a page's markdown a snapshot keeps (a do
 
 
 @reports_outages
-class FirestoreMonitorChecks:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._client = client
-        self._monitors = client.collection(COLLECTION)
-        self._deadline = deadline or CallDeadline()
+class FirestoreMonitorChecks(CollectionAdapter):
+    collection = COLLECTION
 
     def _check_ref(self, monitor_id: str, check_id: str) -> Any:
-        return self._monitors.document(monitor_id).collection(CHECKS).document(check_id)
+        return self._collection.document(monitor_id).collection(CHECKS).document(check_id)
 
     async def add(self, check: CheckRecord) -> bool:
         count(writes=1)
@@ -85,7 +83,7 @@ class FirestoreMonitorChecks:
         self, monitor_id: str, limit: int, after: str | None = None
     ) -> tuple[list[CheckRecord], str | None]:
         query = (
-            self._monitors.document(monitor_id)
+            self._collection.document(monitor_id)
             .collection(CHECKS)
             .order_by("created_at", direction=firestore.Query.DESCENDING)
             .order_by("__name__", direction=firestore.Query.DESCENDING)
@@ -152,7 +150,7 @@ class FirestoreMonitorChecks:
         return check
 
     async def snapshot_entries(self, monitor_id: str) -> list[SnapshotEntry]:
-        query = self._monitors.document(monitor_id).collection(SNAPSHOTS).select(ENTRY_FIELDS)
+        query = self._collection.document(monitor_id).collection(SNAPSHOTS).select(ENTRY_FIELDS)
         found = [_entry(s.to_dict()) async for s in query.stream(**self._deadline.call)]
         count(reads=max(1, len(found)))
         return found
@@ -160,7 +158,7 @@ class FirestoreMonitorChecks:
     async def snapshots_of(self, monitor_id: str, urls: Sequence[str]) -> dict[str, PageSnapshot]:
         if not urls:
             return {}
-        snapshots = self._monitors.document(monitor_id).collection(SNAPSHOTS)
+        snapshots = self._collection.document(monitor_id).collection(SNAPSHOTS)
         refs = [snapshots.document(page_key(url)) for url in dict.fromkeys(urls)]
         count(reads=len(refs))
         found = [
@@ -173,7 +171,7 @@ class FirestoreMonitorChecks:
     async def record(
         self, check: CheckRecord, pages: Sequence[CheckPage], snapshots: Sequence[PageSnapshot]
     ) -> None:
-        monitor = self._monitors.document(check.monitor_id)
+        monitor = self._collection.document(check.monitor_id)
         check_pages = self._check_ref(check.monitor_id, check.id).collection(CHECK_PAGES)
         expire_at = check.expire_at
         writes = [(check_pages.document(p.key), _page_doc(p, expire_at)) for p in pages]
@@ -185,7 +183,7 @@ class FirestoreMonitorChecks:
     async def keep(
         self, monitor_id: str, snapshots: Sequence[PageSnapshot], expire_at: datetime
     ) -> None:
-        kept = self._monitors.document(monitor_id).collection(SNAPSHOTS)
+        kept = self._collection.document(monitor_id).collection(SNAPSHOTS)
         writes = [
             (kept.document(s.key), _snapshot_doc(s) | {"expire_at": expire_at}) for s in snapshots
         ]

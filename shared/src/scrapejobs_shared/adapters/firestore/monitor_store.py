@@ -12,7 +12,8 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest, MonitorStatus
 from scrapejobs_shared.observability.store_ops import count
 
@@ -20,21 +21,18 @@ COLLECTION = "monitors"
 
 
 @reports_outages
-class FirestoreMonitorStore:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._client = client
-        self._monitors = client.collection(COLLECTION)
-        self._deadline = deadline or CallDeadline()
+class FirestoreMonitorStore(CollectionAdapter):
+    collection = COLLECTION
 
     async def create(self, record: MonitorRecord) -> None:
         count(writes=1)
-        await self._monitors.document(record.id).create(_doc(record), **self._deadline.call)
+        await self._collection.document(record.id).create(_doc(record), **self._deadline.call)
 
     async def get(self, tenant: str, monitor_id: str) -> MonitorRecord | None:
         if not monitor_id or "/" in monitor_id:
             return None
         count(reads=1)
-        snap = await self._monitors.document(monitor_id).get(**self._deadline.call)
+        snap = await self._collection.document(monitor_id).get(**self._deadline.call)
         found = _record(snap.id, snap.to_dict()) if snap.exists else None
         return found if found is not None and found.tenant == tenant else None
 
@@ -42,7 +40,7 @@ class FirestoreMonitorStore:
         self, tenant: str, limit: int, after: str | None = None
     ) -> tuple[list[MonitorRecord], str | None]:
         query = (
-            self._monitors.where(filter=FieldFilter("tenant", "==", tenant))
+            self._collection.where(filter=FieldFilter("tenant", "==", tenant))
             .order_by("created_at", direction=firestore.Query.DESCENDING)
             .order_by("__name__", direction=firestore.Query.DESCENDING)
         )
@@ -57,13 +55,13 @@ class FirestoreMonitorStore:
         return page, page[-1].id if len(found) > limit and page else None
 
     async def count_of(self, tenant: str) -> int:
-        query = self._monitors.where(filter=FieldFilter("tenant", "==", tenant))
+        query = self._collection.where(filter=FieldFilter("tenant", "==", tenant))
         result = await query.count().get(**self._deadline.call)
         count(reads=1)
         return int(result[0][0].value)
 
     async def save(self, record: MonitorRecord, read_at: datetime) -> bool:
-        ref = self._monitors.document(record.id)
+        ref = self._collection.document(record.id)
 
         @firestore.async_transactional
         async def run(transaction: Any) -> bool:
@@ -85,13 +83,13 @@ class FirestoreMonitorStore:
         if await self.get(tenant, monitor_id) is None:
             return False
         # the monitor and everything under it: its checks, their pages, its snapshots
-        deleted = await self._client.recursive_delete(self._monitors.document(monitor_id))
+        deleted = await self._client.recursive_delete(self._collection.document(monitor_id))
         count(writes=max(1, deleted))
         return True
 
     async def due(self, now: datetime, limit: int) -> list[MonitorRecord]:
         query = (
-            self._monitors.where(filter=FieldFilter("status", "==", MonitorStatus.ACTIVE.value))
+            self._collection.where(filter=FieldFilter("status", "==", MonitorStatus.ACTIVE.value))
             .where(filter=FieldFilter("next_check_at", "<=", now))
             .order_by("next_check_at")
             .limit(limit)

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.page_cache import KeptPage, kept_page
@@ -20,16 +21,13 @@ COLLECTION = "page_cache"
 
 
 @reports_outages
-class FirestorePageCache:
-    def __init__(self, client: Any, deadline: CallDeadline | None = None) -> None:
-        self._client = client
-        self._pages = client.collection(COLLECTION)
-        self._deadline = deadline or CallDeadline()
+class FirestorePageCache(CollectionAdapter):
+    collection = COLLECTION
 
     async def get_many(self, keys: Sequence[str], fetched_after: datetime) -> dict[str, KeptPage]:
         if not keys:
             return {}
-        refs = [self._pages.document(key) for key in dict.fromkeys(keys)]
+        refs = [self._collection.document(key) for key in dict.fromkeys(keys)]
         count(reads=len(refs))
         kept: dict[str, KeptPage] = {}
         async for snap in self._client.get_all(refs, **self._deadline.call):

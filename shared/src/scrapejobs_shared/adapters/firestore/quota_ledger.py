@@ -14,7 +14,8 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.adapters.firestore.store_base import in_transaction
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.quota_ledger import Reservation
@@ -25,16 +26,13 @@ KEPT = timedelta(days=3)
 
 
 @reports_outages
-class FirestoreQuotaLedger:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._client = client
-        self._days = client.collection(COLLECTION)
-        self._deadline = deadline or CallDeadline()
+class FirestoreQuotaLedger(CollectionAdapter):
+    collection = COLLECTION
 
     async def reserve(
         self, tenant: str, day: date, wanted: Sequence[Reservation], limit: int
     ) -> list[bool]:
-        day_ref = self._days.document(_day_id(tenant, day))
+        day_ref = self._collection.document(_day_id(tenant, day))
         refs = [day_ref.collection(RESERVATIONS).document(r.key) for r in wanted]
         expire_at = _expiry(day)
 
@@ -76,7 +74,7 @@ class FirestoreQuotaLedger:
     async def release(
         self, tenant: str, day: date, key: str, unused: int, final: bool = False
     ) -> None:
-        day_ref = self._days.document(_day_id(tenant, day))
+        day_ref = self._collection.document(_day_id(tenant, day))
         ref = day_ref.collection(RESERVATIONS).document(key)
 
         @firestore.async_transactional
@@ -101,7 +99,7 @@ class FirestoreQuotaLedger:
         await in_transaction(self._client, run)
 
     async def unsettled(self, tenant: str, day: date, limit: int) -> list[str]:
-        reservations = self._days.document(_day_id(tenant, day)).collection(RESERVATIONS)
+        reservations = self._collection.document(_day_id(tenant, day)).collection(RESERVATIONS)
         query = reservations.where(filter=FieldFilter("settled", "==", False)).limit(limit)
         found = [snap.id async for snap in query.stream(**self._deadline.call)]
         count(reads=max(1, len(found)))
@@ -109,7 +107,7 @@ class FirestoreQuotaLedger:
 
     async def reserved(self, tenant: str, day: date) -> int:
         count(reads=1)
-        snap = await self._days.document(_day_id(tenant, day)).get(**self._deadline.call)
+        snap = await self._collection.document(_day_id(tenant, day)).get(**self._deadline.call)
         return int((snap.to_dict() or {}).get("reserved", 0)) if snap.exists else 0
 
 

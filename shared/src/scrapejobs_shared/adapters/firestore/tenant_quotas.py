@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.cloud import firestore
-
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.tenant_quotas import Quota
 
@@ -14,23 +13,21 @@ COLLECTION = "tenants"
 
 
 @reports_outages
-class FirestoreTenantQuotas:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._tenants = client.collection(COLLECTION)
-        self._deadline = deadline or CallDeadline()
+class FirestoreTenantQuotas(CollectionAdapter):
+    collection = COLLECTION
 
     async def quota_of(self, tenant: str) -> Quota | None:
         count(reads=1)
-        snap = await self._tenants.document(tenant).get(**self._deadline.call)
+        snap = await self._collection.document(tenant).get(**self._deadline.call)
         return _quota(snap.to_dict()) if snap.exists else None
 
     async def set_quota(self, tenant: str, quota: Quota) -> None:
         count(writes=1)
         doc = {"pages_per_day": quota.pages_per_day, "pages_in_flight": quota.pages_in_flight}
-        await self._tenants.document(tenant).set(doc, **self._deadline.call)
+        await self._collection.document(tenant).set(doc, **self._deadline.call)
 
     async def quotas(self, limit: int) -> list[tuple[str, Quota]]:
-        query = self._tenants.order_by("__name__").limit(limit)
+        query = self._collection.order_by("__name__").limit(limit)
         found = [(s.id, _quota(s.to_dict())) async for s in query.stream(**self._deadline.call)]
         count(reads=max(1, len(found)))
         return found

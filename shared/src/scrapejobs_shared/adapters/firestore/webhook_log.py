@@ -10,19 +10,18 @@ from typing import Any
 
 from google.cloud import firestore
 
-from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
+from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
 
 @reports_outages
-class FirestoreWebhookLog:
-    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
-        self._deadline = deadline or CallDeadline()
-        self._jobs = client.collection("jobs")
+class FirestoreWebhookLog(CollectionAdapter):
+    collection = "jobs"
 
     def _ref(self, job_id: str, event_id: str) -> Any:
-        return self._jobs.document(job_id).collection("webhook_deliveries").document(event_id)
+        return self._collection.document(job_id).collection("webhook_deliveries").document(event_id)
 
     async def get(self, job_id: str, event_id: str) -> WebhookDelivery | None:
         count(reads=1)
@@ -37,7 +36,7 @@ class FirestoreWebhookLog:
 
     async def list(self, job_id: str, limit: int) -> list[WebhookDelivery]:
         query = (
-            self._jobs.document(job_id)
+            self._collection.document(job_id)
             .collection("webhook_deliveries")
             .order_by("created_at", direction=firestore.Query.DESCENDING)
             .limit(limit)

@@ -18,6 +18,7 @@ import httpcore
 import pytest
 
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
+from scrapejobs_worker.fetching.asyncio_backend import AsyncioBackend
 
 
 @dataclass
@@ -196,17 +197,17 @@ class ConnectSpy:
 
 @pytest.fixture
 def connect_spy(monkeypatch: pytest.MonkeyPatch) -> ConnectSpy:
-    """Records every TCP connection attempt httpcore's real backend makes, process-wide."""
+    """Records every TCP connection attempt the fetcher's real backend makes, process-wide."""
     spy = ConnectSpy()
-    real_connect = httpcore.AnyIOBackend.connect_tcp
+    real_connect = AsyncioBackend.connect_tcp
 
     async def spying_connect(
-        self: httpcore.AnyIOBackend, host: str, port: int, *args: object, **kwargs: object
+        self: AsyncioBackend, host: str, port: int, *args: object, **kwargs: object
     ) -> httpcore.AsyncNetworkStream:
         spy.attempts.append((host, port))
         return await real_connect(self, host, port, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", spying_connect)
+    monkeypatch.setattr(AsyncioBackend, "connect_tcp", spying_connect)
     return spy
 
 

@@ -26,6 +26,7 @@ import httpcore
 
 from scrapejobs_shared.ports.fetcher import BlockedDestination
 from scrapejobs_worker.fetching.address_policy import AddressPolicy
+from scrapejobs_worker.fetching.asyncio_backend import AsyncioBackend, AsyncioStream
 from scrapejobs_worker.fetching.connected_stream import ConnectedStream
 from scrapejobs_worker.fetching.resolver import ResolvedDestination
 
@@ -58,13 +59,14 @@ def _pinned_for(host: str, port: int) -> ResolvedDestination:
 
 
 class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
-    """Wraps a real backend (AnyIO by default) and connects only to pinned, vetted addresses."""
+    """Wraps a real backend (asyncio's transports by default: asyncio_backend.py) and connects
+    only to pinned, vetted addresses."""
 
     def __init__(
         self, policy: AddressPolicy, inner: httpcore.AsyncNetworkBackend | None = None
     ) -> None:
         self._policy = policy
-        self._inner = inner or httpcore.AnyIOBackend()
+        self._inner = inner or AsyncioBackend()
 
     async def connect_tcp(
         self,
@@ -86,6 +88,8 @@ class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
                 logger.debug("connect to %s (%s):%d failed: %s", host, address, port, exc)
                 last_error = exc
                 continue
+            if isinstance(stream, AsyncioStream):  # its addresses are known already
+                return stream
             return ConnectedStream.of(stream)
         if last_error is None:
             raise BlockedDestination(f"no vetted address for {host}:{port}")

@@ -75,8 +75,13 @@ class _Connection(asyncio.Protocol):
             self.waiter.set_result(True)
 
     def take(self, max_bytes: int) -> bytes:
-        data = bytes(self.buffer[:max_bytes])
-        del self.buffer[:max_bytes]
+        if len(self.buffer) <= max_bytes:  # the usual case: all of it, copied once
+            data = bytes(self.buffer)
+            self.buffer.clear()
+        else:
+            with memoryview(self.buffer) as view:
+                data = bytes(view[:max_bytes])
+            del self.buffer[:max_bytes]
         if self.paused_reading and len(self.buffer) <= HIGH_WATER // 2 and self.transport:
             self.transport.resume_reading()
             self.paused_reading = False

@@ -137,3 +137,12 @@ def test_a_process_is_signalled_once_however_often_it_is_stopped(monkeypatch, tm
     process.stop()
     assert signalled == [process.pid]
     assert not process.alive()
+
+
+def test_the_emulators_jvms_start_with_the_first_tier_compiler_and_keep_the_users_flags() -> None:
+    from scrapejobs_devstack.emulators import jvm_env
+
+    assert jvm_env({}) == {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"}
+    # the environment's own flags come last: HotSpot takes the last of a repeated flag
+    mine = jvm_env({"JAVA_TOOL_OPTIONS": "-Xmx2g -XX:TieredStopAtLevel=4"})
+    assert mine == {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -Xmx2g -XX:TieredStopAtLevel=4"}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +15,23 @@ from scrapejobs_devstack.processes import ManagedProcess, start_process, wait_ht
 class Emulator:
     process: ManagedProcess
     host: str  # "127.0.0.1:PORT", the value of *_EMULATOR_HOST
+
+
+# The emulators are Java programs that live as long as a stack: a test session, a bench round,
+# a `make dev` afternoon. With the JVM's defaults, HotSpot's optimizing compiler (C2) spent about
+# two thirds of the Firestore emulator's CPU compiling while a 5,000-page job ran on a new stack,
+# and its code did not pay that back within 25,000 pages (bench/README.md, "The emulators' JIT").
+# The first tier's compiler alone (C1, as IDEs and build daemons run) costs a third as much over
+# one job and less over five. Production has no emulator: Firestore and Pub/Sub are services.
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
+
+
+def jvm_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``JAVA_TOOL_OPTIONS`` for the emulators' JVMs: ours first, then the environment's own
+    (HotSpot takes the last of a repeated flag: ``-XX:TieredStopAtLevel=4`` there restores
+    the JVM's defaults)."""
+    own = (os.environ if environ is None else environ).get("JAVA_TOOL_OPTIONS", "")
+    return {"JAVA_TOOL_OPTIONS": " ".join([*JVM_OPTIONS, own]).strip()}
 
 
 def _gcloud() -> str:
@@ -33,7 +52,7 @@ def start_pubsub(port: int, project_id: str, log_dir: Path) -> ManagedProcess:
         f"--project={project_id}",
         "--quiet",
     ]
-    return start_process("pubsub-emulator", argv, {}, log_dir)
+    return start_process("pubsub-emulator", argv, jvm_env(), log_dir)
 
 
 def start_firestore(port: int, log_dir: Path) -> ManagedProcess:
@@ -45,7 +64,7 @@ def start_firestore(port: int, log_dir: Path) -> ManagedProcess:
         f"--host-port=127.0.0.1:{port}",
         "--quiet",
     ]
-    return start_process("firestore-emulator", argv, {}, log_dir)
+    return start_process("firestore-emulator", argv, jvm_env(), log_dir)
 
 
 def start_emulators(

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import Any, cast
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.ports.fetcher import FetchResponse
@@ -175,7 +176,7 @@ class ExtractionProcesses:
     def _answered(self, child: _Child) -> None:
         """The child's pipe is readable: its answers to a message, or its end."""
         try:
-            answers = take(child.conn)
+            answers = cast(list[tuple[bool, Any]], take(child.conn))
         except (EOFError, OSError):
             self._died(child)
             return
@@ -346,7 +347,7 @@ def serve(conn: Connection, extract: Extract, budget_s: float, memory_mb: int = 
     cpu_limit = 0
     while not exhausted:
         try:
-            message = take(conn)
+            message = cast(list[tuple[int, JobSpec | None, FetchResponse]], take(conn))
         except (EOFError, OSError):
             return
         answers: list[tuple[bool, object]] = []

@@ -9,6 +9,7 @@ paired with it, the batch phases from the worker's log (milliseconds a task spen
 admission, fetching, being extracted, recorded), Firestore documents read and written.
 
     uv run python bench/where_time_goes.py --pages 5000 --rounds 2
+    uv run python bench/where_time_goes.py --workload B   # 20 URLs a host (127.0.0.2, …)
     uv run python bench/where_time_goes.py --variants default --py-spy "$(which py-spy)" \\
         --spy-dir /tmp/spy          # GIL-holding stacks of every worker process (raw format)
 
@@ -47,6 +48,7 @@ from bench.stack_run import (
     submit,
     wait_completed,
 )
+from bench.workloads import URLS_PER_HOST, host_urls
 from scrapejobs_devstack.stack import Stack
 
 VARIANTS = {
@@ -93,6 +95,23 @@ def cpu_by_role(roots: dict[str, int]) -> dict[str, float]:
     return used
 
 
+def memory_by_role(roots: dict[str, int]) -> dict[str, float]:
+    """Proportional set size (MB) of the worker's processes by role, now: pages shared
+    between processes (the fork server's modules in its children, the interpreter's) are
+    divided among them, so the sum is what the worker costs the machine (RSS would count
+    every shared page once per process)."""
+    used: dict[str, float] = {}
+    root = psutil.Process(roots["worker"])
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            pss = process.memory_full_info().pss
+        except psutil.Error:
+            continue
+        role = _role("worker", process)
+        used[role] = used.get(role, 0.0) + pss / 2**20
+    return {role: round(mb, 1) for role, mb in sorted(used.items())}
+
+
 def _per_role(before: dict[str, float], after: dict[str, float], pages: int) -> dict[str, float]:
     totals: dict[str, float] = {}
     for key, cpu in after.items():
@@ -134,7 +153,13 @@ def one_round(
 ) -> dict[str, Any]:
     paths = bench_paths(pages)
     warmup = bench_paths(WARMUP_PAGES, start=PRODUCTS - 2 * WARMUP_PAGES)
-    truth = {site_url + p: expected(p) for p in [*paths, *warmup]}
+    urls = (  # B: the same pages, 20 a host on 127.0.0.2, 127.0.0.3, …
+        host_urls(int(site_url.rsplit(":", 1)[1]), paths, URLS_PER_HOST)
+        if args.workload == "B"
+        else [site_url + p for p in paths]
+    )
+    truth = {url: expected(p) for url, p in zip(urls, paths, strict=True)}
+    truth |= {site_url + p: expected(p) for p in warmup}
     log_dir = Path(tempfile.mkdtemp(prefix=f"where-{variant}-"))
     stack = Stack(bench_config(log_dir, VARIANTS[variant]))
     spies: list[subprocess.Popen[bytes]] = []
@@ -149,7 +174,6 @@ def one_round(
             "dispatcher": stack.dispatcher.pid,
             "site": site_pid,
         }
-        urls = [site_url + p for p in paths]
         with httpx.Client(
             base_url=stack.config.dispatcher_url, timeout=300, trust_env=False
         ) as api:
@@ -164,11 +188,13 @@ def one_round(
             final = wait_completed(api, job["id"], 900)
             seconds = time.perf_counter() - started
             after = cpu_by_role(roots)
+            memory = memory_by_role(roots)
         by_role = _per_role(before, after, pages)
         worker_ms = sum(ms for role, ms in by_role.items() if role.startswith("worker"))
         ops = firestore_ops(stack.worker.log_path, stack.dispatcher.log_path, job["id"], 0, pages)
         return {
             "variant": variant,
+            "workload": args.workload,
             "pages": pages,
             "succeeded": final["counts"].get("succeeded"),
             "pages_per_s": round(pages / seconds, 1),
@@ -179,6 +205,7 @@ def one_round(
             "all_processes_cpu_ms_per_page": round(sum(by_role.values()), 3),
             "task_phases_ms": _phases(stack.worker.log_path, job["id"], pages),
             "firestore_per_page": ops["per_page"],
+            "worker_pss_mb": memory,
         }
     finally:
         for spy in spies:
@@ -195,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--workload", choices=("A", "B"), default="A")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--py-spy", help="path of py-spy: record the worker's processes")
     parser.add_argument("--spy-dir", type=Path, default=Path(tempfile.gettempdir()) / "spy")
@@ -205,7 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.py_spy:
         args.spy_dir.mkdir(parents=True, exist_ok=True)
     site_log = Path(tempfile.mkdtemp(prefix="where-site-"))
-    site, site_url = start_site(site_log, prerender=args.pages + 2 * WARMUP_PAGES)
+    hosts = -(-args.pages // URLS_PER_HOST) if args.workload == "B" else 0
+    site, site_url = start_site(
+        site_log, prerender=args.pages + 2 * WARMUP_PAGES, extra_hosts=hosts
+    )
     rounds: list[dict[str, Any]] = []
     try:
         for n in range(args.rounds):

@@ -20,9 +20,9 @@ from scrapejobs_worker.extraction_port import (
     ExtractionOverBudget,
     ExtractionOverMemory,
 )
-from scrapejobs_worker.extraction_processes import SPECS_KEPT, ExtractionProcesses
+from scrapejobs_worker.extraction_processes import SPECS_KEPT, SPILL_S, ExtractionProcesses
 from scrapejobs_worker.page_extraction import extract_outcome
-from support.extraction_faults import raising
+from support.extraction_faults import raising, whose
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -171,5 +171,43 @@ async def test_a_page_past_its_memory_fails_alone_and_the_next_completes() -> No
         job = spec({"title": {"css": "h1"}})
         page = await pool.extract(response(), job)
         assert page.outcome.data == {"title": "Hello"}
+    finally:
+        await pool.close()
+
+
+async def _started(pool: ExtractionProcesses, count: int) -> None:
+    for _ in range(200):
+        if len(pool.pids()) == count:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{count} extraction processes did not start")
+
+
+async def test_pages_go_to_one_process_while_it_keeps_up_and_spill_past_a_slow_page() -> None:
+    pool = ExtractionProcesses(2, budget_s=5.0, extract=whose)
+    await pool.start()
+    try:
+        await _started(pool, 2)
+        job = spec({"t": {"css": "h1"}})
+
+        async def pid_of(url: str) -> int:
+            page = await pool.extract(FetchResponse(url, 200, {}, PAGE, 1), job)
+            assert page.outcome.data is not None
+            return int(page.outcome.data["pid"])
+
+        # a steady trickle and a burst: one process takes them all (several to a message)
+        trickle = [await pid_of(f"http://a.test/{n}") for n in range(20)]
+        burst = await asyncio.gather(*(pid_of(f"http://a.test/b{n}") for n in range(40)))
+        assert len(set(trickle) | set(burst)) == 1
+        [first] = set(trickle)
+        # that process is busy with a slow page: the pages behind it go to the other one once
+        # they have waited SPILL_S, long before the slow page is done
+        slow = asyncio.create_task(pid_of("http://a.test/slow"))
+        await asyncio.sleep(0.1)
+        started = time.monotonic()
+        behind = await asyncio.gather(*(pid_of(f"http://a.test/c{n}") for n in range(10)))
+        assert time.monotonic() - started < 0.5 + SPILL_S
+        assert first not in behind and len(set(behind)) == 1
+        assert await slow == first
     finally:
         await pool.close()

@@ -24,7 +24,12 @@ ran out of memory is not trusted with the next page), and the worker goes on.
 
 **Messages**: a free child takes every page waiting (up to :data:`PAGES_PER_MESSAGE`) in one
 message and answers them in one: under load, the pipe's round trip, the wake-ups and the
-event loop's work are paid once for many pages. When a child dies with several pages, they
+event loop's work are paid once for many pages. **One child first**: pages go to the
+longest-serving child while it keeps up (a page takes it a millisecond or two); the others
+take pages only once the oldest waiting page has waited :data:`SPILL_S` for it (a page deep in
+its budget, or more pages than one process extracts). Spreading every page over idle children
+instead woke a process per page, one page a message: 0.3 ms more of the machine's CPU a page
+(bench/README.md, "One child first"). When a child dies with several pages, they
 are sent again one per message, so that only the page that caused it fails. Each job's spec
 crosses once per process (both sides keep the same :data:`SPECS_KEPT` most recent).
 The event loop only reads a pipe when a child answers.
@@ -68,6 +73,7 @@ log = logging.getLogger(__name__)
 READY = "ready"
 SPECS_KEPT = 64  # jobs' specs each process keeps (the parent mirrors the same LRU)
 PAGES_PER_MESSAGE = 16
+SPILL_S = 0.025  # a page waiting this long for the first child goes to another one
 OUT_OF_MEMORY = "out of memory"  # a child's answer for a page past its memory
 Extract = Callable[[FetchResponse, JobSpec], ExtractedPage]
 
@@ -77,6 +83,7 @@ class _Page:
     response: FetchResponse
     spec: JobSpec
     done: asyncio.Future[ExtractedPage]
+    since: float  # loop time it started waiting
     alone: bool = False  # sent again by itself: its last message's process died
 
 
@@ -84,6 +91,7 @@ class _Page:
 class _Child:
     process: BaseProcess
     conn: Connection
+    rank: int  # started after every child of a lower rank: the lowest living one goes first
     specs: OrderedDict[int, JobSpec] = field(default_factory=OrderedDict)
     pages: list[_Page] = field(default_factory=list)  # the message it is working on
     backstop: asyncio.TimerHandle | None = None
@@ -131,6 +139,8 @@ class ExtractionProcesses:
         self._idle: list[_Child] = []
         self._children: set[_Child] = set()
         self._starting: set[asyncio.Task[None]] = set()
+        self._spawned = 0
+        self._spill: asyncio.TimerHandle | None = None
         self._closed = False
 
     async def start(self) -> None:
@@ -139,13 +149,19 @@ class ExtractionProcesses:
             self._replace()
 
     async def extract(self, response: FetchResponse, spec: JobSpec) -> ExtractedPage:
-        done: asyncio.Future[ExtractedPage] = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Page(response, spec, done))
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[ExtractedPage] = loop.create_future()
+        self._waiting.append(_Page(response, spec, done, loop.time()))
         self._dispatch()
         return await done
 
     def _dispatch(self) -> None:
         while self._idle and self._waiting:
+            child = self._next_child()
+            if child is None:  # the first child is busy: its next message, or a spill later
+                self._spill_at(self._waiting[0].since + SPILL_S)
+                return
+            self._idle.remove(child)
             pages = [self._waiting.popleft()]
             while (
                 not pages[0].alone
@@ -156,7 +172,26 @@ class ExtractionProcesses:
                 pages.append(self._waiting.popleft())
             pages = [page for page in pages if not page.done.done()]  # callers gone
             if pages:
-                self._send(self._idle.pop(), pages)
+                self._send(child, pages)
+            else:
+                self._idle.append(child)
+
+    def _next_child(self) -> _Child | None:
+        """The idle child of the lowest rank, unless a child of a lower rank is busy and the
+        oldest waiting page has not waited :data:`SPILL_S` yet (it waits for that one)."""
+        child = min(self._idle, key=lambda idle: idle.rank)
+        ahead = any(busy.pages and busy.rank < child.rank for busy in self._children)
+        if not ahead or asyncio.get_running_loop().time() >= self._waiting[0].since + SPILL_S:
+            return child
+        return None
+
+    def _spill_at(self, when: float) -> None:
+        if self._spill is None:
+            self._spill = asyncio.get_running_loop().call_at(when, self._spilled)
+
+    def _spilled(self) -> None:
+        self._spill = None
+        self._dispatch()
 
     def _send(self, child: _Child, pages: list[_Page]) -> None:
         message = [
@@ -251,7 +286,8 @@ class ExtractionProcesses:
         # extraction modules (a second or more), which must not hold up the worker's start
         await asyncio.to_thread(process.start)
         theirs.close()
-        child = _Child(process, ours)
+        self._spawned += 1
+        child = _Child(process, ours, self._spawned)
         self._children.add(child)
         try:
             await _readable(ours)
@@ -274,6 +310,9 @@ class ExtractionProcesses:
 
     async def close(self) -> None:
         self._closed = True
+        if self._spill is not None:
+            self._spill.cancel()
+            self._spill = None
         for task in list(self._starting):
             task.cancel()
         for child in list(self._children):

@@ -52,8 +52,9 @@ class WorkerSettings(CommonSettings):
         default=2,
         ge=0,
         le=32,
-        description="Processes that extract pages (fields, formats, pipeline), one page at a "
-        "time each, per worker process; 0: on the event loop, without a budget (debugging only)",
+        description="Processes that extract pages (fields, formats, pipeline) per worker "
+        "process: the first takes every page while it keeps up, the others the pages that "
+        "waited 25 ms for it; 0: on the event loop, without a budget (debugging only)",
     )
     extraction_budget_s: float = Field(
         default=10.0,

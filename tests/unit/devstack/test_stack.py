@@ -8,6 +8,7 @@ import os
 import pytest
 
 from scrapejobs_devstack import stack as stack_module
+from scrapejobs_devstack.emulators import jvm_env
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
 
@@ -140,8 +141,6 @@ def test_a_process_is_signalled_once_however_often_it_is_stopped(monkeypatch, tm
 
 
 def test_the_emulators_jvms_start_with_the_first_tier_compiler_and_keep_the_users_flags() -> None:
-    from scrapejobs_devstack.emulators import jvm_env
-
     assert jvm_env({}) == {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"}
     # the environment's own flags come last: HotSpot takes the last of a repeated flag
     mine = jvm_env({"JAVA_TOOL_OPTIONS": "-Xmx2g -XX:TieredStopAtLevel=4"})

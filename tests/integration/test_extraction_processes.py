@@ -42,14 +42,19 @@ def response(body: bytes = PAGE) -> FetchResponse:
     return FetchResponse("http://a.test/", 200, {"content-type": "text/html"}, body, 3)
 
 
+async def _started(pool: ExtractionProcesses, count: int) -> None:
+    for _ in range(200):
+        if len(pool.pids()) == count:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{count} extraction processes did not start")
+
+
 @pytest.fixture
 async def processes() -> AsyncIterator[ExtractionProcesses]:
     pool = ExtractionProcesses(2, budget_s=1.0)
     await pool.start()
-    for _ in range(200):  # both processes started (they start beside the caller)
-        if len(pool.pids()) == 2:
-            break
-        await asyncio.sleep(0.05)
+    await _started(pool, 2)  # both processes (they start beside the caller)
     yield pool
     await pool.close()
 
@@ -173,14 +178,6 @@ async def test_a_page_past_its_memory_fails_alone_and_the_next_completes() -> No
         assert page.outcome.data == {"title": "Hello"}
     finally:
         await pool.close()
-
-
-async def _started(pool: ExtractionProcesses, count: int) -> None:
-    for _ in range(200):
-        if len(pool.pids()) == count:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{count} extraction processes did not start")
 
 
 async def test_pages_go_to_one_process_while_it_keeps_up_and_spill_past_a_slow_page() -> None:

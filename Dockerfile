@@ -102,7 +102,7 @@ WORKDIR /tmp
 USER 10001:10001
 EXPOSE 8080
 
-CMD ["sh", "-c", "exec uvicorn --factory \"${APP_FACTORY}\" --host 0.0.0.0 --port \"${PORT:-8080}\" --no-access-log --proxy-headers --forwarded-allow-ips '*' --timeout-graceful-shutdown 8"]
+CMD ["sh", "-c", "exec python -m uvicorn --factory \"${APP_FACTORY}\" --host 0.0.0.0 --port \"${PORT:-8080}\" --no-access-log --proxy-headers --forwarded-allow-ips '*' --timeout-graceful-shutdown 8"]
 
 # --------------------------------------------------------------------------------------
 # The service (the default target: last).
@@ -134,5 +134,7 @@ EXPOSE 8080
 # drains in-flight requests (Cloud Run allows 10 s). uvicorn access logs are off: Cloud Run
 # already records every request in its request log and the app logs structured JSON. Cloud
 # Run ignores HEALTHCHECK; the startup and liveness probes on /healthz are configured in
-# terraform/cloud_run.tf.
-CMD ["sh", "-c", "exec uvicorn --factory \"${APP_FACTORY}\" --host 0.0.0.0 --port \"${PORT:-8080}\" --no-access-log --proxy-headers --forwarded-allow-ips '*' --timeout-graceful-shutdown 8"]
+# terraform/cloud_run.tf. `python -m uvicorn`, not the `uvicorn` script: multiprocessing runs a
+# main script again in each process it starts (the worker's extraction processes: uvicorn's and
+# click's modules, ~3 MB each), a main module named `uvicorn.__main__` it does not.
+CMD ["sh", "-c", "exec python -m uvicorn --factory \"${APP_FACTORY}\" --host 0.0.0.0 --port \"${PORT:-8080}\" --no-access-log --proxy-headers --forwarded-allow-ips '*' --timeout-graceful-shutdown 8"]

@@ -819,7 +819,7 @@ variable "worker_warm_slot_idle_s" {
 
 variable "worker_extraction_processes" {
   type        = number
-  description = "Processes per worker process that extract pages: the first takes every page while it keeps up, the others the pages that waited 25 ms for it (SCRAPEJOBS_EXTRACTION_PROCESSES; about 60 MiB each)."
+  description = "Processes per worker process that extract pages: the first takes every page while it keeps up, the others the pages that waited 25 ms for it (SCRAPEJOBS_EXTRACTION_PROCESSES; two cost about 50 MiB a worker process, each more about 18 MiB)."
   default     = 2
 
   validation {

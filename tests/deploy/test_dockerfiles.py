@@ -201,6 +201,9 @@ def test_listens_on_port_env(dockerfile, service):
     assert argv[:2] == ["sh", "-c"], "a shell is needed to expand $PORT"
     script = argv[2]
     assert script.startswith("exec "), "exec so uvicorn is PID 1 and gets SIGTERM"
+    # a main script is run again in every process multiprocessing starts (the extraction
+    # processes); a `__main__` module is not
+    assert script.startswith("exec python -m uvicorn ")
     assert "${PORT:-8080}" in script
     assert "--host 0.0.0.0" in script
     assert '--factory "${APP_FACTORY}"' in script

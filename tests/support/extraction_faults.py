@@ -3,11 +3,13 @@ imports them by name)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 
 from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.records import TaskOutcome, TaskStatus
+from scrapejobs_shared.domain.records import TaskOutcome
+from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.fetcher import FetchResponse
 from scrapejobs_worker.page_extraction import ExtractedPage
 
@@ -22,3 +24,15 @@ def whose(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
     if response.url.endswith("/slow"):
         time.sleep(1.0)
     return ExtractedPage(TaskOutcome(TaskStatus.SUCCEEDED, 200, {"pid": os.getpid()}))
+
+
+def sharing(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
+    """The page's data says how many objects the process inherited frozen and how much of its
+    memory is its own (kB: pages not shared with the fork server or another process)."""
+    private_kb = 0
+    with open("/proc/self/smaps_rollup", encoding="ascii") as rollup:
+        for line in rollup:
+            if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                private_kb += int(line.split()[1])
+    data = {"frozen": gc.get_freeze_count(), "private_kb": private_kb}
+    return ExtractedPage(TaskOutcome(TaskStatus.SUCCEEDED, 200, data))

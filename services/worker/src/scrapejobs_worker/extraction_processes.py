@@ -5,7 +5,9 @@ with expressions strangers wrote (an XPath can be cubic in the page's size). On 
 loop, one such page would stop the process: its other batches, its health checks, its acks.
 Here pages run in a few child processes, forked by multiprocessing's fork server (a process
 started once with the extraction modules loaded, before any of the worker's threads, clients
-or connections exist: children inherit none of them and start in milliseconds).
+or connections exist: children inherit none of them and start in milliseconds). The fork
+server freezes what it loaded (fork_server_freeze.py), so children share those modules'
+memory instead of copying it.
 
 **The budget** is CPU time, held by the kernel: before each page a child sets its own
 ``RLIMIT_CPU`` to the CPU it has used plus the budget (whole seconds, rounded up), so a page
@@ -75,6 +77,8 @@ SPECS_KEPT = 64  # jobs' specs each process keeps (the parent mirrors the same L
 PAGES_PER_MESSAGE = 16
 SPILL_S = 0.025  # a page waiting this long for the first child goes to another one
 OUT_OF_MEMORY = "out of memory"  # a child's answer for a page past its memory
+# imported by the fork server after the extraction modules (never here: it freezes the importer)
+FORK_SERVER_FREEZE = "scrapejobs_worker.fork_server_freeze"
 Extract = Callable[[FetchResponse, JobSpec], ExtractedPage]
 
 
@@ -134,7 +138,7 @@ class ExtractionProcesses:
         self._size = processes
         self._extract = extract
         self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload([__name__])
+        self._context.set_forkserver_preload([__name__, FORK_SERVER_FREEZE])
         self._waiting: deque[_Page] = deque()
         self._idle: list[_Child] = []
         self._children: set[_Child] = set()

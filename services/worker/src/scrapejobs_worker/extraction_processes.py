@@ -100,6 +100,7 @@ class _Child:
     pages: list[_Page] = field(default_factory=list)  # the message it is working on
     backstop: asyncio.TimerHandle | None = None
     killed: bool = False  # by the backstop
+    ready: bool = False  # said so: it takes pages
 
     def sent_before(self, spec: JobSpec) -> bool:
         """Whether the process already holds ``spec``; either way it does once this message
@@ -309,6 +310,7 @@ class ExtractionProcesses:
             _stop(child)
             return
         asyncio.get_running_loop().add_reader(ours.fileno(), self._answered, child)
+        child.ready = True
         self._idle.append(child)
         self._dispatch()
 
@@ -330,8 +332,9 @@ class ExtractionProcesses:
         self._waiting.clear()
 
     def pids(self) -> list[int]:
-        """The processes' ids (for operators and tests)."""
-        return [child.process.pid for child in self._children if child.process.pid]
+        """The ids of the processes that take pages (started and ready; for operators and
+        tests)."""
+        return [c.process.pid for c in self._children if c.ready and c.process.pid]
 
 
 class ExtractionInProcess:

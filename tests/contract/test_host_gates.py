@@ -69,6 +69,18 @@ async def test_a_released_slot_can_be_taken_again(gate: HostGate) -> None:
     assert isinstance(await take(gate, host, HostLimits(1)), Permit)
 
 
+async def test_a_store_s_gate_keeps_no_slot_in_the_process(gate: HostGate) -> None:
+    """Only a process's own gate (WarmSlotGate) holds slots idle: the store's hand none over
+    without being asked, even one just given back."""
+    host = a_host()
+    first = await take(gate, host, HostLimits(1))
+    assert isinstance(first, Permit)
+    await gate.release(first)
+    now = datetime.now(UTC)
+    assert gate.take_warm(host, HostLimits(1), now + LEASE, now) is None
+    assert isinstance(await take(gate, host, HostLimits(1)), Permit)
+
+
 async def test_spacing_hold_and_breaker_show_in_signals(gate: HostGate) -> None:
     host = a_host()
     spaced = await take(gate, host, HostLimits(4, min_interval_s=30))

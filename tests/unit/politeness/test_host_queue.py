@@ -11,6 +11,7 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_shared.politeness.host_gate import HostLimits, Permit, Throttle
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
+from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from support.worker_fakes import ScriptedFetcher
 
 HOST = "http~a.example~80"
@@ -187,3 +188,47 @@ async def test_lanes_defer_at_once_while_the_host_is_paused_past_their_wait() ->
     assert all(90 < r.wait_s <= 100 for r in results if isinstance(r, Throttle))
     assert took < 1.0, took  # not the 10 s each could have waited
     assert gate.asks == 2  # the first grant and the one refusal that set the pause
+
+
+class SlowGate(CountingGate):
+    """The store's gate, its answers as slow as ``delay_s`` (a store under load)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delay_s = 0.0
+
+    async def acquire(self, host, limits, lease_until, now) -> Permit | Throttle:
+        await asyncio.sleep(self.delay_s)
+        return await super().acquire(host, limits, lease_until, now)
+
+
+async def test_a_slot_given_back_is_taken_at_once_while_another_lane_asks_the_store() -> None:
+    """A lane that finds one of the process's slots idle takes it without waiting for its
+    turn to ask the store: the ask under way does not hold it up (nor is the store asked)."""
+    store = SlowGate()
+    gate = WarmSlotGate(store, WarmSlotPolicy(), lambda: datetime.now(UTC), "me")
+    polite = Politeness(
+        gate,
+        RobotsCache(ScriptedFetcher(200)),
+        PolitenessPolicy(max_wait_s=5.0),
+        lambda: datetime.now(UTC),
+    )
+    limits = HostLimits(concurrency=2)
+    first = await polite.admit(HOST, limits, LEASE)
+    assert not isinstance(first, Throttle)
+
+    store.delay_s = 0.5  # the next ask of the store is slow
+    asking = asyncio.create_task(polite.admit(HOST, limits, LEASE))
+    await asyncio.sleep(0.05)  # it holds the turn to ask, its answer under way
+    await first.release()  # the slot stays warm in this process
+    asks = store.asks
+    warm = await polite.admit(HOST, limits, LEASE)
+
+    assert not isinstance(warm, Throttle)
+    assert warm.permit.slot == first.permit.slot
+    assert not asking.done()  # granted while the slow ask is still under way
+    assert store.asks == asks
+    fresh = await asking
+    assert not isinstance(fresh, Throttle) and fresh.permit.slot != warm.permit.slot
+    await warm.release()
+    await fresh.release()

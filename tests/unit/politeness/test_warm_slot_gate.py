@@ -475,3 +475,33 @@ async def test_a_process_kept_to_its_share_looks_again_at_most_every_capped_chec
     assert counting.calls["acquire"] == 5  # the store was asked for none of the capped lanes' tries
     await ending.close()
     await going.close()
+
+
+async def test_take_warm_hands_an_idle_slot_over_only_when_acquire_would() -> None:
+    """``take_warm`` is acquire's warm path without the store: the idle slot while this
+    process's copy of the host document is fresh and shows no pause; else None (acquire then
+    reads the document, or waits the pause out). A spacing host keeps no warm slot."""
+    shared = MemoryHostGate()
+    gate, counting, clock = build(shared)
+    limits = HostLimits(8)
+    assert gate.take_warm(HOST, limits, clock() + LEASE, clock()) is None  # none held yet
+    first = await acquire(gate, clock)
+    assert isinstance(first, Permit)
+    await gate.release(first)
+    clock.advance(0.1)
+    taken = gate.take_warm(HOST, limits, clock() + LEASE, clock())
+    assert taken is not None and taken.slot == first.slot
+    assert gate.take_warm(HOST, limits, clock() + LEASE, clock()) is None  # it was the one
+    await gate.release(taken)
+    assert gate.take_warm(HOST, HostLimits(8, min_interval_s=1.0), clock() + LEASE, clock()) is None
+    clock.advance(1.0)  # the host document's copy is stale: acquire reads it first
+    assert gate.take_warm(HOST, limits, clock() + LEASE, clock()) is None
+    again = await acquire(gate, clock)
+    assert isinstance(again, Permit) and again.slot == first.slot
+    await gate.release(again)
+    await shared.hold(HOST, clock() + timedelta(seconds=30))  # Retry-After, seen on the next read
+    clock.advance(1.0)
+    assert isinstance(await acquire(gate, clock), Throttle)
+    assert gate.take_warm(HOST, limits, clock() + LEASE, clock()) is None  # paused
+    assert counting.calls["acquire"] == 1  # the store was asked once, for the first slot
+    await gate.close()

@@ -46,12 +46,18 @@ MAX_FULL_BACKOFF_S = 0.5
 
 
 class HostQueue:
-    """This process's queue for one host: at most the host's concurrency pass at once; they
-    ask the shared gate one at a time (a warm slot is handed over at once; a fresh one costs
-    the store a read of up to the host's slot count in documents); and while the gate says the
-    host is full, they wait out one shared, growing pause instead of each polling the store. A
-    permit given back here ends the pause: its slot is warm for the next lane. The queue is
-    dropped when nobody is in it, so a broad crawl does not keep one per host ever seen."""
+    """This process's queue for one host: at most the host's concurrency pass at once; a lane
+    that finds a slot of the host idle in this process (warm) takes it at once; the others ask
+    the shared gate one at a time (a fresh slot costs the store a read of up to the host's slot
+    count in documents); and while the gate says the host is full, they wait out one shared,
+    growing pause instead of each polling the store. A permit given back here ends the pause:
+    its slot is warm for the next lane. The queue is dropped when nobody is in it, so a broad
+    crawl does not keep one per host ever seen.
+
+    A warm slot is taken without the turn to ask (``HostGate.take_warm``): while one lane's
+    ask of the store was under way, slots given back here sat idle behind it, and A's lanes
+    waited 12-16 ms a page for the turn while 1.2-1.4 of the host's 8 slots were busy
+    (bench/README.md, "Where A waits")."""
 
     def __init__(self, queues: dict[tuple[str, int], HostQueue], key: tuple[str, int]) -> None:
         self._queues = queues
@@ -244,14 +250,9 @@ class Politeness:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(wait_s, 0.0)
         place = HostQueue.join(self._queues, (host, limits.concurrency))
-        try:
-            entered = await place.enter(wait_s, tenant, rank_of(lane))
-        except BaseException:
-            place.leave()
-            raise
-        if not entered:
-            place.leave()
-            return Throttle(0.0, "concurrency")
+        entered = await self._enter(place, host, limits, lease, wait_s, tenant, lane)
+        if entered is not None:
+            return entered
         try:
             while True:
                 if not await place.ask(deadline):
@@ -277,6 +278,34 @@ class Politeness:
         except BaseException:
             place.give_up()
             raise
+
+    async def _enter(
+        self,
+        place: HostQueue,
+        host: str,
+        limits: HostLimits,
+        lease: timedelta,
+        wait_s: float,
+        tenant: str,
+        lane: str,
+    ) -> HeldPermit | Throttle | None:
+        """A place in this process's line for ``host`` (a throttle when none came within
+        ``wait_s``) and, with it, a slot this process holds idle when there is one: taken at
+        once, with no turn to ask the store. None: the lane has its place and asks."""
+        try:
+            entered = await place.enter(wait_s, tenant, rank_of(lane))
+        except BaseException:
+            place.leave()
+            raise
+        if not entered:
+            place.leave()
+            return Throttle(0.0, "concurrency")
+        now = self._clock()
+        warm = self._gate.take_warm(host, limits, now + lease, now)
+        if warm is None:
+            return None
+        place.granted()
+        return HeldPermit(self._gate, warm, place)
 
     async def host_responded(self, permit: Permit) -> None:
         await self._gate.record_success(permit, self._clock())

@@ -79,6 +79,14 @@ class HostGate(Protocol):
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle: ...
 
+    def take_warm(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | None:
+        """A slot of ``host`` this process already holds and is not using, at once, with no
+        call to the store (None: none, or this gate keeps no slots: a store's own gate). The
+        store is never asked here, so callers need not take turns for it as for
+        :meth:`acquire`."""
+
     async def release(self, permit: Permit) -> None: ...
 
     async def record_success(self, permit: Permit, now: datetime) -> None:

@@ -166,6 +166,20 @@ class WarmSlotGate:
             await self._look(host, holding, now)
         return holding.capped()
 
+    def take_warm(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | None:
+        """A warm slot, only when this process's copy of the host document is fresh and shows
+        no pause (else None: :meth:`acquire` reads it, or waits the pause out). The checks are
+        :meth:`acquire`'s for a warm slot: a spacing host keeps none, a slot serves a job
+        whose concurrency covers it for a whole lease, a slot beyond the share never stayed."""
+        cached = self._signals.get(host)
+        if limits.min_interval_s or cached is None or not cached.fresh(now, self._ttl):
+            return None
+        if cached.signals.throttle(now):
+            return None
+        return self._warm_permit(host, limits, lease_until, cached.signals)
+
     async def _from_warm(
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle | None:
@@ -174,6 +188,11 @@ class WarmSlotGate:
         signals = await self._fresh_signals(host, now)
         if throttle := signals.throttle(now):
             return throttle
+        return self._warm_permit(host, limits, lease_until, signals)
+
+    def _warm_permit(
+        self, host: str, limits: HostLimits, lease_until: datetime, signals: HostSignals
+    ) -> Permit | None:
         warm = self._take_warm(host, limits, lease_until)
         if warm is None:
             return None

@@ -83,6 +83,11 @@ class FirestoreHostGate(CollectionAdapter):
     def _slot(self, host: str, slot: int) -> Any:
         return self._collection.document(host).collection("slots").document(str(slot))
 
+    def take_warm(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | None:
+        return None  # every slot is the store's: none is kept in a process
+
     async def acquire(
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle:

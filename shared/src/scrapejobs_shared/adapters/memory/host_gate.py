@@ -28,6 +28,11 @@ class MemoryHostGate:
         self.wants: dict[tuple[str, str], datetime] = {}
         self._tokens = itertools.count()
 
+    def take_warm(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | None:
+        return None  # every slot is the store's: none is kept in a process
+
     async def acquire(
         self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
     ) -> Permit | Throttle:

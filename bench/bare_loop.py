@@ -2,6 +2,8 @@
 
 * ``bare``: one pooled ``httpx.AsyncClient`` + ``parsel.Selector``, the selectors of
   :data:`catalog_site.FIELDS` applied by hand (the reference the goals are expressed against).
+* ``bare aiohttp``: the same on one ``aiohttp.ClientSession`` (a labelled row: the worker's
+  fetcher is on aiohttp, so this says what the client alone is worth).
 * ``worker-path``: the worker's own code in-process, with no Pub/Sub, Firestore or HTTP server
   around it: ``build_fetcher(FetchPolicy(allowlist=("127.0.0.0/8",)))`` then the worker's
   extractor (``extract_outcome`` → ``extract_page`` + ``fit_result``). The difference between
@@ -18,12 +20,10 @@ import asyncio
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
-from unittest import mock
 
-import httpcore
+import aiohttp
 import httpx
 from parsel import Selector
 
@@ -212,26 +212,42 @@ async def bare_loop(
         return await measure(name, handler, urls, warmup, concurrency, expected, repeats, measuring)
 
 
+async def bare_aiohttp_loop(
+    urls: Sequence[str],
+    warmup: Sequence[str],
+    concurrency: int,
+    expected: Callable[[str], dict[str, Any]],
+) -> LoopFigures:
+    """``bare_loop`` on aiohttp: one session, ``concurrency`` connections, the same extraction."""
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    timeout = aiohttp.ClientTimeout(total=30.0)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+
+        async def handler(url: str) -> dict[str, Any]:
+            async with session.get(url) as response:
+                response.raise_for_status()
+                return extract_bare(await response.text())
+
+        name = f"bare aiohttp c={concurrency}"
+        return await measure(name, handler, urls, warmup, concurrency, expected)
+
+
 async def worker_path_loop(
     urls: Sequence[str],
     warmup: Sequence[str],
     concurrency: int,
     expected: Callable[[str], dict[str, Any]],
-    httpcore_pool: bool = False,
 ) -> LoopFigures:
     """The worker's fetcher and extraction engine, in-process (imported lazily: the services
     are edited concurrently). ``extract_page`` + ``fit_result`` is what the worker's extractor
-    runs per 2xx page. ``httpcore_pool``: with httpcore's own pool under the fetcher instead of
-    ``LinearConnectionPool`` (a labelled row: what the pool's private names earn)."""
+    runs per 2xx page."""
     from scrapejobs_shared.domain.jobspec import JobSpec
     from scrapejobs_shared.extraction import extract_page, fit_result
     from scrapejobs_shared.ports.fetcher import FetchRequest
     from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
 
     fields = JobSpec.model_validate({"extract": FIELDS}).extract
-    pool = "scrapejobs_worker.fetching.connection_pool.LinearConnectionPool"
-    with mock.patch(pool, httpcore.AsyncConnectionPool) if httpcore_pool else nullcontext():
-        fetcher = build_fetcher(FetchPolicy(allowlist=("127.0.0.0/8",)))
+    fetcher = build_fetcher(FetchPolicy(allowlist=("127.0.0.0/8",)))
     try:
 
         async def handler(url: str) -> dict[str, Any]:
@@ -244,7 +260,7 @@ async def worker_path_loop(
             data, _truncated = fit_result(page.data)
             return dict(data)
 
-        name = f"worker-path c={concurrency}" + (", httpcore's pool" if httpcore_pool else "")
+        name = f"worker-path c={concurrency}"
         figures = await measure(name, handler, urls, warmup, concurrency, expected)
     finally:
         await fetcher.aclose()

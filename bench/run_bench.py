@@ -60,7 +60,13 @@ from scrapejobs_devstack.processes import tail as log_tail
 # bench modules are `bench.*` here as they are for mypy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bare_loop import WARMUP_PAGES, LoopFigures, bare_loop, worker_path_loop
+from bench.bare_loop import (
+    WARMUP_PAGES,
+    LoopFigures,
+    bare_aiohttp_loop,
+    bare_loop,
+    worker_path_loop,
+)
 from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, expected
 from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
@@ -166,12 +172,12 @@ async def run_baselines(
     figures = [
         await bare_loop(urls, warm, 2, by_url.__getitem__),
         await bare_loop(urls, warm, 16, by_url.__getitem__),
+        # labelled: the bare loop on aiohttp, the worker fetcher's client
+        await bare_aiohttp_loop(urls, warm, 2, by_url.__getitem__),
     ]
     try:  # c=16: as many in flight as a worker process with two batches' lanes
         for concurrency in (2, 16):
             figures.append(await worker_path_loop(urls, warm, concurrency, by_url.__getitem__))
-        # labelled: the fetcher on httpcore's own pool, what LinearConnectionPool earns
-        figures.append(await worker_path_loop(urls, warm, 16, by_url.__getitem__, True))
     except ImportError as exc:  # the services are edited concurrently; informative only
         print(f"note: worker-path baseline skipped ({exc})", file=sys.stderr)
     return figures

@@ -32,7 +32,7 @@ PURE = tuple(
         "messaging",
     )
 )
-INFRASTRUCTURE = ("google.cloud", "fastapi", "starlette", "httpx", "httpcore")
+INFRASTRUCTURE = ("google.cloud", "fastapi", "starlette", "httpx", "httpcore", "aiohttp")
 MAX_MODULE_LINES = 500
 
 

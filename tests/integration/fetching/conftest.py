@@ -14,11 +14,9 @@ import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
-import httpcore
 import pytest
 
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
-from scrapejobs_worker.fetching.asyncio_backend import AsyncioBackend
 
 
 @dataclass
@@ -197,17 +195,22 @@ class ConnectSpy:
 
 @pytest.fixture
 def connect_spy(monkeypatch: pytest.MonkeyPatch) -> ConnectSpy:
-    """Records every TCP connection attempt the fetcher's real backend makes, process-wide."""
+    """Records every TCP connection attempt made through the event loop's ``sock_connect``
+    (how aiohttp connects), process-wide; the test servers accept, they never connect."""
     spy = ConnectSpy()
-    real_connect = AsyncioBackend.connect_tcp
+    real_connect = asyncio.selector_events.BaseSelectorEventLoop.sock_connect
 
     async def spying_connect(
-        self: AsyncioBackend, host: str, port: int, *args: object, **kwargs: object
-    ) -> httpcore.AsyncNetworkStream:
-        spy.attempts.append((host, port))
-        return await real_connect(self, host, port, *args, **kwargs)  # type: ignore[arg-type]
+        self: asyncio.selector_events.BaseSelectorEventLoop,
+        sock: socket.socket,
+        address: tuple[str, int],
+    ) -> None:
+        spy.attempts.append((address[0], address[1]))
+        await real_connect(self, sock, address)
 
-    monkeypatch.setattr(AsyncioBackend, "connect_tcp", spying_connect)
+    monkeypatch.setattr(
+        asyncio.selector_events.BaseSelectorEventLoop, "sock_connect", spying_connect
+    )
     return spy
 
 

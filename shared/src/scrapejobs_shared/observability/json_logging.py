@@ -54,5 +54,5 @@ def configure_logging(service: str, level: str = "INFO", project_id: str | None 
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    for noisy in ("httpx", "httpcore", "google", "urllib3", "grpc"):
+    for noisy in ("httpx", "httpcore", "aiohttp", "google", "urllib3", "grpc"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -11,16 +11,15 @@ Decision on oversized bodies:
   (plain bodies, or honest compression of a big page) the body is truncated at
   ``max_decoded_bytes`` with ``truncated=True``, exactly as for the raw cap.
 
-Raw chunks are at most one network read (64 KiB in httpcore) and decoding proceeds in steps
+Raw chunks are at most one network read (what aiohttp's buffer holds) and decoding proceeds in steps
 of at most 64 KiB, so memory stays within about twice the decoded cap (the buffer and the final
 ``bytes`` copy) plus a few small buffers, however large the body on the wire.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-
-import httpx
 
 from scrapejobs_shared.ports.fetcher import PermanentFetchError
 from scrapejobs_worker.fetching.content_encoding import Decoder, decoder_for, parse_codings
@@ -85,12 +84,13 @@ class _CappedBody:
         return Body(data=bytes(self._buffer), truncated=self.truncated)
 
 
-async def read_capped_body(response: httpx.Response, limits: BodyLimits) -> Body:
-    """Stream ``response``'s raw body through its decoder, stopping at the caps."""
-    content_encoding = response.headers.get("content-encoding", "")
+async def read_capped_body(
+    raw_chunks: AsyncIterator[bytes], content_encoding: str, limits: BodyLimits
+) -> Body:
+    """Stream a raw body through the decoder of ``content_encoding``, stopping at the caps."""
     decoder = decoder_for(content_encoding)
     body = _CappedBody(limits, decoder, encoded=bool(parse_codings(content_encoding)))
-    async for chunk in response.aiter_raw():
+    async for chunk in raw_chunks:
         if not body.feed_raw(chunk):
             break
     return body.result()

@@ -1,75 +1,136 @@
-"""Sends the fetcher's requests: httpx's transport over a pool whose connections all go through
-the pinned backend, without httpx's client layer.
+"""Sends the fetcher's requests: aiohttp's client (its HTTP parser is C) over the pinned
+connector, one request at a time, without aiohttp's redirects, cookies, proxies or decoding.
 
-``httpx.AsyncClient`` adds, per request, a cookie jar (which a fetcher shared by every job must
-not keep: cookies set by one site would be replayed for an unrelated job), auth, redirect
-following (the fetcher follows redirects itself, vetting each hop), event hooks, a timer
-wrapper around the body stream and a log line. None of it is wanted here, and together it
-cost a fifth of a fetch's CPU (bench/README.md, "The fetch path"). ``PinnedSender`` builds
-the ``httpx.Request`` as the client would (the same default headers, ``Host``, timeouts) and
-hands it to the transport (httpx's public transport API): exceptions, streaming and decoding
-stay httpx's. The transport itself is in connection_pool.py, with the private names.
+Why aiohttp and not httpx here: a keep-alive GET of a catalog page costs about a quarter of
+the CPU in aiohttp that it costs in httpx's transport (h11 parses in Python), and the fetch was
+the largest part of the worker's CPU (bench/README.md, "The fetch on aiohttp"). What the
+fetcher needs of a client is small and public in aiohttp: a resolver and a socket factory
+(pinned_connector.py), ``allow_redirects=False``, ``auto_decompress=False`` (bodies are
+decoded by content_encoding.py with bounded memory), a cookie jar that keeps nothing, no
+environment proxies (``trust_env=False``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import ssl
+from collections.abc import AsyncIterator
+from typing import Any
 
-import httpcore
+import aiohttp
 import httpx
+from aiohttp.connector import Connection
+from multidict import CIMultiDict
+from yarl import URL
 
 from scrapejobs_worker.fetching.config import FetchPolicy
-from scrapejobs_worker.fetching.connection_pool import PinnedTransport
+from scrapejobs_worker.fetching.pinned_connector import pinned_connector
 
 # Only what content_encoding.py can decode with bounded memory.
 ACCEPT_ENCODING = "gzip, deflate"
 
 
-class PinnedSender:
-    """One per fetcher: sends a request and returns its response with the body unread (the
-    caller reads it, then must ``aclose()`` it). Keeps no cookies, follows no redirects."""
+class PeerResponse(aiohttp.ClientResponse):
+    """aiohttp's response (``ClientSession(response_class=...)``), which also keeps the
+    address of the peer it was read from: aiohttp gives a connection back to its pool as soon
+    as a small body has arrived, often before the caller sees the response."""
 
-    def __init__(
-        self,
-        policy: FetchPolicy,
-        network_backend: httpcore.AsyncNetworkBackend,
-        ssl_context: ssl.SSLContext | None = None,
-    ) -> None:
-        limits = httpx.Limits(
-            max_connections=policy.max_connections,
-            max_keepalive_connections=policy.max_keepalive_connections,
-            keepalive_expiry=policy.keepalive_expiry_s,
-        )
-        context = ssl_context or httpx.create_ssl_context(trust_env=False)
-        self._transport = PinnedTransport(network_backend, limits, context)
-        # httpx.AsyncClient's defaults, in its order, with our user agent and encodings
-        self._headers = httpx.Headers(
+    peer: Any = None
+
+    async def start(self, connection: Connection) -> aiohttp.ClientResponse:
+        transport = connection.transport
+        self.peer = transport.get_extra_info("peername") if transport is not None else None
+        return await super().start(connection)
+
+
+class SentResponse:
+    """A response whose body is still to be read (``raw_chunks``); ``aclose()`` must follow
+    (it gives the connection back to the pool when the body was read whole, else drops it)."""
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.status = response.status
+        self.peer: Any = getattr(response, "peer", None)
+
+    def header(self, name: str) -> str | None:
+        return self._response.headers.get(name)
+
+    def headers(self) -> dict[str, str]:
+        """Lower-cased names; repeated headers joined with ", "."""
+        flat: dict[str, str] = {}
+        for raw_name, raw_value in self._response.raw_headers:
+            key = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1")
+            flat[key] = f"{flat[key]}, {value}" if key in flat else value
+        return flat
+
+    async def raw_chunks(self) -> AsyncIterator[bytes]:
+        """The body as it came off the wire (no Content-Encoding decoded), a read at a time."""
+        content = self._response.content
+        while True:
+            chunk = await content.readany()
+            if not chunk:
+                return
+            yield chunk
+
+    async def aclose(self) -> None:
+        self._response.release()
+
+
+class PinnedSender:
+    """One per fetcher: sends a request and returns its response with the body unread. Keeps
+    no cookies, follows no redirects. The session is made on the first request (aiohttp's
+    needs a running event loop; the composition root builds the fetcher without one)."""
+
+    def __init__(self, policy: FetchPolicy, ssl_context: ssl.SSLContext) -> None:
+        self._policy = policy
+        self._ssl_context = ssl_context
+        self._session: aiohttp.ClientSession | None = None
+        # the headers httpx.AsyncClient sends (as the fetcher did on httpx), our user agent
+        self._headers = CIMultiDict(
             {
-                "accept": "*/*",
-                "accept-encoding": ACCEPT_ENCODING,
-                "connection": "keep-alive",
-                "user-agent": policy.user_agent,
+                "Accept": "*/*",
+                "Accept-Encoding": ACCEPT_ENCODING,
+                "Connection": "keep-alive",
+                "User-Agent": policy.user_agent,
             }
         )
-        timeout = httpx.Timeout(
+        self._timeout = aiohttp.ClientTimeout(
+            total=None,
             connect=policy.connect_timeout_s,
-            read=policy.read_timeout_s,
-            write=policy.read_timeout_s,
-            pool=policy.connect_timeout_s,
+            sock_connect=policy.connect_timeout_s,
+            sock_read=policy.read_timeout_s,
         )
-        self._timeout = timeout.as_dict()
+
+    def _session_now(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=pinned_connector(self._policy, self._ssl_context),
+                cookie_jar=aiohttp.DummyCookieJar(),
+                auto_decompress=False,
+                trust_env=False,
+                timeout=self._timeout,
+                raise_for_status=False,
+                response_class=PeerResponse,
+            )
+        return self._session
 
     async def send(
         self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None = None
-    ) -> httpx.Response:
-        """The response, its body still to be read (``aiter_raw``) and then closed."""
+    ) -> SentResponse:
         merged = self._headers.copy()
         merged.update(headers)
-        extensions = {"timeout": self._timeout}
-        request = httpx.Request(method, url, headers=merged, content=content, extensions=extensions)
-        response = await self._transport.handle_async_request(request)
-        response.request = request
-        return response
+        response = await self._session_now().request(
+            method,
+            URL(str(url), encoded=True),
+            headers=merged,
+            data=content,
+            allow_redirects=False,
+        )
+        return SentResponse(response)
 
     async def aclose(self) -> None:
-        await self._transport.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+            await asyncio.sleep(0)  # let the transports close (aiohttp's advice)

@@ -1,23 +1,22 @@
-"""Translation of httpx transport exceptions into the port's FetchError hierarchy."""
+"""Translation of aiohttp's client exceptions into the port's FetchError hierarchy."""
 
 from __future__ import annotations
 
 import ssl
 
-import httpx
+import aiohttp
 
 from scrapejobs_shared.ports.fetcher import FetchError, PermanentFetchError, TransientFetchError
 
 
-def translate_transport_error(exc: httpx.TransportError) -> FetchError:
-    """Timeouts and network failures are transient; our own mistakes and bad certs are not."""
+def translate_transport_error(exc: aiohttp.ClientError) -> FetchError:
+    """Timeouts and network failures (a connection refused or cut, a response that breaks
+    HTTP) are transient; our own mistakes and bad certificates are not."""
     detail = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, aiohttp.ServerTimeoutError):
         return TransientFetchError(detail, reason="timeout")
-    if isinstance(exc, httpx.UnsupportedProtocol):
+    if isinstance(exc, aiohttp.InvalidURL):
         return PermanentFetchError(detail, reason="invalid_url")
-    if isinstance(exc, httpx.LocalProtocolError):
-        return PermanentFetchError(detail, reason="invalid_request")
     if certificate_refused(exc):
         return PermanentFetchError(
             f"{detail} (the certificate failed verification: options.verify_tls false, or "
@@ -29,7 +28,9 @@ def translate_transport_error(exc: httpx.TransportError) -> FetchError:
 
 def certificate_refused(exc: BaseException) -> bool:
     """Whether ``exc`` is a TLS certificate (or host name) that failed verification."""
-    return _caused_by(exc, ssl.SSLCertVerificationError)
+    return isinstance(exc, aiohttp.ClientConnectorCertificateError) or _caused_by(
+        exc, ssl.SSLCertVerificationError
+    )
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

@@ -15,19 +15,19 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 KEPT_ACROSS_ORIGINS = frozenset({"user-agent", "accept", "accept-language"})
 
 
-def redirect_target(response: httpx.Response) -> httpx.URL | None:
-    """The vetted next URL if ``response`` is a redirect with a Location, else None.
+def redirect_target(status: int, location: str | None, requested: httpx.URL) -> httpx.URL | None:
+    """The vetted next URL if a response of ``status`` is a redirect with a Location, else
+    None.
 
     A relative Location is resolved against the URL that was requested. Since the fetcher
     only ever sends GET, every redirect (303 included) is followed with a bodiless GET.
     """
-    if response.status_code not in REDIRECT_STATUSES:
+    if status not in REDIRECT_STATUSES:
         return None
-    location = response.headers.get("location")
     if not location:
         return None
     try:
-        target = response.request.url.join(location)
+        target = requested.join(location)
     except (httpx.InvalidURL, ValueError) as exc:
         raise PermanentFetchError(
             f"invalid redirect Location {location!r}", reason="invalid_url"

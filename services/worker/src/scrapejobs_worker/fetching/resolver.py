@@ -5,7 +5,7 @@ resolver (``loop.getaddrinfo``), which is also what turns odd numeric spellings 
 ``2130706433`` or ``0x7f.0.0.1`` into addresses, so the address that is checked is exactly
 the one that would be connected to. If ANY returned address is refused, the whole destination
 is refused (an attacker-controlled zone could otherwise mix a public and a private address).
-The vetted addresses are then pinned for the connection (see ``pinned_backend``): the host is
+The vetted addresses are then pinned for the connection (see ``pinned_connector``): the host is
 never resolved a second time, which closes the DNS-rebinding window.
 """
 

@@ -1,13 +1,14 @@
-"""SafeFetcher: the SSRF-safe ``Fetcher`` adapter over httpx.
+"""SafeFetcher: the SSRF-safe ``Fetcher`` adapter over aiohttp's client.
 
 Per fetch: the URL and headers are vetted; then, for each hop (the first request and every
 redirect, at most ``max_redirects`` of them), the host is resolved once and every address is
 checked (``resolver``), the vetted addresses are pinned for the connection
-(``pinned_backend``), the request is sent to httpx's transport (``client.PinnedSender``: no env
-proxies, no automatic redirects, no cookie jar), and the peer address of the response is
-re-checked. The body is streamed under the size caps described in ``body_reader`` (oversized
-=> truncated response; decompression bomb => PermanentFetchError ``body_too_large``). The
-whole fetch, redirects included, runs under one ``asyncio.timeout`` of
+(``pinned_connector``), the request is sent through aiohttp (``client.PinnedSender``: no env
+proxies, no automatic redirects, no cookie jar, no decoding), and the peer address of the
+response is re-checked. URLs are parsed and vetted with httpx's URL type
+(``request_validation``). The body is streamed under the size caps described in
+``body_reader`` (oversized => truncated response; decompression bomb => PermanentFetchError
+``body_too_large``). The whole fetch, redirects included, runs under one ``asyncio.timeout`` of
 ``FetchRequest.timeout_s`` (clamped to ``max_deadline_s``).
 
 HTTP error statuses are responses, not errors. No cookies are kept between fetches.
@@ -17,8 +18,8 @@ with the certificate checked; only a hop whose certificate fails verification is
 without the check (its own pool), and the response says so (``tls_unverified``). Every address
 check applies to both.
 
-The connection pool is created in the constructor (which does no I/O and needs no
-running event loop); ``aclose()`` must be awaited once the fetcher is no longer needed.
+The constructor does no I/O and needs no running event loop (the connection pool is made on
+the first fetch); ``aclose()`` must be awaited once the fetcher is no longer needed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import time
 from dataclasses import dataclass, replace
 from types import TracebackType
 
-import httpcore
+import aiohttp
 import httpx
 
 from scrapejobs_shared.ports.fetcher import (
@@ -49,11 +50,7 @@ from scrapejobs_worker.fetching.errors import (
     deadline_exceeded,
     translate_transport_error,
 )
-from scrapejobs_worker.fetching.pinned_backend import (
-    PinnedNetworkBackend,
-    pin_destination,
-    verify_peer,
-)
+from scrapejobs_worker.fetching.pinned_connector import pin_destination, verify_peer
 from scrapejobs_worker.fetching.redirects import headers_for_hop, redirect_target
 from scrapejobs_worker.fetching.request_validation import (
     effective_port,
@@ -82,17 +79,15 @@ class SafeFetcher:
         policy: FetchPolicy | None = None,
         *,
         resolver: Resolver | None = None,
-        network_backend: httpcore.AsyncNetworkBackend | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        """``resolver``, ``network_backend`` (the real backend under the pinning one) and
-        ``ssl_context`` default to the production ones; they exist for tests."""
+        """``resolver`` and ``ssl_context`` default to the production ones; they exist for
+        tests."""
         self._policy = policy or FetchPolicy()
         self._address_policy = self._policy.address_policy()
         self._resolver = resolver or Resolver(self._address_policy)
-        backend = PinnedNetworkBackend(self._address_policy, inner=network_backend)
-        self._sender = PinnedSender(self._policy, backend, ssl_context)
-        self._unverified_sender = PinnedSender(self._policy, backend, unverified_context())
+        self._sender = PinnedSender(self._policy, ssl_context or verified_context())
+        self._unverified_sender = PinnedSender(self._policy, unverified_context())
         self._limits = BodyLimits(
             max_body_bytes=self._policy.max_body_bytes,
             max_decoded_bytes=self._policy.max_decoded_bytes,
@@ -132,10 +127,10 @@ class SafeFetcher:
                 final, redirects = await self._follow_redirects(
                     url, headers, request.body, request.verify_tls
                 )
+        except aiohttp.ClientError as exc:
+            raise translate_transport_error(exc) from exc
         except TimeoutError as exc:
             raise deadline_exceeded(deadline_s) from exc
-        except httpx.TransportError as exc:
-            raise translate_transport_error(exc) from exc
         return FetchResponse(
             url=str(final.url),
             status=final.status,
@@ -186,37 +181,35 @@ class SafeFetcher:
         with pin_destination(destination):
             try:
                 response = await self._sender.send(method, url, headers, body)
-            except httpx.ConnectError as exc:
+            except aiohttp.ClientConnectorError as exc:
                 if verify_tls or not certificate_refused(exc):
                     raise
                 logger.info("certificate of %s not verified: %s", host, exc)
                 response = await self._unverified_sender.send(method, url, headers, body)
                 unverified = True
         try:
-            verify_peer(response.extensions.get("network_stream"), self._address_policy)
-            target = redirect_target(response) if body is None else None
-            if target is not None:
-                logger.debug("redirect %s -> %s", url, target)
-                return target, unverified
-            read = await read_capped_body(response, self._limits)
-            headers_read = flatten_headers(response)
-            return _FinalResponse(url, response.status_code, headers_read, read), unverified
+            verify_peer(response.peer, self._address_policy)
+            if body is None:
+                target = redirect_target(response.status, response.header("location"), url)
+                if target is not None:
+                    logger.debug("redirect %s -> %s", url, target)
+                    return target, unverified
+            encoding = response.header("content-encoding") or ""
+            read = await read_capped_body(response.raw_chunks(), encoding, self._limits)
+            return _FinalResponse(url, response.status, response.headers(), read), unverified
         finally:
             await response.aclose()
 
 
-def flatten_headers(response: httpx.Response) -> dict[str, str]:
-    """Lower-cased names; repeated headers joined with ", "."""
-    flat: dict[str, str] = {}
-    for name, value in response.headers.multi_items():
-        key = name.lower()
-        flat[key] = f"{flat[key]}, {value}" if key in flat else value
-    return flat
+def verified_context() -> ssl.SSLContext:
+    """The TLS context of every hop: certifi's roots (as httpx verifies), host names checked,
+    no SSLKEYLOGFILE and no certificate store from the environment."""
+    return httpx.create_ssl_context(trust_env=False)
 
 
 def unverified_context() -> ssl.SSLContext:
     """The TLS context of hops whose certificate failed and may (``verify_tls`` off): no
-    certificate or host name check, httpx's protocols and ciphers otherwise."""
+    certificate or host name check, the same protocols and ciphers otherwise."""
     return httpx.create_ssl_context(verify=False, trust_env=False)
 
 

@@ -1,0 +1,93 @@
+"""The fetcher's connections against a real loopback server: kept alive and reused, one
+request at a time each, never a connection the server closed, and the peer of every response
+re-checked (a small body is read whole before the fetcher sees the response)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from scrapejobs_shared.ports.fetcher import BlockedDestination, FetchRequest
+from scrapejobs_worker.fetching import FetchPolicy
+from scrapejobs_worker.fetching.client import PinnedSender
+from scrapejobs_worker.fetching.pinned_connector import pin_destination
+from scrapejobs_worker.fetching.request_validation import parse_target_url
+from scrapejobs_worker.fetching.resolver import Resolver
+from scrapejobs_worker.fetching.safe_fetcher import verified_context
+
+LOOPBACK = ("127.0.0.0/8",)
+
+
+async def test_connections_are_kept_alive_and_each_serves_one_request_at_a_time(
+    server_factory, fetcher_factory
+):
+    server = await server_factory(("127.0.0.1",))
+
+    async def slow(_request, writer):
+        await asyncio.sleep(0.05)  # the 4 concurrent requests overlap
+        await server.send_response(writer, 200, b"slow")
+
+    server.routes["/slow"] = slow
+    fetcher = fetcher_factory(FetchPolicy(allowlist=LOOPBACK))
+    url = server.url("/slow")
+    answers = await asyncio.gather(
+        *(fetcher.fetch(FetchRequest(url, timeout_s=5)) for _ in range(4))
+    )
+    assert [a.body for a in answers] == [b"slow"] * 4
+    assert server.connections == 4  # one request at a time on each
+    for _ in range(6):  # one at a time: the kept-alive connections serve them
+        assert (await fetcher.fetch(FetchRequest(url, timeout_s=5))).body == b"slow"
+    assert server.connections == 4
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_given_to_a_request(
+    server_factory, fetcher_factory
+):
+    server = await server_factory(("127.0.0.1",))
+
+    async def answer_then_close(_request, writer):
+        await server.send_response(writer, 200, b"once")  # keep-alive, as far as it says
+        writer.close()
+
+    server.routes["/once"] = answer_then_close
+    fetcher = fetcher_factory(FetchPolicy(allowlist=LOOPBACK))
+    for _ in range(3):
+        response = await fetcher.fetch(FetchRequest(server.url("/once"), timeout_s=5))
+        assert response.body == b"once"
+        await asyncio.sleep(0.05)  # the server's FIN arrives
+    assert server.connections == 3
+
+
+async def test_the_peer_of_a_response_read_whole_on_arrival_is_known(server_factory):
+    """aiohttp gives a connection back to its pool as soon as a small body has arrived; the
+    response still says where it came from (the fetcher's peer check fails closed without)."""
+    server = await server_factory(("127.0.0.1",))
+    server.serve("/small", b"tiny")
+    policy = FetchPolicy(allowlist=LOOPBACK)
+    sender = PinnedSender(policy, verified_context())
+    url = parse_target_url(server.url("/small"))
+    destination = await Resolver(policy.address_policy()).resolve("127.0.0.1", server.port)
+    try:
+        with pin_destination(destination):
+            response = await sender.send("GET", url, {})
+        await asyncio.sleep(0.05)
+        assert response.peer[:2] == ("127.0.0.1", server.port)
+        await response.aclose()
+    finally:
+        await sender.aclose()
+
+
+async def test_a_request_outside_the_pin_is_refused_before_any_connection(
+    server_factory, connect_spy
+):
+    server = await server_factory(("127.0.0.1",))
+    policy = FetchPolicy(allowlist=LOOPBACK)
+    sender = PinnedSender(policy, verified_context())
+    try:
+        with pytest.raises(BlockedDestination):
+            await sender.send("GET", parse_target_url(server.url("/")), {})  # nothing pinned
+    finally:
+        await sender.aclose()
+    assert connect_spy.attempts == []
+    assert server.connections == 0

@@ -91,3 +91,13 @@ async def test_a_request_outside_the_pin_is_refused_before_any_connection(
         await sender.aclose()
     assert connect_spy.attempts == []
     assert server.connections == 0
+
+
+async def test_long_header_lines_as_real_sites_send_them_are_read(http_server, fetcher_factory):
+    policy = ("default-src 'self'; " + "script-src https://cdn.example " * 600).strip()  # ~20 KB
+    http_server.serve("/csp", b"page", {"Content-Security-Policy": policy, "X-Name": "caf\u00e9"})
+    fetcher = fetcher_factory(FetchPolicy(allowlist=LOOPBACK))
+    response = await fetcher.fetch(FetchRequest(http_server.url("/csp"), timeout_s=5))
+    assert response.body == b"page"
+    assert response.headers["content-security-policy"] == policy
+    assert response.headers["x-name"] == "caf\u00e9"

@@ -28,6 +28,10 @@ from scrapejobs_worker.fetching.pinned_connector import pinned_connector
 
 # Only what content_encoding.py can decode with bounded memory.
 ACCEPT_ENCODING = "gzip, deflate"
+# A response's head, bounded (aiohttp's defaults, 8 KiB a line and 128 lines, refuse what real
+# sites send: long Content-Security-Policy and Set-Cookie lines): at most 6.25 MiB in all.
+MAX_HEADER_LINE = 32 * 1024
+MAX_HEADERS = 200
 
 
 class PeerResponse(aiohttp.ClientResponse):
@@ -59,8 +63,8 @@ class SentResponse:
         """Lower-cased names; repeated headers joined with ", "."""
         flat: dict[str, str] = {}
         for raw_name, raw_value in self._response.raw_headers:
-            key = raw_name.decode("latin-1").lower()
-            value = raw_value.decode("latin-1")
+            key = _text(raw_name).lower()
+            value = _text(raw_value)
             flat[key] = f"{flat[key]}, {value}" if key in flat else value
         return flat
 
@@ -75,6 +79,14 @@ class SentResponse:
 
     async def aclose(self) -> None:
         self._response.release()
+
+
+def _text(raw: bytes) -> str:
+    """A header's bytes as httpx read them: UTF-8 where they are, else Latin-1."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 class PinnedSender:
@@ -112,6 +124,9 @@ class PinnedSender:
                 timeout=self._timeout,
                 raise_for_status=False,
                 response_class=PeerResponse,
+                max_line_size=MAX_HEADER_LINE,
+                max_field_size=MAX_HEADER_LINE,
+                max_headers=MAX_HEADERS,
             )
         return self._session
 

@@ -38,8 +38,7 @@ class FetchPolicy:
     max_compression_ratio: float = 100.0  # decoded/raw beyond the decoded cap => bomb
     user_agent: str = DEFAULT_USER_AGENT
     max_connections: int = 100
-    max_keepalive_connections: int = 20
-    keepalive_expiry_s: float = 5.0
+    keepalive_expiry_s: float = 5.0  # an idle connection is closed after this
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 20.0  # per socket read; the overall deadline is the request's
     max_deadline_s: float = 120.0  # FetchRequest.timeout_s is clamped to this
@@ -52,7 +51,6 @@ class FetchPolicy:
         _require(self.max_decoded_bytes > 0, "max_decoded_bytes must be > 0")
         _require(self.max_compression_ratio >= 1, "max_compression_ratio must be >= 1")
         _require(self.max_connections > 0, "max_connections must be > 0")
-        _require(self.max_keepalive_connections >= 0, "max_keepalive_connections must be >= 0")
         for value in (self.connect_timeout_s, self.read_timeout_s, self.max_deadline_s):
             _require(math.isfinite(value) and value > 0, "timeouts must be finite and > 0")
 

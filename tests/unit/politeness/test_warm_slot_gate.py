@@ -505,3 +505,43 @@ async def test_take_warm_hands_an_idle_slot_over_only_when_acquire_would() -> No
     assert gate.take_warm(HOST, limits, clock() + LEASE, clock()) is None  # paused
     assert counting.calls["acquire"] == 1  # the store was asked once, for the first slot
     await gate.close()
+
+
+async def test_a_turn_at_a_host_shorter_than_half_a_second_learns_of_a_waiting_process() -> None:
+    """Two worker processes on one host: one holds every slot for a turn of 0.3 s (its two
+    batches), the other's lanes wait. The holder learns of them within its turn and gives back
+    what is beyond its share (with a look every 0.5 s it never did: the processes took every
+    slot by turns, each turn ending before its holder looked)."""
+    shared = MemoryHostGate()
+    clock = Clock()
+    busy = WarmSlotGate(shared, POLICY, clock, process_id="busy")
+    waiting = WarmSlotGate(shared, POLICY, clock, process_id="waiting")
+    held = await take_all(busy, clock, 8)
+    assert isinstance(await acquire(waiting, clock), Throttle)  # it says it waits
+    for _ in range(6):  # the turn: 0.3 s, swept as the sweeper does while others may wait
+        clock.advance(0.05)
+        await busy.sweep()
+    for permit in held:
+        await busy.release(permit)
+    assert len([k for k in shared.slots if k[0] == HOST]) == 4  # its share, 8 // 2
+    assert isinstance(await acquire(waiting, clock), Permit)
+    await busy.close()
+    await waiting.close()
+
+
+async def test_a_process_refused_every_slot_keeps_its_want_while_it_sweeps_other_hosts() -> None:
+    """A want ends when the process's holding of the host ends, not while it holds none of
+    it because every slot was refused (its sweeper runs for the other hosts it holds)."""
+    shared = MemoryHostGate()
+    clock = Clock()
+    busy = WarmSlotGate(shared, POLICY, clock, process_id="busy")
+    waiting = WarmSlotGate(shared, POLICY, clock, process_id="waiting")
+    await take_all(busy, clock, 8)
+    other = await waiting.acquire("http~b.example~80", HostLimits(8), clock() + LEASE, clock())
+    assert isinstance(other, Permit)  # a slot of another host: its sweeper has work
+    assert isinstance(await acquire(waiting, clock), Throttle)
+    clock.advance(0.05)
+    await waiting.sweep()
+    assert await shared.wanting(HOST, clock()) == frozenset({"waiting"})
+    await busy.close()
+    await waiting.close()

@@ -75,7 +75,11 @@ class WarmSlotPolicy:
     keep_s: float = 20.0  # how long after it was taken a slot may serve more fetches
     idle_s: float = 1.0  # give a slot back after this long unused
     signals_ttl_s: float = 1.0  # oldest host document (breaker, holds) a warm reuse trusts
-    check_s: float = 0.5  # how often a holder of over half a host's slots looks for wanters
+    # how often a holder of over half a host's slots looks for wanters: two processes on one
+    # host, each holding its slots for a turn shorter than this, took every slot by turns
+    # without either learning that the other waited (0.5 s: 400-670 pages/s of one host on
+    # two worker processes, against ~1,100 at 0.15 s; bench/README.md, "Turns at one host")
+    check_s: float = 0.15
     want_s: float = 3.0  # how long a posted want lasts (refreshed while still refused)
     contended_idle_s: float = 0.15  # an idle slot that others wait for goes back after this
     # (long enough for this process's next batch of the host, if it has one, to take it)
@@ -137,6 +141,7 @@ class WarmSlotGate:
         self._leases: dict[Permit, datetime] = {}  # permits out, taken with a kept lease
         self._held: dict[str, _Holding] = {}
         self._wanted_at: dict[str, datetime] = {}  # host -> when this process last said so
+        self._ended: set[str] = set()  # hosts whose holding ended since the last sweep
         self._signals: dict[str, _CachedSignals] = {}
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -287,15 +292,19 @@ class WarmSlotGate:
             return warm.idle_since + idle <= now or warm.lease_until <= now
 
         await self._give_back(due)
-        for host in list(self._wanted_at):  # idle, or holding none: it wants the host no more
-            if host not in self._held or self._idle_slot(host, now):
+        # a slot idle, or its holding over: it wants the host no more (a process refused
+        # every slot holds none and still wants it: its want stays until it runs out)
+        for host in list(self._wanted_at):
+            if (host in self._ended and host not in self._held) or self._idle_slot(host, now):
                 await self._withdraw_want(host, now)
+        self._ended.clear()
 
     async def _look_for_wanters(self, now: datetime) -> None:
-        """For each host this process has held for ``check_s`` and holds more than half the
-        slots of, or wants more of, or knew others to wait for: how many other processes wait
-        for it, at most every ``check_s`` (a process short of slots that learns it holds its
-        share stops asking the store, for 2-3 reads an ask, and waits here for nothing)."""
+        """For each host this process holds more than half the slots of, or wants more of, or
+        knew others to wait for: how many other processes wait for it, at most every
+        ``check_s`` (a process short of slots that learns it holds its share stops asking the
+        store, for 2-3 reads an ask, and waits here for nothing). A holding is first looked at
+        once it is ``check_s`` old."""
         for host, holding in list(self._held.items()):
             mostly_ours = holding.count > holding.concurrency // 2
             if not (mostly_ours or holding.others or self._wants(host, now)):
@@ -363,6 +372,7 @@ class WarmSlotGate:
             holding.count -= 1
             if holding.count <= 0:
                 del self._held[host]
+                self._ended.add(host)
 
     async def _fresh_signals(self, host: str, now: datetime) -> HostSignals:
         cached = self._signals.get(host)

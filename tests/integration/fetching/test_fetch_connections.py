@@ -101,3 +101,20 @@ async def test_long_header_lines_as_real_sites_send_them_are_read(http_server, f
     assert response.body == b"page"
     assert response.headers["content-security-policy"] == policy
     assert response.headers["x-name"] == "caf\u00e9"
+
+
+async def test_a_body_goes_with_the_content_type_its_caller_gives_or_none(
+    server_factory, fetcher_factory
+):
+    fetcher = fetcher_factory(FetchPolicy(allowlist=LOOPBACK))
+    sent = []
+    for headers in ({}, {"content-type": "application/json"}):
+        server = await server_factory(("127.0.0.1",))  # one request each: bodies go unread
+        server.serve("/hook", b"ok")
+        request = FetchRequest(server.url("/hook"), headers, 5.0, body=b'{"a": 1}')
+        assert (await fetcher.fetch(request)).status == 200
+        sent.append(server.requests[0])
+    assert [r.method for r in sent] == ["POST", "POST"]
+    assert sent[0].headers["content-length"] == "8"
+    assert "content-type" not in sent[0].headers
+    assert sent[1].headers["content-type"] == "application/json"

@@ -32,6 +32,8 @@ ACCEPT_ENCODING = "gzip, deflate"
 # sites send: long Content-Security-Policy and Set-Cookie lines): at most 6.25 MiB in all.
 MAX_HEADER_LINE = 32 * 1024
 MAX_HEADERS = 200
+# a body goes with the Content-Type its caller gives, or none (aiohttp would add its own)
+AS_GIVEN = ("Content-Type",)
 
 
 class PeerResponse(aiohttp.ClientResponse):
@@ -141,6 +143,7 @@ class PinnedSender:
             headers=merged,
             data=content,
             allow_redirects=False,
+            skip_auto_headers=AS_GIVEN,
         )
         return SentResponse(response)
 

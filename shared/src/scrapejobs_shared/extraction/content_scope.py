@@ -27,6 +27,7 @@ from cssselect import GenericTranslator
 from lxml import etree  # type: ignore[import-untyped]
 from lxml import html as lxml_html
 
+from .main_content import main_content
 from .markdown import BOILERPLATE
 from .urls import resolve_url
 
@@ -86,10 +87,13 @@ def _scoped(doc: Any, scope: ContentScope, *, clean: bool) -> str:
     without scripts, styles, comments and the head)."""
     if clean:
         _drop(_NOT_CONTENT(doc))
+    _drop(_matches(doc, scope.exclude))
+    if scope.main_only and not scope.include:
+        found = main_content(doc)
+        return "" if found is None else _serialize(found)
     if scope.main_only:
         _drop(_CHROME(doc))
         _drop(_matches(doc, BOILERPLATE))
-    _drop(_matches(doc, scope.exclude))
     if scope.include:
         kept = _outermost(doc, _matches(doc, scope.include))
         return "".join(_serialize(element) for element in kept)

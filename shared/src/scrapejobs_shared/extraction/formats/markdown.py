@@ -19,8 +19,8 @@ class Markdown(PageFormat):
         if page.root is None:
             return Produced(page.decode())
         scope = page.scope
-        markup = scoped_markup(page.root, scope) if scope.narrowed else page.decode()
+        markup = scoped_markup(page.root, scope)
         try:
-            return Produced(page_markdown(markup, page.base_url(), main_only=scope.main_only))
+            return Produced(page_markdown(markup, page.base_url(), main_only=False))
         except MarkdownUnavailable as exc:
             raise FormatUnavailable(str(exc)) from None

@@ -1,0 +1,110 @@
+"""What is never a page's content: what no reader reads, and the page's chrome.
+
+* :func:`strip_never_content`: scripts, styles, templates, embedded objects and frames, the
+  head, text inputs, comments: always.
+* :func:`surely_boilerplate`: form controls, hidden elements (``hidden``, ``aria-hidden``,
+  ``display: none``), the page's navigation, banner, footer and asides (tags and landmark
+  roles; a header or footer inside an ``<article>`` or ``<main>`` is content), and elements
+  whose class or id names boilerplate as a word (``cookie-banner``, ``share``, ``related``,
+  ``sidebar``, ``comments``...) unless it also names content (``post-content``). Each only
+  while it holds under ``WRAPPER_SHARE`` of the page's text: broken markup leaves a button or
+  a header open around the whole page, and streamed server rendering keeps the page hidden
+  until a script moves it into place.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from .survey import Survey, drop
+
+NEVER_CONTENT = (
+    "script", "style", "template", "svg", "math", "iframe", "object", "embed", "canvas",
+    "head", "link", "meta", "input", "textarea",
+)  # fmt: skip
+CONTROLS = frozenset({"button", "select", "option", "datalist", "dialog"})
+CHROME = frozenset({"nav", "aside", "menu"})
+PAGE_CHROME = frozenset({"header", "footer"})  # chrome unless inside an article or main
+CHROME_ROLES = frozenset(
+    {"navigation", "banner", "contentinfo", "complementary", "dialog", "alertdialog"}
+    | {"menu", "menubar", "search", "toolbar"}
+)
+WRAPPER_SHARE = 0.4
+NOSCRIPT_TEXT = 200  # a <noscript> with this much text is content for readers without scripts
+
+# Words of a class or id (split at anything not a letter or digit) that name boilerplate.
+BOILERPLATE_NAMES = re.compile(
+    r"(?:^|[^a-z0-9])("
+    r"cookie|cookies|consent|gdpr|newsletter|subscribe|subscription|signup|share|sharing"
+    r"|social|breadcrumb|breadcrumbs|pagination|pager|sidebar|related|recommended"
+    r"|recommendations|promo|promotion|advert|advertisement|ads|ad|sponsor|sponsored|popup"
+    r"|modal|skip|navbar|nav|navigation|menu|footer|masthead|header|toolbar|banner"
+    r"|outbrain|taboola|disqus|comments|comment|respond"
+    r")(?:$|[^a-z0-9])"
+)
+# Words that say an element is content even when it also names boilerplate.
+CONTENT_NAMES = re.compile(
+    r"(?:^|[^a-z0-9])(content|article|main|body|post|entry|story|text)(?:$|[^a-z0-9])"
+)
+_HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+def strip_never_content(doc: Any) -> None:
+    """Remove what no reader reads (their tails kept), in one pass of lxml's."""
+    etree.strip_elements(
+        doc, *NEVER_CONTENT, etree.Comment, etree.ProcessingInstruction, with_tail=False
+    )
+
+
+def open_noscripts(body: Any) -> None:
+    """A ``<noscript>`` with real text becomes part of the page; others go."""
+    for element in list(body.iter("noscript")):
+        if len("".join(element.itertext()).strip()) >= NOSCRIPT_TEXT:
+            element.drop_tag()
+        else:
+            drop([element])
+
+
+def surely_boilerplate(body: Any, survey: Survey, total: int) -> list[Any]:
+    """The outermost elements under ``body`` that are chrome, controls, hidden or named
+    boilerplate, each holding under ``WRAPPER_SHARE`` of ``total`` characters of text."""
+    limit = WRAPPER_SHARE * total
+    chosen: list[Any] = []
+    inside: set[Any] = set()
+    for element in body.iter():
+        tag = element.tag
+        if not isinstance(tag, str) or element is body:
+            continue
+        if element.getparent() in inside:
+            inside.add(element)
+            continue
+        if _is_boilerplate(element, tag) and survey.text(element) < limit:
+            chosen.append(element)
+            inside.add(element)
+    return chosen
+
+
+def _is_boilerplate(element: Any, tag: str) -> bool:
+    if tag in CONTROLS or tag in CHROME:
+        return True
+    get = element.get
+    if tag in PAGE_CHROME and not any(
+        a.tag in ("article", "main") for a in element.iterancestors()
+    ):
+        return True
+    if get("hidden") is not None or get("aria-hidden") == "true":
+        return True
+    style = get("style")
+    if style and _HIDING_STYLE.search(style):
+        return True
+    role = get("role")
+    if role and role in CHROME_ROLES:
+        return True
+    names = (get("class") or "") + " " + (get("id") or "")
+    if names != " ":
+        names = names.lower()
+        return bool(BOILERPLATE_NAMES.search(names)) and not CONTENT_NAMES.search(names)
+    return False

@@ -1,0 +1,106 @@
+"""Which element holds a page's content, once the boilerplate is gone.
+
+:func:`container_of` starts where the page says its content is (``ANCHORS``: schema.org's
+``articleBody``, a lone ``<article>``, ``<main>``, a content management system's content class)
+when that element holds at least ``ANCHOR_SHARE`` of the page's prose, else at the body; then
+goes down into the child holding ``DOMINANT_SHARE`` of the prose while one does (never into a
+paragraph, a heading or a link: when one of those holds a fair share, the content starts there).
+:func:`link_blocks` finds the blocks made of links inside it (related articles, tag clouds).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from .survey import Survey
+
+ANCHOR_SHARE = 0.25
+DOMINANT_SHARE = 0.75
+LEAF_SHARE = 0.25  # a non-container child with this share of the prose ends the descent
+# What the container may be.
+CONTAINERS = frozenset(
+    {"div", "section", "main", "article", "form", "center", "table", "tbody", "tr", "td"}
+    | {"ul", "ol", "dl", "font", "span", "body", "html"}
+)
+LINK_BLOCKS = frozenset({"div", "section", "ul", "ol", "table", "p", "dl", "span"})
+LINK_BLOCK_SHARE = 0.6  # of a block's text inside links
+LINK_BLOCK_LINKS = 3
+
+
+CONTENT_CLASSES = (
+    "entry-content", "post-content", "article-body", "article-content", "story-body",
+    "post-body",
+)  # fmt: skip
+CONTENT_IDS = ("content", "main-content", "article-body")
+
+
+def _named_content() -> str:
+    classes = [
+        f"contains(concat(' ', normalize-space(@class), ' '), ' {c} ')" for c in CONTENT_CLASSES
+    ]
+    return "//*[" + " or ".join(classes + [f"@id='{i}'" for i in CONTENT_IDS]) + "]"
+
+
+ANCHORS = (
+    etree.XPath("//*[@itemprop='articleBody']", smart_strings=False),
+    etree.XPath("//article", smart_strings=False),
+    etree.XPath("//main | //*[@role='main']", smart_strings=False),
+    etree.XPath(_named_content(), smart_strings=False),
+)
+
+
+def container_of(body: Any, survey: Survey) -> Any:
+    """The element holding ``body``'s content (see the module's docstring)."""
+    node = _anchor(body, survey)
+    while True:
+        own = survey.prose(node)
+        best, best_prose = None, -1.0
+        for child in node:
+            if not isinstance(child.tag, str):
+                continue
+            prose = survey.prose(child)
+            if child.tag not in CONTAINERS:
+                if prose > LEAF_SHARE * own:
+                    return node
+                continue
+            if prose > best_prose:
+                best, best_prose = child, prose
+        if best is None or best_prose < DOMINANT_SHARE * own:
+            return node
+        node = best
+
+
+def _anchor(body: Any, survey: Survey) -> Any:
+    total = survey.prose(body)
+    for find in ANCHORS:
+        found = _outermost([e for e in find(body) if survey.prose(e) > 0])
+        if len(found) == 1 and survey.prose(found[0]) >= ANCHOR_SHARE * total:
+            return found[0]
+    return body
+
+
+def _outermost(elements: list[Any]) -> list[Any]:
+    chosen = set(elements)
+    return [e for e in elements if not any(a in chosen for a in e.iterancestors())]
+
+
+def link_blocks(container: Any, survey: Survey) -> list[Any]:
+    """The outermost blocks inside ``container`` whose text is mostly links."""
+    found: list[Any] = []
+    inside: set[Any] = set()
+    for element in container.iter(*LINK_BLOCKS):
+        if element is container:
+            continue
+        if any(a in inside for a in element.iterancestors()):
+            continue
+        text = survey.text(element)
+        if (
+            text
+            and survey.links(element) > LINK_BLOCK_SHARE * text
+            and survey.anchors(element) >= LINK_BLOCK_LINKS
+        ):
+            found.append(element)
+            inside.add(element)
+    return found

@@ -64,10 +64,10 @@ def _css(selector: str) -> Any:
     return etree.XPath(GenericTranslator().css_to_xpath(selector), smart_strings=False)
 
 
-def scoped_markup(root: Any, scope: ContentScope) -> str:
-    """The markup of ``root``'s content in ``scope`` (for markdown). ``root`` itself is left as
-    it was."""
-    return _scoped(copy.deepcopy(root), scope, clean=False)
+def scoped_markup(root: Any, scope: ContentScope, url: str = "") -> str:
+    """The markup of ``root``'s content in ``scope`` (for markdown); ``url``: where the page
+    was found. ``root`` itself is left as it was."""
+    return _scoped(copy.deepcopy(root), scope, url, clean=False)
 
 
 def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE) -> str:
@@ -79,17 +79,17 @@ def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE) ->
             value = element.get(attribute)
             if value is not None:
                 element.set(attribute, resolve_url(base_url, value))
-    return _scoped(doc, scope, clean=True).strip()
+    return _scoped(doc, scope, base_url, clean=True).strip()
 
 
-def _scoped(doc: Any, scope: ContentScope, *, clean: bool) -> str:
+def _scoped(doc: Any, scope: ContentScope, url: str, *, clean: bool) -> str:
     """The markup of ``doc``'s content in ``scope``, cutting ``doc`` down in place (``clean``:
     without scripts, styles, comments and the head)."""
     if clean:
         _drop(_NOT_CONTENT(doc))
     _drop(_matches(doc, scope.exclude))
     if scope.main_only and not scope.include:
-        found = main_content(doc)
+        found = main_content(doc, url)
         return "" if found is None else _serialize(found)
     if scope.main_only:
         _drop(_CHROME(doc))

@@ -19,7 +19,7 @@ class Markdown(PageFormat):
         if page.root is None:
             return Produced(page.decode())
         scope = page.scope
-        markup = scoped_markup(page.root, scope)
+        markup = scoped_markup(page.root, scope, page.url)
         try:
             return Produced(page_markdown(markup, page.base_url(), main_only=False))
         except MarkdownUnavailable as exc:

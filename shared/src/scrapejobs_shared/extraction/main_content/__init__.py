@@ -23,26 +23,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from .boilerplate import open_noscripts, strip_never_content, surely_boilerplate
+from .boilerplate import open_noscripts, remove_boilerplate, strip_never_content
+from .discussion import is_discussion
 from .container import container_of, link_blocks
 from .survey import Survey, drop
 
 __all__ = ["main_content"]
 
 
-def main_content(doc: Any) -> Any | None:
+def main_content(doc: Any, url: str = "") -> Any | None:
     """``doc``'s main content (an element of it), or None when the page has no text; ``doc``
-    is cut down in place (pass a copy)."""
+    is cut down in place (pass a copy). ``url``: where the page was found (it may say the page
+    is a discussion, whose replies are content)."""
     body = doc.find(".//body")
     if body is None:
         body = doc
+    discussion = is_discussion(doc, url)
     strip_never_content(doc)
     open_noscripts(body)
     survey = Survey(body)
-    total = survey.text(body)
-    if total == 0:
+    if survey.text(body) == 0:
         return None
-    survey.forget(surely_boilerplate(body, survey, total))
+    remove_boilerplate(body, survey, discussion=discussion)
     container = container_of(body, survey)
     if survey.links(container) < 0.5 * survey.text(container):
         drop(link_blocks(container, survey))

@@ -38,13 +38,18 @@ NOSCRIPT_TEXT = 200  # a <noscript> with this much text is content for readers w
 # Words of a class or id (split at anything not a letter or digit) that name boilerplate.
 BOILERPLATE_NAMES = re.compile(
     r"(?:^|[^a-z0-9])("
-    r"cookie|cookies|consent|gdpr|newsletter|subscribe|subscription|signup|share|sharing"
+    r"cookie|cookies|consent|gdpr|newsletter|subscribe|signup|share|sharing"
     r"|social|breadcrumb|breadcrumbs|pagination|pager|sidebar|related|recommended"
     r"|recommendations|promo|promotion|advert|advertisement|ads|ad|sponsor|sponsored|popup"
     r"|modal|skip|navbar|nav|navigation|menu|footer|masthead|header|toolbar|banner"
-    r"|outbrain|taboola|disqus|comments|comment|respond"
+    r"|outbrain|taboola"
     r")(?:$|[^a-z0-9])"
 )
+# Words that name comments: boilerplate under an article, the content of a discussion.
+COMMENT_NAMES = re.compile(
+    r"(?:^|[^a-z0-9])(comments|comment|respond|disqus|replies)(?:$|[^a-z0-9])"
+)
+
 # Words that say an element is content even when it also names boilerplate.
 CONTENT_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(content|article|main|body|post|entry|story|text)(?:$|[^a-z0-9])"
@@ -68,10 +73,21 @@ def open_noscripts(body: Any) -> None:
             drop([element])
 
 
-def surely_boilerplate(body: Any, survey: Survey, total: int) -> list[Any]:
-    """The outermost elements under ``body`` that are chrome, controls, hidden or named
-    boilerplate, each holding under ``WRAPPER_SHARE`` of ``total`` characters of text."""
-    limit = WRAPPER_SHARE * total
+def remove_boilerplate(body: Any, survey: Survey, *, discussion: bool) -> None:
+    """Remove chrome and named boilerplate, then controls and hidden elements, each while it
+    holds under ``WRAPPER_SHARE`` of the prose left on the page (the hidden ones measured once
+    the chrome is gone: a page hiding its content until a script shows it may have menus
+    larger than that content)."""
+    survey.forget(_outermost(body, survey, _is_chrome))
+    comments = _outermost(body, survey, _is_comments)
+    said = sum(survey.prose(c) for c in comments)
+    if not discussion or said < survey.prose(body) - said:
+        survey.forget(comments)
+    survey.forget(_outermost(body, survey, _is_hidden))
+
+
+def _outermost(body: Any, survey: Survey, test: Any) -> list[Any]:
+    limit = WRAPPER_SHARE * survey.prose(body)
     chosen: list[Any] = []
     inside: set[Any] = set()
     for element in body.iter():
@@ -81,24 +97,37 @@ def surely_boilerplate(body: Any, survey: Survey, total: int) -> list[Any]:
         if element.getparent() in inside:
             inside.add(element)
             continue
-        if _is_boilerplate(element, tag) and survey.text(element) < limit:
+        if test(element, tag) and survey.prose(element) < limit:
             chosen.append(element)
             inside.add(element)
     return chosen
 
 
-def _is_boilerplate(element: Any, tag: str) -> bool:
-    if tag in CONTROLS or tag in CHROME:
+def _is_hidden(element: Any, tag: str) -> bool:
+    if tag in CONTROLS:
+        return True
+    get = element.get
+    if get("hidden") is not None or get("aria-hidden") == "true":
+        return True
+    style = get("style")
+    return bool(style and _HIDING_STYLE.search(style))
+
+
+def _is_comments(element: Any, tag: str) -> bool:
+    names = (element.get("class") or "") + " " + (element.get("id") or "")
+    if names == " ":
+        return False
+    names = names.lower()
+    return bool(COMMENT_NAMES.search(names)) and not CONTENT_NAMES.search(names)
+
+
+def _is_chrome(element: Any, tag: str) -> bool:
+    if tag in CHROME:
         return True
     get = element.get
     if tag in PAGE_CHROME and not any(
         a.tag in ("article", "main") for a in element.iterancestors()
     ):
-        return True
-    if get("hidden") is not None or get("aria-hidden") == "true":
-        return True
-    style = get("style")
-    if style and _HIDING_STYLE.search(style):
         return True
     role = get("role")
     if role and role in CHROME_ROLES:

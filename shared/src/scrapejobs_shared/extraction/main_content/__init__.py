@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from .boilerplate import open_noscripts, remove_boilerplate, strip_never_content
-from .discussion import is_discussion
 from .container import container_of, link_blocks
+from .discussion import is_discussion
 from .survey import Survey, drop
 
 __all__ = ["main_content"]

@@ -24,7 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from .boilerplate import open_noscripts, remove_boilerplate, strip_never_content
-from .container import container_of, link_blocks
+import os
+from .container import container_of, focus, link_blocks
 from .discussion import is_discussion
 from .survey import Survey, drop
 
@@ -46,6 +47,8 @@ def main_content(doc: Any, url: str = "") -> Any | None:
         return None
     remove_boilerplate(body, survey, discussion=discussion)
     container = container_of(body, survey)
+    if os.environ.get("FOCUS", "1") == "1":
+        container = focus(container, survey)
     if survey.links(container) < 0.5 * survey.text(container):
         drop(link_blocks(container, survey))
     return container

@@ -33,6 +33,8 @@ CHROME_ROLES = frozenset(
     | {"menu", "menubar", "search", "toolbar"}
 )
 WRAPPER_SHARE = 0.4
+import os
+NAMED_SHARE = float(os.environ.get("NAMED_SHARE", "0.4"))
 NOSCRIPT_TEXT = 200  # a <noscript> with this much text is content for readers without scripts
 
 # Words of a class or id (split at anything not a letter or digit) that name boilerplate.
@@ -87,7 +89,7 @@ def remove_boilerplate(body: Any, survey: Survey, *, discussion: bool) -> None:
 
 
 def _outermost(body: Any, survey: Survey, test: Any) -> list[Any]:
-    limit = WRAPPER_SHARE * survey.prose(body)
+    total = survey.prose(body)
     chosen: list[Any] = []
     inside: set[Any] = set()
     for element in body.iter():
@@ -97,43 +99,47 @@ def _outermost(body: Any, survey: Survey, test: Any) -> list[Any]:
         if element.getparent() in inside:
             inside.add(element)
             continue
-        if test(element, tag) and survey.prose(element) < limit:
+        share = test(element, tag)
+        if share and survey.prose(element) < share * total:
             chosen.append(element)
             inside.add(element)
     return chosen
 
 
-def _is_hidden(element: Any, tag: str) -> bool:
+def _is_hidden(element: Any, tag: str) -> float:
     if tag in CONTROLS:
-        return True
+        return WRAPPER_SHARE
     get = element.get
     if get("hidden") is not None or get("aria-hidden") == "true":
-        return True
+        return WRAPPER_SHARE
     style = get("style")
-    return bool(style and _HIDING_STYLE.search(style))
+    return WRAPPER_SHARE if style and _HIDING_STYLE.search(style) else 0.0
 
 
-def _is_comments(element: Any, tag: str) -> bool:
+def _is_comments(element: Any, tag: str) -> float:
     names = (element.get("class") or "") + " " + (element.get("id") or "")
     if names == " ":
-        return False
+        return 0.0
     names = names.lower()
-    return bool(COMMENT_NAMES.search(names)) and not CONTENT_NAMES.search(names)
+    if COMMENT_NAMES.search(names) and not CONTENT_NAMES.search(names):
+        return 1.0
+    return 0.0
 
 
-def _is_chrome(element: Any, tag: str) -> bool:
+def _is_chrome(element: Any, tag: str) -> float:
     if tag in CHROME:
-        return True
+        return WRAPPER_SHARE
     get = element.get
     if tag in PAGE_CHROME and not any(
         a.tag in ("article", "main") for a in element.iterancestors()
     ):
-        return True
+        return WRAPPER_SHARE
     role = get("role")
     if role and role in CHROME_ROLES:
-        return True
+        return WRAPPER_SHARE
     names = (get("class") or "") + " " + (get("id") or "")
     if names != " ":
         names = names.lower()
-        return bool(BOILERPLATE_NAMES.search(names)) and not CONTENT_NAMES.search(names)
-    return False
+        if BOILERPLATE_NAMES.search(names) and not CONTENT_NAMES.search(names):
+            return NAMED_SHARE
+    return 0.0

@@ -17,6 +17,7 @@ from lxml import etree  # type: ignore[import-untyped]
 from .survey import Survey
 
 ANCHOR_SHARE = 0.25
+ANCHOR_LEAD = 5.0  # how much larger than the next the largest of several anchors must be
 DOMINANT_SHARE = 0.75
 LEAF_SHARE = 0.25  # a non-container child with this share of the prose ends the descent
 # What the container may be.
@@ -72,11 +73,39 @@ def container_of(body: Any, survey: Survey) -> Any:
         node = best
 
 
+import os
+FOCUS_SHARE = float(os.environ.get("FOCUS_SHARE", "0.9"))
+FOCUS_MIN = int(os.environ.get("FOCUS_MIN", "500"))
+FOCUS_PROSE = float(os.environ.get("FOCUS_PROSE", "0.3"))
+
+
+def focus(container: Any, survey: Survey) -> Any:
+    """Inside ``container``, the smallest element holding nearly all its paragraphs, when
+    paragraphs are what it is written in (an article among teasers and lists)."""
+    total = survey.paragraphs(container)
+    if total < FOCUS_MIN or total < FOCUS_PROSE * survey.prose(container):
+        return container
+    node = container
+    while True:
+        for child in node:
+            if child.tag in CONTAINERS and survey.paragraphs(child) >= FOCUS_SHARE * total:
+                node = child
+                break
+        else:
+            return node
+
+
 def _anchor(body: Any, survey: Survey) -> Any:
     total = survey.prose(body)
     for find in ANCHORS:
         found = _outermost([e for e in find(body) if survey.prose(e) > 0])
-        if len(found) == 1 and survey.prose(found[0]) >= ANCHOR_SHARE * total:
+        if not found:
+            continue
+        found.sort(key=survey.prose, reverse=True)
+        first = survey.prose(found[0])
+        second = survey.prose(found[1]) if len(found) > 1 else 0.0
+        # One of them, or one far larger than the rest (an article among teaser cards).
+        if first >= ANCHOR_SHARE * total and first >= ANCHOR_LEAD * second:
             return found[0]
     return body
 

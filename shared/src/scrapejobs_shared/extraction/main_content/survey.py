@@ -22,6 +22,7 @@ BLOCK_TAGS = frozenset(
 SENTENCE = 60  # a block of this many characters or more is prose in full
 SHORT_WEIGHT = 0.3  # what a shorter block's characters count for
 LINK_WEIGHT = 0.1  # what a link's characters count for
+PARAGRAPH = 80  # a <p> with this many characters outside links is a paragraph of prose
 
 
 def _prose(length: int) -> float:
@@ -36,19 +37,21 @@ class Survey:
         self._links: dict[Any, int] = {}
         self._anchors: dict[Any, int] = {}
         self._prose: dict[Any, float] = {}
+        self._paragraphs: dict[Any, int] = {}
         # The proxies measured, kept alive so that lxml hands out the same ones again.
         self._elements = elements = [e for e in top.iter() if isinstance(e.tag, str)]
-        text_of, links_of, anchors_of, prose_of = (
+        text_of, links_of, anchors_of, prose_of, paragraphs_of = (
             self._text,
             self._links,
             self._anchors,
             self._prose,
+            self._paragraphs,
         )
         blocky: set[Any] = set()
         for element in reversed(elements):
             own = len((element.text or "").strip())
             text = own
-            links = anchors = 0
+            links = anchors = paragraphs = 0
             prose = 0.0
             holds_blocks = False
             for child in element:
@@ -60,6 +63,7 @@ class Survey:
                 links += links_of[child]
                 anchors += anchors_of[child]
                 prose += prose_of[child]
+                paragraphs += paragraphs_of[child]
                 if not holds_blocks and (child.tag in BLOCK_TAGS or child in blocky):
                     holds_blocks = True
             text_of[element] = text
@@ -71,6 +75,11 @@ class Survey:
                 links_of[element] = links
                 anchors_of[element] = anchors
                 prose_of[element] = prose + _prose(own) if holds_blocks else _prose(text - links)
+            if element.tag == "a":
+                paragraphs = 0  # a teaser's paragraphs, inside its link
+            elif element.tag == "p" and text - links >= PARAGRAPH:
+                paragraphs += text - links
+            paragraphs_of[element] = paragraphs
             if holds_blocks:
                 blocky.add(element)
 
@@ -88,6 +97,11 @@ class Survey:
     def prose(self, element: Any) -> float:
         return self._prose.get(element, 0.0)
 
+    def paragraphs(self, element: Any) -> int:
+        """The text outside links of the paragraphs (``<p>`` of ``PARAGRAPH`` characters or
+        more) the element holds."""
+        return self._paragraphs.get(element, 0)
+
     def forget(self, elements: Iterable[Any]) -> None:
         """Remove each element from the page (none inside another), its measures taken off
         its ancestors."""
@@ -95,6 +109,7 @@ class Survey:
         for element in elements:
             text, links = self.text(element), self.links(element)
             anchors, prose = self.anchors(element), self.prose(element)
+            paragraphs = self.paragraphs(element)
             for ancestor in element.iterancestors():
                 if ancestor not in self._text:
                     break
@@ -102,6 +117,7 @@ class Survey:
                 self._links[ancestor] -= links
                 self._anchors[ancestor] -= anchors
                 self._prose[ancestor] -= prose
+                self._paragraphs[ancestor] -= paragraphs
         drop(elements)
 
 

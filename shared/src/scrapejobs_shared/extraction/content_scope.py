@@ -3,12 +3,12 @@ itself: the page's markup without what is not content.
 
 A scope has three settings (``options.content`` of a job):
 
-* ``main_only`` (default true): leave out the page's chrome: navigation, asides, forms, the
-  page's own header and footer (a header or footer inside an ``<article>`` or ``<main>`` is
-  content and stays), and what ``markdown.BOILERPLATE`` names (landmark roles, consent
-  banners);
+* ``main_only`` (default true): the page's main content (:mod:`.main_content`: the article,
+  product, thread or listing, without navigation, the page's header and footer, asides,
+  related lists, comments under an article, consent and promotion blocks);
 * ``include``: CSS selectors; when given, only the elements they match (in document order,
-  an element inside another match given once);
+  an element inside another match given once), without boilerplate when ``main_only``
+  (:func:`.main_content.without_boilerplate`) but not cut down to the main content;
 * ``exclude``: CSS selectors whose elements are left out (applied before ``include``).
 
 ``clean_html`` is always without scripts, styles, ``<noscript>``, ``<template>``, comments and
@@ -27,18 +27,11 @@ from cssselect import GenericTranslator
 from lxml import etree  # type: ignore[import-untyped]
 from lxml import html as lxml_html
 
-from .main_content import main_content
-from .markdown import BOILERPLATE
+from .main_content import main_content, without_boilerplate
 from .urls import resolve_url
 
 _NOT_CONTENT = etree.XPath(
     "//script | //style | //noscript | //template | //head | //comment()",
-    smart_strings=False,
-)
-_CHROME = etree.XPath(
-    "//nav | //aside | //form"
-    " | //header[not(ancestor::article or ancestor::main)]"
-    " | //footer[not(ancestor::article or ancestor::main)]",
     smart_strings=False,
 )
 _LINKED = etree.XPath("//*[@href or @src]", smart_strings=False)
@@ -91,11 +84,11 @@ def _scoped(doc: Any, scope: ContentScope, url: str, *, clean: bool) -> str:
     if scope.main_only and not scope.include:
         found = main_content(doc, url)
         return "" if found is None else _serialize(found)
-    if scope.main_only:
-        _drop(_CHROME(doc))
-        _drop(_matches(doc, BOILERPLATE))
     if scope.include:
         kept = _outermost(doc, _matches(doc, scope.include))
+        if scope.main_only:  # the boilerplate inside what was asked for
+            for element in kept:
+                without_boilerplate(element, url)
         return "".join(_serialize(element) for element in kept)
     body = doc.find(".//body")
     if body is None:

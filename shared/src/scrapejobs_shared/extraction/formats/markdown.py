@@ -21,6 +21,6 @@ class Markdown(PageFormat):
         scope = page.scope
         markup = scoped_markup(page.root, scope, page.url)
         try:
-            return Produced(page_markdown(markup, page.base_url(), main_only=False))
+            return Produced(page_markdown(markup, page.base_url()))
         except MarkdownUnavailable as exc:
             raise FormatUnavailable(str(exc)) from None

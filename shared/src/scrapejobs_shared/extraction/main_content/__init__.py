@@ -21,24 +21,42 @@ on the public benchmarks (bench/content_quality.py, bench/README.md "Main conten
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from lxml import etree  # type: ignore[import-untyped]
+
 from .boilerplate import open_noscripts, remove_boilerplate, strip_never_content
-import os
 from .container import container_of, focus, link_blocks
 from .discussion import is_discussion
 from .survey import Survey, drop
 
-__all__ = ["main_content"]
+__all__ = ["main_content", "without_boilerplate"]
 
 
 def main_content(doc: Any, url: str = "") -> Any | None:
     """``doc``'s main content (an element of it), or None when the page has no text; ``doc``
     is cut down in place (pass a copy). ``url``: where the page was found (it may say the page
     is a discussion, whose replies are content)."""
-    body = doc.find(".//body")
-    if body is None:
-        body = doc
+    body = _body(doc)
+    title = _TITLE(body)
+    survey = without_boilerplate(doc, url)
+    if survey is None:
+        return None
+    container = container_of(body, survey)
+    container = focus(container, survey)
+    if survey.links(container) < 0.5 * survey.text(container):
+        drop(link_blocks(container, survey))
+    if title and container.find(".//h1") is None and container.tag != "h1":
+        return _titled(title[0], container)
+    return container
+
+
+def without_boilerplate(doc: Any, url: str = "") -> Survey | None:
+    """Step 1 alone: ``doc`` (a page, or an element of one: never removed itself) without
+    what is never content, in place; the survey of what is left, or None when it has no
+    text."""
+    body = _body(doc)
     discussion = is_discussion(doc, url)
     strip_never_content(doc)
     open_noscripts(body)
@@ -46,9 +64,27 @@ def main_content(doc: Any, url: str = "") -> Any | None:
     if survey.text(body) == 0:
         return None
     remove_boilerplate(body, survey, discussion=discussion)
-    container = container_of(body, survey)
-    if os.environ.get("FOCUS", "1") == "1":
-        container = focus(container, survey)
-    if survey.links(container) < 0.5 * survey.text(container):
-        drop(link_blocks(container, survey))
-    return container
+    return survey
+
+
+def _body(doc: Any) -> Any:
+    body = doc.find(".//body")
+    return doc if body is None else body
+
+
+# The page's title: its first <h1> outside the navigation and the page's own header and footer.
+_TITLE = etree.XPath(
+    "(descendant::h1[not(ancestor::nav or ancestor::footer"
+    " or ancestor::header[not(ancestor::article or ancestor::main)])])[1]",
+    smart_strings=False,
+)
+
+
+def _titled(title: Any, container: Any) -> Any:
+    """``container`` under a copy of the page's title (a content area rarely holds its own)."""
+    heading = copy.deepcopy(title)
+    heading.tail = None
+    wrapper = etree.Element("div")
+    wrapper.append(heading)
+    wrapper.append(container)
+    return wrapper

@@ -33,19 +33,18 @@ CHROME_ROLES = frozenset(
     | {"menu", "menubar", "search", "toolbar"}
 )
 WRAPPER_SHARE = 0.4
-import os
-NAMED_SHARE = float(os.environ.get("NAMED_SHARE", "0.4"))
 NOSCRIPT_TEXT = 200  # a <noscript> with this much text is content for readers without scripts
 
 # Words of a class or id (split at anything not a letter or digit) that name boilerplate.
+BOILERPLATE_WORDS = (
+    "cookie", "cookies", "consent", "gdpr", "newsletter", "subscribe", "signup", "share",
+    "sharing", "social", "breadcrumb", "breadcrumbs", "pagination", "pager", "sidebar",
+    "related", "recommended", "recommendations", "promo", "promotion", "advert",
+    "advertisement", "ads", "ad", "sponsor", "sponsored", "popup", "modal", "navbar", "nav",
+    "navigation", "menu", "footer", "masthead", "header", "toolbar", "outbrain", "taboola",
+)  # fmt: skip
 BOILERPLATE_NAMES = re.compile(
-    r"(?:^|[^a-z0-9])("
-    r"cookie|cookies|consent|gdpr|newsletter|subscribe|signup|share|sharing"
-    r"|social|breadcrumb|breadcrumbs|pagination|pager|sidebar|related|recommended"
-    r"|recommendations|promo|promotion|advert|advertisement|ads|ad|sponsor|sponsored|popup"
-    r"|modal|skip|navbar|nav|navigation|menu|footer|masthead|header|toolbar|banner"
-    r"|outbrain|taboola"
-    r")(?:$|[^a-z0-9])"
+    r"(?:^|[^a-z0-9])(" + "|".join(BOILERPLATE_WORDS) + r")(?:$|[^a-z0-9])"
 )
 # Words that name comments: boilerplate under an article, the content of a discussion.
 COMMENT_NAMES = re.compile(
@@ -141,5 +140,5 @@ def _is_chrome(element: Any, tag: str) -> float:
     if names != " ":
         names = names.lower()
         if BOILERPLATE_NAMES.search(names) and not CONTENT_NAMES.search(names):
-            return NAMED_SHARE
+            return WRAPPER_SHARE
     return 0.0

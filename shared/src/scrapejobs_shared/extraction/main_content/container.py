@@ -28,6 +28,9 @@ CONTAINERS = frozenset(
 LINK_BLOCKS = frozenset({"div", "section", "ul", "ol", "table", "p", "dl", "span"})
 LINK_BLOCK_SHARE = 0.6  # of a block's text inside links
 LINK_BLOCK_LINKS = 3
+FOCUS_SHARE = 0.9  # of the container's paragraphs the focus must hold
+FOCUS_MIN = 500  # characters of paragraphs a container needs for a focus
+FOCUS_PROSE = 0.3  # of the container's prose its paragraphs must be for a focus
 
 
 CONTENT_CLASSES = (
@@ -71,12 +74,6 @@ def container_of(body: Any, survey: Survey) -> Any:
         if best is None or best_prose < DOMINANT_SHARE * own:
             return node
         node = best
-
-
-import os
-FOCUS_SHARE = float(os.environ.get("FOCUS_SHARE", "0.9"))
-FOCUS_MIN = int(os.environ.get("FOCUS_MIN", "500"))
-FOCUS_PROSE = float(os.environ.get("FOCUS_PROSE", "0.3"))
 
 
 def focus(container: Any, survey: Survey) -> Any:

@@ -76,6 +76,28 @@ def test_scrape_gives_the_document_firecrawl_users_read(firecrawl: Firecrawl, si
     assert meta.status_code == 200 and meta.content_type == "text/html"
 
 
+def test_only_main_content_and_the_tags_select_what_the_markdown_holds(
+    firecrawl: Firecrawl, site: Site
+) -> None:
+    url = f"{site.url}/kinds/article?t={uuid.uuid4().hex[:6]}"
+    main = firecrawl.scrape(url, formats=["markdown"], timeout=20000).markdown
+    assert main is not None and main.startswith("# KEEPTITLE How rivers carve canyons")
+    for word in ("KEEPLEAD", "KEEPLAST", "KEEPTD"):
+        assert word in main
+    for word in ("DROPNAV", "DROPRELATED", "DROPCOMMENT", "DROPSHARE", "DROPNEWSLETTER"):
+        assert word not in main
+    whole = firecrawl.scrape(url, formats=["markdown"], only_main_content=False, timeout=20000)
+    assert whole.markdown is not None
+    for word in ("DROPNAV", "DROPRELATED", "DROPCOMMENT", "DROPFOOTER", "KEEPLEAD"):
+        assert word in whole.markdown
+    comments = firecrawl.scrape(url, formats=["markdown"], include_tags=["#comments"])
+    assert comments.markdown is not None and "DROPCOMMENT" in comments.markdown
+    assert "KEEPLEAD" not in comments.markdown
+    trimmed = firecrawl.scrape(url, formats=["markdown"], exclude_tags=["table", "ul"])
+    assert trimmed.markdown is not None and "KEEPLEAD" in trimmed.markdown
+    assert "KEEPTD" not in trimmed.markdown and "KEEPLIST1" not in trimmed.markdown
+
+
 def test_a_page_that_answered_an_error_is_a_document_saying_so(
     firecrawl: Firecrawl, site: Site
 ) -> None:

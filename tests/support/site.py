@@ -13,6 +13,7 @@ Routes (``key`` separates counters between tests):
 - ``/conc/KEY?s=0.3``              sleeps; ``max_in_flight`` records the peak concurrency
 - ``/switch/KEY``                  500 until ``KEY`` is in ``site.switched_on``, then a product
 - ``/messy/N``                     product N written untidily (see ``messy_page``)
+- ``/kinds/KIND``                  a page of each kind for main content (support/content_pages)
 - ``/scripted/N?delay_ms=0``        product N built by a script from ``/api/product/N``
 - ``/hostile?to=URL``               a page whose every kind of request aims at ``URL``
 - ``/cf-challenge/KEY``            403, ``cf-mitigated: challenge``, Cloudflare's interstitial
@@ -40,6 +41,7 @@ from scrapejobs_devstack.demo_site.catalog import (
     product_page,
     scripted_product_page,
 )
+from support.content_pages import PAGES as CONTENT_PAGES
 from support.hostile_page import hostile_page
 
 ROBOTS = (
@@ -266,6 +268,8 @@ def article_page(number: int) -> str:
 
 
 def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:  # noqa: C901 (paths)
+    if path.startswith("/kinds/") and path.removeprefix("/kinds/") in CONTENT_PAGES:
+        return 200, CONTENT_PAGES[path.removeprefix("/kinds/")]
     if match := ARTICLE.match(path):
         return 200, article_page(int(match.group(1)))
     if match := PRODUCT.match(path):

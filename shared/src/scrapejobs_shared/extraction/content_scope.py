@@ -27,7 +27,7 @@ from cssselect import GenericTranslator
 from lxml import etree  # type: ignore[import-untyped]
 from lxml import html as lxml_html
 
-from .main_content import main_content, without_boilerplate
+from .main_content import is_discussion, main_content, without_boilerplate
 from .urls import resolve_url
 
 _NOT_CONTENT = etree.XPath(
@@ -60,35 +60,51 @@ def _css(selector: str) -> Any:
 def scoped_markup(root: Any, scope: ContentScope, url: str = "") -> str:
     """The markup of ``root``'s content in ``scope`` (for markdown); ``url``: where the page
     was found. ``root`` itself is left as it was."""
-    return _scoped(copy.deepcopy(root), scope, url, clean=False)
+    return _scoped(_working_copy(root, scope), scope, _discussion(root, scope, url), clean=False)
 
 
-def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE) -> str:
+def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE, url: str = "") -> str:
     """The ``clean_html`` format: see the module's docstring. ``root`` itself is left as it
     was."""
-    doc = copy.deepcopy(root)
+    doc = _working_copy(root, scope)
     for element in _LINKED(doc):
         for attribute in ("href", "src"):
             value = element.get(attribute)
             if value is not None:
                 element.set(attribute, resolve_url(base_url, value))
-    return _scoped(doc, scope, base_url, clean=True).strip()
+    discussion = _discussion(root, scope, url or base_url)
+    return _scoped(doc, scope, discussion, clean=True).strip()
 
 
-def _scoped(doc: Any, scope: ContentScope, url: str, *, clean: bool) -> str:
+def _working_copy(root: Any, scope: ContentScope) -> Any:
+    """A copy of ``root`` to cut down: of its body alone for the main content (the head, its
+    scripts and styles, is most of what a copy costs and none of the content)."""
+    if scope.main_only and not scope.include:
+        body = root.find(".//body")
+        if body is not None:
+            return copy.deepcopy(body)
+    return copy.deepcopy(root)
+
+
+def _discussion(root: Any, scope: ContentScope, url: str) -> bool:
+    return scope.main_only and is_discussion(root, url)
+
+
+def _scoped(doc: Any, scope: ContentScope, discussion: bool, *, clean: bool) -> str:
     """The markup of ``doc``'s content in ``scope``, cutting ``doc`` down in place (``clean``:
-    without scripts, styles, comments and the head)."""
+    without scripts, styles, comments and the head; ``discussion``: the page is one, its
+    replies are content)."""
     if clean:
         _drop(_NOT_CONTENT(doc))
     _drop(_matches(doc, scope.exclude))
     if scope.main_only and not scope.include:
-        found = main_content(doc, url)
+        found = main_content(doc, discussion=discussion)
         return "" if found is None else _serialize(found)
     if scope.include:
         kept = _outermost(doc, _matches(doc, scope.include))
         if scope.main_only:  # the boilerplate inside what was asked for
             for element in kept:
-                without_boilerplate(element, url)
+                without_boilerplate(element, discussion=discussion)
         return "".join(_serialize(element) for element in kept)
     body = doc.find(".//body")
     if body is None:

@@ -13,4 +13,4 @@ class CleanHtml(PageFormat):
     description = "the page without scripts, styles and, by default, page chrome"
 
     def produce(self, page: Page, options: FormatOptions | None) -> Produced:
-        return Produced(clean_html(page.root, page.base_url(), page.scope))
+        return Produced(clean_html(page.root, page.base_url(), page.scope, page.url))

@@ -27,24 +27,24 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 
 from .boilerplate import open_noscripts, remove_boilerplate, strip_never_content
-from .container import container_of, focus, link_blocks
+from .container import Anchors, container_of, focus, link_blocks
 from .discussion import is_discussion
 from .survey import Survey, drop
 
-__all__ = ["main_content", "without_boilerplate"]
+__all__ = ["is_discussion", "main_content", "without_boilerplate"]
 
 
-def main_content(doc: Any, url: str = "") -> Any | None:
+def main_content(doc: Any, *, discussion: bool = False) -> Any | None:
     """``doc``'s main content (an element of it), or None when the page has no text; ``doc``
-    is cut down in place (pass a copy). ``url``: where the page was found (it may say the page
-    is a discussion, whose replies are content)."""
+    (a page or its body) is cut down in place: pass a copy. ``discussion``: the page is one
+    (:func:`is_discussion`), its replies are content."""
     body = _body(doc)
     title = _TITLE(body)
-    survey = without_boilerplate(doc, url)
-    if survey is None:
+    cleaned = _without_boilerplate(body, discussion)
+    if cleaned is None:
         return None
-    container = container_of(body, survey)
-    container = focus(container, survey)
+    survey, anchors = cleaned
+    container = focus(container_of(body, survey, anchors), survey)
     if survey.links(container) < 0.5 * survey.text(container):
         drop(link_blocks(container, survey))
     if title and container.find(".//h1") is None and container.tag != "h1":
@@ -52,22 +52,26 @@ def main_content(doc: Any, url: str = "") -> Any | None:
     return container
 
 
-def without_boilerplate(doc: Any, url: str = "") -> Survey | None:
+def without_boilerplate(doc: Any, *, discussion: bool = False) -> None:
     """Step 1 alone: ``doc`` (a page, or an element of one: never removed itself) without
-    what is never content, in place; the survey of what is left, or None when it has no
-    text."""
-    body = _body(doc)
-    discussion = is_discussion(doc, url)
-    strip_never_content(doc)
+    what is never content, in place."""
+    _without_boilerplate(_body(doc), discussion)
+
+
+def _without_boilerplate(body: Any, discussion: bool) -> tuple[Survey, Anchors] | None:
+    strip_never_content(body)
     open_noscripts(body)
     survey = Survey(body)
     if survey.text(body) == 0:
         return None
-    remove_boilerplate(body, survey, discussion=discussion)
-    return survey
+    anchors = Anchors()
+    remove_boilerplate(body, survey, discussion=discussion, noticed=anchors.see)
+    return survey, anchors
 
 
 def _body(doc: Any) -> Any:
+    if doc.tag == "body":
+        return doc
     body = doc.find(".//body")
     return doc if body is None else body
 

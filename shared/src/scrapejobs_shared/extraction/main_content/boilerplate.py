@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
@@ -74,71 +75,99 @@ def open_noscripts(body: Any) -> None:
             drop([element])
 
 
-def remove_boilerplate(body: Any, survey: Survey, *, discussion: bool) -> None:
-    """Remove chrome and named boilerplate, then controls and hidden elements, each while it
-    holds under ``WRAPPER_SHARE`` of the prose left on the page (the hidden ones measured once
-    the chrome is gone: a page hiding its content until a script shows it may have menus
-    larger than that content)."""
-    survey.forget(_outermost(body, survey, _is_chrome))
-    comments = _outermost(body, survey, _is_comments)
-    said = sum(survey.prose(c) for c in comments)
-    if not discussion or said < survey.prose(body) - said:
-        survey.forget(comments)
-    survey.forget(_outermost(body, survey, _is_hidden))
+def remove_boilerplate(
+    body: Any, survey: Survey, *, discussion: bool, noticed: Callable[[Any, str], None]
+) -> None:
+    """Remove chrome and named boilerplate, then comments (unless the page is a discussion
+    whose replies outweigh the rest), then controls and hidden elements: each while it holds
+    under ``WRAPPER_SHARE`` of the prose (comments: under all of the rest), the comments and
+    hidden ones measured against what is left once the chrome is gone (a page hiding its
+    content until a script shows it may have menus larger than that content). One walk, which
+    shows ``noticed`` each element it keeps (with its class and id, lowercased)."""
+    found = _Found()
+    found.walk(body, survey, noticed)
+    survey.forget(found.chrome)
+    said = sum(survey.prose(c) for c in found.comments)
+    left = survey.prose(body)
+    if not discussion or said < left - said:
+        survey.forget(found.comments)
+    limit = WRAPPER_SHARE * survey.prose(body)
+    gone: list[Any] = []
+    covered: set[Any] = set()  # going, or inside one that goes
+    for element, owner in found.hidden:  # in document order: outer ones first
+        if owner in covered:
+            covered.add(element)
+        elif survey.prose(element) < limit:
+            gone.append(element)
+            covered.add(element)
+    survey.forget(gone)
 
 
-def _outermost(body: Any, survey: Survey, test: Any) -> list[Any]:
-    total = survey.prose(body)
-    chosen: list[Any] = []
-    inside: set[Any] = set()
-    for element in body.iter():
-        tag = element.tag
-        if not isinstance(tag, str) or element is body:
-            continue
-        if element.getparent() in inside:
-            inside.add(element)
-            continue
-        share = test(element, tag)
-        if share and survey.prose(element) < share * total:
-            chosen.append(element)
-            inside.add(element)
-    return chosen
+class _Found:
+    """What one walk of the page finds: chrome to remove (under ``WRAPPER_SHARE`` of the
+    prose; nothing inside it looked at), the outermost comments, and every hidden element with
+    the nearest hidden one it is inside (one too large to go may hold others that go)."""
+
+    def __init__(self) -> None:
+        self.chrome: list[Any] = []
+        self.comments: list[Any] = []
+        self.hidden: list[tuple[Any, Any]] = []
+
+    def walk(self, body: Any, survey: Survey, noticed: Callable[[Any, str], None]) -> None:
+        limit = WRAPPER_SHARE * survey.prose(body)
+        in_chrome: set[Any] = set()
+        in_comments: set[Any] = set()
+        hidden_owner: dict[Any, Any] = {}
+        for element in body.iterdescendants(etree.Element):
+            parent = element.getparent()
+            if parent in in_chrome:
+                in_chrome.add(element)
+                continue
+            get = element.get
+            names = f"{get('class') or ''} {get('id') or ''}".lower()
+            if _is_chrome(element, names) and survey.prose(element) < limit:
+                self.chrome.append(element)
+                in_chrome.add(element)
+                continue
+            noticed(element, names)
+            owner = hidden_owner.get(parent)
+            if _is_hidden(element):
+                self.hidden.append((element, owner))
+                hidden_owner[element] = element
+            elif owner is not None:
+                hidden_owner[element] = owner
+            if parent in in_comments:
+                in_comments.add(element)
+            elif _is_comments(names):
+                self.comments.append(element)
+                in_comments.add(element)
 
 
-def _is_hidden(element: Any, tag: str) -> float:
-    if tag in CONTROLS:
-        return WRAPPER_SHARE
+def _is_hidden(element: Any) -> bool:
+    if element.tag in CONTROLS:
+        return True
     get = element.get
     if get("hidden") is not None or get("aria-hidden") == "true":
-        return WRAPPER_SHARE
+        return True
     style = get("style")
-    return WRAPPER_SHARE if style and _HIDING_STYLE.search(style) else 0.0
+    return bool(style and _HIDING_STYLE.search(style))
 
 
-def _is_comments(element: Any, tag: str) -> float:
-    names = (element.get("class") or "") + " " + (element.get("id") or "")
-    if names == " ":
-        return 0.0
-    names = names.lower()
-    if COMMENT_NAMES.search(names) and not CONTENT_NAMES.search(names):
-        return 1.0
-    return 0.0
+def _is_comments(names: str) -> bool:
+    return names != " " and bool(COMMENT_NAMES.search(names)) and not CONTENT_NAMES.search(names)
 
 
-def _is_chrome(element: Any, tag: str) -> float:
+def _is_chrome(element: Any, names: str) -> bool:
+    tag = element.tag
     if tag in CHROME:
-        return WRAPPER_SHARE
-    get = element.get
+        return True
     if tag in PAGE_CHROME and not any(
         a.tag in ("article", "main") for a in element.iterancestors()
     ):
-        return WRAPPER_SHARE
-    role = get("role")
+        return True
+    role = element.get("role")
     if role and role in CHROME_ROLES:
-        return WRAPPER_SHARE
-    names = (get("class") or "") + " " + (get("id") or "")
-    if names != " ":
-        names = names.lower()
-        if BOILERPLATE_NAMES.search(names) and not CONTENT_NAMES.search(names):
-            return WRAPPER_SHARE
-    return 0.0
+        return True
+    return (
+        names != " " and bool(BOILERPLATE_NAMES.search(names)) and not CONTENT_NAMES.search(names)
+    )

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from lxml import etree  # type: ignore[import-untyped]
-
 from .survey import Survey
 
 ANCHOR_SHARE = 0.25
@@ -40,24 +38,34 @@ CONTENT_CLASSES = (
 CONTENT_IDS = ("content", "main-content", "article-body")
 
 
-def _named_content() -> str:
-    classes = [
-        f"contains(concat(' ', normalize-space(@class), ' '), ' {c} ')" for c in CONTENT_CLASSES
-    ]
-    return "//*[" + " or ".join(classes + [f"@id='{i}'" for i in CONTENT_IDS]) + "]"
+class Anchors:
+    """The elements a walk of the page saw naming themselves content, by kind, most telling
+    kind first (schema.org's ``articleBody``; ``<article>``; ``<main>`` or the ``main`` role;
+    a content class or id)."""
+
+    def __init__(self) -> None:
+        self.kinds: tuple[list[Any], ...] = ([], [], [], [])
+
+    def see(self, element: Any, names: str) -> None:
+        """Note ``element`` if it is an anchor (``names``: its class and id, lowercased)."""
+        tag = element.tag
+        if element.get("itemprop") == "articleBody":
+            self.kinds[0].append(element)
+        elif tag == "article":
+            self.kinds[1].append(element)
+        elif tag == "main" or element.get("role") == "main":
+            self.kinds[2].append(element)
+        elif names != " " and not _CONTENT_NAMES.isdisjoint(names.split()):
+            self.kinds[3].append(element)
 
 
-ANCHORS = (
-    etree.XPath("//*[@itemprop='articleBody']", smart_strings=False),
-    etree.XPath("//article", smart_strings=False),
-    etree.XPath("//main | //*[@role='main']", smart_strings=False),
-    etree.XPath(_named_content(), smart_strings=False),
-)
+_CONTENT_NAMES = frozenset(CONTENT_CLASSES) | frozenset(CONTENT_IDS)
 
 
-def container_of(body: Any, survey: Survey) -> Any:
-    """The element holding ``body``'s content (see the module's docstring)."""
-    node = _anchor(body, survey)
+def container_of(body: Any, survey: Survey, anchors: Anchors) -> Any:
+    """The element holding ``body``'s content (see the module's docstring); ``anchors``: what
+    the walk removing boilerplate saw (some may have gone since)."""
+    node = _anchor(body, survey, anchors)
     while True:
         own = survey.prose(node)
         best, best_prose = None, -1.0
@@ -92,10 +100,10 @@ def focus(container: Any, survey: Survey) -> Any:
             return node
 
 
-def _anchor(body: Any, survey: Survey) -> Any:
+def _anchor(body: Any, survey: Survey, anchors: Anchors) -> Any:
     total = survey.prose(body)
-    for find in ANCHORS:
-        found = _outermost([e for e in find(body) if survey.prose(e) > 0])
+    for kind in anchors.kinds:
+        found = _outermost([e for e in kind if survey.prose(e) > 0 and _attached(e, body)])
         if not found:
             continue
         found.sort(key=survey.prose, reverse=True)
@@ -105,6 +113,11 @@ def _anchor(body: Any, survey: Survey) -> Any:
         if first >= ANCHOR_SHARE * total and first >= ANCHOR_LEAD * second:
             return found[0]
     return body
+
+
+def _attached(element: Any, body: Any) -> bool:
+    """Whether ``element`` is still under ``body`` (not removed with what held it)."""
+    return any(a is body for a in element.iterancestors())
 
 
 def _outermost(elements: list[Any]) -> list[Any]:

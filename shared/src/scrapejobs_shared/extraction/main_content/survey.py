@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from lxml import etree  # type: ignore[import-untyped]
+
 # Tags that break text into blocks: an element holding one of them is a container of blocks,
 # its prose the sum of theirs; an element holding none is one block.
 BLOCK_TAGS = frozenset(
@@ -33,91 +35,87 @@ class Survey:
     """The measures of every element under ``top`` (elements added later measure nothing)."""
 
     def __init__(self, top: Any) -> None:
-        self._text: dict[Any, int] = {}
-        self._links: dict[Any, int] = {}
-        self._anchors: dict[Any, int] = {}
-        self._prose: dict[Any, float] = {}
-        self._paragraphs: dict[Any, int] = {}
+        # element → (text, links, anchors, prose, paragraphs, holds blocks)
+        self._of: dict[Any, tuple[int, int, int, float, int, bool]] = {}
         # The proxies measured, kept alive so that lxml hands out the same ones again.
-        self._elements = elements = [e for e in top.iter() if isinstance(e.tag, str)]
-        text_of, links_of, anchors_of, prose_of, paragraphs_of = (
-            self._text,
-            self._links,
-            self._anchors,
-            self._prose,
-            self._paragraphs,
-        )
-        blocky: set[Any] = set()
+        self._elements = elements = list(top.iter(etree.Element))
+        of = self._of
         for element in reversed(elements):
-            own = len((element.text or "").strip())
+            tag = element.tag
+            own = len(element.text.strip()) if element.text else 0
             text = own
             links = anchors = paragraphs = 0
             prose = 0.0
-            holds_blocks = False
-            for child in element:
-                if not isinstance(child.tag, str):
-                    continue
-                tail = len((child.tail or "").strip())
-                own += tail
-                text += text_of[child] + tail
-                links += links_of[child]
-                anchors += anchors_of[child]
-                prose += prose_of[child]
-                paragraphs += paragraphs_of[child]
-                if not holds_blocks and (child.tag in BLOCK_TAGS or child in blocky):
-                    holds_blocks = True
-            text_of[element] = text
-            if element.tag == "a":
-                links_of[element] = text
-                anchors_of[element] = anchors + 1
-                prose_of[element] = LINK_WEIGHT * text
-            else:
-                links_of[element] = links
-                anchors_of[element] = anchors
-                prose_of[element] = prose + _prose(own) if holds_blocks else _prose(text - links)
-            if element.tag == "a":
-                paragraphs = 0  # a teaser's paragraphs, inside its link
-            elif element.tag == "p" and text - links >= PARAGRAPH:
+            blocks = False
+            if len(element):
+                for child in element.iterchildren(etree.Element):
+                    tail = child.tail
+                    if tail:
+                        tail_length = len(tail.strip())
+                        own += tail_length
+                        text += tail_length
+                    c_text, c_links, c_anchors, c_prose, c_paragraphs, c_blocks = of[child]
+                    text += c_text
+                    links += c_links
+                    anchors += c_anchors
+                    prose += c_prose
+                    paragraphs += c_paragraphs
+                    if not blocks and (c_blocks or child.tag in BLOCK_TAGS):
+                        blocks = True
+            if tag == "a":
+                # A teaser's paragraphs, inside its link, are not the page's.
+                of[element] = (text, text, anchors + 1, LINK_WEIGHT * text, 0, blocks)
+                continue
+            if tag == "p" and text - links >= PARAGRAPH:
                 paragraphs += text - links
-            paragraphs_of[element] = paragraphs
-            if holds_blocks:
-                blocky.add(element)
+            prose = prose + _prose(own) if blocks else _prose(text - links)
+            of[element] = (text, links, anchors, prose, paragraphs, blocks)
 
     def text(self, element: Any) -> int:
-        return self._text.get(element, 0)
+        measures = self._of.get(element)
+        return measures[0] if measures else 0
 
     def links(self, element: Any) -> int:
         """The part of :meth:`text` inside links."""
-        return self._links.get(element, 0)
+        measures = self._of.get(element)
+        return measures[1] if measures else 0
 
     def anchors(self, element: Any) -> int:
         """How many links the element holds (itself included)."""
-        return self._anchors.get(element, 0)
+        measures = self._of.get(element)
+        return measures[2] if measures else 0
 
     def prose(self, element: Any) -> float:
-        return self._prose.get(element, 0.0)
+        measures = self._of.get(element)
+        return measures[3] if measures else 0.0
 
     def paragraphs(self, element: Any) -> int:
         """The text outside links of the paragraphs (``<p>`` of ``PARAGRAPH`` characters or
         more) the element holds."""
-        return self._paragraphs.get(element, 0)
+        measures = self._of.get(element)
+        return measures[4] if measures else 0
 
     def forget(self, elements: Iterable[Any]) -> None:
         """Remove each element from the page (none inside another), its measures taken off
         its ancestors."""
         elements = list(elements)
+        of = self._of
         for element in elements:
-            text, links = self.text(element), self.links(element)
-            anchors, prose = self.anchors(element), self.prose(element)
-            paragraphs = self.paragraphs(element)
+            gone = of.get(element)
+            if gone is None:
+                continue
             for ancestor in element.iterancestors():
-                if ancestor not in self._text:
+                held = of.get(ancestor)
+                if held is None:
                     break
-                self._text[ancestor] -= text
-                self._links[ancestor] -= links
-                self._anchors[ancestor] -= anchors
-                self._prose[ancestor] -= prose
-                self._paragraphs[ancestor] -= paragraphs
+                of[ancestor] = (
+                    held[0] - gone[0],
+                    held[1] - gone[1],
+                    held[2] - gone[2],
+                    held[3] - gone[3],
+                    held[4] - gone[4],
+                    held[5],
+                )
         drop(elements)
 
 

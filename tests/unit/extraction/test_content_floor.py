@@ -21,8 +21,8 @@ from support.extraction_benchmarks import (
 )
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "extraction_sample"
-SCRAPINGHUB_FLOOR = 0.77
-WCXB_FLOOR = 0.68
+SCRAPINGHUB_FLOOR = 0.93
+WCXB_FLOOR = 0.76
 
 
 def _answer(page: BenchmarkPage) -> str:

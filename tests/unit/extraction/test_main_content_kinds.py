@@ -74,3 +74,20 @@ def test_include_and_exclude_selectors() -> None:
     assert "KEEPLEAD" in without_table and "DROPNAV" not in without_table
     whole_but_nav = _markdown("article", ContentScope(main_only=False, exclude=("nav",)))
     assert "DROPNAV" not in whole_but_nav and "DROPFOOTER" in whole_but_nav
+
+
+def test_a_control_character_beside_removed_boilerplate_is_no_failure() -> None:
+    """lxml's parser keeps a vertical tab that lxml refuses to set back: the text that follows
+    a removed element moves to its neighbour without it."""
+    page = (
+        b"<html><body><main><h1>Title</h1><p>First paragraph of the story, long enough to"
+        b" count as prose for the main content.</p><div class='share'>Share</div>\x0bAfter"
+        b" the share bar<p>Second paragraph, also long enough to be read as prose.</p>"
+        b"</main></body></html>"
+    )
+    extraction = extract_page(
+        page, content_type="text/html", url="https://e.test/", formats=["markdown"]
+    )
+    markdown = extraction.data["markdown"]
+    assert isinstance(markdown, str) and "After the share bar" in markdown
+    assert "Share\n" not in markdown and "\x0b" not in markdown

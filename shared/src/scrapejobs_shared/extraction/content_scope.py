@@ -25,9 +25,9 @@ from typing import Any
 
 from cssselect import GenericTranslator
 from lxml import etree  # type: ignore[import-untyped]
-from lxml import html as lxml_html
 
 from .main_content import is_discussion, main_content, without_boilerplate
+from .main_content.survey import drop
 from .urls import resolve_url
 
 _NOT_CONTENT = etree.XPath(
@@ -95,8 +95,8 @@ def _scoped(doc: Any, scope: ContentScope, discussion: bool, *, clean: bool) -> 
     without scripts, styles, comments and the head; ``discussion``: the page is one, its
     replies are content)."""
     if clean:
-        _drop(_NOT_CONTENT(doc))
-    _drop(_matches(doc, scope.exclude))
+        drop(_NOT_CONTENT(doc))
+    drop(_matches(doc, scope.exclude))
     if scope.main_only and not scope.include:
         found = main_content(doc, discussion=discussion)
         return "" if found is None else _serialize(found)
@@ -126,25 +126,6 @@ def _outermost(doc: Any, elements: list[Any]) -> list[Any]:
     order = {element: n for n, element in enumerate(doc.iter())}
     kept = [e for e in elements if not any(a in chosen for a in e.iterancestors())]
     return sorted(kept, key=order.__getitem__)
-
-
-def _drop(elements: Iterable[Any]) -> None:
-    """Remove each element, keeping the text that follows it."""
-    for element in elements:
-        parent = element.getparent()
-        if parent is None:
-            continue
-        if isinstance(element, lxml_html.HtmlElement):
-            element.drop_tree()
-            continue
-        tail = element.tail
-        previous = element.getprevious()
-        if tail:
-            if previous is not None:
-                previous.tail = (previous.tail or "") + tail
-            else:
-                parent.text = (parent.text or "") + tail
-        parent.remove(element)
 
 
 def _serialize(element: Any) -> str:

@@ -9,6 +9,7 @@ a link's text counts a little (a listing's content is its links). Removing an el
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -129,7 +130,16 @@ def drop(elements: Iterable[Any]) -> None:
         if tail:
             previous = element.getprevious()
             if previous is not None:
-                previous.tail = (previous.tail or "") + tail
+                previous.tail = _xml_text((previous.tail or "") + tail)
             else:
-                parent.text = (parent.text or "") + tail
+                parent.text = _xml_text((parent.text or "") + tail)
         parent.remove(element)
+
+
+# What lxml refuses to set, though its parser keeps it from a page: C0 controls but tab,
+# newline and carriage return; lone surrogates; U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("", text)

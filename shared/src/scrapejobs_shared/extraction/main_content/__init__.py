@@ -1,22 +1,28 @@
 """What a reader would call a page's content: the article, the product, the thread, the listing,
-without the site's chrome, related lists, consent and promotion blocks.
+without the site's chrome, related lists, comments under an article, consent and promotion
+blocks.
 
-:func:`main_content` cuts a copy of the parsed page down to it, in three steps, each measured
-on the public benchmarks (bench/content_quality.py, bench/README.md "Main content"):
+:func:`main_content` cuts a copy of the page's body down to it, in steps each measured on the
+public benchmarks (bench/content_quality.py; bench/README.md, "Main content"):
 
 1. **What is never content** goes (:mod:`.boilerplate`): scripts, styles, embedded objects,
    form controls, hidden elements, the page's navigation, banner, footer and asides (tags and
    landmark roles), elements whose class or id names boilerplate (cookie, share, related,
-   sidebar, comments...), each unless it holds most of the page's text (then it is the page's
+   sidebar...), comments unless the page is a discussion (:mod:`.discussion`) whose replies
+   outweigh the rest; each unless it holds most of the page's prose (then it is the page's
    wrapper, not its chrome). A ``<noscript>`` holding real text stays (forums serve their
-   thread there to readers without scripts).
+   thread there to readers without scripts). Measures come from :mod:`.survey`: text, links
+   and **prose** (text outside links, a short block's counting less) of every element.
 2. **The container** (:mod:`.container`): where the page says its content is (schema.org's
-   ``articleBody``, a lone ``<article>``, ``<main>``, a content management system's content
-   class) when that holds a good share of the page's prose, else the body; from there, down
-   into the child holding nearly all the prose (:mod:`.survey`: text outside links, a block's
-   short text counting less) while one child does.
-3. **Inside the container**, blocks made of links (related articles, tag clouds, share bars)
-   go, unless the container itself is mostly links (a listing).
+   ``articleBody``, a lone or leading ``<article>``, ``<main>``, a content management system's
+   content class) when that holds a good share of the prose, else the body; from there, down
+   into the child holding nearly all the prose while one does; then the element holding nearly
+   all its paragraphs, when paragraphs are what it is written in (an article beside teasers).
+3. **Inside it**, blocks made of links (related articles, tag clouds, share bars) go, unless
+   the container itself is mostly links (a listing); the page's title (its first ``h1``
+   outside the chrome) heads a container that lacks one.
+
+:func:`without_boilerplate` is step 1 alone (``include`` selectors with main content on).
 """
 
 from __future__ import annotations

@@ -2,14 +2,15 @@
 
 * :func:`strip_never_content`: scripts, styles, templates, embedded objects and frames, the
   head, text inputs, comments: always.
-* :func:`surely_boilerplate`: form controls, hidden elements (``hidden``, ``aria-hidden``,
-  ``display: none``), the page's navigation, banner, footer and asides (tags and landmark
-  roles; a header or footer inside an ``<article>`` or ``<main>`` is content), and elements
-  whose class or id names boilerplate as a word (``cookie-banner``, ``share``, ``related``,
-  ``sidebar``, ``comments``...) unless it also names content (``post-content``). Each only
-  while it holds under ``WRAPPER_SHARE`` of the page's text: broken markup leaves a button or
-  a header open around the whole page, and streamed server rendering keeps the page hidden
-  until a script moves it into place.
+* :func:`remove_boilerplate`: the page's navigation, banner, footer and asides (tags and
+  landmark roles; a header or footer inside an ``<article>`` or ``<main>`` is content),
+  elements whose class or id names boilerplate as a word (``cookie-banner``, ``share``,
+  ``related``, ``sidebar``...) unless it also names content (``post-content``), comments
+  (``comments``, ``respond``, ``disqus``...) unless the page is a discussion, form controls
+  and hidden elements (``hidden``, ``aria-hidden``, ``display: none``). Each only while it
+  holds under ``WRAPPER_SHARE`` of the page's prose: broken markup leaves a button or a header
+  open around the whole page, and streamed server rendering keeps the page hidden until a
+  script moves it into place.
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def remove_boilerplate(
         elif survey.prose(element) < limit:
             gone.append(element)
             covered.add(element)
+        else:  # the page's content, hidden until a script shows it: shown
+            for attribute in ("hidden", "aria-hidden", "style"):
+                element.attrib.pop(attribute, None)
     survey.forget(gone)
 
 

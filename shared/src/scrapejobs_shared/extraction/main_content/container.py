@@ -1,11 +1,13 @@
 """Which element holds a page's content, once the boilerplate is gone.
 
-:func:`container_of` starts where the page says its content is (``ANCHORS``: schema.org's
-``articleBody``, a lone ``<article>``, ``<main>``, a content management system's content class)
-when that element holds at least ``ANCHOR_SHARE`` of the page's prose, else at the body; then
-goes down into the child holding ``DOMINANT_SHARE`` of the prose while one does (never into a
-paragraph, a heading or a link: when one of those holds a fair share, the content starts there).
-:func:`link_blocks` finds the blocks made of links inside it (related articles, tag clouds).
+:func:`container_of` starts where the page says its content is (:class:`Anchors`, seen by the
+walk that removed the boilerplate: schema.org's ``articleBody``, ``<article>``, ``<main>``, a
+content class or id; one of a kind, or one ``ANCHOR_LEAD`` times the prose of the next) when
+it holds at least ``ANCHOR_SHARE`` of the page's prose, else at the body; then goes down into
+the child holding ``DOMINANT_SHARE`` of the prose while one does (never into a paragraph, a
+heading or a link: when one of those holds a fair share, the content starts there).
+:func:`focus` narrows that to the element holding ``FOCUS_SHARE`` of its paragraphs, when it is
+written in paragraphs; :func:`link_blocks` finds the blocks made of links inside it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,90 @@
+"""The main-content stage's rules, each on the smallest page that needs it (the benchmark pages
+that taught them: bench/README.md, "Main content")."""
+
+from __future__ import annotations
+
+from scrapejobs_shared.extraction import extract_page
+
+PROSE = (
+    "<p>{0} one: a paragraph long enough to be read as prose, with commas, clauses and a full"
+    " stop at its end.</p><p>{0} two: another paragraph of the same kind, so that the content"
+    " is written in paragraphs as articles are.</p>"
+)
+
+
+def _markdown(body: str, url: str = "https://e.test/story") -> str:
+    page = f"<html><head><title>t</title></head><body>{body}</body></html>".encode()
+    extraction = extract_page(page, content_type="text/html", url=url, formats=["markdown"])
+    markdown = extraction.data["markdown"]
+    assert isinstance(markdown, str), extraction.errors
+    return markdown
+
+
+def test_a_header_left_open_around_the_page_is_its_wrapper_not_its_chrome() -> None:
+    markdown = _markdown("<header><nav><a href='/'>MENU</a></nav>" + PROSE.format("STORY"))
+    assert "STORY one" in markdown and "STORY two" in markdown
+
+
+def test_content_streamed_hidden_until_a_script_shows_it_is_kept() -> None:
+    body = "<div hidden id='S:0'><h1>Title</h1>" + PROSE.format("STREAMED") + "</div>"
+    body += "<div hidden class='menu-panel'><a href='/a'>PANEL</a></div>"
+    markdown = _markdown(body)
+    assert "STREAMED one" in markdown and "PANEL" not in markdown
+
+
+def test_a_noscript_thread_is_read_and_a_noscript_notice_is_not() -> None:
+    body = (
+        "<noscript>Please enable JavaScript to use this site.</noscript>"
+        "<div id='app'></div><noscript><div class='topic'>" + PROSE.format("THREAD") + "</div>"
+        "</noscript>"
+    )
+    markdown = _markdown(body)
+    assert "THREAD one" in markdown and "enable JavaScript" not in markdown
+
+
+def _thread(itemtype: str) -> str:
+    replies = "".join(
+        f"<div class='comment'><p>REPLY{n}: a reply long enough to count as prose in a thread,"
+        " with an opinion, a reason and an example from experience.</p></div>"
+        for n in range(4)
+    )
+    return (
+        f"<main><div class='topic' {itemtype}><h1>Question</h1><p>ASKED: how do I do this?</p>"
+        f"<div class='comments'>{replies}</div></div></main>"
+    )
+
+
+def test_a_discussion_keeps_its_replies_and_an_article_drops_its_comments() -> None:
+    schema = "itemscope itemtype='https://schema.org/DiscussionForumPosting'"
+    assert "REPLY3" in _markdown(_thread(schema))
+    assert "REPLY3" in _markdown(_thread(""), url="https://forum.e.test/t/how-do-i/42")
+    article = "<main><article>" + PROSE.format("ARTICLE") + "</article>" + _thread("") + "</main>"
+    markdown = _markdown(article)
+    assert "ARTICLE one" in markdown and "REPLY0" not in markdown
+
+
+def test_teaser_cards_inside_links_do_not_outweigh_the_article() -> None:
+    teasers = "".join(
+        f"<a href='/story/{n}'><div class='card'><p>TEASER{n}: the opening of another story,"
+        " long enough to look like a paragraph of prose to a counter of characters.</p></div></a>"
+        for n in range(12)
+    )
+    body = (
+        "<div class='row'><div class='col'><h1>Title</h1>"
+        + "".join(PROSE.format(f"ARTICLE{n}") for n in range(3))
+        + "</div>"
+        f"<div class='col'>{teasers}</div></div>"
+    )
+    markdown = _markdown(body)
+    assert "ARTICLE0 one" in markdown and "ARTICLE2 two" in markdown
+    assert "TEASER0" not in markdown and markdown.startswith("# Title")
+
+
+def test_a_listing_keeps_its_links() -> None:
+    items = "".join(f"<li><a href='/item/{n}'>ITEM{n} a course title</a></li>" for n in range(8))
+    markdown = _markdown(f"<main><h1>Courses</h1><ul class='results'>{items}</ul></main>")
+    assert all(f"ITEM{n}" in markdown for n in range(8))
+
+
+def test_a_page_of_nothing_but_chrome_gives_empty_markdown() -> None:
+    assert _markdown("<nav><a href='/'>Home</a></nav><footer>(c) 2026</footer>") in ("", "(c) 2026")

@@ -30,12 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from scrapejobs_shared.extraction import extract_page  # noqa: E402
 from support.extraction_benchmarks import (  # noqa: E402
     WCXB_TYPES,
     BenchmarkPage,
     Score,
-    markdown_text,
+    scrapejobs_answer,
     scrapinghub_pages,
     scrapinghub_score,
     shingle_counts,
@@ -47,19 +46,8 @@ from support.extraction_benchmarks import (  # noqa: E402
 Extractor = Callable[[BenchmarkPage], str]
 
 
-def scrapejobs_markdown(page: BenchmarkPage) -> str:
-    extraction = extract_page(
-        page.html,
-        content_type="text/html",
-        url=page.url or "https://example.com/",
-        formats=["markdown"],
-    )
-    markdown = extraction.data.get("markdown")
-    return markdown_text(markdown) if isinstance(markdown, str) else ""
-
-
 def extractors() -> dict[str, Extractor]:
-    chosen: dict[str, Extractor] = {"scrapejobs markdown": scrapejobs_markdown}
+    chosen: dict[str, Extractor] = {"scrapejobs markdown": scrapejobs_answer}
     try:
         import trafilatura
     except ImportError:

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from scrapejobs_shared.extraction import extract_page
+
 WCXB_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 
 
@@ -80,6 +82,19 @@ def _wcxb_type(data: dict[str, object]) -> str:
 
 _LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
 _AUTOLINK = re.compile(r"<(?:https?|mailto):[^>\s]*>")
+
+
+def scrapejobs_answer(page: BenchmarkPage) -> str:
+    """What a job asking for ``formats: ["markdown"]`` stores for ``page`` (default options:
+    main content only), read as text (:func:`markdown_text`)."""
+    extraction = extract_page(
+        page.html,
+        content_type="text/html",
+        url=page.url or "https://example.com/",
+        formats=["markdown"],
+    )
+    markdown = extraction.data.get("markdown")
+    return markdown_text(markdown) if isinstance(markdown, str) else ""
 
 
 def markdown_text(markdown: str) -> str:

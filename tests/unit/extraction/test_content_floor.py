@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scrapejobs_shared.extraction import extract_page
 from support.extraction_benchmarks import (
-    BenchmarkPage,
     markdown_text,
+    scrapejobs_answer,
     scrapinghub_pages,
     scrapinghub_score,
     shingle_counts,
@@ -25,19 +24,10 @@ SCRAPINGHUB_FLOOR = 0.93
 WCXB_FLOOR = 0.76
 
 
-def _answer(page: BenchmarkPage) -> str:
-    extraction = extract_page(
-        page.html, content_type="text/html", url=page.url, formats=["markdown"]
-    )
-    markdown = extraction.data["markdown"]
-    assert isinstance(markdown, str)
-    return markdown_text(markdown)
-
-
 def test_the_scrapinghub_sample_scores_above_its_floor() -> None:
     pages = list(scrapinghub_pages(SAMPLE / "scrapinghub"))
     assert len(pages) == 21
-    score = scrapinghub_score([shingle_counts(p.reference, _answer(p)) for p in pages])
+    score = scrapinghub_score([shingle_counts(p.reference, scrapejobs_answer(p)) for p in pages])
     assert score.f1 >= SCRAPINGHUB_FLOOR, score
 
 
@@ -52,7 +42,7 @@ def test_the_wcxb_sample_scores_above_its_floor() -> None:
         "documentation",
         "service",
     }
-    score = wcxb_score([word_f1(_answer(p), p.reference) for p in pages])
+    score = wcxb_score([word_f1(scrapejobs_answer(p), p.reference) for p in pages])
     assert score.f1 >= WCXB_FLOOR, score
 
 

@@ -8,11 +8,12 @@ public benchmarks (bench/content_quality.py; bench/README.md, "Main content"):
 1. **What is never content** goes (:mod:`.boilerplate`): scripts, styles, embedded objects,
    form controls, hidden elements, the page's navigation, banner, footer and asides (tags and
    landmark roles), elements whose class or id names boilerplate (cookie, share, related,
-   sidebar...), comments unless the page is a discussion (:mod:`.discussion`) whose replies
-   outweigh the rest; each unless it holds most of the page's prose (then it is the page's
-   wrapper, not its chrome). A ``<noscript>`` holding real text stays (forums serve their
-   thread there to readers without scripts). Measures come from :mod:`.survey`: text, links
-   and **prose** (text outside links, a short block's counting less) of every element.
+   sidebar...), comments unless the page is a discussion (:mod:`.page_kind`) whose replies
+   outweigh the rest (a product's reviews are comments); each unless it holds most of the
+   page's prose (then it is the page's wrapper, not its chrome). A ``<noscript>`` holding
+   real text stays (forums serve their thread there to readers without scripts). Measures
+   come from :mod:`.survey`: text, links and **prose** (text outside links, a short block's
+   counting less) of every element.
 2. **The container** (:mod:`.container`): where the page says its content is (schema.org's
    ``articleBody``, a lone or leading ``<article>``, ``<main>``, a content management system's
    content class) when that holds a good share of the prose, else the body; from there, down
@@ -34,23 +35,25 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from .boilerplate import open_noscripts, remove_boilerplate, strip_never_content
 from .container import Anchors, container_of, focus, link_blocks
-from .discussion import is_discussion
+from .page_kind import PageKind, page_kind
 from .survey import Survey, drop
 
-__all__ = ["is_discussion", "main_content", "without_boilerplate"]
+__all__ = ["PageKind", "main_content", "page_kind", "without_boilerplate"]
 
 
-def main_content(doc: Any, *, discussion: bool = False) -> Any | None:
+def main_content(doc: Any, *, kind: PageKind = PageKind.OTHER) -> Any | None:
     """``doc``'s main content (an element of it), or None when the page has no text; ``doc``
-    (a page or its body) is cut down in place: pass a copy. ``discussion``: the page is one
-    (:func:`is_discussion`), its replies are content."""
+    (a page or its body) is cut down in place: pass a copy. ``kind``: what the page is
+    (:func:`page_kind`: a discussion's replies are content, a product's reviews are not)."""
     body = _body(doc)
     title = _TITLE(body)
-    cleaned = _without_boilerplate(body, discussion)
+    cleaned = _without_boilerplate(body, kind)
     if cleaned is None:
         return None
     survey, anchors = cleaned
     container = focus(container_of(body, survey, anchors), survey)
+    if kind is PageKind.PRODUCT and title:
+        container = _holding(container, title[0], body)
     if survey.links(container) < 0.5 * survey.text(container):
         drop(link_blocks(container, survey))
     if title and container.find(".//h1") is None and container.tag != "h1":
@@ -58,20 +61,20 @@ def main_content(doc: Any, *, discussion: bool = False) -> Any | None:
     return container
 
 
-def without_boilerplate(doc: Any, *, discussion: bool = False) -> None:
+def without_boilerplate(doc: Any, *, kind: PageKind = PageKind.OTHER) -> None:
     """Step 1 alone: ``doc`` (a page, or an element of one: never removed itself) without
     what is never content, in place."""
-    _without_boilerplate(_body(doc), discussion)
+    _without_boilerplate(_body(doc), kind)
 
 
-def _without_boilerplate(body: Any, discussion: bool) -> tuple[Survey, Anchors] | None:
+def _without_boilerplate(body: Any, kind: PageKind) -> tuple[Survey, Anchors] | None:
     strip_never_content(body)
     open_noscripts(body)
     survey = Survey(body)
     if survey.text(body) == 0:
         return None
     anchors = Anchors()
-    remove_boilerplate(body, survey, discussion=discussion, noticed=anchors.see)
+    remove_boilerplate(body, survey, kind=kind, noticed=anchors.see)
     return survey, anchors
 
 
@@ -80,6 +83,19 @@ def _body(doc: Any) -> Any:
         return doc
     body = doc.find(".//body")
     return doc if body is None else body
+
+
+def _holding(container: Any, title: Any, body: Any) -> Any:
+    """The nearest element holding both ``container`` and the page's ``title`` (a product's
+    name, price and picker sit beside its description), or ``container`` when only the body
+    does."""
+    holders = set(title.iterancestors())
+    for ancestor in container.iterancestors():
+        if ancestor is body:
+            return container
+        if ancestor in holders:
+            return ancestor
+    return container
 
 
 # The page's title: its first <h1> outside the navigation and the page's own header and footer.

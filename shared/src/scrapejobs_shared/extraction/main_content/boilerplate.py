@@ -21,6 +21,7 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from .page_kind import PageKind
 from .survey import Survey, drop
 
 NEVER_CONTENT = (
@@ -53,6 +54,10 @@ COMMENT_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(comments|comment|respond|disqus|replies)(?:$|[^a-z0-9])"
 )
 
+# On a product's page, its reviews too.
+REVIEWED_NAMES = re.compile(
+    r"(?:^|[^a-z0-9])(comments|comment|respond|disqus|replies|reviews|review)(?:$|[^a-z0-9])"
+)
 # Words that say an element is content even when it also names boilerplate.
 CONTENT_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(content|article|main|body|post|entry|story|text)(?:$|[^a-z0-9])"
@@ -77,7 +82,7 @@ def open_noscripts(body: Any) -> None:
 
 
 def remove_boilerplate(
-    body: Any, survey: Survey, *, discussion: bool, noticed: Callable[[Any, str], None]
+    body: Any, survey: Survey, *, kind: PageKind, noticed: Callable[[Any, str], None]
 ) -> None:
     """Remove chrome and named boilerplate, then comments (unless the page is a discussion
     whose replies outweigh the rest), then controls and hidden elements: each while it holds
@@ -85,12 +90,12 @@ def remove_boilerplate(
     hidden ones measured against what is left once the chrome is gone (a page hiding its
     content until a script shows it may have menus larger than that content). One walk, which
     shows ``noticed`` each element it keeps (with its class and id, lowercased)."""
-    found = _Found()
+    found = _Found(REVIEWED_NAMES if kind is PageKind.PRODUCT else COMMENT_NAMES)
     found.walk(body, survey, noticed)
     survey.forget(found.chrome)
     said = sum(survey.prose(c) for c in found.comments)
     left = survey.prose(body)
-    if not discussion or said < left - said:
+    if kind is not PageKind.DISCUSSION or said < left - said:
         survey.forget(found.comments)
     limit = WRAPPER_SHARE * survey.prose(body)
     gone: list[Any] = []
@@ -112,7 +117,8 @@ class _Found:
     prose; nothing inside it looked at), the outermost comments, and every hidden element with
     the nearest hidden one it is inside (one too large to go may hold others that go)."""
 
-    def __init__(self) -> None:
+    def __init__(self, comment_names: re.Pattern[str]) -> None:
+        self.comment_names = comment_names
         self.chrome: list[Any] = []
         self.comments: list[Any] = []
         self.hidden: list[tuple[Any, Any]] = []
@@ -142,9 +148,16 @@ class _Found:
                 hidden_owner[element] = owner
             if parent in in_comments:
                 in_comments.add(element)
-            elif _is_comments(names):
+            elif self.is_comments(names):
                 self.comments.append(element)
                 in_comments.add(element)
+
+    def is_comments(self, names: str) -> bool:
+        return (
+            names != " "
+            and bool(self.comment_names.search(names))
+            and not CONTENT_NAMES.search(names)
+        )
 
 
 def _is_hidden(element: Any) -> bool:

@@ -95,7 +95,9 @@ def remove_boilerplate(
     survey.forget(found.chrome)
     said = sum(survey.prose(c) for c in found.comments)
     left = survey.prose(body)
-    if kind is not PageKind.DISCUSSION or said < left - said:
+    # A discussion's replies, or a review page's reviews (its JSON-LD names the product),
+    # stay when they outweigh the rest.
+    if kind is PageKind.OTHER or said < left - said:
         survey.forget(found.comments)
     limit = WRAPPER_SHARE * survey.prose(body)
     gone: list[Any] = []

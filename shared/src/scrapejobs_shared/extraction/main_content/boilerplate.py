@@ -28,7 +28,7 @@ NEVER_CONTENT = (
     "script", "style", "template", "svg", "math", "iframe", "object", "embed", "canvas",
     "head", "link", "meta", "input", "textarea",
 )  # fmt: skip
-CONTROLS = frozenset({"button", "select", "option", "datalist", "dialog"})
+CONTROLS = frozenset({"button", "select", "option", "datalist", "dialog", "label"})
 CHROME = frozenset({"nav", "aside", "menu"})
 PAGE_CHROME = frozenset({"header", "footer"})  # chrome unless inside an article or main
 CHROME_ROLES = frozenset(
@@ -45,6 +45,7 @@ BOILERPLATE_WORDS = (
     "related", "recommended", "recommendations", "promo", "promotion", "advert",
     "advertisement", "ads", "ad", "sponsor", "sponsored", "popup", "modal", "navbar", "nav",
     "navigation", "menu", "footer", "masthead", "header", "toolbar", "outbrain", "taboola",
+    "gallery", "slideshow", "carousel", "caption", "credit",
 )  # fmt: skip
 BOILERPLATE_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(" + "|".join(BOILERPLATE_WORDS) + r")(?:$|[^a-z0-9])"

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Callable
 from typing import Any
@@ -125,6 +126,7 @@ class _Found:
         self.chrome: list[Any] = []
         self.comments: list[Any] = []
         self.hidden: list[tuple[Any, Any]] = []
+        self.names: dict[str, _Named] = {}
 
     def walk(self, body: Any, survey: Survey, noticed: Callable[[Any, str], None]) -> None:
         limit = WRAPPER_SHARE * survey.prose(body)
@@ -138,7 +140,10 @@ class _Found:
                 continue
             get = element.get
             names = f"{get('class') or ''} {get('id') or ''}".lower()
-            if _is_chrome(element, names) and survey.prose(element) < limit:
+            said = self.names.get(names)
+            if said is None:  # what the names say, once a page for each distinct pair
+                said = self.names[names] = _named(names, self.comment_names)
+            if (said is _Named.CHROME or _is_chrome(element)) and survey.prose(element) < limit:
                 self.chrome.append(element)
                 in_chrome.add(element)
                 continue
@@ -151,16 +156,9 @@ class _Found:
                 hidden_owner[element] = owner
             if parent in in_comments:
                 in_comments.add(element)
-            elif self.is_comments(names):
+            elif said is _Named.COMMENTS:
                 self.comments.append(element)
                 in_comments.add(element)
-
-    def is_comments(self, names: str) -> bool:
-        return (
-            names != " "
-            and bool(self.comment_names.search(names))
-            and not CONTENT_NAMES.search(names)
-        )
 
 
 def _is_hidden(element: Any) -> bool:
@@ -177,7 +175,7 @@ def _is_comments(names: str) -> bool:
     return names != " " and bool(COMMENT_NAMES.search(names)) and not CONTENT_NAMES.search(names)
 
 
-def _is_chrome(element: Any, names: str) -> bool:
+def _is_chrome(element: Any) -> bool:
     tag = element.tag
     if tag in CHROME:
         return True
@@ -186,8 +184,21 @@ def _is_chrome(element: Any, names: str) -> bool:
     ):
         return True
     role = element.get("role")
-    if role and role in CHROME_ROLES:
-        return True
-    return (
-        names != " " and bool(BOILERPLATE_NAMES.search(names)) and not CONTENT_NAMES.search(names)
-    )
+    return bool(role and role in CHROME_ROLES)
+
+
+class _Named(enum.Enum):
+    CHROME = "chrome"
+    COMMENTS = "comments"
+    NOTHING = "nothing"
+
+
+def _named(names: str, comment_names: re.Pattern[str]) -> _Named:
+    """What an element's class and id (lowercased, joined by a space) say it is."""
+    if names == " " or CONTENT_NAMES.search(names):
+        return _Named.NOTHING
+    if BOILERPLATE_NAMES.search(names):
+        return _Named.CHROME
+    if comment_names.search(names):
+        return _Named.COMMENTS
+    return _Named.NOTHING

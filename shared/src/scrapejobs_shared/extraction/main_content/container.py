@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lxml import etree  # type: ignore[import-untyped]
+
 from .survey import Survey
 
 ANCHOR_SHARE = 0.25
@@ -130,18 +132,21 @@ def _outermost(elements: list[Any]) -> list[Any]:
 def link_blocks(container: Any, survey: Survey) -> list[Any]:
     """The outermost blocks inside ``container`` whose text is mostly links."""
     found: list[Any] = []
-    inside: set[Any] = set()
-    for element in container.iter(*LINK_BLOCKS):
-        if element is container:
-            continue
-        if any(a in inside for a in element.iterancestors()):
-            continue
+    pending = [c for c in container.iterchildren(etree.Element)]
+    pending.reverse()
+    while pending:  # depth first, in document order, not below a block found
+        element = pending.pop()
         text = survey.text(element)
+        if not text:
+            continue
         if (
-            text
+            element.tag in LINK_BLOCKS
             and survey.links(element) > LINK_BLOCK_SHARE * text
             and survey.anchors(element) >= LINK_BLOCK_LINKS
         ):
             found.append(element)
-            inside.add(element)
+            continue
+        children = list(element.iterchildren(etree.Element))
+        children.reverse()
+        pending.extend(children)
     return found

@@ -26,11 +26,24 @@ DISCUSSION_PATHS = re.compile(
     r"|showthread|viewtopic|showtopic|viewthread",
     re.IGNORECASE,
 )
-_DECLARED = etree.XPath(
-    "//script[@type='application/ld+json']/text() | //*[@itemtype]/@itemtype"
-    " | //meta[@property='og:type']/@content",
+_DECLARING = etree.XPath(
+    "//*[@itemtype or self::script[@type='application/ld+json']"
+    " or self::meta[@property='og:type']]",
     smart_strings=False,
 )
+
+
+def _declared(doc: Any) -> list[str]:
+    """What ``doc`` declares itself: its JSON-LD, microdata types and Open Graph type."""
+    said = []
+    for element in _DECLARING(doc):
+        if element.tag == "script":
+            said.append(element.text or "")
+        elif element.tag == "meta":
+            said.append(element.get("content") or "")
+        if element.get("itemtype"):
+            said.append(element.get("itemtype"))
+    return [s.strip() for s in said]
 
 
 class PageKind(enum.Enum):
@@ -43,7 +56,7 @@ def page_kind(doc: Any, url: str) -> PageKind:
     """The kind of ``doc`` (before its scripts are stripped), found at ``url``."""
     if DISCUSSION_PATHS.search(urlsplit(url).path if url else ""):
         return PageKind.DISCUSSION
-    declared = [str(d).strip() for d in _DECLARED(doc)]
+    declared = _declared(doc)
     if any(DISCUSSION_TYPES.search(d) for d in declared):
         return PageKind.DISCUSSION
     if any(PRODUCT_TYPES.search(d) for d in declared):

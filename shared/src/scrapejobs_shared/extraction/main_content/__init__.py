@@ -56,6 +56,8 @@ def main_content(doc: Any, *, kind: PageKind = PageKind.OTHER) -> Any | None:
         container = _holding(container, title[0], body)
     if survey.links(container) < 0.5 * survey.text(container):
         drop(link_blocks(container, survey))
+    # A link with no text (around an image, which markdown leaves out) would read as its URL.
+    drop([a for a in container.iter("a") if survey.text(a) == 0 and a is not container])
     if title and container.find(".//h1") is None and container.tag != "h1":
         return _titled(title[0], container)
     return container

@@ -46,7 +46,8 @@ BOILERPLATE_WORDS = (
     "related", "recommended", "recommendations", "promo", "promotion", "advert",
     "advertisement", "ads", "ad", "sponsor", "sponsored", "popup", "modal", "navbar", "nav",
     "navigation", "menu", "footer", "masthead", "header", "toolbar", "outbrain", "taboola",
-    "gallery", "slideshow", "carousel", "caption", "credit",
+    "gallery", "slideshow", "carousel", "caption", "credit", "signature", "avatar", "badges",
+    "vote", "votes", "reputation",
 )  # fmt: skip
 BOILERPLATE_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(" + "|".join(BOILERPLATE_WORDS) + r")(?:$|[^a-z0-9])"

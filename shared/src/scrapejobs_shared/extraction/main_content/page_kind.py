@@ -26,23 +26,18 @@ DISCUSSION_PATHS = re.compile(
     r"|showthread|viewtopic|showtopic|viewthread",
     re.IGNORECASE,
 )
-_DECLARING = etree.XPath(
-    "//*[@itemtype or self::script[@type='application/ld+json']"
-    " or self::meta[@property='og:type']]",
-    smart_strings=False,
-)
+_ITEMTYPES = etree.XPath("//@itemtype", smart_strings=False)
 
 
 def _declared(doc: Any) -> list[str]:
     """What ``doc`` declares itself: its JSON-LD, microdata types and Open Graph type."""
-    said = []
-    for element in _DECLARING(doc):
+    said = [str(t) for t in _ITEMTYPES(doc)]
+    for element in doc.iter("script", "meta"):
         if element.tag == "script":
-            said.append(element.text or "")
-        elif element.tag == "meta":
+            if element.get("type") == "application/ld+json":
+                said.append(element.text or "")
+        elif element.get("property") == "og:type":
             said.append(element.get("content") or "")
-        if element.get("itemtype"):
-            said.append(element.get("itemtype"))
     return [s.strip() for s in said]
 
 

@@ -20,8 +20,8 @@ from support.extraction_benchmarks import (
 )
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "extraction_sample"
-SCRAPINGHUB_FLOOR = 0.93
-WCXB_FLOOR = 0.76
+SCRAPINGHUB_FLOOR = 0.95
+WCXB_FLOOR = 0.78
 
 
 def test_the_scrapinghub_sample_scores_above_its_floor() -> None:

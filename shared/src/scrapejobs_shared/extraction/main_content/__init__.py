@@ -20,8 +20,11 @@ public benchmarks (bench/content_quality.py; bench/README.md, "Main content"):
    into the child holding nearly all the prose while one does; then the element holding nearly
    all its paragraphs, when paragraphs are what it is written in (an article beside teasers).
 3. **Inside it**, blocks made of links (related articles, tag clouds, share bars) go, unless
-   the container itself is mostly links (a listing); the page's title (its first ``h1``
-   outside the chrome) heads a container that lacks one.
+   the container itself is mostly links (a listing), and so do links with no text (an
+   image's, which markdown leaves out: they would read as their URL). A headline above the
+   content area stays out, as the benchmarks' answers leave it (it is the page's ``metadata``
+   title); a product's name (its first ``h1`` outside the chrome) heads its content, which
+   is widened to hold its price when they share an element.
 
 :func:`without_boilerplate` is step 1 alone (``include`` selectors with main content on).
 """
@@ -58,7 +61,12 @@ def main_content(doc: Any, *, kind: PageKind = PageKind.OTHER) -> Any | None:
         drop(link_blocks(container, survey))
     # A link with no text (around an image, which markdown leaves out) would read as its URL.
     drop([a for a in container.iter("a") if survey.text(a) == 0 and a is not container])
-    if title and container.find(".//h1") is None and container.tag != "h1":
+    if (
+        kind is PageKind.PRODUCT
+        and title
+        and container.find(".//h1") is None
+        and container.tag != "h1"
+    ):
         return _titled(title[0], container)
     return container
 
@@ -109,7 +117,8 @@ _TITLE = etree.XPath(
 
 
 def _titled(title: Any, container: Any) -> Any:
-    """``container`` under a copy of the page's title (a content area rarely holds its own)."""
+    """``container`` under a copy of the page's title (a product's description rarely holds
+    the product's name)."""
     heading = copy.deepcopy(title)
     heading.tail = None
     wrapper = etree.Element("div")

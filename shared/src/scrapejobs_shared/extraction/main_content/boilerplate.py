@@ -102,6 +102,8 @@ def remove_boilerplate(
     # stay when they outweigh the rest.
     if kind is PageKind.OTHER or said < left - said:
         survey.forget(found.comments)
+    elif kind is PageKind.PRODUCT:  # a list of reviews goes however long; a review page stays
+        survey.forget(c for c in found.comments if found.nested[c] >= 2 and c.find(".//h1") is None)
     limit = WRAPPER_SHARE * survey.prose(body)
     gone: list[Any] = []
     covered: set[Any] = set()  # going, or inside one that goes
@@ -128,11 +130,12 @@ class _Found:
         self.comments: list[Any] = []
         self.hidden: list[tuple[Any, Any]] = []
         self.names: dict[str, _Named] = {}
+        self.nested: dict[Any, int] = {}  # comments (or reviews) named inside each
 
     def walk(self, body: Any, survey: Survey, noticed: Callable[[Any, str], None]) -> None:
         limit = WRAPPER_SHARE * survey.prose(body)
         in_chrome: set[Any] = set()
-        in_comments: set[Any] = set()
+        comment_owner: dict[Any, Any] = {}  # the outermost comments an element is inside
         hidden_owner: dict[Any, Any] = {}
         for element in body.iterdescendants(etree.Element):
             parent = element.getparent()
@@ -155,11 +158,15 @@ class _Found:
                 hidden_owner[element] = element
             elif owner is not None:
                 hidden_owner[element] = owner
-            if parent in in_comments:
-                in_comments.add(element)
+            outer = comment_owner.get(parent)
+            if outer is not None:
+                comment_owner[element] = outer
+                if said is _Named.COMMENTS:
+                    self.nested[outer] += 1
             elif said is _Named.COMMENTS:
                 self.comments.append(element)
-                in_comments.add(element)
+                comment_owner[element] = element
+                self.nested[element] = 0
 
 
 def _is_hidden(element: Any) -> bool:

@@ -52,6 +52,9 @@ BOILERPLATE_WORDS = (
 BOILERPLATE_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(" + "|".join(BOILERPLATE_WORDS) + r")(?:$|[^a-z0-9])"
 )
+# A boilerplate word ending a class or id (``post-menu``, ``entry-footer``): boilerplate of the
+# content named before it.
+ENDING_BOILERPLATE = re.compile(r"[-_](" + "|".join(BOILERPLATE_WORDS) + r")(?:$|\s)")
 # Words that name comments: boilerplate under an article, the content of a discussion.
 COMMENT_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(comments|comment|respond|disqus|replies)(?:$|[^a-z0-9])"
@@ -203,7 +206,11 @@ class _Named(enum.Enum):
 
 def _named(names: str, comment_names: re.Pattern[str]) -> _Named:
     """What an element's class and id (lowercased, joined by a space) say it is."""
-    if names == " " or CONTENT_NAMES.search(names):
+    if names == " ":
+        return _Named.NOTHING
+    if ENDING_BOILERPLATE.search(names):
+        return _Named.CHROME
+    if CONTENT_NAMES.search(names):
         return _Named.NOTHING
     if BOILERPLATE_NAMES.search(names):
         return _Named.CHROME

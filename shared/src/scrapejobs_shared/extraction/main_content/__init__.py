@@ -49,7 +49,7 @@ def main_content(doc: Any, *, kind: PageKind = PageKind.OTHER) -> Any | None:
     (a page or its body) is cut down in place: pass a copy. ``kind``: what the page is
     (:func:`page_kind`: a discussion's replies are content, a product's reviews are not)."""
     body = _body(doc)
-    title = _TITLE(body)
+    title = _TITLE(body) if kind is PageKind.PRODUCT else []  # where it was, before removals
     cleaned = _without_boilerplate(body, kind)
     if cleaned is None:
         return None

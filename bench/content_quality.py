@@ -130,6 +130,7 @@ def main() -> int:
                 }
     _print(figures)
     if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=2))
     if args.answers:
         args.answers.write_text(json.dumps(saved))

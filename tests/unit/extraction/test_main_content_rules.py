@@ -88,3 +88,31 @@ def test_a_listing_keeps_its_links() -> None:
 
 def test_a_page_of_nothing_but_chrome_gives_empty_markdown() -> None:
     assert _markdown("<nav><a href='/'>Home</a></nav><footer>(c) 2026</footer>") in ("", "(c) 2026")
+
+
+def test_segments_streamed_late_are_read_where_their_placeholders_are() -> None:
+    # React's streamed rendering: each segment arrives hidden at the end of the body, and its
+    # script moves it into the placeholder's place; each segment alone is a small share.
+    sections = "".join(
+        f"<h2>Part {n}</h2><template id='B:{n}'></template><div>Loading...</div>" for n in range(4)
+    )
+    segments = "".join(
+        f"<div hidden id='S:{n}'>" + PROSE.format(f"PART{n}") + "</div>" for n in range(4)
+    )
+    menu = "<div class='site-links'>" + "".join(
+        f"<p><a href='/s{n}'>Section {n} of the site</a></p>" for n in range(12)
+    )
+    markdown = _markdown(f"{menu}</div><main><h1>Guide</h1>{sections}</main>{segments}")
+    for n in range(4):
+        assert f"PART{n} one" in markdown
+    order = [markdown.index(f"Part {n}") for n in range(4)]
+    assert order == sorted(order)
+    assert markdown.index("Part 1") < markdown.index("PART1 one") < markdown.index("Part 2")
+
+
+def test_a_selects_options_are_never_content() -> None:
+    options = "".join(f"<option>Research team number {n} of the lab</option>" for n in range(300))
+    form = f"<form><select>{options}</select></form>"
+    body = f"<main><h1>Topic</h1>{PROSE.format('TOPIC')}{form}</main>"
+    markdown = _markdown(body)
+    assert "TOPIC one" in markdown and "Research team" not in markdown

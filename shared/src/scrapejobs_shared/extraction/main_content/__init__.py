@@ -5,8 +5,9 @@ blocks.
 :func:`main_content` cuts a copy of the page's body down to it, in steps each measured on the
 public benchmarks (bench/content_quality.py; bench/README.md, "Main content"):
 
-1. **What is never content** goes (:mod:`.boilerplate`): scripts, styles, embedded objects,
-   form controls, hidden elements, the page's navigation, banner, footer and asides (tags and
+1. **What is never content** goes (:mod:`.boilerplate`), once the segments a streamed
+   rendering sent late are in their places: scripts, styles, embedded objects, form
+   controls, hidden elements, the page's navigation, banner, footer and asides (tags and
    landmark roles), elements whose class or id names boilerplate (cookie, share, related,
    sidebar...), comments unless the page is a discussion (:mod:`.page_kind`) whose replies
    outweigh the rest (a product's reviews are comments); each unless it holds most of the
@@ -36,7 +37,7 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from .boilerplate import open_noscripts, remove_boilerplate, strip_never_content
+from .boilerplate import open_noscripts, place_streamed, remove_boilerplate, strip_never_content
 from .container import Anchors, container_of, focus, link_blocks
 from .page_kind import PageKind, page_kind
 from .survey import Survey, drop
@@ -78,6 +79,7 @@ def without_boilerplate(doc: Any, *, kind: PageKind = PageKind.OTHER) -> None:
 
 
 def _without_boilerplate(body: Any, kind: PageKind) -> tuple[Survey, Anchors] | None:
+    place_streamed(body)
     strip_never_content(body)
     open_noscripts(body)
     survey = Survey(body)

@@ -1,7 +1,9 @@
 """What is never a page's content: what no reader reads, and the page's chrome.
 
+* :func:`place_streamed`: first, segments a streamed server rendering sent late (hidden, at the
+  end of the body) are put where its script would put them.
 * :func:`strip_never_content`: scripts, styles, templates, embedded objects and frames, the
-  head, text inputs, comments: always.
+  head, text inputs and selects (their options), comments: always.
 * :func:`remove_boilerplate`: the page's navigation, banner, footer and asides (tags and
   landmark roles; a header or footer inside an ``<article>`` or ``<main>`` is content),
   elements whose class or id names boilerplate as a word (``cookie-banner``, ``share``,
@@ -27,9 +29,9 @@ from .survey import Survey, drop
 
 NEVER_CONTENT = (
     "script", "style", "template", "svg", "math", "iframe", "object", "embed", "canvas",
-    "head", "link", "meta", "input", "textarea",
+    "head", "link", "meta", "input", "textarea", "select", "datalist",
 )  # fmt: skip
-CONTROLS = frozenset({"button", "select", "option", "datalist", "dialog", "label"})
+CONTROLS = frozenset({"button", "option", "dialog", "label"})
 CHROME = frozenset({"nav", "aside", "menu"})
 PAGE_CHROME = frozenset({"header", "footer"})  # chrome unless inside an article or main
 CHROME_ROLES = frozenset(
@@ -69,6 +71,32 @@ CONTENT_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(content|article|main|body|post|entry|story|text)(?:$|[^a-z0-9])"
 )
 _HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+_PLACEHOLDERS = etree.XPath(
+    "descendant::template[starts-with(@id, 'B:') or starts-with(@id, 'P:')]", smart_strings=False
+)
+_SEGMENTS = etree.XPath("descendant::*[@hidden and starts-with(@id, 'S:')]", smart_strings=False)
+
+
+def place_streamed(doc: Any) -> None:
+    """Put the segments a streamed server rendering sent late (React's ``<div hidden
+    id="S:n">``, moved by its script into ``<template id="B:n">`` or ``"P:n"`` where they
+    belong) in their places, as a browser running the page's scripts would."""
+    placeholders = {t.get("id"): t for t in _PLACEHOLDERS(doc)}
+    if not placeholders:
+        return
+    for segment in _SEGMENTS(doc):
+        number = segment.get("id")[2:]
+        placeholder = placeholders.get("B:" + number)
+        if placeholder is None:
+            placeholder = placeholders.get("P:" + number)
+        parent = None if placeholder is None else placeholder.getparent()
+        if parent is None:
+            continue
+        at = parent.index(placeholder)
+        parent[at : at + 1] = list(segment)  # the placeholder's tail goes with it: empty
+        drop([segment])
 
 
 def strip_never_content(doc: Any) -> None:

@@ -116,3 +116,17 @@ def test_a_selects_options_are_never_content() -> None:
     body = f"<main><h1>Topic</h1>{PROSE.format('TOPIC')}{form}</main>"
     markdown = _markdown(body)
     assert "TOPIC one" in markdown and "Research team" not in markdown
+
+
+def test_a_dialog_goes_however_long_it_is() -> None:
+    # A privacy policy in a modal outweighs a product grid; the wrapper guard keeps a large
+    # header or hidden block, never a dialog over the page.
+    policy = "".join(PROSE.format(f"POLICY{n}") for n in range(20))
+    cards = "".join(f"<li><a href='/p/{n}'>Runner {n}</a> <span>$98</span></li>" for n in range(12))
+    body = (
+        f"<main><h1>Sneakers</h1><p>SNEAKERS for every day.</p><ul>{cards}</ul></main>"
+        f"<footer><div role='dialog' aria-modal='true' id='privacy'>{policy}</div></footer>"
+    )
+    markdown = _markdown(body, url="https://shop.e.test/collections/sneakers")
+    assert "Runner 11" in markdown and "SNEAKERS" in markdown
+    assert "POLICY" not in markdown

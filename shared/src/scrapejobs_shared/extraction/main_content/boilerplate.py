@@ -12,7 +12,8 @@
   and hidden elements (``hidden``, ``aria-hidden``, ``display: none``). Each only while it
   holds under ``WRAPPER_SHARE`` of the page's prose: broken markup leaves a button or a header
   open around the whole page, and streamed server rendering keeps the page hidden until a
-  script moves it into place.
+  script moves it into place. A dialog over the page (``role="dialog"``, ``aria-modal``)
+  goes whatever it holds: a privacy policy in a modal may outweigh a product grid.
 """
 
 from __future__ import annotations
@@ -178,7 +179,9 @@ class _Found:
             said = self.names.get(names)
             if said is None:  # what the names say, once a page for each distinct pair
                 said = self.names[names] = _named(names, self.comment_names)
-            if (said is _Named.CHROME or _is_chrome(element)) and survey.prose(element) < limit:
+            if _is_dialog(element) or (
+                (said is _Named.CHROME or _is_chrome(element)) and survey.prose(element) < limit
+            ):
                 self.chrome.append(element)
                 in_chrome.add(element)
                 continue
@@ -198,6 +201,15 @@ class _Found:
                 self.comments.append(element)
                 comment_owner[element] = element
                 self.nested[element] = 0
+
+
+def _is_dialog(element: Any) -> bool:
+    """A dialog over the page (never its wrapper, however long: a privacy policy)."""
+    get = element.get
+    return get("aria-modal") == "true" or get("role") in _DIALOG_ROLES or element.tag == "dialog"
+
+
+_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 
 
 def _is_hidden(element: Any) -> bool:

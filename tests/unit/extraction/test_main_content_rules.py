@@ -130,3 +130,19 @@ def test_a_dialog_goes_however_long_it_is() -> None:
     markdown = _markdown(body, url="https://shop.e.test/collections/sneakers")
     assert "Runner 11" in markdown and "SNEAKERS" in markdown
     assert "POLICY" not in markdown
+
+
+def test_a_part_served_twice_is_read_once_and_a_repeated_paragraph_stays() -> None:
+    signup = (
+        "<div class='deal-box'><h3>Deals</h3><p>Get the editors' selected deals texted right"
+        " to your phone, every morning, with no spam at all.</p></div>"
+    )
+    meal = (
+        "<p>Breakfast: one cup of oats, half a cup of berries, a spoon of nut butter and tea.</p>"
+    )
+    article = f"<h2>Day one</h2>{meal}{PROSE.format('STORY')}{signup}<h2>Day two</h2>{meal}{signup}"
+    body = f"<main><div class='copy'>{article}</div><div class='copy'>{article}</div></main>"
+    markdown = _markdown(body)
+    assert markdown.count("STORY one") == 1 and markdown.count("STORY two") == 1
+    assert markdown.count("Get the editors") == 1
+    assert markdown.count("Breakfast: one cup") == 2  # twice in the article, once each copy

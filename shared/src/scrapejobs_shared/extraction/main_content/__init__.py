@@ -21,11 +21,12 @@ public benchmarks (bench/content_quality.py; bench/README.md, "Main content"):
    into the child holding nearly all the prose while one does; then the element holding nearly
    all its paragraphs, when paragraphs are what it is written in (an article beside teasers).
 3. **Inside it**, blocks made of links (related articles, tag clouds, share bars) go, unless
-   the container itself is mostly links (a listing), and so do links with no text (an
-   image's, which markdown leaves out: they would read as their URL). A headline above the
-   content area stays out, as the benchmarks' answers leave it (it is the page's ``metadata``
-   title); a product's name (its first ``h1`` outside the chrome) heads its content, which
-   is widened to hold its price when they share an element.
+   the container itself is mostly links (a listing), so do parts repeating an earlier part
+   word for word (an article served twice, a sign-up box in every section), and links with
+   no text (an image's, which markdown leaves out: they would read as their URL). A headline
+   above the content area stays out, as the benchmarks' answers leave it (it is the page's
+   ``metadata`` title); a product's name (its first ``h1`` outside the chrome) heads its
+   content, which is widened to hold its price when they share an element.
 
 :func:`without_boilerplate` is step 1 alone (``include`` selectors with main content on).
 """
@@ -60,6 +61,7 @@ def main_content(doc: Any, *, kind: PageKind = PageKind.OTHER) -> Any | None:
         container = _holding(container, title[0], body)
     if survey.links(container) < 0.5 * survey.text(container):
         drop(link_blocks(container, survey))
+    drop(_repeated(container, survey))
     # A link with no text (around an image, which markdown leaves out) would read as its URL.
     drop([a for a in container.iter("a") if survey.text(a) == 0 and a is not container])
     if (
@@ -88,6 +90,32 @@ def _without_boilerplate(body: Any, kind: PageKind) -> tuple[Survey, Anchors] | 
     anchors = Anchors()
     remove_boilerplate(body, survey, kind=kind, noticed=anchors.see)
     return survey, anchors
+
+
+REPEATED_TEXT = 100  # a part of this many characters met again is a copy
+
+
+def _repeated(container: Any, survey: Survey) -> list[Any]:
+    """The parts (elements of two blocks or more) inside ``container`` repeating an earlier
+    part's text word for word: a page serving its article twice, a sign-up box in every
+    section. (A paragraph alone may repeat: a meal plan's days, an interview's questions.)"""
+    by_size: dict[tuple[int, int, int], list[Any]] = {}
+    for element in container.iterdescendants(etree.Element):
+        text = survey.text(element)
+        if text >= REPEATED_TEXT and len(element) >= 2:
+            size = (text, survey.links(element), survey.anchors(element))
+            by_size.setdefault(size, []).append(element)
+    found: list[Any] = []
+    for same_size in by_size.values():
+        if len(same_size) < 2:
+            continue
+        seen: dict[str, Any] = {}
+        for element in same_size:
+            first = seen.setdefault("".join(element.itertext()), element)
+            if first is not element and not any(a is first for a in element.iterancestors()):
+                found.append(element)
+    chosen = set(found)
+    return [e for e in found if not any(a in chosen for a in e.iterancestors())]
 
 
 def _body(doc: Any) -> Any:

@@ -146,3 +146,21 @@ def test_a_part_served_twice_is_read_once_and_a_repeated_paragraph_stays() -> No
     assert markdown.count("STORY one") == 1 and markdown.count("STORY two") == 1
     assert markdown.count("Get the editors") == 1
     assert markdown.count("Breakfast: one cup") == 2  # twice in the article, once each copy
+
+
+def test_what_is_hidden_from_screen_readers_only_is_still_read() -> None:
+    # aria-hidden hides from assistive technology, not from the page's readers (a collapsed
+    # answer's text, a card's summary); display: none and hidden do hide.
+    answers = "".join(
+        f"<h3>Question {n}?</h3><div aria-hidden='true'><p>ANSWER{n}: the answer to the"
+        " question, long enough to be read as a sentence of the page.</p></div>"
+        for n in range(3)
+    )
+    body = (
+        f"<main><h1>Help</h1>{PROSE.format('INTRO')}{answers}"
+        "<div style='display: none'><p>GONE: a panel shown only after a click, never on"
+        " the page as it loads.</p></div></main>"
+    )
+    markdown = _markdown(body)
+    assert all(f"ANSWER{n}" in markdown for n in range(3))
+    assert "GONE" not in markdown

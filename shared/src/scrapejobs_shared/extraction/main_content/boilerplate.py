@@ -9,11 +9,12 @@
   elements whose class or id names boilerplate as a word (``cookie-banner``, ``share``,
   ``related``, ``sidebar``...) unless it also names content (``post-content``), comments
   (``comments``, ``respond``, ``disqus``...) unless the page is a discussion, form controls
-  and hidden elements (``hidden``, ``aria-hidden``, ``display: none``). Each only while it
-  holds under ``WRAPPER_SHARE`` of the page's prose: broken markup leaves a button or a header
-  open around the whole page, and streamed server rendering keeps the page hidden until a
-  script moves it into place. A dialog over the page (``role="dialog"``, ``aria-modal``)
-  goes whatever it holds: a privacy policy in a modal may outweigh a product grid.
+  and hidden elements (``hidden``, ``display: none``; ``aria-hidden`` hides from screen
+  readers alone, so it stays). Each only while it holds under ``WRAPPER_SHARE`` of the page's
+  prose: broken markup leaves a button or a header open around the whole page, and streamed
+  server rendering keeps the page hidden until a script moves it into place. A dialog over
+  the page (``role="dialog"``, ``aria-modal``) goes whatever it holds: a privacy policy in a
+  modal may outweigh a product grid.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ def remove_boilerplate(
             gone.append(element)
             covered.add(element)
         else:  # the page's content, hidden until a script shows it: shown
-            for attribute in ("hidden", "aria-hidden", "style"):
+            for attribute in ("hidden", "style"):
                 element.attrib.pop(attribute, None)
     survey.forget(gone)
 
@@ -216,7 +217,7 @@ def _is_hidden(element: Any) -> bool:
     if element.tag in CONTROLS:
         return True
     get = element.get
-    if get("hidden") is not None or get("aria-hidden") == "true":
+    if get("hidden") is not None:
         return True
     style = get("style")
     return bool(style and _HIDING_STYLE.search(style))

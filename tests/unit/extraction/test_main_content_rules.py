@@ -164,3 +164,22 @@ def test_what_is_hidden_from_screen_readers_only_is_still_read() -> None:
     markdown = _markdown(body)
     assert all(f"ANSWER{n}" in markdown for n in range(3))
     assert "GONE" not in markdown
+
+
+def test_panels_a_control_opens_are_read_and_other_hidden_blocks_are_not() -> None:
+    # An accordion's or a tab's panels are hidden until their control is used: the reader
+    # can open them, so they are content; a hidden block no control on the page opens is not.
+    panels = "".join(
+        f"<button aria-controls='panel-{n}'>Question {n}</button>"
+        f"<div id='panel-{n}' hidden><p>PANEL{n}: the answer, long enough to be read as a"
+        " sentence of the page.</p></div>"
+        for n in range(3)
+    )
+    tab = "<div role='tabpanel' style='display:none'><p>TABBED: a second tab's text.</p></div>"
+    body = (
+        f"<main><h1>Help</h1>{PROSE.format('INTRO')}{panels}{tab}"
+        "<div id='later' hidden><p>LATER: shown by a script at some point.</p></div></main>"
+    )
+    markdown = _markdown(body)
+    assert all(f"PANEL{n}" in markdown for n in range(3)) and "TABBED" in markdown
+    assert "LATER" not in markdown and "Question 1" not in markdown

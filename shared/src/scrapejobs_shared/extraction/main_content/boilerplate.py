@@ -10,11 +10,12 @@
   ``related``, ``sidebar``...) unless it also names content (``post-content``), comments
   (``comments``, ``respond``, ``disqus``...) unless the page is a discussion, form controls
   and hidden elements (``hidden``, ``display: none``; ``aria-hidden`` hides from screen
-  readers alone, so it stays). Each only while it holds under ``WRAPPER_SHARE`` of the page's
-  prose: broken markup leaves a button or a header open around the whole page, and streamed
-  server rendering keeps the page hidden until a script moves it into place. A dialog over
-  the page (``role="dialog"``, ``aria-modal``) goes whatever it holds: a privacy policy in a
-  modal may outweigh a product grid.
+  readers alone, so it stays; so does a panel a control on the page opens: an accordion's,
+  a tab's, named by ``aria-controls`` or ``role="tabpanel"``). Each only while it holds
+  under ``WRAPPER_SHARE`` of the page's prose: broken markup leaves a button or a header
+  open around the whole page, and streamed server rendering keeps the page hidden until a
+  script moves it into place. A dialog over the page (``role="dialog"``, ``aria-modal``)
+  goes whatever it holds: a privacy policy in a modal may outweigh a product grid.
 """
 
 from __future__ import annotations
@@ -138,18 +139,35 @@ def remove_boilerplate(
     elif kind is PageKind.PRODUCT:  # a list of reviews goes however long; a review page stays
         survey.forget(c for c in found.comments if found.nested[c] >= 2 and c.find(".//h1") is None)
     limit = WRAPPER_SHARE * survey.prose(body)
+    disclosed = _disclosed(body)
     gone: list[Any] = []
     covered: set[Any] = set()  # going, or inside one that goes
     for element, owner in found.hidden:  # in document order: outer ones first
         if owner in covered:
             covered.add(element)
+        elif element.tag not in CONTROLS and (
+            element.get("role") == "tabpanel" or element.get("id") in disclosed
+        ):
+            _show(element)
         elif survey.prose(element) < limit:
             gone.append(element)
             covered.add(element)
         else:  # the page's content, hidden until a script shows it: shown
-            for attribute in ("hidden", "style"):
-                element.attrib.pop(attribute, None)
+            _show(element)
     survey.forget(gone)
+
+
+_CONTROLLED = etree.XPath("descendant::*/@aria-controls", smart_strings=False)
+
+
+def _disclosed(body: Any) -> set[str]:
+    """The ids of what a control left on the page opens (an accordion's panels, a tab's)."""
+    return {name for names in _CONTROLLED(body) for name in names.split()}
+
+
+def _show(element: Any) -> None:
+    for attribute in ("hidden", "style"):
+        element.attrib.pop(attribute, None)
 
 
 class _Found:

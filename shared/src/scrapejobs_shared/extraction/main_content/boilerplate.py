@@ -184,48 +184,50 @@ class _Found:
         self.nested: dict[Any, int] = {}  # comments (or reviews) named inside each
 
     def walk(self, body: Any, survey: Survey, noticed: Callable[[Any, str], None]) -> None:
+        """Depth first in document order, not into what goes (the page holds elements only:
+        :func:`strip_never_content` has run)."""
         limit = WRAPPER_SHARE * survey.prose(body)
-        in_chrome: set[Any] = set()
-        comment_owner: dict[Any, Any] = {}  # the outermost comments an element is inside
-        hidden_owner: dict[Any, Any] = {}
-        for element in body.iterdescendants(etree.Element):
-            parent = element.getparent()
-            if parent in in_chrome:
-                in_chrome.add(element)
-                continue
+        named = self.names
+        chrome = self.chrome
+        # (element, the nearest hidden element it is inside, the outermost comments it is
+        # inside, whether it is inside an article or main)
+        pending: list[tuple[Any, Any, Any, bool]] = [(c, None, None, False) for c in body]
+        pending.reverse()
+        while pending:
+            element, hidden, outer, in_article = pending.pop()
             get = element.get
+            tag = element.tag
             names = f"{get('class') or ''} {get('id') or ''}".lower()
-            said = self.names.get(names)
+            said = named.get(names)
             if said is None:  # what the names say, once a page for each distinct pair
-                said = self.names[names] = _named(names, self.comment_names)
-            if _is_dialog(element) or (
-                (said is _Named.CHROME or _is_chrome(element)) and survey.prose(element) < limit
+                said = named[names] = _named(names, self.comment_names)
+            role = get("role")
+            if (role in _DIALOG_ROLES or get("aria-modal") == "true" or tag == "dialog") or (
+                (
+                    said is _Named.CHROME
+                    or tag in CHROME
+                    or (tag in PAGE_CHROME and not in_article)
+                    or (role is not None and role in CHROME_ROLES)
+                )
+                and survey.prose(element) < limit
             ):
-                self.chrome.append(element)
-                in_chrome.add(element)
+                chrome.append(element)  # a dialog goes whatever it holds: never a wrapper
                 continue
             noticed(element, names)
-            owner = hidden_owner.get(parent)
             if _is_hidden(element):
-                self.hidden.append((element, owner))
-                hidden_owner[element] = element
-            elif owner is not None:
-                hidden_owner[element] = owner
-            outer = comment_owner.get(parent)
+                self.hidden.append((element, hidden))
+                hidden = element
             if outer is not None:
-                comment_owner[element] = outer
                 if said is _Named.COMMENTS:
                     self.nested[outer] += 1
             elif said is _Named.COMMENTS:
                 self.comments.append(element)
-                comment_owner[element] = element
+                outer = element
                 self.nested[element] = 0
-
-
-def _is_dialog(element: Any) -> bool:
-    """A dialog over the page (never its wrapper, however long: a privacy policy)."""
-    get = element.get
-    return get("aria-modal") == "true" or get("role") in _DIALOG_ROLES or element.tag == "dialog"
+            if len(element):
+                in_article = in_article or tag == "article" or tag == "main"
+                for child in reversed(element):
+                    pending.append((child, hidden, outer, in_article))
 
 
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
@@ -239,22 +241,6 @@ def _is_hidden(element: Any) -> bool:
         return True
     style = get("style")
     return bool(style and _HIDING_STYLE.search(style))
-
-
-def _is_comments(names: str) -> bool:
-    return names != " " and bool(COMMENT_NAMES.search(names)) and not CONTENT_NAMES.search(names)
-
-
-def _is_chrome(element: Any) -> bool:
-    tag = element.tag
-    if tag in CHROME:
-        return True
-    if tag in PAGE_CHROME and not any(
-        a.tag in ("article", "main") for a in element.iterancestors()
-    ):
-        return True
-    role = element.get("role")
-    return bool(role and role in CHROME_ROLES)
 
 
 class _Named(enum.Enum):

@@ -49,18 +49,26 @@ class Anchors:
 
     def __init__(self) -> None:
         self.kinds: tuple[list[Any], ...] = ([], [], [], [])
+        self._content_named: dict[str, bool] = {}
 
     def see(self, element: Any, names: str) -> None:
         """Note ``element`` if it is an anchor (``names``: its class and id, lowercased)."""
         tag = element.tag
-        if element.get("itemprop") == "articleBody":
+        get = element.get
+        if get("itemprop") == "articleBody":
             self.kinds[0].append(element)
         elif tag == "article":
             self.kinds[1].append(element)
-        elif tag == "main" or element.get("role") == "main":
+        elif tag == "main" or get("role") == "main":
             self.kinds[2].append(element)
-        elif names != " " and not _CONTENT_NAMES.isdisjoint(names.split()):
-            self.kinds[3].append(element)
+        elif names != " ":
+            content = self._content_named.get(names)
+            if content is None:
+                content = self._content_named[names] = not _CONTENT_NAMES.isdisjoint(
+                    names.split()
+                )
+            if content:
+                self.kinds[3].append(element)
 
 
 _CONTENT_NAMES = frozenset(CONTENT_CLASSES) | frozenset(CONTENT_IDS)

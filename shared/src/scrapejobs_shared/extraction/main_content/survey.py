@@ -41,15 +41,16 @@ class Survey:
         # The proxies measured, kept alive so that lxml hands out the same ones again.
         self._elements = elements = list(top.iter(etree.Element))
         of = self._of
+        block_tags = BLOCK_TAGS
         for element in reversed(elements):
             tag = element.tag
             own = len(element.text.strip()) if element.text else 0
-            text = own
-            links = anchors = paragraphs = 0
-            prose = 0.0
-            blocks = False
-            if len(element):
-                for child in element.iterchildren(etree.Element):
+            if tag == "a" or len(element):
+                text = own
+                links = anchors = paragraphs = 0
+                prose = 0.0
+                blocks = False
+                for child in element:  # elements only: comments are stripped before
                     tail = child.tail
                     if tail:
                         tail_length = len(tail.strip())
@@ -61,16 +62,19 @@ class Survey:
                     anchors += c_anchors
                     prose += c_prose
                     paragraphs += c_paragraphs
-                    if not blocks and (c_blocks or child.tag in BLOCK_TAGS):
+                    if not blocks and (c_blocks or child.tag in block_tags):
                         blocks = True
-            if tag == "a":
-                # A teaser's paragraphs, inside its link, are not the page's.
-                of[element] = (text, text, anchors + 1, LINK_WEIGHT * text, 0, blocks)
-                continue
-            if tag == "p" and text - links >= PARAGRAPH:
-                paragraphs += text - links
-            prose = prose + _prose(own) if blocks else _prose(text - links)
-            of[element] = (text, links, anchors, prose, paragraphs, blocks)
+                if tag == "a":
+                    # A teaser's paragraphs, inside its link, are not the page's.
+                    of[element] = (text, text, anchors + 1, LINK_WEIGHT * text, 0, blocks)
+                    continue
+                if tag == "p" and text - links >= PARAGRAPH:
+                    paragraphs += text - links
+                prose = prose + _prose(own) if blocks else _prose(text - links)
+                of[element] = (text, links, anchors, prose, paragraphs, blocks)
+            else:  # a leaf
+                paragraph = own if tag == "p" and own >= PARAGRAPH else 0
+                of[element] = (own, 0, 0, _prose(own), paragraph, False)
 
     def text(self, element: Any) -> int:
         measures = self._of.get(element)

@@ -81,8 +81,17 @@ def _working_copy(root: Any, scope: ContentScope) -> Any:
     if scope.main_only and not scope.include:
         body = root.find(".//body")
         if body is not None:
-            return copy.deepcopy(body)
-    return copy.deepcopy(root)
+            return _plain(copy.deepcopy(body))
+    return _plain(copy.deepcopy(root))
+
+
+def _plain(element: Any) -> Any:
+    """``element`` (a copy) moved into a document of lxml's own element class: lxml.html's
+    classes cost a call into Python for every element the stages look at (7% of the time of
+    the main content's markdown), and nothing here uses their methods."""
+    holder = etree.Element("document")
+    holder.append(element)
+    return element
 
 
 def _kind(root: Any, scope: ContentScope, url: str) -> PageKind:

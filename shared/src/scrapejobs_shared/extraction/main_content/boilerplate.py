@@ -111,11 +111,13 @@ def strip_never_content(doc: Any) -> None:
 
 def open_noscripts(body: Any) -> None:
     """A ``<noscript>`` with real text becomes part of the page; others go."""
-    for element in list(body.iter("noscript")):
-        if len("".join(element.itertext()).strip()) >= NOSCRIPT_TEXT:
-            element.drop_tag()
-        else:
-            drop([element])
+    short = [
+        element
+        for element in body.iter("noscript")
+        if len("".join(element.itertext()).strip()) < NOSCRIPT_TEXT
+    ]
+    drop(short)
+    etree.strip_tags(body, "noscript")  # the others' text and children, where they were
 
 
 def remove_boilerplate(

@@ -64,9 +64,7 @@ class Anchors:
         elif names != " ":
             content = self._content_named.get(names)
             if content is None:
-                content = self._content_named[names] = not _CONTENT_NAMES.isdisjoint(
-                    names.split()
-                )
+                content = self._content_named[names] = not _CONTENT_NAMES.isdisjoint(names.split())
             if content:
                 self.kinds[3].append(element)
 

@@ -183,3 +183,18 @@ def test_panels_a_control_opens_are_read_and_other_hidden_blocks_are_not() -> No
     markdown = _markdown(body)
     assert all(f"PANEL{n}" in markdown for n in range(3)) and "TABBED" in markdown
     assert "LATER" not in markdown and "Question 1" not in markdown
+
+
+def test_a_posts_author_card_and_reactions_and_screen_reader_text_are_not_the_thread() -> None:
+    posts = "".join(
+        f"<article class='message'><div class='message-userExtras'>Messages 1,2{n}4</div>"
+        f"<h4 class='userTitle'>WELL-KNOWN MEMBER</h4><div class='message-content'>"
+        f"<p>POST{n}: a reply long enough to count as prose in a thread, with a reason and"
+        " an example from experience.</p></div><div class='reactions'>LIKED BY 3</div>"
+        "<span class='visually-hidden'>SKIPPED: jump to the next post</span></article>"
+        for n in range(3)
+    )
+    markdown = _markdown(f"<main><h1>Thread</h1>{posts}</main>", url="https://f.test/threads/9")
+    assert all(f"POST{n}" in markdown for n in range(3))
+    for furniture in ("Messages 1,2", "WELL-KNOWN", "LIKED BY", "SKIPPED"):
+        assert furniture not in markdown

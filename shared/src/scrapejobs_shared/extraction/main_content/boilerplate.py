@@ -10,12 +10,13 @@
   ``related``, ``sidebar``...) unless it also names content (``post-content``), comments
   (``comments``, ``respond``, ``disqus``...) unless the page is a discussion, form controls
   and hidden elements (``hidden``, ``display: none``; ``aria-hidden`` hides from screen
-  readers alone, so it stays; so does a panel a control on the page opens: an accordion's,
-  a tab's, named by ``aria-controls`` or ``role="tabpanel"``). Each only while it holds
-  under ``WRAPPER_SHARE`` of the page's prose: broken markup leaves a button or a header
-  open around the whole page, and streamed server rendering keeps the page hidden until a
-  script moves it into place. A dialog over the page (``role="dialog"``, ``aria-modal``)
-  goes whatever it holds: a privacy policy in a modal may outweigh a product grid.
+  readers alone, so it stays, while text for screen readers alone, ``sr-only`` or
+  ``visually-hidden``, goes; a panel a control on the page opens stays: an accordion's, a
+  tab's, named by ``aria-controls`` or ``role="tabpanel"``). Each only while it holds under
+  ``WRAPPER_SHARE`` of the page's prose: broken markup leaves a button or a header open
+  around the whole page, and streamed server rendering keeps the page hidden until a script
+  moves it into place. A dialog over the page (``role="dialog"``, ``aria-modal``) goes
+  whatever it holds: a privacy policy in a modal may outweigh a product grid.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ BOILERPLATE_WORDS = (
     "advertisement", "ads", "ad", "sponsor", "sponsored", "popup", "modal", "navbar", "nav",
     "navigation", "menu", "footer", "masthead", "header", "toolbar", "outbrain", "taboola",
     "gallery", "slideshow", "carousel", "caption", "credit", "signature", "avatar", "badges",
-    "vote", "votes", "reputation",
+    "vote", "votes", "reputation", "userextras", "usertitle", "userbanner", "reactions",
+    "ipsreact",
 )  # fmt: skip
 BOILERPLATE_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(" + "|".join(BOILERPLATE_WORDS) + r")(?:$|[^a-z0-9])"
@@ -60,6 +62,10 @@ BOILERPLATE_NAMES = re.compile(
 # A boilerplate word ending a class or id (``post-menu``, ``entry-footer``): boilerplate of the
 # content named before it.
 ENDING_BOILERPLATE = re.compile(r"[-_](" + "|".join(BOILERPLATE_WORDS) + r")(?:$|\s)")
+# Classes of text for screen readers alone, out of sight (the mirror of ``aria-hidden``).
+SCREEN_READER_NAMES = re.compile(
+    r"sr-only|sr_only|visually-hidden|visuallyhidden|screen-reader|element-invisible"
+)
 # Words that name comments: boilerplate under an article, the content of a discussion.
 COMMENT_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(comments|comment|respond|disqus|replies)(?:$|[^a-z0-9])"
@@ -255,7 +261,7 @@ def _named(names: str, comment_names: re.Pattern[str]) -> _Named:
     """What an element's class and id (lowercased, joined by a space) say it is."""
     if names == " ":
         return _Named.NOTHING
-    if ENDING_BOILERPLATE.search(names):
+    if ENDING_BOILERPLATE.search(names) or SCREEN_READER_NAMES.search(names):
         return _Named.CHROME
     if CONTENT_NAMES.search(names):
         return _Named.NOTHING

@@ -198,3 +198,15 @@ def test_a_posts_author_card_and_reactions_and_screen_reader_text_are_not_the_th
     assert all(f"POST{n}" in markdown for n in range(3))
     for furniture in ("Messages 1,2", "WELL-KNOWN", "LIKED BY", "SKIPPED"):
         assert furniture not in markdown
+
+
+def test_an_ad_is_named_by_its_first_word_not_by_a_modifier_ending_in_ad() -> None:
+    grids = "".join(
+        f"<h2>Section {n}</h2><div class='Grid-items hide-read-more-ad'>"
+        f"<p>STORY{n}: a story's summary long enough to be read as prose on a section page.</p>"
+        "</div>"
+        for n in range(3)
+    )
+    ad = "<div class='ad-slot'><p>BUY NOW: the sponsor's offer, long enough to be prose.</p></div>"
+    markdown = _markdown(f"<main><h1>Science</h1>{grids}{ad}</main>")
+    assert all(f"STORY{n}" in markdown for n in range(3)) and "BUY NOW" not in markdown

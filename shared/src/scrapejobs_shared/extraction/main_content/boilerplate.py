@@ -50,7 +50,7 @@ BOILERPLATE_WORDS = (
     "cookie", "cookies", "consent", "gdpr", "newsletter", "subscribe", "signup", "share",
     "sharing", "social", "breadcrumb", "breadcrumbs", "pagination", "pager", "sidebar",
     "related", "recommended", "recommendations", "promo", "promotion", "advert",
-    "advertisement", "ads", "ad", "sponsor", "sponsored", "popup", "modal", "navbar", "nav",
+    "advertisement", "ads", "sponsor", "sponsored", "popup", "modal", "navbar", "nav",
     "navigation", "menu", "footer", "masthead", "header", "toolbar", "outbrain", "taboola",
     "gallery", "slideshow", "carousel", "caption", "credit", "signature", "avatar", "badges",
     "vote", "votes", "reputation", "userextras", "usertitle", "userbanner", "reactions",
@@ -58,6 +58,7 @@ BOILERPLATE_WORDS = (
 )  # fmt: skip
 BOILERPLATE_NAMES = re.compile(
     r"(?:^|[^a-z0-9])(" + "|".join(BOILERPLATE_WORDS) + r")(?:$|[^a-z0-9])"
+    r"|(?:^|\s)ad(?:$|[^a-z0-9])"  # an ad's class starts so (``ad-slot``; not ``hide-ad``)
 )
 # A boilerplate word ending a class or id (``post-menu``, ``entry-footer``): boilerplate of the
 # content named before it.

@@ -210,3 +210,19 @@ def test_an_ad_is_named_by_its_first_word_not_by_a_modifier_ending_in_ad() -> No
     ad = "<div class='ad-slot'><p>BUY NOW: the sponsor's offer, long enough to be prose.</p></div>"
     markdown = _markdown(f"<main><h1>Science</h1>{grids}{ad}</main>")
     assert all(f"STORY{n}" in markdown for n in range(3)) and "BUY NOW" not in markdown
+
+
+def test_code_is_kept_whole_whatever_its_highlighters_classes_say() -> None:
+    code = (
+        "<pre><code class='hljs bash'><span class='hljs-comment'># FETCH the remote branch"
+        "</span>\ngit pull --rebase origin main\n<span class='hljs-comment share'># SHARE it with"
+        " the others</span>\ngit push --force-with-lease origin main"
+        "</code></pre>"
+    )
+    markdown = _markdown(f"<main><h1>Git</h1>{PROSE.format('INTRO')}{code}</main>")
+    assert "# FETCH the remote branch" in markdown and "# SHARE it" in markdown
+    assert "git pull" in markdown
+    twice = _markdown(
+        f"<main><h1>Git</h1>{PROSE.format('INTRO')}{code}<p>Then again:</p>{code}</main>"
+    )
+    assert twice.count("# FETCH the remote branch") == 2

@@ -38,7 +38,13 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from .boilerplate import open_noscripts, place_streamed, remove_boilerplate, strip_never_content
+from .boilerplate import (
+    VERBATIM,
+    open_noscripts,
+    place_streamed,
+    remove_boilerplate,
+    strip_never_content,
+)
 from .container import Anchors, container_of, focus, link_blocks
 from .page_kind import PageKind, page_kind
 from .survey import Survey, drop
@@ -102,7 +108,7 @@ def _repeated(container: Any, survey: Survey) -> list[Any]:
     by_size: dict[tuple[int, int, int], list[Any]] = {}
     for element in container.iterdescendants(etree.Element):
         text = survey.text(element)
-        if text >= REPEATED_TEXT and len(element) >= 2:
+        if text >= REPEATED_TEXT and len(element) >= 2 and element.tag not in VERBATIM:
             size = (text, survey.links(element), survey.anchors(element))
             by_size.setdefault(size, []).append(element)
     found: list[Any] = []

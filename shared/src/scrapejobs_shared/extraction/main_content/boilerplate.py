@@ -36,6 +36,8 @@ NEVER_CONTENT = (
     "head", "link", "meta", "input", "textarea", "select", "datalist",
 )  # fmt: skip
 CONTROLS = frozenset({"button", "option", "dialog", "label"})
+# Code, kept whole: a highlighter's classes (``hljs-comment``) name what is inside it.
+VERBATIM = frozenset({"pre", "code"})
 CHROME = frozenset({"nav", "aside", "menu"})
 PAGE_CHROME = frozenset({"header", "footer"})  # chrome unless inside an article or main
 CHROME_ROLES = frozenset(
@@ -233,7 +235,7 @@ class _Found:
                 self.comments.append(element)
                 outer = element
                 self.nested[element] = 0
-            if len(element):
+            if len(element) and tag not in VERBATIM:
                 in_article = in_article or tag == "article" or tag == "main"
                 for child in reversed(element):
                     pending.append((child, hidden, outer, in_article))

@@ -226,3 +226,20 @@ def test_code_is_kept_whole_whatever_its_highlighters_classes_say() -> None:
         f"<main><h1>Git</h1>{PROSE.format('INTRO')}{code}<p>Then again:</p>{code}</main>"
     )
     assert twice.count("# FETCH the remote branch") == 2
+
+
+def test_a_section_with_a_paragraph_is_not_a_link_block_however_many_links_it_has() -> None:
+    patches = "".join(
+        f"<li><a href='https://lists.test/p{n}'>libjit: allow casts between types {n}</a></li>"
+        for n in range(8)
+    )
+    section = (
+        "<div class='sect'><h2>Patches</h2><p>There has been some nice PROGRESS on the"
+        f" compiler's side these past months, and these patches were merged:</p><ul>{patches}"
+        "</ul></div>"
+    )
+    related = "<div>" + "".join(f"<a href='/post/{n}'>Older post {n}</a> " for n in range(5))
+    news = PROSE.format("NEWS") + PROSE.format("MORE") + PROSE.format("LAST")
+    body = f"<main><article><h1>Report</h1>{news}{section}{related}</div>"
+    markdown = _markdown(body + "</article></main>")
+    assert "PROGRESS" in markdown and "Older post" not in markdown

@@ -7,7 +7,8 @@ it holds at least ``ANCHOR_SHARE`` of the page's prose, else at the body; then g
 the child holding ``DOMINANT_SHARE`` of the prose while one does (never into a paragraph, a
 heading or a link: when one of those holds a fair share, the content starts there).
 :func:`focus` narrows that to the element holding ``FOCUS_SHARE`` of its paragraphs, when it is
-written in paragraphs; :func:`link_blocks` finds the blocks made of links inside it.
+written in paragraphs; :func:`link_blocks` finds the blocks made of links inside it (a block
+holding a paragraph of prose is a section of the content, however many links it lists).
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ def link_blocks(container: Any, survey: Survey) -> list[Any]:
             element.tag in LINK_BLOCKS
             and survey.links(element) > LINK_BLOCK_SHARE * text
             and survey.anchors(element) >= LINK_BLOCK_LINKS
+            and not survey.paragraphs(element)
         ):
             found.append(element)
             continue

@@ -58,30 +58,22 @@ BOILERPLATE_WORDS = (
     "vote", "votes", "reputation", "userextras", "usertitle", "userbanner", "reactions",
     "ipsreact",
 )  # fmt: skip
-BOILERPLATE_NAMES = re.compile(
-    r"(?:^|[^a-z0-9])(" + "|".join(BOILERPLATE_WORDS) + r")(?:$|[^a-z0-9])"
-    r"|(?:^|\s)ad(?:$|[^a-z0-9])"  # an ad's class starts so (``ad-slot``; not ``hide-ad``)
-)
-# A boilerplate word ending a class or id (``post-menu``, ``entry-footer``): boilerplate of the
-# content named before it.
-ENDING_BOILERPLATE = re.compile(r"[-_](" + "|".join(BOILERPLATE_WORDS) + r")(?:$|\s)")
+BOILERPLATE = frozenset(BOILERPLATE_WORDS)
+# "ad" names an ad as a class's first word (``ad-slot``), not as a modifier's last
+# (``hide-read-more-ad``). A boilerplate word ending a class or id (``post-menu``,
+# ``entry-footer``) names boilerplate of the content named before it, whatever else is named.
+AD = "ad"
 # Classes of text for screen readers alone, out of sight (the mirror of ``aria-hidden``).
 SCREEN_READER_NAMES = re.compile(
     r"sr-only|sr_only|visually-hidden|visuallyhidden|screen-reader|element-invisible"
 )
 # Words that name comments: boilerplate under an article, the content of a discussion.
-COMMENT_NAMES = re.compile(
-    r"(?:^|[^a-z0-9])(comments|comment|respond|disqus|replies)(?:$|[^a-z0-9])"
-)
-
+COMMENT_WORDS = frozenset({"comments", "comment", "respond", "disqus", "replies"})
 # On a product's page, its reviews too.
-REVIEWED_NAMES = re.compile(
-    r"(?:^|[^a-z0-9])(comments|comment|respond|disqus|replies|reviews|review)(?:$|[^a-z0-9])"
-)
+REVIEWED_WORDS = COMMENT_WORDS | {"reviews", "review"}
 # Words that say an element is content even when it also names boilerplate.
-CONTENT_NAMES = re.compile(
-    r"(?:^|[^a-z0-9])(content|article|main|body|post|entry|story|text)(?:$|[^a-z0-9])"
-)
+CONTENT_WORDS = frozenset({"content", "article", "main", "body", "post", "entry", "story", "text"})
+_WORD = re.compile(r"[a-z0-9]+")
 _HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
 
@@ -138,7 +130,7 @@ def remove_boilerplate(
     hidden ones measured against what is left once the chrome is gone (a page hiding its
     content until a script shows it may have menus larger than that content). One walk, which
     shows ``noticed`` each element it keeps (with its class and id, lowercased)."""
-    found = _Found(REVIEWED_NAMES if kind is PageKind.PRODUCT else COMMENT_NAMES)
+    found = _Found(REVIEWED_WORDS if kind is PageKind.PRODUCT else COMMENT_WORDS)
     found.walk(body, survey, noticed)
     survey.forget(found.chrome)
     said = sum(survey.prose(c) for c in found.comments)
@@ -186,8 +178,8 @@ class _Found:
     prose; nothing inside it looked at), the outermost comments, and every hidden element with
     the nearest hidden one it is inside (one too large to go may hold others that go)."""
 
-    def __init__(self, comment_names: re.Pattern[str]) -> None:
-        self.comment_names = comment_names
+    def __init__(self, comment_words: frozenset[str]) -> None:
+        self.comment_words = comment_words
         self.chrome: list[Any] = []
         self.comments: list[Any] = []
         self.hidden: list[tuple[Any, Any]] = []
@@ -211,7 +203,7 @@ class _Found:
             names = f"{get('class') or ''} {get('id') or ''}".lower()
             said = named.get(names)
             if said is None:  # what the names say, once a page for each distinct pair
-                said = named[names] = _named(names, self.comment_names)
+                said = named[names] = _named(names, self.comment_words)
             role = get("role")
             if (role in _DIALOG_ROLES or get("aria-modal") == "true" or tag == "dialog") or (
                 (
@@ -260,16 +252,42 @@ class _Named(enum.Enum):
     NOTHING = "nothing"
 
 
-def _named(names: str, comment_names: re.Pattern[str]) -> _Named:
+def _named(names: str, comment_words: frozenset[str]) -> _Named:
     """What an element's class and id (lowercased, joined by a space) say it is."""
     if names == " ":
         return _Named.NOTHING
-    if ENDING_BOILERPLATE.search(names) or SCREEN_READER_NAMES.search(names):
+    if SCREEN_READER_NAMES.search(names):
         return _Named.CHROME
-    if CONTENT_NAMES.search(names):
+    words, ending, ad = _words(names)
+    if ending:
+        return _Named.CHROME
+    if not CONTENT_WORDS.isdisjoint(words):
         return _Named.NOTHING
-    if BOILERPLATE_NAMES.search(names):
+    if ad or not BOILERPLATE.isdisjoint(words):
         return _Named.CHROME
-    if comment_names.search(names):
+    if not comment_words.isdisjoint(words):
         return _Named.COMMENTS
     return _Named.NOTHING
+
+
+def _words(names: str) -> tuple[set[str], bool, bool]:
+    """The words of ``names`` (runs of letters and digits), whether a class or id ends in a
+    boilerplate word after ``-`` or ``_``, and whether one starts with the word ``ad``."""
+    words: set[str] = set()
+    ending = ad = False
+    for token in names.split():
+        parts = _WORD.findall(token)
+        if not parts:
+            continue
+        last = parts[-1]
+        if (
+            last in BOILERPLATE
+            and token.endswith(last)
+            and len(token) > len(last)
+            and token[-len(last) - 1] in "-_"
+        ):
+            ending = True
+        if parts[0] == AD and token.startswith(AD):
+            ad = True
+        words.update(parts)
+    return words, ending, ad

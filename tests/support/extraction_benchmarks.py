@@ -87,6 +87,12 @@ _AUTOLINK = re.compile(r"<(?:https?|mailto):[^>\s]*>")
 def scrapejobs_answer(page: BenchmarkPage) -> str:
     """What a job asking for ``formats: ["markdown"]`` stores for ``page`` (default options:
     main content only), read as text (:func:`markdown_text`)."""
+    return markdown_text(scrapejobs_markdown(page))
+
+
+def scrapejobs_markdown(page: BenchmarkPage) -> str:
+    """What a job asking for ``formats: ["markdown"]`` stores for ``page`` (default options:
+    main content only)."""
     extraction = extract_page(
         page.html,
         content_type="text/html",
@@ -94,7 +100,7 @@ def scrapejobs_answer(page: BenchmarkPage) -> str:
         formats=["markdown"],
     )
     markdown = extraction.data.get("markdown")
-    return markdown_text(markdown) if isinstance(markdown, str) else ""
+    return markdown if isinstance(markdown, str) else ""
 
 
 def markdown_text(markdown: str) -> str:

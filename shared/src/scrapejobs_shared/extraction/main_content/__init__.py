@@ -38,14 +38,8 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from .boilerplate import (
-    VERBATIM,
-    open_noscripts,
-    place_streamed,
-    remove_boilerplate,
-    strip_never_content,
-)
-from .container import Anchors, container_of, focus, link_blocks
+from .boilerplate import open_noscripts, place_streamed, remove_boilerplate, strip_never_content
+from .container import Anchors, container_of, focus, link_blocks, repeated_parts
 from .page_kind import PageKind, page_kind
 from .survey import Survey, drop
 
@@ -67,7 +61,7 @@ def main_content(doc: Any, *, kind: PageKind = PageKind.OTHER) -> Any | None:
         container = _holding(container, title[0], body)
     if survey.links(container) < 0.5 * survey.text(container):
         drop(link_blocks(container, survey))
-    drop(_repeated(container, survey))
+    drop(repeated_parts(container, survey))
     # A link with no text (around an image, which markdown leaves out) would read as its URL.
     drop([a for a in container.iter("a") if survey.text(a) == 0 and a is not container])
     if (
@@ -96,32 +90,6 @@ def _without_boilerplate(body: Any, kind: PageKind) -> tuple[Survey, Anchors] | 
     anchors = Anchors()
     remove_boilerplate(body, survey, kind=kind, noticed=anchors.see)
     return survey, anchors
-
-
-REPEATED_TEXT = 100  # a part of this many characters met again is a copy
-
-
-def _repeated(container: Any, survey: Survey) -> list[Any]:
-    """The parts (elements of two blocks or more) inside ``container`` repeating an earlier
-    part's text word for word: a page serving its article twice, a sign-up box in every
-    section. (A paragraph alone may repeat: a meal plan's days, an interview's questions.)"""
-    by_size: dict[tuple[int, int, int], list[Any]] = {}
-    for element in container.iterdescendants(etree.Element):
-        text = survey.text(element)
-        if text >= REPEATED_TEXT and len(element) >= 2 and element.tag not in VERBATIM:
-            size = (text, survey.links(element), survey.anchors(element))
-            by_size.setdefault(size, []).append(element)
-    found: list[Any] = []
-    for same_size in by_size.values():
-        if len(same_size) < 2:
-            continue
-        seen: dict[str, Any] = {}
-        for element in same_size:
-            first = seen.setdefault("".join(element.itertext()), element)
-            if first is not element and not any(a is first for a in element.iterancestors()):
-                found.append(element)
-    chosen = set(found)
-    return [e for e in found if not any(a in chosen for a in e.iterancestors())]
 
 
 def _body(doc: Any) -> Any:

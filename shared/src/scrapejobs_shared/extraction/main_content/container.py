@@ -8,7 +8,8 @@ the child holding ``DOMINANT_SHARE`` of the prose while one does (never into a p
 heading or a link: when one of those holds a fair share, the content starts there).
 :func:`focus` narrows that to the element holding ``FOCUS_SHARE`` of its paragraphs, when it is
 written in paragraphs; :func:`link_blocks` finds the blocks made of links inside it (a block
-holding a paragraph of prose is a section of the content, however many links it lists).
+holding a paragraph of prose is a section of the content, however many links it lists), and
+:func:`repeated_parts` the parts repeating an earlier one word for word.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from .boilerplate import VERBATIM
 from .survey import Survey
 
 ANCHOR_SHARE = 0.25
@@ -31,6 +33,7 @@ CONTAINERS = frozenset(
 LINK_BLOCKS = frozenset({"div", "section", "ul", "ol", "table", "p", "dl", "span"})
 LINK_BLOCK_SHARE = 0.6  # of a block's text inside links
 LINK_BLOCK_LINKS = 3
+REPEATED_TEXT = 100  # a part of this many characters met again is a copy
 FOCUS_SHARE = 0.9  # of the container's paragraphs the focus must hold
 FOCUS_MIN = 500  # characters of paragraphs a container needs for a focus
 FOCUS_PROSE = 0.3  # of the container's prose its paragraphs must be for a focus
@@ -158,3 +161,26 @@ def link_blocks(container: Any, survey: Survey) -> list[Any]:
         children.reverse()
         pending.extend(children)
     return found
+
+
+def repeated_parts(container: Any, survey: Survey) -> list[Any]:
+    """The outermost parts (elements of two children or more) inside ``container`` repeating
+    an earlier part's text word for word: a page serving its article twice, a sign-up box in every
+    section. (A paragraph alone may repeat: a meal plan's days, an interview's questions.)"""
+    by_size: dict[tuple[int, int, int], list[Any]] = {}
+    for element in container.iterdescendants(etree.Element):
+        text = survey.text(element)
+        if text >= REPEATED_TEXT and len(element) >= 2 and element.tag not in VERBATIM:
+            size = (text, survey.links(element), survey.anchors(element))
+            by_size.setdefault(size, []).append(element)
+    found: list[Any] = []
+    for same_size in by_size.values():
+        if len(same_size) < 2:
+            continue
+        seen: dict[str, Any] = {}
+        for element in same_size:
+            first = seen.setdefault("".join(element.itertext()), element)
+            if first is not element and not any(a is first for a in element.iterancestors()):
+                found.append(element)
+    chosen = set(found)
+    return [e for e in found if not any(a in chosen for a in e.iterancestors())]

@@ -44,6 +44,7 @@ CHROME_ROLES = frozenset(
     {"navigation", "banner", "contentinfo", "complementary", "dialog", "alertdialog"}
     | {"menu", "menubar", "search", "toolbar"}
 )
+DIALOG_ROLES = frozenset({"dialog", "alertdialog"})  # over the page: never its wrapper
 WRAPPER_SHARE = 0.4
 NOSCRIPT_TEXT = 200  # a <noscript> with this much text is content for readers without scripts
 
@@ -58,10 +59,11 @@ BOILERPLATE_WORDS = (
     "vote", "votes", "reputation", "userextras", "usertitle", "userbanner", "reactions",
     "ipsreact",
 )  # fmt: skip
+# A boilerplate word ending a class or id after ``-`` or ``_`` (``post-menu``, ``entry-footer``)
+# names boilerplate of the content named before it, whatever else the element is named.
 BOILERPLATE = frozenset(BOILERPLATE_WORDS)
 # "ad" names an ad as a class's first word (``ad-slot``), not as a modifier's last
-# (``hide-read-more-ad``). A boilerplate word ending a class or id (``post-menu``,
-# ``entry-footer``) names boilerplate of the content named before it, whatever else is named.
+# (``hide-read-more-ad``).
 AD = "ad"
 # Classes of text for screen readers alone, out of sight (the mirror of ``aria-hidden``).
 SCREEN_READER_NAMES = re.compile(
@@ -205,7 +207,7 @@ class _Found:
             if said is None:  # what the names say, once a page for each distinct pair
                 said = named[names] = _named(names, self.comment_words)
             role = get("role")
-            if (role in _DIALOG_ROLES or get("aria-modal") == "true" or tag == "dialog") or (
+            if (role in DIALOG_ROLES or get("aria-modal") == "true" or tag == "dialog") or (
                 (
                     said is _Named.CHROME
                     or tag in CHROME
@@ -231,9 +233,6 @@ class _Found:
                 in_article = in_article or tag == "article" or tag == "main"
                 for child in reversed(element):
                     pending.append((child, hidden, outer, in_article))
-
-
-_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 
 
 def _is_hidden(element: Any) -> bool:

@@ -145,7 +145,7 @@ def test_a_part_served_twice_is_read_once_and_a_repeated_paragraph_stays() -> No
     markdown = _markdown(body)
     assert markdown.count("STORY one") == 1 and markdown.count("STORY two") == 1
     assert markdown.count("Get the editors") == 1
-    assert markdown.count("Breakfast: one cup") == 2  # twice in the article, once each copy
+    assert markdown.count("Breakfast: one cup") == 2  # day one and day two of the one copy read
 
 
 def test_what_is_hidden_from_screen_readers_only_is_still_read() -> None:

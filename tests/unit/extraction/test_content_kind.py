@@ -26,7 +26,8 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
         ("text/plain", ContentKind.TEXT),
         ("text/csv", ContentKind.TEXT),
         ("application/x-ndjson", ContentKind.TEXT),
-        ("application/pdf", ContentKind.UNSUPPORTED),
+        ("application/pdf", ContentKind.DOCUMENT),
+        ("application/x-pdf", ContentKind.DOCUMENT),
         ("image/svg+xml", ContentKind.UNSUPPORTED),
         ("image/png", ContentKind.UNSUPPORTED),
         ("video/mp4", ContentKind.UNSUPPORTED),
@@ -39,14 +40,21 @@ def test_declared_types(content_type: str, kind: ContentKind):
 
 
 def test_unsupported_reason_names_the_type():
-    result = classify_content("application/pdf", PDF)
-    assert result.reason == "unsupported content type application/pdf"
+    result = classify_content("image/png", PNG)
+    assert result.reason == "unsupported content type image/png"
 
 
 def test_binary_body_behind_a_textual_type_is_unsupported():
-    result = classify_content("text/html", PDF)
+    result = classify_content("text/html", PNG)
     assert result.kind is ContentKind.UNSUPPORTED
-    assert "declared text/html but the body is application/pdf" in (result.reason or "")
+    assert "declared text/html but the body is image/png" in (result.reason or "")
+
+
+@pytest.mark.parametrize("content_type", ["application/pdf", "text/html", "application/x-pdf"])
+def test_a_pdf_is_a_document_whatever_it_is_declared(content_type: str):
+    result = classify_content(content_type, PDF)
+    assert result.kind is ContentKind.DOCUMENT and result.media_type == "application/pdf"
+    assert result.sniffed is (content_type != "application/pdf")
 
 
 @pytest.mark.parametrize(
@@ -62,7 +70,7 @@ def test_binary_body_behind_a_textual_type_is_unsupported():
         (b"\n [1, 2]", ContentKind.JSON),
         (b"just some words", ContentKind.TEXT),
         (b"", ContentKind.HTML),
-        (PDF, ContentKind.UNSUPPORTED),
+        (PDF, ContentKind.DOCUMENT),
         (PNG, ContentKind.UNSUPPORTED),
         (b"\xff\xd8\xff\xe0\x00\x10JFIF", ContentKind.UNSUPPORTED),
         (b"GIF89a\x01\x00", ContentKind.UNSUPPORTED),

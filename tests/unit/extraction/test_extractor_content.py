@@ -76,13 +76,9 @@ def test_text_plain_field_error():
 @pytest.mark.parametrize(
     ("body", "content_type", "reason"),
     [
-        (b"%PDF-1.4\n...", "application/pdf", "unsupported content type application/pdf"),
-        (b"%PDF-1.4\n...", None, "unsupported content: the body is application/pdf"),
-        (
-            b"%PDF-1.4\n...",
-            "text/html",
-            "unsupported content: declared text/html but the body is application/pdf",
-        ),
+        (b"%PDF-1.4\n...", "application/pdf", "the PDF cannot be read"),
+        (b"%PDF-1.4\n...", None, "the PDF cannot be read"),
+        (b"%PDF-1.4\n...", "text/html", "the PDF cannot be read"),
         (b"\x89PNG\r\n\x1a\n....", "image/png", "unsupported content type image/png"),
         (b"\x00\x01\x02\x03", "application/octet-stream", "binary data without a content type"),
     ],

@@ -58,3 +58,18 @@ def test_a_blank_text_body_is_empty_and_json_never_is() -> None:
     assert blank.error == "empty_content: the response's body is blank"
     empty_json = extract_outcome(response(b"{}", "application/json"), spec()).outcome
     assert empty_json.status is TaskStatus.SUCCEEDED
+
+
+# A PDF of one blank page (PDFium repairs the missing cross-reference table, as readers do).
+BLANK_PDF = (
+    b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
+    b"2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n"
+    b"3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >> endobj\n"
+    b"trailer << /Root 1 0 R >>\n%%EOF\n"
+)
+
+
+def test_a_pdf_without_text_is_empty_and_says_it_may_be_a_scan() -> None:
+    outcome = extract_outcome(response(BLANK_PDF, "application/pdf"), spec()).outcome
+    assert outcome.status is TaskStatus.FAILED
+    assert outcome.error == "empty_content: the document has no text (a scan without a text layer?)"

@@ -138,6 +138,8 @@ def _found_any_field(data: dict[str, JsonValue], spec: JobSpec) -> bool:
 
 def _empty_error(response: FetchResponse, content: ContentKind) -> str:
     kind = Unusable.EMPTY_CONTENT.value
+    if content is ContentKind.DOCUMENT:
+        return f"{kind}: the document has no text (a scan without a text layer?)"
     if content is not ContentKind.HTML:
         return f"{kind}: the response's body is blank"
     if response.rendered_ms is not None:

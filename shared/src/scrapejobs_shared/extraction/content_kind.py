@@ -1,8 +1,9 @@
 """What a response is, decided from its Content-Type, sniffing the body only when needed.
 
 Declared types decide, with one safety net: a body that starts with a well-known binary
-signature (PDF, PNG, JPEG, GIF, WebP, ZIP, gzip...) is unsupported whatever the header
-says, so a mislabelled PDF is a clear failure rather than garbage parsed as HTML.
+signature (PNG, JPEG, GIF, WebP, ZIP, gzip...) is unsupported whatever the header says, and
+one that starts as a PDF is a PDF, so a mislabelled file is read for what it is or is a clear
+failure, never garbage parsed as HTML.
 
 * ``text/html``, ``application/xhtml+xml`` → :attr:`ContentKind.HTML`.
 * ``text/xml``, ``application/xml`` and ``*+xml`` (RSS, Atom, sitemaps...) →
@@ -12,8 +13,10 @@ says, so a mislabelled PDF is a clear failure rather than garbage parsed as HTML
 * ``application/json``, ``text/json``, ``*+json`` → :attr:`ContentKind.JSON`.
 * other ``text/*`` (plain, csv, markdown...) and textual application types (javascript,
   ndjson, yaml...) → :attr:`ContentKind.TEXT`.
-* ``image/*``, ``audio/*``, ``video/*``, ``font/*``, ``model/*``, ``multipart/*``, PDF,
-  archives and any other ``application/*`` → :attr:`ContentKind.UNSUPPORTED`.
+* ``application/pdf`` (or a body starting ``%PDF-``) → :attr:`ContentKind.DOCUMENT`, read
+  by :mod:`.documents`.
+* ``image/*``, ``audio/*``, ``video/*``, ``font/*``, ``model/*``, ``multipart/*``, archives
+  and any other ``application/*`` → :attr:`ContentKind.UNSUPPORTED`.
 * no usable Content-Type, ``application/octet-stream`` and other "unknown" types → sniff:
   binary signatures first; then, after a BOM and whitespace: ``<?xml`` → XML (HTML when
   an ``<html`` tag follows); ``<rss``, ``<feed``, ``<urlset``... → XML; anything else
@@ -39,6 +42,7 @@ class ContentKind(StrEnum):
     XML = "xml"
     JSON = "json"
     TEXT = "text"
+    DOCUMENT = "document"
     UNSUPPORTED = "unsupported"
 
 
@@ -71,8 +75,11 @@ _KIND_NAMES = {
     ContentKind.XML: "XML",
     ContentKind.JSON: "JSON",
     ContentKind.TEXT: "plain text",
+    ContentKind.DOCUMENT: "a document",
     ContentKind.UNSUPPORTED: "unsupported content",
 }
+PDF = "application/pdf"
+_PDF_TYPES = frozenset({PDF, "application/x-pdf", "application/acrobat"})
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
 _XML_TYPES = frozenset({"text/xml", "application/xml", "text/xsl"})
 _JSON_TYPES = frozenset({"application/json", "text/json", "text/x-json", "application/x-json"})
@@ -141,6 +148,8 @@ def classify_content(content_type: str | MediaType | None, body: bytes) -> Class
     signature = _binary_signature(body)
     if media.essence in _UNKNOWN_TYPES:
         return _sniff(body, signature)
+    if signature == PDF or media.essence in _PDF_TYPES:
+        return Classification(ContentKind.DOCUMENT, PDF, sniffed=media.essence != PDF)
     declared = _declared_kind(media)
     if declared is ContentKind.UNSUPPORTED:
         return Classification(
@@ -179,6 +188,8 @@ def _binary_signature(body: bytes) -> str | None:
 
 
 def _sniff(body: bytes, signature: str | None) -> Classification:
+    if signature == PDF:
+        return Classification(ContentKind.DOCUMENT, PDF, sniffed=True)
     if signature is not None:
         reason = f"unsupported content: the body is {signature}"
         return Classification(ContentKind.UNSUPPORTED, signature, sniffed=True, reason=reason)

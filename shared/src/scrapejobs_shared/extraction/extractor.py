@@ -24,8 +24,13 @@ name. Per kind of content:
 * Text (``text/plain``, ``text/csv``...): the ``text`` format gives the decoded body as
   is (structure kept); fields get ``"content is text/plain, not HTML"``; other formats an
   error.
+* Documents (PDF): read by :mod:`.documents` under ``documents`` (page limit, page markers):
+  ``markdown`` gives its pages (headings, paragraphs, list items), ``text`` their text,
+  ``metadata`` what the file says of itself (title, author, dates, page count); fields get
+  ``"content is application/pdf, not HTML"``, other formats an error. A password-protected or
+  broken file raises :class:`.documents.DocumentUnreadable` (an :class:`UnsupportedContent`).
 * Anything else raises :class:`UnsupportedContent` with a reason such as
-  ``"unsupported content type application/pdf"``.
+  ``"unsupported content type image/png"``.
 
 Errors never raise (except :class:`UnsupportedContent`): they go to ``errors``, keyed by
 field path or format name, and the value falls back to the field's ``default``. A field
@@ -47,12 +52,15 @@ from pydantic import JsonValue
 from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
 from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, choose_charset
+from .documents import DocumentOptions, read_document
 from .field_evaluation import FieldRun, evaluate_fields
 from .formats import FORMATS, FormatChoice, FormatUnavailable, Page, format_name
 from .media_type import MediaType
 from .spec import FieldSpec
 from .urls import document_base_url, resolve_url
 from .visible_text import shows_nothing
+
+DEFAULT_DOCUMENTS = DocumentOptions()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,20 +89,23 @@ def extract_page(
     fields: Mapping[str, FieldSpec] | None = None,
     formats: Iterable[FormatChoice] = (),
     content: ContentScope = DEFAULT_SCOPE,
+    documents: DocumentOptions = DEFAULT_DOCUMENTS,
 ) -> PageExtraction:
     """Extract ``fields`` and ``formats`` from a response body.
 
     ``content_type`` is the Content-Type header value (or ``None``), ``url`` the final
     URL after redirects; ``content`` the part of the page ``markdown`` and ``clean_html`` give
-    (content_scope.py). Raises :class:`UnsupportedContent` for content that cannot be
-    extracted (PDF, images, binary, invalid JSON); anything else is reported in
-    ``errors``.
+    (content_scope.py); ``documents`` how a document (PDF) is read. Raises
+    :class:`UnsupportedContent` for content that cannot be extracted (images, binary, invalid
+    JSON, an unreadable document); anything else is reported in ``errors``.
     """
     media = MediaType.parse(content_type)
     classification = classify_content(media, body)
     request = _Request(body, media, url, fields or {}, _distinct(formats), content)
     if classification.kind is ContentKind.UNSUPPORTED:
         raise UnsupportedContent(classification.reason or "unsupported content")
+    if classification.kind is ContentKind.DOCUMENT:
+        return _document_page(request, classification, documents)
     if classification.kind is ContentKind.JSON:
         return _json_page(request, classification)
     if classification.kind is ContentKind.TEXT:
@@ -239,6 +250,23 @@ def _text_page(
     blank = not request.body or request.body.isspace()
     codec = choice.codec if choice is not None else None
     return PageExtraction(output.data, output.errors, ContentKind.TEXT, codec, blank)
+
+
+def _document_page(
+    request: _Request, classification: Classification, options: DocumentOptions
+) -> PageExtraction:
+    document = read_document(classification.media_type, request.body, options)
+    output = _Output()
+    output.fields_unavailable(request, f"content is {classification.describe()}, not HTML")
+    page = _plain_page(request, classification, lambda: document.text)
+    page.document = document
+    output.put_formats(request, page)
+    if document.truncated:
+        output.errors["document"] = (
+            f"pages past {len(document.pages)} of {document.page_count} left unread (the limit)"
+        )
+    empty = not document.text.strip()
+    return PageExtraction(output.data, output.errors, ContentKind.DOCUMENT, None, empty)
 
 
 def _plain_page(

@@ -1,5 +1,5 @@
 """The ``markdown`` format: the page's main content as markdown (:mod:`..markdown`); a text
-body as it is (text is markdown)."""
+body as it is (text is markdown); a document's pages (:mod:`..documents`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from .page_format import FormatOptions, FormatUnavailable, Page, PageFormat, Pro
 class Markdown(PageFormat):
     name = "markdown"
     firecrawl = "markdown"
-    reads = frozenset({ContentKind.HTML, ContentKind.TEXT})
+    reads = frozenset({ContentKind.HTML, ContentKind.TEXT, ContentKind.DOCUMENT})
     description = "the main content"
 
     def produce(self, page: Page, options: FormatOptions | None) -> Produced:
+        if page.document is not None:
+            return Produced(page.document.markdown)
         if page.root is None:
             return Produced(page.decode())
         scope = page.scope

@@ -19,6 +19,7 @@ from scrapejobs_shared.errors import WorkFailed
 
 from ..content_kind import ContentKind
 from ..content_scope import ContentScope
+from ..documents import Document
 from ..media_type import MediaType
 
 MARKUP = frozenset({ContentKind.HTML, ContentKind.XML})
@@ -58,6 +59,7 @@ class Page:
     root: Any | None  # the parsed markup (HTML, XML); None for text and JSON
     decode: Callable[[], str]  # the body as text, as received
     find_base: Callable[[], str] = field(repr=False, default=lambda: "")
+    document: Document | None = None  # a document read (PDF...): its kind is DOCUMENT
     _base: str | None = None
 
     @property

@@ -1,5 +1,5 @@
 """The ``text`` format: a page's visible text (:mod:`..visible_text`); of XML, one line per text
-node; of text and JSON, the body as received."""
+node; of text and JSON, the body as received; of a document, its pages' text."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ class Text(PageFormat):
     description = "the visible text"
 
     def produce(self, page: Page, options: FormatOptions | None) -> Produced:
+        if page.document is not None:
+            return Produced(page.document.text)
         if page.root is None:
             return Produced(page.decode())
         return Produced(xml_text(page.root) if page.xml else page_text(page.root))

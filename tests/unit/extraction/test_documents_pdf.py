@@ -1,0 +1,119 @@
+"""PDF documents read into markdown, text and metadata (extraction/documents), on real files
+(tests/data/documents: their README says where from and what each tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scrapejobs_shared.extraction import ContentKind, FieldSpec, UnsupportedContent, extract_page
+from scrapejobs_shared.extraction.documents import (
+    DocumentOptions,
+    DocumentUnreadable,
+    read_document,
+)
+from scrapejobs_shared.extraction.documents.pdf import _Line, _markdown
+
+FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
+PDF = "application/pdf"
+URL = "https://docs.e.test/report.pdf"
+
+
+def _read(name: str) -> bytes:
+    return (FILES / name).read_bytes()
+
+
+def test_a_title_in_a_larger_font_is_a_heading_and_the_paragraphs_follow_in_order() -> None:
+    document = read_document(PDF, _read("google-doc-document.pdf"), DocumentOptions())
+    markdown = document.markdown
+    assert markdown.startswith("# Example document\n\nBeautiful is better than ugly.")
+    lines = ["Beautiful is better than ugly.", "Readability counts.", "Now is better than never."]
+    assert [markdown.index(line) for line in lines] == sorted(markdown.index(x) for x in lines)
+    assert document.metadata["title"] == "PDF Example Document"
+    assert document.metadata["page_count"] == 1 and document.page_count == 1
+
+
+def test_headings_of_several_sizes_hyphenated_words_and_the_files_dates() -> None:
+    document = read_document(PDF, _read("multicolumn.pdf"), DocumentOptions())
+    markdown = document.markdown
+    assert markdown.startswith("# Two-Column Document with Lorem Ipsum")
+    assert "\n\n## Abstract\n\n" in markdown
+    assert "consectetuer adipiscing elit" in markdown  # hyphenated across a line in the file
+    assert "\ufffe" not in markdown and "\ufffe" not in document.text
+    assert document.metadata["created"] == "2024-01-03T09:38:26+01:00"
+    assert document.metadata["producer"] == "pdfTeX-1.40.21"
+
+
+def test_pages_joined_by_page_markers_and_cut_at_the_page_limit() -> None:
+    data = _read("pdflatex-4-pages.pdf")
+    document = read_document(PDF, data, DocumentOptions(page_markers=True))
+    assert [p.number for p in document.pages] == [1, 2, 3, 4]
+    markdown = document.markdown
+    for number in (2, 3, 4):
+        assert f"\n\n---\n\n<!-- page {number} -->\n\n" in markdown
+    assert "<!-- page 1 -->" not in markdown and not document.truncated
+    first_two = read_document(PDF, data, DocumentOptions(max_pages=2))
+    assert len(first_two.pages) == 2 and first_two.page_count == 4 and first_two.truncated
+    assert "<!-- page" not in first_two.markdown
+
+
+def test_a_password_protected_or_broken_pdf_is_a_typed_failure() -> None:
+    with pytest.raises(DocumentUnreadable, match="password-protected"):
+        read_document(PDF, _read("libreoffice-writer-password.pdf"), DocumentOptions())
+    with pytest.raises(DocumentUnreadable, match="cannot be read"):
+        read_document(PDF, b"%PDF-1.7\nnot really a PDF", DocumentOptions())
+    with pytest.raises(UnsupportedContent, match="password-protected"):
+        extract_page(_read("libreoffice-writer-password.pdf"), content_type=PDF, url=URL)
+
+
+def test_a_pdf_job_gets_markdown_text_and_metadata_and_errors_for_the_rest() -> None:
+    extraction = extract_page(
+        _read("google-doc-document.pdf"),
+        content_type="application/octet-stream",  # sniffed: the body is a PDF
+        url=URL,
+        fields={"title": FieldSpec(css="h1", default="none")},
+        formats=["markdown", "text", "metadata", "links"],
+    )
+    assert extraction.content_kind is ContentKind.DOCUMENT and not extraction.empty
+    assert str(extraction.data["markdown"]).startswith("# Example document")
+    assert "Beautiful is better than ugly." in str(extraction.data["text"])
+    metadata = extraction.data["metadata"]
+    assert isinstance(metadata, dict)
+    assert metadata["title"] == "PDF Example Document" and metadata["url"] == URL
+    assert metadata["content_type"] == PDF
+    assert extraction.errors["title"] == "content is application/pdf, not HTML"
+    assert extraction.data["title"] == "none"
+    assert extraction.errors["links"] == "content is application/pdf, not HTML"
+
+
+def test_the_page_limit_is_said_in_the_errors() -> None:
+    extraction = extract_page(
+        _read("pdflatex-4-pages.pdf"),
+        content_type=PDF,
+        url=URL,
+        formats=["markdown"],
+        documents=DocumentOptions(max_pages=1),
+    )
+    assert extraction.errors["document"] == "pages past 1 of 4 left unread (the limit)"
+
+
+def test_bullets_and_numbers_start_list_items_and_a_short_line_ends_a_paragraph() -> None:
+    long = "a line of a paragraph long enough to be one of the page's full lines of text"
+    lines = [
+        _Line("Steps", 16.0),
+        _Line(long, 10.0),
+        _Line("and its short end.", 10.0),
+        _Line(f"• first item: {long}", 10.0),
+        _Line("to a second line", 10.0),
+        _Line("2) second item", 10.0),
+        _Line("# not a heading: a line starting as markdown would read it", 10.0),
+    ]
+    markdown = _markdown(lines, {16.0: 1})
+    assert markdown.split("\n\n") == [
+        "# Steps",
+        f"{long} and its short end.",
+        f"- first item: {long} to a second line",
+        "2. second item",
+        "\\# not a heading: a line starting as markdown would read it",
+    ]

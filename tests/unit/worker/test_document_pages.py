@@ -38,3 +38,13 @@ def test_a_password_protected_pdf_fails_with_its_reason() -> None:
     outcome = extract_outcome(response("libreoffice-writer-password.pdf"), spec()).outcome
     assert outcome.status is TaskStatus.FAILED
     assert outcome.error == "unsupported_content: the PDF is password-protected"
+
+
+def test_a_pdf_cut_at_the_fetch_size_limit_fails_saying_so() -> None:
+    whole = (FILES / "multicolumn.pdf").read_bytes()
+    headers = {"content-type": "application/pdf"}
+    cut = FetchResponse("http://a.example/big.pdf", 200, headers, whole[:20000], 5, truncated=True)
+    outcome = extract_outcome(cut, spec()).outcome
+    assert outcome.status is TaskStatus.FAILED and outcome.error is not None
+    assert outcome.error.startswith("unsupported_content: the PDF cannot be read")
+    assert outcome.error.endswith("(the response was cut at the fetch size limit)")

@@ -66,10 +66,12 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
             content=spec.options.content.scope(),
         )
     except UnsupportedContent as exc:
+        # A document cut at the fetch's size cap cannot be read: say why it was cut.
+        cut = " (the response was cut at the fetch size limit)" if response.truncated else ""
         outcome = TaskOutcome(
             TaskStatus.FAILED,
             http_status=response.status,
-            error=f"unsupported_content: {exc.reason}",
+            error=f"unsupported_content: {exc.reason}{cut}",
             elapsed_ms=response.elapsed_ms,
         )
         return ExtractedPage(outcome)

@@ -20,6 +20,7 @@ Routes (``key`` separates counters between tests):
 - ``/moment/KEY``                  200, Cloudflare's "Just a moment..." interstitial
 - ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
+- ``/files/NAME``                  a document of tests/data/documents (PDF), as a file
 - ``/watched/KEY``                 ``site.watched[KEY]`` (status, html): pages a test edits,
                                    with an ETag (304 to ``If-None-Match``) unless unvalidated
                                    between a monitor's checks (404 once removed)
@@ -33,6 +34,7 @@ import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from scrapejobs_devstack.demo_site.catalog import (
@@ -43,6 +45,8 @@ from scrapejobs_devstack.demo_site.catalog import (
 )
 from support.content_pages import PAGES as CONTENT_PAGES
 from support.hostile_page import hostile_page
+
+DOCUMENTS = Path(__file__).resolve().parent.parent / "data" / "documents"
 
 ROBOTS = (
     "User-agent: *\nDisallow: /robots-private/\nDisallow: /fc/private/\n"
@@ -151,6 +155,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 self._redirect(f"/login?next={parts.path}")
             elif parts.path.startswith("/watched/"):
                 self._watched(parts.path.removeprefix("/watched/"))
+            elif parts.path.startswith("/files/"):
+                self._file(parts.path.removeprefix("/files/"))
             elif parts.path.startswith("/switch/"):
                 on = parts.path.removeprefix("/switch/") in site.switched_on
                 self._send(200, product_page(9)) if on else self._send(500, "<h1>off</h1>")
@@ -175,6 +181,13 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 return
             self._send(status, html, headers={"ETag": etag})
 
+        def _file(self, name: str) -> None:
+            """A document of tests/data/documents, by its name alone (no other path)."""
+            if name not in {p.name for p in DOCUMENTS.glob("*.pdf")}:
+                self._send(404, "<h1>no such file</h1>")
+                return
+            self._send(200, (DOCUMENTS / name).read_bytes(), "application/pdf")
+
         def _redirect(self, location: str) -> None:
             self.send_response(302)
             self.send_header("Location", location)
@@ -184,11 +197,11 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
         def _send(
             self,
             status: int,
-            html: str,
+            html: str | bytes,
             content_type: str = "text/html; charset=utf-8",
             headers: dict[str, str] | None = None,
         ) -> None:
-            data = html.encode()
+            data = html.encode() if isinstance(html, str) else html
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))

@@ -64,6 +64,7 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
             fields=spec.extract,
             formats=formats,
             content=spec.options.content.scope(),
+            documents=spec.options.documents.reading(),
         )
     except UnsupportedContent as exc:
         # A document cut at the fetch's size cap cannot be read: say why it was cut.

@@ -31,6 +31,7 @@ from scrapejobs_shared.domain.field_types import (
 )
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.extraction.content_scope import ContentScope
+from scrapejobs_shared.extraction.documents import DEFAULT_MAX_PAGES, DocumentOptions
 from scrapejobs_shared.extraction.formats import (
     FORMATS,
     FormatChoice,
@@ -119,6 +120,26 @@ class ContentOptions(BaseModel):
         return ContentScope(self.main_only, tuple(self.include), tuple(self.exclude))
 
 
+class DocumentsOptions(BaseModel):
+    """How the documents (PDF) among a job's pages are read."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    max_pages: Annotated[int, Field(ge=1, le=DEFAULT_MAX_PAGES), JSON_INT] = Field(
+        default=DEFAULT_MAX_PAGES,
+        description="Read a document's first pages only, up to this many (the result's "
+        "errors.document says when pages were left unread)",
+    )
+    page_markers: bool = Field(
+        default=False,
+        description="Join a document's pages in its markdown with Firecrawl's page markers "
+        "(---, then <!-- page N -->) instead of a blank line",
+    )
+
+    def reading(self) -> DocumentOptions:
+        return DocumentOptions(self.max_pages, self.page_markers)
+
+
 class RenderOptions(BaseModel):
     """How a page is rendered in headless Chromium before extraction."""
 
@@ -194,6 +215,10 @@ class JobOptions(BaseModel):
     content: ContentOptions = Field(
         default_factory=ContentOptions,
         description="Which part of the page markdown and clean_html give",
+    )
+    documents: DocumentsOptions = Field(
+        default_factory=DocumentsOptions,
+        description="How documents (PDF) are read: their markdown, text and metadata",
     )
     respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
     per_host_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = None

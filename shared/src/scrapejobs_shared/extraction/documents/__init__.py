@@ -9,10 +9,17 @@ budgets; a file that cannot be read (password, broken, too many pages) raises
 
 from __future__ import annotations
 
-from .document import Document, DocumentOptions, DocumentPage, DocumentUnreadable
+from .document import (
+    DEFAULT_MAX_PAGES,
+    Document,
+    DocumentOptions,
+    DocumentPage,
+    DocumentUnreadable,
+)
 from .pdf import read_pdf
 
 __all__ = [
+    "DEFAULT_MAX_PAGES",
     "Document",
     "DocumentOptions",
     "DocumentPage",

@@ -52,7 +52,7 @@ from pydantic import JsonValue
 from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
 from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, choose_charset
-from .documents import DocumentOptions, read_document
+from .documents import Document, DocumentOptions, read_document
 from .field_evaluation import FieldRun, evaluate_fields
 from .formats import FORMATS, FormatChoice, FormatUnavailable, Page, format_name
 from .media_type import MediaType
@@ -258,8 +258,7 @@ def _document_page(
     document = read_document(classification.media_type, request.body, options)
     output = _Output()
     output.fields_unavailable(request, f"content is {classification.describe()}, not HTML")
-    page = _plain_page(request, classification, lambda: document.text)
-    page.document = document
+    page = _plain_page(request, classification, lambda: document.text, document)
     output.put_formats(request, page)
     if document.truncated:
         output.errors["document"] = (
@@ -270,11 +269,16 @@ def _document_page(
 
 
 def _plain_page(
-    request: _Request, classification: Classification, decode: Callable[[], str]
+    request: _Request,
+    classification: Classification,
+    decode: Callable[[], str],
+    document: Document | None = None,
 ) -> Page:
-    kind = classification.kind
+    """A page without markup: text, JSON, or a ``document`` read."""
+    described = classification.describe()
+    media, scope = request.media, request.content
     return Page(
-        kind, classification.describe(), request.url, request.media, request.content, None, decode
+        classification.kind, described, request.url, media, scope, None, decode, document=document
     )
 
 

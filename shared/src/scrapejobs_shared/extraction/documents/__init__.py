@@ -9,6 +9,7 @@ budgets; a file that cannot be read (password, broken, too many pages) raises
 
 from __future__ import annotations
 
+from ..content_kind import PDF
 from .document import (
     DEFAULT_MAX_PAGES,
     Document,
@@ -27,7 +28,6 @@ __all__ = [
     "read_document",
 ]
 
-PDF = "application/pdf"
 READERS = {PDF: read_pdf}
 
 

@@ -14,8 +14,8 @@ class Metadata(PageFormat):
     reads = frozenset({ContentKind.HTML, ContentKind.DOCUMENT})
 
     def produce(self, page: Page, options: FormatOptions | None) -> Produced:
-        media = page.media.essence or None
         if page.document is not None:
             document = page.document.metadata
             return Produced({**document, "url": page.url, "content_type": page.described})
+        media = page.media.essence or None
         return Produced(page_metadata(page.root, page.base_url(), page.url, media))

@@ -188,6 +188,12 @@ async def test_cancel_answers_cancelled_and_unknown_ids_are_404_in_firecrawl_s_s
         ({"urls": ["https://a.example/"], "formats": ["screenshot"]}, "formats[0]"),
         ({"urls": ["https://a.example/"], "skipTlsVerification": 1}, "skipTlsVerification"),
         ({"urls": ["https://a.example/"], "location": {"country": "DE"}}, "location"),
+        ({"urls": ["https://a.example/"], "parsers": ["image"]}, "parsers[0]"),
+        ({"urls": ["https://a.example/"], "parsers": [{"type": "image"}]}, "parsers[0]"),
+        ({"urls": ["https://a.example/"], "parsers": [{"type": "pdf", "mode": "ocr"}]}, "parsers"),
+        ({"urls": ["https://a.example/"], "parsers": [{"type": "pdf", "blocks": True}]}, "parsers"),
+        ({"urls": ["https://a.example/"], "parsers": [{"type": "pdf", "maxPages": 0}]}, "parsers"),
+        ({"urls": ["https://a.example/"], "parsers": ["docx"]}, "parsers[0]"),
         ({"urls": ["https://a.example/"], "proxy": "stealth"}, "proxy"),
         ({"urls": ["https://a.example/"], "timeout": 0}, "timeout"),
         ({"urls": ["https://a.example/"], "whatever": 1}, "whatever"),
@@ -362,6 +368,67 @@ async def test_the_api_key_is_taken_as_a_bearer_token() -> None:
         assert answer.status_code == 200, answer.text
         native = await client.get("/v1/jobs", headers=right)  # the same key serves /v1
         assert native.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("parsers", "documents", "pages"),
+    [
+        (None, {"max_pages": 2000, "page_markers": False, "read": True}, False),
+        (["pdf"], {"max_pages": 2000, "page_markers": False, "read": True}, False),
+        ([], {"max_pages": 2000, "page_markers": False, "read": False}, False),
+        (
+            [{"type": "pdf", "mode": "fast", "maxPages": 3, "pages": True, "pageMarkers": True}],
+            {"max_pages": 3, "page_markers": True, "read": True},
+            True,
+        ),
+        ([{"type": "pdf", "mode": "auto", "blocks": False}], {"read": True}, False),
+    ],
+)
+async def test_parsers_say_how_the_jobs_documents_are_read(
+    parsers: list[Any] | None, documents: dict[str, Any], pages: bool
+) -> None:
+    store = MemoryJobStore()
+    body: dict[str, Any] = {"urls": ["https://a.example/report.pdf"]}
+    if parsers is not None:
+        body["parsers"] = parsers
+    async with memory_client(store) as client:
+        answer = await client.post("/v2/batch/scrape", json=body)
+        assert answer.status_code == 200, answer.text
+    [job] = store.jobs.values()
+    options = job.spec.options
+    assert documents.items() <= options.documents.model_dump().items()
+    assert ("pages" in options.formats) is pages
+
+
+def test_a_documents_pages_and_facts_are_in_firecrawls_shape() -> None:
+    data = {
+        "markdown": "# Report\n\n---\n\n<!-- page 2 -->\n\nMore",
+        "pages": [
+            {"page_number": 1, "markdown": "# Report"},
+            {"page_number": 2, "markdown": "More"},
+        ],
+        "metadata": {
+            "title": "Report",
+            "author": "Ann",
+            "page_count": 2,
+            "created": "2024-05-01T10:00:00+00:00",
+            "url": "https://a.example/report.pdf",
+            "content_type": "application/pdf",
+        },
+    }
+    task = TaskRecord(
+        id="t", job_id="j", url="https://a.example/report.pdf", status=TaskStatus.SUCCEEDED,
+        data=data, created_at=NOW, updated_at=NOW, expire_at=NOW, http_status=200,
+    )  # fmt: skip
+    doc = document(task)
+    assert doc["pages"] == [
+        {"pageNumber": 1, "markdown": "# Report"},
+        {"pageNumber": 2, "markdown": "More"},
+    ]
+    metadata = doc["metadata"]
+    assert metadata["numPages"] == 2 and metadata["author"] == "Ann"
+    assert metadata["title"] == "Report" and metadata["contentType"] == "application/pdf"
+    assert metadata["publishedTime"] == "2024-05-01T10:00:00+00:00"
 
 
 def test_tags_are_named_as_firecrawl_names_them() -> None:

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from scrapejobs_shared.extraction import ContentKind, FieldSpec, UnsupportedContent, extract_page
 from scrapejobs_shared.extraction.documents import (
+    UNREAD_MAX_BYTES,
     DocumentOptions,
     DocumentUnreadable,
     read_document,
@@ -117,3 +120,41 @@ def test_bullets_and_numbers_start_list_items_and_a_short_line_ends_a_paragraph(
         "2. second item",
         "\\# not a heading: a line starting as markdown would read it",
     ]
+
+
+def test_the_pages_format_gives_each_page_read_and_only_a_document_has_pages() -> None:
+    extraction = extract_page(
+        _read("pdflatex-4-pages.pdf"),
+        content_type=PDF,
+        url=URL,
+        formats=["pages", "markdown"],
+        documents=DocumentOptions(max_pages=3),
+    )
+    pages = cast(list[dict[str, Any]], extraction.data["pages"])
+    assert [p["page_number"] for p in pages] == [1, 2, 3]
+    assert all(p["markdown"] and p["markdown"] in str(extraction.data["markdown"]) for p in pages)
+    html = extract_page(b"<p>hi</p>", content_type="text/html", url=URL, formats=["pages"])
+    assert html.errors["pages"] == "content is text/html, not a document (PDF)"
+    assert "pages" not in html.data
+
+
+def test_a_document_not_read_is_answered_as_base64_whole_or_fails_saying_why() -> None:
+    data = _read("google-doc-document.pdf")
+    unread = DocumentOptions(read=False)
+    extraction = extract_page(
+        data,
+        content_type=PDF,
+        url=URL,
+        formats=["markdown", "metadata", "text"],
+        fields={"title": FieldSpec(css="h1")},
+        documents=unread,
+    )
+    assert base64.b64decode(str(extraction.data["markdown"])) == data
+    assert extraction.data["metadata"] == {"url": URL, "content_type": PDF}
+    assert extraction.errors["text"] == "the application/pdf document was not read (documents.read)"
+    assert extraction.errors["title"] == "content is application/pdf, not HTML"
+    assert extraction.content_kind is ContentKind.DOCUMENT and not extraction.empty
+    big = data + b"\n" * (UNREAD_MAX_BYTES // 2)  # fits one format, not two
+    assert extract_page(big, content_type=PDF, url=URL, formats=["markdown"], documents=unread)
+    with pytest.raises(UnsupportedContent, match=r"at most 300,000 bytes in markdown, html"):
+        extract_page(big, content_type=PDF, url=URL, formats=["markdown", "html"], documents=unread)

@@ -31,7 +31,11 @@ from scrapejobs_shared.domain.field_types import (
 )
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.extraction.content_scope import ContentScope
-from scrapejobs_shared.extraction.documents import DEFAULT_MAX_PAGES, DocumentOptions
+from scrapejobs_shared.extraction.documents import (
+    DEFAULT_MAX_PAGES,
+    UNREAD_MAX_BYTES,
+    DocumentOptions,
+)
 from scrapejobs_shared.extraction.formats import (
     FORMATS,
     FormatChoice,
@@ -135,9 +139,16 @@ class DocumentsOptions(BaseModel):
         description="Join a document's pages in its markdown with Firecrawl's page markers "
         "(---, then <!-- page N -->) instead of a blank line",
     )
+    read: bool = Field(
+        default=True,
+        description="false: documents are not read; the markdown, clean_html and html formats "
+        f"answer the file's bytes as base64 (Firecrawl's parsers: []): at most "
+        f"{UNREAD_MAX_BYTES:,} bytes shared among the formats carrying them (a larger file "
+        "fails unsupported_content)",
+    )
 
     def reading(self) -> DocumentOptions:
-        return DocumentOptions(self.max_pages, self.page_markers)
+        return DocumentOptions(self.max_pages, self.page_markers, self.read)
 
 
 class RenderOptions(BaseModel):

@@ -26,9 +26,12 @@ name. Per kind of content:
   error.
 * Documents (PDF): read by :mod:`.documents` under ``documents`` (page limit, page markers):
   ``markdown`` gives its pages (headings, paragraphs, list items), ``text`` their text,
-  ``metadata`` what the file says of itself (title, author, dates, page count); fields get
+  ``metadata`` what the file says of itself (title, author, dates, page count), ``pages`` each
+  page's markdown; fields get
   ``"content is application/pdf, not HTML"``, other formats an error. A password-protected or
   broken file raises :class:`.documents.DocumentUnreadable` (an :class:`UnsupportedContent`).
+  With ``documents.read`` false the file is not read: ``markdown``, ``clean_html`` and ``html``
+  give its bytes as base64 (Firecrawl's ``parsers: []``).
 * Anything else raises :class:`UnsupportedContent` with a reason such as
   ``"unsupported content type image/png"``.
 
@@ -40,6 +43,7 @@ result, with an error saying so (:func:`.spec.check_format_names` catches this a
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -52,7 +56,7 @@ from pydantic import JsonValue
 from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
 from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, choose_charset
-from .documents import Document, DocumentOptions, read_document
+from .documents import UNREAD_MAX_BYTES, Document, DocumentOptions, read_document
 from .field_evaluation import FieldRun, evaluate_fields
 from .formats import FORMATS, FormatChoice, FormatUnavailable, Page, format_name
 from .media_type import MediaType
@@ -158,7 +162,7 @@ class _Output:
             if wanted.stage is not None:
                 continue  # answered by its stage, on the processing lane
             if page.kind not in wanted.reads:
-                self.errors[name] = f"content is {page.described}, not HTML"
+                self.errors[name] = f"content is {page.described}, not {wanted.reads_described}"
                 continue
             try:
                 produced = wanted.produce(page, None if isinstance(choice, str) else choice)
@@ -255,6 +259,8 @@ def _text_page(
 def _document_page(
     request: _Request, classification: Classification, options: DocumentOptions
 ) -> PageExtraction:
+    if not options.read:
+        return _unread_document(request, classification)
     document = read_document(classification.media_type, request.body, options)
     output = _Output()
     output.fields_unavailable(request, f"content is {classification.describe()}, not HTML")
@@ -266,6 +272,35 @@ def _document_page(
         )
     empty = not document.text.strip()
     return PageExtraction(output.data, output.errors, ContentKind.DOCUMENT, None, empty)
+
+
+# the formats carrying a document not read, as base64 (Firecrawl's markdown, html, rawHtml)
+CARRYING_UNREAD = ("markdown", "clean_html", "html")
+
+
+def _unread_document(request: _Request, classification: Classification) -> PageExtraction:
+    """A document not read (``documents.read`` false, Firecrawl's ``parsers: []``): its bytes
+    as base64 in each format of :data:`CARRYING_UNREAD` asked for, when they fit whole."""
+    described = classification.describe()
+    carrying = [c for c in request.formats if format_name(c) in CARRYING_UNREAD]
+    if carrying and len(request.body) * len(carrying) > UNREAD_MAX_BYTES:
+        raise UnsupportedContent(
+            f"the {described} file ({len(request.body):,} bytes) is too large to answer unread: "
+            f"at most {UNREAD_MAX_BYTES // len(carrying):,} bytes in "
+            f"{', '.join(format_name(c) for c in carrying)}; let it be read (documents.read)"
+        )
+    output = _Output()
+    output.fields_unavailable(request, f"content is {described}, not HTML")
+    encoded = base64.b64encode(request.body).decode("ascii") if carrying else ""
+    for choice in request.formats:
+        name = format_name(choice)
+        if name in CARRYING_UNREAD:
+            output.data[name] = encoded
+        elif name == "metadata":
+            output.data[name] = {"url": request.url, "content_type": described}
+        elif FORMATS[name].stage is None:
+            output.errors[name] = f"the {described} document was not read (documents.read)"
+    return PageExtraction(output.data, output.errors, ContentKind.DOCUMENT, None, False)
 
 
 def _plain_page(

@@ -1,7 +1,8 @@
 """A task's result as a Firecrawl ``Document``: its formats under Firecrawl's names (the format
 registry's), and its
 ``metadata`` (the page's own, Open Graph and Dublin Core tags in Firecrawl's camelCase, the
-requested and final URL, the HTTP status, the content type, whether the page was reused from the
+requested and final URL, the HTTP status, the content type, a document's page count
+(``numPages``), author and dates, whether the page was reused from the
 page cache (``cacheState``, ``cachedAt``), ``tlsVerified: false`` when the site's certificate
 failed verification and ``skipTlsVerification`` let the page through, and the error of a failed
 page)."""
@@ -16,7 +17,17 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction.formats import FORMATS
 
 JSON_FIELD = "json"  # where the json format's answer goes in a result's data
+PAGES = "pages"
 PAGE_FACTS = ("title", "description", "language", "keywords", "robots", "favicon")
+# what a document (PDF) says of itself, by Firecrawl's names
+DOCUMENT_FACTS = {
+    "page_count": "numPages",
+    "author": "author",
+    "creator": "creator",
+    "producer": "producer",
+    "created": "publishedTime",
+    "modified": "modifiedTime",
+}
 LISTED = frozenset({"ogLocaleAlternate"})  # metadata Firecrawl gives as a list
 
 
@@ -28,6 +39,8 @@ def document(task: TaskRecord) -> dict[str, Any]:
     }
     if JSON_FIELD in data:
         found["json"] = data[JSON_FIELD]
+    if PAGES in data:  # a document's pages (a pdf parser's pages: true)
+        found["pages"] = FORMATS[PAGES].document(data[PAGES])
     found["metadata"] = metadata(task)
     return found
 
@@ -36,6 +49,7 @@ def metadata(task: TaskRecord) -> dict[str, Any]:
     page = (task.data or {}).get("metadata")
     page = page if isinstance(page, dict) else {}
     found: dict[str, Any] = {name: page[name] for name in PAGE_FACTS if page.get(name) is not None}
+    found |= {name: page[key] for key, name in DOCUMENT_FACTS.items() if page.get(key) is not None}
     for tags in (page.get("open_graph"), page.get("dublin_core")):
         if isinstance(tags, dict):
             for name, value in tags.items():

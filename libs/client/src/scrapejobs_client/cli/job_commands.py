@@ -62,6 +62,7 @@ class PageFormat(StrEnum):
     html = "html"
     clean_html = "clean_html"
     summary = "summary"
+    pages = "pages"
 
 
 class RetryStatus(StrEnum):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -34,6 +35,7 @@ from scrapejobs_shared.domain.field_types import (
 )
 from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S, CssSelector
 from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
+from scrapejobs_shared.extraction.documents import DEFAULT_MAX_PAGES, UNREAD_MAX_BYTES
 from scrapejobs_shared.extraction.formats import FORMATS, FormatOptions, items_any_of
 
 MAX_TIMEOUT_MS = 300_000
@@ -42,7 +44,6 @@ MAX_WAIT_FOR_MS = 30_000
 REFUSED: dict[str, tuple[Any, ...]] = {
     "actions": (None, []),
     "location": (None,),
-    "parsers": (None, []),
     "fastMode": (None, False),
     "useMock": (None,),
     "minAge": (None, 0),
@@ -65,7 +66,6 @@ REFUSED: dict[str, tuple[Any, ...]] = {
 WHY_REFUSED = {
     "actions": "browser actions are not supported (waitFor renders the page)",
     "location": "requests are not routed through other countries",
-    "parsers": "PDF and other document parsers are not supported",
     "fastMode": "not supported",
     "removeBase64Images": "base64 images are always left out of markdown",
     "zeroDataRetention": "results are kept for the deployment's retention period",
@@ -170,6 +170,67 @@ class ChangeTrackingFormat(CamelModel):
     tag: str | None = Field(default=None, min_length=1, max_length=200)
 
 
+NO_OCR = "needs an OCR engine, and this deployment has none"
+
+
+class PdfParser(CamelModel):
+    """``{"type": "pdf", "mode", "maxPages", "pages", "pageMarkers"}``: how a PDF is read (its
+    text layer: ``fast`` and ``auto`` alike, a page without one stays empty)."""
+
+    type: Literal["pdf"]
+    mode: Literal["fast", "auto", "ocr"] | None = Field(
+        default=None, description=f'fast or auto (the default): the text layer; "ocr" {NO_OCR}'
+    )
+    max_pages: Annotated[int, Field(ge=1, le=DEFAULT_MAX_PAGES), JSON_INT] | None = Field(
+        default=None, description="Read the first pages only, up to this many"
+    )
+    pages: bool | None = Field(
+        default=None, description="true: Document.pages, each page's markdown"
+    )
+    page_markers: bool | None = Field(
+        default=None, description="true: pages joined by ---, then <!-- page N -->"
+    )
+    blocks: bool | None = Field(
+        default=None, description="Refused unless false: layout blocks are not produced"
+    )
+
+    @field_validator("mode")
+    @classmethod
+    def _no_ocr(cls, value: str | None) -> str | None:
+        if value == "ocr":
+            raise ValueError(f'mode "ocr" {NO_OCR}: use "fast" or "auto" (the text layer)')
+        return value
+
+    @field_validator("blocks")
+    @classmethod
+    def _no_blocks(cls, value: bool | None) -> bool | None:
+        if value:
+            raise ValueError("layout blocks are not produced; leave blocks out")
+        return value
+
+
+def _parser_object(value: Any) -> Any:
+    """A parser as its object (``"pdf"`` named alone); ``"image"`` (OCR of images) refused."""
+    if value == "image" or (isinstance(value, dict) and value.get("type") == "image"):
+        raise ValueError(f'the "image" parser {NO_OCR}; leave it out of parsers')
+    if isinstance(value, str):
+        if value != "pdf":
+            raise ValueError(f'unknown parser {value!r}: "pdf", or {{"type": "pdf", ...}}')
+        return {"type": value}
+    return value
+
+
+def _parsers_schema(schema: JsonDict) -> None:
+    """The parsers' items documented as they are accepted: "pdf", or the pdf parser object."""
+    for member in cast(list[JsonDict], schema.get("anyOf", [schema])):
+        items = member.get("items")
+        if isinstance(items, dict):
+            member["items"] = {"anyOf": [{"type": "string", "enum": ["pdf"]}, items]}
+
+
+ParserOption = Annotated[PdfParser, BeforeValidator(_parser_object)]
+
+
 # the formats named alone: the registry's (extraction/formats) and Firecrawl's own
 FORMAT_NAMES = (*FORMATS.firecrawl_named(), "raw_html", "changeTracking")
 ALIASES = {"raw_html": "rawHtml", "change_tracking": "changeTracking"}
@@ -230,7 +291,14 @@ class ScrapeOptions(SdkRequest):
     # refused unless they ask for nothing (REFUSED)
     actions: Refused = refused("actions")
     location: Refused = refused("location")
-    parsers: Refused = refused("parsers")
+    parsers: list[ParserOption] | None = Field(
+        default=None,
+        max_length=2,
+        description='How documents are read: unset, a PDF is read ("pdf"); ["pdf"] or a pdf '
+        "parser object: read with its options; []: not read, its bytes answered as base64 in "
+        f'markdown (at most {UNREAD_MAX_BYTES:,} bytes). "image" and mode "ocr" {NO_OCR}',
+        json_schema_extra=_parsers_schema,
+    )
     skip_tls_verification: bool | None = Field(
         default=None,
         description="true (Firecrawl's default, and what firecrawl-py 3.0-4.54 sends): a "
@@ -262,6 +330,12 @@ class ScrapeOptions(SdkRequest):
             if "changeTracking" in (wanted, getattr(wanted, "type", None)):
                 return ChangeTrackingFormat(type="changeTracking", modes=["git-diff"])
         return None
+
+    def pdf_parser(self) -> PdfParser | None:
+        """The pdf parser asked for (None: none, and with ``parsers: []`` documents unread)."""
+        if self.parsers is None:
+            return PdfParser(type="pdf")
+        return self.parsers[0] if self.parsers else None
 
     def format_names(self) -> list[str]:
         names = [f if isinstance(f, str) else f.type for f in self.formats]

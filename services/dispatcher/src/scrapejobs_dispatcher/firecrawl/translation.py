@@ -12,6 +12,7 @@ labelled with the endpoint it came from.
 | ``timeout`` (ms) | ``options.timeout_s`` (at most 50 s a fetch); a scrape's wait |
 | ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport); without them ``"auto"`` where the deployment says so |
 | ``maxConcurrency`` | ``options.per_host_concurrency`` |
+| ``parsers``: ``"pdf"`` / ``{"type": "pdf", "maxPages", "pageMarkers", "pages"}`` / ``[]`` | ``options.documents`` (``max_pages``, ``page_markers``; ``[]``: ``read`` false); ``pages`` the ``pages`` format |
 | ``maxAge`` (ms; 4 h unset), ``storeInCache`` | ``options.cache_max_age_s``, ``options.cache_store`` |
 | ``skipTlsVerification`` (true unset, where the deployment allows it) | ``options.verify_tls`` (its negation) |
 | crawl: ``limit``, ``maxDiscoveryDepth``, ``includePaths``, ``excludePaths``, ``allowSubdomains`` | ``crawl``'s ``max_pages`` (10,000 unset), ``max_depth`` (20 unset), ``include``, ``exclude``, ``allow_subdomains`` |
@@ -76,6 +77,7 @@ FIELD_NAMES = {
     "crawl.include": "includePaths",
     "crawl.exclude": "excludePaths",
     "options.per_host_rps": "delay",
+    "options.documents.max_pages": "parsers[0].maxPages",
     "webhook": "webhook",
 }
 
@@ -123,6 +125,8 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
         "cache_store": options.store_in_cache,
         "verify_tls": not (defaults.unverified_tls if skip_tls is None else skip_tls),
     }
+    if reading := documents(options):
+        native["documents"] = reading
     if options.timeout is not None:
         native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
     if options.wait_for or options.mobile:
@@ -138,7 +142,7 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
 def native_formats(options: ScrapeOptions) -> list[FormatChoice]:
     """The native formats of Firecrawl's (``metadata`` always; ``json`` and ``changeTracking``
     are stages and comparisons, not formats): each by its native name, or as the object it
-    was asked with when it takes options."""
+    was asked with when it takes options; ``pages`` when the pdf parser asks for them."""
     found: dict[str, FormatChoice] = {"metadata": "metadata"}
     for wanted in options.formats:
         name = wanted if isinstance(wanted, str) else wanted.type
@@ -146,7 +150,24 @@ def native_formats(options: ScrapeOptions) -> list[FormatChoice]:
         if page_format is not None:
             choice = wanted if isinstance(wanted, FormatOptions) else page_format.name
             found.setdefault(page_format.name, choice)
+    parser = options.pdf_parser()
+    if parser is not None and parser.pages:
+        found["pages"] = "pages"  # Document.pages
     return list(found.values())
+
+
+def documents(options: ScrapeOptions) -> dict[str, Any]:
+    """The native ``documents`` of ``parsers`` (what differs from the default): the pdf
+    parser's page limit and markers, or (``parsers: []``) documents not read."""
+    parser = options.pdf_parser()
+    if parser is None:
+        return {"read": False}
+    found: dict[str, Any] = {}
+    if parser.page_markers:
+        found["page_markers"] = True
+    if parser.max_pages is not None:
+        found["max_pages"] = parser.max_pages
+    return found
 
 
 def webhook(option: str | Webhook | None) -> dict[str, Any] | None:

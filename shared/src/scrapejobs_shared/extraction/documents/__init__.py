@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..content_kind import PDF
 from .document import (
     DEFAULT_MAX_PAGES,
+    UNREAD_MAX_BYTES,
     Document,
     DocumentOptions,
     DocumentPage,
@@ -21,6 +22,7 @@ from .pdf import read_pdf
 
 __all__ = [
     "DEFAULT_MAX_PAGES",
+    "UNREAD_MAX_BYTES",
     "Document",
     "DocumentOptions",
     "DocumentPage",

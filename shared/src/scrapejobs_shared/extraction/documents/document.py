@@ -10,6 +10,9 @@ from ..content_kind import UnsupportedContent
 
 PAGE_MARKER = "\n\n---\n\n<!-- page {number} -->\n\n"  # Firecrawl's, between pages
 DEFAULT_MAX_PAGES = 2000  # pages read of a document when the job sets no limit
+# a document not read is answered as base64 in each format carrying it: their bytes together
+# at most this, so that the result stays whole under its size limit (result_size.py)
+UNREAD_MAX_BYTES = 600_000
 
 
 class DocumentUnreadable(UnsupportedContent):
@@ -19,10 +22,12 @@ class DocumentUnreadable(UnsupportedContent):
 @dataclass(frozen=True, slots=True)
 class DocumentOptions:
     """How to read a document: at most ``max_pages`` pages (the first ones), pages joined by
-    page markers when ``page_markers``."""
+    page markers when ``page_markers``; ``read`` false: not read at all (its bytes answered as
+    they are, Firecrawl's ``parsers: []``)."""
 
     max_pages: int = DEFAULT_MAX_PAGES
     page_markers: bool = False
+    read: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from .links import Images, Links
 from .markdown import Markdown
 from .metadata import Metadata
 from .page_format import FormatOptions, FormatUnavailable, Page, PageFormat, Produced
+from .pages import Pages
 from .registry import FormatChoice, FormatRegistry, UnknownFormat, format_name, items_any_of
 from .summary import Summary
 from .text import Text
@@ -28,6 +29,7 @@ FORMATS = FormatRegistry(
     CleanHtml(),
     Attributes(),
     Summary(),
+    Pages(),
 )
 
 if TYPE_CHECKING:

@@ -82,6 +82,7 @@ class PageFormat(ABC):
     firecrawl: ClassVar[str | None] = None  # its name in Firecrawl's /v2, when it has one
     options: ClassVar[type[FormatOptions] | None] = None  # its object form, when it takes any
     reads: ClassVar[frozenset[ContentKind]] = HTML_ONLY
+    reads_described: ClassVar[str] = "HTML"  # what it reads, in "content is X, not HTML"
     stage: ClassVar[dict[str, JsonValue] | None] = None
     description: ClassVar[str]
 

@@ -20,7 +20,7 @@ Routes (``key`` separates counters between tests):
 - ``/moment/KEY``                  200, Cloudflare's "Just a moment..." interstitial
 - ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
-- ``/files/NAME``                  a document of tests/data/documents (PDF), as a file
+- ``/files/NAME``                  a document of tests/data/documents (PDF, DOCX...), as a file
 - ``/watched/KEY``                 ``site.watched[KEY]`` (status, html): pages a test edits,
                                    with an ETag (304 to ``If-None-Match``) unless unvalidated
                                    between a monitor's checks (404 once removed)
@@ -43,6 +43,7 @@ from scrapejobs_devstack.demo_site.catalog import (
     product_page,
     scripted_product_page,
 )
+from scrapejobs_shared.extraction.document_types import BY_EXTENSION
 from support.content_pages import PAGES as CONTENT_PAGES
 from support.hostile_page import hostile_page
 
@@ -182,11 +183,13 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
             self._send(status, html, headers={"ETag": etag})
 
         def _file(self, name: str) -> None:
-            """A document of tests/data/documents, by its name alone (no other path)."""
-            if name not in {p.name for p in DOCUMENTS.glob("*.pdf")}:
+            """A document of tests/data/documents, by its name alone (no other path), with its
+            media type."""
+            kind = BY_EXTENSION.get(Path(name).suffix)
+            if kind is None or name not in {p.name for p in DOCUMENTS.iterdir()}:
                 self._send(404, "<h1>no such file</h1>")
                 return
-            self._send(200, (DOCUMENTS / name).read_bytes(), "application/pdf")
+            self._send(200, (DOCUMENTS / name).read_bytes(), kind.media_type)
 
         def _redirect(self, location: str) -> None:
             self.send_response(302)

@@ -32,7 +32,13 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
         ("image/png", ContentKind.UNSUPPORTED),
         ("video/mp4", ContentKind.UNSUPPORTED),
         ("application/zip", ContentKind.UNSUPPORTED),
-        ("application/vnd.ms-excel", ContentKind.UNSUPPORTED),
+        ("application/vnd.ms-excel", ContentKind.DOCUMENT),
+        (
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            ContentKind.DOCUMENT,
+        ),
+        ("application/msword", ContentKind.UNSUPPORTED),  # Word 97-2003: not read
+        ("application/vnd.ms-powerpoint", ContentKind.UNSUPPORTED),
     ],
 )
 def test_declared_types(content_type: str, kind: ContentKind):
@@ -54,7 +60,7 @@ def test_binary_body_behind_a_textual_type_is_unsupported():
 def test_a_pdf_is_a_document_whatever_it_is_declared(content_type: str):
     result = classify_content(content_type, PDF)
     assert result.kind is ContentKind.DOCUMENT and result.media_type == "application/pdf"
-    assert result.sniffed is (content_type != "application/pdf")
+    assert result.sniffed is (content_type == "text/html")  # x-pdf: one of PDF's own types
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,10 @@ failure, never garbage parsed as HTML.
 * ``application/json``, ``text/json``, ``*+json`` → :attr:`ContentKind.JSON`.
 * other ``text/*`` (plain, csv, markdown...) and textual application types (javascript,
   ndjson, yaml...) → :attr:`ContentKind.TEXT`.
-* ``application/pdf`` (or a body starting ``%PDF-``) → :attr:`ContentKind.DOCUMENT`, read
-  by :mod:`.documents`.
+* documents (:mod:`.document_types`: PDF, Word, Excel, PowerPoint, OpenDocument, RTF, EPUB),
+  by their declared type or, whatever it is, by their content (``%PDF-``, ``{\\rtf``, a zip
+  package or compound file holding one) → :attr:`ContentKind.DOCUMENT`, read by
+  :mod:`.documents`; a document of a kind not read (Word 97-2003) is unsupported, saying so.
 * ``image/*``, ``audio/*``, ``video/*``, ``font/*``, ``model/*``, ``multipart/*``, archives
   and any other ``application/*`` → :attr:`ContentKind.UNSUPPORTED`.
 * no usable Content-Type, ``application/octet-stream`` and other "unknown" types → sniff:
@@ -32,6 +34,8 @@ from enum import StrEnum
 
 from scrapejobs_shared.errors import WorkFailed
 
+from .document_types import BY_MEDIA_TYPE, OLE, RTF_START, ZIP, DocumentType, sniff_document
+from .document_types import PDF as PDF_DOCUMENT
 from .media_type import MediaType
 
 SNIFF_BYTES = 1024
@@ -78,8 +82,7 @@ _KIND_NAMES = {
     ContentKind.DOCUMENT: "a document",
     ContentKind.UNSUPPORTED: "unsupported content",
 }
-PDF = "application/pdf"
-_PDF_TYPES = frozenset({PDF, "application/x-pdf", "application/acrobat"})
+PDF = PDF_DOCUMENT.media_type
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
 _XML_TYPES = frozenset({"text/xml", "application/xml", "text/xsl"})
 _JSON_TYPES = frozenset({"application/json", "text/json", "text/x-json", "application/x-json"})
@@ -145,11 +148,15 @@ _CONTROL_BYTES = (
 def classify_content(content_type: str | MediaType | None, body: bytes) -> Classification:
     """Classify a response by its Content-Type header value and (when needed) its body."""
     media = content_type if isinstance(content_type, MediaType) else MediaType.parse(content_type)
+    found = sniff_document(body) if body.startswith((b"%PDF-", ZIP, OLE, RTF_START)) else None
+    declared_document = BY_MEDIA_TYPE.get(media.essence)
+    if found is not None or declared_document is not None:
+        document = found or declared_document
+        assert document is not None
+        return _document(document, sniffed=media.essence not in document.media_types)
     signature = _binary_signature(body)
     if media.essence in _UNKNOWN_TYPES:
         return _sniff(body, signature)
-    if signature == PDF or media.essence in _PDF_TYPES:
-        return Classification(ContentKind.DOCUMENT, PDF, sniffed=media.essence != PDF)
     declared = _declared_kind(media)
     if declared is ContentKind.UNSUPPORTED:
         return Classification(
@@ -159,6 +166,13 @@ def classify_content(content_type: str | MediaType | None, body: bytes) -> Class
         reason = f"unsupported content: declared {media.essence} but the body is {signature}"
         return Classification(ContentKind.UNSUPPORTED, signature, sniffed=True, reason=reason)
     return Classification(declared, media.essence)
+
+
+def _document(document: DocumentType, *, sniffed: bool) -> Classification:
+    if not document.readable:
+        reason = f"{document.label} files are not read: save it as a newer format, or a PDF"
+        return Classification(ContentKind.UNSUPPORTED, document.media_type, sniffed, reason)
+    return Classification(ContentKind.DOCUMENT, document.media_type, sniffed)
 
 
 def _declared_kind(media: MediaType) -> ContentKind:
@@ -188,8 +202,6 @@ def _binary_signature(body: bytes) -> str | None:
 
 
 def _sniff(body: bytes, signature: str | None) -> Classification:
-    if signature == PDF:
-        return Classification(ContentKind.DOCUMENT, PDF, sniffed=True)
     if signature is not None:
         reason = f"unsupported content: the body is {signature}"
         return Classification(ContentKind.UNSUPPORTED, signature, sniffed=True, reason=reason)

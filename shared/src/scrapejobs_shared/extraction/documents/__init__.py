@@ -1,4 +1,5 @@
-"""Documents that are not web pages (PDF first), read into markdown, text and metadata.
+"""Documents that are not web pages (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, EPUB),
+read into markdown, text and metadata.
 
 A document reader is one module here taking the file's bytes and :class:`DocumentOptions` and
 giving a :class:`Document`; :func:`read_document` chooses it by the classified media type.
@@ -9,7 +10,7 @@ budgets; a file that cannot be read (password, broken, too many pages) raises
 
 from __future__ import annotations
 
-from ..content_kind import PDF
+from ..document_types import DOCX, EPUB, ODS, ODT, PDF, PPTX, RTF, XLS, XLSX
 from .document import (
     DEFAULT_MAX_PAGES,
     UNREAD_MAX_BYTES,
@@ -18,7 +19,13 @@ from .document import (
     DocumentPage,
     DocumentUnreadable,
 )
+from .epub import read_epub
+from .opendocument import read_odt
 from .pdf import read_pdf
+from .rtf import read_rtf
+from .slides import read_pptx
+from .spreadsheet import read_ods, read_xls, read_xlsx
+from .word import read_docx
 
 __all__ = [
     "DEFAULT_MAX_PAGES",
@@ -30,7 +37,18 @@ __all__ = [
     "read_document",
 ]
 
-READERS = {PDF: read_pdf}
+# each kind of document (document_types.py) that is read, by its media type
+READERS = {
+    PDF.media_type: read_pdf,
+    DOCX.media_type: read_docx,
+    XLSX.media_type: read_xlsx,
+    XLS.media_type: read_xls,
+    ODS.media_type: read_ods,
+    PPTX.media_type: read_pptx,
+    ODT.media_type: read_odt,
+    RTF.media_type: read_rtf,
+    EPUB.media_type: read_epub,
+}
 
 
 def read_document(media_type: str, data: bytes, options: DocumentOptions) -> Document:

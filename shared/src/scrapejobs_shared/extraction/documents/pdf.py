@@ -23,6 +23,7 @@ import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 from pydantic import JsonValue
 
 from .document import Document, DocumentOptions, DocumentPage, DocumentUnreadable
+from .plain_text import escaped
 
 HEADING_RATIO = 1.15  # a line this much larger than the body's size is a heading
 HEADING_LENGTH = 150  # characters: a longer line is not a heading, whatever its size
@@ -32,7 +33,6 @@ HYPHEN = "\ufffe"  # PDFium's mark of a word hyphenated at a line's end
 # Bullets: • ◦ ▪ ‣ ● ○ ■ □, an en dash, a hyphen, an asterisk.
 _BULLET = re.compile("^\\s*(?:[\u2022\u25e6\u25aa\u2023\u25cf\u25cb\u25a0\u25a1\u2013*-])\\s+")
 _NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+")
-_MARKDOWN_START = re.compile(r"^([#>+=|`~])")
 _PDF_DATE = re.compile(
     r"D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?([Zz]|[+-]\d{2}'?\d{2}'?)?"
 )
@@ -129,7 +129,7 @@ def _markdown(lines: list[_Line], levels: dict[float, int]) -> str:
 
     def close() -> None:
         if paragraph:
-            blocks.append(_escaped(_unhyphenated(" ".join(paragraph))))
+            blocks.append(escaped(_unhyphenated(" ".join(paragraph))))
             paragraph.clear()
 
     for line in lines:
@@ -183,12 +183,6 @@ def _list_item(text: str) -> str | None:
     if number:
         return f"{number.group(1)}. " + text[number.end() :]
     return None
-
-
-def _escaped(text: str) -> str:
-    """A paragraph's text, a character markdown would read as syntax at its start escaped
-    (a list item's own marker kept)."""
-    return _MARKDOWN_START.sub(r"\\\1", text)
 
 
 def _metadata(said: dict[str, str], page_count: int) -> dict[str, JsonValue]:

@@ -1,0 +1,116 @@
+"""The kinds of document read as documents (not web pages): each by its name, media types and
+file extensions, and how a body is recognised as one whatever its declared type.
+
+The table serves the classification (:mod:`.content_kind`), the readers
+(:mod:`.documents`, one module each) and what the parse endpoints say they accept.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentType:
+    name: str  # "pdf", "docx": Firecrawl's format names
+    label: str  # for people: "PDF", "Word (DOCX)"
+    media_types: tuple[str, ...]  # the first is the canonical one
+    extensions: tuple[str, ...]
+    readable: bool = True  # False: known, refused with a reason (a format not read here)
+
+    @property
+    def media_type(self) -> str:
+        return self.media_types[0]
+
+
+PDF = DocumentType(
+    "pdf", "PDF", ("application/pdf", "application/x-pdf", "application/acrobat"), (".pdf",)
+)
+DOCX = DocumentType(
+    "docx",
+    "Word (DOCX)",
+    ("application/vnd.openxmlformats-officedocument.wordprocessingml.document",),
+    (".docx",),
+)
+DOC = DocumentType("doc", "Word 97-2003 (DOC)", ("application/msword",), (".doc",), readable=False)
+XLSX = DocumentType(
+    "xlsx",
+    "Excel (XLSX)",
+    ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",),
+    (".xlsx",),
+)
+XLS = DocumentType("xls", "Excel 97-2003 (XLS)", ("application/vnd.ms-excel",), (".xls",))
+PPTX = DocumentType(
+    "pptx",
+    "PowerPoint (PPTX)",
+    ("application/vnd.openxmlformats-officedocument.presentationml.presentation",),
+    (".pptx",),
+)
+PPT = DocumentType(
+    "ppt", "PowerPoint 97-2003 (PPT)", ("application/vnd.ms-powerpoint",), (".ppt",), readable=False
+)
+ODT = DocumentType(
+    "odt", "OpenDocument text (ODT)", ("application/vnd.oasis.opendocument.text",), (".odt",)
+)
+ODS = DocumentType(
+    "ods",
+    "OpenDocument spreadsheet (ODS)",
+    ("application/vnd.oasis.opendocument.spreadsheet",),
+    (".ods",),
+)
+RTF = DocumentType("rtf", "Rich Text (RTF)", ("application/rtf", "text/rtf"), (".rtf",))
+EPUB = DocumentType("epub", "EPUB", ("application/epub+zip",), (".epub",))
+
+DOCUMENT_TYPES = (PDF, DOCX, DOC, XLSX, XLS, PPTX, PPT, ODT, ODS, RTF, EPUB)
+BY_MEDIA_TYPE = {media: kind for kind in DOCUMENT_TYPES for media in kind.media_types}
+BY_EXTENSION = {ext: kind for kind in DOCUMENT_TYPES for ext in kind.extensions}
+
+ZIP = b"PK\x03\x04"
+OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Microsoft's compound file (XLS, DOC, encrypted)
+# OpenDocument and EPUB start with an uncompressed "mimetype" part naming their type
+_MIMETYPE_PART = b"mimetype"
+# an Office Open XML package by the part its main document is
+_OOXML_PARTS = {"word/document.xml": DOCX, "xl/workbook.xml": XLSX, "ppt/presentation.xml": PPTX}
+# a compound file by its streams' names (UTF-16 in its directory)
+_OLE_STREAMS = {
+    "EncryptedPackage".encode("utf-16-le"): DOCX,  # a password-protected OOXML file
+    "Workbook".encode("utf-16-le"): XLS,
+    "Book".encode("utf-16-le"): XLS,
+    "WordDocument".encode("utf-16-le"): DOC,
+    "PowerPoint Document".encode("utf-16-le"): PPT,
+}
+
+
+def sniff_document(body: bytes) -> DocumentType | None:
+    """The document a body is by its content: ``%PDF-``, a zip package (Office Open XML,
+    OpenDocument, EPUB) or a compound file (XLS, DOC); None for anything else."""
+    if body.startswith(b"%PDF-"):
+        return PDF
+    if body.startswith(RTF_START):
+        return RTF
+    if body.startswith(ZIP):
+        return _sniff_zip(body)
+    if body.startswith(OLE):
+        for stream, kind in _OLE_STREAMS.items():
+            if stream in body:
+                return kind
+    return None
+
+
+RTF_START = b"{\\rtf"
+
+
+def _sniff_zip(body: bytes) -> DocumentType | None:
+    name_length = int.from_bytes(body[26:28], "little")
+    if body[30 : 30 + name_length] == _MIMETYPE_PART:
+        start = 30 + name_length + int.from_bytes(body[28:30], "little")
+        declared = body[start : start + 60].split(b"PK", 1)[0].decode("ascii", "replace").strip()
+        kind = BY_MEDIA_TYPE.get(declared)
+        return kind if kind in (ODT, ODS, EPUB) else None
+    try:
+        names = set(zipfile.ZipFile(io.BytesIO(body)).namelist())
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return None
+    return next((kind for part, kind in _OOXML_PARTS.items() if part in names), None)

@@ -95,6 +95,9 @@ locals {
     SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
     SCRAPEJOBS_MONITORS_PER_TENANT  = tostring(var.monitors_per_tenant)
     SCRAPEJOBS_MONITOR_MAX_PAGES    = tostring(var.monitor_max_pages)
+    # uploads read by POST /v1/parse and /v2/parse (docs/api.md, "Uploads")
+    SCRAPEJOBS_MAX_UPLOAD_BYTES = tostring(var.max_upload_bytes)
+    SCRAPEJOBS_PARSE_MEMORY_MB  = tostring(var.parse_memory_mb)
     # what Firecrawl's usage calls report (docs/firecrawl.md, "Usage")
     SCRAPEJOBS_FIRECRAWL_RENDER = var.firecrawl_render
     SCRAPEJOBS_PLAN_CREDITS     = tostring(var.plan_credits)

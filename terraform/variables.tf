@@ -489,8 +489,8 @@ variable "dispatcher_cpu" {
 
 variable "dispatcher_memory" {
   type        = string
-  description = "Memory limit of a dispatcher instance (e.g. 512Mi)."
-  default     = "512Mi"
+  description = "Memory limit of a dispatcher instance (e.g. 1Gi): its API, and the process reading an upload (parse_memory_mb more at most)."
+  default     = "1Gi"
 }
 
 variable "dispatcher_concurrency" {
@@ -584,6 +584,28 @@ variable "monitor_max_pages" {
   validation {
     condition     = var.monitor_max_pages >= 1 && var.monitor_max_pages <= 10000
     error_message = "monitor_max_pages must be between 1 and 10000."
+  }
+}
+
+variable "max_upload_bytes" {
+  type        = number
+  default     = 20971520
+  description = "Largest file POST /v1/parse and /v2/parse read (SCRAPEJOBS_MAX_UPLOAD_BYTES; 20 MiB): checked before it is read whole, larger ones get 413. Cloud Run takes requests of 32 MiB at most; the dispatcher's bodies, 25 MiB."
+
+  validation {
+    condition     = var.max_upload_bytes >= 1024 && var.max_upload_bytes <= 26148864
+    error_message = "max_upload_bytes must be between 1024 and 26148864 (25 MiB less 64 KiB for the rest of the request)."
+  }
+}
+
+variable "parse_memory_mb" {
+  type        = number
+  default     = 512
+  description = "MiB the process reading an upload may grow by (SCRAPEJOBS_PARSE_MEMORY_MB); past them the upload fails extraction_memory. One upload is read at a time per dispatcher instance: keep it within dispatcher_memory."
+
+  validation {
+    condition     = var.parse_memory_mb >= 64 && var.parse_memory_mb <= 8192
+    error_message = "parse_memory_mb must be between 64 and 8192."
   }
 }
 

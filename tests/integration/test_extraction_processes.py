@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.pipeline.page_outcome import extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
 from scrapejobs_worker.extraction_port import (
     ExtractionCrashed,
@@ -25,7 +26,6 @@ from scrapejobs_worker.extraction_port import (
     ExtractionOverMemory,
 )
 from scrapejobs_worker.extraction_processes import SPECS_KEPT, SPILL_S, ExtractionProcesses
-from scrapejobs_worker.page_extraction import extract_outcome
 from support.extraction_faults import raising, whose
 
 pytestmark = pytest.mark.timeout(120)

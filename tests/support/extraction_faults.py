@@ -10,8 +10,8 @@ import time
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.pipeline.page_outcome import ExtractedPage
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker.page_extraction import ExtractedPage
 
 
 def raising(response: FetchResponse, spec: JobSpec) -> ExtractedPage:

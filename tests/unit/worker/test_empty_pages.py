@@ -7,8 +7,8 @@ from typing import Any
 
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.pipeline.page_outcome import extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker.page_extraction import extract_outcome
 
 SHELL = (
     b"<html><head><title>App</title><meta property='og:title' content='Our app'>"

@@ -7,28 +7,28 @@ import resource
 
 import pytest
 
+from scrapejobs_shared import process_limits
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker import extraction_processes
 from scrapejobs_worker.extraction_processes import put, take
 
 
 def test_the_cpu_limit_is_set_again_only_when_its_whole_second_moves(monkeypatch) -> None:
     calls: list[tuple[int, int]] = []
     monkeypatch.setattr(
-        extraction_processes.resource, "setrlimit", lambda kind, limits: calls.append(limits)
+        process_limits.resource, "setrlimit", lambda kind, limits: calls.append(limits)
     )
     used = [10.2]
-    monkeypatch.setattr(extraction_processes.time, "process_time", lambda: used[0])
-    first = extraction_processes._limit_cpu(2.0)
+    monkeypatch.setattr(process_limits.time, "process_time", lambda: used[0])
+    first = process_limits.limit_cpu(2.0)
     assert first == 13  # 10.2 s used + 2 s, rounded up
     assert calls == [(first, resource.RLIM_INFINITY)]
     # the next page in the same whole second: the limit in force is already the right one
     used[0] = 10.7
-    assert extraction_processes._limit_cpu(2.0, first) == first
+    assert process_limits.limit_cpu(2.0, first) == first
     assert len(calls) == 1
     # a process that used more CPU since: a later limit, set
     used[0] = 11.1
-    later = extraction_processes._limit_cpu(2.0, first)
+    later = process_limits.limit_cpu(2.0, first)
     assert later == 14
     assert calls[-1] == (later, resource.RLIM_INFINITY)
 

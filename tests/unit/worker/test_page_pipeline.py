@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.pipeline.page_outcome import extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker.page_extraction import extract_outcome
 
 PAGE = b"""<html><body><h1>  Fish &amp;amp; Chips </h1><p class=price> 4.50 </p>
 <a href="/next">next</a><p class=none> </p></body></html>"""

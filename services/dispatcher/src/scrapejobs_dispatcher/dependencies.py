@@ -27,6 +27,7 @@ from scrapejobs_dispatcher.system_health import SystemHealth
 from scrapejobs_dispatcher.tenants.keyring import Keyring
 from scrapejobs_dispatcher.tenants.tenant_quotas import Quotas
 from scrapejobs_dispatcher.tenants.usage import Usage
+from scrapejobs_dispatcher.uploads.upload_service import UploadService
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.workers import WorkerDirectory
 
@@ -48,6 +49,7 @@ RecoveryDep = Annotated[Recovery, Depends(app_state("recovery"))]
 ExportDep = Annotated[JobExport, Depends(app_state("export"))]
 SubmissionsDep = Annotated[IdempotentSubmission, Depends(app_state("idempotent_submissions"))]
 ScrapeDep = Annotated[SyncScrape, Depends(app_state("sync_scrape"))]
+UploadsDep = Annotated[UploadService, Depends(app_state("uploads"))]
 SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
 SystemHealthDep = Annotated[SystemHealth, Depends(app_state("system_health"))]
 MonitorsDep = Annotated[Monitors, Depends(app_state("monitors"))]

@@ -18,6 +18,7 @@ from scrapejobs_dispatcher.edge.repeated_parameters import RepeatedParametersMid
 from scrapejobs_dispatcher.errors import install_error_handlers
 from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
 from scrapejobs_dispatcher.firecrawl import monitor_routes as firecrawl_monitors
+from scrapejobs_dispatcher.firecrawl import parse_routes as firecrawl_parse
 from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
 from scrapejobs_dispatcher.firecrawl import team_routes as firecrawl_team
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
@@ -37,6 +38,7 @@ from scrapejobs_dispatcher.routes import (
     keys,
     maintenance,
     monitors,
+    parse,
     scrape,
     stats,
     tenants,
@@ -60,6 +62,8 @@ from scrapejobs_dispatcher.tenants.usage import Usage
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
+from scrapejobs_dispatcher.uploads.parsing_processes import ParsingProcesses
+from scrapejobs_dispatcher.uploads.upload_service import UploadLimits, UploadService
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import utc_now
@@ -74,6 +78,7 @@ API_ROUTERS = (
     health.router,
     jobs.router,
     scrape.router,
+    parse.router,
     hosts.router,
     maintenance.router,
     dead_letters.router,
@@ -85,6 +90,7 @@ API_ROUTERS = (
     firecrawl_routes.router,
     firecrawl_team.router,
     firecrawl_monitors.router,
+    firecrawl_parse.router,
 )
 
 SERVICE = "scrapejobs-dispatcher"
@@ -210,6 +216,11 @@ def _serve(
         stale_after=timedelta(seconds=settings.idempotency_stale_s),
     )
     state.sync_scrape = SyncScrape(submissions, job_store, settings.scrape_max_wait_s)
+    parsing = ParsingProcesses(
+        settings.parse_processes, settings.parse_budget_s, settings.parse_memory_mb
+    )
+    limits = UploadLimits(settings.upload_limit())
+    state.uploads = UploadService(state.jobs, job_store, parsing, limits)
     state.site_mapper = SiteMapper(state.sync_scrape, job_store, settings.user_agent)
 
 

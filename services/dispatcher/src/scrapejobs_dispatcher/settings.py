@@ -13,6 +13,7 @@ from scrapejobs_dispatcher.system_health import HealthPolicy
 from scrapejobs_dispatcher.tenants.iap_assertion import IAP_KEYS_URL
 from scrapejobs_dispatcher.tenants.keyring import RECHECK_S
 from scrapejobs_dispatcher.tenants.usage import Plan
+from scrapejobs_dispatcher.uploads.multipart_upload import MULTIPART_ROOM
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, HELD_BATCH_SIZE, HOST_WINDOW
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
@@ -196,6 +197,29 @@ class DispatcherSettings(CommonSettings):
     max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="Larger request bodies get 413"
     )
+    max_upload_bytes: int = Field(
+        default=20 * 1024 * 1024,
+        ge=1024,
+        description="Largest file POST /v1/parse and /v2/parse read (checked before it is read "
+        "whole); larger ones get 413. At most max_body_bytes less 64 KiB (Cloud Run takes "
+        "32 MiB)",
+    )
+    parse_processes: int = Field(
+        default=1, ge=1, le=32, description="Uploads read at once by an instance (others wait)"
+    )
+    parse_budget_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=300,
+        description="CPU seconds reading one upload may use; past them it fails extraction_timeout",
+    )
+    parse_memory_mb: int = Field(
+        default=512,
+        ge=0,
+        le=16384,
+        description="MiB the process reading an upload may grow by; past them it fails "
+        "extraction_memory (0: no limit)",
+    )
     allow_unverified_tls: bool = Field(
         default=True,
         description="Whether a job may fetch a site whose TLS certificate fails verification "
@@ -255,6 +279,11 @@ class DispatcherSettings(CommonSettings):
         description="Pages one check of a monitor may take: its URLs, or its crawl's max_pages "
         "(more: a 422 naming the field)",
     )
+
+    def upload_limit(self) -> int:
+        """The largest upload read: ``max_upload_bytes``, within what a request body may be
+        (less room for the rest of a multipart request)."""
+        return max(0, min(self.max_upload_bytes, self.max_body_bytes - MULTIPART_ROOM))
 
     def monitor_limits(self) -> MonitorLimits:
         return MonitorLimits(self.monitors_per_tenant, self.monitor_max_pages)

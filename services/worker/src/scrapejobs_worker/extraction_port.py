@@ -11,8 +11,8 @@ from typing import Protocol
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.errors import WorkFailed
+from scrapejobs_shared.pipeline.page_outcome import ExtractedPage
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker.page_extraction import ExtractedPage
 
 
 class PageExtractor(Protocol):

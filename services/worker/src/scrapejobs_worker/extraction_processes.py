@@ -46,29 +46,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import multiprocessing
 import pickle
-import resource
 import signal
-import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from pathlib import Path
 from typing import Any, cast
 
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.pipeline.page_outcome import ExtractedPage, extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
+from scrapejobs_shared.process_limits import limit_cpu, limit_memory
 from scrapejobs_worker.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
     ExtractionOverBudget,
     ExtractionOverMemory,
 )
-from scrapejobs_worker.page_extraction import ExtractedPage, extract_outcome
 
 log = logging.getLogger(__name__)
 
@@ -386,7 +383,7 @@ def serve(conn: Connection, extract: Extract, budget_s: float, memory_mb: int = 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker decides when it stops
     signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the budget: the process ends
     if memory_mb:
-        _limit_memory(memory_mb)
+        limit_memory(memory_mb)
     specs: OrderedDict[int, JobSpec] = OrderedDict()
     put(conn, READY)
     exhausted = False
@@ -403,7 +400,7 @@ def serve(conn: Connection, extract: Extract, budget_s: float, memory_mb: int = 
             else:
                 spec = specs[key]
                 specs.move_to_end(key)
-            cpu_limit = _limit_cpu(budget_s, cpu_limit)
+            cpu_limit = limit_cpu(budget_s, cpu_limit)
             try:
                 answers.append((True, extract(response, spec)))
             except MemoryError:
@@ -424,24 +421,3 @@ def put(conn: Connection, value: object) -> None:
 def take(conn: Connection) -> object:
     """The next message :func:`put` on the pipe."""
     return pickle.loads(conn.recv_bytes())
-
-
-def _limit_memory(memory_mb: int) -> None:
-    """Let this process's address space grow by ``memory_mb`` past its size now."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[0])
-        size = pages * resource.getpagesize()
-    except OSError:  # not Linux: no limit (Cloud Run and CI are Linux)
-        return
-    limit = size + (memory_mb << 20)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def _limit_cpu(budget_s: float, current: int = 0) -> int:
-    """Let this process use ``budget_s`` more seconds of CPU (rounded up), then be ended;
-    the limit in force is returned. ``current``: the limit this process last set (the same
-    whole second again needs no system call: most pages take a millisecond or so)."""
-    soft = math.ceil(time.process_time() + budget_s)
-    if soft != current:
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
-    return soft

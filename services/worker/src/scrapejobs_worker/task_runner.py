@@ -21,6 +21,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
+from scrapejobs_shared.pipeline.page_outcome import stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
 from scrapejobs_shared.politeness.host_key import host_key
@@ -55,7 +56,6 @@ from scrapejobs_worker.outcome_policy import (
     after_fetch,
     before_fetch,
 )
-from scrapejobs_worker.page_extraction import stopped
 
 CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")
 

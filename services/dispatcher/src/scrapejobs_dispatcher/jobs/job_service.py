@@ -35,6 +35,8 @@ from scrapejobs_shared.delivery.batching import (
     shards_for,
     size_for,
 )
+from scrapejobs_shared.delivery.completion import complete_if_done
+from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.model_usage import ModelPrices
@@ -44,6 +46,7 @@ from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
     JobRecord,
+    TaskOutcome,
     TaskRecord,
     task_id_for,
 )
@@ -51,12 +54,14 @@ from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, Tas
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 from scrapejobs_shared.ports.job_store import JobExists, Page
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
 log = logging.getLogger(__name__)
 RELEASE_PAGE = 100  # held batches released per store call (a cancel releases them all)
+RECORD_LEASE = timedelta(minutes=1)  # a recorded job's claim: settled at once
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +184,30 @@ class JobService:
             },
         )
         return self._view(job, counts)
+
+    async def record(self, submission: Submission, outcome: TaskOutcome) -> JobView:
+        """A one-page job whose page was read here (an upload: uploads/): stored, its task
+        settled with ``outcome`` and the job completed, with the same admission (quotas) and
+        retention as a submitted job and nothing published (no worker has anything to fetch).
+        """
+        request, tenant = submission.request, submission.tenant
+        job_id = submission.job_id or uuid.uuid4().hex
+        now = self._clock()
+        await self._rules.admit(request, Admission(tenant, request.most_pages(), job_id, now))
+        batches = self._new_batches(job_id, request, now, tenant)
+        job = replace(self._new_job(request, job_id, None, batches, now, tenant), publishing=False)
+        await self._store.create_job(job, batches)
+        [batch] = batches
+        lease = now + RECORD_LEASE
+        claim = await self._store.claim_batch(job_id, batch.id, now, lease, mark_started=True)
+        if not isinstance(claim, Claimed):  # nothing else knows the job: never so
+            raise RuntimeError(f"the recorded job {job_id} could not be claimed: {claim}")
+        changes = [FinishTask(item.task_id, outcome, outcome.elapsed_ms) for item in batch.items]
+        await self._store.settle(claim.handle, changes, self._clock())
+        await complete_if_done(self._store, job_id, self._clock, self._events, job.spec, True)
+        self._metrics.submitted(job.total, crawl=False)
+        log.info("job recorded", extra={"job_id": job_id, "status": outcome.status.value})
+        return await self.get(job_id, Caller(tenant, Role.MEMBER))
 
     def coalesces(self, request: JobRequest) -> bool:
         """Whether ``request`` is created in one commit with others submitted at the same

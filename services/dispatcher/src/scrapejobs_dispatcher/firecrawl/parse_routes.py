@@ -1,0 +1,171 @@
+"""Firecrawl's ``/v2/parse`` (a multipart ``file`` and its ``options``, a Document answered)
+and ``GET /v2/parse/formats`` (what it reads), over the native uploads (uploads/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from pydantic import Field, ValidationError, model_validator
+
+from scrapejobs_dispatcher.dependencies import UploadsDep
+from scrapejobs_dispatcher.firecrawl.answer_models import Answer, ScrapeAnswer
+from scrapejobs_dispatcher.firecrawl.errors import v2_router
+from scrapejobs_dispatcher.firecrawl.request_models import ScrapeOptions
+from scrapejobs_dispatcher.firecrawl.translation import (
+    InvalidOption,
+    documents,
+    native_formats,
+    validated,
+)
+from scrapejobs_dispatcher.tenants.authentication import CallerDep
+from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form
+from scrapejobs_dispatcher.uploads.upload import HTML_EXTENSIONS, Upload
+from scrapejobs_shared.domain.jobspec import PageRequest
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
+from scrapejobs_shared.firecrawl.documents import document
+
+router = v2_router()
+NOT_FOR_UPLOADS = ("changeTracking", "screenshot", "branding")
+
+
+class ParseOptions(ScrapeOptions):
+    """The ``options`` of ``/v2/parse``: scrape options that say how a file is read (formats,
+    onlyMainContent, includeTags, excludeTags, parsers); fetch options (timeout, proxy,
+    blockAds, maxAge...) are accepted and have nothing to do; a browser's (waitFor, mobile) and
+    headers are refused."""
+
+    @model_validator(mode="after")
+    def _readable(self) -> ParseOptions:
+        if self.wait_for or self.mobile:
+            raise ValueError("an upload is not rendered: leave waitFor and mobile out")
+        if self.headers:
+            raise ValueError("an upload is not fetched: leave headers out")
+        for name in self.format_names():
+            if name in NOT_FOR_UPLOADS:
+                raise ValueError(f"the {name} format does not apply to an upload")
+        return self
+
+
+class ParseFormat(Answer):
+    format: str
+    kind: str = "document"
+    extensions: list[str]
+    mime_types: list[str] = Field(alias="mimeTypes")
+    available: bool
+
+
+class ParseFormats(Answer):
+    formats: list[ParseFormat]
+
+
+class ParseFormatsAnswer(Answer):
+    success: bool = True
+    data: ParseFormats
+
+
+@router.post(
+    "/parse",
+    response_model=ScrapeAnswer,
+    response_model_by_alias=True,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["file"],
+                        "properties": {
+                            "file": {"type": "string", "format": "binary"},
+                            "options": {
+                                "type": "string",
+                                "description": "JSON: scrape options (formats, onlyMainContent, "
+                                "includeTags, excludeTags, parsers)",
+                                "contentMediaType": "application/json",
+                            },
+                        },
+                    }
+                }
+            },
+        }
+    },
+)
+async def parse(
+    request: Request, uploads: UploadsDep, caller: CallerDep
+) -> ScrapeAnswer | JSONResponse:
+    """Read an uploaded file (GET /v2/parse/formats: which) and answer its Document, as
+    Firecrawl's parse does; the file is read in a process of its own within a CPU and memory
+    budget and its result kept as a finished job (labelled ``upload``)."""
+    form = await read_upload_form(request, "options", uploads.limits.max_bytes)
+    options = _options(form.options)
+    native = {
+        "options": {
+            "formats": native_formats(options),
+            "content": {
+                "main_only": options.only_main_content,
+                "include": options.include_tags or [],
+                "exclude": options.exclude_tags or [],
+            },
+        }
+    }
+    if reading := documents(options):
+        native["options"]["documents"] = reading
+    if options.json_format() is not None:
+        raise InvalidOption(
+            "formats", "the json format needs the ai stage, which does not run on uploads"
+        )
+    page_request = validated(PageRequest, native)
+    scraped = await uploads.parse(form.upload, page_request, caller.tenant)
+    task = scraped.result
+    if task is None or task.status is not TaskStatus.SUCCEEDED:
+        error = task.error if task is not None else "cancelled"
+        content = {
+            "success": False,
+            "code": "PARSE_FAILED",
+            "error": f"could not parse {form.upload.filename}: {error}",
+        }
+        return JSONResponse(content, status_code=400)
+    return ScrapeAnswer(data=_document(task, form.upload))
+
+
+@router.get("/parse/formats", response_model=ParseFormatsAnswer, response_model_by_alias=True)
+async def parse_formats() -> ParseFormatsAnswer:
+    """The files ``/v2/parse`` reads (``available`` false: known, not read here)."""
+    formats = [
+        ParseFormat(
+            format=kind.name,
+            extensions=list(kind.extensions),
+            mime_types=list(kind.media_types),
+            available=kind.readable,
+        )
+        for kind in DOCUMENT_TYPES
+    ]
+    html = ParseFormat(
+        format="html", extensions=list(HTML_EXTENSIONS), mime_types=["text/html"], available=True
+    )
+    return ParseFormatsAnswer(data=ParseFormats(formats=[*formats, html]))
+
+
+def _options(given: Any) -> ParseOptions:
+    try:
+        return ParseOptions.model_validate(given or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first.get("loc", ()))
+        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        raise InvalidOption(f"options.{field}" if field else "options", message) from None
+
+
+def _document(task: Any, upload: Upload) -> dict[str, Any]:
+    """The Document of an upload: its metadata names the file (``sourceURL``, ``url``,
+    ``sourceFile``), as Firecrawl's parse does."""
+    found = document(task)
+    found["metadata"] |= {
+        "sourceURL": upload.filename,
+        "url": upload.filename,
+        "sourceFile": upload.filename,
+    }
+    return found

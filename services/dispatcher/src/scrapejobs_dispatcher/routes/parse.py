@@ -1,0 +1,73 @@
+"""REST resource: /v1/parse, an uploaded file read and answered (and kept as a job)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import ValidationError
+
+from scrapejobs_dispatcher.dependencies import UploadsDep
+from scrapejobs_dispatcher.errors import field_path
+from scrapejobs_dispatcher.jobs.views import UNAVAILABLE, ErrorResponse, ScrapeResponse
+from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
+from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form
+from scrapejobs_dispatcher.uploads.upload import accepted_extensions
+from scrapejobs_shared.domain.jobspec import PageRequest
+from scrapejobs_shared.errors import InvalidInput
+
+router = APIRouter(prefix="/v1/parse", tags=["parse"], dependencies=[Depends(require_caller)])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    **{code: {"model": ErrorResponse} for code in (400, 401, 403, 413, 422, 429, 500)},
+    **UNAVAILABLE,
+}
+REQUEST_SCHEMA: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "The file: "
+                            + ", ".join(accepted_extensions())
+                            + " (its type by its content, else its part's Content-Type, else "
+                            "its extension); at most SCRAPEJOBS_MAX_UPLOAD_BYTES",
+                        },
+                        "request": {
+                            "type": "string",
+                            "description": "JSON: what to read of it, as a job asks of each "
+                            "page (extract, options.formats, options.content, "
+                            "options.documents, options.retention_days, pipeline without an ai "
+                            "stage, labels); default: markdown and metadata",
+                            "contentMediaType": "application/json",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
+DEFAULT_REQUEST = {"options": {"formats": ["markdown", "metadata"]}}
+
+
+@router.post("", response_model=ScrapeResponse, responses=ERRORS, openapi_extra=REQUEST_SCHEMA)
+async def parse(request: Request, uploads: UploadsDep, caller: CallerDep) -> ScrapeResponse:
+    """Read an uploaded file (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, EPUB, HTML)
+    into markdown, text, metadata and the rest a job asks of a page, in a process of its own
+    within a CPU and memory budget. The answer is its result, kept as a finished one-page job
+    (``job_id``: its results, export and deletion as any job's; labelled ``upload``)."""
+    form = await read_upload_form(request, "request", uploads.limits.max_bytes)
+    wanted = DEFAULT_REQUEST if form.options is None else form.options
+    try:
+        page_request = PageRequest.model_validate(wanted, strict=False)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = "request." + field_path(tuple(first.get("loc", ())))
+        raise InvalidInput(f"{field}: {first.get('msg')}", field) from None
+    scraped = await uploads.parse(form.upload, page_request, caller.tenant)
+    return ScrapeResponse.of(scraped)

@@ -1,0 +1,78 @@
+"""Reading an uploaded file as a job's one page: checked (its size, what it asks for), read in
+a process of its own (:class:`.parsing_port.UploadParsing`), its result recorded as a finished
+job of the tenant's (JobService.record: the same quotas and retention as any job; its results,
+export and deletion as any job's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from scrapejobs_dispatcher.jobs.job_service import JobService, JobView
+from scrapejobs_dispatcher.submission.submission import Submission
+from scrapejobs_dispatcher.submission.sync_scrape import Scraped
+from scrapejobs_shared.domain.jobspec import JobOptions, JobRequest, JobSpec, PageRequest
+from scrapejobs_shared.errors import InvalidInput
+from scrapejobs_shared.extraction.formats import FORMATS
+from scrapejobs_shared.ports.job_store import JobStore
+
+from .parsing_port import UploadParsing
+from .upload import UPLOAD_LABEL, Upload, UploadTooLarge
+
+# the options that say how a page is read; the others say how it is fetched
+READ_OPTIONS = frozenset({"formats", "content", "documents", "retention_days"})
+NO_AI = "the ai stage does not run on uploads (it runs on the workers' processing lane)"
+
+
+@dataclass(frozen=True, slots=True)
+class UploadLimits:
+    max_bytes: int  # SCRAPEJOBS_MAX_UPLOAD_BYTES
+
+
+@dataclass(eq=False)
+class UploadService:
+    jobs: JobService
+    store: JobStore
+    parsing: UploadParsing
+    limits: UploadLimits
+
+    def check_size(self, size: int | None) -> None:
+        """:class:`UploadTooLarge` for a file (or a request) over the limit."""
+        if size is not None and size > self.limits.max_bytes:
+            raise UploadTooLarge(size, self.limits.max_bytes)
+
+    async def parse(self, upload: Upload, request: PageRequest, tenant: str) -> Scraped:
+        """``upload`` read as ``request`` asks, recorded as a finished job of ``tenant``'s."""
+        self.check_size(len(upload.data))
+        job_request = upload_job(upload, request)
+        outcome = await self.parsing.outcome(upload, JobSpec.from_request(job_request))
+        view: JobView = await self.jobs.record(Submission(job_request, tenant), outcome)
+        page = await self.store.list_tasks(view.job.id, 1, None)
+        return Scraped(view.job, page.items[0] if page.items else None)
+
+
+def upload_job(upload: Upload, request: PageRequest) -> JobRequest:
+    """The one-page job of an upload: what ``request`` asks of it, labelled with the file's
+    name; a fetch option (none applies: nothing is fetched) or the ai stage is refused."""
+    defaults = JobOptions()
+    for name in JobOptions.model_fields:
+        if name not in READ_OPTIONS and getattr(request.options, name) != getattr(defaults, name):
+            raise InvalidInput(
+                f"an upload is not fetched: leave options.{name} out", f"options.{name}"
+            )
+    staged = [f.name for f in FORMATS.stages(request.options.formats)]
+    if staged:
+        raise InvalidInput(f"{', '.join(staged)}: {NO_AI}", "options.formats")
+    if any("ai" in stage.model_dump(exclude_none=True) for stage in request.pipeline):
+        raise InvalidInput(NO_AI, "pipeline")
+    native: dict[str, Any] = request.model_dump(mode="json", exclude_unset=True)
+    native["url"] = upload.url
+    native["labels"] = {**request.labels, UPLOAD_LABEL: upload.filename[:200]}
+    try:
+        return JobRequest.model_validate(native, strict=False)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first.get("loc", ())) or "request"
+        raise InvalidInput(f"{field}: {first.get('msg')}", field) from None

@@ -1,0 +1,31 @@
+"""Limits a process sets on itself before it works on what strangers sent (pages, uploads),
+held by the kernel: CPU time (past it ``SIGXCPU`` ends the process, even inside C code) and
+address space (past it an allocation fails)."""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+from pathlib import Path
+
+
+def limit_memory(memory_mb: int) -> None:
+    """Let this process's address space grow by ``memory_mb`` past its size now."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[0])
+        size = pages * resource.getpagesize()
+    except OSError:  # not Linux: no limit (Cloud Run and CI are Linux)
+        return
+    limit = size + (memory_mb << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def limit_cpu(budget_s: float, current: int = 0) -> int:
+    """Let this process use ``budget_s`` more seconds of CPU (rounded up), then be ended;
+    the limit in force is returned. ``current``: the limit this process last set (the same
+    whole second again needs no system call)."""
+    soft = math.ceil(time.process_time() + budget_s)
+    if soft != current:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
+    return soft

@@ -1,0 +1,186 @@
+"""POST /v1/parse over the in-memory dispatcher with the real parsing processes: an upload read
+into its result, kept as a finished job of the tenant's; its size checked before it is read;
+what an upload cannot ask for refused; a file past its CPU budget failing alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.uploads.parsing_processes import ParsingProcesses
+from scrapejobs_dispatcher.uploads.upload import Upload
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from support.memory_dispatcher import memory_client
+
+FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+def _file(
+    name: str, content_type: str = "application/octet-stream"
+) -> dict[str, tuple[str, bytes, str]]:
+    return {"file": (name, (FILES / name).read_bytes(), content_type)}
+
+
+async def test_an_uploaded_file_is_read_and_kept_as_a_finished_job() -> None:
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    async with memory_client(store, publisher=publisher) as client:
+        answer = await client.post("/v1/parse", files=_file("markitdown-paper.docx", DOCX))
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        job_id = body["job_id"]
+        results = (await client.get(f"/v1/jobs/{job_id}/results")).json()["results"]
+        job = (await client.get(f"/v1/jobs/{job_id}")).json()
+    assert body["status"] == "completed"
+    result = body["result"]
+    assert result["status"] == "succeeded" and result["url"].endswith("/markitdown-paper.docx")
+    assert "# Abstract" in result["data"]["markdown"]
+    assert result["data"]["metadata"]["author"] == "Adam Fourney"
+    assert results[0]["data"] == result["data"]  # kept with the tenant's results
+    assert job["status"] == "completed" and job["labels"] == {"upload": "markitdown-paper.docx"}
+    assert job["counts"]["succeeded"] == 1
+    assert not publisher.published  # nothing for a worker to fetch
+
+
+async def test_what_to_read_is_asked_as_a_job_asks_it_of_a_page() -> None:
+    store = MemoryJobStore()
+    request = {
+        "options": {"formats": ["pages", "text"], "documents": {"max_pages": 2}},
+        "labels": {"team": "finance"},
+    }
+    async with memory_client(store) as client:
+        answer = await client.post(
+            "/v1/parse",
+            files=_file("pdflatex-4-pages.pdf"),
+            data={"request": json.dumps(request)},
+        )
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    assert [p["page_number"] for p in result["data"]["pages"]] == [1, 2]
+    assert result["field_errors"]["document"] == "pages past 2 of 4 left unread (the limit)"
+    [job] = store.jobs.values()
+    assert job.labels == {"team": "finance", "upload": "pdflatex-4-pages.pdf"}
+    assert job.status is JobStatus.COMPLETED
+
+
+@pytest.mark.parametrize(
+    ("request_body", "field"),
+    [
+        ({"options": {"headers": {"X-A": "b"}}}, "options.headers"),
+        ({"options": {"render": "auto"}}, "options.render"),
+        ({"options": {"formats": ["summary"]}}, "options.formats"),
+        ({"options": {"formats": ["nope"]}}, "request.options.formats"),
+        ({"pipeline": [{"ai": {"prompt": "x", "schema": {"type": "object"}}}]}, "pipeline"),
+    ],
+)
+async def test_what_an_upload_cannot_ask_for_is_a_422_naming_it(
+    request_body: dict[str, object], field: str
+) -> None:
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", ai_provider="openai")
+    async with memory_client(store, settings) as client:
+        answer = await client.post(
+            "/v1/parse",
+            files=_file("markitdown-sample.rtf"),
+            data={"request": json.dumps(request_body)},
+        )
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"]["field"].startswith(field), answer.text
+    assert not store.jobs
+
+
+async def test_a_file_over_the_limit_is_refused_before_it_is_read() -> None:
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", max_upload_bytes=10_000)
+    async with memory_client(store, settings) as client:
+        big = await client.post("/v1/parse", files=_file("markitdown-paper.docx"))
+        missing = await client.post("/v1/parse", data={"request": "{}"})
+        not_json = await client.post(
+            "/v1/parse", files={"file": ("a.rtf", b"{\\rtf1 hi}", "")}, data={"request": "{nope"}
+        )
+    assert big.status_code == 413, big.text
+    assert (
+        "larger than 10,000 bytes (SCRAPEJOBS_MAX_UPLOAD_BYTES)" in big.json()["error"]["message"]
+    )
+    assert missing.status_code == 422 and missing.json()["error"]["field"] == "file"
+    assert not_json.status_code == 422 and not_json.json()["error"]["field"] == "request"
+    assert not store.jobs
+
+
+async def test_a_broken_or_unsupported_file_fails_its_job_saying_why() -> None:
+    store = MemoryJobStore()
+    async with memory_client(store) as client:
+        broken = await client.post(
+            "/v1/parse", files={"file": ("report.docx", b"PK\x03\x04 not really", DOCX)}
+        )
+        image = await client.post(
+            "/v1/parse", files={"file": ("x.png", b"\x89PNG\r\n\x1a\n....", "image/png")}
+        )
+    result = broken.json()["result"]
+    assert result["status"] == "failed"
+    assert result["error"].startswith("unsupported_content: the Word (DOCX) file cannot be read")
+    assert (
+        image.json()["result"]["error"] == "unsupported_content: unsupported content type image/png"
+    )
+
+
+async def test_a_file_past_its_cpu_budget_fails_alone_and_the_next_one_is_read() -> None:
+    # an HTML upload asked a cubic XPath over 1,500 elements: hours of CPU, ended at 1 s
+    parsing = ParsingProcesses(1, budget_s=1, memory_mb=512)
+    many = Upload("many.html", "text/html", b"<div><p>x</p></div>" * 1500)
+    cubic = {"n": {"xpath": "count(//*[count(//*[count(//*) > 0]) > 0])"}}
+    slow = JobSpec.from_request(JobRequest.model_validate({"url": many.url, "extract": cubic}))
+    spun = await parsing.outcome(many, slow)
+    assert spun.status is TaskStatus.FAILED
+    assert spun.error == "extraction_timeout: reading the file took more than 1 s of CPU"
+    book = Upload("book.pdf", "application/pdf", (FILES / "multicolumn.pdf").read_bytes())
+    read_it = JobSpec.from_request(
+        JobRequest.model_validate({"url": book.url, "options": {"formats": ["markdown"]}})
+    )
+    read = await parsing.outcome(book, read_it)
+    assert read.status is TaskStatus.SUCCEEDED and read.data is not None
+    assert str(read.data["markdown"]).startswith("# Two-Column Document")
+
+
+async def test_firecrawls_parse_answers_a_document_naming_the_file() -> None:
+    store = MemoryJobStore()
+    options = {
+        "formats": ["markdown"],
+        "parsers": [{"type": "pdf", "pages": True, "pageMarkers": True, "maxPages": 3}],
+        "origin": "python-sdk@4.55.0",
+    }
+    async with memory_client(store) as client:
+        answer = await client.post(
+            "/v2/parse",
+            files=_file("pdflatex-4-pages.pdf", "application/pdf"),
+            data={"options": json.dumps(options)},
+        )
+        formats = await client.get("/v2/parse/formats")
+        refused = await client.post(
+            "/v2/parse",
+            files=_file("markitdown-sample.rtf"),
+            data={"options": json.dumps({"waitFor": 1000})},
+        )
+        failed = await client.post(
+            "/v2/parse", files={"file": ("x.docx", b"PK\x03\x04 broken", DOCX)}
+        )
+    assert answer.status_code == 200, answer.text
+    data = answer.json()["data"]
+    assert "<!-- page 2 -->" in data["markdown"] and "<!-- page 4 -->" not in data["markdown"]
+    assert [p["pageNumber"] for p in data["pages"]] == [1, 2, 3]
+    metadata = data["metadata"]
+    assert metadata["numPages"] == 4 and metadata["sourceFile"] == "pdflatex-4-pages.pdf"
+    assert metadata["sourceURL"] == "pdflatex-4-pages.pdf"
+    listed = {f["format"]: f for f in formats.json()["data"]["formats"]}
+    assert listed["docx"]["available"] is True and listed["doc"]["available"] is False
+    assert ".xlsx" in listed["xlsx"]["extensions"] and listed["html"]["mimeTypes"] == ["text/html"]
+    assert refused.status_code == 400 and refused.json()["success"] is False
+    assert "not rendered" in refused.json()["error"]
+    assert failed.status_code == 400 and failed.json()["code"] == "PARSE_FAILED"
+    assert "the Word (DOCX) file cannot be read" in failed.json()["error"]

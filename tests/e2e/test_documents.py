@@ -1,14 +1,32 @@
-"""PDF documents on the real stack: a job over the test site's PDF files gets each one's
-markdown and metadata under the job's ``documents`` options, and a password-protected one fails
-alone, with its reason, while the others succeed."""
+"""Documents on the real stack: a job over the test site's files (PDF, Word, Excel...) gets
+each one's markdown and metadata under the job's ``documents`` options, and a password-protected
+one fails alone, with its reason, while the others succeed; Firecrawl's own SDK (firecrawl-py,
+unmodified) scrapes a PDF with ``parsers`` (pages, page markers, a page limit), uploads a Word
+and an Excel file to ``parse`` and lists ``get_parse_formats()``; the native upload
+``POST /v1/parse`` keeps its result as a job."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
+from firecrawl import Firecrawl
+from firecrawl.v2.types import PDFParser
+from firecrawl.v2.utils.error_handler import BadRequestError
+
+from scrapejobs_devstack.stack import Stack
 from support.jobs import all_results, submit, wait_finished
+from support.site import Site
+
+FILES = Path(__file__).resolve().parents[1] / "data" / "documents"
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
+
+
+@pytest.fixture(scope="module")
+def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
+    yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
 
 
 async def test_a_job_of_pdfs_reads_each_one_under_its_documents_options(api, site) -> None:
@@ -46,3 +64,63 @@ async def test_a_documents_option_out_of_bounds_is_refused_naming_it(api) -> Non
     response = await api.post("/v1/jobs", json=body)
     assert response.status_code == 422, response.text
     assert "max_pages" in response.text
+
+
+async def test_office_files_in_a_job_are_read_by_their_type(api, site) -> None:
+    names = ["markitdown-paper.docx", "markitdown-sheets.xlsx", "markitdown-deck.pptx"]
+    options = {"formats": ["markdown"]}
+    job = await submit(api, {"urls": [f"{site.url}/files/{n}" for n in names], "options": options})
+    final = await wait_finished(api, job["id"])
+    results = {r["url"].rsplit("/", 1)[1]: r for r in await all_results(api, job["id"])}
+    assert final["counts"]["succeeded"] == 3, {n: r["error"] for n, r in results.items()}
+    assert "# Abstract" in results["markitdown-paper.docx"]["data"]["markdown"]
+    sheets = results["markitdown-sheets.xlsx"]["data"]["markdown"]
+    assert sheets.startswith("## Sheet1\n\n| Alpha | Beta | Gamma | Delta |")
+    deck = results["markitdown-deck.pptx"]["data"]["markdown"]
+    assert "| 7 | 8 | 9 | 1b92870d-e3b5-4e65-8153-919f4ff45592 | 11 | 12 |" in deck
+
+
+def test_firecrawls_sdk_scrapes_a_pdf_with_its_parser_options(
+    firecrawl: Firecrawl, site: Site
+) -> None:
+    url = f"{site.url}/files/pdflatex-4-pages.pdf"
+    parser = PDFParser(max_pages=3, pages=True, page_markers=True, mode="fast")
+    doc = firecrawl.scrape(url, formats=["markdown"], parsers=[parser], max_age=0)
+    assert doc.markdown is not None and "\n\n---\n\n<!-- page 3 -->\n\n" in doc.markdown
+    assert "<!-- page 4 -->" not in doc.markdown
+    assert doc.pages is not None and [p.page_number for p in doc.pages] == [1, 2, 3]
+    assert all(p.markdown and p.markdown in doc.markdown for p in doc.pages)
+    meta = doc.metadata_typed
+    assert meta.num_pages == 4 and meta.content_type == "application/pdf"
+    unread = firecrawl.scrape(url, formats=["markdown"], parsers=[], max_age=0)
+    assert unread.markdown is not None and unread.markdown.startswith("JVBERi0")  # %PDF-
+    with pytest.raises(BadRequestError, match="OCR engine"):
+        firecrawl.scrape(url, parsers=[{"type": "pdf", "mode": "ocr"}])
+
+
+def test_firecrawls_sdk_parses_uploads_and_lists_what_it_reads(firecrawl: Firecrawl) -> None:
+    paper = firecrawl.parse(FILES / "markitdown-paper.docx")
+    assert paper.markdown is not None and "# Abstract" in paper.markdown
+    assert paper.metadata_typed.source_url == "markitdown-paper.docx"
+    sheets = firecrawl.parse((FILES / "markitdown-sheets.xlsx").read_bytes(), filename="q3.xlsx")
+    assert sheets.markdown is not None
+    assert "| 58 | 6ff4173b-42a5-4784-9b19-f49caff4d93d | 22 | 9 |" in sheets.markdown
+    formats = {f.format: f for f in firecrawl.get_parse_formats()}
+    assert formats["docx"].available and formats["pdf"].available
+    assert ".xlsx" in formats["xlsx"].extensions and not formats["doc"].available
+    with pytest.raises(BadRequestError, match="cannot be read"):
+        firecrawl.parse(b"PK\x03\x04 not a workbook", filename="broken.xlsx")
+
+
+async def test_a_native_upload_is_answered_and_kept_as_a_job(api) -> None:
+    data = (FILES / "markitdown-book.epub").read_bytes()
+    answer = await api.post(
+        "/v1/parse", files={"file": ("book.epub", data, "application/epub+zip")}
+    )
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["status"] == "completed" and body["result"]["status"] == "succeeded"
+    assert "# Chapter 1: Test Content" in body["result"]["data"]["markdown"]
+    job = await api.get(f"/v1/jobs/{body['job_id']}")
+    assert job.json()["labels"] == {"upload": "book.epub"}
+    assert (await all_results(api, body["job_id"]))[0]["data"] == body["result"]["data"]

@@ -253,3 +253,29 @@ def test_the_processes_share_the_fork_server_s_modules_frozen() -> None:
     assert data["frozen"] > 10_000  # the extraction modules' objects
     assert data["private_kb"] < 15 * 1024, data  # measured ~4-8 MB; ~22 MB unfrozen
     assert data["worker_frozen"] == 0
+
+
+def test_pages_and_answers_larger_than_a_pipe_cross_whole_on_uvloop() -> None:
+    """uvicorn runs the worker on uvloop, whose add_reader makes the pipe non-blocking: a page
+    (or its answer) larger than the pipe's buffer was cut mid-write by EAGAIN and taken for a
+    dead process (a 277 KB PowerPoint file failed every attempt, ExtractionCrashed)."""
+    import uvloop
+
+    big_page = b"<html><body>" + b"<p>" + b"word " * 400_000 + b"</p></body></html>"  # 2 MB
+    wanted = JobSpec.from_request(
+        JobRequest.model_validate({"url": "http://a.test/", "options": {"formats": ["html"]}})
+    )
+
+    async def extract_them() -> list[int]:
+        pool = ExtractionProcesses(1, budget_s=10.0)
+        await pool.start()
+        try:
+            pages = [pool.extract(response(big_page), wanted) for _ in range(3)]
+            return [
+                len(str((page.outcome.data or {})["html"])) for page in await asyncio.gather(*pages)
+            ]
+        finally:
+            await pool.close()
+
+    sizes = uvloop.run(extract_them())
+    assert all(size > 800_000 for size in sizes)  # each answer ~900 KB (the result's limit)

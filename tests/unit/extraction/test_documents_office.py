@@ -145,6 +145,7 @@ def test_an_epub_is_its_chapters_in_reading_order_with_the_books_metadata() -> N
         assert expected in markdown
     assert markdown.index("Chapter 1: Test") < markdown.index("Chapter 2: More")
     document = read_document(EPUB.media_type, _read("markitdown-book.epub"), DocumentOptions())
+    assert "This is a blockquote for testing." in document.text  # XHTML's text, too
     assert document.metadata["author"] == "Test Author"
     assert document.metadata["title"] == "Test EPUB Document" and document.page_count == 3
 

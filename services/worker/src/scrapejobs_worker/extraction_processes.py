@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
 import pickle
 import signal
 from collections import OrderedDict, deque
@@ -307,6 +308,11 @@ class ExtractionProcesses:
             _stop(child)
             return
         asyncio.get_running_loop().add_reader(ours.fileno(), self._answered, child)
+        # uvloop's add_reader makes the pipe non-blocking: a message or an answer larger than
+        # the pipe's buffer (a 300 KB page) would then be cut by EAGAIN mid-write or mid-read
+        # and taken for a dead process. Blocking is safe here: a message goes only to an idle
+        # child (waiting on its end), an answer is read only once it started to arrive.
+        os.set_blocking(ours.fileno(), True)
         child.ready = True
         self._idle.append(child)
         self._dispatch()

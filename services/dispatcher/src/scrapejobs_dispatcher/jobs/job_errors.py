@@ -31,6 +31,13 @@ class JobAlreadyFinished(Conflict):
     template = "job {} has already completed"
 
 
+class UploadNotFetched(Conflict):
+    """A job that read an uploaded file: nothing can fetch its page again."""
+
+    code = "upload_not_fetched"
+    template = "job {} read an uploaded file: it cannot be fetched again (upload the file again)"
+
+
 class SubmissionUnconfirmed(Unavailable):
     """A dependency did not answer while job ``job_id`` was being submitted: ``stored`` is
     True after a Pub/Sub outage (the job is stored, its tasks wait to be published), None after

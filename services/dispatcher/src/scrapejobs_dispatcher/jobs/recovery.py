@@ -10,10 +10,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from scrapejobs_dispatcher.jobs.job_errors import InvalidFilter, live_job
+from scrapejobs_dispatcher.jobs.job_errors import InvalidFilter, UploadNotFetched, live_job
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.submission.rules.rules import Admission
 from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
+from scrapejobs_dispatcher.uploads.upload import UPLOAD_LABEL
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
@@ -214,8 +215,11 @@ class Recovery:
         return sorted(found, key=lambda task: task.updated_at, reverse=True)
 
     async def retry_job(self, job_id: str, status: TaskStatus, caller: Caller | None) -> int:
-        """Replay every task of the job that ended ``status`` (failed or dead-lettered)."""
-        await self._job(job_id, caller)
+        """Replay every task of the job that ended ``status`` (failed or dead-lettered); a
+        job that read an upload is refused (``UploadNotFetched``: nothing can fetch it)."""
+        job = await self._job(job_id, caller)
+        if UPLOAD_LABEL in job.labels:
+            raise UploadNotFetched(job_id)
         return await self._replay(status, job_id, None, MAX_JOB_RETRY)
 
     async def _replay(

@@ -18,7 +18,8 @@ def html_page(number: int, html: str, label: str) -> DocumentPage:
     except MarkdownUnavailable as exc:
         raise DocumentUnreadable(f"the {label} file cannot be read: {exc}") from None
     try:
-        text = page_text(lxml.html.document_fromstring(html)) if html.strip() else ""
+        # as bytes: an XHTML page's XML declaration is refused in a str
+        text = page_text(lxml.html.document_fromstring(html.encode())) if html.strip() else ""
     except (etree.ParserError, ValueError):
         text = ""
     return DocumentPage(number, markdown, text)

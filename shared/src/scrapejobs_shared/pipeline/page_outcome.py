@@ -1,8 +1,9 @@
 """Turn a fetched 2xx response (or an uploaded file) into a task outcome: extract, run the
 job's pipeline, then fit under the size limit. The worker's extraction processes run it on
-each page, the dispatcher's parsing processes on each upload. A pipeline with an ``ai`` stage runs here up to it: the page is handed
-to the processing lane with the model's input (its markdown, text or data), cut to the stage's
-``max_input_chars`` (one character more, so the stage knows it was cut).
+each page, the dispatcher's parsing processes on each upload. A pipeline with an ``ai`` stage
+runs here up to it: the page is handed to the processing lane with the model's input (its
+markdown, text or data), cut to the stage's ``max_input_chars`` (one character more, so the
+stage knows it was cut).
 
 A pipeline stage that refuses the data (a ``validate`` schema, a failed ``transform`` cast)
 fails the task permanently: ``failed`` with error ``validation: pipeline[i] (stage): ...``,

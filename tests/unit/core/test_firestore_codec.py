@@ -45,6 +45,7 @@ def test_task_documents_round_trip() -> None:
             error="HTTP 503",
             fetched_at=NOW,
             elapsed_ms=0,
+            document_pages=12,
             truncated_fields=("html",),
             field_errors={"price": "not a float"},
         ),

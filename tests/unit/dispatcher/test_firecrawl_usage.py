@@ -123,3 +123,27 @@ def test_a_billing_period_is_a_calendar_month() -> None:
         datetime(2027, 1, 1, tzinfo=UTC),
     )
     assert period_of(datetime(2026, 2, 1, tzinfo=UTC))[1] == datetime(2026, 3, 1, tzinfo=UTC)
+
+
+async def test_a_pdf_costs_a_credit_a_page_read_beside_its_own_as_firecrawl_counts() -> None:
+    store = MemoryJobStore()
+    async with memory_client(store, SETTINGS) as client:
+        answer = await client.post("/v2/batch/scrape", json={"urls": URLS[:2]})
+        job_id = answer.json()["id"]
+        now = datetime.now(UTC)
+        pdf = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=40, document_pages=4)
+        html = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=40)
+        for batch_id, batch in store.batches[job_id].items():
+            claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+            assert isinstance(claim, Claimed)
+            changes = [
+                FinishTask(item.task_id, pdf if item.url == URLS[0] else html)
+                for item in batch.items
+            ]
+            await store.settle(claim.handle, changes, now, None)
+        credits = (await client.get("/v2/team/credit-usage")).json()["data"]
+        status = (await client.get(f"/v2/batch/scrape/{job_id}")).json()
+    assert credits["creditsUsed"] == 6  # two pages, and the PDF's four pages read
+    assert status["creditsUsed"] == 6
+    [job] = store.jobs.values()
+    assert store.tallies[job.id].uncharged == 0  # its daily quota: two pages, both charged

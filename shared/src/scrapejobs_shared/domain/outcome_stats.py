@@ -25,6 +25,7 @@ DAY = timedelta(days=1)
 # Upper bounds (ms) of the histogram buckets; one more bucket holds what is above the last.
 BOUNDS_MS: tuple[int, ...] = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
 UNUSABLE_PREFIX = "page_"  # stored fields of the unusable pages' counts: page_challenge, ...
+DOCUMENT_PAGES = "document_pages"  # stored field: PDF pages read, a credit each
 FINISHED = (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.DEAD_LETTERED, TaskStatus.CANCELLED)
 
 
@@ -92,6 +93,7 @@ class Totals:
     fetch: Histogram = field(default_factory=Histogram)
     ai: ModelUsage = field(default_factory=ModelUsage)
     unusable: Mapping[Unusable, int] = field(default_factory=dict)  # failed pages, by kind
+    document_pages: int = 0  # PDF pages read by pages fetched: a credit each
 
     def __add__(self, other: Totals) -> Totals:
         finished = {s: self.count(s) + other.count(s) for s in FINISHED}
@@ -102,6 +104,7 @@ class Totals:
             self.fetch + other.fetch,
             self.ai + other.ai,
             {k: n for k, n in unusable.items() if n},
+            self.document_pages + other.document_pages,
         )
 
     def count(self, status: TaskStatus) -> int:
@@ -116,16 +119,21 @@ class Totals:
         return sum(self.unusable.values())
 
     @property
-    def credits(self) -> int:
+    def pages_charged(self) -> int:
         """Pages charged: fetched with a response from the site, whatever its status, unless it
         held nothing usable. A page reused from the page cache, a fetch that never got a
         response and a retried attempt are not."""
         return self.fetch.count - self.unbilled
 
     @property
+    def credits(self) -> int:
+        """What Firecrawl charges: a credit a page charged, and one more a PDF page read."""
+        return self.pages_charged + self.document_pages
+
+    @property
     def uncharged(self) -> int:
         """Tasks that ran to an outcome without a charge."""
-        return max(0, self.processed - self.credits)
+        return max(0, self.processed - self.pages_charged)
 
     @property
     def processed(self) -> int:
@@ -153,6 +161,8 @@ class Totals:
                 for index, n in enumerate(histogram.buckets):
                     if n:
                         fields[f"{name}_b{index:02d}"] = n
+        if self.document_pages:
+            fields[DOCUMENT_PAGES] = self.document_pages
         return fields | self.ai.to_fields()
 
     @classmethod
@@ -173,6 +183,7 @@ class Totals:
             histogram("fetch"),
             ModelUsage.from_fields(fields),
             unusable,
+            number(DOCUMENT_PAGES),
         )
 
 
@@ -190,7 +201,10 @@ def outcome_totals(
             unusable[kind] = unusable.get(kind, 0) + 1
     ran = [service_ms[r.id] for r in results if r.id in service_ms]
     fetched = [r.elapsed_ms for r in results if r.elapsed_ms is not None]
-    return Totals(finished, Histogram.of(ran), Histogram.of(fetched), ai or ModelUsage(), unusable)
+    pages = sum(r.document_pages for r in results if r.elapsed_ms is not None)
+    return Totals(
+        finished, Histogram.of(ran), Histogram.of(fetched), ai or ModelUsage(), unusable, pages
+    )
 
 
 def slot_of(moment: datetime) -> datetime:

@@ -53,7 +53,7 @@ from lxml import etree  # type: ignore[import-untyped]
 from parsel import Selector
 from pydantic import JsonValue
 
-from .content_kind import Classification, ContentKind, UnsupportedContent, classify_content
+from .content_kind import PDF, Classification, ContentKind, UnsupportedContent, classify_content
 from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, choose_charset
 from .documents import UNREAD_MAX_BYTES, Document, DocumentOptions, read_document
@@ -83,6 +83,7 @@ class PageExtraction:
     content_kind: ContentKind
     charset: str | None = None
     empty: bool = False  # nothing to see: an app shell, a blank body
+    document_pages: int = 0  # a PDF's pages read (Firecrawl charges a credit for each)
 
 
 def extract_page(
@@ -271,7 +272,8 @@ def _document_page(
             f"pages past {len(document.pages)} of {document.page_count} left unread (the limit)"
         )
     empty = not document.text.strip()
-    return PageExtraction(output.data, output.errors, ContentKind.DOCUMENT, None, empty)
+    pages = len(document.pages) if classification.media_type == PDF else 0
+    return PageExtraction(output.data, output.errors, ContentKind.DOCUMENT, None, empty, pages)
 
 
 # the formats carrying a document not read, as base64 (Firecrawl's markdown, html, rawHtml)

@@ -115,6 +115,7 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         truncated_fields=tuple(truncated),
         field_errors=errors or None,
         rendered_ms=response.rendered_ms,
+        document_pages=page.document_pages,
         tls_unverified=response.tls_unverified,
     )
     return ExtractedPage(outcome, links, model_input)

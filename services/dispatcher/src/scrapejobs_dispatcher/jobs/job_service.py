@@ -78,10 +78,10 @@ class JobView:
 
     @property
     def charged(self) -> int:
-        """Pages charged so far (credits, usage.py): its tasks that ran to an outcome, less
-        those that ran without a charge."""
+        """Credits charged so far (usage.py): its tasks that ran to an outcome, less those that
+        ran without a charge, and one more for each PDF page they read."""
         ran = sum(n for s, n in self.counts.items() if s.terminal and s is not TaskStatus.CANCELLED)
-        return max(0, ran - self.job.uncharged)
+        return max(0, ran - self.job.uncharged) + self.job.document_pages
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,12 @@ and an Excel file to ``parse`` and lists ``get_parse_formats()``; the native upl
 
 from __future__ import annotations
 
+import asyncio
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from firecrawl import Firecrawl
@@ -17,6 +21,7 @@ from firecrawl.v2.utils.error_handler import BadRequestError
 
 from scrapejobs_devstack.stack import Stack
 from support.jobs import all_results, submit, wait_finished
+from support.pdf_builder import simple_pdf
 from support.site import Site
 
 FILES = Path(__file__).resolve().parents[1] / "data" / "documents"
@@ -124,3 +129,56 @@ async def test_a_native_upload_is_answered_and_kept_as_a_job(api) -> None:
     job = await api.get(f"/v1/jobs/{body['job_id']}")
     assert job.json()["labels"] == {"upload": "book.epub"}
     assert (await all_results(api, body["job_id"]))[0]["data"] == body["result"]["data"]
+
+
+async def test_a_crawl_follows_the_links_a_pdf_holds(api, site) -> None:
+    crawl = {"start_url": f"{site.url}/pdfsite/", "max_pages": 10, "max_depth": 3}
+    job = await submit(api, {"crawl": crawl, "options": {"formats": ["markdown"]}})
+    final = await wait_finished(api, job["id"])
+    results = {r["url"].removeprefix(site.url): r for r in await all_results(api, job["id"])}
+    assert set(results) == {
+        "/pdfsite/",
+        "/pdfsite/guide.pdf",
+        "/pdfsite/from-link",  # the PDF's link annotation
+        "/pdfsite/from-text",  # a URL its text spells out
+    }, final
+    assert all(r["status"] == "succeeded" for r in results.values()), results
+    assert results["/pdfsite/guide.pdf"]["data"]["markdown"].startswith("A guide to the shop")
+
+
+async def _checked(api, monitor_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    started = await api.post(f"/v1/monitors/{monitor_id}:run")
+    assert started.status_code == 201, started.text
+    deadline = time.monotonic() + 90
+    while True:
+        check = (await api.get(f"/v1/monitors/{monitor_id}/checks/{started.json()['id']}")).json()
+        if check["status"] in ("completed", "partial", "failed"):
+            break
+        assert time.monotonic() < deadline, check
+        await asyncio.sleep(0.3)
+    pages = await api.get(f"/v1/monitors/{monitor_id}/checks/{check['id']}/pages")
+    [page] = pages.json()["pages"]
+    return check, page
+
+
+async def test_a_monitor_finds_a_changed_pdf_and_diffs_its_text(api, site) -> None:
+    key = f"{uuid.uuid4().hex[:8]}-prices.pdf"
+    site.watched[key] = (200, simple_pdf(["Price list", "Tea costs 2.50 a box."]))
+    body = {
+        "urls": [f"{site.url}/watched/{key}"],
+        "name": f"prices {key}",
+        "schedule": {"text": "daily at 9:00"},
+    }
+    made = await api.post("/v1/monitors", json=body)
+    assert made.status_code == 201, made.text
+    monitor_id = made.json()["id"]
+    first, page = await _checked(api, monitor_id)
+    assert first["status"] == "completed" and page["status"] == "new", page
+    _, page = await _checked(api, monitor_id)
+    assert page["status"] == "same", page
+    site.watched[key] = (200, simple_pdf(["Price list", "Tea costs 2.75 a box."]))
+    _, page = await _checked(api, monitor_id)
+    assert page["status"] == "changed", page
+    assert "-Tea costs 2.50 a box." in page["diff"]["text"]
+    assert "+Tea costs 2.75 a box." in page["diff"]["text"]
+    assert (await api.delete(f"/v1/monitors/{monitor_id}")).status_code == 204

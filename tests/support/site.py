@@ -21,7 +21,10 @@ Routes (``key`` separates counters between tests):
 - ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
 - ``/files/NAME``                  a document of tests/data/documents (PDF, DOCX...), as a file
-- ``/watched/KEY``                 ``site.watched[KEY]`` (status, html): pages a test edits,
+- ``/pdfsite/``                    a page linking to ``guide.pdf``, whose link annotation and
+                                   text lead to ``/pdfsite/from-link`` and ``from-text``
+- ``/watched/KEY``                 ``site.watched[KEY]`` (status, html or a PDF's bytes): pages a
+                                   test edits,
                                    with an ETag (304 to ``If-None-Match``) unless unvalidated
                                    between a monitor's checks (404 once removed)
 """
@@ -46,6 +49,7 @@ from scrapejobs_devstack.demo_site.catalog import (
 from scrapejobs_shared.extraction.document_types import BY_EXTENSION
 from support.content_pages import PAGES as CONTENT_PAGES
 from support.hostile_page import hostile_page
+from support.pdf_builder import simple_pdf
 
 DOCUMENTS = Path(__file__).resolve().parent.parent / "data" / "documents"
 
@@ -88,7 +92,8 @@ class Site:
         self.in_flight = 0
         self.max_in_flight = 0
         self.switched_on: set[str] = set()  # /switch/KEY answers 500 until KEY is in here
-        self.watched: dict[str, tuple[int, str]] = {}  # /watched/KEY: (status, html)
+        # /watched/KEY: (status, html), or a PDF's bytes
+        self.watched: dict[str, tuple[int, str | bytes]] = {}
         self.unvalidated: set[str] = set()  # watched pages answered without an ETag
         self.not_modified: Counter[str] = Counter()  # watched pages answered 304, by KEY
         self.lock = threading.Lock()
@@ -158,6 +163,10 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 self._watched(parts.path.removeprefix("/watched/"))
             elif parts.path.startswith("/files/"):
                 self._file(parts.path.removeprefix("/files/"))
+            elif parts.path == "/pdfsite/guide.pdf":  # links only a PDF has: a crawl finds them
+                lines = ["A guide to the shop", f"More at {site.url}/pdfsite/from-text today."]
+                guide = simple_pdf(lines, [f"{site.url}/pdfsite/from-link"])
+                self._send(200, guide, "application/pdf")
             elif parts.path.startswith("/switch/"):
                 on = parts.path.removeprefix("/switch/") in site.switched_on
                 self._send(200, product_page(9)) if on else self._send(500, "<h1>off</h1>")
@@ -169,10 +178,12 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
             """A page a test edits: with an ETag (unless its key is in ``site.unvalidated``),
             answered 304 to a request that names it (counted in ``site.not_modified``)."""
             status, html = site.watched.get(key, (404, "<h1>gone</h1>"))
+            kind = "application/pdf" if isinstance(html, bytes) else "text/html; charset=utf-8"
             if status != 200 or key in site.unvalidated:
-                self._send(status, html)
+                self._send(status, html, kind)
                 return
-            etag = f'"{hashlib.sha256(html.encode()).hexdigest()[:16]}"'
+            body = html if isinstance(html, bytes) else html.encode()
+            etag = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
             if self.headers.get("If-None-Match") == etag:
                 with site.lock:
                     site.not_modified[key] += 1
@@ -180,7 +191,7 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 self.send_header("ETag", etag)
                 self.end_headers()
                 return
-            self._send(status, html, headers={"ETag": etag})
+            self._send(status, html, kind, headers={"ETag": etag})
 
         def _file(self, name: str) -> None:
             """A document of tests/data/documents, by its name alone (no other path), with its
@@ -284,6 +295,10 @@ def article_page(number: int) -> str:
 
 
 def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:  # noqa: C901 (paths)
+    if path == "/pdfsite/":  # a page linking to a PDF (whose links lead on: /pdfsite/guide.pdf)
+        return 200, '<html><body><h1>Docs</h1><a href="/pdfsite/guide.pdf">Guide</a></body></html>'
+    if path.startswith("/pdfsite/from-"):
+        return 200, f"<html><body><h1>{path}</h1><p>Found through a PDF.</p></body></html>"
     if path.startswith("/kinds/") and path.removeprefix("/kinds/") in CONTENT_PAGES:
         return 200, CONTENT_PAGES[path.removeprefix("/kinds/")]
     if match := ARTICLE.match(path):

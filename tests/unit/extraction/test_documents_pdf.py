@@ -17,6 +17,7 @@ from scrapejobs_shared.extraction.documents import (
     read_document,
 )
 from scrapejobs_shared.extraction.documents.pdf import _Line, _markdown
+from support.pdf_builder import simple_pdf
 
 FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
 PDF = "application/pdf"
@@ -76,7 +77,7 @@ def test_a_pdf_job_gets_markdown_text_and_metadata_and_errors_for_the_rest() -> 
         content_type="application/octet-stream",  # sniffed: the body is a PDF
         url=URL,
         fields={"title": FieldSpec(css="h1", default="none")},
-        formats=["markdown", "text", "metadata", "links"],
+        formats=["markdown", "text", "metadata", "images"],
     )
     assert extraction.content_kind is ContentKind.DOCUMENT and not extraction.empty
     assert str(extraction.data["markdown"]).startswith("# Example document")
@@ -87,7 +88,7 @@ def test_a_pdf_job_gets_markdown_text_and_metadata_and_errors_for_the_rest() -> 
     assert metadata["content_type"] == PDF
     assert extraction.errors["title"] == "content is application/pdf, not HTML"
     assert extraction.data["title"] == "none"
-    assert extraction.errors["links"] == "content is application/pdf, not HTML"
+    assert extraction.errors["images"] == "content is application/pdf, not HTML"
 
 
 def test_the_page_limit_is_said_in_the_errors() -> None:
@@ -158,3 +159,17 @@ def test_a_document_not_read_is_answered_as_base64_whole_or_fails_saying_why() -
     assert extract_page(big, content_type=PDF, url=URL, formats=["markdown"], documents=unread)
     with pytest.raises(UnsupportedContent, match=r"at most 300,000 bytes in markdown, html"):
         extract_page(big, content_type=PDF, url=URL, formats=["markdown", "html"], documents=unread)
+
+
+def test_a_pdfs_links_are_its_link_annotations_and_the_urls_its_text_spells_out() -> None:
+    found = extract_page(
+        _read("libre-office-link.pdf"), content_type=PDF, url=URL, formats=["links"]
+    )
+    assert found.data["links"] == ["https://martin-thoma.com/"]  # a link annotation
+    made = simple_pdf(
+        ["See https://shop.e.test/tea for prices.", "Or the index (../index.html)."],
+        ["https://shop.e.test/about", "relative/page.html", "mailto:someone@e.test"],
+    )
+    links = extract_page(made, content_type=PDF, url=URL, formats=["links"]).data["links"]
+    # absolute http(s) links only: a document's own references are not a site's pages
+    assert links == ["https://shop.e.test/about", "https://shop.e.test/tea"]

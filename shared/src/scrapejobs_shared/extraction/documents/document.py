@@ -35,6 +35,7 @@ class DocumentPage:
     number: int  # from 1
     markdown: str
     text: str  # as read, line by line
+    links: tuple[str, ...] = ()  # where it links, as written (absolute or not)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,11 @@ class Document:
     def text(self) -> str:
         """The pages' text, a blank line between pages."""
         return "\n\n".join(p.text for p in self.pages if p.text)
+
+    @property
+    def links(self) -> list[str]:
+        """Where its pages link, in order, as written."""
+        return [link for page in self.pages for link in page.links]
 
     @property
     def truncated(self) -> bool:

@@ -19,7 +19,13 @@ def html_page(number: int, html: str, label: str) -> DocumentPage:
         raise DocumentUnreadable(f"the {label} file cannot be read: {exc}") from None
     try:
         # as bytes: an XHTML page's XML declaration is refused in a str
-        text = page_text(lxml.html.document_fromstring(html.encode())) if html.strip() else ""
+        root = lxml.html.document_fromstring(html.encode()) if html.strip() else None
     except (etree.ParserError, ValueError):
-        text = ""
-    return DocumentPage(number, markdown, text)
+        root = None
+    if root is None:
+        return DocumentPage(number, markdown, "")
+    links = tuple(str(href) for href in _HREFS(root))
+    return DocumentPage(number, markdown, page_text(root), links)
+
+
+_HREFS = etree.XPath("//a/@href", smart_strings=False)

@@ -13,10 +13,12 @@ pypdf took 27 ms (0.89) and pdfminer.six 80 ms (0.81).
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
@@ -29,6 +31,8 @@ HEADING_RATIO = 1.15  # a line this much larger than the body's size is a headin
 HEADING_LENGTH = 150  # characters: a longer line is not a heading, whatever its size
 SHORT_LINE = 0.7  # of the page's usual line length: a shorter line ends its paragraph
 SAMPLED = 3  # characters of a line whose font size is read
+MAX_PAGE_LINKS = 1000  # links read of a page, at most
+MAX_URL = 8192  # a longer link is left out
 HYPHEN = "\ufffe"  # PDFium's mark of a word hyphenated at a line's end
 # Bullets: • ◦ ▪ ‣ ● ○ ■ □, an en dash, a hyphen, an asterisk.
 _BULLET = re.compile("^\\s*(?:[\u2022\u25e6\u25aa\u2023\u25cf\u25cb\u25a0\u25a1\u2013*-])\\s+")
@@ -53,14 +57,16 @@ def read_pdf(data: bytes, options: DocumentOptions) -> Document:
         raise DocumentUnreadable(_unreadable(str(exc))) from None
     try:
         page_count = len(pdf)
-        pages = [list(_lines(pdf, n)) for n in range(min(page_count, options.max_pages))]
+        found = [_read_page(pdf, n) for n in range(min(page_count, options.max_pages))]
         metadata = _metadata(pdf.get_metadata_dict(), page_count)
     finally:
         pdf.close()
+    pages = [lines for lines, _ in found]
     body = _body_size(pages)
     levels = _heading_levels(pages, body)
     read = tuple(
-        DocumentPage(n + 1, _markdown(lines, levels), _text(lines)) for n, lines in enumerate(pages)
+        DocumentPage(n + 1, _markdown(lines, levels), _text(lines), links)
+        for n, (lines, links) in enumerate(found)
     )
     return Document(read, page_count, metadata, options.page_markers)
 
@@ -71,22 +77,57 @@ def _unreadable(message: str) -> str:
     return f"the PDF cannot be read: {message}"
 
 
-def _lines(pdf: object, number: int) -> Iterator[_Line]:
-    """The lines of page ``number`` (from 0), each with its font size."""
-    page = pdf[number]  # type: ignore[index]
+def _read_page(pdf: Any, number: int) -> tuple[list[_Line], tuple[str, ...]]:
+    """Page ``number`` (from 0): its lines, each with its font size, and where it links."""
+    page = pdf[number]
     textpage = page.get_textpage()
     try:
-        count = textpage.count_chars()
-        text = textpage.get_text_range()
-        sized = len(text) == count  # one character a UTF-16 unit: sizes can be looked up
-        start = 0
-        for raw in text.split("\r\n"):
-            size = _size(textpage.raw, start, len(raw)) if sized else 0.0
-            start += len(raw) + 2
-            yield _Line(raw, size)
+        return list(_lines(textpage)), _links(pdf.raw, page.raw, textpage.raw)
     finally:
         textpage.close()
         page.close()
+
+
+def _lines(textpage: Any) -> Iterator[_Line]:
+    count = textpage.count_chars()
+    text = textpage.get_text_range()
+    sized = len(text) == count  # one character a UTF-16 unit: sizes can be looked up
+    start = 0
+    for raw in text.split("\r\n"):
+        size = _size(textpage.raw, start, len(raw)) if sized else 0.0
+        start += len(raw) + 2
+        yield _Line(raw, size)
+
+
+def _links(pdf: Any, page: Any, textpage: Any) -> tuple[str, ...]:
+    """Where a page links: its link annotations' URIs, then the URLs its text spells out
+    (PDFium's web links), at most :data:`MAX_PAGE_LINKS`, each at most :data:`MAX_URL` long."""
+    found: list[str] = []
+    position, link = ctypes.c_int(0), pdfium_c.FPDF_LINK()
+    while len(found) < MAX_PAGE_LINKS and pdfium_c.FPDFLink_Enumerate(
+        page, ctypes.byref(position), ctypes.byref(link)
+    ):
+        action = pdfium_c.FPDFLink_GetAction(link)
+        if not action or pdfium_c.FPDFAction_GetType(action) != pdfium_c.PDFACTION_URI:
+            continue
+        size = pdfium_c.FPDFAction_GetURIPath(pdf, action, None, 0)
+        if 0 < size <= MAX_URL:
+            buffer = ctypes.create_string_buffer(size)
+            pdfium_c.FPDFAction_GetURIPath(pdf, action, buffer, size)
+            found.append(buffer.value.decode("latin-1"))
+    web = pdfium_c.FPDFLink_LoadWebLinks(textpage)
+    try:
+        for index in range(pdfium_c.FPDFLink_CountWebLinks(web)):
+            if len(found) >= MAX_PAGE_LINKS:
+                break
+            size = pdfium_c.FPDFLink_GetURL(web, index, None, 0)  # UTF-16 units, with a NUL
+            if 0 < size <= MAX_URL:
+                units = (ctypes.c_ushort * size)()
+                pdfium_c.FPDFLink_GetURL(web, index, units, size)
+                found.append(bytes(units).decode("utf-16-le", "replace").rstrip("\x00"))
+    finally:
+        pdfium_c.FPDFLink_CloseWebLinks(web)
+    return tuple(found)
 
 
 def _size(textpage: object, start: int, length: int) -> float:

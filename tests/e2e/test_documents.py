@@ -182,3 +182,24 @@ async def test_a_monitor_finds_a_changed_pdf_and_diffs_its_text(api, site) -> No
     assert "-Tea costs 2.50 a box." in page["diff"]["text"]
     assert "+Tea costs 2.75 a box." in page["diff"]["text"]
     assert (await api.delete(f"/v1/monitors/{monitor_id}")).status_code == 204
+
+
+async def test_document_bombs_fail_alone_with_their_reason_and_the_next_job_completes(
+    api, site
+) -> None:
+    names = ["bombs/flate.pdf", "bombs/pages.pdf", "files/google-doc-document.pdf"]
+    options = {"formats": ["markdown"]}
+    job = await submit(api, {"urls": [f"{site.url}/{name}" for name in names], "options": options})
+    await wait_finished(api, job["id"])
+    results = {r["url"].removeprefix(site.url + "/"): r for r in await all_results(api, job["id"])}
+    flate, pages = results["bombs/flate.pdf"], results["bombs/pages.pdf"]
+    assert flate["status"] == "failed" and flate["error"].startswith("extraction_memory"), flate
+    assert flate["attempts"] == 1  # permanent: never retried
+    assert pages["status"] == "failed"
+    assert pages["error"] == (
+        "unsupported_content: the PDF has 150,000 pages, more than 100,000 (a page bomb?)"
+    )
+    assert results["files/google-doc-document.pdf"]["status"] == "succeeded"
+    after = await submit(api, {"urls": [f"{site.url}/files/multicolumn.pdf"], "options": options})
+    final = await wait_finished(api, after["id"])
+    assert final["counts"]["succeeded"] == 1

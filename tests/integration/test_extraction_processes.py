@@ -26,6 +26,7 @@ from scrapejobs_worker.extraction_port import (
     ExtractionOverMemory,
 )
 from scrapejobs_worker.extraction_processes import SPECS_KEPT, SPILL_S, ExtractionProcesses
+from support.document_bombs import flate_bomb_pdf
 from support.extraction_faults import raising, whose
 
 pytestmark = pytest.mark.timeout(120)
@@ -279,3 +280,21 @@ def test_pages_and_answers_larger_than_a_pipe_cross_whole_on_uvloop() -> None:
 
     sizes = uvloop.run(extract_them())
     assert all(size > 800_000 for size in sizes)  # each answer ~900 KB (the result's limit)
+
+
+async def test_a_pdf_decompression_bomb_fails_alone_over_memory_and_the_next_page_is_read() -> None:
+    """PDFium inflating a content stream of 768 MiB (1 MiB on the wire) past the memory limit
+    aborts its process: the page fails extraction_memory (not a crash retried), and the next
+    page is read by the process that takes its place."""
+    pool = ExtractionProcesses(1, budget_s=10.0, memory_mb=256)
+    await pool.start()
+    pdf = FetchResponse(
+        "http://a.test/bomb.pdf", 200, {"content-type": "application/pdf"}, flate_bomb_pdf(), 3
+    )
+    try:
+        with pytest.raises(ExtractionOverMemory, match="needed more than 256 MiB"):
+            await pool.extract(pdf, spec({}))
+        page = await pool.extract(response(), spec({"title": {"css": "h1::text"}}))
+        assert page.outcome.data == {"title": "Hello"}
+    finally:
+        await pool.close()

@@ -27,6 +27,12 @@ def simple_pdf(lines: list[str], links: Sequence[str] = ()) -> bytes:
             f"<< /Type /Annot /Subtype /Link /Rect [72 {bottom} 300 {bottom + 16}] "
             f"/Border [0 0 0] /A << /S /URI /URI ({_escaped(url)}) >> >>".encode("latin-1")
         )
+    return pdf_of(objects)
+
+
+def pdf_of(objects: Sequence[bytes]) -> bytes:
+    """A PDF of ``objects`` (numbered from 1; the first the catalog), with its cross-reference
+    table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

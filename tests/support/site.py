@@ -21,6 +21,7 @@ Routes (``key`` separates counters between tests):
 - ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
 - ``/files/NAME``                  a document of tests/data/documents (PDF, DOCX...), as a file
+- ``/bombs/flate.pdf``, ``pages.pdf`` a PDF decompression bomb (768 MiB inflated), page bomb
 - ``/pdfsite/``                    a page linking to ``guide.pdf``, whose link annotation and
                                    text lead to ``/pdfsite/from-link`` and ``from-text``
 - ``/watched/KEY``                 ``site.watched[KEY]`` (status, html or a PDF's bytes): pages a
@@ -48,6 +49,7 @@ from scrapejobs_devstack.demo_site.catalog import (
 )
 from scrapejobs_shared.extraction.document_types import BY_EXTENSION
 from support.content_pages import PAGES as CONTENT_PAGES
+from support.document_bombs import flate_bomb_pdf, page_bomb_pdf
 from support.hostile_page import hostile_page
 from support.pdf_builder import simple_pdf
 
@@ -163,6 +165,10 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 self._watched(parts.path.removeprefix("/watched/"))
             elif parts.path.startswith("/files/"):
                 self._file(parts.path.removeprefix("/files/"))
+            elif parts.path == "/bombs/flate.pdf":  # inflates to 768 MiB when read
+                self._send(200, flate_bomb_pdf(), "application/pdf")
+            elif parts.path == "/bombs/pages.pdf":  # 150,000 pages, all the same one
+                self._send(200, page_bomb_pdf(150_000), "application/pdf")
             elif parts.path == "/pdfsite/guide.pdf":  # links only a PDF has: a crawl finds them
                 lines = ["A guide to the shop", f"More at {site.url}/pdfsite/from-text today."]
                 guide = simple_pdf(lines, [f"{site.url}/pdfsite/from-link"])

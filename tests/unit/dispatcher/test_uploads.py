@@ -16,6 +16,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from support.document_bombs import flate_bomb_pdf
 from support.memory_dispatcher import memory_client
 
 FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
@@ -187,3 +188,17 @@ async def test_firecrawls_parse_answers_a_document_naming_the_file() -> None:
     assert "not rendered" in refused.json()["error"]
     assert failed.status_code == 400 and failed.json()["code"] == "PARSE_FAILED"
     assert "the Word (DOCX) file cannot be read" in failed.json()["error"]
+
+
+async def test_a_decompression_bomb_upload_fails_alone_and_the_next_upload_is_read() -> None:
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", parse_memory_mb=256)
+    async with memory_client(store, settings) as client:
+        bomb = await client.post(
+            "/v1/parse", files={"file": ("bomb.pdf", flate_bomb_pdf(), "application/pdf")}
+        )
+        after = await client.post("/v1/parse", files=_file("google-doc-document.pdf"))
+    result = bomb.json()["result"]
+    assert result["status"] == "failed"
+    assert result["error"] == "extraction_memory: reading the file needed more than 256 MiB"
+    assert after.json()["result"]["data"]["markdown"].startswith("# Example document")

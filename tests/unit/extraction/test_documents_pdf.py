@@ -17,7 +17,8 @@ from scrapejobs_shared.extraction.documents import (
     read_document,
 )
 from scrapejobs_shared.extraction.documents.pdf import _Line, _markdown
-from support.pdf_builder import simple_pdf
+from support.document_bombs import page_bomb_pdf
+from support.pdf_builder import pdf_of, simple_pdf
 
 FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
 PDF = "application/pdf"
@@ -173,3 +174,26 @@ def test_a_pdfs_links_are_its_link_annotations_and_the_urls_its_text_spells_out(
     links = extract_page(made, content_type=PDF, url=URL, formats=["links"]).data["links"]
     # absolute http(s) links only: a document's own references are not a site's pages
     assert links == ["https://shop.e.test/about", "https://shop.e.test/tea"]
+
+
+def test_a_page_bomb_fails_saying_so_and_many_pages_are_read_up_to_the_limit() -> None:
+    with pytest.raises(DocumentUnreadable, match=r"150,000 pages, more than 100,000 \(a page bomb"):
+        read_document(PDF, page_bomb_pdf(150_000), DocumentOptions())
+    many = read_document(PDF, page_bomb_pdf(3_000), DocumentOptions(max_pages=50))
+    assert many.page_count == 3_000 and len(many.pages) == 50
+
+
+def test_an_image_declared_huge_costs_nothing_to_a_text_read() -> None:
+    # an image XObject of 100,000 x 100,000 pixels: text extraction never decodes it
+    content = b"BT /F1 12 Tf 72 720 Td (Caption) Tj ET q 612 0 0 792 0 0 cm /Im1 Do Q"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /XObject /Subtype /Image /Width 100000 /Height 100000 /ColorSpace "
+        b"/DeviceRGB /BitsPerComponent 8 /Length 4 >>\nstream\nabcd\nendstream",
+    ]
+    assert read_document(PDF, pdf_of(objects), DocumentOptions()).markdown == "Caption"

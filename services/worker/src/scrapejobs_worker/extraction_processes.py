@@ -22,7 +22,10 @@ child that dies otherwise (the kernel's OOM killer, a crash) gives :class:`Extra
 build huge strings (an XPath ``re:replace`` over the whole page with a long replacement grew a
 process past 780 MB within 4 s of CPU) fails its allocation, not the instance: the page fails
 :class:`ExtractionOverMemory`, the child answers its message and is replaced (a process that
-ran out of memory is not trusted with the next page), and the worker goes on.
+ran out of memory is not trusted with the next page), and the worker goes on. Native code
+whose allocation fails past the limit aborts its process instead (PDFium, inflating a PDF's
+decompression bomb): a child ended by ``SIGABRT`` on a page alone is that page's
+:class:`ExtractionOverMemory` too.
 
 **Messages**: a free child takes every page waiting (up to :data:`PAGES_PER_MESSAGE`) in one
 message and answers them in one: under load, the pipe's round trip, the wake-ups and the
@@ -252,11 +255,15 @@ class ExtractionProcesses:
         if len(pages) == 1:
             [page] = pages
             if not page.done.done():
-                error: Exception = (
-                    ExtractionOverBudget(self.budget_s)
-                    if child.killed or exitcode == -signal.SIGXCPU
-                    else ExtractionCrashed(f"the extraction process died (exit code {exitcode})")
-                )
+                error: Exception
+                if child.killed or exitcode == -signal.SIGXCPU:
+                    error = ExtractionOverBudget(self.budget_s)
+                elif exitcode == -signal.SIGABRT and self.memory_mb:
+                    # native code (PDFium inflating a document's streams) aborts when an
+                    # allocation fails past the memory limit: the page's own doing
+                    error = ExtractionOverMemory(self.memory_mb)
+                else:
+                    error = ExtractionCrashed(f"the extraction process died (exit code {exitcode})")
                 page.done.set_exception(error)
         else:  # which page did it? each goes again alone: only that one fails
             for page in reversed(pages):

@@ -7,8 +7,9 @@ the extraction modules loaded, before the dispatcher's threads and clients: a ch
 none of them and starts in milliseconds) and ended when it answered. At most ``concurrency``
 run at once in an instance; the others wait their turn. A child past its CPU budget is ended
 by the kernel (``SIGXCPU``): the upload fails ``extraction_timeout``; one whose allocation
-fails past its memory limit answers ``extraction_memory``; one that stops answering is killed
-after ``3 x budget + 5`` s of wall time."""
+fails past its memory limit answers ``extraction_memory`` (or, in native code such as PDFium
+inflating a decompression bomb, aborts: ``SIGABRT`` is taken for the same); one that stops
+answering is killed after ``3 x budget + 5`` s of wall time."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ class ParsingProcesses:
             await asyncio.to_thread(child.join, 5)
         if isinstance(answer, TaskOutcome):
             return answer
-        if answer == EXTRACTION_MEMORY:
+        if answer == EXTRACTION_MEMORY or (answer is None and child.exitcode == -signal.SIGABRT):
             return _failed(
                 f"{EXTRACTION_MEMORY}: reading the file needed more than {self.memory_mb} MiB"
             )

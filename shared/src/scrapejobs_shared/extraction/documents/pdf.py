@@ -32,6 +32,7 @@ HEADING_LENGTH = 150  # characters: a longer line is not a heading, whatever its
 SHORT_LINE = 0.7  # of the page's usual line length: a shorter line ends its paragraph
 SAMPLED = 3  # characters of a line whose font size is read
 MAX_PAGE_LINKS = 1000  # links read of a page, at most
+MAX_PAGE_COUNT = 100_000  # a PDF of more pages is refused (pages past max_pages are not read)
 MAX_URL = 8192  # a longer link is left out
 HYPHEN = "\ufffe"  # PDFium's mark of a word hyphenated at a line's end
 # Bullets: • ◦ ▪ ‣ ● ○ ■ □, an en dash, a hyphen, an asterisk.
@@ -57,6 +58,10 @@ def read_pdf(data: bytes, options: DocumentOptions) -> Document:
         raise DocumentUnreadable(_unreadable(str(exc))) from None
     try:
         page_count = len(pdf)
+        if page_count > MAX_PAGE_COUNT:
+            raise DocumentUnreadable(
+                f"the PDF has {page_count:,} pages, more than {MAX_PAGE_COUNT:,} (a page bomb?)"
+            )
         found = [_read_page(pdf, n) for n in range(min(page_count, options.max_pages))]
         metadata = _metadata(pdf.get_metadata_dict(), page_count)
     finally:

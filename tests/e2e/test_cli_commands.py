@@ -337,3 +337,24 @@ def test_markdown_of_each_page_through_submit_scrape_and_the_jsonl_export(
     scraped = cli("scrape", urls[1], "--format", "markdown", "--json")
     assert scraped.exit_code == 0, scraped.output
     assert json.loads(scraped.stdout)["result"]["data"]["markdown"].startswith("# Product 62")
+
+
+def test_parse_prints_a_local_files_markdown_and_says_why_one_cannot_be_read(
+    cli: Cli, tmp_path: Path
+) -> None:
+    documents = Path(__file__).resolve().parents[1] / "data" / "documents"
+    parsed = cli(
+        "parse", str(documents / "pdflatex-4-pages.pdf"), "--max-pages", "2", "--page-markers"
+    )
+    assert parsed.exit_code == 0, parsed.output
+    assert "<!-- page 2 -->" in parsed.stdout and "<!-- page 3 -->" not in parsed.stdout
+    sheets = cli("parse", str(documents / "markitdown-sheets.xlsx"), "--json")
+    assert sheets.exit_code == 0, sheets.output
+    answer = json.loads(sheets.stdout)
+    assert answer["result"]["data"]["markdown"].startswith("## Sheet1")
+    assert answer["status"] == "completed" and answer["job_id"]
+    broken = tmp_path / "broken.docx"
+    broken.write_bytes(b"PK\x03\x04 not a document")
+    refused = cli("parse", str(broken))
+    assert refused.exit_code == ExitCode.JOB_UNSUCCESSFUL
+    assert "broken.docx: unsupported_content: the Word (DOCX) file cannot be read" in refused.stderr

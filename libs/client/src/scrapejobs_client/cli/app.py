@@ -16,6 +16,7 @@ from scrapejobs_client.cli import (
     job_commands,
     monitor_commands,
     operation_commands,
+    parse_command,
     tenant_commands,
 )
 from scrapejobs_client.cli.state import (
@@ -82,6 +83,7 @@ def configure(
 # the commands, in the order ``--help`` lists them
 app.command()(job_commands.submit)
 app.command()(job_commands.scrape)
+app.command()(parse_command.parse)
 app.command()(job_commands.status)
 app.command("ls")(job_commands.list_jobs)
 app.command()(job_commands.results)

@@ -202,3 +202,20 @@ async def test_a_decompression_bomb_upload_fails_alone_and_the_next_upload_is_re
     assert result["status"] == "failed"
     assert result["error"] == "extraction_memory: reading the file needed more than 256 MiB"
     assert after.json()["result"]["data"]["markdown"].startswith("# Example document")
+
+
+async def test_a_documents_job_page_shows_its_kind_and_its_pages() -> None:
+    store = MemoryJobStore()
+    request = {
+        "options": {"formats": ["markdown", "metadata", "pages"], "documents": {"max_pages": 2}}
+    }
+    async with memory_client(store) as client:
+        answer = await client.post(
+            "/v1/parse",
+            files=_file("pdflatex-4-pages.pdf", "application/pdf"),
+            data={"request": json.dumps(request)},
+        )
+        page = (await client.get(f"/ui/jobs/{answer.json()['job_id']}")).text
+    assert "application/pdf · 4 pages, 2 read" in page
+    assert 'data-testid="document-pages"' in page and "2 pages</summary>" in page
+    assert '<li value="2">' in page

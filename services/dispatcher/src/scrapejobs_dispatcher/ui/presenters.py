@@ -21,6 +21,8 @@ from scrapejobs_shared.politeness.host_key import origin_url
 
 DASH = "—"
 PREVIEW_CHARS = 300
+PAGES_SHOWN = 50  # a document's pages previewed on its job's page
+PAGE_PREVIEW_CHARS = 160
 
 
 def duration_text(seconds: float | None) -> str:
@@ -325,6 +327,12 @@ def history_lines(rows: list[HourRow]) -> list[HourLine]:
 
 
 @dataclass(frozen=True, slots=True)
+class PagePreview:
+    number: int
+    text: str  # its markdown's start
+
+
+@dataclass(frozen=True, slots=True)
 class ResultRow:
     id: str
     url: str
@@ -335,6 +343,8 @@ class ResultRow:
     elapsed: str
     error: str
     data: str
+    document: str = ""  # a document's kind and pages: "application/pdf · 12 pages, 4 read"
+    pages: tuple[PagePreview, ...] = ()  # a document's pages (the pages format), each begun
 
 
 def result_row(task: TaskRecord) -> ResultRow:
@@ -351,7 +361,36 @@ def result_row(task: TaskRecord) -> ResultRow:
         elapsed=elapsed,
         error=task.error or "",
         data=data_preview(task.data),
+        document=document_summary(task),
+        pages=page_previews(task.data),
     )
+
+
+def document_summary(task: TaskRecord) -> str:
+    """What a document result is: its type, its pages and those read ("" for a web page)."""
+    metadata = (task.data or {}).get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    count, kind = metadata.get("page_count"), metadata.get("content_type")
+    if not isinstance(count, int) or not isinstance(kind, str):
+        return ""
+    summary = f"{kind} · {count} page{'s' if count != 1 else ''}"
+    if 0 < task.document_pages < count:
+        summary += f", {task.document_pages} read"
+    return summary
+
+
+def page_previews(data: dict[str, Any] | None) -> tuple[PagePreview, ...]:
+    """The first :data:`PAGES_SHOWN` pages of a document's ``pages``, each its start."""
+    pages = (data or {}).get("pages")
+    if not isinstance(pages, list):
+        return ()
+    found = []
+    for page in pages[:PAGES_SHOWN]:
+        if isinstance(page, dict) and isinstance(page.get("page_number"), int):
+            text = " ".join(str(page.get("markdown") or "").split())
+            cut = text if len(text) <= PAGE_PREVIEW_CHARS else text[: PAGE_PREVIEW_CHARS - 1] + "…"
+            found.append(PagePreview(page["page_number"], cut))
+    return tuple(found)
 
 
 def data_preview(data: dict[str, Any] | None, limit: int = PREVIEW_CHARS) -> str:

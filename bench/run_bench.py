@@ -70,6 +70,7 @@ from bench.bare_loop import (
 from bench.catalog_site import CATEGORY_EVERY, FIELDS, PRODUCTS, bench_paths, expected
 from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
+from bench.document_workload import D_GOAL_BOOK_S, D_GOAL_RATIO
 from bench.monitor_workload import K_GOAL_RATIO, K_GOAL_WRITES
 from bench.site_process import start_site
 from bench.tenant_workload import T_GOAL_RATIO, T_PAGES
@@ -481,6 +482,22 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             (ours.get("T") or {}).get("p95_ratio"),
             "<=",
             T_GOAL_RATIO,
+            missing=missing,
+        ),
+        _goal(
+            "d_plain_beside_documents",
+            "D: plain pages/s beside a job of 200 PDFs of 10 pages ÷ alone",
+            (ours.get("D") or {}).get("plain_ratio"),
+            ">=",
+            D_GOAL_RATIO,
+            missing=missing,
+        ),
+        _goal(
+            "d_book_cpu_s",
+            "D: CPU seconds to read a 100-page text PDF into markdown",
+            ((ours.get("D") or {}).get("book") or {}).get("cpu_s"),
+            "<=",
+            D_GOAL_BOOK_S,
             missing=missing,
         ),
     ]
@@ -998,7 +1015,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         from bench.workloads import run_workloads
 
         print(
-            "workloads B, C, L, R, U, M, F, T, K with default options (and Celery + Redis "
+            "workloads B, C, L, R, U, M, F, T, K, D with default options (and Celery + Redis "
             "beside them)…"
         )
         workloads = run_workloads(
@@ -1008,7 +1025,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCRUMFTK",
+            only="BCRUMFTKD",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

@@ -35,6 +35,8 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
   /v2/batch/scrape/{id}``, which returns Documents page by page) and through ``POST /v1/jobs``
   (polled on ``GET /v1/jobs/{id}``), alternately, best of ``--rounds`` each, both polled every
   ``F_POLL_S``: pages/s from submission to the job's ``finished_at``, and the ratio.
+* **D**: documents beside web pages: ``bench/document_workload.py`` (200 PDFs of 10 pages
+  beside a plain job of another host; a 100-page PDF's CPU).
 * **L**: one one-URL job at a time, submit → completed (polled every 5 ms): p50 and p95 over
   ``L_JOBS`` jobs, beside the Pub/Sub emulator's own publish → push floor (a message published
   to a push subscription whose endpoint is a bare HTTP server in this process).
@@ -55,6 +57,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,16 +128,15 @@ def run_stack_workloads(
     model: tuple[ModelServer, list[str], list[str]] | None = None,
     firecrawl: list[str] | None = None,
     auto_render: tuple[str, int] | None = None,
-    tenants: tuple[list[str], list[str]] | None = None,
-    monitor: tuple[str, list[str]] | None = None,
+    later: list[LaterWorkload] | None = None,
 ) -> dict[str, Any]:
     """Workloads A and B (best of ``rounds``), then, given ``one_url`` URLs, the push floor,
     C and L, then, given ``render`` (the catalog's URL and the plain pages run beside a render
     job), R, then, given ``auto_render`` (the catalog's URL and the first product), U, then,
     given ``model`` (the model server, the ai job's pages, the plain pages run
-    beside it), M, then, given ``firecrawl`` URLs, F, then T, then, given ``monitor`` (the
-    catalog's URL and the pages), K; on one stack with default job options (the model's
-    provider configured only for M)."""
+    beside it), M, then, given ``firecrawl`` URLs, F, then each of ``later`` (T, K, D: each
+    a workload of its own module, run on the started stack); on one stack with default job
+    options (the model's provider configured only for M)."""
     import httpx
 
     from bench.stack_run import bench_config, firestore_ops, submit_job, wait_completed
@@ -206,16 +208,9 @@ def run_stack_workloads(
             figures["M"] = run_model_workload(api, *model, timeout_s)
         if firecrawl is not None:
             figures["F"] = run_firecrawl_workload(api, firecrawl, rounds, timeout_s)
-        if tenants is not None:
-            from bench.tenant_workload import run_tenant_workload
-
-            figures["T"] = run_tenant_workload(api, config.dispatcher_url, *tenants, timeout_s)
-            print(f"scrapejobs T: {figures['T']}", flush=True)
-        if monitor is not None:
-            from bench.monitor_workload import run_monitor_workload
-
-            logs = (stack.worker.log_path, stack.dispatcher.log_path)
-            figures["K"] = run_monitor_workload(api, *monitor, logs, rounds, timeout_s)
+        ran = LaterRun(api, stack, log_dir, register, rounds, timeout_s)
+        for workload in later or []:
+            figures[workload.name] = workload.run(ran)
     stack.stop()
     return figures
 
@@ -700,6 +695,72 @@ def run_auto_render_workload(
     return rows
 
 
+@dataclass(frozen=True, slots=True)
+class LaterRun:
+    """What a later workload runs on: the stack started, its API, where logs go."""
+
+    api: Any  # httpx.Client on the dispatcher
+    stack: Any  # scrapejobs_devstack.stack.Stack
+    log_dir: Path
+    register: Callable[[str, Callable[[], None]], None]
+    rounds: int
+    timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class LaterWorkload:
+    """A workload of a module of its own, run on the stack after the others: its letter."""
+
+    name: str
+    run: Callable[[LaterRun], dict[str, Any]]
+
+
+def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]:
+    """T (tenants), K (a monitor's check), D (documents beside pages), those in ``only``."""
+    found: list[LaterWorkload] = []
+    if "T" in only:
+        from bench.tenant_workload import T_LARGE_PAGES, T_SMALL_JOBS, run_tenant_workload
+
+        first = pages + C_PAGES + R_PLAIN_PAGES + M_PLAIN_PAGES + M_AI_PAGES + U_PAGES
+        small = [site_url + p for p in bench_paths(2 * T_SMALL_JOBS, start=first)]
+        large = [site_url + p for p in bench_paths(T_LARGE_PAGES, start=first + 2 * T_SMALL_JOBS)]
+
+        def tenants(ran: LaterRun) -> dict[str, Any]:
+            url = ran.stack.config.dispatcher_url
+            figures = run_tenant_workload(ran.api, url, small, large, ran.timeout_s)
+            print(f"scrapejobs T: {figures}", flush=True)
+            return figures
+
+        found.append(LaterWorkload("T", tenants))
+    if "K" in only:
+        from bench.monitor_workload import run_monitor_workload
+
+        k_urls = [site_url + p for p in bench_paths(K_PAGES)]
+
+        def monitor(ran: LaterRun) -> dict[str, Any]:
+            logs = (ran.stack.worker.log_path, ran.stack.dispatcher.log_path)
+            return run_monitor_workload(ran.api, site_url, k_urls, logs, ran.rounds, ran.timeout_s)
+
+        found.append(LaterWorkload("K", monitor))
+    if "D" in only:
+        from bench.document_workload import (
+            D_PLAIN_HOST,
+            D_PLAIN_PAGES,
+            run_document_workload,
+            serve_documents,
+        )
+
+        plain_site = site_url.replace("127.0.0.1", D_PLAIN_HOST)
+        plain = [plain_site + p for p in bench_paths(D_PLAIN_PAGES)]
+
+        def documents(ran: LaterRun) -> dict[str, Any]:
+            served = serve_documents(ran.log_dir, ran.register)
+            return run_document_workload(ran.api, served, plain, ran.timeout_s)
+
+        found.append(LaterWorkload("D", documents))
+    return found
+
+
 def _median(values: list[float]) -> float | None:
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else None
@@ -742,16 +803,7 @@ def run_workloads(
     if "F" in only:
         first = PRODUCTS - 4 * WARMUP_PAGES - F_PAGES  # below the warm-up's products
         firecrawl = [site_url + p for p in bench_paths(F_PAGES, start=first)]
-    tenants = None
-    if "T" in only:
-        from bench.tenant_workload import T_LARGE_PAGES, T_SMALL_JOBS
-
-        first = pages + C_PAGES + R_PLAIN_PAGES + M_PLAIN_PAGES + M_AI_PAGES + U_PAGES
-        small = [site_url + p for p in bench_paths(2 * T_SMALL_JOBS, start=first)]
-        large = [site_url + p for p in bench_paths(T_LARGE_PAGES, start=first + 2 * T_SMALL_JOBS)]
-        tenants = (small, large)
-    k_urls = [site_url + p for p in bench_paths(K_PAGES)]
-    monitor = (site_url, k_urls) if "K" in only else None
+    later = later_workloads(site_url, pages, only)
     model = None
     if "M" in only:
         plain_site = site_url.replace("127.0.0.1", M_PLAIN_HOST)
@@ -782,8 +834,7 @@ def run_workloads(
         model,
         firecrawl,
         auto_render,
-        tenants,
-        monitor,
+        later,
     )
     return report
 
@@ -794,9 +845,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--only",
-        default="ABCRUMFTK",
+        default="ABCRUMFTKD",
         help="workloads: A, B, C (C includes L), R (rendering), U (render auto), M (model "
-        "work), F (Firecrawl's batch API), T (tenants sharing a host), K (a monitor's check)",
+        "work), F (Firecrawl's batch API), T (tenants sharing a host), K (a monitor's check), "
+        "D (documents beside pages)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)

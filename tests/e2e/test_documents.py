@@ -19,9 +19,9 @@ from firecrawl import Firecrawl
 from firecrawl.v2.types import PDFParser
 from firecrawl.v2.utils.error_handler import BadRequestError
 
+from scrapejobs_devstack.demo_site.pdf_writer import simple_pdf
 from scrapejobs_devstack.stack import Stack
 from support.jobs import all_results, submit, wait_finished
-from support.pdf_builder import simple_pdf
 from support.site import Site
 
 FILES = Path(__file__).resolve().parents[1] / "data" / "documents"

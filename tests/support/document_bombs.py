@@ -6,7 +6,7 @@ from __future__ import annotations
 import zlib
 from functools import cache
 
-from support.pdf_builder import pdf_of, simple_pdf
+from scrapejobs_devstack.demo_site.pdf_writer import pdf_of, simple_pdf
 
 
 @cache

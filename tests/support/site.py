@@ -47,11 +47,11 @@ from scrapejobs_devstack.demo_site.catalog import (
     product_page,
     scripted_product_page,
 )
+from scrapejobs_devstack.demo_site.pdf_writer import simple_pdf
 from scrapejobs_shared.extraction.document_types import BY_EXTENSION
 from support.content_pages import PAGES as CONTENT_PAGES
 from support.document_bombs import flate_bomb_pdf, page_bomb_pdf
 from support.hostile_page import hostile_page
-from support.pdf_builder import simple_pdf
 
 DOCUMENTS = Path(__file__).resolve().parent.parent / "data" / "documents"
 

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import pytest
 
+from scrapejobs_devstack.demo_site.pdf_writer import pdf_of, simple_pdf
 from scrapejobs_shared.extraction import ContentKind, FieldSpec, UnsupportedContent, extract_page
 from scrapejobs_shared.extraction.documents import (
     UNREAD_MAX_BYTES,
@@ -18,7 +19,6 @@ from scrapejobs_shared.extraction.documents import (
 )
 from scrapejobs_shared.extraction.documents.pdf import _Line, _markdown
 from support.document_bombs import page_bomb_pdf
-from support.pdf_builder import pdf_of, simple_pdf
 
 FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
 PDF = "application/pdf"

@@ -1,5 +1,6 @@
-"""A small valid PDF written by hand (one page of Helvetica lines, link annotations with URI
-actions): what a test site serves when a test needs a PDF whose text or links it chooses."""
+"""Small valid PDFs written by hand: one page of Helvetica lines with link annotations (URI
+actions), or pages of text: what the test site and the benchmark serve when they need PDFs
+whose text or links they choose."""
 
 from __future__ import annotations
 
@@ -27,6 +28,32 @@ def simple_pdf(lines: list[str], links: Sequence[str] = ()) -> bytes:
             f"<< /Type /Annot /Subtype /Link /Rect [72 {bottom} 300 {bottom + 16}] "
             f"/Border [0 0 0] /A << /S /URI /URI ({_escaped(url)}) >> >>".encode("latin-1")
         )
+    return pdf_of(objects)
+
+
+def text_pdf(pages: Sequence[Sequence[str]]) -> bytes:
+    """One page of Helvetica lines for each of ``pages``, the first line of each in a larger
+    font (a heading)."""
+    count = len(pages)
+    kids = " ".join(f"{4 + 2 * n} 0 R" for n in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for n, lines in enumerate(pages):
+        head, *rest = lines or [""]
+        body = " ".join(f"({_escaped(line)}) Tj 0 -14 Td" for line in rest)
+        stream = (
+            f"BT /F1 18 Tf 72 740 Td ({_escaped(head)}) Tj 0 -28 Td /F1 10 Tf {body} ET"
+        ).encode("latin-1")
+        objects.append(
+            (
+                "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                f"/Contents {5 + 2 * n} 0 R /Resources << /Font << /F1 3 0 R >> >> >>"
+            ).encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     return pdf_of(objects)
 
 

@@ -211,3 +211,22 @@ def test_a_document_is_recognised_by_its_content_whatever_its_declared_type() ->
     assert classify_content("application/zip", plain_zip).kind is ContentKind.UNSUPPORTED
     assert classify_content(None, b"{\\rtf1\\ansi hello}").media_type == "application/rtf"
     assert classify_content(None, b'{"json": true}').kind is ContentKind.JSON
+
+
+def test_a_csv_pages_markdown_is_a_table_and_its_text_the_body_as_served() -> None:
+    found = extract_page(
+        _read("markitdown-mskanji.csv"),
+        content_type="text/csv; charset=cp932",
+        url=URL,
+        formats=["markdown", "text"],
+    )
+    assert found.data["markdown"] == (
+        "| 名前 | 年齢 | 住所 |\n| --- | --- | --- |\n| 佐藤太郎 | 30 | 東京 |\n"
+        "| 三木英子 | 25 | 大阪 |\n| 髙橋淳 | 35 | 名古屋 |"
+    )
+    assert str(found.data["text"]).startswith("名前,年齢,住所\r\n")
+    semicolons = extract_page(b"a;b\n1;2\n", content_type="text/csv", url=URL, formats=["markdown"])
+    assert semicolons.data["markdown"] == "| a | b |\n| --- | --- |\n| 1 | 2 |"
+    prose = b"one line of text\nand another, with a comma\n"
+    ragged = extract_page(prose, content_type="text/csv", url=URL, formats=["markdown"])
+    assert ragged.data["markdown"] == prose.decode()  # not a table: the text as it is

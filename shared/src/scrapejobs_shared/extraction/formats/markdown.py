@@ -1,12 +1,16 @@
 """The ``markdown`` format: the page's main content as markdown (:mod:`..markdown`); a text
-body as it is (text is markdown); a document's pages (:mod:`..documents`)."""
+body as it is (text is markdown), a CSV one as a table; a document's pages
+(:mod:`..documents`)."""
 
 from __future__ import annotations
 
 from ..content_kind import ContentKind
 from ..content_scope import scoped_markup
+from ..documents.tables import csv_markdown
 from ..markdown import MarkdownUnavailable, page_markdown
 from .page_format import FormatOptions, FormatUnavailable, Page, PageFormat, Produced
+
+CSV_TYPES = frozenset({"text/csv", "application/csv", "text/tab-separated-values"})
 
 
 class Markdown(PageFormat):
@@ -19,7 +23,9 @@ class Markdown(PageFormat):
         if page.document is not None:
             return Produced(page.document.markdown)
         if page.root is None:
-            return Produced(page.decode())
+            text = page.decode()
+            table = csv_markdown(text) if page.media.essence in CSV_TYPES else None
+            return Produced(text if table is None else table)
         scope = page.scope
         markup = scoped_markup(page.root, scope, page.url)
         try:

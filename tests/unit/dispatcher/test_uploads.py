@@ -219,3 +219,14 @@ async def test_a_documents_job_page_shows_its_kind_and_its_pages() -> None:
     assert "application/pdf · 4 pages, 2 read" in page
     assert 'data-testid="document-pages"' in page and "2 pages</summary>" in page
     assert '<li value="2">' in page
+
+
+async def test_an_upload_past_the_tenants_daily_quota_is_refused_before_it_is_read() -> None:
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", tenant_pages_per_day=1)
+    async with memory_client(store, settings) as client:
+        first = await client.post("/v1/parse", files=_file("markitdown-sample.rtf"))
+        second = await client.post("/v1/parse", files=_file("markitdown-sample.rtf"))
+    assert first.status_code == 200, first.text
+    assert second.status_code == 429, second.text
+    assert len(store.jobs) == 1  # the second was never read, nor kept

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -185,15 +185,23 @@ class JobService:
         )
         return self._view(job, counts)
 
-    async def record(self, submission: Submission, outcome: TaskOutcome) -> JobView:
-        """A one-page job whose page was read here (an upload: uploads/): stored, its task
-        settled with ``outcome`` and the job completed, with the same admission (quotas) and
-        retention as a submitted job and nothing published (no worker has anything to fetch).
-        """
+    async def record(
+        self, submission: Submission, read: Callable[[JobSpec], Awaitable[TaskOutcome]]
+    ) -> JobView:
+        """A one-page job whose page is read here (an upload: uploads/): admitted as a
+        submitted job is (its shape, the tenant's quota) before ``read`` gives its outcome,
+        then stored, its task settled with that outcome and the job completed, with the
+        retention of any job and nothing published (no worker has anything to fetch)."""
         request, tenant = submission.request, submission.tenant
         job_id = submission.job_id or uuid.uuid4().hex
+        admission = Admission(tenant, request.most_pages(), job_id, self._clock())
+        await self._rules.admit(request, admission)
+        try:
+            outcome = await read(JobSpec.from_request(request))
+        except BaseException:
+            await self._rules.release(admission, admission.pages, final=True)
+            raise
         now = self._clock()
-        await self._rules.admit(request, Admission(tenant, request.most_pages(), job_id, now))
         batches = self._new_batches(job_id, request, now, tenant)
         job = replace(self._new_job(request, job_id, None, batches, now, tenant), publishing=False)
         await self._store.create_job(job, batches)

@@ -14,6 +14,7 @@ from scrapejobs_dispatcher.jobs.job_service import JobService, JobView
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_dispatcher.submission.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import JobOptions, JobRequest, JobSpec, PageRequest
+from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.errors import InvalidInput
 from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.ports.job_store import JobStore
@@ -47,8 +48,11 @@ class UploadService:
         """``upload`` read as ``request`` asks, recorded as a finished job of ``tenant``'s."""
         self.check_size(len(upload.data))
         job_request = upload_job(upload, request)
-        outcome = await self.parsing.outcome(upload, JobSpec.from_request(job_request))
-        view: JobView = await self.jobs.record(Submission(job_request, tenant), outcome)
+
+        async def read(spec: JobSpec) -> TaskOutcome:  # once admitted: quota, patterns
+            return await self.parsing.outcome(upload, spec)
+
+        view: JobView = await self.jobs.record(Submission(job_request, tenant), read)
         page = await self.store.list_tasks(view.job.id, 1, None)
         return Scraped(view.job, page.items[0] if page.items else None)
 

@@ -230,3 +230,14 @@ def test_a_csv_pages_markdown_is_a_table_and_its_text_the_body_as_served() -> No
     prose = b"one line of text\nand another, with a comma\n"
     ragged = extract_page(prose, content_type="text/csv", url=URL, formats=["markdown"])
     assert ragged.data["markdown"] == prose.decode()  # not a table: the text as it is
+
+
+def test_a_job_reads_only_the_kinds_of_document_it_names() -> None:
+    only_pdf = DocumentOptions(kinds=frozenset({"pdf"}))
+    with pytest.raises(UnsupportedContent, match=r"documents.kinds leaves docx out"):
+        extract_page(_read("markitdown-paper.docx"), content_type=None, url=URL, documents=only_pdf)
+    pdf = extract_page(
+        _read("libre-office-link.pdf"), content_type=None, url=URL, formats=["markdown"],
+        documents=only_pdf,
+    )  # fmt: skip
+    assert pdf.data["markdown"] == "This is a link to an awesome blog."

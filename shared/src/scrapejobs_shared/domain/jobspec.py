@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from cssselect import GenericTranslator, SelectorError
 from pydantic import (
@@ -31,6 +31,7 @@ from scrapejobs_shared.domain.field_types import (
 )
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.extraction.content_scope import ContentScope
+from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
 from scrapejobs_shared.extraction.documents import (
     DEFAULT_MAX_PAGES,
     UNREAD_MAX_BYTES,
@@ -124,6 +125,12 @@ class ContentOptions(BaseModel):
         return ContentScope(self.main_only, tuple(self.include), tuple(self.exclude))
 
 
+if TYPE_CHECKING:
+    DocumentKind = str
+else:  # the names of the kinds of document read (document_types.py)
+    DocumentKind = Literal[tuple(kind.name for kind in DOCUMENT_TYPES if kind.readable)]
+
+
 class DocumentsOptions(BaseModel):
     """How the documents (PDF) among a job's pages are read."""
 
@@ -147,8 +154,16 @@ class DocumentsOptions(BaseModel):
         "fails unsupported_content)",
     )
 
+    kinds: list[DocumentKind] | None = Field(
+        default=None,
+        min_length=1,
+        description="The kinds of document read (default: every kind); a response of another "
+        "kind fails unsupported_content, saying so",
+    )
+
     def reading(self) -> DocumentOptions:
-        return DocumentOptions(self.max_pages, self.page_markers, self.read)
+        kinds = None if self.kinds is None else frozenset(self.kinds)
+        return DocumentOptions(self.max_pages, self.page_markers, self.read, kinds)
 
 
 class RenderOptions(BaseModel):

@@ -56,6 +56,7 @@ from pydantic import JsonValue
 from .content_kind import PDF, Classification, ContentKind, UnsupportedContent, classify_content
 from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, choose_charset
+from .document_types import BY_MEDIA_TYPE
 from .documents import UNREAD_MAX_BYTES, Document, DocumentOptions, read_document
 from .field_evaluation import FieldRun, evaluate_fields
 from .formats import FORMATS, FormatChoice, FormatUnavailable, Page, format_name
@@ -260,6 +261,11 @@ def _text_page(
 def _document_page(
     request: _Request, classification: Classification, options: DocumentOptions
 ) -> PageExtraction:
+    kind = BY_MEDIA_TYPE[classification.media_type]
+    if options.kinds is not None and kind.name not in options.kinds:
+        raise UnsupportedContent(
+            f"the {kind.label} file is not read: the job's documents.kinds leaves {kind.name} out"
+        )
     if not options.read:
         return _unread_document(request, classification)
     document = read_document(classification.media_type, request.body, options)

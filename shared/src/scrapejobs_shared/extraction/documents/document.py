@@ -23,11 +23,13 @@ class DocumentUnreadable(UnsupportedContent):
 class DocumentOptions:
     """How to read a document: at most ``max_pages`` pages (the first ones), pages joined by
     page markers when ``page_markers``; ``read`` false: not read at all (its bytes answered as
-    they are, Firecrawl's ``parsers: []``)."""
+    they are, Firecrawl's ``parsers: []``); ``kinds``: the kinds of document read (names of
+    document_types.py; None: every kind), another kind is refused."""
 
     max_pages: int = DEFAULT_MAX_PAGES
     page_markers: bool = False
     read: bool = True
+    kinds: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

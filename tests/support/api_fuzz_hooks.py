@@ -19,10 +19,14 @@ host may not hold characters that Unicode normalization turns into a delimiter. 
 answers those with a 422 naming the field (tests/unit/extraction and tests/unit/dispatcher test
 them). A /v2 body is judged by the native job it translates to. A monitor's schedule (cron, words, a
 time zone), its rules' conditions and selectors, and the fields they name are read the same way.
+An upload's JSON part (``request``, Firecrawl's ``options``) is a string to the schema: only one
+that reads as what it asks of the file is generated, and for Firecrawl's parse (whose unreadable
+file is a 400, as Firecrawl's), only a file of a kind it reads.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -35,6 +39,7 @@ from scrapejobs_dispatcher.firecrawl.monitor_requests import (
     monitor_request,
     monitor_update,
 )
+from scrapejobs_dispatcher.firecrawl.parse_routes import parse_request
 from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, CrawlBody, ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import (
     InvalidOption,
@@ -44,8 +49,14 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     scrape_request,
     valid_urls,
 )
-from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
+from scrapejobs_dispatcher.routes.parse import page_request
+from scrapejobs_dispatcher.uploads.parsing_processes import read_upload
+from scrapejobs_dispatcher.uploads.upload import Upload
+from scrapejobs_dispatcher.uploads.upload_service import upload_job
+from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec, ScrapeRequest
 from scrapejobs_shared.domain.monitors import MonitorRequest, MonitorUpdate
+from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.errors import ScrapejobsError
 
 UNSCHEMATIC = (
     "invalid CSS selector",
@@ -120,6 +131,10 @@ def expressible_in_the_schema(context: Any, case: Any) -> bool:
     """False for a valid-looking submission that breaks only a rule the schema cannot say."""
     positive = case.meta is not None and case.meta.generation.mode.is_positive
     post = case.method.upper() == "POST"
+    if post and case.path in UPLOADS and isinstance(case.body, dict):
+        if not positive:  # only what a multipart body can carry reaches the API
+            return _unreadable_on_the_wire(case.path, case.body)
+        return _readable_upload(case.path, case.body)
     if positive and post and case.path in FIRECRAWL and isinstance(case.body, dict):
         return _translatable(case.path, case.body)
     method = case.method.upper()
@@ -136,6 +151,37 @@ def expressible_in_the_schema(context: Any, case: Any) -> bool:
 
 
 FIRECRAWL = ("/v2/scrape", "/v2/batch/scrape", "/v2/crawl", "/v2/monitor")
+UPLOADS = {"/v1/parse": "request", "/v2/parse": "options"}  # an upload's JSON part
+
+
+def _unreadable_on_the_wire(path: str, body: dict[str, Any]) -> bool:
+    """Whether an invalid upload stays invalid once sent as parts: a list is no part at all, a
+    part without a name is not sent, and a body of a file and its JSON part (their values
+    mutated) is sent as a valid one."""
+    field = UPLOADS[path]
+    if isinstance(body.get(field), list):
+        return False
+    sent = set(body) - {""}
+    return "file" not in sent or not sent <= {"file", field}
+
+
+def _readable_upload(path: str, body: dict[str, Any]) -> bool:
+    """False for an upload whose JSON part does not read as what it asks, or whose file does
+    not read (Firecrawl's parse answers it 400; the native one keeps it as a failed job, which
+    the health's error rate would count for the rest of the run)."""
+    raw = body.get(UPLOADS[path])
+    data = getattr(body.get("file"), "data", body.get("file"))  # schemathesis's Binary
+    data = data.encode() if isinstance(data, str) else data
+    if not isinstance(data, bytes):
+        return False
+    try:
+        given = json.loads(raw) if isinstance(raw, str) and raw else None
+        request = page_request(given) if path == "/v1/parse" else parse_request(given)
+        upload = Upload("file", None, data)
+        job = upload_job(upload, request)
+    except (ValueError, ScrapejobsError):
+        return False
+    return read_upload(upload, JobSpec.from_request(job)).status is TaskStatus.SUCCEEDED
 
 
 def _translatable(path: str, body: dict[str, Any]) -> bool:

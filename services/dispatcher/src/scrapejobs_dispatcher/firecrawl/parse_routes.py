@@ -78,6 +78,7 @@ class ParseFormatsAnswer(Answer):
                     "schema": {
                         "type": "object",
                         "required": ["file"],
+                        "additionalProperties": False,
                         "properties": {
                             "file": {"type": "string", "format": "binary"},
                             "options": {
@@ -100,8 +101,24 @@ async def parse(
     Firecrawl's parse does; the file is read in a process of its own within a CPU and memory
     budget and its result kept as a finished job (labelled ``upload``)."""
     form = await read_upload_form(request, "options", uploads.limits.max_bytes)
-    options = _options(form.options)
-    native = {
+    scraped = await uploads.parse(form.upload, parse_request(form.options), caller.tenant)
+    task = scraped.result
+    if task is None or task.status is not TaskStatus.SUCCEEDED:
+        error = task.error if task is not None else "cancelled"
+        content = {
+            "success": False,
+            "code": "PARSE_FAILED",
+            "error": f"could not parse {form.upload.filename}: {error}",
+        }
+        return JSONResponse(content, status_code=400)
+    return ScrapeAnswer(data=_document(task, form.upload))
+
+
+def parse_request(given: Any) -> PageRequest:
+    """What Firecrawl's ``options`` part asks (its JSON; None: markdown), as the native
+    request of a page; ``InvalidOption`` naming the field at fault."""
+    options = _options(given)
+    native: dict[str, Any] = {
         "options": {
             "formats": native_formats(options),
             "content": {
@@ -117,18 +134,7 @@ async def parse(
         raise InvalidOption(
             "formats", "the json format needs the ai stage, which does not run on uploads"
         )
-    page_request = validated(PageRequest, native)
-    scraped = await uploads.parse(form.upload, page_request, caller.tenant)
-    task = scraped.result
-    if task is None or task.status is not TaskStatus.SUCCEEDED:
-        error = task.error if task is not None else "cancelled"
-        content = {
-            "success": False,
-            "code": "PARSE_FAILED",
-            "error": f"could not parse {form.upload.filename}: {error}",
-        }
-        return JSONResponse(content, status_code=400)
-    return ScrapeAnswer(data=_document(task, form.upload))
+    return validated(PageRequest, native)
 
 
 @router.get("/parse/formats", response_model=ParseFormatsAnswer, response_model_by_alias=True)

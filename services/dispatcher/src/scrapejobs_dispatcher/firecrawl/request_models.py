@@ -179,7 +179,11 @@ class PdfParser(CamelModel):
 
     type: Literal["pdf"]
     mode: Literal["fast", "auto", "ocr"] | None = Field(
-        default=None, description=f'fast or auto (the default): the text layer; "ocr" {NO_OCR}'
+        default=None,
+        description=f'fast or auto (the default): the text layer; "ocr" {NO_OCR}',
+        json_schema_extra=lambda schema: schema.update(
+            anyOf=[{"type": "string", "enum": ["fast", "auto"]}, {"type": "null"}]
+        ),
     )
     max_pages: Annotated[int, Field(ge=1, le=DEFAULT_MAX_PAGES), JSON_INT] | None = Field(
         default=None, description="Read the first pages only, up to this many"
@@ -191,7 +195,9 @@ class PdfParser(CamelModel):
         default=None, description="true: pages joined by ---, then <!-- page N -->"
     )
     blocks: bool | None = Field(
-        default=None, description="Refused unless false: layout blocks are not produced"
+        default=None,
+        description="Refused unless false: layout blocks are not produced",
+        json_schema_extra={"enum": [False, None]},
     )
 
     @field_validator("mode")

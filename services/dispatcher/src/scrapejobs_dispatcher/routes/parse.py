@@ -29,6 +29,7 @@ REQUEST_SCHEMA: dict[str, Any] = {
                 "schema": {
                     "type": "object",
                     "required": ["file"],
+                    "additionalProperties": False,
                     "properties": {
                         "file": {
                             "type": "string",
@@ -62,12 +63,16 @@ async def parse(request: Request, uploads: UploadsDep, caller: CallerDep) -> Scr
     within a CPU and memory budget. The answer is its result, kept as a finished one-page job
     (``job_id``: its results, export and deletion as any job's; labelled ``upload``)."""
     form = await read_upload_form(request, "request", uploads.limits.max_bytes)
-    wanted = DEFAULT_REQUEST if form.options is None else form.options
+    scraped = await uploads.parse(form.upload, page_request(form.options), caller.tenant)
+    return ScrapeResponse.of(scraped)
+
+
+def page_request(given: Any) -> PageRequest:
+    """What the ``request`` part asks (its JSON; None: markdown and metadata), or a 422
+    naming the field at fault."""
     try:
-        page_request = PageRequest.model_validate(wanted, strict=False)
+        return PageRequest.model_validate(DEFAULT_REQUEST if given is None else given, strict=False)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = "request." + field_path(tuple(first.get("loc", ())))
         raise InvalidInput(f"{field}: {first.get('msg')}", field) from None
-    scraped = await uploads.parse(form.upload, page_request, caller.tenant)
-    return ScrapeResponse.of(scraped)

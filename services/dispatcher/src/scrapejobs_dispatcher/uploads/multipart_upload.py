@@ -37,6 +37,9 @@ async def read_upload_form(request: Request, options_field: str, max_bytes: int)
     except MultiPartException as exc:
         raise InvalidInput(f"the multipart body cannot be read: {exc.message}", "file") from None
     try:
+        unknown = sorted(set(form.keys()) - {"file", options_field})
+        if unknown:
+            raise InvalidInput(f"unknown field {unknown[0]!r}", unknown[0])
         part = form.get("file")
         if not isinstance(part, UploadFile):
             raise InvalidInput("the 'file' part is missing: send the file as 'file'", "file")

@@ -121,6 +121,7 @@ locals {
     SCRAPEJOBS_WARM_SLOT_IDLE_S      = tostring(var.worker_warm_slot_idle_s)
     # every page is extracted in a process of its own, stopped past its budget (docs/semantics.md)
     SCRAPEJOBS_EXTRACTION_PROCESSES = tostring(var.worker_extraction_processes)
+    SCRAPEJOBS_DOCUMENT_PROCESSES   = tostring(var.worker_document_processes)
     SCRAPEJOBS_EXTRACTION_BUDGET_S  = tostring(var.worker_extraction_budget_s)
     SCRAPEJOBS_EXTRACTION_MEMORY_MB = tostring(var.worker_extraction_memory_mb)
     # A batch always answers within the subscription's ack deadline, and a task still failing

@@ -839,6 +839,17 @@ variable "worker_warm_slot_idle_s" {
   }
 }
 
+variable "worker_document_processes" {
+  type        = number
+  default     = 1
+  description = "Processes per worker process that read documents (PDF, Word, spreadsheets...) apart from pages, at the lowest CPU priority, so that documents never starve pages (SCRAPEJOBS_DOCUMENT_PROCESSES; 0: the page processes read them)."
+
+  validation {
+    condition     = var.worker_document_processes >= 0 && var.worker_document_processes <= 16 && floor(var.worker_document_processes) == var.worker_document_processes
+    error_message = "worker_document_processes must be a whole number in [0, 16]."
+  }
+}
+
 variable "worker_extraction_processes" {
   type        = number
   description = "Processes per worker process that extract pages: the first takes every page while it keeps up, the others the pages that waited 25 ms for it (SCRAPEJOBS_EXTRACTION_PROCESSES; two cost about 50 MiB a worker process, each more about 18 MiB)."

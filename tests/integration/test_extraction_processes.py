@@ -19,6 +19,7 @@ import pytest
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.pipeline.page_outcome import extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
+from scrapejobs_worker.documents_apart import LOWEST_PRIORITY, DocumentsApart
 from scrapejobs_worker.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
@@ -27,7 +28,7 @@ from scrapejobs_worker.extraction_port import (
 )
 from scrapejobs_worker.extraction_processes import SPECS_KEPT, SPILL_S, ExtractionProcesses
 from support.document_bombs import flate_bomb_pdf
-from support.extraction_faults import raising, whose
+from support.extraction_faults import how_nice, raising, whose
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -298,3 +299,18 @@ async def test_a_pdf_decompression_bomb_fails_alone_over_memory_and_the_next_pag
         assert page.outcome.data == {"title": "Hello"}
     finally:
         await pool.close()
+
+
+async def test_documents_are_read_apart_at_the_lowest_priority_and_pages_as_before() -> None:
+    pages = ExtractionProcesses(1, budget_s=5.0, extract=how_nice)
+    documents = ExtractionProcesses(1, budget_s=5.0, extract=how_nice, niceness=LOWEST_PRIORITY)
+    apart = DocumentsApart(pages, documents)
+    await apart.start()
+    pdf = FetchResponse("http://a.test/r.pdf", 200, {}, b"%PDF-1.4 a report", 3)
+    try:
+        page = (await apart.extract(response(), spec({}))).outcome.data or {}
+        document = (await apart.extract(pdf, spec({}))).outcome.data or {}
+    finally:
+        await apart.close()
+    assert page["nice"] == os.nice(0) and document["nice"] == min(19, os.nice(0) + 19)
+    assert page["pid"] != document["pid"]

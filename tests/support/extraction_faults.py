@@ -36,3 +36,9 @@ def sharing(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
                 private_kb += int(line.split()[1])
     data = {"frozen": gc.get_freeze_count(), "private_kb": private_kb}
     return ExtractedPage(TaskOutcome(TaskStatus.SUCCEEDED, 200, data))
+
+
+def how_nice(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
+    """The page's data says which process read it and at what CPU priority (os.nice)."""
+    data = {"pid": os.getpid(), "nice": os.nice(0)}
+    return ExtractedPage(TaskOutcome(TaskStatus.SUCCEEDED, 200, data))

@@ -33,6 +33,7 @@ from scrapejobs_worker.ai_answers import AiAnswers
 from scrapejobs_worker.batch_processor import BatchProcessor, Companions
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
+from scrapejobs_worker.documents_apart import LOWEST_PRIORITY, DocumentsApart
 from scrapejobs_worker.extraction_processes import ExtractionInProcess, ExtractionProcesses
 from scrapejobs_worker.fetch_admissions import fetch_admissions
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
@@ -246,16 +247,28 @@ async def _stopped(task: asyncio.Task[None]) -> None:
         await task
 
 
-def _extraction(settings: WorkerSettings) -> ExtractionProcesses | ExtractionInProcess:
-    """Where pages are extracted: processes of their own within the budget (0: in process)."""
+def _extraction(
+    settings: WorkerSettings,
+) -> ExtractionProcesses | ExtractionInProcess | DocumentsApart:
+    """Where pages are extracted: processes of their own within the budget (0: in process),
+    documents in processes of their own at the lowest priority (documents_apart.py)."""
     if settings.extraction_processes == 0:
         log.warning("SCRAPEJOBS_EXTRACTION_PROCESSES=0: pages are extracted without a budget")
         return ExtractionInProcess()
-    return ExtractionProcesses(
+    pages = ExtractionProcesses(
         settings.extraction_processes,
         settings.extraction_budget_s,
         memory_mb=settings.extraction_memory_mb,
     )
+    if settings.document_processes == 0:
+        return pages
+    documents = ExtractionProcesses(
+        settings.document_processes,
+        settings.extraction_budget_s,
+        memory_mb=settings.extraction_memory_mb,
+        niceness=LOWEST_PRIORITY,
+    )
+    return DocumentsApart(pages, documents)
 
 
 def build_language_model(settings: WorkerSettings) -> LanguageModel | None:

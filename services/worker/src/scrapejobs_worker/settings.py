@@ -63,6 +63,14 @@ class WorkerSettings(CommonSettings):
         description="CPU seconds a page's extraction and pipeline may use (rounded up to whole "
         "seconds); past them the kernel ends its process and the page fails extraction_timeout",
     )
+    document_processes: int = Field(
+        default=1,
+        ge=0,
+        le=16,
+        description="Processes that read documents (PDF, Word, spreadsheets...) apart from "
+        "pages, at the lowest CPU priority, so that documents never starve pages; 0: documents "
+        "are read by the page processes",
+    )
     extraction_memory_mb: int = Field(
         default=256,
         ge=0,

@@ -1,0 +1,38 @@
+"""Documents read apart from pages: a response that is a document (PDF, Word... :
+``extraction/content_kind.py``, by its type or its first bytes) goes to extraction processes of
+its own, at the lowest CPU priority; every other page to the page processes. Reading a 10-page
+PDF takes ten to twenty times a web page's CPU: a job of PDFs beside a job of pages, sharing
+processes and cores, halved the pages' throughput (bench/README.md, "D"); apart, the kernel
+gives the pages the CPU first and the documents what is left, so documents never starve pages
+(and pages never wait behind a document in a process's queue)."""
+
+from __future__ import annotations
+
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.extraction.content_kind import ContentKind, classify_content
+from scrapejobs_shared.pipeline.page_outcome import ExtractedPage
+from scrapejobs_shared.ports.fetcher import FetchResponse
+from scrapejobs_worker.extraction_processes import ExtractionProcesses
+
+LOWEST_PRIORITY = 19  # os.nice: the most a process may lower its own priority
+
+
+class DocumentsApart:
+    """The page extraction port: pages to ``pages``, documents to ``documents``."""
+
+    def __init__(self, pages: ExtractionProcesses, documents: ExtractionProcesses) -> None:
+        self.pages = pages
+        self.documents = documents
+
+    async def start(self) -> None:
+        await self.pages.start()
+        await self.documents.start()
+
+    async def close(self) -> None:
+        await self.documents.close()
+        await self.pages.close()
+
+    async def extract(self, response: FetchResponse, spec: JobSpec) -> ExtractedPage:
+        kind = classify_content(response.content_type, response.body).kind
+        processes = self.documents if kind is ContentKind.DOCUMENT else self.pages
+        return await processes.extract(response, spec)

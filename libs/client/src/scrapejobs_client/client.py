@@ -9,12 +9,9 @@ lost is not created twice. Listings come as iterators that fetch the next page w
 
 from __future__ import annotations
 
-import json
-import mimetypes
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
@@ -54,26 +51,23 @@ from scrapejobs_client.monitors_api import MonitorsApi
 from scrapejobs_client.request_bodies import webhook_body, with_options
 from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
 from scrapejobs_client.tenants_api import TenantsApi
+from scrapejobs_client.uploads_api import UploadsApi
 
 DEFAULT_API_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_SCRAPE_WAIT_S = 30.0  # the service's default timeout_s for POST /v1/scrape
 SCRAPE_ANSWER_MARGIN_S = 10.0  # a scrape's HTTP timeout: its wait plus this
-PARSE_WAIT_S = 120.0  # an upload's HTTP timeout: its read waits its turn, within its CPU budget
 IDEMPOTENCY_KEY_IN_FLIGHT = "idempotency_key_in_flight"
 PageT = TypeVar("PageT", bound=Page)
 Params = Mapping[str, str | int | float | None]
 
 
-class Client(TenantsApi, MonitorsApi):
-    """A scrapejobs API client.
-
-    Authentication, chosen by the arguments: ``api_key`` sends ``X-API-Key``; ``iam=True``
-    (or an ``id_token_audience``) sends a Google ID token for the audience (default:
-    ``api_url``, which is what Cloud Run expects); neither sends nothing (local
-    development). ``auth`` takes any other ``httpx.Auth``. ``transport`` and ``sleep`` are
-    for tests (``httpx.MockTransport``, a fake clock).
-    """
+class Client(TenantsApi, MonitorsApi, UploadsApi):
+    """A scrapejobs API client. Authentication, chosen by the arguments: ``api_key`` sends
+    ``X-API-Key``; ``iam=True`` (or an ``id_token_audience``) sends a Google ID token for the
+    audience (default: ``api_url``, which is what Cloud Run expects); neither sends nothing
+    (local development). ``auth`` takes any other ``httpx.Auth``. ``transport`` and ``sleep``
+    are for tests (``httpx.MockTransport``, a fake clock)."""
 
     def __init__(
         self,
@@ -184,42 +178,6 @@ class Client(TenantsApi, MonitorsApi):
         )
         if response.status_code == 202:
             raise ScrapeTimedOut.from_response(response)
-        return Scraped.model_validate(response.json())
-
-    def parse(
-        self,
-        file: str | Path | bytes,
-        *,
-        filename: str | None = None,
-        content_type: str | None = None,
-        request: Mapping[str, Any] | None = None,
-        formats: Sequence[str | Mapping[str, Any]] | None = None,
-        documents: Mapping[str, Any] | None = None,
-    ) -> Scraped:
-        """``POST /v1/parse``: an uploaded file (a path, or its bytes with ``filename``) read
-        and answered with its result, kept as a finished one-page job. ``request``: what to
-        read of it, as a job asks of a page (``formats`` and ``documents`` go into its
-        options). Never retried: each upload is a job of its own."""
-        if isinstance(file, bytes):
-            data, name = file, filename or "upload"
-        else:
-            path = Path(file)
-            data, name = path.read_bytes(), filename or path.name
-        body: dict[str, Any] = dict(request or {})
-        wanted = {"formats": list(formats) if formats else None, "documents": documents}
-        if any(v is not None for v in wanted.values()):
-            options = dict(body.get("options") or {})
-            options |= {k: v for k, v in wanted.items() if v is not None}
-            body["options"] = options
-        kind = content_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
-        response = self._send(
-            "POST",
-            "/v1/parse",
-            files={"file": (name, data, kind)},
-            data={"request": json.dumps(body)} if body else None,
-            timeout_s=PARSE_WAIT_S,
-            retries=False,
-        )
         return Scraped.model_validate(response.json())
 
     def submit_body(self, body: Mapping[str, Any], *, idempotency_key: str | None = None) -> Job:
@@ -456,23 +414,20 @@ class Client(TenantsApi, MonitorsApi):
         *,
         params: Params | None = None,
         json: Any = None,
-        files: Mapping[str, tuple[str, bytes, str]] | None = None,
-        data: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         stream: bool = False,
         accept: Callable[[httpx.Response], bool] | None = None,
         retry_codes: frozenset[str] = frozenset(),
         timeout_s: float | None = None,
         retries: bool = True,
+        **body: Any,  # the request's body otherwise: a multipart one's files and data
     ) -> httpx.Response:
         """Send with retries (unless ``retries`` is False); return a 2xx answer (or one
         ``accept`` takes), raise the rest. ``timeout_s``: this request's, else the client's."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
         extra: dict[str, Any] = {} if timeout_s is None else {"timeout": timeout_s}
-        if files is not None:  # a multipart body: the file, and form fields beside it
-            extra |= {"files": dict(files), "data": dict(data or {})}
         request = self._http.build_request(
-            method, path, params=query, json=json, headers=headers, **extra
+            method, path, params=query, json=json, headers=headers, **extra, **body
         )
         policy = self._retry if retries else NO_RETRIES
         attempt = 0

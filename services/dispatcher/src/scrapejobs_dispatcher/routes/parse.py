@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 
 from scrapejobs_dispatcher.dependencies import UploadsDep
+from scrapejobs_dispatcher.edge.multipart_upload import read_upload_form
 from scrapejobs_dispatcher.errors import field_path
 from scrapejobs_dispatcher.jobs.views import UNAVAILABLE, ErrorResponse, ScrapeResponse
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
-from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form
 from scrapejobs_dispatcher.uploads.upload import accepted_extensions
 from scrapejobs_shared.domain.jobspec import PageRequest
 from scrapejobs_shared.errors import InvalidInput

@@ -13,9 +13,8 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException
 
 from scrapejobs_dispatcher.edge.unicode_body import MESSAGE, unencodable_field
+from scrapejobs_dispatcher.uploads.upload import Upload, UploadTooLarge, clean_filename
 from scrapejobs_shared.errors import InvalidInput
-
-from .upload import Upload, UploadTooLarge, clean_filename
 
 MULTIPART_ROOM = 64 * 1024  # what a request may hold besides its file (boundaries, options)
 

@@ -70,17 +70,10 @@ def run_document_workload(
     api: httpx.Client, document_urls: list[str], plain_urls: list[str], timeout_s: float
 ) -> dict[str, Any]:
     """D, as the module says."""
-    from bench.stack_run import submit_job, wait_completed
+    from bench.stack_run import PlainRuns, submit_job, wait_completed
 
-    def plain_pages_per_s() -> float:
-        started = time.perf_counter()
-        job, _ = submit_job(api, plain_urls, options={})
-        wait_completed(api, job["id"], timeout_s=timeout_s)
-        return round(len(plain_urls) / (time.perf_counter() - started), 1)
-
-    def measured(runs: int) -> list[float]:
-        plain_pages_per_s()  # unmeasured: the plain host's slots and connections warm
-        return [plain_pages_per_s() for _ in range(runs)]
+    plain = PlainRuns(api, plain_urls, timeout_s)
+    measured = plain.measured
 
     def documents_open(job_id: str) -> int:
         counts = api.get(f"/v1/jobs/{job_id}").json()["counts"]
@@ -92,7 +85,7 @@ def run_document_workload(
     beside: list[float] = []  # plain runs that ended with PDFs still being read
     still_open = 0
     for _ in range(D_BESIDE_RUNS):
-        figure = plain_pages_per_s()
+        figure = plain.one()
         still_open = documents_open(documents["id"])
         if not still_open:
             beside = beside or [figure]  # the PDFs ended first: the first run, flagged below

@@ -643,3 +643,25 @@ def restore_environ(saved: dict[str, str]) -> None:
     """``Stack.bootstrap`` exports the emulator hosts into ``os.environ``; undo that."""
     os.environ.clear()
     os.environ.update(saved)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlainRuns:
+    """A plain job of ``urls`` (default options), run again and again: pages/s from submission
+    to the end. What another workload's pages are measured against (M, D)."""
+
+    api: httpx.Client
+    urls: list[str]
+    timeout_s: float
+
+    def one(self) -> float:
+        started = time.perf_counter()
+        job, _ = submit_job(self.api, self.urls, options={})
+        wait_completed(self.api, job["id"], timeout_s=self.timeout_s)
+        return round(len(self.urls) / (time.perf_counter() - started), 1)
+
+    def measured(self, runs: int) -> list[float]:
+        """``runs`` runs after one unmeasured: the host's slots and connections warm (a host
+        idle for over a second gives its slots back)."""
+        self.one()
+        return [self.one() for _ in range(runs)]

@@ -497,22 +497,14 @@ def run_model_workload(
     between. Each set starts unmeasured because a host idle for over a second gives its slots
     back (SCRAPEJOBS_WARM_SLOT_IDLE_S) and the first job after that takes them again: the
     set beside model work and the set after it both start after such a pause."""
-    from bench.stack_run import submit_job, wait_completed
+    from bench.stack_run import PlainRuns, wait_completed
     from scrapejobs_shared.config.settings import CommonSettings
 
-    def plain_pages_per_s() -> float:
-        started = time.perf_counter()
-        job, _ = submit_job(api, plain_urls, options={})
-        wait_completed(api, job["id"], timeout_s=timeout_s)
-        return round(len(plain_urls) / (time.perf_counter() - started), 1)
+    measured = PlainRuns(api, plain_urls, timeout_s).measured
 
     def open_tasks(job_id: str) -> int:
         counts = api.get(f"/v1/jobs/{job_id}").json()["counts"]
         return sum(counts.get(s, 0) for s in ("queued", "running", "processing"))
-
-    def measured(runs: int) -> list[float]:
-        plain_pages_per_s()  # unmeasured: the plain host's slots and connections warm
-        return [plain_pages_per_s() for _ in range(runs)]
 
     before = measured(2)
     stage = {"ai": {"prompt": "Summarise the product in one line.", "schema": M_SCHEMA}}

@@ -13,10 +13,43 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException
 
 from scrapejobs_dispatcher.edge.unicode_body import MESSAGE, unencodable_field
-from scrapejobs_dispatcher.uploads.upload import Upload, UploadTooLarge, clean_filename
+from scrapejobs_dispatcher.uploads.upload import (
+    Upload,
+    UploadTooLarge,
+    accepted_extensions,
+    clean_filename,
+)
 from scrapejobs_shared.errors import InvalidInput
 
 MULTIPART_ROOM = 64 * 1024  # what a request may hold besides its file (boundaries, options)
+
+
+def upload_form_schema(json_field: str, json_description: str) -> dict[str, Any]:
+    """The OpenAPI ``requestBody`` of an upload (``openapi_extra``): a ``file`` part and a JSON
+    part named ``json_field``, and no other."""
+    file_description = (
+        "The file: "
+        + ", ".join(accepted_extensions())
+        + " (its type by its content, else its part's Content-Type, else its extension); at "
+        "most SCRAPEJOBS_MAX_UPLOAD_BYTES"
+    )
+    properties = {
+        "file": {"type": "string", "format": "binary", "description": file_description},
+        json_field: {
+            "type": "string",
+            "description": f"JSON: {json_description}",
+            "contentMediaType": "application/json",
+        },
+    }
+    schema = {
+        "type": "object",
+        "required": ["file"],
+        "additionalProperties": False,
+        "properties": properties,
+    }
+    return {
+        "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}
+    }
 
 
 @dataclass(frozen=True, slots=True)

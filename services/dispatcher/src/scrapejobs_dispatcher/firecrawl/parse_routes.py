@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import Field, ValidationError, model_validator
 
 from scrapejobs_dispatcher.dependencies import UploadsDep
-from scrapejobs_dispatcher.edge.multipart_upload import read_upload_form
+from scrapejobs_dispatcher.edge.multipart_upload import read_upload_form, upload_form_schema
 from scrapejobs_dispatcher.firecrawl.answer_models import Answer, ScrapeAnswer
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.firecrawl.request_models import ScrapeOptions
@@ -70,29 +70,9 @@ class ParseFormatsAnswer(Answer):
     "/parse",
     response_model=ScrapeAnswer,
     response_model_by_alias=True,
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {
-                "multipart/form-data": {
-                    "schema": {
-                        "type": "object",
-                        "required": ["file"],
-                        "additionalProperties": False,
-                        "properties": {
-                            "file": {"type": "string", "format": "binary"},
-                            "options": {
-                                "type": "string",
-                                "description": "JSON: scrape options (formats, onlyMainContent, "
-                                "includeTags, excludeTags, parsers)",
-                                "contentMediaType": "application/json",
-                            },
-                        },
-                    }
-                }
-            },
-        }
-    },
+    openapi_extra=upload_form_schema(
+        "options", "scrape options (formats, onlyMainContent, includeTags, excludeTags, parsers)"
+    ),
 )
 async def parse(
     request: Request, uploads: UploadsDep, caller: CallerDep

@@ -8,11 +8,10 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 
 from scrapejobs_dispatcher.dependencies import UploadsDep
-from scrapejobs_dispatcher.edge.multipart_upload import read_upload_form
+from scrapejobs_dispatcher.edge.multipart_upload import read_upload_form, upload_form_schema
 from scrapejobs_dispatcher.errors import field_path
 from scrapejobs_dispatcher.jobs.views import UNAVAILABLE, ErrorResponse, ScrapeResponse
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
-from scrapejobs_dispatcher.uploads.upload import accepted_extensions
 from scrapejobs_shared.domain.jobspec import PageRequest
 from scrapejobs_shared.errors import InvalidInput
 
@@ -21,38 +20,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     **{code: {"model": ErrorResponse} for code in (400, 401, 403, 413, 422, 429, 500)},
     **UNAVAILABLE,
 }
-REQUEST_SCHEMA: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "additionalProperties": False,
-                    "properties": {
-                        "file": {
-                            "type": "string",
-                            "format": "binary",
-                            "description": "The file: "
-                            + ", ".join(accepted_extensions())
-                            + " (its type by its content, else its part's Content-Type, else "
-                            "its extension); at most SCRAPEJOBS_MAX_UPLOAD_BYTES",
-                        },
-                        "request": {
-                            "type": "string",
-                            "description": "JSON: what to read of it, as a job asks of each "
-                            "page (extract, options.formats, options.content, "
-                            "options.documents, options.retention_days, pipeline without an ai "
-                            "stage, labels); default: markdown and metadata",
-                            "contentMediaType": "application/json",
-                        },
-                    },
-                }
-            }
-        },
-    }
-}
+REQUEST_SCHEMA = upload_form_schema(
+    "request",
+    "what to read of it, as a job asks of each page (extract, options.formats, "
+    "options.content, options.documents, options.retention_days, pipeline without an ai "
+    "stage, labels); default: markdown and metadata",
+)
 DEFAULT_REQUEST = {"options": {"formats": ["markdown", "metadata"]}}
 
 

@@ -486,7 +486,7 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
         ),
         _goal(
             "d_plain_beside_documents",
-            "D: plain pages/s beside a job of 200 PDFs of 10 pages ÷ alone",
+            "D: plain pages/s beside a job of 200 PDFs of 10 pages ÷ alone (medians)",
             (ours.get("D") or {}).get("plain_ratio"),
             ">=",
             D_GOAL_RATIO,

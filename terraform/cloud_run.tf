@@ -175,8 +175,8 @@ resource "google_cloud_run_v2_service" "worker" {
 
       resources {
         limits = {
-          cpu    = local.worker_roles[each.value.role].cpu
-          memory = local.worker_roles[each.value.role].memory
+          cpu    = coalesce(each.value.cpu, local.worker_roles[each.value.role].cpu)
+          memory = coalesce(each.value.memory, local.worker_roles[each.value.role].memory)
         }
         cpu_idle          = true
         startup_cpu_boost = true

@@ -1,4 +1,4 @@
-# Lanes (three priorities and render) and the worker services they push to. Only variables are referenced here, so
+# Lanes (three priorities, render, processing and documents) and the worker services they push to. Only variables are referenced here, so
 # tests/deploy evaluate these locals with `terraform console` (no provider needed).
 
 locals {
@@ -21,6 +21,8 @@ locals {
   # same image, environment and identity and its own instance counts. The render lane always
   # has its own: the renderer (<prefix>-renderer), the worker with Chromium (role "renderer":
   # its own image, memory, concurrency; cloud_run.tf), so plain jobs never wait behind a browser.
+  # `cpu` and `memory`: a dedicated worker's own (the documents lane's reads need more), null:
+  # its role's.
   worker_services = merge(
     {
       shared = {
@@ -28,6 +30,8 @@ locals {
         min_instances = var.worker_min_instances
         max_instances = var.worker_max_instances
         role          = "worker"
+        cpu           = null
+        memory        = null
       }
     },
     {
@@ -36,6 +40,8 @@ locals {
         min_instances = worker.min_instances
         max_instances = worker.max_instances
         role          = "worker"
+        cpu           = worker.cpu
+        memory        = worker.memory
       }
     },
     {
@@ -44,6 +50,8 @@ locals {
         min_instances = var.renderer_min_instances
         max_instances = var.renderer_max_instances
         role          = "renderer"
+        cpu           = null
+        memory        = null
       }
     },
   )

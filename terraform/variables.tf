@@ -174,7 +174,7 @@ variable "dead_letter_subscription" {
 variable "lanes" {
   type        = list(string)
   description = "Priority lanes, each with its own task topic, dead-letter topic and their two push subscriptions (topology.LANES). The normal lane keeps the base names (task_topic, dead_letter_topic, task_subscription, dead_letter_subscription); every other lane appends -<lane> (scrape-tasks-high, scrape-tasks-push-high, ...)."
-  default     = ["high", "normal", "low", "render", "processing"]
+  default     = ["high", "normal", "low", "render", "processing", "documents"]
 
   validation {
     condition     = contains(var.lanes, "normal")
@@ -201,8 +201,10 @@ variable "dedicated_lane_workers" {
   type = map(object({
     max_instances = number
     min_instances = optional(number, 0)
+    cpu           = optional(string)
+    memory        = optional(string)
   }))
-  description = "Lanes that get their own worker service (<prefix>-worker-<lane>: same image, environment, service account and settings as the shared worker, with these instance counts); both subscriptions of such a lane push to it. Lanes not listed here push to the shared worker. {} (default) = one shared worker for every lane."
+  description = "Lanes that get their own worker service (<prefix>-worker-<lane>: same image, environment, service account and settings as the shared worker, with these instance counts, and cpu/memory when given, else worker_cpu/worker_memory); both subscriptions of such a lane push to it. Lanes not listed here push to the shared worker. {} (default) = one shared worker for every lane. A documents lane of its own: { documents = { max_instances = 10, memory = \"4Gi\" } }."
   default     = {}
 
   validation {

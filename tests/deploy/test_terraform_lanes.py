@@ -119,6 +119,12 @@ def test_lanes_default_names(tf_eval):
             "task_subscription": "scrape-tasks-push-processing",
             "dead_letter_subscription": "scrape-tasks-dead-push-processing",
         },
+        "documents": {
+            "task_topic": "scrape-tasks-documents",
+            "dead_letter_topic": "scrape-tasks-dead-documents",
+            "task_subscription": "scrape-tasks-push-documents",
+            "dead_letter_subscription": "scrape-tasks-dead-push-documents",
+        },
     }
     assert tf_eval("local.lanes") == sorted(LANES)  # a set: every lane, once
 
@@ -218,6 +224,8 @@ RENDERER = {
     "min_instances": 0,
     "max_instances": 5,
     "role": "renderer",
+    "cpu": None,
+    "memory": None,
 }
 
 
@@ -229,11 +237,13 @@ def test_default_is_one_shared_worker_for_every_priority_and_the_renderer(tf, h,
             "min_instances": 0,
             "max_instances": 10,
             "role": "worker",
+            "cpu": None,
+            "memory": None,
         },
         "render": RENDERER,
     }
     assert tf_eval("local.lane_worker") == {
-        **dict.fromkeys(("high", "normal", "low", "processing"), "shared"),
+        **dict.fromkeys(("high", "normal", "low", "processing", "documents"), "shared"),
         "render": "render",
     }
 
@@ -249,12 +259,16 @@ def test_a_dedicated_lane_gets_its_own_worker_service(tf_eval):
             "min_instances": 0,
             "max_instances": 20,
             "role": "worker",
+            "cpu": None,
+            "memory": None,
         },
         "high": {
             "name": "scrapejobs-worker-high",
             "min_instances": 1,
             "max_instances": 4,
             "role": "worker",
+            "cpu": None,
+            "memory": None,
         },
         "render": RENDERER,
     }
@@ -264,7 +278,12 @@ def test_a_dedicated_lane_gets_its_own_worker_service(tf_eval):
         "low": "shared",
         "render": "render",
         "processing": "shared",
+        "documents": "shared",
     }
+    # a lane's worker may have a size of its own (the documents lane's, memory for its reads)
+    documents = {"documents": {"max_instances": 3, "memory": "4Gi"}}
+    sized = tf_eval("local.worker_services", dedicated_lane_workers=documents)["documents"]
+    assert sized["memory"] == "4Gi" and sized["cpu"] is None
     # min_instances is optional (scale to zero).
     low_only = tf_eval(
         "local.worker_services", dedicated_lane_workers={"low": {"max_instances": 2}}
@@ -274,6 +293,8 @@ def test_a_dedicated_lane_gets_its_own_worker_service(tf_eval):
         "min_instances": 0,
         "max_instances": 2,
         "role": "worker",
+        "cpu": None,
+        "memory": None,
     }
 
 

@@ -537,7 +537,13 @@ def test_cloud_run_service_settings(tf, h, service):
     container = h.block(template, "containers")
     assert container["image"] == f"{sized}image}}"
     limits = h.as_map(h.block(container, "resources")["limits"])
-    assert limits == {"cpu": f"{sized}cpu}}", "memory": f"{sized}memory}}"}
+    if service == "worker":  # a dedicated lane worker's own size, else its role's
+        assert limits == {
+            size: f"${{coalesce(each.value.{size},local.worker_roles[each.value.role].{size})}}"
+            for size in ("cpu", "memory")
+        }
+    else:
+        assert limits == {"cpu": f"{sized}cpu}}", "memory": f"{sized}memory}}"}
     for probe in ("startup_probe", "liveness_probe"):
         http_get = h.block(h.block(container, probe), "http_get")
         assert http_get["path"] == "/healthz"

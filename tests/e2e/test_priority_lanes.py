@@ -1,9 +1,11 @@
 """Priority lanes on the real stack: each lane has its own topic and push subscription (and so
-its own push slots on the emulator), so a high-priority job overtakes a low-priority backlog."""
+its own push slots on the emulator), so a high-priority job overtakes a low-priority backlog;
+a job's documents travel in the documents lane."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -48,6 +50,20 @@ async def test_a_high_job_completes_while_a_low_backlog_is_still_queued(api, sit
     assert finished < 300, f"the backlog was mostly done ({finished}) after {waited_s:.1f} s"
     cancelled = await wait_finished(api, backlog["id"], timeout_s=120)
     assert cancelled["status"] == "cancelled" and cancelled["counts"]["cancelled"] > 2000
+
+
+async def test_a_job_s_documents_are_delivered_in_the_documents_lane(api, site, stack) -> None:
+    pdf, page = f"{site.url}/files/pdflatex-4-pages.pdf", f"{site.url}/product/1"
+    job = await submit(api, {"urls": [pdf, page], "priority": "high"})
+    done = await wait_finished(api, job["id"], timeout_s=60)
+    assert done["counts"]["succeeded"] == 2 and done["priority"] == "high"
+    delivered = {  # the subscriptions that pushed its batches
+        json.loads(line)["subscription"]
+        for line in stack.worker.log_path.read_text().splitlines()
+        if '"batch processed"' in line and job["id"] in line
+    }
+    subscription = stack.config.topology.task_subscription
+    assert delivered == {f"{subscription}-documents", f"{subscription}-high"}
 
 
 async def test_priority_is_validated_and_shown(api, site) -> None:

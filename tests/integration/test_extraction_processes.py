@@ -19,7 +19,7 @@ import pytest
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.pipeline.page_outcome import extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker.documents_apart import LOWEST_PRIORITY, DocumentsApart
+from scrapejobs_worker.documents_apart import DocumentsApart
 from scrapejobs_worker.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
@@ -301,9 +301,9 @@ async def test_a_pdf_decompression_bomb_fails_alone_over_memory_and_the_next_pag
         await pool.close()
 
 
-async def test_documents_are_read_apart_at_the_lowest_priority_and_pages_as_before() -> None:
+async def test_documents_are_read_apart_in_the_background_and_pages_as_before() -> None:
     pages = ExtractionProcesses(1, budget_s=5.0, extract=how_nice)
-    documents = ExtractionProcesses(1, budget_s=5.0, extract=how_nice, niceness=LOWEST_PRIORITY)
+    documents = ExtractionProcesses(1, budget_s=5.0, extract=how_nice, background=True)
     apart = DocumentsApart(pages, documents)
     await apart.start()
     pdf = FetchResponse("http://a.test/r.pdf", 200, {}, b"%PDF-1.4 a report", 3)
@@ -312,5 +312,6 @@ async def test_documents_are_read_apart_at_the_lowest_priority_and_pages_as_befo
         document = (await apart.extract(pdf, spec({}))).outcome.data or {}
     finally:
         await apart.close()
-    assert page["nice"] == os.nice(0) and document["nice"] == min(19, os.nice(0) + 19)
+    assert page["nice"] == os.nice(0) and page["policy"] == os.sched_getscheduler(0)
+    assert document["nice"] == 19 and document["policy"] == os.SCHED_IDLE
     assert page["pid"] != document["pid"]

@@ -39,6 +39,7 @@ def sharing(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
 
 
 def how_nice(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
-    """The page's data says which process read it and at what CPU priority (os.nice)."""
-    data = {"pid": os.getpid(), "nice": os.nice(0)}
+    """The page's data says which process read it and at what CPU priority (its nice value
+    and scheduling policy)."""
+    data = {"pid": os.getpid(), "nice": os.nice(0), "policy": os.sched_getscheduler(0)}
     return ExtractedPage(TaskOutcome(TaskStatus.SUCCEEDED, 200, data))

@@ -1,10 +1,12 @@
 """Limits a process sets on itself before it works on what strangers sent (pages, uploads),
-held by the kernel: CPU time (past it ``SIGXCPU`` ends the process, even inside C code) and
-address space (past it an allocation fails)."""
+held by the kernel: CPU time (past it ``SIGXCPU`` ends the process, even inside C code),
+address space (past it an allocation fails) and CPU priority."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import resource
 import time
 from pathlib import Path
@@ -29,3 +31,13 @@ def limit_cpu(budget_s: float, current: int = 0) -> int:
     if soft != current:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
     return soft
+
+
+def run_in_background() -> None:
+    """Take the CPU only when nothing else wants it: Linux's idle scheduling policy
+    (``SCHED_IDLE``: the least weight, and a waking process of any other policy takes the core
+    at once, wherever the kernel groups processes) after the lowest nice value (19, which a
+    kernel without that policy still honours). A process may always lower its own priority."""
+    os.nice(19 - os.nice(0))
+    with contextlib.suppress(AttributeError, OSError):  # not Linux, or a sandbox refusing it
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))

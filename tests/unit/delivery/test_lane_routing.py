@@ -1,5 +1,6 @@
-"""Priority lanes: a job's batches carry its lane, crawl children inherit it, and the enqueuer
-publishes each lane's batches with the lane attribute that picks the lane's topic."""
+"""Priority lanes: a job's batches carry its lane, crawl children inherit it, URLs that name
+documents travel in the documents lane, and the enqueuer publishes each lane's batches with the
+lane attribute that picks the lane's topic."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.delivery.batching import plan_batches
 from scrapejobs_shared.delivery.enqueue import Enqueuer
+from scrapejobs_shared.delivery.url_lanes import lane_for, names_document
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.records import BatchItem
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, LANES, in_lane
@@ -34,7 +36,7 @@ async def test_each_lane_is_published_with_its_attribute() -> None:
 
 
 def test_lane_names_keep_the_normal_lane_as_deployed() -> None:
-    assert LANES == ("high", "normal", "low", "render", "processing")
+    assert LANES == ("high", "normal", "low", "render", "processing", "documents")
     assert in_lane("scrape-tasks", "normal") == "scrape-tasks"
     assert in_lane("scrape-tasks-push", "high") == "scrape-tasks-push-high"
     assert in_lane("scrape-tasks-push", "render") == "scrape-tasks-push-render"
@@ -50,3 +52,40 @@ def test_a_rendered_job_travels_in_the_render_lane_whatever_its_priority() -> No
     assert lane(options={"render": True}, priority="high") == "render"
     assert lane(options={"render": {"wait_ms": 100}}) == "render"
     assert lane(options={"render": False}, priority="low") == "low"
+
+
+def test_urls_that_name_documents_take_the_documents_lane() -> None:
+    assert names_document("https://example.com/reports/Q3.PDF")
+    assert names_document("https://example.com/prices.xlsx?version=2#sheet")
+    assert names_document("https://example.com/old.doc")  # refused when read, but a document
+    assert not names_document("https://example.com/report.pdf/summary")
+    assert not names_document("https://example.com/download?file=report.pdf")
+    assert not names_document("https://example.com/pdf")
+    assert lane_for("https://example.com/a.pdf", "normal") == "documents"
+    assert lane_for("https://example.com/a.pdf", "high") == "documents"
+    assert lane_for("https://example.com/a.pdf", "render") == "render"  # its browser fetches it
+    assert lane_for("https://example.com/a.html", "low") == "low"
+
+
+def test_a_job_of_pages_and_documents_is_planned_in_two_lanes() -> None:
+    urls = ["http://b.example/1.pdf", "http://a.example/", "http://a.example/2.docx"]
+    urls += ["http://b.example/x", "http://a.example/y"]
+    items = [BatchItem(f"t{i}", url, index=i) for i, url in enumerate(urls)]
+    planned = plan_batches("j", items, 2, NOW, NOW + timedelta(days=1), lane="high")
+    assert [(b.lane, [i.url for i in b.items]) for b in planned] == [
+        ("high", ["http://a.example/", "http://a.example/y"]),
+        ("high", ["http://b.example/x"]),
+        ("documents", ["http://a.example/2.docx", "http://b.example/1.pdf"]),
+    ]
+    again = plan_batches("j", items[::-1], 2, NOW, NOW + timedelta(days=1), lane="high")
+    assert [b.id for b in again] == [b.id for b in planned]  # a re-plan finds the same batches
+    assert len({b.id for b in planned}) == 3
+
+
+async def test_documents_are_published_to_the_documents_lane() -> None:
+    publisher = MemoryTaskPublisher()
+    enqueuer = Enqueuer(MemoryJobStore(), publisher, lambda: NOW, NoOpTracer())
+    items = [BatchItem("t0", "http://a.example/r.pdf"), BatchItem("t1", "http://a.example/")]
+    await enqueuer.publish(plan_batches("j", items, 10, NOW, NOW + timedelta(days=1)))
+    lanes = sorted(attributes[LANE_ATTRIBUTE] for _, attributes in publisher.batches)
+    assert lanes == ["documents", "normal"]

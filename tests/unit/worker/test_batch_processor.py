@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,8 +14,14 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.records import BatchItem, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
 from scrapejobs_shared.politeness.admission import PolitenessPolicy
-from scrapejobs_shared.ports.fetcher import BlockedDestination, TransientFetchError
+from scrapejobs_shared.ports.fetcher import (
+    BlockedDestination,
+    FetchRequest,
+    FetchResponse,
+    TransientFetchError,
+)
 from scrapejobs_worker.push_delivery import BatchPolicy
 from scrapejobs_worker.task_runner import RunnerPolicy
 from support.worker_fakes import (
@@ -358,6 +365,26 @@ async def test_crawl_pages_become_one_batch_of_tasks_once(store) -> None:
     assert [t.url for t in message.tasks] == ["http://a.example/next"]
     assert result(store).data == {"h": "Hello"}  # links were not asked for
     assert store.jobs["j"].status is JobStatus.RUNNING
+
+
+async def test_a_crawl_s_documents_take_the_documents_lane_and_its_pages_the_job_s(store) -> None:
+    body = {"crawl": {"start_url": URL, "max_depth": 1}, "priority": "high", "extract": FIELDS}
+    await setup_job(store, body)  # its first batch in the normal lane: children take the job's
+
+    class Linking(ScriptedFetcher):
+        async def fetch(self, request: FetchRequest) -> FetchResponse:
+            response = await super().fetch(request)
+            page = b'<h1>Hello</h1><a href="/report.PDF">report</a><a href="/next">next</a>'
+            return replace(response, body=page)
+
+    publisher = MemoryTaskPublisher()
+    processor = build_processor(store, Linking(200), lambda: NOW, publisher=publisher)
+    assert (await processor.handle_push(push())).ack
+    published = {(m.tasks[0].url, a[LANE_ATTRIBUTE]) for m, a in publisher.batches}
+    assert published == {
+        ("http://a.example/next", "high"),
+        ("http://a.example/report.PDF", "documents"),
+    }
 
 
 async def test_mixed_batch_settles_each_task_on_its_own(store) -> None:

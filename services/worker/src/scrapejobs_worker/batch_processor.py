@@ -54,7 +54,7 @@ from scrapejobs_worker.batch_recorder import BatchRecorder
 from scrapejobs_worker.batch_waits import BatchWaits
 from scrapejobs_worker.bundle_rendezvous import ClaimSeat, JointClaims, joint_claim
 from scrapejobs_worker.dead_letters import DeadLetters
-from scrapejobs_worker.delivery_metrics import DeliveryMetrics
+from scrapejobs_worker.delivery_metrics import DeliveryMetrics, subscription_name
 from scrapejobs_worker.held_chain import HeldChain, NextRelease
 from scrapejobs_worker.host_spread import HostSpread
 from scrapejobs_worker.job_cache import JobCache
@@ -169,6 +169,7 @@ class BatchProcessor:
             extra={
                 "job_id": message.job_id,
                 "batch_id": message.batch_id,
+                "subscription": subscription_name(pushed.subscription, "unknown"),
                 "tasks": len(message.tasks),
                 **tally,
                 "verdict": verdict.reason,

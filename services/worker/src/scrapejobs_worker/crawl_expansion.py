@@ -30,8 +30,10 @@ class CrawlExpansion:
         parent_task: BatchItem,
         page_url: str,
         links: Sequence[str],
+        lane: str,
     ) -> int:
-        """Create and publish the children of ``parent_task``; returns how many were new.
+        """Create and publish the children of ``parent_task`` in the job's ``lane`` (its
+        documents in theirs); returns how many were new.
 
         Runs before the parent is settled, so the job cannot complete in between. The child
         batches' ids derive from the parent task, so a redelivered parent (its worker died
@@ -39,16 +41,21 @@ class CrawlExpansion:
         harmless: a batch is claimed by one delivery at a time and finished tasks are skipped).
         """
         candidates = await _off_the_loop(links, page_url, parent_task.depth, crawl)
-        return await self._add(crawl, parent, candidates, f"crawl:{parent_task.task_id}")
+        return await self._add(crawl, parent, candidates, f"crawl:{parent_task.task_id}", lane)
 
     async def expand_sitemap(
-        self, crawl: CrawlSpec, parent: BatchRecord, start_task: BatchItem, pages: Sequence[str]
+        self,
+        crawl: CrawlSpec,
+        parent: BatchRecord,
+        start_task: BatchItem,
+        pages: Sequence[str],
+        lane: str,
     ) -> int:
         """Create and publish the pages the site's sitemaps list, in the crawl's scope, at
         depth 0 (as Firecrawl counts them); their batch ids derive from the start task, apart
         from its links'."""
         candidates = await _off_the_loop(pages, start_task.url, -1, crawl)
-        return await self._add(crawl, parent, candidates, f"sitemap:{start_task.task_id}")
+        return await self._add(crawl, parent, candidates, f"sitemap:{start_task.task_id}", lane)
 
     async def _add(
         self,
@@ -56,6 +63,7 @@ class CrawlExpansion:
         parent: BatchRecord,
         candidates: Sequence[CrawlCandidate],
         key: str,
+        lane: str,
     ) -> int:
         if not candidates:
             return 0
@@ -74,7 +82,7 @@ class CrawlExpansion:
             self._clock(),
             parent.expire_at,
             key=key,
-            lane=parent.lane,
+            lane=lane,
             tenant=parent.tenant,
         )
         stored: list[BatchRecord] = []

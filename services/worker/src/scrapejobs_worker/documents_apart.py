@@ -1,10 +1,11 @@
 """Documents read apart from pages: a response that is a document (PDF, Word... :
 ``extraction/content_kind.py``, by its type or its first bytes) goes to extraction processes of
-its own, at the lowest CPU priority; every other page to the page processes. Reading a 10-page
-PDF takes ten to twenty times a web page's CPU: a job of PDFs beside a job of pages, sharing
-processes and cores, halved the pages' throughput (bench/README.md, "D"); apart, the kernel
-gives the pages the CPU first and the documents what is left, so documents never starve pages
-(and pages never wait behind a document in a process's queue)."""
+its own, which take the CPU only when nothing else wants it (process_limits.run_in_background);
+every other page to the page processes. Reading a 10-page PDF takes ten to twenty times a web
+page's CPU: a job of PDFs beside a job of pages, sharing processes and cores, halved the pages'
+throughput (bench/README.md, "D"); apart, the kernel gives the pages the CPU first and the
+documents what is left (and pages never wait behind a document in a process's queue). URLs that
+name documents travel in a lane of their own besides (delivery/url_lanes.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from scrapejobs_shared.extraction.content_kind import ContentKind, classify_cont
 from scrapejobs_shared.pipeline.page_outcome import ExtractedPage
 from scrapejobs_shared.ports.fetcher import FetchResponse
 from scrapejobs_worker.extraction_processes import ExtractionProcesses
-
-LOWEST_PRIORITY = 19  # os.nice: the most a process may lower its own priority
 
 
 class DocumentsApart:

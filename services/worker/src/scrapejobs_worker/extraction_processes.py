@@ -63,7 +63,7 @@ from typing import Any, cast
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.pipeline.page_outcome import ExtractedPage, extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_shared.process_limits import limit_cpu, limit_memory
+from scrapejobs_shared.process_limits import limit_cpu, limit_memory, run_in_background
 from scrapejobs_worker.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
@@ -131,15 +131,15 @@ class ExtractionProcesses:
         budget_s: float,
         extract: Extract = extract_outcome,
         memory_mb: int = 0,
-        niceness: int = 0,
+        background: bool = False,
     ):
         """``memory_mb``: what a child may grow past its size at start (0: no limit);
-        ``niceness``: how much lower its children's CPU priority is (os.nice)."""
+        ``background``: its children take the CPU only when nothing else wants it."""
         if processes < 1:
             raise ValueError("at least one extraction process")
         self.budget_s = budget_s
         self.memory_mb = memory_mb
-        self.niceness = niceness
+        self.background = background
         self._size = processes
         self._extract = extract
         self._context = multiprocessing.get_context("forkserver")
@@ -291,7 +291,7 @@ class ExtractionProcesses:
         ours, theirs = self._context.Pipe(duplex=True)
         process = self._context.Process(
             target=serve,
-            args=(theirs, self._extract, self.budget_s, self.memory_mb, self.niceness),
+            args=(theirs, self._extract, self.budget_s, self.memory_mb, self.background),
             name="extraction",
             daemon=True,
         )
@@ -393,15 +393,19 @@ def _stop(child: _Child) -> None:
 
 
 def serve(
-    conn: Connection, extract: Extract, budget_s: float, memory_mb: int = 0, niceness: int = 0
+    conn: Connection,
+    extract: Extract,
+    budget_s: float,
+    memory_mb: int = 0,
+    background: bool = False,
 ) -> None:
     """A child process: extract the pages of each message it is sent, each within the CPU
     budget (past it the kernel ends the process) and the memory limit (past it the page fails
     and the process ends once it answered), and answer them together."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker decides when it stops
     signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the budget: the process ends
-    if niceness:
-        os.nice(niceness)  # a lower CPU priority: what waits for it runs first
+    if background:
+        run_in_background()  # what else wants the CPU runs first
     if memory_mb:
         limit_memory(memory_mb)
     specs: OrderedDict[int, JobSpec] = OrderedDict()

@@ -33,7 +33,7 @@ from scrapejobs_worker.ai_answers import AiAnswers
 from scrapejobs_worker.batch_processor import BatchProcessor, Companions
 from scrapejobs_worker.crawl_expansion import CrawlExpansion
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
-from scrapejobs_worker.documents_apart import LOWEST_PRIORITY, DocumentsApart
+from scrapejobs_worker.documents_apart import DocumentsApart
 from scrapejobs_worker.extraction_processes import ExtractionInProcess, ExtractionProcesses
 from scrapejobs_worker.fetch_admissions import fetch_admissions
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
@@ -266,7 +266,7 @@ def _extraction(
         settings.document_processes,
         settings.extraction_budget_s,
         memory_mb=settings.extraction_memory_mb,
-        niceness=LOWEST_PRIORITY,
+        background=True,
     )
     return DocumentsApart(pages, documents)
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from scrapejobs_shared.delivery.url_lanes import lane_for
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, task_id_for
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT
 
@@ -50,23 +51,31 @@ def plan_batches(
     tenant: str = DEFAULT_TENANT,
 ) -> list[BatchRecord]:
     """Batches of at most ``size`` items, hosts kept together (submission order within a
-    host). Batch ids derive from ``job_id``, ``key`` and the batch's number, so planning the
-    same tasks again gives the same ids (a redelivered crawl page re-plans its children)."""
+    host), each in the lane its URLs take (url_lanes.py: a job's documents apart from its
+    pages; the job's ``lane`` first). Batch ids derive from ``job_id``, ``key`` and the batch's
+    number, so planning the same tasks again gives the same ids (a redelivered crawl page
+    re-plans its children)."""
     if size < 1:
         raise ValueError("batch size must be at least 1")
-    ordered = sorted(items, key=lambda item: (authority(item.url), item.index))
-    return [
-        BatchRecord(
-            job_id=job_id,
-            id=task_id_for(job_id, f"batch:{key}:{n}"),
-            items=tuple(ordered[start : start + size]),
-            created_at=created_at,
-            expire_at=expire_at,
-            lane=lane,
-            tenant=tenant,
-        )
-        for n, start in enumerate(range(0, len(ordered), size))
-    ]
+    by_lane: dict[str, list[BatchItem]] = {lane: []}
+    for item in items:
+        by_lane.setdefault(lane_for(item.url, lane), []).append(item)
+    planned: list[BatchRecord] = []
+    for batch_lane, in_lane in by_lane.items():
+        ordered = sorted(in_lane, key=lambda item: (authority(item.url), item.index))
+        for start in range(0, len(ordered), size):
+            planned.append(
+                BatchRecord(
+                    job_id=job_id,
+                    id=task_id_for(job_id, f"batch:{key}:{len(planned)}"),
+                    items=tuple(ordered[start : start + size]),
+                    created_at=created_at,
+                    expire_at=expire_at,
+                    lane=batch_lane,
+                    tenant=tenant,
+                )
+            )
+    return planned
 
 
 def batch_group(batch: BatchRecord) -> str:

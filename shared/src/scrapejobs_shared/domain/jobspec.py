@@ -366,9 +366,7 @@ class JobRequest(PageRequest):
         return self
 
     def lane(self) -> str:
-        """The lane its tasks travel in: a rendered job's go to the render lane (served by the
-        renderer, so plain jobs never wait behind a browser), the others to their priority's."""
-        return RENDER_LANE if self.options.render is not None else self.priority
+        return job_lane(self.options, self.priority)
 
     def most_pages(self) -> int:
         """The most pages the job may fetch: its URLs, or its crawl's page limit."""
@@ -440,6 +438,13 @@ def with_format_stages(formats: list[FormatChoice], pipeline: Pipeline) -> Pipel
     return [*pipeline, *stages]
 
 
+def job_lane(options: JobOptions, priority: Priority) -> str:
+    """The lane a job's tasks travel in: a rendered job's go to the render lane (served by the
+    renderer, so plain jobs never wait behind a browser), the others to their priority's (those
+    whose URLs name documents to the documents lane: delivery/url_lanes.py)."""
+    return RENDER_LANE if options.render is not None else priority
+
+
 class JobSpec(BaseModel):
     """What the worker needs to process any task of a job (stored on the job document)."""
 
@@ -471,6 +476,9 @@ class JobSpec(BaseModel):
             webhook=request.webhook,
             conditional=conditional,
         )
+
+    def lane(self) -> str:
+        return job_lane(self.options, self.priority)
 
     def to_document(self) -> dict[str, Any]:
         """The spec as stored on the job; the pipeline as one JSON string (a JSON Schema may

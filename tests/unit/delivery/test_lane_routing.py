@@ -4,7 +4,9 @@ lane attribute that picks the lane's topic."""
 
 from __future__ import annotations
 
+import posixpath
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 from opentelemetry.trace import NoOpTracer
 
@@ -15,6 +17,7 @@ from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.url_lanes import lane_for, names_document
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.records import BatchItem
+from scrapejobs_shared.extraction.document_types import BY_EXTENSION
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, LANES, in_lane
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
@@ -61,10 +64,26 @@ def test_urls_that_name_documents_take_the_documents_lane() -> None:
     assert not names_document("https://example.com/report.pdf/summary")
     assert not names_document("https://example.com/download?file=report.pdf")
     assert not names_document("https://example.com/pdf")
+    assert not names_document("https://files.pdf") and not names_document("https://a.b/x.pdf.")
+    assert not names_document("https://example.com/.pdf")  # a hidden file's name, no extension
+    assert names_document("https://user@example.com:8443/a/b/c.epub")
     assert lane_for("https://example.com/a.pdf", "normal") == "documents"
     assert lane_for("https://example.com/a.pdf", "high") == "documents"
     assert lane_for("https://example.com/a.pdf", "render") == "render"  # its browser fetches it
     assert lane_for("https://example.com/a.html", "low") == "low"
+
+
+def test_names_document_reads_the_path_as_urlsplit_does() -> None:
+    parts = ["", "/", "/a", "/a.pdf", "/a.PDF/", "/dir.pdf/a", "/a.tar.gz", "/a.docx;v=1"]
+    parts += ["/.epub", "/a.", "/%2e.pdf", "/a..xlsx", "/é.rtf"]
+    tails = ["", "?q=1.pdf", "#x.pdf", "?a=b#c", "?/x.pdf"]
+    hosts = ["https://a.example", "http://user:pw@a.example:81", "https://[::1]"]
+    for host in hosts:
+        for path in parts:
+            for tail in tails:
+                url = host + path + tail
+                expected = posixpath.splitext(urlsplit(url).path)[1].lower() in BY_EXTENSION
+                assert names_document(url) is expected, url
 
 
 def test_a_job_of_pages_and_documents_is_planned_in_two_lanes() -> None:

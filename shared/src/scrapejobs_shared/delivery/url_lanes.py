@@ -17,9 +17,6 @@ fetched: the fetch is not made twice to move it.
 
 from __future__ import annotations
 
-import posixpath
-from urllib.parse import urlsplit
-
 from scrapejobs_shared.extraction.document_types import BY_EXTENSION
 from scrapejobs_shared.messaging.topology import DOCUMENTS_LANE
 
@@ -27,9 +24,16 @@ PRIORITY_LANES = frozenset({"high", "normal", "low"})
 
 
 def names_document(url: str) -> bool:
-    """Whether the URL's path ends in a document's file extension (case aside)."""
-    extension = posixpath.splitext(urlsplit(url).path)[1].lower()
-    return extension in BY_EXTENSION
+    """Whether the URL's path ends in a document's file extension (case aside). The URLs were
+    validated at submission; read by hand, as a job's URLs are planned by the ten thousand
+    (urlsplit doubled the planning's time)."""
+    before_query = url.partition("#")[0].partition("?")[0]
+    path_at = before_query.find("/", before_query.find("//") + 2)
+    if path_at < 0:
+        return False  # no path: "https://files.pdf" is a host
+    name = before_query[path_at:].rpartition("/")[2]
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:].lower() in BY_EXTENSION
 
 
 def lane_for(url: str, job_lane: str) -> str:

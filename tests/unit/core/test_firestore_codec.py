@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from scrapejobs_shared.adapters.firestore.codec import task_from_doc, task_to_doc
+from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 
@@ -45,7 +46,7 @@ def test_task_documents_round_trip() -> None:
             error="HTTP 503",
             fetched_at=NOW,
             elapsed_ms=0,
-            document_pages=12,
+            metered=Metered(document_pages=12, screenshots=2),
             truncated_fields=("html",),
             field_errors={"price": "not a float"},
         ),

@@ -11,6 +11,7 @@ from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.tenants.usage import period_of
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
@@ -131,7 +132,9 @@ async def test_a_pdf_costs_a_credit_a_page_read_beside_its_own_as_firecrawl_coun
         answer = await client.post("/v2/batch/scrape", json={"urls": URLS[:2]})
         job_id = answer.json()["id"]
         now = datetime.now(UTC)
-        pdf = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=40, document_pages=4)
+        pdf = TaskOutcome(
+            TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=40, metered=Metered(document_pages=4)
+        )
         html = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=40)
         for batch_id, batch in store.batches[job_id].items():
             claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))

@@ -32,13 +32,13 @@ def test_a_pdf_page_succeeds_with_its_markdown() -> None:
     assert str(outcome.data["markdown"]).startswith("# Example document")
     metadata = outcome.data["metadata"]
     assert isinstance(metadata, dict) and metadata["title"] == "PDF Example Document"
-    assert outcome.document_pages == 1  # a credit a PDF page read (usage)
+    assert outcome.metered.document_pages == 1  # a credit a PDF page read (usage)
 
 
 def test_the_pdf_pages_read_are_counted_as_read_under_the_limit() -> None:
     job = spec(options={"formats": ["markdown"], "documents": {"max_pages": 3}})
     outcome = extract_outcome(response("pdflatex-4-pages.pdf"), job).outcome
-    assert outcome.document_pages == 3
+    assert outcome.metered.document_pages == 3
 
 
 def test_a_password_protected_pdf_fails_with_its_reason() -> None:

@@ -76,7 +76,7 @@ class Applied:
     @property
     def tally(self) -> JobTally:
         """What the tasks that became terminal add to their job's tally."""
-        return JobTally(self.usage, self.stats.uncharged, self.stats.document_pages)
+        return JobTally(self.usage, self.stats.uncharged, self.stats.metered)
 
     @property
     def finished(self) -> tuple[str, ...]:
@@ -218,7 +218,7 @@ def result_record(
         fetched_at=outcome.fetched_at,
         elapsed_ms=outcome.elapsed_ms,
         rendered_ms=outcome.rendered_ms,
-        document_pages=outcome.document_pages,
+        metered=outcome.metered,
         tls_unverified=outcome.tls_unverified,
         depth=item.depth,
         truncated_fields=outcome.truncated_fields,

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from scrapejobs_shared.domain.metered import NOTHING, Metered
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
@@ -25,7 +26,6 @@ DAY = timedelta(days=1)
 # Upper bounds (ms) of the histogram buckets; one more bucket holds what is above the last.
 BOUNDS_MS: tuple[int, ...] = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
 UNUSABLE_PREFIX = "page_"  # stored fields of the unusable pages' counts: page_challenge, ...
-DOCUMENT_PAGES = "document_pages"  # stored field: PDF pages read, a credit each
 FINISHED = (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.DEAD_LETTERED, TaskStatus.CANCELLED)
 
 
@@ -93,7 +93,7 @@ class Totals:
     fetch: Histogram = field(default_factory=Histogram)
     ai: ModelUsage = field(default_factory=ModelUsage)
     unusable: Mapping[Unusable, int] = field(default_factory=dict)  # failed pages, by kind
-    document_pages: int = 0  # PDF pages read by pages fetched: a credit each
+    metered: Metered = NOTHING  # what pages fetched used beside their fetches
 
     def __add__(self, other: Totals) -> Totals:
         finished = {s: self.count(s) + other.count(s) for s in FINISHED}
@@ -104,7 +104,7 @@ class Totals:
             self.fetch + other.fetch,
             self.ai + other.ai,
             {k: n for k, n in unusable.items() if n},
-            self.document_pages + other.document_pages,
+            self.metered + other.metered,
         )
 
     def count(self, status: TaskStatus) -> int:
@@ -127,8 +127,9 @@ class Totals:
 
     @property
     def credits(self) -> int:
-        """What Firecrawl charges: a credit a page charged, and one more a PDF page read."""
-        return self.pages_charged + self.document_pages
+        """What Firecrawl charges: a credit a page charged, and what else the pages used costs
+        (one more a PDF page read: Metered.credits)."""
+        return self.pages_charged + self.metered.credits
 
     @property
     def uncharged(self) -> int:
@@ -161,9 +162,7 @@ class Totals:
                 for index, n in enumerate(histogram.buckets):
                     if n:
                         fields[f"{name}_b{index:02d}"] = n
-        if self.document_pages:
-            fields[DOCUMENT_PAGES] = self.document_pages
-        return fields | self.ai.to_fields()
+        return fields | self.metered.to_fields() | self.ai.to_fields()
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, object]) -> Totals:
@@ -183,7 +182,7 @@ class Totals:
             histogram("fetch"),
             ModelUsage.from_fields(fields),
             unusable,
-            number(DOCUMENT_PAGES),
+            Metered.from_fields(fields),
         )
 
 
@@ -201,9 +200,9 @@ def outcome_totals(
             unusable[kind] = unusable.get(kind, 0) + 1
     ran = [service_ms[r.id] for r in results if r.id in service_ms]
     fetched = [r.elapsed_ms for r in results if r.elapsed_ms is not None]
-    pages = sum(r.document_pages for r in results if r.elapsed_ms is not None)
+    metered = sum((r.metered for r in results if r.elapsed_ms is not None), NOTHING)
     return Totals(
-        finished, Histogram.of(ran), Histogram.of(fetched), ai or ModelUsage(), unusable, pages
+        finished, Histogram.of(ran), Histogram.of(fetched), ai or ModelUsage(), unusable, metered
     )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.metered import NOTHING, Metered
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.statuses import FETCH_STATUSES, JobStatus, TaskStatus
@@ -43,7 +44,7 @@ class JobRecord:
     finished_at: datetime | None = None  # when it completed or was cancelled
     ai_usage: ModelUsage | None = None  # its ai stage's usage (read with its counts)
     uncharged: int = 0  # its tasks that ran without a charge (domain/job_tally.py; ditto)
-    document_pages: int = 0  # PDF pages its tasks read: a credit each (domain/job_tally.py)
+    metered: Metered = NOTHING  # what its tasks used beside their fetches (domain/job_tally.py)
     tenant: str = DEFAULT_TENANT  # the team it belongs to (domain/tenancy.py)
     # the request body's digest, for a job an Idempotency-Key derived (a retry with the key
     # and another body is told apart by it)
@@ -67,7 +68,7 @@ class TaskRecord:
     fetched_at: datetime | None = None
     elapsed_ms: int | None = None
     rendered_ms: int | None = None  # the page was rendered in a browser, in this long
-    document_pages: int = 0  # a PDF's pages read (a credit each, as Firecrawl counts them)
+    metered: Metered = NOTHING  # what it used beside its fetch (domain/metered.py)
     tls_unverified: bool = False  # its certificate failed verification (verify_tls off)
     depth: int = 0
     truncated_fields: tuple[str, ...] = ()
@@ -94,7 +95,7 @@ class TaskOutcome:
     truncated_fields: tuple[str, ...] = ()
     field_errors: dict[str, str] | None = None
     rendered_ms: int | None = None
-    document_pages: int = 0  # a PDF's pages read (a credit each, as Firecrawl counts them)
+    metered: Metered = NOTHING  # what it used beside its fetch (domain/metered.py)
     tls_unverified: bool = False
     validators: PageValidators | None = None  # kept for a monitor check's next conditional fetch
     # the page did not change since the validators its task carried (page_validators.py):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.unusable_pages import Unusable
@@ -115,7 +116,7 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         truncated_fields=tuple(truncated),
         field_errors=errors or None,
         rendered_ms=response.rendered_ms,
-        document_pages=page.document_pages,
+        metered=Metered(document_pages=page.document_pages),
         tls_unverified=response.tls_unverified,
     )
     return ExtractedPage(outcome, links, model_input)

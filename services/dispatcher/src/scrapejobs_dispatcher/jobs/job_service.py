@@ -79,9 +79,9 @@ class JobView:
     @property
     def charged(self) -> int:
         """Credits charged so far (usage.py): its tasks that ran to an outcome, less those that
-        ran without a charge, and one more for each PDF page they read."""
+        ran without a charge, and what else they used costs (Metered.credits)."""
         ran = sum(n for s, n in self.counts.items() if s.terminal and s is not TaskStatus.CANCELLED)
-        return max(0, ran - self.job.uncharged) + self.job.document_pages
+        return max(0, ran - self.job.uncharged) + self.job.metered.credits
 
 
 @dataclass(frozen=True, slots=True)

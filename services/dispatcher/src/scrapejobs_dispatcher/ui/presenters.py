@@ -374,8 +374,8 @@ def document_summary(task: TaskRecord) -> str:
     if not isinstance(count, int) or not isinstance(kind, str):
         return ""
     summary = f"{kind} · {count} page{'s' if count != 1 else ''}"
-    if 0 < task.document_pages < count:
-        summary += f", {task.document_pages} read"
+    if 0 < (read := task.metered.document_pages) < count:
+        summary += f", {read} read"
     return summary
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from scrapejobs_shared.delivery.batching import batch_group
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.records import (
     BatchItem,
@@ -87,7 +88,7 @@ def task_to_doc(task: TaskRecord) -> dict[str, Any]:
         "fetched_at": _iso(task.fetched_at),
         "elapsed_ms": task.elapsed_ms,
         "rendered_ms": task.rendered_ms,
-        "document_pages": task.document_pages,
+        **task.metered.to_fields(),
         "tls_unverified": task.tls_unverified,
         "truncated_fields": list(task.truncated_fields),
         "field_errors": task.field_errors,
@@ -131,7 +132,7 @@ def task_from_doc(job_id: str, task_id: str, doc: Mapping[str, Any]) -> TaskReco
         fetched_at=_maybe_datetime(rest.get("fetched_at")),
         elapsed_ms=rest.get("elapsed_ms"),
         rendered_ms=rest.get("rendered_ms"),
-        document_pages=int(rest.get("document_pages") or 0),
+        metered=Metered.from_fields(rest),
         tls_unverified=bool(rest.get("tls_unverified")),
         truncated_fields=tuple(rest.get("truncated_fields") or ()),
         field_errors=rest.get("field_errors"),
@@ -153,7 +154,7 @@ def _host_of(url: str) -> str:
 
 
 def _empty(name: str, value: Any) -> bool:
-    if name in ("index", "depth", "attempts", "replays", "document_pages"):
+    if name in ("index", "depth", "attempts", "replays"):
         return bool(value == 0)
     return value is None or value is False or value == []
 
@@ -270,7 +271,7 @@ def handoff_to_doc(handoff: Handoff, expire_at: datetime) -> dict[str, Any]:
         "truncated_fields": list(outcome.truncated_fields),
         "field_errors": outcome.field_errors,
         "rendered_ms": outcome.rendered_ms,
-        "document_pages": outcome.document_pages,
+        **outcome.metered.to_fields(),
         "tls_unverified": outcome.tls_unverified,
         "validators": None if outcome.validators is None else outcome.validators.to_doc(),
         "input": handoff.model_input,
@@ -291,7 +292,7 @@ def handoff_from_doc(doc: dict[str, Any]) -> Handoff:
         truncated_fields=tuple(body.get("truncated_fields") or ()),
         field_errors=body.get("field_errors"),
         rendered_ms=body.get("rendered_ms"),
-        document_pages=int(body.get("document_pages") or 0),
+        metered=Metered.from_fields(body),
         tls_unverified=bool(body.get("tls_unverified")),
         validators=PageValidators.from_doc(body.get("validators")),
     )

@@ -1,0 +1,45 @@
+"""What a page used beside its fetch, metered for usage: the pages of a document read (a credit
+each beside the page's own, as Firecrawl counts them) and the screenshots taken. One value
+carried from a page's outcome to its task, the commit's totals, the job's tally and the usage
+reports; something new to meter is a field here (its name is its stored field's) and, when it
+costs credits, a term of ``credits``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, astuple, dataclass, fields
+
+
+@dataclass(frozen=True, slots=True)
+class Metered:
+    document_pages: int = 0  # a document's pages read
+    screenshots: int = 0  # screenshots taken and kept
+
+    def __add__(self, other: Metered) -> Metered:
+        return Metered(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    @property
+    def empty(self) -> bool:
+        return not any(astuple(self))
+
+    @property
+    def credits(self) -> int:
+        """Credits beyond the page's own: one a document page read (a screenshot costs none,
+        as on Firecrawl; it is counted)."""
+        return self.document_pages
+
+    def to_fields(self) -> dict[str, int]:
+        """The nonzero figures, by their stored names."""
+        return {name: n for name, n in asdict(self).items() if n}
+
+    @classmethod
+    def from_fields(cls, doc: Mapping[str, object]) -> Metered:
+        def number(name: str) -> int:
+            value = doc.get(name)
+            return int(value) if isinstance(value, int | float) else 0
+
+        return cls(**{name: number(name) for name in FIELD_NAMES})
+
+
+FIELD_NAMES = tuple(field.name for field in fields(Metered))
+NOTHING = Metered()

@@ -1,0 +1,31 @@
+"""What a page used beside its fetch, summed and stored by name."""
+
+from __future__ import annotations
+
+from scrapejobs_shared.domain.job_tally import JobTally
+from scrapejobs_shared.domain.metered import FIELD_NAMES, NOTHING, Metered
+from scrapejobs_shared.domain.outcome_stats import Totals
+
+
+def test_metered_figures_add_and_only_document_pages_cost_credits() -> None:
+    total = Metered(document_pages=3) + Metered(document_pages=1, screenshots=2) + NOTHING
+    assert total == Metered(document_pages=4, screenshots=2)
+    assert total.credits == 4 and not total.empty and NOTHING.empty
+
+
+def test_metered_figures_are_stored_by_name_and_read_back() -> None:
+    metered = Metered(document_pages=7, screenshots=1)
+    assert metered.to_fields() == {"document_pages": 7, "screenshots": 1}
+    assert Metered(screenshots=1).to_fields() == {"screenshots": 1}  # zeros are not written
+    assert Metered.from_fields(metered.to_fields() | {"other": 3}) == metered
+    assert Metered.from_fields({"document_pages": "x"}) == NOTHING
+    assert FIELD_NAMES == ("document_pages", "screenshots")  # stored names: never renamed
+
+
+def test_a_job_s_tally_and_totals_carry_them() -> None:
+    tally = JobTally(uncharged=1, metered=Metered(screenshots=2))
+    assert JobTally.from_fields(tally.to_fields()) == tally
+    assert not JobTally(metered=Metered(screenshots=1)).empty
+    totals = Totals(metered=Metered(document_pages=5, screenshots=3))
+    assert Totals.from_fields(totals.to_fields()).metered == totals.metered
+    assert totals.credits == 5  # no page fetched here: its document pages only

@@ -13,6 +13,7 @@ from scrapejobs_shared.errors import Unavailable
 
 FIRESTORE = "Firestore"
 PUBSUB = "Pub/Sub"
+CLOUD_STORAGE = "Cloud Storage"
 
 
 class DependencyUnavailable(Unavailable):

@@ -122,6 +122,7 @@ def bench_config(log_dir: Path, worker_env: dict[str, str] | None = None) -> Sta
         renderer_port=free_port(),
         pubsub_port=free_port(),
         firestore_port=free_port(),
+        storage_port=free_port(),
         log_dir=log_dir,
         topology=BENCH_TOPOLOGY,
         worker_processes=WORKER_PROCESSES,

@@ -45,6 +45,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         renderer_port=free_port(),
         pubsub_port=free_port(),
         firestore_port=free_port(),
+        storage_port=free_port(),
         log_dir=tmp_path_factory.mktemp("stack-logs"),
         topology=TEST_TOPOLOGY,
         worker_env=TEST_WORKER_ENV,

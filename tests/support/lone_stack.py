@@ -48,7 +48,7 @@ def lone_stack(
         worker_env={**stack.config.worker_env, **(worker_env or {})},
         worker_processes=max(worker_processes, 1),
     )
-    lone = Stack(config, pubsub=stack.pubsub, firestore=stack.firestore)
+    lone = Stack(config, pubsub=stack.pubsub, firestore=stack.firestore, storage=stack.storage)
     # with no worker, the push endpoint is a port nobody listens on
     push_to = config.worker_url if worker_processes else f"http://127.0.0.1:{free_port()}"
     ensure_topology(config.project_id, push_to, config.topology)

@@ -161,6 +161,8 @@ def _print_endpoints(stack: Stack) -> None:
         table.add_row("renderer", "not started: no chromium (apt-get install chromium)", "-")
     table.add_row("pubsub emulator", stack.pubsub.host, str(stack.pubsub.process.pid))
     table.add_row("firestore emulator", stack.firestore.host, str(stack.firestore.process.pid))
+    if stack.storage is not None:
+        table.add_row("storage emulator", stack.storage.host, str(stack.storage.process.pid))
     console.print(table)
     console.print(f"logs: {c.log_dir}/  ·  try: make demo  ·  Ctrl-C stops everything")
 

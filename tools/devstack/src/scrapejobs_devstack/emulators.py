@@ -1,9 +1,10 @@
-"""The gcloud Pub/Sub and Firestore emulators on loopback."""
+"""The gcloud Pub/Sub and Firestore emulators, and a Cloud Storage emulator, on loopback."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,3 +85,18 @@ def start_emulators(
         Emulator(pubsub, f"127.0.0.1:{pubsub_port}"),
         Emulator(firestore, f"127.0.0.1:{firestore_port}"),
     )
+
+
+def start_storage(port: int, bucket: str, log_dir: Path) -> Emulator:
+    """The Cloud Storage emulator (gcp-storage-emulator, a Python program: Google ships none),
+    in memory, with ``bucket`` made; ready once it answers."""
+    emulator = str(Path(sys.executable).parent / "gcp-storage-emulator")
+    argv = [emulator, "start", "--host=127.0.0.1", f"--port={port}", "--in-memory", "--quiet"]
+    argv.append(f"--default-bucket={bucket}")
+    process = start_process("storage-emulator", argv, {}, log_dir)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/storage/v1/b/{bucket}", process, expect=bucket)
+    except BaseException:
+        process.stop()
+        raise
+    return Emulator(process, f"127.0.0.1:{port}")

@@ -1,5 +1,5 @@
-"""The whole local stack: emulators, topology, dispatcher, worker and renderer as real
-processes."""
+"""The whole local stack: emulators (Pub/Sub, Firestore, Cloud Storage), topology,
+dispatcher, worker and renderer as real processes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scrapejobs_devstack.emulators import Emulator, start_emulators
+from scrapejobs_devstack.emulators import Emulator, start_emulators, start_storage
 from scrapejobs_devstack.processes import ManagedProcess, start_process, wait_http
 from scrapejobs_devstack.topology_bootstrap import EMULATOR_TOPOLOGY, ensure_topology
 from scrapejobs_shared.messaging.topology import RENDER_LANE, Topology
@@ -58,6 +58,8 @@ class StackConfig:
     renderer_port: int = 8082
     pubsub_port: int = 8085
     firestore_port: int = 8086
+    storage_port: int = 8087
+    files_bucket: str = "scrapejobs-files"  # the pages' files (screenshots): Terraform's files.tf
     log_dir: Path = Path(".devstack/logs")
     topology: Topology = EMULATOR_TOPOLOGY
     worker_env: dict[str, str] = field(default_factory=dict)
@@ -77,7 +79,8 @@ class StackConfig:
 
     @classmethod
     def from_env(cls) -> StackConfig:
-        """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT; delivery from
+        """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT, STORAGE_PORT;
+        delivery from
         MAX_DELIVERY_ATTEMPTS (a failed push is retried after 1 s: topology_bootstrap.py); the
         dispatcher's sign-in from SCRAPEJOBS_AUTH_MODE and SCRAPEJOBS_API_KEY_HASHES when they
         are set (authentication is off otherwise); every SCRAPEJOBS_AI_* variable to both
@@ -99,6 +102,7 @@ class StackConfig:
             renderer_port=int(env.get("RENDERER_PORT", cls.renderer_port)),
             pubsub_port=int(env.get("PUBSUB_PORT", cls.pubsub_port)),
             firestore_port=int(env.get("FIRESTORE_PORT", cls.firestore_port)),
+            storage_port=int(env.get("STORAGE_PORT", cls.storage_port)),
             topology=topology,
             worker_processes=int(env.get("WORKER_PROCESSES", cls.worker_processes)),
             dispatcher_env={
@@ -128,6 +132,7 @@ class Stack:
     config: StackConfig
     pubsub: Emulator | None = None
     firestore: Emulator | None = None
+    storage: Emulator | None = None
     dispatcher: ManagedProcess | None = None
     worker: ManagedProcess | None = None
     renderer: ManagedProcess | None = None
@@ -141,6 +146,15 @@ class Stack:
             "GOOGLE_CLOUD_PROJECT": self.config.project_id,
             "SCRAPEJOBS_TASK_TOPIC": self.config.topology.task_topic,
             "SCRAPEJOBS_WEBHOOK_TOPIC": self.config.topology.webhook_topic,
+            **self._storage_env(),
+        }
+
+    def _storage_env(self) -> dict[str, str]:
+        if self.storage is None:
+            return {}
+        return {
+            "STORAGE_EMULATOR_HOST": f"http://{self.storage.host}",
+            "SCRAPEJOBS_FILES_BUCKET": self.config.files_bucket,
         }
 
     def start(self) -> None:
@@ -159,6 +173,7 @@ class Stack:
         self.pubsub, self.firestore = start_emulators(
             c.pubsub_port, c.firestore_port, c.project_id, c.log_dir
         )
+        self.storage = start_storage(c.storage_port, c.files_bucket, c.log_dir)
 
     def bootstrap(self) -> None:
         os.environ.update(self.emulator_env())
@@ -192,8 +207,8 @@ class Stack:
         ports = {self.config.dispatcher_port, self.config.worker_port}
         if self.config.render_browser:
             ports.add(self.config.renderer_port)
-        for name in ("PUBSUB_EMULATOR_HOST", "FIRESTORE_EMULATOR_HOST"):
-            port = self.emulator_env()[name].rpartition(":")[2]
+        for name in ("PUBSUB_EMULATOR_HOST", "FIRESTORE_EMULATOR_HOST", "STORAGE_EMULATOR_HOST"):
+            port = self.emulator_env().get(name, "").rpartition(":")[2]
             if port.isdigit():
                 ports.add(int(port))
         return ports
@@ -273,7 +288,8 @@ class Stack:
 
     def processes(self) -> list[ManagedProcess]:
         candidates = [self.dispatcher, self.worker, self.renderer]
-        candidates += [e.process for e in (self.pubsub, self.firestore) if e is not None]
+        emulators = (self.pubsub, self.firestore, self.storage)
+        candidates += [e.process for e in emulators if e is not None]
         return [p for p in candidates if p is not None]
 
     def stop(self) -> None:

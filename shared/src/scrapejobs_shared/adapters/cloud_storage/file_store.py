@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from google.api_core import exceptions as gexc
 from google.auth.credentials import AnonymousCredentials
-from google.cloud import storage  # type: ignore[attr-defined]
+from google.cloud import storage
 
 from scrapejobs_shared.ports.dependency_unavailable import CLOUD_STORAGE, DependencyUnavailable
 from scrapejobs_shared.ports.file_store import StoredFile

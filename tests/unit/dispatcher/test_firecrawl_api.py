@@ -185,7 +185,10 @@ async def test_cancel_answers_cancelled_and_unknown_ids_are_404_in_firecrawl_s_s
     ("body", "field"),
     [
         ({"urls": ["https://a.example/"], "actions": [{"type": "click"}]}, "actions"),
-        ({"urls": ["https://a.example/"], "formats": ["screenshot"]}, "formats[0]"),
+        # screenshots need a file store, which this deployment has not (a rule of the
+        # deployment's, named as the native field, as its other rules are)
+        ({"urls": ["https://a.example/"], "formats": ["screenshot"]}, "options.formats"),
+        ({"urls": ["https://a.example/"], "formats": ["screenshot@page"]}, "formats[0]"),
         ({"urls": ["https://a.example/"], "skipTlsVerification": 1}, "skipTlsVerification"),
         ({"urls": ["https://a.example/"], "location": {"country": "DE"}}, "location"),
         ({"urls": ["https://a.example/"], "parsers": ["image"]}, "parsers[0]"),

@@ -102,7 +102,10 @@ def test_a_long_list_of_values_is_cut_and_says_so() -> None:
         ({"type": "attributes", "selectors": [{"selector": "a", "attribute": "a b"}]}, "pattern"),
         ({"type": "attributes", "selectors": [{"selector": "a"}]}, "attribute"),
         ({"type": "attributes", "selectors": [], "more": 1}, "more"),
-        ({"type": "screenshot"}, "type"),
+        ({"type": "screenshot", "quality": 0}, "greater than or equal to 1"),
+        ({"type": "screenshot", "fullPage": True}, "fullPage"),  # Firecrawl's name: not ours
+        ({"type": "screenshot", "full_page": 1}, "valid boolean"),
+        ({"type": "nothing"}, "type"),
         ("pdf", "Input should be"),
     ],
 )

@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.jobs.job_export import JobExport
+from scrapejobs_dispatcher.jobs.job_files import JobFiles
 from scrapejobs_dispatcher.jobs.job_service import JobService
 from scrapejobs_dispatcher.jobs.recovery import Recovery
 from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker
@@ -47,6 +48,7 @@ def app_state(name: str) -> Any:
 JobsDep = Annotated[JobService, Depends(app_state("jobs"))]
 RecoveryDep = Annotated[Recovery, Depends(app_state("recovery"))]
 ExportDep = Annotated[JobExport, Depends(app_state("export"))]
+FilesDep = Annotated[JobFiles, Depends(app_state("job_files"))]
 SubmissionsDep = Annotated[IdempotentSubmission, Depends(app_state("idempotent_submissions"))]
 ScrapeDep = Annotated[SyncScrape, Depends(app_state("sync_scrape"))]
 UploadsDep = Annotated[UploadService, Depends(app_state("uploads"))]

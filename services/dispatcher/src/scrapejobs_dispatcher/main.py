@@ -23,6 +23,7 @@ from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
 from scrapejobs_dispatcher.firecrawl import team_routes as firecrawl_team
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.jobs.job_export import JobExport
+from scrapejobs_dispatcher.jobs.job_files import JobFiles
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
 from scrapejobs_dispatcher.jobs.recovery import Recovery
@@ -202,6 +203,7 @@ def _serve(
     state.jobs = JobService(job_parts, policy, SubmissionMetrics(telemetry.meter(SERVICE)))
     state.recovery = Recovery(job_parts, parts.gate)
     state.export = JobExport(job_store, utc_now)
+    state.job_files = JobFiles(job_store, parts.file_store, utc_now)
     monitors, checks = parts.monitor_store, parts.monitor_checks
     state.monitors = Monitors(monitors, utc_now, rules.check_shape, settings.monitor_limits())
     runner = CheckRunner(monitors, checks, state.jobs, utc_now, parts.webhook_outbox)
@@ -229,7 +231,10 @@ def submission_rules(
 ) -> SubmissionRules:
     """The rules every submission passes, in order (submission/rules/)."""
     served = ServedOptions(
-        settings.ai_provider, settings.offered_models(), settings.allow_unverified_tls
+        settings.ai_provider,
+        settings.offered_models(),
+        settings.allow_unverified_tls,
+        keeps_files=bool(settings.files_bucket),
     )
     budget = PatternBudget(CompileTurns(compiler), settings.max_patterns_per_job)
     return SubmissionRules(shape=[served, budget], admission=[quota])

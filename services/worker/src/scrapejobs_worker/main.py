@@ -46,6 +46,7 @@ from scrapejobs_worker.processing_lane import ProcessingLane
 from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
 from scrapejobs_worker.push_delivery import BatchPolicy
 from scrapejobs_worker.push_guard import PushGuard
+from scrapejobs_worker.rendering.kept_files import KeptFiles
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
@@ -175,7 +176,10 @@ async def _serve(
     if isinstance(host_gate, WarmSlotGate):
         stack.push_async_callback(host_gate.close)
     plain_fetcher = parts.fetcher or build_fetcher(fetch_policy(settings))
-    page_fetcher = RenderingFetcher(plain_fetcher, renderer(settings, plain_fetcher))
+    rendered = renderer(settings, plain_fetcher)
+    if rendered is not None:  # its screenshots kept in the tenant's file store
+        rendered = KeptFiles(rendered, parts.file_store, settings.api_url)
+    page_fetcher = RenderingFetcher(plain_fetcher, rendered)
     stack.push_async_callback(page_fetcher.aclose)
     politeness = Politeness(
         host_gate, RobotsCache(plain_fetcher), politeness_policy(settings), clock

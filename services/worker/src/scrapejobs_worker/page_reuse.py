@@ -11,7 +11,8 @@ kept result, its ``fetched_at`` the
 original fetch's (older than its job: that is how a reader tells a reused page). An entry whose
 result is gone (its job expired or was deleted) is a miss. Crawls (a result does not keep the
 links a crawl follows) and jobs with an ``ai`` stage (the model's answers have a cache of their
-own) neither read nor keep pages. The cache failing is never the batch's failure: a read that
+own) and jobs asking for a screenshot (of their own visit, kept with their own files) neither
+read nor keep pages. The cache failing is never the batch's failure: a read that
 fails fetches every page, a write that fails keeps none (both logged).
 """
 
@@ -29,6 +30,7 @@ from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.extraction.formats import FORMATS, format_name
 from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.page_cache import PageCache, page_key_of, page_keys
@@ -52,8 +54,12 @@ class PageReuse:
     _empty: OrderedDict[str, list[int]] = field(init=False, default_factory=OrderedDict)
 
     def _applies(self, spec: JobSpec) -> bool:
+        browser_made = any(FORMATS[format_name(f)].needs_browser for f in spec.options.formats)
         return (
-            self.cache is not None and spec.crawl is None and ai_stage_index(spec.pipeline) is None
+            self.cache is not None
+            and spec.crawl is None
+            and ai_stage_index(spec.pipeline) is None
+            and not browser_made  # a screenshot is of this job's own visit, in its files
         )
 
     async def reused(

@@ -36,6 +36,12 @@ class WorkerSettings(CommonSettings):
         "/usr/bin/chromium at about twice the CPU per page): this worker renders pages "
         "of jobs with options.render (the render lane's service); empty: it refuses them",
     )
+    api_url: str = Field(
+        default="http://127.0.0.1:8080",
+        description="The dispatcher's URL as its callers reach it: the URLs of the files a "
+        "page makes in the browser (screenshots) are under it (Terraform: the dispatcher's "
+        "own URL unless api_url says another)",
+    )
     render_pages_per_browser: int = Field(
         default=100, ge=1, description="A browser is replaced after rendering this many pages"
     )

@@ -20,6 +20,7 @@ from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.extraction.formats.screenshot import screenshot_asked
 from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.pipeline.page_outcome import stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
@@ -31,6 +32,7 @@ from scrapejobs_shared.ports.fetcher import (
     FetchError,
     FetchRequest,
     FetchResponse,
+    FileDestination,
 )
 from scrapejobs_worker.conditional_fetch import (
     request_headers,
@@ -242,6 +244,8 @@ class TaskRunner:
                 timeout,
                 render=options.render,
                 verify_tls=options.verify_tls,
+                screenshot=(screenshot := screenshot_asked(options.formats)),
+                files=None if screenshot is None else _files_of(work.batch, item),
             )
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()
@@ -331,3 +335,8 @@ async def _release(*permits: HeldPermit | None) -> None:
 
 def _remaining(work: BatchWork) -> float:
     return work.deadline - time.monotonic()
+
+
+def _files_of(batch: BatchRecord, item: BatchItem) -> FileDestination:
+    """Where the files the page's fetch makes (its screenshot) are kept."""
+    return FileDestination(batch.tenant, batch.job_id, item.task_id, batch.expire_at)

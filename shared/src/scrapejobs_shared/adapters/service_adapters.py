@@ -13,6 +13,10 @@ from typing import Any, Generic, Self, TypeVar, cast, overload
 
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.cloud_storage.file_store import (
+    CloudStorageFileStore,
+    storage_client,
+)
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
@@ -21,6 +25,7 @@ from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.politeness.host_gate import HostGate
+from scrapejobs_shared.ports.file_store import FileStore
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 
@@ -130,6 +135,18 @@ class ServiceAdapters:
         )
         self._stack.push_async_callback(outbox.close)
         return outbox
+
+    @cached_property
+    def file_store(self) -> FileStore | None:
+        """The files pages make in the browser (screenshots): the store given, else the
+        settings' bucket (SCRAPEJOBS_FILES_BUCKET), else none."""
+        if "file_store" in self._given:
+            return cast(FileStore | None, self._given["file_store"])
+        if not self._common.files_bucket:
+            return None
+        client = storage_client(self._common.project_id)
+        self._stack.callback(client.close)
+        return CloudStorageFileStore(client, self._common.files_bucket)
 
     gate = OnFirestore[HostGate](FirestoreHostGate)
     webhook_log = OnFirestore[WebhookLog](FirestoreWebhookLog)

@@ -41,6 +41,12 @@ class CommonSettings(BaseSettings):
         "seconds; past it an API request answers 503 dependency_unavailable",
     )
     retention_days: int = Field(default=30, ge=1, le=3650, description="TTL of jobs and results")
+    files_bucket: str = Field(
+        default="",
+        description="The Cloud Storage bucket keeping the files pages make in the browser "
+        "(screenshots), per tenant and job, for the job's retention; empty: none is kept and "
+        "the screenshot format is refused",
+    )
     ai_provider: Literal["openai", "vertex"] | None = Field(
         default=None,
         description="Who answers 'ai' stages: openai (any OpenAI-compatible server: "

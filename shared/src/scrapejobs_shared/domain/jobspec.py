@@ -41,6 +41,7 @@ from scrapejobs_shared.extraction.formats import (
     FORMATS,
     FormatChoice,
     RequestFormat,
+    format_name,
     items_any_of,
 )
 from scrapejobs_shared.extraction.spec import (
@@ -291,6 +292,14 @@ class JobOptions(BaseModel):
     def _headers_allowed(cls, value: dict[str, str]) -> dict[str, str]:
         return check_headers(value, FORBIDDEN_HEADERS)
 
+    @model_validator(mode="after")
+    def _browser_formats_render(self) -> Self:
+        """A format the browser makes (a screenshot) renders the job: as ``render`` says, else
+        loading images and fonts (the page as a reader sees it)."""
+        if self.render is None and any(FORMATS[format_name(f)].needs_browser for f in self.formats):
+            self.render = RenderOptions(block=["media"])
+        return self
+
 
 class PageRequest(BaseModel):
     """What a job and a scrape ask of each page: fields, options, stages, labels."""
@@ -439,9 +448,8 @@ def with_format_stages(formats: list[FormatChoice], pipeline: Pipeline) -> Pipel
 
 
 def job_lane(options: JobOptions, priority: Priority) -> str:
-    """The lane a job's tasks travel in: a rendered job's go to the render lane (served by the
-    renderer, so plain jobs never wait behind a browser), the others to their priority's (those
-    whose URLs name documents to the documents lane: delivery/url_lanes.py)."""
+    """A job's lane: a rendered job's the render lane (its renderer's), the others their
+    priority's (their documents' URLs the documents lane: delivery/url_lanes.py)."""
     return RENDER_LANE if options.render is not None else priority
 
 

@@ -53,6 +53,8 @@ from lxml import etree  # type: ignore[import-untyped]
 from parsel import Selector
 from pydantic import JsonValue
 
+from scrapejobs_shared.domain.browser_result import BrowserResult
+
 from .content_kind import PDF, Classification, ContentKind, UnsupportedContent, classify_content
 from .content_scope import DEFAULT_SCOPE, ContentScope
 from .decoding import CharsetChoice, choose_charset
@@ -96,18 +98,20 @@ def extract_page(
     formats: Iterable[FormatChoice] = (),
     content: ContentScope = DEFAULT_SCOPE,
     documents: DocumentOptions = DEFAULT_DOCUMENTS,
+    browser: BrowserResult | None = None,
 ) -> PageExtraction:
     """Extract ``fields`` and ``formats`` from a response body.
 
     ``content_type`` is the Content-Type header value (or ``None``), ``url`` the final
     URL after redirects; ``content`` the part of the page ``markdown`` and ``clean_html`` give
-    (content_scope.py); ``documents`` how a document (PDF) is read. Raises
+    (content_scope.py); ``documents`` how a document (PDF) is read; ``browser`` what the
+    browser made of the page (its screenshot's URL: domain/browser_result.py). Raises
     :class:`UnsupportedContent` for content that cannot be extracted (images, binary, invalid
     JSON, an unreadable document); anything else is reported in ``errors``.
     """
     media = MediaType.parse(content_type)
     classification = classify_content(media, body)
-    request = _Request(body, media, url, fields or {}, _distinct(formats), content)
+    request = _Request(body, media, url, fields or {}, _distinct(formats), content, browser)
     if classification.kind is ContentKind.UNSUPPORTED:
         raise UnsupportedContent(classification.reason or "unsupported content")
     if classification.kind is ContentKind.DOCUMENT:
@@ -149,6 +153,7 @@ class _Request:
     fields: Mapping[str, FieldSpec]
     formats: tuple[FormatChoice, ...]
     content: ContentScope = DEFAULT_SCOPE
+    browser: BrowserResult | None = None
 
 
 @dataclass(slots=True)
@@ -198,6 +203,7 @@ def _markup_page(request: _Request, classification: Classification) -> PageExtra
         root,
         lambda: choice.decode(request.body),
         lambda: document_base_url(root, request.url),
+        browser=request.browser,
     )
     run = FieldRun(xml=xml, resolve_url=None if xml else _resolver(page))
     output = _Output(evaluate_fields(request.fields, root, run), run.errors.as_dict())
@@ -321,7 +327,15 @@ def _plain_page(
     described = classification.describe()
     media, scope = request.media, request.content
     return Page(
-        classification.kind, described, request.url, media, scope, None, decode, document=document
+        classification.kind,
+        described,
+        request.url,
+        media,
+        scope,
+        None,
+        decode,
+        document=document,
+        browser=request.browser,
     )
 
 

@@ -68,6 +68,7 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
             formats=formats,
             content=spec.options.content.scope(),
             documents=spec.options.documents.reading(),
+            browser=response.browser,
         )
     except UnsupportedContent as exc:
         # A document cut at the fetch's size cap cannot be read: say why it was cut.
@@ -116,7 +117,10 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         truncated_fields=tuple(truncated),
         field_errors=errors or None,
         rendered_ms=response.rendered_ms,
-        metered=Metered(document_pages=page.document_pages),
+        metered=Metered(
+            document_pages=page.document_pages,
+            screenshots=response.browser.screenshots if response.browser is not None else 0,
+        ),
         tls_unverified=response.tls_unverified,
     )
     return ExtractedPage(outcome, links, model_input)

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
+from scrapejobs_shared.domain.browser_result import BrowserResult
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.errors import WorkFailed
+from scrapejobs_shared.extraction.formats.screenshot import ScreenshotOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +26,21 @@ class FetchRequest:
     # False: a certificate that fails verification does not fail the fetch (the response says
     # so: ``tls_unverified``); every address check still applies
     verify_tls: bool = True
+    # a rendered page's screenshot is taken once it settled (the screenshot format), and kept
+    # where ``files`` says
+    screenshot: ScreenshotOptions | None = None
+    files: FileDestination | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileDestination:
+    """Where the files a fetch makes (a screenshot) are kept: the task's place in its
+    tenant's file store, until its job expires."""
+
+    tenant: str
+    job_id: str
+    task_id: str
+    expire_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +56,7 @@ class FetchResponse:
     redirects: tuple[str, ...] = ()
     rendered_ms: int | None = None  # the body is the DOM a browser rendered, in this long
     tls_unverified: bool = False  # a hop's certificate failed verification (verify_tls off)
+    browser: BrowserResult | None = None  # what the browser made besides the DOM (a screenshot)
 
     @property
     def content_type(self) -> str:

@@ -199,6 +199,8 @@ class Stack:
             "SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS": str(self.config.topology.max_delivery_attempts),
             # signs webhooks of jobs without their own secret (a development key, not a secret)
             "SCRAPEJOBS_WEBHOOK_SECRETS": DEV_WEBHOOK_SECRET,
+            # screenshots' URLs are the dispatcher's (it serves them to the job's tenant)
+            "SCRAPEJOBS_API_URL": self.config.dispatcher_url,
             **self.config.worker_env,
         }
 

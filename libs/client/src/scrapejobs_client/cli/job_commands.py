@@ -63,6 +63,7 @@ class PageFormat(StrEnum):
     clean_html = "clean_html"
     summary = "summary"
     pages = "pages"
+    screenshot = "screenshot"
 
 
 class RetryStatus(StrEnum):

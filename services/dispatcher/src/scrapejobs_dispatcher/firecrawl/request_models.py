@@ -170,6 +170,21 @@ class ChangeTrackingFormat(CamelModel):
     tag: str | None = Field(default=None, min_length=1, max_length=200)
 
 
+class ScreenshotViewport(CamelModel):
+    width: Annotated[int, Field(ge=200, le=3840), JSON_INT]
+    height: Annotated[int, Field(ge=200, le=3840), JSON_INT]
+
+
+class ScreenshotFormat(CamelModel):
+    """``{"type": "screenshot", "fullPage", "quality", "viewport"}``: the page rendered and
+    captured (a JPEG at ``quality``, else a PNG); ``Document.screenshot`` its URL."""
+
+    type: Literal["screenshot"]
+    full_page: bool | None = None
+    quality: Annotated[int, Field(ge=1, le=100), JSON_INT] | None = None
+    viewport: ScreenshotViewport | None = None
+
+
 NO_OCR = "needs an OCR engine, and this deployment has none"
 
 
@@ -238,7 +253,8 @@ ParserOption = Annotated[PdfParser, BeforeValidator(_parser_object)]
 
 
 # the formats named alone: the registry's (extraction/formats) and Firecrawl's own
-FORMAT_NAMES = (*FORMATS.firecrawl_named(), "raw_html", "changeTracking")
+FULL_PAGE_SCREENSHOT = "screenshot@fullPage"
+FORMAT_NAMES = (*FORMATS.firecrawl_named(), "raw_html", "changeTracking", FULL_PAGE_SCREENSHOT)
 ALIASES = {"raw_html": "rawHtml", "change_tracking": "changeTracking"}
 
 
@@ -256,10 +272,12 @@ class NamedFormat(CamelModel):
 
 
 if TYPE_CHECKING:
-    FormatOption = str | JsonFormat | ChangeTrackingFormat | NamedFormat | FormatOptions
+    FormatOption = (
+        str | JsonFormat | ChangeTrackingFormat | ScreenshotFormat | NamedFormat | FormatOptions
+    )
 else:
     FormatOption = FORMATS.choice_type(
-        FORMAT_NAMES, also=(JsonFormat, ChangeTrackingFormat, NamedFormat)
+        FORMAT_NAMES, also=(JsonFormat, ChangeTrackingFormat, ScreenshotFormat, NamedFormat)
     )
 
 
@@ -335,6 +353,19 @@ class ScrapeOptions(SdkRequest):
                 return wanted if wanted.modes else wanted.model_copy(update={"modes": ["git-diff"]})
             if "changeTracking" in (wanted, getattr(wanted, "type", None)):
                 return ChangeTrackingFormat(type="changeTracking", modes=["git-diff"])
+        return None
+
+    def screenshot(self) -> ScreenshotFormat | None:
+        """The screenshot asked for (``"screenshot@fullPage"``: of the whole page), if any."""
+        for wanted in self.formats:
+            if isinstance(wanted, ScreenshotFormat):
+                return wanted
+            name = wanted if isinstance(wanted, str) else getattr(wanted, "type", None)
+            if name in ("screenshot", FULL_PAGE_SCREENSHOT):
+                full_page = name == FULL_PAGE_SCREENSHOT
+                return ScreenshotFormat.model_validate(
+                    {"type": "screenshot", "fullPage": full_page}
+                )
         return None
 
     def pdf_parser(self) -> PdfParser | None:

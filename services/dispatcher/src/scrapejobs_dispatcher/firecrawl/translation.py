@@ -47,7 +47,12 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
 from scrapejobs_shared.domain.field_types import MAX_URLS, check_url
 from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobRequest, ScrapeRequest
 from scrapejobs_shared.errors import InvalidInput
-from scrapejobs_shared.extraction.formats import FORMATS, FormatChoice, FormatOptions
+from scrapejobs_shared.extraction.formats import (
+    FORMATS,
+    FormatChoice,
+    FormatOptions,
+    ScreenshotOptions,
+)
 from scrapejobs_shared.firecrawl.documents import JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 
@@ -129,10 +134,15 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
         native["documents"] = reading
     if options.timeout is not None:
         native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
-    if options.wait_for or options.mobile:
+    shot = options.screenshot()
+    if options.wait_for or options.mobile or shot is not None:
         render: dict[str, Any] = {"wait_ms": options.wait_for}
         if options.mobile:
             render["viewport"] = MOBILE_VIEWPORT
+        if shot is not None:  # the page as a reader sees it: images and fonts loaded
+            render["block"] = ["media"]
+            if shot.viewport is not None:
+                render["viewport"] = shot.viewport.model_dump()
         native["render"] = render
     elif defaults.render == "auto":
         native["render"] = "auto"
@@ -144,6 +154,10 @@ def native_formats(options: ScrapeOptions) -> list[FormatChoice]:
     are stages and comparisons, not formats): each by its native name, or as the object it
     was asked with when it takes options; ``pages`` when the pdf parser asks for them."""
     found: dict[str, FormatChoice] = {"metadata": "metadata"}
+    if (shot := options.screenshot()) is not None:
+        found["screenshot"] = ScreenshotOptions(
+            type="screenshot", full_page=bool(shot.full_page), quality=shot.quality
+        )
     for wanted in options.formats:
         name = wanted if isinstance(wanted, str) else wanted.type
         page_format = FORMATS.firecrawl(ALIASES.get(name, name))

@@ -8,7 +8,13 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Requ
 from fastapi.responses import StreamingResponse
 from starlette.convertors import Convertor, register_url_convertor
 
-from scrapejobs_dispatcher.dependencies import ExportDep, JobsDep, RecoveryDep, SubmissionsDep
+from scrapejobs_dispatcher.dependencies import (
+    ExportDep,
+    FilesDep,
+    JobsDep,
+    RecoveryDep,
+    SubmissionsDep,
+)
 from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.jobs.result_export import (
     MEDIA_TYPES,
@@ -39,6 +45,7 @@ from scrapejobs_dispatcher.tenants.authentication import CallerDep, allowing
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Caller, Role
+from scrapejobs_shared.ports.file_store import FILE_NAME
 
 RetryStatus = Literal["dead_lettered", "failed"]
 
@@ -210,6 +217,36 @@ async def export_results(
         chunks,
         media_type=MEDIA_TYPES[export_format],
         headers={"Content-Disposition": disposition},
+    )
+
+
+@router.get(
+    "/{job_id:job_id}/files/{task_id}/{name}",
+    response_class=Response,
+    responses={
+        **ERRORS,
+        200: {
+            "description": "The file: a screenshot (PNG or JPEG), or a page printed to PDF",
+            "content": {t: {} for t in ("image/png", "image/jpeg", "application/pdf")},
+        },
+    },
+)
+async def job_file(
+    job_id: JobId,
+    task_id: Annotated[str, Path(pattern="^[A-Za-z0-9_-]{1,128}$", description="The task's id")],
+    name: Annotated[
+        str, Path(pattern=f"^{FILE_NAME.pattern}$", description="The file's name, as its URL")
+    ],
+    files: FilesDep,
+    caller: CallerDep,
+) -> Response:
+    """A file a page of the job made in the browser (its screenshot), as its result's URL
+    names it: the job's tenant's only, and only for the job's retention."""
+    found = await files.file(job_id, task_id, name, caller)
+    return Response(
+        found.body,
+        media_type=found.content_type,
+        headers={"Cache-Control": "private, max-age=3600", "X-Content-Type-Options": "nosniff"},
     )
 
 

@@ -8,7 +8,12 @@ page taken.
 
 Settled means: the ``load`` event, then ``wait_for`` matching (when given) or else the network
 quiet for 500 ms, then ``wait_ms``. All of it, the document's fetch included, ends within the
-request's ``timeout_s``; past it the task fails ``render_timeout``."""
+request's ``timeout_s``; past it the task fails ``render_timeout``.
+
+A request asking for a screenshot (``FetchRequest.screenshot``) is rendered whatever ``when``
+says; the settled page is then captured, a PNG or a JPEG, its viewport or the whole page up to
+``max_screenshot_px`` high, and answered in ``FetchResponse.browser`` (the worker keeps it in the
+file store: page_files.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +21,15 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable
+from typing import Any, Literal, TypeVar
 
-from playwright.async_api import BrowserContext, Page
+from playwright.async_api import BrowserContext, FloatRect, Page
 from playwright.async_api import Error as PlaywrightError
 
+from scrapejobs_shared.domain.browser_result import SCREENSHOT, BrowserResult, PageFile
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.extraction import page_shows_nothing
+from scrapejobs_shared.extraction.formats import ScreenshotOptions
 from scrapejobs_shared.ports.fetcher import (
     Fetcher,
     FetchRequest,
@@ -32,16 +40,25 @@ from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserP
 from scrapejobs_worker.rendering.request_routing import PageRouting, origin_of, refuse_socket
 
 RENDERED_TYPE = "text/html; charset=utf-8"
+MAX_SCREENSHOT_PX = 16_384  # the tallest full-page screenshot (Chromium's own texture limit)
 # A page waits at most this share of its timeout (and never past it) for one of the process's
 # browser pages; past it the task is deferred (render_busy), not failed.
 SLOT_WAIT_SHARE = 0.5
+T = TypeVar("T")
 
 
 class ChromiumRenderer:
-    def __init__(self, fetcher: Fetcher, browsers: BrowserProcess, max_page_bytes: int) -> None:
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        browsers: BrowserProcess,
+        max_page_bytes: int,
+        max_screenshot_px: int = MAX_SCREENSHOT_PX,
+    ) -> None:
         self._fetcher = fetcher
         self._browsers = browsers
         self._max_bytes = max_page_bytes
+        self._max_screenshot_px = max_screenshot_px
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         options = request.render or RenderOptions()
@@ -53,7 +70,8 @@ class ChromiumRenderer:
             document = await self._fetcher.fetch(
                 FetchRequest(request.url, headers, request.timeout_s, verify_tls=request.verify_tls)
             )
-            if not _renderable(document) or (options.when == "auto" and not _shell(document)):
+            unasked = options.when == "auto" and request.screenshot is None
+            if not _renderable(document) or (unasked and not _shell(document)):
                 return document
             left = max(0.0, deadline - time.monotonic())
             async with self._browsers.context(
@@ -102,6 +120,12 @@ class ChromiumRenderer:
         html, final_url = await _unless_crashed(
             _settled_html(page, document.url, options, routing), page, context
         )
+        browser = None
+        if request.screenshot is not None:
+            shot = await _unless_crashed(
+                _screenshot(page, request.screenshot, self._max_screenshot_px), page, context
+            )
+            browser = BrowserResult(files=(shot,))
         rendered_ms = round((time.monotonic() - rendering) * 1000)
         body = html.encode("utf-8")
         return FetchResponse(
@@ -114,6 +138,7 @@ class ChromiumRenderer:
             redirects=document.redirects,
             rendered_ms=rendered_ms,
             tls_unverified=document.tls_unverified or routing.tls_unverified,
+            browser=browser,
         )
 
     async def aclose(self) -> None:
@@ -141,16 +166,35 @@ async def _settled_html(
     return await page.content(), page.url
 
 
-async def _unless_crashed(
-    work: Awaitable[tuple[str, str]], page: Page, context: BrowserContext
-) -> tuple[str, str]:
+async def _screenshot(page: Page, options: ScreenshotOptions, max_px: int) -> PageFile:
+    """The settled page as an image: its viewport, or the whole page up to ``max_px`` high."""
+    kind: Literal["png", "jpeg"] = "png" if options.quality is None else "jpeg"
+    clip: FloatRect | None = None
+    if options.full_page:
+        width, height = await page.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+        )
+        clip = {"x": 0, "y": 0, "width": max(1, width), "height": max(1, min(height, max_px))}
+    image = await page.screenshot(
+        type=kind,
+        quality=options.quality,
+        full_page=options.full_page,
+        clip=clip,
+        animations="disabled",
+        caret="hide",
+        timeout=0,  # within the request's own deadline
+    )
+    return PageFile(f"{SCREENSHOT}.{kind}", f"image/{kind}", image)
+
+
+async def _unless_crashed(work: Awaitable[T], page: Page, context: BrowserContext) -> T:
     """``work``, unless the page's renderer crashes or its browser dies first (a wait would
     then never end): that is ``BrowserCrashed``, which retries the task."""
-    crashed: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+    crashed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def crash(*_: object) -> None:
         if not crashed.done():
-            crashed.set_result(("", ""))
+            crashed.set_result(None)
 
     browser = context.browser
     page.on("crash", crash)
@@ -158,7 +202,8 @@ async def _unless_crashed(
         browser.on("disconnected", crash)
     task = asyncio.ensure_future(work)
     try:
-        await asyncio.wait([task, crashed], return_when=asyncio.FIRST_COMPLETED)
+        either: list[asyncio.Future[Any]] = [task, crashed]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if task.done():
             return task.result()
         raise BrowserCrashed("the browser crashed while rendering the page")

@@ -16,6 +16,7 @@ from .metadata import Metadata
 from .page_format import FormatOptions, FormatUnavailable, Page, PageFormat, Produced
 from .pages import Pages
 from .registry import FormatChoice, FormatRegistry, UnknownFormat, format_name, items_any_of
+from .screenshot import Screenshot, ScreenshotOptions
 from .summary import Summary
 from .text import Text
 
@@ -30,6 +31,7 @@ FORMATS = FormatRegistry(
     Attributes(),
     Summary(),
     Pages(),
+    Screenshot(),
 )
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ __all__ = [
     "PageFormat",
     "Produced",
     "RequestFormat",
+    "ScreenshotOptions",
     "UnknownFormat",
     "format_name",
     "items_any_of",

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from scrapejobs_shared.domain.browser_result import BrowserResult
 from scrapejobs_shared.errors import WorkFailed
 
 from ..content_kind import ContentKind
@@ -60,6 +61,7 @@ class Page:
     decode: Callable[[], str]  # the body as text, as received
     find_base: Callable[[], str] = field(repr=False, default=lambda: "")
     document: Document | None = None  # a document read (PDF...): its kind is DOCUMENT
+    browser: BrowserResult | None = None  # what the browser made of it (a screenshot's URL)
     _base: str | None = None
 
     @property
@@ -81,6 +83,8 @@ class PageFormat(ABC):
     name: ClassVar[str]
     firecrawl: ClassVar[str | None] = None  # its name in Firecrawl's /v2, when it has one
     options: ClassVar[type[FormatOptions] | None] = None  # its object form, when it takes any
+    by_name: ClassVar[bool] = False  # asked for by name too, though it takes options
+    needs_browser: ClassVar[bool] = False  # made by the browser: a job asking for it renders
     reads: ClassVar[frozenset[ContentKind]] = HTML_ONLY
     reads_described: ClassVar[str] = "HTML"  # what it reads, in "content is X, not HTML"
     stage: ClassVar[dict[str, JsonValue] | None] = None

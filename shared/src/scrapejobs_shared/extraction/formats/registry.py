@@ -51,8 +51,9 @@ class FormatRegistry:
             raise UnknownFormat(name) from None
 
     def named(self) -> tuple[str, ...]:
-        """The formats asked for by name alone (those taking no options)."""
-        return tuple(name for name, f in self._formats.items() if f.options is None)
+        """The formats asked for by name alone (those taking no options, or taking them with
+        defaults for all)."""
+        return tuple(n for n, f in self._formats.items() if f.options is None or f.by_name)
 
     def firecrawl(self, name: str) -> PageFormat | None:
         """The format Firecrawl calls ``name``, if there is one."""
@@ -60,7 +61,7 @@ class FormatRegistry:
 
     def firecrawl_named(self) -> tuple[str, ...]:
         """Firecrawl's names of the formats asked for by name alone."""
-        return tuple(name for name, f in self._firecrawl.items() if f.options is None)
+        return tuple(n for n, f in self._firecrawl.items() if f.options is None or f.by_name)
 
     def option_models(self) -> tuple[type[FormatOptions], ...]:
         return tuple(f.options for f in self if f.options is not None)
@@ -69,15 +70,18 @@ class FormatRegistry:
         """A pydantic type accepting a name of ``names`` (default: :meth:`named`), the object
         form of a format taking options, or one of the models ``also``: the value's ``type``
         chooses the model, so an error is that model's (``also``'s last is the fallback when
-        it has no ``type`` of its own: Firecrawl's name in an object)."""
+        it has no ``type`` of its own: Firecrawl's name in an object; a model of ``also`` whose
+        ``type`` a format's options have replaces them: Firecrawl's shape of a format)."""
         name = Literal.__getitem__(tuple(names or self.named()))
         members: list[Any] = [Annotated[name, Tag(NAME)]]
         tags: dict[str, str] = {}
+        models: dict[str, Any] = {}  # by tag: a model of ``also`` replaces the registry's
         for model in (*self.option_models(), *also):
             kinds = get_args(model.model_fields["type"].annotation)
             for kind in kinds:
                 tags[kind] = kinds[0]
-            members.append(Annotated[model, Tag(kinds[0] if kinds else OTHER)])
+            models[kinds[0] if kinds else OTHER] = model
+        members += [Annotated[model, Tag(tag)] for tag, model in models.items()]
 
         def tag(value: Any) -> str | None:
             if isinstance(value, str):

@@ -1,12 +1,13 @@
 """What this deployment serves: an ``ai`` stage needs a configured provider (and a model it
-offers); ``options.verify_tls`` false needs SCRAPEJOBS_ALLOW_UNVERIFIED_TLS. Otherwise an
+offers); ``options.verify_tls`` false needs SCRAPEJOBS_ALLOW_UNVERIFIED_TLS; a format the
+browser makes (a screenshot) needs a file store (SCRAPEJOBS_FILES_BUCKET). Otherwise an
 ``UnavailableHere`` naming the field and the setting (a 422)."""
 
 from __future__ import annotations
 
 from scrapejobs_dispatcher.jobs.job_errors import UnavailableHere
 from scrapejobs_dispatcher.submission.rules.rules import JobShape
-from scrapejobs_shared.extraction.formats import FORMATS
+from scrapejobs_shared.extraction.formats import FORMATS, format_name
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 
 
@@ -16,11 +17,14 @@ class ServedOptions:
         ai_provider: str | None = None,
         ai_models: frozenset[str] | None = None,
         allow_unverified_tls: bool = True,
+        keeps_files: bool = True,
     ) -> None:
-        """``ai_models``: the models a stage may name (None: any)."""
+        """``ai_models``: the models a stage may name (None: any); ``keeps_files``: a file
+        store is configured."""
         self._ai_provider = ai_provider
         self._ai_models = ai_models
         self._allow_unverified_tls = allow_unverified_tls
+        self._keeps_files = keeps_files
 
     async def check(self, request: JobShape, tenant: str) -> None:
         index = ai_stage_index(request.pipeline)
@@ -43,3 +47,10 @@ class ServedOptions:
                 "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false)"
             )
             raise UnavailableHere("options.verify_tls", reason)
+        browser_made = [f for f in request.options.formats if FORMATS[format_name(f)].needs_browser]
+        if browser_made and not self._keeps_files:
+            reason = (
+                f"the {format_name(browser_made[0])} format keeps its file in a file store, and "
+                "none is configured here (SCRAPEJOBS_FILES_BUCKET)"
+            )
+            raise UnavailableHere("options.formats", reason)

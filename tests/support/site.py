@@ -20,6 +20,7 @@ Routes (``key`` separates counters between tests):
 - ``/moment/KEY``                  200, Cloudflare's "Just a moment..." interstitial
 - ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
+- ``/tall/KEY?px=3000``            a page ``px`` high (full-page screenshots)
 - ``/files/NAME``                  a document of tests/data/documents (PDF, DOCX...), as a file
 - ``/bombs/flate.pdf``, ``pages.pdf`` a PDF decompression bomb (768 MiB inflated), page bomb
 - ``/pdfsite/``                    a page linking to ``guide.pdf``, whose link annotation and
@@ -335,6 +336,9 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:  # noqa
         return 200, LOGIN_PAGE
     if path.startswith("/shell/"):
         return 200, APP_SHELL
+    if path.startswith("/tall/"):  # ?px= high: a page a full-page screenshot is taller than
+        body = f'<h1>A tall page</h1><div style="height:{int(query.get("px", "3000"))}px">x</div>'
+        return 200, f"<html><head><title>tall</title></head><body>{body}<p>end</p></body></html>"
     if path.startswith("/many/"):  # ?n= elements: a cubic XPath takes hours on 1,000
         items = "<div><p>x</p></div>" * int(query.get("n", "1000"))
         return 200, f"<html><head><title>many</title></head><body>{items}</body></html>"

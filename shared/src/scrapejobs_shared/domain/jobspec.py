@@ -68,14 +68,8 @@ MIN_PER_HOST_RPS = 0.01
 MAX_REQUEST_DELAY_S = 1 / MIN_PER_HOST_RPS
 
 Priority = Literal["high", "normal", "low"]  # lanes of messaging.topology.LANES
-
-
 BlockedResource = Literal["image", "font", "media", "stylesheet"]
-
-
 DEFAULT_BLOCKED: tuple[BlockedResource, ...] = ("image", "font", "media")
-
-
 MAX_RENDER_WAIT_MS = 30_000
 
 

@@ -44,6 +44,8 @@ locals {
     SCRAPEJOBS_WEBHOOK_TOPIC      = var.webhook_topic
     SCRAPEJOBS_LOG_LEVEL          = var.log_level
     SCRAPEJOBS_RETENTION_DAYS     = tostring(var.retention_days)
+    # screenshots: written by the renderer, served by the dispatcher (files.tf)
+    SCRAPEJOBS_FILES_BUCKET = local.files_bucket
     # every Firestore call and publish ends within these: past them a 503 (docs/semantics.md, failures)
     SCRAPEJOBS_FIRESTORE_TIMEOUT_S = tostring(var.firestore_timeout_s)
     SCRAPEJOBS_PUBSUB_TIMEOUT_S    = tostring(var.pubsub_timeout_s)
@@ -153,6 +155,7 @@ locals {
         SCRAPEJOBS_RENDER_BROWSER_PATH = "/usr/bin/chromium-headless-shell"
         SCRAPEJOBS_RENDER_MAX_PAGES    = tostring(var.renderer_pages)
         SCRAPEJOBS_BATCH_CONCURRENCY   = tostring(var.renderer_pages)
+        SCRAPEJOBS_API_URL             = local.api_url # the screenshots' URLs
       }
     }
   }

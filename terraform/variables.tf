@@ -1138,3 +1138,14 @@ variable "ai_api_key_secret_id" {
   description = "openai: an existing Secret Manager secret id holding the server's API key (SCRAPEJOBS_AI_API_KEY), created and versioned out of band; empty: no key."
   default     = ""
 }
+
+variable "api_url" {
+  type        = string
+  description = "The dispatcher's URL as its callers reach it (a custom domain, a load balancer); the URLs of screenshots are under it. Empty: the dispatcher's own run.app URL."
+  default     = ""
+
+  validation {
+    condition     = var.api_url == "" || can(regex("^https://[^/?#]+(/[^?#]*)?$", var.api_url))
+    error_message = "api_url must be empty or an https:// URL without query or fragment."
+  }
+}

@@ -362,8 +362,9 @@ def test_the_deployment_webhook_keys_come_from_secret_manager(tf, h):
 
 def test_the_renderer_runs_with_least_privilege(tf, h):
     """The service that feeds hostile pages to a browser: its own identity, the scrapejobs
-    database only, the render and processing lanes' topics and the webhook outbox, no AI role,
-    no secret, and neither the webhook keys nor the AI key in its environment."""
+    database only, the render and processing lanes' topics and the webhook outbox, the files
+    bucket to write and never read, no AI role, no secret, and neither the webhook keys nor
+    the AI key in its environment."""
     renderer = "${google_service_account.renderer.member}"
     grants = [
         (rtype, name, body)
@@ -376,7 +377,12 @@ def test_the_renderer_runs_with_least_privilege(tf, h):
         ("google_project_iam_member", "roles/cloudtrace.agent"),
         ("google_project_iam_member", "roles/monitoring.metricWriter"),
         ("google_pubsub_topic_iam_member", "roles/pubsub.publisher"),
+        ("google_storage_bucket_iam_member", "${google_project_iam_custom_role.files_writer.id}"),
     }
+    writer = tf.resource("google_project_iam_custom_role", "files_writer")
+    assert sorted(writer["permissions"]) == ["storage.objects.create", "storage.objects.delete"]
+    [files] = [b for t, _, b in grants if t == "google_storage_bucket_iam_member"]
+    assert files["bucket"] == "${google_storage_bucket.files.name}"
     [datastore] = [b for t, _, b in grants if b["role"] == "roles/datastore.user"]
     condition = h.block(datastore, "condition")
     assert "databases/${var.firestore_database}" in condition["expression"]

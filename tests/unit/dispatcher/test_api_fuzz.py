@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.file_store import MemoryFileStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from support.api_fuzz_hooks import expressible_in_the_schema, without_unforgeable_values
 from support.memory_dispatcher import memory_dispatcher
@@ -23,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _schema() -> Any:
     store = MemoryJobStore()
-    # no worker here: a valid scrape waits 20 ms and answers its documented 202
-    settings = DispatcherSettings(auth_mode="none", scrape_max_wait_s=0.02)
-    app = memory_dispatcher(store, settings)
+    # no worker here: a valid scrape waits 20 ms and answers its documented 202; a file store
+    # (a screenshot is refused without one)
+    settings = DispatcherSettings(auth_mode="none", scrape_max_wait_s=0.02, files_bucket="fuzz")
+    app = memory_dispatcher(store, settings, file_store=MemoryFileStore())
     config = SchemathesisConfig.from_path(str(ROOT / "schemathesis.toml"))
     return schemathesis.openapi.from_asgi("/openapi.json", app, config=config)
 

@@ -40,7 +40,7 @@ def test_each_shape_is_the_native_screenshot(wanted: Any, full_page: bool, quali
 def test_a_viewport_renders_the_page_at_that_size() -> None:
     shot = {"type": "screenshot", "viewport": {"width": 800, "height": 600}}
     assert job_options(options(shot))["render"]["viewport"] == {"width": 800, "height": 600}
-    with pytest.raises(ValueError, match="greater than or equal to 200"):
+    with pytest.raises(ValueError, match="greater than or equal to 320"):
         options({"type": "screenshot", "viewport": {"width": 10, "height": 600}})
 
 

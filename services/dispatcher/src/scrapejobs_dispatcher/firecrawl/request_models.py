@@ -171,8 +171,10 @@ class ChangeTrackingFormat(CamelModel):
 
 
 class ScreenshotViewport(CamelModel):
-    width: Annotated[int, Field(ge=200, le=3840), JSON_INT]
-    height: Annotated[int, Field(ge=200, le=3840), JSON_INT]
+    """The browser's size, as the native ``render.viewport`` takes it."""
+
+    width: Annotated[int, Field(ge=320, le=3840), JSON_INT]
+    height: Annotated[int, Field(ge=240, le=2160), JSON_INT]
 
 
 class ScreenshotFormat(CamelModel):

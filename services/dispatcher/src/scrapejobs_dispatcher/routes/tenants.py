@@ -57,6 +57,7 @@ class UsageView(RecordView):
     own_quota: bool
     ai_tokens: int = Field(description="Model tokens its ai stages used today")
     ai_cost: float | None = Field(description="What they cost (None without prices set)")
+    screenshots: int = Field(default=0, description="Screenshots its pages took today")
 
 
 class UsageList(BaseModel):

@@ -56,6 +56,7 @@ class TenantUsage:
     own_quota: bool  # an admin set it (else the deployment's defaults)
     ai_tokens: int
     ai_cost: float | None
+    screenshots: int = 0  # taken today (kept in the files bucket)
 
 
 @dataclass(eq=False)
@@ -102,6 +103,7 @@ class Quotas:
             own_quota=own,
             ai_tokens=tokens_of(totals),
             ai_cost=cost,
+            screenshots=totals.metered.screenshots,
         )
 
     async def _day(self, tenant: str, now: datetime) -> Totals:

@@ -195,6 +195,7 @@ class TenantUsage(ApiModel):
     own_quota: bool = False
     ai_tokens: int = 0
     ai_cost: float | None = None
+    screenshots: int = 0
 
 
 # --- dead letters -----------------------------------------------------------------------------

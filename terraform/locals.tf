@@ -99,7 +99,11 @@ locals {
     SCRAPEJOBS_MONITOR_MAX_PAGES    = tostring(var.monitor_max_pages)
     # uploads read by POST /v1/parse and /v2/parse (docs/api.md, "Uploads")
     SCRAPEJOBS_MAX_UPLOAD_BYTES = tostring(var.max_upload_bytes)
-    SCRAPEJOBS_PARSE_MEMORY_MB  = tostring(var.parse_memory_mb)
+    # a page's browser actions (submission/rules/action_limits.py)
+    SCRAPEJOBS_ACTIONS_MAX              = tostring(var.actions_max)
+    SCRAPEJOBS_ACTIONS_MAX_WAIT_MS      = tostring(var.actions_max_wait_ms)
+    SCRAPEJOBS_ACTIONS_MAX_SCRIPT_CHARS = tostring(var.actions_max_script_chars)
+    SCRAPEJOBS_PARSE_MEMORY_MB          = tostring(var.parse_memory_mb)
     # what Firecrawl's usage calls report (docs/firecrawl.md, "Usage")
     SCRAPEJOBS_FIRECRAWL_RENDER = var.firecrawl_render
     SCRAPEJOBS_PLAN_CREDITS     = tostring(var.plan_credits)
@@ -152,10 +156,11 @@ locals {
       memory      = var.renderer_memory
       concurrency = var.renderer_concurrency
       env = {
-        SCRAPEJOBS_RENDER_BROWSER_PATH = "/usr/bin/chromium-headless-shell"
-        SCRAPEJOBS_RENDER_MAX_PAGES    = tostring(var.renderer_pages)
-        SCRAPEJOBS_BATCH_CONCURRENCY   = tostring(var.renderer_pages)
-        SCRAPEJOBS_API_URL             = local.api_url # the screenshots' URLs
+        SCRAPEJOBS_RENDER_BROWSER_PATH      = "/usr/bin/chromium-headless-shell"
+        SCRAPEJOBS_RENDER_MAX_PAGES         = tostring(var.renderer_pages)
+        SCRAPEJOBS_BATCH_CONCURRENCY        = tostring(var.renderer_pages)
+        SCRAPEJOBS_API_URL                  = local.api_url # the screenshots' URLs
+        SCRAPEJOBS_ACTIONS_SCRIPT_TIMEOUT_S = tostring(var.actions_script_timeout_s)
       }
     }
   }

@@ -1149,3 +1149,47 @@ variable "api_url" {
     error_message = "api_url must be empty or an https:// URL without query or fragment."
   }
 }
+
+variable "actions_max" {
+  type        = number
+  description = "Browser actions a page may ask for (SCRAPEJOBS_ACTIONS_MAX; more: a 422 naming options.render.actions)."
+  default     = 20
+
+  validation {
+    condition     = var.actions_max >= 1 && var.actions_max <= 50 && floor(var.actions_max) == var.actions_max
+    error_message = "actions_max must be a whole number between 1 and 50."
+  }
+}
+
+variable "actions_max_wait_ms" {
+  type        = number
+  description = "What a page's wait actions may add up to, in milliseconds (SCRAPEJOBS_ACTIONS_MAX_WAIT_MS)."
+  default     = 30000
+
+  validation {
+    condition     = var.actions_max_wait_ms >= 0 && var.actions_max_wait_ms <= 60000 && floor(var.actions_max_wait_ms) == var.actions_max_wait_ms
+    error_message = "actions_max_wait_ms must be a whole number between 0 and 60000."
+  }
+}
+
+variable "actions_max_script_chars" {
+  type        = number
+  description = "The longest script an executeJavascript action may run, in characters (SCRAPEJOBS_ACTIONS_MAX_SCRIPT_CHARS)."
+  default     = 10000
+
+  validation {
+    condition     = var.actions_max_script_chars >= 1 && var.actions_max_script_chars <= 100000 && floor(var.actions_max_script_chars) == var.actions_max_script_chars
+    error_message = "actions_max_script_chars must be a whole number between 1 and 100000."
+  }
+}
+
+variable "actions_script_timeout_s" {
+  type        = number
+  description = "How long an executeJavascript action's script may run on the renderer, in seconds (SCRAPEJOBS_ACTIONS_SCRIPT_TIMEOUT_S); past it the page fails action_failed."
+  default     = 5
+
+  validation {
+    condition     = var.actions_script_timeout_s > 0 && var.actions_script_timeout_s <= 60
+    error_message = "actions_script_timeout_s must be above 0 and at most 60."
+  }
+}

@@ -11,10 +11,7 @@ import contextlib
 import json
 import os
 import signal
-import socketserver
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -27,13 +24,6 @@ from support.jobs import PRODUCT_FIELDS, all_results, submit, wait_finished
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 WAIT_JSON = ("--wait-for", "h1.title", "--json")
-
-
-@pytest.fixture
-def renderer(stack):
-    if stack.renderer is None:
-        pytest.fail("no renderer in the stack: apt-get install chromium (.ci/run does)")
-    return stack.renderer
 
 
 async def test_script_built_content_is_extracted_with_render_and_not_without(
@@ -211,41 +201,6 @@ def test_the_client_and_the_cli_render(stack, site, renderer, tmp_path: Path) ->
     )
     assert submitted.exit_code == 0, submitted.output
     assert json.loads(submitted.stdout)["rendered"] is True
-
-
-@pytest.fixture
-def refused_server() -> Iterator[tuple[str, list[int]]]:
-    """A server on 127.0.0.2 that counts the connections it accepts (and answers none)."""
-    accepted: list[int] = []
-
-    class Counting(socketserver.BaseRequestHandler):
-        def handle(self) -> None:
-            accepted.append(1)
-
-    server = socketserver.ThreadingTCPServer(("127.0.0.2", 0), Counting)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.2:{server.server_address[1]}/", accepted
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def narrowed_renderer(stack, renderer) -> Iterator[None]:
-    """The renderer restarted with the fetch allowlist narrowed to 127.0.0.1/32 (as
-    ``SCRAPEJOBS_FETCH_ALLOWLIST=127.0.0.1/32 make dev`` would start it), then restored."""
-    saved = dict(stack.config.renderer_env)
-    stack.config.renderer_env["SCRAPEJOBS_FETCH_ALLOWLIST"] = "127.0.0.1/32"
-    renderer.kill()
-    stack.start_renderer()
-    try:
-        yield
-    finally:
-        stack.renderer.kill()
-        stack.config.renderer_env.clear()
-        stack.config.renderer_env.update(saved)
-        stack.start_renderer()
 
 
 async def test_through_the_stack_a_hostile_page_reaches_no_refused_address(

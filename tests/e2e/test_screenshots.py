@@ -27,13 +27,6 @@ def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
     yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
 
 
-@pytest.fixture
-def renderer(stack: Stack) -> object:
-    if stack.renderer is None:
-        pytest.fail("no renderer in the stack: apt-get install chromium (.ci/run does)")
-    return stack.renderer
-
-
 def png_size(image: bytes) -> tuple[int, int]:
     assert image.startswith(PNG), image[:16]
     width, height = struct.unpack(">II", image[16:24])

@@ -21,6 +21,7 @@ Routes (``key`` separates counters between tests):
 - ``/members/KEY``                 302 to ``/login?next=...``, a sign-in form
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
 - ``/tall/KEY?px=3000``            a page ``px`` high (full-page screenshots)
+- ``/interactive/KEY``             content that appears only after a click and typed text
 - ``/files/NAME``                  a document of tests/data/documents (PDF, DOCX...), as a file
 - ``/bombs/flate.pdf``, ``pages.pdf`` a PDF decompression bomb (768 MiB inflated), page bomb
 - ``/pdfsite/``                    a page linking to ``guide.pdf``, whose link annotation and
@@ -251,6 +252,25 @@ LOGIN_PAGE = (
     "<input name='user'><input name='password' type='password'><button>Sign in</button>"
     "</form></body></html>"
 )
+INTERACTIVE = """<html><head><title>interactive</title></head><body>
+<h1>Search the catalog</h1>
+<button id="show">Show the shelf</button>
+<div id="panel"></div>
+<script>
+document.getElementById("show").addEventListener("click", function () {
+  document.getElementById("panel").innerHTML =
+    '<p id="secret">The secret shelf: product 42</p><input id="q" autocomplete="off">' +
+    '<div id="result"></div>';
+});
+document.addEventListener("keydown", function (e) {
+  if (e.target.id === "q" && e.key === "Enter") {
+    document.getElementById("result").innerHTML =
+      '<p class="found">You searched: ' + e.target.value + "</p>";
+  }
+});
+</script>
+<div style="height:2000px"></div><p id="bottom">The end of the page</p>
+</body></html>"""
 APP_SHELL = (
     "<!doctype html><html><head><title>App</title><script src='/static/app.js' defer>"
     "</script></head><body><div id='root'></div><noscript>You need to enable JavaScript to "
@@ -336,6 +356,8 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:  # noqa
         return 200, LOGIN_PAGE
     if path.startswith("/shell/"):
         return 200, APP_SHELL
+    if path.startswith("/interactive/"):
+        return 200, INTERACTIVE
     if path.startswith("/tall/"):  # ?px= high: a page a full-page screenshot is taller than
         body = f'<h1>A tall page</h1><div style="height:{int(query.get("px", "3000"))}px">x</div>'
         return 200, f"<html><head><title>tall</title></head><body>{body}<p>end</p></body></html>"

@@ -49,6 +49,7 @@ from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistr
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
 from scrapejobs_dispatcher.submission.metrics import SubmissionMetrics
+from scrapejobs_dispatcher.submission.rules.action_limits import WithinActionLimits
 from scrapejobs_dispatcher.submission.rules.daily_quota import DailyQuota
 from scrapejobs_dispatcher.submission.rules.job_usage import job_usage
 from scrapejobs_dispatcher.submission.rules.pattern_budget import CompileTurns, PatternBudget
@@ -237,7 +238,8 @@ def submission_rules(
         keeps_files=bool(settings.files_bucket),
     )
     budget = PatternBudget(CompileTurns(compiler), settings.max_patterns_per_job)
-    return SubmissionRules(shape=[served, budget], admission=[quota])
+    actions = WithinActionLimits(settings.action_limits())
+    return SubmissionRules(shape=[served, actions, budget], admission=[quota])
 
 
 def app_from_env() -> FastAPI:

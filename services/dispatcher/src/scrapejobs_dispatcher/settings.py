@@ -16,6 +16,12 @@ from scrapejobs_dispatcher.tenants.keyring import RECHECK_S
 from scrapejobs_dispatcher.tenants.usage import Plan
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, HELD_BATCH_SIZE, HOST_WINDOW
+from scrapejobs_shared.domain.browser_actions import (
+    MAX_ACTIONS,
+    MAX_SCRIPT_CHARS,
+    MAX_WAIT_MS,
+    ActionLimits,
+)
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
@@ -269,6 +275,18 @@ class DispatcherSettings(CommonSettings):
         description="Regular expressions a job may hold (extraction fields' re, crawl "
         "include/exclude, schema patterns); each is compiled within 512 KiB when submitted",
     )
+    actions_max: int = Field(
+        default=20, ge=1, le=MAX_ACTIONS, description="Browser actions a page may ask for"
+    )
+    actions_max_wait_ms: int = Field(
+        default=30_000, ge=0, le=MAX_WAIT_MS, description="What a page's actions may wait, in all"
+    )
+    actions_max_script_chars: int = Field(
+        default=10_000,
+        ge=1,
+        le=MAX_SCRIPT_CHARS,
+        description="The longest script an execute_javascript action may run",
+    )
     monitors_per_tenant: int = Field(
         default=100, ge=1, description="Monitors a tenant may keep (more: a 422 naming it)"
     )
@@ -284,6 +302,11 @@ class DispatcherSettings(CommonSettings):
         """The largest upload read: ``max_upload_bytes``, within what a request body may be
         (less room for the rest of a multipart request)."""
         return max(0, min(self.max_upload_bytes, self.max_body_bytes - MULTIPART_ROOM))
+
+    def action_limits(self) -> ActionLimits:
+        return ActionLimits(
+            self.actions_max, self.actions_max_wait_ms, self.actions_max_script_chars
+        )
 
     def monitor_limits(self) -> MonitorLimits:
         return MonitorLimits(self.monitors_per_tenant, self.monitor_max_pages)

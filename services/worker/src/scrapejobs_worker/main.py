@@ -301,7 +301,12 @@ def renderer(settings: WorkerSettings, fetcher: Fetcher) -> Fetcher | None:
         max_pages=settings.render_max_pages,
         sandbox=settings.render_sandbox,
     )
-    return ChromiumRenderer(fetcher, BrowserProcess(policy), settings.max_body_bytes)
+    return ChromiumRenderer(
+        fetcher,
+        BrowserProcess(policy),
+        settings.max_body_bytes,
+        script_timeout_s=settings.actions_script_timeout_s,
+    )
 
 
 def politeness_policy(settings: WorkerSettings) -> PolitenessPolicy:

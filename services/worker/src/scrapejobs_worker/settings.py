@@ -42,6 +42,13 @@ class WorkerSettings(CommonSettings):
         "page makes in the browser (screenshots) are under it (Terraform: the dispatcher's "
         "own URL unless api_url says another)",
     )
+    actions_script_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=60,
+        description="How long an execute_javascript action's script may run (past it the "
+        "page fails action_failed, naming the action)",
+    )
     render_pages_per_browser: int = Field(
         default=100, ge=1, description="A browser is replaced after rendering this many pages"
     )

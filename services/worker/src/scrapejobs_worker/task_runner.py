@@ -244,8 +244,8 @@ class TaskRunner:
                 timeout,
                 render=options.render,
                 verify_tls=options.verify_tls,
-                screenshot=(screenshot := screenshot_asked(options.formats)),
-                files=None if screenshot is None else _files_of(work.batch, item),
+                screenshot=screenshot_asked(options.formats),
+                files=None if options.render is None else _files_of(work.batch, item),
             )
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()
@@ -338,5 +338,5 @@ def _remaining(work: BatchWork) -> float:
 
 
 def _files_of(batch: BatchRecord, item: BatchItem) -> FileDestination:
-    """Where the files the page's fetch makes (its screenshot) are kept."""
+    """Where the files a rendered page makes (screenshots, PDFs) are kept."""
     return FileDestination(batch.tenant, batch.job_id, item.task_id, batch.expire_at)

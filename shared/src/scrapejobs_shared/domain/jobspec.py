@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-from cssselect import GenericTranslator, SelectorError
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
-    StringConstraints,
     field_validator,
     model_validator,
 )
 from pydantic.config import JsonDict
 
+from scrapejobs_shared.domain.browser_actions import MAX_ACTIONS, Action
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
+from scrapejobs_shared.domain.css_selector import CssSelector
 from scrapejobs_shared.domain.field_types import (
     FORBIDDEN_HEADERS,
     JSON_INT,
@@ -78,23 +77,6 @@ class Viewport(BaseModel):
 
     width: Annotated[int, Field(ge=320, le=3840), JSON_INT] = 1280
     height: Annotated[int, Field(ge=240, le=2160), JSON_INT] = 800
-
-
-def check_css_selector(selector: str) -> str:
-    """A CSS selector of elements (no ``::text``-style pseudo-elements) that a browser's
-    ``querySelector`` would take: checked with cssselect, which parsel uses too."""
-    if "::" in selector:
-        raise ValueError("wait_for must select elements, not a pseudo-element")
-    try:
-        GenericTranslator().css_to_xpath(selector)
-    except SelectorError as exc:
-        raise ValueError(f"invalid CSS selector: {exc}") from None
-    return selector
-
-
-CssSelector = Annotated[
-    str, StringConstraints(min_length=1, max_length=500), AfterValidator(check_css_selector)
-]
 
 
 class ContentOptions(BaseModel):
@@ -186,6 +168,13 @@ class RenderOptions(BaseModel):
         description="Resource types the browser does not load",
     )
     viewport: Viewport = Field(default_factory=Viewport)
+    actions: list[Action] = Field(
+        default_factory=list,
+        max_length=MAX_ACTIONS,
+        description="What the browser does once the page settled and before it is read, in "
+        "order: wait, click, write, press, scroll, screenshot, scrape, execute_javascript, pdf "
+        "(their answers: the result's actions)",
+    )
 
 
 def _render_flag(value: Any) -> Any:
@@ -289,9 +278,11 @@ class JobOptions(BaseModel):
     @model_validator(mode="after")
     def _browser_formats_render(self) -> Self:
         """A format the browser makes (a screenshot) renders the job: as ``render`` says, else
-        loading images and fonts (the page as a reader sees it)."""
+        loading images and fonts (the page as a reader sees it). Actions answer ``actions``."""
         if self.render is None and any(FORMATS[format_name(f)].needs_browser for f in self.formats):
             self.render = RenderOptions(block=["media"])
+        if self.render is not None and self.render.actions and "actions" not in self.formats:
+            self.formats.append("actions")
         return self
 
 

@@ -103,6 +103,14 @@ class RenderTimeout(PermanentFetchError):
     reason = "render_timeout"
 
 
+class ActionFailed(PermanentFetchError):
+    """One of a page's browser actions could not be done (no element to click, a script that
+    threw or ran too long): the page fails, saying which action and why."""
+
+    reason = "action_failed"
+    host_fault = False
+
+
 class RendererBusy(TransientFetchError):
     """No browser page came free in time: the task is deferred (not an attempt)."""
 

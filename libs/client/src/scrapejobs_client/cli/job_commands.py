@@ -64,6 +64,7 @@ class PageFormat(StrEnum):
     summary = "summary"
     pages = "pages"
     screenshot = "screenshot"
+    actions = "actions"
 
 
 class RetryStatus(StrEnum):

@@ -22,8 +22,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from scrapejobs_dispatcher.firecrawl.camel_model import CamelModel
 from scrapejobs_dispatcher.firecrawl.request_models import (
-    CamelModel,
     CrawlBody,
     ScrapeOptions,
     SdkRequest,

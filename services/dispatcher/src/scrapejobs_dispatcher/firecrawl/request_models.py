@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -24,6 +22,10 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 
+from scrapejobs_shared.domain.browser_actions import (
+    MAX_ACTIONS,
+)
+from scrapejobs_shared.domain.css_selector import CssSelector
 from scrapejobs_shared.domain.field_types import (
     FORBIDDEN_HEADERS,
     JSON_INT,
@@ -33,16 +35,18 @@ from scrapejobs_shared.domain.field_types import (
     check_headers,
     headers_schema,
 )
-from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S, CssSelector
+from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S
 from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
 from scrapejobs_shared.extraction.documents import DEFAULT_MAX_PAGES, UNREAD_MAX_BYTES
 from scrapejobs_shared.extraction.formats import FORMATS, FormatOptions, items_any_of
+
+from .browser_models import FcAction, ScreenshotFormat
+from .camel_model import CamelModel
 
 MAX_TIMEOUT_MS = 300_000
 MAX_WAIT_FOR_MS = 30_000
 # What each refused option may be: the values that ask for nothing (None: absent)
 REFUSED: dict[str, tuple[Any, ...]] = {
-    "actions": (None, []),
     "location": (None,),
     "fastMode": (None, False),
     "useMock": (None,),
@@ -64,7 +68,6 @@ REFUSED: dict[str, tuple[Any, ...]] = {
     "regexOnFullURL": (None, False),
 }
 WHY_REFUSED = {
-    "actions": "browser actions are not supported (waitFor renders the page)",
     "location": "requests are not routed through other countries",
     "fastMode": "not supported",
     "removeBase64Images": "base64 images are always left out of markdown",
@@ -101,12 +104,6 @@ def refused(field: str, alias: str | None = None) -> Any:
         description=f"Refused unless {' or '.join(json.dumps(v) for v in inert)}: "
         + WHY_REFUSED.get(name, "not supported by this service"),
         json_schema_extra={"enum": inert},
-    )
-
-
-class CamelModel(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=to_camel, populate_by_name=False, strict=True
     )
 
 
@@ -168,23 +165,6 @@ class ChangeTrackingFormat(CamelModel):
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
     tag: str | None = Field(default=None, min_length=1, max_length=200)
-
-
-class ScreenshotViewport(CamelModel):
-    """The browser's size, as the native ``render.viewport`` takes it."""
-
-    width: Annotated[int, Field(ge=320, le=3840), JSON_INT]
-    height: Annotated[int, Field(ge=240, le=2160), JSON_INT]
-
-
-class ScreenshotFormat(CamelModel):
-    """``{"type": "screenshot", "fullPage", "quality", "viewport"}``: the page rendered and
-    captured (a JPEG at ``quality``, else a PNG); ``Document.screenshot`` its URL."""
-
-    type: Literal["screenshot"]
-    full_page: bool | None = None
-    quality: Annotated[int, Field(ge=1, le=100), JSON_INT] | None = None
-    viewport: ScreenshotViewport | None = None
 
 
 NO_OCR = "needs an OCR engine, and this deployment has none"
@@ -314,8 +294,14 @@ class ScrapeOptions(SdkRequest):
         "hours; 0: fetch fresh; crawls always fetch)",
     )
     store_in_cache: bool = Field(default=True, description="Keep the pages fetched for reuse")
+    actions: list[FcAction] | None = Field(
+        default=None,
+        max_length=MAX_ACTIONS,
+        description="What the browser does once the page settled, before it is read (the "
+        "page renders): wait, click, write, press, scroll, screenshot, scrape, "
+        "executeJavascript, pdf; answered in the Document's actions",
+    )
     # refused unless they ask for nothing (REFUSED)
-    actions: Refused = refused("actions")
     location: Refused = refused("location")
     parsers: list[ParserOption] | None = Field(
         default=None,

@@ -75,6 +75,7 @@ FIELD_NAMES = {
     "options.content.include": "includeTags",
     "options.content.exclude": "excludeTags",
     "options.timeout_s": "timeout",
+    "options.render.actions": "actions",
     "options.render": "waitFor",
     "options.per_host_concurrency": "maxConcurrency",
     "pipeline": "formats",
@@ -135,7 +136,7 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
     if options.timeout is not None:
         native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
     shot = options.screenshot()
-    if options.wait_for or options.mobile or shot is not None:
+    if options.wait_for or options.mobile or shot is not None or options.actions:
         render: dict[str, Any] = {"wait_ms": options.wait_for}
         if options.mobile:
             render["viewport"] = MOBILE_VIEWPORT
@@ -143,9 +144,21 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
             render["block"] = ["media"]
             if shot.viewport is not None:
                 render["viewport"] = shot.viewport.model_dump()
+        if options.actions:
+            render["actions"] = [native_action(action) for action in options.actions]
+            render.setdefault("block", ["media"])  # the page as a reader sees it
         native["render"] = render
     elif defaults.render == "auto":
         native["render"] = "auto"
+    return native
+
+
+def native_action(action: BaseModel) -> dict[str, Any]:
+    """A Firecrawl action as the native one (executeJavascript is execute_javascript, its
+    fields snake_case; a screenshot's viewport is the page's, which render takes once)."""
+    native = action.model_dump(exclude_none=True, exclude={"viewport"})
+    if native["type"] == "executeJavascript":
+        native["type"] = "execute_javascript"
     return native
 
 

@@ -10,10 +10,11 @@ Settled means: the ``load`` event, then ``wait_for`` matching (when given) or el
 quiet for 500 ms, then ``wait_ms``. All of it, the document's fetch included, ends within the
 request's ``timeout_s``; past it the task fails ``render_timeout``.
 
-A request asking for a screenshot (``FetchRequest.screenshot``) is rendered whatever ``when``
-says; the settled page is then captured, a PNG or a JPEG, its viewport or the whole page up to
-``max_screenshot_px`` high, and answered in ``FetchResponse.browser`` (the worker keeps it in the
-file store: page_files.py)."""
+Once settled, the page's actions run in order (``RenderOptions.actions``: page_actions.py),
+then the page is read. A request asking for a screenshot (``FetchRequest.screenshot``) or with
+actions is rendered whatever ``when`` says; the page is then captured, a PNG or a JPEG, its
+viewport or the whole page up to ``max_screenshot_px`` high. Files and answers go back in
+``FetchResponse.browser`` (the worker keeps the files in the file store: kept_files.py)."""
 
 from __future__ import annotations
 
@@ -21,15 +22,14 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from playwright.async_api import BrowserContext, FloatRect, Page
+from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
-from scrapejobs_shared.domain.browser_result import SCREENSHOT, BrowserResult, PageFile
+from scrapejobs_shared.domain.browser_result import SCREENSHOT, ActionAnswers, BrowserResult
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.extraction import page_shows_nothing
-from scrapejobs_shared.extraction.formats import ScreenshotOptions
 from scrapejobs_shared.ports.fetcher import (
     Fetcher,
     FetchRequest,
@@ -37,6 +37,7 @@ from scrapejobs_shared.ports.fetcher import (
     RenderTimeout,
 )
 from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserProcess
+from scrapejobs_worker.rendering.page_actions import PageActions, capture
 from scrapejobs_worker.rendering.request_routing import PageRouting, origin_of, refuse_socket
 
 RENDERED_TYPE = "text/html; charset=utf-8"
@@ -54,11 +55,15 @@ class ChromiumRenderer:
         browsers: BrowserProcess,
         max_page_bytes: int,
         max_screenshot_px: int = MAX_SCREENSHOT_PX,
+        script_timeout_s: float = 5.0,
     ) -> None:
+        """``script_timeout_s``: how long an action's script may run
+        (SCRAPEJOBS_ACTIONS_SCRIPT_TIMEOUT_S)."""
         self._fetcher = fetcher
         self._browsers = browsers
         self._max_bytes = max_page_bytes
         self._max_screenshot_px = max_screenshot_px
+        self._script_timeout_s = script_timeout_s
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         options = request.render or RenderOptions()
@@ -70,7 +75,8 @@ class ChromiumRenderer:
             document = await self._fetcher.fetch(
                 FetchRequest(request.url, headers, request.timeout_s, verify_tls=request.verify_tls)
             )
-            unasked = options.when == "auto" and request.screenshot is None
+            browser_work = request.screenshot is not None or bool(options.actions)
+            unasked = options.when == "auto" and not browser_work
             if not _renderable(document) or (unasked and not _shell(document)):
                 return document
             left = max(0.0, deadline - time.monotonic())
@@ -117,15 +123,17 @@ class ChromiumRenderer:
         rendering = time.monotonic()
         page = await context.new_page()
         routing.main_frame = page.main_frame
-        html, final_url = await _unless_crashed(
-            _settled_html(page, document.url, options, routing), page, context
+        actions = PageActions(page, deadline, self._script_timeout_s, self._max_screenshot_px)
+        html, final_url, answers = await _unless_crashed(
+            _settled_html(page, document.url, options, routing, actions), page, context
         )
         browser = None
         if request.screenshot is not None:
-            shot = await _unless_crashed(
-                _screenshot(page, request.screenshot, self._max_screenshot_px), page, context
-            )
-            browser = BrowserResult(files=(shot,))
+            shot = request.screenshot
+            made = capture(page, SCREENSHOT, shot.full_page, shot.quality, self._max_screenshot_px)
+            actions.files.append(await _unless_crashed(made, page, context))
+        if actions.files or answers is not None:
+            browser = BrowserResult(files=tuple(actions.files), actions=answers)
         rendered_ms = round((time.monotonic() - rendering) * 1000)
         body = html.encode("utf-8")
         return FetchResponse(
@@ -146,9 +154,10 @@ class ChromiumRenderer:
 
 
 async def _settled_html(
-    page: Page, url: str, options: RenderOptions, routing: PageRouting
-) -> tuple[str, str]:
-    """Load the page and wait until it settled; its DOM as HTML, and where it ended up."""
+    page: Page, url: str, options: RenderOptions, routing: PageRouting, actions: PageActions
+) -> tuple[str, str, ActionAnswers | None]:
+    """Load the page, wait until it settled, run its actions; its DOM as HTML, where it ended
+    up, and what the actions answered (None: it had none)."""
     try:
         await page.goto(url, wait_until="load", timeout=0)
         if options.wait_for is not None:
@@ -157,34 +166,30 @@ async def _settled_html(
             await page.wait_for_load_state("networkidle", timeout=0)
         if options.wait_ms:
             await asyncio.sleep(options.wait_ms / 1000)
+        answers = await actions.run(options.actions) if options.actions else None
     except PlaywrightError:
         if routing.blocked is not None:
             raise routing.blocked from None
         raise
     if routing.blocked is not None:
         raise routing.blocked
-    return await page.content(), page.url
+    return await _content(page, routing, actions), page.url, answers
 
 
-async def _screenshot(page: Page, options: ScreenshotOptions, max_px: int) -> PageFile:
-    """The settled page as an image: its viewport, or the whole page up to ``max_px`` high."""
-    kind: Literal["png", "jpeg"] = "png" if options.quality is None else "jpeg"
-    clip: FloatRect | None = None
-    if options.full_page:
-        width, height = await page.evaluate(
-            "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
-        )
-        clip = {"x": 0, "y": 0, "width": max(1, width), "height": max(1, min(height, max_px))}
-    image = await page.screenshot(
-        type=kind,
-        quality=options.quality,
-        full_page=options.full_page,
-        clip=clip,
-        animations="disabled",
-        caret="hide",
-        timeout=0,  # within the request's own deadline
-    )
-    return PageFile(f"{SCREENSHOT}.{kind}", f"image/{kind}", image)
+async def _content(page: Page, routing: PageRouting, actions: PageActions) -> str:
+    """The page's DOM as HTML; when an action started a navigation, once it ended (a
+    navigation refused by the routing ends the render ``blocked_destination``)."""
+    for _ in range(3):
+        try:
+            return await page.content()
+        except PlaywrightError as exc:
+            if "navigating" not in (exc.message or ""):
+                raise
+        with contextlib.suppress(PlaywrightError):
+            await page.wait_for_load_state("load", timeout=actions.left_ms())
+        if routing.blocked is not None:
+            raise routing.blocked
+    return await page.content()
 
 
 async def _unless_crashed(work: Awaitable[T], page: Page, context: BrowserContext) -> T:

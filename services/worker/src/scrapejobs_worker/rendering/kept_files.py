@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from scrapejobs_shared.domain.browser_result import BrowserResult
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.fetcher import (
     Fetcher,
@@ -46,7 +45,7 @@ class KeptFiles:
             return response
         if self._store is None or where is None:
             log.warning("page files dropped: no file store", extra={"url": request.url})
-            return replace(response, browser=BrowserResult())
+            return replace(response, browser=replace(browser, files=()))
         urls: dict[str, str] = {}
         for made in browser.files:
             key = file_key(where.tenant, where.job_id, where.task_id, made.name)
@@ -58,7 +57,7 @@ class KeptFiles:
                 ) from exc
             path = f"/v1/jobs/{where.job_id}/files/{where.task_id}/{made.name}"
             urls[made.name] = self._api_url + path
-        return replace(response, browser=BrowserResult(urls=urls))
+        return replace(response, browser=replace(browser, files=(), urls=urls))
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .actions import Actions
 from .attributes import Attributes
 from .clean_html import CleanHtml
 from .html import Html
@@ -32,6 +33,7 @@ FORMATS = FormatRegistry(
     Summary(),
     Pages(),
     Screenshot(),
+    Actions(),
 )
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from scrapejobs_dispatcher.jobs.job_errors import UnavailableHere
 from scrapejobs_dispatcher.submission.rules.rules import JobShape
+from scrapejobs_shared.domain.browser_actions import Pdf, Screenshot
 from scrapejobs_shared.extraction.formats import FORMATS, format_name
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 
@@ -47,10 +48,22 @@ class ServedOptions:
                 "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false)"
             )
             raise UnavailableHere("options.verify_tls", reason)
-        browser_made = [f for f in request.options.formats if FORMATS[format_name(f)].needs_browser]
-        if browser_made and not self._keeps_files:
+        if not self._keeps_files and (kept := _files_asked(request)) is not None:
+            field, what = kept
             reason = (
-                f"the {format_name(browser_made[0])} format keeps its file in a file store, and "
-                "none is configured here (SCRAPEJOBS_FILES_BUCKET)"
+                f"{what} kept in a file store, and none is configured here "
+                "(SCRAPEJOBS_FILES_BUCKET)"
             )
-            raise UnavailableHere("options.formats", reason)
+            raise UnavailableHere(field, reason)
+
+
+def _files_asked(request: JobShape) -> tuple[str, str] | None:
+    """The first thing ``request`` asks for that is a file (a screenshot, a page's PDF): its
+    field and what it is."""
+    if any(format_name(f) == "screenshot" for f in request.options.formats):
+        return "options.formats", "the screenshot format's image is"
+    render = request.options.render
+    for index, action in enumerate(render.actions if render is not None else ()):
+        if isinstance(action, Screenshot | Pdf):
+            return f"options.render.actions[{index}]", f"a {action.type} action's file is"
+    return None

@@ -101,6 +101,8 @@ UNSCHEMATIC = (
     "leave judgeEnabled out",
     "is offered on /v2/scrape and in monitors",
     "a schedule has exactly one of",
+    # a browser action's wait: milliseconds or a selector, one of them
+    "a wait takes milliseconds or a selector",
 )
 
 

@@ -135,6 +135,26 @@ def test_submit_renders_only_what_needs_it_with_render_auto() -> None:
     assert sent == ["auto", {"wait_ms": 300, "when": "auto"}]
 
 
+def test_submit_and_scrape_take_a_screenshot_and_actions(tmp_path) -> None:
+    api = MockApi({"/v1/jobs": httpx.Response(202, json=JOB)})
+    steps = tmp_path / "actions.yaml"
+    steps.write_text("- {type: click, selector: '#more'}\n- {type: wait, milliseconds: 200}\n")
+
+    assert api.run("submit", "https://shop.test/1", "--screenshot").exit_code == 0
+    result = api.run("submit", "https://shop.test/1", "--actions", str(steps), "--wait-ms", "5")
+    assert result.exit_code == 0, result.output
+    first, second = (json.loads(r.content)["options"] for r in api.requests)
+    assert first == {"formats": ["screenshot"]}  # the service renders it
+    assert second["render"] == {
+        "wait_ms": 5,
+        "actions": [{"type": "click", "selector": "#more"}, {"type": "wait", "milliseconds": 200}],
+    }
+    mapping = tmp_path / "not-a-list.json"
+    mapping.write_text('{"type": "click"}')
+    refused = api.run("submit", "https://shop.test/1", "--actions", str(mapping))
+    assert refused.exit_code == 2 and "must hold a list" in refused.output
+
+
 def test_submit_asks_for_attributes_and_summary() -> None:
     api = MockApi({"/v1/jobs": httpx.Response(202, json=JOB)})
 

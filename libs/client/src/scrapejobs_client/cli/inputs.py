@@ -47,17 +47,30 @@ def _lines(handle: TextIO) -> Iterator[str]:
             yield line
 
 
-def read_mapping(path: Path, option: str) -> dict[str, Any]:
-    """A JSON (``.json``) or YAML (anything else; YAML also reads JSON) file holding a mapping."""
+def _read_document(path: Path, option: str) -> Any:
+    """A JSON (``.json``) or YAML (anything else; YAML also reads JSON) file's value."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise typer.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint=option) from None
     try:
-        value = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        return json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
         message = f"{path} is not valid JSON or YAML: {exc}"
         raise typer.BadParameter(message, param_hint=option) from None
+
+
+def read_list(path: Path, option: str) -> list[Any]:
+    """A JSON or YAML file holding a list (browser actions)."""
+    value = _read_document(path, option)
+    if not isinstance(value, list):
+        raise typer.BadParameter(f"{path} must hold a list", param_hint=option)
+    return value
+
+
+def read_mapping(path: Path, option: str) -> dict[str, Any]:
+    """A JSON (``.json``) or YAML (anything else; YAML also reads JSON) file holding a mapping."""
+    value = _read_document(path, option)
     if not isinstance(value, dict):
         raise typer.BadParameter(
             f"{path} must hold a mapping (field name → spec)", param_hint=option

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from scrapejobs_client.cli import render
 from scrapejobs_client.cli.arguments import JobId, JsonFlag
-from scrapejobs_client.cli.inputs import parse_labels, read_mapping, read_urls
+from scrapejobs_client.cli.inputs import parse_labels, read_list, read_mapping, read_urls
 from scrapejobs_client.cli.results_output import (
     CsvWriter,
     JsonLinesWriter,
@@ -122,13 +122,33 @@ WaitMs = Annotated[
 ]
 
 
+ScreenshotFlag = Annotated[
+    bool,
+    typer.Option(
+        "--screenshot",
+        help="Also take a screenshot of each page (renders them; its URL in the result).",
+    ),
+]
+
+
+ActionsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--actions",
+        help="Browser actions run on each page before it is read, a JSON or YAML list "
+        '([{"type": "click", "selector": "#more"}, ...]; renders the pages).',
+        show_default=False,
+    ),
+]
+
+
 PageFormats = Annotated[
     list[PageFormat] | None,
     typer.Option(
         "--format",
         help="Also return this of each page (repeatable): markdown (the main content), text, "
-        "links, images, metadata, html, clean_html or summary (needs the deployment's AI "
-        "provider).",
+        "links, images, metadata, html, clean_html, summary (needs the deployment's AI "
+        "provider), pages (a document's), screenshot or actions.",
         show_default=False,
     ),
 ]
@@ -163,13 +183,30 @@ def page_formats(
     return formats
 
 
-def _render_option(rendered: bool, auto: bool, wait_for: str | None, wait_ms: int | None) -> Any:
-    """options.render from the flags: None when not rendering (--wait-for/--wait-ms imply
-    --render; with --render-auto they apply to the pages rendered)."""
-    if wait_for is None and wait_ms is None:
+def _render_option(
+    rendered: bool,
+    auto: bool,
+    wait_for: str | None,
+    wait_ms: int | None,
+    actions: Path | None = None,
+) -> Any:
+    """options.render from the flags: None when not rendering (--wait-for, --wait-ms and
+    --actions imply --render; with --render-auto they apply to the pages rendered)."""
+    if wait_for is None and wait_ms is None and actions is None:
         return "auto" if auto else True if rendered else None
-    waits = {"wait_for": wait_for, "wait_ms": wait_ms, "when": "auto" if auto else None}
+    waits: dict[str, Any] = {"wait_for": wait_for, "wait_ms": wait_ms}
+    waits["when"] = "auto" if auto else None
+    if actions is not None:
+        waits["actions"] = read_list(actions, "--actions")
     return {k: v for k, v in waits.items() if v is not None}
+
+
+def _with_screenshot(
+    formats: list[str | dict[str, Any]] | None, screenshot: bool
+) -> list[str | dict[str, Any]] | None:
+    if not screenshot:
+        return formats
+    return [*(formats or []), "screenshot"]
 
 
 @reports_errors
@@ -199,6 +236,8 @@ def submit(
     wait_ms: WaitMs = None,
     page_format: PageFormats = None,
     attribute: Attributes = None,
+    screenshot: ScreenshotFlag = False,
+    actions: ActionsFile = None,
     label: Annotated[
         list[str] | None, typer.Option(help="A label key=value (repeatable).", show_default=False)
     ] = None,
@@ -227,8 +266,8 @@ def submit(
         body["options"] = read_mapping(options, "--options")
     merged = with_options(
         body.get("options"),
-        _render_option(rendered, auto, wait_for, wait_ms),
-        page_formats(page_format, attribute),
+        _render_option(rendered, auto, wait_for, wait_ms, actions),
+        _with_screenshot(page_formats(page_format, attribute), screenshot),
     )
     if merged is not None:
         body["options"] = merged
@@ -259,6 +298,8 @@ def scrape(
     wait_ms: WaitMs = None,
     page_format: PageFormats = None,
     attribute: Attributes = None,
+    screenshot: ScreenshotFlag = False,
+    actions: ActionsFile = None,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -276,8 +317,8 @@ def scrape(
             extract=read_mapping(extract, "--extract") if extract is not None else None,
             options=read_mapping(options, "--options") if options is not None else None,
             timeout_s=timeout,
-            render=_render_option(rendered, auto, wait_for, wait_ms),
-            formats=page_formats(page_format, attribute),
+            render=_render_option(rendered, auto, wait_for, wait_ms, actions),
+            formats=_with_screenshot(page_formats(page_format, attribute), screenshot),
         )
     except ScrapeTimedOut as exc:
         report_error(state, exc)

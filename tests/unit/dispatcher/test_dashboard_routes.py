@@ -11,6 +11,7 @@ import httpx
 
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.tenants.api_keys import hash_api_key
+from scrapejobs_shared.adapters.memory.file_store import MemoryFileStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog
@@ -215,3 +216,29 @@ async def test_polls_are_answered_from_the_figures_kept_and_refreshed_behind_the
         replayed = await client.post("/ui/dead-letters/replay", headers=HTMX)
         assert "Replayed 1 task." in replayed.text
         assert "No dead letters" in (await client.get("/ui/dead-letters")).text
+
+
+async def test_a_job_page_shows_each_page_s_screenshot_served_to_its_viewer() -> None:
+    store, files = MemoryJobStore(), MemoryFileStore()
+    settings = DispatcherSettings(auth_mode="none", files_bucket="b")
+    async with memory_client(store, settings, file_store=files) as client:
+        body = {"urls": ["https://shop.test/1"], "options": {"formats": ["screenshot"]}}
+        job_id = (await client.post("/v1/jobs", json=body)).json()["id"]
+        now = datetime.now(UTC)
+        [batch] = (await store.open_batches(job_id, 10, None)).items
+        task_id = batch.items[0].task_id
+        url = f"http://api.test/v1/jobs/{job_id}/files/{task_id}/screenshot.png"
+        claim = await store.claim_batch(job_id, batch.id, now, now + timedelta(seconds=30))
+        assert isinstance(claim, Claimed)
+        done = TaskOutcome(TaskStatus.SUCCEEDED, 200, {"screenshot": url}, elapsed_ms=5)
+        await store.settle(claim.handle, [FinishTask(task_id, done)], now, None)
+        await files.put(
+            f"default/{job_id}/{task_id}/screenshot.png", b"\x89PNG", "image/png", batch.expire_at
+        )
+        page = (await client.get(f"/ui/jobs/{job_id}")).text
+        path = f"/ui/jobs/{job_id}/files/{task_id}/screenshot.png"
+        assert f'src="{path}"' in page
+        image = await client.get(path)
+        assert image.status_code == 200 and image.content == b"\x89PNG"
+        missing = await client.get(path.replace("screenshot.png", "screenshot.jpeg"))
+        assert missing.status_code == 404 and "text/html" in missing.headers["content-type"]

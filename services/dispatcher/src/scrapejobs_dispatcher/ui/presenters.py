@@ -18,6 +18,7 @@ from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.domain.workers import WorkerView
 from scrapejobs_shared.politeness.host_gate import PausedHost
 from scrapejobs_shared.politeness.host_key import origin_url
+from scrapejobs_shared.ports.file_store import FILE_NAME
 
 DASH = "—"
 PREVIEW_CHARS = 300
@@ -345,6 +346,7 @@ class ResultRow:
     data: str
     document: str = ""  # a document's kind and pages: "application/pdf · 12 pages, 4 read"
     pages: tuple[PagePreview, ...] = ()  # a document's pages (the pages format), each begun
+    screenshot: str = ""  # the dashboard's path of the page's screenshot, if it has one
 
 
 def result_row(task: TaskRecord) -> ResultRow:
@@ -363,7 +365,17 @@ def result_row(task: TaskRecord) -> ResultRow:
         data=data_preview(task.data),
         document=document_summary(task),
         pages=page_previews(task.data),
+        screenshot=screenshot_path(task),
     )
+
+
+def screenshot_path(task: TaskRecord) -> str:
+    """Where the dashboard serves the page's screenshot (its session, not an API key)."""
+    url = (task.data or {}).get("screenshot")
+    name = url.rpartition("/")[2] if isinstance(url, str) else ""
+    if FILE_NAME.fullmatch(name) is None:
+        return ""
+    return f"/ui/jobs/{task.job_id}/files/{task.id}/{name}"
 
 
 def document_summary(task: TaskRecord) -> str:

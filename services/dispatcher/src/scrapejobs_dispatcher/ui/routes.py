@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 
 from scrapejobs_dispatcher.dependencies import (
+    FilesDep,
     HostGateDep,
     JobsDep,
     RecoveryDep,
@@ -54,6 +55,7 @@ from scrapejobs_dispatcher.ui.sessions import (
 )
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.tenancy import Caller
+from scrapejobs_shared.errors import NotFound
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 
 router = APIRouter(
@@ -130,6 +132,24 @@ async def job(
         return problem(request, 404, "Job not found", "There is no such job.")
     build = partial(pages.job_page, services, job_id, page_token)
     return await page(request, "job.html", services.key("job", job_id, page_token), build)
+
+
+@router.get("/jobs/{job_id}/files/{task_id}/{name}")
+async def job_file(
+    request: Request,
+    job_id: str,
+    task_id: str,
+    name: str,
+    files: FilesDep,
+    viewer: Annotated[Caller, Depends(require_viewer)],
+) -> Response:
+    """A page's screenshot for the dashboard (its session's tenant's only, as the API's)."""
+    try:
+        found = await files.file(job_id, task_id, name, viewer)
+    except NotFound:
+        return problem(request, 404, "File not found", "There is no such file.")
+    headers = {"Cache-Control": "private, max-age=3600", "X-Content-Type-Options": "nosniff"}
+    return Response(found.body, media_type=found.content_type, headers=headers)
 
 
 @router.get("/fragments/jobs/{job_id}")

@@ -93,6 +93,7 @@ GOAL_ONE_URL_READS = 0.5
 GOAL_B_WRITES_PER_PAGE = 1.1
 GOAL_B_READS_PER_PAGE = 0.1
 GOAL_R_PAGES_PER_S = 8.0  # R: rendered pages/s of a light script-built page, at least
+GOAL_R_ACTIONS_RATIO = 0.7  # R: with a 3-action script ÷ plain rendering, at least (issue 56)
 GOAL_R_BROWSER_MB = 1500.0  # R: peak memory of all Chromium processes (RSS summed), at most
 GOAL_M_PLAIN_RATIO = 0.9  # M: plain pages/s beside model work ÷ without it, at least
 GOAL_F_RATIO = 0.95  # F: pages/s through /v2/batch/scrape ÷ through /v1/jobs, at least
@@ -415,6 +416,23 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             "r_browser_mb",
             "R: peak Chromium memory, RSS summed",
             rendered.get("browser_peak_rss_mb"),
+            _goal(
+                "r_actions_ratio",
+                "R: rendered pages/s with 3 actions (click, wait, full-page screenshot) ÷ without",
+                rendered.get("actions_ratio"),
+                ">=",
+                GOAL_R_ACTIONS_RATIO,
+                missing=no_render,
+            ),
+            _goal(
+                "r_actions_browser_mb",
+                "R: peak Chromium memory with full-page screenshots, RSS summed",
+                rendered.get("actions_browser_peak_rss_mb"),
+                "<=",
+                GOAL_R_BROWSER_MB,
+                unit="MB",
+                missing=no_render,
+            ),
             "<=",
             GOAL_R_BROWSER_MB,
             unit="MB",

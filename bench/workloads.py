@@ -465,6 +465,7 @@ def run_render_workload(
         "browser_peak_pss_mb": round(memory.peak_pss / 1e6),
         "rendered_ms_p50": _median([r["rendered_ms"] for r in results if r.get("rendered_ms")]),
     }
+    figures |= _with_actions(api, timed, render_urls(2 * R_PAGES), wall, renderer_pid)
     _, alone = timed(plain_urls, {})
     beside: dict[str, float] = {}
 
@@ -481,6 +482,39 @@ def run_render_workload(
     figures["render_pages_per_s_beside_plain"] = round(R_PAGES / beside["render_wall_s"], 1)
     print(f"scrapejobs R: {figures}", flush=True)
     return figures
+
+
+# the issue's script: a click, a wait for a selector, a screenshot (of the whole page)
+R_ACTIONS = [
+    {"type": "click", "selector": "h1.title"},
+    {"type": "wait", "selector": "h1.title"},
+    {"type": "screenshot", "full_page": True},
+]
+
+
+def _with_actions(
+    api: Any,
+    timed: Callable[[list[str], dict[str, Any]], tuple[dict[str, Any], float]],
+    urls: list[str],
+    plain_wall: float,
+    renderer_pid: int,
+) -> dict[str, Any]:
+    """R's pages again with ``R_ACTIONS``: pages/s against plain rendering's, and the browser's
+    peak memory while it takes full-page screenshots (kept in the storage emulator)."""
+    from bench.stack_run import all_results
+
+    with BrowserMemory(renderer_pid) as memory:
+        job, wall = timed(urls, {"render": {"actions": R_ACTIONS}})
+    results = all_results(api, job["id"])
+    shots = [
+        r for r in results if r["status"] == "succeeded" and r["data"]["actions"]["screenshots"]
+    ]
+    return {
+        "actions_pages_per_s": round(len(urls) / wall, 1),
+        "actions_pages_with_screenshot": len(shots),
+        "actions_ratio": round(plain_wall / wall, 3),
+        "actions_browser_peak_rss_mb": round(memory.peak_rss / 1e6),
+    }
 
 
 def run_model_workload(

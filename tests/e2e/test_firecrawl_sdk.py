@@ -155,8 +155,8 @@ def test_errors_arrive_as_the_sdk_s_exceptions(firecrawl: Firecrawl) -> None:
     with pytest.raises(FirecrawlError) as missing:
         firecrawl.get_batch_scrape_status("0123abcd0123abcd")
     assert missing.value.status_code == 404
-    with pytest.raises(BadRequestError, match="actions"):
-        firecrawl.scrape("https://example.com/", actions=[{"type": "wait", "milliseconds": 1}])
+    with pytest.raises(BadRequestError, match="actions"):  # a wait needs what it waits for
+        firecrawl.scrape("https://example.com/", actions=[{"type": "wait"}])
 
 
 def test_a_crawl_stays_in_its_section_honours_robots_and_is_paged(

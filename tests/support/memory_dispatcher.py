@@ -49,10 +49,15 @@ def memory_dispatcher(
         "api_keys": MemoryApiKeyStore(),
         "tenant_quotas": MemoryTenantQuotas(),
         "quota_ledger": MemoryQuotaLedger(),
+        "file_store": None,  # none unless a test gives one (with settings naming a bucket)
         **_monitor_adapters(),
     }
-    # the dashboard keeps no figures here unless a test asks: what a test just changed shows
-    settings = settings or DispatcherSettings(auth_mode="none", dashboard_cache_s=0)
+    # the dashboard keeps no figures here unless a test asks: what a test just changed shows;
+    # no files bucket, whatever the environment says (a stack started in the same session
+    # sets SCRAPEJOBS_FILES_BUCKET)
+    settings = settings or DispatcherSettings(
+        auth_mode="none", dashboard_cache_s=0, files_bucket=""
+    )
     overrides = cast(Overrides, defaults | adapters)
     return create_app(settings, overrides, telemetry)
 

@@ -486,8 +486,8 @@ def run_render_workload(
 
 # the script: a click, a wait for a selector, a screenshot (of the whole page)
 R_ACTIONS = [
-    {"type": "click", "selector": "h1.title"},
-    {"type": "wait", "selector": "h1.title"},
+    {"type": "click", "selector": "#product h1"},
+    {"type": "wait", "selector": ".price"},
     {"type": "screenshot", "full_page": True},
 ]
 

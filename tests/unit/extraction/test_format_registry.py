@@ -159,3 +159,14 @@ def test_the_native_openapi_document_lists_the_registry() -> None:
     for page_format in FORMATS:
         assert page_format.name in listed
     assert "AttributesOptions" in str(schema["$defs"])
+
+
+def test_the_registry_names_the_formats_the_browser_makes_and_those_kept_as_files() -> None:
+    asked = ["markdown", {"type": "screenshot", "full_page": True}, "actions", "links"]
+    assert [found.name for found in FORMATS.browser_made(asked)] == ["screenshot", "actions"]
+    assert [found.name for found in FORMATS.keeping_files(asked)] == ["screenshot"]
+    assert FORMATS.browser_made(["markdown", "html"]) == []
+    # a job asking for one renders, loading images (the page as a reader sees it)
+    options = JobOptions(formats=["markdown", "screenshot"])
+    assert options.render is not None and options.render.block == ["media"]
+    assert JobOptions(formats=["markdown"]).render is None

@@ -30,7 +30,7 @@ from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.extraction.formats import FORMATS, format_name
+from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.page_cache import PageCache, page_key_of, page_keys
@@ -54,12 +54,12 @@ class PageReuse:
     _empty: OrderedDict[str, list[int]] = field(init=False, default_factory=OrderedDict)
 
     def _applies(self, spec: JobSpec) -> bool:
-        browser_made = any(FORMATS[format_name(f)].needs_browser for f in spec.options.formats)
         return (
             self.cache is not None
             and spec.crawl is None
             and ai_stage_index(spec.pipeline) is None
-            and not browser_made  # a screenshot is of this job's own visit, in its files
+            # a screenshot is of this job's own visit, in its files
+            and not FORMATS.browser_made(spec.options.formats)
         )
 
     async def reused(

@@ -40,7 +40,6 @@ from scrapejobs_shared.extraction.formats import (
     FORMATS,
     FormatChoice,
     RequestFormat,
-    format_name,
     items_any_of,
 )
 from scrapejobs_shared.extraction.spec import (
@@ -279,7 +278,7 @@ class JobOptions(BaseModel):
     def _browser_formats_render(self) -> Self:
         """A format the browser makes (a screenshot) renders the job: as ``render`` says, else
         loading images and fonts (the page as a reader sees it). Actions answer ``actions``."""
-        if self.render is None and any(FORMATS[format_name(f)].needs_browser for f in self.formats):
+        if self.render is None and FORMATS.browser_made(self.formats):
             self.render = RenderOptions(block=["media"])
         if self.render is not None and self.render.actions and "actions" not in self.formats:
             self.formats.append("actions")

@@ -85,6 +85,7 @@ class PageFormat(ABC):
     options: ClassVar[type[FormatOptions] | None] = None  # its object form, when it takes any
     by_name: ClassVar[bool] = False  # asked for by name too, though it takes options
     needs_browser: ClassVar[bool] = False  # made by the browser: a job asking for it renders
+    keeps_file: ClassVar[bool] = False  # its answer is a file kept in the file store
     reads: ClassVar[frozenset[ContentKind]] = HTML_ONLY
     reads_described: ClassVar[str] = "HTML"  # what it reads, in "content is X, not HTML"
     stage: ClassVar[dict[str, JsonValue] | None] = None

@@ -100,5 +100,16 @@ class FormatRegistry:
 
     def stages(self, choices: Iterable[FormatChoice]) -> list[PageFormat]:
         """The formats of ``choices`` that a stage answers."""
-        found = (self[format_name(choice)] for choice in choices)
-        return [page_format for page_format in found if page_format.stage is not None]
+        return [found for found in self._of(choices) if found.stage is not None]
+
+    def browser_made(self, choices: Iterable[FormatChoice]) -> list[PageFormat]:
+        """The formats of ``choices`` the browser makes (a job asking for one renders, and its
+        pages are this job's own visit: never reused from the page cache)."""
+        return [found for found in self._of(choices) if found.needs_browser]
+
+    def keeping_files(self, choices: Iterable[FormatChoice]) -> list[PageFormat]:
+        """The formats of ``choices`` whose answer is a file kept in the file store."""
+        return [found for found in self._of(choices) if found.keeps_file]
+
+    def _of(self, choices: Iterable[FormatChoice]) -> Iterator[PageFormat]:
+        return (self[format_name(choice)] for choice in choices)

@@ -46,6 +46,7 @@ class Screenshot(PageFormat):
     options = ScreenshotOptions
     by_name: ClassVar[bool] = True
     needs_browser: ClassVar[bool] = True
+    keeps_file: ClassVar[bool] = True
     reads = HTML_ONLY
     reads_described = "a rendered HTML page"
     description = "the URL of the page's screenshot (the job renders)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from scrapejobs_dispatcher.jobs.job_errors import UnavailableHere
 from scrapejobs_dispatcher.submission.rules.rules import JobShape
 from scrapejobs_shared.domain.browser_actions import Pdf, Screenshot
-from scrapejobs_shared.extraction.formats import FORMATS, format_name
+from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 
 
@@ -60,8 +60,8 @@ class ServedOptions:
 def _files_asked(request: JobShape) -> tuple[str, str] | None:
     """The first thing ``request`` asks for that is a file (a screenshot, a page's PDF): its
     field and what it is."""
-    if any(format_name(f) == "screenshot" for f in request.options.formats):
-        return "options.formats", "the screenshot format's image is"
+    if kept := FORMATS.keeping_files(request.options.formats):
+        return "options.formats", f"the {kept[0].name} format's file is"
     render = request.options.render
     for index, action in enumerate(render.actions if render is not None else ()):
         if isinstance(action, Screenshot | Pdf):

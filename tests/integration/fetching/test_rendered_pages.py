@@ -25,6 +25,7 @@ from scrapejobs_shared.ports.fetcher import (
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
 from scrapejobs_worker.rendering.browser_process import BrowserPolicy, BrowserProcess
 from scrapejobs_worker.rendering.chromium_renderer import ChromiumRenderer
+from scrapejobs_worker.rendering.render_policy import RenderPolicy
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
 from support.browser import renderer_browser_path
 from support.hostile_page import hostile_page
@@ -52,7 +53,9 @@ async def renderer_factory(
         policy: FetchPolicy = ONLY_FIRST_LOOPBACK, **browser: int
     ) -> tuple[ChromiumRenderer, BrowserProcess]:
         browsers = BrowserProcess(BrowserPolicy(renderer_browser_path(), **browser))
-        renderer = ChromiumRenderer(fetcher_factory(policy), browsers, policy.max_body_bytes)
+        renderer = ChromiumRenderer(
+            fetcher_factory(policy), browsers, RenderPolicy(policy.max_body_bytes)
+        )
         made.append(renderer)
         return renderer, browsers
 

@@ -10,14 +10,15 @@ import pytest
 
 from scrapejobs_shared.adapters.memory.file_store import MemoryFileStore
 from scrapejobs_shared.domain.browser_result import BrowserResult, PageFile
+from scrapejobs_shared.domain.browser_work import BrowserWork, FileDestination
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, FileDestination
+from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
 from scrapejobs_shared.ports.file_store import StoredFile
 from scrapejobs_worker.rendering.kept_files import FileStoreUnavailable, KeptFiles
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 SHOT = PageFile("screenshot.png", "image/png", b"\x89PNG image")
-WHERE = FileDestination("team-a", "job1", "task1", NOW + timedelta(days=30))
+WHERE = BrowserWork(FileDestination("team-a", "job1", "task1", NOW + timedelta(days=30)))
 
 
 class Rendered:
@@ -39,7 +40,7 @@ class Down(MemoryFileStore):
 async def test_files_are_kept_under_the_tenant_and_answered_as_urls() -> None:
     store = MemoryFileStore()
     kept = KeptFiles(Rendered(BrowserResult(files=(SHOT,))), store, "https://api.example/")
-    response = await kept.fetch(FetchRequest("http://a.test/", files=WHERE))
+    response = await kept.fetch(FetchRequest("http://a.test/", browser=WHERE))
     url = "https://api.example/v1/jobs/job1/files/task1/screenshot.png"
     assert response.browser == BrowserResult(urls={"screenshot.png": url})
     assert response.browser.screenshots == 1 and response.browser.url_of("screenshot") == url
@@ -52,7 +53,7 @@ async def test_a_response_without_files_passes_and_without_a_store_they_are_drop
     plain = KeptFiles(Rendered(None), MemoryFileStore(), "http://d")
     assert (await plain.fetch(FetchRequest("http://a.test/"))).browser is None
     nowhere = KeptFiles(Rendered(BrowserResult(files=(SHOT,))), None, "http://d")
-    assert (await nowhere.fetch(FetchRequest("http://a.test/", files=WHERE))).browser == (
+    assert (await nowhere.fetch(FetchRequest("http://a.test/", browser=WHERE))).browser == (
         BrowserResult()
     )
 
@@ -60,6 +61,6 @@ async def test_a_response_without_files_passes_and_without_a_store_they_are_drop
 async def test_a_store_that_does_not_answer_retries_the_task_not_blaming_the_host() -> None:
     kept = KeptFiles(Rendered(BrowserResult(files=(SHOT,))), Down(), "http://d")
     with pytest.raises(FileStoreUnavailable) as raised:
-        await kept.fetch(FetchRequest("http://a.test/", files=WHERE))
+        await kept.fetch(FetchRequest("http://a.test/", browser=WHERE))
     assert raised.value.transient and not raised.value.host_fault
     assert raised.value.reason == "file_store_unavailable"

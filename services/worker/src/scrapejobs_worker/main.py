@@ -294,6 +294,7 @@ def renderer(settings: WorkerSettings, fetcher: Fetcher) -> Fetcher | None:
         return None
     from scrapejobs_worker.rendering.browser_process import BrowserPolicy, BrowserProcess
     from scrapejobs_worker.rendering.chromium_renderer import ChromiumRenderer
+    from scrapejobs_worker.rendering.render_policy import RenderPolicy
 
     policy = BrowserPolicy(
         settings.render_browser_path,
@@ -301,12 +302,10 @@ def renderer(settings: WorkerSettings, fetcher: Fetcher) -> Fetcher | None:
         max_pages=settings.render_max_pages,
         sandbox=settings.render_sandbox,
     )
-    return ChromiumRenderer(
-        fetcher,
-        BrowserProcess(policy),
-        settings.max_body_bytes,
-        script_timeout_s=settings.actions_script_timeout_s,
+    limits = RenderPolicy(
+        settings.max_body_bytes, script_timeout_s=settings.actions_script_timeout_s
     )
+    return ChromiumRenderer(fetcher, BrowserProcess(policy), limits)
 
 
 def politeness_policy(settings: WorkerSettings) -> PolitenessPolicy:

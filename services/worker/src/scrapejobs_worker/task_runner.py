@@ -14,13 +14,13 @@ from enum import StrEnum
 from opentelemetry.trace import Tracer, get_current_span
 
 from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
+from scrapejobs_shared.domain.browser_work import browser_work
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_key
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.extraction.formats.screenshot import screenshot_asked
 from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.pipeline.page_outcome import stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
@@ -32,7 +32,6 @@ from scrapejobs_shared.ports.fetcher import (
     FetchError,
     FetchRequest,
     FetchResponse,
-    FileDestination,
 )
 from scrapejobs_worker.conditional_fetch import (
     request_headers,
@@ -244,8 +243,7 @@ class TaskRunner:
                 timeout,
                 render=options.render,
                 verify_tls=options.verify_tls,
-                screenshot=screenshot_asked(options.formats),
-                files=None if options.render is None else _files_of(work.batch, item),
+                browser=browser_work(options, work.batch, item.task_id),
             )
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()
@@ -335,8 +333,3 @@ async def _release(*permits: HeldPermit | None) -> None:
 
 def _remaining(work: BatchWork) -> float:
     return work.deadline - time.monotonic()
-
-
-def _files_of(batch: BatchRecord, item: BatchItem) -> FileDestination:
-    """Where the files a rendered page makes (screenshots, PDFs) are kept."""
-    return FileDestination(batch.tenant, batch.job_id, item.task_id, batch.expire_at)

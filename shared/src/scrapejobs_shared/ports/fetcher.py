@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Protocol
 
 from scrapejobs_shared.domain.browser_result import BrowserResult
+from scrapejobs_shared.domain.browser_work import BrowserWork
 from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.errors import WorkFailed
-from scrapejobs_shared.extraction.formats.screenshot import ScreenshotOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,21 +25,9 @@ class FetchRequest:
     # False: a certificate that fails verification does not fail the fetch (the response says
     # so: ``tls_unverified``); every address check still applies
     verify_tls: bool = True
-    # a rendered page's screenshot is taken once it settled (the screenshot format), and kept
-    # where ``files`` says
-    screenshot: ScreenshotOptions | None = None
-    files: FileDestination | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class FileDestination:
-    """Where the files a fetch makes (a screenshot) are kept: the task's place in its
-    tenant's file store, until its job expires."""
-
-    tenant: str
-    job_id: str
-    task_id: str
-    expire_at: datetime
+    # what the browser does besides reading a rendered page (a screenshot), and where its files
+    # are kept
+    browser: BrowserWork | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,10 +38,10 @@ from scrapejobs_shared.ports.fetcher import (
 )
 from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserProcess
 from scrapejobs_worker.rendering.page_actions import PageActions, capture
+from scrapejobs_worker.rendering.render_policy import RenderPolicy
 from scrapejobs_worker.rendering.request_routing import PageRouting, origin_of, refuse_socket
 
 RENDERED_TYPE = "text/html; charset=utf-8"
-MAX_SCREENSHOT_PX = 16_384  # the tallest full-page screenshot (Chromium's own texture limit)
 # A page waits at most this share of its timeout (and never past it) for one of the process's
 # browser pages; past it the task is deferred (render_busy), not failed.
 SLOT_WAIT_SHARE = 0.5
@@ -49,21 +49,10 @@ T = TypeVar("T")
 
 
 class ChromiumRenderer:
-    def __init__(
-        self,
-        fetcher: Fetcher,
-        browsers: BrowserProcess,
-        max_page_bytes: int,
-        max_screenshot_px: int = MAX_SCREENSHOT_PX,
-        script_timeout_s: float = 5.0,
-    ) -> None:
-        """``script_timeout_s``: how long an action's script may run
-        (SCRAPEJOBS_ACTIONS_SCRIPT_TIMEOUT_S)."""
+    def __init__(self, fetcher: Fetcher, browsers: BrowserProcess, policy: RenderPolicy) -> None:
         self._fetcher = fetcher
         self._browsers = browsers
-        self._max_bytes = max_page_bytes
-        self._max_screenshot_px = max_screenshot_px
-        self._script_timeout_s = script_timeout_s
+        self._policy = policy
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         options = request.render or RenderOptions()
@@ -75,8 +64,8 @@ class ChromiumRenderer:
             document = await self._fetcher.fetch(
                 FetchRequest(request.url, headers, request.timeout_s, verify_tls=request.verify_tls)
             )
-            browser_work = request.screenshot is not None or bool(options.actions)
-            unasked = options.when == "auto" and not browser_work
+            shot = request.browser.screenshot if request.browser is not None else None
+            unasked = options.when == "auto" and shot is None and not options.actions
             if not _renderable(document) or (unasked and not _shell(document)):
                 return document
             left = max(0.0, deadline - time.monotonic())
@@ -113,7 +102,7 @@ class ChromiumRenderer:
             document,
             headers,
             blocked,
-            self._max_bytes,
+            self._policy.max_page_bytes,
             deadline,
             request.verify_tls,
             origin=origin_of(request.url),  # the job's site: its headers go there only
@@ -123,14 +112,15 @@ class ChromiumRenderer:
         rendering = time.monotonic()
         page = await context.new_page()
         routing.main_frame = page.main_frame
-        actions = PageActions(page, deadline, self._script_timeout_s, self._max_screenshot_px)
+        actions = PageActions(page, deadline, self._policy)
         html, final_url, answers = await _unless_crashed(
             _settled_html(page, document.url, options, routing, actions), page, context
         )
         browser = None
-        if request.screenshot is not None:
-            shot = request.screenshot
-            made = capture(page, SCREENSHOT, shot.full_page, shot.quality, self._max_screenshot_px)
+        if request.browser is not None and (shot := request.browser.screenshot) is not None:
+            made = capture(
+                page, SCREENSHOT, shot.full_page, shot.quality, self._policy.max_screenshot_px
+            )
             actions.files.append(await _unless_crashed(made, page, context))
         if actions.files or answers is not None:
             browser = BrowserResult(files=tuple(actions.files), actions=answers)
@@ -140,9 +130,9 @@ class ChromiumRenderer:
             url=final_url if final_url.startswith(("http://", "https://")) else document.url,
             status=document.status,
             headers={"content-type": RENDERED_TYPE},
-            body=body[: self._max_bytes],
+            body=body[: self._policy.max_page_bytes],
             elapsed_ms=document.elapsed_ms + rendered_ms,
-            truncated=document.truncated or len(body) > self._max_bytes,
+            truncated=document.truncated or len(body) > self._policy.max_page_bytes,
             redirects=document.redirects,
             rendered_ms=rendered_ms,
             tls_unverified=document.tls_unverified or routing.tls_unverified,

@@ -1,6 +1,6 @@
 """The renderer's files kept before the page is read: a ``Fetcher`` around the renderer that
 writes each file a response carries (its screenshot) to the tenant's file store, at the
-request's ``FileDestination`` (``{tenant}/{job}/{task}/{name}``, until the job expires), and
+request's ``BrowserWork.files`` (``{tenant}/{job}/{task}/{name}``, until the job expires), and
 answers the response with their URLs in place of their bytes: the extraction, in processes of
 its own, receives names and URLs. A URL is the dispatcher's, which serves the file to the
 job's tenant only (``GET /v1/jobs/{job}/files/{task}/{name}``).
@@ -40,13 +40,13 @@ class KeptFiles:
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         response = await self._inner.fetch(request)
-        browser, where = response.browser, request.files
+        browser, work = response.browser, request.browser
         if browser is None or not browser.files:
             return response
-        if self._store is None or where is None:
+        if self._store is None or work is None:
             log.warning("page files dropped: no file store", extra={"url": request.url})
             return replace(response, browser=replace(browser, files=()))
-        urls: dict[str, str] = {}
+        where, urls = work.files, {}
         for made in browser.files:
             key = file_key(where.tenant, where.job_id, where.task_id, made.name)
             try:

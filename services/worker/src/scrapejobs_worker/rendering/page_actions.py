@@ -31,6 +31,7 @@ from scrapejobs_shared.domain.browser_actions import (
 )
 from scrapejobs_shared.domain.browser_result import ActionAnswers, PageFile
 from scrapejobs_shared.ports.fetcher import ActionFailed
+from scrapejobs_worker.rendering.render_policy import RenderPolicy
 
 MARGIN_S = 0.5  # left of the deadline for reading the page once the actions are done
 
@@ -59,12 +60,12 @@ async def capture(
 
 
 class PageActions:
-    def __init__(self, page: Page, deadline: float, script_timeout_s: float, max_px: int) -> None:
+    def __init__(self, page: Page, deadline: float, policy: RenderPolicy) -> None:
         """``deadline``: time.monotonic() by which the actions must be done."""
         self._page = page
         self._deadline = deadline
-        self._script_timeout_s = script_timeout_s
-        self._max_px = max_px
+        self._script_timeout_s = policy.script_timeout_s
+        self._max_px = policy.max_screenshot_px
         self.files: list[PageFile] = []
         self._shots: list[str] = []
         self._scrapes: list[dict[str, str]] = []

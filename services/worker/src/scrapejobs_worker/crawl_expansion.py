@@ -11,6 +11,7 @@ from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.ports.batch_store import BatchStore
@@ -25,47 +26,45 @@ class CrawlExpansion:
 
     async def expand(
         self,
-        crawl: CrawlSpec,
+        spec: JobSpec,
         parent: BatchRecord,
         parent_task: BatchItem,
         page_url: str,
         links: Sequence[str],
-        lane: str,
     ) -> int:
-        """Create and publish the children of ``parent_task`` in the job's ``lane`` (its
-        documents in theirs); returns how many were new.
+        """Create and publish the children of ``parent_task`` of the crawl job ``spec``, in
+        its lane (documents in theirs); returns how many were new.
 
         Runs before the parent is settled, so the job cannot complete in between. The child
         batches' ids derive from the parent task, so a redelivered parent (its worker died
         before publishing) finds them again and publishes what is still open (duplicates are
         harmless: a batch is claimed by one delivery at a time and finished tasks are skipped).
         """
-        candidates = await _off_the_loop(links, page_url, parent_task.depth, crawl)
-        return await self._add(crawl, parent, candidates, f"crawl:{parent_task.task_id}", lane)
+        if spec.crawl is None:
+            return 0
+        candidates = await _off_the_loop(links, page_url, parent_task.depth, spec.crawl)
+        return await self._add(spec, parent, candidates, f"crawl:{parent_task.task_id}")
 
     async def expand_sitemap(
-        self,
-        crawl: CrawlSpec,
-        parent: BatchRecord,
-        start_task: BatchItem,
-        pages: Sequence[str],
-        lane: str,
+        self, spec: JobSpec, parent: BatchRecord, start_task: BatchItem, pages: Sequence[str]
     ) -> int:
         """Create and publish the pages the site's sitemaps list, in the crawl's scope, at
         depth 0 (as Firecrawl counts them); their batch ids derive from the start task, apart
         from its links'."""
-        candidates = await _off_the_loop(pages, start_task.url, -1, crawl)
-        return await self._add(crawl, parent, candidates, f"sitemap:{start_task.task_id}", lane)
+        if spec.crawl is None:
+            return 0
+        candidates = await _off_the_loop(pages, start_task.url, -1, spec.crawl)
+        return await self._add(spec, parent, candidates, f"sitemap:{start_task.task_id}")
 
     async def _add(
         self,
-        crawl: CrawlSpec,
+        spec: JobSpec,
         parent: BatchRecord,
         candidates: Sequence[CrawlCandidate],
         key: str,
-        lane: str,
     ) -> int:
-        if not candidates:
+        crawl = spec.crawl
+        if not candidates or crawl is None:
             return 0
         items = [
             BatchItem(
@@ -82,7 +81,7 @@ class CrawlExpansion:
             self._clock(),
             parent.expire_at,
             key=key,
-            lane=lane,
+            lane=spec.lane(),
             tenant=parent.tenant,
         )
         stored: list[BatchRecord] = []

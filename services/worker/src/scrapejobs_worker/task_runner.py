@@ -293,12 +293,12 @@ class TaskRunner:
         if crawl is not None and page.links and crawl.sitemap != "only":
             with phase("expand"):
                 await self._crawl.expand(
-                    crawl, work.batch, item, decision.response.url, page.links, work.spec.lane()
+                    work.spec, work.batch, item, decision.response.url, page.links
                 )
         if crawl is not None and crawl.sitemap != "skip" and _starts(item, crawl):
             with phase("sitemaps"):
                 pages = await self._sitemaps.pages(item.url, work.spec, work.deadline)
-                await self._crawl.expand_sitemap(crawl, work.batch, item, pages, work.spec.lane())
+                await self._crawl.expand_sitemap(work.spec, work.batch, item, pages)
         outcome = replace(page.outcome, fetched_at=self._clock())
         outcome = with_validators(outcome, decision.response, work.spec)
         if page.model_input is not None:

@@ -20,6 +20,7 @@ from scrapejobs_shared.domain.field_types import JSON_INT
 MAX_ACTIONS = 50
 MAX_WAIT_MS = 60_000  # all waits of a page together
 MAX_SCRIPT_CHARS = 100_000
+ScriptText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SCRIPT_CHARS)]
 PAPER = Literal["A0", "A1", "A2", "A3", "A4", "A5", "A6", "Letter", "Legal", "Tabloid", "Ledger"]
 
 
@@ -86,7 +87,7 @@ class ExecuteJavascript(_Action):
     its requests are the page's, checked as every other."""
 
     type: Literal["execute_javascript"]
-    script: Annotated[str, StringConstraints(min_length=1, max_length=MAX_SCRIPT_CHARS)]
+    script: ScriptText
 
 
 class Pdf(_Action):

@@ -1,18 +1,22 @@
-"""Firecrawl's screenshot format and browser actions, as its SDKs send them (camelCase;
-``executeJavascript``): translated to the native screenshot format and
+"""Firecrawl's screenshot format and browser actions, as its SDKs send them: the native
+actions (domain/browser_actions.py) with camelCase names, a screenshot's ``viewport`` and the
+script's type spelt ``executeJavascript``; translated to the native screenshot format and
 ``options.render.actions`` (translation.py)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Discriminator, Field, model_validator
+from pydantic import ConfigDict, Discriminator, Field
+from pydantic.alias_generators import to_camel
 
-from scrapejobs_shared.domain.browser_actions import MAX_SCRIPT_CHARS, MAX_WAIT_MS, PAPER
-from scrapejobs_shared.domain.css_selector import CssSelector
+from scrapejobs_shared.domain import browser_actions as native
 from scrapejobs_shared.domain.field_types import JSON_INT
 
 from .camel_model import CamelModel
+
+# a native action's config (strict, nothing unknown) with Firecrawl's names
+CAMEL = ConfigDict(alias_generator=to_camel, populate_by_name=False)
 
 
 class ScreenshotViewport(CamelModel):
@@ -32,61 +36,46 @@ class ScreenshotFormat(CamelModel):
     viewport: ScreenshotViewport | None = None
 
 
-class FcWait(CamelModel):
-    type: Literal["wait"]
-    milliseconds: Annotated[int, Field(ge=1, le=MAX_WAIT_MS), JSON_INT] | None = None
-    selector: CssSelector | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> FcWait:
-        if (self.milliseconds is None) == (self.selector is None):
-            raise ValueError("a wait takes milliseconds or a selector, one of them")
-        return self
+class FcWait(native.Wait):
+    model_config = CAMEL
 
 
-class FcClick(CamelModel):
-    type: Literal["click"]
-    selector: CssSelector
-    all: bool = False
+class FcClick(native.Click):
+    model_config = CAMEL
 
 
-class FcWrite(CamelModel):
-    type: Literal["write"]
-    text: str = Field(max_length=10_000)
+class FcWrite(native.Write):
+    model_config = CAMEL
 
 
-class FcPress(CamelModel):
-    type: Literal["press"]
-    key: str = Field(min_length=1, max_length=50)
+class FcPress(native.Press):
+    model_config = CAMEL
 
 
-class FcScroll(CamelModel):
-    type: Literal["scroll"]
-    direction: Literal["up", "down"] = "down"
-    selector: CssSelector | None = None
+class FcScroll(native.Scroll):
+    model_config = CAMEL
 
 
-class FcScreenshot(CamelModel):
-    type: Literal["screenshot"]
-    full_page: bool = False
-    quality: Annotated[int, Field(ge=1, le=100), JSON_INT] | None = None
+class FcScreenshot(native.Screenshot):
+    """A screenshot at this point; its ``viewport`` is the page's (render takes one)."""
+
+    model_config = CAMEL
     viewport: ScreenshotViewport | None = None
 
 
-class FcScrape(CamelModel):
-    type: Literal["scrape"]
+class FcScrape(native.Scrape):
+    model_config = CAMEL
 
 
 class FcExecuteJavascript(CamelModel):
+    """A script run in the page (native: ``execute_javascript``)."""
+
     type: Literal["executeJavascript"]
-    script: str = Field(min_length=1, max_length=MAX_SCRIPT_CHARS)
+    script: native.ScriptText
 
 
-class FcPdf(CamelModel):
-    type: Literal["pdf"]
-    format: PAPER = "Letter"
-    landscape: bool = False
-    scale: float = Field(default=1.0, ge=0.1, le=2.0)
+class FcPdf(native.Pdf):
+    model_config = CAMEL
 
 
 FcAction = Annotated[

@@ -15,6 +15,7 @@ from scrapejobs_shared.domain.jobspec import JobOptions, JobRequest, JobSpec, Sc
 from scrapejobs_shared.extraction import extract_page
 from scrapejobs_shared.extraction.formats import FORMATS, PageFormat
 from scrapejobs_shared.extraction.formats.attributes import MAX_VALUES, AttributesOptions
+from scrapejobs_shared.extraction.formats.screenshot import ScreenshotOptions
 from scrapejobs_shared.extraction.formats.summary import PROMPT
 
 PAGE = b"""<html lang="fr"><body>
@@ -162,7 +163,8 @@ def test_the_native_openapi_document_lists_the_registry() -> None:
 
 
 def test_the_registry_names_the_formats_the_browser_makes_and_those_kept_as_files() -> None:
-    asked = ["markdown", {"type": "screenshot", "full_page": True}, "actions", "links"]
+    shot = ScreenshotOptions(type="screenshot", full_page=True)
+    asked = ["markdown", shot, "actions", "links"]
     assert [found.name for found in FORMATS.browser_made(asked)] == ["screenshot", "actions"]
     assert [found.name for found in FORMATS.keeping_files(asked)] == ["screenshot"]
     assert FORMATS.browser_made(["markdown", "html"]) == []

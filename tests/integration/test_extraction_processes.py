@@ -309,7 +309,9 @@ async def test_documents_are_read_apart_in_the_background_and_pages_as_before() 
     pdf = FetchResponse("http://a.test/r.pdf", 200, {}, b"%PDF-1.4 a report", 3)
     try:
         page = (await apart.extract(response(), spec({}))).outcome.data or {}
+        assert documents.pids() == []  # the documents' processes start with the first one
         document = (await apart.extract(pdf, spec({}))).outcome.data or {}
+        assert len(documents.pids()) == 1
     finally:
         await apart.close()
     assert page["nice"] == os.nice(0) and page["policy"] == os.sched_getscheduler(0)

@@ -81,8 +81,8 @@ class WorkerSettings(CommonSettings):
         ge=0,
         le=16,
         description="Processes that read documents (PDF, Word, spreadsheets...) apart from "
-        "pages, at the lowest CPU priority, so that documents never starve pages; 0: documents "
-        "are read by the page processes",
+        "pages, at the lowest CPU priority, so that documents never starve pages (started with "
+        "the first document); 0: documents are read by the page processes",
     )
     extraction_memory_mb: int = Field(
         default=256,

@@ -30,6 +30,11 @@ pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+def png_size(image: bytes) -> tuple[int, int]:
+    """A PNG's width and height (its IHDR chunk)."""
+    return int.from_bytes(image[16:20], "big"), int.from_bytes(image[20:24], "big")
+
+
 @pytest.fixture(scope="module")
 def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
     yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
@@ -52,6 +57,8 @@ def test_every_action_type_through_firecrawl_py(firecrawl: Firecrawl, site, rend
             WaitAction(selector=".found"),
             ScrollAction(direction="down"),
             ScreenshotAction(full_page=False),
+            ScreenshotAction(viewport={"width": 400, "height": 300}),  # this one's size only
+            ScreenshotAction(),
             ScrapeAction(),
             ExecuteJavascriptAction(script="return document.querySelector('.found').textContent"),
             PDFAction(format="A4"),
@@ -63,9 +70,11 @@ def test_every_action_type_through_firecrawl_py(firecrawl: Firecrawl, site, rend
     assert actions["javascriptReturns"] == [{"type": "string", "value": "You searched: desk lamp"}]
     [scraped] = actions["scrapes"]
     assert scraped["url"] == url and "You searched: desk lamp" in scraped["html"]
-    [shot], [pdf] = actions["screenshots"], actions["pdfs"]
+    shots, [pdf] = actions["screenshots"], actions["pdfs"]
     with httpx.Client(headers={"Authorization": "Bearer fc-local"}) as client:
-        assert client.get(shot).content.startswith(PNG)
+        images = [client.get(shot).content for shot in shots]
+        assert all(image.startswith(PNG) for image in images)
+        assert [png_size(image) for image in images] == [(1280, 800), (400, 300), (1280, 800)]
         printed = client.get(pdf)
         assert printed.headers["content-type"] == "application/pdf"
         assert printed.content.startswith(b"%PDF-")

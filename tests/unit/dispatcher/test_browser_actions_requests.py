@@ -38,6 +38,7 @@ def test_actions_answer_the_actions_format_and_render() -> None:
         ({"type": "press", "key": ""}, "at least 1 character"),
         ({"type": "pdf", "format": "B5"}, "Input should be"),
         ({"type": "teleport"}, "teleport"),
+        ({"type": "screenshot", "viewport": {"width": 100, "height": 300}}, "greater than"),
     ],
 )
 def test_a_malformed_action_is_refused(action: dict[str, Any], message: str) -> None:
@@ -87,6 +88,7 @@ def test_firecrawl_s_actions_become_the_native_ones() -> None:
         {"type": "scroll", "direction": "up"},
         {"type": "screenshot", "fullPage": True, "quality": 50},
         {"type": "scrape"},
+        {"type": "screenshot", "viewport": {"width": 400, "height": 300}},
         {"type": "executeJavascript", "script": "return 1"},
         {"type": "pdf", "format": "A4", "landscape": True, "scale": 0.5},
     ]
@@ -95,8 +97,9 @@ def test_firecrawl_s_actions_become_the_native_ones() -> None:
     native = render["actions"]
     assert [a["type"] for a in native][-2:] == ["execute_javascript", "pdf"]
     assert native[5] == {"type": "screenshot", "full_page": True, "quality": 50}
+    assert native[7]["viewport"] == {"width": 400, "height": 300}  # that screenshot's size
     assert render["block"] == ["media"]
     job = JobRequest.model_validate({"url": "https://a.example/", "options": {"render": render}})
-    assert len(job.options.render.actions) == 9  # type: ignore[union-attr]
+    assert len(job.options.render.actions) == 10  # type: ignore[union-attr]
     with pytest.raises(ValidationError, match="milliseconds or a selector"):
         ScrapeBody.model_validate({"url": "https://a.example/", "actions": [{"type": "wait"}]})

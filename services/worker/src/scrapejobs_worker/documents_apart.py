@@ -8,7 +8,8 @@ documents what is left (and pages never wait behind a document in a process's qu
 name documents travel in a lane of their own besides (delivery/url_lanes.py).
 
 The documents' processes start with the first document: a worker that never reads one (most
-of a pages lane's) does not hold their memory (about 100 MB with the default one: bench/README.md)."""
+of a pages lane's) does not hold their memory (about 100 MB for the default one, bench/README.md).
+"""
 
 from __future__ import annotations
 

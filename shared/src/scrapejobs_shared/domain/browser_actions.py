@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstrai
 
 from scrapejobs_shared.domain.css_selector import CssSelector
 from scrapejobs_shared.domain.field_types import JSON_INT
+from scrapejobs_shared.domain.viewport import Viewport
 
 MAX_ACTIONS = 50
 MAX_WAIT_MS = 60_000  # all waits of a page together
@@ -71,9 +72,13 @@ class Scroll(_Action):
 
 
 class Screenshot(_Action):
+    """The page as it is at this point, its viewport or the whole page; ``viewport`` resizes
+    the page for this screenshot only."""
+
     type: Literal["screenshot"]
     full_page: bool = False
     quality: Annotated[int, Field(ge=1, le=100), JSON_INT] | None = None
+    viewport: Viewport | None = None
 
 
 class Scrape(_Action):

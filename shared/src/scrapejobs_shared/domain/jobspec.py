@@ -28,6 +28,7 @@ from scrapejobs_shared.domain.field_types import (
     check_headers,
     headers_schema,
 )
+from scrapejobs_shared.domain.viewport import Viewport
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.extraction.content_scope import ContentScope
 from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
@@ -69,13 +70,6 @@ Priority = Literal["high", "normal", "low"]  # lanes of messaging.topology.LANES
 BlockedResource = Literal["image", "font", "media", "stylesheet"]
 DEFAULT_BLOCKED: tuple[BlockedResource, ...] = ("image", "font", "media")
 MAX_RENDER_WAIT_MS = 30_000
-
-
-class Viewport(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    width: Annotated[int, Field(ge=320, le=3840), JSON_INT] = 1280
-    height: Annotated[int, Field(ge=240, le=2160), JSON_INT] = 800
 
 
 class ContentOptions(BaseModel):

@@ -1,6 +1,6 @@
 """Firecrawl's screenshot format and browser actions, as its SDKs send them: the native
-actions (domain/browser_actions.py) with camelCase names, a screenshot's ``viewport`` and the
-script's type spelt ``executeJavascript``; translated to the native screenshot format and
+actions (domain/browser_actions.py) with camelCase names and the script's type spelt
+``executeJavascript``; translated to the native screenshot format and
 ``options.render.actions`` (translation.py)."""
 
 from __future__ import annotations
@@ -12,18 +12,12 @@ from pydantic.alias_generators import to_camel
 
 from scrapejobs_shared.domain import browser_actions as native
 from scrapejobs_shared.domain.field_types import JSON_INT
+from scrapejobs_shared.domain.viewport import Viewport
 
 from .camel_model import CamelModel
 
 # a native action's config (strict, nothing unknown) with Firecrawl's names
 CAMEL = ConfigDict(alias_generator=to_camel, populate_by_name=False)
-
-
-class ScreenshotViewport(CamelModel):
-    """The browser's size, as the native ``render.viewport`` takes it."""
-
-    width: Annotated[int, Field(ge=320, le=3840), JSON_INT]
-    height: Annotated[int, Field(ge=240, le=2160), JSON_INT]
 
 
 class ScreenshotFormat(CamelModel):
@@ -33,7 +27,7 @@ class ScreenshotFormat(CamelModel):
     type: Literal["screenshot"]
     full_page: bool | None = None
     quality: Annotated[int, Field(ge=1, le=100), JSON_INT] | None = None
-    viewport: ScreenshotViewport | None = None
+    viewport: Viewport | None = None  # the page's size (render.viewport)
 
 
 class FcWait(native.Wait):
@@ -57,10 +51,7 @@ class FcScroll(native.Scroll):
 
 
 class FcScreenshot(native.Screenshot):
-    """A screenshot at this point; its ``viewport`` is the page's (render takes one)."""
-
     model_config = CAMEL
-    viewport: ScreenshotViewport | None = None
 
 
 class FcScrape(native.Scrape):

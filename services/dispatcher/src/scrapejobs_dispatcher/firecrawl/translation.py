@@ -155,8 +155,8 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
 
 def native_action(action: BaseModel) -> dict[str, Any]:
     """A Firecrawl action as the native one (executeJavascript is execute_javascript, its
-    fields snake_case; a screenshot's viewport is the page's, which render takes once)."""
-    native = action.model_dump(exclude_none=True, exclude={"viewport"})
+    fields snake_case)."""
+    native = action.model_dump(exclude_none=True)
     if native["type"] == "executeJavascript":
         native["type"] = "execute_javascript"
     return native

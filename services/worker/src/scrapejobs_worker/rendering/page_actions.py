@@ -128,7 +128,16 @@ class PageActions:
     async def _file(self, number: int, action: Screenshot | Pdf) -> None:
         if isinstance(action, Screenshot):
             name = f"action-{number}-screenshot"
-            shot = await capture(self._page, name, action.full_page, action.quality, self._max_px)
+            page_size = self._page.viewport_size
+            if (size := action.viewport) is not None:  # this screenshot's size only
+                await self._page.set_viewport_size({"width": size.width, "height": size.height})
+            try:
+                shot = await capture(
+                    self._page, name, action.full_page, action.quality, self._max_px
+                )
+            finally:
+                if action.viewport is not None and page_size is not None:
+                    await self._page.set_viewport_size(page_size)
             self.files.append(shot)
             self._shots.append(shot.name)
             return

@@ -23,16 +23,12 @@ from firecrawl.v2.types import (
     WriteAction,
 )
 
+from scrapejobs_client import Client
 from scrapejobs_devstack.stack import Stack
+from support.images import PNG, png_size
 from support.jobs import all_results, submit, wait_finished
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
-PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def png_size(image: bytes) -> tuple[int, int]:
-    """A PNG's width and height (its IHDR chunk)."""
-    return int.from_bytes(image[16:20], "big"), int.from_bytes(image[20:24], "big")
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +126,19 @@ async def test_a_script_reaches_no_refused_address(
     assert navigated["status"] == "failed", navigated
     assert navigated["error"].startswith("blocked_destination"), navigated
     assert accepted == []
+
+
+def test_the_client_sends_actions_and_downloads_their_files(stack: Stack, site, renderer) -> None:
+    actions = [
+        {"type": "click", "selector": "#show"},
+        {"type": "screenshot", "viewport": {"width": 400, "height": 300}},
+    ]
+    with Client(stack.config.dispatcher_url) as client:
+        scraped = client.scrape(f"{site.url}/interactive/client", actions=actions)
+        assert scraped.result is not None and scraped.result.status == "succeeded"
+        [shot] = (scraped.result.data or {})["actions"]["screenshots"]
+        assert png_size(client.download(shot)) == (400, 300)
+        with pytest.raises(ValueError, match="not a job's file URL"):
+            client.download(f"{site.url}/interactive/client")
+        with pytest.raises(ValueError, match="render=False"):
+            client.scrape(site.url, render=False, actions=actions)

@@ -6,7 +6,6 @@ by the SDK, answer ``Document.screenshot`` with that URL."""
 from __future__ import annotations
 
 import io
-import struct
 from collections.abc import Iterator
 
 import httpx
@@ -15,22 +14,15 @@ from firecrawl import Firecrawl
 from firecrawl.v2.types import ScreenshotFormat
 
 from scrapejobs_devstack.stack import Stack
+from support.images import JPEG, png_size
 from support.jobs import PRODUCT_FIELDS, all_results, submit, wait_finished
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
-PNG = b"\x89PNG\r\n\x1a\n"
-JPEG = b"\xff\xd8\xff"
 
 
 @pytest.fixture(scope="module")
 def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
     yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
-
-
-def png_size(image: bytes) -> tuple[int, int]:
-    assert image.startswith(PNG), image[:16]
-    width, height = struct.unpack(">II", image[16:24])
-    return width, height
 
 
 async def test_a_job_s_screenshots_are_kept_and_served_at_their_urls(api, site, renderer) -> None:

@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
-from urllib.parse import quote
 
 import httpx
 
@@ -23,6 +22,7 @@ from scrapejobs_client.auth import (
     fetch_google_id_token,
 )
 from scrapejobs_client.errors import ApiError, ApiUnreachable, ScrapeTimedOut
+from scrapejobs_client.files_api import FilesApi
 from scrapejobs_client.models import (
     DeadLetter,
     DeadLetterPage,
@@ -48,6 +48,7 @@ from scrapejobs_client.models import (
     Worker,
 )
 from scrapejobs_client.monitors_api import MonitorsApi
+from scrapejobs_client.paths import segment
 from scrapejobs_client.request_bodies import webhook_body, with_options
 from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
 from scrapejobs_client.tenants_api import TenantsApi
@@ -62,7 +63,7 @@ PageT = TypeVar("PageT", bound=Page)
 Params = Mapping[str, str | int | float | None]
 
 
-class Client(TenantsApi, MonitorsApi, UploadsApi):
+class Client(TenantsApi, MonitorsApi, UploadsApi, FilesApi):
     """A scrapejobs API client. Authentication, chosen by the arguments: ``api_key`` sends
     ``X-API-Key``; ``iam=True`` (or an ``id_token_audience``) sends a Google ID token for the
     audience (default: ``api_url``, which is what Cloud Run expects); neither sends nothing
@@ -123,20 +124,20 @@ class Client(TenantsApi, MonitorsApi, UploadsApi):
         idempotency_key: str | None = None,
         render: bool | Literal["auto"] | Mapping[str, Any] | None = None,
         formats: Sequence[str | Mapping[str, Any]] | None = None,
+        actions: Sequence[Mapping[str, Any]] | None = None,
         **fields: Any,
     ) -> Job:
-        """``POST /v1/jobs``: exactly one of ``urls``, ``url`` or ``crawl``. ``render``
-        (``True``, ``"auto"``: only the pages that show nothing fetched plainly, or
-        ``{"wait_for": ..., "wait_ms": ...}``) renders the pages in headless
-        Chromium (``options.render``); ``formats`` (``["markdown", "links"...]``) are the
-        built-in extras each result carries (``options.formats``; one taking options as its object,
-        ``{"type": "attributes", ...}``). ``fields`` are sent as they are (newer request fields)."""
+        """``POST /v1/jobs``: exactly one of ``urls``, ``url`` or ``crawl``. ``render``: ``True``,
+        ``"auto"`` (only pages that show nothing fetched plainly) or ``{"wait_for", "wait_ms"}``;
+        ``formats``: the extras each result carries (``["markdown", "links"]``, or an object);
+        ``actions``: what the browser does before each page is read (they render); ``fields``:
+        sent as they are (newer request fields). docs/api.md says each."""
         body: dict[str, Any] = {
             "urls": list(urls) if urls is not None else None,
             "url": url,
             "crawl": dict(crawl) if crawl is not None else None,
             "extract": dict(extract) if extract is not None else None,
-            "options": with_options(options, render, formats),
+            "options": with_options(options, render, formats, actions),
             "labels": dict(labels) if labels is not None else None,
             "priority": priority,
             "webhook": webhook_body(webhook),
@@ -155,15 +156,17 @@ class Client(TenantsApi, MonitorsApi, UploadsApi):
         timeout_s: float | None = None,
         render: bool | Literal["auto"] | Mapping[str, Any] | None = None,
         formats: Sequence[str | Mapping[str, Any]] | None = None,
+        actions: Sequence[Mapping[str, Any]] | None = None,
         **fields: Any,
     ) -> Scraped:
-        """``POST /v1/scrape``: one URL, answered with its result. ``ScrapeTimedOut`` (its
-        ``job_id`` names the job, which goes on) when no result came within ``timeout_s``
-        (the service's default: 30 s). Never retried: a retry would scrape the page again."""
+        """``POST /v1/scrape``: one URL, answered with its result (``render``, ``formats`` and
+        ``actions`` as :meth:`submit` takes them). ``ScrapeTimedOut`` (its ``job_id`` names
+        the job, which goes on) when no result came within ``timeout_s`` (the service's
+        default: 30 s). Never retried: a retry would scrape the page again."""
         body: dict[str, Any] = {
             "url": url,
             "extract": dict(extract) if extract is not None else None,
-            "options": with_options(options, render, formats),
+            "options": with_options(options, render, formats, actions),
             "timeout_s": timeout_s,
             **fields,
         }
@@ -193,7 +196,7 @@ class Client(TenantsApi, MonitorsApi, UploadsApi):
         return Job.model_validate(response.json())
 
     def get_job(self, job_id: str) -> Job:
-        return Job.model_validate(self._get(f"/v1/jobs/{_segment(job_id)}"))
+        return Job.model_validate(self._get(f"/v1/jobs/{segment(job_id)}"))
 
     def list_jobs(
         self,
@@ -250,18 +253,18 @@ class Client(TenantsApi, MonitorsApi, UploadsApi):
 
     def cancel(self, job_id: str) -> Job:
         """``POST /v1/jobs/{id}:cancel``: unstarted tasks are never fetched."""
-        response = self._send("POST", f"/v1/jobs/{_segment(job_id)}:cancel")
+        response = self._send("POST", f"/v1/jobs/{segment(job_id)}:cancel")
         return Job.model_validate(response.json())
 
     def retry(self, job_id: str, status: RetryStatus = "dead_lettered") -> Replayed:
         """``POST /v1/jobs/{id}:retry``: run the job's dead-lettered (or failed) tasks again."""
-        path = f"/v1/jobs/{_segment(job_id)}:retry"
+        path = f"/v1/jobs/{segment(job_id)}:retry"
         response = self._send("POST", path, params={"status": status})
         return Replayed.model_validate(response.json())
 
     def delete_job(self, job_id: str) -> None:
         """``DELETE /v1/jobs/{id}``: a finished job and everything under it (409 while it runs)."""
-        self._send("DELETE", f"/v1/jobs/{_segment(job_id)}")
+        self._send("DELETE", f"/v1/jobs/{segment(job_id)}")
 
     # --- results ------------------------------------------------------------------------------
 
@@ -269,7 +272,7 @@ class Client(TenantsApi, MonitorsApi, UploadsApi):
         self, job_id: str, page_size: int = 100, page_token: str | None = None
     ) -> ResultPage:
         params = {"page_size": page_size, "page_token": page_token}
-        return ResultPage.model_validate(self._get(f"/v1/jobs/{_segment(job_id)}/results", params))
+        return ResultPage.model_validate(self._get(f"/v1/jobs/{segment(job_id)}/results", params))
 
     def result_pages(
         self, job_id: str, page_size: int = 100, page_token: str | None = None
@@ -284,7 +287,7 @@ class Client(TenantsApi, MonitorsApi, UploadsApi):
         self, job_id: str, format: ExportFormat = "jsonl", chunk_size: int = 65_536
     ) -> Iterator[bytes]:
         """``GET /v1/jobs/{id}/results:export?format=jsonl|csv``, streamed as it arrives."""
-        path = f"/v1/jobs/{_segment(job_id)}/results:export"
+        path = f"/v1/jobs/{segment(job_id)}/results:export"
         response = self._send("GET", path, params={"format": format}, stream=True)
         try:
             yield from response.iter_bytes(chunk_size)
@@ -461,11 +464,6 @@ class Client(TenantsApi, MonitorsApi, UploadsApi):
             if ApiError.from_response(response).code in retry_codes:
                 return policy.delay_after(attempt, None)
         return policy.delay_after(attempt, response)
-
-
-def _segment(value: str) -> str:
-    """A path segment: an id with a '/' or '?' must not address another route."""
-    return quote(value, safe="")
 
 
 def _accepts(accept: Callable[[httpx.Response], bool], response: httpx.Response) -> bool:

@@ -77,6 +77,18 @@ async def test_the_deployment_s_limits_are_a_422_naming_the_field() -> None:
         no_bucket = (await client.post("/v1/jobs", json=body)).json()["error"]
         assert no_bucket["field"] == "options.render.actions[1]"
         assert "SCRAPEJOBS_FILES_BUCKET" in no_bucket["message"]
+        # on /v2 the same rules name Firecrawl's fields, a crawl's under scrapeOptions
+        actions = [{"type": "scrape"}] * 3
+        batch = {"urls": ["https://a.example/"], "actions": actions}
+        refused = (await client.post("/v2/batch/scrape", json=batch)).json()
+        assert refused["field"] == "actions" and refused["error"].startswith("actions: ")
+        crawl = {"url": "https://a.example/", "scrapeOptions": {"formats": ["screenshot"]}}
+        refused = (await client.post("/v2/crawl", json=crawl)).json()
+        assert refused["field"] == "scrapeOptions.formats", refused
+        assert "SCRAPEJOBS_FILES_BUCKET" in refused["error"]
+        shot = {"url": "https://a.example/", "actions": [{"type": "scrape"}, {"type": "pdf"}]}
+        refused = (await client.post("/v2/scrape", json=shot)).json()
+        assert refused["field"] == "actions[1]", refused
 
 
 def test_firecrawl_s_actions_become_the_native_ones() -> None:

@@ -186,8 +186,8 @@ async def test_cancel_answers_cancelled_and_unknown_ids_are_404_in_firecrawl_s_s
     [
         ({"urls": ["https://a.example/"], "actions": [{"type": "click"}]}, "actions"),
         # screenshots need a file store, which this deployment has not (a rule of the
-        # deployment's, named as the native field, as its other rules are)
-        ({"urls": ["https://a.example/"], "formats": ["screenshot"]}, "options.formats"),
+        # deployment's, checked on the native job, named as Firecrawl names the field)
+        ({"urls": ["https://a.example/"], "formats": ["screenshot"]}, "formats"),
         ({"urls": ["https://a.example/"], "formats": ["screenshot@page"]}, "formats[0]"),
         ({"urls": ["https://a.example/"], "skipTlsVerification": 1}, "skipTlsVerification"),
         ({"urls": ["https://a.example/"], "location": {"country": "DE"}}, "location"),

@@ -47,6 +47,7 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     attach_key,
     batch_request,
     crawl_request,
+    named_as_firecrawl,
     scrape_request,
     tracked_field,
     valid_urls,
@@ -118,7 +119,8 @@ async def scrape(
     native = scrape_request(body, defaults)
     key = attach_key(native, body.max_age, time.time())
     try:
-        scraped = await scraper.scrape(native, caller.tenant, key)
+        with named_as_firecrawl():
+            scraped = await scraper.scrape(native, caller.tenant, key)
     except ScrapeTimedOut as exc:
         message = f"no result within {exc.timeout_s:g} s; the job goes on: {exc.job_id}"
         if key is None:  # maxAge 0: a retry would start another job
@@ -191,7 +193,8 @@ async def start_batch(
     if not urls:
         raise InvalidOption("urls", "no valid URL to scrape")
     native = batch_request(body, urls, defaults)
-    view = (await submissions.submit(Submission(native, caller.tenant), idempotency_key)).view
+    with named_as_firecrawl():
+        view = (await submissions.submit(Submission(native, caller.tenant), idempotency_key)).view
     return BatchStarted(
         id=view.job.id,
         url=_status_url(request, "batch", view.job.id),
@@ -248,7 +251,8 @@ async def start_crawl(
     ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
     _untracked(body.scrape_options, "scrapeOptions.formats")
     native = crawl_request(body, defaults)
-    view = (await submissions.submit(Submission(native, caller.tenant), idempotency_key)).view
+    with named_as_firecrawl("scrapeOptions"):
+        view = (await submissions.submit(Submission(native, caller.tenant), idempotency_key)).view
     return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -71,6 +73,8 @@ OPEN_SCHEMA: dict[str, Any] = {"type": "object"}
 FIELD_NAMES = {
     "url": "url",
     "urls": "urls",
+    "options.formats": "formats",
+    "options.verify_tls": "skipTlsVerification",
     "options.headers": "headers",
     "options.content.include": "includeTags",
     "options.content.exclude": "excludeTags",
@@ -343,6 +347,24 @@ def validated(model: type[Valid], native: dict[str, Any], target: str = "") -> V
         field = _firecrawl_field(loc, target)
         message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
         raise InvalidOption(field, message) from None
+
+
+@contextmanager
+def named_as_firecrawl(options_under: str = "") -> Iterator[None]:
+    """Errors of a submission's rules (a format this deployment does not serve, an action past
+    its limits), which name native fields, naming Firecrawl's instead; a request's options
+    under ``options_under`` (a crawl's ``scrapeOptions``)."""
+    try:
+        yield
+    except InvalidInput as exc:
+        field = getattr(exc, "field", None)
+        if isinstance(field, str) and field.startswith(("options.", "pipeline", "crawl.")):
+            loc = [part for part in re.split(r"\.|\[(\d+)\]", field) if part]
+            target = "" if field.startswith("crawl.") else options_under
+            named = _firecrawl_field(loc, target)
+            exc.field = named
+            exc.args = (str(exc).replace(field, named, 1),)
+        raise
 
 
 def _firecrawl_field(loc: list[str], target: str = "") -> str:

@@ -1,6 +1,7 @@
-"""Fixtures of the end-to-end tests that render: the renderer (a worker with Chromium), a server
-on a refused address that counts what reaches it, and the renderer with the fetch allowlist
-narrowed so that the refused server is refused."""
+"""Fixtures of the end-to-end tests: Firecrawl's own SDK pointed at the stack; for those that
+render, the renderer (a worker with Chromium), a server on a refused address that counts what
+reaches it, and the renderer with the fetch allowlist narrowed so that the refused server is
+refused."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from firecrawl import Firecrawl
+
+from scrapejobs_devstack.stack import Stack
+
+
+@pytest.fixture(scope="module")
+def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
+    yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
 
 
 @pytest.fixture

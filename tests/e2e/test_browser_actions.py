@@ -6,8 +6,6 @@ checked like the page's own: the refused server sees none of them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 from firecrawl import Firecrawl
@@ -29,11 +27,6 @@ from support.images import PNG, png_size
 from support.jobs import all_results, submit, wait_finished
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
-
-
-@pytest.fixture(scope="module")
-def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
-    yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
 
 
 def test_every_action_type_through_firecrawl_py(firecrawl: Firecrawl, site, renderer) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +19,12 @@ from firecrawl.v2.types import PDFParser
 from firecrawl.v2.utils.error_handler import BadRequestError
 
 from scrapejobs_devstack.demo_site.pdf_writer import simple_pdf
-from scrapejobs_devstack.stack import Stack
 from support.jobs import all_results, submit, wait_finished
 from support.site import Site
 
 FILES = Path(__file__).resolve().parents[1] / "data" / "documents"
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
-
-
-@pytest.fixture(scope="module")
-def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
-    yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
 
 
 async def test_a_job_of_pdfs_reads_each_one_under_its_documents_options(api, site) -> None:

@@ -15,17 +15,12 @@ import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.types import MonitorCheckDetail, PaginationConfig
 
-from scrapejobs_devstack.stack import DEV_WEBHOOK_SECRET, Stack
+from scrapejobs_devstack.stack import DEV_WEBHOOK_SECRET
 from support.site import Site
 from support.webhook_receiver import WebhookReceiver
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 TRACKED = ["markdown", {"type": "changeTracking", "modes": ["git-diff"]}]
-
-
-@pytest.fixture(scope="module")
-def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
-    yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
 
 
 @pytest.fixture

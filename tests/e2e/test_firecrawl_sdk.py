@@ -30,11 +30,6 @@ from support.webhook_receiver import Received, WebhookReceiver
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
 
 
-@pytest.fixture(scope="module")
-def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
-    yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
-
-
 @pytest.fixture
 def receiver() -> Iterator[WebhookReceiver]:
     # Firecrawl's webhooks name no secret: the deployment's signs (make dev's: its dev key)

@@ -6,23 +6,16 @@ by the SDK, answer ``Document.screenshot`` with that URL."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.types import ScreenshotFormat
 
-from scrapejobs_devstack.stack import Stack
 from support.images import JPEG, png_size
 from support.jobs import PRODUCT_FIELDS, all_results, submit, wait_finished
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
-
-
-@pytest.fixture(scope="module")
-def firecrawl(stack: Stack) -> Iterator[Firecrawl]:
-    yield Firecrawl(api_key="fc-local", api_url=stack.config.dispatcher_url)
 
 
 async def test_a_job_s_screenshots_are_kept_and_served_at_their_urls(api, site, renderer) -> None:

@@ -4,8 +4,8 @@ by the test site at ``/kinds/KIND`` (support/site.py).
 
 Each page's content carries words starting ``KEEP`` and its boilerplate words starting
 ``DROP``: a test asserts every ``KEEP`` word in the markdown and no ``DROP`` word. A headline
-above the content area (the article's, the listing's) carries neither: the markdown may leave
-it out, as the public benchmarks' answers do (it is the page's ``metadata`` title).
+(the article's, the listing's) carries neither: the markdown starts with it, which tests say
+where it matters (support/page_shapes.py holds the pages of common platforms).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from typing import Any
 from cssselect import GenericTranslator
 from lxml import etree  # type: ignore[import-untyped]
 
-from .main_content import PageKind, main_content, page_kind, without_boilerplate
+from .main_content import UNDECLARED, Declared, declared, main_content, without_boilerplate
 from .main_content.survey import drop
 from .urls import resolve_url
 
@@ -60,7 +60,7 @@ def _css(selector: str) -> Any:
 def scoped_markup(root: Any, scope: ContentScope, url: str = "") -> str:
     """The markup of ``root``'s content in ``scope`` (for markdown); ``url``: where the page
     was found. ``root`` itself is left as it was."""
-    return _scoped(_working_copy(root, scope), scope, _kind(root, scope, url), clean=False)
+    return _scoped(_working_copy(root, scope), scope, _declared(root, scope, url), clean=False)
 
 
 def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE, url: str = "") -> str:
@@ -72,7 +72,7 @@ def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE, ur
             value = element.get(attribute)
             if value is not None:
                 element.set(attribute, resolve_url(base_url, value))
-    return _scoped(doc, scope, _kind(root, scope, url or base_url), clean=True).strip()
+    return _scoped(doc, scope, _declared(root, scope, url or base_url), clean=True).strip()
 
 
 def _working_copy(root: Any, scope: ContentScope) -> Any:
@@ -94,24 +94,24 @@ def _plain(element: Any) -> Any:
     return element
 
 
-def _kind(root: Any, scope: ContentScope, url: str) -> PageKind:
-    return page_kind(root, url) if scope.main_only else PageKind.OTHER
+def _declared(root: Any, scope: ContentScope, url: str) -> Declared:
+    return declared(root, url) if scope.main_only else UNDECLARED
 
 
-def _scoped(doc: Any, scope: ContentScope, kind: PageKind, *, clean: bool) -> str:
+def _scoped(doc: Any, scope: ContentScope, page: Declared, *, clean: bool) -> str:
     """The markup of ``doc``'s content in ``scope``, cutting ``doc`` down in place (``clean``:
-    without scripts, styles, comments and the head; ``kind``: what the page is)."""
+    without scripts, styles, comments and the head; ``page``: what the page says of itself)."""
     if clean:
         drop(_NOT_CONTENT(doc))
     drop(_matches(doc, scope.exclude))
     if scope.main_only and not scope.include:
-        found = main_content(doc, kind=kind)
+        found = main_content(doc, page=page)
         return "" if found is None else _serialize(found)
     if scope.include:
         kept = _outermost(doc, _matches(doc, scope.include))
         if scope.main_only:  # the boilerplate inside what was asked for
             for element in kept:
-                without_boilerplate(element, kind=kind)
+                without_boilerplate(element, kind=page.kind)
         return "".join(_serialize(element) for element in kept)
     body = doc.find(".//body")
     if body is None:

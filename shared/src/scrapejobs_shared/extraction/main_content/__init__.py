@@ -33,54 +33,63 @@ public benchmarks (bench/content_quality.py; bench/README.md, "Main content"):
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from lxml import etree  # type: ignore[import-untyped]
-
 from .boilerplate import open_noscripts, place_streamed, remove_boilerplate, strip_never_content
-from .container import Anchors, container_of, focus, link_blocks, repeated_parts
+from .container import Anchors, container_of, focus, link_blocks, listing_of, repeated_parts
+from .declared import UNDECLARED, Declared, Fact, declared
+from .head import headed, widened
 from .page_kind import PageKind, page_kind
 from .survey import Survey, drop
+from .title import keep_set, title_heading
 
-__all__ = ["PageKind", "main_content", "page_kind", "without_boilerplate"]
+__all__ = [
+    "UNDECLARED",
+    "Declared",
+    "Fact",
+    "PageKind",
+    "declared",
+    "main_content",
+    "page_kind",
+    "without_boilerplate",
+]
 
 
-def main_content(doc: Any, *, kind: PageKind = PageKind.OTHER) -> Any | None:
-    """``doc``'s main content (an element of it), or None when the page has no text; ``doc``
-    (a page or its body) is cut down in place: pass a copy. ``kind``: what the page is
-    (:func:`page_kind`: a discussion's replies are content, a product's reviews are not)."""
+def main_content(doc: Any, *, page: Declared = UNDECLARED) -> Any | None:
+    """``doc``'s main content (an element of it, or one made to hold it under its head), or
+    None when the page has no text; ``doc`` (a page or its body) is cut down in place: pass a
+    copy. ``page``: what the whole page says of itself (:func:`declared`: its kind, title and
+    schema.org facts)."""
     body = _body(doc)
-    title = _TITLE(body) if kind is PageKind.PRODUCT else []  # where it was, before removals
-    cleaned = _without_boilerplate(body, kind)
+    title = title_heading(body, page.title)  # where it is, before removals
+    cleaned = _without_boilerplate(body, page.kind, keep_set(title))
     if cleaned is None:
         return None
     survey, anchors = cleaned
     container = focus(container_of(body, survey, anchors), survey)
-    if kind is PageKind.PRODUCT and title:
-        container = _holding(container, title[0], body)
-    if survey.links(container) < 0.5 * survey.text(container):
+    if title is not None and not any(a is body for a in title.iterancestors()):
+        title = None  # removed with what held it (hidden)
+    container, block = widened(container, title, survey, body, facts=bool(page.facts))
+    listing = None if page.kind is PageKind.PRODUCT else listing_of(container, title, survey)
+    if listing is not None:  # its cards are the content, links as they are
+        container = listing
+    elif survey.links(container) < 0.5 * survey.text(container):
         drop(link_blocks(container, survey))
     drop(repeated_parts(container, survey))
     # A link with no text (around an image, which markdown leaves out) would read as its URL.
     drop([a for a in container.iter("a") if survey.text(a) == 0 and a is not container])
-    if (
-        kind is PageKind.PRODUCT
-        and title
-        and container.find(".//h1") is None
-        and container.tag != "h1"
-    ):
-        return _titled(title[0], container)
-    return container
+    return headed(container, block, page.title if title is None else "", page.facts, title)
 
 
 def without_boilerplate(doc: Any, *, kind: PageKind = PageKind.OTHER) -> None:
     """Step 1 alone: ``doc`` (a page, or an element of one: never removed itself) without
     what is never content, in place."""
-    _without_boilerplate(_body(doc), kind)
+    _without_boilerplate(_body(doc), kind, frozenset())
 
 
-def _without_boilerplate(body: Any, kind: PageKind) -> tuple[Survey, Anchors] | None:
+def _without_boilerplate(
+    body: Any, kind: PageKind, keep: frozenset[Any]
+) -> tuple[Survey, Anchors] | None:
     place_streamed(body)
     strip_never_content(body)
     open_noscripts(body)
@@ -88,7 +97,7 @@ def _without_boilerplate(body: Any, kind: PageKind) -> tuple[Survey, Anchors] | 
     if survey.text(body) == 0:
         return None
     anchors = Anchors()
-    remove_boilerplate(body, survey, kind=kind, noticed=anchors.see)
+    remove_boilerplate(body, survey, kind=kind, noticed=anchors.see, keep=keep)
     return survey, anchors
 
 
@@ -97,35 +106,3 @@ def _body(doc: Any) -> Any:
         return doc
     body = doc.find(".//body")
     return doc if body is None else body
-
-
-def _holding(container: Any, title: Any, body: Any) -> Any:
-    """The nearest element holding both ``container`` and the page's ``title`` (a product's
-    name, price and picker sit beside its description), or ``container`` when only the body
-    does."""
-    holders = set(title.iterancestors())
-    for ancestor in container.iterancestors():
-        if ancestor is body:
-            return container
-        if ancestor in holders:
-            return ancestor
-    return container
-
-
-# The page's title: its first <h1> outside the navigation and the page's own header and footer.
-_TITLE = etree.XPath(
-    "(descendant::h1[not(ancestor::nav or ancestor::footer"
-    " or ancestor::header[not(ancestor::article or ancestor::main)])])[1]",
-    smart_strings=False,
-)
-
-
-def _titled(title: Any, container: Any) -> Any:
-    """``container`` under a copy of the page's title (a product's description rarely holds
-    the product's name)."""
-    heading = copy.deepcopy(title)
-    heading.tail = None
-    wrapper = etree.Element("div")
-    wrapper.append(heading)
-    wrapper.append(container)
-    return wrapper

@@ -46,6 +46,12 @@ CHROME_ROLES = frozenset(
 )
 DIALOG_ROLES = frozenset({"dialog", "alertdialog"})  # over the page: never its wrapper
 WRAPPER_SHARE = 0.4
+# An element saying only this is an ad's label (the ad itself is a script or a frame).
+AD_LABELS = frozenset(
+    {"advertisement", "advert", "advertising", "ad", "ads", "anzeige", "werbung", "publicidad"}
+    | {"publicidade", "publicité", "pubblicità", "reklama", "sponsored", "reclame"}
+)
+AD_LABEL_TEXT = max(len(label) for label in AD_LABELS)
 NOSCRIPT_TEXT = 200  # a <noscript> with this much text is content for readers without scripts
 
 # Words of a class or id (split at anything not a letter or digit) that name boilerplate.
@@ -57,7 +63,8 @@ BOILERPLATE_WORDS = (
     "navigation", "menu", "footer", "masthead", "header", "toolbar", "outbrain", "taboola",
     "gallery", "slideshow", "carousel", "caption", "credit", "signature", "avatar", "badges",
     "vote", "votes", "reputation", "userextras", "usertitle", "userbanner", "reactions",
-    "ipsreact",
+    "ipsreact", "upsell", "upsells", "crosssell", "crosssells", "button", "buttons",
+    "online", "onlinenow",
 )  # fmt: skip
 # A boilerplate word ending a class or id after ``-`` or ``_`` (``post-menu``, ``entry-footer``)
 # names boilerplate of the content named before it, whatever else the element is named.
@@ -124,15 +131,21 @@ def open_noscripts(body: Any) -> None:
 
 
 def remove_boilerplate(
-    body: Any, survey: Survey, *, kind: PageKind, noticed: Callable[[Any, str], None]
+    body: Any,
+    survey: Survey,
+    *,
+    kind: PageKind,
+    noticed: Callable[[Any, str], None],
+    keep: frozenset[Any] = frozenset(),
 ) -> None:
     """Remove chrome and named boilerplate, then comments (unless the page is a discussion
     whose replies outweigh the rest), then controls and hidden elements: each while it holds
     under ``WRAPPER_SHARE`` of the prose (comments: under all of the rest), the comments and
     hidden ones measured against what is left once the chrome is gone (a page hiding its
     content until a script shows it may have menus larger than that content). One walk, which
-    shows ``noticed`` each element it keeps (with its class and id, lowercased)."""
-    found = _Found(REVIEWED_WORDS if kind is PageKind.PRODUCT else COMMENT_WORDS)
+    shows ``noticed`` each element it keeps (with its class and id, lowercased). Elements in
+    ``keep`` (the page's title heading and its ancestors) are never chrome."""
+    found = _Found(REVIEWED_WORDS if kind is PageKind.PRODUCT else COMMENT_WORDS, keep)
     found.walk(body, survey, noticed)
     survey.forget(found.chrome)
     said = sum(survey.prose(c) for c in found.comments)
@@ -180,8 +193,9 @@ class _Found:
     prose; nothing inside it looked at), the outermost comments, and every hidden element with
     the nearest hidden one it is inside (one too large to go may hold others that go)."""
 
-    def __init__(self, comment_words: frozenset[str]) -> None:
+    def __init__(self, comment_words: frozenset[str], keep: frozenset[Any]) -> None:
         self.comment_words = comment_words
+        self.keep = keep
         self.chrome: list[Any] = []
         self.comments: list[Any] = []
         self.hidden: list[tuple[Any, Any]] = []
@@ -194,6 +208,7 @@ class _Found:
         limit = WRAPPER_SHARE * survey.prose(body)
         named = self.names
         chrome = self.chrome
+        keep = self.keep
         # (element, the nearest hidden element it is inside, the outermost comments it is
         # inside, whether it is inside an article or main)
         pending: list[tuple[Any, Any, Any, bool]] = [(c, None, None, False) for c in body]
@@ -206,17 +221,11 @@ class _Found:
             said = named.get(names)
             if said is None:  # what the names say, once a page for each distinct pair
                 said = named[names] = _named(names, self.comment_words)
-            role = get("role")
-            if (role in DIALOG_ROLES or get("aria-modal") == "true" or tag == "dialog") or (
-                (
-                    said is _Named.CHROME
-                    or tag in CHROME
-                    or (tag in PAGE_CHROME and not in_article)
-                    or (role is not None and role in CHROME_ROLES)
-                )
-                and survey.prose(element) < limit
+            if element not in keep and (
+                _is_chrome(element, said, in_article, survey.prose(element) < limit)
+                or (0 < survey.text(element) <= AD_LABEL_TEXT and _ad_label(element))
             ):
-                chrome.append(element)  # a dialog goes whatever it holds: never a wrapper
+                chrome.append(element)
                 continue
             noticed(element, names)
             if _is_hidden(element):
@@ -233,6 +242,27 @@ class _Found:
                 in_article = in_article or tag == "article" or tag == "main"
                 for child in reversed(element):
                     pending.append((child, hidden, outer, in_article))
+
+
+def _is_chrome(element: Any, said: _Named, in_article: bool, small: bool) -> bool:
+    """Whether ``element`` is the page's chrome: a dialog over the page whatever it holds (never
+    a wrapper), or, while ``small`` (under ``WRAPPER_SHARE`` of the prose), named boilerplate,
+    a chrome tag (a header or footer outside an article or main) or a chrome role."""
+    get = element.get
+    tag = element.tag
+    role = get("role")
+    if role in DIALOG_ROLES or get("aria-modal") == "true" or tag == "dialog":
+        return True
+    return small and (
+        said is _Named.CHROME
+        or tag in CHROME
+        or (tag in PAGE_CHROME and not in_article)
+        or (role is not None and role in CHROME_ROLES)
+    )
+
+
+def _ad_label(element: Any) -> bool:
+    return "".join(element.itertext()).strip().casefold() in AD_LABELS
 
 
 def _is_hidden(element: Any) -> bool:

@@ -37,6 +37,9 @@ REPEATED_TEXT = 100  # a part of this many characters met again is a copy
 FOCUS_SHARE = 0.9  # of the container's paragraphs the focus must hold
 FOCUS_MIN = 500  # characters of paragraphs a container needs for a focus
 FOCUS_PROSE = 0.3  # of the container's prose its paragraphs must be for a focus
+HEAD_TEXT = 400  # a container this short holding the page's title may be a listing's head
+LISTING_UP = 4
+LISTING_CARDS = 3
 
 
 CONTENT_CLASSES = (
@@ -115,9 +118,15 @@ def focus(container: Any, survey: Survey) -> Any:
 
 
 def _anchor(body: Any, survey: Survey, anchors: Anchors) -> Any:
-    total = survey.prose(body)
     for kind in anchors.kinds:
+        total = survey.prose(body)
         found = _outermost([e for e in kind if survey.prose(e) > 0 and _attached(e, body)])
+        feeds = [e for e in found if e.tag == "article" and e.find(".//article") is not None]
+        if feeds and len(feeds) < len(found):
+            # Articles holding articles (a "you may also like" feed) beside an article: the
+            # article is measured against the page without them.
+            found = [e for e in found if e not in feeds]
+            total -= sum(survey.prose(e) for e in feeds)
         if not found:
             continue
         found.sort(key=survey.prose, reverse=True)
@@ -149,11 +158,14 @@ def link_blocks(container: Any, survey: Survey) -> list[Any]:
         text = survey.text(element)
         if not text:
             continue
+        links = survey.links(element)
         if (
             element.tag in LINK_BLOCKS
-            and survey.links(element) > LINK_BLOCK_SHARE * text
-            and survey.anchors(element) >= LINK_BLOCK_LINKS
             and not survey.paragraphs(element)
+            and (
+                (links > LINK_BLOCK_SHARE * text and survey.anchors(element) >= LINK_BLOCK_LINKS)
+                or (links == text and _jumps(element))
+            )
         ):
             found.append(element)
             continue
@@ -161,6 +173,50 @@ def link_blocks(container: Any, survey: Survey) -> list[Any]:
         children.reverse()
         pending.extend(children)
     return found
+
+
+def _jumps(element: Any) -> bool:
+    """Whether ``element`` links within the page (``Jump to recipe``, ``Skip to content``)."""
+    return any(len(h) > 1 and h.startswith("#") for h in _HREFS(element))
+
+
+_HREFS = etree.XPath("descendant-or-self::a/@href", smart_strings=False)
+
+
+def listing_of(container: Any, title: Any | None, survey: Survey) -> Any | None:
+    """When ``container`` is only a head (the ``title`` heading and a short description, no
+    paragraph of prose), its nearest ancestor, ``LISTING_UP`` steps up at most, whose other
+    children hold a list of cards (``LISTING_CARDS`` children alike in tag and class, each with
+    a link): a category page's products below its name. Else None."""
+    if title is None or survey.text(container) > HEAD_TEXT or survey.paragraphs(container):
+        return None
+    if title is not container and not any(a is container for a in title.iterancestors()):
+        return None
+    node = container
+    for _ in range(LISTING_UP):
+        parent = node.getparent()
+        if parent is None or parent.tag in ("body", "html"):
+            break
+        if any(c is not node and _cards(c, survey) for c in parent.iterchildren(etree.Element)):
+            return parent
+        node = parent
+    return None
+
+
+def _cards(top: Any, survey: Survey) -> bool:
+    """Whether ``top`` holds a list of cards: ``LISTING_CARDS`` children of one element alike
+    in tag and class, each holding a link with text."""
+    for element in top.iter(etree.Element):
+        if len(element) < LISTING_CARDS:
+            continue
+        alike: dict[tuple[str, str], int] = {}
+        for child in element.iterchildren(etree.Element):
+            if survey.links(child) > 0:
+                key = (child.tag, child.get("class") or "")
+                alike[key] = alike.get(key, 0) + 1
+        if alike and max(alike.values()) >= LISTING_CARDS:
+            return True
+    return False
 
 
 def repeated_parts(container: Any, survey: Survey) -> list[Any]:

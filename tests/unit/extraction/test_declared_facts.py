@@ -1,0 +1,108 @@
+"""What a page declares of itself (main_content/declared.py): its title, and the facts of the
+one product, job or event its schema.org data names (JSON-LD, microdata, RDFa), read within
+bounds whatever the page holds."""
+
+from __future__ import annotations
+
+import json
+
+from lxml import html as lxml_html  # type: ignore[import-untyped]
+
+from scrapejobs_shared.extraction.main_content import Declared, Fact, PageKind, declared
+
+
+def _declared(head: str, body: str = "<p>x</p>") -> Declared:
+    page = lxml_html.fromstring(f"<html><head>{head}</head><body>{body}</body></html>")
+    return declared(page, "https://shop.test/p/1")
+
+
+def _ld(data: object) -> str:
+    return f"<script type='application/ld+json'>{json.dumps(data)}</script>"
+
+
+def test_the_title_is_open_graphs_else_the_documents() -> None:
+    assert _declared("<title>Kettle | Shop</title>").title == "Kettle | Shop"
+    both = _declared("<title>Kettle | Shop</title><meta property='og:title' content=' Kettle '>")
+    assert both.title == "Kettle"
+
+
+def test_a_product_offer_gives_price_availability_and_sku() -> None:
+    page = _declared(_ld({
+        "@context": "https://schema.org", "@type": "Product", "name": "Kettle", "sku": "K-1",
+        "offers": {"@type": "Offer", "price": "49.9", "priceCurrency": "USD",
+                   "availability": "https://schema.org/InStock"},
+    }))  # fmt: skip
+    assert page.kind is PageKind.PRODUCT
+    assert page.facts == (
+        Fact("Price", "49.9 USD"),
+        Fact("Availability", "In stock"),
+        Fact("SKU", "K-1"),
+    )
+
+
+def test_a_graph_an_aggregate_offer_and_a_price_specification() -> None:
+    page = _declared(_ld({"@graph": [
+        {"@type": "BreadcrumbList"},
+        {"@type": ["Product", "Thing"], "name": "Press", "offers": [
+            {"@type": "AggregateOffer", "lowPrice": 1200, "highPrice": "1500.50",
+             "priceCurrency": "EUR"}]},
+    ]}))  # fmt: skip
+    assert page.facts == (Fact("Price", "1,200 to 1,500.50 EUR"),)
+    spec = _declared(_ld({"@type": "Product", "name": "A", "offers": {
+        "priceSpecification": {"price": "3", "priceCurrency": "GBP"}}}))  # fmt: skip
+    assert spec.facts == (Fact("Price", "3 GBP"),)
+
+
+def test_microdata_and_rdfa_products() -> None:
+    microdata = _declared("", (
+        "<div itemscope itemtype='http://schema.org/Product'><h1 itemprop='name'>Planter</h1>"
+        "<span itemprop='offers' itemscope itemtype='http://schema.org/Offer'>"
+        "<meta itemprop='price' content='34'><meta itemprop='priceCurrency' content='USD'>"
+        "<link itemprop='availability' href='http://schema.org/OutOfStock'></span>"
+        "<div itemprop='sku'>FW-1</div></div>"
+    ))  # fmt: skip
+    assert microdata.facts == (
+        Fact("Price", "34 USD"),
+        Fact("Availability", "Out of stock"),
+        Fact("SKU", "FW-1"),
+    )
+    rdfa = _declared("", (
+        "<div vocab='https://schema.org/' typeof='Product'><h1 property='name'>Pack</h1>"
+        "<div property='offers' typeof='Offer'><meta property='priceCurrency' content='EUR'>"
+        "<span property='price' content='89.00'>89,00</span></div></div>"
+    ))  # fmt: skip
+    assert rdfa.facts == (Fact("Price", "89.00 EUR"),)
+
+
+def test_a_job_and_an_event() -> None:
+    job = _declared(_ld({
+        "@type": "JobPosting", "title": "Engineer", "employmentType": ["FULL_TIME", "CONTRACTOR"],
+        "hiringOrganization": {"name": "Acme"},
+        "jobLocation": {"address": {"addressLocality": "Lyon", "addressCountry": "FR"}},
+        "baseSalary": {"currency": "EUR", "value": {"value": 50000, "unitText": "YEAR"}},
+    }))  # fmt: skip
+    assert job.facts == (
+        Fact("Company", "Acme"), Fact("Location", "Lyon, FR"),
+        Fact("Salary", "50,000 EUR a year"), Fact("Employment", "Full-time, Contract"),
+    )  # fmt: skip
+    event = _declared(_ld({
+        "@type": "MusicEvent", "name": "Gig", "startDate": "2027-03-05T20:00",
+        "location": {"@type": "Place", "name": "The Hall", "address": "Leeds"},
+    }))  # fmt: skip
+    assert event.facts == (Fact("When", "5 March 2027, 20:00"), Fact("Where", "The Hall, Leeds"))
+
+
+def test_a_listing_of_products_declares_no_facts() -> None:
+    cards = "".join(_ld({"@type": "Product", "name": f"P{n}", "sku": str(n)}) for n in range(3))
+    assert _declared(cards).facts == ()
+
+
+def test_hostile_data_is_read_within_bounds_or_not_at_all() -> None:
+    deep = "[" * 90_000 + "]" * 90_000  # json.loads recurses too deep: skipped
+    huge = json.dumps({"@type": "Product", "name": "x", "sku": "y" * 300_000})
+    broken = "{not json"
+    scripts = (deep, huge, broken)
+    page = _declared("".join(f"<script type='application/ld+json'>{t}</script>" for t in scripts))
+    assert page.facts == ()
+    many = _ld({"@type": "Product", "name": "n", "offers": [{"price": "1"}] * 10_000})
+    assert _declared(many).facts == (Fact("Price", "1"),)

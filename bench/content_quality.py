@@ -10,6 +10,12 @@ github.com/Murrough-Foley/web-content-extraction-benchmark (``dev/html``, ``dev/
 Tune on WCXB's ``dev`` split only: ``test`` is the held-out check of whoever measures. Either
 may be left out; ``tests/data/extraction_sample`` holds a small sample of both (the CI floor).
 
+Each benchmark is scored twice: as it defines itself, and with the page's title counted as
+content (``with_title``: both leave the title out of their answers, and a reader reads it
+first). Then the page-shape suite (tests/support/page_shapes.py: pages in the markup of common
+shop platforms and page kinds, each with what must and must not be in the markdown): how many
+pages each extractor passes, and what each failing page misses or lets in.
+
 Our answer is what a job asking for ``formats: ["markdown"]`` stores (``extract_page``, default
 options: main content only), read as text (link targets dropped: ``markdown_text``).
 trafilatura runs with its defaults (``trafilatura.extract(html, url=url)``, plain text) when it
@@ -42,8 +48,10 @@ from support.extraction_benchmarks import (  # noqa: E402
     shingle_counts,
     wcxb_pages,
     wcxb_score,
+    with_title,
     word_f1,
 )
+from support.page_shapes import SHAPES, ShapeVerdict, verdict  # noqa: E402
 
 # What an extractor hands its user for a page (timed), and how the benchmarks read it (not).
 Extractor = tuple[Callable[[BenchmarkPage], str], Callable[[str], str]]
@@ -81,15 +89,26 @@ def run(extractor: Extractor, pages: Iterable[BenchmarkPage]) -> tuple[dict[str,
     return answers, cpu / max(1, len(answers))
 
 
-def score_scrapinghub(pages: list[BenchmarkPage], answers: dict[str, str]) -> Score:
-    return scrapinghub_score([shingle_counts(p.reference, answers[p.page_id]) for p in pages])
+def _reference(page: BenchmarkPage, titled: bool) -> str:
+    reference: str = with_title(page) if titled else page.reference
+    return reference
 
 
-def score_wcxb(pages: list[BenchmarkPage], answers: dict[str, str]) -> dict[str, Score]:
+def score_scrapinghub(
+    pages: list[BenchmarkPage], answers: dict[str, str], titled: bool = False
+) -> Score:
+    return scrapinghub_score(
+        [shingle_counts(_reference(p, titled), answers[p.page_id]) for p in pages]
+    )
+
+
+def score_wcxb(
+    pages: list[BenchmarkPage], answers: dict[str, str], titled: bool = False
+) -> dict[str, Score]:
     per_type: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     overall = []
     for page in pages:
-        result = word_f1(answers[page.page_id], page.reference)
+        result = word_f1(answers[page.page_id], _reference(page, titled))
         per_type[page.page_type].append(result)
         overall.append(result)
     scores = {"overall": wcxb_score(overall)}
@@ -128,22 +147,61 @@ def main() -> int:
         for name, extractor in chosen.items():
             answers, cpu = run(extractor, pages)
             saved.setdefault(dataset, {})[name] = answers
-            if dataset == "scrapinghub":
-                score = score_scrapinghub(pages, answers)
-                figures.setdefault(dataset, {})[name] = {**_asdict(score), "cpu_ms": cpu * 1e3}
-            else:
-                scores = score_wcxb(pages, answers)
-                figures.setdefault(dataset, {})[name] = {
-                    "cpu_ms": cpu * 1e3,
-                    **{kind: _asdict(s) for kind, s in scores.items()},
-                }
+            for titled in (False, True):
+                key = f"{dataset}, title counted" if titled else dataset
+                figures.setdefault(key, {})[name] = _figures(dataset, pages, answers, titled, cpu)
+    shapes = {name: shape_suite(extractor) for name, extractor in chosen.items()}
     _print(figures)
+    _print_shapes(shapes)
+    figures["page shapes"] = {name: _shape_figures(verdicts) for name, verdicts in shapes.items()}
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=2))
     if args.answers:
         args.answers.write_text(json.dumps(saved))
     return 0
+
+
+def _figures(
+    dataset: str, pages: list[BenchmarkPage], answers: dict[str, str], titled: bool, cpu: float
+) -> dict[str, object]:
+    if dataset == "scrapinghub":
+        return {**_asdict(score_scrapinghub(pages, answers, titled)), "cpu_ms": cpu * 1e3}
+    scores = score_wcxb(pages, answers, titled)
+    return {"cpu_ms": cpu * 1e3, **{kind: _asdict(s) for kind, s in scores.items()}}
+
+
+def _shape_figures(verdicts: list[ShapeVerdict]) -> dict[str, object]:
+    return {
+        "passed": sum(v.passed for v in verdicts),
+        "pages": len(verdicts),
+        "failing": {
+            v.shape.name: {"missing": v.missing, "present": v.present}
+            for v in verdicts
+            if not v.passed
+        },
+    }
+
+
+def shape_suite(extractor: Extractor) -> list[ShapeVerdict]:
+    """Each page of the page-shape suite read by ``extractor``, and how it holds up."""
+    extract, read = extractor
+    verdicts = []
+    for shape in SHAPES:
+        page = BenchmarkPage(shape.name, f"https://shop.test{shape.path}", shape.html, "", "")
+        verdicts.append(verdict(shape, read(extract(page))))
+    return verdicts
+
+
+def _print_shapes(shapes: dict[str, list[ShapeVerdict]]) -> None:
+    print(
+        f"\npage shapes ({len(SHAPES)} pages: all of what each must hold, none of what it must not)"
+    )
+    for name, verdicts in shapes.items():
+        print(f"  {name:<24} {sum(v.passed for v in verdicts)}/{len(verdicts)}")
+        for v in verdicts:
+            if not v.passed:
+                print(f"    {v.shape.name}: missing {list(v.missing)}, present {list(v.present)}")
 
 
 def _first(pages: Iterable[BenchmarkPage], n: int) -> list[BenchmarkPage]:
@@ -163,7 +221,7 @@ def _asdict(score: Score) -> dict[str, float]:
 def _print(figures: dict[str, dict[str, object]]) -> None:
     for dataset, by_name in figures.items():
         print(f"\n{dataset}")
-        if dataset == "scrapinghub":
+        if dataset.startswith("scrapinghub"):
             print(f"  {'extractor':<24} {'F1':>6} {'P':>6} {'R':>6} {'CPU ms':>7}")
             for name, f in by_name.items():
                 assert isinstance(f, dict)

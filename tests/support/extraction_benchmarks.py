@@ -13,6 +13,11 @@ their script would give).
 
 A prediction is plain text; :func:`markdown_text` makes one of a markdown answer the way a
 reader comparing extractors would (link and image targets dropped, their text kept).
+
+Both benchmarks leave the page's title out of their answers, which is what a reader reads first;
+:func:`with_title` gives a page's reference with its title counted as content (WCXB's
+``ground_truth.title``; for ScrapingHub, which has none, the page's Open Graph title, else its
+``<title>``), a second scoring printed beside each benchmark's own.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from lxml import html as lxml_html  # type: ignore[import-untyped]
+
 from scrapejobs_shared.extraction import extract_page
 
 WCXB_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
@@ -38,6 +45,7 @@ class BenchmarkPage:
     html: bytes
     reference: str
     page_type: str  # "article" for every ScrapingHub page
+    title: str = ""  # the page's title (see with_title)
 
 
 def scrapinghub_pages(folder: Path) -> Iterator[BenchmarkPage]:
@@ -47,7 +55,12 @@ def scrapinghub_pages(folder: Path) -> Iterator[BenchmarkPage]:
         html = gzip.decompress((folder / "html" / f"{page_id}.html.gz").read_bytes())
         entry = truth[page_id]
         yield BenchmarkPage(
-            page_id, entry.get("url", ""), html, entry.get("articleBody", ""), "article"
+            page_id,
+            entry.get("url", ""),
+            html,
+            entry.get("articleBody", ""),
+            "article",
+            _declared_title(html),
         )
 
 
@@ -65,7 +78,32 @@ def wcxb_pages(folder: Path) -> Iterator[BenchmarkPage]:
             html,
             truth.get("main_content", "") or "",
             _wcxb_type(data),
+            str(truth.get("title") or ""),
         )
+
+
+def _declared_title(html: bytes) -> str:
+    """The page's Open Graph title, else its ``<title>``."""
+    try:
+        root = lxml_html.fromstring(html.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        root = lxml_html.fromstring(html)
+    og = root.xpath("string((//meta[@property='og:title'])[1]/@content)")
+    title = og or root.xpath("string((//title)[1])")
+    return " ".join(str(title).split())
+
+
+def with_title(page: BenchmarkPage) -> str:
+    """``page``'s reference with its title counted as content: the title above it, unless the
+    reference starts with it already."""
+    reference = page.reference.strip()
+    if not page.title or _tokens(reference[: 2 * len(page.title)]).startswith(_tokens(page.title)):
+        return reference
+    return f"{page.title}\n\n{reference}"
+
+
+def _tokens(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _wcxb_type(data: dict[str, object]) -> str:

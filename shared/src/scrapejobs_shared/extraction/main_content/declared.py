@@ -63,36 +63,48 @@ class Declared:
 
 UNDECLARED = Declared()
 
-_JSON_LD = etree.XPath(
-    "//script[translate(@type, 'JSONLDAPIC+', 'jsonldapic+')='application/ld+json']",
-    smart_strings=False,
-)
-_TITLE = etree.XPath("(//title)[1]", smart_strings=False)
-_OG_TITLE = etree.XPath(
-    "(//meta[@property='og:title' or @name='og:title']/@content)[1]", smart_strings=False
-)
-# Microdata's and RDFa's items of the types above, outermost first.
+# Microdata's and RDFa's items (what each is, its ``itemtype`` or ``typeof`` says).
 _ITEMS = etree.XPath("//*[@itemtype or @typeof]", smart_strings=False)
 
 
 def declared(root: Any, url: str) -> Declared:
     """What ``root`` (a whole page, before its scripts are stripped), found at ``url``, says
-    of itself."""
-    return Declared(page_kind(root, url), _title(root), tuple(_facts(root)))
+    of itself: one walk of its scripts, titles and metas, one look for typed items."""
+    scripts: list[str] = []
+    title = og_title = og_type = ""
+    for element in root.iter("script", "title", "meta"):
+        tag = element.tag
+        if tag == "script":
+            if (element.get("type") or "").strip().lower() == "application/ld+json":
+                scripts.append(element.text or "")
+        elif tag == "title":
+            title = title or " ".join("".join(element.itertext()).split())
+        else:
+            name = element.get("property") or element.get("name")
+            if name == "og:title" and not og_title:
+                og_title = " ".join((element.get("content") or "").split())
+            elif name == "og:type" and not og_type:
+                og_type = (element.get("content") or "").strip()
+    items = _ITEMS(root)
+    types = [_item_type(element) for element in items]
+    kind = page_kind([*types, *(text.strip() for text in scripts), og_type], url)
+    found = _json_ld_items(scripts) + [
+        _markup_item(element, 0)
+        for element, declared_type in zip(items, types, strict=True)
+        if _type_name(declared_type) in _READ
+    ]
+    return Declared(kind, og_title or title, tuple(_facts(found)))
 
 
-def _title(root: Any) -> str:
-    og = _OG_TITLE(root)
-    if og and str(og[0]).strip():
-        return " ".join(str(og[0]).split())
-    found = _TITLE(root)
-    return " ".join("".join(found[0].itertext()).split()) if found else ""
+def _item_type(element: Any) -> str:
+    """What a microdata or RDFa item says it is (its last type)."""
+    names = (element.get("itemtype") or element.get("typeof") or "").split()
+    return names[-1] if names else ""
 
 
-def _facts(root: Any) -> list[Fact]:
-    """The facts of the one product, job or event the page declares (none when it declares
-    several of a kind: a listing's cards)."""
-    items = _json_ld_items(root) + _markup_items(root)
+def _facts(items: list[dict[str, Any]]) -> list[Fact]:
+    """The facts of the one product, job or event among the page's ``items`` (none when it
+    declares several of a kind: a listing's cards)."""
     for wanted in (PRODUCT, JOB, EVENT):
         of_kind = [item for item in items if _is(item, wanted)]
         if len({_text(item.get("name") or item.get("title")) for item in of_kind}) == 1:
@@ -115,11 +127,11 @@ def _type_name(value: object) -> str:
     return match.group(1) if match else ""
 
 
-def _json_ld_items(root: Any) -> list[dict[str, Any]]:
-    """The objects of the page's JSON-LD (``@graph`` members and list entries included)."""
+def _json_ld_items(scripts: list[str]) -> list[dict[str, Any]]:
+    """The objects of the page's JSON-LD ``scripts`` (``@graph`` members and list entries
+    included)."""
     found: list[dict[str, Any]] = []
-    for script in _JSON_LD(root)[:MAX_SCRIPTS]:
-        text = script.text or ""
+    for text in scripts[:MAX_SCRIPTS]:
         if not text or len(text) > MAX_SCRIPT_CHARS:
             continue
         try:
@@ -131,21 +143,6 @@ def _json_ld_items(root: Any) -> list[dict[str, Any]]:
                 found.extend(e for e in _listed(entry.get("@graph")) if isinstance(e, dict))
                 found.append(entry)
     return found
-
-
-def _markup_items(root: Any) -> list[dict[str, Any]]:
-    """Microdata and RDFa items of the kinds read here, as JSON-LD-like objects (their
-    properties' values from ``content``, ``href`` or text; nested items as objects)."""
-    found = []
-    for element in _ITEMS(root):
-        if _item_type(element) in _READ:
-            found.append(_markup_item(element, 0))
-    return found
-
-
-def _item_type(element: Any) -> str:
-    names = (element.get("itemtype") or element.get("typeof") or "").split()
-    return _type_name(names[-1]) if names else ""
 
 
 def _markup_item(element: Any, depth: int) -> dict[str, Any]:

@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Any
 from urllib.parse import urlsplit
-
-from lxml import etree  # type: ignore[import-untyped]
 
 DISCUSSION_TYPES = re.compile(r"DiscussionForumPosting|QAPage")
 PRODUCT_TYPES = re.compile(r"\"@type\"\s*:\s*\"Product\"|schema\.org/Product$|^product")
@@ -26,19 +23,6 @@ DISCUSSION_PATHS = re.compile(
     r"|showthread|viewtopic|showtopic|viewthread",
     re.IGNORECASE,
 )
-_ITEMTYPES = etree.XPath("//@itemtype", smart_strings=False)
-
-
-def _declared(doc: Any) -> list[str]:
-    """What ``doc`` declares itself: its JSON-LD, microdata types and Open Graph type."""
-    said = [str(t) for t in _ITEMTYPES(doc)]
-    for element in doc.iter("script", "meta"):
-        if element.tag == "script":
-            if element.get("type") == "application/ld+json":
-                said.append(element.text or "")
-        elif element.get("property") == "og:type":
-            said.append(element.get("content") or "")
-    return [s.strip() for s in said]
 
 
 class PageKind(enum.Enum):
@@ -47,13 +31,13 @@ class PageKind(enum.Enum):
     OTHER = "other"
 
 
-def page_kind(doc: Any, url: str) -> PageKind:
-    """The kind of ``doc`` (before its scripts are stripped), found at ``url``."""
+def page_kind(declarations: list[str], url: str) -> PageKind:
+    """The kind of a page found at ``url`` that declares itself ``declarations`` (its JSON-LD
+    scripts, microdata and RDFa types, and Open Graph type: :mod:`.declared` reads them)."""
     if DISCUSSION_PATHS.search(urlsplit(url).path if url else ""):
         return PageKind.DISCUSSION
-    declared = _declared(doc)
-    if any(DISCUSSION_TYPES.search(d) for d in declared):
+    if any(DISCUSSION_TYPES.search(d) for d in declarations):
         return PageKind.DISCUSSION
-    if any(PRODUCT_TYPES.search(d) for d in declared):
+    if any(PRODUCT_TYPES.search(d) for d in declarations):
         return PageKind.PRODUCT
     return PageKind.OTHER

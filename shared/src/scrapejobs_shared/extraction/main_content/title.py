@@ -22,7 +22,7 @@ from .boilerplate import CHROME, CHROME_ROLES, PAGE_CHROME
 MAX_HEADINGS = 200  # looked at, in document order
 NAMED_SHARE = 0.6  # of a heading's words the document's title must hold to name it
 
-_HEADINGS = etree.XPath("descendant::*[self::h1 or self::h2]", smart_strings=False)
+_HEADINGS = etree.XPath("descendant::h1 | descendant::h2", smart_strings=False)
 _WORD = re.compile(r"\w+")
 
 

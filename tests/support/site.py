@@ -14,6 +14,8 @@ Routes (``key`` separates counters between tests):
 - ``/switch/KEY``                  500 until ``KEY`` is in ``site.switched_on``, then a product
 - ``/messy/N``                     product N written untidily (see ``messy_page``)
 - ``/kinds/KIND``                  a page of each kind for main content (support/content_pages)
+- ``/shapes/NAME`` (and a forum's own address, ``/threads/...``, ``/t/...``, ``/forum/...``)
+                                   a page of the page-shape suite (support/page_shapes)
 - ``/scripted/N?delay_ms=0``        product N built by a script from ``/api/product/N``
 - ``/hostile?to=URL``               a page whose every kind of request aims at ``URL``
 - ``/cf-challenge/KEY``            403, ``cf-mitigated: challenge``, Cloudflare's interstitial
@@ -54,6 +56,7 @@ from scrapejobs_shared.extraction.document_types import BY_EXTENSION
 from support.content_pages import PAGES as CONTENT_PAGES
 from support.document_bombs import flate_bomb_pdf, page_bomb_pdf
 from support.hostile_page import hostile_page
+from support.page_shapes import BY_PATH as SHAPES_BY_PATH
 
 DOCUMENTS = Path(__file__).resolve().parent.parent / "data" / "documents"
 
@@ -328,6 +331,8 @@ def _route(path: str, query: dict[str, str], n: int) -> tuple[int, str]:  # noqa
         return 200, f"<html><body><h1>{path}</h1><p>Found through a PDF.</p></body></html>"
     if path.startswith("/kinds/") and path.removeprefix("/kinds/") in CONTENT_PAGES:
         return 200, CONTENT_PAGES[path.removeprefix("/kinds/")]
+    if path in SHAPES_BY_PATH:
+        return 200, SHAPES_BY_PATH[path].html.decode()
     if match := ARTICLE.match(path):
         return 200, article_page(int(match.group(1)))
     if match := PRODUCT.match(path):

@@ -75,6 +75,8 @@ def headed(
         heading = etree.Element("h1")
         heading.text = title
         head.append(heading)
+    if heading is not None:
+        _drop_echo(heading)
     shown = _shown(head, container)
     missing = [f for f in facts if not _holds(shown, f)]
     if missing:
@@ -91,6 +93,16 @@ def headed(
         wrapper.append(part)
     wrapper.append(container)
     return wrapper
+
+
+def _drop_echo(heading: Any) -> None:
+    """Remove what repeats the title ``heading`` right after it (a theme's second copy of a
+    product's name, for its quick view)."""
+    echo = heading.getnext()
+    if echo is not None and _words("".join(echo.itertext())) == _words(
+        "".join(heading.itertext())
+    ):
+        drop([echo])
 
 
 def _listed(facts: list[Fact]) -> Any:

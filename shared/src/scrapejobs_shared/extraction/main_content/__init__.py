@@ -5,28 +5,36 @@ blocks.
 :func:`main_content` cuts a copy of the page's body down to it, in steps each measured on the
 public benchmarks (bench/content_quality.py; bench/README.md, "Main content"):
 
+0. **What the page says of itself** (:mod:`.declared`, from the whole document): its kind
+   (:mod:`.page_kind`), its title, and the facts of the product, job or event its schema.org
+   data declares; and **its title heading** (:mod:`.title`), found before anything goes.
 1. **What is never content** goes (:mod:`.boilerplate`), once the segments a streamed
    rendering sent late are in their places: scripts, styles, embedded objects, form
-   controls, hidden elements, the page's navigation, banner, footer and asides (tags and
-   landmark roles), elements whose class or id names boilerplate (cookie, share, related,
-   sidebar...), comments unless the page is a discussion (:mod:`.page_kind`) whose replies
-   outweigh the rest (a product's reviews are comments); each unless it holds most of the
-   page's prose (then it is the page's wrapper, not its chrome). A ``<noscript>`` holding
-   real text stays (forums serve their thread there to readers without scripts). Measures
-   come from :mod:`.survey`: text, links and **prose** (text outside links, a short block's
-   counting less) of every element.
+   controls, hidden elements, ad labels, the page's navigation, banner, footer and asides
+   (tags and landmark roles), elements whose class or id names boilerplate (cookie, share,
+   related, sidebar, upsell, button...), comments unless the page is a discussion whose
+   replies outweigh the rest (a product's reviews are comments); each unless it holds most
+   of the page's prose (then it is the page's wrapper, not its chrome) or the title heading
+   (a theme's ``entry-header`` holds the headline). A ``<noscript>`` holding real text stays
+   (forums serve their thread there to readers without scripts). Measures come from
+   :mod:`.survey`: text, links and **prose** (text outside links, a short block's counting
+   less) of every element.
 2. **The container** (:mod:`.container`): where the page says its content is (schema.org's
-   ``articleBody``, a lone or leading ``<article>``, ``<main>``, a content management system's
+   ``articleBody``, a lone or leading ``<article>`` (one holding articles beside it is a
+   feed of teasers, left out of the reckoning), ``<main>``, a content management system's
    content class) when that holds a good share of the prose, else the body; from there, down
    into the child holding nearly all the prose while one does; then the element holding nearly
    all its paragraphs, when paragraphs are what it is written in (an article beside teasers).
-3. **Inside it**, blocks made of links (related articles, tag clouds, share bars) go, unless
-   the container itself is mostly links (a listing), so do parts repeating an earlier part
-   word for word (an article served twice, a sign-up box in every section), and links with
-   no text (an image's, which markdown leaves out: they would read as their URL). A headline
-   above the content area stays out, as the benchmarks' answers leave it (it is the page's
-   ``metadata`` title); a product's name (its first ``h1`` outside the chrome) heads its
-   content, which is widened to hold its price when they share an element.
+3. **Its head** (:mod:`.head`): widened to the title heading when that costs a headline's
+   worth, or a product's header facts beside a price; else the title's block (its byline and
+   date) above it; a listing's name widened to its cards (:func:`.container.listing_of`).
+4. **Inside it**, blocks made of links (related articles, tag clouds, share bars, jump
+   links) go, unless the container itself is mostly links (a listing), so do parts repeating
+   an earlier part word for word (an article served twice, a sign-up box in every section),
+   and links with no text (an image's, which markdown leaves out: they would read as their
+   URL).
+5. **Under its head**: the title's block, or the document's title when the page has no title
+   heading, and the declared facts the content does not show (:func:`.head.headed`).
 
 :func:`without_boilerplate` is step 1 alone (``include`` selectors with main content on).
 """

@@ -2,15 +2,18 @@
 the public benchmarks leave out of their answers (bench/README.md, "Main content").
 
 * :func:`widened`: when the page's title heading (:mod:`.title`) is outside the chosen
-  content, the content widens to the nearest element holding both while that adds at most
-  ``WIDEN_TEXT`` characters (a product's name, price, stock and SKU beside its description
-  and specs; an article's header with its byline and date); the links left alone on a line
-  in what it adds (``Back to results``, ``Report this job``) go. Otherwise the title's own
-  block (the largest holding it in at most ``HEADER_TEXT`` characters, not reaching the
-  content) is put above the content.
+  content, the content widens to the nearest element holding both when that adds a
+  headline's worth of text (``HEADLINE_TEXT``), or at most ``WIDEN_TEXT`` characters on a
+  page with facts beside its title (a price named there, or a product, job or event the page
+  declares: a product's name, price, stock and SKU beside its description and specs); the
+  links left alone on a line in what it adds (``Back to results``, ``Report this job``) go.
+  Otherwise the title's own block (the largest holding it in at most ``HEADER_TEXT``
+  characters, not reaching the content) is put above the content, with only the title and
+  its byline and date (a ``<time>``, an author, a class naming either) left in it: a kicker,
+  a standfirst and a share bar go, as the public benchmarks' answers leave them out.
 * :func:`headed`: the content under its head: that block, or the document's title as a
-  heading when the page has no title heading and the content does not start with a heading;
-  then the facts the page declares (:mod:`.declared`) that the content does not show.
+  heading when the page has no title heading; then the facts the page declares
+  (:mod:`.declared`) that the content does not show.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from .declared import Fact
+from .declared import Fact, Shown
 from .survey import Survey, drop
 
 WIDEN_TEXT = 400
@@ -58,27 +61,28 @@ def widened(
 def headed(
     container: Any, block: Any | None, title: str, facts: tuple[Fact, ...], heading: Any | None
 ) -> Any:
-    """``container`` under ``block`` (moved out of the page), or under ``title`` as a heading
-    when there is no block and the content starts with no heading; the ``facts`` the content
-    does not show follow the head (or the title ``heading``, when the content holds it)."""
+    """``container`` under its head: ``block`` (the title heading's, moved out of the page),
+    or ``title`` (the document's) as a heading when the page has no title ``heading`` and the
+    content, a sentence at least, neither starts with a heading nor opens with those words;
+    then the ``facts`` the content does not show, after the head (or after the title heading
+    when the content holds it)."""
     head: list[Any] = []
-    opening = _opening(container)
     if block is not None:
         block.tail = None
         head.append(block)
-    elif (
-        title
-        and len(opening) >= TITLED_TEXT
-        and not _starts_with_heading(container)
-        and _words(title) not in opening
-    ):
-        heading = etree.Element("h1")
-        heading.text = title
-        head.append(heading)
+    elif heading is None and title:
+        opening = _opening(container)
+        if (
+            len(opening) >= TITLED_TEXT
+            and not _starts_with_heading(container)
+            and _words(title) not in opening
+        ):
+            made = etree.Element("h1")
+            made.text = title
+            head.append(made)
     if heading is not None:
         _drop_echo(heading)
-    shown = _shown(head, container)
-    missing = [f for f in facts if not _holds(shown, f)]
+    missing = _missing(facts, head, container)
     if missing:
         listed = _listed(missing)
         if not head and heading is not None and _under(heading, container):
@@ -95,13 +99,20 @@ def headed(
     return wrapper
 
 
+def _missing(facts: tuple[Fact, ...], head: list[Any], container: Any) -> list[Fact]:
+    """The ``facts`` neither the head nor the content shows."""
+    if not facts:
+        return []
+    text = " ".join(" ".join(part.itertext()) for part in (*head, container))
+    shown = " ".join(text.casefold().split())
+    return [fact for fact in facts if not _holds(shown, fact)]
+
+
 def _drop_echo(heading: Any) -> None:
     """Remove what repeats the title ``heading`` right after it (a theme's second copy of a
     product's name, for its quick view)."""
     echo = heading.getnext()
-    if echo is not None and _words("".join(echo.itertext())) == _words(
-        "".join(heading.itertext())
-    ):
+    if echo is not None and _words("".join(echo.itertext())) == _words("".join(heading.itertext())):
         drop([echo])
 
 
@@ -162,12 +173,12 @@ def _beside_byline(block: Any, title: Any, survey: Survey) -> list[Any]:
 
 
 # A byline or a date: a <time>, an author link or property, or a class or id naming one.
+_NAMES = "translate(concat(@class, ' ', @id), 'ABDEHILNORTUY', 'abdehilnortuy')"
 _BYLINE = etree.XPath(
-    "boolean(descendant-or-self::*[self::time or @rel='author' or @itemprop='author'"
-    " or @itemprop='datePublished' or @datetime or contains(translate(concat(@class, ' ', @id),"
-    " 'ABDEHILMNOPRSTUY', 'abdehilmnoprstuy'), 'author') or contains(translate(concat(@class,"
-    " ' ', @id), 'ABDEHILMNOPRSTUY', 'abdehilmnoprstuy'), 'byline') or contains(translate("
-    "concat(@class, ' ', @id), 'ABDEHILMNOPRSTUY', 'abdehilmnoprstuy'), 'date')])",
+    "boolean(descendant-or-self::*[self::time or @datetime or @rel='author'"
+    " or @itemprop='author' or @itemprop='datePublished' or "
+    + " or ".join(f"contains({_NAMES}, '{word}')" for word in ("author", "byline", "date"))
+    + "])",
     smart_strings=False,
 )
 
@@ -233,23 +244,17 @@ def _starts_with_heading(container: Any) -> bool:
     return False
 
 
-def _shown(head: list[Any], container: Any) -> str:
-    text = " ".join(" ".join(part.itertext()) for part in (*head, container))
-    return " ".join(text.casefold().split())
-
-
 _WORD = re.compile(r"\w+")
 _NUMBERS = re.compile(r"\d[\d,.]*\d|\d")
 
 
 def _holds(shown: str, fact: Fact) -> bool:
-    """Whether the content shows ``fact``: every number of a price, salary or date (without
-    thousands separators), else its value, or a place's first part."""
+    """Whether the content (``shown``: its text, casefolded) shows ``fact`` already."""
     numbers = _NUMBERS.findall(fact.value)
-    if fact.label in ("Price", "Salary", "When") and numbers:
+    if fact.shown is Shown.NUMBERS and numbers:
         plain = shown.replace(",", "")
         return all(n.replace(",", "") in plain for n in numbers)
     value = fact.value.casefold()
-    if fact.label in ("Location", "Where"):
+    if fact.shown is Shown.PLACE:
         value = value.split(",")[0].split(";")[0].strip()
     return value in shown

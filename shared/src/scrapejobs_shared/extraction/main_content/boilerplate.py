@@ -148,6 +148,7 @@ def remove_boilerplate(
     found = _Found(REVIEWED_WORDS if kind is PageKind.PRODUCT else COMMENT_WORDS, keep)
     found.walk(body, survey, noticed)
     survey.forget(found.chrome)
+    survey.forget(_ad_labels(found.ads, body, survey))
     said = sum(survey.prose(c) for c in found.comments)
     left = survey.prose(body)
     # A discussion's replies, or a review page's reviews (its JSON-LD names the product),
@@ -201,6 +202,7 @@ class _Found:
         self.hidden: list[tuple[Any, Any]] = []
         self.names: dict[str, _Named] = {}
         self.nested: dict[Any, int] = {}  # comments (or reviews) named inside each
+        self.ads: list[Any] = []  # elements without children saying only an ad's label
 
     def walk(self, body: Any, survey: Survey, noticed: Callable[[Any, str], None]) -> None:
         """Depth first in document order, not into what goes (the page holds elements only:
@@ -221,9 +223,8 @@ class _Found:
             said = named.get(names)
             if said is None:  # what the names say, once a page for each distinct pair
                 said = named[names] = _named(names, self.comment_words)
-            if element not in keep and (
-                _is_chrome(element, said, in_article, survey.prose(element) < limit)
-                or (0 < survey.text(element) <= AD_LABEL_TEXT and _ad_label(element))
+            if element not in keep and _is_chrome(
+                element, said, in_article, survey.prose(element) < limit
             ):
                 chrome.append(element)
                 continue
@@ -231,17 +232,25 @@ class _Found:
             if _is_hidden(element):
                 self.hidden.append((element, hidden))
                 hidden = element
-            if outer is not None:
-                if said is _Named.COMMENTS:
-                    self.nested[outer] += 1
-            elif said is _Named.COMMENTS:
-                self.comments.append(element)
-                outer = element
-                self.nested[element] = 0
-            if len(element) and tag not in VERBATIM:
-                in_article = in_article or tag == "article" or tag == "main"
-                for child in reversed(element):
-                    pending.append((child, hidden, outer, in_article))
+            if said is _Named.COMMENTS:
+                outer = self._comments(element, outer)
+            if len(element):
+                if tag not in VERBATIM:
+                    in_article = in_article or tag == "article" or tag == "main"
+                    for child in reversed(element):
+                        pending.append((child, hidden, outer, in_article))
+            elif _ad_label(element.text):
+                self.ads.append(element)
+
+    def _comments(self, element: Any, outer: Any) -> Any:
+        """Note ``element``, named comments, inside the outermost comments ``outer`` (or
+        None); the outermost comments it is inside or is."""
+        if outer is not None:
+            self.nested[outer] += 1
+            return outer
+        self.comments.append(element)
+        self.nested[element] = 0
+        return element
 
 
 def _is_chrome(element: Any, said: _Named, in_article: bool, small: bool) -> bool:
@@ -261,8 +270,26 @@ def _is_chrome(element: Any, said: _Named, in_article: bool, small: bool) -> boo
     )
 
 
-def _ad_label(element: Any) -> bool:
-    return "".join(element.itertext()).strip().casefold() in AD_LABELS
+def _ad_label(text: str | None) -> bool:
+    """Whether an element's own ``text`` is only an ad's label."""
+    if not text or len(text) > AD_LABEL_TEXT + 40:  # spacing around a label, at most
+        return False
+    return text.strip().casefold() in AD_LABELS
+
+
+def _ad_labels(leaves: list[Any], body: Any, survey: Survey) -> list[Any]:
+    """The elements saying only an ad's label (``Advertisement``: ``leaves`` are those without
+    children), each the outermost holding no other text."""
+    found: dict[Any, None] = {}
+    for leaf in leaves:
+        element = leaf
+        length = survey.text(leaf)
+        for parent in leaf.iterancestors():
+            if parent is body or survey.text(parent) != length:
+                break
+            element = parent
+        found[element] = None
+    return [e for e in found if not any(a in found for a in e.iterancestors())]
 
 
 def _is_hidden(element: Any) -> bool:

@@ -22,7 +22,8 @@ from .boilerplate import CHROME, CHROME_ROLES, PAGE_CHROME
 MAX_HEADINGS = 200  # looked at, in document order
 NAMED_SHARE = 0.6  # of a heading's words the document's title must hold to name it
 
-_HEADINGS = etree.XPath("descendant::h1 | descendant::h2", smart_strings=False)
+_H1 = etree.XPath("descendant::h1", smart_strings=False)
+_H2 = etree.XPath("descendant::h2", smart_strings=False)
 _WORD = re.compile(r"\w+")
 
 
@@ -30,20 +31,26 @@ def title_heading(body: Any, title: str) -> Any | None:
     """The heading of ``body`` a reader takes for the page's title (see the module's
     docstring), or None; ``title``: the document's title (Open Graph's, else ``<title>``)."""
     title_words = set(_WORD.findall(title.casefold()))
-    first_h1 = named_h2 = None
-    for heading in _HEADINGS(body)[:MAX_HEADINGS]:
-        words = _WORD.findall("".join(heading.itertext()).casefold())
-        if not words or _in_chrome(heading):
-            continue
-        named = sum(w in title_words for w in words) >= NAMED_SHARE * len(words)
-        if heading.tag == "h1":
-            if named:
-                return heading
-            if first_h1 is None:
-                first_h1 = heading
-        elif named and named_h2 is None:
-            named_h2 = heading
-    return named_h2 if named_h2 is not None else first_h1
+    first_h1 = None
+    for heading in _H1(body)[:MAX_HEADINGS]:
+        named = _named(heading, title_words)
+        if named:
+            return heading
+        if named is not None and first_h1 is None:
+            first_h1 = heading
+    for heading in _H2(body)[:MAX_HEADINGS]:  # the <h2> only when no <h1> is named
+        if _named(heading, title_words):
+            return heading
+    return first_h1
+
+
+def _named(heading: Any, title_words: set[str]) -> bool | None:
+    """Whether the document's title (its ``title_words``) names ``heading``; None for a
+    heading without words or in the chrome."""
+    words = _WORD.findall("".join(heading.itertext()).casefold())
+    if not words or _in_chrome(heading):
+        return None
+    return sum(w in title_words for w in words) >= NAMED_SHARE * len(words)
 
 
 def keep_set(heading: Any | None) -> frozenset[Any]:

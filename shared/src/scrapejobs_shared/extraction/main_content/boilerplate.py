@@ -51,7 +51,7 @@ AD_LABELS = frozenset(
     {"advertisement", "advert", "advertising", "ad", "ads", "anzeige", "werbung", "publicidad"}
     | {"publicidade", "publicité", "pubblicità", "reklama", "sponsored", "reclame"}
 )
-AD_LABEL_TEXT = max(len(label) for label in AD_LABELS)
+AD_LABEL_SPACED = max(len(label) for label in AD_LABELS) + 40  # with spacing around it
 NOSCRIPT_TEXT = 200  # a <noscript> with this much text is content for readers without scripts
 
 # Words of a class or id (split at anything not a letter or digit) that name boilerplate.
@@ -223,10 +223,20 @@ class _Found:
             said = named.get(names)
             if said is None:  # what the names say, once a page for each distinct pair
                 said = named[names] = _named(names, self.comment_words)
-            if element not in keep and _is_chrome(
-                element, said, in_article, survey.prose(element) < limit
+            role = get("role")
+            if element not in keep and (
+                (role in DIALOG_ROLES or get("aria-modal") == "true" or tag == "dialog")
+                or (
+                    (
+                        said is _Named.CHROME
+                        or tag in CHROME
+                        or (tag in PAGE_CHROME and not in_article)
+                        or (role is not None and role in CHROME_ROLES)
+                    )
+                    and survey.prose(element) < limit
+                )
             ):
-                chrome.append(element)
+                chrome.append(element)  # a dialog goes whatever it holds: never a wrapper
                 continue
             noticed(element, names)
             if _is_hidden(element):
@@ -239,8 +249,12 @@ class _Found:
                     in_article = in_article or tag == "article" or tag == "main"
                     for child in reversed(element):
                         pending.append((child, hidden, outer, in_article))
-            elif _ad_label(element.text):
-                self.ads.append(element)
+            elif (
+                (text := element.text)
+                and len(text) <= AD_LABEL_SPACED
+                and text.strip().casefold() in AD_LABELS
+            ):
+                self.ads.append(element)  # a leaf saying only an ad's label
 
     def _comments(self, element: Any, outer: Any) -> Any:
         """Note ``element``, named comments, inside the outermost comments ``outer`` (or
@@ -251,30 +265,6 @@ class _Found:
         self.comments.append(element)
         self.nested[element] = 0
         return element
-
-
-def _is_chrome(element: Any, said: _Named, in_article: bool, small: bool) -> bool:
-    """Whether ``element`` is the page's chrome: a dialog over the page whatever it holds (never
-    a wrapper), or, while ``small`` (under ``WRAPPER_SHARE`` of the prose), named boilerplate,
-    a chrome tag (a header or footer outside an article or main) or a chrome role."""
-    get = element.get
-    tag = element.tag
-    role = get("role")
-    if role in DIALOG_ROLES or get("aria-modal") == "true" or tag == "dialog":
-        return True
-    return small and (
-        said is _Named.CHROME
-        or tag in CHROME
-        or (tag in PAGE_CHROME and not in_article)
-        or (role is not None and role in CHROME_ROLES)
-    )
-
-
-def _ad_label(text: str | None) -> bool:
-    """Whether an element's own ``text`` is only an ad's label."""
-    if not text or len(text) > AD_LABEL_TEXT + 40:  # spacing around a label, at most
-        return False
-    return text.strip().casefold() in AD_LABELS
 
 
 def _ad_labels(leaves: list[Any], body: Any, survey: Survey) -> list[Any]:

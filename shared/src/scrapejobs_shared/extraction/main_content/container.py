@@ -3,13 +3,16 @@
 :func:`container_of` starts where the page says its content is (:class:`Anchors`, seen by the
 walk that removed the boilerplate: schema.org's ``articleBody``, ``<article>``, ``<main>``, a
 content class or id; one of a kind, or one ``ANCHOR_LEAD`` times the prose of the next) when
-it holds at least ``ANCHOR_SHARE`` of the page's prose, else at the body; then goes down into
+it holds at least ``ANCHOR_SHARE`` of the page's prose (an ``<article>`` holding articles beside
+another is a feed of teasers: left out, its prose too), else at the body; then goes down into
 the child holding ``DOMINANT_SHARE`` of the prose while one does (never into a paragraph, a
 heading or a link: when one of those holds a fair share, the content starts there).
 :func:`focus` narrows that to the element holding ``FOCUS_SHARE`` of its paragraphs, when it is
 written in paragraphs; :func:`link_blocks` finds the blocks made of links inside it (a block
-holding a paragraph of prose is a section of the content, however many links it lists), and
-:func:`repeated_parts` the parts repeating an earlier one word for word.
+holding a paragraph of prose is a section of the content, however many links it lists; a
+block of links within the page, ``Jump to recipe``, is one too), and
+:func:`repeated_parts` the parts repeating an earlier one word for word; :func:`listing_of`
+widens a listing's head (its name and a short description) to the cards below it.
 """
 
 from __future__ import annotations

@@ -61,6 +61,7 @@ SHAPES: tuple[PageShape, ...] = (
             "Linen Apron",
             "$38.00",
             "In stock",
+            "Color: Sage, Charcoal",
             "stonewashed linen",
             "flat-felled seams",
             "260 gsm",

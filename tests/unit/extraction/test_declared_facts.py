@@ -110,3 +110,41 @@ def test_hostile_data_is_read_within_bounds_or_not_at_all() -> None:
     assert _pairs(page) == ()
     many = _ld({"@type": "Product", "name": "n", "offers": [{"price": "1"}] * 10_000})
     assert _pairs(_declared(many)) == (("Price", "1"),)
+
+
+def _options(body: str, head: str = "<meta property='og:type' content='product'>") -> object:
+    return dict(_pairs(_declared(head, body))).get("Options")
+
+
+def test_a_products_options_come_from_its_add_to_cart_form() -> None:
+    woo = (
+        "<form class='variations_form cart' action='/product/mug/'>"
+        "<label for='pa_colour'>Colour</label><select id='pa_colour' name='attribute_pa_colour'>"
+        "<option value=''>Choose an option</option><option value='oat'>Oatmeal</option>"
+        "<option value='ink'>Ink blue</option></select>"
+        "<select name='attribute_size'><option value='s'>Small</option>"
+        "<option value='l'>Large</option></select>"
+        "<input type='number' name='quantity' value='1'></form>"
+        "<form action='/search'><select name='sort'><option value='a'>A</option>"
+        "<option value='b'>B</option></select></form>"
+    )
+    assert _options(woo) == "Colour: Oatmeal, Ink blue; Small, Large"
+    dawn = (
+        "<fieldset><legend>Color</legend>"
+        "<input type='radio' id='c1' name='Color' value='Sage' form='pf'>"
+        "<label for='c1'>Sage<span class='visually-hidden'>Variant sold out</span></label>"
+        "<input type='radio' id='c2' name='Color' value='Ink' form='pf'>"
+        "<label for='c2'>Ink</label></fieldset><form id='pf' action='/cart/add'></form>"
+    )
+    assert _options(dawn) == "Color: Sage, Ink"
+    assert _options(woo, head="") is None  # not a product page
+    one = "<form action='/cart'><select name='size'><option value='m'>M</option></select></form>"
+    assert _options(one) is None  # one choice is no choice
+
+
+def test_options_are_bounded() -> None:
+    many = "".join(f"<option value='{n}'>Choice {n}</option>" for n in range(500))
+    groups = "".join(f"<select name='g{n}'>{many}</select>" for n in range(50))
+    options = _options(f"<form action='/cart'>{groups}</form>")
+    assert isinstance(options, str)
+    assert options.count(";") == 4 and options.count("Choice") == 5 * 30

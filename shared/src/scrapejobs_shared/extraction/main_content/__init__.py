@@ -45,7 +45,8 @@ from typing import Any
 
 from .boilerplate import open_noscripts, place_streamed, remove_boilerplate, strip_never_content
 from .container import Anchors, container_of, focus, link_blocks, listing_of, repeated_parts
-from .declared import UNDECLARED, Declared, Fact, declared
+from .declared import UNDECLARED, Declared, declared
+from .fact import Fact
 from .head import headed, widened
 from .page_kind import PageKind, page_kind
 from .survey import Survey, drop

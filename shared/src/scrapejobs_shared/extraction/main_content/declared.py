@@ -8,15 +8,15 @@ the facts a reader needs that schema.org data declares (JSON-LD, microdata or RD
 * an ``Event`` (and its subtypes): when it starts and ends, where (the place's name and town),
   and its price.
 
-:func:`.facts.missing_facts` then keeps those the chosen content does not already show (a
-price rendered by a script, a job's overview in a sidebar, which is chrome). Reading is
+:func:`.head.headed` then lists those the chosen content does not show already (a price
+rendered by a script, a job's overview in a sidebar, which is chrome); a product's options come
+from its add-to-cart form (:mod:`.variants`). Reading is
 bounded: at most ``MAX_SCRIPTS`` JSON-LD scripts of ``MAX_SCRIPT_CHARS`` each, nesting and
 lists walked to a fixed depth and length.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 from dataclasses import dataclass, field
@@ -24,7 +24,9 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from .fact import Fact, Shown
 from .page_kind import PageKind, page_kind
+from .variants import variant_fact
 
 MAX_SCRIPTS = 20
 MAX_SCRIPT_CHARS = 200_000
@@ -43,23 +45,6 @@ EVENT_TYPES = frozenset(
     | {"VisualArtsEvent"}
 )
 _TYPE_NAME = re.compile(r"(?:https?://schema\.org/|schema:)?([A-Za-z]+)$")
-
-
-class Shown(enum.Enum):
-    """How to tell that a page's content shows a fact already."""
-
-    VALUE = "value"  # its value, as written (a SKU, a stock level)
-    NUMBERS = "numbers"  # every number in it (a price, a salary, a date, however formatted)
-    PLACE = "place"  # its first part (a place's name or town)
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One fact a reader needs: ``label`` (``"Price"``) and its ``value`` as text."""
-
-    label: str
-    value: str
-    shown: Shown = Shown.VALUE
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +89,12 @@ def declared(root: Any, url: str) -> Declared:
         for element, declared_type in zip(items, types, strict=True)
         if _type_name(declared_type) in _READ
     ]
-    return Declared(kind, og_title or title, tuple(_facts(found)))
+    facts = _facts(found)
+    if kind is PageKind.PRODUCT or any(f.label == "Price" for f in facts):
+        variants = variant_fact(root)
+        if variants is not None:
+            facts.append(variants)
+    return Declared(kind, og_title or title, tuple(facts))
 
 
 def _item_type(element: Any) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from .declared import Fact, Shown
+from .fact import Fact, Shown
 from .survey import Survey, drop
 
 WIDEN_TEXT = 400

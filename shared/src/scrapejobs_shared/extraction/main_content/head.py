@@ -131,15 +131,23 @@ def _under(element: Any, top: Any) -> bool:
 
 
 def _priced(common: Any, container: Any) -> bool:
-    """Whether ``common`` names a price outside ``container`` (a class, id or microdata
-    property starting ``price``)."""
-    return any(not _under(element, container) for element in _PRICES(common))
+    """Whether ``common`` names a price outside ``container`` (a class or id holding
+    ``price``, a microdata or RDFa ``price``): only what lies beside the way down to the
+    container is looked at."""
+    node = container
+    while node is not common:
+        parent = node.getparent()
+        for sibling in parent.iterchildren(etree.Element):
+            if sibling is not node and _PRICES(sibling):
+                return True
+        node = parent
+    return False
 
 
 _PRICES = etree.XPath(
-    "descendant::*[@itemprop='price' or @property='price' or @property='schema:price'"
-    " or contains(concat(' ', translate(@class, 'PRICE', 'price')), ' price')"
-    " or contains(translate(@id, 'PRICE', 'price'), 'price')]",
+    "boolean(descendant-or-self::*[contains(@class, 'price') or contains(@class, 'Price')"
+    " or contains(@id, 'price') or @itemprop='price' or @property='price'"
+    " or @property='schema:price'])",
     smart_strings=False,
 )
 

@@ -133,8 +133,8 @@ def _json_ld_items(scripts: list[str]) -> list[dict[str, Any]]:
     included)."""
     found: list[dict[str, Any]] = []
     for text in scripts[:MAX_SCRIPTS]:
-        if not text or len(text) > MAX_SCRIPT_CHARS:
-            continue
+        if not text or len(text) > MAX_SCRIPT_CHARS or not any(n in text for n in _READ_HINTS):
+            continue  # (a site's Organization and WebSite graph is not parsed for nothing)
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):
@@ -384,3 +384,5 @@ def _words(name: str) -> str:
 
 _FACTS = {PRODUCT: _product, JOB: _job, EVENT: _event}
 _READ = frozenset({PRODUCT, JOB}) | EVENT_TYPES
+# What a script naming a type read here holds ("Event" ends most of the event types' names).
+_READ_HINTS = ("Product", "JobPosting", "Event", "Festival", "Hackathon", "CourseInstance")

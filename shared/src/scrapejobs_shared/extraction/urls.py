@@ -19,13 +19,10 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
-from lxml import etree  # type: ignore[import-untyped]
-
 _STRIP = "".join(chr(code) for code in range(0x21))
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 _QUERY_SAFE = "/?%:@!$&'()*+,;=-._~"
-_BASE_HREF = etree.XPath("(//base[@href])[1]/@href", smart_strings=False)
 
 
 def clean_url_attribute(raw: str) -> str:
@@ -130,9 +127,9 @@ def document_base_url(root: Any, final_url: str) -> str:
     Per the HTML standard the first ``<base href>`` wins, itself resolved against the
     document's URL (the final URL after redirects); a base that is not http(s) is ignored.
     """
-    hrefs = _BASE_HREF(root)
-    if hrefs:
-        base = resolve_url(final_url, hrefs[0])
-        if urlsplit(base).scheme.lower() in _DEFAULT_PORTS:
-            return base
+    for element in root.iter("base"):  # in C, stopping at the first (an XPath reads all)
+        href = element.get("href")
+        if href is not None:
+            base = resolve_url(final_url, href)
+            return base if urlsplit(base).scheme.lower() in _DEFAULT_PORTS else final_url
     return final_url

@@ -148,3 +148,15 @@ def test_options_are_bounded() -> None:
     options = _options(f"<form action='/cart'>{groups}</form>")
     assert isinstance(options, str)
     assert options.count(";") == 4 and options.count("Choice") == 5 * 30
+
+
+def test_markup_items_read_only_the_properties_they_use_and_at_most_a_value_each() -> None:
+    """A property nested in itself (200 deep: the HTML parser keeps 255 levels) is read once a
+    level, 200 characters at most, and a property no fact uses is not read at all."""
+    chain = "<span itemprop='sku'>" * 200 + "S" * 1000 + "</span>" * 200
+    unused = "<div itemprop='description'>" + "words " * 100_000 + "</div>"
+    page = _declared(
+        "",
+        f"<div itemscope itemtype='https://schema.org/Product'>{chain}{unused}</div>",
+    )
+    assert _pairs(page) == (("SKU", "S" * 200),)

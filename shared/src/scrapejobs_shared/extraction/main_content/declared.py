@@ -32,6 +32,7 @@ MAX_SCRIPTS = 20
 MAX_SCRIPT_CHARS = 200_000
 MAX_DEPTH = 8
 MAX_ITEMS = 50  # of a list (a @graph, several offers)
+MAX_VALUE = 200  # characters of a microdata or RDFa property's text read
 
 PRODUCT = "Product"
 JOB = "JobPosting"
@@ -158,6 +159,7 @@ def _markup_item(element: Any, depth: int) -> dict[str, Any]:
         nested = child.get("itemscope") is not None or child.get("typeof") is not None
         if name:
             name = name.split()[0].rsplit("/", 1)[-1].removeprefix("schema:")
+        if name in _PROPERTIES:
             if nested and depth < MAX_DEPTH:
                 value: Any = _markup_item(child, depth + 1)
             else:
@@ -179,7 +181,14 @@ def _markup_value(element: Any) -> str:
         value = element.get(attribute)
         if value is not None:
             return str(value).strip()
-    return " ".join("".join(element.itertext()).split())
+    text: list[str] = []
+    size = 0
+    for piece in element.itertext():  # a value's first MAX_VALUE characters
+        text.append(piece)
+        size += len(piece)
+        if size >= MAX_VALUE:
+            break
+    return " ".join("".join(text)[:MAX_VALUE].split())
 
 
 def _listed(value: object) -> list[Any]:
@@ -384,5 +393,13 @@ def _words(name: str) -> str:
 
 _FACTS = {PRODUCT: _product, JOB: _job, EVENT: _event}
 _READ = frozenset({PRODUCT, JOB}) | EVENT_TYPES
+# The properties the facts above read (a microdata or RDFa item's others are not read).
+_PROPERTIES = frozenset(
+    {"name", "title", "sku", "offers", "price", "priceCurrency", "lowPrice", "highPrice"}
+    | {"availability", "priceSpecification", "hiringOrganization", "jobLocation", "address"}
+    | {"addressLocality", "addressRegion", "addressCountry", "jobLocationType", "baseSalary"}
+    | {"currency", "value", "minValue", "maxValue", "unitText", "employmentType"}
+    | {"startDate", "endDate", "location"}
+)
 # What a script naming a type read here holds ("Event" ends most of the event types' names).
 _READ_HINTS = ("Product", "JobPosting", "Event", "Festival", "Hackathon", "CourseInstance")

@@ -87,3 +87,16 @@ def test_main_content_off_is_the_whole_page_without_added_facts() -> None:
     markdown = extraction.data["markdown"]
     assert isinstance(markdown, str)
     assert "Frequently bought together" in markdown and "**Price:**" not in markdown
+
+
+def test_clean_html_keeps_the_pages_own_markup_without_made_up_parts() -> None:
+    """``clean_html`` holds the title heading and facts the page shows, never a heading made of
+    its ``<title>`` or a list made of its schema.org data (those are the markdown's)."""
+    extraction = extract_page(
+        BY_NAME["schema_jsonld"].html, content_type="text/html", url="https://site.test/p",
+        formats=["clean_html", "markdown"],
+    )  # fmt: skip
+    html, markdown = extraction.data["clean_html"], extraction.data["markdown"]
+    assert isinstance(html, str) and isinstance(markdown, str)
+    assert "Aeropress Go Travel Coffee Press</h1>" in html and "Price:" not in html
+    assert "- **Price:** 31.95 to 39.95 GBP" in markdown

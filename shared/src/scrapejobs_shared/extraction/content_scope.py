@@ -18,6 +18,7 @@ the ``<head>``; its links (``href``, ``src``) are absolute against the document'
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -72,7 +73,9 @@ def clean_html(root: Any, base_url: str, scope: ContentScope = DEFAULT_SCOPE, ur
             value = element.get(attribute)
             if value is not None:
                 element.set(attribute, resolve_url(base_url, value))
-    return _scoped(doc, scope, _declared(root, scope, url or base_url), clean=True).strip()
+    # The page's own markup: no heading made of its <title>, no list made of its schema.org data.
+    page = dataclasses.replace(_declared(root, scope, url or base_url), title="", facts=())
+    return _scoped(doc, scope, page, clean=True).strip()
 
 
 def _working_copy(root: Any, scope: ContentScope) -> Any:

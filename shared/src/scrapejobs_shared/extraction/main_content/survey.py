@@ -44,7 +44,8 @@ class Survey:
         block_tags = BLOCK_TAGS
         for element in reversed(elements):
             tag = element.tag
-            own = len(element.text.strip()) if element.text else 0
+            own_text = element.text  # (each read makes a new string)
+            own = len(own_text.strip()) if own_text else 0
             if tag == "a" or len(element):
                 text = own
                 links = anchors = paragraphs = 0

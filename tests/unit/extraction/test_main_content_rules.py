@@ -243,3 +243,23 @@ def test_a_section_with_a_paragraph_is_not_a_link_block_however_many_links_it_ha
     body = f"<main><article><h1>Report</h1>{news}{section}{related}</div>"
     markdown = _markdown(body + "</article></main>")
     assert "PROGRESS" in markdown and "Older post" not in markdown
+
+
+def test_an_article_beside_a_feed_of_articles_is_the_content() -> None:
+    """An ``<article>`` holding teaser articles ("you may also like") outweighing the page's
+    article is a feed, not the page's content."""
+    teaser = "<article><p>TEASER{0} " + "a teaser paragraph long enough to count as prose. " * 6
+    feed = "<article><h3>You may like</h3>" + "".join(
+        teaser.format(n) + "</p></article>" for n in range(6)
+    )
+    body = "<article><h1>Title</h1>" + PROSE.format("STORY") + "</article>" + feed + "</article>"
+    markdown = _markdown(body)
+    assert "STORY one" in markdown and "TEASER" not in markdown
+
+
+def test_an_ad_label_alone_on_its_line_is_not_content() -> None:
+    body = "<article>" + PROSE.format("STORY") + "<div><span>Advertisement</span></div>"
+    body += "<p>Advert</p>" + PROSE.format("MORE") + "</article>"
+    markdown = _markdown(body)
+    assert "STORY one" in markdown and "MORE two" in markdown
+    assert "Advertisement" not in markdown and "Advert\n" not in markdown + "\n"

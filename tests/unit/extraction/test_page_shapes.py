@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from scrapejobs_shared.extraction import extract_page
+from scrapejobs_shared.extraction.content_scope import ContentScope
 from support.extraction_benchmarks import markdown_text
 from support.page_shapes import BY_NAME, SHAPES, PageShape, verdict
 
@@ -78,8 +79,6 @@ def test_facts_only_the_page_declares_follow_the_title_once() -> None:
 
 
 def test_main_content_off_is_the_whole_page_without_added_facts() -> None:
-    from scrapejobs_shared.extraction.content_scope import ContentScope
-
     extraction = extract_page(
         BY_NAME["schema_jsonld"].html, content_type="text/html", url="https://site.test/p",
         formats=["markdown"], content=ContentScope(main_only=False),

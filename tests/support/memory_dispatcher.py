@@ -13,6 +13,7 @@ from scrapejobs_dispatcher.adapters import Overrides
 from scrapejobs_dispatcher.main import create_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
+from scrapejobs_shared.adapters.memory.budgeted_work import InlineWork
 from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
@@ -49,6 +50,7 @@ def memory_dispatcher(
         "api_keys": MemoryApiKeyStore(),
         "tenant_quotas": MemoryTenantQuotas(),
         "quota_ledger": MemoryQuotaLedger(),
+        "budgeted_work": InlineWork(),
         "file_store": None,  # none unless a test gives one (with settings naming a bucket)
         **_monitor_adapters(),
     }

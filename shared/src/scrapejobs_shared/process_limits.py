@@ -14,13 +14,30 @@ from pathlib import Path
 
 def limit_memory(memory_mb: int) -> None:
     """Let this process's address space grow by ``memory_mb`` past its size now."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[0])
-        size = pages * resource.getpagesize()
-    except OSError:  # not Linux: no limit (Cloud Run and CI are Linux)
+    size = address_space()
+    if size is None:  # not Linux: no limit (Cloud Run and CI are Linux)
         return
     limit = size + (memory_mb << 20)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def allow_growth(base: int | None, memory_mb: int) -> None:
+    """Let this process's address space reach ``memory_mb`` past ``base`` (its size when it
+    started: :func:`address_space`), or grow without limit (``memory_mb`` 0). A soft limit
+    only: the next call may set another."""
+    if base is None:
+        return
+    soft = base + (memory_mb << 20) if memory_mb else resource.RLIM_INFINITY
+    resource.setrlimit(resource.RLIMIT_AS, (soft, resource.RLIM_INFINITY))
+
+
+def address_space() -> int | None:
+    """This process's address space in bytes (None where /proc cannot say)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[0])
+    except OSError:
+        return None
+    return pages * resource.getpagesize()
 
 
 def limit_cpu(budget_s: float, current: int = 0) -> int:

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import pytest
 
+from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses
 from scrapejobs_shared.domain.monitor_rules import MonitorRules
-from scrapejobs_shared.domain.page_diff import PageContent, as_number, compare
+from scrapejobs_shared.domain.page_diff import (
+    MAX_DIFF_CHARS,
+    PageContent,
+    as_number,
+    compare,
+    unequal,
+)
+from scrapejobs_shared.ports.budgeted_work import Budget
 
 TEXT = "# Product 7\n\nA fine product.\n\nPrice: 10.50\n\nIn stock\n"
 
@@ -132,3 +141,43 @@ def test_notify_when_conditions(
     assert diff.notify is told
     if diff.status == "changed" and not told:
         assert "notify_when" in diff.held_back_by
+
+
+def test_the_text_diff_is_a_unified_diff_with_a_line_of_context() -> None:
+    before = "\n".join(f"line {n}" for n in range(20))
+    after = before.replace("line 3", "line three").replace("line 15\n", "")
+    diff = compare(page(before), page(after), rules())
+    expected = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "previous", "current", lineterm="", n=1
+    )
+    assert diff.text == "\n".join(expected)
+    assert diff.text_change == pytest.approx(1 - 2 * 18 / 39)
+
+
+async def test_a_page_of_lines_from_few_values_compares_within_its_budget() -> None:
+    """The review's page: two versions of 5,000 lines drawn from three values (difflib's
+    matcher without its junk heuristic took 20 s for 1,300 of them); compared in a process
+    of its own within two seconds of CPU."""
+    lines = [str(n % 3) for n in range(5000)]
+    before, after = page("\n".join(lines)), page("\n".join(reversed(lines)))
+    work = BudgetedProcesses(1)
+    try:
+        diff = await work.run(Budget("page comparison", "X", 2.0), compare, before, after, rules())
+    finally:
+        await work.close()
+    assert diff.status == "changed" and 0 < diff.text_change < 1
+    assert diff.text.startswith("--- previous\n+++ current\n@@ ")
+
+
+def test_a_diff_is_cut_at_its_size() -> None:
+    before = "\n".join(f"{n} " + "x" * 500 for n in range(1000))
+    after = "\n".join(f"{n} " + "y" * 500 for n in range(1000))
+    diff = compare(page(before), page(after), rules())
+    assert len(diff.text) <= MAX_DIFF_CHARS and diff.text_change == 1.0
+
+
+def test_pages_not_compared_are_changed_unless_equal_and_say_why() -> None:
+    assert unequal(page(price=1), page(price=1), "budget").status == "same"
+    diff = unequal(page(price=1), page(price=2), "the page comparison used more than 10 s")
+    assert diff.status == "changed" and diff.notify and diff.text == ""
+    assert diff.to_dict()["not_compared"] == "the page comparison used more than 10 s"

@@ -11,13 +11,17 @@ from typing import Any
 from scrapejobs_dispatcher.firecrawl.request_models import ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import TRACKED_JSON_FIELD, pipeline, tracked_field
 from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker, tracker_id
+from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
+from scrapejobs_shared.adapters.memory.budgeted_work import InlineWork
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.budgeted_work import Budget
 from support.memory_dispatcher import memory_client
 
 NOW = datetime(2026, 11, 27, 12, tzinfo=UTC)
+COMPARISONS = PageComparisons(InlineWork(), Budget("page comparison", "X", 10.0))
 URL = "https://shop.example/p/1"
 
 
@@ -30,7 +34,7 @@ def scraped(job_id: str, markdown: str, status: int = 200, **fields: Any) -> Tas
 
 async def test_each_scrape_is_compared_with_the_previous_one_of_its_team_and_tag() -> None:
     moments = iter(NOW + timedelta(minutes=n) for n in range(10))
-    tracker = ChangeTracker(MemoryMonitorChecks(), lambda: next(moments))
+    tracker = ChangeTracker(MemoryMonitorChecks(), COMPARISONS, lambda: next(moments))
     modes = ["git-diff", "json"]
 
     first = await tracker.tracked(

@@ -27,6 +27,7 @@ from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirector
 from scrapejobs_shared.adapters.service_adapters import OnFirestore, ServiceAdapters
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.api_keys import ApiKeyStore
+from scrapejobs_shared.ports.budgeted_work import BudgetedWork
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.idempotency import IdempotencyKeys
@@ -62,6 +63,7 @@ class Overrides(TypedDict, total=False):
     monitor_store: MonitorStore
     monitor_checks: MonitorChecks
     quota_ledger: QuotaLedger
+    budgeted_work: BudgetedWork
 
 
 class Adapters(ServiceAdapters):

@@ -31,6 +31,7 @@ from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker
 from scrapejobs_dispatcher.monitors.check_runner import CheckRunner
 from scrapejobs_dispatcher.monitors.monitor_service import Monitors
 from scrapejobs_dispatcher.monitors.monitor_tick import MonitorTick
+from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
 from scrapejobs_dispatcher.routes import (
     dead_letters,
     health,
@@ -207,10 +208,11 @@ def _serve(
     state.job_files = JobFiles(job_store, parts.file_store, utc_now)
     monitors, checks = parts.monitor_store, parts.monitor_checks
     state.monitors = Monitors(monitors, utc_now, rules.check_shape, settings.monitor_limits())
-    runner = CheckRunner(monitors, checks, state.jobs, utc_now, parts.webhook_outbox)
+    comparisons = PageComparisons(parts.budgeted_work, settings.compare_budget())
+    runner = CheckRunner(monitors, checks, state.jobs, utc_now, comparisons, parts.webhook_outbox)
     state.check_runner = runner
     state.monitor_tick = MonitorTick(monitors, checks, runner, utc_now)
-    state.change_tracker = ChangeTracker(checks, utc_now)
+    state.change_tracker = ChangeTracker(checks, comparisons, utc_now)
     state.idempotent_submissions = submissions = IdempotentSubmission(
         state.jobs,
         parts.idempotency_keys,

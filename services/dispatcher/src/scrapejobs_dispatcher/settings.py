@@ -25,6 +25,7 @@ from scrapejobs_shared.domain.browser_actions import (
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.ports.budgeted_work import Budget
 
 
 class DispatcherSettings(CommonSettings):
@@ -226,6 +227,14 @@ class DispatcherSettings(CommonSettings):
         description="MiB the process reading an upload may grow by; past them it fails "
         "extraction_memory (0: no limit)",
     )
+    compare_budget_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="CPU seconds comparing a hundred of a monitor's pages with their snapshots "
+        "(or one changeTracking page) may use; past them those pages are settled without a "
+        "diff: changed unless equal, diff.not_compared saying why",
+    )
     allow_unverified_tls: bool = Field(
         default=True,
         description="Whether a job may fetch a site whose TLS certificate fails verification "
@@ -307,6 +316,9 @@ class DispatcherSettings(CommonSettings):
         return ActionLimits(
             self.actions_max, self.actions_max_wait_ms, self.actions_max_script_chars
         )
+
+    def compare_budget(self) -> Budget:
+        return Budget("page comparison", "SCRAPEJOBS_COMPARE_BUDGET_S", self.compare_budget_s)
 
     def monitor_limits(self) -> MonitorLimits:
         return MonitorLimits(self.monitors_per_tenant, self.monitor_max_pages)

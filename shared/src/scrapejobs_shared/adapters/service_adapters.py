@@ -13,6 +13,7 @@ from typing import Any, Generic, Self, TypeVar, cast, overload
 
 from google.cloud import firestore
 
+from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses
 from scrapejobs_shared.adapters.cloud_storage.file_store import (
     CloudStorageFileStore,
     storage_client,
@@ -25,6 +26,7 @@ from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.politeness.host_gate import HostGate
+from scrapejobs_shared.ports.budgeted_work import BudgetedWork
 from scrapejobs_shared.ports.file_store import FileStore
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
@@ -147,6 +149,17 @@ class ServiceAdapters:
         client = storage_client(self._common.project_id)
         self._stack.callback(client.close)
         return CloudStorageFileStore(client, self._common.files_bucket)
+
+    @cached_property
+    def budgeted_work(self) -> BudgetedWork:
+        """Calls whose cost a caller controls (ports/budgeted_work.py): the twin given, else
+        processes of their own (``SCRAPEJOBS_BUDGETED_PROCESSES`` at once), made on first
+        use."""
+        if "budgeted_work" in self._given:
+            return cast(BudgetedWork, self._given["budgeted_work"])
+        work = BudgetedProcesses(self._common.budgeted_processes)
+        self._stack.push_async_callback(work.close)
+        return work
 
     gate = OnFirestore[HostGate](FirestoreHostGate)
     webhook_log = OnFirestore[WebhookLog](FirestoreWebhookLog)

@@ -96,6 +96,14 @@ class CommonSettings(BaseSettings):
     telemetry_metric_interval_s: float = Field(
         default=60.0, ge=5, description="How often metrics are exported"
     )
+    budgeted_processes: int = Field(
+        default=1,
+        ge=1,
+        le=16,
+        description="Processes running work whose cost a caller controls (a monitor's page "
+        "comparison, a crawl's patterns over a page's links) at once, each call within its "
+        "budget; other calls wait",
+    )
 
     def offered_models(self) -> frozenset[str] | None:
         """The models an ``ai`` stage may name, or None when any may be named."""

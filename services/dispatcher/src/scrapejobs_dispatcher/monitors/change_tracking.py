@@ -21,9 +21,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
 from scrapejobs_shared.domain.monitor_checks import PageSnapshot, Seen
 from scrapejobs_shared.domain.monitor_rules import MonitorRules
-from scrapejobs_shared.domain.page_diff import PageContent, PageDiff, compare
+from scrapejobs_shared.domain.page_diff import PageContent, PageDiff
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 
@@ -32,8 +33,11 @@ GONE = (404, 410)
 
 
 class ChangeTracker:
-    def __init__(self, checks: MonitorChecks, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self, checks: MonitorChecks, comparisons: PageComparisons, clock: Callable[[], datetime]
+    ) -> None:
         self._checks = checks
+        self._comparisons = comparisons
         self._clock = clock
 
     async def tracked(
@@ -61,7 +65,9 @@ class ChangeTracker:
         elif current is None:
             answer["changeStatus"] = "removed"
         else:
-            diff = compare(_content(previous), _content(current), MonitorRules())
+            diff = await self._comparisons.diff(
+                _content(previous), _content(current), MonitorRules()
+            )
             answer["changeStatus"] = diff.status
             if diff.status == "changed":
                 answer |= _shown(diff, page.url, modes)

@@ -25,28 +25,25 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
 from scrapejobs_dispatcher.jobs.job_service import JobService
 from scrapejobs_dispatcher.monitors.monitor_service import MonitorConflict, monitor_of
+from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.domain.monitor_checks import (
     CheckPage,
     CheckRecord,
     CheckStatus,
-    PageSnapshot,
     PageStatus,
-    Seen,
     Trigger,
 )
 from scrapejobs_shared.domain.monitor_events import check_event, notified, page_event
 from scrapejobs_shared.domain.monitors import MonitorRecord
-from scrapejobs_shared.domain.page_diff import PageContent, compare
 from scrapejobs_shared.domain.page_validators import PageValidators
-from scrapejobs_shared.domain.records import JobRecord, TaskRecord
-from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.domain.records import JobRecord
+from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
 from scrapejobs_shared.domain.webhook_spec import WebhookEventType
 from scrapejobs_shared.errors import NotFound
@@ -89,6 +86,7 @@ class CheckRunner:
     checks: MonitorChecks
     jobs: JobService
     clock: Callable[[], datetime]
+    comparisons: PageComparisons
     outbox: WebhookOutbox | None = None
 
     async def start(
@@ -306,7 +304,9 @@ class CheckRunner:
             urls = [task.url for task in results.items]
             known = urls if entries is None else [url for url in urls if url in entries]
             snapshots = await self.checks.snapshots_of(monitor.id, known)
-            pages, changed = _compared(monitor, check.id, results.items, snapshots)
+            pages, changed = await self.comparisons.compared(
+                monitor, check.id, results.items, snapshots
+            )
             await self.checks.record(check, [p for p in pages if not p.same], changed)
             await self._announce_pages(job, check, pages)
             same += [page for page in pages if page.same]
@@ -367,74 +367,6 @@ def _check_id(monitor_id: str, scheduled_for: datetime | None) -> str:
         return f"chk_{uuid.uuid4().hex}"
     slot = f"{monitor_id}|{scheduled_for.isoformat()}"
     return f"chk_{hashlib.sha256(slot.encode()).hexdigest()[:32]}"
-
-
-def _compared(
-    monitor: MonitorRecord,
-    check_id: str,
-    tasks: Sequence[TaskRecord],
-    snapshots: dict[str, PageSnapshot],
-) -> tuple[list[CheckPage], list[PageSnapshot]]:
-    """Each page's status and diff, and the snapshots that change (not those of pages found
-    exactly as their snapshot has them)."""
-    pages: list[CheckPage] = []
-    changed: list[PageSnapshot] = []
-    for task in tasks:
-        snapshot = snapshots.get(task.url) or PageSnapshot(task.url, "", None)
-        page, found = _page(monitor, check_id, task, snapshot.baseline(check_id))
-        pages.append(page)
-        kept = snapshot.written_by != check_id and snapshot.current == found
-        if page.status is not PageStatus.ERROR and not (
-            kept and snapshot.validators == task.validators
-        ):
-            changed.append(snapshot.after(check_id, found, task.validators))
-    return pages, changed
-
-
-def _page(
-    monitor: MonitorRecord, check_id: str, task: TaskRecord, baseline: Seen | None
-) -> tuple[CheckPage, Seen | None]:
-    """What a check's result says of its page, compared with ``baseline``; and what the
-    page now holds (None: gone)."""
-    if task.http_status in GONE:
-        if baseline is None:
-            error = f"HTTP {task.http_status}"
-            return CheckPage(task.url, PageStatus.ERROR, task.http_status, error=error), None
-        return CheckPage(task.url, PageStatus.REMOVED, task.http_status, notify=True), None
-    if task.status is not TaskStatus.SUCCEEDED:
-        error = task.error or task.status.value
-        return CheckPage(task.url, PageStatus.ERROR, task.http_status, error=error), None
-    data = task.data or {}
-    found = Seen(_compared_fields(monitor, data), str(data.get("markdown") or ""))
-    if baseline is None:
-        return CheckPage(task.url, PageStatus.NEW, task.http_status, notify=True), found
-    before = PageContent(baseline.data, baseline.markdown)
-    diff = compare(before, PageContent(found.data, found.markdown), monitor.request.rules)
-    if diff.status == "same":
-        return CheckPage(task.url, PageStatus.SAME, task.http_status), found
-    page = CheckPage(
-        task.url,
-        PageStatus.CHANGED,
-        task.http_status,
-        diff=diff.to_dict(),
-        notify=diff.notify,
-        held_back_by=diff.held_back_by,
-    )
-    return page, found
-
-
-def _compared_fields(monitor: MonitorRecord, data: dict[str, Any]) -> dict[str, Any]:
-    """What a check compares of a result's data, field by field: the extracted fields, and
-    the ``ai`` stage's answer (an object's fields each on its own; an extracted field of the
-    same name wins)."""
-    found = {name: value for name, value in data.items() if name in monitor.request.extract}
-    into = monitor.request.ai_field()
-    answer = data.get(into) if into is not None else None
-    if isinstance(answer, dict):
-        return {str(name): value for name, value in answer.items()} | found
-    if into is not None and answer is not None:
-        found[into] = answer
-    return found
 
 
 def _status(job: JobStatus | None, summary: Counter[str], total: int) -> CheckStatus:

@@ -1,0 +1,209 @@
+"""Calls run in processes of their own, each within its budget, held by the kernel
+(ports/budgeted_work.py).
+
+A few child processes, forked by multiprocessing's fork server (started before the service's
+threads and clients: a child inherits none of them), each running one call at a time and kept
+for the next. Before each call a child sets its own limits (``process_limits.py``): CPU
+(``RLIMIT_CPU`` at what it used plus the budget: past it ``SIGXCPU`` ends the process, even
+inside C code) and memory (``RLIMIT_AS`` at its size at start plus the budget's: past it an
+allocation fails). It measures its answer, pickled, against the budget's output size before it
+sends it. A call that has not answered within the budget's wall time is killed. A child that
+was stopped, ran out of memory or died is replaced; the service's event loop only waits on a
+pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import pickle
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import TypeVar, cast
+
+from scrapejobs_shared.errors import WorkFailed
+from scrapejobs_shared.ports.budgeted_work import Budget, Exceeded, OverBudget
+from scrapejobs_shared.process_limits import (
+    address_space,
+    allow_growth,
+    limit_cpu,
+    run_in_background,
+)
+
+T = TypeVar("T")
+READY = "ready"
+OK, RAISED, MEMORY, OUTPUT = "ok", "raised", "memory", "output"
+
+
+class BudgetedWorkCrashed(WorkFailed):
+    """The process running a call died of something else than its budget (a crash, killed
+    from outside): transient, the work may be tried again."""
+
+
+@dataclass(eq=False)
+class _Child:
+    process: BaseProcess
+    conn: Connection
+
+
+class BudgetedProcesses:
+    """At most ``processes`` calls at once, each in a child of its own; the others wait."""
+
+    def __init__(self, processes: int = 1, *, background: bool = False) -> None:
+        """``background``: the children take the CPU only when nothing else wants it."""
+        if processes < 1:
+            raise ValueError("at least one process")
+        self._slots = asyncio.Semaphore(processes)
+        self._idle: list[_Child] = []
+        self._background = background
+        self._context = multiprocessing.get_context("forkserver")
+        self._closed = False
+
+    async def run(self, budget: Budget, call: Callable[..., T], *args: object) -> T:
+        async with self._slots:
+            child = self._idle.pop() if self._idle else await self._spawn()
+            kept = False
+            try:
+                answer = await self._call(child, budget, call, args)
+                kept = answer[0] in (OK, RAISED) and not self._closed
+            finally:
+                if kept:
+                    self._idle.append(child)
+                else:
+                    _stop(child)
+        kind, value = answer
+        if kind == OK:
+            return cast(T, value)
+        if kind == RAISED:
+            raise cast(BaseException, value)
+        if kind in (MEMORY, OUTPUT, "cpu", "wall"):
+            raise OverBudget(budget, cast(Exceeded, kind))
+        raise BudgetedWorkCrashed(f"the process running the {budget.name} died ({value})")
+
+    async def _call(
+        self, child: _Child, budget: Budget, call: Callable[..., object], args: tuple[object, ...]
+    ) -> tuple[str, object]:
+        try:
+            put(child.conn, (call, args, budget))
+            await asyncio.wait_for(_readable(child.conn), budget.wall_s)
+            os.set_blocking(child.conn.fileno(), True)  # the answer is read whole once it comes
+            return cast(tuple[str, object], take(child.conn))
+        except TimeoutError:  # a process past its CPU ends at once: this one waited
+            _stop(child)
+            return "wall", None
+        except (EOFError, OSError):
+            _stop(child)
+            code = child.process.exitcode
+            if code == -signal.SIGXCPU:
+                return "cpu", None
+            if code == -signal.SIGABRT and budget.memory_mb:
+                return MEMORY, None  # native code aborts when an allocation fails past it
+            return "died", f"exit code {code}"
+
+    async def _spawn(self) -> _Child:
+        ours, theirs = self._context.Pipe(duplex=True)
+        process = self._context.Process(
+            target=serve, args=(theirs, self._background), name="budgeted", daemon=True
+        )
+        await asyncio.to_thread(process.start)  # the first start waits for the fork server
+        theirs.close()
+        child = _Child(process, ours)
+        try:
+            await _readable(ours)
+            os.set_blocking(ours.fileno(), True)
+            if take(ours) != READY:
+                raise EOFError("no ready message")
+        except (EOFError, OSError):
+            _stop(child)
+            raise BudgetedWorkCrashed("a budgeted process failed to start") from None
+        return child
+
+    async def close(self) -> None:
+        self._closed = True
+        for child in self._idle:
+            _stop(child)
+        self._idle.clear()
+
+    def pids(self) -> list[int]:
+        """The idle children's process ids (for tests)."""
+        return [child.process.pid for child in self._idle if child.process.pid]
+
+
+async def _readable(conn: Connection) -> None:
+    """Wait until ``conn`` has data (or is closed) without blocking the event loop."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    fd = conn.fileno()
+
+    def readable() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+
+
+def _stop(child: _Child) -> None:
+    with contextlib.suppress(OSError):
+        child.conn.close()
+    if child.process.is_alive():
+        child.process.kill()
+    child.process.join(timeout=1.0)
+
+
+def serve(conn: Connection, background: bool = False) -> None:
+    """A child: run each call it is sent within the call's budget and answer it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service decides when it stops
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the budget: the process ends
+    if background:
+        run_in_background()
+    base = address_space()
+    cpu_limit = 0
+    put(conn, READY)
+    while True:
+        try:
+            call, args, budget = cast(
+                tuple[Callable[..., object], tuple[object, ...], Budget], take(conn)
+            )
+        except (EOFError, OSError):
+            return
+        allow_growth(base, budget.memory_mb)
+        cpu_limit = limit_cpu(budget.cpu_s, cpu_limit)
+        answer = _answer(call, args, budget)
+        conn.send_bytes(answer)
+        if answer == _MEMORY:
+            return  # answered, then replaced: its heap is not trusted
+
+
+_MEMORY = pickle.dumps((MEMORY, None), pickle.HIGHEST_PROTOCOL)
+
+
+def _answer(call: Callable[..., object], args: tuple[object, ...], budget: Budget) -> bytes:
+    try:
+        data = pickle.dumps((OK, call(*args)), pickle.HIGHEST_PROTOCOL)
+    except MemoryError:
+        return _MEMORY
+    except Exception as exc:
+        try:
+            data = pickle.dumps((RAISED, exc), pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an exception that does not pickle: its text
+            data = pickle.dumps((RAISED, WorkFailed(f"{type(exc).__name__}: {exc}")))
+    if budget.output_bytes and len(data) > budget.output_bytes:
+        return pickle.dumps((OUTPUT, None), pickle.HIGHEST_PROTOCOL)
+    return data
+
+
+def put(conn: Connection, value: object) -> None:
+    conn.send_bytes(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+
+
+def take(conn: Connection) -> object:
+    return pickle.loads(conn.recv_bytes())

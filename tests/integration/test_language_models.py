@@ -18,6 +18,7 @@ from scrapejobs_worker.ai_answers import AiAnswers, AiInvalidOutput, AnswerPolic
 from scrapejobs_worker.language_models.openai_chat import OpenAIChatModel
 from scrapejobs_worker.language_models.vertex_gemini import VertexGeminiModel
 from scrapejobs_worker.model_port import LanguageModel, ModelBusy, ModelRefused
+from support.worker_fakes import inline_stages
 
 SCHEMA = {
     "type": "object",
@@ -60,7 +61,9 @@ async def answers(provider: str) -> AsyncIterator[Any]:
     def build(server: ModelServer, sleeps: Sleeps | None = None) -> AiAnswers:
         model = _model(provider, server)
         made.append(model)
-        return AiAnswers(model, "model-x", AnswerPolicy(attempts=3), sleeps or Sleeps())
+        return AiAnswers(
+            model, "model-x", inline_stages(), AnswerPolicy(attempts=3), sleeps or Sleeps()
+        )
 
     yield build
     for model in made:

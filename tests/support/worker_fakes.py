@@ -10,6 +10,7 @@ from typing import Any
 from opentelemetry.metrics import NoOpMeter
 from opentelemetry.trace import NoOpTracer
 
+from scrapejobs_shared.adapters.memory.budgeted_work import InlineWork
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
@@ -21,20 +22,24 @@ from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage, TaskRef
 from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
+from scrapejobs_shared.ports.budgeted_work import Budget
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, PermanentFetchError
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_worker.batch_processor import BatchProcessor, Companions
-from scrapejobs_worker.crawl_expansion import CrawlExpansion
+from scrapejobs_worker.crawl_expansion import CrawlExpansion, LinkFilter
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.extraction_processes import ExtractionInProcess
 from scrapejobs_worker.fetch_admissions import fetch_admissions
 from scrapejobs_worker.page_reuse import PageReuse
 from scrapejobs_worker.push_delivery import BatchPolicy
+from scrapejobs_worker.stage_work import StageWork
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 from scrapejobs_worker.tenant_caps import TenantCaps
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+LINKS_BUDGET = Budget("crawl's link filter", "SCRAPEJOBS_LINKS_BUDGET_S", 5.0)
+STAGES_BUDGET = Budget("answer's check and later stages", "SCRAPEJOBS_EXTRACTION_BUDGET_S", 10.0)
 HTML = b"<html><body><h1>Hello</h1><a href='/next'>n</a></body></html>"
 Step = int | Exception | tuple[int, dict[str, str]]
 
@@ -111,6 +116,11 @@ async def setup_job(
     return batch
 
 
+def inline_stages() -> StageWork:
+    """The ai stage's check and later stages in a thread (the budgeted processes' twin)."""
+    return StageWork(InlineWork(), STAGES_BUDGET)
+
+
 def build_processor(
     store: MemoryJobStore,
     fetcher: ScriptedFetcher,
@@ -125,6 +135,7 @@ def build_processor(
     events: JobEvents | None = None,
     page_cache: PageCache | None = None,
     held: HeldBatches | None = None,
+    links: LinkFilter | None = None,
 ) -> BatchProcessor:
     polite = Politeness(
         gate or MemoryHostGate(),
@@ -138,7 +149,7 @@ def build_processor(
         fetcher,
         ExtractionInProcess(),
         polite,
-        CrawlExpansion(store, enqueuer, clock),
+        CrawlExpansion(store, enqueuer, clock, links or LinkFilter(InlineWork(), LINKS_BUDGET)),
         clock,
         NoOpTracer(),
         policy,

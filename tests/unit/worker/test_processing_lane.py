@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses
 from scrapejobs_shared.adapters.memory.answer_cache import MemoryAnswerCache
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
@@ -25,13 +26,22 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.politeness.host_gate import Permit, Throttle
 from scrapejobs_shared.ports.answer_cache import CachedAnswer
+from scrapejobs_shared.ports.budgeted_work import Budget
 from scrapejobs_worker import model_slots
 from scrapejobs_worker.ai_answers import AiAnswers, AnswerPolicy
 from scrapejobs_worker.model_port import ModelBusy, ModelCall, ModelReply
 from scrapejobs_worker.model_slots import ModelSlots
 from scrapejobs_worker.processing_lane import ProcessingLane
 from scrapejobs_worker.push_delivery import BatchPolicy
-from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
+from scrapejobs_worker.stage_work import StageWork
+from support.worker_fakes import (
+    NOW,
+    ScriptedFetcher,
+    build_processor,
+    inline_stages,
+    push,
+    setup_job,
+)
 
 SCHEMA = {
     "type": "object",
@@ -80,8 +90,11 @@ def processing(
     model: ScriptedModel,
     cache: MemoryAnswerCache | None = None,
     events: JobEvents | None = None,
+    stages: StageWork | None = None,
 ) -> ProcessingLane:
-    answers = AiAnswers(model, "fake-1", AnswerPolicy(attempts=2), sleep=_no_sleep)
+    answers = AiAnswers(
+        model, "fake-1", stages or inline_stages(), AnswerPolicy(attempts=2), sleep=_no_sleep
+    )
     slots = ModelSlots(MemoryHostGate(), model.provider, 2, lambda: NOW, call_timeout_s=10)
     policy = BatchPolicy(lease_s=6)
     return ProcessingLane(store, answers, slots, lambda: NOW, policy, events, cache)
@@ -324,3 +337,31 @@ async def test_a_slot_given_back_in_the_process_goes_to_its_asker_at_once(
             await asyncio.gather(first(), second())
 
     assert order == ["first done", "second held"] and gate.refused == 1
+
+
+COSTLY_SCHEMA = {
+    "type": "object",
+    "properties": {f"p{n}": {"type": "string", "pattern": "(?s).{951,1000}y"} for n in range(5)},
+}
+
+
+async def test_an_answer_whose_check_passes_the_budget_fails_at_once() -> None:
+    """The schema's patterns are the caller's: ~11 µs a character on RE2's slower engine, five
+    of them over 100,000 characters each; checked in a process of its own within the
+    budget, the task fails extraction_timeout naming it, and the model is not asked again."""
+    store = MemoryJobStore()
+    handed = await _fetched(store, schema=COSTLY_SCHEMA)
+    model = ScriptedModel(json.dumps({f"p{n}": "a" * 100_000 for n in range(5)}))
+    work = BudgetedProcesses(1)
+    budget = Budget("answer's check and later stages", "SCRAPEJOBS_EXTRACTION_BUDGET_S", 1.0)
+    try:
+        lane = processing(store, model, stages=StageWork(work, budget))
+        assert (await lane.handle_push(handed)).ack
+    finally:
+        await work.close()
+    result = store.results["j"]["t"]
+    assert result.status is TaskStatus.FAILED and len(model.calls) == 1
+    assert result.error == (
+        "extraction_timeout: the answer's check and later stages used more than 1 s of CPU "
+        "(SCRAPEJOBS_EXTRACTION_BUDGET_S)"
+    )

@@ -20,6 +20,7 @@ from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirector
 from scrapejobs_shared.adapters.service_adapters import OptionalOnFirestore, ServiceAdapters
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.answer_cache import AnswerCache
+from scrapejobs_shared.ports.budgeted_work import BudgetedWork
 from scrapejobs_shared.ports.fetcher import Fetcher
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import JobStore
@@ -49,6 +50,7 @@ class Overrides(TypedDict, total=False):
     page_cache: PageCache
     tenant_quotas: TenantQuotas
     held_batches: HeldBatches
+    budgeted_work: BudgetedWork
 
 
 class Adapters(ServiceAdapters):

@@ -15,16 +15,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.errors import WorkFailed
-from scrapejobs_shared.pipeline.failure import StageRejected
 from scrapejobs_shared.pipeline.spec import AiOptions
-from scrapejobs_shared.pipeline.validate import validate
 from scrapejobs_worker.model_port import (
     LanguageModel,
     Message,
@@ -33,6 +30,7 @@ from scrapejobs_worker.model_port import (
     ModelRefused,
     ModelReply,
 )
+from scrapejobs_worker.stage_work import StageWork
 
 INSTRUCTION = (
     "{prompt}\n\n"
@@ -82,6 +80,7 @@ class AiInvalidOutput(WorkFailed):
 class AiAnswers:
     model: LanguageModel
     default_model: str
+    stages: StageWork  # the answer's check and the later stages, within their budget
     policy: AnswerPolicy = field(default_factory=AnswerPolicy)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
@@ -104,8 +103,7 @@ class AiAnswers:
         for repairing in (False, True):
             reply = await self._call(ModelCall(model, tuple(messages), options.json_schema))
             usage = usage + ModelUsage(1, 0, reply.input_tokens, reply.output_tokens)
-            # the schema's patterns compile and run off the event loop
-            value, problems = await asyncio.to_thread(_checked, reply.text, options.json_schema)
+            value, problems = await self.stages.checked(reply.text, options.json_schema)
             if value is not None:
                 return AiAnswer(value, reply.model, usage, cut)
             if repairing:
@@ -127,18 +125,3 @@ class AiAnswers:
                     raise
                 await self.sleep(wait_s)
                 attempt += 1
-
-
-def _checked(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    """The answer as an object the schema accepts, or None and what is wrong with it."""
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        return None, f"not JSON ({exc})"
-    if not isinstance(value, dict):
-        return None, f"a JSON {type(value).__name__}, not an object"
-    try:
-        validate(schema, value)
-    except StageRejected as exc:
-        return None, "; ".join(f"{path}: {why}" for path, why in exc.problems.items())
-    return value, ""

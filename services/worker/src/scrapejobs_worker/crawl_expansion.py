@@ -1,10 +1,20 @@
 """Crawl jobs: the pages one page discovers become one batch of new tasks, each page once per
-job."""
+job.
+
+Which links are a crawl's pages is the crawl's include/exclude patterns' to say, and their
+cost is the caller's to choose: RE2 matches in time linear in a path, but a pattern such as
+``(?s).{951,1000}y`` runs on its slower engine (~11 µs a character), and fifty of them over a
+page of 2,000-character links cost an hour of CPU. So the links are filtered through the
+budgeted-work port (ports/budgeted_work.py: a process of its own, off the event loop) within
+``SCRAPEJOBS_LINKS_BUDGET_S`` of CPU; past it the page fails ``links_timeout`` naming the
+budget (:class:`LinksOverBudget`, permanent: the same links would cost the same again).
+"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
 
 from scrapejobs_shared.delivery.batching import plan_batches
 from scrapejobs_shared.delivery.enqueue import Enqueuer
@@ -13,16 +23,51 @@ from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord
+from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.ports.batch_store import BatchStore
+from scrapejobs_shared.ports.budgeted_work import Budget, BudgetedWork, OverBudget
 from scrapejobs_worker.crawl_frontier import CrawlCandidate, next_candidates
 
 
+class LinksOverBudget(WorkFailed):
+    """Filtering a page's links through the crawl's patterns passed its budget."""
+
+    def __init__(self, links: int, exceeded: OverBudget) -> None:
+        super().__init__(
+            f"links_timeout: following the page's {links} links: {exceeded}; give the crawl "
+            "fewer or simpler include/exclude patterns"
+        )
+        self.error = str(self)
+
+
+@dataclass(frozen=True)
+class LinkFilter:
+    """The crawl's candidates among a page's links, found within ``budget``."""
+
+    work: BudgetedWork
+    budget: Budget
+
+    async def candidates(
+        self, links: Sequence[str], page_url: str, depth: int, crawl: CrawlSpec
+    ) -> list[CrawlCandidate]:
+        if not links or depth >= crawl.max_depth:
+            return []
+        try:
+            found = partial(next_candidates, page_url=page_url, page_depth=depth, crawl=crawl)
+            return await self.work.run(self.budget, found, list(links))
+        except OverBudget as exc:
+            raise LinksOverBudget(len(links), exc) from None
+
+
 class CrawlExpansion:
-    def __init__(self, store: BatchStore, enqueuer: Enqueuer, clock: Clock) -> None:
+    def __init__(
+        self, store: BatchStore, enqueuer: Enqueuer, clock: Clock, links: LinkFilter
+    ) -> None:
         self._store = store
         self._enqueuer = enqueuer
         self._clock = clock
+        self._links = links
 
     async def expand(
         self,
@@ -42,7 +87,7 @@ class CrawlExpansion:
         """
         if spec.crawl is None:
             return 0
-        candidates = await _off_the_loop(links, page_url, parent_task.depth, spec.crawl)
+        candidates = await self._links.candidates(links, page_url, parent_task.depth, spec.crawl)
         return await self._add(spec, parent, candidates, f"crawl:{parent_task.task_id}")
 
     async def expand_sitemap(
@@ -53,7 +98,7 @@ class CrawlExpansion:
         from its links'."""
         if spec.crawl is None:
             return 0
-        candidates = await _off_the_loop(pages, start_task.url, -1, spec.crawl)
+        candidates = await self._links.candidates(pages, start_task.url, -1, spec.crawl)
         return await self._add(spec, parent, candidates, f"sitemap:{start_task.task_id}")
 
     async def _add(
@@ -93,16 +138,3 @@ class CrawlExpansion:
                 new += len(added.items)
         await self._enqueuer.publish(stored)
         return new
-
-
-async def _off_the_loop(
-    links: Sequence[str], page_url: str, depth: int, crawl: CrawlSpec
-) -> list[CrawlCandidate]:
-    """The crawl's candidates among ``links``, found in a thread: the crawl's own patterns
-    (compiled within their budget, user_regex.py) and thousands of links never hold the event
-    loop, and with it the worker's other batches."""
-    if not links or depth >= crawl.max_depth:
-        return []
-    return await asyncio.to_thread(
-        next_candidates, links, page_url=page_url, page_depth=depth, crawl=crawl
-    )

@@ -24,6 +24,7 @@ from scrapejobs_shared.politeness.host_gate import BreakerPolicy, HostGate
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 from scrapejobs_shared.ports.answer_cache import AnswerCache
+from scrapejobs_shared.ports.budgeted_work import BudgetedWork
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.fetcher import Fetcher
 from scrapejobs_shared.ports.job_store import JobStore
@@ -31,7 +32,7 @@ from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_
 from scrapejobs_worker.adapters import Adapters, Overrides
 from scrapejobs_worker.ai_answers import AiAnswers
 from scrapejobs_worker.batch_processor import BatchProcessor, Companions
-from scrapejobs_worker.crawl_expansion import CrawlExpansion
+from scrapejobs_worker.crawl_expansion import CrawlExpansion, LinkFilter
 from scrapejobs_worker.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.documents_apart import DocumentsApart
 from scrapejobs_worker.extraction_processes import ExtractionInProcess, ExtractionProcesses
@@ -50,6 +51,7 @@ from scrapejobs_worker.rendering.kept_files import KeptFiles
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
+from scrapejobs_worker.stage_work import StageWork
 from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
 from scrapejobs_worker.tenant_caps import TenantCaps
 from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
@@ -104,12 +106,14 @@ def _processing_lane(
     events: JobEvents,
     answer_cache: AnswerCache | None,
     metrics: DeliveryMetrics,
+    work: BudgetedWork,
 ) -> ProcessingLane:
     """The lane of the ai stage (without a model configured, its tasks wait: see
     ProcessingLane)."""
+    stages = StageWork(work, settings.stages_budget())
     return ProcessingLane(
         job_store,
-        AiAnswers(model, settings.ai_model) if model is not None else None,
+        AiAnswers(model, settings.ai_model, stages) if model is not None else None,
         ModelSlots(gate, model.provider, settings.ai_max_in_flight, utc_now, settings.ai_timeout_s)
         if model is not None
         else None,
@@ -195,7 +199,9 @@ async def _serve(
         page_fetcher,
         extraction,
         politeness,
-        CrawlExpansion(job_store, enqueuer, clock),
+        CrawlExpansion(
+            job_store, enqueuer, clock, LinkFilter(parts.budgeted_work, settings.links_budget())
+        ),
         clock,
         tracer,
         policy,
@@ -223,7 +229,14 @@ async def _serve(
     if model is not None and parts.language_model is None:
         stack.push_async_callback(model.aclose)
     app.state.processing = _processing_lane(
-        settings, job_store, model, parts.gate, events, parts.answer_cache, metrics
+        settings,
+        job_store,
+        model,
+        parts.gate,
+        events,
+        parts.answer_cache,
+        metrics,
+        parts.budgeted_work,
     )
     app.state.webhooks = WebhookSender(
         job_store,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, NamedTuple
@@ -40,8 +40,8 @@ from scrapejobs_shared.domain.records import BatchItem, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction import fit_result
 from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
-from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
-from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
+from scrapejobs_shared.pipeline import PipelineFailure
+from scrapejobs_shared.pipeline.spec import AiOptions, Stage, ai_stage_index
 from scrapejobs_shared.ports.answer_cache import AnswerCache, CachedAnswer, answer_key
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, JobStore, Missing
@@ -52,6 +52,7 @@ from scrapejobs_worker.job_cache import JobCache
 from scrapejobs_worker.model_port import ModelBusy, ModelRefused
 from scrapejobs_worker.model_slots import ModelSlots
 from scrapejobs_worker.push_delivery import BatchPolicy, PushDelivery
+from scrapejobs_worker.stage_work import StagesOverBudget
 from scrapejobs_worker.task_runner import CANCELLED
 from scrapejobs_worker.verdict import Verdict
 
@@ -199,6 +200,8 @@ class ProcessingLane:
         went_in = dict(handoff.outcome.data or {})
         try:
             answer = await self._answer(options, handoff.model_input, task, deadline)
+        except StagesOverBudget as exc:  # checking the answer: the same again next time
+            return _failed(item, handoff, went_in, exc.error)
         except ModelBusy as exc:
             return ReleaseTask(item.task_id, f"ai_busy: {exc}")
         except DependencyUnavailable as exc:
@@ -208,14 +211,29 @@ class ProcessingLane:
         except AiInvalidOutput as exc:
             log.warning("model answer invalid", extra={"task_id": item.task_id, "why": str(exc)})
             return _failed(item, handoff, went_in, f"ai_invalid_output: {exc}", exc.usage)
-        data: dict[str, Any] = {**went_in, options.into: answer.value}
+        later = spec.pipeline[index + 1 :]
+        return await self._settled(
+            item, handoff, {**went_in, options.into: answer.value}, later, answer
+        )
+
+    async def _settled(
+        self,
+        item: BatchItem,
+        handoff: Handoff,
+        data: dict[str, Any],
+        later: Sequence[Stage],
+        answer: AiAnswer,
+    ) -> FinishTask:
+        """The task finished with the answer in ``data``, through the ``later`` stages."""
+        assert self._answers is not None
         status, error, errors = TaskStatus.SUCCEEDED, None, dict(handoff.outcome.field_errors or {})
         try:
-            # the job's stages (its schemas' patterns among them) run off the event loop
-            data = await asyncio.to_thread(run_pipeline, spec.pipeline[index + 1 :], data)
+            data = await self._answers.stages.after(later, data)
         except PipelineFailure as failure:
             status, data, error = TaskStatus.FAILED, failure.data, failure.error
             errors.update(failure.problems)
+        except StagesOverBudget as exc:
+            status, error = TaskStatus.FAILED, exc.error
         fitted, truncated = fit_result(data)
         cut = (INPUT_CUT,) if answer.input_cut else ()
         outcome = replace(

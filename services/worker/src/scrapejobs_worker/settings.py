@@ -9,6 +9,7 @@ from pydantic_settings import NoDecode
 
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.ports.budgeted_work import Budget
 from scrapejobs_worker.push_auth import GOOGLE_JWKS_URL
 
 
@@ -75,6 +76,13 @@ class WorkerSettings(CommonSettings):
         le=60,
         description="CPU seconds a page's extraction and pipeline may use (rounded up to whole "
         "seconds); past them the kernel ends its process and the page fails extraction_timeout",
+    )
+    links_budget_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=60,
+        description="CPU seconds filtering a crawled page's links through the crawl's "
+        "include/exclude patterns may use; past them the page fails links_timeout",
     )
     document_processes: int = Field(
         default=1,
@@ -191,3 +199,15 @@ class WorkerSettings(CommonSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    def links_budget(self) -> Budget:
+        return Budget("crawl's link filter", "SCRAPEJOBS_LINKS_BUDGET_S", self.links_budget_s)
+
+    def stages_budget(self) -> Budget:
+        """The ``ai`` stage's answer check and the stages after it: a page's extraction budget."""
+        return Budget(
+            "answer's check and later stages",
+            "SCRAPEJOBS_EXTRACTION_BUDGET_S",
+            self.extraction_budget_s,
+            memory_mb=self.extraction_memory_mb,
+        )

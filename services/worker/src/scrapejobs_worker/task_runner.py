@@ -22,7 +22,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
-from scrapejobs_shared.pipeline.page_outcome import stopped
+from scrapejobs_shared.pipeline.page_outcome import ExtractedPage, stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
 from scrapejobs_shared.politeness.host_key import host_key
@@ -38,7 +38,7 @@ from scrapejobs_worker.conditional_fetch import (
     unchanged_outcome,
     with_validators,
 )
-from scrapejobs_worker.crawl_expansion import CrawlExpansion
+from scrapejobs_worker.crawl_expansion import CrawlExpansion, LinksOverBudget
 from scrapejobs_worker.crawl_sitemaps import CrawlSitemaps
 from scrapejobs_worker.extraction_port import ExtractionStopped, PageExtractor
 from scrapejobs_worker.fetch_admissions import FetchAdmission
@@ -288,23 +288,30 @@ class TaskRunner:
                 page = await self._extract.extract(decision.response, work.spec)
             except ExtractionStopped as exc:  # past its CPU or memory budget
                 page = stopped(decision.response, exc.error)
-        crawl = work.spec.crawl
-        # a page refused by a pipeline stage expands too
-        if crawl is not None and page.links and crawl.sitemap != "only":
-            with phase("expand"):
-                await self._crawl.expand(
-                    work.spec, work.batch, item, decision.response.url, page.links
-                )
-        if crawl is not None and crawl.sitemap != "skip" and _starts(item, crawl):
-            with phase("sitemaps"):
-                pages = await self._sitemaps.pages(item.url, work.spec, work.deadline)
-                await self._crawl.expand_sitemap(work.spec, work.batch, item, pages)
+        try:
+            await self._expand(page, item, work, decision.response.url)
+        except LinksOverBudget as exc:  # the same links would cost the same again
+            page = stopped(decision.response, exc.error)
         outcome = replace(page.outcome, fetched_at=self._clock())
         outcome = with_validators(outcome, decision.response, work.spec)
         if page.model_input is not None:
             handoff = HandOffTask(item.task_id, Handoff(outcome, page.model_input))
             return TaskResult(handoff, Kind.HANDED_OFF, "processing")
         return _finished(item, outcome)
+
+    async def _expand(
+        self, page: ExtractedPage, item: BatchItem, work: BatchWork, page_url: str
+    ) -> None:
+        """A crawl's next pages: the page's links (a page a pipeline stage refused too) and,
+        from its start page, its site's sitemaps."""
+        crawl = work.spec.crawl
+        if crawl is not None and page.links and crawl.sitemap != "only":
+            with phase("expand"):
+                await self._crawl.expand(work.spec, work.batch, item, page_url, page.links)
+        if crawl is not None and crawl.sitemap != "skip" and _starts(item, crawl):
+            with phase("sitemaps"):
+                pages = await self._sitemaps.pages(item.url, work.spec, work.deadline)
+                await self._crawl.expand_sitemap(work.spec, work.batch, item, pages)
 
 
 def _starts(item: BatchItem, crawl: CrawlSpec) -> bool:

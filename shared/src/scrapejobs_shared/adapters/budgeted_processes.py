@@ -194,7 +194,8 @@ def _answer(call: Callable[..., object], args: tuple[object, ...], budget: Budge
     except Exception as exc:
         try:
             data = pickle.dumps((RAISED, exc), pickle.HIGHEST_PROTOCOL)
-        except Exception:  # an exception that does not pickle: its text
+            pickle.loads(data)  # one that pickles but cannot be made again (its __init__)
+        except Exception:  # an exception that does not cross whole: its text
             data = pickle.dumps((RAISED, WorkFailed(f"{type(exc).__name__}: {exc}")))
     if budget.output_bytes and len(data) > budget.output_bytes:
         return pickle.dumps((OUTPUT, None), pickle.HIGHEST_PROTOCOL)

@@ -38,6 +38,10 @@ class PipelineFailure(WorkFailed):
         self.problems = problems
         self.data = data
 
+    def __reduce__(self) -> tuple[type[PipelineFailure], tuple[Any, ...]]:
+        """Pickled whole (it crosses from a budgeted process: ports/budgeted_work.py)."""
+        return PipelineFailure, (self.index, self.stage, self.problems, self.data)
+
     @property
     def error(self) -> str:
         """The result's ``error``: ``validation: pipeline[1] (validate): $.price: ...; ...``."""

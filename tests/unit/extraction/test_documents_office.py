@@ -6,6 +6,7 @@ kind of broken file or bomb failing that document alone with its reason."""
 from __future__ import annotations
 
 import io
+import sys
 import zipfile
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from scrapejobs_shared.extraction.documents import (
     read_document,
 )
 from scrapejobs_shared.extraction.documents.containers import MAX_PARTS, MAX_UNPACKED
+from support.document_bombs import entry_bomb_zip
 
 FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
 URL = "https://docs.e.test/file"
@@ -211,6 +213,31 @@ def test_a_document_is_recognised_by_its_content_whatever_its_declared_type() ->
     assert classify_content("application/zip", plain_zip).kind is ContentKind.UNSUPPORTED
     assert classify_content(None, b"{\\rtf1\\ansi hello}").media_type == "application/rtf"
     assert classify_content(None, b'{"json": true}').kind is ContentKind.JSON
+
+
+def test_a_zip_of_446000_entries_is_sniffed_without_reading_them() -> None:
+    """The review's 20 MiB body (60 KiB gzipped): ``zipfile`` read every entry in Python (~3 s
+    of the worker's event loop a page); the sniff looks its names up with byte searches: a
+    bounded number of Python calls whatever the directory holds."""
+    bomb = entry_bomb_zip()
+    calls = 0
+
+    def counted(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        calls += event == "call"
+
+    sys.setprofile(counted)
+    try:
+        found = classify_content("application/zip", bomb)
+    finally:
+        sys.setprofile(None)
+    assert found.kind is ContentKind.UNSUPPORTED
+    assert calls < 200
+    # an Office part named in a package's directory still makes it that document
+    word = _zip({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<w:document/>"})
+    assert classify_content("application/zip", word).media_type == DOCX.media_type
+    named_alike = _zip({"xword/document.xml": b"<x/>", "word/document.xml.bak": b"<x/>"})
+    assert classify_content("application/zip", named_alike).kind is ContentKind.UNSUPPORTED
 
 
 def test_a_csv_pages_markdown_is_a_table_and_its_text_the_body_as_served() -> None:

@@ -7,8 +7,6 @@ The table serves the classification (:mod:`.content_kind`), the readers
 
 from __future__ import annotations
 
-import io
-import zipfile
 from dataclasses import dataclass
 
 
@@ -72,7 +70,7 @@ OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Microsoft's compound file (XLS, DOC
 # OpenDocument and EPUB start with an uncompressed "mimetype" part naming their type
 _MIMETYPE_PART = b"mimetype"
 # an Office Open XML package by the part its main document is
-_OOXML_PARTS = {"word/document.xml": DOCX, "xl/workbook.xml": XLSX, "ppt/presentation.xml": PPTX}
+_OOXML_PARTS = {b"word/document.xml": DOCX, b"xl/workbook.xml": XLSX, b"ppt/presentation.xml": PPTX}
 # a compound file by its streams' names (UTF-16 in its directory)
 _OLE_STREAMS = {
     "EncryptedPackage".encode("utf-16-le"): DOCX,  # a password-protected OOXML file
@@ -109,8 +107,46 @@ def _sniff_zip(body: bytes) -> DocumentType | None:
         declared = body[start : start + 60].split(b"PK", 1)[0].decode("ascii", "replace").strip()
         kind = BY_MEDIA_TYPE.get(declared)
         return kind if kind in (ODT, ODS, EPUB) else None
-    try:
-        names = set(zipfile.ZipFile(io.BytesIO(body)).namelist())
-    except (zipfile.BadZipFile, ValueError, OSError):
-        return None
-    return next((kind for part, kind in _OOXML_PARTS.items() if part in names), None)
+    start, end = _central_directory(body)
+    return next(
+        (kind for part, kind in _OOXML_PARTS.items() if _listed(body, part, start, end)), None
+    )
+
+
+_END = b"PK\x05\x06"  # the end of a zip's central directory
+_ENTRY = b"PK\x01\x02"  # an entry of it: 46 bytes, then the name
+_END_ROOM = 22 + 0xFFFF  # the end record and its comment, at most
+_TRIES = 16  # places a part's name is looked at before the body is taken for no such package
+
+
+def _central_directory(body: bytes) -> tuple[int, int]:
+    """Where the zip's central directory lies (the whole body when its end says nothing
+    usable: a zip64, a damaged one)."""
+    at = body.rfind(_END, max(0, len(body) - _END_ROOM))
+    if at < 0:
+        return 0, len(body)
+    size = int.from_bytes(body[at + 12 : at + 16], "little")
+    offset = int.from_bytes(body[at + 16 : at + 20], "little")
+    if offset + size > at:
+        return 0, at
+    return offset, offset + size
+
+
+def _listed(body: bytes, name: bytes, start: int, end: int) -> bool:
+    """Whether an entry of the central directory between ``start`` and ``end`` is named
+    ``name``. Byte searches, not a parse: ``zipfile`` reads every entry in Python (a 20 MiB
+    body of 446,000 entries, 60 KiB gzipped, held an event loop ~3 s); this is linear in the
+    directory at memchr's speed, and looks at :data:`_TRIES` places at most."""
+    at = body.find(name, start, end)
+    for _ in range(_TRIES):
+        if at < 0:
+            return False
+        entry = at - 46
+        if (
+            entry >= start
+            and body[entry : entry + 4] == _ENTRY
+            and int.from_bytes(body[entry + 28 : entry + 30], "little") == len(name)
+        ):
+            return True
+        at = body.find(name, at + 1, end)
+    return False

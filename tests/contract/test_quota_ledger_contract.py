@@ -87,3 +87,22 @@ async def test_reservations_are_unsettled_until_a_final_release(
     assert await ledger.unsettled(who, DAY, 10) == []
     assert await ledger.reserved(who, DAY) == 6
     assert len(await ledger.unsettled(tenant(), DAY, 10)) == 0
+
+
+async def test_a_key_reused_after_a_cancel_or_for_more_pages_is_counted_anew(
+    ledgers: list[QuotaLedger],
+) -> None:
+    """The review's bypass: a 1-page job under a chosen id, cancelled (its page given back)
+    and deleted, then 5,000 pages under the same id were granted as the same reservation."""
+    ledger, who = ledgers[0], tenant()
+    assert await ledger.reserve(who, DAY, [Reservation("chosen", 1)], 10) == [True]
+    await ledger.release(who, DAY, "chosen", 1, final=True)  # cancelled: nothing used
+    assert await ledger.reserve(who, DAY, [Reservation("chosen", 5000)], 10) == [False]
+    assert await ledger.reserve(who, DAY, [Reservation("chosen", 4)], 10) == [True]
+    assert await ledger.reserved(who, DAY) == 4
+    assert await ledger.unsettled(who, DAY, 10) == ["chosen"]  # the new one, not settled
+    # more pages under a held key: counted anew, the first one's pages staying counted
+    assert await ledger.reserve(who, DAY, [Reservation("chosen", 6)], 10) == [True]
+    assert await ledger.reserved(who, DAY) == 10
+    assert await ledger.reserve(who, DAY, [Reservation("chosen", 6)], 10) == [True]  # retried
+    assert await ledger.reserved(who, DAY) == 10

@@ -45,8 +45,7 @@ async def instances(
     config = DispatcherSettings(
         auth_mode="api_key",
         api_key_hashes=ADMIN_DIGEST,
-        coalesce_window_ms=0,
-        **settings,
+        **({"coalesce_window_ms": 0} | settings),
     )
     quotas, ledger = MemoryTenantQuotas(), MemoryQuotaLedger()
     await quotas.set_quota("team-a", Quota(pages_per_day=quota))
@@ -124,6 +123,22 @@ async def test_a_cancelled_job_gives_back_what_it_will_not_fetch() -> None:
         again = await api.post(f"/v1/jobs/{first['id']}:cancel", headers=alice)
         assert again.status_code in (200, 409)  # given back once only
         assert (await api.post("/v1/jobs", json=urls(6, "c"), headers=alice)).status_code == 429
+
+
+async def test_the_quota_holds_through_cancel_delete_and_a_reused_id() -> None:
+    """The review's bypass: a 1-URL job under a chosen id (an Idempotency-Key's), cancelled
+    and deleted, then 5,000 URLs under the same id were granted as that reservation. (A small
+    job is coalesced: its key is kept by its job alone, which the delete removes.)"""
+    async with instances(1, MemoryJobStore(), 10, coalesce_window_ms=5) as ([api], alice, _):
+        keyed = alice | {"Idempotency-Key": "chosen"}
+        first = (await api.post("/v1/jobs", json=urls(1), headers=keyed)).json()
+        assert (await api.post(f"/v1/jobs/{first['id']}:cancel", headers=alice)).status_code == 200
+        assert (await api.delete(f"/v1/jobs/{first['id']}", headers=alice)).status_code == 204
+        many = await api.post("/v1/jobs", json=urls(5000, "b"), headers=keyed)
+        assert many.status_code == 429, many.text
+        again = await api.post("/v1/jobs", json=urls(5000, "b"), headers=alice)
+        assert again.status_code == 429
+        assert (await api.post("/v1/jobs", json=urls(10, "c"), headers=alice)).status_code == 202
 
 
 async def test_retry_and_replay_past_the_quota_are_refused() -> None:

@@ -161,17 +161,24 @@ async def test_a_scheduler_key_triggers_schedules_and_maintenance_and_nothing_el
             assert answer.status_code == 403, (method, path, answer.status_code)
 
 
-async def test_another_tenants_member_cannot_take_a_scheduled_runs_job() -> None:
-    """A member of team-b sends team-a's next run's Cloud Scheduler headers first: it gets a
-    job of its own tenant, and team-a's run, when it comes, creates team-a's job."""
+async def test_no_member_can_take_a_scheduled_runs_job() -> None:
+    """A member sending a schedule's Cloud Scheduler headers (its own tenant's, or another's)
+    is refused: the run's id (and the quota reservation under it) is the schedule's alone.
+    Team-a's run, when it comes, creates team-a's job; an admin sending the same headers for
+    team-b gets a job id of team-b's."""
     async with dispatchers() as [api]:
-        bob = await new_key(api, "team-b")
-        taken = await api.post("/v1/jobs", json=JOB, headers=as_key(bob) | SCHEDULED)
-        assert taken.status_code == 202 and taken.json()["tenant"] == "team-b"
+        for tenant in ("team-a", "team-b"):
+            member = await new_key(api, tenant)
+            taken = await api.post("/v1/jobs", json=JOB, headers=as_key(member) | SCHEDULED)
+            assert taken.status_code == 403, tenant
+            assert "only from a scheduler key" in taken.json()["error"]["message"]
         scheduler = await new_key(api, "team-a", "scheduler")
         run = await api.post("/v1/jobs", json=JOB, headers=as_key(scheduler) | SCHEDULED)
         assert run.status_code == 202 and run.json()["tenant"] == "team-a"
-        assert run.json()["id"] != taken.json()["id"]
+        admin = as_key(ADMIN_KEY) | SCHEDULED
+        other = await api.post("/v1/jobs?tenant=team-b", json=JOB, headers=admin)
+        assert other.status_code == 202 and other.json()["tenant"] == "team-b"
+        assert other.json()["id"] != run.json()["id"]
 
 
 async def test_members_see_no_hosts_and_no_workers_but_admins_do() -> None:

@@ -2,8 +2,11 @@
 whatever the burst: the accepted pages never pass it, across every instance.
 
 Invariants: ``reserve`` grants the reservations it is given in order, each only while the
-day's reserved pages stay within ``limit``, all in one write; a reservation granted before
-(the same id: a submission retried) is granted again without counting twice. ``release``
+day's reserved pages stay within ``limit``, all in one write; the same reservation granted
+before (its key and pages, nothing given back nor settled: a submission retried) is granted
+again without counting twice. A key held by another reservation (an id reused after its job
+was cancelled and deleted, or for more pages) is a new reservation: counted anew, the old
+one's pages not given back staying counted. ``release``
 gives back what a reservation did not use, cumulatively: the most given back for it is what
 counts, so calling it again (a cancel, then the job's end) never gives back twice; never more
 than the reservation held; a ``final`` release settles the reservation (it is no longer

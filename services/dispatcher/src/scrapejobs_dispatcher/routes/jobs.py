@@ -120,6 +120,12 @@ async def submit_job(
         raise HTTPException(400, f"invalid Cloud Scheduler headers: {exc}") from None
     if caller.role is Role.SCHEDULER and trigger is None:
         raise HTTPException(403, "a scheduler key submits only Cloud Scheduler's triggers")
+    if caller.role is Role.MEMBER and trigger is not None:  # the run's id is the schedule's
+        raise HTTPException(
+            403,
+            "Cloud Scheduler's headers (X-CloudScheduler-JobName, X-CloudScheduler-ScheduleTime) "
+            "are accepted only from a scheduler key",
+        )
     if tenant is not None and tenant != caller.tenant and caller.role is Role.MEMBER:
         raise HTTPException(403, "a member key submits only for its own tenant")
     owner = Caller(tenant or caller.tenant, caller.role, caller.key_id)

@@ -48,8 +48,8 @@ class FirestoreQuotaLedger(CollectionAdapter):
             granted: list[bool] = []
             for reservation, ref in zip(wanted, refs, strict=True):
                 held = by_path.get(ref.path)
-                if held is not None and held.exists:
-                    granted.append(True)
+                if held is not None and held.exists and _same(held.to_dict() or {}, reservation):
+                    granted.append(True)  # the same reservation, retried
                 elif reserved + reservation.pages <= limit:
                     reserved += reservation.pages
                     doc = {
@@ -109,6 +109,15 @@ class FirestoreQuotaLedger(CollectionAdapter):
         count(reads=1)
         snap = await self._collection.document(_day_id(tenant, day)).get(**self._deadline.call)
         return int((snap.to_dict() or {}).get("reserved", 0)) if snap.exists else 0
+
+
+def _same(held: dict[str, Any], wanted: Reservation) -> bool:
+    """Whether the reservation held is ``wanted`` retried (not an id reused)."""
+    return (
+        int(held.get("pages", -1)) == wanted.pages
+        and not held.get("released")
+        and not held.get("settled")
+    )
 
 
 def _day_id(tenant: str, day: date) -> str:

@@ -23,11 +23,12 @@ class MemoryQuotaLedger:
         granted: list[bool] = []
         for reservation in wanted:
             key = (tenant, day, reservation.key)
-            if key in self.held:
-                granted.append(True)
+            if self.held.get(key) == (reservation.pages, 0) and key not in self.settled:
+                granted.append(True)  # the same reservation, retried
             elif reserved + reservation.pages <= limit:
                 reserved += reservation.pages
                 self.held[key] = (reservation.pages, 0)
+                self.settled.discard(key)
                 granted.append(True)
             else:
                 granted.append(False)

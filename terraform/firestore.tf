@@ -181,6 +181,57 @@ resource "google_firestore_index" "checks_open_created_at" {
   depends_on = [google_firestore_database.databases, google_project_service.apis]
 }
 
+# one tenant's active monitors whose time has come (the tick, when the read of everyone's is
+# full: a tenant's backlog hides no other's).
+resource "google_firestore_index" "monitors_tenant_status_next_check_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "monitors"
+  query_scope = "COLLECTION"
+
+  fields {
+    field_path = "status"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "tenant"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "next_check_at"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
+}
+
+# one tenant's unfinished checks, oldest first (the tick, in a backlog, as above).
+resource "google_firestore_index" "checks_open_tenant_created_at" {
+  project     = var.project_id
+  database    = var.firestore_database
+  collection  = "checks"
+  query_scope = "COLLECTION_GROUP"
+
+  fields {
+    field_path = "open"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "tenant"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "created_at"
+    order      = "ASCENDING"
+  }
+
+  depends_on = [google_firestore_database.databases, google_project_service.apis]
+}
+
 # stats_slots of one tenant over a range of slots (a member's stats, usage and quota).
 resource "google_firestore_index" "stats_slots_tenant_slot" {
   project     = var.project_id

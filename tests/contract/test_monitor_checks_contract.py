@@ -185,7 +185,7 @@ async def test_a_deleted_monitor_takes_its_checks_and_snapshots(
         strict=False,
     )
     mid = monitor_id()
-    await monitors.create(MonitorRecord(mid, "team-a", request, NOW, NOW, None))
+    await monitors.create(MonitorRecord(mid, "team-a", request, NOW, NOW, None), 100)
     made = check(mid)
     await checks.add(made)
     page = CheckPage("https://shop.example/p/1", PageStatus.NEW, 200)

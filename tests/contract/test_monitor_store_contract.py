@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest, Mon
 from scrapejobs_shared.ports.monitor_store import MonitorStore
 
 NOW = datetime.now(UTC).replace(microsecond=0)
+LIMIT = 100  # monitors a tenant may keep
 
 
 @pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
@@ -63,7 +65,7 @@ def tenants() -> tuple[str, str]:
 async def test_a_monitor_is_kept_whole_and_seen_only_by_its_tenant(monitors: MonitorStore) -> None:
     tenant, other = tenants()
     made = monitor(tenant, NOW, NOW + timedelta(minutes=30))
-    await monitors.create(made)
+    await monitors.create(made, LIMIT)
     assert await monitors.get(tenant, made.id) == made
     assert await monitors.get(other, made.id) is None
     assert await monitors.get(tenant, "mon_none") is None
@@ -78,7 +80,7 @@ async def test_listing_is_newest_first_in_pages(monitors: MonitorStore) -> None:
     tenant, other = tenants()
     made = [monitor(tenant, NOW + timedelta(seconds=n)) for n in range(5)]
     for record in [*made, monitor(other, NOW)]:
-        await monitors.create(record)
+        await monitors.create(record, LIMIT)
     newest_first = [record.id for record in reversed(made)]
     seen: list[str] = []
     token: str | None = None
@@ -93,7 +95,7 @@ async def test_listing_is_newest_first_in_pages(monitors: MonitorStore) -> None:
 async def test_a_save_from_a_stale_read_loses(monitors: MonitorStore) -> None:
     tenant, other = tenants()
     made = monitor(tenant, NOW)
-    await monitors.create(made)
+    await monitors.create(made, LIMIT)
     renamed = dataclasses.replace(
         made,
         request=made.request.model_copy(update={"name": "renamed"}),
@@ -118,7 +120,7 @@ async def test_due_answers_active_monitors_whose_time_came_soonest_first(
     paused = monitor(tenant, NOW, base, status=MonitorStatus.PAUSED)
     future = monitor(tenant, NOW, datetime(2999, 1, 1, tzinfo=UTC))
     for record in (late, early, paused, future):
-        await monitors.create(record)
+        await monitors.create(record, LIMIT)
     due = await monitors.due(base + timedelta(minutes=5), 10)
     assert [record.id for record in due] == [early.id, late.id]
     assert [record.id for record in await monitors.due(base + timedelta(minutes=5), 1)] == [
@@ -132,6 +134,35 @@ async def test_monitors_are_counted_per_tenant(monitors: MonitorStore) -> None:
     mine, theirs = tenants()
     assert await monitors.count_of(mine) == 0
     for n in range(3):
-        await monitors.create(monitor(mine, NOW + timedelta(seconds=n)))
-    await monitors.create(monitor(theirs, NOW))
+        await monitors.create(monitor(mine, NOW + timedelta(seconds=n)), LIMIT)
+    await monitors.create(monitor(theirs, NOW), LIMIT)
     assert await monitors.count_of(mine) == 3 and await monitors.count_of(theirs) == 1
+
+
+async def test_the_cap_holds_under_parallel_creates_and_a_delete_frees_a_place(
+    monitors: MonitorStore,
+) -> None:
+    """The review's burst passed a cap of 100 with 300 creates (a count, then a create); here
+    12 at once against a cap of 5, as 12 instances would send them (the dispatcher sends one
+    tenant's creates one at a time per instance: monitor_service.py)."""
+    mine, theirs = tenants()
+    made = await asyncio.gather(
+        *(monitors.create(monitor(mine, NOW + timedelta(seconds=n)), 5) for n in range(12))
+    )
+    assert sum(made) == 5 and await monitors.count_of(mine) == 5
+    assert await monitors.create(monitor(theirs, NOW), 5)  # another tenant's cap
+    kept, _ = await monitors.listed(mine, 1)
+    assert await monitors.delete(mine, kept[0].id)
+    assert not await monitors.delete(mine, kept[0].id)  # counted off once
+    assert await monitors.create(monitor(mine, NOW), 5)
+    assert not await monitors.create(monitor(mine, NOW), 5)
+    assert {mine, theirs} <= set(await monitors.tenants(10_000))
+
+
+async def test_due_reads_one_tenants_monitors(monitors: MonitorStore) -> None:
+    base = datetime(2002, 1, 1, tzinfo=UTC)
+    mine, theirs = tenants()
+    for n, tenant in enumerate((mine, theirs, mine)):
+        await monitors.create(monitor(tenant, NOW, base + timedelta(minutes=n)), LIMIT)
+    due = await monitors.due(base + timedelta(minutes=5), 10, tenant=mine)
+    assert [m.tenant for m in due] == [mine, mine]

@@ -3,6 +3,7 @@ delete; bad input a 422 naming its field; another tenant's monitor a 404."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -293,6 +294,15 @@ async def test_a_tenants_monitors_and_a_checks_pages_are_bounded() -> None:
         assert (await api.post("/v1/monitors", json=BODY)).status_code == 201
 
 
+async def test_300_parallel_creates_leave_the_cap_of_100() -> None:
+    """The review's burst: the cap was a count, then a create, and 300 at once passed it."""
+    settings = DispatcherSettings(auth_mode="none", monitors_per_tenant=100)
+    async with memory_client(MemoryJobStore(), settings) as api:
+        made = await asyncio.gather(*(api.post("/v1/monitors", json=BODY) for _ in range(300)))
+    statuses = [answer.status_code for answer in made]
+    assert statuses.count(201) == 100 and statuses.count(422) == 200
+
+
 async def test_the_tick_goes_on_past_an_error_and_leaves_what_its_time_cannot_take() -> None:
     """A start that meets an error of ours is counted and tried next tick, the others run; a
     tick whose time is up leaves the rest to the next one."""
@@ -305,7 +315,7 @@ async def test_the_tick_goes_on_past_an_error_and_leaves_what_its_time_cannot_ta
     request = MonitorRequest.model_validate(BODY, strict=False)
     for n, tenant in enumerate(("team-a", "team-a", "team-b")):
         await monitors.create(
-            MonitorRecord(f"mon_{n}", tenant, request, past, past, next_check_at=past)
+            MonitorRecord(f"mon_{n}", tenant, request, past, past, next_check_at=past), 100
         )
 
     class Runner:
@@ -327,3 +337,35 @@ async def test_the_tick_goes_on_past_an_error_and_leaves_what_its_time_cannot_ta
     assert monitors.monitors["mon_1"].next_check_at > past
     later = await tick.run(budget_s=0)
     assert later.due == 0 and later.left == 1  # mon_0 is still due: the next tick's
+
+
+async def test_a_tenants_backlog_of_open_checks_hides_no_other_tenants_check() -> None:
+    """The review's case: a tenant's 150 checks still running fill the tick's oldest-first read
+    of 100; another tenant's ended check is compared all the same."""
+    from scrapejobs_dispatcher.monitors.monitor_tick import MonitorTick
+    from scrapejobs_shared.domain.monitor_checks import CheckRecord, CheckStatus
+    from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest
+
+    checks = MemoryMonitorChecks()
+    monitors = MemoryMonitorStore(checks)
+    past = datetime.now(UTC) - timedelta(hours=1)
+    request = MonitorRequest.model_validate(BODY, strict=False)
+    owners = [("team-a", n) for n in range(150)] + [("team-b", 150)]
+    for tenant, n in owners:
+        record = MonitorRecord(f"mon_{n}", tenant, request, past, past, next_check_at=None)
+        assert await monitors.create(record, 1000)
+        at = past + timedelta(seconds=n)  # team-b's check is the newest
+        await checks.add(
+            CheckRecord(f"chk_{n}", f"mon_{n}", tenant, "scheduled", CheckStatus.RUNNING, at)
+        )
+
+    class Runner:
+        settled: list[str] = []
+
+        async def settle(self, monitor: MonitorRecord, check: CheckRecord) -> CheckRecord:
+            self.settled.append(check.tenant)
+            return check  # its job still runs
+
+    tick = MonitorTick(monitors, checks, Runner(), lambda: datetime.now(UTC))  # type: ignore[arg-type]
+    await tick.run(limit=100)
+    assert "team-b" in Runner.settled

@@ -4,7 +4,9 @@ what an upload cannot ask for refused; a file past its CPU budget failing alone.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -230,3 +232,43 @@ async def test_an_upload_past_the_tenants_daily_quota_is_refused_before_it_is_re
     assert first.status_code == 200, first.text
     assert second.status_code == 429, second.text
     assert len(store.jobs) == 1  # the second was never read, nor kept
+
+
+async def test_uploads_past_what_an_instance_holds_are_refused_before_their_body_is_read() -> None:
+    """An upload holds its place from before its body is read: while one is received (its
+    body still arriving), the next is a 503 with Retry-After, its body never read."""
+    settings = DispatcherSettings(
+        auth_mode="none", dashboard_cache_s=0, files_bucket="", parse_queue=1
+    )
+    arrived = asyncio.Event()
+    finish = asyncio.Event()
+    sent: list[str] = []
+    boundary = "b0undary"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.html"\r\n'
+        "Content-Type: text/html\r\n\r\n<html><body><h1>Slow</h1>"
+    ).encode()
+    tail = f"</body></html>\r\n--{boundary}--\r\n".encode()
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+    async def slow_body() -> AsyncIterator[bytes]:
+        sent.append("slow")
+        yield head
+        arrived.set()
+        await finish.wait()
+        yield tail
+
+    async def second_body() -> AsyncIterator[bytes]:
+        sent.append("second")
+        yield head + tail
+
+    async with memory_client(MemoryJobStore(), settings) as client:
+        slow = asyncio.create_task(client.post("/v1/parse", content=slow_body(), headers=headers))
+        await arrived.wait()
+        refused = await client.post("/v1/parse", content=second_body(), headers=headers)
+        finish.set()
+        done = await slow
+    assert refused.status_code == 503 and refused.headers["Retry-After"] == "5"
+    assert refused.json()["error"]["code"] == "uploads_busy"
+    assert sent == ["slow"]  # the refused upload's body was never read
+    assert done.status_code == 200 and "# Slow" in done.json()["result"]["data"]["markdown"]

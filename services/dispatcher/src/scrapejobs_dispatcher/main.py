@@ -67,6 +67,7 @@ from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
 from scrapejobs_dispatcher.uploads.parsing_processes import ParsingProcesses
 from scrapejobs_dispatcher.uploads.upload_service import UploadLimits, UploadService
+from scrapejobs_dispatcher.uploads.upload_slots import UploadSlots
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import utc_now
@@ -225,7 +226,8 @@ def _serve(
         settings.parse_processes, settings.parse_budget_s, settings.parse_memory_mb
     )
     limits = UploadLimits(settings.upload_limit())
-    state.uploads = UploadService(state.jobs, job_store, parsing, limits)
+    slots = UploadSlots(settings.parse_processes, settings.parse_queue)
+    state.uploads = UploadService(state.jobs, job_store, parsing, limits, slots)
     state.site_mapper = SiteMapper(state.sync_scrape, job_store, settings.user_agent)
 
 

@@ -214,6 +214,14 @@ class DispatcherSettings(CommonSettings):
     parse_processes: int = Field(
         default=1, ge=1, le=32, description="Uploads read at once by an instance (others wait)"
     )
+    parse_queue: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="Uploads an instance holds at once, received, waiting or read (each up to "
+        "max_upload_bytes in memory); one more is a 503 with Retry-After, and one tenant "
+        "holds at most half of them (a 429 past that)",
+    )
     parse_budget_s: float = Field(
         default=30.0,
         gt=0,

@@ -316,7 +316,9 @@ def renderer(settings: WorkerSettings, fetcher: Fetcher) -> Fetcher | None:
         sandbox=settings.render_sandbox,
     )
     limits = RenderPolicy(
-        settings.max_body_bytes, script_timeout_s=settings.actions_script_timeout_s
+        settings.max_body_bytes,
+        script_timeout_s=settings.actions_script_timeout_s,
+        max_pdf_pages=settings.actions_max_pdf_pages,
     )
     return ChromiumRenderer(fetcher, BrowserProcess(policy), limits)
 

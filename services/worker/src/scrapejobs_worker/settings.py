@@ -43,6 +43,12 @@ class WorkerSettings(CommonSettings):
         "page makes in the browser (screenshots) are under it (Terraform: the dispatcher's "
         "own URL unless api_url says another)",
     )
+    actions_max_pdf_pages: int = Field(
+        default=100,
+        ge=1,
+        le=1000,
+        description="Pages a pdf action prints at most (the first ones)",
+    )
     actions_script_timeout_s: float = Field(
         default=5.0,
         gt=0,

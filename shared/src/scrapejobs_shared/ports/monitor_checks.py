@@ -34,9 +34,9 @@ class MonitorChecks(Protocol):
     ) -> tuple[Sequence[CheckRecord], str | None]:
         """The monitor's checks, newest first, from the page token ``after``."""
 
-    async def open_checks(self, limit: int) -> Sequence[CheckRecord]:
-        """Unfinished checks of every monitor, oldest first (the tick compares those whose
-        job has ended, whether or not anyone reads them)."""
+    async def open_checks(self, limit: int, tenant: str | None = None) -> Sequence[CheckRecord]:
+        """Unfinished checks of every monitor (``tenant``: of that tenant's), oldest first
+        (the tick compares those whose job has ended, whether or not anyone reads them)."""
 
     async def mark(self, monitor_id: str, check_id: str, status: CheckStatus) -> None:
         """Move an unfinished check to ``status`` (queued -> running); a finished one stays."""

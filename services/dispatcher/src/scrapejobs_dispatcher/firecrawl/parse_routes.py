@@ -80,8 +80,9 @@ async def parse(
     """Read an uploaded file (GET /v2/parse/formats: which) and answer its Document, as
     Firecrawl's parse does; the file is read in a process of its own within a CPU and memory
     budget and its result kept as a finished job (labelled ``upload``)."""
-    form = await read_upload_form(request, "options", uploads.limits.max_bytes)
-    scraped = await uploads.parse(form.upload, parse_request(form.options), caller.tenant)
+    with uploads.holding(caller.tenant):  # before its body is read
+        form = await read_upload_form(request, "options", uploads.limits.max_bytes)
+        scraped = await uploads.parse(form.upload, parse_request(form.options), caller.tenant)
     task = scraped.result
     if task is None or task.status is not TaskStatus.SUCCEEDED:
         error = task.error if task is not None else "cancelled"

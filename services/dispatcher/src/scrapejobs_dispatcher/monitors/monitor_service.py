@@ -5,8 +5,11 @@ once never lose one another)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -61,17 +64,13 @@ class Monitors:
     clock: Callable[[], datetime]
     allowed: Callable[[JobRequest, str], Awaitable[None]] = _any_job
     limits: MonitorLimits = field(default_factory=MonitorLimits)
+    _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = field(
+        init=False, default_factory=weakref.WeakValueDictionary
+    )
 
     async def create(self, tenant: str, request: MonitorRequest) -> MonitorRecord:
         await self.allowed(request.job_request(), tenant)
         self._within_pages(request)
-        kept = await self.store.count_of(tenant)
-        if kept >= self.limits.per_tenant:
-            raise OverLimit(
-                "monitors",
-                f"this tenant keeps {kept} monitors, the most a tenant may keep here "
-                f"({self.limits.per_tenant}: SCRAPEJOBS_MONITORS_PER_TENANT); delete one first",
-            )
         now = self.clock()
         monitor_id = f"mon_{uuid.uuid4().hex}"
         record = MonitorRecord(
@@ -82,8 +81,25 @@ class Monitors:
             updated_at=now,
             next_check_at=_next_check(request, now, monitor_id),
         )
-        await self.store.create(record)
+        async with self._creating(tenant):  # one transaction of a tenant's at a time here
+            made = await self.store.create(record, self.limits.per_tenant)
+        if not made:
+            raise OverLimit(
+                "monitors",
+                f"this tenant keeps {self.limits.per_tenant} monitors, the most a tenant may "
+                "keep here (SCRAPEJOBS_MONITORS_PER_TENANT); delete one first",
+            )
         return record
+
+    @contextlib.asynccontextmanager
+    async def _creating(self, tenant: str) -> AsyncIterator[None]:
+        """The tenant's creates in this instance one at a time (the store's cap holds across
+        instances; in one, a burst would only make its transactions abort one another)."""
+        lock = self._locks.get(tenant)
+        if lock is None:
+            lock = self._locks[tenant] = asyncio.Lock()
+        async with lock:
+            yield
 
     async def get(self, tenant: str, monitor_id: str) -> MonitorRecord:
         return await monitor_of(self.store, tenant, monitor_id)

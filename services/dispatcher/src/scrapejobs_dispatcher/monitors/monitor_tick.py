@@ -5,7 +5,8 @@ has ended, so their events go out whether or not anyone reads them.
 Isolated, bounded and fair: each monitor and each check on its own (a check that cannot start
 is recorded failed and its schedule moves on; an error on one never stops the others), tenants
 take turns (eight starts or comparisons under way at once, in their order), and a tick starts no
-new work after its budget (the rest is the next tick's).
+new work after its budget (the rest is the next tick's). A tenant's backlog hides no other's:
+when the oldest-first read of everyone's is full, each tenant is read on its own too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import TypeVar
 
 from scrapejobs_dispatcher.monitors.check_runner import CANNOT_START, SAVE_ATTEMPTS, CheckRunner
@@ -29,6 +31,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 TICK_BUDGET_S = 20.0  # one tick's work; what is left goes to the next (every minute)
 AT_ONCE = 8  # starts (or comparisons) under way at once, in the tenants' turns
+SHARE = 2  # due monitors (or open checks) a tick reads of each tenant, at least, in a backlog
+MAX_TENANTS = 2000  # tenants a tick reads one by one in a backlog
+Read = Callable[[int, str | None], Awaitable[Sequence[T]]]
 STARTED, FAILED, GONE, COMPARED, WAITING, ERROR = (
     "started",
     "failed",
@@ -67,9 +72,12 @@ class MonitorTick:
         left goes to the next tick)."""
         stop_at = time.monotonic() + budget_s
         now = self.clock()
-        due = round_robin(await self.monitors.due(now, limit), lambda m: m.tenant)
+        due_now = partial(self.monitors.due, now)
+        due = round_robin(await self._each_tenants(due_now, limit), lambda m: m.tenant)
         starts, left = await _in_turns(due, lambda m: self._start(m, now), stop_at)
-        open_checks = round_robin(await self.checks.open_checks(limit), lambda c: c.tenant)
+        open_checks = round_robin(
+            await self._each_tenants(self.checks.open_checks, limit), lambda c: c.tenant
+        )
         compares, left_open = await _in_turns(open_checks, self._compare, stop_at)
         return Tick(
             due=starts.count(STARTED),
@@ -78,6 +86,22 @@ class MonitorTick:
             errors=starts.count(ERROR) + compares.count(ERROR),
             left=left + left_open,
         )
+
+    async def _each_tenants(self, read: Read[T], limit: int) -> list[T]:
+        """What ``read`` finds of every tenant's: one read of everyone's (oldest first); when
+        that is full, a backlog may hide another tenant's behind it, so each tenant keeping
+        monitors is read on its own, for a share of ``limit`` (at least :data:`SHARE`)."""
+        found = list(await read(limit, None))
+        if len(found) < limit:
+            return found
+        tenants = await self.monitors.tenants(MAX_TENANTS)
+        share = max(SHARE, limit // max(1, len(tenants)))
+        each: list[T] = []
+        for start in range(0, len(tenants), AT_ONCE):
+            reads = (read(share, tenant) for tenant in tenants[start : start + AT_ONCE])
+            for items in await asyncio.gather(*reads):
+                each += items
+        return each
 
     async def _start(self, monitor: MonitorRecord, now: datetime) -> str:
         """Start the monitor's scheduled check and move its time on: what came of it."""

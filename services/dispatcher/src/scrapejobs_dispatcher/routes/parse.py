@@ -35,8 +35,9 @@ async def parse(request: Request, uploads: UploadsDep, caller: CallerDep) -> Scr
     into markdown, text, metadata and the rest a job asks of a page, in a process of its own
     within a CPU and memory budget. The answer is its result, kept as a finished one-page job
     (``job_id``: its results, export and deletion as any job's; labelled ``upload``)."""
-    form = await read_upload_form(request, "request", uploads.limits.max_bytes)
-    scraped = await uploads.parse(form.upload, page_request(form.options), caller.tenant)
+    with uploads.holding(caller.tenant):  # before its body is read
+        form = await read_upload_form(request, "request", uploads.limits.max_bytes)
+        scraped = await uploads.parse(form.upload, page_request(form.options), caller.tenant)
     return ScrapeResponse.of(scraped)
 
 

@@ -5,6 +5,7 @@ export and deletion as any job's)."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from scrapejobs_shared.ports.job_store import JobStore
 
 from .parsing_port import UploadParsing
 from .upload import UPLOAD_LABEL, Upload, UploadTooLarge
+from .upload_slots import UploadSlots
 
 # the options that say how a page is read; the others say how it is fetched
 READ_OPTIONS = frozenset({"formats", "content", "documents", "retention_days"})
@@ -38,6 +40,12 @@ class UploadService:
     store: JobStore
     parsing: UploadParsing
     limits: UploadLimits
+    slots: UploadSlots
+
+    def holding(self, tenant: str) -> contextlib.AbstractContextManager[None]:
+        """A place for ``tenant``'s upload, held from before its body is read to its answer
+        (``UploadsBusy``, ``TenantUploadsBusy`` when there is none: upload_slots.py)."""
+        return self.slots.holding(tenant)
 
     def check_size(self, size: int | None) -> None:
         """:class:`UploadTooLarge` for a file (or a request) over the limit."""
@@ -50,7 +58,8 @@ class UploadService:
         job_request = upload_job(upload, request)
 
         async def read(spec: JobSpec) -> TaskOutcome:  # once admitted: quota, patterns
-            return await self.parsing.outcome(upload, spec)
+            async with self.slots.turn(tenant):  # the tenants waiting take turns
+                return await self.parsing.outcome(upload, spec)
 
         view: JobView = await self.jobs.record(Submission(job_request, tenant), read)
         page = await self.store.list_tasks(view.job.id, 1, None)

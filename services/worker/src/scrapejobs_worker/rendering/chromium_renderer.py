@@ -37,7 +37,7 @@ from scrapejobs_shared.ports.fetcher import (
     RenderTimeout,
 )
 from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserProcess
-from scrapejobs_worker.rendering.page_actions import PageActions, capture
+from scrapejobs_worker.rendering.page_actions import PageActions, capture, page_html
 from scrapejobs_worker.rendering.render_policy import RenderPolicy
 from scrapejobs_worker.rendering.request_routing import PageRouting, origin_of, refuse_socket
 
@@ -113,9 +113,12 @@ class ChromiumRenderer:
         page = await context.new_page()
         routing.main_frame = page.main_frame
         actions = PageActions(page, deadline, self._policy)
-        html, final_url, answers = await _unless_crashed(
-            _settled_html(page, document.url, options, routing, actions), page, context
+        # one character past the page's bound: a longer page's HTML is cut in the page, and
+        # the response says it was (truncated)
+        settled = _settled_html(
+            page, document.url, options, routing, actions, self._policy.max_page_bytes + 1
         )
+        html, final_url, answers = await _unless_crashed(settled, page, context)
         browser = None
         if request.browser is not None and (shot := request.browser.screenshot) is not None:
             made = capture(
@@ -144,10 +147,16 @@ class ChromiumRenderer:
 
 
 async def _settled_html(
-    page: Page, url: str, options: RenderOptions, routing: PageRouting, actions: PageActions
+    page: Page,
+    url: str,
+    options: RenderOptions,
+    routing: PageRouting,
+    actions: PageActions,
+    limit: int,
 ) -> tuple[str, str, ActionAnswers | None]:
-    """Load the page, wait until it settled, run its actions; its DOM as HTML, where it ended
-    up, and what the actions answered (None: it had none)."""
+    """Load the page, wait until it settled, run its actions; its DOM as HTML (at most
+    ``limit`` characters), where it ended up, and what the actions answered (None: it had
+    none)."""
     try:
         await page.goto(url, wait_until="load", timeout=0)
         if options.wait_for is not None:
@@ -163,23 +172,33 @@ async def _settled_html(
         raise
     if routing.blocked is not None:
         raise routing.blocked
-    return await _content(page, routing, actions), page.url, answers
+    return await _content(page, routing, actions, limit), page.url, answers
 
 
-async def _content(page: Page, routing: PageRouting, actions: PageActions) -> str:
-    """The page's DOM as HTML; when an action started a navigation, once it ended (a
-    navigation refused by the routing ends the render ``blocked_destination``)."""
+async def _content(page: Page, routing: PageRouting, actions: PageActions, limit: int) -> str:
+    """The page's DOM as HTML, at most ``limit`` characters; when an action started a
+    navigation, once it ended (a navigation refused by the routing ends the render
+    ``blocked_destination``)."""
     for _ in range(3):
         try:
-            return await page.content()
+            html, _ = await page_html(page, limit)
+            return html
         except PlaywrightError as exc:
-            if "navigating" not in (exc.message or ""):
+            if not _navigating(exc):
                 raise
         with contextlib.suppress(PlaywrightError):
             await page.wait_for_load_state("load", timeout=actions.left_ms())
         if routing.blocked is not None:
             raise routing.blocked
-    return await page.content()
+    html, _ = await page_html(page, limit)
+    return html
+
+
+def _navigating(exc: PlaywrightError) -> bool:
+    """Whether reading the page failed because it was navigating (Page.content() says so;
+    an evaluation's context is destroyed)."""
+    message = exc.message or ""
+    return "navigating" in message or "context was destroyed" in message
 
 
 async def _unless_crashed(work: Awaitable[T], page: Page, context: BrowserContext) -> T:

@@ -5,11 +5,21 @@ page's routing, checked as the page's own; the whole runs within the request's d
 
 An action that cannot be done fails the page (``ActionFailed``: which action, and why): a
 selector that matches nothing within the time left, a key the browser does not know, a script
-that throws or runs past ``script_timeout_s``."""
+that throws or runs past ``script_timeout_s``.
+
+**Bounded output.** What the actions answer is measured in the page before it crosses to the
+worker: scrapes' HTML and scripts' values (as JSON) hold at most the page's own bound in all
+(``SCRAPEJOBS_MAX_BODY_BYTES`` characters); an action past what is left fails the page at once
+(permanent: the same page answers the same again), and what crossed is measured again (a page's
+own scripts can replace what measures it). A full-page screenshot is at most
+``MAX_SCREENSHOT_WIDTH`` wide, ``max_screenshot_px`` high and ``MAX_SCREENSHOT_PIXELS`` in
+area (a 9,000-pixel-wide page took Chromium 1.1 GiB more); a PDF its first ``max_pdf_pages``.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -31,7 +41,11 @@ from scrapejobs_shared.domain.browser_actions import (
 )
 from scrapejobs_shared.domain.browser_result import ActionAnswers, PageFile
 from scrapejobs_shared.ports.fetcher import ActionFailed
-from scrapejobs_worker.rendering.render_policy import RenderPolicy
+from scrapejobs_worker.rendering.render_policy import (
+    MAX_SCREENSHOT_PIXELS,
+    MAX_SCREENSHOT_WIDTH,
+    RenderPolicy,
+)
 
 MARGIN_S = 0.5  # left of the deadline for reading the page once the actions are done
 
@@ -46,7 +60,9 @@ async def capture(
         width, height = await page.evaluate(
             "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
         )
-        clip = {"x": 0, "y": 0, "width": max(1, width), "height": max(1, min(height, max_px))}
+        width = max(1, min(int(width), MAX_SCREENSHOT_WIDTH))
+        height = max(1, min(int(height), max_px, MAX_SCREENSHOT_PIXELS // width))
+        clip = {"x": 0, "y": 0, "width": width, "height": height}
     image = await page.screenshot(
         type=kind,
         quality=quality,
@@ -66,6 +82,8 @@ class PageActions:
         self._deadline = deadline
         self._script_timeout_s = policy.script_timeout_s
         self._max_px = policy.max_screenshot_px
+        self._max_pdf_pages = policy.max_pdf_pages
+        self._output_left = policy.max_page_bytes  # characters the actions may still answer
         self.files: list[PageFile] = []
         self._shots: list[str] = []
         self._scrapes: list[dict[str, str]] = []
@@ -104,9 +122,11 @@ class PageActions:
         elif isinstance(action, Scroll):
             await self._scroll(action)
         elif isinstance(action, Scrape):
-            self._scrapes.append({"url": page.url, "html": await page.content()})
+            html, whole = await page_html(page, self._output_left)
+            self._spend(number, action, len(html) if whole else None)
+            self._scrapes.append({"url": page.url, "html": html})
         elif isinstance(action, ExecuteJavascript):
-            self._returns.append(await self._script(action.script))
+            self._returns.append(await self._script(number, action))
         else:
             await self._file(number, action)
 
@@ -142,7 +162,10 @@ class PageActions:
             self._shots.append(shot.name)
             return
         body = await self._page.pdf(
-            format=action.format, landscape=action.landscape, scale=action.scale
+            format=action.format,
+            landscape=action.landscape,
+            scale=action.scale,
+            page_ranges=f"1-{self._max_pdf_pages}",
         )
         name = f"action-{number}-page.pdf"
         self.files.append(PageFile(name, "application/pdf", body))
@@ -156,15 +179,62 @@ class PageActions:
         target = self._page.locator(f"css={action.selector}").first
         await target.evaluate("(e, d) => e.scrollBy(0, d * e.clientHeight)", sign)
 
-    async def _script(self, script: str) -> dict[str, Any]:
-        """The script's answer, as Firecrawl gives it: ``{"type", "value"}``."""
-        wrapped = f"async () => {{\n{script}\n}}"
+    async def _script(self, number: int, action: ExecuteJavascript) -> dict[str, Any]:
+        """The script's answer, as Firecrawl gives it: ``{"type", "value"}``; its value
+        measured as JSON in the page before it crosses."""
+        wrapped = BOUNDED_SCRIPT.format(script=action.script, limit=self._output_left)
         limit = min(self._script_timeout_s, self._deadline - MARGIN_S - time.monotonic())
         try:
             value = await asyncio.wait_for(self._page.evaluate(wrapped), max(0.001, limit))
         except TimeoutError:
             raise PlaywrightError(f"the script ran past {self._script_timeout_s:g} s") from None
+        if isinstance(value, dict) and OVER in value:
+            self._spend(number, action, None)
+        if isinstance(value, dict) and UNANSWERABLE in value:
+            why = f"its value is not JSON ({str(value[UNANSWERABLE])[:200]})"
+            raise ActionFailed(f"action {number} ({_label(action)}): {why}")
+        self._spend(number, action, len(json.dumps(value)))
         return {"type": _js_type(value), "value": value}
+
+    def _spend(self, number: int, action: Action, size: int | None) -> None:
+        """Count ``size`` characters of answer (None: more than was left) against the
+        actions' output; ``ActionFailed`` past it."""
+        if size is None or size > self._output_left:
+            raise ActionFailed(
+                f"action {number} ({_label(action)}): its answer is larger than the "
+                f"{self._output_left} characters left of what a page's actions may answer "
+                "(SCRAPEJOBS_MAX_BODY_BYTES)"
+            )
+        self._output_left -= size
+
+
+OVER, UNANSWERABLE = "__scrapejobs_over", "__scrapejobs_unanswerable"
+# the script, as the body of an async function; its value measured as JSON in the page
+BOUNDED_SCRIPT = (
+    "async () => {{\n"
+    "const value = await (async () => {{\n{script}\n}})();\n"
+    "let json;\n"
+    "try {{ json = JSON.stringify(value); }}\n"
+    "catch (e) {{ return {{" + UNANSWERABLE + ": String(e)}}; }}\n"
+    "if (json !== undefined && json.length > {limit}) return {{" + OVER + ": json.length}};\n"
+    "return value;\n"
+    "}}"
+)
+# the page's HTML as Page.content() makes it, cut in the page past a limit: [html, whole]
+PAGE_HTML = """limit => {
+  let html = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "";
+  if (document.documentElement) html += document.documentElement.outerHTML;
+  return html.length > limit ? [html.slice(0, limit), false] : [html, true];
+}"""
+
+
+async def page_html(page: Page, limit: int) -> tuple[str, bool]:
+    """The page's HTML, at most ``limit`` characters (cut in the page), and whether it is
+    whole."""
+    html, whole = await page.evaluate(PAGE_HTML, limit)
+    if not isinstance(html, str):
+        raise PlaywrightError("the page's HTML could not be read")
+    return html[:limit], bool(whole) and len(html) <= limit
 
 
 def _js_type(value: Any) -> str:

@@ -100,13 +100,11 @@ class FirestoreMonitorChecks(CollectionAdapter):
         page = found[:limit]
         return page, page[-1].id if len(found) > limit and page else None
 
-    async def open_checks(self, limit: int) -> list[CheckRecord]:
-        query = (
-            self._client.collection_group(CHECKS)
-            .where(filter=FieldFilter("open", "==", True))
-            .order_by("created_at")
-            .limit(limit)
-        )
+    async def open_checks(self, limit: int, tenant: str | None = None) -> list[CheckRecord]:
+        query = self._client.collection_group(CHECKS).where(filter=FieldFilter("open", "==", True))
+        if tenant is not None:
+            query = query.where(filter=FieldFilter("tenant", "==", tenant))
+        query = query.order_by("created_at").limit(limit)
         found = [
             _check(s.reference.parent.parent.id, s.id, s.to_dict())
             async for s in query.stream(**self._deadline.call)

@@ -1,8 +1,14 @@
 """MonitorStore on Firestore: ``monitors/{id}`` with ``tenant``, ``name``, ``status``, the
 monitor's request as JSON (``request``), ``created_at``, ``updated_at``, ``next_check_at``
 (null while paused), ``last_check_id``, ``last_check_at``, ``checks``. Listing uses the
-composite index (tenant, created_at desc), ``due`` the index (status, next_check_at), both
-declared in Terraform."""
+composite index (tenant, created_at desc), ``due`` the indexes (status, next_check_at) and
+(tenant, status, next_check_at), declared in Terraform.
+
+``monitor_tenants/{tenant}`` counts a tenant's monitors (``monitors``): a create reads it and
+creates the monitor in one transaction, so parallel creates past the cap fail however many
+instances take them; a delete removes the monitor and counts it off in one. A tenant whose
+count was never kept (its monitors made before it was) is counted once by an aggregation
+first."""
 
 from __future__ import annotations
 
@@ -14,19 +20,63 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
+from scrapejobs_shared.adapters.firestore.store_base import in_transaction
 from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest, MonitorStatus
 from scrapejobs_shared.observability.store_ops import count
 
 COLLECTION = "monitors"
+TENANTS = "monitor_tenants"
+
+
+class _Recount(Exception):
+    """A tenant's count appeared between its aggregation and the transaction."""
 
 
 @reports_outages
 class FirestoreMonitorStore(CollectionAdapter):
     collection = COLLECTION
 
-    async def create(self, record: MonitorRecord) -> None:
-        count(writes=1)
-        await self._collection.document(record.id).create(_doc(record), **self._deadline.call)
+    async def create(self, record: MonitorRecord, limit: int) -> bool:
+        tally = self._tally(record.tenant)
+        before = await tally.get(**self._deadline.call)
+        counted = None if before.exists else await self.count_of(record.tenant)
+        ref = self._collection.document(record.id)
+
+        @firestore.async_transactional
+        async def run(transaction: Any) -> bool:
+            count(reads=1)
+            snap = await tally.get(transaction=transaction, **self._deadline.call)
+            kept = int((snap.to_dict() or {}).get("monitors", 0)) if snap.exists else counted
+            if kept is None:  # counted before it existed, and made meanwhile: read it again
+                raise _Recount()
+            if kept >= limit:
+                return False
+            count(writes=2)
+            transaction.create(ref, _doc(record))
+            transaction.set(tally, {"tenant": record.tenant, "monitors": kept + 1})
+            return True
+
+        for _ in range(2):
+            try:
+                made: bool = await in_transaction(self._client, run)
+                return made
+            except _Recount:
+                counted = await self.count_of(record.tenant)
+        raise RuntimeError("the tenant's monitors could not be counted")
+
+    def _tally(self, tenant: str) -> Any:
+        return self._client.collection(TENANTS).document(tenant)
+
+    async def tenants(self, limit: int) -> list[str]:
+        query = (
+            self._client.collection(TENANTS)
+            .where(filter=FieldFilter("monitors", ">", 0))
+            .order_by("monitors")
+            .limit(limit)
+        )
+        found = sorted([s.id async for s in query.stream(**self._deadline.call)])
+        count(reads=max(1, len(found)))
+        return found
 
     async def get(self, tenant: str, monitor_id: str) -> MonitorRecord | None:
         if not monitor_id or "/" in monitor_id:
@@ -82,15 +132,40 @@ class FirestoreMonitorStore(CollectionAdapter):
     async def delete(self, tenant: str, monitor_id: str) -> bool:
         if await self.get(tenant, monitor_id) is None:
             return False
-        # the monitor and everything under it: its checks, their pages, its snapshots
-        deleted = await self._client.recursive_delete(self._collection.document(monitor_id))
+        ref, tally = self._collection.document(monitor_id), self._tally(tenant)
+
+        @firestore.async_transactional
+        async def run(transaction: Any) -> bool:
+            count(reads=2)
+            snap = await ref.get(transaction=transaction, **self._deadline.call)
+            kept = await tally.get(transaction=transaction, **self._deadline.call)
+            if not snap.exists:
+                return False
+            count(writes=1)
+            transaction.delete(ref)
+            if kept.exists:
+                count(writes=1)
+                left = max(0, int((kept.to_dict() or {}).get("monitors", 0)) - 1)
+                transaction.update(tally, {"monitors": left})
+            return True
+
+        if not await in_transaction(self._client, run):
+            return False  # deleted meanwhile
+        # everything under it: its checks, their pages, its snapshots
+        deleted = await self._client.recursive_delete(ref)
         count(writes=max(1, deleted))
         return True
 
-    async def due(self, now: datetime, limit: int) -> list[MonitorRecord]:
+    async def due(
+        self, now: datetime, limit: int, tenant: str | None = None
+    ) -> list[MonitorRecord]:
+        query = self._collection.where(
+            filter=FieldFilter("status", "==", MonitorStatus.ACTIVE.value)
+        )
+        if tenant is not None:
+            query = query.where(filter=FieldFilter("tenant", "==", tenant))
         query = (
-            self._collection.where(filter=FieldFilter("status", "==", MonitorStatus.ACTIVE.value))
-            .where(filter=FieldFilter("next_check_at", "<=", now))
+            query.where(filter=FieldFilter("next_check_at", "<=", now))
             .order_by("next_check_at")
             .limit(limit)
         )

@@ -56,8 +56,12 @@ class MemoryMonitorChecks:
         page = ordered[start : start + limit]
         return page, page[-1].id if start + limit < len(ordered) and page else None
 
-    async def open_checks(self, limit: int) -> list[CheckRecord]:
-        unfinished = (check for check in self.checks.values() if not check.finished)
+    async def open_checks(self, limit: int, tenant: str | None = None) -> list[CheckRecord]:
+        unfinished = (
+            check
+            for check in self.checks.values()
+            if not check.finished and tenant in (None, check.tenant)
+        )
         return sorted(unfinished, key=lambda check: (check.created_at, check.id))[:limit]
 
     async def mark(self, monitor_id: str, check_id: str, status: CheckStatus) -> None:

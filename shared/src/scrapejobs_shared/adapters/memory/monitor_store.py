@@ -13,9 +13,12 @@ class MemoryMonitorStore:
         self.monitors: dict[str, MonitorRecord] = {}
         self._checks = checks  # what a monitor's deletion also forgets
 
-    async def create(self, record: MonitorRecord) -> None:
+    async def create(self, record: MonitorRecord, limit: int) -> bool:
         assert record.id not in self.monitors, "monitor ids are random: never reused"
+        if await self.count_of(record.tenant) >= limit:
+            return False
         self.monitors[record.id] = record
+        return True
 
     async def get(self, tenant: str, monitor_id: str) -> MonitorRecord | None:
         found = self.monitors.get(monitor_id)
@@ -53,12 +56,18 @@ class MemoryMonitorStore:
             self._checks.forget(monitor_id)
         return True
 
-    async def due(self, now: datetime, limit: int) -> list[MonitorRecord]:
+    async def due(
+        self, now: datetime, limit: int, tenant: str | None = None
+    ) -> list[MonitorRecord]:
         ready = [
             m
             for m in self.monitors.values()
             if m.status is MonitorStatus.ACTIVE
             and m.next_check_at is not None
             and m.next_check_at <= now
+            and tenant in (None, m.tenant)
         ]
         return sorted(ready, key=lambda m: (m.next_check_at, m.id))[:limit]
+
+    async def tenants(self, limit: int) -> list[str]:
+        return sorted({m.tenant for m in self.monitors.values()})[:limit]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -162,6 +163,36 @@ async def test_whatever_escapes_routing_meets_a_proxy_that_refuses_it(http_serve
     finally:
         await browsers.aclose()
     assert http_server.connections == 0
+
+
+async def test_a_pages_webrtc_sends_no_udp(http_server, renderer_factory):
+    """WebRTC's STUN binding requests are UDP from Chromium to an address the page chooses,
+    outside every routing: the browser sends none (in the page, or an iframe of its own)."""
+    stun = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    stun.bind(("127.0.0.1", 0))
+    stun.setblocking(False)
+    port = stun.getsockname()[1]
+    script = f"""<script>
+    async function ask(w) {{
+      const pc = new w.RTCPeerConnection({{iceServers: [{{urls: 'stun:127.0.0.1:{port}'}}]}});
+      pc.createDataChannel('x');
+      await pc.setLocalDescription(await pc.createOffer());
+    }}
+    const frame = document.createElement('iframe');
+    document.body.appendChild(frame);
+    Promise.all([ask(window), ask(frame.contentWindow)]).then(() => {{
+      document.body.insertAdjacentHTML('beforeend', '<p id=asked>asked</p>');
+    }});
+    </script>"""
+    http_server.serve("/", f"<html><body>{script}</body></html>".encode(), HTML)
+    renderer, _ = await renderer_factory()
+    try:
+        page = await renderer.fetch(rendered(http_server.url("/"), wait_for="#asked", wait_ms=2000))
+        assert b"asked" in page.body  # the connections were made, and gathered
+        with pytest.raises(BlockingIOError):
+            stun.recv(2048)
+    finally:
+        stun.close()
 
 
 async def test_a_refused_top_level_url_is_blocked_with_no_request(server_factory, renderer_factory):

@@ -122,6 +122,18 @@ async def test_a_forged_email_header_with_any_token_is_not_that_identity(
     assert (await api.get("/v1/keys", headers=alone)).status_code == 401
 
 
+async def test_a_token_without_an_email_claim_is_refused_not_taken_for_the_default(
+    api: httpx.AsyncClient,
+) -> None:
+    """The review: a mapped caller whose token lacked ``email`` became the default tenant's
+    member; who sent it is not known, so it is a 401 saying why."""
+    nameless = {"X-Serverless-Authorization": f"Bearer {unsigned_token('')}"}
+    refused = await api.get("/v1/jobs", headers=nameless)
+    assert refused.status_code == 401 and "no email claim" in refused.json()["error"]["message"]
+    listed = {"X-Serverless-Authorization": f"Bearer {unsigned_token('someone@example.com')}"}
+    assert (await api.get("/v1/jobs", headers=listed)).status_code == 200  # the default's member
+
+
 async def test_a_valid_iap_assertion_maps_to_its_identitys_tenant_and_role(
     api: httpx.AsyncClient,
 ) -> None:

@@ -197,6 +197,17 @@ def test_zip_bombs_and_broken_packages_fail_that_document_alone_with_their_reaso
     assert "aaaa" not in found.markdown  # entities are never expanded
 
 
+@pytest.mark.parametrize("part", ["word/document.xml", "word/styles.xml", "[Content_Types].xml"])
+def test_a_word_file_with_a_malformed_part_is_unreadable_not_an_error_of_ours(part: str) -> None:
+    """The review: mammoth's XML parser raised ``ExpatError``, untyped (retried as
+    internal_error; an upload mislabelled extraction_timeout)."""
+    source = zipfile.ZipFile(io.BytesIO(_read("markitdown-paper.docx")))
+    parts = {name: source.read(name) for name in source.namelist()}
+    broken = _zip(parts | {part: b"<w:document><unclosed"})
+    with pytest.raises(DocumentUnreadable, match=r"the Word \(DOCX\) file cannot be read"):
+        read_document(DOCX.media_type, broken, DocumentOptions())
+
+
 def test_a_document_is_recognised_by_its_content_whatever_its_declared_type() -> None:
     for name, kind in [
         ("markitdown-paper.docx", DOCX),

@@ -124,9 +124,16 @@ class Authenticator:
         return self._of_identity(_token_email(token.strip()))
 
     def _of_identity(self, email: str) -> Caller:
-        return (
-            self._identities.get(email.lower(), self._iam_default) if email else self._iam_default
-        )
+        """The caller ``email`` is (an identity not listed: the default tenant's role); an
+        identity without one is refused, never taken for the default (a token minted for an
+        audience without the ``email`` scope says nothing of who sent it)."""
+        if not email:
+            raise Refused(
+                401,
+                "the identity token carries no email claim (mint it with the email scope, "
+                "e.g. gcloud auth print-identity-token --include-email)",
+            )
+        return self._identities.get(email.lower(), self._iam_default)
 
 
 def _token_email(token: str) -> str:

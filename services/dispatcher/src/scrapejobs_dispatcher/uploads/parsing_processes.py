@@ -91,9 +91,11 @@ class ParsingProcesses:
             return _failed(
                 f"{EXTRACTION_TIMEOUT}: reading the file took more than {self.budget_s:g} s of CPU"
             )
-        why = f"it stopped (exit {child.exitcode})" if answer is None else str(answer)
+        if answer is not None:  # the reading raised: a fault of ours, said as one
+            return _failed(f"internal_error: reading the file failed: {answer}")
         return _failed(
-            f"{EXTRACTION_TIMEOUT}: the file could not be read within its budgets: {why}"
+            f"{EXTRACTION_TIMEOUT}: the file could not be read within its budgets: it stopped "
+            f"(exit {child.exitcode})"
         )
 
 

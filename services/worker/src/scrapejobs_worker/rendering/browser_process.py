@@ -34,8 +34,10 @@ CHROMIUM_ARGS = (
     "--disable-sync",
     "--no-pings",
     "--metrics-recording-only",
+    # WebRTC's STUN/ICE is UDP that no routing sees: none outside the proxy (the policy must be
+    # forced with its value; the bare switch left pages sending STUN to any address)
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
-    "--force-webrtc-ip-handling-policy",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 CLOSE_TIMEOUT_S = 5.0
 

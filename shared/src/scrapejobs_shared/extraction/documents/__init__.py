@@ -51,6 +51,19 @@ READERS = {
 }
 
 
+LABELS = {kind.media_type: kind.label for kind in (PDF, DOCX, XLSX, XLS, ODS, PPTX, ODT, RTF, EPUB)}
+
+
 def read_document(media_type: str, data: bytes, options: DocumentOptions) -> Document:
-    """``data`` (a document of ``media_type``, one :data:`READERS` reads) read."""
-    return READERS[media_type](data, options)
+    """``data`` (a document of ``media_type``, one :data:`READERS` reads) read; whatever a
+    reader's library raises on a malformed file (an XML parser's ``ExpatError`` inside a
+    Word file's parts, a ``KeyError`` of a missing part...) is that document's
+    :class:`DocumentUnreadable`: permanent, never retried as an error of ours."""
+    try:
+        return READERS[media_type](data, options)
+    except (DocumentUnreadable, MemoryError):
+        raise
+    except Exception as exc:
+        label = LABELS.get(media_type, "document")
+        why = f"{type(exc).__name__}: {str(exc)[:200]}"
+        raise DocumentUnreadable(f"the {label} file cannot be read ({why})") from None

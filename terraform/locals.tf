@@ -52,6 +52,9 @@ locals {
     # Spans and metrics: Cloud Trace and Cloud Monitoring by default (iam.tf grants the roles).
     SCRAPEJOBS_TELEMETRY_EXPORTER    = var.telemetry_exporter
     SCRAPEJOBS_TELEMETRY_TRACE_RATIO = tostring(var.telemetry_trace_ratio)
+    # a certificate that fails verification may be let through by the job (docs/firecrawl.md):
+    # the dispatcher refuses such jobs when it may not, and workers verify whatever a task says
+    SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
   }
 
   telemetry_to_gcp = var.telemetry_exporter == "gcp"
@@ -93,10 +96,8 @@ locals {
     SCRAPEJOBS_COALESCE_BUSY_WINDOW_MS = tostring(var.dispatcher_coalesce_busy_window_ms)
     # a keyed submission still unanswered past the request timeout died with its request
     SCRAPEJOBS_IDEMPOTENCY_STALE_S = tostring(var.dispatcher_request_timeout_s + 60)
-    # a certificate that fails verification may be let through by the job (docs/firecrawl.md)
-    SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
-    SCRAPEJOBS_MONITORS_PER_TENANT  = tostring(var.monitors_per_tenant)
-    SCRAPEJOBS_MONITOR_MAX_PAGES    = tostring(var.monitor_max_pages)
+    SCRAPEJOBS_MONITORS_PER_TENANT = tostring(var.monitors_per_tenant)
+    SCRAPEJOBS_MONITOR_MAX_PAGES   = tostring(var.monitor_max_pages)
     # uploads read by POST /v1/parse and /v2/parse (docs/api.md, "Uploads")
     SCRAPEJOBS_MAX_UPLOAD_BYTES = tostring(var.max_upload_bytes)
     # a page's browser actions (submission/rules/action_limits.py)

@@ -79,9 +79,11 @@ async def tls_server(tls_material, server_factory):
     return server, seen_sni
 
 
-def _fetcher(fetcher_factory, fake_dns, tls_material, names: list[str]) -> SafeFetcher:
+def _fetcher(
+    fetcher_factory, fake_dns, tls_material, names: list[str], allow_unverified: bool = True
+) -> SafeFetcher:
     ca_pem, _, _ = tls_material
-    policy = FetchPolicy(allowlist=("127.0.0.1/32",))
+    policy = FetchPolicy(allowlist=("127.0.0.1/32",), allow_unverified_tls=allow_unverified)
     getaddrinfo = fake_dns({name: ["127.0.0.1"] for name in names})
     fetcher: SafeFetcher = fetcher_factory(
         policy,
@@ -127,6 +129,23 @@ async def test_verify_tls_off_fetches_a_failing_certificate_and_says_so(
 
     assert response.body == b"over tls" and response.tls_unverified is True
     assert len(server.requests) == 1
+
+
+async def test_with_the_switch_off_the_worker_verifies_whatever_the_task_says(
+    tls_server, tls_material, fetcher_factory, fake_dns
+):
+    """The review: work published while the switch was on (a reconcile republishes it) was
+    fetched unverified after it was turned off; the worker checks the switch itself."""
+    server, _ = tls_server
+    fetcher = _fetcher(
+        fetcher_factory, fake_dns, tls_material, ["impostor.example"], allow_unverified=False
+    )
+    url = f"https://impostor.example:{server.port}/"
+
+    with pytest.raises(PermanentFetchError) as caught:
+        await fetcher.fetch(FetchRequest(url, timeout_s=5, verify_tls=False))
+    assert caught.value.reason == "tls_error"
+    assert server.requests == []
 
 
 async def test_verify_tls_off_still_verifies_a_good_certificate(

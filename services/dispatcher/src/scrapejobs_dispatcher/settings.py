@@ -243,13 +243,6 @@ class DispatcherSettings(CommonSettings):
         "(or one changeTracking page) may use; past them those pages are settled without a "
         "diff: changed unless equal, diff.not_compared saying why",
     )
-    allow_unverified_tls: bool = Field(
-        default=True,
-        description="Whether a job may fetch a site whose TLS certificate fails verification "
-        "(options.verify_tls false; Firecrawl's skipTlsVerification, which its SDKs 3.0-4.54 "
-        "send on every scrape and its server defaults to true). false: such a request is "
-        "refused, naming this setting, and /v2 verifies unless told otherwise",
-    )
     firecrawl_render: Literal["plain", "auto"] = Field(
         default="plain",
         description="What /v2 does with a page when no waitFor or mobile asks to render it: "

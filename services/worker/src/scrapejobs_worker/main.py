@@ -67,6 +67,7 @@ def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
         refused_ports=tuple(settings.fetch_refused_ports),
         max_body_bytes=settings.max_body_bytes,
         user_agent=settings.user_agent,
+        allow_unverified_tls=settings.allow_unverified_tls,
     )
 
 

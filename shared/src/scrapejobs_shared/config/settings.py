@@ -96,6 +96,14 @@ class CommonSettings(BaseSettings):
     telemetry_metric_interval_s: float = Field(
         default=60.0, ge=5, description="How often metrics are exported"
     )
+    allow_unverified_tls: bool = Field(
+        default=True,
+        description="Whether a job may fetch a site whose TLS certificate fails verification "
+        "(options.verify_tls false; Firecrawl's skipTlsVerification, which its SDKs 3.0-4.54 "
+        "send on every scrape and its server defaults to true). false: such a request is "
+        "refused, naming this setting, and /v2 verifies unless told otherwise; workers verify "
+        "every certificate whatever a task says (work published before it was turned off)",
+    )
     budgeted_processes: int = Field(
         default=1,
         ge=1,

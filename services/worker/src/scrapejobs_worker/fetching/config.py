@@ -42,6 +42,9 @@ class FetchPolicy:
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 20.0  # per socket read; the overall deadline is the request's
     max_deadline_s: float = 120.0  # FetchRequest.timeout_s is clamped to this
+    # whether FetchRequest.verify_tls false is honoured (SCRAPEJOBS_ALLOW_UNVERIFIED_TLS):
+    # off, every certificate is verified whatever the task says
+    allow_unverified_tls: bool = True
 
     def __post_init__(self) -> None:
         parse_networks(self.allowlist)  # fail fast on a malformed CIDR

@@ -105,6 +105,7 @@ locals {
     SCRAPEJOBS_ACTIONS_MAX_WAIT_MS      = tostring(var.actions_max_wait_ms)
     SCRAPEJOBS_ACTIONS_MAX_SCRIPT_CHARS = tostring(var.actions_max_script_chars)
     SCRAPEJOBS_PARSE_MEMORY_MB          = tostring(var.parse_memory_mb)
+    SCRAPEJOBS_PARSE_QUEUE              = tostring(var.parse_queue)
     # what Firecrawl's usage calls report (docs/firecrawl.md, "Usage")
     SCRAPEJOBS_FIRECRAWL_RENDER = var.firecrawl_render
     SCRAPEJOBS_PLAN_CREDITS     = tostring(var.plan_credits)

@@ -611,6 +611,17 @@ variable "parse_memory_mb" {
   }
 }
 
+variable "parse_queue" {
+  type        = number
+  default     = 4
+  description = "Uploads a dispatcher instance holds at once, received, waiting or read (SCRAPEJOBS_PARSE_QUEUE): each up to max_upload_bytes in memory, so keep parse_queue x max_upload_bytes within dispatcher_memory; one more is a 503 with Retry-After, and a tenant holds at most half of them (a 429 past that)."
+
+  validation {
+    condition     = var.parse_queue >= 1 && var.parse_queue <= 64
+    error_message = "parse_queue must be between 1 and 64."
+  }
+}
+
 variable "firecrawl_render" {
   type        = string
   default     = "plain"

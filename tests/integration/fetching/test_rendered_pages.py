@@ -28,6 +28,7 @@ from scrapejobs_worker.rendering.browser_process import BrowserPolicy, BrowserPr
 from scrapejobs_worker.rendering.chromium_renderer import ChromiumRenderer
 from scrapejobs_worker.rendering.render_policy import RenderPolicy
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
+from scrapejobs_worker.rendering.request_routing import REQUESTS_PER_HOST
 from support.browser import renderer_browser_path
 from support.hostile_page import hostile_page
 
@@ -193,6 +194,26 @@ async def test_a_pages_webrtc_sends_no_udp(http_server, renderer_factory):
             stun.recv(2048)
     finally:
         stun.close()
+
+
+async def test_a_pages_script_sends_a_bounded_number_of_requests_to_a_host(
+    http_server, renderer_factory
+):
+    """The review: a page's script sent ~900 requests in 5 s to one host (no pace, no
+    robots.txt). A rendered page sends at most REQUESTS_PER_HOST to any one host; the rest are
+    not sent, and the page renders."""
+    http_server.serve("/ping", b"ok", {"Content-Type": "text/plain"})
+    script = """<script>
+    Promise.allSettled([...Array(900).keys()].map(n => fetch('/ping?n=' + n))).then(() => {
+      document.body.insertAdjacentHTML('beforeend', '<p id=done>done</p>');
+    });
+    </script>"""
+    http_server.serve("/", f"<html><body>{script}</body></html>".encode(), HTML)
+    renderer, _ = await renderer_factory()
+    page = await renderer.fetch(rendered(http_server.url("/"), timeout_s=30, wait_for="#done"))
+    assert b"done" in page.body
+    pings = [r for r in http_server.requests if r.path.startswith("/ping")]
+    assert len(pings) == REQUESTS_PER_HOST  # its document was answered from the first fetch
 
 
 async def test_a_refused_top_level_url_is_blocked_with_no_request(server_factory, renderer_factory):

@@ -6,7 +6,10 @@ A request of a blocked resource type, of another scheme or method, or past the p
 budget is aborted; one whose destination the fetcher refuses is aborted too, and when it is a
 navigation of the top frame the render ends ``blocked_destination``. Subresources are fetched
 inside the page's host slot (they take no slot of their own and are not checked against
-robots.txt, as a browser's are not), at most ``PAGE_FETCHES`` at once.
+robots.txt, as a browser's are not), at most ``PAGE_FETCHES`` at once, and a page makes at
+most ``REQUESTS_PER_HOST`` requests to any one host and ``REQUESTS_PER_PAGE`` in all (a page's
+script looping on a third-party host's URL sent ~900 in 5 s): past them its requests are
+aborted, and the page renders without them.
 
 The job's headers (its ``Authorization``, cookies, API keys) go only with requests to the job's
 own origin (the URL the job asked for: scheme, host and port); a request to any other origin
@@ -20,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -38,6 +42,8 @@ from scrapejobs_worker.fetching.redirects import KEPT_ACROSS_ORIGINS
 log = logging.getLogger(__name__)
 
 PAGE_FETCHES = 6  # a browser's own connections per host
+REQUESTS_PER_HOST = 100  # of one rendered page, to one host
+REQUESTS_PER_PAGE = 500  # of one rendered page, in all
 PASSED_REQUEST_HEADERS = ("accept", "accept-language", "referer", "content-type")
 # the body is handed over decoded and whole; the browser must not decode or frame it again
 DROPPED_RESPONSE_HEADERS = frozenset(
@@ -70,6 +76,7 @@ class PageRouting:
         self._bytes_left = max_bytes - len(document.body)
         self._deadline = deadline  # time.monotonic() by which the render must end
         self._fetches = asyncio.Semaphore(PAGE_FETCHES)
+        self._per_host: Counter[str] = Counter()
         self.main_frame: Frame | None = None  # the rendered page's top frame, once it exists
         self.blocked: BlockedDestination | None = None  # a refused top-level navigation
         self._verify_tls = verify_tls  # the job's: its page's requests are fetched alike
@@ -99,6 +106,7 @@ class PageRouting:
             or request.method not in ROUTED_METHODS
             or not request.url.startswith(("http://", "https://"))
             or self._bytes_left <= 0
+            or not self._counted(request.url)
         ):
             await route.abort("blockedbyclient")
             return
@@ -119,6 +127,15 @@ class PageRouting:
         await route.fulfill(
             status=response.status, headers=_passed(response.headers), body=response.body
         )
+
+    def _counted(self, url: str) -> bool:
+        """Count a request of the page to ``url``'s host, unless it is past the page's
+        bounds (then it is not sent)."""
+        host = (urlsplit(url).hostname or "").rstrip(".")
+        if self._per_host[host] >= REQUESTS_PER_HOST or self._per_host.total() >= REQUESTS_PER_PAGE:
+            return False
+        self._per_host[host] += 1
+        return True
 
     def _top(self, request: Request) -> bool:
         """A navigation of the rendered page's top frame (not of an iframe or a popup)."""

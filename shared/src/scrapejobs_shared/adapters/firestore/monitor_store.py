@@ -28,27 +28,22 @@ COLLECTION = "monitors"
 TENANTS = "monitor_tenants"
 
 
-class _Recount(Exception):
-    """A tenant's count appeared between its aggregation and the transaction."""
-
-
 @reports_outages
 class FirestoreMonitorStore(CollectionAdapter):
     collection = COLLECTION
 
     async def create(self, record: MonitorRecord, limit: int) -> bool:
         tally = self._tally(record.tenant)
-        before = await tally.get(**self._deadline.call)
-        counted = None if before.exists else await self.count_of(record.tenant)
         ref = self._collection.document(record.id)
 
         @firestore.async_transactional
         async def run(transaction: Any) -> bool:
             count(reads=1)
             snap = await tally.get(transaction=transaction, **self._deadline.call)
-            kept = int((snap.to_dict() or {}).get("monitors", 0)) if snap.exists else counted
-            if kept is None:  # counted before it existed, and made meanwhile: read it again
-                raise _Recount()
+            if snap.exists:
+                kept = int((snap.to_dict() or {}).get("monitors", 0))
+            else:  # counted once (a creator that raced it finds the count when it retries)
+                kept = await self.count_of(record.tenant)
             if kept >= limit:
                 return False
             count(writes=2)
@@ -56,13 +51,8 @@ class FirestoreMonitorStore(CollectionAdapter):
             transaction.set(tally, {"tenant": record.tenant, "monitors": kept + 1})
             return True
 
-        for _ in range(2):
-            try:
-                made: bool = await in_transaction(self._client, run)
-                return made
-            except _Recount:
-                counted = await self.count_of(record.tenant)
-        raise RuntimeError("the tenant's monitors could not be counted")
+        made: bool = await in_transaction(self._client, run)
+        return made
 
     def _tally(self, tenant: str) -> Any:
         return self._client.collection(TENANTS).document(tenant)

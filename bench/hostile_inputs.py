@@ -32,17 +32,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses  # noqa: E402
-from scrapejobs_shared.domain.crawl_spec import CrawlSpec  # noqa: E402
-from scrapejobs_shared.domain.monitor_rules import MonitorRules  # noqa: E402
-from scrapejobs_shared.domain.page_diff import PageContent  # noqa: E402
-from scrapejobs_shared.extraction.content_kind import classify_content  # noqa: E402
-from scrapejobs_shared.ports.budgeted_work import Budget, OverBudget  # noqa: E402
-from scrapejobs_worker.crawl_expansion import LinkFilter  # noqa: E402
-from scrapejobs_worker.crawl_frontier import next_candidates  # noqa: E402
-from support.document_bombs import entry_bomb_zip  # noqa: E402
-
-from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons  # noqa: E402
+from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
+from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses
+from scrapejobs_shared.domain.crawl_spec import CrawlSpec
+from scrapejobs_shared.domain.monitor_rules import MonitorRules
+from scrapejobs_shared.domain.page_diff import PageContent
+from scrapejobs_shared.extraction.content_kind import classify_content
+from scrapejobs_shared.ports.budgeted_work import Budget, OverBudget
+from scrapejobs_worker.crawl_expansion import LinkFilter
+from scrapejobs_worker.crawl_frontier import next_candidates
+from support.document_bombs import entry_bomb_zip
 
 TICK_S = 0.01
 GOAL_MS = 250

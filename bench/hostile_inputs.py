@@ -131,7 +131,7 @@ async def measure() -> dict[str, Any]:
     work = BudgetedProcesses(1)
     try:
         await work.run(Budget("warm-up", "X", 1.0), len, "x")  # the process started
-        figures = {
+        figures: dict[str, Any] = {
             "page comparison": await page_comparison(work),
             "crawl patterns": await crawl_patterns(work),
             "zip directory": await zip_directory(),

@@ -3,7 +3,6 @@ the same answers; the processes also hold CPU, memory and wall time."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,6 +12,7 @@ from scrapejobs_shared.adapters.memory.budgeted_work import InlineWork
 from scrapejobs_shared.errors import InvalidInput
 from scrapejobs_shared.ports.budgeted_work import Budget, BudgetedWork, OverBudget
 from support import budgeted_calls
+from support.loop_ticks import ticking
 
 BUDGET = Budget("test call", "SCRAPEJOBS_TEST_BUDGET_S", cpu_s=1.0, output_bytes=1 << 20)
 
@@ -78,18 +78,9 @@ async def test_a_silent_call_is_ended_at_its_wall_time() -> None:
 
 async def test_the_event_loop_runs_while_a_call_works() -> None:
     runner = BudgetedProcesses(1)
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    ticking = asyncio.create_task(tick())
     try:
-        await runner.run(BUDGET, budgeted_calls.spin, 0.5)
-        assert ticks >= 10  # the loop kept turning through half a second of the call's CPU
+        async with ticking() as ticks:
+            await runner.run(BUDGET, budgeted_calls.spin, 0.5)
+        assert ticks.count >= 10  # the loop kept turning through half a second of the call's CPU
     finally:
-        ticking.cancel()
         await runner.close()

@@ -29,6 +29,7 @@ from scrapejobs_worker.extraction_port import (
 from scrapejobs_worker.extraction_processes import SPECS_KEPT, SPILL_S, ExtractionProcesses
 from support.document_bombs import flate_bomb_pdf
 from support.extraction_faults import how_nice, raising, whose
+from support.loop_ticks import ticking
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -76,22 +77,13 @@ async def test_a_page_over_budget_is_stopped_and_the_loop_keeps_serving(
     processes: ExtractionProcesses,
 ) -> None:
     before = set(processes.pids())
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    ticker = asyncio.create_task(tick())
-    started = time.monotonic()
-    with pytest.raises(ExtractionOverBudget):
-        await processes.extract(response(BIG), spec({"n": {"xpath": CUBIC}}))
-    took = time.monotonic() - started
-    ticker.cancel()
+    async with ticking() as ticks:
+        started = time.monotonic()
+        with pytest.raises(ExtractionOverBudget):
+            await processes.extract(response(BIG), spec({"n": {"xpath": CUBIC}}))
+        took = time.monotonic() - started
     assert 1.0 <= took < 10.0
-    assert ticks >= 30  # the event loop ran all along (100 ticks a second when free)
+    assert ticks.count >= 30  # the event loop ran all along (100 ticks a second when free)
     # the killed process is gone, a new one takes its place, and pages go on
     killed = before - set(processes.pids())
     assert len(killed) == 1

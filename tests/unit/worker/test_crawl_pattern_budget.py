@@ -5,7 +5,6 @@ past it the page fails ``links_timeout`` naming the budget, and the worker goes 
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -18,6 +17,7 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.budgeted_work import Budget
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
 from scrapejobs_worker.crawl_expansion import LinkFilter, LinksOverBudget
+from support.loop_ticks import ticking
 from support.worker_fakes import ScriptedFetcher, build_processor, push, setup_job
 
 NOW = datetime(2026, 12, 2, 10, tzinfo=UTC)
@@ -43,31 +43,22 @@ class LinkingFetcher(ScriptedFetcher):
 async def test_costly_excludes_over_ten_thousand_links_fail_clearly_within_the_budget() -> None:
     crawl = CrawlSpec.model_validate({"start_url": f"{SITE}/", "exclude": COSTLY})
     work = BudgetedProcesses(1)
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.05)
-            ticks += 1
-
-    ticking = asyncio.create_task(tick())
     try:
         budget = Budget("crawl's link filter", "SCRAPEJOBS_LINKS_BUDGET_S", 1.0)
-        with pytest.raises(LinksOverBudget) as raised:
-            await LinkFilter(work, budget).candidates(links(10_000), f"{SITE}/", 0, crawl)
+        async with ticking() as ticks:
+            with pytest.raises(LinksOverBudget) as raised:
+                await LinkFilter(work, budget).candidates(links(10_000), f"{SITE}/", 0, crawl)
         # and cheap patterns over the same links are answered by the same process
         cheap = crawl.model_copy(update={"exclude": ["/private/"], "max_pages": 10_000})
         found = await LinkFilter(work, budget).candidates(links(10_000), f"{SITE}/", 0, cheap)
     finally:
-        ticking.cancel()
         await work.close()
     assert str(raised.value).startswith(
         "links_timeout: following the page's 10000 links: the crawl's link filter used more "
         "than 1 s of CPU (SCRAPEJOBS_LINKS_BUDGET_S)"
     )
     assert len(found) == 10_000
-    assert ticks >= 10  # the event loop went on meanwhile
+    assert ticks.count >= 10  # the event loop went on meanwhile
 
 
 async def test_a_page_whose_links_pass_the_budget_fails_links_timeout() -> None:

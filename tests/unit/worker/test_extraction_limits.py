@@ -9,7 +9,7 @@ import pytest
 
 from scrapejobs_shared import process_limits
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker.extraction_processes import put, take
+from scrapejobs_shared.process_pipes import put, take
 
 
 def test_the_cpu_limit_is_set_again_only_when_its_whole_second_moves(monkeypatch) -> None:

@@ -51,7 +51,6 @@ import contextlib
 import logging
 import multiprocessing
 import os
-import pickle
 import signal
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -64,6 +63,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.pipeline.page_outcome import ExtractedPage, extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
 from scrapejobs_shared.process_limits import limit_cpu, limit_memory, run_in_background
+from scrapejobs_shared.process_pipes import put, readable, stop, take
 from scrapejobs_worker.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
@@ -303,7 +303,7 @@ class ExtractionProcesses:
         child = _Child(process, ours, self._spawned)
         self._children.add(child)
         try:
-            await _readable(ours)
+            await readable(ours)
             if take(ours) != READY:
                 raise EOFError("no ready message")
         except (EOFError, OSError):
@@ -367,29 +367,8 @@ class ExtractionInProcess:
         return None
 
 
-async def _readable(conn: Connection) -> None:
-    """Wait until ``conn`` has data (or is closed) without blocking the event loop."""
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[None] = loop.create_future()
-    fd = conn.fileno()
-
-    def readable() -> None:
-        if not ready.done():
-            ready.set_result(None)
-
-    loop.add_reader(fd, readable)
-    try:
-        await ready
-    finally:
-        loop.remove_reader(fd)
-
-
 def _stop(child: _Child) -> None:
-    with contextlib.suppress(OSError):
-        child.conn.close()
-    if child.process.is_alive():
-        child.process.kill()
-    child.process.join(timeout=1.0)
+    stop(child.process, child.conn)
 
 
 def serve(
@@ -433,15 +412,3 @@ def serve(
             except Exception as exc:  # a bug: said to the worker, which records it
                 answers.append((False, f"{type(exc).__name__}: {exc}"))
         put(conn, answers)
-
-
-def put(conn: Connection, value: object) -> None:
-    """One message on a pipe, pickled by the C pickler (``Connection.send`` builds a
-    ``ForkingPickler`` per message, copying copyreg's table each time: 6% of a busy extraction
-    process's samples; nothing here needs its reducers)."""
-    conn.send_bytes(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
-
-
-def take(conn: Connection) -> object:
-    """The next message :func:`put` on the pipe."""
-    return pickle.loads(conn.recv_bytes())

@@ -15,7 +15,6 @@ pipe.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import multiprocessing
 import os
 import pickle
@@ -34,6 +33,7 @@ from scrapejobs_shared.process_limits import (
     limit_cpu,
     run_in_background,
 )
+from scrapejobs_shared.process_pipes import put, readable, stop, take
 
 T = TypeVar("T")
 READY = "ready"
@@ -90,7 +90,7 @@ class BudgetedProcesses:
     ) -> tuple[str, object]:
         try:
             put(child.conn, (call, args, budget))
-            await asyncio.wait_for(_readable(child.conn), budget.wall_s)
+            await asyncio.wait_for(readable(child.conn), budget.wall_s)
             os.set_blocking(child.conn.fileno(), True)  # the answer is read whole once it comes
             return cast(tuple[str, object], take(child.conn))
         except TimeoutError:  # a process past its CPU ends at once: this one waited
@@ -114,7 +114,7 @@ class BudgetedProcesses:
         theirs.close()
         child = _Child(process, ours)
         try:
-            await _readable(ours)
+            await readable(ours)
             os.set_blocking(ours.fileno(), True)
             if take(ours) != READY:
                 raise EOFError("no ready message")
@@ -134,29 +134,8 @@ class BudgetedProcesses:
         return [child.process.pid for child in self._idle if child.process.pid]
 
 
-async def _readable(conn: Connection) -> None:
-    """Wait until ``conn`` has data (or is closed) without blocking the event loop."""
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[None] = loop.create_future()
-    fd = conn.fileno()
-
-    def readable() -> None:
-        if not ready.done():
-            ready.set_result(None)
-
-    loop.add_reader(fd, readable)
-    try:
-        await ready
-    finally:
-        loop.remove_reader(fd)
-
-
 def _stop(child: _Child) -> None:
-    with contextlib.suppress(OSError):
-        child.conn.close()
-    if child.process.is_alive():
-        child.process.kill()
-    child.process.join(timeout=1.0)
+    stop(child.process, child.conn)
 
 
 def serve(conn: Connection, background: bool = False) -> None:
@@ -200,11 +179,3 @@ def _answer(call: Callable[..., object], args: tuple[object, ...], budget: Budge
     if budget.output_bytes and len(data) > budget.output_bytes:
         return pickle.dumps((OUTPUT, None), pickle.HIGHEST_PROTOCOL)
     return data
-
-
-def put(conn: Connection, value: object) -> None:
-    conn.send_bytes(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
-
-
-def take(conn: Connection) -> object:
-    return pickle.loads(conn.recv_bytes())

@@ -142,14 +142,17 @@ async def test_a_file_past_its_cpu_budget_fails_alone_and_the_next_one_is_read()
     many = Upload("many.html", "text/html", b"<div><p>x</p></div>" * 1500)
     cubic = {"n": {"xpath": "count(//*[count(//*[count(//*) > 0]) > 0])"}}
     slow = JobSpec.from_request(JobRequest.model_validate({"url": many.url, "extract": cubic}))
-    spun = await parsing.outcome(many, slow)
-    assert spun.status is TaskStatus.FAILED
-    assert spun.error == "extraction_timeout: reading the file took more than 1 s of CPU"
     book = Upload("book.pdf", "application/pdf", (FILES / "multicolumn.pdf").read_bytes())
     read_it = JobSpec.from_request(
         JobRequest.model_validate({"url": book.url, "options": {"formats": ["markdown"]}})
     )
-    read = await parsing.outcome(book, read_it)
+    try:
+        spun = await parsing.outcome(many, slow)
+        read = await parsing.outcome(book, read_it)
+    finally:
+        await parsing.close()
+    assert spun.status is TaskStatus.FAILED
+    assert spun.error == "extraction_timeout: reading the file took more than 1 s of CPU"
     assert read.status is TaskStatus.SUCCEEDED and read.data is not None
     assert str(read.data["markdown"]).startswith("# Two-Column Document")
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 import logging
 from contextlib import AsyncExitStack
 from functools import cached_property
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from google.cloud import firestore
 
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.uploads.parsing_port import UploadParsing
+from scrapejobs_dispatcher.uploads.parsing_processes import ParsingProcesses
 from scrapejobs_shared.adapters.firestore.api_keys import FirestoreApiKeyStore
 from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
 from scrapejobs_shared.adapters.firestore.idempotency import FirestoreIdempotencyKeys
@@ -64,6 +66,7 @@ class Overrides(TypedDict, total=False):
     monitor_checks: MonitorChecks
     quota_ledger: QuotaLedger
     budgeted_work: BudgetedWork
+    upload_parsing: UploadParsing
 
 
 class Adapters(ServiceAdapters):
@@ -132,3 +135,16 @@ class Adapters(ServiceAdapters):
     monitor_checks = OnFirestore[MonitorChecks](FirestoreMonitorChecks)
 
     quota_ledger = OnFirestore[QuotaLedger](FirestoreQuotaLedger)
+
+    @cached_property
+    def upload_parsing(self) -> UploadParsing:
+        """Uploads read in processes of their own (the one budgeted runner), closed with the
+        app: SCRAPEJOBS_PARSE_PROCESSES at once, each within its CPU and memory."""
+        if "upload_parsing" in self._given:
+            return cast(UploadParsing, self._given["upload_parsing"])
+        settings = self._settings
+        parsing = ParsingProcesses(
+            settings.parse_processes, settings.parse_budget_s, settings.parse_memory_mb
+        )
+        self._stack.push_async_callback(parsing.close)
+        return parsing

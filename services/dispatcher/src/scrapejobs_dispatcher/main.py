@@ -65,7 +65,6 @@ from scrapejobs_dispatcher.tenants.usage import Usage
 from scrapejobs_dispatcher.ui import install as install_dashboard
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.sessions import DashboardSessions
-from scrapejobs_dispatcher.uploads.parsing_processes import ParsingProcesses
 from scrapejobs_dispatcher.uploads.upload_service import UploadLimits, UploadService
 from scrapejobs_dispatcher.uploads.upload_slots import UploadSlots
 from scrapejobs_shared.delivery.enqueue import Enqueuer
@@ -222,12 +221,9 @@ def _serve(
         stale_after=timedelta(seconds=settings.idempotency_stale_s),
     )
     state.sync_scrape = SyncScrape(submissions, job_store, settings.scrape_max_wait_s)
-    parsing = ParsingProcesses(
-        settings.parse_processes, settings.parse_budget_s, settings.parse_memory_mb
-    )
     limits = UploadLimits(settings.upload_limit())
     slots = UploadSlots(settings.parse_processes, settings.parse_queue)
-    state.uploads = UploadService(state.jobs, job_store, parsing, limits, slots)
+    state.uploads = UploadService(state.jobs, job_store, parts.upload_parsing, limits, slots)
     state.site_mapper = SiteMapper(state.sync_scrape, job_store, settings.user_agent)
 
 

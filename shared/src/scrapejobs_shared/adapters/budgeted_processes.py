@@ -67,6 +67,9 @@ class BudgetedProcesses:
     async def run(self, budget: Budget, call: Callable[..., T], *args: object) -> T:
         async with self._slots:
             child = self._idle.pop() if self._idle else await self._spawn()
+            if not child.process.is_alive():  # died while idle (killed from outside)
+                _stop(child)
+                child = await self._spawn()
             kept = False
             try:
                 answer = await self._call(child, budget, call, args)
@@ -128,10 +131,6 @@ class BudgetedProcesses:
         for child in self._idle:
             _stop(child)
         self._idle.clear()
-
-    def pids(self) -> list[int]:
-        """The idle children's process ids (for tests)."""
-        return [child.process.pid for child in self._idle if child.process.pid]
 
 
 def _stop(child: _Child) -> None:

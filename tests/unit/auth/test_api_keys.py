@@ -163,3 +163,41 @@ async def test_made_up_keys_cost_no_store_read_after_the_first() -> None:
     assert Counting.reads == reads + 1
     legacy = "sj_" + "a" * 43  # a key made before keys had a checksum is still looked up
     assert plausible_key(legacy)
+
+
+async def test_a_flood_of_made_up_keys_costs_a_bounded_number_of_reads() -> None:
+    """The review: each distinct well-formed made-up key (its checksum is no secret) cost a
+    key-store read. An instance reads at most FIRST_READS_BURST at once (then
+    FIRST_READS_PER_S) of keys it never saw valid; past it they are a 503 without a read, and a
+    key it saw valid goes on."""
+    from datetime import UTC, datetime
+
+    from scrapejobs_dispatcher.tenants.api_keys import generate_api_key
+    from scrapejobs_dispatcher.tenants.keyring import (
+        FIRST_READS_BURST,
+        KeyLookupsBusy,
+        Keyring,
+    )
+    from scrapejobs_shared.adapters.memory.api_keys import MemoryApiKeyStore
+    from scrapejobs_shared.domain.tenancy import Role
+
+    class Counting(MemoryApiKeyStore):
+        reads = 0
+
+        async def by_digest(self, digest: str):  # type: ignore[no-untyped-def]
+            Counting.reads += 1
+            return await super().by_digest(digest)
+
+    keyring = Keyring(ApiKeyVerifier(()), lambda: datetime.now(UTC), recheck_s=0)
+    keyring.use_store(Counting())
+    made = await keyring.create("team-a", Role.MEMBER, "real")
+    assert await keyring.known(made.key) is not None
+    busy = 0
+    for _ in range(1000):
+        try:
+            assert await keyring.known(generate_api_key()[0]) is None
+        except KeyLookupsBusy:
+            busy += 1
+    assert Counting.reads <= FIRST_READS_BURST + 10  # (the bucket refills as the loop runs)
+    assert busy >= 1000 - FIRST_READS_BURST - 10
+    assert await keyring.known(made.key) is not None  # seen valid: read again, accepted

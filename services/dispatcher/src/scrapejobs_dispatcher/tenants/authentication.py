@@ -38,7 +38,7 @@ from scrapejobs_dispatcher.tenants.iap_assertion import (
     fetch_keys,
     verified_email,
 )
-from scrapejobs_dispatcher.tenants.keyring import Keyring
+from scrapejobs_dispatcher.tenants.keyring import KeyLookupsBusy, Keyring
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role, valid_tenant
 from scrapejobs_shared.errors import NotAllowed
@@ -100,7 +100,10 @@ class Authenticator:
         if self.mode == "none":
             return Caller(DEFAULT_TENANT, Role.ADMIN)
         if self.mode == "api_key":
-            known = await self.keyring.known(api_key_of(request) or None)
+            try:
+                known = await self.keyring.known(api_key_of(request) or None)
+            except KeyLookupsBusy as exc:
+                raise Refused(503, str(exc)) from None
             if known is None:
                 raise Refused(
                     401, "a valid API key is required (X-API-Key, or Authorization: Bearer)"

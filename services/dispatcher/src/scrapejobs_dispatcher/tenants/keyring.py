@@ -4,6 +4,12 @@ tenants) and the keys kept in the store, created and revoked at run time.
 A presented key is looked up by its SHA-256 digest (one document read) and what the store said
 is kept for :data:`RECHECK_S`: a revoked key is refused on every instance within that long, and
 a busy caller costs the store one read per instance every few seconds, not one per request.
+
+A made-up key of the right shape (its checksum is no secret) would cost a read each: an
+instance reads at most :data:`FIRST_READS_PER_S` keys a second that it has never seen valid
+(:data:`FIRST_READS_BURST` at once); past it such a key is answered ``503`` without a read
+(:class:`KeyLookupsBusy`), while every key it has seen valid goes on as before. A key
+presented again after the store said it has none is refused without a read (:class:`_Digests`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from scrapejobs_dispatcher.tenants.api_keys import (
 )
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
+from scrapejobs_shared.errors import Unavailable
 from scrapejobs_shared.ports.api_keys import ApiKeyRecord, ApiKeyStore
 
 log = logging.getLogger(__name__)
@@ -32,6 +39,8 @@ RECHECK_S = 5.0  # how long a key's record (or its absence) is trusted by one in
 USED_EVERY = timedelta(hours=1)  # last_used_at is written at most this often per key
 CACHED_KEYS = 10_000
 ABSENT_KEPT = 10_000  # well-formed keys the store did not have, remembered (oldest go first)
+FIRST_READS_PER_S = 50.0  # reads of keys an instance never saw valid, a second
+FIRST_READS_BURST = 100
 BOOTSTRAP_PREFIX = "bootstrap-"
 SCHEDULER_PREFIX = "scheduler-"
 K = TypeVar("K")
@@ -66,7 +75,9 @@ class Keyring:
         self._clock = clock
         self._store: ApiKeyStore | None = None
         self._cache: _Recent[bytes] = _Recent(recheck_s)
-        self._absent = _Absent(ABSENT_KEPT)
+        self._absent = _Digests(ABSENT_KEPT)
+        self._valid = _Digests(CACHED_KEYS)  # digests the store said are keys
+        self._first_reads = _Bucket(FIRST_READS_PER_S, FIRST_READS_BURST)
         self._by_id: _Recent[str] = _Recent(recheck_s)
 
     def use_store(self, store: ApiKeyStore) -> None:
@@ -145,10 +156,16 @@ class Keyring:
             return record
         if digest in self._absent:  # a key the store did not have: keys are never reissued
             return None
+        if digest not in self._valid and not self._first_reads.take():
+            raise KeyLookupsBusy(
+                "too many keys this instance has not seen are being presented; try again "
+                "in a second"
+            )
         record = await self._store.by_digest(digest.hex())
         if record is None:
             self._absent.add(digest)
             return None
+        self._valid.add(digest)
         self._cache.put(digest, record)
         if record is not None:
             now = self._clock()
@@ -193,10 +210,31 @@ class _Recent(Generic[K]):
         }
 
 
-class _Absent:
-    """Digests of keys the store did not have, the most recent ``size``: a random key is
-    never made twice, so one presented again is refused without a read. Bounded: a flood of
-    new ones pushes out the oldest, never the keys known to exist (kept in ``_Recent``)."""
+class KeyLookupsBusy(Unavailable):
+    """Keys never seen valid here are presented faster than this instance reads them."""
+
+
+class _Bucket:
+    """``rate`` a second, ``burst`` at once (a token bucket)."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self._rate, self._burst = rate, float(burst)
+        self._tokens, self._at = float(burst), time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self._tokens = min(self._burst, self._tokens + (now - self._at) * self._rate)
+        self._at = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
+
+
+class _Digests:
+    """The most recent ``size`` digests of keys the store did not have (``_absent``: a random
+    key is never made twice, so one presented again is refused without a read; a flood of new
+    ones pushes out the oldest, never the keys known to exist) or did have (``_valid``)."""
 
     def __init__(self, size: int) -> None:
         self._size = size

@@ -163,6 +163,7 @@ locals {
         SCRAPEJOBS_BATCH_CONCURRENCY        = tostring(var.renderer_pages)
         SCRAPEJOBS_API_URL                  = local.api_url # the screenshots' URLs
         SCRAPEJOBS_ACTIONS_SCRIPT_TIMEOUT_S = tostring(var.actions_script_timeout_s)
+        SCRAPEJOBS_ACTIONS_MAX_PDF_PAGES    = tostring(var.actions_max_pdf_pages)
       }
     }
   }

@@ -1204,3 +1204,14 @@ variable "actions_script_timeout_s" {
     error_message = "actions_script_timeout_s must be above 0 and at most 60."
   }
 }
+
+variable "actions_max_pdf_pages" {
+  type        = number
+  description = "Pages a pdf action prints at most, the first ones (SCRAPEJOBS_ACTIONS_MAX_PDF_PAGES)."
+  default     = 100
+
+  validation {
+    condition     = var.actions_max_pdf_pages >= 1 && var.actions_max_pdf_pages <= 1000
+    error_message = "actions_max_pdf_pages must be between 1 and 1000."
+  }
+}

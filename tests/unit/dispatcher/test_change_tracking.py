@@ -12,12 +12,14 @@ from scrapejobs_dispatcher.firecrawl.request_models import ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import TRACKED_JSON_FIELD, pipeline, tracked_field
 from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker, tracker_id
 from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
+from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses
 from scrapejobs_shared.adapters.memory.budgeted_work import InlineWork
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.monitor_checks import MemoryMonitorChecks
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.budgeted_work import Budget
+from support.loop_ticks import ticking
 from support.memory_dispatcher import memory_client
 
 NOW = datetime(2026, 11, 27, 12, tzinfo=UTC)
@@ -98,3 +100,29 @@ async def test_tracking_needs_markdown_and_is_refused_where_nothing_is_compared(
             json={"url": URL, "scrapeOptions": {"formats": ["markdown", "changeTracking"]}},
         )
         assert crawl.status_code == 400 and crawl.json()["field"] == "scrapeOptions.formats"
+
+
+async def test_a_page_alternating_two_versions_of_5000_lines_compares_in_its_budget() -> None:
+    """The review: two versions of a page of short lines held the dispatcher's event loop for
+    21 s (1,300 lines). With the real budgeted process, the comparison answers a diff within
+    its budget and the loop turns all along."""
+    lines = [str(n % 3) for n in range(5000)]
+    work = BudgetedProcesses(1)
+    tracker = ChangeTracker(
+        MemoryMonitorChecks(), PageComparisons(work, Budget("page comparison", "X", 2.0)), _now
+    )
+    try:
+        async with ticking() as ticks:
+            for job, text in (("j1", "\n".join(lines)), ("j2", "\n".join(reversed(lines)))):
+                answer = await tracker.tracked(
+                    "team-a", None, scraped(job, text), ["git-diff"], TRACKED_JSON_FIELD
+                )
+    finally:
+        await work.close()
+    assert answer["changeStatus"] == "changed"
+    assert answer["diff"]["text"].startswith("--- previous\n+++ current\n@@ ")
+    assert ticks.count >= 1
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -193,7 +193,7 @@ class PageActions:
         if isinstance(value, dict) and UNANSWERABLE in value:
             why = f"its value is not JSON ({str(value[UNANSWERABLE])[:200]})"
             raise ActionFailed(f"action {number} ({_label(action)}): {why}")
-        self._spend(number, action, len(json.dumps(value)))
+        self._spend(number, action, len(json.dumps(value, default=str)))
         return {"type": _js_type(value), "value": value}
 
     def _spend(self, number: int, action: Action, size: int | None) -> None:

@@ -3,7 +3,9 @@ the same answers; the processes also hold CPU, memory and wall time."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
@@ -84,3 +86,24 @@ async def test_the_event_loop_runs_while_a_call_works() -> None:
         assert ticks.count >= 10  # the loop kept turning through half a second of the call's CPU
     finally:
         await runner.close()
+
+
+async def test_owners_waiting_for_the_process_take_turns() -> None:
+    """A tenant's queue of calls makes another tenant's wait for one of them, not all."""
+    runner = BudgetedProcesses(1)
+    finished: list[str] = []
+
+    async def call(owner: str, name: str) -> None:
+        await runner.run(replace(BUDGET, owner=owner), budgeted_calls.sleep, 0.05)
+        finished.append(name)
+
+    try:
+        first = asyncio.create_task(call("team-a", "a1"))
+        await asyncio.sleep(0.01)
+        rest = [asyncio.create_task(call("team-a", f"a{n}")) for n in (2, 3, 4)]
+        await asyncio.sleep(0.01)
+        rest.append(asyncio.create_task(call("team-b", "b1")))
+        await asyncio.gather(first, *rest)
+    finally:
+        await runner.close()
+    assert finished == ["a1", "a2", "b1", "a3", "a4"]

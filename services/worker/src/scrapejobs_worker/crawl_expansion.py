@@ -13,7 +13,7 @@ budget (:class:`LinksOverBudget`, permanent: the same links would cost the same 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from scrapejobs_shared.delivery.batching import plan_batches
@@ -49,13 +49,14 @@ class LinkFilter:
     budget: Budget
 
     async def candidates(
-        self, links: Sequence[str], page_url: str, depth: int, crawl: CrawlSpec
+        self, links: Sequence[str], page_url: str, depth: int, crawl: CrawlSpec, tenant: str = ""
     ) -> list[CrawlCandidate]:
+        """``tenant``: whose crawl it is (tenants waiting for the process take turns)."""
         if not links or depth >= crawl.max_depth:
             return []
         try:
             found = partial(next_candidates, page_url=page_url, page_depth=depth, crawl=crawl)
-            return await self.work.run(self.budget, found, list(links))
+            return await self.work.run(replace(self.budget, owner=tenant), found, list(links))
         except OverBudget as exc:
             raise LinksOverBudget(len(links), exc) from None
 
@@ -87,7 +88,9 @@ class CrawlExpansion:
         """
         if spec.crawl is None:
             return 0
-        candidates = await self._links.candidates(links, page_url, parent_task.depth, spec.crawl)
+        candidates = await self._links.candidates(
+            links, page_url, parent_task.depth, spec.crawl, parent.tenant
+        )
         return await self._add(spec, parent, candidates, f"crawl:{parent_task.task_id}")
 
     async def expand_sitemap(
@@ -98,7 +101,9 @@ class CrawlExpansion:
         from its links'."""
         if spec.crawl is None:
             return 0
-        candidates = await self._links.candidates(pages, start_task.url, -1, spec.crawl)
+        candidates = await self._links.candidates(
+            pages, start_task.url, -1, spec.crawl, parent.tenant
+        )
         return await self._add(spec, parent, candidates, f"sitemap:{start_task.task_id}")
 
     async def _add(

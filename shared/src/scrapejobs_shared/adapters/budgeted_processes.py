@@ -34,6 +34,7 @@ from scrapejobs_shared.process_limits import (
     run_in_background,
 )
 from scrapejobs_shared.process_pipes import put, readable, stop, take
+from scrapejobs_shared.tenant_turns import TenantTurns
 
 T = TypeVar("T")
 READY = "ready"
@@ -52,20 +53,21 @@ class _Child:
 
 
 class BudgetedProcesses:
-    """At most ``processes`` calls at once, each in a child of its own; the others wait."""
+    """At most ``processes`` calls at once, each in a child of its own; the others wait, their
+    owners (``Budget.owner``) taking turns."""
 
     def __init__(self, processes: int = 1, *, background: bool = False) -> None:
         """``background``: the children take the CPU only when nothing else wants it."""
         if processes < 1:
             raise ValueError("at least one process")
-        self._slots = asyncio.Semaphore(processes)
+        self._turns = TenantTurns(processes)
         self._idle: list[_Child] = []
         self._background = background
         self._context = multiprocessing.get_context("forkserver")
         self._closed = False
 
     async def run(self, budget: Budget, call: Callable[..., T], *args: object) -> T:
-        async with self._slots:
+        async with self._turns.turn(budget.owner):
             child = self._idle.pop() if self._idle else await self._spawn()
             if not child.process.is_alive():  # died while idle (killed from outside)
                 _stop(child)

@@ -26,13 +26,15 @@ Exceeded = Literal["cpu", "memory", "output", "wall"]
 @dataclass(frozen=True, slots=True)
 class Budget:
     """What one call may use. ``name`` says what the work is (``page comparison``),
-    ``setting`` where an operator changes the CPU budget."""
+    ``setting`` where an operator changes the CPU budget; ``owner`` whose work it is (a
+    tenant: calls waiting for a process take turns by owner)."""
 
     name: str
     setting: str
     cpu_s: float
     memory_mb: int = 512  # what the process may grow by during the call (0: no limit)
     output_bytes: int = 32 << 20  # the answer, pickled (0: no limit)
+    owner: str = ""
 
     @property
     def wall_s(self) -> float:

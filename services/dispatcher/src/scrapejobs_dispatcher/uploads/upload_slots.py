@@ -13,13 +13,12 @@ small one wait for one read, not for all of theirs.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from scrapejobs_shared.errors import OverQuota, Unavailable
+from scrapejobs_shared.tenant_turns import TenantTurns
 
 RETRY_AFTER_S = 5
 
@@ -47,13 +46,10 @@ class UploadSlots:
     reading: int  # uploads read at once (parse processes)
     held: int  # uploads held at once: received, waiting or read
     _holding: dict[str, int] = field(init=False, default_factory=dict)
-    _free: int = field(init=False, default=0)
-    _waiting: OrderedDict[str, deque[asyncio.Future[None]]] = field(
-        init=False, default_factory=OrderedDict
-    )
+    _turns: TenantTurns = field(init=False)
 
     def __post_init__(self) -> None:
-        self._free = self.reading
+        self._turns = TenantTurns(self.reading)
 
     @property
     def per_tenant(self) -> int:
@@ -82,43 +78,6 @@ class UploadSlots:
             else:
                 del self._holding[tenant]
 
-    @contextlib.asynccontextmanager
-    async def turn(self, tenant: str) -> AsyncIterator[None]:
+    def turn(self, tenant: str) -> contextlib.AbstractAsyncContextManager[None]:
         """A parse process for ``tenant``'s upload, in the tenants' turns."""
-        if self._free and not self._waiting:
-            self._free -= 1
-        else:
-            granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiting.setdefault(tenant, deque()).append(granted)
-            try:
-                await granted
-            except asyncio.CancelledError:
-                if granted.done() and not granted.cancelled():
-                    self._pass_on()  # granted as it was cancelled: the next one's
-                else:
-                    self._forget(tenant, granted)
-                raise
-        try:
-            yield
-        finally:
-            self._pass_on()
-
-    def _pass_on(self) -> None:
-        """A slot came free: the next tenant in turn takes it (it goes to the back)."""
-        while self._waiting:
-            tenant, queue = next(iter(self._waiting.items()))
-            granted = queue.popleft()
-            del self._waiting[tenant]
-            if queue:
-                self._waiting[tenant] = queue  # its next one waits for its next turn
-            if not granted.done():
-                granted.set_result(None)
-                return
-        self._free += 1
-
-    def _forget(self, tenant: str, granted: asyncio.Future[None]) -> None:
-        queue = self._waiting.get(tenant)
-        if queue is not None and granted in queue:
-            queue.remove(granted)
-            if not queue:
-                del self._waiting[tenant]
+        return self._turns.turn(tenant)

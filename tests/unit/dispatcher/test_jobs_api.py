@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -206,9 +207,12 @@ async def test_auth_modes(store, publisher) -> None:
         transport = httpx.ASGITransport(app=iam)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             assert (await client.get("/v1/jobs")).status_code == 401
-            token = {"Authorization": "Bearer header.payload.SIGNATURE_REMOVED_BY_GOOGLE"}
+            claims = base64.urlsafe_b64encode(b'{"email": "someone@example.com"}').decode()
+            token = {"Authorization": f"Bearer header.{claims}.SIGNATURE_REMOVED_BY_GOOGLE"}
             assert (await client.get("/v1/jobs", headers=token)).status_code == 200
-            iap = {"X-Serverless-Authorization": "Bearer h.p.SIGNATURE_REMOVED_BY_GOOGLE"}
+            nameless = {"Authorization": "Bearer header.payload.SIGNATURE_REMOVED_BY_GOOGLE"}
+            assert (await client.get("/v1/jobs", headers=nameless)).status_code == 401
+            iap = {"X-Serverless-Authorization": f"Bearer h.{claims}.SIGNATURE_REMOVED_BY_GOOGLE"}
             assert (await client.get("/ui", headers=iap)).status_code == 200
 
 

@@ -39,8 +39,8 @@ from scrapejobs_shared.domain.monitor_rules import MonitorRules
 from scrapejobs_shared.domain.page_diff import PageContent
 from scrapejobs_shared.extraction.content_kind import classify_content
 from scrapejobs_shared.ports.budgeted_work import Budget, OverBudget
-from scrapejobs_worker.crawl_expansion import LinkFilter
-from scrapejobs_worker.crawl_frontier import next_candidates
+from scrapejobs_worker.crawl.crawl_expansion import LinkFilter
+from scrapejobs_worker.crawl.crawl_frontier import next_candidates
 from support.document_bombs import entry_bomb_zip
 
 TICK_S = 0.01

@@ -28,7 +28,6 @@ from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.batching import plan_batches, shards_for
 from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, ReleaseTask
-from scrapejobs_shared.domain.field_types import MAX_URL_LENGTH, MAX_URLS
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import (
@@ -41,6 +40,7 @@ from scrapejobs_shared.domain.records import (
     task_id_for,
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.extraction.field_types import MAX_URL_LENGTH, MAX_URLS
 from scrapejobs_shared.extraction.result_size import DEFAULT_MAX_BYTES
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.job_store import (

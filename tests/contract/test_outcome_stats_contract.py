@@ -30,7 +30,7 @@ from scrapejobs_shared.domain.outcome_stats import (
 )
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.domain.unusable_pages import Unusable
+from scrapejobs_shared.extraction.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
 from scrapejobs_shared.ports.outcome_stats import StatsReader

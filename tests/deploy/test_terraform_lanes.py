@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapejobs_shared.messaging.topology import LANES
+from scrapejobs_shared.domain.lanes import LANES
 
 PUBSUB = [
     ("google_pubsub_topic", "tasks"),

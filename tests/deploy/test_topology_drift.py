@@ -13,12 +13,11 @@ import dataclasses
 
 import pytest
 
+from scrapejobs_shared.domain.lanes import DEFAULT_LANE, LANES
 from scrapejobs_shared.messaging import topology
 from scrapejobs_shared.messaging.topology import (
     DEAD_LETTER_PATH,
-    DEFAULT_LANE,
     DEFAULT_TOPOLOGY,
-    LANES,
     PUSH_PATH,
     in_lane,
 )

@@ -17,16 +17,20 @@ from pathlib import Path
 import pytest
 
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
-from scrapejobs_shared.pipeline.page_outcome import extract_outcome
+from scrapejobs_shared.outcomes.page_outcome import extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker.documents_apart import DocumentsApart
-from scrapejobs_worker.extraction_port import (
+from scrapejobs_worker.extraction.documents_apart import DocumentsApart
+from scrapejobs_worker.extraction.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
     ExtractionOverBudget,
     ExtractionOverMemory,
 )
-from scrapejobs_worker.extraction_processes import SPECS_KEPT, SPILL_S, ExtractionProcesses
+from scrapejobs_worker.extraction.extraction_processes import (
+    SPECS_KEPT,
+    SPILL_S,
+    ExtractionProcesses,
+)
 from support.document_bombs import flate_bomb_pdf
 from support.extraction_faults import how_nice, raising, whose
 from support.loop_ticks import ticking
@@ -213,7 +217,7 @@ import asyncio, gc, json, sys
 sys.path.insert(0, sys.argv[1])
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_worker.extraction_processes import ExtractionProcesses
+from scrapejobs_worker.extraction.extraction_processes import ExtractionProcesses
 from support.extraction_faults import sharing
 
 async def main():

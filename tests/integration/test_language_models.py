@@ -14,10 +14,10 @@ from google.oauth2.credentials import Credentials
 
 from scrapejobs_devstack.model_server import Answer, Failure, ModelServer
 from scrapejobs_shared.pipeline.spec import AiOptions
-from scrapejobs_worker.ai_answers import AiAnswers, AiInvalidOutput, AnswerPolicy
+from scrapejobs_worker.ai.ai_answers import AiAnswers, AiInvalidOutput, AnswerPolicy
+from scrapejobs_worker.ai.model_port import LanguageModel, ModelBusy, ModelRefused
 from scrapejobs_worker.language_models.openai_chat import OpenAIChatModel
 from scrapejobs_worker.language_models.vertex_gemini import VertexGeminiModel
-from scrapejobs_worker.model_port import LanguageModel, ModelBusy, ModelRefused
 from support.worker_fakes import inline_stages
 
 SCHEMA = {

@@ -10,7 +10,7 @@ import time
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.pipeline.page_outcome import ExtractedPage
+from scrapejobs_shared.outcomes.page_outcome import ExtractedPage
 from scrapejobs_shared.ports.fetcher import FetchResponse
 
 

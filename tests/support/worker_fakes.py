@@ -26,16 +26,16 @@ from scrapejobs_shared.ports.budgeted_work import Budget
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, PermanentFetchError
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.page_cache import PageCache
-from scrapejobs_worker.batch_processor import BatchProcessor, Companions
-from scrapejobs_worker.crawl_expansion import CrawlExpansion, LinkFilter
-from scrapejobs_worker.delivery_metrics import DeliveryMetrics
-from scrapejobs_worker.extraction_processes import ExtractionInProcess
-from scrapejobs_worker.fetch_admissions import fetch_admissions
-from scrapejobs_worker.page_reuse import PageReuse
-from scrapejobs_worker.push_delivery import BatchPolicy
-from scrapejobs_worker.stage_work import StageWork
-from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
-from scrapejobs_worker.tenant_caps import TenantCaps
+from scrapejobs_worker.batches.page_reuse import PageReuse
+from scrapejobs_worker.crawl.crawl_expansion import CrawlExpansion, LinkFilter
+from scrapejobs_worker.delivery.delivery_metrics import DeliveryMetrics
+from scrapejobs_worker.delivery.push_delivery import BatchPolicy
+from scrapejobs_worker.extraction.extraction_processes import ExtractionInProcess
+from scrapejobs_worker.extraction.stage_work import StageWork
+from scrapejobs_worker.lanes.batch_processor import BatchProcessor, Companions
+from scrapejobs_worker.tasks.fetch_admissions import fetch_admissions
+from scrapejobs_worker.tasks.task_runner import RunnerPolicy, TaskRunner
+from scrapejobs_worker.tasks.tenant_caps import TenantCaps
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 LINKS_BUDGET = Budget("crawl's link filter", "SCRAPEJOBS_LINKS_BUDGET_S", 5.0)

@@ -127,6 +127,95 @@ def test_the_circle_finder_finds_circles() -> None:
     assert _circles({"a": {"b"}, "b": set()}) == []
 
 
+# Each package's first-level packages and modules in layers, the top first: a module imports
+# only from layers below its own (never a sibling of its layer, never upwards), so the first
+# level has no loop and a reader meets a package's words before its uses. A new first-level
+# package or module takes its place here.
+LAYERS: dict[str, list[tuple[str, ...]]] = {
+    "scrapejobs_dispatcher": [
+        ("main",),
+        ("adapters",),
+        ("settings",),
+        ("ui",),
+        ("firecrawl",),
+        ("routes",),
+        ("dependencies", "errors"),
+        ("monitors", "uploads"),
+        ("submission",),  # jobs coming in, above jobs
+        ("jobs",),
+        ("rules", "system_health", "scheduling"),
+        ("tenants", "edge"),
+    ],
+    "scrapejobs_worker": [
+        ("main",),
+        ("adapters",),
+        ("settings", "routes", "language_models"),
+        ("lanes",),
+        ("batches", "delivery"),
+        ("tasks",),
+        ("crawl", "ai"),
+        ("extraction", "rendering"),
+        ("fetching",),
+    ],
+    "scrapejobs_shared": [
+        ("adapters",),
+        ("delivery", "politeness", "firecrawl", "outcomes"),
+        ("ports", "observability"),
+        ("config",),
+        ("messaging",),
+        ("domain",),
+        ("pipeline",),
+        ("extraction",),
+        ("errors", "process_limits", "process_pipes", "tenant_turns"),
+    ],
+}
+
+
+def _first_level_edges(package: str) -> dict[tuple[str, str], list[str]]:
+    """(importer, imported) first-level names of ``package``, with the module imports that
+    tie them."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module in MODULES:
+        if not module.startswith(f"{package}."):
+            continue
+        for name in _edges(module):
+            if not name.startswith(f"{package}."):
+                continue
+            pair = (module.split(".")[1], name.split(".")[1])
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(f"{module} -> {name}")
+    return edges
+
+
+def _against_layers(
+    layers: list[tuple[str, ...]], edges: dict[tuple[str, str], list[str]]
+) -> list[str]:
+    layer_of = {name: depth for depth, names in enumerate(layers) for name in names}
+    return [
+        f"{importer} (layer {layer_of[importer]}) -> {imported} (layer {layer_of[imported]}): "
+        f"{why[0]}"
+        for (importer, imported), why in sorted(edges.items())
+        if layer_of[imported] <= layer_of[importer]
+    ]
+
+
+def test_first_level_packages_are_layers() -> None:
+    wrong = []
+    for package, layers in LAYERS.items():
+        listed = [name for names in layers for name in names]
+        present = {module.split(".")[1] for module in MODULES if module.startswith(f"{package}.")}
+        assert sorted(listed) == sorted(present), (package, set(listed) ^ present)
+        wrong += _against_layers(layers, _first_level_edges(package))
+    assert not wrong, wrong
+
+
+def test_the_layer_check_finds_loops_and_upward_imports() -> None:
+    loop = {("a", "b"): ["a.x -> b.y"], ("b", "a"): ["b.y -> a.z"]}
+    assert len(_against_layers([("a",), ("b",)], loop)) == 1
+    assert len(_against_layers([("a", "b")], {("a", "b"): ["a.x -> b.y"]})) == 1  # siblings
+    assert _against_layers([("a",), ("b",)], {("a", "b"): ["a.x -> b.y"]}) == []
+
+
 def test_no_product_module_is_over_the_line_limit() -> None:
     long = {
         module: lines

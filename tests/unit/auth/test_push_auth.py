@@ -1,4 +1,4 @@
-"""Pub/Sub push authentication: OIDC token checks (scrapejobs_worker.push_auth)."""
+"""Pub/Sub push authentication: OIDC token checks (scrapejobs_worker.delivery.push_auth)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from scrapejobs_worker.push_auth import (
+from scrapejobs_worker.delivery.push_auth import (
     CachedJwks,
     KeySource,
     PushAuthError,

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from scrapejobs_shared.domain.field_types import MAX_URLS
 from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.extraction.field_types import MAX_URLS
 
 
 def _error(body: dict) -> str:

@@ -16,9 +16,10 @@ from scrapejobs_shared.delivery.batching import plan_batches
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.url_lanes import lane_for, names_document
 from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.domain.lanes import LANES
 from scrapejobs_shared.domain.records import BatchItem
 from scrapejobs_shared.extraction.document_types import BY_EXTENSION
-from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, LANES, in_lane
+from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, in_lane
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 

@@ -12,12 +12,13 @@ import pytest
 from opentelemetry.trace import NoOpTracer
 
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
-from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService, JobView
+from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobView
 from scrapejobs_dispatcher.submission.idempotent import (
     IdempotencyKeyInFlight,
     IdempotencyKeyReused,
     IdempotentSubmission,
 )
+from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.adapters.memory.idempotency import MemoryIdempotencyKeys
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
@@ -41,7 +42,7 @@ class Clock:
         return self.now
 
 
-class DiesAfterCommit(JobService):
+class DiesAfterCommit(JobIntake):
     """The process dies once the job is committed and published: no answer, no key done."""
 
     async def submit(self, submission: Submission) -> JobView:
@@ -49,7 +50,7 @@ class DiesAfterCommit(JobService):
         raise SystemExit("killed")
 
 
-def submissions(jobs: type[JobService], store, keys, clock, window_s=None) -> IdempotentSubmission:  # type: ignore[no-untyped-def]
+def submissions(jobs: type[JobIntake], store, keys, clock, window_s=None) -> IdempotentSubmission:  # type: ignore[no-untyped-def]
     policy = JobPolicy(timedelta(days=1), coalesce_window_s=window_s)
     enqueuer = Enqueuer(store, MemoryTaskPublisher(), clock, NoOpTracer())
     service = jobs(JobParts(store, enqueuer), policy)
@@ -69,11 +70,11 @@ async def _died(store: MemoryJobStore, keys: MemoryIdempotencyKeys, clock: Clock
 async def test_a_retry_while_the_key_is_in_flight_finds_the_committed_job() -> None:
     store, keys, clock = MemoryJobStore(), MemoryIdempotencyKeys(), Clock()
     await _died(store, keys, clock)
-    retry = await submissions(JobService, store, keys, clock).submit(
+    retry = await submissions(JobIntake, store, keys, clock).submit(
         Submission(REQUEST, TEAM.tenant), "order-1"
     )
     assert retry.replayed and list(store.jobs) == [retry.view.job.id]
-    again = await submissions(JobService, store, keys, clock).submit(
+    again = await submissions(JobIntake, store, keys, clock).submit(
         Submission(REQUEST, TEAM.tenant), "order-1"
     )
     assert again.replayed and again.view.job.id == retry.view.job.id  # the key is done now
@@ -84,7 +85,7 @@ async def test_a_retry_after_the_reservation_went_stale_gets_the_same_job() -> N
     await _died(store, keys, clock)
     [job_id] = store.jobs
     clock.now += timedelta(minutes=1)  # past stale_after: the retry takes the key over
-    retry = await submissions(JobService, store, keys, clock).submit(
+    retry = await submissions(JobIntake, store, keys, clock).submit(
         Submission(REQUEST, TEAM.tenant), "order-1"
     )
     assert retry.replayed and retry.view.job.id == job_id and len(store.jobs) == 1
@@ -94,7 +95,7 @@ async def test_a_retry_while_the_first_has_not_committed_yet_is_refused() -> Non
     store, keys, clock = MemoryJobStore(), MemoryIdempotencyKeys(), Clock()
     release = asyncio.Event()
 
-    class SlowToCommit(JobService):
+    class SlowToCommit(JobIntake):
         async def submit(self, submission: Submission) -> JobView:
             await release.wait()
             return await super().submit(submission)
@@ -106,7 +107,7 @@ async def test_a_retry_while_the_first_has_not_committed_yet_is_refused() -> Non
     )
     await asyncio.sleep(0)
     with pytest.raises(IdempotencyKeyInFlight):  # no job has the key's id yet
-        await submissions(JobService, store, keys, clock).submit(
+        await submissions(JobIntake, store, keys, clock).submit(
             Submission(REQUEST, TEAM.tenant), "order-2"
         )
     release.set()
@@ -127,7 +128,7 @@ async def test_a_coalesced_job_holds_its_key_by_its_creation() -> None:
     """No reservation: the job, created in its group's commit, keeps the body's fingerprint;
     a retry replays it, another body with the key is refused, two at once make one job."""
     store, keys, clock = MemoryJobStore(), CountingKeys(), Clock()
-    coalesced = submissions(JobService, store, keys, clock, window_s=0.01)
+    coalesced = submissions(JobIntake, store, keys, clock, window_s=0.01)
     first, twin = await asyncio.gather(
         coalesced.submit(Submission(REQUEST, TEAM.tenant), "order-3"),
         coalesced.submit(Submission(REQUEST, TEAM.tenant), "order-3"),
@@ -152,12 +153,12 @@ async def test_a_coalesced_job_holds_its_key_by_its_creation() -> None:
 
 async def test_a_coalesced_job_from_before_fingerprints_is_decided_by_its_key() -> None:
     store, keys, clock = MemoryJobStore(), MemoryIdempotencyKeys(), Clock()
-    first = await submissions(JobService, store, keys, clock).submit(
+    first = await submissions(JobIntake, store, keys, clock).submit(
         Submission(REQUEST, TEAM.tenant), "order-5"
     )
     job = store.jobs[first.view.job.id]
     store.jobs[job.id] = replace(job, key_fingerprint=None)  # written by an earlier version
-    coalesced = submissions(JobService, store, keys, clock, window_s=0.01)
+    coalesced = submissions(JobIntake, store, keys, clock, window_s=0.01)
     retry = await coalesced.submit(Submission(REQUEST, TEAM.tenant), "order-5")
     assert retry.replayed and retry.view.job.id == job.id
     other = JobRequest.model_validate({"url": "http://shop.example/p/2"})

@@ -76,7 +76,7 @@ async def test_patterns_compile_off_the_event_loop_one_at_a_time(
 ) -> None:
     """Four submissions of twelve patterns each, at once: every compile runs in the one
     pattern thread, never on the event loop's, and never two at once."""
-    from scrapejobs_dispatcher.submission.rules import pattern_budget
+    from scrapejobs_dispatcher.rules import pattern_budget
 
     threads: set[str] = set()
     running = 0
@@ -111,7 +111,7 @@ async def test_tenants_take_turns_at_the_compile_thread(monkeypatch: pytest.Monk
     not thirty-first."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from scrapejobs_dispatcher.submission.rules import pattern_budget
+    from scrapejobs_dispatcher.rules import pattern_budget
 
     order: list[str] = []
 

@@ -10,7 +10,8 @@ from opentelemetry.trace import NoOpTracer
 
 from scrapejobs_dispatcher.jobs.job_errors import JobNotFound, JobStillRunning
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
-from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
+from scrapejobs_dispatcher.jobs.job_service import JobPolicy
+from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
@@ -28,10 +29,10 @@ class Clock:
         return self.now
 
 
-def jobs(store: MemoryJobStore, clock: Clock) -> JobService:
+def jobs(store: MemoryJobStore, clock: Clock) -> JobIntake:
     policy = JobPolicy(timedelta(days=30))
     enqueuer = Enqueuer(store, MemoryTaskPublisher(), clock, NoOpTracer())
-    return JobService(JobParts(store, enqueuer), policy)
+    return JobIntake(JobParts(store, enqueuer), policy)
 
 
 def request(**options: object) -> JobRequest:

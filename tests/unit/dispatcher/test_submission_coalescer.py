@@ -12,7 +12,8 @@ import pytest
 from opentelemetry.trace import NoOpTracer
 
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
-from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
+from scrapejobs_dispatcher.jobs.job_service import JobPolicy
+from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
@@ -44,10 +45,10 @@ class CountingStore(MemoryJobStore):
 
 def service(
     store: MemoryJobStore, publisher: MemoryTaskPublisher | None = None
-) -> tuple[JobService, MemoryTaskPublisher]:
+) -> tuple[JobIntake, MemoryTaskPublisher]:
     publisher = publisher or MemoryTaskPublisher()
     policy = JobPolicy(timedelta(days=1), coalesce_window_s=WINDOW_S)
-    jobs = JobService(JobParts(store, Enqueuer(store, publisher, lambda: T0, NoOpTracer())), policy)
+    jobs = JobIntake(JobParts(store, Enqueuer(store, publisher, lambda: T0, NoOpTracer())), policy)
     return jobs, publisher
 
 

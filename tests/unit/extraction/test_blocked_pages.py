@@ -15,8 +15,8 @@ from scrapejobs_devstack.demo_site.catalog import (
     product_page,
     scripted_product_page,
 )
-from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.extraction.blocked_pages import blocked_page
+from scrapejobs_shared.extraction.unusable_pages import Unusable
 from scrapejobs_shared.extraction.visible_text import shows_nothing
 from support.hostile_page import hostile_page
 from support.site import messy_page

@@ -10,14 +10,14 @@ import pytest
 from pydantic import ValidationError
 
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
-from scrapejobs_shared.domain.user_regex import (
+from scrapejobs_shared.extraction import FieldSpec, extract_page
+from scrapejobs_shared.extraction.user_regex import (
     CostlyRegex,
     UnsupportedRegex,
     check_syntax,
     compile_within_budget,
     user_regex,
 )
-from scrapejobs_shared.extraction import FieldSpec, extract_page
 from scrapejobs_shared.pipeline.failure import StageRejected
 from scrapejobs_shared.pipeline.validate import check_schema, validate
 
@@ -171,7 +171,7 @@ def test_a_pattern_over_its_memory_budget_is_refused_clearly() -> None:
 def test_the_compiled_cache_is_bounded_and_the_bindings_is_stepped_around() -> None:
     import re2  # type: ignore[import-untyped]
 
-    from scrapejobs_shared.domain import user_regex as module
+    from scrapejobs_shared.extraction import user_regex as module
 
     re2._Regexp._make.cache_clear()  # the binding's own lru_cache (re2_internals.py)
     for n in range(module.CACHED_PATTERNS + 10):

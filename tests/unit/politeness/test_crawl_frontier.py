@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
-from scrapejobs_worker.crawl_frontier import (
+from scrapejobs_worker.crawl.crawl_frontier import (
     MAX_FILTERED_PATH_LENGTH,
     CrawlCandidate,
     CrawlFilter,

@@ -25,7 +25,7 @@ from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_shared.ports.fetcher import BlockedDestination
-from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
+from scrapejobs_worker.lanes.webhook_sender import WebhookPolicy, WebhookSender
 from support.worker_fakes import ScriptedFetcher
 
 NOW = datetime(2026, 11, 23, 10, tzinfo=UTC)

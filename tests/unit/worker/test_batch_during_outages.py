@@ -16,8 +16,8 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, DependencyUnavailable
-from scrapejobs_worker.batch_recorder import BatchRecorder
-from scrapejobs_worker.push_delivery import BatchPolicy
+from scrapejobs_worker.batches.batch_recorder import BatchRecorder
+from scrapejobs_worker.delivery.push_delivery import BatchPolicy
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job
 
 URL = "http://a.example/"

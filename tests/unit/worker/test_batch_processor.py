@@ -22,8 +22,8 @@ from scrapejobs_shared.ports.fetcher import (
     FetchResponse,
     TransientFetchError,
 )
-from scrapejobs_worker.push_delivery import BatchPolicy
-from scrapejobs_worker.task_runner import RunnerPolicy
+from scrapejobs_worker.delivery.push_delivery import BatchPolicy
+from scrapejobs_worker.tasks.task_runner import RunnerPolicy
 from support.worker_fakes import (
     NOW,
     PerUrlFetcher,

@@ -17,7 +17,7 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import BundleMessage
 from scrapejobs_shared.ports.batch_store import ClaimResult, JointClaim
 from scrapejobs_shared.ports.fetcher import TransientFetchError
-from scrapejobs_worker.dead_letters import MAX_REVIVALS
+from scrapejobs_worker.lanes.dead_letters import MAX_REVIVALS
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push
 
 JOBS = 3

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from scrapejobs_worker.bundle_rendezvous import Rendezvous
+from scrapejobs_worker.batches.bundle_rendezvous import Rendezvous
 
 
 class Calls:

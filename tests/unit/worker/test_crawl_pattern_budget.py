@@ -16,7 +16,7 @@ from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.budgeted_work import Budget
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
-from scrapejobs_worker.crawl_expansion import LinkFilter, LinksOverBudget
+from scrapejobs_worker.crawl.crawl_expansion import LinkFilter, LinksOverBudget
 from support.loop_ticks import ticking
 from support.worker_fakes import ScriptedFetcher, build_processor, push, setup_job
 

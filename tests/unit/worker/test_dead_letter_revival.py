@@ -12,8 +12,8 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
 from scrapejobs_shared.ports.batch_store import Claimed
-from scrapejobs_worker.dead_letters import MAX_REVIVALS
-from scrapejobs_worker.push_delivery import BatchPolicy
+from scrapejobs_worker.delivery.push_delivery import BatchPolicy
+from scrapejobs_worker.lanes.dead_letters import MAX_REVIVALS
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job
 
 

@@ -16,8 +16,12 @@ from scrapejobs_shared.delivery.enqueue import REVIVALS
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.observability.telemetry import telemetry_with
 from scrapejobs_shared.ports.fetcher import BlockedDestination, TransientFetchError
-from scrapejobs_worker.dead_letters import MAX_REVIVALS
-from scrapejobs_worker.delivery_metrics import DeliveryMetrics, error_type, subscription_name
+from scrapejobs_worker.delivery.delivery_metrics import (
+    DeliveryMetrics,
+    error_type,
+    subscription_name,
+)
+from scrapejobs_worker.lanes.dead_letters import MAX_REVIVALS
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job
 
 SUBSCRIPTION = "projects/p/subscriptions/scrape-tasks-push"
@@ -164,8 +168,8 @@ async def test_the_processing_lane_s_deliveries_are_recorded_like_the_fetch_lane
     """Both lanes go through one delivery skeleton (push_delivery.py): the ai stage's lane
     records each push's duration and outcome too (a malformed one, and one whose batch is
     unknown, acked)."""
-    from scrapejobs_worker.processing_lane import ProcessingLane
-    from scrapejobs_worker.push_delivery import BatchPolicy
+    from scrapejobs_worker.delivery.push_delivery import BatchPolicy
+    from scrapejobs_worker.lanes.processing_lane import ProcessingLane
 
     store = MemoryJobStore()
     batch = await setup_job(store)

@@ -8,7 +8,7 @@ from typing import Any
 
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.pipeline.page_outcome import extract_outcome
+from scrapejobs_shared.outcomes.page_outcome import extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
 
 FILES = Path(__file__).resolve().parents[2] / "data" / "documents"

@@ -11,8 +11,8 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness, PolitenessPolicy
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
-from scrapejobs_worker.fetch_admissions import JobPace, TenantSlot, fetch_admissions
-from scrapejobs_worker.tenant_caps import TenantCaps
+from scrapejobs_worker.tasks.fetch_admissions import JobPace, TenantSlot, fetch_admissions
+from scrapejobs_worker.tasks.tenant_caps import TenantCaps
 from support.worker_fakes import NOW, ScriptedFetcher, setup_job
 
 HOST = "http~a.example~80"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from scrapejobs_shared.domain.records import BatchItem
-from scrapejobs_worker.host_spread import HostSpread
+from scrapejobs_worker.batches.host_spread import HostSpread
 
 
 def items(hosts: int, per_host: int) -> tuple[BatchItem, ...]:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.statuses import JobStatus
-from scrapejobs_worker.job_cache import JobCache
+from scrapejobs_worker.batches.job_cache import JobCache
 from support.worker_fakes import NOW, setup_job
 
 

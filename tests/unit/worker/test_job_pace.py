@@ -22,7 +22,7 @@ from scrapejobs_shared.politeness.host_gate import HostLimits, PausedHost, merge
 from scrapejobs_shared.politeness.job_pace import job_pace, job_pace_key
 from scrapejobs_shared.politeness.robots_rules import MAX_CRAWL_DELAY_S, RobotsRules
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_worker.batch_waits import BatchWaits
+from scrapejobs_worker.batches.batch_waits import BatchWaits
 from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
 
 HOST = "http~a.example~80"

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from scrapejobs_shared.adapters.memory.file_store import MemoryFileStore
-from scrapejobs_shared.domain.browser_result import BrowserResult, PageFile
 from scrapejobs_shared.domain.browser_work import BrowserWork, FileDestination
+from scrapejobs_shared.extraction.browser_result import BrowserResult, PageFile
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
 from scrapejobs_shared.ports.file_store import StoredFile

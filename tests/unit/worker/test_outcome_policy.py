@@ -16,7 +16,8 @@ from scrapejobs_shared.ports.fetcher import (
     RenderUnavailable,
     TransientFetchError,
 )
-from scrapejobs_worker.outcome_policy import (
+from scrapejobs_worker.rendering.browser_process import BrowserCrashed
+from scrapejobs_worker.tasks.outcome_policy import (
     Attempt,
     Defer,
     Fail,
@@ -28,7 +29,6 @@ from scrapejobs_worker.outcome_policy import (
     after_fetch,
     before_fetch,
 )
-from scrapejobs_worker.rendering.browser_process import BrowserCrashed
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 LIMITS = OutcomeLimits(

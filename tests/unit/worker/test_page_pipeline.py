@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.pipeline.page_outcome import extract_outcome
+from scrapejobs_shared.outcomes.page_outcome import extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
 
 PAGE = b"""<html><body><h1>  Fish &amp;amp; Chips </h1><p class=price> 4.50 </p>

@@ -16,7 +16,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.batch_store import Claimed
-from scrapejobs_worker.page_reuse import PageReuse
+from scrapejobs_worker.batches.page_reuse import PageReuse
 from support.worker_fakes import ScriptedFetcher, build_processor, push, setup_job
 
 T0 = datetime(2026, 11, 26, 10, tzinfo=UTC)

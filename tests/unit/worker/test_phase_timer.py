@@ -25,7 +25,7 @@ async def test_concurrent_collections_do_not_mix() -> None:
 async def test_batch_processed_log_line_carries_phase_timings(caplog) -> None:
     store = MemoryJobStore()
     await setup_job(store)
-    with caplog.at_level(logging.INFO, logger="scrapejobs_worker.batch_processor"):
+    with caplog.at_level(logging.INFO, logger="scrapejobs_worker.lanes.batch_processor"):
         await build_processor(store, ScriptedFetcher(200), lambda: NOW).handle_push(push())
     [record] = [r for r in caplog.records if r.getMessage() == "batch processed"]
     fields = {k for k in vars(record) if k.endswith("_ms")}

@@ -27,13 +27,13 @@ from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.politeness.host_gate import Permit, Throttle
 from scrapejobs_shared.ports.answer_cache import CachedAnswer
 from scrapejobs_shared.ports.budgeted_work import Budget
-from scrapejobs_worker import model_slots
-from scrapejobs_worker.ai_answers import AiAnswers, AnswerPolicy
-from scrapejobs_worker.model_port import ModelBusy, ModelCall, ModelReply
-from scrapejobs_worker.model_slots import ModelSlots
-from scrapejobs_worker.processing_lane import ProcessingLane
-from scrapejobs_worker.push_delivery import BatchPolicy
-from scrapejobs_worker.stage_work import StageWork
+from scrapejobs_worker.ai import model_slots
+from scrapejobs_worker.ai.ai_answers import AiAnswers, AnswerPolicy
+from scrapejobs_worker.ai.model_port import ModelBusy, ModelCall, ModelReply
+from scrapejobs_worker.ai.model_slots import ModelSlots
+from scrapejobs_worker.delivery.push_delivery import BatchPolicy
+from scrapejobs_worker.extraction.stage_work import StageWork
+from scrapejobs_worker.lanes.processing_lane import ProcessingLane
 from support.worker_fakes import (
     NOW,
     ScriptedFetcher,

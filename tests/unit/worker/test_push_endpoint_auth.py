@@ -12,8 +12,8 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
+from scrapejobs_worker.delivery.push_auth import StaticJwks
 from scrapejobs_worker.main import create_app
-from scrapejobs_worker.push_auth import StaticJwks
 from scrapejobs_worker.settings import WorkerSettings
 from support.jobs import push_envelope
 from support.oidc import (

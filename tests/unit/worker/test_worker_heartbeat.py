@@ -8,7 +8,7 @@ import asyncio
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.workers import WorkerBeat
-from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
+from scrapejobs_worker.batches.worker_heartbeat import WorkerHeartbeat
 
 
 async def test_reports_are_spaced_and_their_counts_exact() -> None:

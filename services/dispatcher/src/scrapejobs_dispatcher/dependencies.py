@@ -12,8 +12,6 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
-from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.jobs.job_export import JobExport
 from scrapejobs_dispatcher.jobs.job_files import JobFiles
 from scrapejobs_dispatcher.jobs.job_service import JobService
@@ -52,14 +50,12 @@ FilesDep = Annotated[JobFiles, Depends(app_state("job_files"))]
 SubmissionsDep = Annotated[IdempotentSubmission, Depends(app_state("idempotent_submissions"))]
 ScrapeDep = Annotated[SyncScrape, Depends(app_state("sync_scrape"))]
 UploadsDep = Annotated[UploadService, Depends(app_state("uploads"))]
-SiteMapperDep = Annotated[SiteMapper, Depends(app_state("site_mapper"))]
 SystemHealthDep = Annotated[SystemHealth, Depends(app_state("system_health"))]
 MonitorsDep = Annotated[Monitors, Depends(app_state("monitors"))]
 CheckRunnerDep = Annotated[CheckRunner, Depends(app_state("check_runner"))]
 MonitorTickDep = Annotated[MonitorTick, Depends(app_state("monitor_tick"))]
 ChangeTrackerDep = Annotated[ChangeTracker, Depends(app_state("change_tracker"))]
 UsageDep = Annotated[Usage, Depends(app_state("usage"))]
-V2DefaultsDep = Annotated[V2Defaults, Depends(app_state("v2_defaults"))]
 WorkersDep = Annotated[WorkerDirectory, Depends(app_state("workers"))]
 HostGateDep = Annotated[HostGate, Depends(app_state("host_gate"))]
 ReconcileAfterDep = Annotated[float, Depends(app_state("reconcile_after_s"))]

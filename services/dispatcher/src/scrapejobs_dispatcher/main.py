@@ -25,7 +25,7 @@ from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.jobs.job_export import JobExport
 from scrapejobs_dispatcher.jobs.job_files import JobFiles
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
-from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService
+from scrapejobs_dispatcher.jobs.job_service import JobPolicy
 from scrapejobs_dispatcher.jobs.recovery import Recovery
 from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker
 from scrapejobs_dispatcher.monitors.check_runner import CheckRunner
@@ -46,16 +46,17 @@ from scrapejobs_dispatcher.routes import (
     tenants,
     workers,
 )
+from scrapejobs_dispatcher.rules.action_limits import WithinActionLimits
+from scrapejobs_dispatcher.rules.daily_quota import DailyQuota
+from scrapejobs_dispatcher.rules.job_usage import job_usage
+from scrapejobs_dispatcher.rules.pattern_budget import CompileTurns, PatternBudget
+from scrapejobs_dispatcher.rules.rules import SubmissionRules
+from scrapejobs_dispatcher.rules.served_options import ServedOptions
 from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistry
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
+from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.metrics import SubmissionMetrics
-from scrapejobs_dispatcher.submission.rules.action_limits import WithinActionLimits
-from scrapejobs_dispatcher.submission.rules.daily_quota import DailyQuota
-from scrapejobs_dispatcher.submission.rules.job_usage import job_usage
-from scrapejobs_dispatcher.submission.rules.pattern_budget import CompileTurns, PatternBudget
-from scrapejobs_dispatcher.submission.rules.rules import SubmissionRules
-from scrapejobs_dispatcher.submission.rules.served_options import ServedOptions
 from scrapejobs_dispatcher.submission.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.system_health import SystemHealth
 from scrapejobs_dispatcher.tenants.authentication import Authenticator
@@ -137,7 +138,11 @@ def create_app(
     app.state.v2_defaults = settings.v2_defaults()
     app.add_middleware(RepeatedParametersMiddleware)  # innermost: after the credentials
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    app.add_middleware(CredentialsFirstMiddleware, authenticator=authenticator)
+    app.add_middleware(
+        CredentialsFirstMiddleware,
+        authenticator=authenticator,
+        reshapes={firecrawl_errors.PREFIX: firecrawl_errors.reshape},
+    )
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)
     firecrawl_errors.install(app)
@@ -202,7 +207,7 @@ def _serve(
     )
     enqueuer = Enqueuer(job_store, publisher, utc_now, tracer, events)
     job_parts = JobParts(job_store, enqueuer, rules, parts.webhook_log, parts.held_batches)
-    state.jobs = JobService(job_parts, policy, SubmissionMetrics(telemetry.meter(SERVICE)))
+    state.jobs = JobIntake(job_parts, policy, SubmissionMetrics(telemetry.meter(SERVICE)))
     state.recovery = Recovery(job_parts, parts.gate)
     state.export = JobExport(job_store, utc_now)
     state.job_files = JobFiles(job_store, parts.file_store, utc_now)
@@ -230,7 +235,7 @@ def _serve(
 def submission_rules(
     settings: DispatcherSettings, quota: DailyQuota, compiler: ThreadPoolExecutor
 ) -> SubmissionRules:
-    """The rules every submission passes, in order (submission/rules/)."""
+    """The rules every submission passes, in order (rules/)."""
     served = ServedOptions(
         settings.ai_provider,
         settings.offered_models(),

@@ -7,13 +7,13 @@ from typing import Literal
 from pydantic import Field
 
 from scrapejobs_dispatcher.edge.body_limit import DEFAULT_MAX_BODY_BYTES
-from scrapejobs_dispatcher.edge.multipart_upload import MULTIPART_ROOM
 from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.monitors.monitor_service import MonitorLimits
 from scrapejobs_dispatcher.system_health import HealthPolicy
 from scrapejobs_dispatcher.tenants.iap_assertion import IAP_KEYS_URL
 from scrapejobs_dispatcher.tenants.keyring import RECHECK_S
 from scrapejobs_dispatcher.tenants.usage import Plan
+from scrapejobs_dispatcher.uploads.multipart_upload import MULTIPART_ROOM
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, HELD_BATCH_SIZE, HOST_WINDOW
 from scrapejobs_shared.domain.browser_actions import (

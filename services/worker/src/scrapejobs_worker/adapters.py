@@ -29,8 +29,8 @@ from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
-from scrapejobs_worker.model_port import LanguageModel
-from scrapejobs_worker.push_auth import KeySource
+from scrapejobs_worker.ai.model_port import LanguageModel
+from scrapejobs_worker.delivery.push_auth import KeySource
 from scrapejobs_worker.settings import WorkerSettings
 
 

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock, utc_now
+from scrapejobs_shared.domain.lanes import PROCESSING_LANE
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
@@ -30,32 +31,36 @@ from scrapejobs_shared.ports.fetcher import Fetcher
 from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
 from scrapejobs_worker.adapters import Adapters, Overrides
-from scrapejobs_worker.ai_answers import AiAnswers
-from scrapejobs_worker.batch_processor import BatchProcessor, Companions
-from scrapejobs_worker.crawl_expansion import CrawlExpansion, LinkFilter
-from scrapejobs_worker.delivery_metrics import DeliveryMetrics
-from scrapejobs_worker.documents_apart import DocumentsApart
-from scrapejobs_worker.extraction_processes import ExtractionInProcess, ExtractionProcesses
-from scrapejobs_worker.fetch_admissions import fetch_admissions
+from scrapejobs_worker.ai.ai_answers import AiAnswers
+from scrapejobs_worker.ai.model_port import LanguageModel
+from scrapejobs_worker.ai.model_slots import ModelSlots
+from scrapejobs_worker.batches.page_reuse import PageReuse
+from scrapejobs_worker.batches.worker_heartbeat import WorkerHeartbeat
+from scrapejobs_worker.crawl.crawl_expansion import CrawlExpansion, LinkFilter
+from scrapejobs_worker.delivery.delivery_metrics import DeliveryMetrics
+from scrapejobs_worker.delivery.push_auth import CachedJwks, KeySource, PushAuthPolicy
+from scrapejobs_worker.delivery.push_delivery import BatchPolicy
+from scrapejobs_worker.delivery.push_guard import PushGuard
+from scrapejobs_worker.extraction.documents_apart import DocumentsApart
+from scrapejobs_worker.extraction.extraction_processes import (
+    ExtractionInProcess,
+    ExtractionProcesses,
+)
+from scrapejobs_worker.extraction.stage_work import StageWork
 from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
+from scrapejobs_worker.lanes.batch_processor import BatchProcessor, Companions
+from scrapejobs_worker.lanes.lane_table import LaneTable
+from scrapejobs_worker.lanes.processing_lane import ProcessingLane
+from scrapejobs_worker.lanes.webhook_sender import WebhookPolicy, WebhookSender
 from scrapejobs_worker.language_models.openai_chat import OpenAIChatModel
 from scrapejobs_worker.language_models.vertex_gemini import VertexGeminiModel
-from scrapejobs_worker.model_port import LanguageModel
-from scrapejobs_worker.model_slots import ModelSlots
-from scrapejobs_worker.page_reuse import PageReuse
-from scrapejobs_worker.processing_lane import ProcessingLane
-from scrapejobs_worker.push_auth import CachedJwks, KeySource, PushAuthPolicy
-from scrapejobs_worker.push_delivery import BatchPolicy
-from scrapejobs_worker.push_guard import PushGuard
 from scrapejobs_worker.rendering.kept_files import KeptFiles
 from scrapejobs_worker.rendering.rendering_fetcher import RenderingFetcher
 from scrapejobs_worker.routes import health, pubsub
 from scrapejobs_worker.settings import WorkerSettings
-from scrapejobs_worker.stage_work import StageWork
-from scrapejobs_worker.task_runner import RunnerPolicy, TaskRunner
-from scrapejobs_worker.tenant_caps import TenantCaps
-from scrapejobs_worker.webhook_sender import WebhookPolicy, WebhookSender
-from scrapejobs_worker.worker_heartbeat import WorkerHeartbeat
+from scrapejobs_worker.tasks.fetch_admissions import fetch_admissions
+from scrapejobs_worker.tasks.task_runner import RunnerPolicy, TaskRunner
+from scrapejobs_worker.tasks.tenant_caps import TenantCaps
 
 log = logging.getLogger(__name__)
 SERVICE = "scrapejobs-worker"
@@ -229,7 +234,7 @@ async def _serve(
     model = parts.language_model or build_language_model(settings)
     if model is not None and parts.language_model is None:
         stack.push_async_callback(model.aclose)
-    app.state.processing = _processing_lane(
+    processing = _processing_lane(
         settings,
         job_store,
         model,
@@ -239,6 +244,7 @@ async def _serve(
         metrics,
         parts.budgeted_work,
     )
+    app.state.lanes = LaneTable(processor, {PROCESSING_LANE: processing})
     app.state.webhooks = WebhookSender(
         job_store,
         parts.webhook_log,

@@ -10,7 +10,7 @@ from pydantic_settings import NoDecode
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 from scrapejobs_shared.ports.budgeted_work import Budget
-from scrapejobs_worker.push_auth import GOOGLE_JWKS_URL
+from scrapejobs_worker.delivery.push_auth import GOOGLE_JWKS_URL
 
 
 class WorkerSettings(CommonSettings):

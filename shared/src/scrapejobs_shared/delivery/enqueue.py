@@ -20,6 +20,7 @@ from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.lanes import PROCESSING_LANE
 from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import FETCH_STATUSES, TaskStatus
 from scrapejobs_shared.messaging.task_message import (
@@ -29,7 +30,7 @@ from scrapejobs_shared.messaging.task_message import (
     TaskMessage,
     TaskRef,
 )
-from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, PROCESSING_LANE
+from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
 from scrapejobs_shared.observability.tracing import inject_trace_context
 from scrapejobs_shared.ports.batch_store import BatchStore, Settled
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable

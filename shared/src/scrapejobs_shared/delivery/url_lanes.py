@@ -17,8 +17,8 @@ fetched: the fetch is not made twice to move it.
 
 from __future__ import annotations
 
+from scrapejobs_shared.domain.lanes import DOCUMENTS_LANE
 from scrapejobs_shared.extraction.document_types import BY_EXTENSION
-from scrapejobs_shared.messaging.topology import DOCUMENTS_LANE
 
 PRIORITY_LANES = frozenset({"high", "normal", "low"})
 

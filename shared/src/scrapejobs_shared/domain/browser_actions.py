@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, model_validator
 
 from scrapejobs_shared.domain.css_selector import CssSelector
-from scrapejobs_shared.domain.field_types import JSON_INT
 from scrapejobs_shared.domain.viewport import Viewport
+from scrapejobs_shared.extraction.field_types import JSON_INT
 
 MAX_ACTIONS = 50
 MAX_WAIT_MS = 60_000  # all waits of a page together

@@ -11,8 +11,8 @@ from pydantic import (
     field_validator,
 )
 
-from scrapejobs_shared.domain.field_types import JSON_INT, MAX_URLS, HttpUrl
-from scrapejobs_shared.domain.user_regex import UnsupportedRegex, check_syntax
+from scrapejobs_shared.extraction.field_types import JSON_INT, MAX_URLS, HttpUrl
+from scrapejobs_shared.extraction.user_regex import UnsupportedRegex, check_syntax
 
 
 class CrawlSpec(BaseModel):

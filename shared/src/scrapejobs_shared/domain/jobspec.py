@@ -17,7 +17,17 @@ from pydantic.config import JsonDict
 from scrapejobs_shared.domain.browser_actions import MAX_ACTIONS, Action
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.css_selector import CssSelector
-from scrapejobs_shared.domain.field_types import (
+from scrapejobs_shared.domain.lanes import RENDER_LANE
+from scrapejobs_shared.domain.viewport import Viewport
+from scrapejobs_shared.domain.webhook_spec import WebhookSpec
+from scrapejobs_shared.extraction.content_scope import ContentScope
+from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
+from scrapejobs_shared.extraction.documents import (
+    DEFAULT_MAX_PAGES,
+    UNREAD_MAX_BYTES,
+    DocumentOptions,
+)
+from scrapejobs_shared.extraction.field_types import (
     FORBIDDEN_HEADERS,
     JSON_INT,
     LABEL_KEYS,
@@ -27,15 +37,6 @@ from scrapejobs_shared.domain.field_types import (
     LabelValue,
     check_headers,
     headers_schema,
-)
-from scrapejobs_shared.domain.viewport import Viewport
-from scrapejobs_shared.domain.webhook_spec import WebhookSpec
-from scrapejobs_shared.extraction.content_scope import ContentScope
-from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
-from scrapejobs_shared.extraction.documents import (
-    DEFAULT_MAX_PAGES,
-    UNREAD_MAX_BYTES,
-    DocumentOptions,
 )
 from scrapejobs_shared.extraction.formats import (
     FORMATS,
@@ -50,7 +51,6 @@ from scrapejobs_shared.extraction.spec import (
     check_field_names,
     check_format_names,
 )
-from scrapejobs_shared.messaging.topology import RENDER_LANE
 from scrapejobs_shared.pipeline.spec import (
     AT_MOST_ONE_AI_STAGE,
     MAX_STAGES,

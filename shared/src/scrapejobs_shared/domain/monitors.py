@@ -25,11 +25,11 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from scrapejobs_shared.domain.field_types import JSON_INT
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.monitor_rules import MonitorRules
 from scrapejobs_shared.domain.monitor_schedule import Schedule
 from scrapejobs_shared.domain.webhook_spec import MonitorWebhookSpec
+from scrapejobs_shared.extraction.field_types import JSON_INT
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 
 DEFAULT_RETENTION_DAYS = 30

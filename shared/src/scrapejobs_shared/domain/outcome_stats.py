@@ -18,7 +18,7 @@ from scrapejobs_shared.domain.metered import NOTHING, Metered
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.domain.unusable_pages import Unusable, unusable_kind
+from scrapejobs_shared.extraction.unusable_pages import Unusable, unusable_kind
 
 SLOT = timedelta(minutes=5)
 HOUR = timedelta(hours=1)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scrapejobs_shared.domain.field_types import JSON_INT
+from scrapejobs_shared.extraction.field_types import JSON_INT
 
 
 class Viewport(BaseModel):

@@ -14,7 +14,7 @@ from pydantic import (
     field_validator,
 )
 
-from scrapejobs_shared.domain.field_types import (
+from scrapejobs_shared.extraction.field_types import (
     FORBIDDEN_HEADERS,
     HttpUrl,
     check_headers,

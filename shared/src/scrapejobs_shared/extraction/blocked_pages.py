@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from scrapejobs_shared.domain.unusable_pages import Unusable
+from scrapejobs_shared.extraction.unusable_pages import Unusable
 
 SCANNED_BYTES = 32_768
 SMALL_PAGE_BYTES = 4_096

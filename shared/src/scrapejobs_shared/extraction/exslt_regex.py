@@ -4,7 +4,7 @@
 They behave as lxml's: the string arguments take a node-set's first node's text, flags
 ``i`` (ignore case) and ``g`` (every match) apply, ``re:match`` gives ``<match>`` elements
 (the whole match, then each group; with ``g`` one per match). Patterns follow
-:mod:`scrapejobs_shared.domain.user_regex`; one RE2 cannot take fails the field with the
+:mod:`scrapejobs_shared.extraction.user_regex`; one RE2 cannot take fails the field with the
 reason, as an XPath error does.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from scrapejobs_shared.domain.user_regex import UserRegex, user_regex
+from scrapejobs_shared.extraction.user_regex import UserRegex, user_regex
 
 REGEX_NAMESPACE = "http://exslt.org/regular-expressions"
 

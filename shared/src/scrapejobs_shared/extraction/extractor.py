@@ -53,7 +53,7 @@ from lxml import etree  # type: ignore[import-untyped]
 from parsel import Selector
 from pydantic import JsonValue
 
-from scrapejobs_shared.domain.browser_result import BrowserResult
+from scrapejobs_shared.extraction.browser_result import BrowserResult
 
 from .content_kind import PDF, Classification, ContentKind, UnsupportedContent, classify_content
 from .content_scope import DEFAULT_SCOPE, ContentScope
@@ -105,7 +105,7 @@ def extract_page(
     ``content_type`` is the Content-Type header value (or ``None``), ``url`` the final
     URL after redirects; ``content`` the part of the page ``markdown`` and ``clean_html`` give
     (content_scope.py); ``documents`` how a document (PDF) is read; ``browser`` what the
-    browser made of the page (its screenshot's URL: domain/browser_result.py). Raises
+    browser made of the page (its screenshot's URL: extraction/browser_result.py). Raises
     :class:`UnsupportedContent` for content that cannot be extracted (images, binary, invalid
     JSON, an unreadable document); anything else is reported in ``errors``.
     """

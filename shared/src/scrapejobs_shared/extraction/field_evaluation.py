@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from scrapejobs_shared.domain.user_regex import UserRegex, user_regex
+from scrapejobs_shared.extraction.user_regex import UserRegex, user_regex
 
 from .conversion import ConversionError, convert_value
 from .selection import (

@@ -29,8 +29,8 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 from parsel.csstranslator import GenericTranslator, HTMLTranslator
 
-from scrapejobs_shared.domain.user_regex import UnsupportedRegex
 from scrapejobs_shared.errors import WorkFailed
+from scrapejobs_shared.extraction.user_regex import UnsupportedRegex
 
 from .exslt_regex import FUNCTIONS as EXSLT_REGEX_FUNCTIONS
 from .visible_text import element_text, xml_text

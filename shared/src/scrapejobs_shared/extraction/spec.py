@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic.config import JsonDict
 
-from scrapejobs_shared.domain.user_regex import UnsupportedRegex, check_syntax
+from scrapejobs_shared.extraction.user_regex import UnsupportedRegex, check_syntax
 
 from .formats import FormatChoice, format_name
 from .selection import SelectionError, check_xpath

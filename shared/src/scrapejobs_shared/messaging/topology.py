@@ -8,16 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Lanes: one topic and push subscription (each with its dead-letter topic and subscription) per
-# lane, so a backlog in one lane never waits in front of another's work. Three priorities, the
-# render lane (pages rendered in a browser, pushed to the renderer: a worker with Chromium), the
-# processing lane (an ``ai`` stage and the stages after it, for pages already fetched) and the
-# documents lane (URLs that name a document by their file extension: delivery.url_lanes).
-RENDER_LANE = "render"
-PROCESSING_LANE = "processing"
-DOCUMENTS_LANE = "documents"
-LANES = ("high", "normal", "low", RENDER_LANE, PROCESSING_LANE, DOCUMENTS_LANE)
-DEFAULT_LANE = "normal"
+from scrapejobs_shared.domain.lanes import DEFAULT_LANE
+
 LANE_ATTRIBUTE = "lane"  # the message attribute naming a message's lane (its publisher's topic)
 
 PUSH_PATH = "/pubsub/push"

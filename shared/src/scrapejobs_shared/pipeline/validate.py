@@ -5,7 +5,7 @@ The draft is the one the schema's ``$schema`` names, draft 2020-12 otherwise; ``
 asserted (with the formats the library checks without extra packages); references must be
 local (``#...``): nothing is ever fetched; a reference must not resolve to itself through
 nothing but references. Regular expressions (``pattern``, ``patternProperties``) run on RE2
-(:mod:`scrapejobs_shared.domain.user_regex`), and one RE2 cannot take is refused with the
+(:mod:`scrapejobs_shared.extraction.user_regex`), and one RE2 cannot take is refused with the
 schema. Problems are reported per instance location as a
 JSON path (``$`` the whole object, ``$.price``, ``$.tags[0]``), sorted by it, each location's
 messages joined with ``; ``, at most :data:`MAX_PROBLEMS` locations.
@@ -23,7 +23,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import extend, validator_for
 from referencing.exceptions import Unresolvable
 
-from scrapejobs_shared.domain.user_regex import UnsupportedRegex, check_syntax, user_regex
+from scrapejobs_shared.extraction.user_regex import UnsupportedRegex, check_syntax, user_regex
 from scrapejobs_shared.pipeline.failure import StageRejected
 
 MAX_PROBLEMS = 20

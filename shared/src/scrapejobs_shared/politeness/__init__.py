@@ -13,7 +13,7 @@ may be fetched, and what a response teaches about its host.
   with a permit from the gate; lanes of a process wait in one ``HostQueue`` per host.
 * ``retry_after`` and ``status_policy``: what a response says about its host (a Retry-After
   hold, a host-level failure for the circuit breaker); the worker's outcome table
-  (``scrapejobs_worker.outcome_policy``) applies them.
+  (``scrapejobs_worker.tasks.outcome_policy``) applies them.
 
 The dispatcher shows a host's state at ``GET /v1/hosts`` (``routes/hosts.py``); docs/semantics.md
 says what users see.

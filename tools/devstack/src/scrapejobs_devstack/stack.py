@@ -17,7 +17,8 @@ from pathlib import Path
 from scrapejobs_devstack.emulators import Emulator, start_emulators, start_storage
 from scrapejobs_devstack.processes import ManagedProcess, start_process, wait_http
 from scrapejobs_devstack.topology_bootstrap import EMULATOR_TOPOLOGY, ensure_topology
-from scrapejobs_shared.messaging.topology import RENDER_LANE, Topology
+from scrapejobs_shared.domain.lanes import RENDER_LANE
+from scrapejobs_shared.messaging.topology import Topology
 
 LOOPBACK_ALLOWLIST = "127.0.0.0/8,::1/128"  # what the services may fetch, unless the env says
 

@@ -27,10 +27,10 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.cloud import pubsub_v1
 
+from scrapejobs_shared.domain.lanes import LANES
 from scrapejobs_shared.messaging.topology import (
     DEAD_LETTER_PATH,
     DEFAULT_TOPOLOGY,
-    LANES,
     PUSH_PATH,
     WEBHOOK_PATH,
     Topology,

@@ -11,8 +11,8 @@ from pydantic import ConfigDict, Discriminator, Field
 from pydantic.alias_generators import to_camel
 
 from scrapejobs_shared.domain import browser_actions as native
-from scrapejobs_shared.domain.field_types import JSON_INT
 from scrapejobs_shared.domain.viewport import Viewport
+from scrapejobs_shared.extraction.field_types import JSON_INT
 
 from .camel_model import CamelModel
 

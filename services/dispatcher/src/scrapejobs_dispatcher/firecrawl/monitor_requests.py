@@ -37,15 +37,15 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     pipeline,
     validated,
 )
-from scrapejobs_shared.domain.field_types import (
+from scrapejobs_shared.domain.monitors import MAX_RETENTION_DAYS, MonitorRequest, MonitorUpdate
+from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
+from scrapejobs_shared.extraction.field_types import (
     JSON_INT,
     MAX_URLS,
     HttpUrl,
     check_headers,
     headers_schema,
 )
-from scrapejobs_shared.domain.monitors import MAX_RETENTION_DAYS, MonitorRequest, MonitorUpdate
-from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
 
 MonitorEventName = Literal["monitor.page", "monitor.check.completed"]
 NOT_OFFERED = {

@@ -10,7 +10,8 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Query, Request
 
-from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep, V2DefaultsDep
+from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep
+from scrapejobs_dispatcher.firecrawl.dependencies import V2DefaultsDep
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.firecrawl.monitor_answers import (
     CheckAnswer,

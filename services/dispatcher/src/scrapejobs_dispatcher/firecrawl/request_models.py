@@ -26,7 +26,10 @@ from scrapejobs_shared.domain.browser_actions import (
     MAX_ACTIONS,
 )
 from scrapejobs_shared.domain.css_selector import CssSelector
-from scrapejobs_shared.domain.field_types import (
+from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S
+from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
+from scrapejobs_shared.extraction.documents import DEFAULT_MAX_PAGES, UNREAD_MAX_BYTES
+from scrapejobs_shared.extraction.field_types import (
     FORBIDDEN_HEADERS,
     JSON_INT,
     MAX_URLS,
@@ -35,9 +38,6 @@ from scrapejobs_shared.domain.field_types import (
     check_headers,
     headers_schema,
 )
-from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S
-from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
-from scrapejobs_shared.extraction.documents import DEFAULT_MAX_PAGES, UNREAD_MAX_BYTES
 from scrapejobs_shared.extraction.formats import FORMATS, FormatOptions, items_any_of
 
 from .browser_models import FcAction, ScreenshotFormat

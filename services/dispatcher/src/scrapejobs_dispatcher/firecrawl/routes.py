@@ -14,9 +14,7 @@ from scrapejobs_dispatcher.dependencies import (
     JobsDep,
     RecoveryDep,
     ScrapeDep,
-    SiteMapperDep,
     SubmissionsDep,
-    V2DefaultsDep,
 )
 from scrapejobs_dispatcher.firecrawl.answer_models import (
     ActiveCrawl,
@@ -32,6 +30,7 @@ from scrapejobs_dispatcher.firecrawl.answer_models import (
     ScrapeAnswer,
     batch_status,
 )
+from scrapejobs_dispatcher.firecrawl.dependencies import SiteMapperDep, V2DefaultsDep
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.firecrawl.request_models import (
     BatchScrapeBody,

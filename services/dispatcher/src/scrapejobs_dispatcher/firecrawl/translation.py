@@ -46,9 +46,9 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
     ScrapeOptions,
     Webhook,
 )
-from scrapejobs_shared.domain.field_types import MAX_URLS, check_url
 from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobRequest, ScrapeRequest
 from scrapejobs_shared.errors import InvalidInput
+from scrapejobs_shared.extraction.field_types import MAX_URLS, check_url
 from scrapejobs_shared.extraction.formats import (
     FORMATS,
     FormatChoice,

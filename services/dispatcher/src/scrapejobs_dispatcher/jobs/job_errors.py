@@ -31,6 +31,9 @@ class JobAlreadyFinished(Conflict):
     template = "job {} has already completed"
 
 
+UPLOAD_LABEL = "upload"  # the label naming the file a job's one result was read from
+
+
 class UploadNotFetched(Conflict):
     """A job that read an uploaded file: nothing can fetch its page again."""
 
@@ -78,20 +81,6 @@ class JobStillRunning(Conflict):
     code = "job_running"
 
     template = "job {} is still running: cancel it, or wait until it ends, then delete it"
-
-
-class UnavailableHere(InvalidInput):
-    """A request this deployment cannot or will not serve (an ``ai`` stage with no AI provider
-    configured, a certificate check turned off where the deployment refuses it): a 422 naming
-    the field and the setting."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}", field)
-
-
-class OverLimit(UnavailableHere):
-    """A request past one of this deployment's limits (a tenant's monitors, a check's pages):
-    a 422 naming the field and the setting."""
 
 
 async def live_job(

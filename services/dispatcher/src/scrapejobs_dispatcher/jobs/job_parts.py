@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scrapejobs_dispatcher.submission.rules.rules import SubmissionRules
+from scrapejobs_dispatcher.rules.rules import SubmissionRules
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import JobStore
@@ -17,7 +17,7 @@ from scrapejobs_shared.ports.webhooks import WebhookLog
 class JobParts:
     store: JobStore
     enqueuer: Enqueuer
-    # what a submission, a retry or a replay passes before it is stored (submission/rules/:
+    # what a submission, a retry or a replay passes before it is stored (rules/:
     # served options, pattern budget, quota...; none: everything)
     rules: SubmissionRules = field(default_factory=SubmissionRules)
     webhook_log: WebhookLog | None = None  # the deliveries a job's webhook view lists

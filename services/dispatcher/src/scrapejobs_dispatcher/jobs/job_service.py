@@ -1,62 +1,36 @@
-"""Jobs as users submit and follow them: submit, read, list, cancel, delete, and the webhook
-events of a job; orchestration over the store and publisher ports. Recovery (republish,
-reconcile, replays) is recovery.py; export is job_export.py."""
+"""Jobs as users follow them: read, list, cancel, delete, and the webhook events of a job;
+orchestration over the store and publisher ports. Jobs come in through
+``submission/intake.py``; recovery (republish, reconcile, replays) is recovery.py; export is
+job_export.py."""
 
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-
-from opentelemetry.metrics import NoOpMeter
+from datetime import timedelta
 
 from scrapejobs_dispatcher.jobs.job_errors import (
     JobAlreadyFinished,
     JobNotFound,
     JobStillRunning,
-    SubmissionUnconfirmed,
     live_job,
     visible,
 )
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
-from scrapejobs_dispatcher.jobs.recovery import publish_open_batches
-from scrapejobs_dispatcher.submission.coalescer import SubmissionCoalescer
-from scrapejobs_dispatcher.submission.metrics import SubmissionMetrics
-from scrapejobs_dispatcher.submission.rules.job_usage import reservation_of, unused_of
-from scrapejobs_dispatcher.submission.rules.rules import Admission
-from scrapejobs_dispatcher.submission.submission import Submission
+from scrapejobs_dispatcher.rules.job_usage import reservation_of, unused_of
 from scrapejobs_shared.delivery.batching import (
     DEFAULT_BATCH_SIZE,
     HELD_BATCH_SIZE,
-    hold_beyond,
-    plan_batches,
-    shards_for,
-    size_for,
 )
-from scrapejobs_shared.delivery.completion import complete_if_done
-from scrapejobs_shared.domain.batch_transitions import FinishTask
-from scrapejobs_shared.domain.crawl_identity import crawl_task_id
-from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.model_usage import ModelPrices
-from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.progress import Progress, ProgressEstimator
 from scrapejobs_shared.domain.records import (
-    BatchItem,
-    BatchRecord,
     JobRecord,
-    TaskOutcome,
     TaskRecord,
-    task_id_for,
 )
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
-from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
-from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
-from scrapejobs_shared.observability.store_ops import counting
-from scrapejobs_shared.ports.batch_store import Claimed
-from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
-from scrapejobs_shared.ports.job_store import JobExists, Page
+from scrapejobs_shared.domain.tenancy import Caller
+from scrapejobs_shared.ports.job_store import Page
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
 log = logging.getLogger(__name__)
@@ -101,144 +75,20 @@ class JobPolicy:
 
 
 class JobService:
-    def __init__(
-        self, parts: JobParts, policy: JobPolicy, metrics: SubmissionMetrics | None = None
-    ) -> None:
-        store, enqueuer = parts.store, parts.enqueuer
+    """Jobs once submitted: read, list, their results, cancel, delete, their webhook
+    deliveries. Jobs come in through ``submission/intake.py`` (``JobIntake``, this service
+    with the intake's methods)."""
+
+    def __init__(self, parts: JobParts, policy: JobPolicy) -> None:
         self._rules = parts.rules
         self._held = parts.held
-        self._host_window = policy.host_window if parts.held is not None else 0
         self._ai_prices = policy.ai_prices
-        self._tracer = enqueuer.tracer
-        self._metrics = metrics or SubmissionMetrics(NoOpMeter("scrapejobs-dispatcher"))
-        self._store = store
-        self._events = enqueuer.events
+        self._store = parts.store
+        self._events = parts.enqueuer.events
         self._webhook_log = parts.webhook_log
-        self._enqueuer = enqueuer
-        window_s = policy.coalesce_window_s
-        self._coalescer = (
-            None
-            if window_s is None
-            else SubmissionCoalescer(
-                store, enqueuer, enqueuer.clock, window_s, policy.coalesce_busy_window_s
-            )
-        )
-        self._clock = enqueuer.clock
-        self._retention = policy.retention
-        self._batch_size = policy.batch_size
-        self._held_batch_size = policy.held_batch_size
+        self._enqueuer = parts.enqueuer
+        self._clock = parts.enqueuer.clock
         self._progress = ProgressEstimator()
-
-    async def submit(self, submission: Submission) -> JobView:
-        """Store the job and its batches of tasks, then publish one message per batch.
-
-        A monitor check's job keeps its pages' ``validators``, and a page that did not change
-        ends unchanged (page_validators.py). A ``job_id`` derived from a scheduler trigger (or
-        an idempotency key, whose request body's digest is ``key_fingerprint``: kept with the
-        job) makes a retried request return the job it created the first time instead of
-        submitting it twice. A small job is committed and published together with the others
-        submitted within the coalescing window (see ``submission_coalescer``).
-        """
-        request, tenant, trigger = submission.request, submission.tenant, submission.trigger
-        validators = submission.validators
-        job_id = submission.job_id or uuid.uuid4().hex
-        now = self._clock()
-        await self._rules.admit(request, Admission(tenant, request.most_pages(), job_id, now))
-        with counting() as ops:
-            batches = self._new_batches(job_id, request, now, tenant, validators or {})
-            job = self._new_job(
-                request, job_id, trigger, batches, now, tenant, validators is not None
-            )
-            job = replace(job, key_fingerprint=submission.key_fingerprint)
-            with self._tracer.start_as_current_span("submit_job", attributes={"job.id": job.id}):
-                try:
-                    failed = await self._create_and_publish(job, batches)
-                except JobExists:
-                    log.info(
-                        "duplicate submission ignored",
-                        extra={"job_id": job.id, "trigger": trigger},
-                    )
-                    return replace(await self.existing(job.id, tenant), created=False)
-                except DependencyUnavailable as exc:
-                    log.warning(
-                        "submission unconfirmed",
-                        extra={"job_id": job.id, "dependency": exc.dependency},
-                    )
-                    stored = True if exc.dependency == PUBSUB else None
-                    raise SubmissionUnconfirmed(job.id, exc, stored) from exc
-        if self._events is not None:
-            await self._events.started(job)
-        self._metrics.submitted(job.total, crawl=request.crawl is not None)
-        counts = {status: 0 for status in TaskStatus} | {
-            TaskStatus.QUEUED: job.total - failed,
-            TaskStatus.FAILED: failed,
-        }
-        log.info(
-            "job submitted",
-            extra={
-                "job_id": job.id,
-                "tasks": job.total,
-                "batches": len(batches),
-                "firestore_reads": ops.reads,
-                "firestore_writes": ops.writes,
-            },
-        )
-        return self._view(job, counts)
-
-    async def record(
-        self, submission: Submission, read: Callable[[JobSpec], Awaitable[TaskOutcome]]
-    ) -> JobView:
-        """A one-page job whose page is read here (an upload: uploads/): admitted as a
-        submitted job is (its shape, the tenant's quota) before ``read`` gives its outcome,
-        then stored, its task settled with that outcome and the job completed, with the
-        retention of any job and nothing published (no worker has anything to fetch)."""
-        request, tenant = submission.request, submission.tenant
-        job_id = submission.job_id or uuid.uuid4().hex
-        admission = Admission(tenant, request.most_pages(), job_id, self._clock())
-        await self._rules.admit(request, admission)
-        try:
-            outcome = await read(JobSpec.from_request(request))
-        except BaseException:
-            await self._rules.release(admission, admission.pages, final=True)
-            raise
-        now = self._clock()
-        batches = self._new_batches(job_id, request, now, tenant)
-        job = replace(self._new_job(request, job_id, None, batches, now, tenant), publishing=False)
-        await self._store.create_job(job, batches)
-        [batch] = batches
-        lease = now + RECORD_LEASE
-        claim = await self._store.claim_batch(job_id, batch.id, now, lease, mark_started=True)
-        if not isinstance(claim, Claimed):  # nothing else knows the job: never so
-            raise RuntimeError(f"the recorded job {job_id} could not be claimed: {claim}")
-        changes = [FinishTask(item.task_id, outcome, outcome.elapsed_ms) for item in batch.items]
-        await self._store.settle(claim.handle, changes, self._clock())
-        await complete_if_done(self._store, job_id, self._clock, self._events, job.spec, True)
-        self._metrics.submitted(job.total, crawl=False)
-        log.info("job recorded", extra={"job_id": job_id, "status": outcome.status.value})
-        return await self.get(job_id, Caller(tenant, Role.MEMBER))
-
-    def coalesces(self, request: JobRequest) -> bool:
-        """Whether ``request`` is created in one commit with others submitted at the same
-        time (submission/coalescer.py): one batch, not a crawl."""
-        if self._coalescer is None or request.crawl is not None:
-            return False
-        if len(request.target_urls()) > self._batch_size:
-            return False
-        batches = self._new_batches("coalesces", request, self._clock(), DEFAULT_TENANT)
-        return len(batches) == 1
-
-    async def _create_and_publish(self, job: JobRecord, batches: list[BatchRecord]) -> int:
-        if self._coalescer is not None and self._coalescer.takes(job, batches):
-            return await self._coalescer.submit(job, batches)
-        await self._store.create_job(job, batches)
-        failed = await self._enqueuer.publish([batch for batch in batches if not batch.held])
-        await self._store.mark_published([job.id], self._clock())
-        return failed
-
-    async def drain(self) -> None:
-        """Finish the coalesced submissions under way (shutdown)."""
-        if self._coalescer is not None:
-            await self._coalescer.drain()
 
     async def get(self, job_id: str, caller: Caller | None) -> JobView:
         """The job with its counts; ``JobNotFound`` also for another tenant's (``caller``
@@ -246,9 +96,9 @@ class JobService:
         found = await self._store.job_with_counts(job_id)
         if found is None or found[0].expire_at <= self._clock() or not visible(found[0], caller):
             raise JobNotFound(job_id)
-        return self._view(*found)
+        return self.view(*found)
 
-    def _view(self, job: JobRecord, counts: dict[TaskStatus, int]) -> JobView:
+    def view(self, job: JobRecord, counts: dict[TaskStatus, int]) -> JobView:
         total = sum(counts.values())
         done = total - sum(counts[status] for status in OPEN_TASK_STATUSES)
         if job.status is JobStatus.QUEUED and (done or counts[TaskStatus.RUNNING]):
@@ -313,20 +163,6 @@ class JobService:
             return []
         return await self._webhook_log.list(job_id, limit)
 
-    async def existing(self, job_id: str, tenant: str) -> JobView:
-        """The job an earlier submission of ``tenant`` with this id created (a retried keyed
-        or scheduled submission). If that submission stopped before its tasks were published
-        (its process died, Pub/Sub did not answer), they are published now. A coalesced job
-        this process published is left alone: it holds its batch, and stays ``publishing``
-        until a worker claims it (a retry reaching another instance publishes it again: a
-        duplicate is harmless, a batch being claimed by one delivery)."""
-        view = await self.get(job_id, Caller(tenant, Role.MEMBER))
-        published = self._coalescer is not None and self._coalescer.published(job_id)
-        if view.job.publishing and not published:
-            await publish_open_batches(self._store, self._enqueuer, view.job.id, self._clock)
-            log.warning("published a resumed submission", extra={"job_id": job_id})
-        return view
-
     async def delete(self, job_id: str, caller: Caller | None) -> None:
         """Delete a finished job and every document under it (results, batches, counts)."""
         job = await self._job(job_id, caller)
@@ -337,70 +173,3 @@ class JobService:
 
     async def _job(self, job_id: str, caller: Caller | None) -> JobRecord:
         return await live_job(self._store, job_id, self._clock(), caller)
-
-    def _new_job(
-        self,
-        request: JobRequest,
-        job_id: str,
-        trigger: str | None,
-        batches: list[BatchRecord],
-        now: datetime,
-        tenant: str,
-        conditional: bool = False,
-    ) -> JobRecord:
-        return JobRecord(
-            id=job_id,
-            status=JobStatus.QUEUED,
-            spec=JobSpec.from_request(request, conditional),
-            created_at=now,
-            updated_at=now,
-            expire_at=now + self._retention_of(request),
-            labels=dict(request.labels),
-            total=sum(len(batch.items) for batch in batches),
-            kind="crawl" if request.crawl is not None else "urls",
-            trigger=trigger,
-            publishing=True,
-            counter_shards=shards_for(len(batches)),
-            tenant=tenant,
-        )
-
-    def _new_batches(
-        self,
-        job_id: str,
-        request: JobRequest,
-        now: datetime,
-        tenant: str,
-        validators: Mapping[str, PageValidators] | None = None,
-    ) -> list[BatchRecord]:
-        """One task per URL, in batches; a crawl starts with its start URL, keyed as workers
-        key pages."""
-
-        def task_id(index: int, url: str) -> str:
-            if request.crawl is not None:
-                return crawl_task_id(job_id, url)
-            return task_id_for(job_id, str(index))
-
-        items = [
-            BatchItem(
-                task_id=task_id(index, url),
-                url=url,
-                index=index,
-                validators=(validators or {}).get(url),
-            )
-            for index, url in enumerate(request.target_urls())
-        ]
-        expire_at = now + self._retention_of(request)
-        size = size_for(items, self._batch_size, self._host_window, self._held_batch_size)
-        if validators and request.options.render is None:
-            # a monitor's check of pages it has seen: mostly 304s, each a request and no
-            # parsing, so the largest batches a message takes: a host's slots change hands
-            # between worker processes at each batch (bench/README.md, K)
-            size = MAX_BATCH_SIZE
-        planned = plan_batches(
-            job_id, items, size, now, expire_at, lane=request.lane(), tenant=tenant
-        )
-        return hold_beyond(planned, self._host_window)
-
-    def _retention_of(self, request: JobRequest) -> timedelta:
-        days = request.options.retention_days
-        return timedelta(days=days) if days is not None else self._retention

@@ -10,11 +10,15 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from scrapejobs_dispatcher.jobs.job_errors import InvalidFilter, UploadNotFetched, live_job
+from scrapejobs_dispatcher.jobs.job_errors import (
+    UPLOAD_LABEL,
+    InvalidFilter,
+    UploadNotFetched,
+    live_job,
+)
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
-from scrapejobs_dispatcher.submission.rules.rules import Admission
+from scrapejobs_dispatcher.rules.rules import Admission
 from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
-from scrapejobs_dispatcher.uploads.upload import UPLOAD_LABEL
 from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord

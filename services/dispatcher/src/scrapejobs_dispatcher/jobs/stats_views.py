@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from scrapejobs_dispatcher.jobs.views import AiUsage
 from scrapejobs_dispatcher.system_health import Health, HourRow, StatsReport
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.domain.unusable_pages import Unusable
+from scrapejobs_shared.extraction.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_key import origin_url
 
 

@@ -10,9 +10,9 @@ from pydantic import AliasPath, BaseModel, ConfigDict, Field, field_validator
 
 from scrapejobs_dispatcher.edge.record_view import RecordView
 from scrapejobs_dispatcher.jobs.job_service import JobView
-from scrapejobs_dispatcher.submission.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import Priority
 from scrapejobs_shared.domain.model_usage import ModelUsage
+from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN
 from scrapejobs_shared.politeness.host_key import HOST_PATTERN
@@ -260,11 +260,11 @@ class ScrapeResponse(BaseModel):
     )
 
     @classmethod
-    def of(cls, scraped: Scraped) -> ScrapeResponse:
+    def of(cls, job: JobRecord, result: TaskRecord | None) -> ScrapeResponse:
         return cls(
-            job_id=scraped.job.id,
-            status=scraped.job.status,
-            result=TaskResult.of(scraped.result) if scraped.result is not None else None,
+            job_id=job.id,
+            status=job.status,
+            result=TaskResult.of(result) if result is not None else None,
         )
 
 

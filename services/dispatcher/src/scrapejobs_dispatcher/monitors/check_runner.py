@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
-from scrapejobs_dispatcher.jobs.job_service import JobService
 from scrapejobs_dispatcher.monitors.monitor_service import MonitorConflict, monitor_of
 from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
+from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
 from scrapejobs_shared.domain.monitor_checks import (
@@ -84,7 +84,7 @@ CANNOT_START: tuple[type[Exception], ...] = (QuotaExceeded, ValueError)
 class CheckRunner:
     monitors: MonitorStore
     checks: MonitorChecks
-    jobs: JobService
+    jobs: JobIntake
     clock: Callable[[], datetime]
     comparisons: PageComparisons
     outbox: WebhookOutbox | None = None

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from scrapejobs_dispatcher.jobs.job_errors import OverLimit
+from scrapejobs_dispatcher.rules.refusals import OverLimit
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.domain.monitors import (
     MonitorRecord,

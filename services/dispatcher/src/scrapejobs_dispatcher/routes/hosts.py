@@ -13,7 +13,7 @@ from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.tenants.authentication import require_admin
 from scrapejobs_shared.domain.clock import utc_now
-from scrapejobs_shared.domain.field_types import HttpUrl
+from scrapejobs_shared.extraction.field_types import HttpUrl
 from scrapejobs_shared.politeness.host_key import host_key, origin_url
 
 router = APIRouter(

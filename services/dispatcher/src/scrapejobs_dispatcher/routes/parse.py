@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 
 from scrapejobs_dispatcher.dependencies import UploadsDep
-from scrapejobs_dispatcher.edge.multipart_upload import read_upload_form, upload_form_schema
 from scrapejobs_dispatcher.errors import field_path
 from scrapejobs_dispatcher.jobs.views import UNAVAILABLE, ErrorResponse, ScrapeResponse
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
+from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form, upload_form_schema
 from scrapejobs_shared.domain.jobspec import PageRequest
 from scrapejobs_shared.errors import InvalidInput
 
@@ -38,7 +38,7 @@ async def parse(request: Request, uploads: UploadsDep, caller: CallerDep) -> Scr
     with uploads.holding(caller.tenant):  # before its body is read
         form = await read_upload_form(request, "request", uploads.limits.max_bytes)
         scraped = await uploads.parse(form.upload, page_request(form.options), caller.tenant)
-    return ScrapeResponse.of(scraped)
+    return ScrapeResponse.of(scraped.job, scraped.result)
 
 
 def page_request(given: Any) -> PageRequest:

@@ -57,4 +57,4 @@ async def scrape(
             status_code=202,
             headers={"Location": f"/v1/jobs/{exc.job_id}"},
         )
-    return ScrapeResponse.of(scraped)
+    return ScrapeResponse.of(scraped.job, scraped.result)

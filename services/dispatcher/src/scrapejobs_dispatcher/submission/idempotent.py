@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from scrapejobs_dispatcher.jobs.job_errors import JobNotFound, SubmissionUnconfirmed
-from scrapejobs_dispatcher.jobs.job_service import JobService, JobView
+from scrapejobs_dispatcher.jobs.job_service import JobView
+from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.errors import Conflict, InvalidInput
@@ -65,14 +66,14 @@ class Submitted:
 
 @dataclass(eq=False)
 class IdempotentSubmission:
-    jobs: JobService
+    jobs: JobIntake
     keys: IdempotencyKeys
     clock: Clock
     ttl: timedelta
     stale_after: timedelta = timedelta(minutes=2)
 
     async def submit(self, submission: Submission, key: str | None = None) -> Submitted:
-        """The one way in: ``submission`` stored and published (``JobService.submit``), once
+        """The one way in: ``submission`` stored and published (``JobIntake.submit``), once
         per ``key`` when one is given. Keys are the tenant's own (two tenants' equal keys are
         two submissions)."""
         if key is None:

@@ -22,13 +22,12 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, Protocol
 
 from fastapi import Depends, HTTPException, Request
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.requests import HTTPConnection
 
-from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.tenants.api_keys import ApiKeyVerifier, parse_key_hashes
 from scrapejobs_dispatcher.tenants.iap_assertion import (
     IAP_HEADER,
@@ -81,8 +80,31 @@ def parse_identities(raw: str) -> dict[str, Caller]:
     return {email.lower(): Caller(e.tenant, e.role) for email, e in parsed.items()}
 
 
+class AuthSettings(Protocol):
+    """The settings authentication reads (``settings.py``'s ``DispatcherSettings``)."""
+
+    @property
+    def auth_mode(self) -> Literal["iam", "api_key", "none"]: ...
+    @property
+    def iap_keys_url(self) -> str: ...
+    @property
+    def iap_audience(self) -> str: ...
+    @property
+    def api_key_hashes(self) -> str: ...
+    @property
+    def scheduler_key_hashes(self) -> str: ...
+    @property
+    def api_key_recheck_s(self) -> float: ...
+    @property
+    def identities(self) -> str: ...
+    @property
+    def iam_default_tenant(self) -> str: ...
+    @property
+    def iam_default_role(self) -> Role: ...
+
+
 class Authenticator:
-    def __init__(self, settings: DispatcherSettings, iap_keys: IapKeys | None = None) -> None:
+    def __init__(self, settings: AuthSettings, iap_keys: IapKeys | None = None) -> None:
         """``iap_keys``: IAP's public keys (iam mode behind IAP; read over HTTPS without)."""
         self.mode = settings.auth_mode
         self._iap_keys = iap_keys or IapKeys(fetch_keys, settings.iap_keys_url)

@@ -10,30 +10,45 @@ path; the body is never read. An authenticated request goes on to the body limit
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from starlette.requests import HTTPConnection
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from scrapejobs_dispatcher.firecrawl.errors import PREFIX as FIRECRAWL_PREFIX
-from scrapejobs_dispatcher.firecrawl.errors import reshape
 from scrapejobs_dispatcher.tenants.authentication import CALLER_STATE, Authenticator, Refused
 from scrapejobs_web.http_errors import CODES, error_response
 
-GUARDED_PREFIXES = ("/v1/", FIRECRAWL_PREFIX)
+NATIVE_PREFIX = "/v1/"
 
 
 class CredentialsFirstMiddleware:
-    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
+    """``reshapes``: the other API surfaces guarded, each by its path prefix, with how its
+    answers are shaped (Firecrawl's ``/v2/``: ``firecrawl/errors.py``)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticator: Authenticator,
+        reshapes: Mapping[str, Callable[[Response], Response]],
+    ) -> None:
         self.app = app
         self.authenticator = authenticator
+        self.reshapes = dict(reshapes)
+        self.prefixes = (NATIVE_PREFIX, *self.reshapes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and str(scope["path"]).startswith(GUARDED_PREFIXES):
+        path = str(scope["path"]) if scope["type"] == "http" else ""
+        if path.startswith(self.prefixes):
             try:
                 caller = await self.authenticator.identify(HTTPConnection(scope))
             except Refused as refused:
-                response = error_response(refused.status, CODES[refused.status], refused.reason)
-                if str(scope["path"]).startswith(FIRECRAWL_PREFIX):
-                    response = reshape(response)
+                response: Response = error_response(
+                    refused.status, CODES[refused.status], refused.reason
+                )
+                for prefix, reshape in self.reshapes.items():
+                    if path.startswith(prefix):
+                        response = reshape(response)
                 await response(scope, receive, send)
                 return
             scope.setdefault("state", {})[CALLER_STATE] = caller  # the routes' dependency reads it

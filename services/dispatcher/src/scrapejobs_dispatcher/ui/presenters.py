@@ -14,8 +14,8 @@ from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.domain.unusable_pages import Unusable
 from scrapejobs_shared.domain.workers import WorkerView
+from scrapejobs_shared.extraction.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_gate import PausedHost
 from scrapejobs_shared.politeness.host_key import origin_url
 from scrapejobs_shared.ports.file_store import FILE_NAME

@@ -20,7 +20,7 @@ from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses, Bud
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.pipeline.page_outcome import extract_outcome
+from scrapejobs_shared.outcomes.page_outcome import extract_outcome
 from scrapejobs_shared.ports.budgeted_work import Budget, OverBudget
 from scrapejobs_shared.ports.fetcher import FetchResponse
 

@@ -12,7 +12,6 @@ from scrapejobs_shared.extraction.document_types import BY_EXTENSION, DOCUMENT_T
 # where an upload's result says it came from: a name under a domain that never resolves
 # (RFC 2606's .invalid), so that no fetch of it can ever reach anything
 UPLOAD_HOST = "upload.invalid"
-UPLOAD_LABEL = "upload"  # the label naming the file a job's one result was read from
 HTML_EXTENSIONS = (".html", ".htm")
 MAX_FILENAME = 255
 

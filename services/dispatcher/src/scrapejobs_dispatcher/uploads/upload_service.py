@@ -1,6 +1,6 @@
 """Reading an uploaded file as a job's one page: checked (its size, what it asks for), read in
 a process of its own (:class:`.parsing_port.UploadParsing`), its result recorded as a finished
-job of the tenant's (JobService.record: the same quotas and retention as any job; its results,
+job of the tenant's (JobIntake.record: the same quotas and retention as any job; its results,
 export and deletion as any job's)."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from scrapejobs_dispatcher.jobs.job_service import JobService, JobView
+from scrapejobs_dispatcher.jobs.job_errors import UPLOAD_LABEL
+from scrapejobs_dispatcher.jobs.job_service import JobView
+from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_dispatcher.submission.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import JobOptions, JobRequest, JobSpec, PageRequest
@@ -21,7 +23,7 @@ from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.ports.job_store import JobStore
 
 from .parsing_port import UploadParsing
-from .upload import UPLOAD_LABEL, Upload, UploadTooLarge
+from .upload import Upload, UploadTooLarge
 from .upload_slots import UploadSlots
 
 # the options that say how a page is read; the others say how it is fetched
@@ -36,7 +38,7 @@ class UploadLimits:
 
 @dataclass(eq=False)
 class UploadService:
-    jobs: JobService
+    jobs: JobIntake
     store: JobStore
     parsing: UploadParsing
     limits: UploadLimits

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import httpx
 
-from scrapejobs_shared.domain.field_types import FORBIDDEN_HEADERS
+from scrapejobs_shared.extraction.field_types import FORBIDDEN_HEADERS
 from scrapejobs_shared.ports.fetcher import PermanentFetchError
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})

@@ -11,8 +11,8 @@ from typing import Any
 
 import openai
 
+from scrapejobs_worker.ai.model_port import ModelBusy, ModelCall, ModelRefused, ModelReply
 from scrapejobs_worker.language_models.retry_after import retry_after_s
-from scrapejobs_worker.model_port import ModelBusy, ModelCall, ModelRefused, ModelReply
 
 PROVIDER = "openai"
 

@@ -39,7 +39,7 @@ from scrapejobs_shared.domain.browser_actions import (
     Wait,
     Write,
 )
-from scrapejobs_shared.domain.browser_result import ActionAnswers, PageFile
+from scrapejobs_shared.extraction.browser_result import ActionAnswers, PageFile
 from scrapejobs_shared.ports.fetcher import ActionFailed
 from scrapejobs_worker.rendering.render_policy import (
     MAX_SCREENSHOT_PIXELS,

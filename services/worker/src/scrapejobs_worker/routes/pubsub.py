@@ -6,18 +6,12 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from scrapejobs_shared.messaging.task_message import MalformedMessage, decode_push
-from scrapejobs_shared.messaging.topology import (
-    DEAD_LETTER_PATH,
-    LANE_ATTRIBUTE,
-    PROCESSING_LANE,
-    PUSH_PATH,
-    WEBHOOK_PATH,
-)
-from scrapejobs_worker.batch_processor import BatchProcessor
-from scrapejobs_worker.processing_lane import ProcessingLane
-from scrapejobs_worker.push_guard import require_push_identity
-from scrapejobs_worker.verdict import Verdict
-from scrapejobs_worker.webhook_sender import WebhookSender
+from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH, WEBHOOK_PATH
+from scrapejobs_worker.delivery.push_guard import require_push_identity
+from scrapejobs_worker.delivery.verdict import Verdict
+from scrapejobs_worker.lanes.batch_processor import BatchProcessor
+from scrapejobs_worker.lanes.lane_table import LaneTable
+from scrapejobs_worker.lanes.webhook_sender import WebhookSender
 
 router = APIRouter(tags=["pubsub"], dependencies=[Depends(require_push_identity)])
 
@@ -43,10 +37,8 @@ async def _handle(request: Request, dead_letter: bool) -> Response:
         return Response(status_code=204)
     if dead_letter:
         return _answer(await processor.handle_dead_letter(pushed))
-    if pushed.attributes.get(LANE_ATTRIBUTE) == PROCESSING_LANE:
-        processing: ProcessingLane = request.app.state.processing
-        return _answer(await processing.handle_push(pushed))
-    return _answer(await processor.handle_push(pushed))
+    lanes: LaneTable = request.app.state.lanes
+    return _answer(await lanes.lane_of(pushed).handle_push(pushed))
 
 
 @router.post(PUSH_PATH, status_code=204)

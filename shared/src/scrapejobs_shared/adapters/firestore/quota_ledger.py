@@ -2,7 +2,7 @@
 pages, ``quota_days/{..}/reservations/{key}`` each reservation's ``pages`` and ``released``;
 both expire (TTL ``expire_at``) three days after the day. A reservation and a release are one
 transaction on the day's document: the dispatcher sends a tenant's concurrent reservations in
-one (submission/rules/daily_quota.py), so the day's document takes about one write per
+one (rules/daily_quota.py), so the day's document takes about one write per
 transaction's round trip per instance."""
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ from google.cloud import pubsub_v1
 from google.cloud.pubsub_v1.types import BatchSettings, PublisherOptions
 
 from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
+from scrapejobs_shared.domain.lanes import DEFAULT_LANE, LANES
 from scrapejobs_shared.messaging.task_message import FORMAT_VERSION, TaskMessage
-from scrapejobs_shared.messaging.topology import DEFAULT_LANE, LANE_ATTRIBUTE, LANES, in_lane
+from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE, in_lane
 
 # Up to 500 messages per publish request (the client's default: 100), and a wait of 1 ms (its
 # default: 10 ms) for more to join a request: a submission publishes its messages in one loop,

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from scrapejobs_shared.domain.browser_result import BrowserResult
 from scrapejobs_shared.errors import WorkFailed
+from scrapejobs_shared.extraction.browser_result import BrowserResult
 
 from ..content_kind import ContentKind
 from ..content_scope import ContentScope

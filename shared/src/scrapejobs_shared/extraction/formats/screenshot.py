@@ -11,8 +11,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from scrapejobs_shared.domain.browser_result import SCREENSHOT
-from scrapejobs_shared.domain.field_types import JSON_INT
+from scrapejobs_shared.extraction.browser_result import SCREENSHOT
+from scrapejobs_shared.extraction.field_types import JSON_INT
 
 from .page_format import HTML_ONLY, FormatOptions, FormatUnavailable, Page, PageFormat, Produced
 

@@ -1,0 +1,114 @@
+"""Writing one claimed batch's task changes: buffered and committed together, at least every
+``interval_s`` while the batch runs and once at the end. Each commit makes the finished results
+visible, renews the batch's lease (dropped at the end) and tells the batch whether its job was
+cancelled, so a running batch stops starting tasks within ``interval_s`` of a cancel, whether
+or not any of its tasks has finished yet.
+
+One recorder per delivery, and it is the only writer of its batch, so its commits are blind
+writes guarded by the batch's last update time (see the store port). A commit also carries the
+process's report for the workers view when one is due (worker_heartbeat.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from datetime import timedelta
+
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.clock import Clock
+from scrapejobs_shared.ports.batch_store import BatchStore, Settled, TaskChange
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
+from scrapejobs_worker.batches.worker_heartbeat import WorkerHeartbeat
+
+log = logging.getLogger(__name__)
+OUTAGE_RETRY_S = 1.0  # between tries of the last write while the store does not answer
+
+
+class BatchRecorder:
+    def __init__(
+        self,
+        store: BatchStore,
+        handle: object,
+        clock: Clock,
+        *,
+        interval_s: float,
+        lease: timedelta,
+        cancelled: bool = False,
+        heartbeat: WorkerHeartbeat | None = None,
+    ) -> None:
+        self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
+        self._store = store
+        self._handle = handle
+        self._clock = clock
+        self._interval_s = interval_s
+        self._lease = lease
+        self._pending: list[TaskChange] = []
+        self._last_write = time.monotonic()
+        self._lock = asyncio.Lock()
+        self._ticker: asyncio.Task[None] | None = None
+        self.cancelled = cancelled  # the job's cancel, as the last write saw it
+        self.job_may_be_done = False
+        self.job_completed = False  # a write completed the job (one that holds its batch)
+        self.finished = 0
+
+    def start(self) -> None:
+        self._ticker = asyncio.create_task(self._tick())
+
+    def add(self, change: TaskChange) -> None:
+        self._pending.append(change)
+
+    async def close(self, keep_trying_until: float | None = None) -> None:
+        """Write what is left and give the lease back (the batch's next delivery need not
+        wait for it). While the store does not answer and results are held (pages fetched,
+        whose loss would fetch them again), the write is tried again every
+        ``OUTAGE_RETRY_S`` until the monotonic time ``keep_trying_until``."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        while True:
+            try:
+                await self._write(lease_until_s=0.0)
+                return
+            except DependencyUnavailable:
+                holds_results = any(isinstance(c, FinishTask) for c in self._pending)
+                later = time.monotonic() + OUTAGE_RETRY_S
+                if not holds_results or keep_trying_until is None or later > keep_trying_until:
+                    raise
+                log.warning("batch results not written yet: the store is not answering")
+                await asyncio.sleep(OUTAGE_RETRY_S)
+
+    async def _tick(self) -> None:
+        every_s = min(self._interval_s, self._lease.total_seconds() / 3)
+        while True:
+            await asyncio.sleep(every_s / 4)
+            if time.monotonic() - self._last_write >= every_s:
+                try:
+                    await self._write(lease_until_s=self._lease.total_seconds())
+                except Exception:
+                    log.warning("batch write failed; retrying at the next tick", exc_info=True)
+
+    async def _write(self, lease_until_s: float) -> None:
+        async with self._lock:
+            changes, self._pending = self._pending, []
+            now = self._clock()
+            beat = self._heartbeat.take()
+            try:
+                settled: Settled = await self._store.settle(
+                    self._handle, changes, now, now + timedelta(seconds=lease_until_s), beat
+                )
+            except BaseException:
+                self._pending = changes + self._pending  # written by the next attempt
+                if beat is not None:
+                    self._heartbeat.restore(beat)
+                raise
+            self._heartbeat.finished(pages=len(settled.finished))
+            self._last_write = time.monotonic()
+            self._handle = settled.handle
+            self.cancelled = self.cancelled or settled.cancelled
+            self.job_may_be_done = self.job_may_be_done or settled.job_may_be_done
+            self.job_completed = self.job_completed or settled.job_completed
+            self.finished += len(settled.finished)

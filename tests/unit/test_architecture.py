@@ -6,6 +6,7 @@ import each other round in a circle (the benchmark scripts included)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -214,6 +215,27 @@ def test_the_layer_check_finds_loops_and_upward_imports() -> None:
     assert len(_against_layers([("a",), ("b",)], loop)) == 1
     assert len(_against_layers([("a", "b")], {("a", "b"): ["a.x -> b.y"]})) == 1  # siblings
     assert _against_layers([("a",), ("b",)], {("a", "b"): ["a.x -> b.y"]}) == []
+
+
+# The whole store only where a service's parts are composed; every other module holds the
+# narrow ports it calls (ports/jobs.py, task_results.py, batch_store.py...; ports/job_store.py's
+# JobReads and LaneStore for the readers and the lanes).
+WHOLE_STORE_HOLDERS = {
+    "scrapejobs_dispatcher": {"adapters", "jobs.job_parts"},
+    "scrapejobs_worker": {"adapters"},
+}
+
+
+def test_services_hold_the_ports_they_use_not_the_whole_store() -> None:
+    for package, allowed in WHOLE_STORE_HOLDERS.items():
+        assert len(allowed) <= 2
+        holders = {
+            module.removeprefix(f"{package}.")
+            for module, path in MODULES.items()
+            if module.startswith(f"{package}.")
+            and re.search(r"\bJobStore\b", path.read_text(encoding="utf-8"))
+        }
+        assert holders <= allowed, holders - allowed
 
 
 def test_no_product_module_is_over_the_line_limit() -> None:

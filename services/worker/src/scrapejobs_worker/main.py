@@ -28,7 +28,7 @@ from scrapejobs_shared.ports.answer_cache import AnswerCache
 from scrapejobs_shared.ports.budgeted_work import BudgetedWork
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.fetcher import Fetcher
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.job_store import LaneStore
 from scrapejobs_web.http_errors import install_http_error_handlers, unavailable_response
 from scrapejobs_worker.adapters import Adapters, Overrides
 from scrapejobs_worker.ai.ai_answers import AiAnswers
@@ -106,7 +106,7 @@ async def _unavailable(_: Request, exc: Exception) -> JSONResponse:
 
 def _processing_lane(
     settings: WorkerSettings,
-    job_store: JobStore,
+    job_store: LaneStore,
     model: LanguageModel | None,
     gate: HostGate,
     events: JobEvents,

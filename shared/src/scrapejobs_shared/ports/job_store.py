@@ -92,5 +92,16 @@ class JobExists(Conflict):
     """A job with this id was created before (e.g. a retried scheduler trigger)."""
 
 
+class JobReads(Jobs, TaskResults, Protocol):
+    """A job and its tasks' results: what a service that reads a job and answers with its
+    results holds (an export, a synchronous scrape, a webhook's event); declares nothing."""
+
+
+class LaneStore(Jobs, TaskResults, BatchStore, Protocol):
+    """What a worker's lane holds: the job, its batches' claims and settles, its tasks'
+    results; never the recovery's queries. Declares nothing."""
+
+
 class JobStore(Jobs, TaskResults, RecoveryQueries, BatchStore, Protocol):
-    """The whole store: the union of its ports, declaring nothing of its own."""
+    """The whole store: the union of its ports, declaring nothing of its own. Held only where
+    a service's parts are composed; a service holds the ports it calls."""

@@ -11,7 +11,7 @@ from scrapejobs_dispatcher.jobs.job_errors import live_job
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.domain.tenancy import Caller
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.job_store import JobReads
 
 EXPORT_PAGE = 500  # results read per store call while a job's results are exported
 
@@ -26,7 +26,7 @@ class ResultPages:
 
 
 class JobExport:
-    def __init__(self, store: JobStore, clock: Clock) -> None:
+    def __init__(self, store: JobReads, clock: Clock) -> None:
         self._store = store
         self._clock = clock
 

@@ -26,7 +26,9 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
-from scrapejobs_shared.ports.job_store import JobStore, Page
+from scrapejobs_shared.ports.job_store import Page
+from scrapejobs_shared.ports.jobs import Jobs
+from scrapejobs_shared.ports.recovery_queries import RecoveryQueries
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +89,7 @@ class Recovery:
         republished = 0
         for job in jobs:
             republished += await publish_open_batches(
-                self._store, self._enqueuer, job.id, self._clock
+                self._store, self._store, self._enqueuer, job.id, self._clock
             )
             log.warning("republished a stuck submission", extra={"job_id": job.id})
         return len(jobs), republished
@@ -327,21 +329,21 @@ class Recovery:
 
 
 async def publish_open_batches(
-    store: JobStore, enqueuer: Enqueuer, job_id: str, clock: Clock
+    queries: RecoveryQueries, jobs: Jobs, enqueuer: Enqueuer, job_id: str, clock: Clock
 ) -> int:
-    """Publish every batch of the job with open tasks, then mark it published; returns how
-    many tasks were published."""
+    """Publish every batch of the job with open tasks (``queries``), then mark it published
+    (``jobs``); returns how many tasks were published."""
     published = 0
     token: str | None = None
     while True:
-        page = await store.open_batches(job_id, REPUBLISH_PAGE, token)
+        page = await queries.open_batches(job_id, REPUBLISH_PAGE, token)
         unheld = [batch for batch in page.items if not batch.held]  # held: the workers release
         tasks = sum(len(batch.open_items) for batch in unheld)
         published += tasks - await enqueuer.publish(unheld)
         token = page.next_page_token
         if token is None:
             break
-    await store.mark_published([job_id], clock())
+    await jobs.mark_published([job_id], clock())
     return published
 
 

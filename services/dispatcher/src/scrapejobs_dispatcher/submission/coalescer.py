@@ -31,9 +31,9 @@ from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.job_store import (
     MAX_COALESCED_WRITES,
     JobExists,
-    JobStore,
     coalesced_writes,
 )
+from scrapejobs_shared.ports.jobs import Jobs
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class _Waiting:
 class SubmissionCoalescer:
     def __init__(
         self,
-        store: JobStore,
+        store: Jobs,
         enqueuer: Enqueuer,
         clock: Clock,
         window_s: float = DEFAULT_WINDOW_S,

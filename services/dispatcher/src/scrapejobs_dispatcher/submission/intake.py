@@ -188,7 +188,9 @@ class JobIntake(JobService):
         view = await self.get(job_id, Caller(tenant, Role.MEMBER))
         published = self._coalescer is not None and self._coalescer.published(job_id)
         if view.job.publishing and not published:
-            await publish_open_batches(self._store, self._enqueuer, view.job.id, self._clock)
+            await publish_open_batches(
+                self._store, self._store, self._enqueuer, view.job.id, self._clock
+            )
             log.warning("published a resumed submission", extra={"job_id": job_id})
         return view
 

@@ -20,7 +20,7 @@ from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.errors import TimedOut
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.job_store import JobReads
 
 FIRST_LOOK_S = 0.01
 LONGEST_PAUSE_S = 0.25
@@ -44,7 +44,7 @@ class ScrapeTimedOut(TimedOut):
 @dataclass(eq=False)
 class SyncScrape:
     submissions: IdempotentSubmission
-    store: JobStore
+    store: JobReads
     max_wait_s: float
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     monotonic: Callable[[], float] = time.monotonic

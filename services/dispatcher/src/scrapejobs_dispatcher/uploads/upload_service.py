@@ -20,7 +20,7 @@ from scrapejobs_shared.domain.jobspec import JobOptions, JobRequest, JobSpec, Pa
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.errors import InvalidInput
 from scrapejobs_shared.extraction.formats import FORMATS
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.task_results import TaskResults
 
 from .parsing_port import UploadParsing
 from .upload import Upload, UploadTooLarge
@@ -39,7 +39,7 @@ class UploadLimits:
 @dataclass(eq=False)
 class UploadService:
     jobs: JobIntake
-    store: JobStore
+    results: TaskResults
     parsing: UploadParsing
     limits: UploadLimits
     slots: UploadSlots
@@ -64,7 +64,7 @@ class UploadService:
                 return await self.parsing.outcome(upload, spec)
 
         view: JobView = await self.jobs.record(Submission(job_request, tenant), read)
-        page = await self.store.list_tasks(view.job.id, 1, None)
+        page = await self.results.list_tasks(view.job.id, 1, None)
         return Scraped(view.job, page.items[0] if page.items else None)
 
 

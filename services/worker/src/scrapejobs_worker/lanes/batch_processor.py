@@ -47,7 +47,7 @@ from scrapejobs_shared.ports.job_store import (
     Busy,
     Claimed,
     ClaimResult,
-    JobStore,
+    LaneStore,
     Missing,
 )
 from scrapejobs_worker.batches.batch_recorder import BatchRecorder
@@ -82,7 +82,7 @@ class Companions:
 class BatchProcessor:
     def __init__(
         self,
-        store: JobStore,
+        store: LaneStore,
         runner: TaskRunner,
         enqueuer: Enqueuer,
         clock: Clock,

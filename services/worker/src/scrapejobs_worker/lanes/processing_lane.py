@@ -44,7 +44,7 @@ from scrapejobs_shared.pipeline import PipelineFailure
 from scrapejobs_shared.pipeline.spec import AiOptions, Stage, ai_stage_index
 from scrapejobs_shared.ports.answer_cache import AnswerCache, CachedAnswer, answer_key
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, JobStore, Missing
+from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, LaneStore, Missing
 from scrapejobs_worker.ai.ai_answers import AiAnswer, AiAnswers, AiInvalidOutput
 from scrapejobs_worker.ai.model_port import ModelBusy, ModelRefused
 from scrapejobs_worker.ai.model_slots import ModelSlots
@@ -64,7 +64,7 @@ ANSWER_TTL = timedelta(hours=24)
 class ProcessingLane:
     def __init__(
         self,
-        store: JobStore,
+        store: LaneStore,
         answers: AiAnswers | None,
         slots: ModelSlots | None,
         clock: Clock,
@@ -291,7 +291,7 @@ class _Prefetched:
 
     def __init__(
         self,
-        store: JobStore,
+        store: LaneStore,
         cache: AnswerCache | None,
         clock: Clock,
         claim: Claimed,

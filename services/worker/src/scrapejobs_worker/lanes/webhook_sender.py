@@ -25,7 +25,7 @@ from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.firecrawl.webhook_bodies import SIGNATURE_HEADER, firecrawl_body, signature
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.ports.fetcher import Fetcher, FetchError, FetchRequest, PermanentFetchError
-from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.job_store import JobReads
 from scrapejobs_shared.ports.webhooks import DeliveryState, WebhookDelivery, WebhookLog
 from scrapejobs_worker.delivery.verdict import Verdict
 
@@ -40,7 +40,7 @@ class WebhookPolicy:
 
 @dataclass(eq=False)
 class WebhookSender:
-    store: JobStore
+    store: JobReads
     deliveries: WebhookLog
     fetcher: Fetcher
     clock: Clock

@@ -108,9 +108,11 @@ locals {
     SCRAPEJOBS_PARSE_QUEUE              = tostring(var.parse_queue)
     # what Firecrawl's usage calls report (docs/firecrawl.md, "Usage")
     SCRAPEJOBS_FIRECRAWL_RENDER = var.firecrawl_render
-    SCRAPEJOBS_PLAN_CREDITS     = tostring(var.plan_credits)
-    SCRAPEJOBS_PLAN_TOKENS      = tostring(var.plan_tokens)
-    SCRAPEJOBS_MAX_CONCURRENCY  = tostring(var.worker_max_instances * var.worker_concurrency * var.worker_batch_concurrency)
+    # a synchronous scrape's result answered and not kept (scrapejobs_shared/options/data_retention.py)
+    SCRAPEJOBS_ZERO_DATA_RETENTION = tostring(var.zero_data_retention)
+    SCRAPEJOBS_PLAN_CREDITS        = tostring(var.plan_credits)
+    SCRAPEJOBS_PLAN_TOKENS         = tostring(var.plan_tokens)
+    SCRAPEJOBS_MAX_CONCURRENCY     = tostring(var.worker_max_instances * var.worker_concurrency * var.worker_batch_concurrency)
   })
 
   worker_env = merge(local.common_env, local.ai_env, {

@@ -622,6 +622,12 @@ variable "parse_queue" {
   }
 }
 
+variable "zero_data_retention" {
+  type        = bool
+  default     = true
+  description = "Whether a synchronous scrape may ask that its result not be kept (zero_data_retention on /v1/scrape, zeroDataRetention on /v2/scrape: the job is deleted once its answer is read). false: such requests are refused naming SCRAPEJOBS_ZERO_DATA_RETENTION (a deployment whose backups keep every document cannot honour it)."
+}
+
 variable "firecrawl_render" {
   type        = string
   default     = "plain"

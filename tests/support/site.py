@@ -24,6 +24,9 @@ Routes (``key`` separates counters between tests):
 - ``/shell/KEY``                   an app shell: an empty root and a script that never loads
 - ``/tall/KEY?px=3000``            a page ``px`` high (full-page screenshots)
 - ``/interactive/KEY``             content that appears only after a click and typed text
+- ``/languages/KEY``               the Accept-Language it was asked with, and (rendered) the
+                                   browser's ``navigator.language``
+- ``/images/KEY``                  an article with a linked image and one written in (``data:``)
 - ``/files/NAME``                  a document of tests/data/documents (PDF, DOCX...), as a file
 - ``/bombs/flate.pdf``, ``pages.pdf`` a PDF decompression bomb (768 MiB inflated), page bomb
 - ``/pdfsite/``                    a page linking to ``guide.pdf``, whose link annotation and
@@ -41,6 +44,7 @@ import re
 import threading
 import time
 from collections import Counter
+from html import escape as html_escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -178,6 +182,11 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 lines = ["A guide to the shop", f"More at {site.url}/pdfsite/from-text today."]
                 guide = simple_pdf(lines, [f"{site.url}/pdfsite/from-link"])
                 self._send(200, guide, "application/pdf")
+            elif parts.path.startswith("/languages/"):  # what the request asked in
+                asked = html_escape(self.headers.get("Accept-Language", "none"))
+                self._send(200, languages_page(asked))
+            elif parts.path.startswith("/images/"):  # a linked image and one written in
+                self._send(200, images_page())
             elif parts.path.startswith("/switch/"):
                 on = parts.path.removeprefix("/switch/") in site.switched_on
                 self._send(200, product_page(9)) if on else self._send(500, "<h1>off</h1>")
@@ -321,6 +330,40 @@ def article_page(number: int) -> str:
         f'<p>The first paragraph links to <a href="/product/{number}">the product</a>.</p>'
         "<h2>Background</h2><ul><li>one</li><li>two</li></ul></article></main>"
         "<footer>FOOTER-COPYRIGHT 2026</footer></body></html>"
+    )
+
+
+# a 1x1 PNG written into the page
+WRITTEN_IN_PNG = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE"
+    "hQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+def images_page() -> str:
+    """An article with a linked image and one written into the page (a data: URI)."""
+    return (
+        "<html><head><title>Images</title></head><body><main><article>"
+        "<h1>A page with pictures</h1>"
+        "<p>The first paragraph says what the pictures show, at some length.</p>"
+        '<img alt="linked chart" src="/static/chart.png">'
+        "<p>The second paragraph goes on about the pictures and what they mean.</p>"
+        f'<img alt="written-in dot" src="{WRITTEN_IN_PNG}">'
+        "</article></main></body></html>"
+    )
+
+
+def languages_page(asked: str) -> str:
+    """A page saying the Accept-Language it was asked with, and (its script run: rendered) the
+    language of the browser that reads it."""
+    return (
+        "<html><head><title>Languages</title></head><body><main><article>"
+        "<h1>Which language</h1>"
+        f"<p>ACCEPT-LANGUAGE: {asked}</p>"
+        '<p id="navigator">NAVIGATOR-UNKNOWN</p>'
+        "<script>document.getElementById('navigator').textContent = "
+        "'NAVIGATOR-' + navigator.language;</script>"
+        "</article></main></body></html>"
     )
 
 

@@ -165,6 +165,7 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("config",),
         ("messaging",),
         ("domain",),
+        ("options",),
         ("pipeline",),
         ("extraction",),
         ("errors", "process_limits", "process_pipes", "tenant_turns"),
@@ -236,6 +237,63 @@ def test_services_hold_the_ports_they_use_not_the_whole_store() -> None:
             and re.search(r"\bJobStore\b", path.read_text(encoding="utf-8"))
         }
         assert holders <= allowed, holders - allowed
+
+
+# Where every option used to be written: an option family's fields are written in its own
+# module (scrapejobs_shared/options), and these read them through the registry.
+OPTION_READERS = (
+    "scrapejobs_dispatcher.firecrawl.request_models",
+    "scrapejobs_dispatcher.firecrawl.translation",
+    "scrapejobs_shared.domain.jobspec",
+    "scrapejobs_dispatcher.rules.served_options",
+)
+
+
+def _written(path: Path, names: set[str]) -> list[str]:
+    """Where ``path`` declares a field, reads an attribute or writes a string of ``names``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name = node.target.id
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value
+        elif isinstance(node, ast.keyword) and node.arg:
+            name = node.arg
+        else:
+            continue
+        if name in names:
+            found.append(f"{path.name}:{node.lineno} {name}")
+    return found
+
+
+def _option_names() -> set[str]:
+    from pydantic.alias_generators import to_camel
+
+    from scrapejobs_shared.options import OPTIONS
+
+    names = set()
+    for family in OPTIONS.families:
+        for fields in (*family.native_fields.values(), *family.firecrawl_fields.values()):
+            for field, (_, info) in fields.items():
+                names |= {field, info.alias or to_camel(field)}
+    return names
+
+
+def test_an_option_is_written_in_its_family_s_module_only() -> None:
+    names = _option_names()
+    assert {"location", "zero_data_retention", "zeroDataRetention"} <= names
+    written = [found for module in OPTION_READERS for found in _written(MODULES[module], names)]
+    assert written == []
+
+
+def test_the_option_check_finds_an_option_written_outside_its_module(tmp_path: Path) -> None:
+    module = tmp_path / "models.py"
+    module.write_text("class Body:\n    location: str | None = None\n")
+    assert _written(module, {"location"}) == ["models.py:2 location"]
+    module.write_text('native = {"zeroDataRetention": body.zero_data_retention}\n')
+    assert len(_written(module, {"zeroDataRetention", "zero_data_retention"})) == 2
 
 
 def test_no_product_module_is_over_the_line_limit() -> None:

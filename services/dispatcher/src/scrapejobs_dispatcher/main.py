@@ -225,7 +225,9 @@ def _serve(
         timedelta(seconds=settings.idempotency_key_ttl_s),
         stale_after=timedelta(seconds=settings.idempotency_stale_s),
     )
-    state.sync_scrape = SyncScrape(submissions, job_store, settings.scrape_max_wait_s)
+    state.sync_scrape = SyncScrape(
+        submissions, job_store, settings.scrape_max_wait_s, here=settings.served_here()
+    )
     limits = UploadLimits(settings.upload_limit())
     slots = UploadSlots(settings.parse_processes, settings.parse_queue)
     state.uploads = UploadService(state.jobs, job_store, parts.upload_parsing, limits, slots)
@@ -241,6 +243,7 @@ def submission_rules(
         settings.offered_models(),
         settings.allow_unverified_tls,
         keeps_files=bool(settings.files_bucket),
+        here=settings.served_here(),
     )
     budget = PatternBudget(CompileTurns(compiler), settings.max_patterns_per_job)
     actions = WithinActionLimits(settings.action_limits())

@@ -25,6 +25,7 @@ from scrapejobs_shared.domain.browser_actions import (
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.options import ServedHere
 from scrapejobs_shared.ports.budgeted_work import Budget
 
 
@@ -270,6 +271,13 @@ class DispatcherSettings(CommonSettings):
         "concurrency-check and queue-status report it (Terraform: worker instances x pushes "
         "per instance x pages per push)",
     )
+    zero_data_retention: bool = Field(
+        default=True,
+        description="Whether a synchronous scrape may ask that its result not be kept "
+        "(zero_data_retention on /v1/scrape, zeroDataRetention on /v2/scrape: the job is deleted "
+        "once its answer is read). false: such requests are refused naming this setting (a "
+        "deployment whose backups keep every document cannot honour it)",
+    )
     scrape_max_wait_s: float = Field(
         default=240.0,
         gt=0,
@@ -323,6 +331,9 @@ class DispatcherSettings(CommonSettings):
 
     def monitor_limits(self) -> MonitorLimits:
         return MonitorLimits(self.monitors_per_tenant, self.monitor_max_pages)
+
+    def served_here(self) -> ServedHere:
+        return ServedHere(zero_data_retention=self.zero_data_retention)
 
     def v2_defaults(self) -> V2Defaults:
         return V2Defaults(self.allow_unverified_tls, self.firecrawl_render)

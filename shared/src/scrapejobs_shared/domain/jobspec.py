@@ -51,6 +51,7 @@ from scrapejobs_shared.extraction.spec import (
     check_field_names,
     check_format_names,
 )
+from scrapejobs_shared.options import OPTIONS
 from scrapejobs_shared.pipeline.spec import (
     AT_MOST_ONE_AI_STAGE,
     MAX_STAGES,
@@ -191,7 +192,7 @@ def _also_boolean(schema: JsonDict) -> None:
 MAX_CACHE_AGE_S = 172_800  # how long a page cache entry is kept (and the most it is asked for)
 
 
-class JobOptions(BaseModel):
+class JobOptionsBase(BaseModel):
     # strict: what the OpenAPI document says is what is accepted (0 is not false, "5" is not 5)
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -277,6 +278,12 @@ class JobOptions(BaseModel):
         if self.render is not None and self.render.actions and "actions" not in self.formats:
             self.formats.append("actions")
         return self
+
+
+if TYPE_CHECKING:
+    JobOptions = JobOptionsBase
+else:  # with the option families' fields (scrapejobs_shared/options)
+    JobOptions = OPTIONS.native_model(JobOptionsBase, "options", "JobOptions")
 
 
 class PageRequest(BaseModel):
@@ -374,7 +381,7 @@ MAX_SCRAPE_TIMEOUT_S = 300.0
 DEFAULT_SCRAPE_TIMEOUT_S = 30.0
 
 
-class ScrapeRequest(PageRequest):
+class ScrapeRequestBase(PageRequest):
     """Body of ``POST /v1/scrape``: one URL, answered with its result (a one-URL job)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -402,6 +409,12 @@ class ScrapeRequest(PageRequest):
             },
             strict=False,
         )
+
+
+if TYPE_CHECKING:
+    ScrapeRequest = ScrapeRequestBase
+else:  # with the option families' fields (scrapejobs_shared/options)
+    ScrapeRequest = OPTIONS.native_model(ScrapeRequestBase, "scrape", "ScrapeRequest")
 
 
 def with_format_stages(formats: list[FormatChoice], pipeline: Pipeline) -> Pipeline:

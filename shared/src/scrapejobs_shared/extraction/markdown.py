@@ -1,7 +1,9 @@
 """Markup as markdown, for people and language models: html-to-markdown's converter (Rust).
 
 Headings, paragraphs, lists, links (made absolute against the document's base URL), tables,
-emphasis and code are kept; images are left out. What part of a page is converted is the
+emphasis and code are kept; images are left out unless asked for (``images``: ``linked`` keeps
+them as ``![alt](url)``, an image written into the page as a ``data:`` URI replaced by
+Firecrawl's placeholder, ``all`` keeps those whole). What part of a page is converted is the
 content scope's choice (:mod:`.content_scope`, :mod:`.main_content`): the converter's own
 preprocessing is off (its "aggressive" preset drops forms, which some forums wrap their thread
 in, and chose chrome by rules the main-content stage measures better: bench/README.md,
@@ -10,26 +12,39 @@ in, and chose chrome by rules the main-content stage measures better: bench/READ
 
 from __future__ import annotations
 
+import re
+from typing import Literal
+
 import html_to_markdown
 
 from scrapejobs_shared.errors import WorkFailed
+
+Images = Literal["none", "linked", "all"]
+BASE64_REMOVED = "<Base64-Image-Removed>"  # Firecrawl's placeholder, its alt text kept
+# an image whose source is written into the page: ![alt](data:...) (no ")" in a data: URI's
+# base64; one pass, linear in the markdown)
+_WRITTEN_IN = re.compile(r"(!\[[^\]\n]*\])\(data:[^)\s]*\)")
 
 
 class MarkdownUnavailable(WorkFailed, ValueError):
     """The converter refused the document (its message says why)."""
 
 
-def page_markdown(html: str, base_url: str) -> str:
-    """``html`` as markdown, links resolved against ``base_url``. ``MarkdownUnavailable`` when
+def page_markdown(html: str, base_url: str, images: Images = "none") -> str:
+    """``html`` as markdown, links resolved against ``base_url``, with its ``images`` (none,
+    linked: ``data:`` ones as Firecrawl's placeholder, or all). ``MarkdownUnavailable`` when
     the converter refuses the document."""
     options = html_to_markdown.ConversionOptions(
         preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),
         base_url=base_url,
-        skip_images=True,
+        skip_images=images == "none",
         extract_metadata=False,
     )
     try:
         converted = html_to_markdown.convert(html, options).content
     except html_to_markdown.ConversionError as exc:
         raise MarkdownUnavailable(f"markdown conversion failed: {exc}") from None
-    return (converted or "").strip()
+    markdown = (converted or "").strip()
+    if images == "linked":
+        markdown = _WRITTEN_IN.sub(rf"\1({BASE64_REMOVED})", markdown)
+    return markdown

@@ -28,6 +28,8 @@ class FetchRequest:
     # what the browser does besides reading a rendered page (a screenshot), and where its files
     # are kept
     browser: BrowserWork | None = None
+    # the browser context's settings a rendered page needs (its locale: options/location.py)
+    browser_context: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,7 @@ from pydantic.alias_generators import to_camel
 from scrapejobs_shared.domain import browser_actions as native
 from scrapejobs_shared.domain.viewport import Viewport
 from scrapejobs_shared.extraction.field_types import JSON_INT
-
-from .camel_model import CamelModel
+from scrapejobs_shared.options.camel_model import CamelModel
 
 # a native action's config (strict, nothing unknown) with Firecrawl's names
 CAMEL = ConfigDict(alias_generator=to_camel, populate_by_name=False)

@@ -22,7 +22,6 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from scrapejobs_dispatcher.firecrawl.camel_model import CamelModel
 from scrapejobs_dispatcher.firecrawl.request_models import (
     CrawlBody,
     ScrapeOptions,
@@ -46,6 +45,7 @@ from scrapejobs_shared.extraction.field_types import (
     check_headers,
     headers_schema,
 )
+from scrapejobs_shared.options.camel_model import CamelModel
 
 MonitorEventName = Literal["monitor.page", "monitor.check.completed"]
 NOT_OFFERED = {

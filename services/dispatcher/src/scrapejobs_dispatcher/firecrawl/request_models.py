@@ -8,18 +8,14 @@ value that asks for nothing (the SDKs send some of them on every request) and is
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import (
-    AfterValidator,
     BeforeValidator,
     Field,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 
 from scrapejobs_shared.domain.browser_actions import (
@@ -39,72 +35,13 @@ from scrapejobs_shared.extraction.field_types import (
     headers_schema,
 )
 from scrapejobs_shared.extraction.formats import FORMATS, FormatOptions, items_any_of
+from scrapejobs_shared.options import OPTIONS
+from scrapejobs_shared.options.camel_model import CamelModel
 
 from .browser_models import FcAction, ScreenshotFormat
-from .camel_model import CamelModel
 
 MAX_TIMEOUT_MS = 300_000
 MAX_WAIT_FOR_MS = 30_000
-# What each refused option may be: the values that ask for nothing (None: absent)
-REFUSED: dict[str, tuple[Any, ...]] = {
-    "location": (None,),
-    "fastMode": (None, False),
-    "useMock": (None,),
-    "minAge": (None, 0),
-    "lockdown": (None, False),
-    "checkPromptInjection": (None, False),
-    "redactPII": (None, False),
-    "threatProtection": (None,),
-    "auditMetadata": (None,),
-    "profile": (None,),
-    "domainTools": (None, False),
-    "toolDetail": (None,),
-    "removeBase64Images": (None, True),
-    "zeroDataRetention": (None, False),
-    "appendToId": (None,),
-    "prompt": (None,),
-    "allowExternalLinks": (None, False),
-    "robotsUserAgent": (None,),
-    "regexOnFullURL": (None, False),
-}
-WHY_REFUSED = {
-    "location": "requests are not routed through other countries",
-    "fastMode": "not supported",
-    "removeBase64Images": "base64 images are always left out of markdown",
-    "zeroDataRetention": "results are kept for the deployment's retention period",
-    "appendToId": "a batch cannot be appended to",
-    "prompt": "crawl options are not written from a prompt here",
-    "allowExternalLinks": "a crawl stays on its site (allowSubdomains widens it)",
-    "robotsUserAgent": "robots.txt is read as this service's own user agent",
-    "regexOnFullURL": "includePaths and excludePaths match the URL's path",
-}
-
-
-def refuse_unless_inert(value: Any, info: ValidationInfo) -> Any:
-    """``value`` when it asks for nothing; a ``ValueError`` saying why otherwise."""
-    name = to_camel(info.field_name or "")
-    name = {"redactPii": "redactPII", "regexOnFullUrl": "regexOnFullURL"}.get(name, name)
-    if any(type(value) is type(inert) and value == inert for inert in REFUSED[name]):
-        return value  # 0 is not false, as the schema's enum says
-    why = WHY_REFUSED.get(name, "not supported by this service")
-    raise ValueError(f"{why}; leave {name} out")
-
-
-# an option refused unless it asks for nothing: its field says which values that is
-Refused = Annotated[Any, AfterValidator(refuse_unless_inert)]
-
-
-def refused(field: str, alias: str | None = None) -> Any:
-    """A refused option's field: documented as the values that ask for nothing."""
-    name = alias or to_camel(field)
-    inert = list(REFUSED[name])
-    return Field(
-        default=None,
-        alias=alias,
-        description=f"Refused unless {' or '.join(json.dumps(v) for v in inert)}: "
-        + WHY_REFUSED.get(name, "not supported by this service"),
-        json_schema_extra={"enum": inert},
-    )
 
 
 class SdkRequest(CamelModel):
@@ -267,7 +204,7 @@ def _markdown() -> list[FormatOption]:
     return ["markdown"]
 
 
-class ScrapeOptions(SdkRequest):
+class ScrapeOptionsBase(SdkRequest):
     """Firecrawl's scrape options (``POST /v2/scrape``, and flattened into a batch)."""
 
     formats: list[FormatOption] = Field(
@@ -301,8 +238,6 @@ class ScrapeOptions(SdkRequest):
         "page renders): wait, click, write, press, scroll, screenshot, scrape, "
         "executeJavascript, pdf; answered in the Document's actions",
     )
-    # refused unless they ask for nothing (REFUSED)
-    location: Refused = refused("location")
     parsers: list[ParserOption] | None = Field(
         default=None,
         max_length=2,
@@ -318,18 +253,6 @@ class ScrapeOptions(SdkRequest):
         "tlsVerified: false); false: it does. Where the deployment always verifies "
         "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false), unset means false and true is a 400",
     )
-    fast_mode: Refused = refused("fast_mode")
-    use_mock: Refused = refused("use_mock")
-    min_age: Refused = refused("min_age")
-    lockdown: Refused = refused("lockdown")
-    check_prompt_injection: Refused = refused("check_prompt_injection")
-    redact_pii: Refused = refused("redact_pii", alias="redactPII")
-    threat_protection: Refused = refused("threat_protection")
-    audit_metadata: Refused = refused("audit_metadata")
-    profile: Refused = refused("profile")
-    domain_tools: Refused = refused("domain_tools")
-    tool_detail: Refused = refused("tool_detail")
-    remove_base64_images: Refused = refused("remove_base64_images")
 
     def json_format(self) -> JsonFormat | None:
         return next((f for f in self.formats if isinstance(f, JsonFormat)), None)
@@ -373,13 +296,25 @@ class ScrapeOptions(SdkRequest):
         return self
 
 
-class ScrapeBody(ScrapeOptions):
+if TYPE_CHECKING:
+    ScrapeOptions = ScrapeOptionsBase
+else:  # with the option families' fields (scrapejobs_shared/options)
+    ScrapeOptions = OPTIONS.firecrawl_model(ScrapeOptionsBase, "scrape_options", "ScrapeOptions")
+
+
+class ScrapeBodyBase(ScrapeOptions):
     """``POST /v2/scrape``."""
 
     url: HttpUrl
 
 
-class BatchScrapeBody(ScrapeOptions):
+if TYPE_CHECKING:
+    ScrapeBody = ScrapeBodyBase
+else:  # with the option families' fields (scrapejobs_shared/options)
+    ScrapeBody = OPTIONS.firecrawl_model(ScrapeBodyBase, "scrape", "ScrapeBody")
+
+
+class BatchScrapeBodyBase(ScrapeOptions):
     """``POST /v2/batch/scrape``: the URLs, the scrape options flattened beside them."""
 
     urls: list[str] = Field(
@@ -395,14 +330,18 @@ class BatchScrapeBody(ScrapeOptions):
     webhook: WebhookOption | None = Field(
         default=None, description="A URL, or where and which events to POST"
     )
-    zero_data_retention: Refused = refused("zero_data_retention")
-    append_to_id: Refused = refused("append_to_id")
+
+
+if TYPE_CHECKING:
+    BatchScrapeBody = BatchScrapeBodyBase
+else:  # with the option families' fields (scrapejobs_shared/options)
+    BatchScrapeBody = OPTIONS.firecrawl_model(BatchScrapeBodyBase, "batch", "BatchScrapeBody")
 
 
 MAX_CRAWL_DEPTH = 20
 
 
-class CrawlBody(SdkRequest):
+class CrawlBodyBase(SdkRequest):
     """``POST /v2/crawl``: follow links from ``url``; every page found is scraped."""
 
     url: HttpUrl
@@ -440,10 +379,6 @@ class CrawlBody(SdkRequest):
         default=None, description="Fetches at once for each host of the crawl"
     )
     scrape_options: ScrapeOptions | None = None
-    prompt: Refused = refused("prompt")
-    allow_external_links: Refused = refused("allow_external_links")
-    robots_user_agent: Refused = refused("robots_user_agent")
-    regex_on_full_url: Refused = refused("regex_on_full_url", alias="regexOnFullURL")
     sitemap: Literal["skip", "include", "only"] = Field(
         default="include",
         description="include: the site's sitemaps add their pages to the links followed; "
@@ -452,13 +387,18 @@ class CrawlBody(SdkRequest):
     webhook: WebhookOption | None = Field(
         default=None, description="A URL, or where and which events to POST"
     )
-    zero_data_retention: Refused = refused("zero_data_retention")
+
+
+if TYPE_CHECKING:
+    CrawlBody = CrawlBodyBase
+else:  # with the option families' fields (scrapejobs_shared/options)
+    CrawlBody = OPTIONS.firecrawl_model(CrawlBodyBase, "crawl", "CrawlBody")
 
 
 MAX_MAP_LINKS = 100_000
 
 
-class MapBody(SdkRequest):
+class MapBodyBase(SdkRequest):
     """``POST /v2/map``: the URLs of the site at ``url``, from its sitemaps and its page."""
 
     url: HttpUrl
@@ -480,6 +420,9 @@ class MapBody(SdkRequest):
     timeout: Annotated[int, Field(ge=1, le=MAX_TIMEOUT_MS), JSON_INT] | None = Field(
         default=None, description="Milliseconds to wait for the fetches (default: the most)"
     )
-    location: Refused = refused("location")
-    threat_protection: Refused = refused("threat_protection")
-    audit_metadata: Refused = refused("audit_metadata")
+
+
+if TYPE_CHECKING:
+    MapBody = MapBodyBase
+else:  # with the option families' fields (scrapejobs_shared/options)
+    MapBody = OPTIONS.firecrawl_model(MapBodyBase, "map", "MapBody")

@@ -57,6 +57,7 @@ from scrapejobs_shared.extraction.formats import (
 )
 from scrapejobs_shared.firecrawl.documents import JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
+from scrapejobs_shared.options import OPTIONS
 
 Valid = TypeVar("Valid", bound=BaseModel)
 # a validator's or a union member's part of an error's location (function-after[...], str)
@@ -89,6 +90,7 @@ FIELD_NAMES = {
     "options.per_host_rps": "delay",
     "options.documents.max_pages": "parsers[0].maxPages",
     "webhook": "webhook",
+    **OPTIONS.firecrawl_names(),
 }
 
 
@@ -154,6 +156,7 @@ def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> 
         native["render"] = render
     elif defaults.render == "auto":
         native["render"] = "auto"
+    OPTIONS.options_to_native(options, native)
     return native
 
 
@@ -267,6 +270,7 @@ def scrape_request(body: ScrapeBody, defaults: V2Defaults = V2Defaults()) -> Scr
     }
     if body.timeout is not None:
         native["timeout_s"] = body.timeout / 1000
+    OPTIONS.body_to_native("scrape", body, native)
     return validated(ScrapeRequest, native)
 
 
@@ -284,6 +288,7 @@ def batch_request(
         "labels": {LABEL: "batch"},
         "webhook": webhook(body.webhook),
     }
+    OPTIONS.body_to_native("batch", body, native)
     return validated(JobRequest, native)
 
 
@@ -315,6 +320,7 @@ def crawl_request(body: CrawlBody, defaults: V2Defaults = V2Defaults()) -> JobRe
         "labels": {LABEL: "crawl"},
         "webhook": webhook(body.webhook),
     }
+    OPTIONS.body_to_native("crawl", body, native)
     return validated(JobRequest, native)
 
 
@@ -358,7 +364,9 @@ def named_as_firecrawl(options_under: str = "") -> Iterator[None]:
         yield
     except InvalidInput as exc:
         field = getattr(exc, "field", None)
-        if isinstance(field, str) and field.startswith(("options.", "pipeline", "crawl.")):
+        if isinstance(field, str) and (
+            field.startswith(("options.", "pipeline", "crawl.")) or field in FIELD_NAMES
+        ):
             loc = [part for part in re.split(r"\.|\[(\d+)\]", field) if part]
             target = "" if field.startswith("crawl.") else options_under
             named = _firecrawl_field(loc, target)

@@ -26,7 +26,7 @@ router = APIRouter(
     dependencies=[Depends(require_caller)],
 )
 ERRORS: dict[int | str, dict[str, Any]] = {
-    **{code: {"model": ErrorResponse} for code in (400, 401, 403, 422, 500)},
+    **{code: {"model": ErrorResponse} for code in (400, 401, 403, 408, 422, 500)},
     **UNAVAILABLE,
 }
 
@@ -47,7 +47,8 @@ async def scrape(
 ) -> ScrapeResponse | JSONResponse:
     """Scrape one URL and answer with its result: a one-URL job through the same queue,
     workers, politeness and safety as ``POST /v1/jobs``, waited for up to ``timeout_s``. Past
-    it, a ``202`` names the job, which goes on and stays queryable."""
+    it, a ``202`` names the job, which goes on and stays queryable; a scrape whose result is
+    not kept (``zero_data_retention``) is cancelled and deleted instead, a ``408``."""
     try:
         scraped = await scraper.scrape(body, caller.tenant)
     except ScrapeTimedOut as exc:

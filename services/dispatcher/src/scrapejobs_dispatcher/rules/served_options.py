@@ -1,6 +1,7 @@
 """What this deployment serves: an ``ai`` stage needs a configured provider (and a model it
 offers); ``options.verify_tls`` false needs SCRAPEJOBS_ALLOW_UNVERIFIED_TLS; a format the
-browser makes (a screenshot) needs a file store (SCRAPEJOBS_FILES_BUCKET). Otherwise an
+browser makes (a screenshot) needs a file store (SCRAPEJOBS_FILES_BUCKET); and what each option
+family (scrapejobs_shared/options) says of what it serves here. Otherwise an
 ``UnavailableHere`` naming the field and the setting (a 422)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from scrapejobs_dispatcher.rules.refusals import UnavailableHere
 from scrapejobs_dispatcher.rules.rules import JobShape
 from scrapejobs_shared.domain.browser_actions import Pdf, Screenshot
 from scrapejobs_shared.extraction.formats import FORMATS
+from scrapejobs_shared.options import OPTIONS, ServedHere
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 
 
@@ -19,6 +21,7 @@ class ServedOptions:
         ai_models: frozenset[str] | None = None,
         allow_unverified_tls: bool = True,
         keeps_files: bool = True,
+        here: ServedHere = ServedHere(),
     ) -> None:
         """``ai_models``: the models a stage may name (None: any); ``keeps_files``: a file
         store is configured."""
@@ -26,6 +29,7 @@ class ServedOptions:
         self._ai_models = ai_models
         self._allow_unverified_tls = allow_unverified_tls
         self._keeps_files = keeps_files
+        self._here = here
 
     async def check(self, request: JobShape, tenant: str) -> None:
         index = ai_stage_index(request.pipeline)
@@ -55,6 +59,8 @@ class ServedOptions:
                 "(SCRAPEJOBS_FILES_BUCKET)"
             )
             raise UnavailableHere(field, reason)
+        if (refusal := OPTIONS.not_served(request, self._here)) is not None:
+            raise UnavailableHere(refusal.field, refusal.reason)
 
 
 def _files_asked(request: JobShape) -> tuple[str, str] | None:

@@ -5,7 +5,9 @@ job, waited for the same way; Firecrawl's /v2/map waits for its few pages so).
 The wait reads the job document only (one read per look), first after 10 ms, then at doubling
 intervals up to 250 ms, so a page that takes 100 ms costs about four reads and one that takes
 seconds about four per second. Past ``timeout_s`` the caller gets the job's id instead: the job
-goes on and stays queryable.
+goes on and stays queryable. A scrape whose result is not to be kept (an option family's
+``keeps_result``: zero data retention) has its job deleted once its answer is read, or
+cancelled and deleted when the wait runs out (``ScrapeNotKept``).
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from scrapejobs_dispatcher.rules.refusals import UnavailableHere
 from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
 from scrapejobs_dispatcher.submission.submission import Submission
+from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.errors import TimedOut
+from scrapejobs_shared.options import OPTIONS, ServedHere
 from scrapejobs_shared.ports.job_store import JobReads
 
 FIRST_LOOK_S = 0.01
@@ -41,6 +46,19 @@ class ScrapeTimedOut(TimedOut):
         self.timeout_s = timeout_s
 
 
+class ScrapeNotKept(TimedOut):
+    """No result within the wait for a scrape whose result is not to be kept: its job was
+    cancelled and deleted, so nothing of it is left to ask for (a ``408``)."""
+
+    status = 408
+
+    def __init__(self, job_id: str, timeout_s: float) -> None:
+        super().__init__(
+            f"no result within {timeout_s:g} s; the job {job_id} was cancelled and deleted "
+            "(its result is not kept: zero data retention)"
+        )
+
+
 @dataclass(eq=False)
 class SyncScrape:
     submissions: IdempotentSubmission
@@ -48,15 +66,29 @@ class SyncScrape:
     max_wait_s: float
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     monotonic: Callable[[], float] = time.monotonic
+    here: ServedHere = field(default_factory=ServedHere)  # what the option families serve
+    clock: Clock = utc_now
 
     async def scrape(self, request: ScrapeRequest, tenant: str, key: str | None = None) -> Scraped:
         """Submit the one-URL job and wait for it to end; ``ScrapeTimedOut`` after
         ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter). ``key``: an
         idempotency key (a keyed submission finds the job an identical earlier request
         started, and waits for it)."""
+        if (refusal := OPTIONS.not_served(request, self.here)) is not None:
+            raise UnavailableHere(refusal.field, refusal.reason)
         submission = Submission(request.job_request(), tenant)
-        job = await self.run(submission, request.timeout_s, key)
+        kept = OPTIONS.keeps_result(request)
+        try:
+            job = await self.run(submission, request.timeout_s, key)
+        except ScrapeTimedOut as timed_out:
+            if kept:
+                raise
+            await self.store.cancel_job(timed_out.job_id, self.clock())
+            await self.store.delete_job(timed_out.job_id)
+            raise ScrapeNotKept(timed_out.job_id, timed_out.timeout_s) from None
         page = await self.store.list_tasks(job.id, 1, None)
+        if not kept:
+            await self.store.delete_job(job.id)
         return Scraped(job, page.items[0] if page.items else None)
 
     async def run(self, submission: Submission, wait_s: float, key: str | None = None) -> JobRecord:

@@ -19,6 +19,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.extraction import UnsupportedContent, extract_page
 from scrapejobs_shared.extraction.content_kind import ContentKind
 from scrapejobs_shared.extraction.links import is_sitemap
+from scrapejobs_shared.options import OPTIONS
 from scrapejobs_shared.politeness.admission import Politeness
 from scrapejobs_shared.politeness.host_gate import Throttle
 from scrapejobs_shared.politeness.host_key import host_key
@@ -75,7 +76,9 @@ class CrawlSitemaps:
             log.info("sitemap left out: host busy", extra={"url": url})
             return []
         try:
-            request = FetchRequest(url, options.headers, timeout_s, verify_tls=options.verify_tls)
+            request = FetchRequest(
+                url, OPTIONS.fetch_headers(options), timeout_s, verify_tls=options.verify_tls
+            )
             response = await self._fetcher.fetch(request)
         except FetchError as exc:
             log.info("sitemap left out", extra={"url": url, "why": f"{exc.reason}: {exc}"})

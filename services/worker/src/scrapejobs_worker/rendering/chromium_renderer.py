@@ -74,6 +74,7 @@ class ChromiumRenderer:
                 viewport={"width": options.viewport.width, "height": options.viewport.height},
                 service_workers="block",
                 accept_downloads=False,
+                **request.browser_context,
             ) as context:
                 async with asyncio.timeout_at(_loop_time(deadline)):
                     return await self._render(

@@ -22,6 +22,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
+from scrapejobs_shared.options import OPTIONS
 from scrapejobs_shared.outcomes.page_outcome import ExtractedPage, stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
@@ -239,11 +240,12 @@ class TaskRunner:
             options = work.spec.options
             request = FetchRequest(
                 item.url,
-                request_headers(item, options.headers),
+                request_headers(item, OPTIONS.fetch_headers(options)),
                 timeout,
                 render=options.render,
                 verify_tls=options.verify_tls,
                 browser=browser_work(options, work.batch, item.task_id),
+                browser_context=OPTIONS.browser_context(options),
             )
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()

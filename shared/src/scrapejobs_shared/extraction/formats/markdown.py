@@ -1,21 +1,40 @@
 """The ``markdown`` format: the page's main content as markdown (:mod:`..markdown`); a text
 body as it is (text is markdown), a CSV one as a table; a document's pages
-(:mod:`..documents`)."""
+(:mod:`..documents`). Asked as ``{"type": "markdown", "images": "linked"}``, the page's images
+are kept (``linked``: an image written into the page as a ``data:`` URI as Firecrawl's
+placeholder; ``all``: whole)."""
 
 from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
 
 from ..content_kind import ContentKind
 from ..content_scope import scoped_markup
 from ..documents.tables import csv_markdown
-from ..markdown import MarkdownUnavailable, page_markdown
+from ..markdown import Images, MarkdownUnavailable, page_markdown
 from .page_format import FormatOptions, FormatUnavailable, Page, PageFormat, Produced
 
 CSV_TYPES = frozenset({"text/csv", "application/csv", "text/tab-separated-values"})
 
 
+class MarkdownOptions(FormatOptions):
+    """``{"type": "markdown", "images": "linked"}``"""
+
+    type: Literal["markdown"]
+    images: Images = Field(
+        default="none",
+        description="none: images left out; linked: kept as ![alt](url), one written into the "
+        "page (a data: URI) as ![alt](<Base64-Image-Removed>); all: those kept whole too",
+    )
+
+
 class Markdown(PageFormat):
     name = "markdown"
     firecrawl = "markdown"
+    options = MarkdownOptions
+    by_name = True
     reads = frozenset({ContentKind.HTML, ContentKind.TEXT, ContentKind.DOCUMENT})
     description = "the main content"
 
@@ -29,6 +48,7 @@ class Markdown(PageFormat):
         scope = page.scope
         markup = scoped_markup(page.root, scope, page.url)
         try:
-            return Produced(page_markdown(markup, page.base_url()))
+            images = options.images if isinstance(options, MarkdownOptions) else "none"
+            return Produced(page_markdown(markup, page.base_url(), images))
         except MarkdownUnavailable as exc:
             raise FormatUnavailable(str(exc)) from None

@@ -606,8 +606,8 @@ variable "parse_memory_mb" {
   description = "MiB the process reading an upload may grow by (SCRAPEJOBS_PARSE_MEMORY_MB); past them the upload fails extraction_memory. One upload is read at a time per dispatcher instance: keep it within dispatcher_memory."
 
   validation {
-    condition     = var.parse_memory_mb >= 64 && var.parse_memory_mb <= 8192
-    error_message = "parse_memory_mb must be between 64 and 8192."
+    condition     = var.parse_memory_mb >= 0 && var.parse_memory_mb <= 16384
+    error_message = "parse_memory_mb must be between 0 (no limit) and 16384."
   }
 }
 
@@ -721,8 +721,8 @@ variable "renderer_pages" {
   default     = 8
 
   validation {
-    condition     = var.renderer_pages >= 1 && var.renderer_pages <= 32 && floor(var.renderer_pages) == var.renderer_pages
-    error_message = "renderer_pages must be a whole number between 1 and 32."
+    condition     = var.renderer_pages >= 1 && var.renderer_pages <= 64 && floor(var.renderer_pages) == var.renderer_pages
+    error_message = "renderer_pages must be a whole number between 1 and 64."
   }
 }
 
@@ -831,8 +831,8 @@ variable "worker_per_host_concurrency" {
   default     = 8
 
   validation {
-    condition     = var.worker_per_host_concurrency >= 1
-    error_message = "worker_per_host_concurrency must be >= 1."
+    condition     = var.worker_per_host_concurrency >= 1 && var.worker_per_host_concurrency <= 256
+    error_message = "worker_per_host_concurrency must be between 1 and 256."
   }
 }
 
@@ -875,8 +875,8 @@ variable "worker_extraction_processes" {
   default     = 2
 
   validation {
-    condition     = var.worker_extraction_processes >= 1 && var.worker_extraction_processes <= 32 && floor(var.worker_extraction_processes) == var.worker_extraction_processes
-    error_message = "worker_extraction_processes must be a whole number in [1, 32]."
+    condition     = var.worker_extraction_processes >= 0 && var.worker_extraction_processes <= 32 && floor(var.worker_extraction_processes) == var.worker_extraction_processes
+    error_message = "worker_extraction_processes must be a whole number in [0, 32] (0: on the event loop, without a budget: debugging only)."
   }
 }
 
@@ -886,8 +886,8 @@ variable "worker_extraction_memory_mb" {
   default     = 256
 
   validation {
-    condition     = var.worker_extraction_memory_mb >= 64 && var.worker_extraction_memory_mb <= 16384
-    error_message = "worker_extraction_memory_mb must be in [64, 16384]."
+    condition     = var.worker_extraction_memory_mb >= 0 && var.worker_extraction_memory_mb <= 16384
+    error_message = "worker_extraction_memory_mb must be in [0, 16384] (0: no limit)."
   }
 }
 

@@ -60,6 +60,7 @@ from scrapejobs_shared.errors import ScrapejobsError
 
 UNSCHEMATIC = (
     "invalid CSS selector",
+    "a selector must select elements, not a pseudo-element",
     "invalid XPath expression",
     "invalid regular expression",
     "is not a valid regex",

@@ -13,7 +13,10 @@ input) are :class:`WorkFailed`: recorded on the task they belong to, never an AP
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+REQUEST_PARTS = ("body", "query", "path", "header")  # where FastAPI says a value came from
 
 
 class ScrapejobsError(Exception):
@@ -62,6 +65,32 @@ class InvalidInput(ScrapejobsError, ValueError):
         super().__init__(message)
         if field is not None:
             self.field = field
+
+
+def field_path(loc: Sequence[Any], under: str = "", default: str = "body") -> str:
+    """A validation error's location as a field: ``('body', 'urls', 3)`` -> ``urls[3]``,
+    ``('query', 'page_size')`` -> ``page_size``; under ``under`` (``request.urls[3]``);
+    ``default`` for the whole value."""
+    path = ""
+    for part in loc[1:] if loc and loc[0] in REQUEST_PARTS else loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return ".".join(filter(None, (under, path))) or default
+
+
+def describe(error: Mapping[str, Any]) -> str:
+    """A validation error's message as an answer says it."""
+    if error.get("type") == "extra_forbidden":
+        return "unknown field"
+    return str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+
+
+def first_problem(
+    errors: Sequence[Mapping[str, Any]], under: str = "", default: str = "body"
+) -> tuple[str, str]:
+    """The field and the message of the first of a validation's ``errors`` (pydantic's
+    ``ValidationError.errors()``): the one translation of a refused value into an answer."""
+    first = errors[0] if errors else {"loc": (), "msg": "invalid value"}
+    return field_path(tuple(first.get("loc", ())), under, default), describe(first)
 
 
 class NotAllowed(ScrapejobsError):

@@ -23,9 +23,13 @@ def test_ports_and_delivery_settings_come_from_the_environment(monkeypatch) -> N
     assert topology.max_delivery_attempts == 9
 
 
+def _without_settings(monkeypatch) -> None:
+    for name in [n for n in os.environ if n.startswith("SCRAPEJOBS_")]:
+        monkeypatch.delenv(name)
+
+
 def test_make_dev_signs_in_as_the_environment_says(monkeypatch) -> None:
-    monkeypatch.delenv("SCRAPEJOBS_AUTH_MODE", raising=False)
-    monkeypatch.delenv("SCRAPEJOBS_API_KEY_HASHES", raising=False)
+    _without_settings(monkeypatch)
     assert StackConfig.from_env().dispatcher_env == {}  # the stack's default: none
     monkeypatch.setenv("SCRAPEJOBS_AUTH_MODE", "api_key")
     monkeypatch.setenv("SCRAPEJOBS_API_KEY_HASHES", "ab" * 32)
@@ -41,8 +45,7 @@ def test_make_dev_signs_in_as_the_environment_says(monkeypatch) -> None:
 
 
 def test_make_dev_passes_every_ai_setting_to_both_services(monkeypatch) -> None:
-    for name in [n for n in os.environ if n.startswith("SCRAPEJOBS_AI_")]:
-        monkeypatch.delenv(name)
+    _without_settings(monkeypatch)
     assert StackConfig.from_env().worker_env == {}
     monkeypatch.setenv("SCRAPEJOBS_AI_PROVIDER", "openai")
     monkeypatch.setenv("SCRAPEJOBS_AI_BASE_URL", "http://127.0.0.1:8000/v1")
@@ -55,6 +58,30 @@ def test_make_dev_passes_every_ai_setting_to_both_services(monkeypatch) -> None:
     }
     assert config.worker_env == expected
     assert {k: v for k, v in config.dispatcher_env.items() if "_AI_" in k} == expected
+
+
+def test_make_dev_hands_each_service_every_setting_it_reads_but_those_it_owns(
+    monkeypatch,
+) -> None:
+    from scrapejobs_dispatcher.settings import DispatcherSettings
+    from scrapejobs_worker.settings import WorkerSettings
+
+    _without_settings(monkeypatch)
+    for settings in (DispatcherSettings, WorkerSettings):
+        for name in settings.model_fields:
+            monkeypatch.setenv(f"SCRAPEJOBS_{name.upper()}", "from-the-caller")
+    monkeypatch.setenv("SCRAPEJOBS_NOT_A_SETTING", "x")
+    config = StackConfig.from_env()
+    for given, settings in (
+        (config.dispatcher_env, DispatcherSettings),
+        (config.worker_env, WorkerSettings),
+    ):
+        read = {f"SCRAPEJOBS_{name.upper()}" for name in settings.model_fields}
+        assert set(given) == read - stack_module.STACK_OWNED
+    assert "SCRAPEJOBS_WEBHOOK_SECRETS" in config.worker_env  # the caller's key over make dev's
+    assert "SCRAPEJOBS_FETCH_REFUSED_PORTS" not in config.worker_env  # the stack's own ports
+    assert "SCRAPEJOBS_AUTH_MODE" not in config.worker_env  # the dispatcher's alone
+    assert "SCRAPEJOBS_NOT_A_SETTING" not in config.dispatcher_env
 
 
 def test_the_fetch_allowlist_comes_from_the_environment_when_set(monkeypatch) -> None:

@@ -5,42 +5,24 @@ validate as a 422 naming its first field, and Starlette's HTTP errors (scrapejob
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from scrapejobs_dispatcher.jobs.job_errors import SubmissionUnconfirmed
-from scrapejobs_shared.errors import ScrapejobsError
+from scrapejobs_shared.errors import ScrapejobsError, first_problem
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_web.http_errors import error_response, install_http_error_handlers
 
 log = logging.getLogger(__name__)
 
 
-def field_path(loc: tuple[Any, ...]) -> str:
-    """('body', 'urls', 3) → 'urls[3]'; ('query', 'page_size') → 'page_size';
-    ('header', 'Idempotency-Key') → 'Idempotency-Key'."""
-    path = ""
-    for part in loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path or "body"
-
-
-def describe(error: dict[str, Any]) -> str:
-    if error.get("type") == "extra_forbidden":
-        return "unknown field"
-    message = str(error.get("msg", "invalid value"))
-    return message.removeprefix("Value error, ")
-
-
 async def _validation(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = list(exc.errors())
-    first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
-    field = field_path(tuple(first.get("loc", ())))
-    message = f"{field}: {describe(first)}"
+    field, problem = first_problem(errors)
+    message = f"{field}: {problem}"
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more problem(s))"
     return error_response(422, "invalid_request", message, field)

@@ -152,10 +152,10 @@ class WorkerSettings(CommonSettings):
     )
     max_delivery_attempts: int = Field(
         default=DEFAULT_TOPOLOGY.max_delivery_attempts,
-        ge=1,
+        ge=5,
         le=100,
         description="Attempts after which a task still failing transiently ends dead_lettered "
-        "(the subscription's dead-letter policy)",
+        "(the subscription's dead-letter policy: Pub/Sub takes 5 to 100)",
     )
     webhook_secrets: str = Field(
         default="",

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN
-from scrapejobs_shared.errors import InvalidInput
+from scrapejobs_shared.errors import InvalidInput, first_problem
 
 FORMAT_VERSION = "2"
 MAX_BATCH_SIZE = 500  # URLs per message (one Firestore commit holds at most 500 writes)
@@ -133,6 +133,5 @@ def _decode_data(data: object) -> bytes:
 
 
 def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error.get("loc", ())) or "payload"
-    return f"{where}: {error.get('msg', 'invalid')}"
+    field, problem = first_problem(exc.errors(), default="payload")
+    return f"{field}: {problem}"

@@ -14,11 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic_settings import BaseSettings
+
 from scrapejobs_devstack.emulators import Emulator, start_emulators, start_storage
 from scrapejobs_devstack.processes import ManagedProcess, start_process, wait_http
 from scrapejobs_devstack.topology_bootstrap import EMULATOR_TOPOLOGY, ensure_topology
+from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.domain.lanes import RENDER_LANE
 from scrapejobs_shared.messaging.topology import Topology
+from scrapejobs_worker.settings import WorkerSettings
 
 LOOPBACK_ALLOWLIST = "127.0.0.0/8,::1/128"  # what the services may fetch, unless the env says
 
@@ -41,14 +45,37 @@ def system_chromium() -> str | None:
 DEV_WEBHOOK_SECRET = "whsec_c2NyYXBlam9icy1sb2NhbC1kZXZlbG9wbWVudC1rZXk="  # docs/api.md, "Webhooks"
 
 
-# what `make dev` hands the dispatcher from its own environment
-PASSED_TO_DISPATCHER = ("SCRAPEJOBS_AUTH_MODE", "SCRAPEJOBS_API_KEY_HASHES")
-AI_PREFIX = "SCRAPEJOBS_AI_"  # every AI setting goes to both services (docs/api.md, "The ai stage")
+# What `make dev` decides itself, whatever its caller's environment says: where the emulators
+# and the stack's own services are, and what keeps a job off them.
+STACK_OWNED = frozenset(
+    {
+        "SCRAPEJOBS_PROJECT_ID",
+        "SCRAPEJOBS_TASK_TOPIC",
+        "SCRAPEJOBS_WEBHOOK_TOPIC",
+        "SCRAPEJOBS_FILES_BUCKET",
+        "SCRAPEJOBS_API_URL",
+        "SCRAPEJOBS_PUSH_AUTH",
+        "SCRAPEJOBS_FETCH_REFUSED_PORTS",
+        "SCRAPEJOBS_ACK_DEADLINE_S",
+        "SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS",
+        "SCRAPEJOBS_RENDER_BROWSER_PATH",
+    }
+)
 
 
-def ai_settings(env: Mapping[str, str]) -> dict[str, str]:
-    """The SCRAPEJOBS_AI_* variables of ``env``."""
-    return {name: value for name, value in env.items() if name.startswith(AI_PREFIX)}
+def settings_read(settings: type[BaseSettings]) -> frozenset[str]:
+    """The ``SCRAPEJOBS_*`` variables a service's settings read."""
+    return frozenset(f"SCRAPEJOBS_{name.upper()}" for name in settings.model_fields)
+
+
+DISPATCHER_READS = settings_read(DispatcherSettings)
+WORKER_READS = settings_read(WorkerSettings)
+
+
+def passed_settings(env: Mapping[str, str], reads: frozenset[str]) -> dict[str, str]:
+    """The ``SCRAPEJOBS_*`` variables of ``env`` a service reads, but those the stack owns: the
+    caller's own choices, over make dev's defaults."""
+    return {name: env[name] for name in sorted(reads - STACK_OWNED) if name in env}
 
 
 @dataclass
@@ -83,9 +110,9 @@ class StackConfig:
         """Ports from DISPATCHER_PORT, WORKER_PORT, PUBSUB_PORT, FIRESTORE_PORT, STORAGE_PORT;
         delivery from
         MAX_DELIVERY_ATTEMPTS (a failed push is retried after 1 s: topology_bootstrap.py); the
-        dispatcher's sign-in from SCRAPEJOBS_AUTH_MODE and SCRAPEJOBS_API_KEY_HASHES when they
-        are set (authentication is off otherwise); every SCRAPEJOBS_AI_* variable to both
-        services."""
+        services' settings: every SCRAPEJOBS_* variable each reads (the dispatcher's sign-in:
+        SCRAPEJOBS_AUTH_MODE and SCRAPEJOBS_API_KEY_HASHES, off otherwise; the AI provider's
+        to both), but those the stack owns (STACK_OWNED)."""
         env = os.environ
         scheduler = None
         if env.get("SCRAPEJOBS_AUTH_MODE") == "api_key":
@@ -107,12 +134,11 @@ class StackConfig:
             topology=topology,
             worker_processes=int(env.get("WORKER_PROCESSES", cls.worker_processes)),
             dispatcher_env={
-                **{name: env[name] for name in PASSED_TO_DISPATCHER if name in env},
-                **ai_settings(env),
+                **passed_settings(env, DISPATCHER_READS),
                 **({"SCRAPEJOBS_SCHEDULER_KEY_HASHES": _digest(scheduler)} if scheduler else {}),
             },
             scheduler_key=scheduler,
-            worker_env=ai_settings(env),
+            worker_env=passed_settings(env, WORKER_READS),
         )
 
     @property

@@ -24,6 +24,7 @@ from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form, upl
 from scrapejobs_dispatcher.uploads.upload import HTML_EXTENSIONS, Upload
 from scrapejobs_shared.domain.jobspec import PageRequest
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.errors import first_problem
 from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
 from scrapejobs_shared.firecrawl.documents import document
 
@@ -140,10 +141,8 @@ def _options(given: Any) -> ParseOptions:
     try:
         return ParseOptions.model_validate(given or {})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first.get("loc", ()))
-        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-        raise InvalidOption(f"options.{field}" if field else "options", message) from None
+        field, problem = first_problem(exc.errors(), under="options", default="options")
+        raise InvalidOption(field, problem) from None
 
 
 def _document(task: Any, upload: Upload) -> dict[str, Any]:

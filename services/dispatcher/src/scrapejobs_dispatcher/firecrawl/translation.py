@@ -47,7 +47,7 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
     Webhook,
 )
 from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobRequest, ScrapeRequest
-from scrapejobs_shared.errors import InvalidInput
+from scrapejobs_shared.errors import InvalidInput, describe
 from scrapejobs_shared.extraction.field_types import MAX_URLS, check_url
 from scrapejobs_shared.extraction.formats import (
     FORMATS,
@@ -350,9 +350,7 @@ def validated(model: type[Valid], native: dict[str, Any], target: str = "") -> V
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [str(part) for part in first.get("loc", ()) if not _TAG.match(str(part))]
-        field = _firecrawl_field(loc, target)
-        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-        raise InvalidOption(field, message) from None
+        raise InvalidOption(_firecrawl_field(loc, target), describe(first)) from None
 
 
 @contextmanager

@@ -8,12 +8,11 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 
 from scrapejobs_dispatcher.dependencies import UploadsDep
-from scrapejobs_dispatcher.errors import field_path
 from scrapejobs_dispatcher.jobs.views import UNAVAILABLE, ErrorResponse, ScrapeResponse
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form, upload_form_schema
 from scrapejobs_shared.domain.jobspec import PageRequest
-from scrapejobs_shared.errors import InvalidInput
+from scrapejobs_shared.errors import InvalidInput, first_problem
 
 router = APIRouter(prefix="/v1/parse", tags=["parse"], dependencies=[Depends(require_caller)])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -47,6 +46,5 @@ def page_request(given: Any) -> PageRequest:
     try:
         return PageRequest.model_validate(DEFAULT_REQUEST if given is None else given, strict=False)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = "request." + field_path(tuple(first.get("loc", ())))
-        raise InvalidInput(f"{field}: {first.get('msg')}", field) from None
+        field, problem = first_problem(exc.errors(), under="request")
+        raise InvalidInput(f"{field}: {problem}", field) from None

@@ -18,7 +18,7 @@ from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_dispatcher.submission.sync_scrape import Scraped
 from scrapejobs_shared.domain.jobspec import JobOptions, JobRequest, JobSpec, PageRequest
 from scrapejobs_shared.domain.records import TaskOutcome
-from scrapejobs_shared.errors import InvalidInput
+from scrapejobs_shared.errors import InvalidInput, first_problem
 from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.ports.task_results import TaskResults
 
@@ -88,6 +88,5 @@ def upload_job(upload: Upload, request: PageRequest) -> JobRequest:
     try:
         return JobRequest.model_validate(native, strict=False)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first.get("loc", ())) or "request"
-        raise InvalidInput(f"{field}: {first.get('msg')}", field) from None
+        field, problem = first_problem(exc.errors(), default="request")
+        raise InvalidInput(f"{field}: {problem}", field) from None

@@ -92,6 +92,7 @@ class Location(OptionFamily):
         }
     }
     firecrawl_names: ClassVar[Mapping[str, str]] = {"options.location": "location"}
+    for_uploads = False
 
     def of(self, options: Any) -> LocationOptions | None:
         found: LocationOptions | None = getattr(options, "location", None)

@@ -51,6 +51,8 @@ class OptionFamily:
     firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {}
     # native field paths → the Firecrawl field they came from (an error names the latter)
     firecrawl_names: ClassVar[Mapping[str, str]] = {}
+    # False: what it asks changes only a fetch, so a file uploaded to be read refuses it
+    for_uploads: ClassVar[bool] = True
 
     def options_to_native(self, given: BaseModel, native: dict[str, Any]) -> None:
         """Write into ``native`` (a job's native ``options``) what Firecrawl's scrape options

@@ -48,6 +48,16 @@ class OptionRegistry:
         served = frozenset(info.alias or to_camel(field) for field, (_, info) in fields.items())
         return _model(base, name, refused_fields(kind, served) | fields)
 
+    def fetch_only(self, kind: FirecrawlKind) -> dict[str, str]:
+        """The Firecrawl fields of ``kind`` that change only a fetch (field → its name in a
+        request): a file uploaded to be read refuses them."""
+        return {
+            field: info.alias or to_camel(field)
+            for family in self.families
+            if not family.for_uploads
+            for field, (_, info) in family.firecrawl_fields.get(kind, {}).items()
+        }
+
     def options_to_native(self, given: BaseModel, native: dict[str, Any]) -> None:
         for family in self.families:
             family.options_to_native(given, native)

@@ -27,6 +27,7 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.errors import first_problem
 from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
 from scrapejobs_shared.firecrawl.documents import document
+from scrapejobs_shared.options import OPTIONS
 
 router = v2_router()
 NOT_FOR_UPLOADS = ("changeTracking", "screenshot", "branding")
@@ -44,6 +45,9 @@ class ParseOptions(ScrapeOptions):
             raise ValueError("an upload is not rendered: leave waitFor and mobile out")
         if self.headers:
             raise ValueError("an upload is not fetched: leave headers out")
+        for field, name in OPTIONS.fetch_only("scrape_options").items():
+            if getattr(self, field, None) is not None:
+                raise ValueError(f"an upload is not fetched: leave {name} out")
         for name in self.format_names():
             if name in NOT_FOR_UPLOADS:
                 raise ValueError(f"the {name} format does not apply to an upload")
@@ -112,6 +116,7 @@ def parse_request(given: Any) -> PageRequest:
     }
     if reading := documents(options):
         native["options"]["documents"] = reading
+    OPTIONS.options_to_native(options, native["options"])
     if options.json_format() is not None:
         raise InvalidOption(
             "formats", "the json format needs the ai stage, which does not run on uploads"

@@ -83,24 +83,15 @@ def parse_identities(raw: str) -> dict[str, Caller]:
 class AuthSettings(Protocol):
     """The settings authentication reads (``settings.py``'s ``DispatcherSettings``)."""
 
-    @property
-    def auth_mode(self) -> Literal["iam", "api_key", "none"]: ...
-    @property
-    def iap_keys_url(self) -> str: ...
-    @property
-    def iap_audience(self) -> str: ...
-    @property
-    def api_key_hashes(self) -> str: ...
-    @property
-    def scheduler_key_hashes(self) -> str: ...
-    @property
-    def api_key_recheck_s(self) -> float: ...
-    @property
-    def identities(self) -> str: ...
-    @property
-    def iam_default_tenant(self) -> str: ...
-    @property
-    def iam_default_role(self) -> Role: ...
+    auth_mode: Literal["iam", "api_key", "none"]
+    iap_keys_url: str
+    iap_audience: str
+    api_key_hashes: str
+    scheduler_key_hashes: str
+    api_key_recheck_s: float
+    identities: str
+    iam_default_tenant: str
+    iam_default_role: Role
 
 
 class Authenticator:

@@ -2,7 +2,7 @@
 Firecrawl request models, its translation and its served-here check run where every option's
 do, and what it changes in a fetch reaches the fetch; Firecrawl's refused options stay refused
 from their one list. Over the in-memory adapters (the SDK and the emulators:
-tests/e2e/test_option_families.py)."""
+tests/e2e/test_option_families_on_the_stack.py)."""
 
 from __future__ import annotations
 

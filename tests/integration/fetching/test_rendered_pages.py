@@ -19,6 +19,7 @@ from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchRequest,
+    RenderIncomplete,
     RenderTimeout,
     RenderUnavailable,
     TransientFetchError,
@@ -287,6 +288,38 @@ async def test_a_killed_browser_fails_the_render_as_transient_and_a_new_one_serv
     page = await renderer.fetch(rendered(http_server.url("/fine")))
     assert b"<p>fine</p>" in page.body
     assert browsers.launches == 2
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_page_whose_own_requests_failed_and_that_shows_nothing_is_rendered_again(
+    http_server, renderer_factory
+):
+    gone = f"http://127.0.0.1:{closed_port()}/api/items"
+    built_from = SCRIPT_BUILT.replace(b"'/api/items'", f"'{gone}'".encode())
+    http_server.serve("/", built_from, HTML)
+    http_server.serve(
+        "/shown",
+        b"<html><body><h1>Shown</h1><p>"
+        + b"text " * 40
+        + b"</p><img src='"
+        + gone.encode()
+        + b"'></body></html>",
+        HTML,
+    )
+    renderer, _ = await renderer_factory()
+
+    with pytest.raises(RenderIncomplete, match="1 of its requests failed") as failed:
+        await renderer.fetch(rendered(http_server.url("/")))
+    shown = await renderer.fetch(rendered(http_server.url("/shown")))
+
+    assert failed.value.transient and not failed.value.host_fault
+    assert gone in str(failed.value)
+    assert b"<h1>Shown</h1>" in shown.body  # a failed image of a page that shows text: as ever
 
 
 async def test_the_browser_is_recycled_after_its_pages(http_server, renderer_factory):

@@ -100,6 +100,15 @@ class ActionFailed(PermanentFetchError):
     host_fault = False
 
 
+class RenderIncomplete(TransientFetchError):
+    """A rendered page shows nothing and some of its own requests failed on the way (a script's
+    API call reset, the browser's network gone): the page was not built, so it is rendered
+    again rather than failed ``empty_content``."""
+
+    reason = "render_incomplete"
+    host_fault = False
+
+
 class RendererBusy(TransientFetchError):
     """No browser page came free in time: the task is deferred (not an attempt)."""
 

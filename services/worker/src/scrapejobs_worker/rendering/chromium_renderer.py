@@ -34,6 +34,7 @@ from scrapejobs_shared.ports.fetcher import (
     Fetcher,
     FetchRequest,
     FetchResponse,
+    RenderIncomplete,
     RenderTimeout,
 )
 from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserProcess
@@ -113,6 +114,7 @@ class ChromiumRenderer:
         rendering = time.monotonic()
         page = await context.new_page()
         routing.main_frame = page.main_frame
+        page.on("requestfailed", routing.failed)
         actions = PageActions(page, deadline, self._policy)
         # one character past the page's bound: a longer page's HTML is cut in the page, and
         # the response says it was (truncated)
@@ -120,6 +122,7 @@ class ChromiumRenderer:
             page, document.url, options, routing, actions, self._policy.max_page_bytes + 1
         )
         html, final_url, answers = await _unless_crashed(settled, page, context)
+        _built(html, routing)
         browser = None
         if request.browser is not None and (shot := request.browser.screenshot) is not None:
             made = capture(
@@ -230,6 +233,17 @@ async def _unless_crashed(work: Awaitable[T], page: Page, context: BrowserContex
         page.remove_listener("crash", crash)
         if browser is not None:
             browser.remove_listener("disconnected", crash)
+
+
+def _built(html: str, routing: PageRouting) -> None:
+    """Raise ``RenderIncomplete`` when the page shows nothing and some of its requests failed
+    (parsed only then: a page none of whose requests failed is read once, by extraction)."""
+    if routing.failures and page_shows_nothing(html.encode("utf-8"), RENDERED_TYPE):
+        url, error = routing.failures[0]
+        raise RenderIncomplete(
+            f"the page shows nothing and {len(routing.failures)} of its requests failed"
+            f" (first: {url}: {error})"
+        )
 
 
 def _renderable(document: FetchResponse) -> bool:

@@ -50,6 +50,9 @@ DROPPED_RESPONSE_HEADERS = frozenset(
     {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"}
 )
 ROUTED_METHODS = frozenset({"GET", "HEAD", "POST"})
+# failures the render chose (a bound, the destination policy) or the page did (a cancelled load)
+CHOSEN_FAILURES = frozenset({"net::ERR_BLOCKED_BY_CLIENT", "net::ERR_ABORTED"})
+KEPT_FAILURES = 10
 
 
 class PageRouting:
@@ -81,6 +84,9 @@ class PageRouting:
         self.blocked: BlockedDestination | None = None  # a refused top-level navigation
         self._verify_tls = verify_tls  # the job's: its page's requests are fetched alike
         self.tls_unverified = False  # one of them passed with a certificate that failed
+        # requests of the page that failed, not by the page's bounds or the destination policy
+        # (those are aborted ``blockedbyclient``) nor by the page itself (``ERR_ABORTED``)
+        self.failures: list[tuple[str, str]] = []
 
     async def handle(self, route: Route) -> None:
         request = route.request
@@ -127,6 +133,13 @@ class PageRouting:
         await route.fulfill(
             status=response.status, headers=_passed(response.headers), body=response.body
         )
+
+    def failed(self, request: Request) -> None:
+        """The page's ``requestfailed`` listener: a failure the render did not choose."""
+        error = request.failure or ""
+        # an abort of ours reads ``net::ERR_BLOCKED_BY_CLIENT.Inspector``
+        if error.split(".", 1)[0] not in CHOSEN_FAILURES and len(self.failures) < KEPT_FAILURES:
+            self.failures.append((request.url, error))
 
     def _counted(self, url: str) -> bool:
         """Count a request of the page to ``url``'s host, unless it is past the page's

@@ -42,8 +42,6 @@ from scrapejobs_dispatcher.firecrawl.monitor_requests import (
 from scrapejobs_dispatcher.firecrawl.parse_routes import parse_request
 from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, CrawlBody, ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import (
-    InvalidOption,
-    V2Defaults,
     batch_request,
     crawl_request,
     scrape_request,
@@ -57,6 +55,7 @@ from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec, ScrapeRequest
 from scrapejobs_shared.domain.monitors import MonitorRequest, MonitorUpdate
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.errors import ScrapejobsError
+from scrapejobs_shared.options import InvalidOption, ServedHere
 
 UNSCHEMATIC = (
     "invalid CSS selector",
@@ -217,7 +216,7 @@ def _translatable(path: str, body: dict[str, Any]) -> bool:
         if path == "/v2/scrape":
             scrape_request(ScrapeBody.model_validate(body))
         elif path == "/v2/monitor":
-            monitor_request(MonitorBody.model_validate(body), V2Defaults())
+            monitor_request(MonitorBody.model_validate(body), ServedHere())
         elif path == "/v2/crawl":
             crawl = CrawlBody.model_validate(body)
             if crawl.scrape_options is not None and crawl.scrape_options.change_tracking():

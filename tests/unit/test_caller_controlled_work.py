@@ -43,7 +43,7 @@ ENGINE_USERS = {
     "scrapejobs_shared.extraction.re2_internals": "RE2's uncached compile, for user_regex only",
     "scrapejobs_shared.domain.page_diff": "a bit-parallel LCS of at most 5,000 lines a side, "
     "through the budgeted-work port (monitors/page_comparisons.py)",
-    "scrapejobs_shared.domain.css_selector": "a selector of at most 1,000 characters "
+    "scrapejobs_shared.extraction.css_selector": "a selector of at most 1,000 characters "
     "translated once at submit",
     "scrapejobs_shared.domain.monitor_rules": "a monitor's ignore_selectors, each checked "
     "once at submit (bounded length)",
@@ -61,7 +61,7 @@ ENGINE_USER_FOLDERS = {"scrapejobs_shared.extraction": EXTRACTION}
 
 # bounded checks of a request at submit, which any service may make
 SUBMIT_CHECKS = {
-    "scrapejobs_shared.domain.css_selector",
+    "scrapejobs_shared.extraction.css_selector",
     "scrapejobs_shared.domain.monitor_rules",
 }
 

@@ -13,7 +13,7 @@ from typing import Any
 import pypdfium2
 import pytest
 
-from scrapejobs_shared.domain.jobspec import RenderOptions
+from scrapejobs_shared.options.render import RenderOptions
 from scrapejobs_shared.ports.fetcher import ActionFailed, FetchRequest, FetchResponse
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
 from scrapejobs_worker.rendering.browser_process import BrowserPolicy, BrowserProcess

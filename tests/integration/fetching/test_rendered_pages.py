@@ -15,7 +15,7 @@ import psutil
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
-from scrapejobs_shared.domain.jobspec import RenderOptions
+from scrapejobs_shared.options.render import RenderOptions
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchRequest,

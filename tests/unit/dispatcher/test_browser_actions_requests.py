@@ -14,8 +14,8 @@ from scrapejobs_dispatcher.firecrawl.request_models import ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import job_options
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.domain.browser_actions import ActionLimits
 from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.options.render.actions import ActionLimits
 from support.memory_dispatcher import memory_client
 
 

@@ -177,7 +177,7 @@ def test_remove_base64_images_false_asks_the_markdown_for_its_images() -> None:
 
 def test_an_upload_to_read_refuses_what_changes_only_a_fetch_and_takes_the_rest() -> None:
     from scrapejobs_dispatcher.firecrawl.parse_routes import parse_request
-    from scrapejobs_dispatcher.firecrawl.translation import InvalidOption
+    from scrapejobs_shared.options import InvalidOption
 
     with pytest.raises(InvalidOption, match="an upload is not fetched: leave location out"):
         parse_request({"location": {"languages": ["de"]}})

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from test_markdown_format import PAGE
 
-from scrapejobs_shared.domain.jobspec import ContentOptions, JobRequest
+from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.extraction import ContentScope, extract_page
+from scrapejobs_shared.options.content import ContentOptions
 
 
 def extracted(name: str, scope: ContentScope = ContentScope()) -> str:

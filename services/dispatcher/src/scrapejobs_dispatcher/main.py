@@ -135,7 +135,7 @@ def create_app(
     app.state.keyring = authenticator.keyring
     app.state.reconcile_after_s = settings.reconcile_after_s
     app.state.scheduler_registry = SchedulerRegistry.parse(settings.schedules)
-    app.state.v2_defaults = settings.v2_defaults()
+    app.state.served_here = settings.served_here()
     app.add_middleware(RepeatedParametersMiddleware)  # innermost: after the credentials
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(
@@ -241,8 +241,6 @@ def submission_rules(
     served = ServedOptions(
         settings.ai_provider,
         settings.offered_models(),
-        settings.allow_unverified_tls,
-        keeps_files=bool(settings.files_bucket),
         here=settings.served_here(),
     )
     budget = PatternBudget(CompileTurns(compiler), settings.max_patterns_per_job)

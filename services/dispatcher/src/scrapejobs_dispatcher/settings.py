@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import Field
 
 from scrapejobs_dispatcher.edge.body_limit import DEFAULT_MAX_BODY_BYTES
-from scrapejobs_dispatcher.firecrawl.translation import V2Defaults
 from scrapejobs_dispatcher.monitors.monitor_service import MonitorLimits
 from scrapejobs_dispatcher.system_health import HealthPolicy
 from scrapejobs_dispatcher.tenants.iap_assertion import IAP_KEYS_URL
@@ -16,16 +15,16 @@ from scrapejobs_dispatcher.tenants.usage import Plan
 from scrapejobs_dispatcher.uploads.multipart_upload import MULTIPART_ROOM
 from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery.batching import DEFAULT_BATCH_SIZE, HELD_BATCH_SIZE, HOST_WINDOW
-from scrapejobs_shared.domain.browser_actions import (
+from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
+from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
+from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.options import ServedHere
+from scrapejobs_shared.options.render.actions import (
     MAX_ACTIONS,
     MAX_SCRIPT_CHARS,
     MAX_WAIT_MS,
     ActionLimits,
 )
-from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN, Role
-from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
-from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
-from scrapejobs_shared.options import ServedHere
 from scrapejobs_shared.ports.budgeted_work import Budget
 
 
@@ -333,10 +332,12 @@ class DispatcherSettings(CommonSettings):
         return MonitorLimits(self.monitors_per_tenant, self.monitor_max_pages)
 
     def served_here(self) -> ServedHere:
-        return ServedHere(zero_data_retention=self.zero_data_retention)
-
-    def v2_defaults(self) -> V2Defaults:
-        return V2Defaults(self.allow_unverified_tls, self.firecrawl_render)
+        return ServedHere(
+            zero_data_retention=self.zero_data_retention,
+            unverified_tls=self.allow_unverified_tls,
+            firecrawl_render=self.firecrawl_render,
+            keeps_files=bool(self.files_bucket),
+        )
 
     def plan(self) -> Plan:
         return Plan(self.plan_credits, self.plan_tokens, self.max_concurrency)

@@ -12,6 +12,7 @@ from datetime import datetime
 from scrapejobs_shared.domain.jobspec import JobOptions
 from scrapejobs_shared.domain.records import BatchRecord
 from scrapejobs_shared.extraction.formats.screenshot import ScreenshotOptions, screenshot_asked
+from scrapejobs_shared.options import RENDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ class BrowserWork:
 
 def browser_work(options: JobOptions, batch: BatchRecord, task_id: str) -> BrowserWork | None:
     """The browser's work on task ``task_id`` of ``batch`` (None: the job does not render)."""
-    if options.render is None:
+    if RENDER.of(options) is None:
         return None
     where = FileDestination(batch.tenant, batch.job_id, task_id, batch.expire_at)
     return BrowserWork(where, screenshot_asked(options.formats))

@@ -6,27 +6,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     field_validator,
     model_validator,
 )
-from pydantic.config import JsonDict
 
-from scrapejobs_shared.domain.browser_actions import MAX_ACTIONS, Action
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
-from scrapejobs_shared.domain.css_selector import CssSelector
 from scrapejobs_shared.domain.lanes import RENDER_LANE
-from scrapejobs_shared.domain.viewport import Viewport
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
-from scrapejobs_shared.extraction.content_scope import ContentScope
-from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
-from scrapejobs_shared.extraction.documents import (
-    DEFAULT_MAX_PAGES,
-    UNREAD_MAX_BYTES,
-    DocumentOptions,
-)
 from scrapejobs_shared.extraction.field_types import (
     FORBIDDEN_HEADERS,
     JSON_INT,
@@ -51,7 +39,7 @@ from scrapejobs_shared.extraction.spec import (
     check_field_names,
     check_format_names,
 )
-from scrapejobs_shared.options import OPTIONS
+from scrapejobs_shared.options import OPTIONS, RENDER
 from scrapejobs_shared.pipeline.spec import (
     AT_MOST_ONE_AI_STAGE,
     MAX_STAGES,
@@ -68,128 +56,6 @@ MIN_PER_HOST_RPS = 0.01
 MAX_REQUEST_DELAY_S = 1 / MIN_PER_HOST_RPS
 
 Priority = Literal["high", "normal", "low"]  # lanes of messaging.topology.LANES
-BlockedResource = Literal["image", "font", "media", "stylesheet"]
-DEFAULT_BLOCKED: tuple[BlockedResource, ...] = ("image", "font", "media")
-MAX_RENDER_WAIT_MS = 30_000
-
-
-class ContentOptions(BaseModel):
-    """Which part of a page the markdown and clean_html formats give."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    main_only: bool = Field(
-        default=True,
-        description="Leave out navigation, asides, forms, the page's header and footer and "
-        "consent banners",
-    )
-    include: list[CssSelector] = Field(
-        default_factory=list,
-        max_length=20,
-        description="CSS selectors: only the elements they match (in document order)",
-    )
-    exclude: list[CssSelector] = Field(
-        default_factory=list, max_length=50, description="CSS selectors of elements left out"
-    )
-
-    def scope(self) -> ContentScope:
-        return ContentScope(self.main_only, tuple(self.include), tuple(self.exclude))
-
-
-if TYPE_CHECKING:
-    DocumentKind = str
-else:  # the names of the kinds of document read (document_types.py)
-    DocumentKind = Literal[tuple(kind.name for kind in DOCUMENT_TYPES if kind.readable)]
-
-
-class DocumentsOptions(BaseModel):
-    """How the documents (PDF) among a job's pages are read."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    max_pages: Annotated[int, Field(ge=1, le=DEFAULT_MAX_PAGES), JSON_INT] = Field(
-        default=DEFAULT_MAX_PAGES,
-        description="Read a document's first pages only, up to this many (the result's "
-        "errors.document says when pages were left unread)",
-    )
-    page_markers: bool = Field(
-        default=False,
-        description="Join a document's pages in its markdown with Firecrawl's page markers "
-        "(---, then <!-- page N -->) instead of a blank line",
-    )
-    read: bool = Field(
-        default=True,
-        description="false: documents are not read; the markdown, clean_html and html formats "
-        f"answer the file's bytes as base64 (Firecrawl's parsers: []): at most "
-        f"{UNREAD_MAX_BYTES:,} bytes shared among the formats carrying them (a larger file "
-        "fails unsupported_content)",
-    )
-
-    kinds: list[DocumentKind] | None = Field(
-        default=None,
-        min_length=1,
-        description="The kinds of document read (default: every kind); a response of another "
-        "kind fails unsupported_content, saying so",
-    )
-
-    def reading(self) -> DocumentOptions:
-        kinds = None if self.kinds is None else frozenset(self.kinds)
-        return DocumentOptions(self.max_pages, self.page_markers, self.read, kinds)
-
-
-class RenderOptions(BaseModel):
-    """How a page is rendered in headless Chromium before extraction."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    when: Literal["always", "auto"] = Field(
-        default="always",
-        description="always: every page; auto: a page is fetched plainly first and rendered "
-        "only when it shows nothing (an app shell built by scripts)",
-    )
-
-    wait_for: CssSelector | None = Field(
-        default=None,
-        description="A CSS selector: extraction waits until an element matches it (within the "
-        "job's timeout_s; past it the task fails render_timeout)",
-    )
-    wait_ms: Annotated[int, Field(ge=0, le=MAX_RENDER_WAIT_MS), JSON_INT] = Field(
-        default=0, description="A fixed wait after the page loaded (and wait_for matched)"
-    )
-    block: list[BlockedResource] = Field(
-        default_factory=lambda: list(DEFAULT_BLOCKED),
-        max_length=4,
-        description="Resource types the browser does not load",
-    )
-    viewport: Viewport = Field(default_factory=Viewport)
-    actions: list[Action] = Field(
-        default_factory=list,
-        max_length=MAX_ACTIONS,
-        description="What the browser does once the page settled and before it is read, in "
-        "order: wait, click, write, press, scroll, screenshot, scrape, execute_javascript, pdf "
-        "(their answers: the result's actions)",
-    )
-
-
-def _render_flag(value: Any) -> Any:
-    """``render: true`` renders with the defaults, ``false`` does not render, ``"auto"``
-    renders the pages that show nothing fetched plainly."""
-    if value is True:
-        return {}
-    if value == "auto":
-        return {"when": "auto"}
-    return None if value is False else value
-
-
-def _also_boolean(schema: JsonDict) -> None:
-    """What ``_render_flag`` accepts, for the OpenAPI document: a boolean and "auto" too."""
-    any_of = schema.get("anyOf")
-    if isinstance(any_of, list):
-        any_of.insert(1, {"type": "boolean"})
-        any_of.insert(2, {"type": "string", "enum": ["auto"]})
-
-
-MAX_CACHE_AGE_S = 172_800  # how long a page cache entry is kept (and the most it is asked for)
 
 
 class JobOptionsBase(BaseModel):
@@ -216,14 +82,6 @@ class JobOptionsBase(BaseModel):
         + '. A format taking options is an object: {"type": its name, ...its options}',
         json_schema_extra=items_any_of,
     )
-    content: ContentOptions = Field(
-        default_factory=ContentOptions,
-        description="Which part of the page markdown and clean_html give",
-    )
-    documents: DocumentsOptions = Field(
-        default_factory=DocumentsOptions,
-        description="How documents (PDF) are read: their markdown, text and metadata",
-    )
     respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
     per_host_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = None
     per_host_rps: float | None = Field(
@@ -234,50 +92,16 @@ class JobOptionsBase(BaseModel):
         "every 100 s, to 100). A pace slower than the host's own paces only this job; a faster "
         "one gets the host's (the deployment's rate, the site's Crawl-delay up to 60 s)",
     )
-    render: Annotated[RenderOptions | None, BeforeValidator(_render_flag)] = Field(
-        default=None,
-        description="Render the page in headless Chromium before extraction: true for the "
-        'defaults, "auto" to render only pages that show nothing fetched plainly (app '
-        "shells), or an object (when, wait_for, wait_ms, block, viewport)",
-        json_schema_extra=_also_boolean,
-    )
     retention_days: Annotated[int, Field(ge=1, le=3650), JSON_INT] | None = Field(
         default=None,
         description="Keep the job and its results this many days (default: the deployment's, "
         "30); an expired job is gone from the API at once and deleted by Firestore TTL",
-    )
-    cache_max_age_s: Annotated[int, Field(ge=0, le=MAX_CACHE_AGE_S), JSON_INT] = Field(
-        default=0,
-        description="Reuse the result of a page fetched this recently (seconds, at most "
-        "172,800) by a job asking for the same result (URL, fields, formats, content, headers, "
-        "rendering, stages); 0: always fetch. Not for crawls or jobs with an ai stage",
-    )
-    cache_store: bool = Field(
-        default=False,
-        description="Keep each page fetched for later jobs' cache_max_age_s (for 2 days)",
-    )
-    verify_tls: bool = Field(
-        default=True,
-        description="false: a site whose TLS certificate fails verification (self-signed, "
-        "expired, another host's) is fetched anyway, its results marked tls_unverified (never "
-        "kept for reuse); every other guard still applies. A deployment may refuse false "
-        "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS)",
     )
 
     @field_validator("headers")
     @classmethod
     def _headers_allowed(cls, value: dict[str, str]) -> dict[str, str]:
         return check_headers(value, FORBIDDEN_HEADERS)
-
-    @model_validator(mode="after")
-    def _browser_formats_render(self) -> Self:
-        """A format the browser makes (a screenshot) renders the job: as ``render`` says, else
-        loading images and fonts (the page as a reader sees it). Actions answer ``actions``."""
-        if self.render is None and FORMATS.browser_made(self.formats):
-            self.render = RenderOptions(block=["media"])
-        if self.render is not None and self.render.actions and "actions" not in self.formats:
-            self.formats.append("actions")
-        return self
 
 
 if TYPE_CHECKING:
@@ -441,7 +265,7 @@ def with_format_stages(formats: list[FormatChoice], pipeline: Pipeline) -> Pipel
 def job_lane(options: JobOptions, priority: Priority) -> str:
     """A job's lane: a rendered job's the render lane (its renderer's), the others their
     priority's (their documents' URLs the documents lane: delivery/url_lanes.py)."""
-    return RENDER_LANE if options.render is not None else priority
+    return RENDER_LANE if RENDER.of(options) is not None else priority
 
 
 class JobSpec(BaseModel):

@@ -30,10 +30,10 @@ from scrapejobs_shared.domain.monitor_rules import MonitorRules
 from scrapejobs_shared.domain.monitor_schedule import Schedule
 from scrapejobs_shared.domain.webhook_spec import MonitorWebhookSpec
 from scrapejobs_shared.extraction.field_types import JSON_INT
+from scrapejobs_shared.options.content import MAX_EXCLUDED
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 
 DEFAULT_RETENTION_DAYS = 30
-MAX_EXCLUDED = 50  # ContentOptions.exclude's bound
 MAX_RETENTION_DAYS = 365
 
 

@@ -1,5 +1,5 @@
 """What the browser made of a page besides its DOM: files (a screenshot, actions'
-screenshots and PDFs) and the answers of the page's actions (domain/browser_actions.py). The
+screenshots and PDFs) and the answers of the page's actions (options/render/actions.py). The
 renderer fills ``files`` with their bytes; the worker keeps them in the tenant's file store
 before the page is read and leaves their URLs in ``urls``, so the extraction (another
 process) receives names and URLs, never the bytes."""

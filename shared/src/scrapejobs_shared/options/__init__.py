@@ -7,17 +7,39 @@ To add an option: a module here declaring an ``OptionFamily`` (its fields, their
 its served-here check, what it changes in a fetch), and its line below."""
 
 from .base64_images import BASE64_IMAGES
+from .content import CONTENT
 from .data_retention import ZERO_DATA_RETENTION
+from .documents import DOCUMENTS
 from .location import LOCATION
-from .option_family import NotServed, OptionFamily, ServedHere
+from .option_family import InvalidOption, NotServed, OptionFamily, ServedHere
+from .page_cache import PAGE_CACHE
 from .registry import OptionRegistry
+from .render import RENDER
+from .tls import TLS
 
 OPTIONS = OptionRegistry(
     (
+        CONTENT,
+        DOCUMENTS,
+        RENDER,
+        PAGE_CACHE,
+        TLS,
         LOCATION,
         BASE64_IMAGES,
         ZERO_DATA_RETENTION,
     )
 )
 
-__all__ = ["OPTIONS", "NotServed", "OptionFamily", "OptionRegistry", "ServedHere"]
+__all__ = [
+    "CONTENT",
+    "DOCUMENTS",
+    "OPTIONS",
+    "PAGE_CACHE",
+    "RENDER",
+    "TLS",
+    "InvalidOption",
+    "NotServed",
+    "OptionFamily",
+    "OptionRegistry",
+    "ServedHere",
+]

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from .option_family import FieldSpec, FirecrawlKind, OptionFamily
+from .option_family import FieldSpec, FirecrawlKind, OptionFamily, ServedHere
 
 FIELD = "remove_base64_images"
 
@@ -41,7 +41,7 @@ class Base64Images(OptionFamily):
         }
     }
 
-    def options_to_native(self, given: BaseModel, native: dict[str, Any]) -> None:
+    def options_to_native(self, given: BaseModel, native: dict[str, Any], here: ServedHere) -> None:
         if getattr(given, FIELD, None) is not False:
             return
         native["formats"] = [

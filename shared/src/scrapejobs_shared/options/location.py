@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from .camel_model import CamelModel
-from .option_family import FieldSpec, FirecrawlKind, NativeKind, OptionFamily
+from .option_family import FieldSpec, FirecrawlKind, NativeKind, OptionFamily, ServedHere
 
 MAX_LANGUAGES = 10
 # a BCP 47 language tag, as Accept-Language takes it: "de", "de-DE", "zh-Hant-TW"
@@ -92,13 +92,13 @@ class Location(OptionFamily):
         }
     }
     firecrawl_names: ClassVar[Mapping[str, str]] = {"options.location": "location"}
-    for_uploads = False
+    uploads = "refused"
 
     def of(self, options: Any) -> LocationOptions | None:
         found: LocationOptions | None = getattr(options, "location", None)
         return found
 
-    def options_to_native(self, given: BaseModel, native: dict[str, Any]) -> None:
+    def options_to_native(self, given: BaseModel, native: dict[str, Any], here: ServedHere) -> None:
         location: FirecrawlLocation | None = getattr(given, "location", None)
         if location is not None and location.languages:
             native["location"] = {"languages": list(location.languages)}

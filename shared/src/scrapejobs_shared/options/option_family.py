@@ -22,9 +22,14 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
+from scrapejobs_shared.errors import InvalidInput
+
 NativeKind = Literal["options", "scrape"]
 FirecrawlKind = Literal["scrape_options", "scrape", "batch", "crawl", "map"]
 FieldSpec = tuple[Any, Any]  # a field's type and its pydantic Field(...)
+# what a family's Firecrawl fields do on an uploaded file (nothing is fetched): they are read,
+# accepted and ignored (a fetch's), or refused (they would change what is fetched)
+OnUploads = Literal["read", "ignored", "refused"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +37,16 @@ class ServedHere:
     """What this deployment serves of what some families offer (the dispatcher's settings)."""
 
     zero_data_retention: bool = True  # SCRAPEJOBS_ZERO_DATA_RETENTION
+    # a certificate that fails verification may be let pass (SCRAPEJOBS_ALLOW_UNVERIFIED_TLS):
+    # Firecrawl's skipTlsVerification unset is its true; false refuses true and verifies unset
+    unverified_tls: bool = True
+    # a Firecrawl request without waitFor or mobile: plain fetches, or render the pages that
+    # show nothing (SCRAPEJOBS_FIRECRAWL_RENDER), as Firecrawl renders every page
+    firecrawl_render: Literal["plain", "auto"] = "plain"
+    keeps_files: bool = True  # a file store (SCRAPEJOBS_FILES_BUCKET) keeps pages' files
+
+
+NO_FILE_STORE = "kept in a file store, and none is configured here (SCRAPEJOBS_FILES_BUCKET)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +58,13 @@ class NotServed:
     reason: str
 
 
+class InvalidOption(InvalidInput):
+    """A Firecrawl request the native job model refuses: ``field`` names the Firecrawl field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}", field)
+
+
 class OptionFamily:
     """The base of a family: every hook does nothing until the family says otherwise."""
 
@@ -51,12 +73,17 @@ class OptionFamily:
     firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {}
     # native field paths → the Firecrawl field they came from (an error names the latter)
     firecrawl_names: ClassVar[Mapping[str, str]] = {}
-    # False: what it asks changes only a fetch, so a file uploaded to be read refuses it
-    for_uploads: ClassVar[bool] = True
+    uploads: ClassVar[OnUploads] = "read"
+    on_uploads: ClassVar[str] = "an upload is not fetched"  # why an upload refuses them
 
-    def options_to_native(self, given: BaseModel, native: dict[str, Any]) -> None:
+    def settle(self, options: Any) -> None:
+        """Settle a job's validated native ``options`` where this family's fields depend on
+        others (a screenshot format renders the job)."""
+
+    def options_to_native(self, given: BaseModel, native: dict[str, Any], here: ServedHere) -> None:
         """Write into ``native`` (a job's native ``options``) what Firecrawl's scrape options
-        ``given`` ask of this family."""
+        ``given`` ask of this family, as this deployment serves it (``InvalidOption`` when it
+        does not)."""
 
     def body_to_native(self, kind: FirecrawlKind, given: BaseModel, native: dict[str, Any]) -> None:
         """Write into ``native`` (the whole native request) what the Firecrawl body ``given``

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, create_model, model_validator
 from pydantic.alias_generators import to_camel
 
 from .option_family import (
@@ -37,7 +37,15 @@ class OptionRegistry:
         fields: dict[str, FieldSpec] = {}
         for family in self.families:
             fields |= family.native_fields.get(kind, {})
-        return _model(base, name, fields)
+        if kind != "options":
+            return _model(base, name, fields)
+
+        def settled(options: Model) -> Model:
+            for family in self.families:
+                family.settle(options)
+            return options
+
+        return _model(base, name, fields, {"_settled": model_validator(mode="after")(settled)})
 
     def firecrawl_model(self, base: type[Model], kind: FirecrawlKind, name: str) -> type[Model]:
         """``base`` with every family's Firecrawl fields of ``kind`` and the refused options of
@@ -48,19 +56,25 @@ class OptionRegistry:
         served = frozenset(info.alias or to_camel(field) for field, (_, info) in fields.items())
         return _model(base, name, refused_fields(kind, served) | fields)
 
-    def fetch_only(self, kind: FirecrawlKind) -> dict[str, str]:
-        """The Firecrawl fields of ``kind`` that change only a fetch (field → its name in a
-        request): a file uploaded to be read refuses them."""
-        return {
-            field: info.alias or to_camel(field)
-            for family in self.families
-            if not family.for_uploads
-            for field, (_, info) in family.firecrawl_fields.get(kind, {}).items()
-        }
-
-    def options_to_native(self, given: BaseModel, native: dict[str, Any]) -> None:
+    def refused_on_uploads(self, given: BaseModel, kind: FirecrawlKind) -> str | None:
+        """Why a file uploaded to be read refuses the Firecrawl body ``given`` of ``kind``: the
+        first field it sets (from its default) that would change what is fetched or rendered."""
         for family in self.families:
-            family.options_to_native(given, native)
+            if family.uploads != "refused":
+                continue
+            for field, (_, info) in family.firecrawl_fields.get(kind, {}).items():
+                if getattr(given, field, None) != info.get_default(call_default_factory=True):
+                    return f"{family.on_uploads}: leave {info.alias or to_camel(field)} out"
+        return None
+
+    def options_to_native(
+        self, given: BaseModel, native: dict[str, Any], here: ServedHere, upload: bool = False
+    ) -> None:
+        """Write into ``native`` (a job's native ``options``) what Firecrawl's scrape options
+        ``given`` ask (``upload``: of a file uploaded to be read, only what reading takes)."""
+        for family in self.families:
+            if not upload or family.uploads == "read":
+                family.options_to_native(given, native, here)
 
     def body_to_native(self, kind: FirecrawlKind, given: BaseModel, native: dict[str, Any]) -> None:
         for family in self.families:
@@ -99,8 +113,15 @@ class OptionRegistry:
         return names
 
 
-def _model(base: type[Model], name: str, fields: dict[str, FieldSpec]) -> type[Model]:
+def _model(
+    base: type[Model], name: str, fields: dict[str, FieldSpec], validators: Any = None
+) -> type[Model]:
     made: type[Model] = create_model(  # type: ignore[call-overload]
-        name, __base__=base, __module__=base.__module__, __doc__=base.__doc__, **fields
+        name,
+        __base__=base,
+        __module__=base.__module__,
+        __doc__=base.__doc__,
+        __validators__=validators,
+        **fields,
     )
     return made

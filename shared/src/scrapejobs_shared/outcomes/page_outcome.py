@@ -32,6 +32,7 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction import ContentKind, UnsupportedContent, extract_page, fit_result
 from scrapejobs_shared.extraction.formats import FormatChoice
 from scrapejobs_shared.extraction.unusable_pages import Unusable
+from scrapejobs_shared.options import CONTENT, DOCUMENTS
 from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
 from scrapejobs_shared.ports.fetcher import FetchResponse
@@ -66,8 +67,8 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
             url=response.url,
             fields=spec.extract,
             formats=formats,
-            content=spec.options.content.scope(),
-            documents=spec.options.documents.reading(),
+            content=CONTENT.of(spec.options).scope(),
+            documents=DOCUMENTS.of(spec.options).reading(),
             browser=response.browser,
         )
     except UnsupportedContent as exc:

@@ -13,6 +13,7 @@ from scrapejobs_shared.config.settings import DEFAULT_USER_AGENT
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobOptions
 from scrapejobs_shared.observability.phase_timer import phase
+from scrapejobs_shared.options import TLS
 from scrapejobs_shared.politeness.fair_places import RANKS, FairPlaces, rank_of
 from scrapejobs_shared.politeness.host_gate import (
     BreakerPolicy,
@@ -213,7 +214,7 @@ class Politeness:
     async def robots(self, url: str, options: JobOptions) -> RobotsVerdict:
         if not options.respect_robots:
             return RobotsVerdict(True)
-        rules = await self._robots.rules_for(url, options.verify_tls)
+        rules = await self._robots.rules_for(url, TLS.of(options))
         agent = self._policy.user_agent
         return RobotsVerdict(rules.allows(url, agent), rules.crawl_delay(agent))
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from scrapejobs_shared.domain.browser_work import BrowserWork
-from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.extraction.browser_result import BrowserResult
+from scrapejobs_shared.options.render import RenderOptions
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobSpec
+from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskRecord
+from scrapejobs_shared.options.page_cache import MAX_CACHE_AGE_S
 
 
 @dataclass(frozen=True, slots=True)

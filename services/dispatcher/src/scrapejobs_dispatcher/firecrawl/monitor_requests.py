@@ -29,8 +29,6 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
 )
 from scrapejobs_dispatcher.firecrawl.translation import (
     LABEL,
-    InvalidOption,
-    V2Defaults,
     crawl_request,
     job_options,
     pipeline,
@@ -45,6 +43,7 @@ from scrapejobs_shared.extraction.field_types import (
     check_headers,
     headers_schema,
 )
+from scrapejobs_shared.options import InvalidOption, ServedHere
 from scrapejobs_shared.options.camel_model import CamelModel
 
 MonitorEventName = Literal["monitor.page", "monitor.check.completed"]
@@ -158,10 +157,10 @@ class MonitorChange(MonitorSettings):
         return value
 
 
-def monitor_request(body: MonitorBody, defaults: V2Defaults) -> MonitorRequest:
+def monitor_request(body: MonitorBody, here: ServedHere) -> MonitorRequest:
     """The native monitor of a Firecrawl one."""
     [target] = body.targets
-    native: dict[str, Any] = _target(target, defaults)
+    native: dict[str, Any] = _target(target, here)
     native |= {
         "name": body.name,
         "schedule": body.schedule.model_dump(exclude_none=True),
@@ -194,7 +193,7 @@ def monitor_webhook(hook: MonitorWebhook | None) -> dict[str, Any] | None:
     }
 
 
-def _target(target: MonitorTarget, defaults: V2Defaults) -> dict[str, Any]:
+def _target(target: MonitorTarget, here: ServedHere) -> dict[str, Any]:
     if target.type == "search":
         raise InvalidOption("targets[0].type", "search targets are not offered here")
     options = target.scrape_options or ScrapeOptions()
@@ -204,9 +203,9 @@ def _target(target: MonitorTarget, defaults: V2Defaults) -> dict[str, Any]:
         crawl = (target.crawl_options or MonitorCrawlOptions()).model_copy(
             update={"url": target.url, "scrape_options": options}
         )
-        job = crawl_request(crawl, defaults)
+        job = crawl_request(crawl, here)
         return {"crawl": job.crawl, "options": job.options, "pipeline": job.pipeline}
     urls = target.urls or ([target.url] if target.url else None)
     if not urls:
         raise InvalidOption("targets[0].urls", "a scrape target needs its urls (or url)")
-    return {"urls": urls, "options": job_options(options, defaults), "pipeline": pipeline(options)}
+    return {"urls": urls, "options": job_options(options, here), "pipeline": pipeline(options)}

@@ -11,7 +11,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Path, Query, Request
 
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep
-from scrapejobs_dispatcher.firecrawl.dependencies import V2DefaultsDep
+from scrapejobs_dispatcher.firecrawl.dependencies import ServedHereDep
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.firecrawl.monitor_answers import (
     CheckAnswer,
@@ -50,11 +50,11 @@ LISTED = 100  # items read at a time while skipping to an offset
 
 @router.post("/monitor", response_model=MonitorAnswer)
 async def create_monitor(
-    body: MonitorBody, monitors: MonitorsDep, defaults: V2DefaultsDep, caller: CallerDep
+    body: MonitorBody, monitors: MonitorsDep, here: ServedHereDep, caller: CallerDep
 ) -> MonitorAnswer:
     """A monitor of one target (its URLs, or a crawl) checked on its schedule; its events go
     to its webhook in Firecrawl's shape."""
-    made = await monitors.create(caller.tenant, monitor_request(body, defaults))
+    made = await monitors.create(caller.tenant, monitor_request(body, here))
     return MonitorAnswer.model_validate({"data": firecrawl_monitor(made)})
 
 

@@ -13,12 +13,7 @@ from scrapejobs_dispatcher.dependencies import UploadsDep
 from scrapejobs_dispatcher.firecrawl.answer_models import Answer, ScrapeAnswer
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.firecrawl.request_models import ScrapeOptions
-from scrapejobs_dispatcher.firecrawl.translation import (
-    InvalidOption,
-    documents,
-    native_formats,
-    validated,
-)
+from scrapejobs_dispatcher.firecrawl.translation import native_formats, validated
 from scrapejobs_dispatcher.tenants.authentication import CallerDep
 from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form, upload_form_schema
 from scrapejobs_dispatcher.uploads.upload import HTML_EXTENSIONS, Upload
@@ -27,7 +22,7 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.errors import first_problem
 from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
 from scrapejobs_shared.firecrawl.documents import document
-from scrapejobs_shared.options import OPTIONS
+from scrapejobs_shared.options import OPTIONS, InvalidOption, ServedHere
 
 router = v2_router()
 NOT_FOR_UPLOADS = ("changeTracking", "screenshot", "branding")
@@ -41,13 +36,10 @@ class ParseOptions(ScrapeOptions):
 
     @model_validator(mode="after")
     def _readable(self) -> ParseOptions:
-        if self.wait_for or self.mobile:
-            raise ValueError("an upload is not rendered: leave waitFor and mobile out")
         if self.headers:
             raise ValueError("an upload is not fetched: leave headers out")
-        for field, name in OPTIONS.fetch_only("scrape_options").items():
-            if getattr(self, field, None) is not None:
-                raise ValueError(f"an upload is not fetched: leave {name} out")
+        if (refused := OPTIONS.refused_on_uploads(self, "scrape_options")) is not None:
+            raise ValueError(refused)
         for name in self.format_names():
             if name in NOT_FOR_UPLOADS:
                 raise ValueError(f"the {name} format does not apply to an upload")
@@ -104,19 +96,8 @@ def parse_request(given: Any) -> PageRequest:
     """What Firecrawl's ``options`` part asks (its JSON; None: markdown), as the native
     request of a page; ``InvalidOption`` naming the field at fault."""
     options = _options(given)
-    native: dict[str, Any] = {
-        "options": {
-            "formats": native_formats(options),
-            "content": {
-                "main_only": options.only_main_content,
-                "include": options.include_tags or [],
-                "exclude": options.exclude_tags or [],
-            },
-        }
-    }
-    if reading := documents(options):
-        native["options"]["documents"] = reading
-    OPTIONS.options_to_native(options, native["options"])
+    native: dict[str, Any] = {"options": {"formats": native_formats(options)}}
+    OPTIONS.options_to_native(options, native["options"], ServedHere(), upload=True)
     if options.json_format() is not None:
         raise InvalidOption(
             "formats", "the json format needs the ai stage, which does not run on uploads"

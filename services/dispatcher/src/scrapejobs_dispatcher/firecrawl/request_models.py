@@ -11,20 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import (
-    BeforeValidator,
     Field,
     field_validator,
     model_validator,
 )
 from pydantic.config import JsonDict
 
-from scrapejobs_shared.domain.browser_actions import (
-    MAX_ACTIONS,
-)
-from scrapejobs_shared.domain.css_selector import CssSelector
 from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S
 from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
-from scrapejobs_shared.extraction.documents import DEFAULT_MAX_PAGES, UNREAD_MAX_BYTES
 from scrapejobs_shared.extraction.field_types import (
     FORBIDDEN_HEADERS,
     JSON_INT,
@@ -38,10 +32,9 @@ from scrapejobs_shared.extraction.formats import FORMATS, FormatOptions, items_a
 from scrapejobs_shared.options import OPTIONS
 from scrapejobs_shared.options.camel_model import CamelModel
 
-from .browser_models import FcAction, ScreenshotFormat
+from .screenshot_format import ScreenshotFormat
 
 MAX_TIMEOUT_MS = 300_000
-MAX_WAIT_FOR_MS = 30_000
 
 
 class SdkRequest(CamelModel):
@@ -104,73 +97,6 @@ class ChangeTrackingFormat(CamelModel):
     tag: str | None = Field(default=None, min_length=1, max_length=200)
 
 
-NO_OCR = "needs an OCR engine, and this deployment has none"
-
-
-class PdfParser(CamelModel):
-    """``{"type": "pdf", "mode", "maxPages", "pages", "pageMarkers"}``: how a PDF is read (its
-    text layer: ``fast`` and ``auto`` alike, a page without one stays empty)."""
-
-    type: Literal["pdf"]
-    mode: Literal["fast", "auto", "ocr"] | None = Field(
-        default=None,
-        description=f'fast or auto (the default): the text layer; "ocr" {NO_OCR}',
-        json_schema_extra=lambda schema: schema.update(
-            anyOf=[{"type": "string", "enum": ["fast", "auto"]}, {"type": "null"}]
-        ),
-    )
-    max_pages: Annotated[int, Field(ge=1, le=DEFAULT_MAX_PAGES), JSON_INT] | None = Field(
-        default=None, description="Read the first pages only, up to this many"
-    )
-    pages: bool | None = Field(
-        default=None, description="true: Document.pages, each page's markdown"
-    )
-    page_markers: bool | None = Field(
-        default=None, description="true: pages joined by ---, then <!-- page N -->"
-    )
-    blocks: bool | None = Field(
-        default=None,
-        description="Refused unless false: layout blocks are not produced",
-        json_schema_extra={"enum": [False, None]},
-    )
-
-    @field_validator("mode")
-    @classmethod
-    def _no_ocr(cls, value: str | None) -> str | None:
-        if value == "ocr":
-            raise ValueError(f'mode "ocr" {NO_OCR}: use "fast" or "auto" (the text layer)')
-        return value
-
-    @field_validator("blocks")
-    @classmethod
-    def _no_blocks(cls, value: bool | None) -> bool | None:
-        if value:
-            raise ValueError("layout blocks are not produced; leave blocks out")
-        return value
-
-
-def _parser_object(value: Any) -> Any:
-    """A parser as its object (``"pdf"`` named alone); ``"image"`` (OCR of images) refused."""
-    if value == "image" or (isinstance(value, dict) and value.get("type") == "image"):
-        raise ValueError(f'the "image" parser {NO_OCR}; leave it out of parsers')
-    if isinstance(value, str):
-        if value != "pdf":
-            raise ValueError(f'unknown parser {value!r}: "pdf", or {{"type": "pdf", ...}}')
-        return {"type": value}
-    return value
-
-
-def _parsers_schema(schema: JsonDict) -> None:
-    """The parsers' items documented as they are accepted: "pdf", or the pdf parser object."""
-    for member in cast(list[JsonDict], schema.get("anyOf", [schema])):
-        items = member.get("items")
-        if isinstance(items, dict):
-            member["items"] = {"anyOf": [{"type": "string", "enum": ["pdf"]}, items]}
-
-
-ParserOption = Annotated[PdfParser, BeforeValidator(_parser_object)]
-
-
 # the formats named alone: the registry's (extraction/formats) and Firecrawl's own
 FULL_PAGE_SCREENSHOT = "screenshot@fullPage"
 FORMAT_NAMES = (*FORMATS.firecrawl_named(), "raw_html", "changeTracking", FULL_PAGE_SCREENSHOT)
@@ -213,46 +139,11 @@ class ScrapeOptionsBase(SdkRequest):
     headers: dict[str, str] | None = Field(
         default=None, max_length=50, json_schema_extra=headers_schema(FORBIDDEN_HEADERS)
     )
-    include_tags: list[CssSelector] | None = Field(default=None, max_length=20)
-    exclude_tags: list[CssSelector] | None = Field(default=None, max_length=50)
-    only_main_content: bool = True
     timeout: Annotated[int, Field(gt=0, le=MAX_TIMEOUT_MS), JSON_INT] | None = Field(
         default=None, description="ms"
     )
-    wait_for: Annotated[int, Field(ge=0, le=MAX_WAIT_FOR_MS), JSON_INT] = Field(
-        default=0, description="ms: rendering"
-    )
-    mobile: bool = False
     block_ads: bool = True
     proxy: Literal["basic", "auto"] | None = None
-    max_age: Annotated[int, Field(ge=0), JSON_INT] | None = Field(
-        default=None,
-        description="ms: reuse a page fetched this recently for the same result (default 4 "
-        "hours; 0: fetch fresh; crawls always fetch)",
-    )
-    store_in_cache: bool = Field(default=True, description="Keep the pages fetched for reuse")
-    actions: list[FcAction] | None = Field(
-        default=None,
-        max_length=MAX_ACTIONS,
-        description="What the browser does once the page settled, before it is read (the "
-        "page renders): wait, click, write, press, scroll, screenshot, scrape, "
-        "executeJavascript, pdf; answered in the Document's actions",
-    )
-    parsers: list[ParserOption] | None = Field(
-        default=None,
-        max_length=2,
-        description='How documents are read: unset, a PDF is read ("pdf"); ["pdf"] or a pdf '
-        "parser object: read with its options; []: not read, its bytes answered as base64 in "
-        f'markdown (at most {UNREAD_MAX_BYTES:,} bytes). "image" and mode "ocr" {NO_OCR}',
-        json_schema_extra=_parsers_schema,
-    )
-    skip_tls_verification: bool | None = Field(
-        default=None,
-        description="true (Firecrawl's default, and what firecrawl-py 3.0-4.54 sends): a "
-        "certificate that fails verification does not fail the page (its metadata says "
-        "tlsVerified: false); false: it does. Where the deployment always verifies "
-        "(SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false), unset means false and true is a 400",
-    )
 
     def json_format(self) -> JsonFormat | None:
         return next((f for f in self.formats if isinstance(f, JsonFormat)), None)
@@ -278,12 +169,6 @@ class ScrapeOptionsBase(SdkRequest):
                     {"type": "screenshot", "fullPage": full_page}
                 )
         return None
-
-    def pdf_parser(self) -> PdfParser | None:
-        """The pdf parser asked for (None: none, and with ``parsers: []`` documents unread)."""
-        if self.parsers is None:
-            return PdfParser(type="pdf")
-        return self.parsers[0] if self.parsers else None
 
     def format_names(self) -> list[str]:
         names = [f if isinstance(f, str) else f.type for f in self.formats]

@@ -30,7 +30,7 @@ from scrapejobs_dispatcher.firecrawl.answer_models import (
     ScrapeAnswer,
     batch_status,
 )
-from scrapejobs_dispatcher.firecrawl.dependencies import SiteMapperDep, V2DefaultsDep
+from scrapejobs_dispatcher.firecrawl.dependencies import ServedHereDep, SiteMapperDep
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
 from scrapejobs_dispatcher.firecrawl.request_models import (
     BatchScrapeBody,
@@ -42,7 +42,6 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
 from scrapejobs_dispatcher.firecrawl.site_map import StartPageUnreachable
 from scrapejobs_dispatcher.firecrawl.translation import (
     LABEL,
-    InvalidOption,
     attach_key,
     batch_request,
     crawl_request,
@@ -60,6 +59,7 @@ from scrapejobs_dispatcher.tenants.authentication import CallerDep
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.firecrawl.documents import document
+from scrapejobs_shared.options import PAGE_CACHE, InvalidOption
 
 router = v2_router()
 
@@ -106,7 +106,7 @@ async def scrape(
     body: ScrapeBody,
     request: Request,
     scraper: ScrapeDep,
-    defaults: V2DefaultsDep,
+    here: ServedHereDep,
     submissions: SubmissionsDep,
     tracker: ChangeTrackerDep,
     caller: CallerDep,
@@ -115,8 +115,8 @@ async def scrape(
     ``timeout`` ms, or the service's longest wait). A page that answered with an HTTP error
     is a Document whose metadata says so; a destination refused by the fetch policy or
     robots.txt is a 403, a page that took too long a 408."""
-    native = scrape_request(body, defaults)
-    key = attach_key(native, body.max_age, time.time())
+    native = scrape_request(body, here)
+    key = attach_key(native, PAGE_CACHE.max_age_ms(body), time.time())
     try:
         with named_as_firecrawl():
             scraped = await scraper.scrape(native, caller.tenant, key)
@@ -177,7 +177,7 @@ async def start_batch(
     body: BatchScrapeBody,
     request: Request,
     jobs: JobsDep,
-    defaults: V2DefaultsDep,
+    here: ServedHereDep,
     submissions: SubmissionsDep,
     caller: CallerDep,
     idempotency_key: IdempotencyKey = None,
@@ -191,7 +191,7 @@ async def start_batch(
         raise InvalidOption(f"urls[{index}]", f"not an http(s) URL: {invalid[0]!r}")
     if not urls:
         raise InvalidOption("urls", "no valid URL to scrape")
-    native = batch_request(body, urls, defaults)
+    native = batch_request(body, urls, here)
     with named_as_firecrawl():
         view = (await submissions.submit(Submission(native, caller.tenant), idempotency_key)).view
     return BatchStarted(
@@ -241,7 +241,7 @@ async def start_crawl(
     body: CrawlBody,
     request: Request,
     jobs: JobsDep,
-    defaults: V2DefaultsDep,
+    here: ServedHereDep,
     submissions: SubmissionsDep,
     caller: CallerDep,
     idempotency_key: IdempotencyKey = None,
@@ -249,7 +249,7 @@ async def start_crawl(
     """Start a crawl: one native crawl job from ``url`` (every page found is scraped with
     ``scrapeOptions``; robots.txt, the site's pace and its breaker hold as for any job)."""
     _untracked(body.scrape_options, "scrapeOptions.formats")
-    native = crawl_request(body, defaults)
+    native = crawl_request(body, here)
     with named_as_firecrawl("scrapeOptions"):
         view = (await submissions.submit(Submission(native, caller.tenant), idempotency_key)).view
     return CrawlStarted(id=view.job.id, url=_status_url(request, "crawl", view.job.id))

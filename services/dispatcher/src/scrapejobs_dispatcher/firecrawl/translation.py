@@ -7,17 +7,13 @@ labelled with the endpoint it came from.
 | ``markdown`` / ``html`` / ``rawHtml`` / ``links`` / ``images`` / ``attributes`` / ``summary`` | the format of that Firecrawl name in the registry (extraction/formats): ``markdown`` / ``clean_html`` / ``html`` / ``links`` / ``images`` / ``attributes`` / ``summary`` (an ``ai`` stage) (``metadata`` always) |
 | ``{"type": "json", "schema", "prompt"}`` | an ``ai`` stage answering into ``json`` |
 | ``changeTracking`` (``/v2/scrape``, monitors) | the page compared with the previous scrape of its URL (change_tracking.py); its ``json`` mode an ``ai`` stage (the ``json`` format's, if asked for too) |
-| ``onlyMainContent``, ``includeTags``, ``excludeTags`` | ``options.content`` |
 | ``headers`` | ``options.headers`` |
 | ``timeout`` (ms) | ``options.timeout_s`` (at most 50 s a fetch); a scrape's wait |
-| ``waitFor`` (ms), ``mobile`` | ``options.render`` (``wait_ms``; a phone-sized viewport); without them ``"auto"`` where the deployment says so |
 | ``maxConcurrency`` | ``options.per_host_concurrency`` |
-| ``parsers``: ``"pdf"`` / ``{"type": "pdf", "maxPages", "pageMarkers", "pages"}`` / ``[]`` | ``options.documents`` (``max_pages``, ``page_markers``; ``[]``: ``read`` false); ``pages`` the ``pages`` format |
-| ``maxAge`` (ms; 4 h unset), ``storeInCache`` | ``options.cache_max_age_s``, ``options.cache_store`` |
-| ``skipTlsVerification`` (true unset, where the deployment allows it) | ``options.verify_tls`` (its negation) |
 | crawl: ``limit``, ``maxDiscoveryDepth``, ``includePaths``, ``excludePaths``, ``allowSubdomains`` | ``crawl``'s ``max_pages`` (10,000 unset), ``max_depth`` (20 unset), ``include``, ``exclude``, ``allow_subdomains`` |
 | crawl: ``crawlEntireDomain`` false (its default), ``ignoreQueryParameters``, ``sitemap`` | ``crawl.under_start_path``, ``crawl.ignore_query``, ``crawl.sitemap`` |
 | crawl: ``delay`` (s), ``ignoreRobotsTxt``, ``scrapeOptions`` | ``options.per_host_rps`` (1 / delay), ``options.respect_robots``, as a scrape's options |
+| an option family's fields (content scope, documents, the page cache, TLS, location...) | as its module says (scrapejobs_shared/options) |
 
 A ``ValidationError`` of the native request is raised as ``InvalidOption`` naming the
 Firecrawl field it came from.
@@ -30,8 +26,7 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -46,7 +41,7 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
     ScrapeOptions,
     Webhook,
 )
-from scrapejobs_shared.domain.jobspec import MAX_CACHE_AGE_S, JobRequest, ScrapeRequest
+from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
 from scrapejobs_shared.errors import InvalidInput, describe
 from scrapejobs_shared.extraction.field_types import MAX_URLS, check_url
 from scrapejobs_shared.extraction.formats import (
@@ -57,7 +52,8 @@ from scrapejobs_shared.extraction.formats import (
 )
 from scrapejobs_shared.firecrawl.documents import JSON_FIELD
 from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
-from scrapejobs_shared.options import OPTIONS
+from scrapejobs_shared.options import OPTIONS, InvalidOption, ServedHere
+from scrapejobs_shared.options.page_cache import DEFAULT_MAX_AGE_MS
 
 Valid = TypeVar("Valid", bound=BaseModel)
 # a validator's or a union member's part of an error's location (function-after[...], str)
@@ -65,8 +61,6 @@ _TAG = re.compile(r"^[a-z-]+\[.*\]$")
 LABEL = "firecrawl"  # the label naming the /v2 endpoint a job came from
 MAX_FETCH_TIMEOUT_S = 50.0
 ATTACH_WINDOW_S = 600.0  # how long a scrape's retry finds the job the first one started
-DEFAULT_MAX_AGE_MS = 14_400_000  # Firecrawl's own default (its SDKs send it)
-MOBILE_VIEWPORT = {"width": 390, "height": 844}
 DEFAULT_JSON_PROMPT = "Extract the data the schema describes from the page."
 TRACKED_JSON_FIELD = "change_tracking_json"  # the changeTracking json mode's ai answer
 OPEN_SCHEMA: dict[str, Any] = {"type": "object"}
@@ -75,104 +69,33 @@ FIELD_NAMES = {
     "url": "url",
     "urls": "urls",
     "options.formats": "formats",
-    "options.verify_tls": "skipTlsVerification",
     "options.headers": "headers",
-    "options.content.include": "includeTags",
-    "options.content.exclude": "excludeTags",
     "options.timeout_s": "timeout",
-    "options.render.actions": "actions",
-    "options.render": "waitFor",
     "options.per_host_concurrency": "maxConcurrency",
     "pipeline": "formats",
     "crawl.start_url": "url",
     "crawl.include": "includePaths",
     "crawl.exclude": "excludePaths",
     "options.per_host_rps": "delay",
-    "options.documents.max_pages": "parsers[0].maxPages",
     "webhook": "webhook",
     **OPTIONS.firecrawl_names(),
 }
 
 
-class InvalidOption(InvalidInput):
-    """A Firecrawl request the native job model refuses: ``field`` names the Firecrawl field."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}", field)
-
-
-@dataclass(frozen=True, slots=True)
-class V2Defaults:
-    """What this deployment decides for a /v2 request that does not say."""
-
-    # skipTlsVerification unset is Firecrawl's true (SCRAPEJOBS_ALLOW_UNVERIFIED_TLS): false
-    # refuses true and verifies unset
-    unverified_tls: bool = True
-    # without waitFor or mobile: plain fetches, or render the pages that show nothing
-    # (SCRAPEJOBS_FIRECRAWL_RENDER), as Firecrawl renders every page
-    render: Literal["plain", "auto"] = "plain"
-
-
-UNVERIFIED_REFUSED = (
-    "this deployment always verifies TLS certificates (SCRAPEJOBS_ALLOW_UNVERIFIED_TLS=false); "
-    "leave skipTlsVerification out or set it to false"
-)
-
-
-def job_options(options: ScrapeOptions, defaults: V2Defaults = V2Defaults()) -> dict[str, Any]:
-    """The native ``options`` of a Firecrawl request, the deployment's ``defaults`` where it
-    does not say."""
-    skip_tls = options.skip_tls_verification
-    if skip_tls and not defaults.unverified_tls:
-        raise InvalidOption("skipTlsVerification", UNVERIFIED_REFUSED)
-    native: dict[str, Any] = {
-        "formats": native_formats(options),
-        "content": {
-            "main_only": options.only_main_content,
-            "include": options.include_tags or [],
-            "exclude": options.exclude_tags or [],
-        },
-        "headers": options.headers or {},
-        "cache_max_age_s": cache_age_s(options.max_age),
-        "cache_store": options.store_in_cache,
-        "verify_tls": not (defaults.unverified_tls if skip_tls is None else skip_tls),
-    }
-    if reading := documents(options):
-        native["documents"] = reading
+def job_options(options: ScrapeOptions, here: ServedHere = ServedHere()) -> dict[str, Any]:
+    """The native ``options`` of a Firecrawl request, as this deployment serves them (``here``
+    decides where the request does not say)."""
+    native: dict[str, Any] = {"formats": native_formats(options), "headers": options.headers or {}}
     if options.timeout is not None:
         native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
-    shot = options.screenshot()
-    if options.wait_for or options.mobile or shot is not None or options.actions:
-        render: dict[str, Any] = {"wait_ms": options.wait_for}
-        if options.mobile:
-            render["viewport"] = MOBILE_VIEWPORT
-        if shot is not None:  # the page as a reader sees it: images and fonts loaded
-            render["block"] = ["media"]
-            if shot.viewport is not None:
-                render["viewport"] = shot.viewport.model_dump()
-        if options.actions:
-            render["actions"] = [native_action(action) for action in options.actions]
-            render.setdefault("block", ["media"])  # the page as a reader sees it
-        native["render"] = render
-    elif defaults.render == "auto":
-        native["render"] = "auto"
-    OPTIONS.options_to_native(options, native)
-    return native
-
-
-def native_action(action: BaseModel) -> dict[str, Any]:
-    """A Firecrawl action as the native one (executeJavascript is execute_javascript, its
-    fields snake_case)."""
-    native = action.model_dump(exclude_none=True)
-    if native["type"] == "executeJavascript":
-        native["type"] = "execute_javascript"
+    OPTIONS.options_to_native(options, native, here)
     return native
 
 
 def native_formats(options: ScrapeOptions) -> list[FormatChoice]:
     """The native formats of Firecrawl's (``metadata`` always; ``json`` and ``changeTracking``
     are stages and comparisons, not formats): each by its native name, or as the object it
-    was asked with when it takes options; ``pages`` when the pdf parser asks for them."""
+    was asked with when it takes options."""
     found: dict[str, FormatChoice] = {"metadata": "metadata"}
     if (shot := options.screenshot()) is not None:
         found["screenshot"] = ScreenshotOptions(
@@ -184,24 +107,7 @@ def native_formats(options: ScrapeOptions) -> list[FormatChoice]:
         if page_format is not None:
             choice = wanted if isinstance(wanted, FormatOptions) else page_format.name
             found.setdefault(page_format.name, choice)
-    parser = options.pdf_parser()
-    if parser is not None and parser.pages:
-        found["pages"] = "pages"  # Document.pages
     return list(found.values())
-
-
-def documents(options: ScrapeOptions) -> dict[str, Any]:
-    """The native ``documents`` of ``parsers`` (what differs from the default): the pdf
-    parser's page limit and markers, or (``parsers: []``) documents not read."""
-    parser = options.pdf_parser()
-    if parser is None:
-        return {"read": False}
-    found: dict[str, Any] = {}
-    if parser.page_markers:
-        found["page_markers"] = True
-    if parser.max_pages is not None:
-        found["max_pages"] = parser.max_pages
-    return found
 
 
 def webhook(option: str | Webhook | None) -> dict[str, Any] | None:
@@ -217,13 +123,6 @@ def webhook(option: str | Webhook | None) -> dict[str, Any] | None:
         "events": [native for name in dict.fromkeys(names) for native in WEBHOOK_EVENTS[name]],
         "shape": "firecrawl",
     }
-
-
-def cache_age_s(max_age_ms: int | None) -> int:
-    """``maxAge`` (ms; Firecrawl's default when absent) as the native cache age (whole seconds,
-    at most what the cache keeps)."""
-    age_ms = DEFAULT_MAX_AGE_MS if max_age_ms is None else max_age_ms
-    return min(age_ms // 1000, MAX_CACHE_AGE_S)
 
 
 def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
@@ -260,11 +159,11 @@ def tracked_field(options: ScrapeOptions) -> str | None:
     return JSON_FIELD if options.json_format() is not None else TRACKED_JSON_FIELD
 
 
-def scrape_request(body: ScrapeBody, defaults: V2Defaults = V2Defaults()) -> ScrapeRequest:
+def scrape_request(body: ScrapeBody, here: ServedHere = ServedHere()) -> ScrapeRequest:
     """``POST /v2/scrape`` as a one-URL scrape."""
     native: dict[str, Any] = {
         "url": body.url,
-        "options": job_options(body, defaults),
+        "options": job_options(body, here),
         "pipeline": pipeline(body),
         "labels": {LABEL: "scrape"},
     }
@@ -275,10 +174,10 @@ def scrape_request(body: ScrapeBody, defaults: V2Defaults = V2Defaults()) -> Scr
 
 
 def batch_request(
-    body: BatchScrapeBody, urls: list[str], defaults: V2Defaults = V2Defaults()
+    body: BatchScrapeBody, urls: list[str], here: ServedHere = ServedHere()
 ) -> JobRequest:
     """``POST /v2/batch/scrape`` as one job of ``urls``."""
-    options = job_options(body, defaults)
+    options = job_options(body, here)
     if body.max_concurrency is not None:
         options["per_host_concurrency"] = body.max_concurrency
     native = {
@@ -292,9 +191,9 @@ def batch_request(
     return validated(JobRequest, native)
 
 
-def crawl_request(body: CrawlBody, defaults: V2Defaults = V2Defaults()) -> JobRequest:
+def crawl_request(body: CrawlBody, here: ServedHere = ServedHere()) -> JobRequest:
     """``POST /v2/crawl`` as one crawl job."""
-    options = job_options(body.scrape_options or ScrapeOptions(), defaults)
+    options = job_options(body.scrape_options or ScrapeOptions(), here)
     if body.max_concurrency is not None:
         options["per_host_concurrency"] = body.max_concurrency
     if body.delay is not None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from scrapejobs_dispatcher.rules.refusals import OverLimit
 from scrapejobs_dispatcher.rules.rules import JobShape
-from scrapejobs_shared.domain.browser_actions import ActionLimits
+from scrapejobs_shared.options import RENDER
+from scrapejobs_shared.options.render.actions import ActionLimits
 
 
 class WithinActionLimits:
@@ -14,7 +15,7 @@ class WithinActionLimits:
         self._limits = limits
 
     async def check(self, request: JobShape, tenant: str) -> None:
-        render = request.options.render
+        render = RENDER.of(request.options)
         if render is None or not render.actions:
             return
         passed = self._limits.first_passed(render.actions)

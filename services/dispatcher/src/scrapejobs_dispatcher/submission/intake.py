@@ -38,6 +38,7 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.options import RENDER
 from scrapejobs_shared.ports.batch_store import Claimed
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 from scrapejobs_shared.ports.job_store import JobExists
@@ -247,7 +248,7 @@ class JobIntake(JobService):
         ]
         expire_at = now + self._retention_of(request)
         size = size_for(items, self._batch_size, self._host_window, self._held_batch_size)
-        if validators and request.options.render is None:
+        if validators and RENDER.of(request.options) is None:
             # a monitor's check of pages it has seen: mostly 304s, each a request and no
             # parsing, so the largest batches a message takes: a host's slots change hands
             # between worker processes at each batch (bench/README.md, K)

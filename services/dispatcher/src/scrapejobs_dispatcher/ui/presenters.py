@@ -10,12 +10,13 @@ from typing import Any
 
 from scrapejobs_dispatcher.jobs.job_service import JobView
 from scrapejobs_dispatcher.system_health import Health, HourRow, StatsReport
-from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.workers import WorkerView
 from scrapejobs_shared.extraction.unusable_pages import Unusable
+from scrapejobs_shared.options import RENDER
+from scrapejobs_shared.options.render import RenderOptions
 from scrapejobs_shared.politeness.host_gate import PausedHost
 from scrapejobs_shared.politeness.host_key import origin_url
 from scrapejobs_shared.ports.file_store import FILE_NAME
@@ -112,7 +113,7 @@ class JobRow:
             rate=rate_text(progress.rate_per_s),
             eta=eta,
             finished=finished,
-            rendering=rendering_text(job.spec.options.render),
+            rendering=rendering_text(RENDER.of(job.spec.options)),
             ai_usage=usage_text(job.ai_usage, view.ai_cost),
         )
 

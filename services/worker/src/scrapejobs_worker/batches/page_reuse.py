@@ -32,6 +32,7 @@ from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.observability.phase_timer import phase
+from scrapejobs_shared.options import PAGE_CACHE
 from scrapejobs_shared.pipeline.spec import ai_stage_index
 from scrapejobs_shared.ports.page_cache import PageCache, page_key_of, page_keys
 from scrapejobs_shared.ports.task_results import TaskResults
@@ -67,7 +68,7 @@ class PageReuse:
     ) -> list[TaskResult]:
         """The results of ``items`` (task id, URL) whose page ``tenant`` kept, young enough
         (a batch whose tenant is not known reuses nothing)."""
-        max_age = spec.options.cache_max_age_s
+        max_age = PAGE_CACHE.of(spec.options).max_age_s
         if not max_age or not items or tenant is None or not self._applies(spec):
             return []
         if not self._reads(job_id):
@@ -117,7 +118,7 @@ class PageReuse:
         """The page cache key of a page of ``spec``'s, when the job keeps its pages (a
         fetched page that succeeds is then indexed with its result: ``FinishTask.kept_under``),
         kept for ``tenant`` only."""
-        if not spec.options.cache_store or not self._applies(spec):
+        if not PAGE_CACHE.of(spec.options).store or not self._applies(spec):
             return None
         return page_key_of(spec, tenant=tenant)
 

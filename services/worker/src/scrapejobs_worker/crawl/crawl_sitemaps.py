@@ -19,7 +19,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.extraction import UnsupportedContent, extract_page
 from scrapejobs_shared.extraction.content_kind import ContentKind
 from scrapejobs_shared.extraction.links import is_sitemap
-from scrapejobs_shared.options import OPTIONS
+from scrapejobs_shared.options import OPTIONS, TLS
 from scrapejobs_shared.politeness.admission import Politeness
 from scrapejobs_shared.politeness.host_gate import Throttle
 from scrapejobs_shared.politeness.host_key import host_key
@@ -42,7 +42,7 @@ class CrawlSitemaps:
         """The page URLs the site's sitemaps list, in the order found (sitemaps left out),
         read until ``deadline`` (``time.monotonic``) is near."""
         origin = _origin(start_url)
-        listed = await self._politeness.sitemaps(start_url, spec.options.verify_tls)
+        listed = await self._politeness.sitemaps(start_url, TLS.of(spec.options))
         named = [urljoin(origin + "/", url) for url in listed]
         queue = [origin + "/sitemap.xml", *(url for url in named if _origin(url) == origin)]
         read: set[str] = set()
@@ -77,7 +77,7 @@ class CrawlSitemaps:
             return []
         try:
             request = FetchRequest(
-                url, OPTIONS.fetch_headers(options), timeout_s, verify_tls=options.verify_tls
+                url, OPTIONS.fetch_headers(options), timeout_s, verify_tls=TLS.of(options)
             )
             response = await self._fetcher.fetch(request)
         except FetchError as exc:

@@ -27,9 +27,9 @@ from typing import Any, TypeVar
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
-from scrapejobs_shared.domain.jobspec import RenderOptions
 from scrapejobs_shared.extraction import page_shows_nothing
 from scrapejobs_shared.extraction.browser_result import SCREENSHOT, ActionAnswers, BrowserResult
+from scrapejobs_shared.options.render import RenderOptions
 from scrapejobs_shared.ports.fetcher import (
     Fetcher,
     FetchRequest,

@@ -1,4 +1,4 @@
-"""A page's browser actions run in order once it settled (domain/browser_actions.py), and the
+"""A page's browser actions run in order once it settled (options/render/actions.py), and the
 captures the renderer takes (the screenshot format's, an action's screenshot or PDF). Every
 request the page makes meanwhile (a click's navigation, a script's fetch) goes through the
 page's routing, checked as the page's own; the whole runs within the request's deadline.
@@ -27,7 +27,8 @@ from typing import Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FloatRect, Page
 
-from scrapejobs_shared.domain.browser_actions import (
+from scrapejobs_shared.extraction.browser_result import ActionAnswers, PageFile
+from scrapejobs_shared.options.render.actions import (
     Action,
     Click,
     ExecuteJavascript,
@@ -39,7 +40,6 @@ from scrapejobs_shared.domain.browser_actions import (
     Wait,
     Write,
 )
-from scrapejobs_shared.extraction.browser_result import ActionAnswers, PageFile
 from scrapejobs_shared.ports.fetcher import ActionFailed
 from scrapejobs_worker.rendering.render_policy import (
     MAX_SCREENSHOT_PIXELS,

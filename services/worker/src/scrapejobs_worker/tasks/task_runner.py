@@ -22,7 +22,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
-from scrapejobs_shared.options import OPTIONS
+from scrapejobs_shared.options import OPTIONS, RENDER, TLS
 from scrapejobs_shared.outcomes.page_outcome import ExtractedPage, stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
@@ -242,8 +242,8 @@ class TaskRunner:
                 item.url,
                 request_headers(item, OPTIONS.fetch_headers(options)),
                 timeout,
-                render=options.render,
-                verify_tls=options.verify_tls,
+                render=RENDER.of(options),
+                verify_tls=TLS.of(options),
                 browser=browser_work(options, work.batch, item.task_id),
                 browser_context=OPTIONS.browser_context(options),
             )

@@ -1,5 +1,5 @@
 """The ``actions`` format: what a page's browser actions answered (``options.render.actions``:
-domain/browser_actions.py), in their order: ``screenshots`` and ``pdfs`` (URLs of the files
+options/render/actions.py), in their order: ``screenshots`` and ``pdfs`` (URLs of the files
 kept, served as the screenshot format's are), ``scrapes`` (``{"url", "html"}``: the page as it
 was at that point) and ``javascript_returns`` (``{"type", "value"}``: what each script returned).
 A job with actions gets it whether or not it asked (Firecrawl's ``Document.actions``)."""

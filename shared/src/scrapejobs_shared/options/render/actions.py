@@ -14,9 +14,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, model_validator
 
-from scrapejobs_shared.domain.css_selector import CssSelector
-from scrapejobs_shared.domain.viewport import Viewport
+from scrapejobs_shared.extraction.css_selector import CssSelector
 from scrapejobs_shared.extraction.field_types import JSON_INT
+from scrapejobs_shared.options.render.viewport import Viewport
 
 MAX_ACTIONS = 50
 MAX_WAIT_MS = 60_000  # all waits of a page together

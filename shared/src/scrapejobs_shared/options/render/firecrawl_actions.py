@@ -1,32 +1,19 @@
-"""Firecrawl's screenshot format and browser actions, as its SDKs send them: the native
-actions (domain/browser_actions.py) with camelCase names and the script's type spelt
-``executeJavascript``; translated to the native screenshot format and
-``options.render.actions`` (translation.py)."""
+"""Firecrawl's browser actions, as its SDKs send them: the native actions (``actions.py``) with
+camelCase names and the script's type spelt ``executeJavascript``; ``native_action`` makes one
+the native action (``options.render.actions``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Discriminator, Field
+from pydantic import BaseModel, ConfigDict, Discriminator
 from pydantic.alias_generators import to_camel
 
-from scrapejobs_shared.domain import browser_actions as native
-from scrapejobs_shared.domain.viewport import Viewport
-from scrapejobs_shared.extraction.field_types import JSON_INT
-from scrapejobs_shared.options.camel_model import CamelModel
+from ..camel_model import CamelModel
+from . import actions as native
 
 # a native action's config (strict, nothing unknown) with Firecrawl's names
 CAMEL = ConfigDict(alias_generator=to_camel, populate_by_name=False)
-
-
-class ScreenshotFormat(CamelModel):
-    """``{"type": "screenshot", "fullPage", "quality", "viewport"}``: the page rendered and
-    captured (a JPEG at ``quality``, else a PNG); ``Document.screenshot`` its URL."""
-
-    type: Literal["screenshot"]
-    full_page: bool | None = None
-    quality: Annotated[int, Field(ge=1, le=100), JSON_INT] | None = None
-    viewport: Viewport | None = None  # the page's size (render.viewport)
 
 
 class FcWait(native.Wait):
@@ -80,3 +67,12 @@ FcAction = Annotated[
     | FcPdf,
     Discriminator("type"),
 ]
+
+
+def native_action(action: BaseModel) -> dict[str, Any]:
+    """A Firecrawl action as the native one (executeJavascript is execute_javascript, its
+    fields snake_case)."""
+    native_fields = action.model_dump(exclude_none=True)
+    if native_fields["type"] == "executeJavascript":
+        native_fields["type"] = "execute_javascript"
+    return native_fields

@@ -244,6 +244,9 @@ def test_services_hold_the_ports_they_use_not_the_whole_store() -> None:
 OPTION_READERS = (
     "scrapejobs_dispatcher.firecrawl.request_models",
     "scrapejobs_dispatcher.firecrawl.translation",
+    "scrapejobs_dispatcher.firecrawl.format_models",
+    "scrapejobs_dispatcher.firecrawl.format_translation",
+    "scrapejobs_dispatcher.firecrawl.parse_routes",
     "scrapejobs_shared.domain.jobspec",
     "scrapejobs_dispatcher.rules.served_options",
 )
@@ -284,6 +287,8 @@ def _option_names() -> set[str]:
 def test_an_option_is_written_in_its_family_s_module_only() -> None:
     names = _option_names()
     assert {"location", "zero_data_retention", "zeroDataRetention"} <= names
+    moved = {"content", "onlyMainContent", "documents", "parsers", "render", "waitFor", "actions"}
+    assert moved | {"verify_tls", "skipTlsVerification", "maxAge", "per_host_rps", "delay"} <= names
     written = [found for module in OPTION_READERS for found in _written(MODULES[module], names)]
     assert written == []
 

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
 from scrapejobs_shared.domain.lanes import RENDER_LANE
@@ -26,12 +20,7 @@ from scrapejobs_shared.extraction.field_types import (
     check_headers,
     headers_schema,
 )
-from scrapejobs_shared.extraction.formats import (
-    FORMATS,
-    FormatChoice,
-    RequestFormat,
-    items_any_of,
-)
+from scrapejobs_shared.extraction.formats import FORMATS, FormatChoice, RequestFormat, items_any_of
 from scrapejobs_shared.extraction.spec import (
     MAX_FIELDS,
     ONLY_FIELD_NAMES,
@@ -49,11 +38,6 @@ from scrapejobs_shared.pipeline.spec import (
     pipeline_from_stored,
     pipeline_to_json,
 )
-
-# The slowest pace a job may ask for toward a host (one request per 100 s): a job's pace is its
-# own (politeness/job_pace.py), and a slower one would only leave its tasks waiting for days.
-MIN_PER_HOST_RPS = 0.01
-MAX_REQUEST_DELAY_S = 1 / MIN_PER_HOST_RPS
 
 Priority = Literal["high", "normal", "low"]  # lanes of messaging.topology.LANES
 
@@ -81,16 +65,6 @@ class JobOptionsBase(BaseModel):
         + "; ".join(f"{f.name} ({f.description})" for f in FORMATS)
         + '. A format taking options is an object: {"type": its name, ...its options}',
         json_schema_extra=items_any_of,
-    )
-    respect_robots: bool = Field(default=True, description="Obey robots.txt (RFC 9309)")
-    per_host_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = None
-    per_host_rps: float | None = Field(
-        default=None,
-        ge=MIN_PER_HOST_RPS,
-        le=100,
-        description="Request starts per second to each host for this job's pages (0.01, one "
-        "every 100 s, to 100). A pace slower than the host's own paces only this job; a faster "
-        "one gets the host's (the deployment's rate, the site's Crawl-delay up to 60 s)",
     )
     retention_days: Annotated[int, Field(ge=1, le=3650), JSON_INT] | None = Field(
         default=None,
@@ -200,8 +174,6 @@ class JobRequest(PageRequest):
 
 
 MAX_SCRAPE_TIMEOUT_S = 300.0
-
-
 DEFAULT_SCRAPE_TIMEOUT_S = 30.0
 
 

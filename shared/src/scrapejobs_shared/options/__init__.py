@@ -12,6 +12,7 @@ from .data_retention import ZERO_DATA_RETENTION
 from .documents import DOCUMENTS
 from .location import LOCATION
 from .option_family import InvalidOption, NotServed, OptionFamily, ServedHere
+from .pace import JOB_PACE
 from .page_cache import PAGE_CACHE
 from .registry import OptionRegistry
 from .render import RENDER
@@ -24,6 +25,7 @@ OPTIONS = OptionRegistry(
         RENDER,
         PAGE_CACHE,
         TLS,
+        JOB_PACE,
         LOCATION,
         BASE64_IMAGES,
         ZERO_DATA_RETENTION,
@@ -33,6 +35,7 @@ OPTIONS = OptionRegistry(
 __all__ = [
     "CONTENT",
     "DOCUMENTS",
+    "JOB_PACE",
     "OPTIONS",
     "PAGE_CACHE",
     "RENDER",

@@ -13,7 +13,7 @@ from scrapejobs_shared.config.settings import DEFAULT_USER_AGENT
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobOptions
 from scrapejobs_shared.observability.phase_timer import phase
-from scrapejobs_shared.options import TLS
+from scrapejobs_shared.options import JOB_PACE, TLS
 from scrapejobs_shared.politeness.fair_places import RANKS, FairPlaces, rank_of
 from scrapejobs_shared.politeness.host_gate import (
     BreakerPolicy,
@@ -212,7 +212,7 @@ class Politeness:
         self._queues: dict[tuple[str, int], HostQueue] = {}
 
     async def robots(self, url: str, options: JobOptions) -> RobotsVerdict:
-        if not options.respect_robots:
+        if not JOB_PACE.of(options).respect_robots:
             return RobotsVerdict(True)
         rules = await self._robots.rules_for(url, TLS.of(options))
         agent = self._policy.user_agent
@@ -228,7 +228,7 @@ class Politeness:
         own (``job_pace``), never the host's."""
         rps = self._policy.per_host_rps
         interval = max(1.0 / rps if rps else 0.0, crawl_delay_s or 0.0)
-        concurrency = options.per_host_concurrency or self._policy.per_host_concurrency
+        concurrency = JOB_PACE.of(options).concurrency or self._policy.per_host_concurrency
         return HostLimits(concurrency=concurrency, min_interval_s=interval)
 
     async def admit(

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from scrapejobs_dispatcher.firecrawl.format_translation import pipeline
 from scrapejobs_dispatcher.firecrawl.request_models import (
     CrawlBody,
     ScrapeOptions,
@@ -31,7 +32,6 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     LABEL,
     crawl_request,
     job_options,
-    pipeline,
     validated,
 )
 from scrapejobs_shared.domain.monitors import MAX_RETENTION_DAYS, MonitorRequest, MonitorUpdate

@@ -12,8 +12,9 @@ from pydantic import Field, ValidationError, model_validator
 from scrapejobs_dispatcher.dependencies import UploadsDep
 from scrapejobs_dispatcher.firecrawl.answer_models import Answer, ScrapeAnswer
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
+from scrapejobs_dispatcher.firecrawl.format_translation import native_formats
 from scrapejobs_dispatcher.firecrawl.request_models import ScrapeOptions
-from scrapejobs_dispatcher.firecrawl.translation import native_formats, validated
+from scrapejobs_dispatcher.firecrawl.translation import validated
 from scrapejobs_dispatcher.tenants.authentication import CallerDep
 from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form, upload_form_schema
 from scrapejobs_dispatcher.uploads.upload import HTML_EXTENSIONS, Upload

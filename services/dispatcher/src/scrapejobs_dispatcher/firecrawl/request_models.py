@@ -8,31 +8,35 @@ value that asks for nothing (the SDKs send some of them on every request) and is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 from pydantic import (
     Field,
-    field_validator,
     model_validator,
 )
 from pydantic.config import JsonDict
 
-from scrapejobs_shared.domain.jobspec import MAX_REQUEST_DELAY_S
-from scrapejobs_shared.domain.webhook_spec import WEBHOOK_FORBIDDEN_HEADERS, WebhookMetadata
+from scrapejobs_dispatcher.firecrawl.format_models import (
+    ALIASES,
+    FULL_PAGE_SCREENSHOT,
+    ChangeTrackingFormat,
+    FormatOption,
+    JsonFormat,
+    ScreenshotFormat,
+    markdown_only,
+)
+from scrapejobs_dispatcher.firecrawl.webhook_option import WebhookOption
 from scrapejobs_shared.extraction.field_types import (
     FORBIDDEN_HEADERS,
     JSON_INT,
     MAX_URLS,
     URL_SCHEMA,
     HttpUrl,
-    check_headers,
     headers_schema,
 )
-from scrapejobs_shared.extraction.formats import FORMATS, FormatOptions, items_any_of
+from scrapejobs_shared.extraction.formats import items_any_of
 from scrapejobs_shared.options import OPTIONS
 from scrapejobs_shared.options.camel_model import CamelModel
-
-from .screenshot_format import ScreenshotFormat
 
 MAX_TIMEOUT_MS = 300_000
 
@@ -44,97 +48,11 @@ class SdkRequest(CamelModel):
     origin: str | None = Field(default=None, max_length=200)
 
 
-WebhookEventName = Literal["started", "page", "completed", "failed"]
-
-
-class Webhook(CamelModel):
-    """A webhook as Firecrawl takes it: its events are POSTed in Firecrawl's shape, signed
-    ``X-Firecrawl-Signature: sha256=<hex HMAC-SHA256 of the body>`` with the deployment's
-    webhook secret."""
-
-    url: HttpUrl = Field(description="http(s) URL (a blocked destination is never called)")
-    headers: dict[str, str] | None = Field(
-        default=None,
-        max_length=20,
-        description="Extra request headers",
-        json_schema_extra=headers_schema(WEBHOOK_FORBIDDEN_HEADERS),
-    )
-    metadata: WebhookMetadata | None = Field(default=None, description="Echoed in every event")
-    events: list[WebhookEventName] | None = Field(
-        default=None,
-        min_length=1,
-        max_length=4,
-        description="started, page (each page that ended), completed, failed (or cancelled); "
-        "default: all",
-    )
-
-    @field_validator("headers")
-    @classmethod
-    def _headers_allowed(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return None if value is None else check_headers(value, WEBHOOK_FORBIDDEN_HEADERS)
-
-
-WebhookOption = Annotated[HttpUrl | Webhook, Field(union_mode="left_to_right")]
-
-
-class JsonFormat(CamelModel):
-    """``{"type": "json", "schema", "prompt"}``: answered by the ai stage."""
-
-    type: Literal["json"]
-    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
-    prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
-
-
-class ChangeTrackingFormat(CamelModel):
-    """``{"type": "changeTracking", "modes", "schema", "prompt", "tag"}``: the page compared
-    with the previous scrape of its URL by the same team and ``tag`` (its markdown, as a git
-    diff; with ``json``, the fields the ai stage extracts, each ``previous`` and ``current``)."""
-
-    type: Literal["changeTracking", "change_tracking"]
-    modes: list[Literal["git-diff", "json"]] = Field(default_factory=list, max_length=2)
-    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
-    prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
-    tag: str | None = Field(default=None, min_length=1, max_length=200)
-
-
-# the formats named alone: the registry's (extraction/formats) and Firecrawl's own
-FULL_PAGE_SCREENSHOT = "screenshot@fullPage"
-FORMAT_NAMES = (*FORMATS.firecrawl_named(), "raw_html", "changeTracking", FULL_PAGE_SCREENSHOT)
-ALIASES = {"raw_html": "rawHtml", "change_tracking": "changeTracking"}
-
-
-class NamedFormat(CamelModel):
-    """A format given as an object with only its name."""
-
-    type: str = Field(json_schema_extra={"enum": list(FORMAT_NAMES)})
-
-    @field_validator("type")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        if value not in FORMAT_NAMES:
-            raise ValueError(f"unknown format {value!r}: one of {', '.join(FORMAT_NAMES)}")
-        return value
-
-
-if TYPE_CHECKING:
-    FormatOption = (
-        str | JsonFormat | ChangeTrackingFormat | ScreenshotFormat | NamedFormat | FormatOptions
-    )
-else:
-    FormatOption = FORMATS.choice_type(
-        FORMAT_NAMES, also=(JsonFormat, ChangeTrackingFormat, ScreenshotFormat, NamedFormat)
-    )
-
-
-def _markdown() -> list[FormatOption]:
-    return ["markdown"]
-
-
 class ScrapeOptionsBase(SdkRequest):
     """Firecrawl's scrape options (``POST /v2/scrape``, and flattened into a batch)."""
 
     formats: list[FormatOption] = Field(
-        default_factory=_markdown, max_length=10, json_schema_extra=items_any_of
+        default_factory=markdown_only, max_length=10, json_schema_extra=items_any_of
     )
     headers: dict[str, str] | None = Field(
         default=None, max_length=50, json_schema_extra=headers_schema(FORBIDDEN_HEADERS)
@@ -209,9 +127,6 @@ class BatchScrapeBodyBase(ScrapeOptions):
         json_schema_extra={"items": cast(JsonDict, URL_SCHEMA)},
     )
     ignore_invalid_urls: bool = Field(default=False, alias="ignoreInvalidURLs")
-    max_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = Field(
-        default=None, description="Fetches at once for each host of the batch"
-    )
     webhook: WebhookOption | None = Field(
         default=None, description="A URL, or where and which events to POST"
     )
@@ -251,17 +166,6 @@ class CrawlBodyBase(SdkRequest):
         default=True,
         alias="deduplicateSimilarURLs",
         description="URLs are always normalised (case, default ports, fragments) into one page",
-    )
-    ignore_robots_txt: bool = False
-    delay: float | None = Field(
-        default=None,
-        ge=0.01,
-        le=MAX_REQUEST_DELAY_S,
-        description="Seconds between this crawl's requests to the site (0.01 to 100); a delay "
-        "longer than the site's own pace paces only this crawl",
-    )
-    max_concurrency: Annotated[int, Field(ge=1, le=64), JSON_INT] | None = Field(
-        default=None, description="Fetches at once for each host of the crawl"
     )
     scrape_options: ScrapeOptions | None = None
     sitemap: Literal["skip", "include", "only"] = Field(

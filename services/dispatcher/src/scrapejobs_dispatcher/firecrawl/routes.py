@@ -32,6 +32,7 @@ from scrapejobs_dispatcher.firecrawl.answer_models import (
 )
 from scrapejobs_dispatcher.firecrawl.dependencies import ServedHereDep, SiteMapperDep
 from scrapejobs_dispatcher.firecrawl.errors import v2_router
+from scrapejobs_dispatcher.firecrawl.format_translation import tracked_field
 from scrapejobs_dispatcher.firecrawl.request_models import (
     BatchScrapeBody,
     CrawlBody,
@@ -47,7 +48,6 @@ from scrapejobs_dispatcher.firecrawl.translation import (
     crawl_request,
     named_as_firecrawl,
     scrape_request,
-    tracked_field,
     valid_urls,
 )
 from scrapejobs_dispatcher.jobs.job_errors import JobNotFound

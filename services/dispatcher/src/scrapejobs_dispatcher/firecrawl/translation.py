@@ -1,18 +1,14 @@
-"""A Firecrawl request as a native job: its scrape options become ``options`` (formats,
-content scope, headers, timeout, rendering) and its ``json`` format an ``ai`` stage; the job is
-labelled with the endpoint it came from.
+"""A Firecrawl request as a native job: its scrape options become ``options``, its formats the
+native formats and stages (format_translation.py), its webhook the native one
+(webhook_option.py); the job is labelled with the endpoint it came from.
 
 | Firecrawl | native |
 |---|---|
-| ``markdown`` / ``html`` / ``rawHtml`` / ``links`` / ``images`` / ``attributes`` / ``summary`` | the format of that Firecrawl name in the registry (extraction/formats): ``markdown`` / ``clean_html`` / ``html`` / ``links`` / ``images`` / ``attributes`` / ``summary`` (an ``ai`` stage) (``metadata`` always) |
-| ``{"type": "json", "schema", "prompt"}`` | an ``ai`` stage answering into ``json`` |
-| ``changeTracking`` (``/v2/scrape``, monitors) | the page compared with the previous scrape of its URL (change_tracking.py); its ``json`` mode an ``ai`` stage (the ``json`` format's, if asked for too) |
 | ``headers`` | ``options.headers`` |
 | ``timeout`` (ms) | ``options.timeout_s`` (at most 50 s a fetch); a scrape's wait |
-| ``maxConcurrency`` | ``options.per_host_concurrency`` |
 | crawl: ``limit``, ``maxDiscoveryDepth``, ``includePaths``, ``excludePaths``, ``allowSubdomains`` | ``crawl``'s ``max_pages`` (10,000 unset), ``max_depth`` (20 unset), ``include``, ``exclude``, ``allow_subdomains`` |
 | crawl: ``crawlEntireDomain`` false (its default), ``ignoreQueryParameters``, ``sitemap`` | ``crawl.under_start_path``, ``crawl.ignore_query``, ``crawl.sitemap`` |
-| crawl: ``delay`` (s), ``ignoreRobotsTxt``, ``scrapeOptions`` | ``options.per_host_rps`` (1 / delay), ``options.respect_robots``, as a scrape's options |
+| crawl: ``scrapeOptions`` | as a scrape's options |
 | an option family's fields (content scope, documents, the page cache, TLS, location...) | as its module says (scrapejobs_shared/options) |
 
 A ``ValidationError`` of the native request is raised as ``InvalidOption`` naming the
@@ -30,28 +26,18 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from scrapejobs_dispatcher.firecrawl.format_translation import native_formats, pipeline
 from scrapejobs_dispatcher.firecrawl.request_models import (
-    ALIASES,
     MAX_CRAWL_DEPTH,
     BatchScrapeBody,
-    ChangeTrackingFormat,
     CrawlBody,
-    JsonFormat,
     ScrapeBody,
     ScrapeOptions,
-    Webhook,
 )
+from scrapejobs_dispatcher.firecrawl.webhook_option import webhook
 from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
 from scrapejobs_shared.errors import InvalidInput, describe
 from scrapejobs_shared.extraction.field_types import MAX_URLS, check_url
-from scrapejobs_shared.extraction.formats import (
-    FORMATS,
-    FormatChoice,
-    FormatOptions,
-    ScreenshotOptions,
-)
-from scrapejobs_shared.firecrawl.documents import JSON_FIELD
-from scrapejobs_shared.firecrawl.webhook_bodies import EVENTS as WEBHOOK_EVENTS
 from scrapejobs_shared.options import OPTIONS, InvalidOption, ServedHere
 from scrapejobs_shared.options.page_cache import DEFAULT_MAX_AGE_MS
 
@@ -71,12 +57,10 @@ FIELD_NAMES = {
     "options.formats": "formats",
     "options.headers": "headers",
     "options.timeout_s": "timeout",
-    "options.per_host_concurrency": "maxConcurrency",
     "pipeline": "formats",
     "crawl.start_url": "url",
     "crawl.include": "includePaths",
     "crawl.exclude": "excludePaths",
-    "options.per_host_rps": "delay",
     "webhook": "webhook",
     **OPTIONS.firecrawl_names(),
 }
@@ -90,73 +74,6 @@ def job_options(options: ScrapeOptions, here: ServedHere = ServedHere()) -> dict
         native["timeout_s"] = min(options.timeout / 1000, MAX_FETCH_TIMEOUT_S)
     OPTIONS.options_to_native(options, native, here)
     return native
-
-
-def native_formats(options: ScrapeOptions) -> list[FormatChoice]:
-    """The native formats of Firecrawl's (``metadata`` always; ``json`` and ``changeTracking``
-    are stages and comparisons, not formats): each by its native name, or as the object it
-    was asked with when it takes options."""
-    found: dict[str, FormatChoice] = {"metadata": "metadata"}
-    if (shot := options.screenshot()) is not None:
-        found["screenshot"] = ScreenshotOptions(
-            type="screenshot", full_page=bool(shot.full_page), quality=shot.quality
-        )
-    for wanted in options.formats:
-        name = wanted if isinstance(wanted, str) else wanted.type
-        page_format = FORMATS.firecrawl(ALIASES.get(name, name))
-        if page_format is not None:
-            choice = wanted if isinstance(wanted, FormatOptions) else page_format.name
-            found.setdefault(page_format.name, choice)
-    return list(found.values())
-
-
-def webhook(option: str | Webhook | None) -> dict[str, Any] | None:
-    """The native webhook of a Firecrawl one: Firecrawl's bodies and signature, its events."""
-    if option is None:
-        return None
-    hook = Webhook(url=option) if isinstance(option, str) else option
-    names: list[str] = list(hook.events or WEBHOOK_EVENTS)
-    return {
-        "url": hook.url,
-        "headers": hook.headers or {},
-        "metadata": hook.metadata or {},
-        "events": [native for name in dict.fromkeys(names) for native in WEBHOOK_EVENTS[name]],
-        "shape": "firecrawl",
-    }
-
-
-def pipeline(options: ScrapeOptions) -> list[dict[str, Any]]:
-    """An ``ai`` stage for the ``json`` format, else for the changeTracking format's ``json``
-    mode (none without either: one stage answers both)."""
-    wanted: JsonFormat | ChangeTrackingFormat | None = options.json_format()
-    into = JSON_FIELD
-    if wanted is None:
-        wanted = options.change_tracking()
-        into = TRACKED_JSON_FIELD
-        if wanted is None or "json" not in wanted.modes:
-            return []
-    staged = [f.firecrawl for f in FORMATS.stages(native_formats(options))]
-    if staged:
-        raise InvalidOption(
-            "formats",
-            f"{', '.join(map(str, staged))} and json (or changeTracking's json mode) each ask the "
-            "language model, and a request asks it once: ask for them in two requests",
-        )
-    stage = {
-        "prompt": wanted.prompt or DEFAULT_JSON_PROMPT,
-        "schema": wanted.schema_ or OPEN_SCHEMA,
-        "into": into,
-    }
-    return [{"ai": stage}]
-
-
-def tracked_field(options: ScrapeOptions) -> str | None:
-    """Where the fields the changeTracking format's ``json`` mode compares are (None: no such
-    mode)."""
-    tracking = options.change_tracking()
-    if tracking is None or "json" not in tracking.modes:
-        return None
-    return JSON_FIELD if options.json_format() is not None else TRACKED_JSON_FIELD
 
 
 def scrape_request(body: ScrapeBody, here: ServedHere = ServedHere()) -> ScrapeRequest:
@@ -178,8 +95,6 @@ def batch_request(
 ) -> JobRequest:
     """``POST /v2/batch/scrape`` as one job of ``urls``."""
     options = job_options(body, here)
-    if body.max_concurrency is not None:
-        options["per_host_concurrency"] = body.max_concurrency
     native = {
         "urls": urls,
         "options": options,
@@ -194,11 +109,6 @@ def batch_request(
 def crawl_request(body: CrawlBody, here: ServedHere = ServedHere()) -> JobRequest:
     """``POST /v2/crawl`` as one crawl job."""
     options = job_options(body.scrape_options or ScrapeOptions(), here)
-    if body.max_concurrency is not None:
-        options["per_host_concurrency"] = body.max_concurrency
-    if body.delay is not None:
-        options["per_host_rps"] = 1 / body.delay
-    options["respect_robots"] = not body.ignore_robots_txt
     crawl = {
         "start_url": body.url,
         "max_depth": MAX_CRAWL_DEPTH
@@ -221,10 +131,6 @@ def crawl_request(body: CrawlBody, here: ServedHere = ServedHere()) -> JobReques
     }
     OPTIONS.body_to_native("crawl", body, native)
     return validated(JobRequest, native)
-
-
-def _or(value: int | None, default: int) -> int:
-    return default if value is None else value
 
 
 def valid_urls(urls: list[str]) -> tuple[list[str], list[str]]:

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchRecord
+from scrapejobs_shared.options import JOB_PACE
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
 from scrapejobs_shared.politeness.job_pace import job_pace, job_pace_key
@@ -64,7 +65,7 @@ class JobPace:
     async def admit(
         self, batch: BatchRecord, spec: JobSpec, host: str, limits: HostLimits, wait_s: float
     ) -> HeldPermit | Throttle | None:
-        paced = job_pace(spec.options.per_host_rps, limits)
+        paced = job_pace(JOB_PACE.of(spec.options).rps, limits)
         if paced is None:
             return None
         key = job_pace_key(batch.job_id, host)

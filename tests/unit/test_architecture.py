@@ -168,7 +168,8 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("options",),
         ("pipeline",),
         ("extraction",),
-        ("errors", "process_limits", "process_pipes", "tenant_turns"),
+        ("processes", "tenant_turns"),
+        ("errors",),
     ],
 }
 

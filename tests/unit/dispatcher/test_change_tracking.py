@@ -8,8 +8,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from scrapejobs_dispatcher.firecrawl.format_translation import (
+    TRACKED_JSON_FIELD,
+    pipeline,
+    tracked_field,
+)
 from scrapejobs_dispatcher.firecrawl.request_models import ScrapeBody
-from scrapejobs_dispatcher.firecrawl.format_translation import TRACKED_JSON_FIELD, pipeline, tracked_field
 from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker, tracker_id
 from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
 from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from scrapejobs_dispatcher.firecrawl.request_models import ScrapeBody
 from scrapejobs_dispatcher.firecrawl.format_translation import native_formats
+from scrapejobs_dispatcher.firecrawl.request_models import ScrapeBody
 from scrapejobs_dispatcher.firecrawl.translation import job_options
 from scrapejobs_shared.domain.records import TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus

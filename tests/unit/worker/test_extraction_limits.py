@@ -7,9 +7,9 @@ import resource
 
 import pytest
 
-from scrapejobs_shared import process_limits
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_shared.process_pipes import put, take
+from scrapejobs_shared.processes import limits as process_limits
+from scrapejobs_shared.processes.pipes import put, take
 
 
 def test_the_cpu_limit_is_set_again_only_when_its_whole_second_moves(monkeypatch) -> None:

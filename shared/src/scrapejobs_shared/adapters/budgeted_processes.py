@@ -1,9 +1,9 @@
 """Calls run in processes of their own, each within its budget, held by the kernel
 (ports/budgeted_work.py).
 
-A few child processes, forked by multiprocessing's fork server (started before the service's
-threads and clients: a child inherits none of them), each running one call at a time and kept
-for the next. Before each call a child sets its own limits (``process_limits.py``): CPU
+A few child processes, forked by multiprocessing's fork server (processes/children.py), each
+running one call at a time and kept for the next. Before each call a child sets its own limits
+(processes/limits.py): CPU
 (``RLIMIT_CPU`` at what it used plus the budget: past it ``SIGXCPU`` ends the process, even
 inside C code) and memory (``RLIMIT_AS`` at its size at start plus the budget's: past it an
 allocation fails). It measures its answer, pickled, against the budget's output size before it
@@ -15,10 +15,8 @@ pipe.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
 import pickle
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -27,17 +25,18 @@ from typing import TypeVar, cast
 
 from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.ports.budgeted_work import Budget, Exceeded, OverBudget
-from scrapejobs_shared.process_limits import (
-    address_space,
-    allow_growth,
-    limit_cpu,
-    run_in_background,
+from scrapejobs_shared.processes.children import (
+    ChildFailedToStart,
+    begin,
+    ended_by,
+    fork_server,
+    spawn,
 )
-from scrapejobs_shared.process_pipes import put, readable, stop, take
+from scrapejobs_shared.processes.limits import address_space, allow_growth, limit_cpu
+from scrapejobs_shared.processes.pipes import put, readable, stop, take
 from scrapejobs_shared.tenant_turns import TenantTurns
 
 T = TypeVar("T")
-READY = "ready"
 OK, RAISED, MEMORY, OUTPUT = "ok", "raised", "memory", "output"
 
 
@@ -63,7 +62,7 @@ class BudgetedProcesses:
         self._turns = TenantTurns(processes)
         self._idle: list[_Child] = []
         self._background = background
-        self._context = multiprocessing.get_context("forkserver")
+        self._context = fork_server()
         self._closed = False
 
     async def run(self, budget: Budget, call: Callable[..., T], *args: object) -> T:
@@ -104,29 +103,14 @@ class BudgetedProcesses:
         except (EOFError, OSError):
             _stop(child)
             code = child.process.exitcode
-            if code == -signal.SIGXCPU:
-                return "cpu", None
-            if code == -signal.SIGABRT and budget.memory_mb:
-                return MEMORY, None  # native code aborts when an allocation fails past it
-            return "died", f"exit code {code}"
+            ending = ended_by(code, bool(budget.memory_mb))
+            return ending, None if ending != "died" else f"exit code {code}"
 
     async def _spawn(self) -> _Child:
-        ours, theirs = self._context.Pipe(duplex=True)
-        process = self._context.Process(
-            target=serve, args=(theirs, self._background), name="budgeted", daemon=True
-        )
-        await asyncio.to_thread(process.start)  # the first start waits for the fork server
-        theirs.close()
-        child = _Child(process, ours)
         try:
-            await readable(ours)
-            os.set_blocking(ours.fileno(), True)
-            if take(ours) != READY:
-                raise EOFError("no ready message")
-        except (EOFError, OSError):
-            _stop(child)
-            raise BudgetedWorkCrashed("a budgeted process failed to start") from None
-        return child
+            return _Child(*await spawn(self._context, serve, (self._background,), "budgeted"))
+        except ChildFailedToStart as exc:
+            raise BudgetedWorkCrashed(str(exc)) from None
 
     async def close(self) -> None:
         self._closed = True
@@ -141,13 +125,9 @@ def _stop(child: _Child) -> None:
 
 def serve(conn: Connection, background: bool = False) -> None:
     """A child: run each call it is sent within the call's budget and answer it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service decides when it stops
-    signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the budget: the process ends
-    if background:
-        run_in_background()
+    begin(conn, background)
     base = address_space()
     cpu_limit = 0
-    put(conn, READY)
     while True:
         try:
             call, args, budget = cast(

@@ -1,6 +1,6 @@
 """Documents read apart from pages: a response that is a document (PDF, Word... :
 ``extraction/content_kind.py``, by its type or its first bytes) goes to extraction processes of
-its own, which take the CPU only when nothing else wants it (process_limits.run_in_background);
+its own, which take the CPU only when nothing else wants it (processes/limits.run_in_background);
 every other page to the page processes. Reading a 10-page PDF takes ten to twenty times a web
 page's CPU: a job of PDFs beside a job of pages, sharing processes and cores, halved the pages'
 throughput (bench/README.md, "D"); apart, the kernel gives the pages the CPU first and the

@@ -6,7 +6,7 @@ loop, one such page would stop the process: its other batches, its health checks
 Here pages run in a few child processes, forked by multiprocessing's fork server (a process
 started once with the extraction modules loaded, before any of the worker's threads, clients
 or connections exist: children inherit none of them and start in milliseconds). The fork
-server freezes what it loaded (fork_server_freeze.py), so children share those modules'
+server freezes what it loaded (processes/fork_server_freeze.py), so children share those modules'
 memory instead of copying it.
 
 **The budget** is CPU time, held by the kernel: before each page a child sets its own
@@ -49,9 +49,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import multiprocessing
 import os
-import signal
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -62,8 +60,15 @@ from typing import Any, cast
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.outcomes.page_outcome import ExtractedPage, extract_outcome
 from scrapejobs_shared.ports.fetcher import FetchResponse
-from scrapejobs_shared.process_limits import limit_cpu, limit_memory, run_in_background
-from scrapejobs_shared.process_pipes import put, readable, stop, take
+from scrapejobs_shared.processes.children import (
+    ChildFailedToStart,
+    begin,
+    ended_by,
+    fork_server,
+    spawn,
+)
+from scrapejobs_shared.processes.limits import limit_cpu
+from scrapejobs_shared.processes.pipes import put, stop, take
 from scrapejobs_worker.extraction.extraction_port import (
     ExtractionCrashed,
     ExtractionFailed,
@@ -73,13 +78,10 @@ from scrapejobs_worker.extraction.extraction_port import (
 
 log = logging.getLogger(__name__)
 
-READY = "ready"
 SPECS_KEPT = 64  # jobs' specs each process keeps (the parent mirrors the same LRU)
 PAGES_PER_MESSAGE = 16
 SPILL_S = 0.025  # a page waiting this long for the first child goes to another one
 OUT_OF_MEMORY = "out of memory"  # a child's answer for a page past its memory
-# imported by the fork server after the extraction modules (never here: it freezes the importer)
-FORK_SERVER_FREEZE = "scrapejobs_worker.extraction.fork_server_freeze"
 Extract = Callable[[FetchResponse, JobSpec], ExtractedPage]
 
 
@@ -142,8 +144,7 @@ class ExtractionProcesses:
         self.background = background
         self._size = processes
         self._extract = extract
-        self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload([__name__, FORK_SERVER_FREEZE])
+        self._context = fork_server(preload=[__name__])
         self._waiting: deque[_Page] = deque()
         self._idle: list[_Child] = []
         self._children: set[_Child] = set()
@@ -259,11 +260,10 @@ class ExtractionProcesses:
             [page] = pages
             if not page.done.done():
                 error: Exception
-                if child.killed or exitcode == -signal.SIGXCPU:
+                ending = ended_by(exitcode, bool(self.memory_mb))
+                if child.killed or ending == "cpu":
                     error = ExtractionOverBudget(self.budget_s)
-                elif exitcode == -signal.SIGABRT and self.memory_mb:
-                    # native code (PDFium inflating a document's streams) aborts when an
-                    # allocation fails past the memory limit: the page's own doing
+                elif ending == "memory":  # the page's own doing
                     error = ExtractionOverMemory(self.memory_mb)
                 else:
                     error = ExtractionCrashed(f"the extraction process died (exit code {exitcode})")
@@ -288,35 +288,21 @@ class ExtractionProcesses:
         task.add_done_callback(self._starting.discard)
 
     async def _spawn(self) -> None:
-        ours, theirs = self._context.Pipe(duplex=True)
-        process = self._context.Process(
-            target=serve,
-            args=(theirs, self._extract, self.budget_s, self.memory_mb, self.background),
-            name="extraction",
-            daemon=True,
-        )
-        # in a thread: the first start launches the fork server and waits for it to import the
-        # extraction modules (a second or more), which must not hold up the worker's start
-        await asyncio.to_thread(process.start)
-        theirs.close()
-        self._spawned += 1
-        child = _Child(process, ours, self._spawned)
-        self._children.add(child)
+        args = (self._extract, self.budget_s, self.memory_mb, self.background)
         try:
-            await readable(ours)
-            if take(ours) != READY:
-                raise EOFError("no ready message")
-        except (EOFError, OSError):
+            process, ours = await spawn(self._context, serve, args, "extraction")
+        except ChildFailedToStart:
             log.error("an extraction process failed to start", exc_info=True)
-            self._children.discard(child)
-            _stop(child)
             if not self._closed:
                 await asyncio.sleep(1.0)  # do not spin on a process that cannot start
                 self._replace()
             return
+        self._spawned += 1
+        child = _Child(process, ours, self._spawned)
         if self._closed:
             _stop(child)
             return
+        self._children.add(child)
         asyncio.get_running_loop().add_reader(ours.fileno(), self._answered, child)
         # uvloop's add_reader makes the pipe non-blocking: a message or an answer larger than
         # the pipe's buffer (a 300 KB page) would then be cut by EAGAIN mid-write or mid-read
@@ -381,14 +367,8 @@ def serve(
     """A child process: extract the pages of each message it is sent, each within the CPU
     budget (past it the kernel ends the process) and the memory limit (past it the page fails
     and the process ends once it answered), and answer them together."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker decides when it stops
-    signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the budget: the process ends
-    if background:
-        run_in_background()  # what else wants the CPU runs first
-    if memory_mb:
-        limit_memory(memory_mb)
     specs: OrderedDict[int, JobSpec] = OrderedDict()
-    put(conn, READY)
+    begin(conn, background, memory_mb)
     exhausted = False
     cpu_limit = 0
     while not exhausted:

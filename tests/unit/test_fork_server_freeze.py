@@ -9,7 +9,7 @@ import gc
 import subprocess
 import sys
 
-from scrapejobs_worker.extraction import fork_server_freeze
+from scrapejobs_shared.processes import fork_server_freeze
 
 
 def test_importing_it_here_freezes_nothing() -> None:
@@ -19,7 +19,7 @@ def test_importing_it_here_freezes_nothing() -> None:
 
 def test_a_python_c_process_with_the_fork_server_module_is_not_frozen() -> None:
     script = (
-        "import gc, multiprocessing.forkserver, scrapejobs_worker.extraction.fork_server_freeze; "
+        "import gc, multiprocessing.forkserver, scrapejobs_shared.processes.fork_server_freeze; "
         "print(gc.get_freeze_count())"
     )
     out = subprocess.run(

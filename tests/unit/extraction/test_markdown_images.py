@@ -7,7 +7,11 @@ from __future__ import annotations
 import pytest
 
 from scrapejobs_shared.domain.jobspec import JobOptions
-from scrapejobs_shared.extraction.markdown import BASE64_REMOVED, page_markdown
+from scrapejobs_shared.extraction.markdown import (
+    BASE64_REMOVED,
+    page_markdown,
+    placeholders_for_written_in,
+)
 
 PNG = "data:image/png;base64,iVBORw0KGgo="
 HTML = (
@@ -26,6 +30,27 @@ def test_linked_images_keep_their_urls_and_a_placeholder_for_those_written_in() 
     assert "![chart](https://e.example/chart.png)" in markdown
     assert f"![dot]({BASE64_REMOVED})" in markdown and f"![]({BASE64_REMOVED})" in markdown
     assert "data:" not in markdown
+
+
+def test_only_images_written_in_take_the_placeholder() -> None:
+    given = f"a [link](data:text/plain,x) ![x](data:a) ![y](data:b ![z](https://e/z.png) ![w]("
+    assert placeholders_for_written_in(given) == (
+        f"a [link](data:text/plain,x) ![x]({BASE64_REMOVED}) ![y](data:b "
+        "![z](https://e/z.png) ![w]("
+    )
+    lines = "![a\n](data:x) ![b](data:y)\n"
+    assert placeholders_for_written_in(lines) == f"![a\n](data:x) ![b]({BASE64_REMOVED})\n"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["![" * 500_000, "](data:" * 300_000, "![a" + "](data:" * 300_000, "![" + "]" * 500_000],
+    ids=["openers", "targets", "one opener, many targets", "closers"],
+)
+def test_a_hostile_line_is_read_once(hostile: str) -> None:
+    """Each of these took a scan from every start (minutes: past the suite's timeout) before:
+    a line of many ``![`` without ``]``, many ``](data:`` without ``)``."""
+    assert placeholders_for_written_in(hostile) == hostile
 
 
 def test_all_images_keep_those_written_in_whole() -> None:

@@ -21,9 +21,10 @@ from scrapejobs_shared.errors import WorkFailed
 
 Images = Literal["none", "linked", "all"]
 BASE64_REMOVED = "<Base64-Image-Removed>"  # Firecrawl's placeholder, its alt text kept
-# an image whose source is written into the page: ![alt](data:...) (no ")" in a data: URI's
-# base64; one pass, linear in the markdown)
-_WRITTEN_IN = re.compile(r"(!\[[^\]\n]*\])\(data:[^)\s]*\)")
+# the target of an image written into the page: ](data:...) (no ")" or space in a data: URI's
+# base64). The closing ")" is optional so that a match always consumes its run: a line of many
+# "](data:" with no ")" is scanned once, not once from each
+_DATA_TARGET = re.compile(r"\]\(data:[^)\s]*(\)?)")
 
 
 class MarkdownUnavailable(WorkFailed, ValueError):
@@ -46,5 +47,24 @@ def page_markdown(html: str, base_url: str, images: Images = "none") -> str:
         raise MarkdownUnavailable(f"markdown conversion failed: {exc}") from None
     markdown = (converted or "").strip()
     if images == "linked":
-        markdown = _WRITTEN_IN.sub(rf"\1({BASE64_REMOVED})", markdown)
+        markdown = placeholders_for_written_in(markdown)
     return markdown
+
+
+def placeholders_for_written_in(markdown: str) -> str:
+    """``markdown`` with each image written into the page, ``![alt](data:...)``, as
+    ``![alt](<Base64-Image-Removed>)``. Linear in the markdown whatever it holds: each match
+    looks back for its ``![`` only as far as the previous match or the line's start."""
+    parts: list[str] = []
+    kept = scanned = 0  # written out up to; looked at up to
+    for found in _DATA_TARGET.finditer(markdown):
+        start = found.start()
+        floor = max(scanned, markdown.rfind("\n", scanned, start) + 1)
+        scanned = found.end()
+        opener = markdown.rfind("![", floor, start)
+        if not found.group(1) or opener < 0 or "]" in markdown[opener + 2 : start]:
+            continue  # not an image's target: a link's, or no closing ")"
+        parts += (markdown[kept:start], f"]({BASE64_REMOVED})")
+        kept = found.end()
+    parts.append(markdown[kept:])
+    return "".join(parts)

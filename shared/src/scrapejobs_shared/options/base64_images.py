@@ -14,19 +14,18 @@ SDKs 3.0-4.54 send on every scrape) asks; ``false`` asks for them kept:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .option_family import FieldSpec, FirecrawlKind, OptionFamily, ServedHere
+from .option_family import OptionFamily, ServedHere
 
 FIELD = "remove_base64_images"
 
 
 class Base64Images(OptionFamily):
     name = "base64_images"
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "scrape_options": {
             FIELD: (
                 bool | None,

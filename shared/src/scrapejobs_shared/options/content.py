@@ -8,15 +8,14 @@ content, the elements some selectors match, less those others match).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from scrapejobs_shared.extraction.content_scope import ContentScope
 from scrapejobs_shared.extraction.css_selector import CssSelector
 
-from .option_family import FieldSpec, FirecrawlKind, NativeKind, OptionFamily, ServedHere
+from .option_family import OptionFamily, ServedHere
 
 MAX_INCLUDED = 20
 MAX_EXCLUDED = 50
@@ -49,7 +48,7 @@ class ContentOptions(BaseModel):
 
 class Content(OptionFamily):
     name = "content"
-    native_fields: ClassVar[Mapping[NativeKind, Mapping[str, FieldSpec]]] = {
+    native_fields = {
         "options": {
             "content": (
                 ContentOptions,
@@ -60,7 +59,7 @@ class Content(OptionFamily):
             )
         }
     }
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "scrape_options": {
             "include_tags": (
                 list[CssSelector] | None,
@@ -73,7 +72,7 @@ class Content(OptionFamily):
             "only_main_content": (bool, Field(default=True)),
         }
     }
-    firecrawl_names: ClassVar[Mapping[str, str]] = {
+    firecrawl_names = {
         "options.content.include": "includeTags",
         "options.content.exclude": "excludeTags",
     }

@@ -13,15 +13,12 @@ page's URL and outcome, never its content).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from .option_family import (
-    FieldSpec,
     FirecrawlKind,
-    NativeKind,
     NotServed,
     OptionFamily,
     ServedHere,
@@ -37,7 +34,7 @@ NOT_CACHED = "a result that is not kept is not kept for reuse either: leave cach
 
 class DataRetention(OptionFamily):
     name = "data_retention"
-    native_fields: ClassVar[Mapping[NativeKind, Mapping[str, FieldSpec]]] = {
+    native_fields = {
         "scrape": {
             FIELD: (
                 bool,
@@ -49,7 +46,7 @@ class DataRetention(OptionFamily):
             )
         }
     }
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "scrape": {
             FIELD: (
                 bool | None,
@@ -60,7 +57,7 @@ class DataRetention(OptionFamily):
             )
         }
     }
-    firecrawl_names: ClassVar[Mapping[str, str]] = {FIELD: "zeroDataRetention"}
+    firecrawl_names = {FIELD: "zeroDataRetention"}
 
     def asked(self, request: Any) -> bool:
         return bool(getattr(request, FIELD, False))

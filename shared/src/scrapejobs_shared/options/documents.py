@@ -11,8 +11,7 @@ a page limit, Firecrawl's page markers, the kinds read, or not read at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.config import JsonDict
@@ -26,7 +25,7 @@ from scrapejobs_shared.extraction.documents import (
 from scrapejobs_shared.extraction.field_types import JSON_INT
 
 from .camel_model import CamelModel
-from .option_family import FieldSpec, FirecrawlKind, NativeKind, OptionFamily, ServedHere
+from .option_family import OptionFamily, ServedHere
 
 if TYPE_CHECKING:
     DocumentKind = str
@@ -144,7 +143,7 @@ def pdf_parser(given: BaseModel) -> PdfParser | None:
 
 class Documents(OptionFamily):
     name = "documents"
-    native_fields: ClassVar[Mapping[NativeKind, Mapping[str, FieldSpec]]] = {
+    native_fields = {
         "options": {
             "documents": (
                 DocumentsOptions,
@@ -155,7 +154,7 @@ class Documents(OptionFamily):
             )
         }
     }
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "scrape_options": {
             "parsers": (
                 list[ParserOption] | None,
@@ -171,9 +170,7 @@ class Documents(OptionFamily):
             )
         }
     }
-    firecrawl_names: ClassVar[Mapping[str, str]] = {
-        "options.documents.max_pages": "parsers[0].maxPages"
-    }
+    firecrawl_names = {"options.documents.max_pages": "parsers[0].maxPages"}
 
     def of(self, options: Any) -> DocumentsOptions:
         found: DocumentsOptions = options.documents

@@ -12,12 +12,12 @@ languages).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from .camel_model import CamelModel
-from .option_family import FieldSpec, FirecrawlKind, NativeKind, OptionFamily, ServedHere
+from .option_family import OptionFamily, ServedHere
 
 MAX_LANGUAGES = 10
 # a BCP 47 language tag, as Accept-Language takes it: "de", "de-DE", "zh-Hant-TW"
@@ -71,7 +71,7 @@ def accept_language(languages: list[str]) -> str:
 
 class Location(OptionFamily):
     name = "location"
-    native_fields: ClassVar[Mapping[NativeKind, Mapping[str, FieldSpec]]] = {
+    native_fields = {
         "options": {
             "location": (
                 LocationOptions | None,
@@ -79,7 +79,7 @@ class Location(OptionFamily):
             )
         }
     }
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "scrape_options": {
             "location": (
                 FirecrawlLocation | None,
@@ -91,7 +91,7 @@ class Location(OptionFamily):
             )
         }
     }
-    firecrawl_names: ClassVar[Mapping[str, str]] = {"options.location": "location"}
+    firecrawl_names = {"options.location": "location"}
     uploads = "refused"
 
     def of(self, options: Any) -> LocationOptions | None:

@@ -10,15 +10,14 @@ only this job: politeness/job_pace.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from scrapejobs_shared.extraction.field_types import JSON_INT
 
-from .option_family import FieldSpec, FirecrawlKind, NativeKind, OptionFamily
+from .option_family import FieldSpec, FirecrawlKind, OptionFamily
 
 # The slowest pace a job may ask for toward a host (one request per 100 s): a job's pace is its
 # own (politeness/job_pace.py), and a slower one would only leave its tasks waiting for days.
@@ -43,7 +42,7 @@ def _concurrency(described: str) -> FieldSpec:
 
 class JobPace(OptionFamily):
     name = "pace"
-    native_fields: ClassVar[Mapping[NativeKind, Mapping[str, FieldSpec]]] = {
+    native_fields = {
         "options": {
             "respect_robots": (
                 bool,
@@ -64,7 +63,7 @@ class JobPace(OptionFamily):
             ),
         }
     }
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "batch": {"max_concurrency": _concurrency("Fetches at once for each host of the batch")},
         "crawl": {
             "ignore_robots_txt": (bool, Field(default=False)),
@@ -81,7 +80,7 @@ class JobPace(OptionFamily):
             "max_concurrency": _concurrency("Fetches at once for each host of the crawl"),
         },
     }
-    firecrawl_names: ClassVar[Mapping[str, str]] = {
+    firecrawl_names = {
         "options.per_host_concurrency": "maxConcurrency",
         "options.per_host_rps": "delay",
     }

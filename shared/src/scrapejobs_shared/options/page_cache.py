@@ -10,15 +10,14 @@ On an upload (nothing is fetched) both are accepted and do nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from scrapejobs_shared.extraction.field_types import JSON_INT
 
-from .option_family import FieldSpec, FirecrawlKind, NativeKind, OptionFamily, ServedHere
+from .option_family import OptionFamily, ServedHere
 
 MAX_CACHE_AGE_S = 172_800  # how long a page cache entry is kept (and the most it is asked for)
 DEFAULT_MAX_AGE_MS = 14_400_000  # Firecrawl's own default (its SDKs send it)
@@ -41,7 +40,7 @@ def cache_age_s(max_age_ms: int | None) -> int:
 
 class PageCache(OptionFamily):
     name = "cache"
-    native_fields: ClassVar[Mapping[NativeKind, Mapping[str, FieldSpec]]] = {
+    native_fields = {
         "options": {
             "cache_max_age_s": (
                 Annotated[int, Field(ge=0, le=MAX_CACHE_AGE_S), JSON_INT],
@@ -63,7 +62,7 @@ class PageCache(OptionFamily):
             ),
         }
     }
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "scrape_options": {
             "max_age": (
                 Annotated[int, Field(ge=0), JSON_INT] | None,

@@ -10,16 +10,12 @@ On an upload (nothing is fetched) it is accepted and does nothing."""  # noqa: E
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from .option_family import (
-    FieldSpec,
-    FirecrawlKind,
     InvalidOption,
-    NativeKind,
     NotServed,
     OptionFamily,
     ServedHere,
@@ -33,7 +29,7 @@ UNVERIFIED_REFUSED = f"{ALWAYS_VERIFIED}; leave skipTlsVerification out or set i
 
 class Tls(OptionFamily):
     name = "tls"
-    native_fields: ClassVar[Mapping[NativeKind, Mapping[str, FieldSpec]]] = {
+    native_fields = {
         "options": {
             "verify_tls": (
                 bool,
@@ -47,7 +43,7 @@ class Tls(OptionFamily):
             )
         }
     }
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "scrape_options": {
             "skip_tls_verification": (
                 bool | None,
@@ -62,7 +58,7 @@ class Tls(OptionFamily):
             )
         }
     }
-    firecrawl_names: ClassVar[Mapping[str, str]] = {"options.verify_tls": "skipTlsVerification"}
+    firecrawl_names = {"options.verify_tls": "skipTlsVerification"}
     uploads = "ignored"
 
     def of(self, options: Any) -> bool:

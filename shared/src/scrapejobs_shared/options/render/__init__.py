@@ -15,8 +15,7 @@ An upload is not rendered: these are refused on one."""  # noqa: E501
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.config import JsonDict
@@ -25,15 +24,7 @@ from scrapejobs_shared.extraction.css_selector import CssSelector
 from scrapejobs_shared.extraction.field_types import JSON_INT
 from scrapejobs_shared.extraction.formats import FORMATS
 
-from ..option_family import (
-    NO_FILE_STORE,
-    FieldSpec,
-    FirecrawlKind,
-    NativeKind,
-    NotServed,
-    OptionFamily,
-    ServedHere,
-)
+from ..option_family import NO_FILE_STORE, NotServed, OptionFamily, ServedHere
 from .actions import MAX_ACTIONS, Action, Pdf, Screenshot
 from .firecrawl_actions import FcAction, native_action
 from .viewport import Viewport
@@ -98,7 +89,7 @@ def _also_boolean(schema: JsonDict) -> None:
 
 class Render(OptionFamily):
     name = "render"
-    native_fields: ClassVar[Mapping[NativeKind, Mapping[str, FieldSpec]]] = {
+    native_fields = {
         "options": {
             "render": (
                 Annotated[RenderOptions | None, BeforeValidator(_render_flag)],
@@ -113,7 +104,7 @@ class Render(OptionFamily):
             )
         }
     }
-    firecrawl_fields: ClassVar[Mapping[FirecrawlKind, Mapping[str, FieldSpec]]] = {
+    firecrawl_fields = {
         "scrape_options": {
             "wait_for": (
                 Annotated[int, Field(ge=0, le=MAX_RENDER_WAIT_MS), JSON_INT],
@@ -132,7 +123,7 @@ class Render(OptionFamily):
             ),
         }
     }
-    firecrawl_names: ClassVar[Mapping[str, str]] = {
+    firecrawl_names = {
         "options.render.actions": "actions",
         "options.render": "waitFor",
     }

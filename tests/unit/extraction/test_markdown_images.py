@@ -33,7 +33,7 @@ def test_linked_images_keep_their_urls_and_a_placeholder_for_those_written_in() 
 
 
 def test_only_images_written_in_take_the_placeholder() -> None:
-    given = f"a [link](data:text/plain,x) ![x](data:a) ![y](data:b ![z](https://e/z.png) ![w]("
+    given = "a [link](data:text/plain,x) ![x](data:a) ![y](data:b ![z](https://e/z.png) ![w]("
     assert placeholders_for_written_in(given) == (
         f"a [link](data:text/plain,x) ![x]({BASE64_REMOVED}) ![y](data:b "
         "![z](https://e/z.png) ![w]("

@@ -4,7 +4,7 @@ the native action (``options.render.actions``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator
 from pydantic.alias_generators import to_camel
@@ -16,32 +16,10 @@ from . import actions as native
 CAMEL = ConfigDict(alias_generator=to_camel, populate_by_name=False)
 
 
-class FcWait(native.Wait):
-    model_config = CAMEL
-
-
-class FcClick(native.Click):
-    model_config = CAMEL
-
-
-class FcWrite(native.Write):
-    model_config = CAMEL
-
-
-class FcPress(native.Press):
-    model_config = CAMEL
-
-
-class FcScroll(native.Scroll):
-    model_config = CAMEL
-
-
-class FcScreenshot(native.Screenshot):
-    model_config = CAMEL
-
-
-class FcScrape(native.Scrape):
-    model_config = CAMEL
+def _camel(action: type[BaseModel]) -> type[BaseModel]:
+    """``action`` as Firecrawl spells it (``FcWait`` of ``Wait``: camelCase names)."""
+    namespace = {"model_config": CAMEL, "__module__": __name__, "__doc__": action.__doc__}
+    return type(f"Fc{action.__name__}", (action,), namespace)
 
 
 class FcExecuteJavascript(CamelModel):
@@ -51,22 +29,14 @@ class FcExecuteJavascript(CamelModel):
     script: native.ScriptText
 
 
-class FcPdf(native.Pdf):
-    model_config = CAMEL
-
-
-FcAction = Annotated[
-    FcWait
-    | FcClick
-    | FcWrite
-    | FcPress
-    | FcScroll
-    | FcScreenshot
-    | FcScrape
-    | FcExecuteJavascript
-    | FcPdf,
-    Discriminator("type"),
-]
+# the native actions Firecrawl takes as they are but for camelCase names
+SAME_BUT_CAMEL: tuple[type[BaseModel], ...] = (native.Wait, native.Click, native.Write)
+SAME_BUT_CAMEL += (native.Press, native.Scroll, native.Screenshot, native.Scrape)
+_ACTIONS = (*(_camel(a) for a in SAME_BUT_CAMEL), FcExecuteJavascript, _camel(native.Pdf))
+if TYPE_CHECKING:
+    FcAction = BaseModel
+else:  # in the native order: a discriminated union of them
+    FcAction = Annotated[Union[_ACTIONS], Discriminator("type")]  # noqa: UP007
 
 
 def native_action(action: BaseModel) -> dict[str, Any]:

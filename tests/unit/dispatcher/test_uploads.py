@@ -179,6 +179,22 @@ async def test_firecrawls_parse_answers_a_document_naming_the_file() -> None:
         failed = await client.post(
             "/v2/parse", files={"file": ("x.docx", b"PK\x03\x04 broken", DOCX)}
         )
+        acted = await client.post(
+            "/v2/parse",
+            files=_file("markitdown-sample.rtf"),
+            data={"options": json.dumps({"actions": [{"type": "wait", "milliseconds": 10}]})},
+        )
+        fetch_only = {"maxAge": 0, "storeInCache": False, "skipTlsVerification": False}
+        ignored = await client.post(
+            "/v2/parse",
+            files=_file("markitdown-sample.rtf"),
+            data={"options": json.dumps(fetch_only)},
+        )
+    assert (
+        acted.status_code == 400
+        and "an upload is not rendered: leave actions out" in (acted.json()["error"])
+    )
+    assert ignored.status_code == 200, ignored.text  # a fetch's options: accepted, nothing done
     assert answer.status_code == 200, answer.text
     data = answer.json()["data"]
     assert "<!-- page 2 -->" in data["markdown"] and "<!-- page 4 -->" not in data["markdown"]

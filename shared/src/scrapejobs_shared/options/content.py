@@ -54,7 +54,7 @@ class Content(OptionFamily):
                 ContentOptions,
                 Field(
                     default_factory=ContentOptions,
-                    description="Which part of a page markdown and clean_html give",
+                    description="Which part of the page markdown and clean_html give",
                 ),
             )
         }

@@ -149,7 +149,7 @@ class Documents(OptionFamily):
                 DocumentsOptions,
                 Field(
                     default_factory=DocumentsOptions,
-                    description="How documents (PDF) among the pages are read",
+                    description="How documents (PDF) are read: their markdown, text and metadata",
                 ),
             )
         }

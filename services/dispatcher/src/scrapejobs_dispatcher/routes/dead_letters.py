@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Query
 
 from scrapejobs_dispatcher.dependencies import RecoveryDep
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.jobs.views import (
     HOST_FILTER,
     DeadLetter,
@@ -16,15 +15,11 @@ from scrapejobs_dispatcher.jobs.views import (
     ReplayFilters,
 )
 from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
+from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
 from scrapejobs_shared.politeness.host_key import HOST_PATTERN
 
-router = APIRouter(
-    route_class=UnicodeBodyRoute,
-    prefix="/v1",
-    tags=["dead letters"],
-    dependencies=[Depends(require_caller)],
-)
+router = native_router("/v1", "dead letters", require_caller)
 
 
 @router.get("/dead-letters", response_model=DeadLetterPage, responses=ERRORS)

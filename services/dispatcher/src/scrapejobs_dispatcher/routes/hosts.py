@@ -5,23 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import HTTPException, Query
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.dependencies import HostGateDep
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.tenants.authentication import require_admin
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.extraction.field_types import HttpUrl
 from scrapejobs_shared.politeness.host_key import host_key, origin_url
 
-router = APIRouter(
-    route_class=UnicodeBodyRoute,
-    prefix="/v1/hosts",
-    tags=["hosts"],
-    dependencies=[Depends(require_admin)],  # a host's state is every tenant's
-)
+router = native_router("/v1/hosts", "hosts", require_admin)  # a host's state is every tenant's
 
 
 class HostView(BaseModel):

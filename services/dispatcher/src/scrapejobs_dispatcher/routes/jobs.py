@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, Response
+from fastapi import Depends, Header, HTTPException, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.convertors import Convertor, register_url_convertor
 
@@ -15,7 +15,6 @@ from scrapejobs_dispatcher.dependencies import (
     RecoveryDep,
     SubmissionsDep,
 )
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.jobs.result_export import (
     MEDIA_TYPES,
     ExportFormat,
@@ -24,8 +23,6 @@ from scrapejobs_dispatcher.jobs.result_export import (
     jsonl_chunks,
 )
 from scrapejobs_dispatcher.jobs.views import (
-    UNAVAILABLE,
-    ErrorResponse,
     JobDetail,
     JobList,
     JobSummary,
@@ -35,6 +32,7 @@ from scrapejobs_dispatcher.jobs.views import (
     WebhookDeliveries,
     WebhookDeliveryView,
 )
+from scrapejobs_dispatcher.routes.native_router import error_responses, native_router
 from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistry
 from scrapejobs_dispatcher.scheduling.scheduler_trigger import (
     job_id_for_trigger,
@@ -66,7 +64,7 @@ class JobIdSegment(Convertor[str]):
 register_url_convertor("job_id", JobIdSegment())
 JobId = Annotated[str, Path(pattern=f"^{JobIdSegment.regex}$", description="The job's id")]
 
-router = APIRouter(route_class=UnicodeBodyRoute, prefix="/v1/jobs", tags=["jobs"])
+router = native_router("/v1/jobs", "jobs")
 TenantFilter = Annotated[
     str | None,
     Query(
@@ -76,10 +74,7 @@ TenantFilter = Annotated[
     ),
 ]
 SubmittingCaller = Annotated[Caller, Depends(allowing(Role.MEMBER, Role.ADMIN, Role.SCHEDULER))]
-ERRORS: dict[int | str, dict[str, Any]] = {
-    **{code: {"model": ErrorResponse} for code in (400, 401, 403, 404, 409, 422, 500)},
-    **UNAVAILABLE,
-}
+ERRORS = error_responses(400, 401, 403, 404, 409, 422, 500)
 
 
 @router.post("", status_code=202, response_model=JobDetail, responses=ERRORS)

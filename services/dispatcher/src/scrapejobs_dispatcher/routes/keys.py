@@ -5,17 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query, Response
+from fastapi import HTTPException, Path, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from scrapejobs_dispatcher.dependencies import KeyringDep
 from scrapejobs_dispatcher.edge.record_view import RecordView
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.tenants.authentication import AdminDep
 from scrapejobs_shared.domain.tenancy import TENANT_PATTERN, Role
 
-router = APIRouter(route_class=UnicodeBodyRoute, prefix="/v1/keys", tags=["keys"])
+router = native_router("/v1/keys", "keys")
 KEY_ID = r"^key_[0-9a-f]{16}$"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Query
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.dependencies import (
@@ -15,16 +15,11 @@ from scrapejobs_dispatcher.dependencies import (
     UsageDep,
 )
 from scrapejobs_dispatcher.edge.record_view import RecordView
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.tenants.authentication import require_operator
 
-router = APIRouter(
-    route_class=UnicodeBodyRoute,
-    prefix="/v1/maintenance",
-    tags=["maintenance"],
-    dependencies=[Depends(require_operator)],
-)
+router = native_router("/v1/maintenance", "maintenance", require_operator)
 
 
 WEBHOOK_GRACE = timedelta(minutes=10)  # a queued event has been attempted by then

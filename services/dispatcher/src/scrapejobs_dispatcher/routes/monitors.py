@@ -6,14 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, HTTPException, Path, Query, Response
+from fastapi import HTTPException, Path, Query, Response
 from pydantic import BaseModel, Field
 from starlette.convertors import register_url_convertor
 
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep
 from scrapejobs_dispatcher.edge.record_view import RecordView
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS, JobIdSegment
+from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.tenants.authentication import CallerDep
 from scrapejobs_shared.domain.monitor_checks import (
     CheckStatus,
@@ -28,7 +28,7 @@ from scrapejobs_shared.domain.monitors import (
 )
 
 T = TypeVar("T")
-router = APIRouter(route_class=UnicodeBodyRoute, prefix="/v1/monitors", tags=["monitors"])
+router = native_router("/v1/monitors", "monitors")
 # one segment with no ':', so /v1/monitors/{id}:pause is never the monitor "{id}:pause"
 register_url_convertor("monitor_id", JobIdSegment())
 MONITOR_ID = r"^mon_[0-9a-f]{32}$"

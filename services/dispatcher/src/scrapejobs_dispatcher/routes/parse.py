@@ -8,17 +8,15 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 
 from scrapejobs_dispatcher.dependencies import UploadsDep
-from scrapejobs_dispatcher.jobs.views import UNAVAILABLE, ErrorResponse, ScrapeResponse
+from scrapejobs_dispatcher.jobs.views import ScrapeResponse
+from scrapejobs_dispatcher.routes.native_router import error_responses
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
 from scrapejobs_dispatcher.uploads.multipart_upload import read_upload_form, upload_form_schema
 from scrapejobs_shared.domain.jobspec import PageRequest
 from scrapejobs_shared.errors import InvalidInput, first_problem
 
 router = APIRouter(prefix="/v1/parse", tags=["parse"], dependencies=[Depends(require_caller)])
-ERRORS: dict[int | str, dict[str, Any]] = {
-    **{code: {"model": ErrorResponse} for code in (400, 401, 403, 413, 422, 429, 500)},
-    **UNAVAILABLE,
-}
+ERRORS = error_responses(400, 401, 403, 413, 422, 429, 500)
 REQUEST_SCHEMA = upload_form_schema(
     "request",
     "what to read of it, as a job asks of each page (extract, options.formats, "

@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from scrapejobs_dispatcher.dependencies import ScrapeDep
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.jobs.views import (
-    UNAVAILABLE,
-    ErrorResponse,
     ScrapeAccepted,
     ScrapeResponse,
 )
+from scrapejobs_dispatcher.routes.native_router import error_responses, native_router
 from scrapejobs_dispatcher.submission.sync_scrape import ScrapeTimedOut
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 
-router = APIRouter(
-    route_class=UnicodeBodyRoute,
-    prefix="/v1/scrape",
-    tags=["scrape"],
-    dependencies=[Depends(require_caller)],
-)
-ERRORS: dict[int | str, dict[str, Any]] = {
-    **{code: {"model": ErrorResponse} for code in (400, 401, 403, 408, 422, 500)},
-    **UNAVAILABLE,
-}
+router = native_router("/v1/scrape", "scrape", require_caller)
+ERRORS = error_responses(400, 401, 403, 408, 422, 500)
 
 
 @router.post(

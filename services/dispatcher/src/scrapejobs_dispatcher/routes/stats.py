@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Query
 from fastapi.responses import JSONResponse
 
 from scrapejobs_dispatcher.dependencies import SystemHealthDep
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.jobs.stats_views import HealthView, HistoryView, HourView, StatsView
 from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
+from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.system_health import MAX_HISTORY_HOURS, Level, Window
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
 
-router = APIRouter(
-    route_class=UnicodeBodyRoute,
-    prefix="/v1",
-    tags=["monitoring"],
-    dependencies=[Depends(require_caller)],
-)
+router = native_router("/v1", "monitoring", require_caller)
 
 
 @router.get("/stats", response_model=StatsView, responses=ERRORS)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scrapejobs_dispatcher.dependencies import QuotasDep
 from scrapejobs_dispatcher.edge.record_view import RecordView
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.tenants.authentication import AdminDep, CallerDep
 from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, TENANT_PATTERN
 from scrapejobs_shared.ports.tenant_quotas import Quota
 
-router = APIRouter(route_class=UnicodeBodyRoute, prefix="/v1", tags=["tenants"])
+router = native_router("/v1", "tenants")
 TenantPath = Annotated[str, Path(pattern=TENANT_PATTERN, description="The tenant's name")]
 
 

@@ -4,22 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.dependencies import WorkersDep
-from scrapejobs_dispatcher.edge.unicode_body import UnicodeBodyRoute
 from scrapejobs_dispatcher.routes.jobs import ERRORS
+from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.tenants.authentication import require_admin
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.workers import SEEN_WITHIN, WorkerView
 
-router = APIRouter(
-    route_class=UnicodeBodyRoute,
-    prefix="/v1",
-    tags=["monitoring"],
-    dependencies=[Depends(require_admin)],
-)
+router = native_router("/v1", "monitoring", require_admin)
 MAX_LISTED = 200
 
 

@@ -18,7 +18,7 @@ CAMEL = ConfigDict(alias_generator=to_camel, populate_by_name=False)
 
 def _camel(action: type[BaseModel]) -> type[BaseModel]:
     """``action`` as Firecrawl spells it (``FcWait`` of ``Wait``: camelCase names)."""
-    namespace = {"model_config": CAMEL, "__module__": __name__, "__doc__": action.__doc__}
+    namespace = {"model_config": CAMEL, "__module__": __name__}
     return type(f"Fc{action.__name__}", (action,), namespace)
 
 

@@ -36,6 +36,7 @@ from bench.catalog_site import FIELDS
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.ports.batch_store import BatchClaim
 
 BENCH_TOPOLOGY = dataclasses.replace(DEFAULT_TOPOLOGY, min_backoff_s=1, max_backoff_s=5)
 POLL_S = 0.25
@@ -404,7 +405,8 @@ async def firestore_probe(
             for batch in pending:
                 at = utc_now()
                 claim = await timed(
-                    "claim_ms", store.claim_batch(job_id, batch.id, at, at + timedelta(seconds=40))
+                    "claim_ms",
+                    store.claim_batch(BatchClaim(job_id, batch.id, at, at + timedelta(seconds=40))),
                 )
                 assert isinstance(claim, Claimed)
                 outcome = TaskOutcome(

@@ -28,6 +28,7 @@ from scrapejobs_shared.domain.records import (
     task_id_for,
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
 
@@ -110,7 +111,7 @@ async def test_a_chain_with_no_active_batch_of_its_host_is_stalled(stores: Store
     for batch in batches:
         if not batch.held:  # the unheld batches end (their deliveries finish)
             claim = await stores.jobs.claim_batch(
-                job.id, batch.id, later, later + timedelta(seconds=30)
+                BatchClaim(job.id, batch.id, later, later + timedelta(seconds=30))
             )
             assert isinstance(claim, Claimed)
             done = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
@@ -170,6 +171,8 @@ async def test_a_batch_its_job_s_document_holds_waits_the_same_way(stores: Store
     assert await stores.held.wake(job_id, batch.id, now) == []
     assert (job_id, batch.id) not in await stores.held.overdue(later, 1000)
     # its job goes on: a delivery claims it as before
-    claim = await stores.jobs.claim_batch(job_id, batch.id, now, now + timedelta(seconds=30))
+    claim = await stores.jobs.claim_batch(
+        BatchClaim(job_id, batch.id, now, now + timedelta(seconds=30))
+    )
     assert isinstance(claim, Claimed)
     assert not await stores.held.wait(replace(batch, id="gone"), until, 1, now)

@@ -43,6 +43,7 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.extraction.field_types import MAX_URL_LENGTH, MAX_URLS
 from scrapejobs_shared.extraction.result_size import DEFAULT_MAX_BYTES
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import (
     AlreadyDone,
     Busy,
@@ -54,6 +55,8 @@ from scrapejobs_shared.ports.job_store import (
     Settled,
     holds_its_batch,
 )
+from scrapejobs_shared.ports.page import PageRequest
+from scrapejobs_shared.ports.recovery_queries import TaskScope
 
 LEASE = timedelta(seconds=40)
 Store = JobStore
@@ -178,7 +181,7 @@ def ended(task_id: str, status: TaskStatus, error: str | None = None) -> FinishT
 
 
 async def claim(store: Store, batch: BatchRecord, now: datetime) -> Claimed:
-    result = await store.claim_batch(batch.job_id, batch.id, now, now + LEASE)
+    result = await store.claim_batch(BatchClaim(batch.job_id, batch.id, now, now + LEASE))
     assert isinstance(result, Claimed), result
     return result
 
@@ -286,7 +289,7 @@ async def test_a_settle_retried_after_it_landed_still_says_the_job_may_be_done(
     says the job may be done, or the job would never be completed."""
     job, [batch] = await a_job(store, 1)
     now = datetime.now(UTC)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE)
+    claim = await store.claim_batch(BatchClaim(job.id, batch.id, now, now + LEASE))
     assert isinstance(claim, Claimed)
     [task_id] = ids(batch)
     first = await store.settle(claim.handle, [ok(task_id)], now)
@@ -305,7 +308,9 @@ async def test_a_first_claim_can_record_the_job_s_start_and_leaves_its_status(
     status is in the document the claim writes)."""
     job, [batch] = await a_job(store, 2)
     t0 = datetime.now(UTC)
-    claimed = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE, mark_started=True)
+    claimed = await store.claim_batch(
+        BatchClaim(job.id, batch.id, t0, t0 + LEASE, mark_started=True)
+    )
     assert isinstance(claimed, Claimed)
     found = await store.job_with_counts(job.id)
     assert found is not None and found[0].started_at == t0
@@ -314,7 +319,9 @@ async def test_a_first_claim_can_record_the_job_s_start_and_leaves_its_status(
 
     assert await store.cancel_job(job.id, t0)
     later = t0 + LEASE + timedelta(seconds=1)
-    again = await store.claim_batch(job.id, batch.id, later, later + LEASE, mark_started=True)
+    again = await store.claim_batch(
+        BatchClaim(job.id, batch.id, later, later + LEASE, mark_started=True)
+    )
     assert isinstance(again, Claimed) and again.cancelled
     found = await store.job_with_counts(job.id)
     assert found is not None and found[0].started_at == t0
@@ -326,7 +333,7 @@ async def test_a_job_is_read_with_its_counts(store: Store) -> None:
     or not this store knows the job's counter shards yet."""
     job, [first, _, _] = await a_job(store, 120, batch_size=50)
     now = datetime.now(UTC)
-    claimed = await store.claim_batch(job.id, first.id, now, now + LEASE)
+    claimed = await store.claim_batch(BatchClaim(job.id, first.id, now, now + LEASE))
     assert isinstance(claimed, Claimed)
     await store.settle(claimed.handle, [ok(t) for t in ids(first)[:10]], now)
     expected = tally(queued=70, running=40, succeeded=10)
@@ -433,7 +440,7 @@ async def test_unknown_and_reserved_ids_are_missing(store: Store) -> None:
         ("__x__", batch.id),
         (job.id, "__x__"),
     ]:
-        assert await store.claim_batch(job_id, batch_id, now, now + LEASE) == Missing()
+        assert await store.claim_batch(BatchClaim(job_id, batch_id, now, now + LEASE)) == Missing()
         outcome = TaskOutcome(TaskStatus.DEAD_LETTERED)
         assert await store.close_batch(job_id, batch_id, outcome, now) == Missing()
     assert await store.get_job("__x__") is None
@@ -466,7 +473,7 @@ async def test_concurrent_claims_have_one_winner(store: Store) -> None:
     job, [batch] = await a_job(store, 5)
     now = datetime.now(UTC)
     results = await asyncio.gather(
-        *(store.claim_batch(job.id, batch.id, now, now + LEASE) for _ in range(6))
+        *(store.claim_batch(BatchClaim(job.id, batch.id, now, now + LEASE)) for _ in range(6))
     )
     winners = [r for r in results if isinstance(r, Claimed)]
     assert len(winners) == 1, results
@@ -482,7 +489,9 @@ async def test_a_lapsed_lease_can_be_claimed_again(store: Store) -> None:
     await store.settle(first.handle, [ok(batch.items[0].task_id)], t0)
 
     still = t0 + LEASE - timedelta(seconds=1)
-    assert await store.claim_batch(job.id, batch.id, still, still + LEASE) == Busy(t0 + LEASE)
+    assert await store.claim_batch(BatchClaim(job.id, batch.id, still, still + LEASE)) == Busy(
+        t0 + LEASE
+    )
 
     later = t0 + LEASE + timedelta(seconds=1)
     again = await claim(store, batch, later)
@@ -503,8 +512,10 @@ async def test_a_batch_whose_tasks_all_ended_is_already_done(store: Store) -> No
         claimed.handle, [ok(ids(batch)[0]), ended(ids(batch)[1], TaskStatus.FAILED)], now
     )
     later = now + LEASE + timedelta(seconds=1)
-    assert await store.claim_batch(job.id, batch.id, later, later + LEASE) == AlreadyDone()
-    assert await store.claim_batch(job.id, batch.id, now, now + LEASE) == AlreadyDone()
+    assert (
+        await store.claim_batch(BatchClaim(job.id, batch.id, later, later + LEASE)) == AlreadyDone()
+    )
+    assert await store.claim_batch(BatchClaim(job.id, batch.id, now, now + LEASE)) == AlreadyDone()
 
 
 # ---- settles ---------------------------------------------------------------------------------
@@ -701,7 +712,9 @@ async def test_an_empty_settle_renews_the_lease(store: Store) -> None:
     assert renewed.finished == () and not renewed.job_may_be_done and not renewed.cancelled
 
     after_first_lease = t0 + LEASE + timedelta(seconds=1)
-    busy = await store.claim_batch(job.id, batch.id, after_first_lease, after_first_lease + LEASE)
+    busy = await store.claim_batch(
+        BatchClaim(job.id, batch.id, after_first_lease, after_first_lease + LEASE)
+    )
     assert busy == Busy(renewed_until)
     outcome = TaskOutcome(TaskStatus.DEAD_LETTERED)
     assert await store.close_batch(job.id, batch.id, outcome, after_first_lease) == Busy(
@@ -714,7 +727,10 @@ async def test_an_empty_settle_renews_the_lease(store: Store) -> None:
     assert await store.count_tasks(job.id) == tally(succeeded=2)
 
     expired = renewed_until + timedelta(seconds=1)
-    assert await store.claim_batch(job.id, batch.id, expired, expired + LEASE) == AlreadyDone()
+    assert (
+        await store.claim_batch(BatchClaim(job.id, batch.id, expired, expired + LEASE))
+        == AlreadyDone()
+    )
 
 
 async def test_a_stale_handle_applies_only_what_is_still_legal(store: Store) -> None:
@@ -877,7 +893,9 @@ async def test_close_dead_letters_every_open_task_keeping_its_last_error(store: 
     again = await store.close_batch(job.id, batch.id, outcome, later)
     assert isinstance(again, Settled) and again.finished == () and not again.job_may_be_done
     assert await store.count_tasks(job.id) == tally(succeeded=1, dead_lettered=3)
-    assert await store.claim_batch(job.id, batch.id, later, later + LEASE) == AlreadyDone()
+    assert (
+        await store.claim_batch(BatchClaim(job.id, batch.id, later, later + LEASE)) == AlreadyDone()
+    )
 
 
 async def test_close_with_spent_at_leaves_tasks_of_fewer_attempts_open(store: Store) -> None:
@@ -1058,7 +1076,7 @@ async def test_list_jobs_pages_newest_first_and_filters_by_status(store: Store) 
         seen: list[str] = []
         token: str | None = None
         while len(seen) < wanted:
-            page = await store.list_jobs(status, page_size, token, tenant)
+            page = await store.list_jobs(status, PageRequest(page_size, token), tenant)
             assert len(page.items) <= page_size
             seen += [j.id for j in page.items]
             token = page.next_page_token
@@ -1070,7 +1088,7 @@ async def test_list_jobs_pages_newest_first_and_filters_by_status(store: Store) 
     assert await first_ids(None, 1, 8) == newest_first + tied_order
     assert await first_ids(JobStatus.CANCELLED, 1, 2) == [jobs[3].id, jobs[1].id]
     assert await first_ids(JobStatus.QUEUED, 2, 3) == [jobs[4].id, jobs[2].id, jobs[0].id]
-    page = await store.list_jobs(JobStatus.CANCELLED, 1, None, tenant)
+    page = await store.list_jobs(JobStatus.CANCELLED, PageRequest(1), tenant)
     assert page.items[0].status is JobStatus.CANCELLED and page.next_page_token is not None
 
 
@@ -1140,11 +1158,13 @@ async def test_the_processing_lane_finishes_a_handed_off_task(store: Store) -> N
     claimed = await claim(store, batch, t0)
     await store.settle(claimed.handle, [handed(a), ok(b)], t0, t0)
 
-    processing = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE, lane="processing")
+    processing = await store.claim_batch(
+        BatchClaim(job.id, batch.id, t0, t0 + LEASE, lane="processing")
+    )
     assert isinstance(processing, Claimed)
     assert [i.task_id for i in processing.batch.processing_items] == [a]
     assert all(i.attempts == 1 for i in processing.batch.items)  # processing counts none
-    busy = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE)
+    busy = await store.claim_batch(BatchClaim(job.id, batch.id, t0, t0 + LEASE))
     assert isinstance(busy, Busy)  # one delivery at a time, whichever lane
     released = await store.settle(processing.handle, [ReleaseTask(a, "model busy", True)], t0)
     assert not released.finished
@@ -1203,7 +1223,9 @@ async def test_the_ai_stage_s_usage_is_counted_once_per_finished_task(store: Sto
     t0 = datetime.now(UTC)
     claimed = await claim(store, batch, t0)
     await store.settle(claimed.handle, [handed(a), handed(b)], t0, t0)
-    processing = await store.claim_batch(job.id, batch.id, t0, t0 + LEASE, lane="processing")
+    processing = await store.claim_batch(
+        BatchClaim(job.id, batch.id, t0, t0 + LEASE, lane="processing")
+    )
     assert isinstance(processing, Claimed)
     spent = ModelUsage(calls=2, input_tokens=300, output_tokens=20)
     finish_a = FinishTask(a, TaskOutcome(TaskStatus.SUCCEEDED), usage=spent)
@@ -1255,7 +1277,9 @@ async def test_replay_reopens_dead_letters_once_and_a_finished_job_runs_again(
     dead = TaskOutcome(TaskStatus.DEAD_LETTERED)
     await store.close_batch(job.id, batch.id, dead, first + LEASE + timedelta(seconds=1))
     assert await store.set_job_status(job.id, JobStatus.COMPLETED, datetime.now(UTC))
-    letters = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, job.id, None, 10, None)
+    letters = await store.tasks_with_status(
+        TaskStatus.DEAD_LETTERED, TaskScope(job.id), PageRequest(10)
+    )
     assert [t.id for t in letters.items] == [b] and letters.items[0].batch_id == batch.id
     assert letters.items[0].error == "HTTP 500"
 
@@ -1288,17 +1312,23 @@ async def test_dead_letters_of_every_job_page_newest_first_and_filter_by_host(
     seen: list[str] = []
     token = None
     while True:  # other tests' dead letters share the emulator: page until ours are all seen
-        page = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, None, 50, token)
+        page = await store.tasks_with_status(
+            TaskStatus.DEAD_LETTERED, TaskScope(), PageRequest(50, token)
+        )
         seen += [t.id for t in page.items]
         token = page.next_page_token
         if token is None or set(letters) <= set(seen):
             break
     assert [i for i in seen if i in letters] == list(reversed(letters))
     elsewhere = "http~nowhere.example~80"
-    other = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, elsewhere, 10, None)
+    other = await store.tasks_with_status(
+        TaskStatus.DEAD_LETTERED, TaskScope(host=elsewhere), PageRequest(10)
+    )
     assert other.items == []
     host = "http~a.example~80"  # the host key of every task a_job plans
-    mine = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, host, 500, None)
+    mine = await store.tasks_with_status(
+        TaskStatus.DEAD_LETTERED, TaskScope(host=host), PageRequest(500)
+    )
     assert set(letters) <= {t.id for t in mine.items}
 
 
@@ -1321,13 +1351,14 @@ async def test_dead_letters_of_one_tenant_are_a_query_of_their_own(store: Store)
     for tenant in tenants:
         for by_host in (None, host):
             page = await store.tasks_with_status(
-                TaskStatus.DEAD_LETTERED, None, by_host, 50, None, tenant
+                TaskStatus.DEAD_LETTERED, TaskScope(None, by_host, tenant), PageRequest(50)
             )
             assert {t.id for t in page.items} == letters[tenant]
             assert {t.tenant for t in page.items} == {tenant}
-    first = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, None, None, 2, None, tenants[0])
+    scope = TaskScope(tenant=tenants[0])
+    first = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, scope, PageRequest(2))
     assert first.next_page_token is not None
     rest = await store.tasks_with_status(
-        TaskStatus.DEAD_LETTERED, None, None, 2, first.next_page_token, tenants[0]
+        TaskStatus.DEAD_LETTERED, scope, PageRequest(2, first.next_page_token)
     )
     assert {t.id for t in first.items + rest.items} == letters[tenants[0]]

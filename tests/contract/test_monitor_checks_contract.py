@@ -26,6 +26,7 @@ from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest
 from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
+from scrapejobs_shared.ports.page import PageRequest
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 
@@ -159,20 +160,20 @@ async def test_one_caller_at_a_time_compares_and_a_finished_check_stays(
     urls = [snapshot.url, gone.url, "https://shop.example/none"]
     assert await checks.snapshots_of(mid, urls) == {snapshot.url: snapshot, gone.url: gone}
 
-    everything, token = await checks.pages(mid, made.id, None, 10)
+    everything, token = await checks.pages(mid, made.id, None, PageRequest(10))
     assert token is None
     assert {p.url for p in everything[:3]} == {new.url, changed.url, held.url}
     assert sorted(everything[3:], key=lambda p: p.url) == same  # the same ones last
-    only, _ = await checks.pages(mid, made.id, PageStatus.CHANGED, 10)
+    only, _ = await checks.pages(mid, made.id, PageStatus.CHANGED, PageRequest(10))
     assert {p.url: p for p in only} == {changed.url: changed, held.url: held}
     for size in (1, 2, 3):  # pages of every size, across the two kinds
-        listed, token = await checks.pages(mid, made.id, None, size)
+        listed, token = await checks.pages(mid, made.id, None, PageRequest(size))
         while token is not None:
-            more, token = await checks.pages(mid, made.id, None, size, token)
+            more, token = await checks.pages(mid, made.id, None, PageRequest(size, token))
             listed += more
         assert listed == everything
-    unchanged, token = await checks.pages(mid, made.id, PageStatus.SAME, 3)
-    rest, last = await checks.pages(mid, made.id, PageStatus.SAME, 3, token)
+    unchanged, token = await checks.pages(mid, made.id, PageStatus.SAME, PageRequest(3))
+    rest, last = await checks.pages(mid, made.id, PageStatus.SAME, PageRequest(3, token))
     assert len(unchanged) == 3 and last is None and unchanged + rest == everything[3:]
 
 
@@ -196,7 +197,7 @@ async def test_a_deleted_monitor_takes_its_checks_and_snapshots(
     assert await monitors.delete("team-a", mid)
     assert await checks.get(mid, made.id) is None
     assert await checks.snapshot_entries(mid) == []
-    assert (await checks.pages(mid, made.id, None, 10))[0] == []
+    assert (await checks.pages(mid, made.id, None, PageRequest(10)))[0] == []
 
 
 async def test_many_same_pages_are_kept_together_and_listed_whole(checks: MonitorChecks) -> None:
@@ -211,7 +212,7 @@ async def test_many_same_pages_are_kept_together_and_listed_whole(checks: Monito
     listed: list[CheckPage] = []
     token: str | None = None
     while True:
-        page, token = await checks.pages(mid, made.id, PageStatus.SAME, 500, token)
+        page, token = await checks.pages(mid, made.id, PageStatus.SAME, PageRequest(500, token))
         listed += page
         if token is None:
             break

@@ -28,6 +28,7 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import (
     Busy,
     Claimed,
@@ -36,6 +37,8 @@ from scrapejobs_shared.ports.job_store import (
     JointClaim,
     Settled,
 )
+from scrapejobs_shared.ports.page import PageRequest
+from scrapejobs_shared.ports.recovery_queries import TaskScope
 
 LEASE = timedelta(seconds=40)
 Store = JobStore
@@ -77,7 +80,9 @@ async def first_claimed(store: Store) -> tuple[JobRecord, BatchRecord, Claimed, 
     """A one-URL job, created and claimed with its token."""
     job, batch, token = await created(store)
     now = datetime.now(UTC)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    claim = await store.claim_batch(
+        BatchClaim(job.id, batch.id, now, now + LEASE, claim_token=token)
+    )
     assert isinstance(claim, Claimed)
     return job, batch, claim, now
 
@@ -95,7 +100,7 @@ async def test_created_claimed_and_completed_in_three_writes_without_a_read(stor
     now = datetime.now(UTC)
     with counting() as ops:
         claim = await store.claim_batch(
-            job.id, batch.id, now, now + LEASE, mark_started=True, claim_token=token
+            BatchClaim(job.id, batch.id, now, now + LEASE, mark_started=True, claim_token=token)
         )
         assert isinstance(claim, Claimed) and not claim.cancelled
         running = await store.job_with_counts(job.id)
@@ -128,8 +133,12 @@ async def test_a_duplicate_delivery_s_claim_finds_the_lease_and_counts_nothing(
     job, batch, token = await created(store)
     [task_id] = [item.task_id for item in batch.items]
     now = datetime.now(UTC)
-    first = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
-    second = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    first = await store.claim_batch(
+        BatchClaim(job.id, batch.id, now, now + LEASE, claim_token=token)
+    )
+    second = await store.claim_batch(
+        BatchClaim(job.id, batch.id, now, now + LEASE, claim_token=token)
+    )
     assert isinstance(first, Claimed) and isinstance(second, Busy)
     done = await store.settle(first.handle, [ok(task_id)], now, now)
     again: Settled = await store.settle(first.handle, [ok(task_id)], now, now)
@@ -145,7 +154,9 @@ async def test_a_cancel_before_the_claim_outdates_the_token(store: Store) -> Non
     job, batch, token = await created(store, 2)
     now = datetime.now(UTC)
     assert await store.cancel_job(job.id, now)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    claim = await store.claim_batch(
+        BatchClaim(job.id, batch.id, now, now + LEASE, claim_token=token)
+    )
     assert isinstance(claim, Claimed) and claim.cancelled
     cancelled = [
         FinishTask(item.task_id, TaskOutcome(TaskStatus.CANCELLED)) for item in batch.items
@@ -174,7 +185,9 @@ async def test_a_replay_runs_the_completed_job_again(store: Store) -> None:
     job, batch, token = await created(store)
     [task_id] = [item.task_id for item in batch.items]
     now = datetime.now(UTC)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    claim = await store.claim_batch(
+        BatchClaim(job.id, batch.id, now, now + LEASE, claim_token=token)
+    )
     assert isinstance(claim, Claimed)
     failed = FinishTask(task_id, TaskOutcome(TaskStatus.FAILED, error="http_500"))
     assert (await store.settle(claim.handle, [failed], now, now)).job_completed
@@ -184,7 +197,9 @@ async def test_a_replay_runs_the_completed_job_again(store: Store) -> None:
     assert stored is not None and stored.status is JobStatus.RUNNING
     assert await store.has_open_tasks(job.id)
     later = now + timedelta(seconds=1)
-    again = await store.claim_batch(job.id, batch.id, later, later + LEASE, claim_token=token)
+    again = await store.claim_batch(
+        BatchClaim(job.id, batch.id, later, later + LEASE, claim_token=token)
+    )
     assert isinstance(again, Claimed)  # the token is stale: the claim read
     assert (await store.settle(again.handle, [ok(task_id)], later, later)).job_completed
     found = await store.job_with_counts(job.id)
@@ -203,7 +218,9 @@ async def test_a_dead_letter_closes_it_and_the_completion_check_ends_it(store: S
     assert isinstance(closed, Settled) and closed.job_may_be_done
     assert not await store.has_open_tasks(job.id)
     assert await store.set_job_status(job.id, JobStatus.COMPLETED, now)
-    page = await store.tasks_with_status(TaskStatus.DEAD_LETTERED, job.id, None, 10, None)
+    page = await store.tasks_with_status(
+        TaskStatus.DEAD_LETTERED, TaskScope(job.id), PageRequest(10)
+    )
     assert [task.id for task in page.items] == [batch.items[0].task_id]
     await store.delete_job(job.id)
     assert (
@@ -229,7 +246,9 @@ async def test_unclaimed_ones_are_stuck_publishing_and_stalled_until_claimed(
     assert not await store.progressed_since(cutoff, datetime.now(UTC), job.id)
 
     now = datetime.now(UTC)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=tokens[job.id])
+    claim = await store.claim_batch(
+        BatchClaim(job.id, batch.id, now, now + LEASE, claim_token=tokens[job.id])
+    )
     assert isinstance(claim, Claimed)
     assert job.id not in {j.id for j in await store.stuck_publishing(cutoff, 1000)}
     assert await store.progressed_since(cutoff, now + timedelta(seconds=1), job.id)
@@ -245,11 +264,11 @@ async def test_a_replayed_failure_that_succeeds_leaves_one_result(store: Store) 
     [task_id] = [item.task_id for item in batch.items]
     failed = FinishTask(task_id, TaskOutcome(TaskStatus.FAILED, error="http_500"))
     await store.settle(claim.handle, [failed], now, now)
-    listed = await store.tasks_with_status(TaskStatus.FAILED, job.id, None, 10, None)
+    listed = await store.tasks_with_status(TaskStatus.FAILED, TaskScope(job.id), PageRequest(10))
     assert [task.id for task in listed.items] == [task_id]
     assert await store.reopen(job.id, batch.id, [task_id], frozenset({TaskStatus.FAILED}), now)
     later = now + timedelta(seconds=1)
-    again = await store.claim_batch(job.id, batch.id, later, later + LEASE)
+    again = await store.claim_batch(BatchClaim(job.id, batch.id, later, later + LEASE))
     assert isinstance(again, Claimed)
     assert (await store.settle(again.handle, [ok(task_id)], later, later)).job_completed
     readers: list[Store] = [store]
@@ -262,7 +281,9 @@ async def test_a_replayed_failure_that_succeeds_leaves_one_result(store: Store) 
         ]
         found = await reader.get_task(job.id, task_id)
         assert found is not None and found.status is TaskStatus.SUCCEEDED
-        listed = await reader.tasks_with_status(TaskStatus.FAILED, job.id, None, 10, None)
+        listed = await reader.tasks_with_status(
+            TaskStatus.FAILED, TaskScope(job.id), PageRequest(10)
+        )
         assert listed.items == []
 
 
@@ -290,7 +311,9 @@ async def test_a_job_document_without_room_keeps_its_result_apart(store: Store) 
     token = (await store.create_jobs([(job, [batch])]))[job.id]
     [task_id] = [item.task_id for item in batch.items]
     now = datetime.now(UTC)
-    claim = await store.claim_batch(job.id, batch.id, now, now + LEASE, claim_token=token)
+    claim = await store.claim_batch(
+        BatchClaim(job.id, batch.id, now, now + LEASE, claim_token=token)
+    )
     assert isinstance(claim, Claimed)
     with counting() as ops:
         assert (await store.settle(claim.handle, [ok(task_id)], now, now)).job_completed

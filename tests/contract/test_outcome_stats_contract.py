@@ -32,6 +32,7 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, 
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.extraction.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_gate import HostGate
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
 from scrapejobs_shared.ports.outcome_stats import StatsReader
 
@@ -90,7 +91,7 @@ async def settle_at(
         total=len(outcomes),
     )
     await store.create_job(job, [batch])
-    claim = await store.claim_batch(job_id, "b0", at, at + timedelta(seconds=30))
+    claim = await store.claim_batch(BatchClaim(job_id, "b0", at, at + timedelta(seconds=30)))
     assert isinstance(claim, Claimed)
     changes = [
         FinishTask(

@@ -21,6 +21,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
 from scrapejobs_shared.ports.page_cache import KeptPage, PageCache, page_key
 
@@ -57,7 +58,9 @@ async def test_a_kept_result_is_indexed_with_it_and_found_while_young(stores) ->
     keys = [page_key(item.url, JobSpec(), tenant="default") for item in batch.items]
     fetched = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
     now = datetime.now(UTC)
-    claim = await store.claim_batch(batch.job_id, "b0", now, now + timedelta(seconds=30))
+    claim = await store.claim_batch(
+        BatchClaim(batch.job_id, "b0", now, now + timedelta(seconds=30))
+    )
     assert isinstance(claim, Claimed)
     failed = TaskOutcome(TaskStatus.FAILED, http_status=404, error="HTTP 404")
     changes = [
@@ -79,7 +82,9 @@ async def test_the_transaction_path_indexes_too_and_a_later_fetch_replaces(store
     key = page_key("https://a.example/same", JobSpec(), tenant="default")
     now = datetime.now(UTC)
     for batch in (first, second):
-        claim = await store.claim_batch(batch.job_id, "b0", now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(batch.job_id, "b0", now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         # a conflicting write first: the settle falls back to a transaction (Firestore)
         await store.settle(claim.handle, [], now, lease_until=now + timedelta(seconds=40))

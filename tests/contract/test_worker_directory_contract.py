@@ -21,6 +21,7 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, 
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
 from scrapejobs_shared.ports.workers import WorkerDirectory
 
@@ -82,7 +83,9 @@ async def test_a_report_rides_along_with_a_batch_commit(adapters: Adapters) -> N
         total=1,
     )
     await adapters.store.create_job(job, [batch])
-    claim = await adapters.store.claim_batch(job_id, "b0", now, now + timedelta(seconds=30))
+    claim = await adapters.store.claim_batch(
+        BatchClaim(job_id, "b0", now, now + timedelta(seconds=30))
+    )
     assert isinstance(claim, Claimed)
     worker = f"w-{uuid.uuid4().hex[:6]}"
     change = FinishTask("t0", TaskOutcome(TaskStatus.SUCCEEDED), service_ms=5)

@@ -7,6 +7,7 @@ import uuid
 import pytest
 from google.cloud import pubsub_v1
 
+from scrapejobs_shared.ports.page import PageRequest
 from support.jobs import submit
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
@@ -75,10 +76,10 @@ async def test_bad_submission_is_rejected_naming_the_field(api, body, field) -> 
 
 
 async def test_rejected_submissions_write_and_publish_nothing(api, store, task_tap) -> None:
-    before = await store.list_jobs(None, 1000, None)
+    before = await store.list_jobs(None, PageRequest(1000))
     for body, _ in BAD:
         assert (await api.post("/v1/jobs", json=body)).status_code == 422
-    after = await store.list_jobs(None, 1000, None)
+    after = await store.list_jobs(None, PageRequest(1000))
     assert [j.id for j in after.items] == [j.id for j in before.items]
     assert task_tap() == []
 

@@ -13,7 +13,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_client
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}
@@ -97,7 +97,9 @@ async def test_usage_and_its_cost_show_on_the_job_and_in_stats() -> None:
         job_id = answer.json()["id"]
         [batch_id] = store.batches[job_id]
         now = datetime.now(UTC)
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         [item] = claim.batch.items
         usage = ModelUsage(calls=2, cached=0, input_tokens=1_500_000, output_tokens=20_000)

@@ -12,7 +12,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_client
 
 HTMX = {"HX-Request": "true"}
@@ -28,7 +28,9 @@ BODY: dict[str, Any] = {
 async def run_job(store: MemoryJobStore, job_id: str, prices: dict[str, float]) -> None:
     now = datetime.now(UTC)
     for batch_id, batch in list(store.batches[job_id].items()):
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         changes = [
             FinishTask(

@@ -19,7 +19,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
 from support.memory_dispatcher import memory_client, memory_dispatcher
 
@@ -37,7 +37,7 @@ async def _finish(store: MemoryJobStore, job_id: str, outcomes: list[TaskStatus]
     """Settle the job's tasks with ``outcomes`` (in task order); returns their ids."""
     now = datetime.now(UTC)
     [batch] = (await store.open_batches(job_id, 10, None)).items
-    claim = await store.claim_batch(job_id, batch.id, now, now + timedelta(seconds=30))
+    claim = await store.claim_batch(BatchClaim(job_id, batch.id, now, now + timedelta(seconds=30)))
     assert isinstance(claim, Claimed)
     ids = [item.task_id for item in batch.items]
     changes = [
@@ -178,7 +178,9 @@ async def test_a_rendered_job_page_says_how_it_renders_and_how_long_each_page_to
         now = datetime.now(UTC)
         [batch] = (await store.open_batches(job_id, 10, None)).items
         assert batch.lane == "render"
-        claim = await store.claim_batch(job_id, batch.id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch.id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         outcome = TaskOutcome(
             TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=900, rendered_ms=700
@@ -228,7 +230,9 @@ async def test_a_job_page_shows_each_page_s_screenshot_served_to_its_viewer() ->
         [batch] = (await store.open_batches(job_id, 10, None)).items
         task_id = batch.items[0].task_id
         url = f"http://api.test/v1/jobs/{job_id}/files/{task_id}/screenshot.png"
-        claim = await store.claim_batch(job_id, batch.id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch.id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         done = TaskOutcome(TaskStatus.SUCCEEDED, 200, {"screenshot": url}, elapsed_ms=5)
         await store.settle(claim.handle, [FinishTask(task_id, done)], now, None)

@@ -17,6 +17,7 @@ from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import Claimed, Page
 from support.memory_dispatcher import memory_client
 
@@ -50,7 +51,9 @@ async def finished_job() -> tuple[PagingStore, MemoryTaskPublisher, str]:
         job_id = (await client.post("/v1/jobs", json=body)).json()["id"]
     now = datetime.now(UTC)
     for batch_id in store.batches[job_id]:  # held ones too: the workers release them
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=9))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=9))
+        )
         assert isinstance(claim, Claimed)
         changes = [FinishTask(item.task_id, _outcome(item.index)) for item in claim.batch.items]
         await store.settle(claim.handle, changes, now)

@@ -18,7 +18,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.firecrawl.documents import camel_tag, document
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_client
 
 NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
@@ -41,7 +41,9 @@ async def _settle_all(
     store: MemoryJobStore, job_id: str, outcomes: list[TaskOutcome], batches: int | None = None
 ) -> None:
     for batch_id, batch in list(store.batches[job_id].items())[:batches]:
-        claim = await store.claim_batch(job_id, batch_id, NOW, NOW + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, NOW, NOW + timedelta(seconds=30))
+        )
         if not isinstance(claim, Claimed):
             continue  # settled by an earlier call
         changes = [

@@ -14,7 +14,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_client
 
 URLS = [f"https://shop.example/p/{n}" for n in range(5)]
@@ -31,7 +31,9 @@ async def run_job(store: MemoryJobStore, job_id: str, markdown: str) -> None:
     now = datetime.now(UTC)
     outcome = TaskOutcome(TaskStatus.SUCCEEDED, 200, {"markdown": markdown})
     for batch_id, batch in list(store.batches[job_id].items()):
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         await store.settle(claim.handle, [FinishTask(i.task_id, outcome) for i in batch.items], now)
 

@@ -15,7 +15,7 @@ from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_client
 
 SETTINGS = DispatcherSettings(
@@ -45,7 +45,9 @@ async def run_job(store: MemoryJobStore, client) -> None:
     job_id = answer.json()["id"]
     now = datetime.now(UTC)
     for batch_id, batch in store.batches[job_id].items():
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         done = outcomes()
         changes = [
@@ -106,7 +108,7 @@ async def test_queue_status_and_concurrency_read_the_open_work() -> None:
         assert queued["waitingJobsInQueue"] == 6 and queued["jobsInQueue"] == 6
         now = datetime.now(UTC)
         [(batch_id, _)] = store.batches[waiting].items()
-        await store.claim_batch(waiting, batch_id, now, now + timedelta(seconds=30))
+        await store.claim_batch(BatchClaim(waiting, batch_id, now, now + timedelta(seconds=30)))
         running = (await client.get("/v2/team/queue-status")).json()
         assert running["activeJobsInQueue"] == 6 and running["waitingJobsInQueue"] == 0
         check = (await client.get("/v2/concurrency-check")).json()
@@ -137,7 +139,9 @@ async def test_a_pdf_costs_a_credit_a_page_read_beside_its_own_as_firecrawl_coun
         )
         html = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=40)
         for batch_id, batch in store.batches[job_id].items():
-            claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+            claim = await store.claim_batch(
+                BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+            )
             assert isinstance(claim, Claimed)
             changes = [
                 FinishTask(item.task_id, pdf if item.url == URLS[0] else html)

@@ -17,7 +17,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_dispatcher
 
 
@@ -83,7 +83,7 @@ async def test_submit_get_results_and_cancel(client, store, publisher) -> None:
 
 async def _finish_all(store: MemoryJobStore, job_id: str, batch_id: str) -> None:
     now = datetime.now(UTC)
-    claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+    claim = await store.claim_batch(BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30)))
     assert isinstance(claim, Claimed)
     ok = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
     await store.settle(claim.handle, [FinishTask(i.task_id, ok) for i in claim.batch.items], now)
@@ -250,7 +250,7 @@ async def test_stuck_submission_is_republished_once(client, store, publisher) ->
     )
     items = tuple(BatchItem(f"t{i}", f"http://a.example/{i}") for i in range(3))
     await store.create_job(job, [BatchRecord("stuck", "b", items, old, job.expire_at)])
-    claim = await store.claim_batch("stuck", "b", old, old + timedelta(seconds=1))
+    claim = await store.claim_batch(BatchClaim("stuck", "b", old, old + timedelta(seconds=1)))
     assert isinstance(claim, Claimed)
     await store.settle(claim.handle, [FinishTask("t0", TaskOutcome(TaskStatus.SUCCEEDED))], old)
 

@@ -19,7 +19,7 @@ from scrapejobs_shared.domain.monitor_checks import page_key
 from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_client
 
 URLS = [f"https://shop.example/p/{n}" for n in range(4)]
@@ -45,7 +45,9 @@ async def run_job(store: MemoryJobStore, job_id: str, outcomes: dict[str, TaskOu
     """What the workers do: each page of the job ends with its URL's outcome."""
     now = datetime.now(UTC)
     for batch_id, batch in list(store.batches[job_id].items()):
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         changes = [FinishTask(i.task_id, outcomes[i.url]) for i in batch.items]
         await store.settle(claim.handle, changes, now)

@@ -20,7 +20,7 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
 from scrapejobs_shared.firecrawl.webhook_bodies import firecrawl_body
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 from support.memory_dispatcher import memory_client
 
@@ -45,7 +45,9 @@ def fetched(price: float) -> TaskOutcome:
 async def run_job(store: MemoryJobStore, job_id: str, outcomes: dict[str, TaskOutcome]) -> None:
     now = datetime.now(UTC)
     for batch_id, batch in list(store.batches[job_id].items()):
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         await store.settle(
             claim.handle, [FinishTask(i.task_id, outcomes[i.url]) for i in batch.items], now

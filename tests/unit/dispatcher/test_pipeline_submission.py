@@ -6,6 +6,7 @@ import pytest
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
+from scrapejobs_shared.ports.page import PageRequest
 from support.memory_dispatcher import memory_client
 
 URL = "http://shop.example/p/1"
@@ -37,7 +38,7 @@ async def test_an_invalid_pipeline_is_a_422_naming_the_field(pipeline, field, me
         error = response.json()["error"]
         assert error["code"] == "invalid_request" and error["field"] == field
         assert error["message"].startswith(f"{field}: ") and message in error["message"]
-        assert (await store.list_jobs(None, 10, None)).items == []
+        assert (await store.list_jobs(None, PageRequest(10))).items == []
         assert publisher.batches == []
 
 

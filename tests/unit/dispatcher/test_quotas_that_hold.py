@@ -25,7 +25,7 @@ from scrapejobs_shared.delivery.completion import complete_if_done
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_shared.ports.tenant_quotas import Quota
 from support.memory_dispatcher import memory_dispatcher
 
@@ -74,7 +74,9 @@ async def end_every_page(
     cached = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
     left = reused
     for batch_id, batch in store.batches[job_id].items():
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         changes = []
         for item in batch.items:

@@ -16,7 +16,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 STALLED = timedelta(minutes=10)
@@ -74,7 +74,7 @@ async def test_a_batch_held_by_a_delivery_is_left_alone() -> None:
     store, clock = MemoryJobStore(), Clock()
     await a_job(store, "held", batches=1, at=T0)
     late = T0 + STALLED + timedelta(seconds=1)
-    await store.claim_batch("held", "held-b0", T0, late + timedelta(minutes=5))
+    await store.claim_batch(BatchClaim("held", "held-b0", T0, late + timedelta(minutes=5)))
     jobs, publisher = service(store, clock)
     clock.now = late
     assert (await jobs.reconcile(STALLED)).batches == 0 and publisher.batches == []
@@ -84,7 +84,9 @@ async def test_a_moving_job_is_left_alone() -> None:
     store, clock = MemoryJobStore(), Clock()
     await a_job(store, "moving", batches=2, at=T0)
     late = T0 + STALLED + timedelta(seconds=1)
-    claim = await store.claim_batch("moving", "moving-b1", late, late + timedelta(seconds=5))
+    claim = await store.claim_batch(
+        BatchClaim("moving", "moving-b1", late, late + timedelta(seconds=5))
+    )
     assert isinstance(claim, Claimed)
     outcome = TaskOutcome(TaskStatus.SUCCEEDED)
     await store.settle(claim.handle, [FinishTask("moving-t1", outcome)], late)
@@ -100,7 +102,7 @@ async def test_unclaimed_batches_wait_while_other_jobs_move_but_abandoned_ones_d
     store, clock = MemoryJobStore(), Clock()
     await a_job(store, "queued", batches=1, at=T0)  # may be waiting behind the busy job
     await a_job(store, "abandoned", batches=1, at=T0)
-    await store.claim_batch("abandoned", "abandoned-b0", T0, T0 + timedelta(seconds=40))
+    await store.claim_batch(BatchClaim("abandoned", "abandoned-b0", T0, T0 + timedelta(seconds=40)))
     late = T0 + STALLED + timedelta(seconds=1)
     await a_job(store, "busy", batches=1, at=late)  # the system is moving
     jobs, publisher = service(store, clock)

@@ -16,7 +16,7 @@ from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_dispatcher
 
 
@@ -47,7 +47,7 @@ async def work_like_a_worker(store: MemoryJobStore, publisher: MemoryTaskPublish
     [(message, _)] = publisher.batches
     now = datetime.now(UTC)
     claim = await store.claim_batch(
-        message.job_id, message.batch_id, now, now + timedelta(seconds=30)
+        BatchClaim(message.job_id, message.batch_id, now, now + timedelta(seconds=30))
     )
     assert isinstance(claim, Claimed)
     outcome = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, data={"title": "Hello"})

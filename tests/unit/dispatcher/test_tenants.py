@@ -23,7 +23,7 @@ from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_dispatcher
 
 ADMIN_KEY, ADMIN_DIGEST = generate_api_key()
@@ -305,7 +305,9 @@ async def serve_every_page(store: MemoryJobStore, job_id: str) -> int:
     now = datetime.now(UTC)
     served = 0
     for batch_id, batch in store.batches[job_id].items():
-        claim = await store.claim_batch(job_id, batch_id, now, now + timedelta(seconds=30))
+        claim = await store.claim_batch(
+            BatchClaim(job_id, batch_id, now, now + timedelta(seconds=30))
+        )
         assert isinstance(claim, Claimed)
         ok = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=5)
         await store.settle(claim.handle, [FinishTask(i.task_id, ok) for i in batch.items], now)
@@ -379,7 +381,9 @@ async def test_dead_letters_are_the_tenants_own() -> None:
         job = (await api.post("/v1/jobs", json=JOB, headers=as_key(alice))).json()["id"]
         now = datetime.now(UTC)
         for batch_id, batch in store.batches[job].items():
-            claim = await store.claim_batch(job, batch_id, now, now + timedelta(seconds=30))
+            claim = await store.claim_batch(
+                BatchClaim(job, batch_id, now, now + timedelta(seconds=30))
+            )
             assert isinstance(claim, Claimed)
             dead = TaskOutcome(TaskStatus.DEAD_LETTERED, error="http 500")
             await store.settle(

@@ -15,7 +15,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 
 NOW = datetime(2026, 11, 23, 10, 2, tzinfo=UTC)
 
@@ -52,7 +52,7 @@ async def add_job(store: MemoryJobStore, job_id: str, n: int, created: datetime)
 async def finish(
     store: MemoryJobStore, job_id: str, outcomes: list[TaskStatus], at: datetime
 ) -> None:
-    claim = await store.claim_batch(job_id, "b0", at, at + timedelta(seconds=30))
+    claim = await store.claim_batch(BatchClaim(job_id, "b0", at, at + timedelta(seconds=30)))
     assert isinstance(claim, Claimed)
     changes = [
         FinishTask(f"t{i}", TaskOutcome(status, elapsed_ms=100), service_ms=200)

@@ -24,7 +24,7 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.webhook_events import WebhookEvent
 from scrapejobs_shared.domain.webhook_spec import WEBHOOK_EVENTS, WebhookSpec
 from scrapejobs_shared.messaging.task_message import PushedMessage
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_worker.lanes.webhook_sender import WebhookPolicy, WebhookSender
 from support.worker_fakes import ScriptedFetcher
 
@@ -54,7 +54,7 @@ async def job_of(store: MemoryJobStore, hook: WebhookSpec, crawl: bool = False) 
 
 
 async def finish(store: MemoryJobStore, changes: list[FinishTask]) -> None:
-    claim = await store.claim_batch("j1", "b0", NOW, NOW + timedelta(seconds=30))
+    claim = await store.claim_batch(BatchClaim("j1", "b0", NOW, NOW + timedelta(seconds=30)))
     assert isinstance(claim, Claimed)
     await store.settle(claim.handle, changes, NOW)
 

@@ -23,7 +23,7 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, 
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.webhook_spec import WebhookSpec
 from scrapejobs_shared.messaging.task_message import PushedMessage
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_shared.ports.fetcher import BlockedDestination
 from scrapejobs_worker.lanes.webhook_sender import WebhookPolicy, WebhookSender
 from support.worker_fakes import ScriptedFetcher
@@ -57,7 +57,7 @@ async def ended_job(
     ]
     await store.create_job(job, batches)
     for i, status in enumerate(outcomes):
-        claim = await store.claim_batch("j1", f"b{i}", NOW, NOW + timedelta(seconds=30))
+        claim = await store.claim_batch(BatchClaim("j1", f"b{i}", NOW, NOW + timedelta(seconds=30)))
         assert isinstance(claim, Claimed)
         await store.settle(claim.handle, [FinishTask(f"t{i}", TaskOutcome(status))], NOW)
     return "j1"

@@ -14,7 +14,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, DependencyUnavailable
 from scrapejobs_worker.batches.batch_recorder import BatchRecorder
 from scrapejobs_worker.delivery.push_delivery import BatchPolicy
@@ -58,7 +58,7 @@ class FlakyStore(MemoryJobStore):
 
 async def _recorder(store: FlakyStore) -> tuple[BatchRecorder, Any]:
     batch = await setup_job(store)
-    claimed = await store.claim_batch("j", batch.id, NOW, NOW + timedelta(seconds=30))
+    claimed = await store.claim_batch(BatchClaim("j", batch.id, NOW, NOW + timedelta(seconds=30)))
     assert isinstance(claimed, Claimed)
     recorder = BatchRecorder(
         store, claimed.handle, lambda: NOW, interval_s=60, lease=timedelta(seconds=30)

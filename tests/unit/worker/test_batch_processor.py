@@ -16,6 +16,7 @@ from scrapejobs_shared.domain.records import BatchItem, TaskRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
 from scrapejobs_shared.politeness.admission import PolitenessPolicy
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchRequest,
@@ -165,7 +166,9 @@ async def test_expired_lease_is_taken_over(store) -> None:
     await setup_job(store)
     clock = [NOW]
     processor = build_processor(store, ScriptedFetcher(200), lambda: clock[0])
-    await store.claim_batch("j", "b", NOW, NOW + timedelta(seconds=6))  # a crashed delivery
+    await store.claim_batch(
+        BatchClaim("j", "b", NOW, NOW + timedelta(seconds=6))
+    )  # a crashed delivery
     clock[0] = NOW + timedelta(seconds=7)
     assert (await processor.handle_push(push())).ack
     assert result(store).attempts == 2
@@ -264,7 +267,7 @@ async def test_dead_letter_keeps_last_error(store) -> None:
 
 async def test_dead_letter_waits_for_a_running_delivery(store) -> None:
     await setup_job(store)
-    await store.claim_batch("j", "b", NOW, NOW + timedelta(seconds=30))
+    await store.claim_batch(BatchClaim("j", "b", NOW, NOW + timedelta(seconds=30)))
     processor = build_processor(store, ScriptedFetcher(200), lambda: NOW)
     assert not (await processor.handle_dead_letter(push())).ack
     assert item(store).status is TaskStatus.RUNNING

@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.delivery.enqueue import REVIVALS, message_of
-from scrapejobs_shared.domain.batch_transitions import Lane
 from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
@@ -31,15 +30,10 @@ class ReadCountingStore(MemoryJobStore):
         self.claimed_together: list[list[str]] = []  # job ids of each joint call
 
     async def claim_together(
-        self,
-        claims: Sequence[JointClaim],
-        now: datetime,
-        lease_until: datetime,
-        *,
-        lane: Lane = "fetch",
+        self, claims: Sequence[JointClaim], now: datetime, lease_until: datetime
     ) -> list[ClaimResult]:
         self.claimed_together.append([claim.job_id for claim in claims])
-        return await super().claim_together(claims, now, lease_until, lane=lane)
+        return await super().claim_together(claims, now, lease_until)
 
 
 def url(n: int) -> str:

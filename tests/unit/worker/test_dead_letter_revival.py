@@ -11,7 +11,7 @@ from scrapejobs_shared.domain.batch_transitions import ReleaseTask
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.messaging.task_message import PushedMessage
 from scrapejobs_shared.messaging.topology import LANE_ATTRIBUTE
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_worker.delivery.push_delivery import BatchPolicy
 from scrapejobs_worker.lanes.dead_letters import MAX_REVIVALS
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job
@@ -45,7 +45,7 @@ async def test_spent_tasks_end_and_the_rest_go_out_again() -> None:
     batch = await setup_job(store, urls=2)
     spent, left = (item.task_id for item in batch.items)
     # a claim whose worker died (its lease lapsed): one attempt each, the second's given back
-    claimed = await store.claim_batch("j", "b", NOW, NOW)
+    claimed = await store.claim_batch(BatchClaim("j", "b", NOW, NOW))
     assert isinstance(claimed, Claimed)
     await store.settle(claimed.handle, [ReleaseTask(left, "outage", refund_attempt=True)], NOW)
     policy = BatchPolicy(lease_s=6, max_delivery_attempts=1)  # one attempt spends a task's

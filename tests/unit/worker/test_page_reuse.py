@@ -15,7 +15,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_worker.batches.page_reuse import PageReuse
 from support.worker_fakes import ScriptedFetcher, build_processor, push, setup_job
 
@@ -128,7 +128,7 @@ async def test_only_the_tasks_the_claim_finds_open_are_taken_from_the_cache() ->
     fetcher, outbox = ScriptedFetcher(200), MemoryWebhookOutbox()
     hooked = keeping | {"webhook": {"url": "http://h.example/", "events": ["task.finished"]}}
     batch = await setup_job(store, hooked, urls=3, job_id="hooked")
-    claim = await store.claim_batch("hooked", "b", T0, T0 + timedelta(seconds=30))
+    claim = await store.claim_batch(BatchClaim("hooked", "b", T0, T0 + timedelta(seconds=30)))
     assert isinstance(claim, Claimed)
     failed = TaskOutcome(TaskStatus.FAILED, http_status=404, error="HTTP 404")
     await store.settle(claim.handle, [FinishTask("t1", failed)], T0)  # a delivery ended t1

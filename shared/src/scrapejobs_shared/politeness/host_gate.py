@@ -116,6 +116,16 @@ class HostGate(Protocol):
         """The wanters of ``host`` whose want lasts beyond ``now`` (at most ``WANTERS_READ``)."""
 
 
+class StoreSlots:
+    """A store's own gate: every slot is the store's, none is kept in a process (so none is
+    ever warm)."""
+
+    def take_warm(
+        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
+    ) -> Permit | None:
+        return None
+
+
 WANTERS_READ = 32  # wanters one look returns: beyond it, a share is already one slot or none
 
 

@@ -60,12 +60,40 @@ class Settled:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchClaim:
+    """A delivery's claim of a batch, its lease running from ``now`` to ``lease_until``.
+
+    ``claim_token``: what ``create_jobs`` answered for the job (its message carries it): while
+    nothing else wrote the job, the claim needs no read. ``mark_started``: the batch's first
+    claim also records the job's start (in the same commit, without a read; the status is left
+    alone), which ``job_with_counts`` reports as ``started_at``: for jobs no worker marks
+    ``running`` (a job that holds its batch is marked by any claim). ``lane``: whose tasks the
+    claim counts an attempt for (batch_transitions.claim); a batch with open tasks of the other
+    lane only is ``Claimed`` too (nothing to run)."""
+
+    job_id: str
+    batch_id: str
+    now: datetime
+    lease_until: datetime
+    mark_started: bool = False
+    lane: Lane = "fetch"
+    claim_token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class JointClaim:
     """A claim of a job that holds its batch, by the claim token ``create_jobs`` answered."""
 
     job_id: str
     batch_id: str
     claim_token: str
+
+
+def joined(claim: JointClaim, now: datetime, lease_until: datetime) -> BatchClaim:
+    """A joint claim as a claim of its own (fetch lane, marking the job started)."""
+    return BatchClaim(
+        claim.job_id, claim.batch_id, now, lease_until, True, claim_token=claim.claim_token
+    )
 
 
 class BatchStore(Protocol):
@@ -89,24 +117,8 @@ class BatchStore(Protocol):
         completed job goes back to ``running``. Returns the batch when a task was reopened
         (the caller publishes it); None for a cancelled job or when nothing was reopened."""
 
-    async def claim_batch(
-        self,
-        job_id: str,
-        batch_id: str,
-        now: datetime,
-        lease_until: datetime,
-        *,
-        mark_started: bool = False,
-        lane: Lane = "fetch",
-        claim_token: str | None = None,
-    ) -> ClaimResult:
-        """``claim_token``: what ``create_jobs`` answered for the job (its message carries
-        it): while nothing else wrote the job, the claim needs no read. ``mark_started``: the
-        batch's first claim also records the job's start (in the same commit, without a read;
-        the status is left alone), which ``job_with_counts`` reports as ``started_at``: for
-        jobs no worker marks ``running`` (a job that holds its batch is marked by any claim).
-        ``lane``: whose tasks the claim counts an attempt for (batch_transitions.claim); a
-        batch with open tasks of the other lane only is ``Claimed`` too (nothing to run)."""
+    async def claim_batch(self, claim: BatchClaim) -> ClaimResult:
+        """Claim the batch for ``claim.lease_until`` (see ``BatchClaim``)."""
 
     async def settle(
         self,
@@ -121,16 +133,11 @@ class BatchStore(Protocol):
         with the changes (not written when this raises)."""
 
     async def claim_together(
-        self,
-        claims: Sequence[JointClaim],
-        now: datetime,
-        lease_until: datetime,
-        *,
-        lane: Lane = "fetch",
+        self, claims: Sequence[JointClaim], now: datetime, lease_until: datetime
     ) -> list[ClaimResult]:
-        """``claim_batch`` of each (``mark_started``, by its token): one commit while nothing
-        wrote any of their jobs since its token (a bundle's one-URL jobs), else each alone.
-        The results are in the claims' order."""
+        """``claim_batch`` of each in the fetch lane (``mark_started``, by its token): one
+        commit while nothing wrote any of their jobs since its token (a bundle's one-URL jobs),
+        else each alone. The results are in the claims' order."""
 
     async def close_batch(
         self,

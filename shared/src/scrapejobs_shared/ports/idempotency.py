@@ -40,12 +40,7 @@ Reservation = Reserved | InFlight | Done | Mismatch
 
 class IdempotencyKeys(Protocol):
     async def reserve(
-        self,
-        key: str,
-        fingerprint: str,
-        now: datetime,
-        expire_at: datetime,
-        stale_after: timedelta,
+        self, key: str, fingerprint: str, now: datetime, expire_at: datetime, stale_after: timedelta
     ) -> Reservation: ...
 
     async def complete(self, key: str, job_id: str, now: datetime) -> None: ...

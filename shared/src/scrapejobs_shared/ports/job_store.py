@@ -37,6 +37,7 @@ from scrapejobs_shared.domain.records import BatchRecord, JobRecord
 from scrapejobs_shared.errors import Conflict
 from scrapejobs_shared.ports.batch_store import (
     AlreadyDone,
+    BatchClaim,
     BatchStore,
     Busy,
     Claimed,
@@ -54,6 +55,7 @@ from scrapejobs_shared.ports.task_results import TaskResults
 __all__ = [
     "MAX_COALESCED_WRITES",
     "AlreadyDone",
+    "BatchClaim",
     "BatchStore",
     "Busy",
     "ClaimResult",

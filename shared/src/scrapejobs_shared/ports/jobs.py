@@ -9,7 +9,7 @@ from typing import Protocol
 
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.page import Page
+from scrapejobs_shared.ports.page import Page, PageRequest
 
 
 class Jobs(Protocol):
@@ -30,11 +30,7 @@ class Jobs(Protocol):
     async def get_job(self, job_id: str) -> JobRecord | None: ...
 
     async def list_jobs(
-        self,
-        status: JobStatus | None,
-        page_size: int,
-        page_token: str | None,
-        tenant: str | None = None,
+        self, status: JobStatus | None, page: PageRequest, tenant: str | None = None
     ) -> Page[JobRecord]: ...
 
     async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:

@@ -21,6 +21,7 @@ from scrapejobs_shared.domain.monitor_checks import (
     PageStatus,
     SnapshotEntry,
 )
+from scrapejobs_shared.ports.page import PageRequest
 
 
 class MonitorChecks(Protocol):
@@ -70,12 +71,7 @@ class MonitorChecks(Protocol):
         ``check`` itself (finished)."""
 
     async def pages(
-        self,
-        monitor_id: str,
-        check_id: str,
-        status: PageStatus | None,
-        limit: int,
-        after: str | None = None,
+        self, monitor_id: str, check_id: str, status: PageStatus | None, page: PageRequest
     ) -> tuple[Sequence[CheckPage], str | None]:
-        """A check's pages (of ``status``), from the token ``after``: the pages that are not
+        """A check's pages (of ``status``), from the request's token: the pages that are not
         ``same`` in URL-digest order, then the ``same`` ones in URL-digest order."""

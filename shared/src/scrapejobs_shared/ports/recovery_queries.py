@@ -4,12 +4,23 @@ letters). Each an indexed query, never a scan."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.page import Page
+from scrapejobs_shared.ports.page import Page, PageRequest
+
+
+@dataclass(frozen=True, slots=True)
+class TaskScope:
+    """Whose tasks a listing reads: one job's (None: every job's), of one host (a host key)
+    and of one tenant (dead letters: one recorded before tasks named their tenant has none)."""
+
+    job_id: str | None = None
+    host: str | None = None
+    tenant: str | None = None
 
 
 class RecoveryQueries(Protocol):
@@ -42,14 +53,7 @@ class RecoveryQueries(Protocol):
         than ``until`` (a batch stamped in the future by a skewed clock is not progress)."""
 
     async def tasks_with_status(
-        self,
-        status: TaskStatus,
-        job_id: str | None,
-        host: str | None,
-        page_size: int,
-        page_token: str | None,
-        tenant: str | None = None,
+        self, status: TaskStatus, scope: TaskScope, page: PageRequest
     ) -> Page[TaskRecord]:
-        """Task results with ``status``, most recently settled first, of one job or of every
-        job (an indexed query, never a scan). ``host`` (a host key) and ``tenant`` filter dead
-        letters (a dead letter recorded before tasks named their tenant has none)."""
+        """Task results with ``status`` in ``scope``, most recently settled first (an indexed
+        query, never a scan)."""

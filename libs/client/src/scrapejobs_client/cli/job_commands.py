@@ -278,10 +278,9 @@ def submit(
     if webhook is not None:
         body["webhook"] = webhook_body(webhook)
     job = state.client.submit_body(body, idempotency_key=idempotency_key)
-    if json_output:
-        state.emit_json(job.model_dump(mode="json"))
-    else:
-        state.out.print(f"submitted job [bold]{job.id}[/] ({job.total} tasks)")
+    state.answer(
+        job.model_dump(mode="json"), f"submitted job [bold]{job.id}[/] ({job.total} tasks)"
+    )
     if wait:
         _wait_and_report(state, job, interval, wait_timeout)
 
@@ -478,10 +477,10 @@ def retry(
     """Run a job's dead-lettered (or failed) tasks again."""
     state = use(ctx, json_output)
     replayed = state.client.retry(job_id, status.value)
-    if json_output:
-        state.emit_json(replayed.model_dump(mode="json"))
-    else:
-        state.out.print(f"job {job_id}: {replayed.replayed} {status.value} task(s) queued again")
+    state.answer(
+        replayed.model_dump(mode="json"),
+        f"job {job_id}: {replayed.replayed} {status.value} task(s) queued again",
+    )
 
 
 @reports_errors
@@ -489,7 +488,4 @@ def delete(ctx: typer.Context, job_id: JobId, json_output: JsonFlag = False) -> 
     """Delete a finished job and all its results."""
     state = use(ctx, json_output)
     state.client.delete_job(job_id)
-    if json_output:
-        state.emit_json({"deleted": job_id})
-    else:
-        state.out.print(f"job {job_id} deleted")
+    state.answer({"deleted": job_id}, f"job {job_id} deleted")

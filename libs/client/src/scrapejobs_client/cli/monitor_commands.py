@@ -64,10 +64,9 @@ def ls(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """The monitors of the key's tenant, newest first."""
     state = use(ctx, json_output)
     monitors = list(state.client.monitors())
-    if json_output:
-        state.emit_json({"monitors": [m.model_dump(mode="json") for m in monitors]})
-        return
-    state.out.print(monitors_table(monitors))
+    state.answer(
+        {"monitors": [m.model_dump(mode="json") for m in monitors]}, monitors_table(monitors)
+    )
 
 
 @reports_errors
@@ -75,10 +74,7 @@ def show(ctx: typer.Context, monitor_id: MonitorId, json_output: JsonFlag = Fals
     """A monitor: its schedule, state and last check."""
     state = use(ctx, json_output)
     monitor = state.client.get_monitor(monitor_id)
-    if json_output:
-        state.emit_json(monitor.model_dump(mode="json"))
-        return
-    state.out.print(monitors_table([monitor]))
+    state.answer(monitor.model_dump(mode="json"), monitors_table([monitor]))
 
 
 @reports_errors
@@ -93,10 +89,7 @@ def run(
     check = state.client.run_monitor(monitor_id)
     if wait and not check.finished:
         check = state.client.wait_check(monitor_id, check.id)
-    if json_output:
-        state.emit_json(check.model_dump(mode="json"))
-        return
-    state.out.print(checks_table([check]))
+    state.answer(check.model_dump(mode="json"), checks_table([check]))
 
 
 @reports_errors
@@ -121,10 +114,7 @@ def checks(
     """A monitor's checks, newest first."""
     state = use(ctx, json_output)
     found = [c for _, c in zip(range(limit), state.client.monitor_checks(monitor_id), strict=False)]
-    if json_output:
-        state.emit_json({"checks": [c.model_dump(mode="json") for c in found]})
-        return
-    state.out.print(checks_table(found))
+    state.answer({"checks": [c.model_dump(mode="json") for c in found]}, checks_table(found))
 
 
 @reports_errors
@@ -208,7 +198,7 @@ def _page_text(page: MonitorPage) -> str:
 def _show_status(ctx: typer.Context, json_output: bool, change: Any) -> None:
     state = use(ctx, json_output)
     monitor: Monitor = change(state.client)
-    if json_output:
-        state.emit_json(monitor.model_dump(mode="json"))
-        return
-    state.out.print(f"{monitor.id}: {monitor.status}, next check {when(monitor.next_check_at)}")
+    state.answer(
+        monitor.model_dump(mode="json"),
+        f"{monitor.id}: {monitor.status}, next check {when(monitor.next_check_at)}",
+    )

@@ -74,10 +74,9 @@ def dead_letters_replay(
     if job is None and host is None and tenant is None and not yes:
         typer.confirm("Replay every dead letter (up to 500)?", abort=True, err=True)
     replayed = state.client.replay_dead_letters(job, host, limit, tenant)
-    if json_output:
-        state.emit_json(replayed.model_dump(mode="json"))
-    else:
-        state.out.print(f"{replayed.replayed} dead letter(s) queued again")
+    state.answer(
+        replayed.model_dump(mode="json"), f"{replayed.replayed} dead letter(s) queued again"
+    )
 
 
 @reports_errors
@@ -89,10 +88,7 @@ def hosts(
     """A host's politeness state: paused (breaker, Retry-After), slots held."""
     state = use(ctx, json_output)
     host = state.client.hosts(url)
-    if json_output:
-        state.emit_json(host.model_dump(mode="json"))
-    else:
-        state.out.print(render.host_table(host))
+    state.answer(host.model_dump(mode="json"), render.host_table(host))
 
 
 @reports_errors

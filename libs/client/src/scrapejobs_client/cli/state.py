@@ -89,6 +89,13 @@ class CliState:
             self._client.close()
             self._client = None
 
+    def answer(self, value: Any, text: Any) -> None:
+        """What a command answers: ``value`` as JSON with ``--json``, else ``text`` printed."""
+        if self.json_output:
+            self.emit_json(value)
+        else:
+            self.out.print(text)
+
     def emit_json(self, value: Any) -> None:
         """One line of JSON on stdout (not through Rich: no wrapping, no markup)."""
         sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")

@@ -49,10 +49,7 @@ def ls(
     """Keys made at run time, newest first (ids, never the keys)."""
     state = use(ctx, json_output)
     keys = state.client.list_keys(tenant, limit)
-    if json_output:
-        state.emit_json({"keys": [key.model_dump(mode="json") for key in keys]})
-        return
-    state.out.print(keys_table(keys))
+    state.answer({"keys": [key.model_dump(mode="json") for key in keys]}, keys_table(keys))
 
 
 @reports_errors
@@ -64,10 +61,7 @@ def revoke(
     """Revoke a key: refused everywhere within seconds, its dashboard sessions end."""
     state = use(ctx, json_output)
     state.client.revoke_key(key_id)
-    if json_output:
-        state.emit_json({"revoked": key_id})
-    else:
-        state.out.print(f"revoked {key_id}")
+    state.answer({"revoked": key_id}, f"revoked {key_id}")
 
 
 def keys_table(keys: list[ApiKey]) -> Table:

@@ -4,10 +4,12 @@ says they return. Their content is made by shared/firecrawl/monitor_shapes.py.""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+T = TypeVar("T")
 
 
 class Shape(BaseModel):
@@ -86,29 +88,30 @@ class CheckDetailShape(CheckShape):
     next: str | None = Field(description="The URL of the next page of pages (null: the last)")
 
 
-class MonitorAnswer(BaseModel):
+class Answered(BaseModel, Generic[T]):
+    """Firecrawl's envelope of an answer: ``success`` and the ``data``."""
+
     success: bool = True
-    data: MonitorShape
+    data: T
 
 
-class MonitorsAnswer(BaseModel):
-    success: bool = True
-    data: list[MonitorShape]
+class MonitorAnswer(Answered[MonitorShape]):
+    pass
 
 
-class CheckAnswer(BaseModel):
-    success: bool = True
-    data: CheckShape
+class MonitorsAnswer(Answered[list[MonitorShape]]):
+    pass
 
 
-class ChecksAnswer(BaseModel):
-    success: bool = True
-    data: list[CheckShape]
+class CheckAnswer(Answered[CheckShape]):
+    pass
 
 
-class CheckDetailAnswer(BaseModel):
-    success: bool = True
-    data: CheckDetailShape
+class ChecksAnswer(Answered[list[CheckShape]]):
+    pass
+
+
+class CheckDetailAnswer(Answered[CheckDetailShape]):
     next: str | None = Field(description="The URL of the next page of pages (null: the last)")
 
 

@@ -31,6 +31,7 @@ from scrapejobs_shared.domain.records import (
 from scrapejobs_shared.domain.statuses import OPEN_TASK_STATUSES, JobStatus, TaskStatus
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.ports.job_store import Page
+from scrapejobs_shared.ports.page import PageRequest
 from scrapejobs_shared.ports.webhooks import WebhookDelivery
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,7 @@ class JobService:
         tenant: str | None,
     ) -> Page[JobRecord]:
         """Jobs newest first, of ``tenant`` (None: every tenant's)."""
-        page = await self._store.list_jobs(status, page_size, page_token, tenant)
+        page = await self._store.list_jobs(status, PageRequest(page_size, page_token), tenant)
         now = self._clock()
         return Page([job for job in page.items if job.expire_at > now], page.next_page_token)
 

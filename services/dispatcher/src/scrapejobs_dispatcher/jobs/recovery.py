@@ -28,7 +28,8 @@ from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.politeness.host_key import host_key, key_of, origin_url
 from scrapejobs_shared.ports.job_store import Page
 from scrapejobs_shared.ports.jobs import Jobs
-from scrapejobs_shared.ports.recovery_queries import RecoveryQueries
+from scrapejobs_shared.ports.page import PageRequest
+from scrapejobs_shared.ports.recovery_queries import RecoveryQueries, TaskScope
 
 log = logging.getLogger(__name__)
 
@@ -171,13 +172,9 @@ class Recovery:
         key."""
         if job_id is not None:
             await self._job(job_id, caller)
+        scope = TaskScope(job_id, _host_filter(host), _tenant_of(job_id, caller, tenant))
         return await self._store.tasks_with_status(
-            TaskStatus.DEAD_LETTERED,
-            job_id,
-            _host_filter(host),
-            page_size,
-            page_token,
-            _tenant_of(job_id, caller, tenant),
+            TaskStatus.DEAD_LETTERED, scope, PageRequest(page_size, page_token)
         )
 
     async def replay_dead_letters(
@@ -192,13 +189,8 @@ class Recovery:
         may see (an admin's: ``tenant``'s, or every tenant's); returns how many."""
         if job_id is not None:
             await self._job(job_id, caller)
-        return await self._replay(
-            TaskStatus.DEAD_LETTERED,
-            job_id,
-            _host_filter(host),
-            limit,
-            _tenant_of(job_id, caller, tenant),
-        )
+        scope = TaskScope(job_id, _host_filter(host), _tenant_of(job_id, caller, tenant))
+        return await self._replay(TaskStatus.DEAD_LETTERED, scope, limit)
 
     async def replay_dead_letter(self, job_id: str, task_id: str, caller: Caller | None) -> int:
         """Replay one dead-lettered task (1), or nothing (0) when it is no longer dead-lettered."""
@@ -216,7 +208,9 @@ class Recovery:
         await self._job(job_id, caller)
         found: list[TaskRecord] = []
         for status in (TaskStatus.DEAD_LETTERED, TaskStatus.FAILED):
-            page = await self._store.tasks_with_status(status, job_id, None, limit, None)
+            page = await self._store.tasks_with_status(
+                status, TaskScope(job_id), PageRequest(limit)
+            )
             found += page.items
         return sorted(found, key=lambda task: task.updated_at, reverse=True)
 
@@ -226,16 +220,9 @@ class Recovery:
         job = await self._job(job_id, caller)
         if UPLOAD_LABEL in job.labels:
             raise UploadNotFetched(job_id)
-        return await self._replay(status, job_id, None, MAX_JOB_RETRY)
+        return await self._replay(status, TaskScope(job_id), MAX_JOB_RETRY)
 
-    async def _replay(
-        self,
-        status: TaskStatus,
-        job_id: str | None,
-        host: str | None,
-        limit: int,
-        tenant: str | None = None,
-    ) -> int:
+    async def _replay(self, status: TaskStatus, scope: TaskScope, limit: int) -> int:
         """Replayed tasks go back to ``queued`` with fresh attempts, batch by batch (counts move
         in the same commit), and their batches are published again. Tasks already replayed are
         no longer ``status``: a second replay finds nothing."""
@@ -244,7 +231,7 @@ class Recovery:
         found = 0
         while found < limit:
             page = await self._store.tasks_with_status(
-                status, job_id, host, min(REPLAY_PAGE, limit - found), token, tenant
+                status, scope, PageRequest(min(REPLAY_PAGE, limit - found), token)
             )
             for task in page.items:
                 if task.batch_id is not None:

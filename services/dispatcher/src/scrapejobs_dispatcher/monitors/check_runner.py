@@ -50,6 +50,7 @@ from scrapejobs_shared.errors import NotFound
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
+from scrapejobs_shared.ports.page import PageRequest
 from scrapejobs_shared.ports.webhooks import WebhookOutbox
 
 log = logging.getLogger(__name__)
@@ -229,7 +230,9 @@ class CheckRunner:
         self, check: CheckRecord, status: PageStatus | None, limit: int, after: str | None
     ) -> tuple[Sequence[CheckPage], str | None]:
         """A page of the pages of a check already read (``check``)."""
-        return await self.checks.pages(check.monitor_id, check.id, status, limit, after)
+        return await self.checks.pages(
+            check.monitor_id, check.id, status, PageRequest(limit, after)
+        )
 
     async def check(self, tenant: str, monitor_id: str, check_id: str) -> CheckRecord:
         """The check, settled first if its job has finished."""

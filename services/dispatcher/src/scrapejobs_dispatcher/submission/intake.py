@@ -39,7 +39,7 @@ from scrapejobs_shared.domain.tenancy import DEFAULT_TENANT, Caller, Role
 from scrapejobs_shared.messaging.task_message import MAX_BATCH_SIZE
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.options import RENDER
-from scrapejobs_shared.ports.batch_store import Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_shared.ports.dependency_unavailable import PUBSUB, DependencyUnavailable
 from scrapejobs_shared.ports.job_store import JobExists
 
@@ -146,7 +146,9 @@ class JobIntake(JobService):
         await self._store.create_job(job, batches)
         [batch] = batches
         lease = now + RECORD_LEASE
-        claim = await self._store.claim_batch(job_id, batch.id, now, lease, mark_started=True)
+        claim = await self._store.claim_batch(
+            BatchClaim(job_id, batch.id, now, lease, mark_started=True)
+        )
         if not isinstance(claim, Claimed):  # nothing else knows the job: never so
             raise RuntimeError(f"the recorded job {job_id} could not be claimed: {claim}")
         changes = [FinishTask(item.task_id, outcome, outcome.elapsed_ms) for item in batch.items]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from scrapejobs_dispatcher.monitors.check_runner import CheckRunner
 from scrapejobs_dispatcher.monitors.monitor_service import Monitors
 from scrapejobs_dispatcher.ui import monitor_presenters as shown
+from scrapejobs_dispatcher.ui.pages import Context
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.monitor_checks import PageStatus
 from scrapejobs_shared.domain.tenancy import Caller
@@ -16,8 +17,6 @@ from scrapejobs_shared.domain.tenancy import Caller
 MONITORS_PER_PAGE = 25
 CHECKS_SHOWN = 20
 PAGES_PER_PAGE = 20
-
-Context = dict[str, object]
 
 
 @dataclass(frozen=True, slots=True)

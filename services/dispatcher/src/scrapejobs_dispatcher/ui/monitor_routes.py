@@ -7,37 +7,24 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 
 from scrapejobs_dispatcher.dependencies import CheckRunnerDep, MonitorsDep
 from scrapejobs_dispatcher.monitors.monitor_service import MonitorConflict, MonitorNotFound
 from scrapejobs_dispatcher.routes.monitors import CHECK_ID, MONITOR_ID
-from scrapejobs_dispatcher.ui import monitor_pages
+from scrapejobs_dispatcher.ui import monitor_pages, responses
 from scrapejobs_dispatcher.ui.access import SAME_ORIGIN, TenantFilter, require_viewer
+from scrapejobs_dispatcher.ui.dashboard_router import PageToken, dashboard_router
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
-from scrapejobs_dispatcher.ui.responses import (
-    from_htmx,
-    page,
-    page_or_fragment,
-    problem,
-    render,
-    unavailable,
-)
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.monitor_checks import PageStatus
 from scrapejobs_shared.domain.monitors import MonitorStatus
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 
-router = APIRouter(
-    prefix="/ui",
-    include_in_schema=False,
-    dependencies=[Depends(require_viewer)],
-    default_response_class=HTMLResponse,
-)
-PageToken = Annotated[str | None, Query(max_length=2048)]
+router = dashboard_router()
 
 
 async def _monitor_services(
@@ -62,8 +49,8 @@ async def monitors_page(
     request: Request, services: MonitorServices, page_token: PageToken = None
 ) -> HTMLResponse:
     build = partial(monitor_pages.monitor_list, services, page_token)
-    template = page_or_fragment(request, "monitors")
-    return await page(request, template, services.key("list", page_token), build)
+    template = responses.page_or_fragment(request, "monitors")
+    return await responses.page(request, template, services.key("list", page_token), build)
 
 
 @router.get("/monitors/{monitor_id}")
@@ -71,7 +58,7 @@ async def monitor_page(
     request: Request, monitor_id: MonitorIdPath, services: MonitorServices
 ) -> HTMLResponse:
     build = partial(monitor_pages.monitor_page, services, monitor_id)
-    return await page(request, "monitor.html", services.key(monitor_id), build)
+    return await responses.page(request, "monitor.html", services.key(monitor_id), build)
 
 
 @router.get("/monitors/{monitor_id}/checks/{check_id}")
@@ -85,7 +72,7 @@ async def check_page(
 ) -> HTMLResponse:
     build = partial(monitor_pages.check_page, services, monitor_id, check_id, status, page_token)
     key = services.key(monitor_id, check_id, status, page_token)
-    return await page(request, "check.html", key, build)
+    return await responses.page(request, "check.html", key, build)
 
 
 @router.post("/monitors/{monitor_id}/{action}", dependencies=SAME_ORIGIN)
@@ -97,8 +84,10 @@ async def monitor_action(
 ) -> Response:
     """Pause, resume or run a monitor now (htmx only). Run goes to the new check's page;
     pause and resume answer the refreshed list."""
-    if not from_htmx(request):
-        return problem(request, 400, "Not sent by the dashboard", "Use the monitor's buttons.")
+    if not responses.from_htmx(request):
+        return responses.problem(
+            request, 400, "Not sent by the dashboard", "Use the monitor's buttons."
+        )
     try:
         if action == "run":
             check = await services.runner.start(services.tenant, monitor_id)
@@ -110,10 +99,12 @@ async def monitor_action(
         cache.forget(services.key("list", None))
         context = await monitor_pages.monitor_list(services, None)
         message = f"{changed.name}: {'paused' if action == 'pause' else 'resumed'}."
-        return render(request, "_monitors.html", context | {"message": message})
+        return responses.render(request, "_monitors.html", context | {"message": message})
     except MonitorNotFound:
-        return problem(request, 404, "Monitor not found", "There is no such monitor.")
+        return responses.problem(request, 404, "Monitor not found", "There is no such monitor.")
     except MonitorConflict:
-        return problem(request, 409, "Changed meanwhile", "The monitor changed: try again.")
+        return responses.problem(
+            request, 409, "Changed meanwhile", "The monitor changed: try again."
+        )
     except DependencyUnavailable as exc:
-        return unavailable(request, exc)
+        return responses.unavailable(request, exc)

@@ -6,7 +6,7 @@ builders (pages.py) read the service objects."""
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from functools import partial
 from typing import Annotated, Any
 from urllib.parse import parse_qs, quote
@@ -35,6 +35,7 @@ from scrapejobs_dispatcher.ui.access import (
     TenantFilter,
     require_viewer,
 )
+from scrapejobs_dispatcher.ui.dashboard_router import PageToken, dashboard_router
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.responses import (
     from_htmx,
@@ -58,19 +59,13 @@ from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.errors import NotFound
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 
-router = APIRouter(
-    prefix="/ui",
-    include_in_schema=False,
-    dependencies=[Depends(require_viewer)],
-    default_response_class=HTMLResponse,
-)
+router = dashboard_router()
 # what anyone may open: the sign-in form and the static files
 sign_in_router = APIRouter(
     prefix="/ui", include_in_schema=False, default_response_class=HTMLResponse
 )
 SIGN_IN = "/ui/sign-in"
 
-PageToken = Annotated[str | None, Query(max_length=2048)]
 JobFilter = Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_\-]*$")]
 
 
@@ -222,27 +217,26 @@ async def replay_all(
 @router.get("/workers")
 @router.get("/fragments/workers")
 async def workers(request: Request, services: Services) -> HTMLResponse:
-    if (refused := _admins_only(request, services)) is not None:
-        return refused
-    template = page_or_fragment(request, "workers")
-    return await page(request, template, "workers", partial(pages.workers, services))
+    return await _admin_page(request, services, "workers", pages.workers)
 
 
 @router.get("/hosts")
 @router.get("/fragments/hosts")
 async def hosts(request: Request, services: Services) -> HTMLResponse:
-    if (refused := _admins_only(request, services)) is not None:
-        return refused
-    template = page_or_fragment(request, "hosts")
-    return await page(request, template, "hosts", partial(pages.paused_hosts, services))
+    return await _admin_page(request, services, "hosts", pages.paused_hosts)
 
 
-def _admins_only(request: Request, services: pages.Services) -> HTMLResponse | None:
+async def _admin_page(
+    request: Request,
+    services: pages.Services,
+    name: str,
+    view: Callable[[pages.Services], Awaitable[pages.Context]],
+) -> HTMLResponse:
     """The deployment's own views (hosts: every tenant's sites; workers) are an admin's."""
-    if services.viewer.admin:
-        return None
-    detail = "Hosts (every tenant's sites) and workers are shown to admins only."
-    return problem(request, 403, "Admins only", detail)
+    if not services.viewer.admin:
+        detail = "Hosts (every tenant's sites) and workers are shown to admins only."
+        return problem(request, 403, "Admins only", detail)
+    return await page(request, page_or_fragment(request, name), name, partial(view, services))
 
 
 @sign_in_router.get("/static/{path:path}", response_class=Response)

@@ -40,6 +40,7 @@ from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
 from scrapejobs_shared.observability.phase_timer import collect_phases, phase
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.observability.tracing import extract_trace_context
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import (
@@ -319,12 +320,14 @@ class BatchProcessor:
                 claim = await seat.ask(joint_claim(message)) if seat is not None else None
                 if claim is None:  # alone, or no longer the first try
                     claim = await self._store.claim_batch(
-                        message.job_id,
-                        message.batch_id,
-                        now,
-                        now + self._lease,
-                        mark_started=message.spec is not None,  # no job read marks it running
-                        claim_token=message.claim_token,
+                        BatchClaim(
+                            message.job_id,
+                            message.batch_id,
+                            now,
+                            now + self._lease,
+                            mark_started=message.spec is not None,  # no job read marks it running
+                            claim_token=message.claim_token,
+                        ),
                     )
             if not isinstance(claim, Busy):
                 return claim

@@ -43,6 +43,7 @@ from scrapejobs_shared.messaging.task_message import BatchMessage, PushedMessage
 from scrapejobs_shared.pipeline import PipelineFailure
 from scrapejobs_shared.pipeline.spec import AiOptions, Stage, ai_stage_index
 from scrapejobs_shared.ports.answer_cache import AnswerCache, CachedAnswer, answer_key
+from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.job_store import AlreadyDone, Busy, Claimed, LaneStore, Missing
 from scrapejobs_worker.ai.ai_answers import AiAnswer, AiAnswers, AiInvalidOutput
@@ -102,7 +103,7 @@ class ProcessingLane:
             return Verdict.done("unknown job")
         now = self._clock()
         claim = await self._store.claim_batch(
-            message.job_id, message.batch_id, now, now + self._lease, lane="processing"
+            BatchClaim(message.job_id, message.batch_id, now, now + self._lease, lane="processing")
         )
         if isinstance(claim, Missing):
             return Verdict.done("unknown batch")

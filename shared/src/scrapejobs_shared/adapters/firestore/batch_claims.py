@@ -4,7 +4,6 @@ its update time, with its counter shard's move) and the claim of a job that hold
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -26,54 +25,52 @@ from scrapejobs_shared.adapters.firestore.store_base import (
     reserved,
 )
 from scrapejobs_shared.domain import batch_transitions
-from scrapejobs_shared.domain.batch_transitions import Lane
 from scrapejobs_shared.domain.records import BatchRecord
 from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.batch_store import AlreadyDone, Busy, Claimed, ClaimResult, Missing
+from scrapejobs_shared.ports.batch_store import (
+    AlreadyDone,
+    BatchClaim,
+    Busy,
+    Claimed,
+    ClaimResult,
+    Missing,
+)
 
 
 @reports_outages
 class FirestoreBatchClaims(FirestoreStoreBase):
-    async def claim_batch(
-        self,
-        job_id: str,
-        batch_id: str,
-        now: datetime,
-        lease_until: datetime,
-        *,
-        mark_started: bool = False,
-        lane: Lane = "fetch",
-        claim_token: str | None = None,
-    ) -> ClaimResult:
+    async def claim_batch(self, claim: BatchClaim) -> ClaimResult:
         """Optimistic: one read, then a commit guarded by the batch's update time (a lost race
         reads again). The commit's counter write reports the job's cancel mark, so a cancel
         that committed before the claim is always seen. A job that holds its batch: see
         ``_claim_in_job``."""
+        job_id, batch_id, now = claim.job_id, claim.batch_id, claim.now
         if reserved(job_id) or reserved(batch_id):
             return Missing()
-        first = None if claim_token is None else first_claim(job_id, batch_id, claim_token)
+        token = claim.claim_token
+        first = None if token is None else first_claim(job_id, batch_id, token)
         if first is not None:
-            return await self._claim_in_job(job_id, batch_id, now, lease_until, lane, first)
+            return await self._claim_in_job(claim, first)
         job_ref = self._job_ref(job_id)
         ref = self._batch_ref(job_ref, batch_id)
         for _ in range(CLAIM_RETRIES):
             count(reads=1)
             snap = await ref.get(**self._deadline.call)
             if not snap.exists:  # or held by its job
-                return await self._claim_in_job(job_id, batch_id, now, lease_until, lane, None)
+                return await self._claim_in_job(claim, None)
             doc = snap.to_dict()
             batch = batch_from_doc(job_id, batch_id, doc)
             if not batch.open_items:
                 return AlreadyDone()
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
-            applied = batch_transitions.claim(batch, lease_until, lane)
+            applied = batch_transitions.claim(batch, claim.lease_until, claim.lane)
             shard = int(doc.get("shard") or 0)
             commit = self._client.batch()
             guard = self._client.write_option(last_update_time=snap.update_time)
             commit.update(ref, batch_fields(applied.batch, now), option=guard)
-            starts = mark_started and all(item.attempts == 0 for item in batch.items)
+            starts = claim.mark_started and all(item.attempts == 0 for item in batch.items)
             self._counters.move(
                 commit,
                 job_ref,
@@ -92,18 +89,11 @@ class FirestoreBatchClaims(FirestoreStoreBase):
             return Claimed(applied.batch, after.cancelled, handle)
         return Busy(now)
 
-    async def _claim_in_job(
-        self,
-        job_id: str,
-        batch_id: str,
-        now: datetime,
-        lease_until: datetime,
-        lane: Lane,
-        first: FirstClaim | None,
-    ) -> ClaimResult:
+    async def _claim_in_job(self, claim: BatchClaim, first: FirstClaim | None) -> ClaimResult:
         """The claim of a job that holds its batch: one write of the job document, guarded by
         its update time: the creation's (``first``, from the claim token: no read), else a
         read's. The job's status is in the document itself, so a cancel is always seen."""
+        job_id, batch_id, now = claim.job_id, claim.batch_id, claim.now
         ref = self._job_ref(job_id)
         for attempt in range(CLAIM_RETRIES):
             if first is not None and attempt == 0:
@@ -122,7 +112,7 @@ class FirestoreBatchClaims(FirestoreStoreBase):
                 return AlreadyDone()
             if batch.lease_until is not None and batch.lease_until > now:
                 return Busy(batch.lease_until)
-            applied = batch_transitions.claim(batch, lease_until, lane)
+            applied = batch_transitions.claim(batch, claim.lease_until, claim.lane)
             commit = self._client.batch()
             updates = claim_updates(applied.batch, status, started_at, now)
             plain_writes.stage_update(commit, self._client, ref, updates, update_time)

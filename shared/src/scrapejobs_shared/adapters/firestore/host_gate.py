@@ -41,18 +41,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
 from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.politeness.host_gate import (
-    PAUSE_AFTER,
-    WANTERS_READ,
-    BreakerPolicy,
-    HostLimits,
-    HostSignals,
-    HostState,
-    PausedHost,
-    Permit,
-    Throttle,
-    merge_paused,
-)
+from scrapejobs_shared.politeness import host_gate as gate
 
 RETENTION = timedelta(days=7)
 PROBE_SLOTS = 1  # one random slot first: with warm slots a fresh take is rare, and a read
@@ -70,7 +59,7 @@ _V = TypeVar("_V")
 
 
 @reports_outages
-class FirestoreHostGate(CollectionAdapter):
+class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
     collection = "hosts"
 
     def __init__(self, client: Any, deadline: CallDeadline | None = None) -> None:
@@ -83,14 +72,9 @@ class FirestoreHostGate(CollectionAdapter):
     def _slot(self, host: str, slot: int) -> Any:
         return self._collection.document(host).collection("slots").document(str(slot))
 
-    def take_warm(
-        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
-    ) -> Permit | None:
-        return None  # every slot is the store's: none is kept in a process
-
     async def acquire(
-        self, host: str, limits: HostLimits, lease_until: datetime, now: datetime
-    ) -> Permit | Throttle:
+        self, host: str, limits: gate.HostLimits, lease_until: datetime, now: datetime
+    ) -> gate.Permit | gate.Throttle:
         spare = self._spares.pop(host, None)
         looks = self._looks(host, limits.concurrency, now)
         if spare is not None and now < spare.read_at + SPARE_FOR and not limits.min_interval_s:
@@ -109,13 +93,13 @@ class FirestoreHostGate(CollectionAdapter):
                     self._full.pop(host, None)
                     read_at = spare.read_at if spare and host_snap is spare.host_snap else now
                     self._keep_spares(host, host_snap, candidates[n + 1 :], read_at, now)
-                    permit = Permit(host, slot, token, signals.failures)
+                    permit = gate.Permit(host, slot, token, signals.failures)
                     if limits.min_interval_s and not await self._space(host_snap, limits, now):
                         await self.release(permit)
-                        return Throttle(0.05, "rate")
+                        return gate.Throttle(0.05, "rate")
                     return permit
         _remember(self._full, host, now)
-        return Throttle(0.2, "concurrency")
+        return gate.Throttle(0.2, "concurrency")
 
     def _keep_spares(
         self,
@@ -241,7 +225,7 @@ class FirestoreHostGate(CollectionAdapter):
             return None
         return result.update_time
 
-    async def _space(self, host_snap: Any, limits: HostLimits, now: datetime) -> bool:
+    async def _space(self, host_snap: Any, limits: gate.HostLimits, now: datetime) -> bool:
         """Reserve the next request start on the host document (guarded write)."""
         next_at = (host_snap.to_dict() or {}).get("next_at")
         start = max(now, next_at) if next_at else now
@@ -261,7 +245,7 @@ class FirestoreHostGate(CollectionAdapter):
             return False
         return True
 
-    async def release(self, permit: Permit) -> None:
+    async def release(self, permit: gate.Permit) -> None:
         option = self._client.write_option(last_update_time=permit.token)
         # A lost race means our lease lapsed and someone else holds the slot now.
         with contextlib.suppress(*LOST_RACE):
@@ -270,14 +254,14 @@ class FirestoreHostGate(CollectionAdapter):
                 {"lease_until": FREE}, option=option, **self._deadline.call
             )
 
-    async def record_success(self, permit: Permit, now: datetime) -> None:
+    async def record_success(self, permit: gate.Permit, now: datetime) -> None:
         if permit.failures:
             count(writes=1)
             await self._collection.document(permit.host).set(
                 {"failures": 0}, merge=True, **self._deadline.call
             )
 
-    async def record_failure(self, host: str, policy: BreakerPolicy, now: datetime) -> None:
+    async def record_failure(self, host: str, policy: gate.BreakerPolicy, now: datetime) -> None:
         """One blind increment, no transaction: the write's transform result is the new count.
         Several fetches of one host failing at once (a host going down, or a batch's lanes all
         timing out together) then never contend for the host document; the one whose
@@ -321,11 +305,11 @@ class FirestoreHostGate(CollectionAdapter):
 
         await push_back(self._client.transaction())
 
-    async def signals(self, host: str) -> HostSignals:
+    async def signals(self, host: str) -> gate.HostSignals:
         count(reads=1)
         return _signals(await self._collection.document(host).get(**self._deadline.call))
 
-    async def state(self, host: str, now: datetime) -> HostState:
+    async def state(self, host: str, now: datetime) -> gate.HostState:
         signals = await self.signals(host)
         slots = self._collection.document(host).collection("slots")
         busy = (
@@ -333,23 +317,23 @@ class FirestoreHostGate(CollectionAdapter):
             .count()
             .get(**self._deadline.call)
         )
-        return HostState(
+        return gate.HostState(
             host, signals.next_at, signals.open_until, signals.failures, int(busy[0][0].value)
         )
 
-    async def paused(self, now: datetime, limit: int) -> list[PausedHost]:
-        async def hosts_with(field: str, after: datetime, reason: str) -> list[PausedHost]:
+    async def paused(self, now: datetime, limit: int) -> list[gate.PausedHost]:
+        async def hosts_with(field: str, after: datetime, reason: str) -> list[gate.PausedHost]:
             query = self._collection.where(filter=FieldFilter(field, ">", after)).limit(limit)
             found = [
-                PausedHost(s.id, s.get(field), reason)
+                gate.PausedHost(s.id, s.get(field), reason)
                 async for s in query.stream(**self._deadline.call)
             ]
             count(reads=max(len(found), 1))
             return found
 
         broken = await hosts_with("open_until", now, "circuit_open")
-        held = await hosts_with("next_at", now + PAUSE_AFTER, "held")
-        return merge_paused(broken + held, limit)
+        held = await hosts_with("next_at", now + gate.PAUSE_AFTER, "held")
+        return gate.merge_paused(broken + held, limit)
 
     async def want(self, host: str, wanter: str, until: datetime) -> None:
         """``hosts/{host}/wants/{wanter}``: one document per waiting process, so wanters never
@@ -359,7 +343,9 @@ class FirestoreHostGate(CollectionAdapter):
         await self._wants(host).document(wanter).set(fields, **self._deadline.call)
 
     async def wanting(self, host: str, now: datetime) -> frozenset[str]:
-        query = self._wants(host).where(filter=FieldFilter("until", ">", now)).limit(WANTERS_READ)
+        query = (
+            self._wants(host).where(filter=FieldFilter("until", ">", now)).limit(gate.WANTERS_READ)
+        )
         found = [snap.id async for snap in query.stream(**self._deadline.call)]
         count(reads=max(len(found), 1))
         return frozenset(found)
@@ -406,9 +392,11 @@ def _remember(memory: OrderedDict[str, _V], host: str, value: _V) -> None:
         memory.popitem(last=False)
 
 
-def _signals(host_snap: Any) -> HostSignals:
+def _signals(host_snap: Any) -> gate.HostSignals:
     doc = host_snap.to_dict() or {}
-    return HostSignals(doc.get("next_at"), doc.get("open_until"), int(doc.get("failures") or 0))
+    return gate.HostSignals(
+        doc.get("next_at"), doc.get("open_until"), int(doc.get("failures") or 0)
+    )
 
 
 def _slot_number(doc_id: str) -> int | None:

@@ -29,12 +29,7 @@ class FirestoreIdempotencyKeys(CollectionAdapter):
     collection = "idempotency_keys"
 
     async def reserve(
-        self,
-        key: str,
-        fingerprint: str,
-        now: datetime,
-        expire_at: datetime,
-        stale_after: timedelta,
+        self, key: str, fingerprint: str, now: datetime, expire_at: datetime, stale_after: timedelta
     ) -> Reservation:
         ref = self._collection.document(key)
         doc = {

@@ -89,6 +89,7 @@ from scrapejobs_shared.ports.job_store import (
     coalesced_writes,
     holds_its_batch,
 )
+from scrapejobs_shared.ports.page import PageRequest
 
 
 @reports_outages
@@ -259,12 +260,9 @@ class FirestoreJobStore(FirestoreStoreBase):
             await commit.commit(**self._deadline.call)
 
     async def list_jobs(
-        self,
-        status: JobStatus | None,
-        page_size: int,
-        page_token: str | None,
-        tenant: str | None = None,
+        self, status: JobStatus | None, page: PageRequest, tenant: str | None = None
     ) -> Page[JobRecord]:
+        page_size, page_token = page.size, page.token
         query = self._jobs
         if tenant is not None:
             query = query.where(filter=FieldFilter("tenant", "==", tenant))

@@ -20,20 +20,14 @@ from scrapejobs_shared.adapters.firestore.batch_in_job import claim_updates, fir
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.store_base import reserved
 from scrapejobs_shared.domain import batch_transitions
-from scrapejobs_shared.domain.batch_transitions import Lane
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.batch_store import ClaimResult, JointClaim
+from scrapejobs_shared.ports.batch_store import ClaimResult, JointClaim, joined
 
 
 @reports_outages
 class FirestoreJointClaims(FirestoreBatchClaims):
     async def claim_together(
-        self,
-        claims: Sequence[JointClaim],
-        now: datetime,
-        lease_until: datetime,
-        *,
-        lane: Lane = "fetch",
+        self, claims: Sequence[JointClaim], now: datetime, lease_until: datetime
     ) -> list[ClaimResult]:
         firsts = [
             None if reserved(c.job_id) else first_claim(c.job_id, c.batch_id, c.claim_token)
@@ -44,7 +38,7 @@ class FirestoreJointClaims(FirestoreBatchClaims):
             staged = []
             for first in firsts:
                 assert first is not None
-                applied = batch_transitions.claim(first.batch, lease_until, lane)
+                applied = batch_transitions.claim(first.batch, lease_until, "fetch")
                 updates = claim_updates(applied.batch, first.status, None, now)
                 ref = self._job_ref(first.batch.job_id)
                 plain_writes.stage_update(commit, self._client, ref, updates, first.update_time)
@@ -60,18 +54,5 @@ class FirestoreJointClaims(FirestoreBatchClaims):
                     for (first, batch), result in zip(staged, results, strict=True)
                 ]
         return list(
-            await asyncio.gather(
-                *(
-                    self.claim_batch(
-                        c.job_id,
-                        c.batch_id,
-                        now,
-                        lease_until,
-                        mark_started=True,
-                        lane=lane,
-                        claim_token=c.claim_token,
-                    )
-                    for c in claims
-                )
-            )
+            await asyncio.gather(*(self.claim_batch(joined(c, now, lease_until)) for c in claims))
         )

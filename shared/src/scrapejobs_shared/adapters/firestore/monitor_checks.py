@@ -47,6 +47,7 @@ from scrapejobs_shared.domain.monitor_checks import (
 )
 from scrapejobs_shared.domain.page_validators import PageValidators
 from scrapejobs_shared.observability.store_ops import count
+from scrapejobs_shared.ports.page import PageRequest
 
 CHECKS, CHECK_PAGES, SNAPSHOTS = "checks", "check_pages", "snapshots"
 SAME_PAGES = "same_pages"
@@ -208,15 +209,11 @@ class FirestoreMonitorChecks(CollectionAdapter):
             await commit.commit(**self._deadline.call)
 
     async def pages(
-        self,
-        monitor_id: str,
-        check_id: str,
-        status: PageStatus | None,
-        limit: int,
-        after: str | None = None,
+        self, monitor_id: str, check_id: str, status: PageStatus | None, page: PageRequest
     ) -> tuple[list[CheckPage], str | None]:
         """The pages that are not ``same`` (documents), then the ``same`` ones (chunks); a
         token is a page's key, in the chunks when no page document has it."""
+        limit, after = page.size, page.token
         check_ref = self._check_ref(monitor_id, check_id)
         in_documents = status is not PageStatus.SAME and (
             not after or await self._has_page(check_ref, after)
@@ -227,8 +224,8 @@ class FirestoreMonitorChecks(CollectionAdapter):
             after = None
         if status in (None, PageStatus.SAME) and len(found) <= limit:
             found += await self._same_pages(check_ref, limit + 1 - len(found), after)
-        page = found[:limit]
-        return page, page[-1].key if len(found) > limit and page else None
+        listed = found[:limit]
+        return listed, listed[-1].key if len(found) > limit and listed else None
 
     async def _has_page(self, check_ref: Any, key: str) -> bool:
         count(reads=1)

@@ -20,7 +20,8 @@ from scrapejobs_shared.adapters.page_token import decode_token, encode_token
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.page import Page
+from scrapejobs_shared.ports.page import Page, PageRequest
+from scrapejobs_shared.ports.recovery_queries import TaskScope
 
 
 @reports_outages
@@ -140,14 +141,10 @@ class FirestoreRecoveryQueries(FirestoreStoreBase):
         return bool([snap async for snap in query.stream(**self._deadline.call)])
 
     async def tasks_with_status(
-        self,
-        status: TaskStatus,
-        job_id: str | None,
-        host: str | None,
-        page_size: int,
-        page_token: str | None,
-        tenant: str | None = None,
+        self, status: TaskStatus, scope: TaskScope, page: PageRequest
     ) -> Page[TaskRecord]:
+        job_id, host, tenant = scope.job_id, scope.host, scope.tenant
+        page_size, page_token = page.size, page.token
         if job_id is not None and reserved(job_id):
             return Page([], None)
         tasks = (

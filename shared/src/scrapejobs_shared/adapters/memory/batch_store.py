@@ -15,11 +15,10 @@ from datetime import datetime
 from scrapejobs_shared.adapters.memory.store_state import Handle, MemoryStoreState
 from scrapejobs_shared.adapters.memory.workers import MemoryWorkers
 from scrapejobs_shared.domain import batch_transitions
-from scrapejobs_shared.domain.batch_transitions import Lane
 from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
-from scrapejobs_shared.ports.batch_store import JointClaim
+from scrapejobs_shared.ports.batch_store import BatchClaim, JointClaim, joined
 from scrapejobs_shared.ports.job_store import (
     AlreadyDone,
     Busy,
@@ -88,19 +87,10 @@ class MemoryBatchStore:
                 )
             return state.batches[job_id][batch_id]
 
-    async def claim_batch(
-        self,
-        job_id: str,
-        batch_id: str,
-        now: datetime,
-        lease_until: datetime,
-        *,
-        mark_started: bool = False,
-        lane: Lane = "fetch",
-        claim_token: str | None = None,
-    ) -> ClaimResult:
+    async def claim_batch(self, claim: BatchClaim) -> ClaimResult:
+        job_id, batch_id, now = claim.job_id, claim.batch_id, claim.now
         state = self._state
-        state.claim_tokens.append(claim_token)
+        state.claim_tokens.append(claim.claim_token)
         async with state.lock:
             batch = state.batches.get(job_id, {}).get(batch_id)
             job = state.jobs.get(job_id)
@@ -115,32 +105,16 @@ class MemoryBatchStore:
                 if job.status is JobStatus.QUEUED:
                     moved = replace(moved, status=JobStatus.RUNNING, updated_at=now)
                 state.jobs[job_id] = replace(moved, started_at=job.started_at or now)
-            elif mark_started and all(item.attempts == 0 for item in batch.items):
+            elif claim.mark_started and all(item.attempts == 0 for item in batch.items):
                 state.starts.setdefault(job_id, now)  # as Firestore keeps it: on the counts
-            applied = batch_transitions.claim(batch, lease_until, lane)
+            applied = batch_transitions.claim(batch, claim.lease_until, claim.lane)
             handle = state.write(applied, now)
             return Claimed(applied.batch, job.status is JobStatus.CANCELLED, handle)
 
     async def claim_together(
-        self,
-        claims: Sequence[JointClaim],
-        now: datetime,
-        lease_until: datetime,
-        *,
-        lane: Lane = "fetch",
+        self, claims: Sequence[JointClaim], now: datetime, lease_until: datetime
     ) -> list[ClaimResult]:
-        return [
-            await self.claim_batch(
-                c.job_id,
-                c.batch_id,
-                now,
-                lease_until,
-                mark_started=True,
-                lane=lane,
-                claim_token=c.claim_token,
-            )
-            for c in claims
-        ]
+        return [await self.claim_batch(joined(c, now, lease_until)) for c in claims]
 
     async def settle(
         self,

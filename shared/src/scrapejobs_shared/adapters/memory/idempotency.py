@@ -27,12 +27,7 @@ class MemoryIdempotencyKeys:
         self.keys: dict[str, _Key] = {}
 
     async def reserve(
-        self,
-        key: str,
-        fingerprint: str,
-        now: datetime,
-        expire_at: datetime,
-        stale_after: timedelta,
+        self, key: str, fingerprint: str, now: datetime, expire_at: datetime, stale_after: timedelta
     ) -> Reservation:
         found = self.keys.get(key)
         if found is None or found.expire_at <= now:

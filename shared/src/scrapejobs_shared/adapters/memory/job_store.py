@@ -30,6 +30,7 @@ from scrapejobs_shared.domain.job_tally import with_tally
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.job_store import JobExists, Page, holds_its_batch
+from scrapejobs_shared.ports.page import PageRequest
 
 
 class MemoryJobStore(MemoryStoreState):
@@ -111,24 +112,20 @@ class MemoryJobStore(MemoryStoreState):
         return job, await self.count_tasks(job_id)
 
     async def list_jobs(
-        self,
-        status: JobStatus | None,
-        page_size: int,
-        page_token: str | None,
-        tenant: str | None = None,
+        self, status: JobStatus | None, page: PageRequest, tenant: str | None = None
     ) -> Page[JobRecord]:
         jobs = sorted(self.jobs.values(), key=lambda j: (j.created_at, j.id), reverse=True)
         jobs = [job for job in jobs if status is None or job.status is status]
         jobs = [job for job in jobs if tenant is None or job.tenant == tenant]
-        if page_token:
-            created_at, last_id = decode_token(page_token, 2)
+        if page.token:
+            created_at, last_id = decode_token(page.token, 2)
             cursor = (datetime.fromisoformat(created_at), last_id)
             jobs = [job for job in jobs if (job.created_at, job.id) < cursor]
-        page = jobs[:page_size]
+        listed = jobs[: page.size]
         token = None
-        if len(jobs) > page_size:
-            token = encode_token([page[-1].created_at.isoformat(), page[-1].id])
-        return Page(page, token)
+        if len(jobs) > page.size:
+            token = encode_token([listed[-1].created_at.isoformat(), listed[-1].id])
+        return Page(listed, token)
 
     async def set_job_status(self, job_id: str, status: JobStatus, now: datetime) -> bool:
         async with self.lock:

@@ -11,6 +11,8 @@ from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.politeness.host_key import host_key
 from scrapejobs_shared.ports.job_store import Page
+from scrapejobs_shared.ports.page import PageRequest
+from scrapejobs_shared.ports.recovery_queries import TaskScope
 
 
 class MemoryRecoveryQueries:
@@ -73,14 +75,9 @@ class MemoryRecoveryQueries:
         )
 
     async def tasks_with_status(
-        self,
-        status: TaskStatus,
-        job_id: str | None,
-        host: str | None,
-        page_size: int,
-        page_token: str | None,
-        tenant: str | None = None,
+        self, status: TaskStatus, scope: TaskScope, page: PageRequest
     ) -> Page[TaskRecord]:
+        job_id, host, tenant = scope.job_id, scope.host, scope.tenant
         results = self._state.results
         jobs = [job_id] if job_id is not None else list(results)
         found = [
@@ -92,16 +89,16 @@ class MemoryRecoveryQueries:
             and (tenant is None or task.tenant == tenant)
         ]
         found.sort(key=lambda t: (t.updated_at, t.job_id, t.id), reverse=True)
-        if page_token:
-            updated_at, last_job, last_task = decode_token(page_token, 3)
+        if page.token:
+            updated_at, last_job, last_task = decode_token(page.token, 3)
             cursor = (datetime.fromisoformat(updated_at), last_job, last_task)
             found = [t for t in found if (t.updated_at, t.job_id, t.id) < cursor]
-        page = found[:page_size]
+        listed = found[: page.size]
         token = None
-        if len(found) > page_size:
-            last = page[-1]
+        if len(found) > page.size:
+            last = listed[-1]
             token = encode_token([last.updated_at.isoformat(), last.job_id, last.id])
-        return Page(page, token)
+        return Page(listed, token)
 
 
 def _host(url: str) -> str:

@@ -52,6 +52,20 @@ resource "google_cloud_run_v2_service" "dispatcher" {
         }
       }
 
+      # the proxy pools (credentials inside): the dispatcher checks what a job asks of them
+      dynamic "env" {
+        for_each = var.proxies_secret_id == "" ? [] : [var.proxies_secret_id]
+        content {
+          name = "SCRAPEJOBS_PROXIES"
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+
       dynamic "env" {
         for_each = local.api_key_mode ? [google_secret_manager_secret.api_key_hashes[0].secret_id] : []
         content {
@@ -129,6 +143,7 @@ resource "google_cloud_run_v2_service" "dispatcher" {
     google_project_iam_member.dispatcher_datastore,
     google_secret_manager_secret_iam_member.dispatcher_reads_api_key_hashes,
     google_secret_manager_secret_iam_member.dispatcher_reads_session_key,
+    google_secret_manager_secret_iam_member.dispatcher_reads_proxies,
   ]
 }
 
@@ -200,6 +215,20 @@ resource "google_cloud_run_v2_service" "worker" {
         for_each = var.webhook_signing_secret_id == "" || each.value.role == "renderer" ? [] : [var.webhook_signing_secret_id]
         content {
           name = "SCRAPEJOBS_WEBHOOK_SECRETS"
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+
+      # the proxy pools (credentials inside): every lane's fetches, the renderer's pages' requests too
+      dynamic "env" {
+        for_each = var.proxies_secret_id == "" ? [] : [var.proxies_secret_id]
+        content {
+          name = "SCRAPEJOBS_PROXIES"
           value_source {
             secret_key_ref {
               secret  = env.value
@@ -286,6 +315,8 @@ resource "google_cloud_run_v2_service" "worker" {
   depends_on = [
     google_project_service.apis,
     google_project_iam_member.worker_datastore,
+    google_secret_manager_secret_iam_member.worker_reads_proxies,
+    google_secret_manager_secret_iam_member.renderer_reads_proxies,
   ]
 }
 

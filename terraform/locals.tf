@@ -55,6 +55,8 @@ locals {
     # a certificate that fails verification may be let through by the job (docs/firecrawl.md):
     # the dispatcher refuses such jobs when it may not, and workers verify whatever a task says
     SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
+    # with proxy pools (proxies.tf): whether a job that asks for no proxy goes through the basic pool
+    SCRAPEJOBS_PROXY_DEFAULT = var.proxy_default
   }
 
   telemetry_to_gcp = var.telemetry_exporter == "gcp"

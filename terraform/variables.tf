@@ -567,6 +567,23 @@ variable "allow_unverified_tls" {
   description = "Whether a job may fetch a site whose TLS certificate fails verification (options.verify_tls false; Firecrawl's skipTlsVerification, which firecrawl-py 3.0-4.54 sends on every scrape). false: such requests are refused naming SCRAPEJOBS_ALLOW_UNVERIFIED_TLS, and /v2 verifies unless told otherwise."
 }
 
+variable "proxies_secret_id" {
+  type        = string
+  default     = ""
+  description = "An existing Secret Manager secret id holding the proxy pools (SCRAPEJOBS_PROXIES: a JSON list of {url, country, tier}, credentials in the URLs), created and versioned out of band; read by the dispatcher and the workers. Empty: no proxy, every page goes direct and a job asking for a country or stealth is refused."
+}
+
+variable "proxy_default" {
+  type        = string
+  default     = "direct"
+  description = "With proxy pools: whether a job that asks for no proxy goes direct or through the basic pool (SCRAPEJOBS_PROXY_DEFAULT)."
+
+  validation {
+    condition     = contains(["direct", "basic"], var.proxy_default)
+    error_message = "proxy_default is direct or basic."
+  }
+}
+
 variable "monitors_per_tenant" {
   type        = number
   default     = 100

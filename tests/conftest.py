@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -15,6 +16,7 @@ from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
 from scrapejobs_devstack.topology_bootstrap import EMULATOR_TOPOLOGY
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from support.proxies import LocalProxy
 from support.site import Site
 
 # Short timings so retries and dead-lettering happen within seconds (the emulator retries a
@@ -37,7 +39,32 @@ def site() -> Iterator[Site]:
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack_proxies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, LocalProxy]]:
+    """The stack's proxy pools: a German HTTP proxy and an American SOCKS5 one (real proxies on
+    loopback, support/proxies.py); a job asking for no proxy goes direct."""
+    log_dir = tmp_path_factory.mktemp("proxy-logs")
+    started: dict[str, LocalProxy] = {}
+    try:
+        for country in ("DE", "US"):
+            started[country] = LocalProxy(log_dir).start()
+        yield started
+    finally:
+        for proxy in started.values():
+            proxy.stop()
+
+
+def pools(proxies: dict[str, LocalProxy]) -> str:
+    schemes = {"DE": "http", "US": "socks5"}
+    return json.dumps(
+        [{"url": p.url(schemes[c]), "country": c} for c, p in sorted(proxies.items())]
+    )
+
+
+@pytest.fixture(scope="session")
+def stack(
+    tmp_path_factory: pytest.TempPathFactory, stack_proxies: dict[str, LocalProxy]
+) -> Iterator[Stack]:
+    proxied = {"SCRAPEJOBS_PROXIES": pools(stack_proxies)}
     config = StackConfig(
         project_id="scrapejobs-test",
         dispatcher_port=free_port(),
@@ -48,7 +75,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         storage_port=free_port(),
         log_dir=tmp_path_factory.mktemp("stack-logs"),
         topology=TEST_TOPOLOGY,
-        worker_env=TEST_WORKER_ENV,
+        worker_env={**TEST_WORKER_ENV, **proxied},  # the renderer's too
+        dispatcher_env=proxied,
         # a page rendered on this 2-core machine beside the rest of the suite takes 1-3 s
         renderer_env={"SCRAPEJOBS_FETCH_TIMEOUT_S": "15"},
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -19,7 +19,7 @@ from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.domain.workers import WorkerBeat
+from scrapejobs_shared.domain.workers import ProxyUse, WorkerBeat
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
@@ -102,3 +102,16 @@ async def test_a_report_rides_along_with_a_batch_commit(adapters: Adapters) -> N
     assert seen.pages == 7 and seen.batches == 1
     if isinstance(adapters.store, FirestoreJobStore):
         assert ops.writes <= 5  # batch, counter, result, stats, and the report: one commit
+
+
+async def test_a_worker_s_proxies_are_its_totals_as_last_reported(adapters: Adapters) -> None:
+    base = datetime(2041, 1, 1, tzinfo=UTC) + timedelta(days=uuid.uuid4().int % 10_000)
+    worker = f"proxied-{uuid.uuid4().hex[:6]}"
+    first = (ProxyUse("http://de.example:3128", 3, 1),)
+    later = (ProxyUse("http://de.example:3128", 7, 1), ProxyUse("socks5://[2001:db8::5]:1080", 2))
+    await adapters.workers.report(replace(a_beat(worker, base, pages=3), proxies=first))
+    await adapters.workers.report(
+        replace(a_beat(worker, base + timedelta(seconds=1), pages=4), proxies=later)
+    )
+    [view] = [w for w in await adapters.workers.seen_since(base, 10) if w.worker_id == worker]
+    assert view.proxies == later and view.pages == 7

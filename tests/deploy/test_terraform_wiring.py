@@ -363,8 +363,9 @@ def test_the_deployment_webhook_keys_come_from_secret_manager(tf, h):
 def test_the_renderer_runs_with_least_privilege(tf, h):
     """The service that feeds hostile pages to a browser: its own identity, the scrapejobs
     database only, the render and processing lanes' topics and the webhook outbox, the files
-    bucket to write and never read, no AI role, no secret, and neither the webhook keys nor
-    the AI key in its environment."""
+    bucket to write and never read, no AI role, no secret but the proxy pools' (a rendered
+    page's requests go through the job's proxy), and neither the webhook keys nor the AI key
+    in its environment."""
     renderer = "${google_service_account.renderer.member}"
     grants = [
         (rtype, name, body)
@@ -378,7 +379,10 @@ def test_the_renderer_runs_with_least_privilege(tf, h):
         ("google_project_iam_member", "roles/monitoring.metricWriter"),
         ("google_pubsub_topic_iam_member", "roles/pubsub.publisher"),
         ("google_storage_bucket_iam_member", "${google_project_iam_custom_role.files_writer.id}"),
+        ("google_secret_manager_secret_iam_member", "roles/secretmanager.secretAccessor"),
     }
+    [secret] = [b for t, _, b in grants if t == "google_secret_manager_secret_iam_member"]
+    assert secret["secret_id"] == "${var.proxies_secret_id}"
     writer = tf.resource("google_project_iam_custom_role", "files_writer")
     assert sorted(writer["permissions"]) == ["storage.objects.create", "storage.objects.delete"]
     [files] = [b for t, _, b in grants if t == "google_storage_bucket_iam_member"]
@@ -400,8 +404,10 @@ def test_the_renderer_runs_with_least_privilege(tf, h):
         for d in container["dynamic"]
         if "env" in d and "secret_id" in h.squash(d["env"]["for_each"])
     ]
-    assert len(secret_envs) == 2  # the webhook keys and the AI key
-    for for_each in secret_envs:
+    assert len(secret_envs) == 3  # the webhook keys, the AI key, the proxy pools
+    kept_from_the_renderer = [e for e in secret_envs if "proxies_secret_id" not in e]
+    assert len(kept_from_the_renderer) == 2
+    for for_each in kept_from_the_renderer:
         assert h.squash('each.value.role == "renderer"') in for_each, for_each
 
 

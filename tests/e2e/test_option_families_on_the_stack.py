@@ -48,13 +48,6 @@ def test_a_rendered_page_is_asked_in_the_languages_and_read_by_a_browser_that_sp
     assert "NAVIGATOR-de-DE" in doc.raw_html
 
 
-def test_a_country_is_refused_naming_the_field(firecrawl: Firecrawl, site: Site) -> None:
-    with pytest.raises(BadRequestError) as refused:
-        firecrawl.scrape(f"{site.url}/languages/x", location={"country": "DE"})
-    assert "location.country" in str(refused.value)
-    assert "not routed through other countries" in str(refused.value)
-
-
 def test_remove_base64_images_keeps_images_written_into_the_page_out_of_the_markdown(
     firecrawl: Firecrawl, site: Site
 ) -> None:

@@ -11,12 +11,14 @@ import asyncio
 import contextlib
 import socket
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
+from support.proxies import LocalProxy
 
 
 @dataclass
@@ -250,3 +252,18 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
+
+
+@pytest.fixture
+def proxies(tmp_path: Path) -> Iterator[Callable[[], LocalProxy]]:
+    """Starts real proxies on loopback (support/proxies.py), each stopped after the test."""
+    started: list[LocalProxy] = []
+
+    def start() -> LocalProxy:
+        proxy = LocalProxy(tmp_path).start()
+        started.append(proxy)
+        return proxy
+
+    yield start
+    for proxy in started:
+        proxy.stop()

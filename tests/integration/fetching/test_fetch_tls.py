@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import json
 import ssl
 
 import pytest
@@ -13,6 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from scrapejobs_shared.options.proxy_pools import ProxyChoice, parse_pool
 from scrapejobs_shared.ports.fetcher import FetchRequest, PermanentFetchError
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
 from scrapejobs_worker.fetching.resolver import Resolver
@@ -104,6 +106,38 @@ async def test_tls_uses_the_host_name_for_sni_and_verification(
     assert response.body == b"over tls"
     assert seen_sni == [HOST]
     assert server.requests[0].headers["host"] == f"{HOST}:{server.port}"
+
+
+@pytest.mark.parametrize("scheme", ["http", "socks5"])
+async def test_through_a_proxy_tls_inside_the_tunnel_uses_the_host_name(
+    scheme, tls_server, tls_material, fetcher_factory, fake_dns, proxies
+):
+    """The proxy is asked for the address; the certificate is checked against the name, inside
+    the tunnel (an impostor name fails there, as it does direct)."""
+    server, seen_sni = tls_server
+    proxy = proxies()
+    ca_pem, _, _ = tls_material
+    pool = parse_pool(json.dumps([{"url": proxy.url(scheme)}]))
+    policy = FetchPolicy(allowlist=("127.0.0.1/32",), proxies=pool)
+    getaddrinfo = fake_dns({HOST: ["127.0.0.1"], "impostor.example": ["127.0.0.1"]})
+    fetcher = fetcher_factory(
+        policy,
+        resolver=Resolver(policy.address_policy(), getaddrinfo),
+        ssl_context=ssl.create_default_context(cadata=ca_pem),
+    )
+
+    url = f"https://{HOST}:{server.port}/"
+    response = await fetcher.fetch(FetchRequest(url, timeout_s=5, proxy=ProxyChoice()))
+
+    assert response.body == b"over tls" and response.proxy is not None
+    assert seen_sni == [HOST]
+    assert proxy.tunnels() == [(scheme, "127.0.0.1", server.port)]
+    impostor = FetchRequest(f"https://impostor.example:{server.port}/", proxy=ProxyChoice())
+    with pytest.raises(PermanentFetchError) as caught:
+        await fetcher.fetch(impostor)
+    assert caught.value.reason == "tls_error"
+    assert len(server.requests) == 1
+    assert fetcher.proxy_counts()[f"{scheme}://127.0.0.1:{proxy.port}"].failed == 0
 
 
 async def test_certificate_for_another_name_is_a_permanent_tls_error(

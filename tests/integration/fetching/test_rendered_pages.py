@@ -5,16 +5,19 @@ page that never settles, and a browser that dies or is recycled."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 
 import psutil
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
+from scrapejobs_shared.options.proxy_pools import ProxyChoice, parse_pool
 from scrapejobs_shared.options.render import RenderOptions
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
@@ -89,6 +92,33 @@ async def test_script_built_content_is_in_the_rendered_dom_only(http_server, ren
     documents = [r for r in http_server.requests if r.path == "/"]
     assert len(documents) == 2  # this render's and the plain fetch's
     assert "Chrome/" in documents[0].headers["user-agent"]
+
+
+async def test_a_rendered_page_s_requests_all_go_through_the_job_s_proxy(
+    server_factory, renderer_factory, proxies
+):
+    """The page's script calls another origin (another port): that request reaches it through
+    the job's proxy too (the proxy's log names both destinations, as addresses)."""
+    page_server = await server_factory(("127.0.0.1",))
+    api_server = await server_factory(("127.0.0.1",))
+    api = api_server.url("/api/items")
+    script = SCRIPT_BUILT.replace(b"'/api/items'", f"'{api}'".encode())
+    page_server.serve("/", script, HTML)
+    api_server.serve(
+        "/api/items",
+        b'["alpha", "beta"]',
+        {"Content-Type": "application/json", "Access-Control-Allow-Origin": "*"},
+    )
+    proxy = proxies()
+    pool = parse_pool(json.dumps([{"url": proxy.url("socks5"), "country": "DE"}]))
+    renderer, _ = await renderer_factory(replace(ONLY_FIRST_LOOPBACK, proxies=pool))
+    request = replace(rendered(page_server.url("/")), proxy=ProxyChoice("basic", "DE"))
+
+    page = await renderer.fetch(request)
+
+    assert b'<li class="name">alpha</li><li class="name">beta</li>' in page.body
+    destinations = {(host, port) for _, host, port in proxy.tunnels()}
+    assert destinations == {("127.0.0.1", page_server.port), ("127.0.0.1", api_server.port)}
 
 
 async def test_wait_for_waits_for_an_element_that_appears_late(http_server, renderer_factory):

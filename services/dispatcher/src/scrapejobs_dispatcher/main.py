@@ -146,7 +146,7 @@ def create_app(
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)
     firecrawl_errors.install(app)
-    describe_this_deployment(app, settings.ai_provider)
+    describe_this_deployment(app, settings.ai_provider, settings.proxy_pool())
     for router in API_ROUTERS:
         app.include_router(router)
     install_dashboard(app, FigureCache(settings.dashboard_cache_s))

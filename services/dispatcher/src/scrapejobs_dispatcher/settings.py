@@ -337,6 +337,7 @@ class DispatcherSettings(CommonSettings):
             unverified_tls=self.allow_unverified_tls,
             firecrawl_render=self.firecrawl_render,
             keeps_files=bool(self.files_bucket),
+            proxies=self.proxy_pool(),
         )
 
     def plan(self) -> Plan:

@@ -47,7 +47,8 @@ from scrapejobs_worker.extraction.extraction_processes import (
     ExtractionProcesses,
 )
 from scrapejobs_worker.extraction.stage_work import StageWork
-from scrapejobs_worker.fetching import FetchPolicy, build_fetcher
+from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher, build_fetcher
+from scrapejobs_worker.fetching.proxy_routes import OWN_ROUTE
 from scrapejobs_worker.lanes.batch_processor import BatchProcessor, Companions
 from scrapejobs_worker.lanes.lane_table import LaneTable
 from scrapejobs_worker.lanes.processing_lane import ProcessingLane
@@ -73,6 +74,7 @@ def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
         max_body_bytes=settings.max_body_bytes,
         user_agent=settings.user_agent,
         allow_unverified_tls=settings.allow_unverified_tls,
+        proxies=settings.proxy_pool(),
     )
 
 
@@ -215,7 +217,11 @@ async def _serve(
     )
     revision = os.environ.get("K_REVISION", "local")  # Cloud Run names the revision
     heartbeat = WorkerHeartbeat(
-        parts.worker_directory, clock, revision, every_s=settings.worker_report_s
+        parts.worker_directory,
+        clock,
+        revision,
+        every_s=settings.worker_report_s,
+        proxies=plain_fetcher.proxy_use if isinstance(plain_fetcher, SafeFetcher) else tuple,
     )
     metrics = DeliveryMetrics(telemetry.meter(SERVICE), settings.task_subscription)
     app.state.processor = processor = BatchProcessor(
@@ -355,6 +361,7 @@ def runner_policy(settings: WorkerSettings) -> RunnerPolicy:
         max_deferrals=settings.max_deferrals,
         throttle_hold_s=settings.throttle_hold_s,
         retry_after_cap_s=settings.retry_after_cap_s,
+        default_proxy=OWN_ROUTE if settings.proxy_default == "basic" else None,
     )
 
 

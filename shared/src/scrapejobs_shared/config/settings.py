@@ -9,6 +9,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
+from scrapejobs_shared.options.proxy_pools import ProxyPool, parse_pool
 
 DEFAULT_USER_AGENT = "scrapejobs/0.1 (+https://github.com/scrapejobs/scrapejobs)"  # the one default
 
@@ -112,6 +113,25 @@ class CommonSettings(BaseSettings):
         "comparison, a crawl's patterns over a page's links) at once, each call within its "
         "budget; other calls wait",
     )
+
+    proxies: SecretStr = Field(
+        default=SecretStr(""),
+        description="Proxy pools pages go through: a JSON list of {url, country, tier} (url "
+        "http://, https:// or socks5://, with credentials if any; country ISO 3166-1 alpha-2; "
+        "tier basic, the default, or stealth). Empty: every page goes direct and a job asking "
+        "for a country or stealth is refused. From Secret Manager in production; never logged",
+    )
+    proxy_default: Literal["direct", "basic"] = Field(
+        default="direct",
+        description="A job that asks for no proxy: direct, or through the basic pool (where "
+        "one is configured)",
+    )
+
+    def proxy_pool(self) -> ProxyPool:
+        """The pools of ``proxies`` (read by each composition root as it starts: a list that
+        cannot be read stops it with ``InvalidProxies``, which names no credential; a
+        validator here would put the whole value in pydantic's error)."""
+        return parse_pool(self.proxies.get_secret_value())
 
     def offered_models(self) -> frozenset[str] | None:
         """The models an ``ai`` stage may name, or None when any may be named."""

@@ -11,6 +11,16 @@ KEPT_FOR = timedelta(days=1)  # its document's TTL after it was last heard from
 
 
 @dataclass(frozen=True, slots=True)
+class ProxyUse:
+    """A proxy as one worker process used it since it started (named by its label: no
+    credentials): hops it served, times it could not be reached or refused the tunnel."""
+
+    label: str
+    served: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class WorkerBeat:
     """One report: ``batches`` and ``pages`` are what the process finished since its previous
     report (the store adds them up); the rest is its state at ``seen_at``."""
@@ -23,6 +33,7 @@ class WorkerBeat:
     pages: int = 0
     batches_in_flight: int = 0
     pages_in_flight: int = 0
+    proxies: tuple[ProxyUse, ...] = ()  # totals since it started (not since the last report)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,3 +48,4 @@ class WorkerView:
     pages: int
     batches_in_flight: int
     pages_in_flight: int
+    proxies: tuple[ProxyUse, ...] = ()

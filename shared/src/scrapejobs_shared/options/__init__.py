@@ -14,6 +14,7 @@ from .location import LOCATION
 from .option_family import InvalidOption, NotServed, OptionFamily, ServedHere
 from .pace import JOB_PACE
 from .page_cache import PAGE_CACHE
+from .proxy import PROXY
 from .registry import OptionRegistry
 from .render import RENDER
 from .tls import TLS
@@ -27,6 +28,7 @@ OPTIONS = OptionRegistry(
         TLS,
         JOB_PACE,
         LOCATION,
+        PROXY,
         BASE64_IMAGES,
         ZERO_DATA_RETENTION,
     )
@@ -38,6 +40,7 @@ __all__ = [
     "JOB_PACE",
     "OPTIONS",
     "PAGE_CACHE",
+    "PROXY",
     "RENDER",
     "TLS",
     "InvalidOption",

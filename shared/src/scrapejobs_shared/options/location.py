@@ -1,20 +1,20 @@
 """``location``: where a page is asked from. Its ``languages`` are served: the pages are asked
 for in them (``Accept-Language``, most wanted first) and a rendered page's browser speaks the
-first (its locale: ``navigator.language``, ``Intl``). Its ``country`` is refused: requests are
-not routed through other countries (a job's own ``Accept-Language`` header wins over its
-languages).
+first (its locale: ``navigator.language``, ``Intl``); a job's own ``Accept-Language`` header
+wins over its languages. Its ``country`` is the proxy family's (proxy.py): the pages go through
+a proxy of that country, or the job is refused where no pool serves it.
 
 | Firecrawl | native |
 |---|---|
 | ``location.languages`` | ``options.location.languages`` |
-| ``location.country`` | refused unless absent |"""
+| ``location.country`` | ``options.proxy.country`` (proxy.py) |"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from .camel_model import CamelModel
 from .option_family import OptionFamily, ServedHere
@@ -24,7 +24,6 @@ MAX_LANGUAGES = 10
 LanguageTag = Annotated[
     str, StringConstraints(pattern=r"^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$", max_length=35)
 ]
-NO_COUNTRY = "requests are not routed through other countries; leave location.country out"
 
 
 class LocationOptions(BaseModel):
@@ -41,23 +40,17 @@ class LocationOptions(BaseModel):
 
 
 class FirecrawlLocation(CamelModel):
-    """Firecrawl's ``location``: its languages (its country is refused)."""
+    """Firecrawl's ``location``: its languages, and its country (the proxy family's)."""
 
     country: str | None = Field(
         default=None,
-        description="Refused unless absent: requests are not routed through other countries",
-        json_schema_extra={"enum": [None]},
+        max_length=2,
+        description="An ISO 3166-1 alpha-2 code: the pages go through a proxy of this country "
+        "(refused where no proxy pool serves it)",
     )
     languages: list[LanguageTag] | None = Field(
         default=None, min_length=1, max_length=MAX_LANGUAGES
     )
-
-    @field_validator("country")
-    @classmethod
-    def _no_country(cls, value: str | None) -> str | None:
-        if value is not None:
-            raise ValueError(NO_COUNTRY)
-        return value
 
 
 def accept_language(languages: list[str]) -> str:
@@ -85,8 +78,8 @@ class Location(OptionFamily):
                 FirecrawlLocation | None,
                 Field(
                     default=None,
-                    description="languages: Accept-Language and the browser's locale; country "
-                    "refused (requests are not routed through other countries)",
+                    description="languages: Accept-Language and the browser's locale; "
+                    "country: a proxy of that country (refused where no pool serves it)",
                 ),
             )
         }

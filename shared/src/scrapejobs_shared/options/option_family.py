@@ -24,6 +24,8 @@ from pydantic import BaseModel
 
 from scrapejobs_shared.errors import InvalidInput
 
+from .proxy_pools import NO_PROXIES, ProxyPool
+
 NativeKind = Literal["options", "scrape"]
 FirecrawlKind = Literal["scrape_options", "scrape", "batch", "crawl", "map"]
 FieldSpec = tuple[Any, Any]  # a field's type and its pydantic Field(...)
@@ -44,6 +46,7 @@ class ServedHere:
     # show nothing (SCRAPEJOBS_FIRECRAWL_RENDER), as Firecrawl renders every page
     firecrawl_render: Literal["plain", "auto"] = "plain"
     keeps_files: bool = True  # a file store (SCRAPEJOBS_FILES_BUCKET) keeps pages' files
+    proxies: ProxyPool = NO_PROXIES  # the pools pages go through (SCRAPEJOBS_PROXIES)
 
 
 NO_FILE_STORE = "kept in a file store, and none is configured here (SCRAPEJOBS_FILES_BUCKET)"

@@ -12,6 +12,7 @@ from typing import Protocol
 from scrapejobs_shared.domain.browser_work import BrowserWork
 from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.extraction.browser_result import BrowserResult
+from scrapejobs_shared.options.proxy_pools import ProxyChoice
 from scrapejobs_shared.options.render import RenderOptions
 
 
@@ -30,6 +31,9 @@ class FetchRequest:
     browser: BrowserWork | None = None
     # the browser context's settings a rendered page needs (its locale: options/location.py)
     browser_context: Mapping[str, str] = field(default_factory=dict)
+    # the proxies the request goes through (None: direct): a tunnel to the address the guard
+    # vetted, never the name (options/proxy.py)
+    proxy: ProxyChoice | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,7 @@ class FetchResponse:
     rendered_ms: int | None = None  # the body is the DOM a browser rendered, in this long
     tls_unverified: bool = False  # a hop's certificate failed verification (verify_tls off)
     browser: BrowserResult | None = None  # what the browser made besides the DOM (a screenshot)
+    proxy: str | None = None  # the label of the proxy the response came through (None: direct)
 
     @property
     def content_type(self) -> str:
@@ -106,6 +111,15 @@ class RenderIncomplete(TransientFetchError):
     again rather than failed ``empty_content``."""
 
     reason = "render_incomplete"
+    host_fault = False
+
+
+class ProxyUnavailable(TransientFetchError):
+    """No proxy of those serving the request could be reached (each was tried, or is benched
+    after failing): not the site's fault. The page is tried again later, never fetched
+    directly instead."""
+
+    reason = "proxy_unavailable"
     host_fault = False
 
 

@@ -1,6 +1,8 @@
 """The OpenAPI document as this deployment accepts requests: without an AI provider configured,
 a pipeline has no ``ai`` stage, Firecrawl's formats no ``json``, and neither API the formats an
-``ai`` stage answers (``summary``): all would be refused, so the document offers none."""
+``ai`` stage answers (``summary``): all would be refused, so the document offers none. A proxy's
+country is one some pool serves, and ``stealth`` is offered where a stealth pool is (a country
+served by one tier only is still refused for the other, naming it)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ from typing import Any
 from fastapi import FastAPI
 
 from scrapejobs_shared.extraction.formats import FORMATS
+from scrapejobs_shared.options.proxy_pools import TIERS, ProxyChoice, ProxyPool
 
 
-def describe_this_deployment(app: FastAPI, ai_provider: str | None) -> None:
+def describe_this_deployment(app: FastAPI, ai_provider: str | None, proxies: ProxyPool) -> None:
     """Make ``app.openapi()`` answer the document this deployment honours."""
     generate = app.openapi
 
@@ -20,6 +23,7 @@ def describe_this_deployment(app: FastAPI, ai_provider: str | None) -> None:
             document = generate()  # kept by FastAPI as app.openapi_schema
             if ai_provider is None:
                 _without_ai_stage(document)
+            _served_proxies(document, proxies)
         return app.openapi_schema or {}
 
     app.openapi = openapi  # type: ignore[method-assign]
@@ -40,6 +44,24 @@ def _without_ai_stage(document: dict[str, Any]) -> None:
     for schema in schemas.values():
         _drop_names(schema.get("properties", {}).get("formats", {}), staged)
         _drop_names(schema.get("properties", {}).get("type", {}), staged)
+
+
+def _served_proxies(document: dict[str, Any], pool: ProxyPool) -> None:
+    schemas = document.get("components", {}).get("schemas", {})
+    countries = sorted({c for tier in TIERS for c in pool.countries(tier)})
+    for name in ("ProxyOptions", "FirecrawlLocation"):
+        country = schemas.get(name, {}).get("properties", {}).get("country")
+        if country is not None:
+            served = {"type": "string", "enum": countries} if countries else None
+            country["anyOf"] = [*([served] if served else []), {"type": "null"}]
+    if pool.offers(ProxyChoice("stealth")):
+        return
+    for schema in schemas.values():
+        properties = schema.get("properties", {})
+        if schema.get("title") == "ProxyOptions":
+            _drop_names(properties.get("tier", {}), {"stealth"})
+        elif "proxy" in properties and "$ref" not in str(properties["proxy"]):
+            _drop_names(properties["proxy"], {"stealth", "enhanced"})
 
 
 def _drop_names(schema: Any, names: set[str | None]) -> None:

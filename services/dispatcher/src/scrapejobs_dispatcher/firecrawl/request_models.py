@@ -61,7 +61,6 @@ class ScrapeOptionsBase(SdkRequest):
         default=None, description="ms"
     )
     block_ads: bool = True
-    proxy: Literal["basic", "auto"] | None = None
 
     def json_format(self) -> JsonFormat | None:
         return next((f for f in self.formats if isinstance(f, JsonFormat)), None)

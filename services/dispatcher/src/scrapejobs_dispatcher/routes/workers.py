@@ -22,6 +22,12 @@ class InFlight(BaseModel):
     pages: int = Field(description="Pages it is fetching or extracting")
 
 
+class ProxyEntry(BaseModel):
+    proxy: str = Field(description="The proxy (scheme://host:port: never its credentials)")
+    served: int = Field(description="Requests it carried for this process since it started")
+    failed: int = Field(description="Times it could not be reached or refused a tunnel")
+
+
 class WorkerEntry(BaseModel):
     id: str = Field(description="The process: host, pid and a random part")
     revision: str = Field(description="The Cloud Run revision it runs (local under make dev)")
@@ -30,6 +36,7 @@ class WorkerEntry(BaseModel):
     batches: int = Field(description="Batches it finished since it started")
     pages: int = Field(description="Tasks it finished since it started, whatever their outcome")
     in_flight: InFlight
+    proxies: list[ProxyEntry] = Field(default_factory=list, description="Proxies it went through")
 
     @classmethod
     def of(cls, view: WorkerView) -> WorkerEntry:
@@ -41,6 +48,10 @@ class WorkerEntry(BaseModel):
             batches=view.batches,
             pages=view.pages,
             in_flight=InFlight(batches=view.batches_in_flight, pages=view.pages_in_flight),
+            proxies=[
+                ProxyEntry(proxy=use.label, served=use.served, failed=use.failed)
+                for use in view.proxies
+            ],
         )
 
 

@@ -472,6 +472,7 @@ class WorkerRow:
     pages: int
     batches_in_flight: int
     pages_in_flight: int
+    proxies: tuple[str, ...] = ()  # "label: served served, failed failed", one a proxy
 
 
 def worker_row(view: WorkerView, now: datetime) -> WorkerRow:
@@ -484,4 +485,5 @@ def worker_row(view: WorkerView, now: datetime) -> WorkerRow:
         pages=view.pages,
         batches_in_flight=view.batches_in_flight,
         pages_in_flight=view.pages_in_flight,
+        proxies=tuple(f"{u.label}: {u.served} served, {u.failed} failed" for u in view.proxies),
     )

@@ -17,9 +17,10 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 
 from scrapejobs_shared.domain.clock import Clock
-from scrapejobs_shared.domain.workers import WorkerBeat
+from scrapejobs_shared.domain.workers import ProxyUse, WorkerBeat
 from scrapejobs_shared.ports.workers import WorkerDirectory
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,9 @@ class WorkerHeartbeat:
         *,
         every_s: float = 1.0,
         alive_every_s: float = 60.0,
+        proxies: Callable[[], tuple[ProxyUse, ...]] = tuple,
     ) -> None:
+        """``proxies``: how the process's proxies served it so far (the fetcher's counts)."""
         self._directory = directory
         self._clock = clock
         self.worker_id = new_worker_id()
@@ -48,6 +51,7 @@ class WorkerHeartbeat:
         self._started_at = clock()
         self._every_s = every_s
         self._alive_every_s = alive_every_s
+        self._proxies = proxies
         self._batches = 0  # finished and not reported yet
         self._pages = 0
         self.batches_in_flight = 0
@@ -73,6 +77,7 @@ class WorkerHeartbeat:
             pages=self._pages,
             batches_in_flight=self.batches_in_flight,
             pages_in_flight=self.pages_in_flight,
+            proxies=self._proxies(),
         )
         self._batches = self._pages = 0
         self._last = time.monotonic()

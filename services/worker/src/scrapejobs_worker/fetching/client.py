@@ -23,8 +23,10 @@ from aiohttp.connector import Connection
 from multidict import CIMultiDict
 from yarl import URL
 
+from scrapejobs_shared.options.proxy_pools import ProxyServer
 from scrapejobs_worker.fetching.config import FetchPolicy
 from scrapejobs_worker.fetching.pinned_connector import pinned_connector
+from scrapejobs_worker.fetching.tunnel_connector import tunnel_connector
 
 # Only what content_encoding.py can decode with bounded memory.
 ACCEPT_ENCODING = "gzip, deflate"
@@ -96,9 +98,13 @@ class PinnedSender:
     no cookies, follows no redirects. The session is made on the first request (aiohttp's
     needs a running event loop; the composition root builds the fetcher without one)."""
 
-    def __init__(self, policy: FetchPolicy, ssl_context: ssl.SSLContext) -> None:
+    def __init__(
+        self, policy: FetchPolicy, ssl_context: ssl.SSLContext, via: ProxyServer | None = None
+    ) -> None:
+        """``via``: every connection a tunnel through this proxy (tunnel_connector.py)."""
         self._policy = policy
         self._ssl_context = ssl_context
+        self._via = via
         self._session: aiohttp.ClientSession | None = None
         # the headers httpx.AsyncClient sends (as the fetcher did on httpx), our user agent
         self._headers = CIMultiDict(
@@ -118,8 +124,13 @@ class PinnedSender:
 
     def _session_now(self) -> aiohttp.ClientSession:
         if self._session is None:
+            connector = (
+                pinned_connector(self._policy, self._ssl_context)
+                if self._via is None
+                else tunnel_connector(self._via, self._policy, self._ssl_context)
+            )
             self._session = aiohttp.ClientSession(
-                connector=pinned_connector(self._policy, self._ssl_context),
+                connector=connector,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 auto_decompress=False,
                 trust_env=False,

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from scrapejobs_shared.config.settings import DEFAULT_USER_AGENT
+from scrapejobs_shared.options.proxy_pools import NO_PROXIES, ProxyPool
 from scrapejobs_worker.fetching.address_policy import (
     DEFAULT_ALLOWED_PORTS,
     DEFAULT_BLOCKED_HOST_SUFFIXES,
@@ -45,6 +46,8 @@ class FetchPolicy:
     # whether FetchRequest.verify_tls false is honoured (SCRAPEJOBS_ALLOW_UNVERIFIED_TLS):
     # off, every certificate is verified whatever the task says
     allow_unverified_tls: bool = True
+    proxies: ProxyPool = NO_PROXIES  # the pools a job's pages may go through
+    proxy_bench_s: float = 30.0  # a proxy that failed is tried again after the others for this
 
     def __post_init__(self) -> None:
         parse_networks(self.allowlist)  # fail fast on a malformed CIDR

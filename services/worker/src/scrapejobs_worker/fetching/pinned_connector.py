@@ -26,6 +26,7 @@ import socket
 import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -40,6 +41,11 @@ _PINNED: contextvars.ContextVar[ResolvedDestination | None] = contextvars.Contex
 )
 
 AddrInfo = tuple[int, int, int, str, tuple[object, ...]]
+
+
+class VettedAddress(NamedTuple):
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address
+    port: int
 
 
 @contextmanager
@@ -94,13 +100,20 @@ class PinnedSockets:
 
     def __call__(self, addr_info: AddrInfo) -> socket.socket:
         family, kind, proto, _, sockaddr = addr_info
-        address = ipaddress.ip_address(str(sockaddr[0]))
-        port = int(str(sockaddr[1]))
-        pinned = _PINNED.get()
-        if pinned is None or port != pinned.port or address not in pinned.addresses:
-            raise BlockedDestination(f"connection to {address}:{port} was not vetted")
-        self._policy.check_address(address, port)
+        vetted_address(sockaddr, self._policy)
         return socket.socket(family=family, type=kind, proto=proto)
+
+
+def vetted_address(sockaddr: tuple[object, ...], policy: AddressPolicy) -> VettedAddress:
+    """The address a connection is about to be opened to (a socket's, or a proxy's tunnel's),
+    once it is checked to be one of the pinned ones and to pass the policy."""
+    address = ipaddress.ip_address(str(sockaddr[0]))
+    port = int(str(sockaddr[1]))
+    pinned = _PINNED.get()
+    if pinned is None or port != pinned.port or address not in pinned.addresses:
+        raise BlockedDestination(f"connection to {address}:{port} was not vetted")
+    policy.check_address(address, port)
+    return VettedAddress(address, port)
 
 
 def pinned_connector(policy: FetchPolicy, ssl_context: ssl.SSLContext) -> aiohttp.TCPConnector:
@@ -108,15 +121,22 @@ def pinned_connector(policy: FetchPolicy, ssl_context: ssl.SSLContext) -> aiohtt
     tried one after another, in the resolver's order (no racing of families). Needs a running
     event loop."""
     return aiohttp.TCPConnector(
-        ssl=ssl_context,
-        resolver=PinnedResolver(),
-        use_dns_cache=False,
         socket_factory=PinnedSockets(policy.address_policy()),
-        happy_eyeballs_delay=None,
-        limit=policy.max_connections,
-        limit_per_host=0,
-        keepalive_timeout=policy.keepalive_expiry_s,
+        **connector_settings(policy, ssl_context),
     )
+
+
+def connector_settings(policy: FetchPolicy, ssl_context: ssl.SSLContext) -> dict[str, Any]:
+    """What every connector of the fetcher is made with (tunnel_connector.py's too)."""
+    return {
+        "ssl": ssl_context,
+        "resolver": PinnedResolver(),
+        "use_dns_cache": False,
+        "happy_eyeballs_delay": None,
+        "limit": policy.max_connections,
+        "limit_per_host": 0,
+        "keepalive_timeout": policy.keepalive_expiry_s,
+    }
 
 
 def verify_peer(peer: object, policy: AddressPolicy) -> None:

@@ -13,6 +13,11 @@ response is re-checked. URLs are parsed and vetted with httpx's URL type
 
 HTTP error statuses are responses, not errors. No cookies are kept between fetches.
 
+``FetchRequest.proxy``: each hop goes through a proxy serving it (``proxy_routes``), as a
+tunnel to the vetted address (``tunnel_connector``); a proxy that cannot be reached or refuses
+the tunnel is benched and the next one tried; none left: ``ProxyUnavailable`` (never direct
+instead). The peer of a proxied response is the proxy: the tunnel's address was checked instead.
+
 ``FetchRequest.verify_tls`` off (Firecrawl's ``skipTlsVerification``): each hop is still sent
 with the certificate checked; only a hop whose certificate fails verification is sent again
 without the check (its own pool), and the response says so (``tls_unverified``). Every address
@@ -35,15 +40,18 @@ from types import TracebackType
 import aiohttp
 import httpx
 
+from scrapejobs_shared.domain.workers import ProxyUse
+from scrapejobs_shared.options.proxy_pools import ProxyChoice, ProxyServer
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchError,
     FetchRequest,
     FetchResponse,
     PermanentFetchError,
+    ProxyUnavailable,
 )
 from scrapejobs_worker.fetching.body_reader import Body, BodyLimits, read_capped_body
-from scrapejobs_worker.fetching.client import PinnedSender
+from scrapejobs_worker.fetching.client import PinnedSender, SentResponse
 from scrapejobs_worker.fetching.config import FetchPolicy
 from scrapejobs_worker.fetching.errors import (
     certificate_refused,
@@ -51,6 +59,7 @@ from scrapejobs_worker.fetching.errors import (
     translate_transport_error,
 )
 from scrapejobs_worker.fetching.pinned_connector import pin_destination, verify_peer
+from scrapejobs_worker.fetching.proxy_routes import ProxyCounts, ProxyRoutes
 from scrapejobs_worker.fetching.redirects import headers_for_hop, redirect_target
 from scrapejobs_worker.fetching.request_validation import (
     effective_port,
@@ -58,6 +67,7 @@ from scrapejobs_worker.fetching.request_validation import (
     validate_headers,
 )
 from scrapejobs_worker.fetching.resolver import Resolver
+from scrapejobs_worker.fetching.tunnel_connector import ProxyFailed
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +79,7 @@ class _FinalResponse:
     headers: dict[str, str]
     body: Body
     tls_unverified: bool = False  # a hop's certificate failed verification
+    proxy: str | None = None  # the label of the proxy it came through
 
 
 class SafeFetcher:
@@ -86,8 +97,10 @@ class SafeFetcher:
         self._policy = policy or FetchPolicy()
         self._address_policy = self._policy.address_policy()
         self._resolver = resolver or Resolver(self._address_policy)
-        self._sender = PinnedSender(self._policy, ssl_context or verified_context())
-        self._unverified_sender = PinnedSender(self._policy, unverified_context())
+        self._ssl_context = ssl_context or verified_context()
+        self._direct = self._senders_for(None)
+        self._via: dict[str, tuple[PinnedSender, PinnedSender]] = {}
+        self._routes = ProxyRoutes(self._policy.proxies, self._policy.proxy_bench_s)
         self._limits = BodyLimits(
             max_body_bytes=self._policy.max_body_bytes,
             max_decoded_bytes=self._policy.max_decoded_bytes,
@@ -105,9 +118,25 @@ class SafeFetcher:
     ) -> None:
         await self.aclose()
 
+    def _senders_for(self, via: ProxyServer | None) -> tuple[PinnedSender, PinnedSender]:
+        """The senders of a route (verified, then unverified certificates)."""
+        return (
+            PinnedSender(self._policy, self._ssl_context, via),
+            PinnedSender(self._policy, unverified_context(), via),
+        )
+
+    def proxy_counts(self) -> dict[str, ProxyCounts]:
+        """Hops served and failures of each proxy, by label."""
+        return self._routes.counts
+
+    def proxy_use(self) -> tuple[ProxyUse, ...]:
+        """The proxies this fetcher went through, for the worker's reports."""
+        counts = self._routes.counts.items()
+        return tuple(ProxyUse(k, c.served, c.failed) for k, c in counts if c.served or c.failed)
+
     async def aclose(self) -> None:
-        await self._sender.aclose()
-        await self._unverified_sender.aclose()
+        for sender in (*self._direct, *(s for pair in self._via.values() for s in pair)):
+            await sender.aclose()
 
     async def fetch(self, request: FetchRequest) -> FetchResponse:
         started = time.perf_counter()
@@ -127,7 +156,9 @@ class SafeFetcher:
                 # the deployment's switch, not only the task's word (work published before
                 # the switch was turned off is verified all the same)
                 verify = request.verify_tls or not self._policy.allow_unverified_tls
-                final, redirects = await self._follow_redirects(url, headers, request.body, verify)
+                final, redirects = await self._follow_redirects(
+                    url, headers, request.body, _Route(verify, request.proxy)
+                )
         except aiohttp.ClientError as exc:
             raise translate_transport_error(exc) from exc
         except TimeoutError as exc:
@@ -141,6 +172,7 @@ class SafeFetcher:
             truncated=final.body.truncated,
             redirects=redirects,
             tls_unverified=final.tls_unverified,
+            proxy=final.proxy,
         )
 
     def _deadline_s(self, timeout_s: float) -> float:
@@ -149,14 +181,14 @@ class SafeFetcher:
         return min(timeout_s, self._policy.max_deadline_s)
 
     async def _follow_redirects(
-        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, verify_tls: bool
+        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, route: _Route
     ) -> tuple[_FinalResponse, tuple[str, ...]]:
         """Returns the final response and the URLs that redirected, in order (a POST's
         response is final whatever its status)."""
         redirected_from: list[str] = []
         unverified = False
         while True:
-            outcome, hop_unverified = await self._one_hop(url, headers, body, verify_tls)
+            outcome, hop_unverified = await self._one_hop(url, headers, body, route)
             unverified = unverified or hop_unverified
             if isinstance(outcome, _FinalResponse):
                 return replace(outcome, tls_unverified=unverified), tuple(redirected_from)
@@ -170,26 +202,20 @@ class SafeFetcher:
             url = outcome
 
     async def _one_hop(
-        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, verify_tls: bool
+        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, route: _Route
     ) -> tuple[_FinalResponse | httpx.URL, bool]:
         """Resolve, vet and pin the host, send one GET (or a POST of ``body``); a GET's
         redirect yields the next URL. The flag: the hop's certificate failed verification
-        and ``verify_tls`` let it pass."""
+        and ``route.verify_tls`` let it pass."""
         host = url.raw_host.decode("ascii")
         destination = await self._resolver.resolve(host, effective_port(url))
         method = "GET" if body is None else "POST"
-        unverified = False
+        sent = _Sent(method, url, headers, body)
         with pin_destination(destination):
-            try:
-                response = await self._sender.send(method, url, headers, body)
-            except aiohttp.ClientConnectorError as exc:
-                if verify_tls or not certificate_refused(exc):
-                    raise
-                logger.info("certificate of %s not verified: %s", host, exc)
-                response = await self._unverified_sender.send(method, url, headers, body)
-                unverified = True
+            response, unverified, via = await self._send(sent, route)
         try:
-            verify_peer(response.peer, self._address_policy)
+            if via is None:  # through a proxy, the peer is the proxy (the tunnel was vetted)
+                verify_peer(response.peer, self._address_policy)
             if body is None:
                 target = redirect_target(response.status, response.header("location"), url)
                 if target is not None:
@@ -197,9 +223,59 @@ class SafeFetcher:
                     return target, unverified
             encoding = response.header("content-encoding") or ""
             read = await read_capped_body(response.raw_chunks(), encoding, self._limits)
-            return _FinalResponse(url, response.status, response.headers(), read), unverified
+            final = _FinalResponse(url, response.status, response.headers(), read, proxy=via)
+            return final, unverified
         finally:
             await response.aclose()
+
+    async def _send(self, sent: _Sent, route: _Route) -> tuple[SentResponse, bool, str | None]:
+        """The response, whether its certificate went unverified, and the label of the proxy
+        it came through (None: direct)."""
+        servers = None if route.proxy is None else self._routes.candidates(route.proxy)
+        if servers is None:
+            return *await self._send_on(self._direct, sent, route.verify_tls), None
+        failures: list[str] = []
+        for server in servers:
+            senders = self._via.get(server.label) or self._via.setdefault(
+                server.label, self._senders_for(server)
+            )
+            try:
+                response, unverified = await self._send_on(senders, sent, route.verify_tls)
+            except ProxyFailed as exc:
+                logger.warning("%s", exc)
+                self._routes.failed(server)
+                failures.append(str(exc))
+                continue
+            self._routes.served(server)
+            return response, unverified, server.label
+        detail = "; ".join(failures) or f"no proxy serves {route.proxy} here (SCRAPEJOBS_PROXIES)"
+        raise ProxyUnavailable(detail)
+
+    async def _send_on(
+        self, senders: tuple[PinnedSender, PinnedSender], sent: _Sent, verify_tls: bool
+    ) -> tuple[SentResponse, bool]:
+        verified, unverified = senders
+        try:
+            return await verified.send(sent.method, sent.url, sent.headers, sent.body), False
+        except aiohttp.ClientConnectorError as exc:
+            if verify_tls or not certificate_refused(exc):
+                raise
+            logger.info("certificate of %s not verified: %s", sent.url.host, exc)
+        return await unverified.send(sent.method, sent.url, sent.headers, sent.body), True
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    verify_tls: bool
+    proxy: ProxyChoice | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    method: str
+    url: httpx.URL
+    headers: dict[str, str]
+    body: bytes | None
 
 
 def verified_context() -> ssl.SSLContext:

@@ -40,7 +40,7 @@ from scrapejobs_shared.ports.fetcher import (
 from scrapejobs_worker.rendering.browser_process import BrowserCrashed, BrowserProcess
 from scrapejobs_worker.rendering.page_actions import PageActions, capture, page_html
 from scrapejobs_worker.rendering.render_policy import RenderPolicy
-from scrapejobs_worker.rendering.request_routing import PageRouting, origin_of, refuse_socket
+from scrapejobs_worker.rendering.request_routing import PageRouting, refuse_socket
 
 RENDERED_TYPE = "text/html; charset=utf-8"
 # A page waits at most this share of its timeout (and never past it) for one of the process's
@@ -63,7 +63,13 @@ class ChromiumRenderer:
             # fetched like a plain page (a slow one is a fetch timeout, not render_timeout),
             # before a browser page is taken: an error status or a PDF needs none
             document = await self._fetcher.fetch(
-                FetchRequest(request.url, headers, request.timeout_s, verify_tls=request.verify_tls)
+                FetchRequest(
+                    request.url,
+                    headers,
+                    request.timeout_s,
+                    verify_tls=request.verify_tls,
+                    proxy=request.proxy,
+                )
             )
             shot = request.browser.screenshot if request.browser is not None else None
             unasked = options.when == "auto" and shot is None and not options.actions
@@ -106,8 +112,7 @@ class ChromiumRenderer:
             blocked,
             self._policy.max_page_bytes,
             deadline,
-            request.verify_tls,
-            origin=origin_of(request.url),  # the job's site: its headers go there only
+            job=request,
         )
         await context.route("**/*", routing.handle)
         await context.route_web_socket("**/*", refuse_socket)

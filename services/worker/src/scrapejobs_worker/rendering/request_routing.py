@@ -64,14 +64,15 @@ class PageRouting:
         blocked_types: frozenset[str],
         max_bytes: int,
         deadline: float,
-        verify_tls: bool = True,
-        origin: str | None = None,
+        job: FetchRequest | None = None,
     ) -> None:
+        """``job``: the page's own fetch: its site (whose origin alone gets the job's headers),
+        its certificate checks and its proxy, which every request of the page keeps."""
         self._fetcher = fetcher
         self._document: FetchResponse | None = document
         self._headers = dict(headers)
         # the job's own origin: its headers go there only (the document's, unless given)
-        self._origin = origin or origin_of(document.url)
+        self._origin = origin_of(document.url if job is None else job.url)
         self._client_headers = {
             name: value for name, value in headers.items() if name.lower() in KEPT_ACROSS_ORIGINS
         }
@@ -82,7 +83,8 @@ class PageRouting:
         self._per_host: Counter[str] = Counter()
         self.main_frame: Frame | None = None  # the rendered page's top frame, once it exists
         self.blocked: BlockedDestination | None = None  # a refused top-level navigation
-        self._verify_tls = verify_tls  # the job's: its page's requests are fetched alike
+        self._verify_tls = True if job is None else job.verify_tls
+        self._proxy = None if job is None else job.proxy
         self.tls_unverified = False  # one of them passed with a certificate that failed
         # requests of the page that failed, not by the page's bounds or the destination policy
         # (those are aborted ``blockedbyclient``) nor by the page itself (``ERR_ABORTED``)
@@ -169,7 +171,12 @@ class PageRouting:
             if timeout <= 0:
                 raise FetchError("the render's time is up")
             fetch = FetchRequest(
-                request.url, headers, timeout, body=body, verify_tls=self._verify_tls
+                request.url,
+                headers,
+                timeout,
+                body=body,
+                verify_tls=self._verify_tls,
+                proxy=self._proxy,
             )
             response = await self._fetcher.fetch(fetch)
             self.tls_unverified = self.tls_unverified or response.tls_unverified

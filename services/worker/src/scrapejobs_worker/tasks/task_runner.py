@@ -22,7 +22,8 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
-from scrapejobs_shared.options import OPTIONS, RENDER, TLS
+from scrapejobs_shared.options import OPTIONS, PROXY, RENDER, TLS
+from scrapejobs_shared.options.proxy_pools import ProxyChoice
 from scrapejobs_shared.outcomes.page_outcome import ExtractedPage, stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
@@ -58,6 +59,7 @@ from scrapejobs_worker.tasks.outcome_policy import (
     after_fetch,
     before_fetch,
 )
+from scrapejobs_worker.tasks.proxy_escalation import through_stealth, turned_away
 
 CANCELLED = TaskOutcome(TaskStatus.CANCELLED, error="cancelled")
 
@@ -86,6 +88,8 @@ class RunnerPolicy:
     max_deferrals: int = 50
     throttle_hold_s: float = 10.0
     retry_after_cap_s: float = 300.0
+    # the proxies a job that asks for none goes through (SCRAPEJOBS_PROXY_DEFAULT; None: direct)
+    default_proxy: ProxyChoice | None = None
 
     @property
     def permit_lease(self) -> timedelta:
@@ -246,6 +250,7 @@ class TaskRunner:
                 verify_tls=TLS.of(options),
                 browser=browser_work(options, work.batch, item.task_id),
                 browser_context=OPTIONS.browser_context(options),
+                proxy=PROXY.choice(options) or self._policy.default_proxy,
             )
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()
@@ -253,6 +258,9 @@ class TaskRunner:
                     response = await self._fetcher.fetch(request)
                 except FetchError as exc:
                     return exc
+                left = timeout - (time.perf_counter() - started)
+                if PROXY.escalates(options) and turned_away(response) and left > 1.0:
+                    response = await through_stealth(self._fetcher, request, response, left)
                 pace = work.pace
                 pace.longest_s = max(pace.longest_s, time.perf_counter() - started)
                 return response

@@ -12,7 +12,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
-from scrapejobs_shared.domain.workers import KEPT_FOR, WorkerBeat, WorkerView
+from scrapejobs_shared.domain.workers import KEPT_FOR, ProxyUse, WorkerBeat, WorkerView
 from scrapejobs_shared.observability.store_ops import count
 
 COLLECTION = "workers"
@@ -30,6 +30,10 @@ def stage_beat(commit: Any, client: Any, beat: WorkerBeat) -> None:
         "pages_in_flight": beat.pages_in_flight,
         "expire_at": beat.seen_at + KEPT_FOR,
     }
+    if beat.proxies:  # totals since the process started: written as they are
+        fields["proxies"] = [
+            {"label": use.label, "served": use.served, "failed": use.failed} for use in beat.proxies
+        ]
     commit.set(client.collection(COLLECTION).document(beat.worker_id), fields, merge=True)
 
 
@@ -68,4 +72,8 @@ def _view(snap: Any) -> WorkerView:
         pages=int(doc.get("pages") or 0),
         batches_in_flight=int(doc.get("batches_in_flight") or 0),
         pages_in_flight=int(doc.get("pages_in_flight") or 0),
+        proxies=tuple(
+            ProxyUse(str(use["label"]), int(use.get("served") or 0), int(use.get("failed") or 0))
+            for use in doc.get("proxies") or []
+        ),
     )

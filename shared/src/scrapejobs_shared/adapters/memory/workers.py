@@ -23,6 +23,7 @@ class MemoryWorkers:
             pages=(known.pages if known else 0) + beat.pages,
             batches_in_flight=beat.batches_in_flight,
             pages_in_flight=beat.pages_in_flight,
+            proxies=beat.proxies,
         )
 
     async def seen_since(self, since: datetime, limit: int) -> list[WorkerView]:

@@ -72,6 +72,7 @@ from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
 from bench.document_workload import D_GOAL_BOOK_S, D_GOAL_RATIO
 from bench.monitor_workload import K_GOAL_RATIO, K_GOAL_WRITES
+from bench.proxy_workload import P_GOAL_RATIO
 from bench.site_process import start_site
 from bench.tenant_workload import T_GOAL_RATIO, T_PAGES
 from bench.workloads import C_PAGES, URLS_PER_HOST
@@ -323,7 +324,7 @@ def goals(
 
 
 def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Goals of workloads B, C, L, R, U, M and F (bench/workloads.py), all with default job
+    """Goals of workloads B, C, L, R, U, M, F, T, D and P (bench/workloads.py), all with default job
     options."""
     runs = workloads or {}
     ours, theirs = runs.get("scrapejobs") or {}, runs.get("celery") or {}
@@ -516,6 +517,14 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             ((ours.get("D") or {}).get("book") or {}).get("cpu_s"),
             "<=",
             D_GOAL_BOOK_S,
+            missing=missing,
+        ),
+        _goal(
+            "p_through_a_proxy",
+            "P: pages/s through a local tunnelling proxy ÷ direct (best runs; proxy CPU beside)",
+            (ours.get("P") or {}).get("ratio"),
+            ">=",
+            P_GOAL_RATIO,
             missing=missing,
         ),
     ]
@@ -1033,7 +1042,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         from bench.workloads import run_workloads
 
         print(
-            "workloads B, C, L, R, U, M, F, T, K, D with default options (and Celery + Redis "
+            "workloads B, C, L, R, U, M, F, T, K, D, P with default options (and Celery + Redis "
             "beside them)…"
         )
         workloads = run_workloads(
@@ -1043,7 +1052,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCRUMFTKD",
+            only="BCRUMFTKDP",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

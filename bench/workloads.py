@@ -742,7 +742,8 @@ class LaterWorkload:
 
 
 def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]:
-    """T (tenants), K (a monitor's check), D (documents beside pages), those in ``only``."""
+    """T (tenants), K (a monitor's check), D (documents beside pages), P (pages through a
+    proxy), those in ``only``."""
     found: list[LaterWorkload] = []
     if "T" in only:
         from bench.tenant_workload import T_LARGE_PAGES, T_SMALL_JOBS, run_tenant_workload
@@ -784,6 +785,18 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
             return run_document_workload(ran.api, served, plain, ran.timeout_s)
 
         found.append(LaterWorkload("D", documents))
+    if "P" in only:
+        from bench.proxy_workload import P_PAGES, P_WARMUP_PAGES, run_proxy_workload
+
+        def proxied(ran: LaterRun) -> dict[str, Any]:
+            runs = 2 * max(ran.rounds, 1)  # direct, then through the proxy, each round
+            sets = [
+                [site_url + p for p in bench_paths(P_PAGES, start=n * P_PAGES)]
+                for n in range(runs + 1)
+            ]
+            return run_proxy_workload(ran, sets[1:], sets[0][:P_WARMUP_PAGES])
+
+        found.append(LaterWorkload("P", proxied))
     return found
 
 
@@ -871,10 +884,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--only",
-        default="ABCRUMFTKD",
+        default="ABCRUMFTKDP",
         help="workloads: A, B, C (C includes L), R (rendering), U (render auto), M (model "
         "work), F (Firecrawl's batch API), T (tenants sharing a host), K (a monitor's check), "
-        "D (documents beside pages)",
+        "D (documents beside pages), P (pages through a proxy)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)

@@ -130,6 +130,7 @@ locals {
     SCRAPEJOBS_FETCH_ALLOWLIST       = join(",", var.worker_fetch_allowlist)
     SCRAPEJOBS_PER_HOST_CONCURRENCY  = tostring(var.worker_per_host_concurrency)
     SCRAPEJOBS_PER_HOST_RPS          = tostring(var.worker_per_host_rps)
+    SCRAPEJOBS_PROXY_STICKY          = tostring(var.worker_proxy_sticky)
     SCRAPEJOBS_WARM_SLOT_IDLE_S      = tostring(var.worker_warm_slot_idle_s)
     # every page is extracted in a process of its own, stopped past its budget (docs/semantics.md)
     SCRAPEJOBS_EXTRACTION_PROCESSES = tostring(var.worker_extraction_processes)

@@ -842,6 +842,12 @@ variable "worker_fetch_allowlist" {
   }
 }
 
+variable "worker_proxy_sticky" {
+  type        = bool
+  default     = false
+  description = "With proxy pools: a job's requests to one site go through the same proxy of its pool while that proxy is up (SCRAPEJOBS_PROXY_STICKY); false: the pool's proxies take turns."
+}
+
 variable "worker_per_host_concurrency" {
   type        = number
   description = "Concurrent fetches per target host (SCRAPEJOBS_PER_HOST_CONCURRENCY)."

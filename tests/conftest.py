@@ -12,11 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from scrapejobs_devstack.local_proxy import LocalProxy
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack, StackConfig
 from scrapejobs_devstack.topology_bootstrap import EMULATOR_TOPOLOGY
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
-from support.proxies import LocalProxy
 from support.site import Site
 
 # Short timings so retries and dead-lettering happen within seconds (the emulator retries a
@@ -41,7 +41,7 @@ def site() -> Iterator[Site]:
 @pytest.fixture(scope="session")
 def stack_proxies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, LocalProxy]]:
     """The stack's proxy pools: a German HTTP proxy and an American SOCKS5 one (real proxies on
-    loopback, support/proxies.py); a job asking for no proxy goes direct."""
+    loopback, scrapejobs_devstack/local_proxy.py); a job asking for no proxy goes direct."""
     log_dir = tmp_path_factory.mktemp("proxy-logs")
     started: dict[str, LocalProxy] = {}
     try:

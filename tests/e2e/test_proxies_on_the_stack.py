@@ -15,8 +15,8 @@ import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.utils.error_handler import BadRequestError
 
+from scrapejobs_devstack.local_proxy import LocalProxy
 from scrapejobs_devstack.stack import Stack
-from support.proxies import LocalProxy
 from support.site import Site
 
 
@@ -34,6 +34,7 @@ def test_a_country_goes_through_that_country_s_proxy(
         f"{site.url}/article/{uuid.uuid4().int % 10_000}", location={"country": "DE"}, max_age=0
     )
     assert german.markdown and german.metadata.status_code == 200
+    assert german.metadata.proxy_used == "basic"
     assert [protocol for protocol, _, _ in _to_site(de, site)][:1] == ["http"]
     assert len(us.tunnels()) == before  # not the other country's
 
@@ -101,3 +102,21 @@ def test_the_workers_view_counts_each_proxy_without_its_credentials(
             return
         assert time.monotonic() < deadline, answer.json()
         time.sleep(0.5)
+
+
+def test_usage_counts_the_pages_that_came_through_a_proxy_by_tier(
+    stack: Stack, firecrawl: Firecrawl, site: Site
+) -> None:
+    def proxied() -> int:
+        answer = httpx.get(f"{stack.config.dispatcher_url}/v1/usage", timeout=10)
+        assert answer.status_code == 200, answer.text
+        return sum(u.get("proxied_pages", {}).get("basic", 0) for u in answer.json()["usage"])
+
+    before = proxied()
+    firecrawl.scrape(f"{site.url}/article/{uuid.uuid4().int % 10_000}", location={"country": "US"})
+    firecrawl.scrape(f"{site.url}/article/{uuid.uuid4().int % 10_000}")  # direct: not counted
+    deadline = time.monotonic() + 20
+    while proxied() < before + 1:  # the stats' slot is written with the page's commit
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    assert proxied() == before + 1

@@ -30,6 +30,7 @@ STATS: dict[str, Any] = {
         {"host": "https~shop.test~443", "until": "2026-01-01T00:01:00Z", "reason": "breaker"}
     ],
     "ai": {"calls": 12, "cached": 3, "input_tokens": 40210, "output_tokens": 1502, "cost": 0.0421},
+    "proxied_pages": {"basic": 40, "stealth": 2},
 }
 HISTORY: dict[str, Any] = {
     "history": [

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from scrapejobs_devstack.local_proxy import LocalProxy
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
-from support.proxies import LocalProxy
 
 
 @dataclass
@@ -256,7 +256,8 @@ def free_port() -> int:
 
 @pytest.fixture
 def proxies(tmp_path: Path) -> Iterator[Callable[[], LocalProxy]]:
-    """Starts real proxies on loopback (support/proxies.py), each stopped after the test."""
+    """Starts real proxies on loopback (scrapejobs_devstack/local_proxy.py), each stopped after
+    the test."""
     started: list[LocalProxy] = []
 
     def start() -> LocalProxy:

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from scrapejobs_devstack.processes import free_port
 from scrapejobs_shared.options.proxy_pools import ProxyChoice, parse_pool
 from scrapejobs_shared.ports.fetcher import BlockedDestination, FetchRequest, ProxyUnavailable
 from scrapejobs_worker.fetching import FetchPolicy
 from scrapejobs_worker.fetching.resolver import Resolver
-from support.proxies import free_port
 
 LOOPBACK = ("127.0.0.1/32",)
 
@@ -91,3 +91,24 @@ async def test_the_own_route_without_a_basic_pool_is_direct(http_server, fetcher
     response = await fetcher.fetch(FetchRequest(http_server.url("/"), proxy=ProxyChoice()))
 
     assert response.body == b"direct" and response.proxy is None
+
+
+async def test_a_sticky_session_keeps_to_one_proxy_and_others_take_turns(
+    http_server, fetcher_factory, proxies
+):
+    first, second = proxies(), proxies()
+    http_server.serve("/", b"page")
+    pool = parse_pool(_pool({"url": first.url()}, {"url": second.url("socks5")}))
+    sticky = fetcher_factory(FetchPolicy(allowlist=LOOPBACK, proxies=pool, proxy_sticky=True))
+    turns = fetcher_factory(FetchPolicy(allowlist=LOOPBACK, proxies=pool))
+    url = http_server.url("/")
+
+    kept = {
+        (await sticky.fetch(FetchRequest(url, proxy=ProxyChoice(), proxy_session="job"))).proxy
+        for _ in range(4)
+    }
+    taken = {
+        (await turns.fetch(FetchRequest(url, proxy=ProxyChoice(), proxy_session="job"))).proxy
+        for _ in range(4)
+    }
+    assert len(kept) == 1 and len(taken) == 2

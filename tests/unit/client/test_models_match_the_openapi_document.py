@@ -38,6 +38,7 @@ MIRRORS: dict[type[BaseModel], str] = {
     models.HostState: "HostView",
     models.WorkerInFlight: "InFlight",
     models.Worker: "WorkerEntry",
+    models.WorkerProxy: "ProxyEntry",
     models.TaskTotals: "TaskCounts",
     models.ProcessingTimes: "Timing",
     models.FetchTimes: "FetchTiming",

@@ -19,7 +19,12 @@ def test_metered_figures_are_stored_by_name_and_read_back() -> None:
     assert Metered(screenshots=1).to_fields() == {"screenshots": 1}  # zeros are not written
     assert Metered.from_fields(metered.to_fields() | {"other": 3}) == metered
     assert Metered.from_fields({"document_pages": "x"}) == NOTHING
-    assert FIELD_NAMES == ("document_pages", "screenshots")  # stored names: never renamed
+    # stored names: never renamed
+    assert FIELD_NAMES == ("document_pages", "screenshots", "proxied_basic", "proxied_stealth")
+    proxied = Metered(proxied_basic=2) + Metered(proxied_stealth=1)
+    assert proxied.to_fields() == {"proxied_basic": 2, "proxied_stealth": 1}
+    assert proxied.credits == 0  # counted, not charged
+    assert proxied.proxied() == {"basic": 2, "stealth": 1} and NOTHING.proxied() == {}
 
 
 def test_a_job_s_tally_and_totals_carry_them() -> None:

@@ -41,3 +41,17 @@ async def test_a_failing_certificate_reads_as_no_rules_so_the_page_fails_for_its
 
     rules = await RobotsCache(BadCertificate()).rules_for("https://self-signed.example/p")
     assert rules.allows("https://self-signed.example/p", "scrapejobs")
+
+
+async def test_robots_txt_is_read_through_the_job_s_proxies_and_kept_per_route() -> None:
+    """A site may answer one route and not another: the job's robots.txt comes the way its
+    pages do."""
+    from scrapejobs_shared.options.proxy_pools import ProxyChoice
+
+    fetcher = Recording()
+    cache = RobotsCache(fetcher)
+    german = ProxyChoice("basic", "DE")
+    await cache.rules_for("https://a.example/a", proxy=german)
+    await cache.rules_for("https://a.example/b", proxy=german)
+    await cache.rules_for("https://a.example/c")
+    assert [r.proxy for r in fetcher.requests] == [german, None]

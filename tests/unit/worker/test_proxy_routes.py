@@ -65,3 +65,18 @@ def test_the_aiohttp_method_the_tunnels_override_takes_what_they_rely_on() -> No
     caller = inspect.getsource(aiohttp.TCPConnector._create_direct_connection)
     for passed in ("ssl=sslcontext", "addr_infos=addr_infos", "server_hostname=server_hostname"):
         assert passed in caller, passed
+
+
+def test_a_sticky_key_keeps_to_one_proxy_while_it_is_up() -> None:
+    now = [0.0]
+    routes = ProxyRoutes(POOL, bench_s=30, clock=lambda: now[0])
+    first = routes.candidates(DE, "job-1 shop.example")
+    assert first is not None and all(
+        routes.candidates(DE, "job-1 shop.example") == first for _ in range(5)
+    )
+    again = ProxyRoutes(POOL, bench_s=30).candidates(DE, "job-1 shop.example")
+    assert again == first  # the same in every process
+    keys = {routes.candidates(DE, f"job-{n} shop.example")[0] for n in range(20)}  # type: ignore[index]
+    assert keys == {A, B}  # sessions spread over the pool
+    routes.failed(first[0])
+    assert routes.candidates(DE, "job-1 shop.example")[0] == first[1]  # type: ignore[index]

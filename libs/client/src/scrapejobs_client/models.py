@@ -196,6 +196,7 @@ class TenantUsage(ApiModel):
     ai_tokens: int = 0
     ai_cost: float | None = None
     screenshots: int = 0
+    proxied_pages: dict[str, int] = Field(default_factory=dict)  # today, by the proxy's tier
 
 
 # --- dead letters -----------------------------------------------------------------------------
@@ -235,6 +236,12 @@ class WorkerInFlight(ApiModel):
     pages: int = 0
 
 
+class WorkerProxy(ApiModel):
+    proxy: str  # scheme://host:port, never its credentials
+    served: int = 0
+    failed: int = 0
+
+
 class Worker(ApiModel):
     id: str
     revision: str
@@ -243,6 +250,7 @@ class Worker(ApiModel):
     batches: int = 0
     pages: int = 0
     in_flight: WorkerInFlight = Field(default_factory=WorkerInFlight)
+    proxies: list[WorkerProxy] = Field(default_factory=list)
 
 
 # --- monitoring (GET /v1/stats, /v1/stats/history, /v1/health) --------------------------------
@@ -290,6 +298,7 @@ class Stats(ApiModel):
     oldest_queued_age_s: float | None = None
     paused_hosts: list[PausedHost] = Field(default_factory=list)
     ai: AiUsage = Field(default_factory=AiUsage)  # the window's ai stages
+    proxied_pages: dict[str, int] = Field(default_factory=dict)  # by the proxy's tier
 
 
 class HourStats(ApiModel):

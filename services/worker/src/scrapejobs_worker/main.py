@@ -75,6 +75,7 @@ def fetch_policy(settings: WorkerSettings) -> FetchPolicy:
         user_agent=settings.user_agent,
         allow_unverified_tls=settings.allow_unverified_tls,
         proxies=settings.proxy_pool(),
+        proxy_sticky=settings.proxy_sticky,
     )
 
 
@@ -343,6 +344,7 @@ def politeness_policy(settings: WorkerSettings) -> PolitenessPolicy:
         max_wait_s=settings.max_throttle_wait_s,
         breaker=BreakerPolicy(settings.breaker_failure_threshold, settings.breaker_cooldown_s),
         user_agent=settings.user_agent,
+        default_proxy=OWN_ROUTE if settings.proxy_default == "basic" else None,
     )
 
 
@@ -361,7 +363,6 @@ def runner_policy(settings: WorkerSettings) -> RunnerPolicy:
         max_deferrals=settings.max_deferrals,
         throttle_hold_s=settings.throttle_hold_s,
         retry_after_cap_s=settings.retry_after_cap_s,
-        default_proxy=OWN_ROUTE if settings.proxy_default == "basic" else None,
     )
 
 

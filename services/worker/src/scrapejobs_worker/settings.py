@@ -115,6 +115,12 @@ class WorkerSettings(CommonSettings):
         default=8, ge=1, le=256, description="Fetches in flight per host across all instances"
     )
     per_host_rps: float = Field(default=0.0, ge=0, description="Request starts/s per host; 0: off")
+    proxy_sticky: bool = Field(
+        default=False,
+        description="A job's requests to one site go through the same proxy of its pool while "
+        "that proxy is up (sites that tie a session to an address); false: the pool's proxies "
+        "take turns",
+    )
     tenant_pages_in_flight: int = Field(
         default=0,
         ge=0,

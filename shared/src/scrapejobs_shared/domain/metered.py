@@ -1,5 +1,6 @@
 """What a page used beside its fetch, metered for usage: the pages of a document read (a credit
-each beside the page's own, as Firecrawl counts them) and the screenshots taken. One value
+each beside the page's own, as Firecrawl counts them), the screenshots taken, and whether it
+came through a proxy (by the proxy's tier). One value
 carried from a page's outcome to its task, the commit's totals, the job's tally and the usage
 reports; something new to meter is a field here (its name is its stored field's) and, when it
 costs credits, a term of ``credits``."""
@@ -14,6 +15,8 @@ from dataclasses import asdict, astuple, dataclass, fields
 class Metered:
     document_pages: int = 0  # a document's pages read
     screenshots: int = 0  # screenshots taken and kept
+    proxied_basic: int = 0  # pages that came through a basic proxy (options/proxy.py)
+    proxied_stealth: int = 0  # pages that came through a stealth proxy
 
     def __add__(self, other: Metered) -> Metered:
         return Metered(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -27,6 +30,11 @@ class Metered:
         """Credits beyond the page's own: one a document page read (a screenshot costs none,
         as on Firecrawl; it is counted)."""
         return self.document_pages
+
+    def proxied(self) -> dict[str, int]:
+        """Pages that came through a proxy, by its tier (tiers with none left out)."""
+        by_tier = {"basic": self.proxied_basic, "stealth": self.proxied_stealth}
+        return {tier: n for tier, n in by_tier.items() if n}
 
     def to_fields(self) -> dict[str, int]:
         """The nonzero figures, by their stored names."""

@@ -4,8 +4,8 @@ registry's), and its
 requested and final URL, the HTTP status, the content type, a document's page count
 (``numPages``), author and dates, whether the page was reused from the
 page cache (``cacheState``, ``cachedAt``), ``tlsVerified: false`` when the site's certificate
-failed verification and ``skipTlsVerification`` let the page through, and the error of a failed
-page)."""
+failed verification and ``skipTlsVerification`` let the page through, ``proxyUsed`` (the tier
+of the proxy a page came through: ``basic``, ``stealth``), and the error of a failed page)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,8 @@ def metadata(task: TaskRecord) -> dict[str, Any]:
             found["cachedAt"] = task.fetched_at.isoformat()
     if task.tls_unverified:  # skipTlsVerification let a certificate that failed pass
         found["tlsVerified"] = False
+    if proxied := task.metered.proxied():
+        found["proxyUsed"] = next(iter(proxied))
     if task.status is not TaskStatus.SUCCEEDED and task.error:
         found["error"] = task.error
     return found

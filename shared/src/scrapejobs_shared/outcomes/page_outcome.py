@@ -121,6 +121,8 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         metered=Metered(
             document_pages=page.document_pages,
             screenshots=response.browser.screenshots if response.browser is not None else 0,
+            proxied_basic=int(response.proxy_tier == "basic"),
+            proxied_stealth=int(response.proxy_tier == "stealth"),
         ),
         tls_unverified=response.tls_unverified,
     )

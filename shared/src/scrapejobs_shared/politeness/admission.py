@@ -13,7 +13,8 @@ from scrapejobs_shared.config.settings import DEFAULT_USER_AGENT
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.jobspec import JobOptions
 from scrapejobs_shared.observability.phase_timer import phase
-from scrapejobs_shared.options import JOB_PACE, TLS
+from scrapejobs_shared.options import JOB_PACE, PROXY, TLS
+from scrapejobs_shared.options.proxy_pools import ProxyChoice
 from scrapejobs_shared.politeness.fair_places import RANKS, FairPlaces, rank_of
 from scrapejobs_shared.politeness.host_gate import (
     BreakerPolicy,
@@ -32,6 +33,8 @@ class PolitenessPolicy:
     max_wait_s: float = 10.0  # wait this long in-request for the host before deferring
     breaker: BreakerPolicy = field(default_factory=BreakerPolicy)
     user_agent: str = DEFAULT_USER_AGENT
+    # the proxies a job that asks for none goes through (SCRAPEJOBS_PROXY_DEFAULT; None: direct)
+    default_proxy: ProxyChoice | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,13 +217,18 @@ class Politeness:
     async def robots(self, url: str, options: JobOptions) -> RobotsVerdict:
         if not JOB_PACE.of(options).respect_robots:
             return RobotsVerdict(True)
-        rules = await self._robots.rules_for(url, TLS.of(options))
+        rules = await self._robots.rules_for(url, TLS.of(options), self.route(options))
         agent = self._policy.user_agent
         return RobotsVerdict(rules.allows(url, agent), rules.crawl_delay(agent))
 
-    async def sitemaps(self, url: str, verify_tls: bool = True) -> list[str]:
+    async def sitemaps(self, url: str, options: JobOptions) -> list[str]:
         """The sitemaps the robots.txt of ``url``'s site names."""
-        return (await self._robots.rules_for(url, verify_tls)).sitemaps
+        return (await self._robots.rules_for(url, TLS.of(options), self.route(options))).sitemaps
+
+    def route(self, options: JobOptions) -> ProxyChoice | None:
+        """The proxies a job's requests to a site go through (None: direct): its pages', its
+        robots.txt's and its sitemaps', so the site sees one route (options/proxy.py)."""
+        return PROXY.choice(options) or self._policy.default_proxy
 
     def limits(self, options: JobOptions, crawl_delay_s: float | None) -> HostLimits:
         """The host's own pace, shared by every job of the host: the deployment's rate and

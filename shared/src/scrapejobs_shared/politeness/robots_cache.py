@@ -14,6 +14,7 @@ import logging
 import time
 from collections import OrderedDict
 
+from scrapejobs_shared.options.proxy_pools import ProxyChoice
 from scrapejobs_shared.politeness.host_key import host_key, robots_url
 from scrapejobs_shared.politeness.robots_rules import (
     ROBOTS_CACHE_TTL_S,
@@ -27,6 +28,9 @@ TLS_ERROR = "tls_error"  # the safe fetcher's reason for a certificate that fail
 FAILURE_TTL_S = 60.0  # an unreachable robots.txt is asked again soon, not after a day
 
 
+RobotsKey = tuple[str, bool, ProxyChoice | None]  # the host, verify_tls, the route
+
+
 class RobotsCache:
     def __init__(
         self, fetcher: Fetcher, *, timeout_s: float = 10.0, max_entries: int = 10_000
@@ -34,11 +38,15 @@ class RobotsCache:
         self._fetcher = fetcher
         self._timeout_s = timeout_s
         self._max = max_entries
-        self._entries: OrderedDict[tuple[str, bool], tuple[float, RobotsRules]] = OrderedDict()
-        self._pending: dict[tuple[str, bool], asyncio.Future[RobotsRules]] = {}
+        self._entries: OrderedDict[RobotsKey, tuple[float, RobotsRules]] = OrderedDict()
+        self._pending: dict[RobotsKey, asyncio.Future[RobotsRules]] = {}
 
-    async def rules_for(self, url: str, verify_tls: bool = True) -> RobotsRules:
-        key = (host_key(url), verify_tls)
+    async def rules_for(
+        self, url: str, verify_tls: bool = True, proxy: ProxyChoice | None = None
+    ) -> RobotsRules:
+        """The rules of ``url``'s site, read as the job reads the site (its certificate checks,
+        through its proxies: a site may answer one route and not another)."""
+        key = (host_key(url), verify_tls, proxy)
         cached = self._entries.get(key)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
@@ -48,7 +56,7 @@ class RobotsCache:
         future: asyncio.Future[RobotsRules] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
-            rules, ttl = await self._fetch(url, verify_tls)
+            rules, ttl = await self._fetch(url, verify_tls, proxy)
             self._store(key, rules, ttl)
             future.set_result(rules)
             return rules
@@ -59,9 +67,13 @@ class RobotsCache:
         finally:
             del self._pending[key]
 
-    async def _fetch(self, url: str, verify_tls: bool) -> tuple[RobotsRules, float]:
+    async def _fetch(
+        self, url: str, verify_tls: bool, proxy: ProxyChoice | None
+    ) -> tuple[RobotsRules, float]:
         try:
-            request = FetchRequest(robots_url(url), {}, self._timeout_s, verify_tls=verify_tls)
+            request = FetchRequest(
+                robots_url(url), {}, self._timeout_s, verify_tls=verify_tls, proxy=proxy
+            )
             response = await self._fetcher.fetch(request)
         except BlockedDestination:
             raise  # the page itself is refused, never "disallowed" (and never cached)
@@ -76,7 +88,7 @@ class RobotsCache:
         ttl = ROBOTS_CACHE_TTL_S if response.status < 500 else FAILURE_TTL_S
         return rules, ttl
 
-    def _store(self, key: tuple[str, bool], rules: RobotsRules, ttl: float) -> None:
+    def _store(self, key: RobotsKey, rules: RobotsRules, ttl: float) -> None:
         self._entries[key] = (time.monotonic() + ttl, rules)
         self._entries.move_to_end(key)
         if len(self._entries) > self._max:

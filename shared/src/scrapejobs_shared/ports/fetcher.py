@@ -12,7 +12,7 @@ from typing import Protocol
 from scrapejobs_shared.domain.browser_work import BrowserWork
 from scrapejobs_shared.errors import WorkFailed
 from scrapejobs_shared.extraction.browser_result import BrowserResult
-from scrapejobs_shared.options.proxy_pools import ProxyChoice
+from scrapejobs_shared.options.proxy_pools import ProxyChoice, ProxyTier
 from scrapejobs_shared.options.render import RenderOptions
 
 
@@ -34,6 +34,9 @@ class FetchRequest:
     # the proxies the request goes through (None: direct): a tunnel to the address the guard
     # vetted, never the name (options/proxy.py)
     proxy: ProxyChoice | None = None
+    # requests of one session (a job) to one host keep to one proxy while it is up, where the
+    # deployment asks for it (SCRAPEJOBS_PROXY_STICKY)
+    proxy_session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,7 @@ class FetchResponse:
     tls_unverified: bool = False  # a hop's certificate failed verification (verify_tls off)
     browser: BrowserResult | None = None  # what the browser made besides the DOM (a screenshot)
     proxy: str | None = None  # the label of the proxy the response came through (None: direct)
+    proxy_tier: ProxyTier | None = None  # and that proxy's tier
 
     @property
     def content_type(self) -> str:

@@ -171,6 +171,7 @@ def workers_table(workers: Iterable[Worker]) -> Table:
         "batches",
         "pages",
         "in flight (batches · pages)",
+        "proxies (served/failed)",
         box=None,
         header_style="bold",
     )
@@ -183,6 +184,8 @@ def workers_table(workers: Iterable[Worker]) -> Table:
             str(worker.batches),
             str(worker.pages),
             f"{worker.in_flight.batches} · {worker.in_flight.pages}",
+            escape(", ".join(f"{p.proxy} {p.served}/{p.failed}" for p in worker.proxies))
+            or "direct",
         )
     return table
 
@@ -206,6 +209,8 @@ def stats_tables(stats: Stats) -> list[Table]:
     summary.add_row("oldest queued", duration(stats.oldest_queued_age_s))
     if stats.ai.calls or stats.ai.cached or stats.ai.cost is not None:
         summary.add_row("ai stage", usage_text(stats.ai))
+    if stats.proxied_pages:
+        summary.add_row("through proxies", counts_text(stats.proxied_pages))
     tables = [summary]
     if stats.paused_hosts:
         paused = Table("paused host", "until", "reason", box=None, header_style="bold")

@@ -69,6 +69,11 @@ class StatsView(BaseModel):
     ai: AiUsage = Field(
         description="What the ai stages of the tasks finished in the window used (and cost)"
     )
+    proxied_pages: dict[str, int] = Field(
+        default_factory=dict,
+        description="Pages of the window that came through a proxy, by its tier (basic, "
+        "stealth); each proxy's own counts: GET /v1/workers",
+    )
 
     @classmethod
     def of(cls, report: StatsReport) -> StatsView:
@@ -103,6 +108,7 @@ class StatsView(BaseModel):
             ],
             partial=report.open.partial,
             ai=AiUsage.of(totals.ai, report.ai_cost),
+            proxied_pages=totals.metered.proxied(),
         )
 
 

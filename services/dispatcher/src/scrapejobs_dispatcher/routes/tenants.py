@@ -58,6 +58,10 @@ class UsageView(RecordView):
     ai_tokens: int = Field(description="Model tokens its ai stages used today")
     ai_cost: float | None = Field(description="What they cost (None without prices set)")
     screenshots: int = Field(default=0, description="Screenshots its pages took today")
+    proxied_pages: dict[str, int] = Field(
+        default_factory=dict,
+        description="Pages that came through a proxy today, by the proxy's tier (basic, stealth)",
+    )
 
 
 class UsageList(BaseModel):

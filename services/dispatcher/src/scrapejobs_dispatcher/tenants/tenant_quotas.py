@@ -57,6 +57,7 @@ class TenantUsage:
     ai_tokens: int
     ai_cost: float | None
     screenshots: int = 0  # taken today (kept in the files bucket)
+    proxied_pages: dict[str, int] = field(default_factory=dict)  # today, by the proxy's tier
 
 
 @dataclass(eq=False)
@@ -104,6 +105,7 @@ class Quotas:
             ai_tokens=tokens_of(totals),
             ai_cost=cost,
             screenshots=totals.metered.screenshots,
+            proxied_pages=totals.metered.proxied(),
         )
 
     async def _day(self, tenant: str, now: datetime) -> Totals:

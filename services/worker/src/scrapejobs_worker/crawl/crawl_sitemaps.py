@@ -42,7 +42,7 @@ class CrawlSitemaps:
         """The page URLs the site's sitemaps list, in the order found (sitemaps left out),
         read until ``deadline`` (``time.monotonic``) is near."""
         origin = _origin(start_url)
-        listed = await self._politeness.sitemaps(start_url, TLS.of(spec.options))
+        listed = await self._politeness.sitemaps(start_url, spec.options)
         named = [urljoin(origin + "/", url) for url in listed]
         queue = [origin + "/sitemap.xml", *(url for url in named if _origin(url) == origin)]
         read: set[str] = set()
@@ -77,7 +77,11 @@ class CrawlSitemaps:
             return []
         try:
             request = FetchRequest(
-                url, OPTIONS.fetch_headers(options), timeout_s, verify_tls=TLS.of(options)
+                url,
+                OPTIONS.fetch_headers(options),
+                timeout_s,
+                verify_tls=TLS.of(options),
+                proxy=self._politeness.route(options),
             )
             response = await self._fetcher.fetch(request)
         except FetchError as exc:

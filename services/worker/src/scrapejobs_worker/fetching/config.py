@@ -48,6 +48,7 @@ class FetchPolicy:
     allow_unverified_tls: bool = True
     proxies: ProxyPool = NO_PROXIES  # the pools a job's pages may go through
     proxy_bench_s: float = 30.0  # a proxy that failed is tried again after the others for this
+    proxy_sticky: bool = False  # a session's requests to a host keep to one proxy while it is up
 
     def __post_init__(self) -> None:
         parse_networks(self.allowlist)  # fail fast on a malformed CIDR

@@ -1,9 +1,11 @@
 """Which proxy a fetch goes through: the proxies serving its choice (tier and country), in turn
-(round robin, per choice); a proxy that failed (unreachable, or refusing the tunnel) is benched
-for a while, tried again only after every proxy still up. Counts per proxy, by its label."""
+(round robin, per choice), or, for a sticky key (a job and a host), always from the same one
+while it is up; a proxy that failed (unreachable, or refusing the tunnel) is benched for a
+while, tried again only after every proxy still up. Counts per proxy, by its label."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,14 +33,20 @@ class ProxyRoutes:
         self._benched: dict[str, float] = {}  # label -> until (clock)
         self.counts: dict[str, ProxyCounts] = {s.label: ProxyCounts() for s in pool.servers}
 
-    def candidates(self, choice: ProxyChoice) -> tuple[ProxyServer, ...] | None:
+    def candidates(
+        self, choice: ProxyChoice, sticky: str | None = None
+    ) -> tuple[ProxyServer, ...] | None:
         """The proxies to try, in order; None: direct (the own route where no basic pool is
-        configured); empty: none serves ``choice`` (never direct instead)."""
+        configured); empty: none serves ``choice`` (never direct instead). ``sticky``: the
+        same first proxy for the same key, in every process."""
         servers = self._pool.serving(choice)
         if not servers:
             return None if choice == OWN_ROUTE else ()
-        turn = self._turns.get(choice, 0)
-        self._turns[choice] = turn + 1
+        if sticky is None:
+            turn = self._turns.get(choice, 0)
+            self._turns[choice] = turn + 1
+        else:
+            turn = int.from_bytes(hashlib.blake2b(sticky.encode(), digest_size=4).digest())
         start = turn % len(servers)
         rotated = servers[start:] + servers[:start]
         now = self._clock()

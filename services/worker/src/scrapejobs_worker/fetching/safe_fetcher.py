@@ -79,7 +79,7 @@ class _FinalResponse:
     headers: dict[str, str]
     body: Body
     tls_unverified: bool = False  # a hop's certificate failed verification
-    proxy: str | None = None  # the label of the proxy it came through
+    proxy: ProxyServer | None = None  # the proxy it came through
 
 
 class SafeFetcher:
@@ -157,7 +157,7 @@ class SafeFetcher:
                 # the switch was turned off is verified all the same)
                 verify = request.verify_tls or not self._policy.allow_unverified_tls
                 final, redirects = await self._follow_redirects(
-                    url, headers, request.body, _Route(verify, request.proxy)
+                    url, headers, request.body, _Route(verify, request.proxy, request.proxy_session)
                 )
         except aiohttp.ClientError as exc:
             raise translate_transport_error(exc) from exc
@@ -172,7 +172,8 @@ class SafeFetcher:
             truncated=final.body.truncated,
             redirects=redirects,
             tls_unverified=final.tls_unverified,
-            proxy=final.proxy,
+            proxy=None if final.proxy is None else final.proxy.label,
+            proxy_tier=None if final.proxy is None else final.proxy.tier,
         )
 
     def _deadline_s(self, timeout_s: float) -> float:
@@ -228,10 +229,15 @@ class SafeFetcher:
         finally:
             await response.aclose()
 
-    async def _send(self, sent: _Sent, route: _Route) -> tuple[SentResponse, bool, str | None]:
-        """The response, whether its certificate went unverified, and the label of the proxy
-        it came through (None: direct)."""
-        servers = None if route.proxy is None else self._routes.candidates(route.proxy)
+    async def _send(
+        self, sent: _Sent, route: _Route
+    ) -> tuple[SentResponse, bool, ProxyServer | None]:
+        """The response, whether its certificate went unverified, and the proxy it came
+        through (None: direct)."""
+        sticky = None
+        if self._policy.proxy_sticky and route.session is not None:
+            sticky = f"{route.session} {sent.url.host}"
+        servers = None if route.proxy is None else self._routes.candidates(route.proxy, sticky)
         if servers is None:
             return *await self._send_on(self._direct, sent, route.verify_tls), None
         failures: list[str] = []
@@ -247,7 +253,7 @@ class SafeFetcher:
                 failures.append(str(exc))
                 continue
             self._routes.served(server)
-            return response, unverified, server.label
+            return response, unverified, server
         detail = "; ".join(failures) or f"no proxy serves {route.proxy} here (SCRAPEJOBS_PROXIES)"
         raise ProxyUnavailable(detail)
 
@@ -268,6 +274,7 @@ class SafeFetcher:
 class _Route:
     verify_tls: bool
     proxy: ProxyChoice | None
+    session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

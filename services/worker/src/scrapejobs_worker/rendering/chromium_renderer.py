@@ -69,6 +69,7 @@ class ChromiumRenderer:
                     request.timeout_s,
                     verify_tls=request.verify_tls,
                     proxy=request.proxy,
+                    proxy_session=request.proxy_session,
                 )
             )
             shot = request.browser.screenshot if request.browser is not None else None

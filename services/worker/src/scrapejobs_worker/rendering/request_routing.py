@@ -85,6 +85,7 @@ class PageRouting:
         self.blocked: BlockedDestination | None = None  # a refused top-level navigation
         self._verify_tls = True if job is None else job.verify_tls
         self._proxy = None if job is None else job.proxy
+        self._proxy_session = None if job is None else job.proxy_session
         self.tls_unverified = False  # one of them passed with a certificate that failed
         # requests of the page that failed, not by the page's bounds or the destination policy
         # (those are aborted ``blockedbyclient``) nor by the page itself (``ERR_ABORTED``)
@@ -177,6 +178,7 @@ class PageRouting:
                 body=body,
                 verify_tls=self._verify_tls,
                 proxy=self._proxy,
+                proxy_session=self._proxy_session,
             )
             response = await self._fetcher.fetch(fetch)
             self.tls_unverified = self.tls_unverified or response.tls_unverified

@@ -23,7 +23,6 @@ from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, Ta
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
 from scrapejobs_shared.options import OPTIONS, PROXY, RENDER, TLS
-from scrapejobs_shared.options.proxy_pools import ProxyChoice
 from scrapejobs_shared.outcomes.page_outcome import ExtractedPage, stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
@@ -88,8 +87,6 @@ class RunnerPolicy:
     max_deferrals: int = 50
     throttle_hold_s: float = 10.0
     retry_after_cap_s: float = 300.0
-    # the proxies a job that asks for none goes through (SCRAPEJOBS_PROXY_DEFAULT; None: direct)
-    default_proxy: ProxyChoice | None = None
 
     @property
     def permit_lease(self) -> timedelta:
@@ -250,7 +247,8 @@ class TaskRunner:
                 verify_tls=TLS.of(options),
                 browser=browser_work(options, work.batch, item.task_id),
                 browser_context=OPTIONS.browser_context(options),
-                proxy=PROXY.choice(options) or self._policy.default_proxy,
+                proxy=self._politeness.route(options),
+                proxy_session=work.batch.job_id,
             )
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()

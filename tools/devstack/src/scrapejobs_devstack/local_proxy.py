@@ -1,6 +1,7 @@
-"""Real proxies on loopback for the proxy tests: pproxy (PyPI) serving HTTP CONNECT and SOCKS5 on
-one port, each in its own process, which logs the destination of every tunnel it opens (what
-the tests read: a destination is always an IP literal, never a name).
+"""A real proxy on loopback, for the proxy tests and the bench's P workload: pproxy (PyPI)
+serving HTTP CONNECT and SOCKS5 on one port, in a process of its own, which logs the
+destination of every tunnel it opens (what the tests read: a destination is always an IP
+literal, never a name).
 
 pproxy 2.7.9 installs uvloop's policy and then asks for a loop uvloop has not made: the child
 keeps uvloop out (it runs on asyncio's loop)."""
@@ -14,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from scrapejobs_devstack.processes import free_port
+
 LAUNCH = """
 import asyncio, sys
 sys.modules["uvloop"] = None
@@ -23,12 +26,6 @@ sys.argv = ["pproxy", "-l", sys.argv[1], "-v"]
 server.main()
 """
 TUNNEL = re.compile(r"^(http|socks5) \S+ -> (\S+):(\d+)$")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class LocalProxy:
@@ -59,6 +56,10 @@ class LocalProxy:
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"pproxy did not start: {self.log.read_text()}")
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
 
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:

@@ -786,10 +786,10 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
 
         found.append(LaterWorkload("D", documents))
     if "P" in only:
-        from bench.proxy_workload import P_PAGES, P_WARMUP_PAGES, run_proxy_workload
+        from bench.proxy_workload import P_PAGES, P_ROUNDS, P_WARMUP_PAGES, run_proxy_workload
 
         def proxied(ran: LaterRun) -> dict[str, Any]:
-            runs = 2 * max(ran.rounds, 1)  # direct, then through the proxy, each round
+            runs = 2 * max(ran.rounds, P_ROUNDS)  # direct, then through the proxy, each round
             sets = [
                 [site_url + p for p in bench_paths(P_PAGES, start=n * P_PAGES)]
                 for n in range(runs + 1)

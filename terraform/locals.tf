@@ -57,6 +57,8 @@ locals {
     SCRAPEJOBS_ALLOW_UNVERIFIED_TLS = tostring(var.allow_unverified_tls)
     # with proxy pools (proxies.tf): whether a job that asks for no proxy goes through the basic pool
     SCRAPEJOBS_PROXY_DEFAULT = var.proxy_default
+    # tenants' own pools (PUT /v1/tenants/{t}/proxies), used instead of the deployment's
+    SCRAPEJOBS_TENANT_PROXIES = tostring(var.tenant_proxies)
   }
 
   telemetry_to_gcp = var.telemetry_exporter == "gcp"

@@ -584,6 +584,12 @@ variable "proxy_default" {
   }
 }
 
+variable "tenant_proxies" {
+  type        = bool
+  default     = false
+  description = "Whether tenants may have proxy pools of their own (PUT /v1/tenants/{t}/proxies, admin keys; SCRAPEJOBS_TENANT_PROXIES), which their jobs go through instead of the deployment's."
+}
+
 variable "monitors_per_tenant" {
   type        = number
   default     = 100

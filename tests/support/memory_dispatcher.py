@@ -23,6 +23,7 @@ from scrapejobs_shared.adapters.memory.monitor_store import MemoryMonitorStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
 from scrapejobs_shared.adapters.memory.quota_ledger import MemoryQuotaLedger
 from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionRevocations
+from scrapejobs_shared.adapters.memory.tenant_proxies import MemoryTenantProxies
 from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
 from scrapejobs_shared.observability.telemetry import Telemetry
@@ -49,6 +50,7 @@ def memory_dispatcher(
         "session_revocations": MemorySessionRevocations(),
         "api_keys": MemoryApiKeyStore(),
         "tenant_quotas": MemoryTenantQuotas(),
+        "tenant_proxies": MemoryTenantProxies(),
         "quota_ledger": MemoryQuotaLedger(),
         "budgeted_work": InlineWork(),
         "file_store": None,  # none unless a test gives one (with settings naming a bucket)

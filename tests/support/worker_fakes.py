@@ -71,7 +71,7 @@ class ScriptedFetcher:
         step = self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
         if isinstance(step, Exception):
             raise step
-        if self.failing_certificate and request.verify_tls:
+        if self.failing_certificate and request.route.verify_tls:
             raise PermanentFetchError("certificate verify failed", reason="tls_error")
         status, extra = step if isinstance(step, tuple) else (step, {})
         headers = {"content-type": "text/html; charset=utf-8", **extra}
@@ -206,7 +206,7 @@ class PerUrlFetcher(ScriptedFetcher):
             self.in_flight -= 1
         if isinstance(step, Exception):
             raise step
-        if self.failing_certificate and request.verify_tls:
+        if self.failing_certificate and request.route.verify_tls:
             raise PermanentFetchError("certificate verify failed", reason="tls_error")
         status, extra = step if isinstance(step, tuple) else (step, {})
         headers = {"content-type": "text/html; charset=utf-8", **extra}

@@ -160,7 +160,7 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "scrapejobs_shared": [
         ("adapters",),
-        ("delivery", "politeness", "firecrawl", "outcomes"),
+        ("delivery", "politeness", "firecrawl", "outcomes", "tenant_pools"),
         ("ports", "observability"),
         ("config",),
         ("messaging",),

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from scrapejobs_shared.options.proxy_pools import ProxyChoice, parse_pool
-from scrapejobs_shared.ports.fetcher import FetchRequest, PermanentFetchError
+from scrapejobs_shared.ports.fetcher import FetchRequest, FetchRoute, PermanentFetchError
 from scrapejobs_worker.fetching import FetchPolicy, SafeFetcher
 from scrapejobs_worker.fetching.resolver import Resolver
 
@@ -127,12 +127,16 @@ async def test_through_a_proxy_tls_inside_the_tunnel_uses_the_host_name(
     )
 
     url = f"https://{HOST}:{server.port}/"
-    response = await fetcher.fetch(FetchRequest(url, timeout_s=5, proxy=ProxyChoice()))
+    response = await fetcher.fetch(
+        FetchRequest(url, timeout_s=5, route=FetchRoute(proxy=ProxyChoice()))
+    )
 
     assert response.body == b"over tls" and response.proxy is not None
     assert seen_sni == [HOST]
     assert proxy.tunnels() == [(scheme, "127.0.0.1", server.port)]
-    impostor = FetchRequest(f"https://impostor.example:{server.port}/", proxy=ProxyChoice())
+    impostor = FetchRequest(
+        f"https://impostor.example:{server.port}/", route=FetchRoute(proxy=ProxyChoice())
+    )
     with pytest.raises(PermanentFetchError) as caught:
         await fetcher.fetch(impostor)
     assert caught.value.reason == "tls_error"
@@ -159,7 +163,9 @@ async def test_verify_tls_off_fetches_a_failing_certificate_and_says_so(
     fetcher = _fetcher(fetcher_factory, fake_dns, tls_material, ["impostor.example"])
     url = f"https://impostor.example:{server.port}/"
 
-    response = await fetcher.fetch(FetchRequest(url, timeout_s=5, verify_tls=False))
+    response = await fetcher.fetch(
+        FetchRequest(url, timeout_s=5, route=FetchRoute(verify_tls=False))
+    )
 
     assert response.body == b"over tls" and response.tls_unverified is True
     assert len(server.requests) == 1
@@ -177,7 +183,7 @@ async def test_with_the_switch_off_the_worker_verifies_whatever_the_task_says(
     url = f"https://impostor.example:{server.port}/"
 
     with pytest.raises(PermanentFetchError) as caught:
-        await fetcher.fetch(FetchRequest(url, timeout_s=5, verify_tls=False))
+        await fetcher.fetch(FetchRequest(url, timeout_s=5, route=FetchRoute(verify_tls=False)))
     assert caught.value.reason == "tls_error"
     assert server.requests == []
 
@@ -189,7 +195,9 @@ async def test_verify_tls_off_still_verifies_a_good_certificate(
     fetcher = _fetcher(fetcher_factory, fake_dns, tls_material, [HOST])
 
     response = await fetcher.fetch(
-        FetchRequest(f"https://{HOST}:{server.port}/", timeout_s=5, verify_tls=False)
+        FetchRequest(
+            f"https://{HOST}:{server.port}/", timeout_s=5, route=FetchRoute(verify_tls=False)
+        )
     )
 
     assert response.body == b"over tls" and response.tls_unverified is False
@@ -203,7 +211,11 @@ async def test_verify_tls_off_keeps_the_address_checks(tls_server, fetcher_facto
 
     with pytest.raises(PermanentFetchError) as caught:
         await fetcher.fetch(
-            FetchRequest(f"https://impostor.example:{server.port}/", timeout_s=5, verify_tls=False)
+            FetchRequest(
+                f"https://impostor.example:{server.port}/",
+                timeout_s=5,
+                route=FetchRoute(verify_tls=False),
+            )
         )
     assert caught.value.reason == "blocked_destination"
     assert server.requests == []

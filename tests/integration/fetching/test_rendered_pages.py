@@ -22,6 +22,7 @@ from scrapejobs_shared.options.render import RenderOptions
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchRequest,
+    FetchRoute,
     RenderIncomplete,
     RenderTimeout,
     RenderUnavailable,
@@ -112,7 +113,8 @@ async def test_a_rendered_page_s_requests_all_go_through_the_job_s_proxy(
     proxy = proxies()
     pool = parse_pool(json.dumps([{"url": proxy.url("socks5"), "country": "DE"}]))
     renderer, _ = await renderer_factory(replace(ONLY_FIRST_LOOPBACK, proxies=pool))
-    request = replace(rendered(page_server.url("/")), proxy=ProxyChoice("basic", "DE"))
+    route = FetchRoute(proxy=ProxyChoice("basic", "DE"))
+    request = replace(rendered(page_server.url("/")), route=route)
 
     page = await renderer.fetch(request)
 

@@ -216,3 +216,27 @@ def test_csv_cells_a_spreadsheet_would_run_as_formulas_stay_text() -> None:
     [row] = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert row["data.title"] == "'" + title and row["data.at"] == "'@me"
     assert row["data.n"] == "-5"
+
+
+def test_proxies_shows_gives_and_takes_a_tenants_pool(tmp_path) -> None:
+    listed = [{"proxy": "socks5://fr.example:1080", "country": "FR", "tier": "basic"}]
+    own = {"tenant": "acme", "own_pool": True, "proxies": listed}
+    api = MockApi({"/v1/tenants/acme/proxies": httpx.Response(200, json=own)})
+    pool = tmp_path / "acme.json"
+    pool.write_text(json.dumps(["socks5://acme:s3cret@fr.example:1080"]))
+
+    given = api.run("proxies", "acme", "--file", str(pool))
+    shown = api.run("proxies", "acme", "--json")
+    taken = api.run("proxies", "acme", "--remove")
+
+    assert given.exit_code == 0, given.output
+    assert "acme: its own pool" in given.stdout and "socks5://fr.example:1080" in given.stdout
+    assert "s3cret" not in given.stdout
+    sent = json.loads(api.requests[0].content)
+    assert api.requests[0].method == "PUT"
+    assert sent == {"proxies": [{"url": "socks5://acme:s3cret@fr.example:1080"}]}
+    assert json.loads(shown.stdout) == own and api.requests[1].method == "GET"
+    assert taken.exit_code == 0 and api.requests[2].method == "DELETE"
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert api.run("proxies", "acme", "--file", str(bad)).exit_code != 0

@@ -33,6 +33,8 @@ MIRRORS: dict[type[BaseModel], str] = {
     models.TenantQuota: "TenantView",
     models.Tenants: "TenantList",
     models.TenantUsage: "UsageView",
+    models.TenantProxy: "ProxyListed",
+    models.TenantProxies: "PoolView",
     models.DeadLetter: "DeadLetter",
     models.DeadLetterPage: "DeadLetterPage",
     models.HostState: "HostView",
@@ -55,7 +57,9 @@ MIRRORS: dict[type[BaseModel], str] = {
 
 @pytest.fixture(scope="module")
 def schemas() -> dict[str, Any]:
-    app = memory_dispatcher(MemoryJobStore(), DispatcherSettings(auth_mode="none"))
+    # tenants' own proxy pools on: their resource is in the document
+    settings = DispatcherSettings(auth_mode="none", tenant_proxies=True)
+    app = memory_dispatcher(MemoryJobStore(), settings)
     found: dict[str, Any] = app.openapi()["components"]["schemas"]
     return found
 

@@ -22,17 +22,27 @@ from support.memory_dispatcher import memory_dispatcher
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _schema() -> Any:
+def _schema(tenant_proxies: bool = False) -> Any:
     store = MemoryJobStore()
     # no worker here: a valid scrape waits 20 ms and answers its documented 202; a file store
     # (a screenshot is refused without one)
-    settings = DispatcherSettings(auth_mode="none", scrape_max_wait_s=0.02, files_bucket="fuzz")
+    settings = DispatcherSettings(
+        auth_mode="none",
+        scrape_max_wait_s=0.02,
+        files_bucket="fuzz",
+        tenant_proxies=tenant_proxies,
+    )
     app = memory_dispatcher(store, settings, file_store=MemoryFileStore())
     config = SchemathesisConfig.from_path(str(ROOT / "schemathesis.toml"))
     return schemathesis.openapi.from_asgi("/openapi.json", app, config=config)
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")
+# tenants' own proxy pools (their routes exist where SCRAPEJOBS_TENANT_PROXIES is on; the jobs'
+# proxy options are then offered whole, refused at submit where the tenant's pools serve none)
+pools_schema = schemathesis.pytest.from_fixture("tenant_pools_schema").include(
+    path_regex="/proxies$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +52,36 @@ def api_schema(monkeypatch_module: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.fixture(scope="module")
+def tenant_pools_schema(monkeypatch_module: pytest.MonkeyPatch) -> Any:
+    monkeypatch_module.chdir(ROOT)
+    return _schema(tenant_proxies=True)
+
+
+@pytest.fixture(scope="module")
 def monkeypatch_module() -> Any:
     with pytest.MonkeyPatch.context() as patch:
         yield patch
 
 
-@schema.parametrize()
-@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-def test_the_api_answers_every_input_as_its_schema_says(case: Any) -> None:
+BOUNDED = settings(
+    max_examples=80, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+
+
+def _call_and_validate(case: Any) -> None:
     # the hooks again: some generation phases build cases outside the hooked strategies
     case = without_unforgeable_values(None, case)
-    if not expressible_in_the_schema(None, case):
-        return
-    case.call_and_validate()
+    if expressible_in_the_schema(None, case):
+        case.call_and_validate()
+
+
+@schema.parametrize()
+@BOUNDED
+def test_the_api_answers_every_input_as_its_schema_says(case: Any) -> None:
+    _call_and_validate(case)
+
+
+@pools_schema.parametrize()
+@BOUNDED
+def test_a_tenants_proxy_pool_is_answered_as_its_schema_says(case: Any) -> None:
+    _call_and_validate(case)

@@ -199,7 +199,7 @@ async def test_members_see_no_hosts_and_no_workers_but_admins_do() -> None:
         url = {"url": "https://secret-of-team-b.example/"}
         assert (await api.get("/v1/hosts", params=url, headers=alice)).status_code == 403
         assert (await api.get("/v1/hosts", params=url, headers=admin)).status_code == 200
-        for path in ("/ui/hosts", "/ui/workers", "/ui/fragments/hosts"):
+        for path in ("/ui/hosts", "/ui/workers", "/ui/fragments/hosts", "/ui/tenants"):
             assert (await api.get(path, headers=alice)).status_code == 403, path
             assert (await api.get(path, headers=admin)).status_code == 200, path
         assert "secret-of-team-b" not in (await api.get("/ui", headers=alice)).text

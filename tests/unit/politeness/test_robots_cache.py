@@ -5,7 +5,7 @@ those never serve a job that verifies."""
 from __future__ import annotations
 
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
-from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
+from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, FetchRoute
 
 
 class Recording:
@@ -25,11 +25,12 @@ async def test_robots_txt_is_read_verified_and_cached_apart_from_unverified_read
         "https://a.example/private", "scrapejobs"
     )
     await cache.rules_for("https://a.example/other")  # cached
-    assert [r.verify_tls for r in fetcher.requests] == [True]
-    await cache.rules_for("https://a.example/x", verify_tls=False)  # a job's own choice
-    await cache.rules_for("https://a.example/y", verify_tls=False)
+    assert [r.route.verify_tls for r in fetcher.requests] == [True]
+    unverified = FetchRoute(verify_tls=False)
+    await cache.rules_for("https://a.example/x", unverified)  # a job's own choice
+    await cache.rules_for("https://a.example/y", unverified)
     await cache.rules_for("https://a.example/z")  # still the verified read
-    assert [r.verify_tls for r in fetcher.requests] == [True, False]
+    assert [r.route.verify_tls for r in fetcher.requests] == [True, False]
 
 
 async def test_a_failing_certificate_reads_as_no_rules_so_the_page_fails_for_its_reason() -> None:
@@ -51,7 +52,11 @@ async def test_robots_txt_is_read_through_the_job_s_proxies_and_kept_per_route()
     fetcher = Recording()
     cache = RobotsCache(fetcher)
     german = ProxyChoice("basic", "DE")
-    await cache.rules_for("https://a.example/a", proxy=german)
-    await cache.rules_for("https://a.example/b", proxy=german)
+    await cache.rules_for("https://a.example/a", FetchRoute(proxy=german, session="job-1"))
+    await cache.rules_for("https://a.example/b", FetchRoute(proxy=german, session="job-2"))
     await cache.rules_for("https://a.example/c")
-    assert [r.proxy for r in fetcher.requests] == [german, None]
+    assert [r.route.proxy for r in fetcher.requests] == [german, None]
+    # a tenant's own pool is its own route; going direct, whose job it is makes no difference
+    await cache.rules_for("https://a.example/d", FetchRoute(proxy=german, tenant="acme"))
+    await cache.rules_for("https://a.example/e", FetchRoute(tenant="acme"))
+    assert [r.route.tenant for r in fetcher.requests] == [None, None, "acme"]

@@ -170,7 +170,7 @@ async def test_a_page_whose_certificate_failed_is_never_kept() -> None:
     processor = build_processor(store, fetcher, clock, page_cache=store)
     assert (await processor.handle_push(push(batch=batch))).ack
 
-    assert all(not call.verify_tls for call in fetcher.calls)
+    assert all(not call.route.verify_tls for call in fetcher.calls)
     results = store.results[job_id].values()
     assert all(t.status is TaskStatus.SUCCEEDED and t.tls_unverified for t in results)
     assert store.kept_pages == {}  # served to no other job

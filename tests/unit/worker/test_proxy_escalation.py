@@ -5,7 +5,12 @@ cannot be had, the first answer stands."""
 from __future__ import annotations
 
 from scrapejobs_shared.options.proxy_pools import ProxyChoice
-from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, ProxyUnavailable
+from scrapejobs_shared.ports.fetcher import (
+    FetchRequest,
+    FetchResponse,
+    FetchRoute,
+    ProxyUnavailable,
+)
 from scrapejobs_worker.tasks.proxy_escalation import through_stealth, turned_away
 
 CHALLENGE = b"<html><head><title>Just a moment...</title></head><body>cf-chl</body></html>"
@@ -40,13 +45,15 @@ def test_what_is_turned_away() -> None:
 async def test_the_page_is_asked_again_through_the_stealth_pool_of_its_country() -> None:
     fetcher = Recording(_response(200))
     first = _response(403)
-    request = FetchRequest("https://a.example/", timeout_s=20, proxy=ProxyChoice("basic", "DE"))
+    route = FetchRoute(proxy=ProxyChoice("basic", "DE"), tenant="acme", session="job-1")
+    request = FetchRequest("https://a.example/", timeout_s=20, route=route)
 
     answer = await through_stealth(fetcher, request, first, 12.5)
 
     assert answer.status == 200
     [again] = fetcher.asked
-    assert again.proxy == ProxyChoice("stealth", "DE") and again.timeout_s == 12.5
+    assert again.route.proxy == ProxyChoice("stealth", "DE") and again.timeout_s == 12.5
+    assert (again.route.tenant, again.route.session) == ("acme", "job-1")  # the same pools
     assert again.url == request.url
 
 
@@ -56,4 +63,4 @@ async def test_without_a_stealth_proxy_the_first_answer_stands() -> None:
     direct = FetchRequest("https://a.example/", timeout_s=20)
 
     assert await through_stealth(fetcher, direct, first, 10) is first
-    assert fetcher.asked[0].proxy == ProxyChoice("stealth")
+    assert fetcher.asked[0].route.proxy == ProxyChoice("stealth")

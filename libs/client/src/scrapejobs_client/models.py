@@ -185,6 +185,21 @@ class Tenants(ApiModel):
     tenants: list[TenantQuota] = Field(default_factory=list)
 
 
+class TenantProxy(ApiModel):
+    proxy: str  # its label, scheme://host:port: never a credential
+    country: str | None = None
+    tier: str = "basic"
+
+
+class TenantProxies(ApiModel):
+    """``/v1/tenants/{tenant}/proxies`` (admin): the proxies the tenant's jobs go through (its
+    own pool, else the deployment's)."""
+
+    tenant: str
+    own_pool: bool = False
+    proxies: list[TenantProxy] = Field(default_factory=list)
+
+
 class TenantUsage(ApiModel):
     """A tenant's day so far (UTC) against its quota."""
 

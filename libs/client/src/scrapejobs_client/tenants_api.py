@@ -1,4 +1,5 @@
-"""The admin and tenant calls of the API client: keys (admin), quotas (admin) and usage.
+"""The admin and tenant calls of the API client: keys (admin), quotas and proxy pools (admin)
+and usage.
 Mixed into ``Client``, whose ``_send`` and ``_get`` they use."""
 
 from __future__ import annotations
@@ -8,7 +9,14 @@ from typing import Any
 
 import httpx
 
-from scrapejobs_client.models import ApiKey, CreatedApiKey, TenantQuota, Tenants, TenantUsage
+from scrapejobs_client.models import (
+    ApiKey,
+    CreatedApiKey,
+    TenantProxies,
+    TenantQuota,
+    Tenants,
+    TenantUsage,
+)
 from scrapejobs_client.paths import segment
 
 
@@ -48,3 +56,23 @@ class TenantsApi:
         body = {"pages_per_day": pages_per_day, "pages_in_flight": pages_in_flight}
         response = self._send("PUT", f"/v1/tenants/{segment(tenant)}", json=body)
         return TenantQuota.model_validate(response.json())
+
+    # --- tenants' own proxy pools (admin keys, where SCRAPEJOBS_TENANT_PROXIES is on) ---------
+
+    def tenant_proxies(self, tenant: str) -> TenantProxies:
+        """``GET /v1/tenants/{tenant}/proxies``: its own pool, else the deployment's."""
+        return TenantProxies.model_validate(self._get(_proxies(tenant)))
+
+    def set_tenant_proxies(self, tenant: str, proxies: list[dict[str, Any]]) -> TenantProxies:
+        """``PUT /v1/tenants/{tenant}/proxies``: ``proxies`` (``{url, country, tier}``) become
+        its own pool, used for its jobs instead of the deployment's."""
+        response = self._send("PUT", _proxies(tenant), json={"proxies": proxies})
+        return TenantProxies.model_validate(response.json())
+
+    def remove_tenant_proxies(self, tenant: str) -> TenantProxies:
+        """``DELETE /v1/tenants/{tenant}/proxies``: its jobs go through the deployment's again."""
+        return TenantProxies.model_validate(self._send("DELETE", _proxies(tenant)).json())
+
+
+def _proxies(tenant: str) -> str:
+    return f"/v1/tenants/{segment(tenant)}/proxies"

@@ -24,6 +24,7 @@ from scrapejobs_shared.adapters.firestore.monitor_store import FirestoreMonitorS
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.firestore.quota_ledger import FirestoreQuotaLedger
 from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSessionRevocations
+from scrapejobs_shared.adapters.firestore.tenant_proxies import FirestoreTenantProxies
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.service_adapters import OnFirestore, ServiceAdapters
@@ -40,6 +41,7 @@ from scrapejobs_shared.ports.outcome_stats import StatsReader
 from scrapejobs_shared.ports.quota_ledger import QuotaLedger
 from scrapejobs_shared.ports.session_revocations import SessionRevocations
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.tenant_proxies import TenantProxies
 from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
@@ -61,6 +63,7 @@ class Overrides(TypedDict, total=False):
     session_revocations: SessionRevocations
     api_keys: ApiKeyStore
     tenant_quotas: TenantQuotas
+    tenant_proxies: TenantProxies
     held_batches: HeldBatches
     monitor_store: MonitorStore
     monitor_checks: MonitorChecks
@@ -127,6 +130,8 @@ class Adapters(ServiceAdapters):
         )
 
     tenant_quotas = OnFirestore[TenantQuotas](FirestoreTenantQuotas)
+
+    tenant_proxies = OnFirestore[TenantProxies](FirestoreTenantProxies)
 
     held_batches = OnFirestore[HeldBatches](FirestoreHeldBatches)
 

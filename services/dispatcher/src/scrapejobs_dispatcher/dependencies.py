@@ -24,6 +24,7 @@ from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
 from scrapejobs_dispatcher.submission.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.system_health import SystemHealth
 from scrapejobs_dispatcher.tenants.keyring import Keyring
+from scrapejobs_dispatcher.tenants.tenant_directory import TenantDirectory
 from scrapejobs_dispatcher.tenants.tenant_quotas import Quotas
 from scrapejobs_dispatcher.tenants.usage import Usage
 from scrapejobs_dispatcher.uploads.upload_service import UploadService
@@ -61,3 +62,4 @@ HostGateDep = Annotated[HostGate, Depends(app_state("host_gate"))]
 ReconcileAfterDep = Annotated[float, Depends(app_state("reconcile_after_s"))]
 KeyringDep = Annotated[Keyring, Depends(app_state("keyring"))]
 QuotasDep = Annotated[Quotas, Depends(app_state("quotas"))]
+TenantsDep = Annotated[TenantDirectory, Depends(app_state("tenant_directory"))]

@@ -43,6 +43,7 @@ from scrapejobs_dispatcher.routes import (
     parse,
     scrape,
     stats,
+    tenant_proxies,
     tenants,
     workers,
 )
@@ -61,6 +62,7 @@ from scrapejobs_dispatcher.submission.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.system_health import SystemHealth
 from scrapejobs_dispatcher.tenants.authentication import Authenticator
 from scrapejobs_dispatcher.tenants.credentials_first import CredentialsFirstMiddleware
+from scrapejobs_dispatcher.tenants.tenant_directory import TenantDirectory
 from scrapejobs_dispatcher.tenants.tenant_quotas import Quotas
 from scrapejobs_dispatcher.tenants.usage import Usage
 from scrapejobs_dispatcher.ui import install as install_dashboard
@@ -73,7 +75,9 @@ from scrapejobs_shared.delivery.job_events import JobEvents
 from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
+from scrapejobs_shared.options import ServedHere
 from scrapejobs_shared.ports.tenant_quotas import Quota
+from scrapejobs_shared.tenant_pools import ProxyPools
 from scrapejobs_web.request_spans import RequestSpanMiddleware
 
 log = logging.getLogger(__name__)
@@ -135,7 +139,7 @@ def create_app(
     app.state.keyring = authenticator.keyring
     app.state.reconcile_after_s = settings.reconcile_after_s
     app.state.scheduler_registry = SchedulerRegistry.parse(settings.schedules)
-    app.state.served_here = settings.served_here()
+    app.state.served_here = here = settings.served_here()
     app.add_middleware(RepeatedParametersMiddleware)  # innermost: after the credentials
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(
@@ -146,9 +150,14 @@ def create_app(
     app.add_middleware(RequestSpanMiddleware, tracer=tracer)
     install_error_handlers(app)
     firecrawl_errors.install(app)
-    describe_this_deployment(app, settings.ai_provider, settings.proxy_pool())
+    # with tenants' own pools, what is served depends on the caller: the document offers all
+    describe_this_deployment(
+        app, settings.ai_provider, None if settings.tenant_proxies else here.proxies
+    )
     for router in API_ROUTERS:
         app.include_router(router)
+    if settings.tenant_proxies:  # tenants' own pools: their resource exists where they may
+        app.include_router(tenant_proxies.router)
     install_dashboard(app, FigureCache(settings.dashboard_cache_s))
     return app
 
@@ -173,6 +182,9 @@ def _serve(
         settings.session_key.encode(),
     )
     state.host_gate = parts.gate
+    here: ServedHere = state.served_here
+    tenant_proxies = parts.tenant_proxies if settings.tenant_proxies else None
+    state.proxy_pools = pools = ProxyPools(here.proxies, tenant_proxies)
     stats = parts.stats_reader
     state.usage = Usage(stats, utc_now, settings.plan())
     state.quotas = quotas = Quotas(
@@ -183,6 +195,7 @@ def _serve(
         settings.ai_prices(),
         settings.quota_recheck_s,
     )
+    state.tenant_directory = TenantDirectory(quotas, pools)
     job_store, publisher = parts.store, parts.publisher
     state.system_health = SystemHealth(
         stats,
@@ -194,7 +207,9 @@ def _serve(
         settings.ai_prices(),
     )
     usage = partial(job_usage, job_store)
-    rules = submission_rules(settings, DailyQuota(quotas, parts.quota_ledger, usage), compiler)
+    served = ServedOptions(settings.ai_provider, settings.offered_models(), here, pools)
+    quota = DailyQuota(quotas, parts.quota_ledger, usage)
+    rules = submission_rules(settings, served, quota, compiler)
     events = JobEvents(job_store, parts.webhook_outbox)
     policy = JobPolicy(
         timedelta(days=settings.retention_days),
@@ -226,7 +241,7 @@ def _serve(
         stale_after=timedelta(seconds=settings.idempotency_stale_s),
     )
     state.sync_scrape = SyncScrape(
-        submissions, job_store, settings.scrape_max_wait_s, here=settings.served_here()
+        submissions, job_store, settings.scrape_max_wait_s, served=served
     )
     limits = UploadLimits(settings.upload_limit())
     slots = UploadSlots(settings.parse_processes, settings.parse_queue)
@@ -235,14 +250,12 @@ def _serve(
 
 
 def submission_rules(
-    settings: DispatcherSettings, quota: DailyQuota, compiler: ThreadPoolExecutor
+    settings: DispatcherSettings,
+    served: ServedOptions,
+    quota: DailyQuota,
+    compiler: ThreadPoolExecutor,
 ) -> SubmissionRules:
     """The rules every submission passes, in order (rules/)."""
-    served = ServedOptions(
-        settings.ai_provider,
-        settings.offered_models(),
-        here=settings.served_here(),
-    )
     budget = PatternBudget(CompileTurns(compiler), settings.max_patterns_per_job)
     actions = WithinActionLimits(settings.action_limits())
     return SubmissionRules(shape=[served, actions, budget], admission=[quota])

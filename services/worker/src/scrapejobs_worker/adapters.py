@@ -15,6 +15,7 @@ from scrapejobs_shared.adapters.firestore.answer_cache import FirestoreAnswerCac
 from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.page_cache import FirestorePageCache
+from scrapejobs_shared.adapters.firestore.tenant_proxies import FirestoreTenantProxies
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.service_adapters import OptionalOnFirestore, ServiceAdapters
@@ -26,6 +27,7 @@ from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
+from scrapejobs_shared.ports.tenant_proxies import TenantProxies
 from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
@@ -49,6 +51,7 @@ class Overrides(TypedDict, total=False):
     answer_cache: AnswerCache
     page_cache: PageCache
     tenant_quotas: TenantQuotas
+    tenant_proxies: TenantProxies
     held_batches: HeldBatches
     budgeted_work: BudgetedWork
 
@@ -97,5 +100,7 @@ class Adapters(ServiceAdapters):
     page_cache = OptionalOnFirestore[PageCache](FirestorePageCache)
 
     tenant_quotas = OptionalOnFirestore[TenantQuotas](FirestoreTenantQuotas)
+
+    tenant_proxies = OptionalOnFirestore[TenantProxies](FirestoreTenantProxies)
 
     held_batches = OptionalOnFirestore[HeldBatches](FirestoreHeldBatches)

@@ -188,7 +188,8 @@ async def _serve(
     host_gate = warm_slots(settings, parts.gate, clock)
     if isinstance(host_gate, WarmSlotGate):
         stack.push_async_callback(host_gate.close)
-    plain_fetcher = parts.fetcher or build_fetcher(fetch_policy(settings))
+    tenant_proxies = parts.tenant_proxies if settings.tenant_proxies else None
+    plain_fetcher = parts.fetcher or build_fetcher(fetch_policy(settings), tenant_proxies)
     rendered = renderer(settings, plain_fetcher)
     if rendered is not None:  # its screenshots kept in the tenant's file store
         rendered = KeptFiles(rendered, parts.file_store, settings.api_url)

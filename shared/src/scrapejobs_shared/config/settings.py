@@ -126,6 +126,13 @@ class CommonSettings(BaseSettings):
         description="A job that asks for no proxy: direct, or through the basic pool (where "
         "one is configured)",
     )
+    tenant_proxies: bool = Field(
+        default=False,
+        description="Tenants may have proxy pools of their own (PUT /v1/tenants/{t}/proxies, "
+        "admin keys), which their jobs go through instead of the deployment's; the API "
+        "document then offers every country and tier, refused at submit where the caller's "
+        "pools serve none",
+    )
 
     def proxy_pool(self) -> ProxyPool:
         """The pools of ``proxies`` (read by each composition root as it starts: a list that

@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from scrapejobs_shared.errors import InvalidInput
 
@@ -60,12 +60,28 @@ class ProxyServer:
     def serves(self, choice: ProxyChoice) -> bool:
         return self.tier == choice.tier and choice.country in (None, self.country)
 
+    def entry(self) -> dict[str, str]:
+        """The entry ``parse_pool`` reads back, credentials included: for the store alone."""
+        user = ""
+        if self.username is not None:
+            user = quote(self.username, safe="")
+            if self.password is not None:
+                user += ":" + quote(self.password, safe="")
+            user += "@"
+        url = self.label.replace("://", f"://{user}", 1)
+        entry = {"url": url, "tier": self.tier}
+        if self.country is not None:
+            entry["country"] = self.country
+        return entry
+
 
 @dataclass(frozen=True, slots=True)
 class ProxyPool:
-    """The proxies of a deployment, in the order listed (round robin starts there)."""
+    """The proxies of a deployment, or of a tenant (``owner``), in the order listed (round
+    robin starts there)."""
 
     servers: tuple[ProxyServer, ...] = ()
+    owner: str | None = field(default=None, compare=False)  # the tenant (None: the deployment)
 
     def serving(self, choice: ProxyChoice) -> tuple[ProxyServer, ...]:
         return tuple(server for server in self.servers if server.serves(choice))
@@ -95,11 +111,17 @@ def parse_pool(text: str, source: str = "SCRAPEJOBS_PROXIES") -> ProxyPool:
         raise InvalidProxies(
             f"{source} is not JSON (line {exc.lineno}, column {exc.colno})"
         ) from None
+    return pool_of_entries(entries, source)
+
+
+def pool_of_entries(entries: Any, source: str, owner: str | None = None) -> ProxyPool:
+    """The pool of a list of entries (parsed JSON), as ``parse_pool`` reads them."""
     if not isinstance(entries, list):
         raise InvalidProxies(f"{source} is a JSON list of proxies")
     if len(entries) > MAX_PROXIES:
         raise InvalidProxies(f"{source} lists more than {MAX_PROXIES} proxies")
-    return ProxyPool(tuple(_server(entry, f"{source}[{n}]") for n, entry in enumerate(entries)))
+    servers = tuple(_server(entry, f"{source}[{n}]") for n, entry in enumerate(entries))
+    return ProxyPool(servers, owner)
 
 
 def _server(entry: Any, where: str) -> ProxyServer:

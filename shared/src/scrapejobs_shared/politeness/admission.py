@@ -24,6 +24,7 @@ from scrapejobs_shared.politeness.host_gate import (
     Throttle,
 )
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
+from scrapejobs_shared.ports.fetcher import FetchRoute
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,21 +215,24 @@ class Politeness:
         # this process holds warm pass from one fetch to the next.
         self._queues: dict[tuple[str, int], HostQueue] = {}
 
-    async def robots(self, url: str, options: JobOptions) -> RobotsVerdict:
+    async def robots(self, url: str, options: JobOptions, tenant: str | None) -> RobotsVerdict:
         if not JOB_PACE.of(options).respect_robots:
             return RobotsVerdict(True)
-        rules = await self._robots.rules_for(url, TLS.of(options), self.route(options))
+        rules = await self._robots.rules_for(url, self.route(options, tenant))
         agent = self._policy.user_agent
         return RobotsVerdict(rules.allows(url, agent), rules.crawl_delay(agent))
 
-    async def sitemaps(self, url: str, options: JobOptions) -> list[str]:
+    async def sitemaps(self, url: str, options: JobOptions, tenant: str | None) -> list[str]:
         """The sitemaps the robots.txt of ``url``'s site names."""
-        return (await self._robots.rules_for(url, TLS.of(options), self.route(options))).sitemaps
+        return (await self._robots.rules_for(url, self.route(options, tenant))).sitemaps
 
-    def route(self, options: JobOptions) -> ProxyChoice | None:
-        """The proxies a job's requests to a site go through (None: direct): its pages', its
-        robots.txt's and its sitemaps', so the site sees one route (options/proxy.py)."""
-        return PROXY.choice(options) or self._policy.default_proxy
+    def route(
+        self, options: JobOptions, tenant: str | None, session: str | None = None
+    ) -> FetchRoute:
+        """How a job's requests to a site travel: its pages', its robots.txt's and its
+        sitemaps', so the site sees one route (options/proxy.py, options/tls.py)."""
+        proxy = PROXY.choice(options) or self._policy.default_proxy
+        return FetchRoute(TLS.of(options), proxy, tenant, session)
 
     def limits(self, options: JobOptions, crawl_delay_s: float | None) -> HostLimits:
         """The host's own pace, shared by every job of the host: the deployment's rate and

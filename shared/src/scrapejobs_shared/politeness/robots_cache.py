@@ -14,21 +14,27 @@ import logging
 import time
 from collections import OrderedDict
 
-from scrapejobs_shared.options.proxy_pools import ProxyChoice
 from scrapejobs_shared.politeness.host_key import host_key, robots_url
 from scrapejobs_shared.politeness.robots_rules import (
     ROBOTS_CACHE_TTL_S,
     RobotsRules,
     rules_for_response,
 )
-from scrapejobs_shared.ports.fetcher import BlockedDestination, Fetcher, FetchError, FetchRequest
+from scrapejobs_shared.ports.fetcher import (
+    DIRECT,
+    BlockedDestination,
+    Fetcher,
+    FetchError,
+    FetchRequest,
+    FetchRoute,
+)
 
 log = logging.getLogger(__name__)
 TLS_ERROR = "tls_error"  # the safe fetcher's reason for a certificate that failed verification
 FAILURE_TTL_S = 60.0  # an unreachable robots.txt is asked again soon, not after a day
 
 
-RobotsKey = tuple[str, bool, ProxyChoice | None]  # the host, verify_tls, the route
+RobotsKey = tuple[str, FetchRoute]  # the host, the route (FetchRoute.shared)
 
 
 class RobotsCache:
@@ -41,12 +47,10 @@ class RobotsCache:
         self._entries: OrderedDict[RobotsKey, tuple[float, RobotsRules]] = OrderedDict()
         self._pending: dict[RobotsKey, asyncio.Future[RobotsRules]] = {}
 
-    async def rules_for(
-        self, url: str, verify_tls: bool = True, proxy: ProxyChoice | None = None
-    ) -> RobotsRules:
+    async def rules_for(self, url: str, route: FetchRoute = DIRECT) -> RobotsRules:
         """The rules of ``url``'s site, read as the job reads the site (its certificate checks,
         through its proxies: a site may answer one route and not another)."""
-        key = (host_key(url), verify_tls, proxy)
+        key = (host_key(url), route.shared())
         cached = self._entries.get(key)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
@@ -56,7 +60,7 @@ class RobotsCache:
         future: asyncio.Future[RobotsRules] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
-            rules, ttl = await self._fetch(url, verify_tls, proxy)
+            rules, ttl = await self._fetch(url, key[1])
             self._store(key, rules, ttl)
             future.set_result(rules)
             return rules
@@ -67,13 +71,9 @@ class RobotsCache:
         finally:
             del self._pending[key]
 
-    async def _fetch(
-        self, url: str, verify_tls: bool, proxy: ProxyChoice | None
-    ) -> tuple[RobotsRules, float]:
+    async def _fetch(self, url: str, route: FetchRoute) -> tuple[RobotsRules, float]:
         try:
-            request = FetchRequest(
-                robots_url(url), {}, self._timeout_s, verify_tls=verify_tls, proxy=proxy
-            )
+            request = FetchRequest(robots_url(url), {}, self._timeout_s, route=route)
             response = await self._fetcher.fetch(request)
         except BlockedDestination:
             raise  # the page itself is refused, never "disallowed" (and never cached)

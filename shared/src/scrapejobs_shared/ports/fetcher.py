@@ -17,26 +17,45 @@ from scrapejobs_shared.options.render import RenderOptions
 
 
 @dataclass(frozen=True, slots=True)
+class FetchRoute:
+    """How a job's requests reach a site, the same for its pages, its robots.txt and sitemaps
+    and every request of a rendered page, so the site sees one route (``Politeness.route``)."""
+
+    # False: a certificate that fails verification does not fail the fetch (the response says
+    # so: ``tls_unverified``); every address check still applies
+    verify_tls: bool = True
+    # the proxies the requests go through (None: direct): a tunnel to the address the guard
+    # vetted, never the name (options/proxy.py)
+    proxy: ProxyChoice | None = None
+    # whose pools serve ``proxy``: this tenant's own where it has one, else the deployment's
+    # (shared tenant_pools.py)
+    tenant: str | None = None
+    # requests of one session (a job) to one host keep to one proxy while it is up, where the
+    # deployment asks for it (SCRAPEJOBS_PROXY_STICKY)
+    session: str | None = None
+
+    def shared(self) -> FetchRoute:
+        """What the route's answers (a robots.txt) depend on: not its session, and not its
+        tenant when it goes direct."""
+        return FetchRoute(self.verify_tls, self.proxy, self.tenant if self.proxy else None)
+
+
+DIRECT = FetchRoute()
+
+
+@dataclass(frozen=True, slots=True)
 class FetchRequest:
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 30.0
     body: bytes | None = None  # sent with POST (a webhook), whose redirects are not followed
     render: RenderOptions | None = None  # a 2xx HTML document is rendered in a browser
-    # False: a certificate that fails verification does not fail the fetch (the response says
-    # so: ``tls_unverified``); every address check still applies
-    verify_tls: bool = True
+    route: FetchRoute = DIRECT
     # what the browser does besides reading a rendered page (a screenshot), and where its files
     # are kept
     browser: BrowserWork | None = None
     # the browser context's settings a rendered page needs (its locale: options/location.py)
     browser_context: Mapping[str, str] = field(default_factory=dict)
-    # the proxies the request goes through (None: direct): a tunnel to the address the guard
-    # vetted, never the name (options/proxy.py)
-    proxy: ProxyChoice | None = None
-    # requests of one session (a job) to one host keep to one proxy while it is up, where the
-    # deployment asks for it (SCRAPEJOBS_PROXY_STICKY)
-    proxy_session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,7 @@ keys_app.command("ls")(tenant_commands.ls)
 keys_app.command("revoke")(tenant_commands.revoke)
 app.command()(tenant_commands.usage)
 app.command()(tenant_commands.quota)
+app.command()(tenant_commands.proxies)
 for command in ("create", "ls", "show", "run", "pause", "resume", "checks", "diff"):
     monitor_app.command(command)(getattr(monitor_commands, command))
 

@@ -1,9 +1,12 @@
-"""The CLI's tenant commands: keys (create, ls, revoke) and quotas (admin keys), usage."""
+"""The CLI's tenant commands: keys (create, ls, revoke), quotas and proxy pools (admin keys),
+usage."""
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -122,3 +125,56 @@ def quota(
             f"{set_quota.tenant}: {set_quota.quota.pages_per_day or 'no limit'} pages a day, "
             f"{set_quota.quota.pages_in_flight or 'no limit'} at once"
         )
+
+
+@reports_errors
+def proxies(
+    ctx: typer.Context,
+    tenant: Annotated[str, typer.Argument(help="The tenant.")],
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            exists=True,
+            dir_okay=False,
+            help="Give the tenant this pool: a JSON list of {url, country, tier}, as "
+            "SCRAPEJOBS_PROXIES (credentials in the URLs are kept, never shown).",
+        ),
+    ] = None,
+    remove: Annotated[
+        bool, typer.Option("--remove", help="Take its pool away (the deployment's again).")
+    ] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """The proxies a tenant's jobs go through: show them, give it a pool of its own (--file),
+    or take it away (--remove). Admin keys, where SCRAPEJOBS_TENANT_PROXIES is on."""
+    state = use(ctx, json_output)
+    if file is not None and remove:
+        raise typer.BadParameter("--file or --remove, not both")
+    if file is not None:
+        pool = state.client.set_tenant_proxies(tenant, read_proxy_list(file))
+    elif remove:
+        pool = state.client.remove_tenant_proxies(tenant)
+    else:
+        pool = state.client.tenant_proxies(tenant)
+    if json_output:
+        state.emit_json(pool.model_dump(mode="json"))
+        return
+    whose = "its own pool" if pool.own_pool else "the deployment's pools"
+    state.out.print(f"{escape(pool.tenant)}: {whose}")
+    table = Table("proxy", "country", "tier", box=None)
+    for entry in pool.proxies:
+        table.add_row(escape(entry.proxy), entry.country or "any", entry.tier)
+    state.out.print(table)
+
+
+def read_proxy_list(file: Path) -> list[dict[str, Any]]:
+    """The JSON list of a pool's file (its entries checked by the API, which names the one at
+    fault without its credentials)."""
+    try:
+        entries = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise typer.BadParameter(f"{file} is not a JSON list: {exc}") from None
+    if not isinstance(entries, list):
+        raise typer.BadParameter(f"{file} is not a JSON list of proxies")
+    return [{"url": entry} if isinstance(entry, str) else entry for entry in entries]

@@ -14,8 +14,12 @@ from scrapejobs_shared.extraction.formats import FORMATS
 from scrapejobs_shared.options.proxy_pools import TIERS, ProxyChoice, ProxyPool
 
 
-def describe_this_deployment(app: FastAPI, ai_provider: str | None, proxies: ProxyPool) -> None:
-    """Make ``app.openapi()`` answer the document this deployment honours."""
+def describe_this_deployment(
+    app: FastAPI, ai_provider: str | None, proxies: ProxyPool | None
+) -> None:
+    """Make ``app.openapi()`` answer the document this deployment honours (``proxies``: the
+    pools every caller's jobs go through; None: tenants have their own, every country and tier
+    is offered and refused at submit where the caller's pools serve none)."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -23,7 +27,8 @@ def describe_this_deployment(app: FastAPI, ai_provider: str | None, proxies: Pro
             document = generate()  # kept by FastAPI as app.openapi_schema
             if ai_provider is None:
                 _without_ai_stage(document)
-            _served_proxies(document, proxies)
+            if proxies is not None:
+                _served_proxies(document, proxies)
         return app.openapi_schema or {}
 
     app.openapi = openapi  # type: ignore[method-assign]

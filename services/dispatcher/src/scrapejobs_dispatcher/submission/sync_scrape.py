@@ -17,14 +17,14 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from scrapejobs_dispatcher.rules.refusals import UnavailableHere
+from scrapejobs_dispatcher.rules.served_options import ServedOptions
 from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.domain.jobspec import ScrapeRequest
 from scrapejobs_shared.domain.records import JobRecord, TaskRecord
 from scrapejobs_shared.errors import TimedOut
-from scrapejobs_shared.options import OPTIONS, ServedHere
+from scrapejobs_shared.options import OPTIONS
 from scrapejobs_shared.ports.job_store import JobReads
 
 FIRST_LOOK_S = 0.01
@@ -66,7 +66,7 @@ class SyncScrape:
     max_wait_s: float
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     monotonic: Callable[[], float] = time.monotonic
-    here: ServedHere = field(default_factory=ServedHere)  # what the option families serve
+    served: ServedOptions = field(default_factory=ServedOptions)  # what the families serve
     clock: Clock = utc_now
 
     async def scrape(self, request: ScrapeRequest, tenant: str, key: str | None = None) -> Scraped:
@@ -74,8 +74,7 @@ class SyncScrape:
         ``request.timeout_s`` (or the service's ``max_wait_s``, if shorter). ``key``: an
         idempotency key (a keyed submission finds the job an identical earlier request
         started, and waits for it)."""
-        if (refusal := OPTIONS.not_served(request, self.here)) is not None:
-            raise UnavailableHere(refusal.field, refusal.reason)
+        await self.served.check_options(request, tenant)
         submission = Submission(request.job_request(), tenant)
         kept = OPTIONS.keeps_result(request)
         try:

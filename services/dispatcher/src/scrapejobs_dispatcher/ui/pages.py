@@ -12,7 +12,9 @@ from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
 from scrapejobs_dispatcher.jobs.job_service import JobService, JobView
 from scrapejobs_dispatcher.jobs.recovery import Recovery
 from scrapejobs_dispatcher.system_health import SystemHealth
+from scrapejobs_dispatcher.tenants.tenant_directory import TenantDirectory
 from scrapejobs_dispatcher.ui import presenters
+from scrapejobs_dispatcher.ui.tenant_presenters import tenant_row
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.tenancy import Caller
 from scrapejobs_shared.domain.workers import SEEN_WITHIN
@@ -40,6 +42,7 @@ class Services:
     system: SystemHealth
     host_gate: HostGate
     workers: WorkerDirectory
+    tenants: TenantDirectory
     clock: Clock
     viewer: Caller  # who is looking: a member sees its tenant's work, an admin every tenant's
     tenant: str | None = None  # the jobs listed: a member's own tenant; an admin's filter
@@ -160,5 +163,15 @@ async def workers(services: Services) -> Context:
     seen = await services.workers.seen_since(now - SEEN_WITHIN, WORKERS_SHOWN)
     return {
         "workers": [presenters.worker_row(view, now) for view in seen],
+        "generated_at": f"{now:%H:%M:%S} UTC",
+    }
+
+
+async def tenants(services: Services) -> Context:
+    """Each tenant's day against its quota and the proxies its jobs go through."""
+    now = services.clock()
+    entries = await services.tenants.entries()
+    return {
+        "tenants": [tenant_row(entry) for entry in entries],
         "generated_at": f"{now:%H:%M:%S} UTC",
     }

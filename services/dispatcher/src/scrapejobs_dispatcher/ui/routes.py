@@ -22,6 +22,7 @@ from scrapejobs_dispatcher.dependencies import (
     JobsDep,
     RecoveryDep,
     SystemHealthDep,
+    TenantsDep,
     WorkersDep,
     app_state,
 )
@@ -75,12 +76,15 @@ async def _services(  # a coroutine function: FastAPI runs it on the event loop
     system: SystemHealthDep,
     host_gate: HostGateDep,
     workers: WorkersDep,
+    tenants: TenantsDep,
     viewer: Annotated[Caller, Depends(require_viewer)],
     tenant: TenantFilter = None,
 ) -> pages.Services:
     """What the pages read, for who is looking (an admin may list one ``tenant``'s jobs)."""
     scope = viewer.scope(tenant or None)
-    return pages.Services(jobs, recovery, system, host_gate, workers, utc_now, viewer, scope)
+    return pages.Services(
+        jobs, recovery, system, host_gate, workers, tenants, utc_now, viewer, scope
+    )
 
 
 Services = Annotated[pages.Services, Depends(_services)]
@@ -220,6 +224,11 @@ async def workers(request: Request, services: Services) -> HTMLResponse:
     return await _admin_page(request, services, "workers", pages.workers)
 
 
+@router.get("/tenants")
+async def tenants(request: Request, services: Services) -> HTMLResponse:
+    return await _admin_page(request, services, "tenants", pages.tenants)
+
+
 @router.get("/hosts")
 @router.get("/fragments/hosts")
 async def hosts(request: Request, services: Services) -> HTMLResponse:
@@ -232,9 +241,10 @@ async def _admin_page(
     name: str,
     view: Callable[[pages.Services], Awaitable[pages.Context]],
 ) -> HTMLResponse:
-    """The deployment's own views (hosts: every tenant's sites; workers) are an admin's."""
+    """The deployment's own views (hosts: every tenant's sites; workers; tenants) are an
+    admin's."""
     if not services.viewer.admin:
-        detail = "Hosts (every tenant's sites) and workers are shown to admins only."
+        detail = "Hosts (every tenant's sites), workers and tenants are shown to admins only."
         return problem(request, 403, "Admins only", detail)
     return await page(request, page_or_fragment(request, name), name, partial(view, services))
 

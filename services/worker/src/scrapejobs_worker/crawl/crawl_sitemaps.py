@@ -19,7 +19,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.extraction import UnsupportedContent, extract_page
 from scrapejobs_shared.extraction.content_kind import ContentKind
 from scrapejobs_shared.extraction.links import is_sitemap
-from scrapejobs_shared.options import OPTIONS, TLS
+from scrapejobs_shared.options import OPTIONS
 from scrapejobs_shared.politeness.admission import Politeness
 from scrapejobs_shared.politeness.host_gate import Throttle
 from scrapejobs_shared.politeness.host_key import host_key
@@ -38,11 +38,12 @@ class CrawlSitemaps:
         self._politeness = politeness
         self._lease = lease
 
-    async def pages(self, start_url: str, spec: JobSpec, deadline: float) -> list[str]:
+    async def pages(self, start_url: str, spec: JobSpec, tenant: str, deadline: float) -> list[str]:
         """The page URLs the site's sitemaps list, in the order found (sitemaps left out),
-        read until ``deadline`` (``time.monotonic``) is near."""
+        read as ``tenant``'s job reads the site until ``deadline`` (``time.monotonic``) is
+        near."""
         origin = _origin(start_url)
-        listed = await self._politeness.sitemaps(start_url, spec.options)
+        listed = await self._politeness.sitemaps(start_url, spec.options, tenant)
         named = [urljoin(origin + "/", url) for url in listed]
         queue = [origin + "/sitemap.xml", *(url for url in named if _origin(url) == origin)]
         read: set[str] = set()
@@ -56,16 +57,16 @@ class CrawlSitemaps:
             if url in read:
                 continue
             read.add(url)
-            for location in await self._locations(url, spec, timeout_s):
+            for location in await self._locations(url, spec, tenant, timeout_s):
                 if not is_sitemap(location):
                     pages[location] = None
                 elif _origin(location) == origin:
                     queue.append(location)
         return list(pages)
 
-    async def _locations(self, url: str, spec: JobSpec, timeout_s: float) -> list[str]:
+    async def _locations(self, url: str, spec: JobSpec, tenant: str, timeout_s: float) -> list[str]:
         options = spec.options
-        robots = await self._politeness.robots(url, options)
+        robots = await self._politeness.robots(url, options, tenant)
         if not robots.allowed:
             return []
         limits = self._politeness.limits(options, robots.crawl_delay_s)
@@ -80,8 +81,7 @@ class CrawlSitemaps:
                 url,
                 OPTIONS.fetch_headers(options),
                 timeout_s,
-                verify_tls=TLS.of(options),
-                proxy=self._politeness.route(options),
+                route=self._politeness.route(options, tenant),
             )
             response = await self._fetcher.fetch(request)
         except FetchError as exc:

@@ -41,15 +41,18 @@ import aiohttp
 import httpx
 
 from scrapejobs_shared.domain.workers import ProxyUse
-from scrapejobs_shared.options.proxy_pools import ProxyChoice, ProxyServer
+from scrapejobs_shared.options.proxy_pools import ProxyServer
 from scrapejobs_shared.ports.fetcher import (
     BlockedDestination,
     FetchError,
     FetchRequest,
     FetchResponse,
+    FetchRoute,
     PermanentFetchError,
     ProxyUnavailable,
 )
+from scrapejobs_shared.ports.tenant_proxies import TenantProxies
+from scrapejobs_shared.tenant_pools import ProxyPools
 from scrapejobs_worker.fetching.body_reader import Body, BodyLimits, read_capped_body
 from scrapejobs_worker.fetching.client import PinnedSender, SentResponse
 from scrapejobs_worker.fetching.config import FetchPolicy
@@ -91,16 +94,19 @@ class SafeFetcher:
         *,
         resolver: Resolver | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        tenant_proxies: TenantProxies | None = None,
     ) -> None:
         """``resolver`` and ``ssl_context`` default to the production ones; they exist for
-        tests."""
+        tests. ``tenant_proxies``: the tenants' own pools (SCRAPEJOBS_TENANT_PROXIES)."""
         self._policy = policy or FetchPolicy()
         self._address_policy = self._policy.address_policy()
         self._resolver = resolver or Resolver(self._address_policy)
         self._ssl_context = ssl_context or verified_context()
         self._direct = self._senders_for(None)
-        self._via: dict[str, tuple[PinnedSender, PinnedSender]] = {}
-        self._routes = ProxyRoutes(self._policy.proxies, self._policy.proxy_bench_s)
+        # by the proxy itself, credentials and all: two tenants' pools may name one proxy
+        self._via: dict[ProxyServer, tuple[PinnedSender, PinnedSender]] = {}
+        pools = ProxyPools(self._policy.proxies, tenant_proxies)
+        self._routes = ProxyRoutes(pools, self._policy.proxy_bench_s)
         self._limits = BodyLimits(
             max_body_bytes=self._policy.max_body_bytes,
             max_decoded_bytes=self._policy.max_decoded_bytes,
@@ -155,10 +161,10 @@ class SafeFetcher:
             async with asyncio.timeout(deadline_s):
                 # the deployment's switch, not only the task's word (work published before
                 # the switch was turned off is verified all the same)
-                verify = request.verify_tls or not self._policy.allow_unverified_tls
-                final, redirects = await self._follow_redirects(
-                    url, headers, request.body, _Route(verify, request.proxy, request.proxy_session)
-                )
+                route = request.route
+                if not self._policy.allow_unverified_tls:
+                    route = replace(route, verify_tls=True)
+                final, redirects = await self._follow_redirects(url, headers, request.body, route)
         except aiohttp.ClientError as exc:
             raise translate_transport_error(exc) from exc
         except TimeoutError as exc:
@@ -182,7 +188,7 @@ class SafeFetcher:
         return min(timeout_s, self._policy.max_deadline_s)
 
     async def _follow_redirects(
-        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, route: _Route
+        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, route: FetchRoute
     ) -> tuple[_FinalResponse, tuple[str, ...]]:
         """Returns the final response and the URLs that redirected, in order (a POST's
         response is final whatever its status)."""
@@ -203,7 +209,7 @@ class SafeFetcher:
             url = outcome
 
     async def _one_hop(
-        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, route: _Route
+        self, url: httpx.URL, headers: dict[str, str], body: bytes | None, route: FetchRoute
     ) -> tuple[_FinalResponse | httpx.URL, bool]:
         """Resolve, vet and pin the host, send one GET (or a POST of ``body``); a GET's
         redirect yields the next URL. The flag: the hop's certificate failed verification
@@ -230,20 +236,20 @@ class SafeFetcher:
             await response.aclose()
 
     async def _send(
-        self, sent: _Sent, route: _Route
+        self, sent: _Sent, route: FetchRoute
     ) -> tuple[SentResponse, bool, ProxyServer | None]:
         """The response, whether its certificate went unverified, and the proxy it came
         through (None: direct)."""
         sticky = None
         if self._policy.proxy_sticky and route.session is not None:
             sticky = f"{route.session} {sent.url.host}"
-        servers = None if route.proxy is None else self._routes.candidates(route.proxy, sticky)
+        servers = await self._routes.candidates(route, sticky)
         if servers is None:
             return *await self._send_on(self._direct, sent, route.verify_tls), None
         failures: list[str] = []
         for server in servers:
-            senders = self._via.get(server.label) or self._via.setdefault(
-                server.label, self._senders_for(server)
+            senders = self._via.get(server) or self._via.setdefault(
+                server, self._senders_for(server)
             )
             try:
                 response, unverified = await self._send_on(senders, sent, route.verify_tls)
@@ -254,7 +260,7 @@ class SafeFetcher:
                 continue
             self._routes.served(server)
             return response, unverified, server
-        detail = "; ".join(failures) or f"no proxy serves {route.proxy} here (SCRAPEJOBS_PROXIES)"
+        detail = "; ".join(failures) or f"no proxy serves {route.proxy} here"
         raise ProxyUnavailable(detail)
 
     async def _send_on(
@@ -268,13 +274,6 @@ class SafeFetcher:
                 raise
             logger.info("certificate of %s not verified: %s", sent.url.host, exc)
         return await unverified.send(sent.method, sent.url, sent.headers, sent.body), True
-
-
-@dataclass(frozen=True, slots=True)
-class _Route:
-    verify_tls: bool
-    proxy: ProxyChoice | None
-    session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +296,9 @@ def unverified_context() -> ssl.SSLContext:
     return httpx.create_ssl_context(verify=False, trust_env=False)
 
 
-def build_fetcher(policy: FetchPolicy | None = None) -> SafeFetcher:
-    """The composition root's entry point: a production fetcher for ``policy``."""
-    return SafeFetcher(policy or FetchPolicy())
+def build_fetcher(
+    policy: FetchPolicy | None = None, tenant_proxies: TenantProxies | None = None
+) -> SafeFetcher:
+    """The composition root's entry point: a production fetcher for ``policy`` (and the
+    tenants' own proxy pools, where they may have some)."""
+    return SafeFetcher(policy or FetchPolicy(), tenant_proxies=tenant_proxies)

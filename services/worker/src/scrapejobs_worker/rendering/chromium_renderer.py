@@ -63,14 +63,7 @@ class ChromiumRenderer:
             # fetched like a plain page (a slow one is a fetch timeout, not render_timeout),
             # before a browser page is taken: an error status or a PDF needs none
             document = await self._fetcher.fetch(
-                FetchRequest(
-                    request.url,
-                    headers,
-                    request.timeout_s,
-                    verify_tls=request.verify_tls,
-                    proxy=request.proxy,
-                    proxy_session=request.proxy_session,
-                )
+                FetchRequest(request.url, headers, request.timeout_s, route=request.route)
             )
             shot = request.browser.screenshot if request.browser is not None else None
             unasked = options.when == "auto" and shot is None and not options.actions

@@ -31,6 +31,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Request, Route, WebSocketRoute
 
 from scrapejobs_shared.ports.fetcher import (
+    DIRECT,
     BlockedDestination,
     Fetcher,
     FetchError,
@@ -83,9 +84,7 @@ class PageRouting:
         self._per_host: Counter[str] = Counter()
         self.main_frame: Frame | None = None  # the rendered page's top frame, once it exists
         self.blocked: BlockedDestination | None = None  # a refused top-level navigation
-        self._verify_tls = True if job is None else job.verify_tls
-        self._proxy = None if job is None else job.proxy
-        self._proxy_session = None if job is None else job.proxy_session
+        self._route = DIRECT if job is None else job.route
         self.tls_unverified = False  # one of them passed with a certificate that failed
         # requests of the page that failed, not by the page's bounds or the destination policy
         # (those are aborted ``blockedbyclient``) nor by the page itself (``ERR_ABORTED``)
@@ -176,9 +175,7 @@ class PageRouting:
                 headers,
                 timeout,
                 body=body,
-                verify_tls=self._verify_tls,
-                proxy=self._proxy,
-                proxy_session=self._proxy_session,
+                route=self._route,
             )
             response = await self._fetcher.fetch(fetch)
             self.tls_unverified = self.tls_unverified or response.tls_unverified

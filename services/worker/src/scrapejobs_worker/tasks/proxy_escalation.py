@@ -28,8 +28,10 @@ async def through_stealth(
     fetcher: Fetcher, request: FetchRequest, first: FetchResponse, timeout_s: float
 ) -> FetchResponse:
     """The page through the stealth pool, or ``first`` when that cannot be had."""
-    country = None if request.proxy is None else request.proxy.country
-    again = replace(request, proxy=ProxyChoice("stealth", country), timeout_s=timeout_s)
+    route = request.route
+    country = None if route.proxy is None else route.proxy.country
+    stealth = replace(route, proxy=ProxyChoice("stealth", country))
+    again = replace(request, route=stealth, timeout_s=timeout_s)
     try:
         return await fetcher.fetch(again)
     except FetchError:

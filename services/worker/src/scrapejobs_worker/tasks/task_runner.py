@@ -22,7 +22,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, Handoff, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.phase_timer import phase
-from scrapejobs_shared.options import OPTIONS, PROXY, RENDER, TLS
+from scrapejobs_shared.options import OPTIONS, PROXY, RENDER
 from scrapejobs_shared.outcomes.page_outcome import ExtractedPage, stopped
 from scrapejobs_shared.politeness.admission import HeldPermit, Politeness
 from scrapejobs_shared.politeness.host_gate import HostLimits, Throttle
@@ -154,7 +154,9 @@ class TaskRunner:
             return _finished(item, give_up.outcome)
         try:
             with phase("robots"):
-                robots = await self._politeness.robots(item.url, work.spec.options)
+                robots = await self._politeness.robots(
+                    item.url, work.spec.options, work.batch.tenant
+                )
         except BlockedDestination as exc:  # robots.txt lives where we never connect
             return _finished(item, TaskOutcome(TaskStatus.FAILED, error=f"{exc.reason}: {exc}"))
         if not robots.allowed:
@@ -244,11 +246,9 @@ class TaskRunner:
                 request_headers(item, OPTIONS.fetch_headers(options)),
                 timeout,
                 render=RENDER.of(options),
-                verify_tls=TLS.of(options),
+                route=self._politeness.route(options, work.batch.tenant, work.batch.job_id),
                 browser=browser_work(options, work.batch, item.task_id),
                 browser_context=OPTIONS.browser_context(options),
-                proxy=self._politeness.route(options),
-                proxy_session=work.batch.job_id,
             )
             with phase("fetch"), self._fetch_span(item.url):
                 started = time.perf_counter()
@@ -318,7 +318,9 @@ class TaskRunner:
                 await self._crawl.expand(work.spec, work.batch, item, page_url, page.links)
         if crawl is not None and crawl.sitemap != "skip" and _starts(item, crawl):
             with phase("sitemaps"):
-                pages = await self._sitemaps.pages(item.url, work.spec, work.deadline)
+                pages = await self._sitemaps.pages(
+                    item.url, work.spec, work.batch.tenant, work.deadline
+                )
                 await self._crawl.expand_sitemap(work.spec, work.batch, item, pages)
 
 

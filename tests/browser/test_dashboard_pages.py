@@ -136,6 +136,7 @@ async def test_pages_fit_a_phone_and_an_unknown_job_is_a_404_page(
         ("phone-job", f"/ui/jobs/{job['id']}"),
         ("phone-dead-letters", "/ui/dead-letters"),
         ("phone-hosts", "/ui/hosts"),
+        ("phone-tenants", "/ui/tenants"),  # the stack's proxies, by label
     ]:
         response = await page.goto(path)
         assert response is not None and response.status == 200

@@ -31,6 +31,7 @@ STATS: dict[str, Any] = {
     ],
     "ai": {"calls": 12, "cached": 3, "input_tokens": 40210, "output_tokens": 1502, "cost": 0.0421},
     "proxied_pages": {"basic": 40, "stealth": 2},
+    "proxies": [{"proxy": "socks5://10.0.0.7:1080", "served": 42, "failed": 1}],
 }
 HISTORY: dict[str, Any] = {
     "history": [

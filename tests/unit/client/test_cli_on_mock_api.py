@@ -54,6 +54,8 @@ def test_stats_table_and_json() -> None:
         "p50 31 ms",
         "challenge 2 · empty_content 1",
         "basic 40 · stealth 2",
+        "proxy socks5://10.0.0.7:1080",
+        "42 served · 1 failed",
     ):
         assert text in shown.stdout
     assert "12 model calls (3 reused) · 40210 tokens in, 1502 out · cost 0.0421" in shown.stdout

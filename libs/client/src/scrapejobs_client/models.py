@@ -314,6 +314,7 @@ class Stats(ApiModel):
     paused_hosts: list[PausedHost] = Field(default_factory=list)
     ai: AiUsage = Field(default_factory=AiUsage)  # the window's ai stages
     proxied_pages: dict[str, int] = Field(default_factory=dict)  # by the proxy's tier
+    proxies: list[WorkerProxy] = Field(default_factory=list)  # admins: each proxy, live workers
 
 
 class HourStats(ApiModel):

@@ -3,6 +3,7 @@ what it finished since it last said so, and what it has in hand now."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -18,6 +19,17 @@ class ProxyUse:
     label: str
     served: int = 0
     failed: int = 0
+
+
+def proxy_totals(views: Iterable[WorkerView]) -> tuple[ProxyUse, ...]:
+    """Each proxy's counts summed over worker processes (each since it started), by label."""
+    served: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    for view in views:
+        for use in view.proxies:
+            served[use.label] = served.get(use.label, 0) + use.served
+            failed[use.label] = failed.get(use.label, 0) + use.failed
+    return tuple(ProxyUse(label, served[label], failed[label]) for label in sorted(served))
 
 
 @dataclass(frozen=True, slots=True)

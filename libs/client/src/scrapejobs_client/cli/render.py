@@ -211,6 +211,10 @@ def stats_tables(stats: Stats) -> list[Table]:
         summary.add_row("ai stage", usage_text(stats.ai))
     if stats.proxied_pages:
         summary.add_row("through proxies", counts_text(stats.proxied_pages))
+    for entry in stats.proxies:
+        summary.add_row(
+            f"proxy {escape(entry.proxy)}", f"{entry.served} served · {entry.failed} failed"
+        )
     tables = [summary]
     if stats.paused_hosts:
         paused = Table("paused host", "until", "reason", box=None, header_style="bold")

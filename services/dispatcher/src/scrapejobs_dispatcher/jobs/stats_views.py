@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from scrapejobs_dispatcher.jobs.views import AiUsage
 from scrapejobs_dispatcher.system_health import Health, HourRow, StatsReport
 from scrapejobs_shared.domain.statuses import TaskStatus
+from scrapejobs_shared.domain.workers import ProxyUse
 from scrapejobs_shared.extraction.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_key import origin_url
 
@@ -49,6 +50,16 @@ class PausedHostView(BaseModel):
     )
 
 
+class ProxyEntry(BaseModel):
+    proxy: str = Field(description="The proxy (scheme://host:port: never its credentials)")
+    served: int = Field(description="Requests it carried since the process(es) started")
+    failed: int = Field(description="Times it could not be reached or refused a tunnel")
+
+    @classmethod
+    def of(cls, use: ProxyUse) -> ProxyEntry:
+        return cls(proxy=use.label, served=use.served, failed=use.failed)
+
+
 class StatsView(BaseModel):
     window: str
     since: datetime = Field(description="Start of the span the window covers (whole slots)")
@@ -71,8 +82,12 @@ class StatsView(BaseModel):
     )
     proxied_pages: dict[str, int] = Field(
         default_factory=dict,
-        description="Pages of the window that came through a proxy, by its tier (basic, "
-        "stealth); each proxy's own counts: GET /v1/workers",
+        description="Pages of the window that came through a proxy, by its tier (basic, stealth)",
+    )
+    proxies: list[ProxyEntry] = Field(
+        default_factory=list,
+        description="Admins: each proxy's counts summed over the worker processes heard from in "
+        "the last 5 minutes, each since it started (per process: GET /v1/workers)",
     )
 
     @classmethod

@@ -7,12 +7,21 @@ from typing import Annotated
 from fastapi import Query
 from fastapi.responses import JSONResponse
 
-from scrapejobs_dispatcher.dependencies import SystemHealthDep
-from scrapejobs_dispatcher.jobs.stats_views import HealthView, HistoryView, HourView, StatsView
+from scrapejobs_dispatcher.dependencies import SystemHealthDep, WorkersDep
+from scrapejobs_dispatcher.jobs.stats_views import (
+    HealthView,
+    HistoryView,
+    HourView,
+    ProxyEntry,
+    StatsView,
+)
 from scrapejobs_dispatcher.routes.jobs import ERRORS, TenantFilter
 from scrapejobs_dispatcher.routes.native_router import native_router
+from scrapejobs_dispatcher.routes.workers import MAX_LISTED
 from scrapejobs_dispatcher.system_health import MAX_HISTORY_HOURS, Level, Window
 from scrapejobs_dispatcher.tenants.authentication import CallerDep, require_caller
+from scrapejobs_shared.domain.clock import utc_now
+from scrapejobs_shared.domain.workers import SEEN_WITHIN, proxy_totals
 
 router = native_router("/v1", "monitoring", require_caller)
 
@@ -20,15 +29,22 @@ router = native_router("/v1", "monitoring", require_caller)
 @router.get("/stats", response_model=StatsView, responses=ERRORS)
 async def stats(
     system: SystemHealthDep,
+    workers: WorkersDep,
     caller: CallerDep,
     tenant: TenantFilter = None,
     window: Annotated[Window, Query(description="5m, 1h or 24h (whole slots or hours)")] = "1h",
 ) -> StatsView:
     """Tasks by status, jobs by status, throughput, service and fetch times, error rate, the
     oldest queued work and the hosts paused now: of the caller's tenant's jobs (an admin's: every
-    tenant's, or ``tenant``'s). Costs O(slots x shards) reads, never O(tasks)."""
+    tenant's, or ``tenant``'s, and each proxy's counts over the live worker processes). Costs
+    O(slots x shards) reads (and one a live worker process for an admin), never O(tasks)."""
     report = await system.stats(window, caller.scope(tenant))
-    return StatsView.of(report if caller.admin else report.without_hosts())
+    if not caller.admin:  # hosts and proxies are every tenant's
+        return StatsView.of(report.without_hosts())
+    view = StatsView.of(report)
+    seen = await workers.seen_since(utc_now() - SEEN_WITHIN, MAX_LISTED)
+    view.proxies = [ProxyEntry.of(use) for use in proxy_totals(seen)]
+    return view
 
 
 @router.get("/stats/history", response_model=HistoryView, responses=ERRORS)

@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from scrapejobs_dispatcher.dependencies import WorkersDep
+from scrapejobs_dispatcher.jobs.stats_views import ProxyEntry
 from scrapejobs_dispatcher.routes.jobs import ERRORS
 from scrapejobs_dispatcher.routes.native_router import native_router
 from scrapejobs_dispatcher.tenants.authentication import require_admin
@@ -14,18 +15,12 @@ from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.domain.workers import SEEN_WITHIN, WorkerView
 
 router = native_router("/v1", "monitoring", require_admin)
-MAX_LISTED = 200
+MAX_LISTED = 200  # worker processes listed (and summed in /v1/stats' proxies) at most
 
 
 class InFlight(BaseModel):
     batches: int = Field(description="Batches it is running")
     pages: int = Field(description="Pages it is fetching or extracting")
-
-
-class ProxyEntry(BaseModel):
-    proxy: str = Field(description="The proxy (scheme://host:port: never its credentials)")
-    served: int = Field(description="Requests it carried for this process since it started")
-    failed: int = Field(description="Times it could not be reached or refused a tunnel")
 
 
 class WorkerEntry(BaseModel):
@@ -48,10 +43,7 @@ class WorkerEntry(BaseModel):
             batches=view.batches,
             pages=view.pages,
             in_flight=InFlight(batches=view.batches_in_flight, pages=view.pages_in_flight),
-            proxies=[
-                ProxyEntry(proxy=use.label, served=use.served, failed=use.failed)
-                for use in view.proxies
-            ],
+            proxies=[ProxyEntry.of(use) for use in view.proxies],
         )
 
 

@@ -85,6 +85,9 @@ locals {
         body_sha256 = sha256(jsonencode(jsondecode(s.body)))
       }
     })
+    # search (/v2/search, /v1/search): the SearXNG instance asked, answers kept per tenant
+    SCRAPEJOBS_SEARXNG_URL    = var.searxng_url
+    SCRAPEJOBS_SEARCH_CACHE_S = tostring(var.search_cache_s)
     # quotas of a tenant without its own (docs/operations.md, "Quotas and usage")
     SCRAPEJOBS_TENANT_PAGES_PER_DAY   = tostring(var.tenant_pages_per_day)
     SCRAPEJOBS_TENANT_PAGES_IN_FLIGHT = tostring(var.tenant_pages_in_flight)

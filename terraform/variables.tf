@@ -584,6 +584,28 @@ variable "proxy_default" {
   }
 }
 
+variable "searxng_url" {
+  type        = string
+  default     = ""
+  description = "The SearXNG instance that answers searches (/v2/search, /v1/search; SCRAPEJOBS_SEARXNG_URL): its base URL, its settings.yml enabling the json format. Empty: a search is a 503 naming the setting."
+
+  validation {
+    condition     = can(regex("^(https?://[^\\s?#]+)?$", var.searxng_url))
+    error_message = "searxng_url is an http(s) base URL, or empty."
+  }
+}
+
+variable "search_cache_s" {
+  type        = number
+  default     = 120
+  description = "A tenant's search is answered again from memory this long per dispatcher instance (SCRAPEJOBS_SEARCH_CACHE_S; 0: never)."
+
+  validation {
+    condition     = var.search_cache_s >= 0 && var.search_cache_s <= 3600
+    error_message = "search_cache_s is between 0 and 3600."
+  }
+}
+
 variable "tenant_proxies" {
   type        = bool
   default     = false

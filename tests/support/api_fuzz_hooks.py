@@ -41,6 +41,8 @@ from scrapejobs_dispatcher.firecrawl.monitor_requests import (
 )
 from scrapejobs_dispatcher.firecrawl.parse_routes import parse_request
 from scrapejobs_dispatcher.firecrawl.request_models import BatchScrapeBody, CrawlBody, ScrapeBody
+from scrapejobs_dispatcher.firecrawl.search_models import SearchBody, SearchBodyV1
+from scrapejobs_dispatcher.firecrawl.search_translation import search_job
 from scrapejobs_dispatcher.firecrawl.translation import (
     batch_request,
     crawl_request,
@@ -159,7 +161,14 @@ def expressible_in_the_schema(context: Any, case: Any) -> bool:
     return True
 
 
-FIRECRAWL = ("/v2/scrape", "/v2/batch/scrape", "/v2/crawl", "/v2/monitor")
+FIRECRAWL = (
+    "/v2/scrape",
+    "/v2/batch/scrape",
+    "/v2/crawl",
+    "/v2/monitor",
+    "/v2/search",
+    "/v1/search",
+)
 
 
 def _invalid_urls_listed(body: Any) -> bool:
@@ -217,6 +226,8 @@ def _translatable(path: str, body: dict[str, Any]) -> bool:
             scrape_request(ScrapeBody.model_validate(body))
         elif path == "/v2/monitor":
             monitor_request(MonitorBody.model_validate(body), ServedHere())
+        elif path in ("/v2/search", "/v1/search"):
+            return _search_translatable(path, body)
         elif path == "/v2/crawl":
             crawl = CrawlBody.model_validate(body)
             if crawl.scrape_options is not None and crawl.scrape_options.change_tracking():
@@ -231,6 +242,18 @@ def _translatable(path: str, body: dict[str, Any]) -> bool:
         return not any(rule in str(exc) for rule in UNSCHEMATIC)
     except ValidationError as exc:
         return not any(rule in error["msg"] for error in exc.errors() for rule in UNSCHEMATIC)
+    return True
+
+
+def _search_translatable(path: str, body: dict[str, Any]) -> bool:
+    """A search's scrape options, as the job of its results takes them."""
+    model = SearchBody if path == "/v2/search" else SearchBodyV1
+    options = model.model_validate(body).scrape_options
+    if options is None:
+        return True
+    if options.change_tracking():
+        return False  # refused: nothing is compared in a search's scrape
+    search_job(options, ["https://example.com/"], ServedHere())
     return True
 
 

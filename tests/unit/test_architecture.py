@@ -141,7 +141,7 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("firecrawl",),
         ("routes",),
         ("dependencies", "errors"),
-        ("monitors", "uploads"),
+        ("monitors", "uploads", "search"),
         ("submission",),  # jobs coming in, above jobs
         ("jobs",),
         ("rules", "system_health", "scheduling"),

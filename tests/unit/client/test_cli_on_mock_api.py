@@ -242,3 +242,38 @@ def test_proxies_shows_gives_and_takes_a_tenants_pool(tmp_path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     assert api.run("proxies", "acme", "--file", str(bad)).exit_code != 0
+
+
+def test_search_lists_the_results_and_scrapes_them_when_asked() -> None:
+    found = {
+        "success": True,
+        "data": {
+            "web": [
+                {"url": "https://a.example/", "title": "A", "position": 1, "markdown": "# A"},
+                {
+                    "url": "http://169.254.169.254/",
+                    "title": "Inside",
+                    "position": 2,
+                    "metadata": {"error": "blocked_destination: a link-local address"},
+                },
+            ]
+        },
+        "warning": None,
+        "creditsUsed": 2,
+    }
+    api = MockApi({"/v2/search": httpx.Response(200, json=found)})
+
+    shown = api.run("search", "rust web", "--limit", "2", "--scrape", "--source", "web")
+    as_json = api.run("search", "rust web", "--json")
+
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(api.requests[0].content) == {
+        "query": "rust web",
+        "limit": 2,
+        "sources": ["web"],
+        "timeout": 60000,
+        "scrapeOptions": {"formats": ["markdown"]},
+    }
+    assert "3 chars" in shown.stdout and "blocked_destination" in shown.stdout
+    assert json.loads(as_json.stdout)["creditsUsed"] == 2
+    assert "scrapeOptions" not in json.loads(api.requests[1].content)

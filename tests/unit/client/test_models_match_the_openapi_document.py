@@ -35,6 +35,7 @@ MIRRORS: dict[type[BaseModel], str] = {
     models.TenantUsage: "UsageView",
     models.TenantProxy: "ProxyListed",
     models.TenantProxies: "PoolView",
+    models.SearchResults: "SearchAnswer",
     models.DeadLetter: "DeadLetter",
     models.DeadLetterPage: "DeadLetterPage",
     models.HostState: "HostView",

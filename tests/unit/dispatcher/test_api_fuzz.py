@@ -5,6 +5,7 @@ http://127.0.0.1:8080/openapi.json`` (``schemathesis.toml`` loads the same hooks
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +19,22 @@ from scrapejobs_shared.adapters.memory.file_store import MemoryFileStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from support.api_fuzz_hooks import expressible_in_the_schema, without_unforgeable_values
 from support.memory_dispatcher import memory_dispatcher
+from support.searxng_standin import SearxngStandin
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _schema(tenant_proxies: bool = False) -> Any:
+def _schema(search_provider: str, tenant_proxies: bool = False) -> Any:
     store = MemoryJobStore()
     # no worker here: a valid scrape waits 20 ms and answers its documented 202; a file store
-    # (a screenshot is refused without one)
+    # (a screenshot is refused without one); a search provider (a SearXNG stand-in that finds
+    # nothing a fuzzed query asks)
     settings = DispatcherSettings(
         auth_mode="none",
         scrape_max_wait_s=0.02,
         files_bucket="fuzz",
         tenant_proxies=tenant_proxies,
+        searxng_url=search_provider,
     )
     app = memory_dispatcher(store, settings, file_store=MemoryFileStore())
     config = SchemathesisConfig.from_path(str(ROOT / "schemathesis.toml"))
@@ -46,15 +50,24 @@ pools_schema = schemathesis.pytest.from_fixture("tenant_pools_schema").include(
 
 
 @pytest.fixture(scope="module")
-def api_schema(monkeypatch_module: pytest.MonkeyPatch) -> Any:
+def api_schema(monkeypatch_module: pytest.MonkeyPatch, search_provider: SearxngStandin) -> Any:
     monkeypatch_module.chdir(ROOT)  # the config names its hooks file relative to the root
-    return _schema()
+    return _schema(search_provider.url)
 
 
 @pytest.fixture(scope="module")
-def tenant_pools_schema(monkeypatch_module: pytest.MonkeyPatch) -> Any:
+def tenant_pools_schema(
+    monkeypatch_module: pytest.MonkeyPatch, search_provider: SearxngStandin
+) -> Any:
     monkeypatch_module.chdir(ROOT)
-    return _schema(tenant_proxies=True)
+    return _schema(search_provider.url, tenant_proxies=True)
+
+
+@pytest.fixture(scope="module")
+def search_provider() -> Iterator[SearxngStandin]:
+    running = SearxngStandin()
+    yield running
+    running.stop()
 
 
 @pytest.fixture(scope="module")

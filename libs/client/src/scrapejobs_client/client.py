@@ -51,6 +51,7 @@ from scrapejobs_client.monitors_api import MonitorsApi
 from scrapejobs_client.paths import segment
 from scrapejobs_client.request_bodies import webhook_body, with_options
 from scrapejobs_client.retries import NO_RETRIES, RetryPolicy
+from scrapejobs_client.search_api import SearchApi
 from scrapejobs_client.tenants_api import TenantsApi
 from scrapejobs_client.uploads_api import UploadsApi
 
@@ -63,7 +64,7 @@ PageT = TypeVar("PageT", bound=Page)
 Params = Mapping[str, str | int | float | None]
 
 
-class Client(TenantsApi, MonitorsApi, UploadsApi, FilesApi):
+class Client(TenantsApi, MonitorsApi, UploadsApi, FilesApi, SearchApi):
     """A scrapejobs API client. Authentication, chosen by the arguments: ``api_key`` sends
     ``X-API-Key``; ``iam=True`` (or an ``id_token_audience``) sends a Google ID token for the
     audience (default: ``api_url``, which is what Cloud Run expects); neither sends nothing

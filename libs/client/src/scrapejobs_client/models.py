@@ -374,3 +374,16 @@ class Webhook(BaseModel):
     secret: str | None = None
     metadata: dict[str, str] | None = None  # echoed in every event's body
     shape: Literal["standard", "firecrawl"] | None = None  # the service's default: standard
+
+
+# --- search (Firecrawl's /v2/search) -----------------------------------------------------------
+
+
+class SearchResults(ApiModel):
+    """``POST /v2/search``: results by source (web, news, images), each a Firecrawl item
+    (url, title, description...; a scraped one with its Document's fields)."""
+
+    success: bool = True
+    data: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    warning: str | None = None
+    credits_used: int = Field(default=0, alias="creditsUsed")

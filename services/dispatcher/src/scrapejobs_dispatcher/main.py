@@ -20,7 +20,9 @@ from scrapejobs_dispatcher.firecrawl import errors as firecrawl_errors
 from scrapejobs_dispatcher.firecrawl import monitor_routes as firecrawl_monitors
 from scrapejobs_dispatcher.firecrawl import parse_routes as firecrawl_parse
 from scrapejobs_dispatcher.firecrawl import routes as firecrawl_routes
+from scrapejobs_dispatcher.firecrawl import search_routes
 from scrapejobs_dispatcher.firecrawl import team_routes as firecrawl_team
+from scrapejobs_dispatcher.firecrawl.search_answers import FirecrawlSearch
 from scrapejobs_dispatcher.firecrawl.site_map import SiteMapper
 from scrapejobs_dispatcher.jobs.job_export import JobExport
 from scrapejobs_dispatcher.jobs.job_files import JobFiles
@@ -54,6 +56,9 @@ from scrapejobs_dispatcher.rules.pattern_budget import CompileTurns, PatternBudg
 from scrapejobs_dispatcher.rules.rules import SubmissionRules
 from scrapejobs_dispatcher.rules.served_options import ServedOptions
 from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistry
+from scrapejobs_dispatcher.search.result_scrapes import ResultScrapes
+from scrapejobs_dispatcher.search.searxng_engine import SearxngEngine
+from scrapejobs_dispatcher.search.web_search import WebSearch
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
 from scrapejobs_dispatcher.submission.intake import JobIntake
@@ -76,6 +81,7 @@ from scrapejobs_shared.domain.clock import utc_now
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
 from scrapejobs_shared.options import ServedHere
+from scrapejobs_shared.ports.search_engine import SearchEngine
 from scrapejobs_shared.ports.tenant_quotas import Quota
 from scrapejobs_shared.tenant_pools import ProxyPools
 from scrapejobs_web.request_spans import RequestSpanMiddleware
@@ -99,6 +105,8 @@ API_ROUTERS = (
     firecrawl_team.router,
     firecrawl_monitors.router,
     firecrawl_parse.router,
+    search_routes.router,
+    search_routes.v1_router,
 )
 
 SERVICE = "scrapejobs-dispatcher"
@@ -247,6 +255,14 @@ def _serve(
     slots = UploadSlots(settings.parse_processes, settings.parse_queue)
     state.uploads = UploadService(state.jobs, job_store, parts.upload_parsing, limits, slots)
     state.site_mapper = SiteMapper(state.sync_scrape, job_store, settings.user_agent)
+    searches = WebSearch(search_engine(settings), settings.search_cache_s)
+    scrapes = ResultScrapes(state.sync_scrape)
+    state.firecrawl_search = FirecrawlSearch(searches, scrapes, here, rules.check_shape)
+
+
+def search_engine(settings: DispatcherSettings) -> SearchEngine | None:
+    """The search provider (None: none configured, a search is a 503 naming the setting)."""
+    return SearxngEngine(settings.searxng_url) if settings.searxng_url else None
 
 
 def submission_rules(

@@ -277,6 +277,20 @@ class DispatcherSettings(CommonSettings):
         "once its answer is read). false: such requests are refused naming this setting (a "
         "deployment whose backups keep every document cannot honour it)",
     )
+    searxng_url: str = Field(
+        default="",
+        pattern=r"^(https?://[^\s?#]+)?$",
+        description="The SearXNG instance that answers searches (/v2/search, /v1/search): its "
+        "base URL, its settings.yml enabling the json format (search.formats: [html, json]). "
+        "Empty: a search is a 503 naming this setting",
+    )
+    search_cache_s: float = Field(
+        default=120.0,
+        ge=0,
+        le=3600,
+        description="A tenant's search is answered again from memory this long per instance "
+        "(0: never)",
+    )
     scrape_max_wait_s: float = Field(
         default=240.0,
         gt=0,

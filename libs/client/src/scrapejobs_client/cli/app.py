@@ -17,6 +17,7 @@ from scrapejobs_client.cli import (
     monitor_commands,
     operation_commands,
     parse_command,
+    search_command,
     tenant_commands,
 )
 from scrapejobs_client.cli.state import (
@@ -102,6 +103,7 @@ keys_app.command("revoke")(tenant_commands.revoke)
 app.command()(tenant_commands.usage)
 app.command()(tenant_commands.quota)
 app.command()(tenant_commands.proxies)
+app.command()(search_command.search)
 for command in ("create", "ls", "show", "run", "pause", "resume", "checks", "diff"):
     monitor_app.command(command)(getattr(monitor_commands, command))
 

@@ -54,10 +54,11 @@ class FirecrawlRoute(UnicodeBodyRoute):
         return firecrawl_handler
 
 
-def v2_router() -> APIRouter:
-    """A /v2 router: its routes answer failures in Firecrawl's shape, behind the caller check."""
+def v2_router(prefix: str = "/v2") -> APIRouter:
+    """A /v2 router (or v1's, for the one Firecrawl v1 route served: ``/v1/search``): its
+    routes answer failures in Firecrawl's shape, behind the caller check."""
     return APIRouter(
-        prefix="/v2",
+        prefix=prefix,
         tags=["firecrawl"],
         route_class=FirecrawlRoute,
         dependencies=[Depends(require_caller)],

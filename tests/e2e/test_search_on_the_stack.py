@@ -1,0 +1,96 @@
+"""Search on the real stack (emulators, a dispatcher and a worker of their own project, the
+local site, a SearXNG stand-in on loopback speaking its documented JSON API): firecrawl-py
+unmodified searches, with ``scrape_options`` scrapes the results through the queue, asks news;
+``/v1/search`` answers v1's list; a result naming the metadata server is never fetched and its
+Document says why; the provider gone is a clear 502 within the request's time."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from firecrawl import Firecrawl
+from firecrawl.v2.types import Document, ScrapeOptions
+
+from scrapejobs_devstack.stack import Stack
+from support.lone_stack import lone_stack
+from support.searxng_standin import SearxngStandin, result
+from support.site import Site
+
+pytestmark = [pytest.mark.emulators, pytest.mark.stack]
+METADATA = "http://169.254.169.254/computeMetadata/v1/"
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[SearxngStandin]:
+    running = SearxngStandin(slow_s=3.0)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def search_stack(
+    stack: Stack, standin: SearxngStandin, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    logs: Path = tmp_path_factory.mktemp("search-logs")
+    env = {"SCRAPEJOBS_SEARXNG_URL": standin.url}
+    with lone_stack(stack, "scrapejobs-search", logs, env) as lone:
+        yield lone
+
+
+def test_firecrawl_py_searches_scrapes_the_results_and_asks_news(
+    search_stack: Stack, standin: SearxngStandin, site: Site
+) -> None:
+    query = f"articles {uuid.uuid4().hex[:6]}"
+    pages = [f"{site.url}/article/{uuid.uuid4().int % 10_000 + n}" for n in range(3)]
+    standin.results[query] = [
+        *(result(url, f"Article {n}", f"The article {n}") for n, url in enumerate(pages)),
+        result(METADATA, "The metadata server"),
+    ]
+    standin.results[f"{query} news"] = [
+        result(pages[0], "Breaking", "It happened", publishedDate="2026-12-01", category="news")
+    ]
+    app = Firecrawl(api_key="fc-local", api_url=search_stack.config.dispatcher_url)
+
+    found = app.search(query, limit=3)
+    assert [hit.url for hit in found.web or []] == pages
+
+    scraped = app.search(query, limit=4, scrape_options=ScrapeOptions(formats=["markdown"]))
+    documents = [hit for hit in scraped.web or [] if isinstance(hit, Document)]
+    assert len(documents) == 3 and all(doc.markdown for doc in documents)
+    assert {doc.metadata.source_url for doc in documents} == set(pages)
+
+    news = app.search(f"{query} news", sources=["news"])
+    assert [(hit.title, hit.snippet, hit.date) for hit in news.news or []] == [
+        ("Breaking", "It happened", "2026-12-01")
+    ]
+
+    raw = httpx.post(
+        f"{search_stack.config.dispatcher_url}/v2/search",
+        json={"query": query, "limit": 4, "scrapeOptions": {"formats": ["markdown"]}},
+        timeout=60,
+    ).json()
+    [inside] = [item for item in raw["data"]["web"] if item["url"] == METADATA]
+    assert "markdown" not in inside
+    assert inside["metadata"]["error"].startswith("blocked_destination")
+
+    v1 = httpx.post(
+        f"{search_stack.config.dispatcher_url}/v1/search",
+        json={"query": query, "limit": 2, "lang": "en", "country": "us"},
+        timeout=30,
+    ).json()
+    assert v1["success"] and [item["url"] for item in v1["data"]] == pages[:2]
+
+
+def test_the_provider_gone_or_slow_is_a_clear_error_within_the_time(
+    search_stack: Stack, standin: SearxngStandin
+) -> None:
+    url = f"{search_stack.config.dispatcher_url}/v2/search"
+    # the stand-in answers after 3 s: a 504 is the request's 1 s held, not the provider's time
+    slow = httpx.post(url, json={"query": "slow", "timeout": 1000}, timeout=30)
+    assert slow.status_code == 504 and "did not answer within 1 s" in slow.json()["error"]
+    broken = httpx.post(url, json={"query": "broken"}, timeout=30)
+    assert broken.status_code == 502 and "HTTP 500" in broken.json()["error"]

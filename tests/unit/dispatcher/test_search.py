@@ -1,0 +1,211 @@
+"""Search (dispatcher search/, firecrawl/search_*): SearXNG's JSON API read as its docs write
+it (a stand-in on loopback), pages read until the limit, the json format not enabled said as
+such; ``/v2/search`` and ``/v1/search`` in Firecrawl's shapes; no provider a 503 naming the
+setting, a failing provider a 502, a slow one a 504 within the request's time; a tenant's
+answer kept a while for that tenant alone; domains included and excluded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from scrapejobs_dispatcher.search.searxng_engine import SearxngEngine
+from scrapejobs_dispatcher.search.web_search import SearchAsk, WebSearch
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.ports.search_engine import (
+    SearchFailed,
+    SearchHit,
+    SearchQuery,
+    SearchTimedOut,
+)
+from support.memory_dispatcher import memory_client
+from support.searxng_standin import SearxngStandin, result
+
+
+@pytest.fixture
+def standin() -> Iterator[SearxngStandin]:
+    running = SearxngStandin(slow_s=2.0)
+    running.results["rust web frameworks"] = [
+        result(f"https://site{n}.example/page", f"Framework {n}", f"About framework {n}")
+        for n in range(25)
+    ]
+    running.results["election"] = [
+        result(
+            "https://news.example/a",
+            "Results are in",
+            "Counting ended",
+            publishedDate="2026-11-30T08:00:00",
+            img_src="https://news.example/a.jpg",
+            category="news",
+        )
+    ]
+    yield running
+    running.stop()
+
+
+async def test_the_engine_reads_pages_until_the_limit_and_sends_what_is_asked(
+    standin: SearxngStandin,
+) -> None:
+    engine = SearxngEngine(standin.url)
+    query = SearchQuery("rust web frameworks", "web", 15, (), "de", "week")
+    hits = await engine.search(query, timeout_s=5)
+    assert [hit.title for hit in hits] == [f"Framework {n}" for n in range(15)]
+    assert hits[0] == SearchHit(
+        "https://site0.example/page", "Framework 0", "About framework 0", category="general"
+    )
+    assert [asked["pageno"] for asked in standin.asked] == ["1", "2"]
+    first = standin.asked[0]
+    assert (first["format"], first["categories"], first["language"], first["time_range"]) == (
+        "json",
+        "general",
+        "de",
+        "week",
+    )
+    [news] = await engine.search(SearchQuery("election", "news"), timeout_s=5)
+    assert (news.date, news.image_url) == ("2026-11-30T08:00:00", "https://news.example/a.jpg")
+    assert standin.asked[-1]["categories"] == "news"
+
+
+async def test_the_engine_says_why_a_provider_failed(standin: SearxngStandin) -> None:
+    engine = SearxngEngine(standin.url)
+    with pytest.raises(SearchFailed, match="HTTP 500"):
+        await engine.search(SearchQuery("broken"), timeout_s=5)
+    with pytest.raises(SearchTimedOut, match=r"within 0\.3 s"):
+        await engine.search(SearchQuery("slow"), timeout_s=0.3)
+    standin.json_enabled = False
+    with pytest.raises(SearchFailed, match=r"search\.formats"):
+        await engine.search(SearchQuery("x"), timeout_s=5)
+    with pytest.raises(SearchFailed, match="could not be reached"):
+        await SearxngEngine("http://127.0.0.1:9").search(SearchQuery("x"), timeout_s=5)
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.asked: list[SearchQuery] = []
+
+    async def search(self, query: SearchQuery, timeout_s: float) -> list[SearchHit]:
+        self.asked.append(query)
+        hosts = ["docs.python.org", "python.org", "evil.example", "sub.python.org", "x.org"]
+        return [SearchHit(f"https://{host}/{query.text}") for host in hosts][: query.limit]
+
+
+async def test_answers_are_kept_per_tenant_and_domains_filter_the_results() -> None:
+    engine = Counting()
+    now = [0.0]
+    searches = WebSearch(engine, cache_s=60, clock=lambda: now[0])
+    ask = SearchAsk((("", SearchQuery("q", limit=2)),), limit=2)
+    first = await searches.find("acme", ask, 5)
+    assert await searches.find("acme", ask, 5) is first and len(engine.asked) == 1
+    await searches.find("other", ask, 5)  # never another tenant's answer
+    now[0] = 61
+    await searches.find("acme", ask, 5)
+    assert len(engine.asked) == 3
+    within = SearchAsk(
+        (("", SearchQuery("p", limit=4)),),
+        limit=4,
+        include_domains=("python.org",),
+        exclude_domains=("docs.python.org",),
+    )
+    found = await searches.find("acme", within, 5)
+    assert [hit.url for hit in found.hits()] == ["https://python.org/p", "https://sub.python.org/p"]
+    assert engine.asked[-1].limit == 12  # asked wider: some were to be left out
+
+
+async def test_v2_and_v1_search_answer_in_firecrawl_s_shapes(standin: SearxngStandin) -> None:
+    standin.results["rust web frameworks site:github.com"] = [
+        result("https://github.com/a/framework", "a/framework")
+    ]
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url)
+    async with memory_client(MemoryJobStore(), settings) as api:
+        v2 = await api.post("/v2/search", json={"query": "rust web frameworks", "limit": 3})
+        news = await api.post(
+            "/v2/search", json={"query": "election", "sources": [{"type": "news"}], "tbs": "qdr:d"}
+        )
+        v1 = await api.post(
+            "/v1/search",
+            json={"query": "rust web frameworks", "limit": 2, "lang": "en", "country": "us"},
+        )
+        github = await api.post(
+            "/v2/search", json={"query": "rust web frameworks", "categories": ["github"]}
+        )
+    assert v2.status_code == 200, v2.text
+    body = v2.json()
+    assert body["success"] and body["creditsUsed"] == 1
+    assert body["data"]["web"][0] == {
+        "url": "https://site0.example/page",
+        "title": "Framework 0",
+        "description": "About framework 0",
+        "position": 1,
+    }
+    assert len(body["data"]["web"]) == 3
+    assert news.json()["data"]["news"] == [
+        {
+            "title": "Results are in",
+            "url": "https://news.example/a",
+            "snippet": "Counting ended",
+            "date": "2026-11-30T08:00:00",
+            "imageUrl": "https://news.example/a.jpg",
+            "position": 1,
+        }
+    ]
+    assert v1.status_code == 200 and [r["title"] for r in v1.json()["data"]] == [
+        "Framework 0",
+        "Framework 1",
+    ]
+    assert any(asked.get("language") == "en-US" for asked in standin.asked)
+    assert any(asked.get("time_range") == "day" for asked in standin.asked)
+    assert github.status_code == 200
+    assert standin.asked[-1]["q"] == "rust web frameworks site:github.com"
+    assert {item["category"] for item in github.json()["data"]["web"]} == {"github"}
+
+
+async def test_no_provider_a_failing_one_and_a_slow_one_answer_clearly(
+    standin: SearxngStandin,
+) -> None:
+    async with memory_client(MemoryJobStore(), DispatcherSettings(auth_mode="none")) as api:
+        none = await api.post("/v2/search", json={"query": "anything"})
+    assert none.status_code == 503
+    assert "SCRAPEJOBS_SEARXNG_URL" in none.json()["error"]
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url)
+    async with memory_client(MemoryJobStore(), settings) as api:
+        broken = await api.post("/v2/search", json={"query": "broken"})
+        slow = await api.post("/v2/search", json={"query": "slow", "timeout": 1000})
+        refused = await api.post("/v2/search", json={"query": "x", "location": "Germany"})
+        # scrape options this deployment does not run are refused whatever the results
+        unserved = await api.post(
+            "/v2/search",
+            json={"query": "nothing", "scrapeOptions": {"formats": [{"type": "json"}]}},
+        )
+    assert unserved.status_code == 400 and unserved.json()["field"].startswith("scrapeOptions")
+    assert not standin.asked or standin.asked[-1]["q"] != "nothing"  # refused before searching
+    assert broken.status_code == 502 and "HTTP 500" in broken.json()["error"]
+    assert slow.status_code == 504 and "within 1 s" in slow.json()["error"]
+    assert refused.status_code == 400 and "location" in refused.text
+
+
+async def test_results_to_scrape_are_one_job_and_the_answer_comes_at_the_timeout(
+    standin: SearxngStandin,
+) -> None:
+    """No worker here: the job is made, nothing finishes, the answer at the timeout says so."""
+    standin.results["mixed"] = [
+        result("https://a.example/1", "One"),
+        result("ftp://files.example/2", "Not a page"),
+    ]
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url)
+    async with memory_client(store, settings) as api:
+        answer = await api.post(
+            "/v2/search",
+            json={"query": "mixed", "timeout": 1000, "scrapeOptions": {"formats": ["markdown"]}},
+        )
+        ignored = await api.post(
+            "/v2/search", json={"query": "mixed", "ignoreInvalidURLs": True, "timeout": 1000}
+        )
+    assert answer.status_code == 200, answer.text
+    [job] = store.jobs.values()
+    assert job.labels == {"firecrawl": "search"} and job.total == 1
+    warning = answer.json()["warning"]
+    assert "ftp://files.example/2" in warning and f"job {job.id} goes on" in warning
+    assert [r["url"] for r in ignored.json()["data"]["web"]] == ["https://a.example/1"]

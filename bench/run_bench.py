@@ -73,6 +73,7 @@ from bench.costs import estimate
 from bench.document_workload import D_GOAL_BOOK_S, D_GOAL_RATIO
 from bench.monitor_workload import K_GOAL_RATIO, K_GOAL_WRITES
 from bench.proxy_workload import P_GOAL_RATIO
+from bench.search_workload import S_GOAL_OVERHEAD_S
 from bench.site_process import start_site
 from bench.tenant_workload import T_GOAL_RATIO, T_PAGES
 from bench.workloads import C_PAGES, URLS_PER_HOST
@@ -525,6 +526,14 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             (ours.get("P") or {}).get("ratio"),
             ">=",
             P_GOAL_RATIO,
+            missing=missing,
+        ),
+        _goal(
+            "s_search_overhead",
+            "S: a search scraping 5 results, seconds over its job's own time (median, labelled)",
+            (ours.get("S") or {}).get("overhead_s_median"),
+            "<=",
+            S_GOAL_OVERHEAD_S,
             missing=missing,
         ),
     ]
@@ -1042,7 +1051,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         from bench.workloads import run_workloads
 
         print(
-            "workloads B, C, L, R, U, M, F, T, K, D, P with default options (and Celery + Redis "
+            "workloads B, C, L, R, U, M, F, T, K, D, P, S with default options (and Celery + Redis "
             "beside them)…"
         )
         workloads = run_workloads(
@@ -1052,7 +1061,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCRUMFTKDP",
+            only="BCRUMFTKDPS",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

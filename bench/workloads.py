@@ -743,7 +743,7 @@ class LaterWorkload:
 
 def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]:
     """T (tenants), K (a monitor's check), D (documents beside pages), P (pages through a
-    proxy), those in ``only``."""
+    proxy), S (a search scraping its results), those in ``only``."""
     found: list[LaterWorkload] = []
     if "T" in only:
         from bench.tenant_workload import T_LARGE_PAGES, T_SMALL_JOBS, run_tenant_workload
@@ -785,6 +785,12 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
             return run_document_workload(ran.api, served, plain, ran.timeout_s)
 
         found.append(LaterWorkload("D", documents))
+    return found + _through_the_network(site_url, only)
+
+
+def _through_the_network(site_url: str, only: str) -> list[LaterWorkload]:
+    """P (pages through a proxy) and S (a search scraping its results), those in ``only``."""
+    found: list[LaterWorkload] = []
     if "P" in only:
         from bench.proxy_workload import P_PAGES, P_ROUNDS, P_WARMUP_PAGES, run_proxy_workload
 
@@ -797,6 +803,19 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
             return run_proxy_workload(ran, sets[1:], sets[0][:P_WARMUP_PAGES])
 
         found.append(LaterWorkload("P", proxied))
+    if "S" in only:
+        from bench.proxy_workload import P_PAGES, P_ROUNDS
+        from bench.search_workload import S_RESULTS, S_ROUNDS, run_search_workload
+
+        def searched(ran: LaterRun) -> dict[str, Any]:
+            first = (2 * max(ran.rounds, P_ROUNDS) + 1) * P_PAGES  # past P's pages: fresh ones
+            sets = [
+                [site_url + p for p in bench_paths(S_RESULTS, start=first + n * S_RESULTS)]
+                for n in range(S_ROUNDS)
+            ]
+            return run_search_workload(ran, sets)
+
+        found.append(LaterWorkload("S", searched))
     return found
 
 
@@ -884,10 +903,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--only",
-        default="ABCRUMFTKDP",
+        default="ABCRUMFTKDPS",
         help="workloads: A, B, C (C includes L), R (rendering), U (render auto), M (model "
         "work), F (Firecrawl's batch API), T (tenants sharing a host), K (a monitor's check), "
-        "D (documents beside pages), P (pages through a proxy)",
+        "D (documents beside pages), P (pages through a proxy), S (search)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)

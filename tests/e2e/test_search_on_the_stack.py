@@ -15,9 +15,9 @@ import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.types import Document, ScrapeOptions
 
+from scrapejobs_devstack.searxng_standin import SearxngStandin, result
 from scrapejobs_devstack.stack import Stack
 from support.lone_stack import lone_stack
-from support.searxng_standin import SearxngStandin, result
 from support.site import Site
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]

@@ -24,7 +24,7 @@ def test_single_and_many_urls() -> None:
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
-        ({}, "exactly one of 'url', 'urls' or 'crawl'"),
+        ({}, "exactly one of 'url', 'urls', 'crawl' or 'search'"),
         ({"url": "http://a.example", "urls": ["http://a.example"]}, "exactly one"),
         ({"url": "file:///etc/passwd"}, "scheme must be http or https"),
         ({"url": "http://user:pw@a.example/"}, "credentials"),

@@ -14,12 +14,12 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
+from scrapejobs_devstack.searxng_standin import SearxngStandin
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.memory.file_store import MemoryFileStore
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from support.api_fuzz_hooks import expressible_in_the_schema, without_unforgeable_values
 from support.memory_dispatcher import memory_dispatcher
-from support.searxng_standin import SearxngStandin
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from scrapejobs_devstack.searxng_standin import SearxngStandin, result
 from scrapejobs_dispatcher.search.searxng_engine import SearxngEngine
 from scrapejobs_dispatcher.search.web_search import SearchAsk, WebSearch
 from scrapejobs_dispatcher.settings import DispatcherSettings
@@ -21,7 +22,6 @@ from scrapejobs_shared.ports.search_engine import (
     SearchTimedOut,
 )
 from support.memory_dispatcher import memory_client
-from support.searxng_standin import SearxngStandin, result
 
 
 @pytest.fixture
@@ -209,3 +209,28 @@ async def test_results_to_scrape_are_one_job_and_the_answer_comes_at_the_timeout
     warning = answer.json()["warning"]
     assert "ftp://files.example/2" in warning and f"job {job.id} goes on" in warning
     assert [r["url"] for r in ignored.json()["data"]["web"]] == ["https://a.example/1"]
+
+
+async def test_a_native_job_of_a_search_scrapes_the_pages_it_found(
+    standin: SearxngStandin,
+) -> None:
+    standin.results["mixed"] = [
+        result("https://a.example/1", "One"),
+        result("ftp://files.example/2", "Not a page"),
+        result("https://a.example/1", "One again"),
+        result("https://b.example/3", "Three"),
+    ]
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url)
+    async with memory_client(store, settings) as api:
+        made = await api.post("/v1/jobs", json={"search": {"query": "mixed", "limit": 4}})
+        nothing = await api.post("/v1/jobs", json={"search": {"query": "no such thing"}})
+        both = await api.post("/v1/jobs", json={"search": {"query": "x"}, "url": "https://a.b/"})
+    assert made.status_code == 202, made.text
+    job = store.jobs[made.json()["id"]]
+    assert job.total == 2
+    assert nothing.status_code == 422 and nothing.json()["error"]["field"] == "search.query"
+    assert both.status_code == 422 and "exactly one of" in both.text
+    async with memory_client(MemoryJobStore(), DispatcherSettings(auth_mode="none")) as api:
+        unserved = await api.post("/v1/jobs", json={"search": {"query": "mixed"}})
+    assert unserved.status_code == 503 and "SCRAPEJOBS_SEARXNG_URL" in unserved.text

@@ -57,6 +57,7 @@ from scrapejobs_dispatcher.rules.rules import SubmissionRules
 from scrapejobs_dispatcher.rules.served_options import ServedOptions
 from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistry
 from scrapejobs_dispatcher.search.result_scrapes import ResultScrapes
+from scrapejobs_dispatcher.search.search_targets import SearchTargets
 from scrapejobs_dispatcher.search.searxng_engine import SearxngEngine
 from scrapejobs_dispatcher.search.web_search import WebSearch
 from scrapejobs_dispatcher.settings import DispatcherSettings
@@ -256,6 +257,7 @@ def _serve(
     state.uploads = UploadService(state.jobs, job_store, parts.upload_parsing, limits, slots)
     state.site_mapper = SiteMapper(state.sync_scrape, job_store, settings.user_agent)
     searches = WebSearch(search_engine(settings), settings.search_cache_s)
+    state.search_targets = SearchTargets(searches)
     scrapes = ResultScrapes(state.sync_scrape)
     state.firecrawl_search = FirecrawlSearch(searches, scrapes, here, rules.check_shape)
 

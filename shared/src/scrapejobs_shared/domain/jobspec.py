@@ -121,6 +121,26 @@ class PageRequest(BaseModel):
         return check_field_names(value)
 
 
+SearchedSource = Literal["web", "news"]  # what a search target's results are: pages
+
+
+def _web_results() -> list[SearchedSource]:
+    return ["web"]
+
+
+class SearchTarget(BaseModel):
+    """A job's pages found by a search (the deployment's provider, SCRAPEJOBS_SEARXNG_URL):
+    its results become the job's URLs when it is submitted."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    query: str = Field(min_length=1, max_length=500, description="What to search for")
+    limit: int = Field(default=5, ge=1, le=100, description="Results of each source at most")
+    sources: list[SearchedSource] = Field(
+        default_factory=_web_results, min_length=1, max_length=2, description="web, news"
+    )
+
+
 class JobRequest(PageRequest):
     """Body of ``POST /v1/jobs``."""
 
@@ -131,7 +151,12 @@ class JobRequest(PageRequest):
         json_schema_extra={
             "oneOf": [
                 {"required": [name], "properties": {name: {"type": kind}}}
-                for name, kind in (("url", "string"), ("urls", "array"), ("crawl", "object"))
+                for name, kind in (
+                    ("url", "string"),
+                    ("urls", "array"),
+                    ("crawl", "object"),
+                    ("search", "object"),
+                )
             ]
         },
     )
@@ -141,6 +166,11 @@ class JobRequest(PageRequest):
         default=None, min_length=1, max_length=MAX_URLS, description="1 to 10,000 URLs"
     )
     crawl: CrawlSpec | None = Field(default=None, description="Crawl from a start URL")
+    search: SearchTarget | None = Field(
+        default=None,
+        description="The pages a search finds (the job's URLs once submitted: answered in "
+        "its tasks)",
+    )
     webhook: WebhookSpec | None = Field(
         default=None, description="POST the job's events here, signed (Standard Webhooks)"
     )
@@ -153,8 +183,9 @@ class JobRequest(PageRequest):
 
     @model_validator(mode="after")
     def _exactly_one_target(self) -> JobRequest:
-        if sum(target is not None for target in (self.url, self.urls, self.crawl)) != 1:
-            raise ValueError("exactly one of 'url', 'urls' or 'crawl' is required")
+        targets = (self.url, self.urls, self.crawl, self.search)
+        if sum(target is not None for target in targets) != 1:
+            raise ValueError("exactly one of 'url', 'urls', 'crawl' or 'search' is required")
         return self
 
     def lane(self) -> str:
@@ -164,6 +195,8 @@ class JobRequest(PageRequest):
         """The most pages the job may fetch: its URLs, or its crawl's page limit."""
         if self.crawl is not None:
             return self.crawl.max_pages
+        if self.search is not None:
+            return self.search.limit * len(set(self.search.sources))
         return len(self.target_urls())
 
     def target_urls(self) -> list[str]:

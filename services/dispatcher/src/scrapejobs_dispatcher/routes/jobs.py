@@ -13,6 +13,7 @@ from scrapejobs_dispatcher.dependencies import (
     FilesDep,
     JobsDep,
     RecoveryDep,
+    SearchTargetsDep,
     SubmissionsDep,
 )
 from scrapejobs_dispatcher.jobs.result_export import (
@@ -83,6 +84,7 @@ async def submit_job(
     request: Request,
     jobs: JobsDep,
     submissions: SubmissionsDep,
+    search_targets: SearchTargetsDep,
     response: Response,
     caller: SubmittingCaller,
     tenant: Annotated[
@@ -104,7 +106,8 @@ async def submit_job(
         ),
     ] = None,
 ) -> JobDetail:
-    """Accept a job: one task per URL, queued for the workers.
+    """Accept a job: one task per URL, queued for the workers (a ``search``: one per page
+    the search found, searched now).
 
     A Cloud Scheduler run (``X-CloudScheduler-JobName`` + ``X-CloudScheduler-ScheduleTime``)
     is submitted at most once: a retried trigger answers 200 with the job it created.
@@ -127,6 +130,7 @@ async def submit_job(
     if trigger is not None:
         registry: SchedulerRegistry = request.app.state.scheduler_registry
         registry.check(caller, trigger, owner.tenant, await request.body())
+    body = await search_targets.resolved(body, owner.tenant)  # a search's results: its URLs
     if trigger is not None:  # a schedule's run is submitted once: its id is the run's
         submission = Submission(
             body,

@@ -1,5 +1,6 @@
-"""A SearXNG stand-in on loopback speaking its documented search API (searxng/searxng
-docs/dev/search_api.rst; the answer's keys as its webutils' JSON response writes them):
+"""A SearXNG stand-in on loopback (the tests', the bench's workload S) speaking its documented
+search API (searxng/searxng docs/dev/search_api.rst; the answer's keys as its webutils' JSON
+response writes them):
 ``GET /search?q=…&format=json`` with ``categories``, ``language``, ``time_range``, ``pageno``.
 A test says what each query finds (``results[query]``, ten a page as SearXNG pages them);
 ``format`` other than json is a 403 (as an instance whose settings.yml does not enable it);

@@ -1,0 +1,48 @@
+"""A job whose pages a search finds (``POST /v1/jobs`` with ``search``): the search is run as
+the job is submitted (the caller's tenant's, kept a while as any search) and its results, once
+each, become the job's URLs; a result that is not a page a job takes (not http(s)) is left out.
+A search that finds no page is a 422 naming ``search.query``, never an empty job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scrapejobs_dispatcher.search.web_search import SearchAsk, WebSearch
+from scrapejobs_shared.domain.jobspec import JobRequest
+from scrapejobs_shared.errors import InvalidInput
+from scrapejobs_shared.extraction.field_types import check_url
+from scrapejobs_shared.ports.search_engine import SearchQuery
+
+SEARCH_TIMEOUT_S = 30.0  # the provider's time, within a submission's
+
+
+@dataclass(eq=False)
+class SearchTargets:
+    searches: WebSearch
+    timeout_s: float = SEARCH_TIMEOUT_S
+
+    async def resolved(self, request: JobRequest, tenant: str) -> JobRequest:
+        """``request`` with a search target's results as its URLs (any other as it is)."""
+        target = request.search
+        if target is None:
+            return request
+        queries = tuple(
+            ("", SearchQuery(target.query, source, target.limit))
+            for source in dict.fromkeys(target.sources)
+        )
+        found = await self.searches.find(tenant, SearchAsk(queries, target.limit), self.timeout_s)
+        urls = [url for url in dict.fromkeys(hit.url for hit in found.hits()) if _page(url)]
+        if not urls:
+            raise InvalidInput(
+                f"search.query: the search for {target.query!r} found no page to scrape",
+                "search.query",
+            )
+        return request.model_copy(update={"search": None, "urls": urls})
+
+
+def _page(url: str) -> bool:
+    try:
+        check_url(url)
+    except ValueError:
+        return False
+    return True

@@ -141,7 +141,8 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("firecrawl",),
         ("routes",),
         ("dependencies", "errors"),
-        ("monitors", "uploads", "search"),
+        ("monitors", "uploads"),
+        ("search",),  # above the submission it submits through
         ("submission",),  # jobs coming in, above jobs
         ("jobs",),
         ("rules", "system_health", "scheduling"),

@@ -235,10 +235,14 @@ def _serve(
     state.recovery = Recovery(job_parts, parts.gate)
     state.export = JobExport(job_store, utc_now)
     state.job_files = JobFiles(job_store, parts.file_store, utc_now)
+    searches = WebSearch(search_engine(settings), settings.search_cache_s)
+    state.search_targets = targets = SearchTargets(searches)
     monitors, checks = parts.monitor_store, parts.monitor_checks
     state.monitors = Monitors(monitors, utc_now, rules.check_shape, settings.monitor_limits())
     comparisons = PageComparisons(parts.budgeted_work, settings.compare_budget())
-    runner = CheckRunner(monitors, checks, state.jobs, utc_now, comparisons, parts.webhook_outbox)
+    runner = CheckRunner(
+        monitors, checks, state.jobs, utc_now, comparisons, parts.webhook_outbox, targets
+    )
     state.check_runner = runner
     state.monitor_tick = MonitorTick(monitors, checks, runner, utc_now)
     state.change_tracker = ChangeTracker(checks, comparisons, utc_now)
@@ -256,8 +260,6 @@ def _serve(
     slots = UploadSlots(settings.parse_processes, settings.parse_queue)
     state.uploads = UploadService(state.jobs, job_store, parts.upload_parsing, limits, slots)
     state.site_mapper = SiteMapper(state.sync_scrape, job_store, settings.user_agent)
-    searches = WebSearch(search_engine(settings), settings.search_cache_s)
-    state.search_targets = SearchTargets(searches)
     scrapes = ResultScrapes(state.sync_scrape)
     state.firecrawl_search = FirecrawlSearch(searches, scrapes, here, rules.check_shape)
 

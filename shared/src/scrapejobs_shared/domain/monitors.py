@@ -1,7 +1,7 @@
 """Monitors: a job's targets, extraction and options checked on a schedule, each check's pages
 compared with the previous check's (``same``, ``new``, ``changed``, ``removed``, ``error``).
 
-A monitor is created from what a job takes (``url``, ``urls`` or ``crawl``, ``extract``,
+A monitor is created from what a job takes (``url``, ``urls``, ``crawl`` or ``search``, ``extract``,
 ``options``, ``pipeline``, ``webhook``, ``priority``, ``labels``) plus its ``name``,
 ``schedule``, noise ``rules`` and how many days its checks are kept. Each check is carried out
 as an ordinary job, so politeness, lanes, rendering and every delivery guarantee apply.

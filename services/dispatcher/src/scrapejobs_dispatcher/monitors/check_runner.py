@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
 from scrapejobs_dispatcher.monitors.monitor_service import MonitorConflict, monitor_of
 from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
+from scrapejobs_dispatcher.search.search_targets import SearchTargets
 from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
@@ -89,6 +90,9 @@ class CheckRunner:
     clock: Callable[[], datetime]
     comparisons: PageComparisons
     outbox: WebhookOutbox | None = None
+    # a monitor of a search: each check's pages are what the search finds then (new results
+    # are its new pages; results gone, removed ones)
+    targets: SearchTargets | None = None
 
     async def start(
         self,
@@ -158,9 +162,9 @@ class CheckRunner:
     async def _baseline(self, monitor: MonitorRecord, job_id: str | None) -> Baseline:
         """What a check of a monitor of listed URLs starts from: each page's validators (it
         asks for each page with them) and the pages gone from the targets since (it finds
-        them removed). None of it for a crawl, which fetches every page in full: a page's
-        links are what finds the next ones."""
-        if monitor.request.crawl is not None:
+        them removed). None of it for a crawl or a search, which fetch every page in full: a
+        page's links (the search's results) are what finds the next ones."""
+        if monitor.request.crawl is not None or monitor.request.search is not None:
             return Baseline(None, None)
         with counting() as ops:
             entries = await self.checks.snapshot_entries(monitor.id)
@@ -186,9 +190,12 @@ class CheckRunner:
         the error is raised on."""
         if check.job_id is not None and not check.finished:
             try:
+                request = monitor.request.job_request()
+                if self.targets is not None:
+                    request = await self.targets.resolved(request, monitor.tenant)
                 await self.jobs.submit(
                     Submission(
-                        monitor.request.job_request(),
+                        request,
                         monitor.tenant,
                         job_id=check.job_id,
                         trigger=f"monitor {monitor.id}",

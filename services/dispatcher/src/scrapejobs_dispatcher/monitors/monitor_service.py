@@ -145,6 +145,7 @@ class Monitors:
         most = self.limits.pages_per_check
         if request.most_pages() > most:
             field = "crawl.max_pages" if request.crawl is not None else "urls"
+            field = "search.limit" if request.search is not None else field
             raise OverLimit(
                 field,
                 f"a monitor's check takes at most {most} pages here (SCRAPEJOBS_MONITOR_MAX_PAGES)",

@@ -59,6 +59,15 @@ def check_url(url: str) -> str:
     return url
 
 
+def is_task_url(url: str) -> bool:
+    """Whether ``url`` is one a task can be made of (``check_url`` accepts it)."""
+    try:
+        check_url(url)
+    except ValueError:
+        return False
+    return True
+
+
 # What check_url accepts, for the OpenAPI document (a subset of it: IPv6 literals and ports
 # above 9999 are accepted too).
 

@@ -37,7 +37,7 @@ from scrapejobs_dispatcher.firecrawl.request_models import (
 from scrapejobs_dispatcher.firecrawl.webhook_option import webhook
 from scrapejobs_shared.domain.jobspec import JobRequest, ScrapeRequest
 from scrapejobs_shared.errors import InvalidInput, describe
-from scrapejobs_shared.extraction.field_types import MAX_URLS, check_url
+from scrapejobs_shared.extraction.field_types import MAX_URLS, is_task_url
 from scrapejobs_shared.options import OPTIONS, InvalidOption, ServedHere
 from scrapejobs_shared.options.page_cache import DEFAULT_MAX_AGE_MS
 
@@ -135,16 +135,8 @@ def crawl_request(body: CrawlBody, here: ServedHere = ServedHere()) -> JobReques
 
 def valid_urls(urls: list[str]) -> tuple[list[str], list[str]]:
     """``urls`` split into those a job accepts and the others (``ignoreInvalidURLs``)."""
-    good: list[str] = []
-    bad: list[str] = []
-    for url in urls:
-        try:
-            check_url(url)
-        except ValueError:
-            bad.append(url)
-        else:
-            good.append(url)
-    return good, bad
+    good = [url for url in urls if is_task_url(url)]
+    return good, [url for url in urls if not is_task_url(url)]
 
 
 def validated(model: type[Valid], native: dict[str, Any], target: str = "") -> Valid:

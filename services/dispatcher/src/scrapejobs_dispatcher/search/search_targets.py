@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from scrapejobs_dispatcher.search.web_search import SearchAsk, WebSearch
 from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.errors import InvalidInput
-from scrapejobs_shared.extraction.field_types import check_url
+from scrapejobs_shared.extraction.field_types import is_task_url
 from scrapejobs_shared.ports.search_engine import SearchQuery
 
 SEARCH_TIMEOUT_S = 30.0  # the provider's time, within a submission's
@@ -31,18 +31,10 @@ class SearchTargets:
             for source in dict.fromkeys(target.sources)
         )
         found = await self.searches.find(tenant, SearchAsk(queries, target.limit), self.timeout_s)
-        urls = [url for url in dict.fromkeys(hit.url for hit in found.hits()) if _page(url)]
+        urls = [url for url in dict.fromkeys(hit.url for hit in found.hits()) if is_task_url(url)]
         if not urls:
             raise InvalidInput(
                 f"search.query: the search for {target.query!r} found no page to scrape",
                 "search.query",
             )
         return request.model_copy(update={"search": None, "urls": urls})
-
-
-def _page(url: str) -> bool:
-    try:
-        check_url(url)
-    except ValueError:
-        return False
-    return True

@@ -48,7 +48,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scrapejobs_shared.domain.crawl_identity import crawl_key
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
-from scrapejobs_shared.extraction.field_types import check_url
+from scrapejobs_shared.extraction.field_types import is_task_url
 from scrapejobs_shared.extraction.urls import normalize_http_url
 from scrapejobs_shared.extraction.user_regex import UserRegex, user_regex
 
@@ -95,7 +95,7 @@ class CrawlFilter:
 
     def admits_key(self, key: str) -> bool:
         """Whether an already normalised URL (:func:`crawl_key`) is a page of this crawl."""
-        if not _valid_task_url(key):
+        if not is_task_url(key):
             return False
         parts = urlsplit(key)
         return (
@@ -146,14 +146,6 @@ def next_candidates(
             if len(candidates) >= crawl.max_pages:
                 break
     return candidates
-
-
-def _valid_task_url(url: str) -> bool:
-    try:
-        check_url(url)
-    except ValueError:
-        return False
-    return True
 
 
 def _comparable_host(host: str) -> str:

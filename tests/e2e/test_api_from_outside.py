@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from scrapejobs_devstack.searxng_standin import SearxngStandin
 from scrapejobs_devstack.stack import Stack
 from support.lone_stack import lone_dispatcher as lone
 
@@ -37,10 +38,15 @@ CANCELLED_NOT_DELETED = re.compile(r"deleted with `DELETE /v2/(crawl|batch/scrap
 
 @pytest.fixture(scope="module")
 def lone_dispatcher(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    # a scrape nobody works on answers its 202 after a second
-    env = {"SCRAPEJOBS_SCRAPE_MAX_WAIT_S": "1"}
-    with lone(stack, "scrapejobs-fuzz", tmp_path_factory.mktemp("fuzz-logs"), env) as url:
-        yield url
+    # a scrape nobody works on answers its 202 after a second; a search provider (a SearXNG
+    # stand-in that finds nothing a fuzzed query asks): a search without one is a 503
+    provider = SearxngStandin()
+    env = {"SCRAPEJOBS_SCRAPE_MAX_WAIT_S": "1", "SCRAPEJOBS_SEARXNG_URL": provider.url}
+    try:
+        with lone(stack, "scrapejobs-fuzz", tmp_path_factory.mktemp("fuzz-logs"), env) as url:
+            yield url
+    finally:
+        provider.stop()
 
 
 def test_a_fuzzer_without_our_hooks_finds_no_server_error_and_nothing_off_schema(

@@ -75,7 +75,8 @@ async def test_history_outlives_both_services(api, site, stack) -> None:
     job = await submit(api, {"urls": [f"{site.url}/product/{n}" for n in range(310, 314)]})
     await wait_finished(api, job["id"])
     before = (await api.get("/v1/stats/history", params={"hours": 2})).json()["history"]
-    assert len(before) == 2 and before[-1]["processed"] >= 4
+    # the job's hour, and the one before (an hour may begin while the test runs: sums, by hour)
+    assert len(before) == 2 and sum(row["processed"] for row in before) >= 4
 
     assert stack.dispatcher is not None and stack.worker is not None
     stack.dispatcher.stop()
@@ -83,10 +84,13 @@ async def test_history_outlives_both_services(api, site, stack) -> None:
     stack.start_worker()
     stack.start_dispatcher()
 
-    after = (await api.get("/v1/stats/history", params={"hours": 2})).json()["history"]
-    assert [row["hour"] for row in after] == [row["hour"] for row in before]
-    assert after[-1]["processed"] >= before[-1]["processed"]
-    assert after[-1]["succeeded"] >= before[-1]["succeeded"] >= 4
+    after = (await api.get("/v1/stats/history", params={"hours": 3})).json()["history"]
+    kept = {row["hour"]: row for row in after}
+    assert {row["hour"] for row in before} <= set(kept)  # every hour read before is still there
+    for row in before:
+        assert kept[row["hour"]]["processed"] >= row["processed"]
+        assert kept[row["hour"]]["succeeded"] >= row["succeeded"]
+    assert sum(kept[row["hour"]]["succeeded"] for row in before) >= 4
     too_far = await api.get("/v1/stats/history", params={"hours": 169})
     assert too_far.status_code == 422
 

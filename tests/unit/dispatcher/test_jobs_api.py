@@ -315,7 +315,12 @@ async def test_invalid_idempotency_keys_are_refused(client, key) -> None:
 async def test_the_openapi_document_says_what_the_api_accepts(client) -> None:
     document = (await client.get("/openapi.json")).json()
     request = document["components"]["schemas"]["JobRequest"]
-    assert [branch["required"] for branch in request["oneOf"]] == [["url"], ["urls"], ["crawl"]]
+    assert [branch["required"] for branch in request["oneOf"]] == [
+        ["url"],
+        ["urls"],
+        ["crawl"],
+        ["search"],
+    ]
     url = request["properties"]["url"]["anyOf"][0]
     assert url["maxLength"] == 2048 and url["pattern"].startswith("^[hH][tT][tT][pP]")
     [host_url] = document["paths"]["/v1/hosts"]["get"]["parameters"]

@@ -234,3 +234,30 @@ async def test_a_native_job_of_a_search_scrapes_the_pages_it_found(
     async with memory_client(MemoryJobStore(), DispatcherSettings(auth_mode="none")) as api:
         unserved = await api.post("/v1/jobs", json={"search": {"query": "mixed"}})
     assert unserved.status_code == 503 and "SCRAPEJOBS_SEARXNG_URL" in unserved.text
+
+
+async def test_a_retried_search_job_replays_its_job_and_never_searches_again(
+    standin: SearxngStandin,
+) -> None:
+    """The idempotency key's fingerprint is the request as it came: a retry after the answer
+    is no longer kept, when the search would now find other pages, is the same job."""
+    standin.results["retried"] = [result("https://a.example/1", "One")]
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url, search_cache_s=0)
+    body = {"search": {"query": "retried"}}
+    async with memory_client(store, settings) as api:
+        first = await api.post("/v1/jobs", json=body, headers={"Idempotency-Key": "k1"})
+        standin.results["retried"].append(result("https://b.example/2", "Two"))
+        again = await api.post("/v1/jobs", json=body, headers={"Idempotency-Key": "k1"})
+        other = await api.post(
+            "/v1/jobs",
+            json={"search": {"query": "retried", "limit": 3}},
+            headers={"Idempotency-Key": "k1"},
+        )
+    assert first.status_code == 202 and again.status_code == 202, again.text
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["id"] == first.json()["id"] and len(store.jobs) == 1
+    assert store.jobs[first.json()["id"]].total == 1
+    searched = [a for a in standin.asked if a["q"] == "retried" and a["pageno"] == "1"]
+    assert len(searched) == 1  # once, by the first request
+    assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"

@@ -231,18 +231,16 @@ def _serve(
     )
     enqueuer = Enqueuer(job_store, publisher, utc_now, tracer, events)
     job_parts = JobParts(job_store, enqueuer, rules, parts.webhook_log, parts.held_batches)
-    state.jobs = JobIntake(job_parts, policy, SubmissionMetrics(telemetry.meter(SERVICE)))
+    searches = WebSearch(search_engine(settings), settings.search_cache_s)
+    metrics = SubmissionMetrics(telemetry.meter(SERVICE))
+    state.jobs = JobIntake(job_parts, policy, metrics, SearchTargets(searches))
     state.recovery = Recovery(job_parts, parts.gate)
     state.export = JobExport(job_store, utc_now)
     state.job_files = JobFiles(job_store, parts.file_store, utc_now)
-    searches = WebSearch(search_engine(settings), settings.search_cache_s)
-    state.search_targets = targets = SearchTargets(searches)
     monitors, checks = parts.monitor_store, parts.monitor_checks
     state.monitors = Monitors(monitors, utc_now, rules.check_shape, settings.monitor_limits())
     comparisons = PageComparisons(parts.budgeted_work, settings.compare_budget())
-    runner = CheckRunner(
-        monitors, checks, state.jobs, utc_now, comparisons, parts.webhook_outbox, targets
-    )
+    runner = CheckRunner(monitors, checks, state.jobs, utc_now, comparisons, parts.webhook_outbox)
     state.check_runner = runner
     state.monitor_tick = MonitorTick(monitors, checks, runner, utc_now)
     state.change_tracker = ChangeTracker(checks, comparisons, utc_now)

@@ -29,7 +29,6 @@ from datetime import datetime, timedelta
 from scrapejobs_dispatcher.jobs.job_errors import JobNotFound
 from scrapejobs_dispatcher.monitors.monitor_service import MonitorConflict, monitor_of
 from scrapejobs_dispatcher.monitors.page_comparisons import PageComparisons
-from scrapejobs_dispatcher.search.search_targets import SearchTargets
 from scrapejobs_dispatcher.submission.intake import JobIntake
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_dispatcher.tenants.tenant_quotas import QuotaExceeded
@@ -90,9 +89,6 @@ class CheckRunner:
     clock: Callable[[], datetime]
     comparisons: PageComparisons
     outbox: WebhookOutbox | None = None
-    # a monitor of a search: each check's pages are what the search finds then (new results
-    # are its new pages; results gone, removed ones)
-    targets: SearchTargets | None = None
 
     async def start(
         self,
@@ -190,12 +186,9 @@ class CheckRunner:
         the error is raised on."""
         if check.job_id is not None and not check.finished:
             try:
-                request = monitor.request.job_request()
-                if self.targets is not None:
-                    request = await self.targets.resolved(request, monitor.tenant)
                 await self.jobs.submit(
                     Submission(
-                        request,
+                        monitor.request.job_request(),  # a search's: what it finds now
                         monitor.tenant,
                         job_id=check.job_id,
                         trigger=f"monitor {monitor.id}",

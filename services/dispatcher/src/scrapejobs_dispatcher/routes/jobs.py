@@ -13,7 +13,6 @@ from scrapejobs_dispatcher.dependencies import (
     FilesDep,
     JobsDep,
     RecoveryDep,
-    SearchTargetsDep,
     SubmissionsDep,
 )
 from scrapejobs_dispatcher.jobs.result_export import (
@@ -76,15 +75,15 @@ TenantFilter = Annotated[
 ]
 SubmittingCaller = Annotated[Caller, Depends(allowing(Role.MEMBER, Role.ADMIN, Role.SCHEDULER))]
 ERRORS = error_responses(400, 401, 403, 404, 409, 422, 500)
+SUBMIT_ERRORS = error_responses(400, 401, 403, 404, 409, 422, 500, 502, 504)  # a search's
 
 
-@router.post("", status_code=202, response_model=JobDetail, responses=ERRORS)
+@router.post("", status_code=202, response_model=JobDetail, responses=SUBMIT_ERRORS)
 async def submit_job(
     body: JobRequest,
     request: Request,
     jobs: JobsDep,
     submissions: SubmissionsDep,
-    search_targets: SearchTargetsDep,
     response: Response,
     caller: SubmittingCaller,
     tenant: Annotated[
@@ -130,7 +129,6 @@ async def submit_job(
     if trigger is not None:
         registry: SchedulerRegistry = request.app.state.scheduler_registry
         registry.check(caller, trigger, owner.tenant, await request.body())
-    body = await search_targets.resolved(body, owner.tenant)  # a search's results: its URLs
     if trigger is not None:  # a schedule's run is submitted once: its id is the run's
         submission = Submission(
             body,

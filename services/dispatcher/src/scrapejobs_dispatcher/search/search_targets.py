@@ -1,7 +1,8 @@
-"""A job whose pages a search finds (``POST /v1/jobs`` with ``search``): the search is run as
-the job is submitted (the caller's tenant's, kept a while as any search) and its results, once
-each, become the job's URLs; a result that is not a page a job takes (not http(s)) is left out.
-A search that finds no page is a 422 naming ``search.query``, never an empty job."""
+"""A job whose pages a search finds (``POST /v1/jobs`` with ``search``, a monitor of a query):
+the job source (submission/job_sources.py) whose search is run as the job is submitted (the
+caller's tenant's, kept a while as any search) and its results, once each, become the job's
+URLs; a result that is not a page a job takes (not http(s)) is left out. A search that finds no
+page is a 422 naming ``search.query``, never an empty job."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ SEARCH_TIMEOUT_S = 30.0  # the provider's time, within a submission's
 
 
 @dataclass(eq=False)
-class SearchTargets:
+class SearchTargets:  # a JobSources
     searches: WebSearch
     timeout_s: float = SEARCH_TIMEOUT_S
 

@@ -19,6 +19,7 @@ from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService, JobVie
 from scrapejobs_dispatcher.jobs.recovery import publish_open_batches
 from scrapejobs_dispatcher.rules.rules import Admission
 from scrapejobs_dispatcher.submission.coalescer import SubmissionCoalescer
+from scrapejobs_dispatcher.submission.job_sources import JobSources, ListedOnly
 from scrapejobs_dispatcher.submission.metrics import SubmissionMetrics
 from scrapejobs_dispatcher.submission.submission import Submission
 from scrapejobs_shared.delivery.batching import hold_beyond, plan_batches, shards_for, size_for
@@ -49,9 +50,14 @@ RECORD_LEASE = timedelta(minutes=1)  # a recorded job's claim: settled at once
 
 class JobIntake(JobService):
     def __init__(
-        self, parts: JobParts, policy: JobPolicy, metrics: SubmissionMetrics | None = None
+        self,
+        parts: JobParts,
+        policy: JobPolicy,
+        metrics: SubmissionMetrics | None = None,
+        sources: JobSources | None = None,
     ) -> None:
         super().__init__(parts, policy)
+        self._sources = sources or ListedOnly()
         enqueuer = parts.enqueuer
         self._host_window = policy.host_window if parts.held is not None else 0
         self._tracer = enqueuer.tracer
@@ -76,9 +82,11 @@ class JobIntake(JobService):
         an idempotency key, whose request body's digest is ``key_fingerprint``: kept with the
         job) makes a retried request return the job it created the first time instead of
         submitting it twice. A small job is committed and published together with the others
-        submitted within the coalescing window (see ``submission_coalescer``).
+        submitted within the coalescing window (see ``submission_coalescer``). A request whose
+        pages a source finds (a search) is given them first (job_sources.py).
         """
-        request, tenant, trigger = submission.request, submission.tenant, submission.trigger
+        tenant, trigger = submission.tenant, submission.trigger
+        request = await self._sources.resolved(submission.request, tenant)
         validators = submission.validators
         job_id = submission.job_id or uuid.uuid4().hex
         now = self._clock()

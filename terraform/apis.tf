@@ -16,7 +16,7 @@ locals {
       "serviceusage.googleapis.com",
       "storage.googleapis.com",
     ],
-    local.api_key_mode ? ["secretmanager.googleapis.com"] : [],
+    local.api_key_mode || var.searxng_service ? ["secretmanager.googleapis.com"] : [],
     local.dispatcher_iap ? ["iap.googleapis.com"] : [],
   ))
 }

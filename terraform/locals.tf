@@ -86,8 +86,10 @@ locals {
       }
     })
     # search (/v2/search, /v1/search): the SearXNG instance asked, answers kept per tenant
-    SCRAPEJOBS_SEARXNG_URL    = var.searxng_url
-    SCRAPEJOBS_SEARCH_CACHE_S = tostring(var.search_cache_s)
+    # (searxng_service: ours beside it, called with an ID token for its URL)
+    SCRAPEJOBS_SEARXNG_URL      = var.searxng_service ? google_cloud_run_v2_service.searxng[0].uri : var.searxng_url
+    SCRAPEJOBS_SEARXNG_AUDIENCE = var.searxng_service ? google_cloud_run_v2_service.searxng[0].uri : ""
+    SCRAPEJOBS_SEARCH_CACHE_S   = tostring(var.search_cache_s)
     # quotas of a tenant without its own (docs/operations.md, "Quotas and usage")
     SCRAPEJOBS_TENANT_PAGES_PER_DAY   = tostring(var.tenant_pages_per_day)
     SCRAPEJOBS_TENANT_PAGES_IN_FLIGHT = tostring(var.tenant_pages_in_flight)

@@ -3,6 +3,11 @@ output "dispatcher_url" {
   value       = google_cloud_run_v2_service.dispatcher.uri
 }
 
+output "searxng_url" {
+  description = "Base URL of the SearXNG service searxng_service runs (private: the dispatcher is its only caller); empty without it."
+  value       = var.searxng_service ? google_cloud_run_v2_service.searxng[0].uri : ""
+}
+
 output "worker_url" {
   description = "Base URL of the shared worker (private: only Pub/Sub pushes reach it)."
   value       = google_cloud_run_v2_service.worker["shared"].uri

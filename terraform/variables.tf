@@ -595,6 +595,34 @@ variable "searxng_url" {
   }
 }
 
+variable "searxng_service" {
+  type        = bool
+  default     = false
+  description = "Run SearXNG beside the dispatcher on Cloud Run (search.tf) and search through it, the dispatcher its only caller (an ID token). Needs the secret <name_prefix>-searxng-secret versioned out of band (docs/deploy.md, \"Search\"). Leave searxng_url empty with it."
+}
+
+variable "searxng_image" {
+  type        = string
+  default     = "docker.io/searxng/searxng:2025.6.30-8e9ae4b"
+  description = "SearXNG's image for searxng_service, pinned (its tags are dated builds); mirror it into Artifact Registry where images must come from there."
+
+  validation {
+    condition     = can(regex("^[^:@]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$", var.searxng_image)) && !endswith(var.searxng_image, ":latest")
+    error_message = "searxng_image must be pinned by a tag other than latest or by a sha256 digest."
+  }
+}
+
+variable "searxng_max_instances" {
+  type        = number
+  default     = 3
+  description = "The most SearXNG instances searxng_service runs (it scales to zero between searches)."
+
+  validation {
+    condition     = var.searxng_max_instances >= 1 && var.searxng_max_instances <= 100
+    error_message = "searxng_max_instances is between 1 and 100."
+  }
+}
+
 variable "search_cache_s" {
   type        = number
   default     = 120

@@ -316,7 +316,7 @@ def test_every_worker_service_is_the_same_worker(tf, h):
     env; a service's role picks its image, size, the renderer's browser and its own, lesser
     identity (tests/deploy/test_terraform_wiring.py, the renderer's privileges)."""
     workers = tf.of_type("google_cloud_run_v2_service")
-    assert set(workers) == {"dispatcher", "worker"}
+    assert set(workers) == {"dispatcher", "worker", "searxng"}  # searxng: search.tf, no worker
     worker = workers["worker"]
     assert worker["for_each"] == "${local.worker_services}"
     template = h.block(worker, "template")

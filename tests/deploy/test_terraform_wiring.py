@@ -462,10 +462,13 @@ def test_worker_iam_grants_cover_every_worker_service(tf):
         if _on_worker(body):
             assert body["name"] == "${each.value.name}"
             assert body["location"] == "${each.value.location}"
-    # Only the dispatcher grants name a single service.
+    # Only the dispatcher grants (and the dispatcher's on SearXNG) name a single service.
     for body in grants:
         if not _on_worker(body):
-            assert body["name"] == "${google_cloud_run_v2_service.dispatcher.name}"
+            assert body["name"] in (
+                "${google_cloud_run_v2_service.dispatcher.name}",
+                "${google_cloud_run_v2_service.searxng[0].name}",
+            )
 
 
 def test_worker_has_no_public_invoker(tf):
@@ -1141,3 +1144,52 @@ def test_iap_on_the_dispatcher_gives_the_app_its_assertions_audience(tf, h) -> N
         "${local.dispatcher_service_name}" in env
     )
     assert "local.dispatcher_iap?" in env
+
+
+def test_searxng_runs_beside_the_dispatcher_only_when_asked_and_only_it_may_call_it(
+    tf, h, terraform_dir
+):
+    """searxng_service (off by default): SearXNG's pinned image with settings turning its JSON
+    API on, its key from a secret versioned out of band, scaled to zero; the dispatcher's
+    identity its only invoker, searching through it with an ID token for its URL; its own
+    identity reads its two secrets and nothing else."""
+    import yaml
+
+    assert tf.variables["searxng_service"]["default"] is False
+    assert ":latest" not in tf.variables["searxng_image"]["default"]
+    service = tf.resource("google_cloud_run_v2_service", "searxng")
+    assert h.squash(service["count"]) == h.squash("${var.searxng_service ? 1 : 0}")
+    template = h.block(service, "template")
+    assert h.block(template, "scaling")["min_instance_count"] == 0
+    container = h.block(template, "containers")
+    envs = {e["name"]: e for e in h.blocks_of(container, "env")}
+    assert envs["SEARXNG_SETTINGS_PATH"]["value"] == "/etc/scrapejobs-searxng/settings.yml"
+    secret_ref = h.block(h.block(envs["SEARXNG_SECRET"], "value_source"), "secret_key_ref")
+    assert "searxng_secret" in secret_ref["secret"]
+    # the key is never in Terraform state: the only version Terraform writes is the settings
+    assert set(tf.of_type("google_secret_manager_secret_version")) == {"searxng_settings"}
+    settings = yaml.safe_load((terraform_dir / "searxng" / "settings.yml").read_text())
+    assert settings["use_default_settings"] is True and "json" in settings["search"]["formats"]
+    assert settings["server"]["limiter"] is False
+    invokers = [
+        body
+        for t, _, body in tf.iter_resources()
+        if t == "google_cloud_run_v2_service_iam_member" and "searxng" in str(body.get("name"))
+    ]
+    assert [b["member"] for b in invokers] == ["${google_service_account.dispatcher.member}"]
+    searxng = "${google_service_account.searxng[0].member}"
+    grants = [
+        (t, body["role"])
+        for t, _, body in tf.iter_resources()
+        if t.endswith("_iam_member") and body.get("member") == searxng
+    ]
+    assert grants == [
+        ("google_secret_manager_secret_iam_member", "roles/secretmanager.secretAccessor")
+    ]
+    locals_tf = h.squash(tf.files["locals.tf"])
+    uri = "google_cloud_run_v2_service.searxng[0].uri"
+    assert (
+        h.squash(f"SCRAPEJOBS_SEARXNG_URL = var.searxng_service ? {uri} : var.searxng_url")
+        in locals_tf
+    )
+    assert h.squash(f'SCRAPEJOBS_SEARXNG_AUDIENCE = var.searxng_service ? {uri} : ""') in locals_tf

@@ -56,6 +56,8 @@ from scrapejobs_dispatcher.rules.pattern_budget import CompileTurns, PatternBudg
 from scrapejobs_dispatcher.rules.rules import SubmissionRules
 from scrapejobs_dispatcher.rules.served_options import ServedOptions
 from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistry
+from scrapejobs_dispatcher.search.ddgs_engine import DdgsEngine
+from scrapejobs_dispatcher.search.id_token_auth import GoogleIdTokenAuth
 from scrapejobs_dispatcher.search.result_scrapes import ResultScrapes
 from scrapejobs_dispatcher.search.search_targets import SearchTargets
 from scrapejobs_dispatcher.search.searxng_engine import SearxngEngine
@@ -264,7 +266,13 @@ def _serve(
 
 def search_engine(settings: DispatcherSettings) -> SearchEngine | None:
     """The search provider (None: none configured, a search is a 503 naming the setting)."""
-    return SearxngEngine(settings.searxng_url) if settings.searxng_url else None
+    if settings.search_provider == "ddgs":
+        return DdgsEngine()
+    if not settings.searxng_url:
+        return None
+    audience = settings.searxng_audience  # behind Cloud Run IAM: an ID token for it
+    auth = GoogleIdTokenAuth(audience) if audience else None
+    return SearxngEngine(settings.searxng_url, auth=auth)
 
 
 def submission_rules(

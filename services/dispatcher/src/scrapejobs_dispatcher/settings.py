@@ -277,12 +277,24 @@ class DispatcherSettings(CommonSettings):
         "once its answer is read). false: such requests are refused naming this setting (a "
         "deployment whose backups keep every document cannot honour it)",
     )
+    search_provider: Literal["searxng", "ddgs"] = Field(
+        default="searxng",
+        description="Who answers searches (/v2/search, /v1/search, a job's or a monitor's "
+        "search): searxng, the instance SCRAPEJOBS_SEARXNG_URL names; ddgs, public engines "
+        "asked from this process (a laptop with internet)",
+    )
     searxng_url: str = Field(
         default="",
         pattern=r"^(https?://[^\s?#]+)?$",
         description="The SearXNG instance that answers searches (/v2/search, /v1/search): its "
         "base URL, its settings.yml enabling the json format (search.formats: [html, json]). "
         "Empty: a search is a 503 naming this setting",
+    )
+    searxng_audience: str = Field(
+        default="",
+        pattern=r"^(https://[^\s?#]+)?$",
+        description="An instance behind Cloud Run IAM (Terraform's searxng_service): each "
+        "search carries a Google ID token for this audience, its URL. Empty: none",
     )
     search_cache_s: float = Field(
         default=120.0,

@@ -1,7 +1,8 @@
 """The port through which the dispatcher searches the web: a query in, the results a search
 provider found out (their URL, title and description; a news result's date, an image's URL).
-The provider is trusted configuration (``SCRAPEJOBS_SEARXNG_URL``), never a caller's input;
-each call has a deadline. Adapters: SearXNG's JSON API (dispatcher ``search/``)."""
+The provider is trusted configuration (``SCRAPEJOBS_SEARCH_PROVIDER``, ``SCRAPEJOBS_SEARXNG_URL``),
+never a caller's input; each call has a deadline. Adapters (dispatcher ``search/``): SearXNG's
+JSON API, and ddgs."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ class SearchNotConfigured(Unavailable):
     def __init__(self) -> None:
         super().__init__(
             "no search provider is configured here (SCRAPEJOBS_SEARXNG_URL names a SearXNG "
-            "instance whose settings.yml enables the json format)"
+            "instance whose settings.yml enables the json format; or "
+            "SCRAPEJOBS_SEARCH_PROVIDER=ddgs asks public engines from the dispatcher)"
         )
 
 

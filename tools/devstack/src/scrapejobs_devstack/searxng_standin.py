@@ -4,8 +4,10 @@ response writes them):
 ``GET /search?q=…&format=json`` with ``categories``, ``language``, ``time_range``, ``pageno``.
 A test says what each query finds (``results[query]``, ten a page as SearXNG pages them);
 ``format`` other than json is a 403 (as an instance whose settings.yml does not enable it);
-a query ``slow`` answers after ``slow_s``, a query ``broken`` is a 500. Every request is kept
-(``asked``). Runs in a thread of the test process; stopped by ``stop``."""
+a query ``slow`` answers after ``slow_s``, a query ``broken`` is a 500. With ``bearer`` set, a
+request without ``Authorization: Bearer <bearer>`` is a 401 (Cloud Run IAM in front of it).
+Every request is kept (``asked``, its Authorization header in ``authorizations``). Runs in a
+thread of the test process; stopped by ``stop``."""
 
 from __future__ import annotations
 
@@ -63,6 +65,8 @@ class SearxngStandin:
         self.asked: list[dict[str, str]] = []
         self.slow_s = slow_s
         self.json_enabled = True  # False: as an instance whose settings.yml does not enable it
+        self.bearer: str | None = None
+        self.authorizations: list[str | None] = []
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -70,6 +74,10 @@ class SearxngStandin:
                 parts = urlsplit(self.path)
                 params = {k: v[-1] for k, v in parse_qs(parts.query).items()}
                 standin.asked.append(params)
+                authorization = self.headers.get("Authorization")
+                standin.authorizations.append(authorization)
+                if standin.bearer is not None and authorization != f"Bearer {standin.bearer}":
+                    return self._send(401, None)
                 if parts.path != "/search":
                     return self._send(404, {"error": "not found"})
                 if params.get("format") != "json" or not standin.json_enabled:

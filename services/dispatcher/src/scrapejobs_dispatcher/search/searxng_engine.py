@@ -29,15 +29,25 @@ MAX_ANSWER_BYTES = 5 * 1024 * 1024
 class SearxngEngine:
     """A client a search (searches are few: no connection kept between them)."""
 
-    def __init__(self, base_url: str, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        transport: httpx.AsyncBaseTransport | None = None,
+        auth: httpx.Auth | None = None,  # an ID token for an instance behind Cloud Run IAM
+    ) -> None:
         self._base = base_url.rstrip("/")
         self._transport = transport
+        self._auth = auth
 
     async def search(self, query: SearchQuery, timeout_s: float) -> list[SearchHit]:
         found: list[SearchHit] = []
         seen: set[str] = set()
         client = httpx.AsyncClient(
-            trust_env=False, follow_redirects=False, transport=self._transport, timeout=None
+            trust_env=False,
+            follow_redirects=False,
+            transport=self._transport,
+            timeout=None,
+            auth=self._auth,
         )
         try:
             async with client, asyncio.timeout(timeout_s):

@@ -16,10 +16,12 @@ from google.cloud import firestore
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
+from scrapejobs_shared.adapters.firestore.usage_meter import FirestoreUsageMeter
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.outcome_stats import (
     SLOT,
@@ -35,6 +37,7 @@ from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
 from scrapejobs_shared.ports.outcome_stats import StatsReader
+from scrapejobs_shared.ports.usage_meter import UsageMeter
 
 
 @dataclass
@@ -42,18 +45,22 @@ class Adapters:
     store: JobStore
     stats: StatsReader
     gate: HostGate
+    meter: UsageMeter
 
 
 @pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
 async def adapters(request: pytest.FixtureRequest) -> AsyncIterator[Adapters]:
     if request.param == "memory":
         store = MemoryJobStore()
-        yield Adapters(store, store, MemoryHostGate())
+        yield Adapters(store, store, MemoryHostGate(), store)
         return
     stack = request.getfixturevalue("stack")
     client = firestore.AsyncClient(project=stack.config.project_id)
     yield Adapters(
-        FirestoreJobStore(client, stats_shards=4), FirestoreStats(client), FirestoreHostGate(client)
+        FirestoreJobStore(client, stats_shards=4),
+        FirestoreStats(client),
+        FirestoreHostGate(client),
+        FirestoreUsageMeter(client, shards=4),
     )
     client.close()
 
@@ -159,6 +166,23 @@ async def test_days_sum_their_hours_and_outlive_them(adapters: Adapters) -> None
         assert kept == today
     empty = datetime(2070, 1, 1, tzinfo=UTC) + timedelta(days=random.randrange(3000))  # no one's
     assert (await adapters.stats.day_totals([empty], empty + timedelta(days=2)))[empty].empty
+
+
+async def test_what_is_metered_beside_pages_is_summed_with_them(adapters: Adapters) -> None:
+    """A tenant's searches (usage_meter.py) in its totals and everyone's, as credits."""
+    hour = an_hour_of_our_own()
+    tenant = f"searcher{random.randrange(10**9)}"
+    await adapters.meter.meter(tenant, Metered(searches=1, search_credits=1), hour)
+    await adapters.meter.meter(tenant, Metered(searches=1, search_credits=2), hour + SLOT)
+    await adapters.meter.meter(tenant, Metered(), hour)  # nothing: no write
+    live = hour + timedelta(minutes=40)
+    [theirs] = (await adapters.stats.hour_totals([hour], live, tenant)).values()
+    assert theirs.metered == Metered(searches=2, search_credits=3) and theirs.credits == 3
+    assert theirs.processed == 0
+    [everyone] = (await adapters.stats.hour_totals([hour], live)).values()
+    assert everyone.metered.searches >= 2
+    [day] = (await adapters.stats.day_totals([day_of(hour)], live, tenant)).values()
+    assert day.credits == 3
 
 
 async def test_an_empty_span_reads_as_zero(adapters: Adapters) -> None:

@@ -44,6 +44,7 @@ def memory_dispatcher(
         "gate": MemoryHostGate(),
         "idempotency_keys": MemoryIdempotencyKeys(),
         "stats_reader": store,
+        "usage_meter": store,
         "webhook_outbox": MemoryWebhookOutbox(),
         "webhook_log": MemoryWebhookLog(),
         "worker_directory": store,

@@ -261,3 +261,45 @@ async def test_a_retried_search_job_replays_its_job_and_never_searches_again(
     searched = [a for a in standin.asked if a["q"] == "retried" and a["pageno"] == "1"]
     assert len(searched) == 1  # once, by the first request
     assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
+
+
+async def test_each_search_is_metered_to_its_tenant_a_credit_a_started_ten_results(
+    standin: SearxngStandin,
+) -> None:
+    """A kept answer is charged too (as Firecrawl charges each call); the credits are in the
+    tenant's usage and Firecrawl's credit usage, never among its pages."""
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url)
+    async with memory_client(store, settings) as api:
+        for _ in range(2):  # the second answered from memory: charged all the same
+            answer = await api.post("/v2/search", json={"query": "rust web frameworks"})
+            assert answer.json()["creditsUsed"] == 1
+        many = await api.post("/v2/search", json={"query": "rust web frameworks", "limit": 25})
+        assert many.json()["creditsUsed"] == 3  # 25 results: three started tens
+        await api.post("/v1/jobs", json={"search": {"query": "rust web frameworks"}})
+        [usage] = (await api.get("/v1/usage")).json()["usage"]
+        credits = (await api.get("/v2/team/credit-usage")).json()["data"]
+        page = await api.get("/ui/tenants")
+    assert page.status_code == 200 and "4 (6 credits)" in page.text  # the dashboard's Tenants
+    assert usage["searches"] == 4 and usage["search_credits"] == 6
+    assert usage["pages_today"] == 0  # nothing fetched: searches are not pages
+    assert credits["creditsUsed"] == 6
+
+
+async def test_a_monitor_of_a_query_needs_a_provider_and_is_listed_by_its_query(
+    standin: SearxngStandin,
+) -> None:
+    monitor = {
+        "search": {"query": "rust web frameworks", "limit": 3, "sources": ["news"]},
+        "name": "framework news",
+        "schedule": {"text": "hourly"},
+    }
+    async with memory_client(MemoryJobStore(), DispatcherSettings(auth_mode="none")) as api:
+        refused = await api.post("/v1/monitors", json=monitor)
+    assert refused.status_code == 503 and "SCRAPEJOBS_SEARXNG_URL" in refused.text
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url)
+    async with memory_client(MemoryJobStore(), settings) as api:
+        made = await api.post("/v1/monitors", json=monitor)
+        listed = await api.get("/ui/monitors")
+    assert made.status_code == 201, made.text
+    assert listed.status_code == 200 and "search for “rust web frameworks” (news, 3)" in listed.text

@@ -212,6 +212,8 @@ class TenantUsage(ApiModel):
     ai_cost: float | None = None
     screenshots: int = 0
     proxied_pages: dict[str, int] = Field(default_factory=dict)  # today, by the proxy's tier
+    searches: int = 0  # asked today
+    search_credits: int = 0  # what their results cost today
 
 
 # --- dead letters -----------------------------------------------------------------------------

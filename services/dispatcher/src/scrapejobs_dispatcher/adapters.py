@@ -26,6 +26,7 @@ from scrapejobs_shared.adapters.firestore.quota_ledger import FirestoreQuotaLedg
 from scrapejobs_shared.adapters.firestore.session_revocations import FirestoreSessionRevocations
 from scrapejobs_shared.adapters.firestore.tenant_proxies import FirestoreTenantProxies
 from scrapejobs_shared.adapters.firestore.tenant_quotas import FirestoreTenantQuotas
+from scrapejobs_shared.adapters.firestore.usage_meter import FirestoreUsageMeter
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory
 from scrapejobs_shared.adapters.service_adapters import OnFirestore, ServiceAdapters
 from scrapejobs_shared.politeness.host_gate import HostGate
@@ -43,6 +44,7 @@ from scrapejobs_shared.ports.session_revocations import SessionRevocations
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.tenant_proxies import TenantProxies
 from scrapejobs_shared.ports.tenant_quotas import TenantQuotas
+from scrapejobs_shared.ports.usage_meter import UsageMeter
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 from scrapejobs_shared.ports.workers import WorkerDirectory
 
@@ -57,6 +59,7 @@ class Overrides(TypedDict, total=False):
     gate: HostGate
     idempotency_keys: IdempotencyKeys
     stats_reader: StatsReader
+    usage_meter: UsageMeter
     webhook_outbox: WebhookOutbox
     webhook_log: WebhookLog
     worker_directory: WorkerDirectory
@@ -113,6 +116,8 @@ class Adapters(ServiceAdapters):
     idempotency_keys = OnFirestore[IdempotencyKeys](FirestoreIdempotencyKeys)
 
     stats_reader = OnFirestore[StatsReader](FirestoreStats)
+
+    usage_meter = OnFirestore[UsageMeter](FirestoreUsageMeter)
 
     worker_directory = OnFirestore[WorkerDirectory](FirestoreWorkerDirectory)
 

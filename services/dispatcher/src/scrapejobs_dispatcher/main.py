@@ -54,6 +54,7 @@ from scrapejobs_dispatcher.rules.daily_quota import DailyQuota
 from scrapejobs_dispatcher.rules.job_usage import job_usage
 from scrapejobs_dispatcher.rules.pattern_budget import CompileTurns, PatternBudget
 from scrapejobs_dispatcher.rules.rules import SubmissionRules
+from scrapejobs_dispatcher.rules.search_served import SearchServed
 from scrapejobs_dispatcher.rules.served_options import ServedOptions
 from scrapejobs_dispatcher.scheduling.scheduler_registry import SchedulerRegistry
 from scrapejobs_dispatcher.search.ddgs_engine import DdgsEngine
@@ -233,7 +234,7 @@ def _serve(
     )
     enqueuer = Enqueuer(job_store, publisher, utc_now, tracer, events)
     job_parts = JobParts(job_store, enqueuer, rules, parts.webhook_log, parts.held_batches)
-    searches = WebSearch(search_engine(settings), settings.search_cache_s)
+    searches = WebSearch(search_engine(settings), settings.search_cache_s, parts.usage_meter)
     metrics = SubmissionMetrics(telemetry.meter(SERVICE))
     state.jobs = JobIntake(job_parts, policy, metrics, SearchTargets(searches))
     state.recovery = Recovery(job_parts, parts.gate)
@@ -266,10 +267,10 @@ def _serve(
 
 def search_engine(settings: DispatcherSettings) -> SearchEngine | None:
     """The search provider (None: none configured, a search is a 503 naming the setting)."""
+    if not settings.search_served():
+        return None
     if settings.search_provider == "ddgs":
         return DdgsEngine()
-    if not settings.searxng_url:
-        return None
     audience = settings.searxng_audience  # behind Cloud Run IAM: an ID token for it
     auth = GoogleIdTokenAuth(audience) if audience else None
     return SearxngEngine(settings.searxng_url, auth=auth)
@@ -284,7 +285,8 @@ def submission_rules(
     """The rules every submission passes, in order (rules/)."""
     budget = PatternBudget(CompileTurns(compiler), settings.max_patterns_per_job)
     actions = WithinActionLimits(settings.action_limits())
-    return SubmissionRules(shape=[served, actions, budget], admission=[quota])
+    searched = SearchServed(settings.search_served())
+    return SubmissionRules(shape=[served, searched, actions, budget], admission=[quota])
 
 
 def app_from_env() -> FastAPI:

@@ -341,6 +341,10 @@ class DispatcherSettings(CommonSettings):
         "(more: a 422 naming the field)",
     )
 
+    def search_served(self) -> bool:
+        """Whether a search provider is configured (else a search is a 503 naming it)."""
+        return self.search_provider == "ddgs" or bool(self.searxng_url)
+
     def upload_limit(self) -> int:
         """The largest upload read: ``max_upload_bytes``, within what a request body may be
         (less room for the rest of a multipart request)."""

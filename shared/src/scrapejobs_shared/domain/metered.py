@@ -1,6 +1,7 @@
 """What a page used beside its fetch, metered for usage: the pages of a document read (a credit
 each beside the page's own, as Firecrawl counts them), the screenshots taken, and whether it
-came through a proxy (by the proxy's tier). One value
+came through a proxy (by the proxy's tier); beside any page, the searches a tenant asked and
+what their results cost (ports/usage_meter.py). One value
 carried from a page's outcome to its task, the commit's totals, the job's tally and the usage
 reports; something new to meter is a field here (its name is its stored field's) and, when it
 costs credits, a term of ``credits``."""
@@ -17,6 +18,8 @@ class Metered:
     screenshots: int = 0  # screenshots taken and kept
     proxied_basic: int = 0  # pages that came through a basic proxy (options/proxy.py)
     proxied_stealth: int = 0  # pages that came through a stealth proxy
+    searches: int = 0  # searches answered (not a page's: ports/usage_meter.py)
+    search_credits: int = 0  # what their results cost: a credit a started ten, as Firecrawl
 
     def __add__(self, other: Metered) -> Metered:
         return Metered(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -28,8 +31,8 @@ class Metered:
     @property
     def credits(self) -> int:
         """Credits beyond the page's own: one a document page read (a screenshot costs none,
-        as on Firecrawl; it is counted)."""
-        return self.document_pages
+        as on Firecrawl; it is counted), and what searches cost."""
+        return self.document_pages + self.search_credits
 
     def proxied(self) -> dict[str, int]:
         """Pages that came through a proxy, by its tier (tiers with none left out)."""

@@ -150,7 +150,8 @@ class Totals:
 
     @property
     def empty(self) -> bool:
-        return not any(self.finished.values())
+        """No outcome and nothing metered beside one (a search)."""
+        return not any(self.finished.values()) and self.metered.empty
 
     def to_fields(self) -> dict[str, int]:
         """Flat numeric fields for a store (added to a shard's, field by field)."""

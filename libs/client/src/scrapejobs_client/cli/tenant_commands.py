@@ -87,14 +87,23 @@ def usage(
     tenant: Annotated[str | None, typer.Option(help="Of this tenant (admin keys).")] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Pages fetched today (UTC), in flight, and the quota: the key's tenant's (an admin
-    key: every tenant's, or --tenant's)."""
+    """Pages fetched today (UTC), in flight, the quota, and the searches asked: the key's
+    tenant's (an admin key: every tenant's, or --tenant's)."""
     state = use(ctx, json_output)
     figures = state.client.usage(tenant)
     if json_output:
         state.emit_json({"usage": [entry.model_dump(mode="json") for entry in figures]})
         return
-    table = Table("tenant", "pages today", "per day", "in flight", "at once", "ai tokens", box=None)
+    table = Table(
+        "tenant",
+        "pages today",
+        "per day",
+        "in flight",
+        "at once",
+        "ai tokens",
+        "searches",
+        box=None,
+    )
     for entry in figures:
         table.add_row(
             escape(entry.tenant),
@@ -103,6 +112,7 @@ def usage(
             str(entry.pages_in_flight),
             str(entry.quota.pages_in_flight or "no limit"),
             str(entry.ai_tokens),
+            f"{entry.searches} ({entry.search_credits} credits)" if entry.searches else "0",
         )
     state.out.print(table)
 

@@ -28,7 +28,6 @@ from scrapejobs_shared.domain.jobspec import JobRequest
 from scrapejobs_shared.firecrawl.documents import document
 from scrapejobs_shared.options import InvalidOption, ServedHere
 
-RESULTS_A_CREDIT = 10  # Firecrawl counts a search's results in tens, as its pricing does
 # the scrape options are checked before searching (a job of them must be one this deployment
 # runs, whatever the results): on a job of this one URL, never submitted
 PROBE_URL = "https://search-result.invalid/"
@@ -58,8 +57,7 @@ class FirecrawlSearch:
         urls, refused = to_scrape(found, body.ignore_invalid_urls)
         data = _listed(found, set(urls) if body.ignore_invalid_urls else None)
         warnings = [f"not scraped, not a URL a job takes: {', '.join(refused)}"] if refused else []
-        results = sum(len(items) for items in data.values())
-        credits = -(-results // RESULTS_A_CREDIT)
+        credits = found.credits  # metered to the tenant by the search (web_search.py)
         if options is not None and urls:
             with named_as_firecrawl("scrapeOptions"):
                 request = search_job(options, urls, self.here)

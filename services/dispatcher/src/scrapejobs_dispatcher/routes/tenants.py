@@ -62,6 +62,12 @@ class UsageView(RecordView):
         default_factory=dict,
         description="Pages that came through a proxy today, by the proxy's tier (basic, stealth)",
     )
+    searches: int = Field(default=0, description="Searches it asked today")
+    search_credits: int = Field(
+        default=0,
+        description="What their results cost today: a credit a started ten results (beside "
+        "pages_today; not counted against the quota of pages)",
+    )
 
 
 class UsageList(BaseModel):

@@ -1,17 +1,25 @@
 """The searches a caller asks for: each source (web, news, images) asked of the provider at once
 within the caller's time, results outside the domains asked for left out, and each answer kept
 per tenant for ``cache_s`` (an agent asking the same query in a loop costs the provider once;
-another tenant's answer is never served). No provider configured: ``SearchNotConfigured``."""
+another tenant's answer is never served). No provider configured: ``SearchNotConfigured``.
+
+Each search answered is metered to its tenant (ports/usage_meter.py), a kept answer too, as
+Firecrawl charges each call: a credit a started ten results. A meter that cannot be written
+(a Firestore outage) leaves the search uncharged, logged, rather than unanswered."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
+from scrapejobs_shared.domain.metered import Metered
+from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
 from scrapejobs_shared.ports.search_engine import (
     MAX_RESULTS,
     SearchEngine,
@@ -20,9 +28,12 @@ from scrapejobs_shared.ports.search_engine import (
     SearchQuery,
     SearchSource,
 )
+from scrapejobs_shared.ports.usage_meter import UsageMeter
 
+log = logging.getLogger(__name__)
 CACHED = 1000  # answers kept per process at most
 WIDER = 3  # results asked for per one wanted, when some will be left out by domain
+RESULTS_A_CREDIT = 10  # a search's results are counted in tens, as Firecrawl's pricing does
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +55,25 @@ class Found:
     def hits(self) -> list[SearchHit]:
         return [hit for hits in self.by_source.values() for hit in hits]
 
+    @property
+    def credits(self) -> int:
+        return -(-len(self.hits()) // RESULTS_A_CREDIT)
+
 
 class WebSearch:
     def __init__(
         self,
         engine: SearchEngine | None,
         cache_s: float,
+        meter: UsageMeter | None = None,
         clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._engine = engine
         self._cache_s = cache_s
+        self._meter = meter
         self._clock = clock
+        self._now = now
         self._kept: OrderedDict[tuple[str, SearchAsk], tuple[float, Found]] = OrderedDict()
 
     @property
@@ -62,6 +81,16 @@ class WebSearch:
         return self._engine is not None
 
     async def find(self, tenant: str, ask: SearchAsk, timeout_s: float) -> Found:
+        found = await self._found(tenant, ask, timeout_s)
+        if self._meter is not None:
+            used = Metered(searches=1, search_credits=found.credits)
+            try:
+                await self._meter.meter(tenant, used, self._now())
+            except DependencyUnavailable:
+                log.warning("a search not metered: the store is unavailable", exc_info=True)
+        return found
+
+    async def _found(self, tenant: str, ask: SearchAsk, timeout_s: float) -> Found:
         if self._engine is None:
             raise SearchNotConfigured()
         key = (tenant, ask)

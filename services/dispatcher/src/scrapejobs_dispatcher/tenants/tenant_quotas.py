@@ -58,6 +58,8 @@ class TenantUsage:
     ai_cost: float | None
     screenshots: int = 0  # taken today (kept in the files bucket)
     proxied_pages: dict[str, int] = field(default_factory=dict)  # today, by the proxy's tier
+    searches: int = 0  # asked today (/v2/search, a job's or a monitor's search)
+    search_credits: int = 0  # what their results cost (a credit a started ten)
 
 
 @dataclass(eq=False)
@@ -98,7 +100,7 @@ class Quotas:
         cost = None if self.prices is None else self.prices.cost_of(totals.ai)
         return TenantUsage(
             tenant=tenant,
-            pages_today=credits_of(totals),
+            pages_today=credits_of(totals) - totals.metered.search_credits,
             pages_in_flight=work.running,
             quota=quota,
             own_quota=own,
@@ -106,6 +108,8 @@ class Quotas:
             ai_cost=cost,
             screenshots=totals.metered.screenshots,
             proxied_pages=totals.metered.proxied(),
+            searches=totals.metered.searches,
+            search_credits=totals.metered.search_credits,
         )
 
     async def _day(self, tenant: str, now: datetime) -> Totals:

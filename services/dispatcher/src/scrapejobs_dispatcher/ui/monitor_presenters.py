@@ -35,9 +35,13 @@ class MonitorRow:
         request = monitor.request
         schedule = request.schedule
         urls = request.target_urls()
-        targets = f"crawl of {urls[0]}" if request.crawl is not None else urls[0]
-        if request.crawl is None and len(urls) > 1:
-            targets = f"{urls[0]} and {len(urls) - 1} more"
+        if request.search is not None:  # each check: what the search finds then
+            search = request.search
+            targets = f"search for “{search.query}” ({', '.join(search.sources)}, {search.limit})"
+        elif request.crawl is not None:
+            targets = f"crawl of {urls[0]}"
+        else:
+            targets = urls[0] if len(urls) == 1 else f"{urls[0]} and {len(urls) - 1} more"
         return cls(
             id=monitor.id,
             name=request.name,

@@ -16,6 +16,7 @@ class TenantRow:
     in_flight: int
     at_once: str
     proxied: str  # pages through a proxy today, by tier
+    searches: str  # searches today and their credits
     own_pool: bool
     proxies: tuple[str, ...]  # "label (country, tier)", one a proxy: never a credential
 
@@ -30,6 +31,7 @@ def tenant_row(entry: TenantEntry) -> TenantRow:
         in_flight=usage.pages_in_flight,
         at_once=str(usage.quota.pages_in_flight or "no limit"),
         proxied=proxied or "none",
+        searches=f"{usage.searches} ({usage.search_credits} credits)" if usage.searches else "none",
         own_pool=entry.own_pool,
         proxies=tuple(
             f"{s.label} ({s.country or 'any country'}, {s.tier})" for s in entry.pool.servers

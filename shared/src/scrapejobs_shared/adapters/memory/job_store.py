@@ -65,6 +65,7 @@ class MemoryJobStore(MemoryStoreState):
     day_totals = Part("_stats", MemoryStatsReader.day_totals)
     jobs_by_status = Part("_stats", MemoryStatsReader.jobs_by_status)
     open_work = Part("_stats", MemoryStatsReader.open_work)
+    meter = Part("_stats", MemoryStatsReader.meter)
     report = Part("_workers", MemoryWorkers.report)
     seen_since = Part("_workers", MemoryWorkers.seen_since)
     get_many = Part("_pages", MemoryPageIndex.get_many)

@@ -1,5 +1,6 @@
 """The memory twin's ``StatsReader`` (ports/outcome_stats.py): what the batch store's settles
-added to the outcome totals (every tenant's and each tenant's), and unfinished jobs' counts."""
+and the usage meter (``meter``: ports/usage_meter.py) added to the outcome totals (every
+tenant's and each tenant's), and unfinished jobs' counts."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from scrapejobs_shared.adapters.memory.store_state import MemoryStoreState
+from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.outcome_stats import Totals, day_of, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.outcome_stats import OpenWork
@@ -15,6 +17,10 @@ from scrapejobs_shared.ports.outcome_stats import OpenWork
 class MemoryStatsReader:
     def __init__(self, state: MemoryStoreState) -> None:
         self._state = state
+
+    async def meter(self, tenant: str, used: Metered, at: datetime) -> None:
+        await self._state.ping()
+        self._state.add_stats(tenant, at, Totals(metered=used))
 
     def _slot(self, slot: datetime, tenant: str | None) -> Totals:
         if tenant is None:

@@ -71,15 +71,17 @@ class MemoryStoreState:
                 batch, item, TaskOutcome(TaskStatus.QUEUED), batch.created_at
             )
 
+    def add_stats(self, tenant: str, at: datetime, totals: Totals) -> None:
+        """``totals`` added to the slot holding ``at``: every tenant's and ``tenant``'s."""
+        if totals.empty:
+            return
+        slot = slot_of(at)
+        self.stats[slot] = self.stats.get(slot, Totals()) + totals
+        self.tenant_stats[(tenant, slot)] = self.tenant_stats.get((tenant, slot), Totals()) + totals
+
     def write(self, applied: Applied, now: datetime) -> Handle:
         """The commit: the batch, its results, kept pages, tally, handoffs and stats."""
-        if not applied.stats.empty:
-            slot = slot_of(now)
-            self.stats[slot] = self.stats.get(slot, Totals()) + applied.stats
-            of_tenant = (applied.batch.tenant, slot)
-            self.tenant_stats[of_tenant] = (
-                self.tenant_stats.get(of_tenant, Totals()) + applied.stats
-            )
+        self.add_stats(applied.batch.tenant, now, applied.stats)
         batch = replace(applied.batch, updated_at=now)
         self.batches[batch.job_id][batch.id] = batch
         for record in applied.results:

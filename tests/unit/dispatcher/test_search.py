@@ -303,3 +303,27 @@ async def test_a_monitor_of_a_query_needs_a_provider_and_is_listed_by_its_query(
         listed = await api.get("/ui/monitors")
     assert made.status_code == 201, made.text
     assert listed.status_code == 200 and "search for “rust web frameworks” (news, 3)" in listed.text
+
+
+async def test_a_retried_submission_of_a_search_finds_its_job_without_searching_again(
+    standin: SearxngStandin,
+) -> None:
+    """A monitor's check or a schedule's run is submitted again with its job's id when its
+    first answer was lost: the job it made, neither searched nor charged again."""
+    from scrapejobs_dispatcher.submission.submission import Submission
+    from scrapejobs_shared.domain.jobspec import JobRequest
+    from support.memory_dispatcher import memory_dispatcher
+
+    standin.results["retried check"] = [result("https://a.example/1", "One")]
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url)
+    app = memory_dispatcher(store, settings)
+    async with app.router.lifespan_context(app):
+        request = JobRequest.model_validate({"search": {"query": "retried check"}})
+        submission = Submission(request, "acme", job_id="check-1", trigger="monitor m")
+        first = await app.state.jobs.submit(submission)
+        again = await app.state.jobs.submit(submission)
+        usage = await app.state.quotas.usage("acme")
+    assert first.created and not again.created and again.job.id == first.job.id == "check-1"
+    assert len([a for a in standin.asked if (a["q"], a["pageno"]) == ("retried check", "1")]) == 1
+    assert usage.searches == 1

@@ -5,6 +5,7 @@ is the job service (jobs/job_service.py) with these."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -13,7 +14,7 @@ from datetime import datetime, timedelta
 
 from opentelemetry.metrics import NoOpMeter
 
-from scrapejobs_dispatcher.jobs.job_errors import SubmissionUnconfirmed
+from scrapejobs_dispatcher.jobs.job_errors import JobNotFound, SubmissionUnconfirmed
 from scrapejobs_dispatcher.jobs.job_parts import JobParts
 from scrapejobs_dispatcher.jobs.job_service import JobPolicy, JobService, JobView
 from scrapejobs_dispatcher.jobs.recovery import publish_open_batches
@@ -86,6 +87,11 @@ class JobIntake(JobService):
         pages a source finds (a search) is given them first (job_sources.py).
         """
         tenant, trigger = submission.tenant, submission.trigger
+        if submission.request.search is not None and submission.job_id is not None:
+            # a retried one (a monitor's check, a schedule's run): its job, never searched
+            # (nor charged) again
+            with contextlib.suppress(JobNotFound):
+                return replace(await self.existing(submission.job_id, tenant), created=False)
         request = await self._sources.resolved(submission.request, tenant)
         validators = submission.validators
         job_id = submission.job_id or uuid.uuid4().hex

@@ -137,6 +137,7 @@ async def test_pages_fit_a_phone_and_an_unknown_job_is_a_404_page(
         ("phone-dead-letters", "/ui/dead-letters"),
         ("phone-hosts", "/ui/hosts"),
         ("phone-tenants", "/ui/tenants"),  # the stack's proxies, by label
+        ("phone-search", "/ui/search"),
     ]:
         response = await page.goto(path)
         assert response is not None and response.status == 200

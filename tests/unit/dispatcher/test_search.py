@@ -327,3 +327,22 @@ async def test_a_retried_submission_of_a_search_finds_its_job_without_searching_
     assert first.created and not again.created and again.job.id == first.job.id == "check-1"
     assert len([a for a in standin.asked if (a["q"], a["pageno"]) == ("retried check", "1")]) == 1
     assert usage.searches == 1
+
+
+async def test_the_dashboard_s_search_page_asks_the_provider_as_the_viewer_s_tenant(
+    standin: SearxngStandin,
+) -> None:
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", searxng_url=standin.url)
+    async with memory_client(store, settings) as api:
+        empty = await api.get("/ui/search")
+        found = await api.get("/ui/search", params={"q": "election", "source": "news"})
+        [usage] = (await api.get("/v1/usage")).json()["usage"]
+    assert empty.status_code == 200 and "Provider: SearXNG" in empty.text
+    assert found.status_code == 200 and 'href="https://news.example/a"' in found.text
+    assert "Results are in" in found.text and "2026-11-30T08:00:00" in found.text
+    assert standin.asked[-1]["categories"] == "news" and usage["searches"] == 1
+    async with memory_client(MemoryJobStore(), DispatcherSettings(auth_mode="none")) as api:
+        none = await api.get("/ui/search", params={"q": "election"})
+    assert none.status_code == 503 and "SCRAPEJOBS_SEARXNG_URL" in none.text
+    assert "No search provider is configured" in none.text

@@ -20,6 +20,7 @@ from scrapejobs_dispatcher.monitors.change_tracking import ChangeTracker
 from scrapejobs_dispatcher.monitors.check_runner import CheckRunner
 from scrapejobs_dispatcher.monitors.monitor_service import Monitors
 from scrapejobs_dispatcher.monitors.monitor_tick import MonitorTick
+from scrapejobs_dispatcher.search.web_search import WebSearch
 from scrapejobs_dispatcher.submission.idempotent import IdempotentSubmission
 from scrapejobs_dispatcher.submission.sync_scrape import SyncScrape
 from scrapejobs_dispatcher.system_health import SystemHealth
@@ -63,3 +64,4 @@ ReconcileAfterDep = Annotated[float, Depends(app_state("reconcile_after_s"))]
 KeyringDep = Annotated[Keyring, Depends(app_state("keyring"))]
 QuotasDep = Annotated[Quotas, Depends(app_state("quotas"))]
 TenantsDep = Annotated[TenantDirectory, Depends(app_state("tenant_directory"))]
+WebSearchDep = Annotated[WebSearch, Depends(app_state("web_search"))]

@@ -235,6 +235,8 @@ def _serve(
     enqueuer = Enqueuer(job_store, publisher, utc_now, tracer, events)
     job_parts = JobParts(job_store, enqueuer, rules, parts.webhook_log, parts.held_batches)
     searches = WebSearch(search_engine(settings), settings.search_cache_s, parts.usage_meter)
+    state.web_search = searches
+    state.search_provider = settings.search_provider if settings.search_served() else None
     metrics = SubmissionMetrics(telemetry.meter(SERVICE))
     state.jobs = JobIntake(job_parts, policy, metrics, SearchTargets(searches))
     state.recovery = Recovery(job_parts, parts.gate)

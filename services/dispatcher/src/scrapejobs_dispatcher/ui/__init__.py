@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from scrapejobs_dispatcher.ui import monitor_routes
+from scrapejobs_dispatcher.ui import monitor_routes, search_page
 from scrapejobs_dispatcher.ui.figure_cache import FigureCache
 from scrapejobs_dispatcher.ui.routes import install_refusals, router, sign_in_router
 from scrapejobs_dispatcher.ui.sessions import SignInAttempts
@@ -38,3 +38,4 @@ def install(app: FastAPI, figures: FigureCache) -> None:
     app.include_router(sign_in_router)
     app.include_router(router)
     app.include_router(monitor_routes.router)
+    app.include_router(search_page.router)

@@ -57,6 +57,8 @@ def test_firecrawl_py_searches_scrapes_the_results_and_asks_news(
         result(pages[0], "Breaking", "It happened", publishedDate="2026-12-01", category="news")
     ]
     app = Firecrawl(api_key="fc-local", api_url=search_stack.config.dispatcher_url)
+    usage_url = f"{search_stack.config.dispatcher_url}/v1/usage"
+    [before] = httpx.get(usage_url, timeout=30).json()["usage"]
 
     found = app.search(query, limit=3)
     assert [hit.url for hit in found.web or []] == pages
@@ -86,6 +88,10 @@ def test_firecrawl_py_searches_scrapes_the_results_and_asks_news(
         timeout=30,
     ).json()
     assert v1["success"] and [item["url"] for item in v1["data"]] == pages[:2]
+    # five searches, each charged a credit (under ten results) in Firestore's stats shards
+    [after] = httpx.get(usage_url, timeout=30).json()["usage"]
+    assert after["searches"] - before["searches"] == 5
+    assert after["search_credits"] - before["search_credits"] == 5
 
 
 def test_the_provider_gone_or_slow_is_a_clear_error_within_the_time(

@@ -20,11 +20,20 @@ def test_metered_figures_are_stored_by_name_and_read_back() -> None:
     assert Metered.from_fields(metered.to_fields() | {"other": 3}) == metered
     assert Metered.from_fields({"document_pages": "x"}) == NOTHING
     # stored names: never renamed
-    assert FIELD_NAMES == ("document_pages", "screenshots", "proxied_basic", "proxied_stealth")
+    assert FIELD_NAMES == (
+        "document_pages",
+        "screenshots",
+        "proxied_basic",
+        "proxied_stealth",
+        "searches",
+        "search_credits",
+    )
     proxied = Metered(proxied_basic=2) + Metered(proxied_stealth=1)
     assert proxied.to_fields() == {"proxied_basic": 2, "proxied_stealth": 1}
     assert proxied.credits == 0  # counted, not charged
     assert proxied.proxied() == {"basic": 2, "stealth": 1} and NOTHING.proxied() == {}
+    searched = Metered(searches=2, search_credits=3)  # beside any page: what a search cost
+    assert Metered.from_fields(searched.to_fields()) == searched and searched.credits == 3
 
 
 def test_a_job_s_tally_and_totals_carry_them() -> None:

@@ -30,9 +30,15 @@ class Metered:
 
     @property
     def credits(self) -> int:
-        """Credits beyond the page's own: one a document page read (a screenshot costs none,
-        as on Firecrawl; it is counted), and what searches cost."""
-        return self.document_pages + self.search_credits
+        """Credits beyond the page's own: what the pages used (``page_credits``) and what
+        searches cost."""
+        return self.page_credits + self.search_credits
+
+    @property
+    def page_credits(self) -> int:
+        """What pages used beside their fetch: one a document page read (a screenshot costs
+        none, as on Firecrawl; it is counted)."""
+        return self.document_pages
 
     def proxied(self) -> dict[str, int]:
         """Pages that came through a proxy, by its tier (tiers with none left out)."""

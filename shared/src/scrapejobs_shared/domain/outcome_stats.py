@@ -132,6 +132,11 @@ class Totals:
         return self.pages_charged + self.metered.credits
 
     @property
+    def page_credits(self) -> int:
+        """The credits of pages alone (a tenant's pages against its quota): not searches'."""
+        return self.pages_charged + self.metered.page_credits
+
+    @property
     def uncharged(self) -> int:
         """Tasks that ran to an outcome without a charge."""
         return max(0, self.processed - self.pages_charged)

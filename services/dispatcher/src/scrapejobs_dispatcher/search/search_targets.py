@@ -22,6 +22,9 @@ class SearchTargets:  # a JobSources
     searches: WebSearch
     timeout_s: float = SEARCH_TIMEOUT_S
 
+    def finds(self, request: JobRequest) -> bool:
+        return request.search is not None
+
     async def resolved(self, request: JobRequest, tenant: str) -> JobRequest:
         """``request`` with a search target's results as its URLs (any other as it is)."""
         target = request.search

@@ -87,9 +87,9 @@ class JobIntake(JobService):
         pages a source finds (a search) is given them first (job_sources.py).
         """
         tenant, trigger = submission.tenant, submission.trigger
-        if submission.request.search is not None and submission.job_id is not None:
-            # a retried one (a monitor's check, a schedule's run): its job, never searched
-            # (nor charged) again
+        if submission.job_id is not None and self._sources.finds(submission.request):
+            # a retried one (a monitor's check, a schedule's run): its job, its source (a
+            # search) never asked (nor charged) again
             with contextlib.suppress(JobNotFound):
                 return replace(await self.existing(submission.job_id, tenant), created=False)
         request = await self._sources.resolved(submission.request, tenant)

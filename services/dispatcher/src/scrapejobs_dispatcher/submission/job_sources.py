@@ -12,6 +12,11 @@ from scrapejobs_shared.errors import InvalidInput
 
 
 class JobSources(Protocol):
+    def finds(self, request: JobRequest) -> bool:
+        """Whether ``request``'s pages are found anew by a source (a retry of it must find
+        its job first, never ask the source again)."""
+        ...
+
     async def resolved(self, request: JobRequest, tenant: str) -> JobRequest:
         """``request`` with its pages as URLs (a request that lists them as it is)."""
         ...
@@ -19,6 +24,9 @@ class JobSources(Protocol):
 
 class ListedOnly:
     """No source beyond the request's own URLs or crawl: a search target is refused."""
+
+    def finds(self, request: JobRequest) -> bool:
+        return False
 
     async def resolved(self, request: JobRequest, tenant: str) -> JobRequest:
         if request.search is not None:

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from scrapejobs_dispatcher.tenants.usage import MAX_OPEN_JOBS, credits_of, tokens_of
+from scrapejobs_dispatcher.tenants.usage import MAX_OPEN_JOBS, tokens_of
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.model_usage import ModelPrices
 from scrapejobs_shared.domain.outcome_stats import DAY, Totals, day_of
@@ -100,7 +100,7 @@ class Quotas:
         cost = None if self.prices is None else self.prices.cost_of(totals.ai)
         return TenantUsage(
             tenant=tenant,
-            pages_today=credits_of(totals) - totals.metered.search_credits,
+            pages_today=totals.page_credits,
             pages_in_flight=work.running,
             quota=quota,
             own_quota=own,

@@ -7,6 +7,9 @@
 #   docker build --build-arg SERVICE=worker -t scrapejobs-worker .
 #   docker build --build-arg SERVICE=worker --target renderer -t scrapejobs-renderer .
 #
+# OCR_LANGUAGES (default "eng") names the OCR language packs installed: --build-arg
+# OCR_LANGUAGES="eng deu fra".
+#
 # Dependencies are installed from uv.lock (exported with hashes, --frozen: the lock is never
 # re-resolved), the workspace members (shared + web + the service) are built as wheels and
 # installed without dependencies. The runtime stages have no build tools, tests or dev
@@ -81,8 +84,11 @@ FROM ${PYTHON_IMAGE} AS renderer
 LABEL org.opencontainers.image.title="scrapejobs-renderer" \
       org.opencontainers.image.description="scrapejobs renderer: the render lane's push endpoint, which renders pages in headless Chromium"
 
+ARG OCR_LANGUAGES="eng"
+
 RUN apt-get update \
     && apt-get install --yes --no-install-recommends chromium-headless-shell fonts-liberation \
+        $(for lang in ${OCR_LANGUAGES}; do printf 'tesseract-ocr-%s ' "${lang}"; done) \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 scrapejobs \
     && useradd --system --uid 10001 --gid scrapejobs --no-create-home \
@@ -109,11 +115,18 @@ CMD ["sh", "-c", "exec python -m uvicorn --factory \"${APP_FACTORY}\" --host 0.0
 FROM ${PYTHON_IMAGE} AS runtime
 
 ARG SERVICE
+# OCR's language packs (Debian's tesseract-ocr-<lang>; the tesserocr wheel carries the engine),
+# space-separated Tesseract names: eng, deu, fra, chi_sim...
+ARG OCR_LANGUAGES="eng"
 
 LABEL org.opencontainers.image.title="scrapejobs-${SERVICE}" \
       org.opencontainers.image.description="scrapejobs ${SERVICE}: the dispatcher is the REST API, the worker the Pub/Sub push endpoint that fetches and extracts pages"
 
-RUN groupadd --system --gid 10001 scrapejobs \
+RUN apt-get update \
+    && apt-get install --yes --no-install-recommends \
+        $(for lang in ${OCR_LANGUAGES}; do printf 'tesseract-ocr-%s ' "${lang}"; done) \
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --system --gid 10001 scrapejobs \
     && useradd --system --uid 10001 --gid scrapejobs --no-create-home \
         --home-dir /nonexistent --shell /usr/sbin/nologin scrapejobs
 

@@ -27,6 +27,8 @@ def test_metered_figures_are_stored_by_name_and_read_back() -> None:
         "proxied_stealth",
         "searches",
         "search_credits",
+        "ocr_pages",
+        "ocr_credits",
     )
     proxied = Metered(proxied_basic=2) + Metered(proxied_stealth=1)
     assert proxied.to_fields() == {"proxied_basic": 2, "proxied_stealth": 1}
@@ -34,6 +36,9 @@ def test_metered_figures_are_stored_by_name_and_read_back() -> None:
     assert proxied.proxied() == {"basic": 2, "stealth": 1} and NOTHING.proxied() == {}
     searched = Metered(searches=2, search_credits=3)  # beside any page: what a search cost
     assert Metered.from_fields(searched.to_fields()) == searched and searched.credits == 3
+    scanned = Metered(document_pages=4, ocr_pages=4, ocr_credits=8)  # a weight of 2 a page
+    assert Metered.from_fields(scanned.to_fields()) == scanned
+    assert scanned.page_credits == 12 and scanned.credits == 12
 
 
 def test_a_job_s_tally_and_totals_carry_them() -> None:

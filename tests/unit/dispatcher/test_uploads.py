@@ -125,14 +125,20 @@ async def test_a_broken_or_unsupported_file_fails_its_job_saying_why() -> None:
         image = await client.post(
             "/v1/parse", files={"file": ("x.png", b"\x89PNG\r\n\x1a\n....", "image/png")}
         )
+        sound = await client.post(
+            "/v1/parse", files={"file": ("x.pdf", b"OggS\x00 not a PDF", "audio/ogg")}
+        )
         retried = await client.post(f"/v1/jobs/{broken.json()['job_id']}:retry?status=failed")
     assert retried.status_code == 409, retried.text  # nothing can fetch an upload again
     assert "upload the file again" in retried.json()["error"]["message"]
     result = broken.json()["result"]
     assert result["status"] == "failed"
     assert result["error"].startswith("unsupported_content: the Word (DOCX) file cannot be read")
+    assert image.json()["result"]["error"].startswith(
+        "unsupported_content: the image cannot be read: cannot identify image file"
+    )
     assert (
-        image.json()["result"]["error"] == "unsupported_content: unsupported content type image/png"
+        sound.json()["result"]["error"] == "unsupported_content: unsupported content type audio/ogg"
     )
 
 

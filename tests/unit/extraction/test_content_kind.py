@@ -8,6 +8,7 @@ from scrapejobs_shared.extraction import ContentKind, MediaType, classify_conten
 
 PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+OGG = b"OggS\x00\x02\x00\x00"
 
 
 @pytest.mark.parametrize(
@@ -29,7 +30,13 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
         ("application/pdf", ContentKind.DOCUMENT),
         ("application/x-pdf", ContentKind.DOCUMENT),
         ("image/svg+xml", ContentKind.UNSUPPORTED),
-        ("image/png", ContentKind.UNSUPPORTED),
+        ("image/png", ContentKind.DOCUMENT),  # read by OCR
+        ("image/jpeg", ContentKind.DOCUMENT),
+        ("image/tiff", ContentKind.DOCUMENT),
+        ("image/webp", ContentKind.DOCUMENT),
+        ("image/gif", ContentKind.DOCUMENT),
+        ("image/avif", ContentKind.UNSUPPORTED),
+        ("audio/ogg", ContentKind.UNSUPPORTED),
         ("video/mp4", ContentKind.UNSUPPORTED),
         ("application/zip", ContentKind.UNSUPPORTED),
         ("application/vnd.ms-excel", ContentKind.DOCUMENT),
@@ -46,14 +53,34 @@ def test_declared_types(content_type: str, kind: ContentKind):
 
 
 def test_unsupported_reason_names_the_type():
-    result = classify_content("image/png", PNG)
-    assert result.reason == "unsupported content type image/png"
+    result = classify_content("audio/ogg", OGG)
+    assert result.reason == "unsupported content type audio/ogg"
 
 
 def test_binary_body_behind_a_textual_type_is_unsupported():
-    result = classify_content("text/html", PNG)
+    result = classify_content("text/html", OGG)
     assert result.kind is ContentKind.UNSUPPORTED
-    assert "declared text/html but the body is image/png" in (result.reason or "")
+    assert "declared text/html but the body is audio/ogg" in (result.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("body", "media_type"),
+    [
+        (PNG, "image/png"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", "image/jpeg"),
+        (b"GIF89a\x01\x00", "image/gif"),
+        (b"II*\x00\x08\x00", "image/tiff"),
+        (b"MM\x00*\x00\x00", "image/tiff"),
+        (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "image/webp"),
+    ],
+)
+@pytest.mark.parametrize("content_type", ["text/html", "application/octet-stream", None])
+def test_an_image_is_a_document_whatever_it_is_declared(
+    body: bytes, media_type: str, content_type: str | None
+):
+    """Read by OCR (documents/images.py), as a PDF is read whatever its declared type."""
+    result = classify_content(content_type, body)
+    assert result.kind is ContentKind.DOCUMENT and result.media_type == media_type
 
 
 @pytest.mark.parametrize("content_type", ["application/pdf", "text/html", "application/x-pdf"])
@@ -77,9 +104,11 @@ def test_a_pdf_is_a_document_whatever_it_is_declared(content_type: str):
         (b"just some words", ContentKind.TEXT),
         (b"", ContentKind.HTML),
         (PDF, ContentKind.DOCUMENT),
-        (PNG, ContentKind.UNSUPPORTED),
-        (b"\xff\xd8\xff\xe0\x00\x10JFIF", ContentKind.UNSUPPORTED),
-        (b"GIF89a\x01\x00", ContentKind.UNSUPPORTED),
+        (PNG, ContentKind.DOCUMENT),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", ContentKind.DOCUMENT),
+        (b"GIF89a\x01\x00", ContentKind.DOCUMENT),
+        (OGG, ContentKind.UNSUPPORTED),
+        (b"RIFF\x10\x00\x00\x00WAVEfmt ", ContentKind.UNSUPPORTED),
         (b"PK\x03\x04\x14\x00", ContentKind.UNSUPPORTED),
         (b"\x00\x01\x02binary\x03", ContentKind.UNSUPPORTED),
     ],

@@ -17,7 +17,7 @@ from scrapejobs_shared.extraction.documents import (
     DocumentUnreadable,
     read_document,
 )
-from scrapejobs_shared.extraction.documents.pdf import _Line, _markdown
+from scrapejobs_shared.extraction.documents.page_lines import Line, page_markdown
 from support.document_bombs import page_bomb_pdf
 
 FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
@@ -106,15 +106,15 @@ def test_the_page_limit_is_said_in_the_errors() -> None:
 def test_bullets_and_numbers_start_list_items_and_a_short_line_ends_a_paragraph() -> None:
     long = "a line of a paragraph long enough to be one of the page's full lines of text"
     lines = [
-        _Line("Steps", 16.0),
-        _Line(long, 10.0),
-        _Line("and its short end.", 10.0),
-        _Line(f"• first item: {long}", 10.0),
-        _Line("to a second line", 10.0),
-        _Line("2) second item", 10.0),
-        _Line("# not a heading: a line starting as markdown would read it", 10.0),
+        Line("Steps", 16.0),
+        Line(long, 10.0),
+        Line("and its short end.", 10.0),
+        Line(f"• first item: {long}", 10.0),
+        Line("to a second line", 10.0),
+        Line("2) second item", 10.0),
+        Line("# not a heading: a line starting as markdown would read it", 10.0),
     ]
-    markdown = _markdown(lines, {16.0: 1})
+    markdown = page_markdown(lines, {16.0: 1})
     assert markdown.split("\n\n") == [
         "# Steps",
         f"{long} and its short end.",

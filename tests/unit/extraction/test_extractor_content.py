@@ -79,7 +79,8 @@ def test_text_plain_field_error():
         (b"%PDF-1.4\n...", "application/pdf", "the PDF cannot be read"),
         (b"%PDF-1.4\n...", None, "the PDF cannot be read"),
         (b"%PDF-1.4\n...", "text/html", "the PDF cannot be read"),
-        (b"\x89PNG\r\n\x1a\n....", "image/png", "unsupported content type image/png"),
+        (b"\x89PNG\r\n\x1a\n....", "image/png", "the image cannot be read"),  # broken
+        (b"OggS\x00....", "audio/ogg", "unsupported content type audio/ogg"),
         (b"\x00\x01\x02\x03", "application/octet-stream", "binary data without a content type"),
     ],
 )

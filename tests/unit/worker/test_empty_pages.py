@@ -69,7 +69,11 @@ BLANK_PDF = (
 )
 
 
-def test_a_pdf_without_text_is_empty_and_says_it_may_be_a_scan() -> None:
+def test_a_pdf_without_text_is_empty_and_says_whether_ocr_looked() -> None:
     outcome = extract_outcome(response(BLANK_PDF, "application/pdf"), spec()).outcome
     assert outcome.status is TaskStatus.FAILED
-    assert outcome.error == "empty_content: the document has no text (a scan without a text layer?)"
+    said = "empty_content: the document has no text, and OCR found none on its pages"
+    assert outcome.error == said
+    fast = spec(options={"documents": {"ocr": "fast"}})
+    outcome = extract_outcome(response(BLANK_PDF, "application/pdf"), fast).outcome
+    assert outcome.error is not None and "a scan, read without OCR?" in outcome.error

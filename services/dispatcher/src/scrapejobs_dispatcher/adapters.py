@@ -154,7 +154,10 @@ class Adapters(ServiceAdapters):
             return cast(UploadParsing, self._given["upload_parsing"])
         settings = self._settings
         parsing = ParsingProcesses(
-            settings.parse_processes, settings.parse_budget_s, settings.parse_memory_mb
+            settings.parse_processes,
+            settings.parse_budget_s,
+            settings.parse_memory_mb,
+            settings.ocr_limits(),
         )
         self._stack.push_async_callback(parsing.close)
         return parsing

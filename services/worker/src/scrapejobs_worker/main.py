@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from scrapejobs_shared.domain.clock import Clock, utc_now
 from scrapejobs_shared.domain.lanes import PROCESSING_LANE
 from scrapejobs_shared.observability.json_logging import configure_logging
 from scrapejobs_shared.observability.telemetry import Telemetry, telemetry_for
+from scrapejobs_shared.outcomes.page_outcome import extract_outcome
 from scrapejobs_shared.politeness.admission import Politeness, PolitenessPolicy
 from scrapejobs_shared.politeness.host_gate import BreakerPolicy, HostGate
 from scrapejobs_shared.politeness.robots_cache import RobotsCache
@@ -283,22 +285,30 @@ def _extraction(
     settings: WorkerSettings,
 ) -> ExtractionProcesses | ExtractionInProcess | DocumentsApart:
     """Where pages are extracted: processes of their own within the budget (0: in process),
-    documents in processes of their own at the lowest priority (documents_apart.py)."""
+    documents in processes of their own at the lowest priority (documents_apart.py); pages
+    read by OCR within the deployment's OCR limits, each its own budget."""
+    limits = settings.ocr_limits()
+    extract = functools.partial(extract_outcome, ocr_limits=limits)
     if settings.extraction_processes == 0:
         log.warning("SCRAPEJOBS_EXTRACTION_PROCESSES=0: pages are extracted without a budget")
-        return ExtractionInProcess()
+        return ExtractionInProcess(extract)
+    ocr_s = limits.max_pages * limits.page_budget_s
     pages = ExtractionProcesses(
         settings.extraction_processes,
         settings.extraction_budget_s,
+        extract,
         memory_mb=settings.extraction_memory_mb,
+        extendable_s=ocr_s if settings.document_processes == 0 else 0.0,  # documents too
     )
     if settings.document_processes == 0:
         return pages
     documents = ExtractionProcesses(
         settings.document_processes,
         settings.extraction_budget_s,
+        extract,
         memory_mb=settings.extraction_memory_mb,
         background=True,
+        extendable_s=ocr_s,
     )
     return DocumentsApart(pages, documents)
 

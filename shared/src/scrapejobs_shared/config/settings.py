@@ -8,6 +8,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from scrapejobs_shared.domain.model_usage import ModelPrices
+from scrapejobs_shared.extraction.documents.ocr import OcrLimits
 from scrapejobs_shared.messaging.topology import DEFAULT_TOPOLOGY
 from scrapejobs_shared.options.proxy_pools import ProxyPool, parse_pool
 
@@ -113,6 +114,33 @@ class CommonSettings(BaseSettings):
         "comparison, a crawl's patterns over a page's links) at once, each call within its "
         "budget; other calls wait",
     )
+    ocr_page_budget_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=120,
+        description="CPU seconds each page read by OCR (a scan's, an image's) may use, beside "
+        "the document's own extraction budget; past them the document fails extraction_timeout",
+    )
+    ocr_max_pages: int = Field(
+        default=50,
+        ge=0,
+        le=2000,
+        description="Pages of one document read by OCR at most; its other pages without text "
+        "stay empty and the result's errors.document says how many (0: no OCR)",
+    )
+    ocr_max_pixels: int = Field(
+        default=40_000_000,
+        ge=1_000_000,
+        le=200_000_000,
+        description="Pixels of an image read by OCR at most, checked from its header before it "
+        "is decoded (a larger one fails unsupported_content); a PDF page is rasterised below it",
+    )
+    ocr_page_weight: int = Field(
+        default=1,
+        ge=0,
+        le=100,
+        description="Credits a page read by OCR costs beside the page's own (usage, quotas)",
+    )
 
     proxies: SecretStr = Field(
         default=SecretStr(""),
@@ -133,6 +161,11 @@ class CommonSettings(BaseSettings):
         "document then offers every country and tier, refused at submit where the caller's "
         "pools serve none",
     )
+
+    def ocr_limits(self) -> OcrLimits:
+        return OcrLimits(
+            self.ocr_page_budget_s, self.ocr_max_pages, self.ocr_max_pixels, self.ocr_page_weight
+        )
 
     def proxy_pool(self) -> ProxyPool:
         """The pools of ``proxies`` (read by each composition root as it starts: a list that

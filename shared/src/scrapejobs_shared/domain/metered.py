@@ -1,5 +1,6 @@
 """What a page used beside its fetch, metered for usage: the pages of a document read (a credit
-each beside the page's own, as Firecrawl counts them), the screenshots taken, and whether it
+each beside the page's own, as Firecrawl counts them), the pages read by OCR (their weight,
+a setting, each), the screenshots taken, and whether it
 came through a proxy (by the proxy's tier); beside any page, the searches a tenant asked and
 what their results cost (ports/usage_meter.py). One value
 carried from a page's outcome to its task, the commit's totals, the job's tally and the usage
@@ -20,6 +21,8 @@ class Metered:
     proxied_stealth: int = 0  # pages that came through a stealth proxy
     searches: int = 0  # searches answered (not a page's: ports/usage_meter.py)
     search_credits: int = 0  # what their results cost: a credit a started ten, as Firecrawl
+    ocr_pages: int = 0  # a document's pages read by OCR (a scan's, an image's)
+    ocr_credits: int = 0  # what they cost beside the page: SCRAPEJOBS_OCR_PAGE_WEIGHT each
 
     def __add__(self, other: Metered) -> Metered:
         return Metered(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -36,9 +39,9 @@ class Metered:
 
     @property
     def page_credits(self) -> int:
-        """What pages used beside their fetch: one a document page read (a screenshot costs
-        none, as on Firecrawl; it is counted)."""
-        return self.document_pages
+        """What pages used beside their fetch: one a document page read, and the weight of
+        each page read by OCR (a screenshot costs none, as on Firecrawl; it is counted)."""
+        return self.document_pages + self.ocr_credits
 
     def proxied(self) -> dict[str, int]:
         """Pages that came through a proxy, by its tier (tiers with none left out)."""

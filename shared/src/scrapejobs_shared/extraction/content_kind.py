@@ -1,9 +1,9 @@
 """What a response is, decided from its Content-Type, sniffing the body only when needed.
 
 Declared types decide, with one safety net: a body that starts with a well-known binary
-signature (PNG, JPEG, GIF, WebP, ZIP, gzip...) is unsupported whatever the header says, and
-one that starts as a PDF is a PDF, so a mislabelled file is read for what it is or is a clear
-failure, never garbage parsed as HTML.
+signature (ZIP, gzip, audio...) is unsupported whatever the header says, and one that starts
+as a document (a PDF, an image...) is that document, so a mislabelled file is read for what
+it is or is a clear failure, never garbage parsed as HTML.
 
 * ``text/html``, ``application/xhtml+xml`` → :attr:`ContentKind.HTML`.
 * ``text/xml``, ``application/xml`` and ``*+xml`` (RSS, Atom, sitemaps...) →
@@ -17,8 +17,10 @@ failure, never garbage parsed as HTML.
   by their declared type or, whatever it is, by their content (``%PDF-``, ``{\\rtf``, a zip
   package or compound file holding one) → :attr:`ContentKind.DOCUMENT`, read by
   :mod:`.documents`; a document of a kind not read (Word 97-2003) is unsupported, saying so.
-* ``image/*``, ``audio/*``, ``video/*``, ``font/*``, ``model/*``, ``multipart/*``, archives
-  and any other ``application/*`` → :attr:`ContentKind.UNSUPPORTED`.
+* images (PNG, JPEG, GIF, TIFF, WebP), by their declared type or their first bytes, are
+  documents too: read by OCR (documents/images.py).
+* other ``image/*``, ``audio/*``, ``video/*``, ``font/*``, ``model/*``, ``multipart/*``,
+  archives and any other ``application/*`` → :attr:`ContentKind.UNSUPPORTED`.
 * no usable Content-Type, ``application/octet-stream`` and other "unknown" types → sniff:
   binary signatures first; then, after a BOM and whitespace: ``<?xml`` → XML (HTML when
   an ``<html`` tag follows); ``<rss``, ``<feed``, ``<urlset``... → XML; anything else
@@ -34,7 +36,7 @@ from enum import StrEnum
 
 from scrapejobs_shared.errors import WorkFailed
 
-from .document_types import BY_MEDIA_TYPE, OLE, RTF_START, ZIP, DocumentType, sniff_document
+from .document_types import BY_MEDIA_TYPE, DOCUMENT_STARTS, DocumentType, sniff_document
 from .document_types import PDF as PDF_DOCUMENT
 from .media_type import MediaType
 
@@ -148,7 +150,7 @@ _CONTROL_BYTES = (
 def classify_content(content_type: str | MediaType | None, body: bytes) -> Classification:
     """Classify a response by its Content-Type header value and (when needed) its body."""
     media = content_type if isinstance(content_type, MediaType) else MediaType.parse(content_type)
-    found = sniff_document(body) if body.startswith((b"%PDF-", ZIP, OLE, RTF_START)) else None
+    found = sniff_document(body) if body.startswith(DOCUMENT_STARTS) else None
     declared_document = BY_MEDIA_TYPE.get(media.essence)
     if found is not None or declared_document is not None:
         document = found or declared_document

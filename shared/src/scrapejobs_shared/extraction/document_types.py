@@ -17,6 +17,7 @@ class DocumentType:
     media_types: tuple[str, ...]  # the first is the canonical one
     extensions: tuple[str, ...]
     readable: bool = True  # False: known, refused with a reason (a format not read here)
+    image: bool = False  # a picture, read by OCR (documents/images.py)
 
     @property
     def media_type(self) -> str:
@@ -60,12 +61,21 @@ ODS = DocumentType(
 )
 RTF = DocumentType("rtf", "Rich Text (RTF)", ("application/rtf", "text/rtf"), (".rtf",))
 EPUB = DocumentType("epub", "EPUB", ("application/epub+zip",), (".epub",))
+PNG = DocumentType("png", "PNG image", ("image/png",), (".png",), image=True)
+JPEG = DocumentType(
+    "jpeg", "JPEG image", ("image/jpeg", "image/pjpeg"), (".jpg", ".jpeg"), image=True
+)
+TIFF = DocumentType("tiff", "TIFF image", ("image/tiff",), (".tif", ".tiff"), image=True)
+WEBP = DocumentType("webp", "WebP image", ("image/webp",), (".webp",), image=True)
+GIF = DocumentType("gif", "GIF image", ("image/gif",), (".gif",), image=True)
+IMAGES = (PNG, JPEG, TIFF, WEBP, GIF)
 
-DOCUMENT_TYPES = (PDF, DOCX, DOC, XLSX, XLS, PPTX, PPT, ODT, ODS, RTF, EPUB)
+DOCUMENT_TYPES = (PDF, DOCX, DOC, XLSX, XLS, PPTX, PPT, ODT, ODS, RTF, EPUB, *IMAGES)
 BY_MEDIA_TYPE = {media: kind for kind in DOCUMENT_TYPES for media in kind.media_types}
 BY_EXTENSION = {ext: kind for kind in DOCUMENT_TYPES for ext in kind.extensions}
 
 ZIP = b"PK\x03\x04"
+RTF_START = b"{\\rtf"
 OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Microsoft's compound file (XLS, DOC, encrypted)
 # OpenDocument and EPUB start with an uncompressed "mimetype" part naming their type
 _MIMETYPE_PART = b"mimetype"
@@ -81,11 +91,29 @@ _OLE_STREAMS = {
 }
 
 
+# images by their first bytes (WebP: RIFF, its size, then WEBP)
+IMAGE_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", PNG),
+    (b"\xff\xd8\xff", JPEG),
+    (b"GIF87a", GIF),
+    (b"GIF89a", GIF),
+    (b"II*\x00", TIFF),
+    (b"MM\x00*", TIFF),
+)
+DOCUMENT_STARTS = (b"%PDF-", ZIP, OLE, RTF_START, b"RIFF", *(s for s, _ in IMAGE_SIGNATURES))
+
+
 def sniff_document(body: bytes) -> DocumentType | None:
     """The document a body is by its content: ``%PDF-``, a zip package (Office Open XML,
-    OpenDocument, EPUB) or a compound file (XLS, DOC); None for anything else."""
+    OpenDocument, EPUB), a compound file (XLS, DOC) or an image (PNG, JPEG, GIF, TIFF, WebP);
+    None for anything else."""
     if body.startswith(b"%PDF-"):
         return PDF
+    for signature, image in IMAGE_SIGNATURES:
+        if body.startswith(signature):
+            return image
+    if body[:4] == b"RIFF" and body[8:12] == b"WEBP":
+        return WEBP
     if body.startswith(RTF_START):
         return RTF
     if body.startswith(ZIP):
@@ -95,9 +123,6 @@ def sniff_document(body: bytes) -> DocumentType | None:
             if stream in body:
                 return kind
     return None
-
-
-RTF_START = b"{\\rtf"
 
 
 def _sniff_zip(body: bytes) -> DocumentType | None:

@@ -87,6 +87,8 @@ class PageExtraction:
     charset: str | None = None
     empty: bool = False  # nothing to see: an app shell, a blank body
     document_pages: int = 0  # a PDF's pages read (Firecrawl charges a credit for each)
+    ocr_pages: int = 0  # a document's pages read by OCR (a scan's, an image's)
+    ocr_weight: int = 0  # the credits each costs beside (the deployment's: OcrLimits)
 
 
 def extract_page(
@@ -279,13 +281,26 @@ def _document_page(
     output.fields_unavailable(request, f"content is {classification.describe()}, not HTML")
     page = _plain_page(request, classification, lambda: document.text, document)
     output.put_formats(request, page)
+    notes = list(document.notes)
     if document.truncated:
-        output.errors["document"] = (
-            f"pages past {len(document.pages)} of {document.page_count} left unread (the limit)"
+        notes.insert(
+            0, f"pages past {len(document.pages)} of {document.page_count} left unread (the limit)"
         )
+    if notes:
+        output.errors["document"] = "; ".join(notes)
     empty = not document.text.strip()
     pages = len(document.pages) if classification.media_type == PDF else 0
-    return PageExtraction(output.data, output.errors, ContentKind.DOCUMENT, None, empty, pages)
+    weight = options.ocr.limits.page_weight if options.ocr is not None else 0
+    return PageExtraction(
+        output.data,
+        output.errors,
+        ContentKind.DOCUMENT,
+        None,
+        empty,
+        pages,
+        document.ocr_pages,
+        weight,
+    )
 
 
 # the formats carrying a document not read, as base64 (Firecrawl's markdown, html, rawHtml)

@@ -38,6 +38,7 @@ __all__ = [
     "CONTENT",
     "DOCUMENTS",
     "JOB_PACE",
+    "LOCATION",
     "OPTIONS",
     "PAGE_CACHE",
     "PROXY",

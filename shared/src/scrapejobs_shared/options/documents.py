@@ -1,19 +1,30 @@
-"""``documents``: how the documents among a job's pages (PDF, Word, spreadsheets...) are read:
-a page limit, Firecrawl's page markers, the kinds read, or not read at all.
+"""``documents``: how the documents among a job's pages (PDF, Word, spreadsheets, images...)
+are read: a page limit, Firecrawl's page markers, OCR (of scans and images), the kinds read, or
+not read at all.
 
 | Firecrawl | native |
 |---|---|
-| ``parsers`` unset, ``["pdf"]`` | ``options.documents`` as it defaults |
+| ``parsers`` unset, ``["pdf"]``, ``["pdf", "image"]`` | ``options.documents`` as it defaults |
 | ``{"type": "pdf", "maxPages", "pageMarkers"}`` | ``options.documents.max_pages``, ``page_markers`` |
+| ``{"type": "pdf", "mode": "fast" | "auto" | "ocr"}`` | ``options.documents.ocr`` |
 | ``{"type": "pdf", "pages": true}`` | the ``pages`` format (Document.pages) |
+| ``location.languages`` | OCR's languages, unless ``options.documents.ocr_languages`` |
 | ``[]`` | ``options.documents.read`` false (the file's bytes as base64) |
-| ``"image"``, ``mode: "ocr"``, ``blocks: true`` | refused: no OCR engine, no layout blocks |"""  # noqa: E501
+| ``blocks: true`` | refused: no layout blocks |"""  # noqa: E501
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
 from pydantic.config import JsonDict
 
 from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
@@ -21,6 +32,14 @@ from scrapejobs_shared.extraction.documents import (
     DEFAULT_MAX_PAGES,
     UNREAD_MAX_BYTES,
     DocumentOptions,
+)
+from scrapejobs_shared.extraction.documents.ocr import (
+    DEFAULT_DPI,
+    LANGUAGE_PATTERN,
+    MAX_DPI,
+    OcrLimits,
+    OcrMode,
+    OcrRequest,
 )
 from scrapejobs_shared.extraction.field_types import JSON_INT
 
@@ -31,7 +50,13 @@ if TYPE_CHECKING:
     DocumentKind = str
 else:  # the names of the kinds of document read (document_types.py)
     DocumentKind = Literal[tuple(kind.name for kind in DOCUMENT_TYPES if kind.readable)]
-NO_OCR = "needs an OCR engine, and this deployment has none"
+MAX_OCR_LANGUAGES = 4
+OcrLanguage = Annotated[str, StringConstraints(pattern=LANGUAGE_PATTERN)]
+OCR_MODE_DESCRIPTION = (
+    "How pages are read by OCR (Tesseract): auto, the text layer, and OCR for a page that has "
+    "none (a scan) and for images; fast, the text layer only (an image is not read); ocr, "
+    "every page by OCR"
+)
 
 
 class DocumentsOptions(BaseModel):
@@ -63,23 +88,37 @@ class DocumentsOptions(BaseModel):
         "kind fails unsupported_content, saying so",
     )
 
-    def reading(self) -> DocumentOptions:
+    ocr: OcrMode = Field(default="auto", description=OCR_MODE_DESCRIPTION)
+    ocr_languages: list[OcrLanguage] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_OCR_LANGUAGES,
+        description="The languages OCR reads, by their Tesseract names (eng, deu, chi_sim...: "
+        "those installed are listed by GET /v2/parse/formats); unset: the job's "
+        "location.languages that are installed, else eng",
+    )
+    ocr_dpi: Annotated[int, Field(ge=72, le=MAX_DPI), JSON_INT] = Field(
+        default=DEFAULT_DPI,
+        description="The resolution a PDF page is rasterised at for OCR (less for a page so "
+        "large that its image would pass the deployment's pixel limit)",
+    )
+
+    def reading(
+        self, limits: OcrLimits = OcrLimits(), asked_in: Sequence[str] = ()
+    ) -> DocumentOptions:
+        """How documents are read, within a deployment's OCR ``limits``; ``asked_in``: the
+        languages the pages were asked in (location.languages)."""
         kinds = None if self.kinds is None else frozenset(self.kinds)
-        return DocumentOptions(self.max_pages, self.page_markers, self.read, kinds)
+        languages = tuple(self.ocr_languages or ())
+        ocr = OcrRequest(self.ocr, languages, tuple(asked_in), self.ocr_dpi, limits)
+        return DocumentOptions(self.max_pages, self.page_markers, self.read, kinds, ocr)
 
 
 class PdfParser(CamelModel):
-    """``{"type": "pdf", "mode", "maxPages", "pages", "pageMarkers"}``: how a PDF is read (its
-    text layer: ``fast`` and ``auto`` alike, a page without one stays empty)."""
+    """``{"type": "pdf", "mode", "maxPages", "pages", "pageMarkers"}``: how a PDF is read."""
 
     type: Literal["pdf"]
-    mode: Literal["fast", "auto", "ocr"] | None = Field(
-        default=None,
-        description=f'fast or auto (the default): the text layer; "ocr" {NO_OCR}',
-        json_schema_extra=lambda schema: schema.update(
-            anyOf=[{"type": "string", "enum": ["fast", "auto"]}, {"type": "null"}]
-        ),
-    )
+    mode: OcrMode | None = Field(default=None, description=OCR_MODE_DESCRIPTION + " (unset: auto)")
     max_pages: Annotated[int, Field(ge=1, le=DEFAULT_MAX_PAGES), JSON_INT] | None = Field(
         default=None, description="Read the first pages only, up to this many"
     )
@@ -95,13 +134,6 @@ class PdfParser(CamelModel):
         json_schema_extra={"enum": [False, None]},
     )
 
-    @field_validator("mode")
-    @classmethod
-    def _no_ocr(cls, value: str | None) -> str | None:
-        if value == "ocr":
-            raise ValueError(f'mode "ocr" {NO_OCR}: use "fast" or "auto" (the text layer)')
-        return value
-
     @field_validator("blocks")
     @classmethod
     def _no_blocks(cls, value: bool | None) -> bool | None:
@@ -110,13 +142,18 @@ class PdfParser(CamelModel):
         return value
 
 
+class ImageParser(CamelModel):
+    """``"image"`` or ``{"type": "image"}``: images are read by OCR (as they are anyway, unless
+    the pdf parser's mode is ``fast``)."""
+
+    type: Literal["image"]
+
+
 def _parser_object(value: Any) -> Any:
-    """A parser as its object (``"pdf"`` named alone); ``"image"`` (OCR of images) refused."""
-    if value == "image" or (isinstance(value, dict) and value.get("type") == "image"):
-        raise ValueError(f'the "image" parser {NO_OCR}; leave it out of parsers')
+    """A parser as its object (``"pdf"`` or ``"image"`` named alone)."""
     if isinstance(value, str):
-        if value != "pdf":
-            raise ValueError(f'unknown parser {value!r}: "pdf", or {{"type": "pdf", ...}}')
+        if value not in ("pdf", "image"):
+            raise ValueError(f'unknown parser {value!r}: "pdf", "image", or {{"type": "pdf", ...}}')
         return {"type": value}
     return value
 
@@ -126,19 +163,24 @@ def _parsers_schema(schema: JsonDict) -> None:
     for member in cast(list[JsonDict], schema.get("anyOf", [schema])):
         items = member.get("items")
         if isinstance(items, dict):
-            member["items"] = {"anyOf": [{"type": "string", "enum": ["pdf"]}, items]}
+            member["items"] = {"anyOf": [{"type": "string", "enum": ["pdf", "image"]}, items]}
 
 
-ParserOption = Annotated[PdfParser, BeforeValidator(_parser_object)]
+ParserOption = Annotated[
+    Annotated[PdfParser | ImageParser, Field(discriminator="type")],
+    BeforeValidator(_parser_object),
+]
 
 
 def pdf_parser(given: BaseModel) -> PdfParser | None:
-    """The pdf parser Firecrawl's scrape options ``given`` ask for (unset: the default one;
-    None: ``parsers: []``, documents unread)."""
-    parsers: list[PdfParser] | None = getattr(given, "parsers", None)
+    """The pdf parser Firecrawl's scrape options ``given`` ask for (unset, or only "image":
+    the default one; None: ``parsers: []``, documents unread)."""
+    parsers: list[PdfParser | ImageParser] | None = getattr(given, "parsers", None)
     if parsers is None:
         return PdfParser(type="pdf")
-    return parsers[0] if parsers else None
+    if not parsers:
+        return None
+    return next((p for p in parsers if isinstance(p, PdfParser)), PdfParser(type="pdf"))
 
 
 class Documents(OptionFamily):
@@ -161,10 +203,11 @@ class Documents(OptionFamily):
                 Field(
                     default=None,
                     max_length=2,
-                    description='How documents are read: unset, a PDF is read ("pdf"); '
-                    '["pdf"] or a pdf parser object: read with its options; []: not read, its '
-                    f"bytes answered as base64 in markdown (at most {UNREAD_MAX_BYTES:,} "
-                    f'bytes). "image" and mode "ocr" {NO_OCR}',
+                    description='How documents are read: unset, a PDF is read ("pdf"), a '
+                    'scan and an image by OCR; ["pdf"] or a pdf parser object: read with its '
+                    'options (mode: fast, auto or ocr); "image": images read by OCR (as by '
+                    "default); []: not read, its bytes answered as base64 in markdown (at "
+                    f"most {UNREAD_MAX_BYTES:,} bytes)",
                     json_schema_extra=_parsers_schema,
                 ),
             )
@@ -184,6 +227,8 @@ class Documents(OptionFamily):
             native["documents"] = {"read": False}
             return
         reading: dict[str, Any] = {}
+        if parser.mode is not None and parser.mode != "auto":
+            reading["ocr"] = parser.mode
         if parser.page_markers:
             reading["page_markers"] = True
         if parser.max_pages is not None:

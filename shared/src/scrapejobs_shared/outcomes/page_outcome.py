@@ -30,9 +30,10 @@ from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.extraction import ContentKind, UnsupportedContent, extract_page, fit_result
+from scrapejobs_shared.extraction.documents.ocr import OcrLimits
 from scrapejobs_shared.extraction.formats import FormatChoice
 from scrapejobs_shared.extraction.unusable_pages import Unusable
-from scrapejobs_shared.options import CONTENT, DOCUMENTS
+from scrapejobs_shared.options import CONTENT, DOCUMENTS, LOCATION
 from scrapejobs_shared.pipeline import PipelineFailure, run_pipeline
 from scrapejobs_shared.pipeline.spec import AiOptions, ai_stage_index
 from scrapejobs_shared.ports.fetcher import FetchResponse
@@ -40,6 +41,7 @@ from scrapejobs_shared.ports.fetcher import FetchResponse
 BODY_TRUNCATED = "$body"  # in truncated_fields: the page exceeded the fetch byte cap
 
 
+DEFAULT_OCR_LIMITS = OcrLimits()
 HANDOFF_BYTES = 1_000_000  # the handoff document (result so far and input) under Firestore's 1 MiB
 
 
@@ -50,7 +52,11 @@ class ExtractedPage:
     model_input: str | None = None  # set when the page goes on to the processing lane
 
 
-def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
+def extract_outcome(
+    response: FetchResponse, spec: JobSpec, ocr_limits: OcrLimits = DEFAULT_OCR_LIMITS
+) -> ExtractedPage:
+    """``response`` read as ``spec`` asks; ``ocr_limits``: the deployment's bounds on OCR
+    (its settings: config/settings.py)."""
     formats: list[FormatChoice] = list(spec.options.formats)
     crawling = spec.crawl is not None
     if crawling and "links" not in formats:
@@ -68,7 +74,7 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
             fields=spec.extract,
             formats=formats,
             content=CONTENT.of(spec.options).scope(),
-            documents=DOCUMENTS.of(spec.options).reading(),
+            documents=DOCUMENTS.of(spec.options).reading(ocr_limits, _asked_in(spec)),
             browser=response.browser,
         )
     except UnsupportedContent as exc:
@@ -85,7 +91,7 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         outcome = TaskOutcome(
             TaskStatus.FAILED,
             http_status=response.status,
-            error=_empty_error(response, page.content_kind),
+            error=_empty_error(response, page.content_kind, page.ocr_pages),
             elapsed_ms=response.elapsed_ms,
             rendered_ms=response.rendered_ms,
             tls_unverified=response.tls_unverified,
@@ -120,6 +126,8 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         rendered_ms=response.rendered_ms,
         metered=Metered(
             document_pages=page.document_pages,
+            ocr_pages=page.ocr_pages,
+            ocr_credits=page.ocr_pages * page.ocr_weight,
             screenshots=response.browser.screenshots if response.browser is not None else 0,
             proxied_basic=int(response.proxy_tier == "basic"),
             proxied_stealth=int(response.proxy_tier == "stealth"),
@@ -127,6 +135,12 @@ def extract_outcome(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
         tls_unverified=response.tls_unverified,
     )
     return ExtractedPage(outcome, links, model_input)
+
+
+def _asked_in(spec: JobSpec) -> tuple[str, ...]:
+    """The languages the job's pages are asked in (location.languages)."""
+    location = LOCATION.of(spec.options)
+    return tuple(location.languages) if location is not None else ()
 
 
 def stopped(response: FetchResponse, error: str) -> ExtractedPage:
@@ -150,10 +164,15 @@ def _found_any_field(data: dict[str, JsonValue], spec: JobSpec) -> bool:
     )
 
 
-def _empty_error(response: FetchResponse, content: ContentKind) -> str:
+def _empty_error(response: FetchResponse, content: ContentKind, ocr_pages: int) -> str:
     kind = Unusable.EMPTY_CONTENT.value
+    if content is ContentKind.DOCUMENT and ocr_pages:
+        return f"{kind}: the document has no text, and OCR found none on its pages"
     if content is ContentKind.DOCUMENT:
-        return f"{kind}: the document has no text (a scan without a text layer?)"
+        return (
+            f"{kind}: the document has no text (a scan, read without OCR? "
+            "options.documents.ocr auto or ocr reads it; Firecrawl: parsers mode auto)"
+        )
     if content is not ContentKind.HTML:
         return f"{kind}: the response's body is blank"
     if response.rendered_ms is not None:

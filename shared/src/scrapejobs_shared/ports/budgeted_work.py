@@ -35,12 +35,15 @@ class Budget:
     memory_mb: int = 512  # what the process may grow by during the call (0: no limit)
     output_bytes: int = 32 << 20  # the answer, pickled (0: no limit)
     owner: str = ""
+    # CPU the work may add as it goes, in steps each within a budget of its own (a document's
+    # pages read by OCR: processes/limits.extend_cpu): counted in the wall time only
+    extendable_s: float = 0.0
 
     @property
     def wall_s(self) -> float:
         """How long a call may take before it is ended whatever its CPU (a process that
         waits without using CPU, or one starved of it)."""
-        return 3 * (self.cpu_s + 1) + 5
+        return 3 * (self.cpu_s + self.extendable_s + 1) + 5
 
 
 class OverBudget(WorkFailed):

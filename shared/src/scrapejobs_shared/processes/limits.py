@@ -58,3 +58,14 @@ def run_in_background() -> None:
     os.nice(19 - os.nice(0))
     with contextlib.suppress(AttributeError, OSError):  # not Linux, or a sandbox refusing it
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def extend_cpu(budget_s: float) -> None:
+    """In a process whose CPU is limited (a budgeted child's work: pages, uploads), let the
+    next step use ``budget_s`` more seconds from now (rounded up): a document's each page read
+    by OCR has a budget of its own. Nothing where no limit is set (a service's own process, a
+    test): no limit is started here."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if soft == resource.RLIM_INFINITY:
+        return
+    resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(time.process_time() + budget_s), hard))

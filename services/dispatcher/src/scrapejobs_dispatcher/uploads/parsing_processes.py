@@ -20,7 +20,8 @@ from scrapejobs_shared.adapters.budgeted_processes import BudgetedProcesses, Bud
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.outcomes.page_outcome import extract_outcome
+from scrapejobs_shared.extraction.documents.ocr import OcrLimits
+from scrapejobs_shared.outcomes.page_outcome import DEFAULT_OCR_LIMITS, extract_outcome
 from scrapejobs_shared.ports.budgeted_work import Budget, OverBudget
 from scrapejobs_shared.ports.fetcher import FetchResponse
 
@@ -28,14 +29,16 @@ from .parsing_port import EXTRACTION_MEMORY, EXTRACTION_TIMEOUT
 from .upload import Upload
 
 
-def read_upload(upload: Upload, spec: JobSpec) -> TaskOutcome:
+def read_upload(
+    upload: Upload, spec: JobSpec, ocr_limits: OcrLimits = DEFAULT_OCR_LIMITS
+) -> TaskOutcome:
     """``upload`` read as the worker reads a page it fetched with a ``200`` (its
     ``elapsed_ms``: the read's)."""
     started = time.monotonic()
     media_type = upload.media_type()
     headers = {"content-type": media_type} if media_type else {}
     response = FetchResponse(upload.url, 200, headers, upload.data, 0)
-    outcome = extract_outcome(response, spec).outcome
+    outcome = extract_outcome(response, spec, ocr_limits).outcome
     elapsed_ms = round((time.monotonic() - started) * 1000)
     return replace(outcome, fetched_at=datetime.now(UTC), elapsed_ms=elapsed_ms)
 
@@ -47,14 +50,28 @@ def _failed(error: str) -> TaskOutcome:
 
 
 class ParsingProcesses:
-    def __init__(self, concurrency: int, budget_s: float, memory_mb: int) -> None:
-        self.budget = Budget("upload's read", "SCRAPEJOBS_PARSE_BUDGET_S", budget_s, memory_mb)
+    def __init__(
+        self,
+        concurrency: int,
+        budget_s: float,
+        memory_mb: int,
+        ocr_limits: OcrLimits = DEFAULT_OCR_LIMITS,
+    ) -> None:
+        """``ocr_limits``: each page read by OCR may add its own CPU budget to the read's."""
+        self.budget = Budget(
+            "upload's read",
+            "SCRAPEJOBS_PARSE_BUDGET_S",
+            budget_s,
+            memory_mb,
+            extendable_s=ocr_limits.max_pages * ocr_limits.page_budget_s,
+        )
+        self.ocr_limits = ocr_limits
         self._work = BudgetedProcesses(concurrency)
 
     async def outcome(self, upload: Upload, spec: JobSpec) -> TaskOutcome:
         budget = self.budget
         try:
-            return await self._work.run(budget, read_upload, upload, spec)
+            return await self._work.run(budget, read_upload, upload, spec, self.ocr_limits)
         except OverBudget as exc:
             if exc.exceeded == "memory":
                 return _failed(

@@ -13,8 +13,10 @@ memory instead of copying it.
 ``RLIMIT_CPU`` to the CPU it has used plus the budget (whole seconds, rounded up), so a page
 past it is ended by ``SIGXCPU`` even inside C code (libxml2's XPath), where no timer or
 exception could reach. The caller gets :class:`ExtractionOverBudget`; a new process takes
-the dead one's place. As a backstop for a child that stops using CPU without answering, the
-worker kills one that has not answered a message in ``3 x (budget + 1) x pages + 5`` s. A
+the dead one's place. A document's page read by OCR adds a budget of its own as it starts
+(processes/limits.extend_cpu). As a backstop for a child that stops using CPU without
+answering, the worker kills one that has not answered a message in
+``3 x (budget + OCR's pages x their budget + 1) x pages + 5`` s. A
 child that dies otherwise (the kernel's OOM killer, a crash) gives :class:`ExtractionCrashed`.
 
 **Memory** is held by the kernel too: a child's address space may grow by at most
@@ -134,14 +136,18 @@ class ExtractionProcesses:
         extract: Extract = extract_outcome,
         memory_mb: int = 0,
         background: bool = False,
+        extendable_s: float = 0.0,
     ):
         """``memory_mb``: what a child may grow past its size at start (0: no limit);
-        ``background``: its children take the CPU only when nothing else wants it."""
+        ``background``: its children take the CPU only when nothing else wants it;
+        ``extendable_s``: CPU a page may add to its budget as it goes (a document's pages read
+        by OCR, each within a budget of its own), counted in the backstop's wait only."""
         if processes < 1:
             raise ValueError("at least one extraction process")
         self.budget_s = budget_s
         self.memory_mb = memory_mb
         self.background = background
+        self.extendable_s = extendable_s
         self._size = processes
         self._extract = extract
         self._context = fork_server(preload=[__name__])
@@ -214,7 +220,7 @@ class ExtractionProcesses:
         except (OSError, ValueError):
             self._died(child)
             return
-        backstop_s = 3 * (self.budget_s + 1) * len(pages) + 5
+        backstop_s = 3 * (self.budget_s + self.extendable_s + 1) * len(pages) + 5
         loop = asyncio.get_running_loop()
         child.backstop = loop.call_later(backstop_s, self._overdue, child)
 

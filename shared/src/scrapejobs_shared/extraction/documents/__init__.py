@@ -1,5 +1,5 @@
-"""Documents that are not web pages (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, EPUB),
-read into markdown, text and metadata.
+"""Documents that are not web pages (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, EPUB,
+images), read into markdown, text and metadata; scans and images by OCR (ocr.py).
 
 A document reader is one module here taking the file's bytes and :class:`DocumentOptions` and
 giving a :class:`Document`; :func:`read_document` chooses it by the classified media type.
@@ -10,7 +10,7 @@ budgets; a file that cannot be read (password, broken, too many pages) raises
 
 from __future__ import annotations
 
-from ..document_types import DOCX, EPUB, ODS, ODT, PDF, PPTX, RTF, XLS, XLSX
+from ..document_types import DOCX, EPUB, IMAGES, ODS, ODT, PDF, PPTX, RTF, XLS, XLSX
 from .document import (
     DEFAULT_MAX_PAGES,
     UNREAD_MAX_BYTES,
@@ -20,6 +20,7 @@ from .document import (
     DocumentUnreadable,
 )
 from .epub import read_epub
+from .images import read_image
 from .opendocument import read_odt
 from .pdf import read_pdf
 from .rtf import read_rtf
@@ -48,10 +49,13 @@ READERS = {
     ODT.media_type: read_odt,
     RTF.media_type: read_rtf,
     EPUB.media_type: read_epub,
+} | {image.media_type: read_image for image in IMAGES}
+
+
+LABELS = {
+    kind.media_type: kind.label
+    for kind in (PDF, DOCX, XLSX, XLS, ODS, PPTX, ODT, RTF, EPUB, *IMAGES)
 }
-
-
-LABELS = {kind.media_type: kind.label for kind in (PDF, DOCX, XLSX, XLS, ODS, PPTX, ODT, RTF, EPUB)}
 
 
 def read_document(media_type: str, data: bytes, options: DocumentOptions) -> Document:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
 from ..content_kind import UnsupportedContent
+
+if TYPE_CHECKING:
+    from .ocr import OcrRequest
 
 PAGE_MARKER = "\n\n---\n\n<!-- page {number} -->\n\n"  # Firecrawl's, between pages
 DEFAULT_MAX_PAGES = 2000  # pages read of a document when the job sets no limit
@@ -24,12 +28,14 @@ class DocumentOptions:
     """How to read a document: at most ``max_pages`` pages (the first ones), pages joined by
     page markers when ``page_markers``; ``read`` false: not read at all (its bytes answered as
     they are, Firecrawl's ``parsers: []``); ``kinds``: the kinds of document read (names of
-    document_types.py; None: every kind), another kind is refused."""
+    document_types.py; None: every kind), another kind is refused; ``ocr``: how pages are
+    read by OCR (ocr.py; None: the default, ``auto``)."""
 
     max_pages: int = DEFAULT_MAX_PAGES
     page_markers: bool = False
     read: bool = True
     kinds: frozenset[str] | None = None
+    ocr: OcrRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,8 @@ class Document:
     page_count: int
     metadata: dict[str, JsonValue] = field(default_factory=dict)
     page_markers: bool = False
+    ocr_pages: int = 0  # pages read by OCR
+    notes: tuple[str, ...] = ()  # what the reader says of what it left (pages past OCR's limit)
 
     @property
     def markdown(self) -> str:

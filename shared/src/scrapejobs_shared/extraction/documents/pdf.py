@@ -1,23 +1,24 @@
-"""PDF documents: their text layer, read by PDFium (pypdfium2), as markdown.
+"""PDF documents: their text layer, read by PDFium (pypdfium2), and the pages without one
+(a scan) read by OCR, as markdown.
 
 PDFium gives each page's text in reading order, line by line, and each character's font size;
-from these the markdown is made: lines joined into paragraphs (a line much shorter than the
-page's usual line ends one; a word PDFium marks as hyphenated at a line's end is joined), a
-line in a font clearly larger than the body's (the size most of the document's characters
-have) is a heading (``#`` for the largest size, down to ``###``), a line starting with a bullet
-or a number is a list item. Tables and images are not seen (a text layer has none); a scanned
-PDF without a text layer gives empty pages. Chosen by measuring (bench/README.md,
-"Documents"): 2.3 ms a page on a 117-page book, word F1 0.95 against its true text, where
-pypdf took 27 ms (0.89) and pdfminer.six 80 ms (0.81).
+OCR gives a scanned page's lines in reading order with their heights (ocr.py). Either way the
+lines make the markdown (page_lines.py): paragraphs, headings by size, list items, contents'
+entries; running headers, footers and page numbers left out. Tables and images are not seen.
+How pages are read (``DocumentOptions.ocr``): ``fast``, the text layer only; ``auto`` (the
+default), the text layer, and OCR for a page that has none; ``ocr``, every page by OCR. A page
+is rasterised for OCR at the request's DPI, less when the page is so large that its image
+would pass the pixel limit. Chosen by measuring (bench/README.md, "Documents"): 2.3 ms a page
+on a 117-page book, word F1 0.95 against its true text, where pypdf took 27 ms (0.89) and
+pdfminer.six 80 ms (0.81).
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 import re
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pypdfium2 as pdfium  # type: ignore[import-untyped]
@@ -25,55 +26,63 @@ import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 from pydantic import JsonValue
 
 from .document import Document, DocumentOptions, DocumentPage, DocumentUnreadable
-from .plain_text import escaped
+from .ocr import OcrPages, OcrRequest
+from .page_lines import (
+    Line,
+    body_size,
+    heading_levels,
+    page_markdown,
+    page_text,
+    without_running_lines,
+)
 
 HEADING_RATIO = 1.15  # a line this much larger than the body's size is a heading
-HEADING_LENGTH = 150  # characters: a longer line is not a heading, whatever its size
-SHORT_LINE = 0.7  # of the page's usual line length: a shorter line ends its paragraph
+OCR_HEADING_RATIO = 1.3  # the same, of lines read by OCR (their heights vary more)
+TEXT_LAYER_CHARS = 16  # a page with fewer characters than this has no text layer (auto)
 SAMPLED = 3  # characters of a line whose font size is read
 MAX_PAGE_LINKS = 1000  # links read of a page, at most
 MAX_PAGE_COUNT = 100_000  # a PDF of more pages is refused (pages past max_pages are not read)
 MAX_URL = 8192  # a longer link is left out
-HYPHEN = "\ufffe"  # PDFium's mark of a word hyphenated at a line's end
-# Bullets: • ◦ ▪ ‣ ● ○ ■ □, an en dash, a hyphen, an asterisk.
-_BULLET = re.compile("^\\s*(?:[\u2022\u25e6\u25aa\u2023\u25cf\u25cb\u25a0\u25a1\u2013*-])\\s+")
-_NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+")
 _PDF_DATE = re.compile(
     r"D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?([Zz]|[+-]\d{2}'?\d{2}'?)?"
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
-    text: str
-    size: float  # its font size (0: unknown)
-
-
 def read_pdf(data: bytes, options: DocumentOptions) -> Document:
-    """``data`` (a PDF) read: its first ``options.max_pages`` pages as markdown, its metadata.
+    """``data`` (a PDF) read: its first ``options.max_pages`` pages as markdown (a page without
+    a text layer read by OCR, as ``options.ocr`` says), its metadata.
     :class:`DocumentUnreadable` for a PDF that is password-protected or broken."""
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         raise DocumentUnreadable(_unreadable(str(exc))) from None
+    ocr = OcrPages(options.ocr or OcrRequest())
     try:
         page_count = len(pdf)
         if page_count > MAX_PAGE_COUNT:
             raise DocumentUnreadable(
                 f"the PDF has {page_count:,} pages, more than {MAX_PAGE_COUNT:,} (a page bomb?)"
             )
-        found = [_read_page(pdf, n) for n in range(min(page_count, options.max_pages))]
+        found = [_read_page(pdf, n, ocr) for n in range(min(page_count, options.max_pages))]
         metadata = _metadata(pdf.get_metadata_dict(), page_count)
     finally:
         pdf.close()
-    pages = [lines for lines, _ in found]
-    body = _body_size(pages)
-    levels = _heading_levels(pages, body)
-    read = tuple(
-        DocumentPage(n + 1, _markdown(lines, levels), _text(lines), links)
-        for n, (lines, links) in enumerate(found)
+    text_layer = [lines for lines, _, by_ocr in found if not by_ocr]
+    scanned = [lines for lines, _, by_ocr in found if by_ocr]
+    body, ocr_body = body_size(text_layer), body_size(scanned)
+    levels = heading_levels(text_layer, body, HEADING_RATIO)
+    ocr_levels = heading_levels(scanned, ocr_body, OCR_HEADING_RATIO)
+    pages = without_running_lines(
+        [lines for lines, _, _ in found], max(body, ocr_body) if not scanned else ocr_body
     )
-    return Document(read, page_count, metadata, options.page_markers)
+    read = tuple(
+        DocumentPage(
+            n + 1, page_markdown(lines, ocr_levels if by_ocr else levels), page_text(lines), links
+        )
+        for n, (lines, (_, links, by_ocr)) in enumerate(zip(pages, found, strict=True))
+    )
+    notes = tuple(note for note in (ocr.note(),) if note)
+    return Document(read, page_count, metadata, options.page_markers, ocr.read_count, notes)
 
 
 def _unreadable(message: str) -> str:
@@ -82,18 +91,40 @@ def _unreadable(message: str) -> str:
     return f"the PDF cannot be read: {message}"
 
 
-def _read_page(pdf: Any, number: int) -> tuple[list[_Line], tuple[str, ...]]:
-    """Page ``number`` (from 0): its lines, each with its font size, and where it links."""
+def _read_page(pdf: Any, number: int, ocr: OcrPages) -> tuple[list[Line], tuple[str, ...], bool]:
+    """Page ``number`` (from 0): its lines, each with its font size (or height, read by OCR),
+    where it links, and whether OCR read it."""
     page = pdf[number]
     textpage = page.get_textpage()
     try:
-        return list(_lines(textpage)), _links(pdf.raw, page.raw, textpage.raw)
+        lines = list(_lines(textpage))
+        links = _links(pdf.raw, page.raw, textpage.raw)
+        if _wants_ocr(lines, ocr.request) and ocr.allowed():
+            return ocr.read(_rasterised(page, ocr.request)), links, True
+        return lines, links, False
     finally:
         textpage.close()
         page.close()
 
 
-def _lines(textpage: Any) -> Iterator[_Line]:
+def _wants_ocr(lines: list[Line], request: OcrRequest) -> bool:
+    if request.mode == "fast":
+        return False
+    if request.mode == "ocr":
+        return True
+    return sum(len(line.text.strip()) for line in lines) < TEXT_LAYER_CHARS
+
+
+def _rasterised(page: Any, request: OcrRequest) -> Any:
+    """The page as a grey image at the request's DPI, or less: within the pixel limit."""
+    width, height = page.get_size()  # points
+    scale = request.dpi / 72
+    area = max(width * height, 1.0)
+    scale = min(scale, math.sqrt(request.limits.max_pixels / area))
+    return page.render(scale=scale, grayscale=True).to_pil()
+
+
+def _lines(textpage: Any) -> Iterator[Line]:
     count = textpage.count_chars()
     text = textpage.get_text_range()
     sized = len(text) == count  # one character a UTF-16 unit: sizes can be looked up
@@ -101,7 +132,7 @@ def _lines(textpage: Any) -> Iterator[_Line]:
     for raw in text.split("\r\n"):
         size = _size(textpage.raw, start, len(raw)) if sized else 0.0
         start += len(raw) + 2
-        yield _Line(raw, size)
+        yield Line(raw, size)
 
 
 def _links(pdf: Any, page: Any, textpage: Any) -> tuple[str, ...]:
@@ -142,93 +173,6 @@ def _size(textpage: object, start: int, length: int) -> float:
         for index in range(start, start + min(length, SAMPLED))
     ]
     return round(max(sizes, default=0.0), 1)
-
-
-def _body_size(pages: list[list[_Line]]) -> float:
-    """The font size most of the document's characters are in."""
-    weights: Counter[float] = Counter()
-    for lines in pages:
-        for line in lines:
-            if line.size > 1.0:
-                weights[line.size] += len(line.text)
-    return weights.most_common(1)[0][0] if weights else 0.0
-
-
-def _heading_levels(pages: list[list[_Line]], body: float) -> dict[float, int]:
-    """Each font size larger than the body's by ``HEADING_RATIO``: its heading level."""
-    if not body:
-        return {}
-    sizes = {
-        line.size
-        for lines in pages
-        for line in lines
-        if line.size >= HEADING_RATIO * body and 0 < len(line.text.strip()) <= HEADING_LENGTH
-    }
-    return {size: min(n + 1, 3) for n, size in enumerate(sorted(sizes, reverse=True))}
-
-
-def _markdown(lines: list[_Line], levels: dict[float, int]) -> str:
-    """A page's lines as markdown blocks: headings, list items, paragraphs."""
-    usual = _usual_length(lines)
-    blocks: list[str] = []
-    paragraph: list[str] = []
-
-    def close() -> None:
-        if paragraph:
-            blocks.append(escaped(_unhyphenated(" ".join(paragraph))))
-            paragraph.clear()
-
-    for line in lines:
-        text = line.text.strip()
-        if not text:
-            close()
-            continue
-        level = levels.get(line.size) if len(text) <= HEADING_LENGTH else None
-        if level is not None:
-            close()
-            heading = "#" * level + " "
-            if blocks and blocks[-1].startswith(heading) and len(blocks[-1]) < HEADING_LENGTH:
-                blocks[-1] += " " + _unhyphenated(text)  # a heading on two lines
-            else:
-                blocks.append(heading + _unhyphenated(text))
-            continue
-        item = _list_item(text)
-        if item is not None:
-            close()
-        paragraph.append(item or text)
-        if len(text) < SHORT_LINE * usual:
-            close()
-    close()
-    return "\n\n".join(blocks)
-
-
-def _text(lines: list[_Line]) -> str:
-    """A page's text, line by line, hyphenated words whole again."""
-    return _unhyphenated(
-        "\n".join(line.text.rstrip() for line in lines).replace(HYPHEN + "\n", HYPHEN + " ")
-    ).strip()
-
-
-def _unhyphenated(text: str) -> str:
-    """``text`` with the words PDFium marks as hyphenated whole again (at a line's end, the
-    mark is followed by the space that joined the lines)."""
-    return text.replace(HYPHEN + " ", "").replace(HYPHEN, "")
-
-
-def _usual_length(lines: list[_Line]) -> int:
-    """The length most of a page's long lines have (a paragraph's full lines)."""
-    lengths = sorted(len(line.text.strip()) for line in lines if line.text.strip())
-    return lengths[(len(lengths) * 3) // 4] if lengths else 0
-
-
-def _list_item(text: str) -> str | None:
-    bullet = _BULLET.match(text)
-    if bullet:
-        return "- " + text[bullet.end() :]
-    number = _NUMBERED.match(text)
-    if number:
-        return f"{number.group(1)}. " + text[number.end() :]
-    return None
 
 
 def _metadata(said: dict[str, str], page_count: int) -> dict[str, JsonValue]:

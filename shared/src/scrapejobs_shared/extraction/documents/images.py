@@ -1,0 +1,93 @@
+"""Images (PNG, JPEG, TIFF, WebP, GIF) read as documents: their text, by OCR (ocr.py).
+
+An image is a stranger's file: its header is read first (Pillow opens lazily) and an image
+whose header says more pixels than the deployment's limit (``SCRAPEJOBS_OCR_MAX_PIXELS``) is
+refused before anything is decoded: a decompression bomb (a PNG of 60,000 by 60,000 pixels is
+a few kilobytes) fails alone, saying so. A broken or truncated image fails with Pillow's
+reason. A TIFF's pages are the document's pages (up to ``max_pages``); a GIF or WebP is read
+in its first frame. ``ocr`` mode ``fast`` reads no image (an image has no text layer).
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from .document import Document, DocumentOptions, DocumentPage, DocumentUnreadable
+from .ocr import OcrPages, OcrRequest
+from .page_lines import (
+    Line,
+    body_size,
+    heading_levels,
+    page_markdown,
+    page_text,
+    without_running_lines,
+)
+
+HEADING_RATIO = 1.3  # a line this much taller than the body's is a heading (as a scan's)
+WORKING_PIXELS = 12_000_000  # an image larger is scaled down to this before OCR
+
+
+def read_image(data: bytes, options: DocumentOptions) -> Document:
+    """``data`` (an image) read by OCR: a page a frame (a TIFF's pages), its text's markdown."""
+    request = options.ocr or OcrRequest()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            image = Image.open(io.BytesIO(data))
+        except Image.DecompressionBombError as exc:
+            raise DocumentUnreadable(f"the image is too large to read: {exc}") from None
+        except (UnidentifiedImageError, Image.DecompressionBombWarning) as exc:
+            raise DocumentUnreadable(f"the image cannot be read: {exc}") from None
+    with image:
+        width, height = image.size
+        limit = request.limits.max_pixels
+        if width * height > limit:
+            raise DocumentUnreadable(
+                f"the image is {width:,} by {height:,} pixels, more than {limit:,} "
+                "(SCRAPEJOBS_OCR_MAX_PIXELS; a decompression bomb?)"
+            )
+        frames = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
+        ocr = OcrPages(request)
+        pages: list[list[Line]] = []
+        for frame in range(min(frames, options.max_pages)):
+            image.seek(frame)
+            if request.mode == "fast" or not ocr.allowed():
+                pages.append([])
+                continue
+            pages.append(ocr.read(_prepared(image)))
+    body = body_size(pages)
+    levels = heading_levels(pages, body, HEADING_RATIO)
+    pages = without_running_lines(pages, body)  # a multi-page TIFF's running lines
+    read = tuple(
+        DocumentPage(n + 1, page_markdown(lines, levels), page_text(lines))
+        for n, lines in enumerate(pages)
+    )
+    notes = tuple(note for note in (ocr.note(),) if note)
+    metadata = {"page_count": frames, "width": width, "height": height}
+    return Document(read, frames, dict(metadata), options.page_markers, ocr.read_count, notes)
+
+
+def _prepared(image: Image.Image) -> Image.Image:
+    """The frame as a grey image Tesseract reads: its EXIF orientation applied, transparency
+    on white, scaled down past :data:`WORKING_PIXELS`."""
+    if image.format == "JPEG":
+        image.draft("L", _fitting(image.size))  # decoded smaller, in the decoder itself
+    frame = ImageOps.exif_transpose(image)
+    if frame.mode in ("RGBA", "LA", "P", "PA"):
+        frame = frame.convert("RGBA")
+        white = Image.new("RGBA", frame.size, "white")
+        frame = Image.alpha_composite(white, frame)
+    grey = frame.convert("L")
+    target = _fitting(grey.size)
+    return grey if target == grey.size else grey.resize(target, Image.Resampling.LANCZOS)
+
+
+def _fitting(size: tuple[int, int]) -> tuple[int, int]:
+    width, height = size
+    if width * height <= WORKING_PIXELS:
+        return size
+    ratio = (WORKING_PIXELS / (width * height)) ** 0.5
+    return max(1, int(width * ratio)), max(1, int(height * ratio))

@@ -11,6 +11,7 @@ in its first frame. ``ocr`` mode ``fast`` reads no image (an image has no text l
 from __future__ import annotations
 
 import io
+import re
 import warnings
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -28,6 +29,7 @@ from .page_lines import (
 
 HEADING_RATIO = 1.3  # a line this much taller than the body's is a heading (as a scan's)
 WORKING_PIXELS = 12_000_000  # an image larger is scaled down to this before OCR
+_CLAIMED = re.compile(r"\((\d+) pixels\)")  # in Pillow's DecompressionBombError
 
 
 def read_image(data: bytes, options: DocumentOptions) -> Document:
@@ -37,23 +39,26 @@ def read_image(data: bytes, options: DocumentOptions) -> Document:
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
             image = Image.open(io.BytesIO(data))
-        except Image.DecompressionBombError as exc:
-            raise DocumentUnreadable(f"the image is too large to read: {exc}") from None
-        except (UnidentifiedImageError, Image.DecompressionBombWarning) as exc:
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            # past Pillow's own limit (far past ours): said as ours
+            claimed = _CLAIMED.search(str(exc))
+            pixels = f"{int(claimed.group(1)):,} pixels" if claimed else "too many pixels"
+            raise DocumentUnreadable(_too_large(pixels, request.limits.max_pixels)) from None
+        except UnidentifiedImageError as exc:
             raise DocumentUnreadable(f"the image cannot be read: {exc}") from None
     with image:
         width, height = image.size
         limit = request.limits.max_pixels
         if width * height > limit:
-            raise DocumentUnreadable(
-                f"the image is {width:,} by {height:,} pixels, more than {limit:,} "
-                "(SCRAPEJOBS_OCR_MAX_PIXELS; a decompression bomb?)"
-            )
+            raise DocumentUnreadable(_too_large(f"{width:,} by {height:,} pixels", limit))
         frames = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
         ocr = OcrPages(request)
         pages: list[list[Line]] = []
         for frame in range(min(frames, options.max_pages)):
             image.seek(frame)
+            if image.size[0] * image.size[1] > limit:  # a TIFF's frames each have a size
+                size = f"{image.size[0]:,} by {image.size[1]:,} pixels"
+                raise DocumentUnreadable(_too_large(size, limit))
             if request.mode == "fast" or not ocr.allowed():
                 pages.append([])
                 continue
@@ -68,6 +73,13 @@ def read_image(data: bytes, options: DocumentOptions) -> Document:
     notes = tuple(note for note in (ocr.note(),) if note)
     metadata = {"page_count": frames, "width": width, "height": height}
     return Document(read, frames, dict(metadata), options.page_markers, ocr.read_count, notes)
+
+
+def _too_large(size: str, limit: int) -> str:
+    return (
+        f"the image is {size}, more than {limit:,} (SCRAPEJOBS_OCR_MAX_PIXELS; a decompression "
+        "bomb?)"
+    )
 
 
 def _prepared(image: Image.Image) -> Image.Image:

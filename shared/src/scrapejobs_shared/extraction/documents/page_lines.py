@@ -25,7 +25,7 @@ SHORT_LINE = 0.7  # of the page's usual line length: a shorter line ends its par
 HYPHEN = "\ufffe"  # a word hyphenated at a line's end (PDFium's mark, and OCR's)
 EDGE_LINES = 2  # lines at a page's top and bottom looked at for running headers and footers
 RUNNING = 0.5  # of the pages (and at least MIN_RUNNING): a line repeated on as many is running
-MIN_RUNNING = 3
+MIN_RUNNING = 2
 # Bullets: • ◦ ▪ ‣ ● ○ ■ □, an en dash, a hyphen, an asterisk.
 _BULLET = re.compile("^\\s*(?:[\u2022\u25e6\u25aa\u2023\u25cf\u25cb\u25a0\u25a1\u2013*-])\\s+")
 _NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+")

@@ -1,13 +1,15 @@
 """Scans made from known text: pages of text written as a PDF (one column or two, a running
 header and a page number if asked), rasterised as a scanner would (a DPI, a slight skew, grey
 noise), then saved as an image-only PDF or as images. What the tests and the benchmark read by
-OCR, knowing what each page says."""
+OCR, knowing what each page says, and the score of what was read (:func:`word_f1`)."""
 
 from __future__ import annotations
 
 import io
 import random
+import re
 import textwrap
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -145,3 +147,14 @@ def bomb_png(width: int = 60_000, height: int = 60_000) -> bytes:
     return (
         b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
     )
+
+
+def word_f1(expected: str, found: str) -> float:
+    """Bag-of-words F1 (``\\w+``, lower-cased) of ``found`` against ``expected``."""
+    want = Counter(re.findall(r"\w+", expected.lower()))
+    got = Counter(re.findall(r"\w+", found.lower()))
+    hits = sum((want & got).values())
+    if not hits:
+        return 0.0
+    precision, recall = hits / sum(got.values()), hits / sum(want.values())
+    return 2 * precision * recall / (precision + recall)

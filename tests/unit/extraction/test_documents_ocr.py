@@ -151,7 +151,7 @@ def test_a_corrupt_image_fails_with_its_reason(data: bytes, reason: str) -> None
 def test_a_truncated_image_fails_with_its_reason() -> None:
     [image] = scanned(text_pdf(scan_pages(1)))
     data = image_bytes(image)
-    with pytest.raises(DocumentUnreadable, match="truncated|cannot be read"):
+    with pytest.raises(DocumentUnreadable, match=r"truncated|cannot be read"):
         read_document("image/png", data[: len(data) // 2], DocumentOptions())
 
 
@@ -162,9 +162,7 @@ def test_languages_asked_for_must_be_installed_and_location_languages_fall_back(
     missing = "zzz" if "zzz" not in installed_languages() else "qqq"
     image = image_bytes(scanned(text_pdf(scan_pages(1)))[0])
     with pytest.raises(DocumentUnreadable, match=f"OCR in {missing} is not installed here"):
-        read_document(
-            "image/png", image, DocumentOptions(ocr=OcrRequest(languages=(missing,)))
-        )
+        read_document("image/png", image, DocumentOptions(ocr=OcrRequest(languages=(missing,))))
     asked = OcrRequest(asked_in=("xx-YY", "en-GB"))
     assert asked.languages_read() == ("eng",)
     assert OcrRequest(asked_in=("xx",)).languages_read() == ("eng",)

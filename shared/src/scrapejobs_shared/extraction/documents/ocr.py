@@ -206,11 +206,11 @@ def _engine(path: str, languages: str) -> Any:
 
 def _lines(engine: Any) -> Iterator[Line]:
     """The recognised lines in reading order, a blank one between paragraphs: where a block
-        (a column, a caption) starts, or where the gap above a line is clearly wider than the
-        page's usual line pitch (Tesseract's own paragraphs split a paragraph at a short line too
-        often to be followed), unless the line before it ends mid-sentence and it goes on in lower
-    case (a paragraph going on in the next column). A word broken by a hyphen at a line's end is marked
-        :data:`HYPHEN` when the next line goes on in lower case."""
+    (a column, a caption) starts, or where the gap above a line is clearly wider than the page's
+    usual line pitch (Tesseract's own paragraphs split a paragraph at a short line too often to
+    be followed), unless the line before ends mid-sentence and this one goes on in lower case
+    (a paragraph going on in the next column). A word broken by a hyphen at a line's end is
+    marked :data:`HYPHEN` when the next line goes on in lower case."""
     from tesserocr import RIL
 
     read: list[tuple[str, float, int, bool]] = []  # text, size, top, starts a block

@@ -10,6 +10,8 @@ from typing import Any, cast
 import pytest
 
 from scrapejobs_devstack.demo_site.pdf_writer import pdf_of, simple_pdf
+from scrapejobs_devstack.demo_site.scan_writer import ScanPage
+from scrapejobs_devstack.demo_site.scan_writer import text_pdf as scan_text_pdf
 from scrapejobs_shared.extraction import ContentKind, FieldSpec, UnsupportedContent, extract_page
 from scrapejobs_shared.extraction.documents import (
     UNREAD_MAX_BYTES,
@@ -197,3 +199,38 @@ def test_an_image_declared_huge_costs_nothing_to_a_text_read() -> None:
         b"/DeviceRGB /BitsPerComponent 8 /Length 4 >>\nstream\nabcd\nendstream",
     ]
     assert read_document(PDF, pdf_of(objects), DocumentOptions()).markdown == "Caption"
+
+
+def test_running_headers_footers_and_page_numbers_are_left_out_and_headings_stay() -> None:
+    """As in a spec rendered to PDF (freedesktop's shared-mime-info: its title atop every page
+    and its number below), read with its text layer."""
+    pages = [
+        ScanPage(
+            [f"Paragraph {n} of the specification says what a reader reads on page {n}."],
+            heading=f"Section {n}",
+            header="Shared MIME-info Database",
+            number=n,
+        )
+        for n in range(1, 5)
+    ]
+    document = read_document(PDF, scan_text_pdf(pages), DocumentOptions(page_markers=True))
+    markdown = document.markdown
+    assert "Shared MIME-info Database" not in markdown
+    for n in range(1, 5):
+        assert f"# Section {n}\n\nParagraph {n} of the specification" in markdown
+    assert not [line for line in markdown.splitlines() if line.strip().isdigit()]
+    alone = read_document(PDF, scan_text_pdf(pages[:1]), DocumentOptions())
+    assert "Shared MIME-info Database" in alone.markdown  # one page: nothing runs
+
+
+def test_a_table_of_contents_loses_its_dot_leaders() -> None:
+    contents = [
+        "1 Introduction . . . . . . . . . . . . . . . . . . . . 1",
+        "2 Unified system ........................................ 3",
+        "2.1 Directory layout . . . . . . . . . . . . . . . . . . . 4",
+    ]
+    document = read_document(PDF, simple_pdf(["Contents", *contents]), DocumentOptions())
+    assert "1 Introduction — 1\n\n2 Unified system — 3\n\n2.1 Directory layout — 4" in (
+        document.markdown
+    )
+    assert ". . ." not in document.text and "...." not in document.text

@@ -26,6 +26,7 @@ HYPHEN = "\ufffe"  # a word hyphenated at a line's end (PDFium's mark, and OCR's
 EDGE_LINES = 2  # lines at a page's top and bottom looked at for running headers and footers
 RUNNING = 0.5  # of the pages (and at least MIN_RUNNING): a line repeated on as many is running
 MIN_RUNNING = 2
+RUNNING_LENGTH = 80  # characters: a longer line is text, not a running header or footer
 # Bullets: • ◦ ▪ ‣ ● ○ ■ □, an en dash, a hyphen, an asterisk.
 _BULLET = re.compile("^\\s*(?:[\u2022\u25e6\u25aa\u2023\u25cf\u25cb\u25a0\u25a1\u2013*-])\\s+")
 _NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+")
@@ -85,11 +86,12 @@ def _shapes(line: Line, body: float) -> set[str]:
 
 
 def _edges(page: Page) -> list[Line]:
-    """A page's first and last :data:`EDGE_LINES` lines with text."""
+    """A page's first and last lines with text that could run: up to :data:`EDGE_LINES` at
+    each edge, a third of its lines at most, none longer than :data:`RUNNING_LENGTH`."""
     written = [line for line in page if line.text.strip()]
-    if len(written) <= 2 * EDGE_LINES:
-        return written
-    return written[:EDGE_LINES] + written[-EDGE_LINES:]
+    each = min(EDGE_LINES, len(written) // 3) or (1 if len(written) > 1 else 0)
+    edges = written[:each] + written[len(written) - each :] if each else written
+    return [line for line in edges if len(line.text.strip()) <= RUNNING_LENGTH]
 
 
 def body_size(pages: Sequence[Page]) -> float:

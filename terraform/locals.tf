@@ -59,6 +59,11 @@ locals {
     SCRAPEJOBS_PROXY_DEFAULT = var.proxy_default
     # tenants' own pools (PUT /v1/tenants/{t}/proxies), used instead of the deployment's
     SCRAPEJOBS_TENANT_PROXIES = tostring(var.tenant_proxies)
+    # scans and images read by OCR, on the worker's pages and the dispatcher's uploads
+    SCRAPEJOBS_OCR_MAX_PAGES     = tostring(var.ocr.max_pages)
+    SCRAPEJOBS_OCR_PAGE_BUDGET_S = tostring(var.ocr.page_budget_s)
+    SCRAPEJOBS_OCR_MAX_PIXELS    = tostring(var.ocr.max_pixels)
+    SCRAPEJOBS_OCR_PAGE_WEIGHT   = tostring(var.ocr.page_weight)
   }
 
   telemetry_to_gcp = var.telemetry_exporter == "gcp"

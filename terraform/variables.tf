@@ -1300,3 +1300,28 @@ variable "actions_max_pdf_pages" {
     error_message = "actions_max_pdf_pages must be between 1 and 1000."
   }
 }
+
+# ---------------------------------------------------------------------------------------
+# OCR (scans and images: docs/api.md, "Documents")
+# ---------------------------------------------------------------------------------------
+
+variable "ocr" {
+  type = object({
+    max_pages     = optional(number, 50)
+    page_budget_s = optional(number, 10)
+    max_pixels    = optional(number, 40000000)
+    page_weight   = optional(number, 1)
+  })
+  description = "OCR's bounds, both services (the worker's pages, the dispatcher's uploads): pages of one document read by OCR (SCRAPEJOBS_OCR_MAX_PAGES; 0: none), CPU seconds each may use beside the document's budget (SCRAPEJOBS_OCR_PAGE_BUDGET_S), pixels of an image, checked from its header before it is decoded (SCRAPEJOBS_OCR_MAX_PIXELS), credits a page read by OCR costs beside the page's own (SCRAPEJOBS_OCR_PAGE_WEIGHT)."
+  default     = {}
+
+  validation {
+    condition = (
+      var.ocr.max_pages >= 0 && var.ocr.max_pages <= 2000 && floor(var.ocr.max_pages) == var.ocr.max_pages
+      && var.ocr.page_budget_s > 0 && var.ocr.page_budget_s <= 120
+      && var.ocr.max_pixels >= 1000000 && var.ocr.max_pixels <= 200000000
+      && var.ocr.page_weight >= 0 && var.ocr.page_weight <= 100 && floor(var.ocr.page_weight) == var.ocr.page_weight
+    )
+    error_message = "ocr: max_pages in [0, 2000], page_budget_s in (0, 120], max_pixels in [1e6, 2e8], page_weight in [0, 100] (whole numbers but the budget)."
+  }
+}

@@ -16,8 +16,10 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from scrapejobs_client.cli import ExitCode, app
+from scrapejobs_devstack.demo_site.scan_writer import image_bytes, scanned, text_pdf
 from scrapejobs_devstack.stack import DEV_WEBHOOK_SECRET
 from support.jobs import PRODUCT_FIELDS
+from support.scans import scan_pages, word_f1
 from support.webhook_receiver import WebhookReceiver
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
@@ -358,3 +360,15 @@ def test_parse_prints_a_local_files_markdown_and_says_why_one_cannot_be_read(
     refused = cli("parse", str(broken))
     assert refused.exit_code == ExitCode.JOB_UNSUCCESSFUL
     assert "broken.docx: unsupported_content: the Word (DOCX) file cannot be read" in refused.stderr
+
+
+def test_parse_reads_a_scanned_image_by_ocr_unless_told_not_to(cli: Cli, tmp_path: Path) -> None:
+    [page] = scan_pages(1)
+    scan = tmp_path / "scan.png"
+    scan.write_bytes(image_bytes(scanned(text_pdf([page]))[0]))
+    parsed = cli("parse", str(scan), "--ocr-language", "eng")
+    assert parsed.exit_code == 0, parsed.output
+    assert "# Chapter One" in parsed.stdout and word_f1(page.text(), parsed.stdout) > 0.95
+    fast = cli("parse", str(scan), "--ocr", "fast")
+    assert fast.exit_code == ExitCode.JOB_UNSUCCESSFUL
+    assert "scan.png: empty_content: the document has no text" in fast.stderr

@@ -20,6 +20,7 @@ from firecrawl.v2.utils.error_handler import BadRequestError
 
 from scrapejobs_devstack.demo_site.pdf_writer import simple_pdf
 from support.jobs import all_results, submit, wait_finished
+from support.scans import scan_files, scan_pages, word_f1
 from support.site import Site
 
 FILES = Path(__file__).resolve().parents[1] / "data" / "documents"
@@ -92,8 +93,28 @@ def test_firecrawls_sdk_scrapes_a_pdf_with_its_parser_options(
     assert meta.num_pages == 4 and meta.content_type == "application/pdf"
     unread = firecrawl.scrape(url, formats=["markdown"], parsers=[], max_age=0)
     assert unread.markdown is not None and unread.markdown.startswith("JVBERi0")  # %PDF-
-    with pytest.raises(BadRequestError, match="OCR engine"):
-        firecrawl.scrape(url, parsers=[{"type": "pdf", "mode": "ocr"}])
+
+
+def test_firecrawls_sdk_reads_a_scan_by_ocr_and_not_in_fast_mode(
+    firecrawl: Firecrawl, site: Site
+) -> None:
+    url = f"{site.url}/scans/scan.pdf"
+    expected = "\n\n".join(page.text() for page in scan_pages(2))
+    ocr = firecrawl.scrape(url, formats=["markdown"], parsers=[PDFParser(mode="ocr")], max_age=0)
+    assert ocr.markdown is not None and word_f1(expected, ocr.markdown) >= 0.97, ocr.markdown
+    assert ocr.markdown.startswith("# Chapter One\n\nThe harbour master kept a ledger")
+    by_default = firecrawl.scrape(url, formats=["markdown"], max_age=0)
+    assert by_default.markdown == ocr.markdown
+    fast = firecrawl.scrape(url, formats=["markdown"], parsers=[PDFParser(mode="fast")], max_age=0)
+    assert not fast.markdown  # the text layer only, and it has none: no OCR
+    assert fast.metadata_typed.error is not None
+    assert fast.metadata_typed.error.startswith("empty_content: the document has no text")
+    [page] = scan_pages(1)
+    image, _ = scan_files()["scan.png"]
+    parsed = firecrawl.parse(image, filename="scan.png")
+    assert parsed.markdown is not None and word_f1(page.text(), parsed.markdown) >= 0.97
+    formats = {f.format: f for f in firecrawl.get_parse_formats()}
+    assert formats["png"].available and ".tiff" in formats["tiff"].extensions
 
 
 def test_firecrawls_sdk_parses_uploads_and_lists_what_it_reads(firecrawl: Firecrawl) -> None:
@@ -193,6 +214,41 @@ async def test_document_bombs_fail_alone_with_their_reason_and_the_next_job_comp
         "unsupported_content: the PDF has 150,000 pages, more than 100,000 (a page bomb?)"
     )
     assert results["files/google-doc-document.pdf"]["status"] == "succeeded"
+    after = await submit(api, {"urls": [f"{site.url}/files/multicolumn.pdf"], "options": options})
+    final = await wait_finished(api, after["id"])
+    assert final["counts"]["succeeded"] == 1
+
+
+async def test_a_scanned_pdf_job_with_default_options_gets_its_text_by_ocr(api, site) -> None:
+    """Documents' options at their defaults (``ocr: auto``): the scan's pages have no text
+    layer, so OCR reads them; before OCR, this page failed ``empty_content``."""
+    options = {"formats": ["markdown", "text"]}
+    job = await submit(api, {"urls": [f"{site.url}/scans/scan.pdf"], "options": options})
+    final = await wait_finished(api, job["id"])
+    [result] = await all_results(api, job["id"])
+    assert final["counts"]["succeeded"] == 1, result
+    expected = "\n\n".join(page.text() for page in scan_pages(2))
+    assert word_f1(expected, result["data"]["markdown"]) >= 0.97, result["data"]
+    assert word_f1(expected, result["data"]["text"]) >= 0.97
+
+
+async def test_image_bombs_and_broken_images_fail_alone_and_the_next_job_completes(
+    api, site
+) -> None:
+    names = ["bomb.png", "corrupt.png", "scan.png"]
+    options = {"formats": ["markdown"]}
+    urls = [f"{site.url}/scans/{name}" for name in names]
+    job = await submit(api, {"urls": urls, "options": options})
+    await wait_finished(api, job["id"])
+    results = {r["url"].rsplit("/", 1)[1]: r for r in await all_results(api, job["id"])}
+    bomb, corrupt = results["bomb.png"], results["corrupt.png"]
+    assert bomb["status"] == "failed" and bomb["attempts"] == 1, bomb
+    assert bomb["error"].startswith("unsupported_content: the image is ")
+    assert "pixels, more than 40,000,000 (SCRAPEJOBS_OCR_MAX_PIXELS" in bomb["error"]
+    assert corrupt["status"] == "failed" and corrupt["attempts"] == 1, corrupt
+    assert corrupt["error"].startswith("unsupported_content: the PNG image file cannot be read")
+    assert results["scan.png"]["status"] == "succeeded", results["scan.png"]
+    assert "harbour master" in results["scan.png"]["data"]["markdown"]
     after = await submit(api, {"urls": [f"{site.url}/files/multicolumn.pdf"], "options": options})
     final = await wait_finished(api, after["id"])
     assert final["counts"]["succeeded"] == 1

@@ -3,9 +3,19 @@ of plain English prose, each different, with a running header and a page number.
 
 from __future__ import annotations
 
-from scrapejobs_devstack.demo_site.scan_writer import ScanPage, made_scan, word_f1
+from functools import cache
 
-__all__ = ["scan_pages", "scanned_pdf", "word_f1"]
+from scrapejobs_devstack.demo_site.scan_writer import (
+    ScanPage,
+    bomb_png,
+    image_bytes,
+    made_scan,
+    scanned,
+    text_pdf,
+    word_f1,
+)
+
+__all__ = ["scan_files", "scan_pages", "scanned_pdf", "word_f1"]
 
 PROSE = (
     "The harbour master kept a ledger of every ship that entered the bay, noting its cargo, "
@@ -26,10 +36,11 @@ NUMBERS = ("One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine
 
 
 def scan_pages(count: int, columns: int = 1) -> list[ScanPage]:
-    """``count`` pages, each a heading and three paragraphs of :data:`PROSE` in turn."""
+    """``count`` pages, each a heading and three paragraphs of :data:`PROSE`, from the page's
+    own (no two of six pages alike)."""
     return [
         ScanPage(
-            [PROSE[(3 * n + k) % len(PROSE)] for k in range(3)],
+            [PROSE[(n + k) % len(PROSE)] for k in range(3)],
             heading=f"Chapter {NUMBERS[n % len(NUMBERS)]}",
             columns=columns,
             header=HEADER,
@@ -41,3 +52,17 @@ def scan_pages(count: int, columns: int = 1) -> list[ScanPage]:
 
 def scanned_pdf(count: int, columns: int = 1) -> bytes:
     return made_scan(scan_pages(count, columns))
+
+
+@cache
+def scan_files() -> dict[str, tuple[bytes, str]]:
+    """What the test site serves under ``/scans/``: a scanned PDF of two pages, one page as a
+    PNG, a PNG whose header claims 60,000 by 60,000 pixels, and a broken PNG."""
+    [page] = scan_pages(1)
+    png = image_bytes(scanned(text_pdf([page]))[0])
+    return {
+        "scan.pdf": (scanned_pdf(2), "application/pdf"),
+        "scan.png": (png, "image/png"),
+        "bomb.png": (bomb_png(60_000, 60_000), "image/png"),
+        "corrupt.png": (png[:200] + b"\0" * 64, "image/png"),
+    }

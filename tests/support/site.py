@@ -29,6 +29,8 @@ Routes (``key`` separates counters between tests):
 - ``/images/KEY``                  an article with a linked image and one written in (``data:``)
 - ``/files/NAME``                  a document of tests/data/documents (PDF, DOCX...), as a file
 - ``/bombs/flate.pdf``, ``pages.pdf`` a PDF decompression bomb (768 MiB inflated), page bomb
+- ``/scans/NAME``                  scans of known text (support/scans.py): ``scan.pdf``,
+                                   ``scan.png``, ``bomb.png`` (60,000 by 60,000), ``corrupt.png``
 - ``/pdfsite/``                    a page linking to ``guide.pdf``, whose link annotation and
                                    text lead to ``/pdfsite/from-link`` and ``from-text``
 - ``/watched/KEY``                 ``site.watched[KEY]`` (status, html or a PDF's bytes): pages a
@@ -61,6 +63,7 @@ from support.content_pages import PAGES as CONTENT_PAGES
 from support.document_bombs import flate_bomb_pdf, page_bomb_pdf
 from support.hostile_page import hostile_page
 from support.page_shapes import BY_PATH as SHAPES_BY_PATH
+from support.scans import scan_files
 
 DOCUMENTS = Path(__file__).resolve().parent.parent / "data" / "documents"
 
@@ -174,6 +177,12 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (the sit
                 self._watched(parts.path.removeprefix("/watched/"))
             elif parts.path.startswith("/files/"):
                 self._file(parts.path.removeprefix("/files/"))
+            elif parts.path.startswith("/scans/"):  # read by OCR (support/scans.py)
+                found = scan_files().get(parts.path.removeprefix("/scans/"))
+                if found is None:
+                    self._send(404, "<h1>no such scan</h1>")
+                else:
+                    self._send(200, found[0], found[1])
             elif parts.path == "/bombs/flate.pdf":  # inflates to 768 MiB when read
                 self._send(200, flate_bomb_pdf(), "application/pdf")
             elif parts.path == "/bombs/pages.pdf":  # 150,000 pages, all the same one

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from scrapejobs_devstack.demo_site.scan_writer import bomb_png
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.uploads.parsing_processes import ParsingProcesses
 from scrapejobs_dispatcher.uploads.upload import Upload
@@ -20,6 +21,7 @@ from scrapejobs_shared.domain.jobspec import JobRequest, JobSpec
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from support.document_bombs import flate_bomb_pdf
 from support.memory_dispatcher import memory_client
+from support.scans import scan_pages, scanned_pdf, word_f1
 
 FILES = Path(__file__).resolve().parents[2] / "data" / "documents"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -211,6 +213,14 @@ async def test_firecrawls_parse_answers_a_document_naming_the_file() -> None:
     listed = {f["format"]: f for f in formats.json()["data"]["formats"]}
     assert listed["docx"]["available"] is True and listed["doc"]["available"] is False
     assert ".xlsx" in listed["xlsx"]["extensions"] and listed["html"]["mimeTypes"] == ["text/html"]
+    assert listed["png"] == {
+        "format": "png",
+        "kind": "image",
+        "extensions": [".png"],
+        "mimeTypes": ["image/png"],
+        "available": True,  # read by OCR: this machine has its English pack
+    }
+    assert "eng" in formats.json()["data"]["ocrLanguages"]
     assert refused.status_code == 400 and refused.json()["success"] is False
     assert "not rendered" in refused.json()["error"]
     assert failed.status_code == 400 and failed.json()["code"] == "PARSE_FAILED"
@@ -297,3 +307,27 @@ async def test_uploads_past_what_an_instance_holds_are_refused_before_their_body
     assert refused.json()["error"]["code"] == "uploads_busy"
     assert sent == ["slow"]  # the refused upload's body was never read
     assert done.status_code == 200 and "# Slow" in done.json()["result"]["data"]["markdown"]
+
+
+async def test_a_scanned_image_upload_is_read_by_ocr_within_its_budgets() -> None:
+    """Each page read by OCR has its own CPU budget: a 3-page scan (about 2 s of CPU) is read
+    by a process whose read has 1 s, and a decompression bomb's header fails alone."""
+    store = MemoryJobStore()
+    settings = DispatcherSettings(auth_mode="none", parse_budget_s=1, ocr_page_budget_s=5)
+    scan = scanned_pdf(3)
+    async with memory_client(store, settings) as client:
+        read = await client.post("/v1/parse", files={"file": ("scan.pdf", scan, "application/pdf")})
+        bomb = await client.post(
+            "/v1/parse", files={"file": ("bomb.png", bomb_png(), "application/octet-stream")}
+        )
+        fast = await client.post(
+            "/v1/parse",
+            files={"file": ("scan.pdf", scan, "application/pdf")},
+            data={"request": json.dumps({"options": {"documents": {"ocr": "fast"}}})},
+        )
+    result = read.json()["result"]
+    assert result["status"] == "succeeded", result
+    expected = "\n\n".join(page.text() for page in scan_pages(3))
+    assert word_f1(expected, result["data"]["markdown"]) >= 0.97
+    assert bomb.json()["result"]["error"].startswith("unsupported_content: the image is ")
+    assert fast.json()["result"]["error"].startswith("empty_content: the document has no text")

@@ -5,6 +5,7 @@ markdown printed (``scrapejobs parse report.pdf > report.md``), or the whole ans
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,13 +17,20 @@ from scrapejobs_client.cli.job_commands import Attributes, PageFormats, page_for
 from scrapejobs_client.cli.state import ExitCode, reports_errors, use
 
 
+class OcrMode(StrEnum):
+    AUTO = "auto"
+    FAST = "fast"
+    OCR = "ocr"
+
+
 @reports_errors
 def parse(
     ctx: typer.Context,
     file: Annotated[
         Path,
         typer.Argument(
-            help="The file: PDF, Word, Excel, PowerPoint, OpenDocument, RTF, EPUB or HTML.",
+            help="The file: PDF, Word, Excel, PowerPoint, OpenDocument, RTF, EPUB, HTML, or an "
+            "image (PNG, JPEG, TIFF, WebP, GIF) read by OCR.",
             exists=True,
             dir_okay=False,
             readable=True,
@@ -39,6 +47,24 @@ def parse(
         bool,
         typer.Option("--page-markers", help="Join its pages with ---, then <!-- page N -->."),
     ] = False,
+    ocr: Annotated[
+        OcrMode | None,
+        typer.Option(
+            "--ocr",
+            help="How pages are read by OCR: auto (the default: a scan's pages without text, "
+            "and images), fast (never), ocr (every page).",
+            show_default=False,
+        ),
+    ] = None,
+    ocr_language: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ocr-language",
+            help="A language OCR reads in, by its Tesseract name (eng, deu, fra...); repeat it "
+            "for several.",
+            show_default=False,
+        ),
+    ] = None,
     request: Annotated[
         Path | None,
         typer.Option(
@@ -59,6 +85,10 @@ def parse(
         documents["max_pages"] = max_pages
     if page_markers:
         documents["page_markers"] = True
+    if ocr is not None:
+        documents["ocr"] = ocr.value
+    if ocr_language:
+        documents["ocr_languages"] = ocr_language
     formats = page_formats(page_format, attribute)
     if formats is None and not json_output:
         formats = ["markdown"]

@@ -22,6 +22,7 @@ from scrapejobs_shared.domain.jobspec import PageRequest
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.errors import first_problem
 from scrapejobs_shared.extraction.document_types import DOCUMENT_TYPES
+from scrapejobs_shared.extraction.documents.ocr import installed_languages
 from scrapejobs_shared.firecrawl.documents import document
 from scrapejobs_shared.options import OPTIONS, InvalidOption, ServedHere
 
@@ -57,6 +58,11 @@ class ParseFormat(Answer):
 
 class ParseFormats(Answer):
     formats: list[ParseFormat]
+    ocr_languages: list[str] = Field(
+        alias="ocrLanguages",
+        description="The languages scans and images are read in by OCR here (Tesseract's "
+        "names: options.documents.ocr_languages); empty: OCR is not installed",
+    )
 
 
 class ParseFormatsAnswer(Answer):
@@ -108,20 +114,23 @@ def parse_request(given: Any) -> PageRequest:
 
 @router.get("/parse/formats", response_model=ParseFormatsAnswer, response_model_by_alias=True)
 async def parse_formats() -> ParseFormatsAnswer:
-    """The files ``/v2/parse`` reads (``available`` false: known, not read here)."""
+    """The files ``/v2/parse`` reads (``available`` false: known, not read here; an image
+    only where OCR is installed), and the languages OCR reads."""
+    languages = list(installed_languages())
     formats = [
         ParseFormat(
             format=kind.name,
+            kind="image" if kind.image else "document",
             extensions=list(kind.extensions),
             mime_types=list(kind.media_types),
-            available=kind.readable,
+            available=kind.readable and (bool(languages) or not kind.image),
         )
         for kind in DOCUMENT_TYPES
     ]
     html = ParseFormat(
         format="html", extensions=list(HTML_EXTENSIONS), mime_types=["text/html"], available=True
     )
-    return ParseFormatsAnswer(data=ParseFormats(formats=[*formats, html]))
+    return ParseFormatsAnswer(data=ParseFormats(formats=[*formats, html], ocr_languages=languages))
 
 
 def _options(given: Any) -> ParseOptions:

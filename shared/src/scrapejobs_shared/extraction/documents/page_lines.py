@@ -24,8 +24,8 @@ HEADING_LENGTH = 150  # characters: a longer line is not a heading, whatever its
 SHORT_LINE = 0.7  # of the page's usual line length: a shorter line ends its paragraph
 HYPHEN = "\ufffe"  # a word hyphenated at a line's end (PDFium's mark, and OCR's)
 EDGE_LINES = 2  # lines at a page's top and bottom looked at for running headers and footers
-RUNNING = 0.5  # of the pages (and at least MIN_RUNNING): a line repeated on as many is running
-MIN_RUNNING = 2
+RUNNING = 0.5  # of the pages (and at least three): a line repeated on as many is running
+MIN_RUNNING = 2  # pages: a line repeated on every page of a document of two or three runs
 RUNNING_LENGTH = 80  # characters: a longer line is text, not a running header or footer
 # Bullets: • ◦ ▪ ‣ ● ○ ■ □, an en dash, a hyphen, an asterisk.
 _BULLET = re.compile("^\\s*(?:[\u2022\u25e6\u25aa\u2023\u25cf\u25cb\u25a0\u25a1\u2013*-])\\s+")
@@ -51,8 +51,8 @@ Page = list[Line]
 
 def without_running_lines(pages: Sequence[Page], body: float = 0.0) -> list[Page]:
     """``pages`` without their running headers and footers: a line among a page's first or last
-    :data:`EDGE_LINES` that repeats at the edges of at least half the pages (and of
-    :data:`MIN_RUNNING`), as it is or, for a line no larger than the ``body`` size (not a
+    :data:`EDGE_LINES` that repeats at the edges of every page of a document of two or three,
+    of at least half the pages (and three) of a longer one, as it is or, for a line no larger than the ``body`` size (not a
     heading: "Chapter 2" atop its pages stays), its numbers aside ("Report 2024 · page 7");
     and bare page numbers at a page's edges (in a document of two pages or more)."""
     if len(pages) < 2:
@@ -60,7 +60,10 @@ def without_running_lines(pages: Sequence[Page], body: float = 0.0) -> list[Page
     repeated: Counter[str] = Counter()
     for page in pages:
         repeated.update({shape for line in _edges(page) for shape in _shapes(line, body)})
-    least = max(MIN_RUNNING, RUNNING * len(pages))
+    # on every page of a short document, on half the pages (and three) of a longer one
+    least = (
+        len(pages) if len(pages) <= MIN_RUNNING + 1 else max(MIN_RUNNING + 1, RUNNING * len(pages))
+    )
     running = {shape for shape, count in repeated.items() if count >= least}
     kept = []
     for page in pages:

@@ -52,9 +52,10 @@ Page = list[Line]
 def without_running_lines(pages: Sequence[Page], body: float = 0.0) -> list[Page]:
     """``pages`` without their running headers and footers: a line among a page's first or last
     :data:`EDGE_LINES` that repeats at the edges of every page of a document of two or three,
-    of at least half the pages (and three) of a longer one, as it is or, for a line no larger than the ``body`` size (not a
-    heading: "Chapter 2" atop its pages stays), its numbers aside ("Report 2024 · page 7");
-    and bare page numbers at a page's edges (in a document of two pages or more)."""
+    of at least half the pages (and three) of a longer one, as it is or, for a line no larger
+    than the ``body`` size (not a heading: "Chapter 2" atop its pages stays), its numbers
+    aside ("Report 2024 · page 7"); and bare page numbers at a page's edges (in a document of
+    two pages or more)."""
     if len(pages) < 2:
         return [list(page) for page in pages]
     repeated: Counter[str] = Counter()

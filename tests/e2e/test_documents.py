@@ -223,6 +223,7 @@ async def test_a_scanned_pdf_job_with_default_options_gets_its_text_by_ocr(api, 
     """Documents' options at their defaults (``ocr: auto``): the scan's pages have no text
     layer, so OCR reads them; before OCR, this page failed ``empty_content``."""
     options = {"formats": ["markdown", "text"]}
+    before = (await api.get("/v1/usage")).json()["usage"][0]
     job = await submit(api, {"urls": [f"{site.url}/scans/scan.pdf"], "options": options})
     final = await wait_finished(api, job["id"])
     [result] = await all_results(api, job["id"])
@@ -230,6 +231,9 @@ async def test_a_scanned_pdf_job_with_default_options_gets_its_text_by_ocr(api, 
     expected = "\n\n".join(page.text() for page in scan_pages(2))
     assert word_f1(expected, result["data"]["markdown"]) >= 0.97, result["data"]
     assert word_f1(expected, result["data"]["text"]) >= 0.97
+    after = (await api.get("/v1/usage")).json()["usage"][0]
+    assert after["ocr_pages"] - before["ocr_pages"] == 2  # metered: a weight of 1 each
+    assert after["pages_today"] - before["pages_today"] == 1 + 2 + 2  # the page, PDF, OCR
 
 
 async def test_image_bombs_and_broken_images_fail_alone_and_the_next_job_completes(

@@ -214,6 +214,7 @@ class TenantUsage(ApiModel):
     proxied_pages: dict[str, int] = Field(default_factory=dict)  # today, by the proxy's tier
     searches: int = 0  # asked today
     search_credits: int = 0  # what their results cost today
+    ocr_pages: int = 0  # documents' pages read by OCR today (their weight is in pages_today)
 
 
 # --- dead letters -----------------------------------------------------------------------------

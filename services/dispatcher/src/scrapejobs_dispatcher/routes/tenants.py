@@ -51,7 +51,10 @@ class TenantList(BaseModel):
 
 class UsageView(RecordView):
     tenant: str
-    pages_today: int = Field(description="Pages its sites served today (UTC)")
+    pages_today: int = Field(
+        description="Pages its sites served today (UTC), as the quota counts them: a page "
+        "each, one more a PDF page read, SCRAPEJOBS_OCR_PAGE_WEIGHT more a page read by OCR"
+    )
     pages_in_flight: int = Field(description="Pages being fetched now")
     quota: QuotaBody
     own_quota: bool
@@ -67,6 +70,11 @@ class UsageView(RecordView):
         default=0,
         description="What their results cost today: a credit a started ten results (beside "
         "pages_today; not counted against the quota of pages)",
+    )
+    ocr_pages: int = Field(
+        default=0,
+        description="Documents' pages its jobs read by OCR today (scans, images); each costs "
+        "SCRAPEJOBS_OCR_PAGE_WEIGHT credits beside the page, counted in pages_today",
     )
 
 

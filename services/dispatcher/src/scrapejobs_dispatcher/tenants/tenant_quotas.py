@@ -60,6 +60,7 @@ class TenantUsage:
     proxied_pages: dict[str, int] = field(default_factory=dict)  # today, by the proxy's tier
     searches: int = 0  # asked today (/v2/search, a job's or a monitor's search)
     search_credits: int = 0  # what their results cost (a credit a started ten)
+    ocr_pages: int = 0  # documents' pages read by OCR today (their weight is in pages_today)
 
 
 @dataclass(eq=False)
@@ -110,6 +111,7 @@ class Quotas:
             proxied_pages=totals.metered.proxied(),
             searches=totals.metered.searches,
             search_credits=totals.metered.search_credits,
+            ocr_pages=totals.metered.ocr_pages,
         )
 
     async def _day(self, tenant: str, now: datetime) -> Totals:

@@ -63,17 +63,33 @@ def serve_documents(
     log_dir: Path, register: Callable[[str, Callable[[], None]], None]
 ) -> list[str]:
     """The PDFs written to a directory served by a file server of their own: their URLs."""
-    folder = Path(tempfile.mkdtemp(prefix="scrapejobs-documents-"))
-    for doc in range(D_DOCUMENTS):
-        (folder / f"report-{doc}.pdf").write_bytes(text_pdf(document_pages(doc, D_DOCUMENT_PAGES)))
+    files = {
+        f"report-{doc}.pdf": text_pdf(document_pages(doc, D_DOCUMENT_PAGES))
+        for doc in range(D_DOCUMENTS)
+    }
+    url = serve_files(files, "document-server", log_dir, register)
+    return [f"{url}/report-{doc}.pdf" for doc in range(D_DOCUMENTS)]
+
+
+def serve_files(
+    files: dict[str, bytes],
+    name: str,
+    log_dir: Path,
+    register: Callable[[str, Callable[[], None]], None],
+) -> str:
+    """``files`` (name → bytes) written to a directory served by a file server of their own
+    (``python -m http.server``, a process stopped by its pid): its URL."""
+    folder = Path(tempfile.mkdtemp(prefix=f"scrapejobs-{name}-"))
+    for file_name, data in files.items():
+        (folder / file_name).write_bytes(data)
     port = free_port()
     argv = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
     argv += ["--directory", str(folder)]
-    process = start_process("document-server", argv, {}, log_dir)
-    register("document server", process.stop)
+    process = start_process(name, argv, {}, log_dir)
+    register(name, process.stop)
     url = f"http://127.0.0.1:{port}"
-    wait_http(f"{url}/report-0.pdf", process, timeout_s=30)
-    return [f"{url}/report-{doc}.pdf" for doc in range(D_DOCUMENTS)]
+    wait_http(f"{url}/{next(iter(files))}", process, timeout_s=30)
+    return url
 
 
 def run_document_workload(

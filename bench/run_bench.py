@@ -72,6 +72,7 @@ from bench.celery_baseline import CeleryFigures, run_celery, unavailable
 from bench.costs import estimate
 from bench.document_workload import D_GOAL_BOOK_S, D_GOAL_RATIO
 from bench.monitor_workload import K_GOAL_RATIO, K_GOAL_WRITES
+from bench.ocr_workload import O_GOAL_CPU_S, O_GOAL_F1, O_GOAL_RATIO
 from bench.proxy_workload import P_GOAL_RATIO
 from bench.search_workload import S_GOAL_OVERHEAD_S
 from bench.site_process import start_site
@@ -518,6 +519,30 @@ def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
             ((ours.get("D") or {}).get("book") or {}).get("cpu_s"),
             "<=",
             D_GOAL_BOOK_S,
+            missing=missing,
+        ),
+        _goal(
+            "o_word_f1",
+            "O: word F1 of made scans (200 dpi, skewed, noisy) read by OCR",
+            (ours.get("O") or {}).get("word_f1"),
+            ">=",
+            O_GOAL_F1,
+            missing=missing,
+        ),
+        _goal(
+            "o_cpu_s_per_page",
+            "O: CPU seconds a scanned page at 200 dpi takes OCR",
+            (ours.get("O") or {}).get("cpu_s_per_page"),
+            "<=",
+            O_GOAL_CPU_S,
+            missing=missing,
+        ),
+        _goal(
+            "o_plain_beside_scans",
+            "O: plain pages/s beside a job of a 20-page scanned PDF ÷ alone (medians)",
+            (ours.get("O") or {}).get("plain_ratio"),
+            ">=",
+            O_GOAL_RATIO,
             missing=missing,
         ),
         _goal(
@@ -1061,7 +1086,7 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
             cleanup.add,
             rounds=1,
             celery=not args.skip_celery,
-            only="BCRUMFTKDPS",
+            only="BCRUMFTKDOPS",
         )
     report["workloads"] = workloads
     goal = goals(loops[0], celery, stack, instructions, workloads)

@@ -35,6 +35,8 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
   /v2/batch/scrape/{id}``, which returns Documents page by page) and through ``POST /v1/jobs``
   (polled on ``GET /v1/jobs/{id}``), alternately, best of ``--rounds`` each, both polled every
   ``F_POLL_S``: pages/s from submission to the job's ``finished_at``, and the ratio.
+* **O**: scans read by OCR: ``bench/ocr_workload.py`` (word F1 and CPU a page of made scans;
+  a plain job's pages/s beside a 20-page scanned PDF).
 * **D**: documents beside web pages: ``bench/document_workload.py`` (200 PDFs of 10 pages
   beside a plain job of another host; a 100-page PDF's CPU).
 * **L**: one one-URL job at a time, submit → completed (polled every 5 ms): p50 and p95 over
@@ -742,8 +744,9 @@ class LaterWorkload:
 
 
 def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]:
-    """T (tenants), K (a monitor's check), D (documents beside pages), P (pages through a
-    proxy), S (a search scraping its results), those in ``only``."""
+    """T (tenants), K (a monitor's check), D (documents beside pages), O (scans read by OCR,
+    beside pages), P (pages through a proxy), S (a search scraping its results), those in
+    ``only``."""
     found: list[LaterWorkload] = []
     if "T" in only:
         from bench.tenant_workload import T_LARGE_PAGES, T_SMALL_JOBS, run_tenant_workload
@@ -785,6 +788,18 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
             return run_document_workload(ran.api, served, plain, ran.timeout_s)
 
         found.append(LaterWorkload("D", documents))
+    if "O" in only:
+        from bench.document_workload import D_PLAIN_HOST, D_PLAIN_PAGES
+        from bench.ocr_workload import run_ocr_workload, serve_scans
+
+        plain_site = site_url.replace("127.0.0.1", D_PLAIN_HOST)
+        plain_o = [plain_site + p for p in bench_paths(D_PLAIN_PAGES)]
+
+        def scans(ran: LaterRun) -> dict[str, Any]:
+            served = serve_scans(ran.log_dir, ran.register)
+            return run_ocr_workload(ran.api, served, plain_o, ran.timeout_s)
+
+        found.append(LaterWorkload("O", scans))
     return found + _through_the_network(site_url, only)
 
 
@@ -903,10 +918,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--only",
-        default="ABCRUMFTKDPS",
+        default="ABCRUMFTKDOPS",
         help="workloads: A, B, C (C includes L), R (rendering), U (render auto), M (model "
         "work), F (Firecrawl's batch API), T (tenants sharing a host), K (a monitor's check), "
-        "D (documents beside pages), P (pages through a proxy), S (search)",
+        "D (documents beside pages), O (scans by OCR), P (pages through a proxy), S (search)",
     )
     parser.add_argument("--skip-celery", action="store_true")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES)

@@ -2,8 +2,8 @@
 process, the engine loaded once a process), Debian's language packs (``tesseract-ocr-eng``...).
 
 Chosen by measuring (bench/README.md, "OCR"): on made scans of known text (200 dpi, a slight
-skew, noise), Tesseract read words at F1 0.99 in 1.3 s of CPU a page where RapidOCR (ONNX,
-its models in its wheel) read 0.90 in 11.5 s.
+skew, noise), Tesseract read words at F1 0.999 in 0.83 s of CPU a page where RapidOCR (ONNX,
+its models in its wheel) read 0.897 in 8.1 s.
 
 Tesseract's layout analysis finds the page's blocks (columns) and paragraphs in reading order;
 each line comes with its height, so a headline reads as a heading (page_lines.py). A page is

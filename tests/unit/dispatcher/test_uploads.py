@@ -315,8 +315,13 @@ async def test_a_scanned_image_upload_is_read_by_ocr_within_its_budgets() -> Non
     store = MemoryJobStore()
     settings = DispatcherSettings(auth_mode="none", parse_budget_s=1, ocr_page_budget_s=5)
     scan = scanned_pdf(3)
+    request = {"options": {"formats": ["markdown", "metadata"]}}
     async with memory_client(store, settings) as client:
-        read = await client.post("/v1/parse", files={"file": ("scan.pdf", scan, "application/pdf")})
+        read = await client.post(
+            "/v1/parse",
+            files={"file": ("scan.pdf", scan, "application/pdf")},
+            data={"request": json.dumps(request)},
+        )
         bomb = await client.post(
             "/v1/parse", files={"file": ("bomb.png", bomb_png(), "application/octet-stream")}
         )
@@ -325,8 +330,10 @@ async def test_a_scanned_image_upload_is_read_by_ocr_within_its_budgets() -> Non
             files={"file": ("scan.pdf", scan, "application/pdf")},
             data={"request": json.dumps({"options": {"documents": {"ocr": "fast"}}})},
         )
+        shown = (await client.get(f"/ui/jobs/{read.json()['job_id']}")).text
     result = read.json()["result"]
     assert result["status"] == "succeeded", result
+    assert "application/pdf · 3 pages, 3 by OCR" in shown
     expected = "\n\n".join(page.text() for page in scan_pages(3))
     assert word_f1(expected, result["data"]["markdown"]) >= 0.97
     assert bomb.json()["result"]["error"].startswith("unsupported_content: the image is ")

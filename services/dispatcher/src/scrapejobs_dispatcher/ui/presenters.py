@@ -389,6 +389,8 @@ def document_summary(task: TaskRecord) -> str:
     summary = f"{kind} · {count} page{'s' if count != 1 else ''}"
     if 0 < (read := task.metered.document_pages) < count:
         summary += f", {read} read"
+    if ocr := task.metered.ocr_pages:
+        summary += f", {ocr} by OCR"
     return summary
 
 

@@ -19,6 +19,7 @@ from scrapejobs_devstack.demo_site.server import serve_demo_site
 from scrapejobs_devstack.local_scheduler import LocalScheduler
 from scrapejobs_devstack.processes import stop_group
 from scrapejobs_devstack.stack import Stack, StackConfig
+from scrapejobs_shared.extraction.documents.ocr import installed_languages
 
 STATE_FILE = Path(".devstack/state.json")
 app = typer.Typer(help="Local scrapejobs stack on the gcloud emulators.", no_args_is_help=True)
@@ -159,6 +160,13 @@ def _print_endpoints(stack: Stack) -> None:
         )
     else:
         table.add_row("renderer", "not started: no chromium (apt-get install chromium)", "-")
+    languages = installed_languages()
+    ocr = (
+        f"languages: {', '.join(languages)}"
+        if languages
+        else ("not installed: scans and images fail (apt-get install tesseract-ocr-eng)")
+    )
+    table.add_row("OCR (Tesseract)", ocr, "-")
     table.add_row("pubsub emulator", stack.pubsub.host, str(stack.pubsub.process.pid))
     table.add_row("firestore emulator", stack.firestore.host, str(stack.firestore.process.pid))
     if stack.storage is not None:

@@ -18,16 +18,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .document import Document, DocumentOptions, DocumentPage, DocumentUnreadable
 from .ocr import OcrPages, OcrRequest
-from .page_lines import (
-    Line,
-    body_size,
-    heading_levels,
-    page_markdown,
-    page_text,
-    without_running_lines,
-)
+from .page_lines import Line, written_pages
 
-HEADING_RATIO = 1.3  # a line this much taller than the body's is a heading (as a scan's)
 WORKING_PIXELS = 12_000_000  # an image larger is scaled down to this before OCR
 _CLAIMED = re.compile(r"\((\d+) pixels\)")  # in Pillow's DecompressionBombError
 
@@ -63,13 +55,8 @@ def read_image(data: bytes, options: DocumentOptions) -> Document:
                 pages.append([])
                 continue
             pages.append(ocr.read(_prepared(image)))
-    body = body_size(pages)
-    levels = heading_levels(pages, body, HEADING_RATIO)
-    pages = without_running_lines(pages, body)  # a multi-page TIFF's running lines
-    read = tuple(
-        DocumentPage(n + 1, page_markdown(lines, levels), page_text(lines))
-        for n, lines in enumerate(pages)
-    )
+    written = written_pages(pages, [True] * len(pages))  # a TIFF's running lines left out
+    read = tuple(DocumentPage(n + 1, markdown, text) for n, (markdown, text) in enumerate(written))
     notes = tuple(note for note in (ocr.note(),) if note)
     metadata = {"page_count": frames, "width": width, "height": height}
     return Document(read, frames, dict(metadata), options.page_markers, ocr.read_count, notes)

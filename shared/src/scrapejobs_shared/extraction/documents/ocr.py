@@ -8,9 +8,9 @@ its models in its wheel) read 0.897 in 8.1 s.
 Tesseract's layout analysis finds the page's blocks (columns) and paragraphs in reading order;
 each line comes with its height, so a headline reads as a heading (page_lines.py). A page is
 read within its own CPU budget (:class:`OcrLimits`, held by the kernel in a budgeted process:
-processes/limits.py), on one thread (``OMP_THREAD_LIMIT``), at most :attr:`OcrLimits.max_pixels`
-large (a larger image is scaled down, never decoded whole past the limit: images.py checks the
-header first).
+processes/limits.py), on one thread (``OMP_THREAD_LIMIT``). An image larger than
+:attr:`OcrLimits.max_pixels` is refused from its header, before it is decoded (images.py); a
+PDF page is rasterised below it (pdf.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import itertools
 import math
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before Tesseract loads: a page, a thread
 
 OcrMode = Literal["fast", "auto", "ocr"]
-OCR_MODES: tuple[OcrMode, ...] = ("fast", "auto", "ocr")
 DEFAULT_DPI = 200  # a PDF page rasterised for OCR: Tesseract reads 10-12 pt text well at it
 MAX_DPI = 300
 DEFAULT_LANGUAGES = ("eng",)
@@ -149,7 +147,7 @@ def recognised(image: Image, languages: tuple[str, ...]) -> list[Line]:
     engine.SetImage(image.convert("L") if image.mode not in ("L", "1") else image)
     try:
         engine.Recognize()
-        return list(_lines(engine))
+        return _lines(engine)
     finally:
         engine.Clear()
 
@@ -178,7 +176,7 @@ def _tessdata() -> str:
     path = tessdata_path()
     if path is None:
         raise OcrUnavailable(
-            "the page has no text layer and OCR is not installed here (Debian's tesseract-ocr)"
+            "the page has no text layer and OCR is not installed here (Debian's tesseract-ocr-eng)"
         )
     return path
 
@@ -204,7 +202,7 @@ def _engine(path: str, languages: str) -> Any:
     )
 
 
-def _lines(engine: Any) -> Iterator[Line]:
+def _lines(engine: Any) -> list[Line]:
     """The recognised lines in reading order, a blank one between paragraphs: where a block
     (a column, a caption) starts, or where the gap above a line is clearly wider than the page's
     usual line pitch (Tesseract's own paragraphs split a paragraph at a short line too often to
@@ -216,7 +214,7 @@ def _lines(engine: Any) -> Iterator[Line]:
     read: list[tuple[str, float, int, bool]] = []  # text, size, top, starts a block
     iterator = engine.GetIterator()
     if iterator is None:
-        return
+        return []
     while True:
         block = iterator.IsAtBeginningOf(RIL.BLOCK)
         text = " ".join(_line_text(iterator).split())
@@ -240,7 +238,7 @@ def _lines(engine: Any) -> Iterator[Line]:
         after = found[n + 1].text
         if _HYPHENATED.search(line.text) and after[:1].islower():
             found[n] = Line(line.text[:-1] + HYPHEN, line.size)
-    yield from found
+    return found
 
 
 def _line_text(iterator: Any) -> str:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from .plain_text import escaped
 
+HEADING_RATIO = 1.15  # a line this much larger than the body's size is a heading
+SCANNED_HEADING_RATIO = 1.3  # the same, of lines read by OCR (their heights vary more)
 HEADING_LENGTH = 150  # characters: a longer line is not a heading, whatever its size
 SHORT_LINE = 0.7  # of the page's usual line length: a shorter line ends its paragraph
 HYPHEN = "\ufffe"  # a word hyphenated at a line's end (PDFium's mark, and OCR's)
@@ -32,7 +34,8 @@ _BULLET = re.compile("^\\s*(?:[\u2022\u25e6\u25aa\u2023\u25cf\u25cb\u25a0\u25a1\
 _NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+")
 # a bare page number: "3", "- 3 -", "Page 3", "page 3 of 12", "3 / 12", "iv"
 _DASHES = "\\s\\-\u2013\u2014|"  # spaces, a hyphen, an en or em dash, a bar
-_NUMBER = r"(?:page\s+)?(?:\d{1,5}(?:\s*(?:of|/)\s*\d{1,5})?|[ivxlcdm]{1,7})"
+_ROMAN = r"(?=[ivx])x{0,4}(?:ix|iv|v?i{0,3})"  # front matter's numbers (to 49), no word
+_NUMBER = rf"(?:page\s+)?(?:\d{{1,5}}(?:\s*(?:of|/)\s*\d{{1,5}})?|{_ROMAN})"
 _PAGE_NUMBER = re.compile(f"^[{_DASHES}]*{_NUMBER}[{_DASHES}]*$", re.IGNORECASE)
 # a table of contents' entry: its title, dot leaders (4 dots or more, spaced or not), a page
 _LEADERS = re.compile(r"^(?P<title>.*?\S)\s*(?:\.\s*){4,}\s*(?P<page>\d{1,5}|[ivxlcdm]{1,7})\s*$")
@@ -49,35 +52,52 @@ class Line:
 Page = list[Line]
 
 
-def without_running_lines(pages: Sequence[Page], body: float = 0.0) -> list[Page]:
+def written_pages(pages: Sequence[Page], scanned: Sequence[bool]) -> list[tuple[str, str]]:
+    """Each page's markdown and text, its running lines left out (:func:`without_running_lines`);
+    a page's headings by size among the pages of its kind (``scanned``: read by OCR, its sizes
+    the lines' heights, which vary more than a text layer's font sizes)."""
+    bodies: dict[bool, float] = {}
+    levels: dict[bool, dict[float, int]] = {}
+    for kind, ratio in ((False, HEADING_RATIO), (True, SCANNED_HEADING_RATIO)):
+        alike = [page for page, by_ocr in zip(pages, scanned, strict=True) if by_ocr is kind]
+        bodies[kind] = body_size(alike)
+        levels[kind] = heading_levels(alike, bodies[kind], ratio)
+    kept = without_running_lines(pages, [bodies[by_ocr] for by_ocr in scanned])
+    return [
+        (page_markdown(lines, levels[by_ocr]), page_text(lines))
+        for lines, by_ocr in zip(kept, scanned, strict=True)
+    ]
+
+
+def without_running_lines(pages: Sequence[Page], bodies: Sequence[float]) -> list[Page]:
     """``pages`` without their running headers and footers: a line among a page's first or last
     :data:`EDGE_LINES` that repeats at the edges of every page of a document of two or three,
     of at least half the pages (and three) of a longer one, as it is or, for a line no larger
-    than the ``body`` size (not a heading: "Chapter 2" atop its pages stays), its numbers
-    aside ("Report 2024 · page 7"); and bare page numbers at a page's edges (in a document of
-    two pages or more)."""
-    if len(pages) < 2:
+    than its page's body size (``bodies``; not a heading: "Chapter 2" atop its pages stays),
+    its numbers aside ("Report 2024 · page 7"); and bare page numbers at a page's edges (in a
+    document of two pages or more)."""
+    count = len(pages)
+    if count < 2:
         return [list(page) for page in pages]
+    shapes = [
+        {id(line): _shapes(line, body) for line in _edges(page)}
+        for page, body in zip(pages, bodies, strict=True)
+    ]
     repeated: Counter[str] = Counter()
-    for page in pages:
-        repeated.update({shape for line in _edges(page) for shape in _shapes(line, body)})
+    for edges in shapes:
+        repeated.update(set().union(*edges.values()))
     # on every page of a short document, on half the pages (and three) of a longer one
-    least = (
-        len(pages) if len(pages) <= MIN_RUNNING + 1 else max(MIN_RUNNING + 1, RUNNING * len(pages))
-    )
-    running = {shape for shape, count in repeated.items() if count >= least}
-    kept = []
-    for page in pages:
-        edges = {id(line) for line in _edges(page)}
-        kept.append(
-            [
-                line
-                for line in page
-                if id(line) not in edges
-                or not (running & _shapes(line, body) or _PAGE_NUMBER.match(line.text))
-            ]
-        )
-    return kept
+    least = count if count <= MIN_RUNNING + 1 else max(MIN_RUNNING + 1, RUNNING * count)
+    running = {shape for shape, times in repeated.items() if times >= least}
+    return [
+        [
+            line
+            for line in page
+            if id(line) not in edges
+            or not (running & edges[id(line)] or _PAGE_NUMBER.match(line.text))
+        ]
+        for page, edges in zip(pages, shapes, strict=True)
+    ]
 
 
 def _shapes(line: Line, body: float) -> set[str]:

@@ -27,17 +27,8 @@ from pydantic import JsonValue
 
 from .document import Document, DocumentOptions, DocumentPage, DocumentUnreadable
 from .ocr import OcrPages, OcrRequest
-from .page_lines import (
-    Line,
-    body_size,
-    heading_levels,
-    page_markdown,
-    page_text,
-    without_running_lines,
-)
+from .page_lines import Line, written_pages
 
-HEADING_RATIO = 1.15  # a line this much larger than the body's size is a heading
-OCR_HEADING_RATIO = 1.3  # the same, of lines read by OCR (their heights vary more)
 TEXT_LAYER_CHARS = 16  # a page with fewer characters than this has no text layer (auto)
 SAMPLED = 3  # characters of a line whose font size is read
 MAX_PAGE_LINKS = 1000  # links read of a page, at most
@@ -67,19 +58,10 @@ def read_pdf(data: bytes, options: DocumentOptions) -> Document:
         metadata = _metadata(pdf.get_metadata_dict(), page_count)
     finally:
         pdf.close()
-    text_layer = [lines for lines, _, by_ocr in found if not by_ocr]
-    scanned = [lines for lines, _, by_ocr in found if by_ocr]
-    body, ocr_body = body_size(text_layer), body_size(scanned)
-    levels = heading_levels(text_layer, body, HEADING_RATIO)
-    ocr_levels = heading_levels(scanned, ocr_body, OCR_HEADING_RATIO)
-    pages = without_running_lines(
-        [lines for lines, _, _ in found], max(body, ocr_body) if not scanned else ocr_body
-    )
+    written = written_pages([lines for lines, _, _ in found], [by_ocr for _, _, by_ocr in found])
     read = tuple(
-        DocumentPage(
-            n + 1, page_markdown(lines, ocr_levels if by_ocr else levels), page_text(lines), links
-        )
-        for n, (lines, (_, links, by_ocr)) in enumerate(zip(pages, found, strict=True))
+        DocumentPage(n + 1, markdown, text, links)
+        for n, ((markdown, text), (_, links, _)) in enumerate(zip(written, found, strict=True))
     )
     notes = tuple(note for note in (ocr.note(),) if note)
     return Document(read, page_count, metadata, options.page_markers, ocr.read_count, notes)

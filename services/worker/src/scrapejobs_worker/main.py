@@ -292,7 +292,7 @@ def _extraction(
     if settings.extraction_processes == 0:
         log.warning("SCRAPEJOBS_EXTRACTION_PROCESSES=0: pages are extracted without a budget")
         return ExtractionInProcess(extract)
-    ocr_s = limits.max_pages * limits.page_budget_s
+    ocr_s = limits.document_cpu_s
     pages = ExtractionProcesses(
         settings.extraction_processes,
         settings.extraction_budget_s,

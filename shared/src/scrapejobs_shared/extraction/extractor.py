@@ -88,7 +88,7 @@ class PageExtraction:
     empty: bool = False  # nothing to see: an app shell, a blank body
     document_pages: int = 0  # a PDF's pages read (Firecrawl charges a credit for each)
     ocr_pages: int = 0  # a document's pages read by OCR (a scan's, an image's)
-    ocr_weight: int = 0  # the credits each costs beside (the deployment's: OcrLimits)
+    ocr_credits: int = 0  # what they cost beside the page (OcrLimits.page_weight each)
 
 
 def extract_page(
@@ -291,6 +291,7 @@ def _document_page(
     empty = not document.text.strip()
     pages = len(document.pages) if classification.media_type == PDF else 0
     weight = options.ocr.limits.page_weight if options.ocr is not None else 0
+    ocr_credits = document.ocr_pages * weight
     return PageExtraction(
         output.data,
         output.errors,
@@ -299,7 +300,7 @@ def _document_page(
         empty,
         pages,
         document.ocr_pages,
-        weight,
+        ocr_credits,
     )
 
 

@@ -127,7 +127,7 @@ def extract_outcome(
         metered=Metered(
             document_pages=page.document_pages,
             ocr_pages=page.ocr_pages,
-            ocr_credits=page.ocr_pages * page.ocr_weight,
+            ocr_credits=page.ocr_credits,
             screenshots=response.browser.screenshots if response.browser is not None else 0,
             proxied_basic=int(response.proxy_tier == "basic"),
             proxied_stealth=int(response.proxy_tier == "stealth"),

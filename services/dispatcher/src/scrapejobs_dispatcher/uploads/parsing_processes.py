@@ -63,7 +63,7 @@ class ParsingProcesses:
             "SCRAPEJOBS_PARSE_BUDGET_S",
             budget_s,
             memory_mb,
-            extendable_s=ocr_limits.max_pages * ocr_limits.page_budget_s,
+            extendable_s=ocr_limits.document_cpu_s,
         )
         self.ocr_limits = ocr_limits
         self._work = BudgetedProcesses(concurrency)

@@ -78,6 +78,11 @@ class OcrLimits:
     max_pixels: int = 40_000_000
     page_weight: int = 1
 
+    @property
+    def document_cpu_s(self) -> float:
+        """The CPU a document's pages read by OCR may add to its read, at most."""
+        return self.max_pages * self.page_budget_s
+
 
 @dataclass(frozen=True, slots=True)
 class OcrRequest:

@@ -326,8 +326,8 @@ def goals(
 
 
 def workload_goals(workloads: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Goals of workloads B, C, L, R, U, M, F, T, D, O, P and S (bench/workloads.py), all with default job
-    options."""
+    """Goals of workloads B, C, L, R, U, M, F, T, D, O, P and S (bench/workloads.py), all with
+    default job options."""
     runs = workloads or {}
     ours, theirs = runs.get("scrapejobs") or {}, runs.get("celery") or {}
     missing = runs.get("skipped") or "no workloads run"
@@ -1076,8 +1076,8 @@ def run(args: argparse.Namespace, cleanup: Cleanup, log_dir: Path) -> dict[str, 
         from bench.workloads import run_workloads
 
         print(
-            "workloads B, C, L, R, U, M, F, T, K, D, O, P, S with default options (and Celery + Redis "
-            "beside them)…"
+            "workloads B, C, L, R, U, M, F, T, K, D, O, P, S with default options (and Celery + "
+            "Redis beside them)…"
         )
         workloads = run_workloads(
             site_url,

@@ -336,6 +336,10 @@ class ExtractionProcesses:
                 page.done.set_exception(ExtractionCrashed("the worker is stopping"))
         self._waiting.clear()
 
+    def working_pids(self) -> list[int]:
+        """The ids of the processes working on a message now."""
+        return [c.process.pid for c in self._children if c.pages and c.process.pid]
+
     def pids(self) -> list[int]:
         """The ids of the processes that take pages (started and ready; for operators and
         tests)."""

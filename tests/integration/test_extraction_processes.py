@@ -313,3 +313,29 @@ async def test_documents_are_read_apart_in_the_background_and_pages_as_before() 
     assert page["nice"] == os.nice(0) and page["policy"] == os.sched_getscheduler(0)
     assert document["nice"] == 19 and document["policy"] == os.SCHED_IDLE
     assert page["pid"] != document["pid"]
+
+
+@pytest.mark.parametrize("run", range(3))
+async def test_a_paused_reader_is_continued_before_its_answer_is_read(run: int) -> None:
+    """Documents' processes are paused while pages flow (documents_yield.py): one paused while
+    it writes an answer larger than a pipe holds must be continued before the worker reads it,
+    or the read (blocking) would hold the event loop, and the gate with it, for ever."""
+    from scrapejobs_worker.extraction import documents_yield
+    from scrapejobs_worker.extraction.documents_yield import DocumentsYield
+    from support.extraction_faults import answering_large
+
+    pool = ExtractionProcesses(1, budget_s=10, extract=answering_large, pausable=True)
+    await pool.start()
+    gate = DocumentsYield(pool.working_pids)
+    original = documents_yield.PERIOD_S
+    documents_yield.PERIOD_S = 0.002  # paused 80% of every 2 ms: mid-answer, surely
+    gate.start()
+    gate.page_started()  # pages flow all along
+    try:
+        for _ in range(5):
+            page = await asyncio.wait_for(pool.extract(response(), spec({})), timeout=20)
+            assert len(str(page.outcome.data["text"])) == 16 << 20
+    finally:
+        documents_yield.PERIOD_S = original
+        await gate.close()
+        await pool.close()

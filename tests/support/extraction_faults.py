@@ -43,3 +43,9 @@ def how_nice(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
     and scheduling policy)."""
     data = {"pid": os.getpid(), "nice": os.nice(0), "policy": os.sched_getscheduler(0)}
     return ExtractedPage(TaskOutcome(TaskStatus.SUCCEEDED, 200, data))
+
+
+def answering_large(response: FetchResponse, spec: JobSpec) -> ExtractedPage:
+    """Answers 16 MB after a little work: an answer written in many pipe-fulls."""
+    time.sleep(0.05)
+    return ExtractedPage(TaskOutcome(TaskStatus.SUCCEEDED, 200, {"text": "x" * (16 << 20)}))

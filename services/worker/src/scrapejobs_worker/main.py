@@ -309,6 +309,7 @@ def _extraction(
         memory_mb=settings.extraction_memory_mb,
         background=True,
         extendable_s=ocr_s,
+        pausable=True,  # documents yield to pages (documents_yield.py)
     )
     return DocumentsApart(pages, documents)
 

@@ -9,7 +9,9 @@ alone beside two idle-priority busy loops, and to 0.56 beside a scan read by OCR
 page's costs it (the caches and the memory bandwidth two vCPUs share, OCR's working set more
 than a busy loop's). Only not running beside pages spares them; a share of each period keeps
 documents going under a steady flow of pages, as a document's read must end (its CPU budget is
-CPU time: paused, it spends none).
+CPU time: paused, it spends none). A paused process is continued before its answer is read
+(ExtractionProcesses ``pausable``): the worker reads an answer whole, and a paused writer
+would hold the event loop, this gate's included.
 """
 
 from __future__ import annotations

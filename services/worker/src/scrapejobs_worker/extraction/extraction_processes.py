@@ -52,6 +52,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -137,17 +138,22 @@ class ExtractionProcesses:
         memory_mb: int = 0,
         background: bool = False,
         extendable_s: float = 0.0,
+        pausable: bool = False,
     ):
         """``memory_mb``: what a child may grow past its size at start (0: no limit);
         ``background``: its children take the CPU only when nothing else wants it;
         ``extendable_s``: CPU a page may add to its budget as it goes (a document's pages read
-        by OCR, each within a budget of its own), counted in the backstop's wait only."""
+        by OCR, each within a budget of its own), counted in the backstop's wait only;
+        ``pausable``: its children may be paused (``SIGSTOP``: documents_yield.py), so each is
+        continued before its answer is read (the read blocks: a paused writer would hold the
+        event loop, and with it whatever would continue it)."""
         if processes < 1:
             raise ValueError("at least one extraction process")
         self.budget_s = budget_s
         self.memory_mb = memory_mb
         self.background = background
         self.extendable_s = extendable_s
+        self.pausable = pausable
         self._size = processes
         self._extract = extract
         self._context = fork_server(preload=[__name__])
@@ -226,6 +232,9 @@ class ExtractionProcesses:
 
     def _answered(self, child: _Child) -> None:
         """The child's pipe is readable: its answers to a message, or its end."""
+        if self.pausable and child.process.pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.process.pid, signal.SIGCONT)
         try:
             answers = cast(list[tuple[bool, Any]], take(child.conn))
         except (EOFError, OSError):

@@ -14,7 +14,6 @@ not read at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import (
@@ -104,13 +103,13 @@ class DocumentsOptions(BaseModel):
     )
 
     def reading(
-        self, limits: OcrLimits = OcrLimits(), asked_in: Sequence[str] = ()
+        self, limits: OcrLimits = OcrLimits(), asked_in: tuple[str, ...] = ()
     ) -> DocumentOptions:
         """How documents are read, within a deployment's OCR ``limits``; ``asked_in``: the
         languages the pages were asked in (location.languages)."""
         kinds = None if self.kinds is None else frozenset(self.kinds)
         languages = tuple(self.ocr_languages or ())
-        ocr = OcrRequest(self.ocr, languages, tuple(asked_in), self.ocr_dpi, limits)
+        ocr = OcrRequest(self.ocr, languages, asked_in, self.ocr_dpi, limits)
         return DocumentOptions(self.max_pages, self.page_markers, self.read, kinds, ocr)
 
 

@@ -774,14 +774,11 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
         found.append(LaterWorkload("K", monitor))
     if "D" in only:
         from bench.document_workload import (
-            D_PLAIN_HOST,
-            D_PLAIN_PAGES,
             run_document_workload,
             serve_documents,
         )
 
-        plain_site = site_url.replace("127.0.0.1", D_PLAIN_HOST)
-        plain = [plain_site + p for p in bench_paths(D_PLAIN_PAGES)]
+        plain = _plain_of_another_host(site_url)
 
         def documents(ran: LaterRun) -> dict[str, Any]:
             served = serve_documents(ran.log_dir, ran.register)
@@ -789,11 +786,9 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
 
         found.append(LaterWorkload("D", documents))
     if "O" in only:
-        from bench.document_workload import D_PLAIN_HOST, D_PLAIN_PAGES
         from bench.ocr_workload import run_ocr_workload, serve_scans
 
-        plain_site = site_url.replace("127.0.0.1", D_PLAIN_HOST)
-        plain_o = [plain_site + p for p in bench_paths(D_PLAIN_PAGES)]
+        plain_o = _plain_of_another_host(site_url)
 
         def scans(ran: LaterRun) -> dict[str, Any]:
             served = serve_scans(ran.log_dir, ran.register)
@@ -801,6 +796,14 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
 
         found.append(LaterWorkload("O", scans))
     return found + _through_the_network(site_url, only)
+
+
+def _plain_of_another_host(site_url: str) -> list[str]:
+    """The plain pages D and O run beside documents: the catalog's, under another address."""
+    from bench.document_workload import D_PLAIN_HOST, D_PLAIN_PAGES
+
+    plain_site = site_url.replace("127.0.0.1", D_PLAIN_HOST)
+    return [plain_site + p for p in bench_paths(D_PLAIN_PAGES)]
 
 
 def _through_the_network(site_url: str, only: str) -> list[LaterWorkload]:

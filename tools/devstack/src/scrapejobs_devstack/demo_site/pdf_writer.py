@@ -34,19 +34,26 @@ def simple_pdf(lines: list[str], links: Sequence[str] = ()) -> bytes:
 def text_pdf(pages: Sequence[Sequence[str]]) -> bytes:
     """One page of Helvetica lines for each of ``pages``, the first line of each in a larger
     font (a heading)."""
-    count = len(pages)
+    streams = []
+    for lines in pages:
+        head, *rest = lines or [""]
+        body = " ".join(f"({_escaped(line)}) Tj 0 -14 Td" for line in rest)
+        streams.append(f"BT /F1 18 Tf 72 740 Td ({_escaped(head)}) Tj 0 -28 Td /F1 10 Tf {body} ET")
+    return pages_pdf(streams)
+
+
+def pages_pdf(streams: Sequence[str], font: str = "Helvetica") -> bytes:
+    """A US Letter page for each content stream of ``streams``, their text in ``font`` (one of
+    PDF's standard fonts, named ``/F1``)."""
+    count = len(streams)
     kids = " ".join(f"{4 + 2 * n} 0 R" for n in range(count))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        f"<< /Type /Font /Subtype /Type1 /BaseFont /{font} >>".encode(),
     ]
-    for n, lines in enumerate(pages):
-        head, *rest = lines or [""]
-        body = " ".join(f"({_escaped(line)}) Tj 0 -14 Td" for line in rest)
-        stream = (
-            f"BT /F1 18 Tf 72 740 Td ({_escaped(head)}) Tj 0 -28 Td /F1 10 Tf {body} ET"
-        ).encode("latin-1")
+    for n, text in enumerate(streams):
+        stream = text.encode("latin-1")
         objects.append(
             (
                 "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "

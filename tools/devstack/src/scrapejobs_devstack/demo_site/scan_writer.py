@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium  # type: ignore[import-untyped]
 from PIL import Image, ImageChops
 
-from .pdf_writer import pdf_of
+from .pdf_writer import pages_pdf
 
-WIDTH, HEIGHT = 612, 792  # points: US Letter
+WIDTH, HEIGHT = 612, 792  # points: US Letter (pdf_writer.pages_pdf's)
 MARGIN = 72
 LEADING = 14  # points between lines at 11 pt
 COLUMN_GAP = 24
@@ -41,23 +41,7 @@ class ScanPage:
 
 def text_pdf(pages: Sequence[ScanPage]) -> bytes:
     """``pages`` written in Times-Roman 11 pt (a heading at 18 pt), with a text layer."""
-    count = len(pages)
-    kids = " ".join(f"{4 + 2 * n} 0 R" for n in range(count))
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
-    ]
-    for n, page in enumerate(pages):
-        stream = _page_stream(page).encode("latin-1")
-        objects.append(
-            (
-                f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {WIDTH} {HEIGHT}] "
-                f"/Contents {5 + 2 * n} 0 R /Resources << /Font << /F1 3 0 R >> >> >>"
-            ).encode()
-        )
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    return pdf_of(objects)
+    return pages_pdf([_page_stream(page) for page in pages], font="Times-Roman")
 
 
 def _page_stream(page: ScanPage) -> str:

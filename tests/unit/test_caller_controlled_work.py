@@ -24,6 +24,8 @@ ENGINES = (
     "html_to_markdown",
     "jsonschema",
     "pypdfium2",
+    "PIL",
+    "tesserocr",
     "mammoth",
     "python_calamine",
     "pptx",
@@ -53,6 +55,8 @@ ENGINE_USERS = {
     "scrapejobs_dispatcher.tenants.api_keys": "a CRC-32 of a key of bounded length",
     "scrapejobs_worker.fetching.content_encoding": "decoders bounded by the decoded size and "
     "the compression ratio (SCRAPEJOBS_MAX_BODY_BYTES)",
+    "scrapejobs_devstack.demo_site.scan_writer": "rasterises PDFs it wrote itself from known "
+    "text (made scans for the tests and the benchmark), never a caller's file",
     "scrapejobs_shared.pipeline.validate": "JSON Schema: in the extraction processes and "
     "through the budgeted-work port (the ai stage's stage_work.py); at submit a schema is "
     "only checked, its patterns' syntax within a tiny budget",
@@ -80,6 +84,10 @@ IN_SERVICE = {
     "read by the extraction processes",
     "scrapejobs_dispatcher.firecrawl.site_map": "is_sitemap (a path's suffix) and a "
     "robots.txt's first 500 KiB (robots_rules)",
+    "scrapejobs_dispatcher.firecrawl.parse_routes": "OCR's installed languages (a directory "
+    "listed); files are read in the parse processes",
+    "scrapejobs_dispatcher.uploads.parsing_processes": "OcrLimits (a deployment's bounds) for "
+    "the parse processes, where uploads are read",
 }
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from google.api_core import exceptions as gexc
 
+from scrapejobs_shared.adapters.firestore import store_base
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
+from scrapejobs_shared.adapters.firestore.store_base import in_transaction
 from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
-from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
+from scrapejobs_shared.ports.dependency_unavailable import Contended, DependencyUnavailable
 
 
 def test_a_firestore_call_gets_a_timeout_and_a_retry_that_stops_within_it() -> None:
@@ -44,6 +46,62 @@ async def test_other_errors_pass_through_unchanged() -> None:
     adapter = reports_outages(Adapter)(gexc.AlreadyExists("there"))
     with pytest.raises(gexc.AlreadyExists):
         await adapter.read()
+
+
+async def test_a_write_refused_for_contention_is_contended_a_503_that_says_so() -> None:
+    adapter = reports_outages(Adapter)(gexc.Aborted("Too much contention on these entities"))
+    with pytest.raises(Contended) as raised:
+        await adapter.read()
+    assert str(raised.value) == "Firestore refused a write to a busy document"
+    assert raised.value.status == 503 and raised.value.headers() == {"Retry-After": "1"}
+    assert raised.value.details() == {"dependency": "Firestore", "reason": "contention"}
+
+
+class AlwaysAborted:
+    """A client whose transactions abort every time, as the library reports it after its own
+    attempts (``ValueError`` from ``Aborted``)."""
+
+    def __init__(self) -> None:
+        self.transactions = 0
+
+    def transaction(self, max_attempts: int) -> int:
+        self.transactions += 1
+        return max_attempts
+
+
+async def test_a_transaction_that_keeps_aborting_ends_contended_after_growing_pauses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses: list[float] = []
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+
+    monkeypatch.setattr(store_base.asyncio, "sleep", pause)
+    monkeypatch.setattr(store_base.random, "uniform", lambda low, high: high)
+    client = AlwaysAborted()
+
+    async def run(attempts: int) -> None:
+        raise ValueError(f"Failed to commit transaction in {attempts} attempts.") from (
+            gexc.Aborted("lock timeout")
+        )
+
+    with pytest.raises(Contended):
+        await in_transaction(client, run)  # type: ignore[arg-type]
+    assert client.transactions == store_base.TRANSACTION_ROUNDS
+    assert pauses[:4] == [0.1, 0.2, 0.4, 0.8]  # the longest pause doubles each round ...
+    assert max(pauses) == store_base.TRANSACTION_PAUSE_CAP_S  # ... up to a cap
+
+
+async def test_a_transaction_failing_otherwise_is_not_retried() -> None:
+    client = AlwaysAborted()
+
+    async def run(attempts: int) -> None:
+        raise ValueError("a bug")
+
+    with pytest.raises(ValueError, match="a bug"):
+        await in_transaction(client, run)  # type: ignore[arg-type]
+    assert client.transactions == 1
 
 
 def test_a_publish_outage_is_named_and_other_errors_are_kept() -> None:

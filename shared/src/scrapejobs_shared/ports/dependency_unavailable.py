@@ -34,3 +34,22 @@ class DependencyUnavailable(Unavailable):
 
     def details(self) -> dict[str, Any]:
         return {"dependency": self.dependency}
+
+
+class Contended(DependencyUnavailable):
+    """``dependency`` refused a write for now: too many writes at once to one document, or
+    transactions on it that kept aborting each other (Firestore's ``ABORTED``, "Too much
+    contention on these datastore entities"), after the adapter's own retries. Nothing of the
+    refused write was applied."""
+
+    def __init__(self, dependency: str, document: str = "") -> None:
+        super().__init__(dependency, 1.0)
+        self.document = document
+        self.args = (f"{dependency} refused a write to a busy document{_named(document)}",)
+
+    def details(self) -> dict[str, Any]:
+        return {"dependency": self.dependency, "reason": "contention"}
+
+
+def _named(document: str) -> str:
+    return f" ({document})" if document else ""

@@ -13,7 +13,8 @@ Each adapter spreads ``**deadline.call`` into every call it makes (``get``, ``ge
 
 The library's transactions take no per-call arguments for their begin and commit; the reads
 inside them do. ``reports_outages`` turns what a call raises when Firestore does not answer
-into ``DependencyUnavailable("Firestore", timeout_s)`` at each public method of an adapter."""
+into ``DependencyUnavailable("Firestore", timeout_s)`` at each public method of an adapter, and
+a write refused for contention (``ABORTED`` outside a transaction) into ``Contended``."""
 
 from __future__ import annotations
 
@@ -26,7 +27,11 @@ from typing import Any, TypeVar
 from google.api_core import exceptions as gexc
 from google.api_core import retry_async
 
-from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, DependencyUnavailable
+from scrapejobs_shared.ports.dependency_unavailable import (
+    FIRESTORE,
+    Contended,
+    DependencyUnavailable,
+)
 
 DEFAULT_TIMEOUT_S = 5.0
 # What a call raises when Firestore does not answer in time, or says it cannot for now.
@@ -77,5 +82,7 @@ def _reporting(
         except OUTAGES as exc:
             deadline: CallDeadline = self._deadline
             raise DependencyUnavailable(FIRESTORE, deadline.timeout_s) from exc
+        except gexc.Aborted as exc:  # a write outside a transaction, to a busy document
+            raise Contended(FIRESTORE) from exc
 
     return call

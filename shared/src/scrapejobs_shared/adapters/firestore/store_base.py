@@ -29,6 +29,7 @@ from scrapejobs_shared.domain.records import (
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
+from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, Contended
 
 TASKS = "tasks"  # the collection of a job's task (result) documents
 HANDOFFS = "handoffs"  # what the fetch lane handed the processing lane, by task id
@@ -38,8 +39,11 @@ BATCH_LIMIT = 500  # Firestore's maximum writes per commit
 COMMIT_BYTES = 3 * 1024 * 1024
 CLAIM_RETRIES = 5
 TRANSACTION_ATTEMPTS = 2  # the library's immediate retries of an aborted transaction, a round
-TRANSACTION_ROUNDS = 8  # rounds, a random pause apart (12 reservations at once on one tenant-day
-# document exhausted 5 on a loaded CI machine)
+TRANSACTION_ROUNDS = 10  # rounds, a random pause apart (12 reservations at once on one tenant-day
+# document exhausted 5 on a loaded CI machine, 12 monitor creates on one tenant 8 rounds of
+# pauses that did not grow)
+TRANSACTION_PAUSE_S = 0.1  # the first round's longest pause; it doubles each round
+TRANSACTION_PAUSE_CAP_S = 2.0
 T = TypeVar("T")
 REJECTED_RETENTION = timedelta(days=30)
 SHARDS_CACHE = 10_000
@@ -147,15 +151,19 @@ async def in_transaction(
     documents and then write them (two crawl pages finding the same page at once) can hold
     each other's locks until both abort; the library retries at once, keeping each one's
     place in line, and on the emulator they may abort together every time. After
-    ``TRANSACTION_ATTEMPTS`` such rounds, a round starts again after a random pause, so one
-    of them goes first."""
+    ``TRANSACTION_ATTEMPTS`` such rounds, a round starts again after a random pause ("full
+    jitter": up to a bound that doubles each round), so the contenders spread out and one of
+    them goes first. Still aborted after the last round: ``Contended``."""
     for round_ in range(TRANSACTION_ROUNDS):
         try:
             return await transactional(client.transaction(max_attempts=TRANSACTION_ATTEMPTS))
         except ValueError as exc:  # the library's "failed to commit in N attempts"
-            if not isinstance(exc.__cause__, gexc.Aborted) or round_ + 1 == TRANSACTION_ROUNDS:
+            if not isinstance(exc.__cause__, gexc.Aborted):
                 raise
-        await asyncio.sleep(random.uniform(0.05, 0.3) * (round_ + 1))
+            if round_ + 1 == TRANSACTION_ROUNDS:
+                raise Contended(FIRESTORE) from exc
+        bound = min(TRANSACTION_PAUSE_CAP_S, TRANSACTION_PAUSE_S * 2**round_)
+        await asyncio.sleep(random.uniform(0, bound))
     raise AssertionError("unreachable")
 
 

@@ -30,7 +30,7 @@ test-fast: install ## Unit tests only (no emulators)
 lint: install ## ruff + mypy
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
-	$(UV) run mypy shared/src libs/web/src libs/client/src services/dispatcher/src services/worker/src tools/devstack/src bench
+	$(UV) run mypy shared/src libs/web/src libs/client/src services/dispatcher/src services/worker/src tools/devstack/src tools/scale/src bench
 
 format: install
 	$(UV) run ruff check --fix .

@@ -18,6 +18,7 @@ PACKAGES = {
     "scrapejobs_dispatcher": "services/dispatcher/src",
     "scrapejobs_worker": "services/worker/src",
     "scrapejobs_devstack": "tools/devstack/src",
+    "scrapejobs_scale": "tools/scale/src",
 }
 SERVICES = ("scrapejobs_dispatcher", "scrapejobs_worker")
 PURE = tuple(

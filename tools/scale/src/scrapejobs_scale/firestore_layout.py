@@ -1,0 +1,202 @@
+"""Which Firestore documents each port call writes, and in how many commits: the Firestore
+adapters' layouts (their module docstrings), said once for the limits model. The contract
+test (tests/contract/test_firestore_layout_contract.py) runs the same calls on the emulator
+and compares the documents whose update time moved.
+
+A ``Write`` gives a call's commits (each a list of document paths) from its arguments, or,
+with ``after``, from the twin's answer (the adapter writes only what the answer says: a slot
+it won); ``kind`` is how the adapter commits (``transaction``: retried in rounds;
+``commit``: a blind or batched write; ``guarded``: a write guarded by an update time, whose
+loss the caller takes as a refusal); ``lost`` undoes the twin's answer when a guarded write
+lost."""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.adapters.memory.store_state import Handle
+from scrapejobs_shared.domain.outcome_stats import slot_of
+from scrapejobs_shared.domain.records import BatchRecord, JobRecord
+from scrapejobs_shared.politeness import host_gate as gate
+from scrapejobs_shared.ports.job_store import holds_its_batch
+
+Commits = list[list[str]]
+BATCH_LIMIT = 500
+STATS_SHARDS = 16  # OutcomeStats' DEFAULT_SHARDS (the worker's SCRAPEJOBS_STATS_SHARDS)
+_RNG = random.Random(5)
+
+
+async def _kept(twin: Any, answer: Any) -> Any:
+    return answer
+
+
+@dataclass(frozen=True)
+class Write:
+    commits: Callable[[tuple[Any, ...], dict[str, Any], Any], Commits]
+    kind: str = "commit"
+    after: bool = False
+    lost: Callable[[Any, Any], Awaitable[Any]] = _kept
+
+
+Layout = Mapping[str, Write]
+
+
+def chunked(paths: Sequence[str], size: int = BATCH_LIMIT) -> Commits:
+    return [list(paths[n : n + size]) for n in range(0, len(paths), size)]
+
+
+def job_path(job_id: str) -> str:
+    return f"jobs/{job_id}"
+
+
+def stats_path(at: datetime, tenant: str) -> str:
+    """A random shard of the tenant's 5-minute slot (outcome_stats.OutcomeStats.stage)."""
+    return f"stats_slots/{slot_of(at):%Y%m%d%H%M}-{tenant}-{_RNG.randrange(STATS_SHARDS):02d}"
+
+
+def counter_path(job: JobRecord | None, job_id: str, batch_id: str) -> str:
+    """The job's counter shard that counts the batch (batch_store._shard_of)."""
+    shards = job.counter_shards if job is not None else 1
+    return f"jobs/{job_id}/counters/{zlib.crc32(batch_id.encode()) % max(1, shards)}"
+
+
+Args = tuple[Any, ...]
+Kwargs = dict[str, Any]
+
+
+class StoreLayout:
+    """JobStore on Firestore (job_store.py's docstring): a job that holds its batch is one
+    document; otherwise the batch, its tasks' results and its counter shard, with the
+    outcome-stats shard and the worker's report in the same commit."""
+
+    def __init__(self, store: MemoryJobStore) -> None:
+        self._store = store
+
+    def layout(self) -> Layout:
+        return {
+            "create_job": Write(self.create_job),
+            "create_jobs": Write(self.create_jobs),
+            "claim_batch": Write(self.claim, "transaction"),
+            "claim_together": Write(self.claim_together),
+            "settle": Write(self.settle),
+            "close_batch": Write(self.close, "transaction"),
+            "set_job_status": Write(self.job_write, "transaction"),
+            "cancel_job": Write(self.job_write, "transaction"),
+            "mark_published": Write(self.jobs_write),
+            "add_batch": Write(self.add_batch, "transaction"),
+            "report": Write(self.report),
+            "meter": Write(self.meter),
+        }
+
+    def _holds(self, job_id: str) -> bool:
+        return job_id in self._store.held_jobs
+
+    def _batch_docs(self, job_id: str, batch_id: str) -> list[str]:
+        if self._holds(job_id):
+            return [job_path(job_id)]
+        job = self._store.jobs.get(job_id)
+        return [f"jobs/{job_id}/batches/{batch_id}", counter_path(job, job_id, batch_id)]
+
+    def _tenant_of(self, job_id: str) -> str:
+        job = self._store.jobs.get(job_id)
+        return job.tenant if job is not None else "default"
+
+    def create_job(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        job: JobRecord = args[0]
+        batches: Sequence[BatchRecord] = args[1] if len(args) > 1 else kwargs["batches"]
+        shards = [f"jobs/{job.id}/counters/{n}" for n in range(job.counter_shards)]
+        docs = [f"jobs/{job.id}/batches/{b.id}" for b in batches]
+        return chunked([job_path(job.id), *shards, *docs])
+
+    def create_jobs(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        docs: list[str] = []
+        for job, batches in args[0]:
+            docs.append(job_path(job.id))
+            if not holds_its_batch(job, batches):
+                docs += [f"jobs/{job.id}/counters/{n}" for n in range(job.counter_shards)]
+                docs += [f"jobs/{job.id}/batches/{b.id}" for b in batches]
+        return [docs]  # one commit: all or none (at most MAX_COALESCED_WRITES)
+
+    def claim(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return [self._batch_docs(args[0].job_id, args[0].batch_id)]
+
+    def claim_together(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return [[job_path(claim.job_id) for claim in args[0]]]
+
+    def settle(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        handle: Handle = args[0]
+        changes, now = args[1], args[2]
+        beat = kwargs.get("beat") or (args[4] if len(args) > 4 else None)
+        docs = self._batch_docs(handle.job_id, handle.batch_id)
+        if not self._holds(handle.job_id):
+            docs += [f"jobs/{handle.job_id}/tasks/{change.task_id}" for change in changes]
+        if changes:
+            docs.append(stats_path(now, self._tenant_of(handle.job_id)))
+        if beat is not None:
+            docs.append(f"workers/{beat.worker_id}")
+        return [docs]
+
+    def close(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return [self._batch_docs(args[0], args[1])]
+
+    def job_write(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return [[job_path(args[0])]]
+
+    def jobs_write(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return chunked([job_path(job_id) for job_id in args[0]])
+
+    def add_batch(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        batch: BatchRecord = args[0]
+        tasks = [f"jobs/{batch.job_id}/tasks/{item.task_id}" for item in batch.items]
+        budget = f"jobs/{batch.job_id}/crawl/budget"
+        return [[f"jobs/{batch.job_id}/batches/{batch.id}", budget, *tasks]]
+
+    def report(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return [[f"workers/{args[0].worker_id}"]]
+
+    def meter(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return [[stats_path(args[2], args[0])]]
+
+
+def host_gate_layout() -> Layout:
+    """HostGate on Firestore (host_gate.py): a permit writes its slot document, and with a
+    request spacing also the host's document (``next_at``), each guarded by the update time
+    read; a release frees the slot; a failure increments the host document."""
+
+    def acquired(args: Args, kwargs: Kwargs, answer: Any) -> Commits:
+        if not isinstance(answer, gate.Permit):
+            return []
+        host, limits = args[0], args[1]
+        writes = [[f"hosts/{host}/slots/{answer.slot}"]]
+        if limits.min_interval_s:
+            writes.append([f"hosts/{host}"])
+        return writes
+
+    async def refused(twin: Any, answer: gate.Permit) -> gate.Throttle:
+        await twin.release(answer)
+        return gate.Throttle(0.05, "rate")
+
+    def released(args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        permit: gate.Permit = args[0]
+        return [[f"hosts/{permit.host}/slots/{permit.slot}"]]
+
+    def host(args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return [[f"hosts/{args[0]}"]]
+
+    def success(args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        permit: gate.Permit = args[0]
+        return [[f"hosts/{permit.host}"]] if permit.failures else []
+
+    return {
+        "acquire": Write(acquired, "guarded", after=True, lost=refused),
+        "release": Write(released, "guarded"),
+        "record_success": Write(success),
+        "record_failure": Write(host),
+        "hold": Write(host, "transaction"),
+    }

@@ -1,0 +1,173 @@
+"""One simulated deployment: the dispatcher and N worker instances, each the service's own app
+built by its composition root (``create_app(settings, overrides)``), over one set of store
+twins behind the limits model (``limited_ports.py``), Pub/Sub push (``pubsub_push.py``),
+Cloud Run (``cloud_run.py``) and simulated sites (``sites.py``), all on the simulated clock
+(``virtual_clock.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from scrapejobs_dispatcher.adapters import Overrides as DispatcherOverrides
+from scrapejobs_dispatcher.main import create_app as dispatcher_app
+from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_scale.cloud_run import CloudRunService
+from scrapejobs_scale.document_ledger import DocumentLedger
+from scrapejobs_scale.limited_ports import LimitedPorts
+from scrapejobs_scale.limits import CloudRunLimits, FirestoreLimits, PushLimits
+from scrapejobs_scale.pubsub_push import SimulatedPubSub
+from scrapejobs_scale.sites import SimulatedSites
+from scrapejobs_scale.virtual_clock import VirtualClock
+from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH
+from scrapejobs_shared.observability.telemetry import telemetry_with
+from scrapejobs_worker.adapters import Overrides as WorkerOverrides
+from scrapejobs_worker.main import create_app as worker_app
+from scrapejobs_worker.settings import WorkerSettings
+
+
+@dataclass(frozen=True)
+class Deployment:
+    workers: int = 20
+    worker_concurrency: int = 80  # Cloud Run's default
+    dispatchers: int = 2
+    ack_deadline_s: float = 60.0
+    loss: float = 0.0  # the share of pushes Pub/Sub loses
+    worker_settings: dict[str, Any] = field(default_factory=dict)
+    dispatcher_settings: dict[str, Any] = field(default_factory=dict)
+    latency_s: Callable[[str], float] = lambda host: 0.05
+
+
+class Simulation:
+    def __init__(
+        self,
+        deployment: Deployment,
+        clock: VirtualClock,
+        limits: FirestoreLimits | None = None,
+        wrap: Callable[[LimitedPorts], None] | None = None,
+    ) -> None:
+        self.deployment = deployment
+        self.clock = clock
+        self.ledger = DocumentLedger(limits or FirestoreLimits())
+        self.ports = LimitedPorts(self.ledger, clock)
+        if wrap is not None:
+            wrap(self.ports)
+        self.sites = SimulatedSites(clock.monotonic, deployment.latency_s)
+        run_limits = CloudRunLimits(max_instances=deployment.workers)
+        self.workers = CloudRunService(
+            "worker", CloudRunLimits(deployment.workers, deployment.worker_concurrency)
+        )
+        self.dispatchers = CloudRunService("dispatcher", run_limits)
+        self.pubsub = SimulatedPubSub(
+            self.workers.post,
+            PUSH_PATH,
+            DEAD_LETTER_PATH,
+            PushLimits(ack_deadline_s=deployment.ack_deadline_s),
+            loss=deployment.loss,
+        )
+        self._stack = AsyncExitStack()
+        self._pushing: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Simulation:
+        telemetry = telemetry_with("scale")
+        workers = [
+            worker_app(self._worker_settings(n), self._worker_ports(), telemetry)
+            for n in range(self.deployment.workers)
+        ]
+        dispatchers = [
+            dispatcher_app(self._dispatcher_settings(), self._dispatcher_ports(), telemetry)
+            for _ in range(self.deployment.dispatchers)
+        ]
+        await self.workers.start(workers, self._stack)
+        await self.dispatchers.start(dispatchers, self._stack)
+        self._pushing = asyncio.ensure_future(self.pubsub.run())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.pubsub.stop()
+        if self._pushing is not None:
+            await self._pushing
+        await self._stack.aclose()
+
+    def _worker_settings(self, n: int) -> WorkerSettings:
+        values: dict[str, Any] = {
+            "push_auth": "none",
+            "extraction_processes": 0,
+            "document_processes": 0,
+            "ack_deadline_s": self.deployment.ack_deadline_s,
+            **self.deployment.worker_settings,
+        }
+        return WorkerSettings(**values)
+
+    def _dispatcher_settings(self) -> DispatcherSettings:
+        values: dict[str, Any] = {
+            "auth_mode": "none",
+            "dashboard_cache_s": 0,
+            "files_bucket": "",
+            **self.deployment.dispatcher_settings,
+        }
+        return DispatcherSettings(**values)
+
+    def _worker_ports(self) -> WorkerOverrides:
+        ports = self.ports
+        given: dict[str, Any] = {
+            "store": ports.store,
+            "gate": ports.gate,
+            "publisher": self.pubsub,
+            "fetcher": self.sites,
+            "webhook_outbox": ports.webhook_outbox,
+            "webhook_log": ports.webhook_log,
+            "worker_directory": ports.store,
+            "held_batches": ports.held_batches,
+            "tenant_quotas": ports.tenant_quotas,
+            "budgeted_work": ports.budgeted_work,
+        }
+        return cast(WorkerOverrides, given)
+
+    def _dispatcher_ports(self) -> DispatcherOverrides:
+        ports = self.ports
+        given: dict[str, Any] = {
+            "store": ports.store,
+            "held_batches": ports.held_batches,
+            "publisher": self.pubsub,
+            "gate": ports.gate,
+            "idempotency_keys": ports.idempotency_keys,
+            "stats_reader": ports.store,
+            "usage_meter": ports.store,
+            "webhook_outbox": ports.webhook_outbox,
+            "webhook_log": ports.webhook_log,
+            "worker_directory": ports.store,
+            "session_revocations": ports.session_revocations,
+            "api_keys": ports.api_keys,
+            "tenant_quotas": ports.tenant_quotas,
+            "tenant_proxies": ports.tenant_proxies,
+            "quota_ledger": ports.quota_ledger,
+            "budgeted_work": ports.budgeted_work,
+            "file_store": None,
+            "monitor_store": ports.monitor_store,
+            "monitor_checks": ports.monitor_checks,
+        }
+        return cast(DispatcherOverrides, given)
+
+    async def submit(self, body: dict[str, Any], tenant: str | None = None) -> str:
+        headers = {"X-Tenant": tenant} if tenant else {}
+        instance = self.dispatchers.instances[0]
+        answer = await instance.client.post("/v1/jobs", json=body, headers=headers)
+        if answer.status_code != 202:
+            raise RuntimeError(f"submission refused: {answer.status_code} {answer.text}")
+        return str(answer.json()["id"])
+
+    async def drain(self, job_ids: Sequence[str], timeout_s: float, poll_s: float = 1.0) -> float:
+        """Wait until every job ends (or ``timeout_s`` passes); the simulated seconds it took."""
+        began = self.clock.now_s
+        waiting = set(job_ids)
+        while waiting and self.clock.now_s - began < timeout_s:
+            await asyncio.sleep(poll_s)
+            for job_id in list(waiting):
+                job = await self.ports.twins.store.get_job(job_id)
+                if job is not None and job.status.terminal:
+                    waiting.discard(job_id)
+        return self.clock.now_s - began

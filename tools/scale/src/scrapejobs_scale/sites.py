@@ -1,0 +1,60 @@
+"""Simulated sites: the worker's fetcher port answered from memory after each host's latency on
+the simulated clock, and every request start kept by host, so politeness can be checked."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
+
+PAGE = (
+    b"<html><head><title>Item %d</title></head><body><main><h1>Item %d</h1>"
+    b"<p class='price'>$%d.00</p><p>A small simulated page.</p></main></body></html>"
+)
+
+
+@dataclass
+class SimulatedSites:
+    """``latency_s(host)``: how long a host takes to answer (default 50 ms)."""
+
+    now: Callable[[], float]
+    latency_s: Callable[[str], float] = lambda host: 0.05
+    starts: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
+    fetched: Counter[str] = field(default_factory=Counter)  # URL → times fetched
+
+    async def fetch(self, request: FetchRequest) -> FetchResponse:
+        host = urlsplit(request.url).hostname or ""
+        if request.url.endswith("/robots.txt"):
+            return FetchResponse(request.url, 404, {}, b"", elapsed_ms=1)
+        self.starts[host][math.floor(self.now() * 10)] += 1  # by tenth of a second
+        self.fetched[request.url] += 1
+        latency = self.latency_s(host)
+        await asyncio.sleep(latency)
+        n = len(request.url)
+        body = PAGE % (n, n, n % 97)
+        headers = {"content-type": "text/html; charset=utf-8"}
+        return FetchResponse(request.url, 200, headers, body, elapsed_ms=round(latency * 1000))
+
+    async def aclose(self) -> None:
+        return None
+
+    def peak_rps(self, host: str, window_s: float = 1.0) -> float:
+        """The most request starts ``host`` took in any ``window_s``, per second."""
+        tenths = self.starts.get(host)
+        if not tenths:
+            return 0.0
+        width = max(1, round(window_s * 10))
+        ordered = sorted(tenths.items())
+        best = total = first = 0
+        for tenth, count in ordered:
+            total += count
+            while ordered[first][0] <= tenth - width:
+                total -= ordered[first][1]
+                first += 1
+            best = max(best, total)
+        return best / (width / 10)

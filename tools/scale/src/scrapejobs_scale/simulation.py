@@ -41,6 +41,9 @@ class Deployment:
     latency_s: Callable[[str], float] = lambda host: 0.05
 
 
+RECONCILE_PATH = "/v1/maintenance/reconcile"
+
+
 class Simulation:
     def __init__(
         self,
@@ -70,6 +73,8 @@ class Simulation:
         )
         self._stack = AsyncExitStack()
         self._pushing: asyncio.Task[None] | None = None
+        self._scheduled: list[asyncio.Task[None]] = []
+        self.reconciled = 0  # batches reconcile published again
 
     async def __aenter__(self) -> Simulation:
         telemetry = telemetry_with("scale")
@@ -87,6 +92,8 @@ class Simulation:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        for task in self._scheduled:
+            task.cancel()
         self.pubsub.stop()
         if self._pushing is not None:
             await self._pushing
@@ -159,6 +166,19 @@ class Simulation:
         if answer.status_code != 202:
             raise RuntimeError(f"submission refused: {answer.status_code} {answer.text}")
         return str(answer.json()["id"])
+
+    def start_reconcile(self, every_s: float) -> None:
+        """Cloud Scheduler's maintenance call, ``POST /v1/maintenance/reconcile``, every
+        ``every_s`` (Terraform's schedule: every few minutes)."""
+        self._scheduled.append(asyncio.ensure_future(self._reconciling(every_s)))
+
+    async def _reconciling(self, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            instance = self.dispatchers.instances[0]
+            answer = await instance.client.post(RECONCILE_PATH)
+            if answer.status_code == 200:
+                self.reconciled += int(answer.json()["batches"])
 
     async def drain(self, job_ids: Sequence[str], timeout_s: float, poll_s: float = 1.0) -> float:
         """Wait until every job ends (or ``timeout_s`` passes); the simulated seconds it took."""

@@ -1,0 +1,178 @@
+"""The workloads ``make scale`` runs, each on its own simulated deployment and clock, and what
+each must hold: every page ends once (none lost, none counted twice in the job or the
+outcome statistics), no host above its pace, and the documents the ledger saw.
+
+``size`` scales every workload (1.0: the issue's figures; tests run them small)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrapejobs_scale.document_ledger import LedgerReport
+from scrapejobs_scale.limited_ports import LimitedPorts
+from scrapejobs_scale.simulation import Deployment, Simulation
+from scrapejobs_scale.virtual_clock import VirtualClock, run_simulated
+from scrapejobs_shared.domain.outcome_stats import FINISHED
+
+JOB_URLS = 10_000  # the most a job takes (jobspec.MAX_URLS)
+DRAIN_TIMEOUT_S = 6 * 3600.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one workload did, read from the twins after it drained."""
+
+    name: str
+    instances: int
+    pages: int  # pages submitted
+    ended: int  # pages whose task ended (succeeded or failed)
+    counted: int  # pages the jobs' counts say ended
+    in_stats: int  # pages the outcome statistics counted
+    simulated_s: float
+    machine_s: float  # this machine's CPU seconds for the run
+    ledger: LedgerReport
+    fetches: int
+    peak_host_rps: float  # the busiest host's busiest second
+    host_rps_limit: float  # 0: none
+    pushes: int
+    redelivered: int
+    lost_pushes: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def pages_per_s(self) -> float:
+        return self.ended / self.simulated_s if self.simulated_s else 0.0
+
+    @property
+    def writes_per_page(self) -> float:
+        return self.ledger.writes / self.pages if self.pages else 0.0
+
+    @property
+    def lost(self) -> int:
+        return self.pages - self.ended
+
+    @property
+    def doubled(self) -> int:
+        return max(0, self.counted - self.ended) + max(0, self.in_stats - self.ended)
+
+    @property
+    def polite(self) -> bool:
+        return not self.host_rps_limit or self.peak_host_rps <= self.host_rps_limit
+
+
+Drive = Callable[[Simulation], Awaitable[list[str]]]
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    deployment: Deployment
+    drive: Drive  # submits the work; the job ids to wait for
+    host_rps_limit: float = 0.0
+    wrap: Callable[[LimitedPorts], None] | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def run(self) -> Outcome:
+        clock = VirtualClock()
+        began = time.process_time()
+        return run_simulated(self._run(clock, began), clock)
+
+    async def _run(self, clock: VirtualClock, began: float) -> Outcome:
+        async with Simulation(self.deployment, clock, wrap=self.wrap) as sim:
+            started = clock.now_s
+            job_ids = await self.drive(sim)
+            await sim.drain(job_ids, DRAIN_TIMEOUT_S)
+            took = clock.now_s - started
+            return await self._outcome(sim, job_ids, took, time.process_time() - began)
+
+    async def _outcome(
+        self, sim: Simulation, job_ids: list[str], took: float, machine_s: float
+    ) -> Outcome:
+        store = sim.ports.twins.store
+        pages = ended = counted = 0
+        for job_id in job_ids:
+            job = await store.get_job(job_id)
+            pages += job.total if job is not None else 0
+            counts = await store.count_tasks(job_id)
+            counted += sum(counts.get(status, 0) for status in FINISHED)
+            ended += sum(
+                1
+                for batch in store.batches.get(job_id, {}).values()
+                for item in batch.items
+                if item.status.terminal
+            )
+        in_stats = sum(
+            totals.count(status) for totals in store.stats.values() for status in FINISHED
+        )
+        sites = sim.sites
+        peak = max((sites.peak_rps(host) for host in sites.starts), default=0.0)
+        pushed = sim.pubsub.counts
+        return Outcome(
+            name=self.name,
+            instances=self.deployment.workers,
+            pages=pages,
+            ended=ended,
+            counted=counted,
+            in_stats=in_stats,
+            simulated_s=took,
+            machine_s=machine_s,
+            ledger=sim.ledger.report(),
+            fetches=sum(sites.fetched.values()),
+            peak_host_rps=peak,
+            host_rps_limit=self.host_rps_limit,
+            pushes=pushed.pushes,
+            redelivered=pushed.expired + pushed.nacked,
+            lost_pushes=pushed.lost,
+            notes=self.notes,
+        )
+
+
+async def submit_urls(sim: Simulation, urls: list[str], **options: Any) -> list[str]:
+    """``urls`` as jobs of at most ``JOB_URLS``, submitted a few at a time."""
+    bodies = [{"urls": urls[n : n + JOB_URLS], **options} for n in range(0, len(urls), JOB_URLS)]
+    ids: list[str] = []
+    for n in range(0, len(bodies), 4):
+        ids += await asyncio.gather(*(sim.submit(body) for body in bodies[n : n + 4]))
+    return ids
+
+
+def many_hosts(size: float, instances: int = 200) -> Workload:
+    """1M URLs over 10,000 hosts from 200 worker instances (``size`` scales URLs and hosts)."""
+    urls, hosts = round(1_000_000 * size), max(1, round(10_000 * size))
+
+    async def drive(sim: Simulation) -> list[str]:
+        return await submit_urls(sim, [f"https://h{n % hosts}.example/p/{n}" for n in range(urls)])
+
+    return Workload(f"{urls:,} URLs, {hosts:,} hosts", Deployment(workers=instances), drive)
+
+
+def one_busy_host(size: float, instances: int = 200, rps: float = 50.0) -> Workload:
+    """One host at ``per_host_rps`` 50, shared by every instance."""
+    urls = max(100, round(100_000 * size))
+
+    async def drive(sim: Simulation) -> list[str]:
+        return await submit_urls(sim, [f"https://busy.example/p/{n}" for n in range(urls)])
+
+    settings = {"per_host_rps": rps, "per_host_concurrency": 64}
+    deployment = Deployment(workers=instances, worker_settings=settings)
+    return Workload(f"one host at {rps:g} req/s", deployment, drive, host_rps_limit=rps)
+
+
+def lost_pushes(size: float, instances: int = 200, loss: float = 0.1) -> Workload:
+    """10% of pushes lost; reconcile (Cloud Scheduler's maintenance call) finds the work."""
+    urls, hosts = max(1_000, round(100_000 * size)), max(10, round(1_000 * size))
+
+    async def drive(sim: Simulation) -> list[str]:
+        sim.start_reconcile(every_s=60.0)
+        return await submit_urls(sim, [f"https://l{n % hosts}.example/p/{n}" for n in range(urls)])
+
+    deployment = Deployment(workers=instances, loss=loss)
+    return Workload(f"{loss:.0%} of pushes lost", deployment, drive)
+
+
+def all_workloads(size: float) -> list[Workload]:
+    return [many_hosts(size), one_busy_host(size), lost_pushes(size)]

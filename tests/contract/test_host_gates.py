@@ -22,6 +22,7 @@ from scrapejobs_shared.politeness.host_gate import (
     Permit,
     Throttle,
 )
+from scrapejobs_shared.politeness.pace_grid import PaceGrid
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 
 LEASE = timedelta(seconds=40)
@@ -104,6 +105,34 @@ async def test_spacing_hold_and_breaker_show_in_signals(gate: HostGate) -> None:
     opened = await take(gate, failing, HostLimits(4))
     assert isinstance(opened, Throttle) and opened.reason == "circuit_open"
     assert (await gate.state(failing, now)).open_until is not None
+
+
+async def test_a_fast_pace_gives_each_instant_of_its_grid_to_one_start(gate: HostGate) -> None:
+    """A pace faster than a document takes (pace_grid.py) lies on a grid of instants, each
+    taken by one start: 24 acquirers at once, among the next ``spread`` instants, get at most
+    that many permits, each at its instant; the rest are told the pace."""
+    host = a_host()
+    limits = HostLimits(64, min_interval_s=0.05)
+    grid = PaceGrid.of(limits)
+    assert grid is not None and grid.shards == 40 and grid.spread == 10
+    answers = await asyncio.gather(*(take(gate, host, limits) for _ in range(24)))
+    permits = [a for a in answers if isinstance(a, Permit)]
+    assert 1 <= len(permits) <= grid.spread
+    assert any(isinstance(a, Throttle) and a.reason == "rate" for a in answers)
+    state = await gate.state(host, datetime.now(UTC))
+    assert state.in_flight == len(permits)  # a start refused its instant gave its slot back
+    assert (await gate.signals(host)).next_at is None  # the host's document stays unwritten
+    starts = [p.starts_at for p in permits]
+    assert all(starts) and len(set(starts)) == len(starts)  # one start an instant
+
+    # a warm slot's instants: the same grid, no slot (a second on, past the permits' instants)
+    now = max(p.starts_at for p in permits if p.starts_at) + timedelta(seconds=1)
+    instants = await asyncio.gather(*(gate.take_instant(host, limits, now) for _ in range(24)))
+    taken = [i for i in instants if isinstance(i, datetime)]
+    assert 1 <= len(taken) <= grid.spread and len(set(taken)) == len(taken)
+    assert all(i >= now for i in taken)
+    slow = HostLimits(4, min_interval_s=30)
+    assert await gate.take_instant(host, slow, now) == now  # no grid: now
 
 
 async def test_many_failures_at_once_open_the_breaker_quickly(gate: HostGate) -> None:

@@ -147,10 +147,10 @@ async def test_a_warm_slot_numbered_beyond_a_jobs_concurrency_is_not_used_for_it
     await gate.close()
 
 
-async def test_spaced_hosts_bypass_warm_slots() -> None:
+async def test_slowly_spaced_hosts_bypass_warm_slots() -> None:
     shared = MemoryHostGate()
     gate, counting, clock = build(shared)
-    limits = HostLimits(4, min_interval_s=0.5)
+    limits = HostLimits(4, min_interval_s=2.5)  # one pace document (pace_grid.py)
     permit = await gate.acquire(HOST, limits, clock() + LEASE, clock())
     assert isinstance(permit, Permit)
     assert shared.slots[(HOST, permit.slot)][0] == clock() + LEASE  # no kept lease
@@ -158,6 +158,39 @@ async def test_spaced_hosts_bypass_warm_slots() -> None:
     assert shared.slots == {} and counting.calls["release"] == 1
     clock.advance(0.1)
     assert isinstance(await gate.acquire(HOST, limits, clock() + LEASE, clock()), Throttle)
+
+
+async def on_the_grid(gate: WarmSlotGate, clock: Clock, limits: HostLimits) -> Permit:
+    """A permit of a fast pace: an acquirer whose pick was an instant taken already is told
+    the pace, and asks again after it."""
+    while isinstance(
+        answer := await gate.acquire(HOST, limits, clock() + LEASE, clock()), Throttle
+    ):
+        assert answer.reason == "rate"
+        clock.advance(answer.wait_s)
+    return answer
+
+
+async def test_a_fast_pace_keeps_warm_slots_and_takes_an_instant_per_start() -> None:
+    """A pace of 20 requests a second lies on a grid (pace_grid.py): a warm slot serves the
+    next fetches with one call to the store each, for an instant of the grid, and no slot
+    write."""
+    shared = MemoryHostGate()
+    gate, counting, clock = build(shared)
+    limits = HostLimits(4, min_interval_s=0.05)
+    first = await on_the_grid(gate, clock, limits)
+    starts = [first.starts_at]
+    await gate.release(first)
+    for _ in range(5):
+        clock.advance(0.01)
+        again = await on_the_grid(gate, clock, limits)
+        assert again.slot == first.slot and again.starts_at and again.starts_at >= clock()
+        starts.append(again.starts_at)
+        await gate.release(again)
+    assert len(set(starts)) == len(starts)  # one start an instant
+    assert counting.calls["acquire"] == 1 and "release" not in counting.calls
+    assert counting.calls["take_instant"] >= 5
+    await gate.close()
 
 
 async def test_own_hold_and_breaker_apply_at_once_and_others_within_the_ttl() -> None:

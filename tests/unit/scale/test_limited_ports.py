@@ -102,11 +102,12 @@ def test_a_blind_write_to_a_busy_document_is_contended_at_once() -> None:
 
 def test_a_paced_host_whose_document_is_busy_refuses_and_gives_its_slot_back() -> None:
     async def main(clock: VirtualClock) -> tuple[object, object, object]:
-        ports = ports_with(clock, burst=1.0)
-        limits = gate.HostLimits(concurrency=2, min_interval_s=0.02)
+        slow = FirestoreLimits(sustained_writes_per_doc_s=0.1, burst_writes_per_doc=1.0)
+        ports = LimitedPorts(DocumentLedger(slow), clock)
+        limits = gate.HostLimits(concurrency=2, min_interval_s=2.5)  # one document: the host's
         lease = clock.utc() + timedelta(seconds=30)
         first = await ports.gate.acquire("h.example", limits, lease, clock.utc())
-        await clock_sleep(0.05)
+        await clock_sleep(3.0)  # the pace allows the next start; the document has no token yet
         second = await ports.gate.acquire("h.example", limits, lease, clock.utc())
         state = await ports.twins.gate.state("h.example", clock.utc())
         return first, second, state.in_flight

@@ -266,8 +266,9 @@ class Politeness:
         entered = await self._enter(place, host, limits, lease, wait_s, tenant, lane)
         if entered is not None:
             return entered
+        held: HeldPermit | None = None
         try:
-            while True:
+            while held is None:
                 if not await place.ask(deadline):
                     place.give_up()
                     return Throttle(0.0, "concurrency")
@@ -281,7 +282,8 @@ class Politeness:
                         answer = await self._gate.acquire(host, limits, now + lease, now)
                         if isinstance(answer, Permit):
                             place.granted()
-                            return HeldPermit(self._gate, answer, place)
+                            held = HeldPermit(self._gate, answer, place)
+                            continue
                         result, pause_s = answer, place.refused(answer)
                 finally:
                     place.asked()
@@ -290,6 +292,21 @@ class Politeness:
                     return result
         except BaseException:
             place.give_up()
+            raise
+        await self._until_start(held)
+        return held
+
+    async def _until_start(self, held: HeldPermit) -> None:
+        """A fast pace's instant (``Permit.starts_at``, pace_grid.py), waited for once the
+        turn to ask the gate is handed on: the next lane asks for its own instant meanwhile."""
+        starts_at = held.permit.starts_at
+        wait_s = 0.0 if starts_at is None else (starts_at - self._clock()).total_seconds()
+        if wait_s <= 0:
+            return
+        try:
+            await asyncio.sleep(wait_s)
+        except BaseException:
+            await held.release()
             raise
 
     async def _enter(

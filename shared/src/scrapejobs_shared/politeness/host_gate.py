@@ -26,6 +26,8 @@ class Permit:
     slot: int
     token: Any  # adapter-specific proof of ownership (e.g. the slot's update time)
     failures: int = 0  # consecutive failures seen when the permit was granted
+    # a fast pace's instant (pace_grid.py): the request must not start before it (None: now)
+    starts_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +90,12 @@ class HostGate(Protocol):
         :meth:`acquire`."""
 
     async def release(self, permit: Permit) -> None: ...
+
+    async def take_instant(
+        self, host: str, limits: HostLimits, now: datetime
+    ) -> datetime | Throttle:
+        """An instant of a fast pace's grid (pace_grid.py) for a slot the caller already
+        holds (a warm one): the request starts at it. ``now`` when the pace has no grid."""
 
     async def record_success(self, permit: Permit, now: datetime) -> None:
         """Close the breaker's failure streak (writes only when there was one)."""

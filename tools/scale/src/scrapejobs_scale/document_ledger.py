@@ -70,6 +70,7 @@ class DocumentLedger:
     refused_ramp: int = 0
     refused_size: int = 0
     refused_at: Counter[str] = field(default_factory=Counter)  # document → commits refused
+    last_busy: str = ""  # the document the last refused commit found busy
 
     def commit(self, paths: Sequence[str], at: float, sizes: Sequence[int] = ()) -> None:
         """One commit writing ``paths`` (document paths, ``collection/id/...``) at ``at``
@@ -87,6 +88,7 @@ class DocumentLedger:
         if busy:
             self.refused_contention += 1
             self.refused_at.update(busy)
+            self.last_busy = busy[0]
             raise _refused(gexc.Aborted, CONTENTION)
         if not self._ramped(paths, at):
             self.refused_ramp += 1

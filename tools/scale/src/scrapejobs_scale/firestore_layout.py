@@ -24,6 +24,7 @@ from scrapejobs_shared.adapters.memory.store_state import Handle
 from scrapejobs_shared.domain.outcome_stats import slot_of
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord
 from scrapejobs_shared.politeness import host_gate as gate
+from scrapejobs_shared.politeness.pace_grid import PaceGrid
 from scrapejobs_shared.ports.job_store import holds_its_batch
 
 Commits = list[list[str]]
@@ -164,39 +165,56 @@ class StoreLayout:
         return [[stats_path(args[2], args[0])]]
 
 
-def host_gate_layout() -> Layout:
+class HostGateLayout:
     """HostGate on Firestore (host_gate.py): a permit writes its slot document, and with a
-    request spacing also the host's document (``next_at``), each guarded by the update time
-    read; a release frees the slot; a failure increments the host document."""
+    request spacing also the host's document (``next_at``), or for a fast pace the grid's
+    shard that owns the permit's instant (pace_grid.py), each guarded by the update time read;
+    a warm slot's instant writes only its shard; a release frees the slot; a failure
+    increments the host document."""
 
-    def acquired(args: Args, kwargs: Kwargs, answer: Any) -> Commits:
+    def layout(self) -> Layout:
+        return {
+            "acquire": Write(self.acquired, "guarded", after=True, lost=self.refused),
+            "take_instant": Write(self.instant, "guarded", after=True, lost=self.lost_instant),
+            "release": Write(self.released, "guarded"),
+            "record_success": Write(self.success),
+            "record_failure": Write(self.host),
+            "hold": Write(self.host, "transaction"),
+        }
+
+    def acquired(self, args: Args, kwargs: Kwargs, answer: Any) -> Commits:
         if not isinstance(answer, gate.Permit):
             return []
         host, limits = args[0], args[1]
         writes = [[f"hosts/{host}/slots/{answer.slot}"]]
-        if limits.min_interval_s:
+        if (grid := PaceGrid.of(limits)) and answer.starts_at is not None:
+            writes.append([f"hosts/{host}/pace/{grid.shard_at(answer.starts_at)}"])
+        elif limits.min_interval_s:
             writes.append([f"hosts/{host}"])
         return writes
 
+    @staticmethod
     async def refused(twin: Any, answer: gate.Permit) -> gate.Throttle:
         await twin.release(answer)
         return gate.Throttle(0.05, "rate")
 
-    def released(args: Args, kwargs: Kwargs, _: Any) -> Commits:
+    def instant(self, args: Args, kwargs: Kwargs, answer: Any) -> Commits:
+        grid = PaceGrid.of(args[1])
+        if grid is None or not isinstance(answer, datetime):
+            return []
+        return [[f"hosts/{args[0]}/pace/{grid.shard_at(answer)}"]]
+
+    @staticmethod
+    async def lost_instant(twin: Any, answer: Any) -> gate.Throttle:
+        return gate.Throttle(0.05, "rate")
+
+    def released(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         permit: gate.Permit = args[0]
         return [[f"hosts/{permit.host}/slots/{permit.slot}"]]
 
-    def host(args: Args, kwargs: Kwargs, _: Any) -> Commits:
+    def host(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         return [[f"hosts/{args[0]}"]]
 
-    def success(args: Args, kwargs: Kwargs, _: Any) -> Commits:
+    def success(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         permit: gate.Permit = args[0]
         return [[f"hosts/{permit.host}"]] if permit.failures else []
-
-    return {
-        "acquire": Write(acquired, "guarded", after=True, lost=refused),
-        "release": Write(released, "guarded"),
-        "record_success": Write(success),
-        "record_failure": Write(host),
-        "hold": Write(host, "transaction"),
-    }

@@ -1,4 +1,5 @@
-"""HostGate on Firestore: ``hosts/{host}`` (spacing, breaker) and ``hosts/{host}/slots/{n}``.
+"""HostGate on Firestore: ``hosts/{host}`` (spacing, breaker), ``hosts/{host}/slots/{n}``, and
+for a pace faster than one document takes, ``hosts/{host}/pace/{shard}`` (pace_grid.py).
 
 Acquiring is optimistic, without transactions: one batched read of the host document and a
 random slot document, then a write guarded by the read's update time (or ``create`` for a slot
@@ -30,7 +31,7 @@ import contextlib
 import random
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -42,6 +43,7 @@ from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, rep
 from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.politeness import host_gate as gate
+from scrapejobs_shared.politeness.pace_grid import PaceGrid
 
 RETENTION = timedelta(days=7)
 PROBE_SLOTS = 1  # one random slot first: with warm slots a fresh take is rare, and a read
@@ -94,6 +96,8 @@ class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
                     read_at = spare.read_at if spare and host_snap is spare.host_snap else now
                     self._keep_spares(host, host_snap, candidates[n + 1 :], read_at, now)
                     permit = gate.Permit(host, slot, token, signals.failures)
+                    if grid := PaceGrid.of(limits):
+                        return await self._on_grid(permit, grid, now)
                     if limits.min_interval_s and not await self._space(host_snap, limits, now):
                         await self.release(permit)
                         return gate.Throttle(0.05, "rate")
@@ -244,6 +248,47 @@ class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
         except LOST_RACE:
             return False
         return True
+
+    async def _on_grid(
+        self, permit: gate.Permit, grid: PaceGrid, now: datetime
+    ) -> gate.Permit | gate.Throttle:
+        """A fast pace (pace_grid.py): the slot taken, an instant of the grid for it; an
+        instant already taken, or lost to a racer, gives the slot back."""
+        starts_at = await self._instant(permit.host, grid, now)
+        if starts_at is None:
+            await self.release(permit)
+            return gate.Throttle(grid.interval_s, "rate")
+        return replace(permit, starts_at=starts_at)
+
+    async def take_instant(
+        self, host: str, limits: gate.HostLimits, now: datetime
+    ) -> datetime | gate.Throttle:
+        if (grid := PaceGrid.of(limits)) is None:
+            return now
+        starts_at = await self._instant(host, grid, now)
+        return gate.Throttle(grid.interval_s, "rate") if starts_at is None else starts_at
+
+    async def _instant(self, host: str, grid: PaceGrid, now: datetime) -> datetime | None:
+        """An instant of the grid, taken on its shard's document (``hosts/{host}/pace/
+        {shard}``) by a write guarded by the read (None: taken already, or lost to a racer)."""
+        instant = grid.pick(now)
+        ref = self._collection.document(host).collection("pace").document(str(instant.shard))
+        count(reads=1)
+        snap = await ref.get(**self._deadline.call)
+        next_at = (snap.to_dict() or {}).get("next_at") if snap.exists else None
+        if not grid.allows(next_at, instant):
+            return None
+        fields = {"next_at": grid.after(instant), "expire_at": now + RETENTION}
+        try:
+            count(writes=1)
+            if snap.exists:
+                option = self._client.write_option(last_update_time=snap.update_time)
+                await ref.update(fields, option=option, **self._deadline.call)
+            else:
+                await ref.create(fields, **self._deadline.call)
+        except LOST_RACE:
+            return None
+        return instant.start
 
     async def release(self, permit: gate.Permit) -> None:
         option = self._client.write_option(last_update_time=permit.token)

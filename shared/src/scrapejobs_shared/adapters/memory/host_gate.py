@@ -3,29 +3,43 @@
 from __future__ import annotations
 
 import itertools
+import random
 from datetime import datetime, timedelta
 
 from scrapejobs_shared.politeness import host_gate as gate
+from scrapejobs_shared.politeness.pace_grid import PaceGrid
 
 
 class MemoryHostGate(gate.StoreSlots):
-    def __init__(self) -> None:
+    """Free slots are taken lowest first (tests can say which one comes), or with
+    ``random_slots`` in random order, as the Firestore gate takes them (the scale
+    simulation: a few low slots taking every write would be hot where Firestore's are not)."""
+
+    def __init__(self, random_slots: bool = False) -> None:
         self.slots: dict[tuple[str, int], tuple[datetime, int]] = {}
         self.next_at: dict[str, datetime] = {}
         self.open_until: dict[str, datetime] = {}
         self.failures: dict[str, int] = {}
         self.wants: dict[tuple[str, str], datetime] = {}
+        self.paces: dict[tuple[str, int], datetime] = {}  # (host, shard) → its next instant
         self._tokens = itertools.count()
+        self._rng = random.Random() if random_slots else None
 
     async def acquire(
         self, host: str, limits: gate.HostLimits, lease_until: datetime, now: datetime
     ) -> gate.Permit | gate.Throttle:
         if throttle := (await self.signals(host)).throttle(now):
             return throttle
+        grid = PaceGrid.of(limits)
         next_at = self.next_at.get(host)
-        for slot in range(limits.concurrency):
+        slots = list(range(limits.concurrency))
+        if self._rng is not None:
+            self._rng.shuffle(slots)
+        for slot in slots:
             held = self.slots.get((host, slot))
             if held is None or held[0] <= now:
+                if grid is not None:
+                    return self._on_grid(host, grid, slot, lease_until, now)
                 token = next(self._tokens)
                 self.slots[(host, slot)] = (lease_until, token)
                 if limits.min_interval_s:
@@ -33,6 +47,32 @@ class MemoryHostGate(gate.StoreSlots):
                     self.next_at[host] = start + timedelta(seconds=limits.min_interval_s)
                 return gate.Permit(host, slot, token, self.failures.get(host, 0))
         return gate.Throttle(0.2, "concurrency")
+
+    def _on_grid(
+        self, host: str, grid: PaceGrid, slot: int, lease_until: datetime, now: datetime
+    ) -> gate.Permit | gate.Throttle:
+        """A fast pace (pace_grid.py): the slot, and an instant of the grid the request starts
+        at (``Permit.starts_at``)."""
+        starts_at = self._instant(host, grid, now)
+        if isinstance(starts_at, gate.Throttle):
+            return starts_at
+        token = next(self._tokens)
+        self.slots[(host, slot)] = (lease_until, token)
+        failures = self.failures.get(host, 0)
+        return gate.Permit(host, slot, token, failures, starts_at=starts_at)
+
+    async def take_instant(
+        self, host: str, limits: gate.HostLimits, now: datetime
+    ) -> datetime | gate.Throttle:
+        grid = PaceGrid.of(limits)
+        return now if grid is None else self._instant(host, grid, now)
+
+    def _instant(self, host: str, grid: PaceGrid, now: datetime) -> datetime | gate.Throttle:
+        instant = grid.pick(now)
+        if not grid.allows(self.paces.get((host, instant.shard)), instant):
+            return gate.Throttle(grid.interval_s, "rate")
+        self.paces[(host, instant.shard)] = grid.after(instant)
+        return instant.start
 
     async def release(self, permit: gate.Permit) -> None:
         held = self.slots.get((permit.host, permit.slot))

@@ -16,7 +16,7 @@ import random
 import zlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
@@ -218,3 +218,29 @@ class HostGateLayout:
     def success(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         permit: gate.Permit = args[0]
         return [[f"hosts/{permit.host}"]] if permit.failures else []
+
+
+class QuotaLedgerLayout:
+    """QuotaLedger on Firestore (quota_ledger.py): a reservation and a release are one
+    transaction on the tenant's day document (``quota_days/{tenant}~{day}``) and the
+    reservations' own documents under it."""
+
+    def layout(self) -> Layout:
+        return {
+            "reserve": Write(self.reserve, "transaction"),
+            "release": Write(self.release, "transaction"),
+        }
+
+    @staticmethod
+    def day(tenant: str, day: date) -> str:
+        return f"quota_days/{tenant}~{day.isoformat()}"
+
+    def reserve(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        tenant, day, wanted = args[0], args[1], args[2]
+        day_doc = self.day(tenant, day)
+        return [[day_doc, *(f"{day_doc}/reservations/{r.key}" for r in wanted)]]
+
+    def release(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        tenant, day, key = args[0], args[1], args[2]
+        day_doc = self.day(tenant, day)
+        return [[day_doc, f"{day_doc}/reservations/{key}"]]

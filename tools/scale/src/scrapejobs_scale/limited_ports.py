@@ -21,7 +21,13 @@ from typing import Any, cast
 from google.api_core import exceptions as gexc
 
 from scrapejobs_scale.document_ledger import DocumentLedger
-from scrapejobs_scale.firestore_layout import HostGateLayout, Layout, StoreLayout, Write
+from scrapejobs_scale.firestore_layout import (
+    HostGateLayout,
+    Layout,
+    QuotaLedgerLayout,
+    StoreLayout,
+    Write,
+)
 from scrapejobs_scale.virtual_clock import VirtualClock
 from scrapejobs_shared.adapters.firestore.store_base import (
     TRANSACTION_ATTEMPTS,
@@ -136,7 +142,7 @@ class LimitedPorts:
         self.store: Any = self.limited(twins.store, StoreLayout(twins.store).layout())
         self.gate: Any = self.limited(twins.gate, HostGateLayout().layout())
         self.held_batches: Any = twins.held_batches
-        self.quota_ledger: Any = twins.quota_ledger
+        self.quota_ledger: Any = self.limited(twins.quota_ledger, QuotaLedgerLayout().layout())
         self.idempotency_keys: Any = twins.idempotency_keys
         self.monitor_checks: Any = twins.monitor_checks
         self.monitor_store: Any = twins.monitor_store

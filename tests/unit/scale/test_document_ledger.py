@@ -65,7 +65,7 @@ def test_a_new_collection_ramps_500_50_5() -> None:
     assert collection_of("jobs/j/tasks/1") == "jobs/j/tasks" and collection_of("hosts/h") == "hosts"
 
 
-def test_the_report_gives_each_documents_busiest_minute() -> None:
+def test_the_report_gives_each_documents_busiest_ten_seconds() -> None:
     ledger = DocumentLedger()
     for second in range(120):
         ledger.commit(["steady"], at=float(second))

@@ -6,7 +6,7 @@ each document took.
 document), or with ``InvalidArgument`` over the writes a commit may hold; otherwise every
 document is charged a token and counted in its second. A collection's operations are held to
 the 500/50/5 ramp from its first write. ``report()`` gives each document's peak sustained rate
-(writes in its busiest ``window_s``, divided by it), the p99 over documents, and the refusals.
+(writes in its busiest ``window_s``, 10 s, divided by it), the p99 over documents, and the refusals.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class LedgerReport:
 @dataclass
 class DocumentLedger:
     limits: FirestoreLimits = field(default_factory=FirestoreLimits)
-    window_s: float = 60.0
+    window_s: float = 10.0  # "sustained": the busiest 10 s
     _buckets: dict[str, _Bucket] = field(default_factory=dict)
     _ramps: dict[str, _Ramp] = field(default_factory=dict)
     _seconds: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))

@@ -140,17 +140,18 @@ async def submit_urls(sim: Simulation, urls: list[str], **options: Any) -> list[
     return ids
 
 
-def many_hosts(size: float, instances: int = 200) -> Workload:
+def many_hosts(size: float, instances: int | None = None) -> Workload:
     """1M URLs over 10,000 hosts from 200 worker instances (``size`` scales URLs and hosts)."""
     urls, hosts = round(1_000_000 * size), max(1, round(10_000 * size))
 
     async def drive(sim: Simulation) -> list[str]:
         return await submit_urls(sim, [f"https://h{n % hosts}.example/p/{n}" for n in range(urls)])
 
-    return Workload(f"{urls:,} URLs, {hosts:,} hosts", Deployment(workers=instances), drive)
+    deployment = Deployment(workers=instances or 200)
+    return Workload(f"{urls:,} URLs, {hosts:,} hosts", deployment, drive)
 
 
-def one_busy_host(size: float, instances: int = 200, rps: float = 50.0) -> Workload:
+def one_busy_host(size: float, instances: int | None = None, rps: float = 50.0) -> Workload:
     """One host at ``per_host_rps`` 50, shared by every instance."""
     urls = max(100, round(100_000 * size))
 
@@ -158,11 +159,11 @@ def one_busy_host(size: float, instances: int = 200, rps: float = 50.0) -> Workl
         return await submit_urls(sim, [f"https://busy.example/p/{n}" for n in range(urls)])
 
     settings = {"per_host_rps": rps, "per_host_concurrency": 64}
-    deployment = Deployment(workers=instances, worker_settings=settings)
+    deployment = Deployment(workers=instances or 200, worker_settings=settings)
     return Workload(f"one host at {rps:g} req/s", deployment, drive, host_rps_limit=rps)
 
 
-def lost_pushes(size: float, instances: int = 200, loss: float = 0.1) -> Workload:
+def lost_pushes(size: float, instances: int | None = None, loss: float = 0.1) -> Workload:
     """10% of pushes lost; reconcile (Cloud Scheduler's maintenance call) finds the work."""
     urls, hosts = max(1_000, round(100_000 * size)), max(10, round(1_000 * size))
 
@@ -170,9 +171,12 @@ def lost_pushes(size: float, instances: int = 200, loss: float = 0.1) -> Workloa
         sim.start_reconcile(every_s=60.0)
         return await submit_urls(sim, [f"https://l{n % hosts}.example/p/{n}" for n in range(urls)])
 
-    deployment = Deployment(workers=instances, loss=loss)
+    deployment = Deployment(workers=instances or 200, loss=loss)
     return Workload(f"{loss:.0%} of pushes lost", deployment, drive)
 
 
-def all_workloads(size: float) -> list[Workload]:
-    return [many_hosts(size), one_busy_host(size), lost_pushes(size)]
+WORKLOADS: dict[str, Callable[[float, int | None], Workload]] = {
+    "many-hosts": many_hosts,
+    "one-host": one_busy_host,
+    "lost-pushes": lost_pushes,
+}

@@ -1,0 +1,46 @@
+"""``make scale`` (``uv run scale``): the workloads on the simulated clock, and their table.
+
+``--size`` scales every workload (1.0: a million URLs over 10,000 hosts from 200 instances,
+one host at 50 requests a second from 200, 10% of 100,000 pushes lost); ``--only`` picks
+workloads by the start of their key; ``--instances`` runs every workload at that many."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+
+from scrapejobs_scale.report import contended, footnote, table
+from scrapejobs_scale.workloads import WORKLOADS
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scale", description=__doc__)
+    parser.add_argument("--size", type=float, default=1.0)
+    parser.add_argument("--only", nargs="*", default=[], help=f"of: {', '.join(WORKLOADS)}")
+    parser.add_argument("--instances", type=int, default=None)
+    args = parser.parse_args(argv)
+    logging.disable(logging.WARNING)  # the services' own warnings, thousands of instances' worth
+    outcomes = []
+    for key, make in WORKLOADS.items():
+        if args.only and not any(key.startswith(prefix) for prefix in args.only):
+            continue
+        workload = make(args.size, args.instances)
+        began = time.perf_counter()
+        print(f"{key}: {workload.name} ...", file=sys.stderr, flush=True)
+        outcomes.append(workload.run())
+        print(f"  {time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
+    print(table(outcomes))
+    print()
+    print(contended(outcomes))
+    print()
+    print(footnote())
+    failed = [o.name for o in outcomes if o.lost or o.doubled or not o.polite]
+    if failed:
+        print(f"\nnot held: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

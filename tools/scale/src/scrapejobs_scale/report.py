@@ -1,0 +1,86 @@
+"""``make scale``'s table: one row a workload, and what each must hold."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scrapejobs_scale.limits import FIRESTORE_PRICING
+from scrapejobs_scale.workloads import Outcome
+
+WRITE_PRICE_PER_100K = 0.18  # USD, Firestore Standard list price (FIRESTORE_PRICING)
+HEADER = (
+    "workload",
+    "instances",
+    "pages",
+    "simulated s",
+    "pages/s",
+    "machine s",
+    "writes/page",
+    "write $ per 1M pages",
+    "docs > 1 w/s",
+    "refused (contention)",
+    "refused (ramp)",
+    "hottest document (busiest 10 s)",
+    "lost",
+    "doubled",
+    "polite",
+)
+
+
+def write_cost_per_million(outcome: Outcome) -> float:
+    return outcome.writes_per_page * 1_000_000 / 100_000 * WRITE_PRICE_PER_100K
+
+
+def row(outcome: Outcome) -> tuple[str, ...]:
+    ledger = outcome.ledger
+    hottest = ledger.hottest[0] if ledger.hottest else None
+    hot = f"{shorten(hottest.path)} {hottest.peak_per_s:.2f}/s" if hottest else "-"
+    polite = "yes" if outcome.polite else f"NO ({outcome.peak_host_rps:g} req/s)"
+    if not outcome.host_rps_limit:
+        polite = "-"
+    return (
+        outcome.name,
+        str(outcome.instances),
+        f"{outcome.pages:,}",
+        f"{outcome.simulated_s:,.0f}",
+        f"{outcome.pages_per_s:,.0f}",
+        f"{outcome.machine_s:,.0f}",
+        f"{outcome.writes_per_page:.2f}",
+        f"${write_cost_per_million(outcome):.2f}",
+        str(len(ledger.over_sustained)),
+        f"{ledger.refused_contention:,}",
+        f"{ledger.refused_ramp:,}",
+        hot,
+        str(outcome.lost),
+        str(outcome.doubled),
+        polite,
+    )
+
+
+def shorten(path: str) -> str:
+    """Ids cut to 6 characters, so a path reads as its layout."""
+    parts = path.split("/")
+    return "/".join(p if n % 2 == 0 or len(p) <= 8 else p[:6] + "…" for n, p in enumerate(parts))
+
+
+def table(outcomes: Sequence[Outcome]) -> str:
+    rows = [HEADER, *(row(outcome) for outcome in outcomes)]
+    lines = ["| " + " | ".join(cells) + " |" for cells in rows]
+    lines.insert(1, "|" + "---|" * len(HEADER))
+    return "\n".join(lines)
+
+
+def contended(outcomes: Sequence[Outcome], top: int = 5) -> str:
+    """The documents that refused writes, per workload: where to look first."""
+    lines = []
+    for outcome in outcomes:
+        for path, refused in outcome.ledger.contended[:top]:
+            lines.append(f"- {outcome.name}: `{shorten(path)}` refused {refused:,} commits")
+    return "\n".join(lines) or "- none"
+
+
+def footnote() -> str:
+    return (
+        f"Write cost at Firestore's list price, ${WRITE_PRICE_PER_100K} per 100,000 writes "
+        f"({FIRESTORE_PRICING}); reads are not modelled yet."
+    )

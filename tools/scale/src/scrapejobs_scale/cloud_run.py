@@ -45,16 +45,24 @@ class CloudRunService:
             self.instances.append(Instance(app, client))
 
     async def post(self, path: str, body: dict[str, Any]) -> int:
+        """A push: its status (504 when the request outlived its timeout)."""
+        answer = await self.request(path, body)
+        return 504 if answer is None else answer.status_code
+
+    async def request(
+        self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> httpx.Response | None:
+        """A request to the least busy instance with a free place; None past its timeout."""
         instance = await self._place()
         instance.active += 1
-        work = asyncio.ensure_future(instance.client.post(path, json=body))
+        work = asyncio.ensure_future(instance.client.post(path, json=body, headers=headers))
         try:
             done, _ = await asyncio.wait({work}, timeout=self.limits.request_timeout_s)
             if not done:
                 self.timed_out += 1
                 work.add_done_callback(lambda _: self._leave(instance))
-                return 504
-            return work.result().status_code
+                return None
+            return work.result()
         finally:
             if work.done():
                 self._leave(instance)

@@ -121,7 +121,10 @@ class DocumentLedger:
         for collection, count in wanted.items():
             ramp = self._ramps.get(collection)
             if ramp is None:
-                ramp = self._ramps[collection] = _Ramp(opened=at)
+                # a root collection (jobs, hosts, stats_slots) has taken traffic for as long as
+                # the deployment has run: ramped already; a new job's tasks are a new range
+                opened = at if "/" in collection else -math.inf
+                ramp = self._ramps[collection] = _Ramp(opened=opened)
             if ramp.second != second:
                 ramp.second, ramp.used = second, 0
             if ramp.used + count > self.allowed_ops_s(ramp.opened, at):
@@ -132,6 +135,8 @@ class DocumentLedger:
         return True
 
     def allowed_ops_s(self, opened: float, at: float) -> float:
+        if opened == -math.inf:
+            return math.inf
         steps = max(0.0, at - opened) // self.limits.ramp_step_s
         return float(self.limits.ramp_start_ops_s * self.limits.ramp_growth**steps)
 

@@ -82,7 +82,9 @@ LIMITS: tuple[Limit, ...] = (
         "Firestore",
         "Traffic to a new collection (the 500/50/5 rule)",
         "start at 500 operations a second, grow by 50% every 5 minutes",
-        "operations past the ramp are counted per collection and reported; each is ABORTED",
+        "per collection from its first write, a root collection (jobs, hosts) taken as ramped "
+        "(the deployment has run a while), a new job's subcollections as new; operations past "
+        "it are ABORTED and counted",
         f"{FIRESTORE_PRACTICES} (Ramping up traffic)",
     ),
     Limit(

@@ -100,6 +100,13 @@ class SimulatedPubSub:
         self._stopped = True
         self._ready.set()
 
+    async def drop(self) -> None:
+        """Pushes still under way end here (the run is over), before the instances stop."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)

@@ -7,6 +7,7 @@ Cloud Run (``cloud_run.py``) and simulated sites (``sites.py``), all on the simu
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -15,15 +16,18 @@ from typing import Any, cast
 from scrapejobs_dispatcher.adapters import Overrides as DispatcherOverrides
 from scrapejobs_dispatcher.main import create_app as dispatcher_app
 from scrapejobs_dispatcher.settings import DispatcherSettings
+from scrapejobs_dispatcher.tenants.api_keys import generate_api_key
 from scrapejobs_scale.cloud_run import CloudRunService
 from scrapejobs_scale.document_ledger import DocumentLedger
 from scrapejobs_scale.limited_ports import LimitedPorts
 from scrapejobs_scale.limits import CloudRunLimits, FirestoreLimits, PushLimits
 from scrapejobs_scale.pubsub_push import SimulatedPubSub
 from scrapejobs_scale.sites import SimulatedSites
-from scrapejobs_scale.virtual_clock import VirtualClock
+from scrapejobs_scale.virtual_clock import START, VirtualClock
+from scrapejobs_shared.domain.tenancy import Role
 from scrapejobs_shared.messaging.topology import DEAD_LETTER_PATH, PUSH_PATH
 from scrapejobs_shared.observability.telemetry import telemetry_with
+from scrapejobs_shared.ports.api_keys import ApiKeyRecord
 from scrapejobs_worker.adapters import Overrides as WorkerOverrides
 from scrapejobs_worker.main import create_app as worker_app
 from scrapejobs_worker.settings import WorkerSettings
@@ -34,14 +38,17 @@ class Deployment:
     workers: int = 20
     worker_concurrency: int = 80  # Cloud Run's default
     dispatchers: int = 2
+    tenants: int = 0  # with tenants, each has an API key (auth_mode api_key); else auth off
     ack_deadline_s: float = 60.0
     loss: float = 0.0  # the share of pushes Pub/Sub loses
     worker_settings: dict[str, Any] = field(default_factory=dict)
     dispatcher_settings: dict[str, Any] = field(default_factory=dict)
     latency_s: Callable[[str], float] = lambda host: 0.05
+    links: Callable[[str], list[str]] = lambda url: []  # what each simulated page links to
 
 
 RECONCILE_PATH = "/v1/maintenance/reconcile"
+SUBMIT_TRIES = 10  # a client sends a refused submission (503, 429) again after Retry-After
 
 
 class Simulation:
@@ -58,12 +65,14 @@ class Simulation:
         self.ports = LimitedPorts(self.ledger, clock)
         if wrap is not None:
             wrap(self.ports)
-        self.sites = SimulatedSites(clock.monotonic, deployment.latency_s)
-        run_limits = CloudRunLimits(max_instances=deployment.workers)
+        self.sites = SimulatedSites(clock.monotonic, deployment.latency_s, deployment.links)
         self.workers = CloudRunService(
             "worker", CloudRunLimits(deployment.workers, deployment.worker_concurrency)
         )
-        self.dispatchers = CloudRunService("dispatcher", run_limits)
+        self.dispatchers = CloudRunService(
+            "dispatcher", CloudRunLimits(deployment.dispatchers, deployment.worker_concurrency)
+        )
+        self.keys: list[str] = []
         self.pubsub = SimulatedPubSub(
             self.workers.post,
             PUSH_PATH,
@@ -75,8 +84,10 @@ class Simulation:
         self._pushing: asyncio.Task[None] | None = None
         self._scheduled: list[asyncio.Task[None]] = []
         self.reconciled = 0  # batches reconcile published again
+        self.refused_submissions = 0  # 503s and 429s the clients were answered, and retried
 
     async def __aenter__(self) -> Simulation:
+        self.keys = await self._tenant_keys()
         telemetry = telemetry_with("scale")
         workers = [
             worker_app(self._worker_settings(n), self._worker_ports(), telemetry)
@@ -94,9 +105,11 @@ class Simulation:
     async def __aexit__(self, *exc: object) -> None:
         for task in self._scheduled:
             task.cancel()
+        await asyncio.gather(*self._scheduled, return_exceptions=True)
         self.pubsub.stop()
         if self._pushing is not None:
             await self._pushing
+        await self.pubsub.drop()
         await self._stack.aclose()
 
     def _worker_settings(self, n: int) -> WorkerSettings:
@@ -111,7 +124,7 @@ class Simulation:
 
     def _dispatcher_settings(self) -> DispatcherSettings:
         values: dict[str, Any] = {
-            "auth_mode": "none",
+            "auth_mode": "api_key" if self.deployment.tenants else "none",
             "dashboard_cache_s": 0,
             "files_bucket": "",
             **self.deployment.dispatcher_settings,
@@ -159,13 +172,31 @@ class Simulation:
         }
         return cast(DispatcherOverrides, given)
 
-    async def submit(self, body: dict[str, Any], tenant: str | None = None) -> str:
-        headers = {"X-Tenant": tenant} if tenant else {}
-        instance = self.dispatchers.instances[0]
-        answer = await instance.client.post("/v1/jobs", json=body, headers=headers)
-        if answer.status_code != 202:
-            raise RuntimeError(f"submission refused: {answer.status_code} {answer.text}")
-        return str(answer.json()["id"])
+    async def submit(self, body: dict[str, Any], tenant: int | None = None) -> str:
+        """``POST /v1/jobs`` through the dispatcher service (as tenant number ``tenant``'s
+        key, when the deployment has tenants): the job's id."""
+        headers = {"X-API-Key": self.keys[tenant]} if tenant is not None else {}
+        headers["Idempotency-Key"] = uuid.uuid4().hex  # a refused try is sent again, once
+        for _ in range(SUBMIT_TRIES):
+            answer = await self.dispatchers.request("/v1/jobs", body, headers)
+            if answer is not None and answer.status_code == 202:
+                return str(answer.json()["id"])
+            if answer is not None and answer.status_code not in (429, 503):
+                raise RuntimeError(f"submission refused: {answer.status_code} {answer.text}")
+            self.refused_submissions += 1
+            retry_after = answer.headers.get("retry-after", "1") if answer is not None else "1"
+            await asyncio.sleep(float(retry_after))
+        raise RuntimeError(f"submission refused {SUBMIT_TRIES} times")
+
+    async def _tenant_keys(self) -> list[str]:
+        """An API key of each tenant (``t0000``, ``t0001`` ...), member role."""
+        keys = []
+        for n in range(self.deployment.tenants):
+            key, digest = generate_api_key()
+            record = ApiKeyRecord(f"key_{n:06x}", digest, f"t{n:04d}", Role.MEMBER, "scale", START)
+            await self.ports.api_keys.add(record)
+            keys.append(key)
+        return keys
 
     def start_reconcile(self, every_s: float) -> None:
         """Cloud Scheduler's maintenance call, ``POST /v1/maintenance/reconcile``, every

@@ -14,8 +14,19 @@ from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
 
 PAGE = (
     b"<html><head><title>Item %d</title></head><body><main><h1>Item %d</h1>"
-    b"<p class='price'>$%d.00</p><p>A small simulated page.</p></main></body></html>"
+    b"<p class='price'>$%d.00</p><p>A small simulated page.</p>%s</main></body></html>"
 )
+FAN_OUT = 10  # a crawled site: page n links to pages 10n+1 .. 10n+10
+
+
+def tree_links(url: str) -> list[str]:
+    """A site whose ``/p/{n}`` pages link to the next ``FAN_OUT`` pages: a crawl from
+    ``/p/0`` finds every page, each once."""
+    base, _, last = url.rpartition("/")
+    if not last.isdigit():
+        return []
+    n = int(last)
+    return [f"{base}/{FAN_OUT * n + k}" for k in range(1, FAN_OUT + 1)]
 
 
 @dataclass
@@ -24,6 +35,7 @@ class SimulatedSites:
 
     now: Callable[[], float]
     latency_s: Callable[[str], float] = lambda host: 0.05
+    links: Callable[[str], list[str]] = lambda url: []
     starts: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
     fetched: Counter[str] = field(default_factory=Counter)  # URL → times fetched
 
@@ -36,7 +48,10 @@ class SimulatedSites:
         latency = self.latency_s(host)
         await asyncio.sleep(latency)
         n = len(request.url)
-        body = PAGE % (n, n, n % 97)
+        anchors = b"".join(
+            b"<a href='%s'>more</a>" % link.encode() for link in self.links(request.url)
+        )
+        body = PAGE % (n, n, n % 97, anchors)
         headers = {"content-type": "text/html; charset=utf-8"}
         return FetchResponse(request.url, 200, headers, body, elapsed_ms=round(latency * 1000))
 

@@ -15,6 +15,7 @@ from typing import Any
 from scrapejobs_scale.document_ledger import LedgerReport
 from scrapejobs_scale.limited_ports import LimitedPorts
 from scrapejobs_scale.simulation import Deployment, Simulation
+from scrapejobs_scale.sites import tree_links
 from scrapejobs_scale.virtual_clock import VirtualClock, run_simulated
 from scrapejobs_shared.domain.outcome_stats import FINISHED
 
@@ -28,7 +29,7 @@ class Outcome:
 
     name: str
     instances: int
-    pages: int  # pages submitted
+    pages: int  # pages submitted (a crawl's: found)
     ended: int  # pages whose task ended (succeeded or failed)
     counted: int  # pages the jobs' counts say ended
     in_stats: int  # pages the outcome statistics counted
@@ -95,16 +96,13 @@ class Workload:
         store = sim.ports.twins.store
         pages = ended = counted = 0
         for job_id in job_ids:
-            job = await store.get_job(job_id)
-            pages += job.total if job is not None else 0
             counts = await store.count_tasks(job_id)
             counted += sum(counts.get(status, 0) for status in FINISHED)
-            ended += sum(
-                1
-                for batch in store.batches.get(job_id, {}).values()
-                for item in batch.items
-                if item.status.terminal
-            )
+            items = [
+                item for batch in store.batches.get(job_id, {}).values() for item in batch.items
+            ]
+            pages += len(items)  # a crawl's: every page it found
+            ended += sum(1 for item in items if item.status.terminal)
         in_stats = sum(
             totals.count(status) for totals in store.stats.values() for status in FINISHED
         )
@@ -175,8 +173,43 @@ def lost_pushes(size: float, instances: int | None = None, loss: float = 0.1) ->
     return Workload(f"{loss:.0%} of pushes lost", deployment, drive)
 
 
+def one_crawl(size: float, instances: int | None = None) -> Workload:
+    """A crawl of 10,000 pages of one site (every page links to 10 more)."""
+    pages = max(100, round(10_000 * size))
+
+    async def drive(sim: Simulation) -> list[str]:
+        crawl = {"start_url": "https://site.example/p/0", "max_pages": pages, "max_depth": 20}
+        return [await sim.submit({"crawl": crawl})]
+
+    deployment = Deployment(workers=instances or 200, links=tree_links)
+    return Workload(f"a crawl of {pages:,} pages", deployment, drive)
+
+
+def many_tenants(size: float, instances: int | None = None, rate: int = 2_000) -> Workload:
+    """1,000 tenants submitting one-URL jobs, ``rate`` jobs a second between them, for 30 s
+    (``size`` scales the tenants and the seconds)."""
+    tenants, seconds = max(2, round(1_000 * size)), max(1, round(30 * size))
+
+    async def drive(sim: Simulation) -> list[str]:
+        submitted: list[asyncio.Task[str]] = []
+        step = 0.01  # submissions go out every 10 ms, ``rate`` a second in all
+        for tick in range(round(seconds / step)):
+            for k in range(round(rate * step)):
+                n = tick * round(rate * step) + k
+                url = f"https://t{n % tenants}.example/p/{n}"
+                job = sim.submit({"urls": [url]}, tenant=n % tenants)
+                submitted.append(asyncio.ensure_future(job))
+            await asyncio.sleep(step)
+        return list(await asyncio.gather(*submitted))
+
+    deployment = Deployment(workers=instances or 200, dispatchers=20, tenants=tenants)
+    return Workload(f"{tenants:,} tenants, {rate:,} jobs/s", deployment, drive)
+
+
 WORKLOADS: dict[str, Callable[[float, int | None], Workload]] = {
     "many-hosts": many_hosts,
     "one-host": one_busy_host,
     "lost-pushes": lost_pushes,
+    "crawl": one_crawl,
+    "tenants": many_tenants,
 }

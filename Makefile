@@ -5,7 +5,7 @@ export UV_PYTHON_PREFERENCE := only-system
 UV_VERSION := 0.13.9
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 
-.PHONY: install dev down demo test test-fast lint format bench bench-quality clean
+.PHONY: install dev down demo test test-fast lint format bench bench-quality scale clean
 
 install: ## Install uv (if missing) and every dependency from the lock file
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install -q "uv==$(UV_VERSION)" \
@@ -43,6 +43,9 @@ bench: install ## Full-stack benchmark against a bare httpx + parsel loop and Ce
 bench-quality: install ## markdown's main content on the public benchmarks beside trafilatura (SCRAPINGHUB=dir WCXB=dir; none: the committed sample)
 	@$(UV) sync --frozen --group quality
 	$(UV) run --frozen --group quality python bench/content_quality.py $(if $(SCRAPINGHUB),--scrapinghub $(SCRAPINGHUB)) $(if $(WCXB),--wcxb $(WCXB)/dev) --json bench/results/quality.json
+
+scale: install ## The services as hundreds of instances against Google's documented limits, simulated (docs/scale.md)
+	$(UV) run scale
 
 clean:
 	rm -rf .devstack .pytest_cache .mypy_cache .ruff_cache

@@ -22,11 +22,15 @@ MAX_COUNTER_SHARDS = 64
 BATCHES_PER_SHARD = 4
 
 
-def shards_for(batches: int) -> int:
+def shards_for(batches: int, crawl_pages: int = 0) -> int:
     """Counter shards for a job of this many batches: each shard takes the commits of a few
     batches (a batch commits about twice: its claim and its results), at most
-    ``MAX_COUNTER_SHARDS`` (a status read costs one document read per shard)."""
-    return max(1, min(MAX_COUNTER_SHARDS, -(-batches // BATCHES_PER_SHARD)))
+    ``MAX_COUNTER_SHARDS`` (a status read costs one document read per shard). A crawl starts
+    with one batch and finds the rest, each page's new links a batch of their own: its shards
+    are counted for up to ``crawl_pages`` batches (``make scale``: a crawl of 500 pages on one
+    shard refused 13,546 commits there and did not finish)."""
+    expected = max(batches, crawl_pages)
+    return max(1, min(MAX_COUNTER_SHARDS, -(-expected // BATCHES_PER_SHARD)))
 
 
 def size_for(items: Sequence[BatchItem], size: int, window: int, held_size: int) -> int:

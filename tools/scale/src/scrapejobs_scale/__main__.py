@@ -11,7 +11,7 @@ import logging
 import sys
 import time
 
-from scrapejobs_scale.report import contended, footnote, table
+from scrapejobs_scale.report import contended, footnote, limits_table, table
 from scrapejobs_scale.workloads import WORKLOADS
 
 
@@ -20,7 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=float, default=1.0)
     parser.add_argument("--only", nargs="*", default=[], help=f"of: {', '.join(WORKLOADS)}")
     parser.add_argument("--instances", type=int, default=None)
+    parser.add_argument("--limits", action="store_true", help="print the limits table only")
     args = parser.parse_args(argv)
+    if args.limits:
+        print(limits_table())
+        return 0
     logging.disable(logging.WARNING)  # the services' own warnings, thousands of instances' worth
     outcomes = []
     for key, make in WORKLOADS.items():

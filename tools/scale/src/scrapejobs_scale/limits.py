@@ -91,7 +91,8 @@ LIMITS: tuple[Limit, ...] = (
         "Firestore",
         "Sequential values in an indexed field or id",
         "about 500 writes a second to a collection",
-        "reported by the ramp's count (the simulation's ids are random, as ours are)",
+        "not modelled: key ranges are not; job, batch and task ids are random, but the "
+        "outcome-statistics ids begin with their 5-minute slot (docs/scale.md)",
         f"{FIRESTORE_PRACTICES} (Hotspots)",
     ),
     Limit(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scrapejobs_scale.limits import FIRESTORE_PRICING
+from scrapejobs_scale.limits import FIRESTORE_PRICING, LIMITS
 from scrapejobs_scale.workloads import Outcome
 
 WRITE_PRICE_PER_100K = 0.18  # USD, Firestore Standard list price (FIRESTORE_PRICING)
@@ -24,6 +24,7 @@ HEADER = (
     "lost",
     "doubled",
     "polite",
+    "submissions refused",
 )
 
 
@@ -51,9 +52,10 @@ def row(outcome: Outcome) -> tuple[str, ...]:
         f"{ledger.refused_contention:,}",
         f"{ledger.refused_ramp:,}",
         hot,
-        str(outcome.lost),
+        f"{outcome.lost}" + (" (stuck)" if outcome.stalled else ""),
         str(outcome.doubled),
         polite,
+        f"{outcome.refused_submissions:,}",
     )
 
 
@@ -84,3 +86,15 @@ def footnote() -> str:
         f"Write cost at Firestore's list price, ${WRITE_PRICE_PER_100K} per 100,000 writes "
         f"({FIRESTORE_PRICING}); reads are not modelled yet."
     )
+
+
+def limits_table() -> str:
+    """The limits the model enforces, as docs/scale.md shows them (a test keeps them equal)."""
+    lines = [
+        "| System | Limit | Documented value | What the model does | Source |",
+        "|---|---|---|---|---|",
+    ]
+    for limit in LIMITS:
+        cells = (limit.system, limit.name, limit.value, limit.enforced, limit.source)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -48,6 +48,7 @@ class Deployment:
 
 
 RECONCILE_PATH = "/v1/maintenance/reconcile"
+STALLED_S = 1800.0  # no page ended for this long: the run is stuck
 SUBMIT_TRIES = 10  # a client sends a refused submission (503, 429) again after Retry-After
 
 
@@ -85,6 +86,7 @@ class Simulation:
         self._scheduled: list[asyncio.Task[None]] = []
         self.reconciled = 0  # batches reconcile published again
         self.refused_submissions = 0  # 503s and 429s the clients were answered, and retried
+        self.stalled = False  # the run stopped with pages left, none ending for STALLED_S
 
     async def __aenter__(self) -> Simulation:
         self.keys = await self._tenant_keys()
@@ -212,13 +214,30 @@ class Simulation:
                 self.reconciled += int(answer.json()["batches"])
 
     async def drain(self, job_ids: Sequence[str], timeout_s: float, poll_s: float = 1.0) -> float:
-        """Wait until every job ends (or ``timeout_s`` passes); the simulated seconds it took."""
-        began = self.clock.now_s
-        waiting = set(job_ids)
+        """Wait until every job ends, or ``timeout_s`` passes, or no page has ended for
+        ``STALLED_S`` (stuck: the table shows what is left); the simulated seconds it took."""
+        began = last_progress = self.clock.now_s
+        waiting, ended = set(job_ids), -1
         while waiting and self.clock.now_s - began < timeout_s:
             await asyncio.sleep(poll_s)
             for job_id in list(waiting):
                 job = await self.ports.twins.store.get_job(job_id)
                 if job is not None and job.status.terminal:
                     waiting.discard(job_id)
+            now_ended = self._ended(waiting)
+            if now_ended != ended:
+                ended, last_progress = now_ended, self.clock.now_s
+            elif self.clock.now_s - last_progress > STALLED_S:
+                self.stalled = True
+                break
         return self.clock.now_s - began
+
+    def _ended(self, job_ids: set[str]) -> int:
+        batches = self.ports.twins.store.batches
+        return sum(
+            1
+            for job_id in job_ids
+            for batch in batches.get(job_id, {}).values()
+            for item in batch.items
+            if item.status.terminal
+        )

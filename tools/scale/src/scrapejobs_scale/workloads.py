@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from scrapejobs_scale.document_ledger import LedgerReport
@@ -42,7 +42,8 @@ class Outcome:
     pushes: int
     redelivered: int
     lost_pushes: int
-    notes: tuple[str, ...] = ()
+    refused_submissions: int = 0
+    stalled: bool = False
 
     @property
     def pages_per_s(self) -> float:
@@ -75,7 +76,6 @@ class Workload:
     drive: Drive  # submits the work; the job ids to wait for
     host_rps_limit: float = 0.0
     wrap: Callable[[LimitedPorts], None] | None = None
-    notes: tuple[str, ...] = field(default=())
 
     def run(self) -> Outcome:
         clock = VirtualClock()
@@ -125,7 +125,8 @@ class Workload:
             pushes=pushed.pushes,
             redelivered=pushed.expired + pushed.nacked,
             lost_pushes=pushed.lost,
-            notes=self.notes,
+            refused_submissions=sim.refused_submissions,
+            stalled=sim.stalled,
         )
 
 

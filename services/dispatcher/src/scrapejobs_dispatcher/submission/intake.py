@@ -233,7 +233,9 @@ class JobIntake(JobService):
             kind="crawl" if request.crawl is not None else "urls",
             trigger=trigger,
             publishing=True,
-            counter_shards=shards_for(len(batches)),
+            counter_shards=shards_for(
+                len(batches), request.crawl.max_pages if request.crawl is not None else 0
+            ),
             tenant=tenant,
         )
 

@@ -988,6 +988,26 @@ async def test_add_batch_adds_only_new_pages_within_the_budget(store: Store) -> 
     assert await store.add_batch(found(job, "x", ["http://a.example/z"]), max_new=4) is None
 
 
+async def test_a_crawl_s_budget_on_shards_gives_exactly_its_pages_to_parallel_batches(
+    store: Store,
+) -> None:
+    """A crawl counted on 8 shards (crawl_budget.py): 10 batches of 5 new pages at once, a
+    budget of 22; each batch takes from its own shard, then the next ones, so exactly 22 are
+    added, none twice, and later batches get nothing."""
+    job, batches = planned_job(1, kind="crawl")
+    job = replace(job, counter_shards=8)
+    await store.create_job(job, batches)
+    pages = [[f"http://a.example/s{b}/{n}" for n in range(5)] for b in range(10)]
+    added = await asyncio.gather(
+        *(store.add_batch(found(job, f"p{b}", urls), max_new=22) for b, urls in enumerate(pages))
+    )
+    urls = [item.url for batch in added if batch is not None for item in batch.items]
+    assert len(urls) == 22 and len(set(urls)) == 22
+    assert await store.count_tasks(job.id) == tally(queued=23)
+    late = found(job, "late", ["http://a.example/late"])
+    assert await store.add_batch(late, max_new=22) is None
+
+
 async def test_a_page_found_twice_at_once_is_added_once(store: Store) -> None:
     job, _ = await a_job(store, 1, kind="crawl")
     page = "http://a.example/twice"

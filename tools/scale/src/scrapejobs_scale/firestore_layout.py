@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from scrapejobs_shared.adapters.firestore import crawl_budget
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.store_state import Handle
 from scrapejobs_shared.domain.outcome_stats import slot_of
@@ -153,10 +154,23 @@ class StoreLayout:
         return chunked([job_path(job_id) for job_id in args[0]])
 
     def add_batch(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        """The batch, its pages' markers, its counter shard and, for a crawl's budget, the
+        budget shard its id falls on (crawl_budget.py; the next ones only at the budget's
+        end, which the model leaves out)."""
         batch: BatchRecord = args[0]
+        max_new = kwargs.get("max_new", args[1] if len(args) > 1 else None)
+        job = self._store.jobs.get(batch.job_id)
         tasks = [f"jobs/{batch.job_id}/tasks/{item.task_id}" for item in batch.items]
-        budget = f"jobs/{batch.job_id}/crawl/budget"
-        return [[f"jobs/{batch.job_id}/batches/{batch.id}", budget, *tasks]]
+        docs = [
+            f"jobs/{batch.job_id}/batches/{batch.id}",
+            counter_path(job, batch.job_id, batch.id),
+            *tasks,
+        ]
+        if max_new is not None:
+            shards = job.counter_shards if job is not None else 1
+            shard = crawl_budget.shard_id(crawl_budget.first_shard(batch.id, shards))
+            docs.append(f"jobs/{batch.job_id}/crawl/{shard}")
+        return [docs]
 
     def report(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         return [[f"workers/{args[0].worker_id}"]]

@@ -14,7 +14,7 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
 
-from scrapejobs_shared.adapters.firestore import plain_writes
+from scrapejobs_shared.adapters.firestore import crawl_budget, plain_writes
 from scrapejobs_shared.adapters.firestore.batch_in_job import (
     RESULT,
     Results,
@@ -66,12 +66,11 @@ class FirestoreBatchStore(FirestoreStoreBase):
     async def add_batch(self, batch: BatchRecord, max_new: int | None = None) -> BatchRecord | None:
         job_ref = self._job_ref(batch.job_id)
         batch_ref = self._batch_ref(job_ref, batch.id)
-        budget_ref = job_ref.collection("crawl").document("budget")
         task_refs = [self._task_ref(job_ref, item.task_id) for item in batch.items]
 
         @firestore.async_transactional
         async def add(transaction: Any) -> BatchRecord | None:
-            refs = [job_ref, budget_ref, batch_ref, *task_refs]
+            refs = [job_ref, batch_ref, *task_refs]
             count(reads=len(refs))
             snaps = {
                 snap.reference.path: snap
@@ -84,26 +83,35 @@ class FirestoreBatchStore(FirestoreStoreBase):
                 return batch_from_doc(batch.job_id, batch.id, batch_snap.to_dict())
             if not job_snap.exists:
                 return None
-            added = int((snaps[budget_ref.path].to_dict() or {}).get("added") or 0)
             fresh = [
                 item
                 for item, ref in zip(batch.items, task_refs, strict=True)
                 if not snaps[ref.path].exists
             ]
-            if max_new is not None:
-                fresh = fresh[: max(0, max_new - added)]
+            shards = int(job_snap.get("counter_shards") or 1)
+            taken: list[crawl_budget.Taken] = []
+            if max_new is not None and fresh:
+                taken = await crawl_budget.take(
+                    transaction,
+                    job_ref,
+                    batch.id,
+                    len(fresh),
+                    max_new,
+                    shards,
+                    self._deadline.call,
+                )
+                fresh = fresh[: sum(part.pages for part in taken)]
             if not fresh:
                 return None
             stored = replace(batch, items=tuple(fresh))
-            shard = _shard_of(batch.id, int(job_snap.get("counter_shards") or 1))
+            shard = _shard_of(batch.id, shards)
             transaction.create(batch_ref, batch_to_doc(stored, shard))
             for item in fresh:
                 transaction.create(self._task_ref(job_ref, item.task_id), marker(stored, item))
-            budget = {"added": added + len(fresh), "expire_at": batch.expire_at}
-            transaction.set(budget_ref, budget, merge=True)
+            budget = crawl_budget.stage(transaction, taken, batch.expire_at)
             queued = {TaskStatus.QUEUED: len(fresh)}
             self._counters.add(transaction, job_ref, shard, queued, batch.expire_at)
-            count(writes=len(fresh) + 3)
+            count(writes=len(fresh) + 2 + budget)
             return stored
 
         result: BatchRecord | None = await self._in_transaction(add)

@@ -8,7 +8,8 @@ Layout, under ``jobs/{job_id}``:
 * ``tasks/{task_id}``: a task's result, written in the same commit that settles the task in
   its batch (a crawl also creates it ``queued`` when the page is discovered: that is how a
   page is found at most once per job).
-* ``counters/{n}``: sharded counts (see ``counters.py``); ``crawl/budget``: pages added.
+* ``counters/{n}``: sharded counts (see ``counters.py``); ``crawl/budget`` and
+  ``crawl/budget-{k}``: a crawl's pages added, one shard per counter shard (crawl_budget.py).
 * ``handoffs/{task_id}``: what the fetch lane handed the processing lane (the result so far
   and the model's input, one JSON string), written when the task becomes ``processing`` and
   deleted in the commit that finishes it.

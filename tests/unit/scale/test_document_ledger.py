@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from google.api_core import exceptions as gexc
 
+from scrapejobs_scale.busiest import busiest
 from scrapejobs_scale.document_ledger import CONTENTION, DocumentLedger, collection_of
 from scrapejobs_scale.limits import LIMITS, FirestoreLimits
 
@@ -79,3 +80,10 @@ def test_the_report_gives_each_documents_busiest_ten_seconds() -> None:
 def test_every_limit_says_where_google_states_it() -> None:
     assert {limit.system for limit in LIMITS} == {"Firestore", "Pub/Sub push", "Cloud Run"}
     assert all(limit.source.startswith("https://cloud.google.com/") for limit in LIMITS)
+
+
+def test_the_busiest_window_is_a_sliding_sum() -> None:
+    counts = {0: 3, 1: 1, 5: 4, 6: 4, 20: 9}
+    assert busiest(counts, 1) == 9
+    assert busiest(counts, 2) == 9 and busiest(counts, 7) == 12
+    assert busiest({}, 5) == 0

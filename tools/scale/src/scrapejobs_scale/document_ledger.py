@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from google.api_core import exceptions as gexc
 
+from scrapejobs_scale.busiest import busiest
 from scrapejobs_scale.limits import FirestoreLimits
 
 CONTENTION = "Too much contention on these datastore entities. Please try again."
@@ -146,15 +147,7 @@ class DocumentLedger:
         if not seconds:
             return 0.0
         window = max(1, round(self.window_s))
-        ordered = sorted(seconds.items())
-        best = total = start = 0
-        for second, writes in ordered:
-            total += writes
-            while ordered[start][0] <= second - window:
-                total -= ordered[start][1]
-                start += 1
-            best = max(best, total)
-        return best / window
+        return busiest(seconds, window) / window
 
     def report(self, top: int = 10) -> LedgerReport:
         rates = sorted(

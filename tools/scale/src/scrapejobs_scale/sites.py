@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from scrapejobs_scale.busiest import busiest
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse
 
 PAGE = (
@@ -64,12 +65,4 @@ class SimulatedSites:
         if not tenths:
             return 0.0
         width = max(1, round(window_s * 10))
-        ordered = sorted(tenths.items())
-        best = total = first = 0
-        for tenth, count in ordered:
-            total += count
-            while ordered[first][0] <= tenth - width:
-                total -= ordered[first][1]
-                first += 1
-            best = max(best, total)
-        return best / (width / 10)
+        return busiest(tenths, width) / (width / 10)

@@ -12,7 +12,9 @@ import sys
 import time
 
 from scrapejobs_scale.report import contended, footnote, limits_table, table
-from scrapejobs_scale.workloads import WORKLOADS
+from scrapejobs_scale.workloads import WORKLOADS, many_hosts
+
+SCALING_INSTANCES = (20, 200)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,10 +23,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=[], help=f"of: {', '.join(WORKLOADS)}")
     parser.add_argument("--instances", type=int, default=None)
     parser.add_argument("--limits", action="store_true", help="print the limits table only")
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="many-hosts at 20 and at 200 instances, URLs in proportion: how pages/s grows",
+    )
     args = parser.parse_args(argv)
     if args.limits:
         print(limits_table())
         return 0
+    if args.scaling:
+        return scaling(args.size)
     logging.disable(logging.WARNING)  # the services' own warnings, thousands of instances' worth
     outcomes = []
     for key, make in WORKLOADS.items():
@@ -44,6 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print(f"\nnot held: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def scaling(size: float) -> int:
+    """Pages/s at 20 and at 200 instances, each with 5,000 URLs an instance (times ``size``):
+    the goal is growth of at least 0.8 of linear."""
+    logging.disable(logging.WARNING)
+    small, large = (many_hosts(size * n / 200, instances=n).run() for n in SCALING_INSTANCES)
+    growth = (large.pages_per_s / small.pages_per_s) / (large.instances / small.instances)
+    print(table([small, large]))
+    print(f"\npages/s grew {growth:.2f} of linear from {small.instances} to {large.instances}")
+    return 0
 
 
 if __name__ == "__main__":

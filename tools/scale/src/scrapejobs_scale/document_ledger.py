@@ -49,6 +49,7 @@ class LedgerReport:
     documents: int
     writes: int
     commits: int
+    reads: int
     hottest: tuple[DocumentRate, ...]  # the busiest, most first
     p99_peak_per_s: float
     refused_contention: int
@@ -162,6 +163,7 @@ class DocumentLedger:
             documents=len(rates),
             writes=sum(rate.writes for rate in rates),
             commits=self.commits,
+            reads=self.reads,
             hottest=tuple(rates[:top]),
             p99_peak_per_s=rates[len(rates) // 100].peak_per_s if rates else 0.0,
             refused_contention=self.refused_contention,

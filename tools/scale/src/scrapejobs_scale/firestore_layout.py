@@ -47,6 +47,7 @@ class Write:
 
 
 Layout = Mapping[str, Write]
+Reads = Mapping[str, Callable[[tuple[Any, ...], dict[str, Any]], int]]  # documents a call reads
 
 
 def chunked(paths: Sequence[str], size: int = BATCH_LIMIT) -> Commits:
@@ -94,6 +95,28 @@ class StoreLayout:
             "add_batch": Write(self.add_batch, "transaction"),
             "report": Write(self.report),
             "meter": Write(self.meter),
+        }
+
+    def reads(self) -> Reads:
+        """Documents each call reads, as the adapter counts them (store_ops), roughly: a
+        claim reads its batch (none for a job that holds it, its claim token in hand), a
+        status read the job and its counter shards."""
+
+        def shards(job_id: str) -> int:
+            job = self._store.jobs.get(job_id)
+            return job.counter_shards if job is not None else 1
+
+        return {
+            "get_job": lambda args, kwargs: 1,
+            "job_with_counts": lambda args, kwargs: 1 + shards(args[0]),
+            "count_tasks": lambda args, kwargs: shards(args[0]),
+            "has_open_tasks": lambda args, kwargs: shards(args[0]),
+            "get_task": lambda args, kwargs: 1,
+            "claim_batch": lambda args, kwargs: 0 if self._holds(args[0].job_id) else 1,
+            "close_batch": lambda args, kwargs: 1,
+            "set_job_status": lambda args, kwargs: 1,
+            "cancel_job": lambda args, kwargs: 1 + shards(args[0]),
+            "add_batch": lambda args, kwargs: 3 + len(args[0].items),
         }
 
     def _holds(self, job_id: str) -> bool:
@@ -196,6 +219,20 @@ class HostGateLayout:
             "hold": Write(self.host, "transaction"),
         }
 
+    def reads(self) -> Reads:
+        """A permit reads the host document and a random slot (a fast pace its instant's
+        shard too); an instant its shard; signals the host document."""
+
+        def acquire(args: Args, kwargs: Kwargs) -> int:
+            return 3 if PaceGrid.of(args[1]) else 2
+
+        return {
+            "acquire": acquire,
+            "take_instant": lambda args, kwargs: 1,
+            "signals": lambda args, kwargs: 1,
+            "close_breaker": lambda args, kwargs: 1,
+        }
+
     def acquired(self, args: Args, kwargs: Kwargs, answer: Any) -> Commits:
         if not isinstance(answer, gate.Permit):
             return []
@@ -243,6 +280,14 @@ class QuotaLedgerLayout:
         return {
             "reserve": Write(self.reserve, "transaction"),
             "release": Write(self.release, "transaction"),
+        }
+
+    def reads(self) -> Reads:
+        """A reservation reads the day and its reservations; a release the day and its own."""
+        return {
+            "reserve": lambda args, kwargs: 1 + len(args[2]),
+            "release": lambda args, kwargs: 2,
+            "reserved": lambda args, kwargs: 1,
         }
 
     @staticmethod

@@ -25,6 +25,7 @@ from scrapejobs_scale.firestore_layout import (
     HostGateLayout,
     Layout,
     QuotaLedgerLayout,
+    Reads,
     StoreLayout,
     Write,
 )
@@ -82,10 +83,16 @@ class Limited:
     """``twin`` with each method ``layout`` names charged to ``ledger`` before it runs."""
 
     def __init__(
-        self, twin: object, layout: Layout, ledger: DocumentLedger, clock: VirtualClock
+        self,
+        twin: object,
+        layout: Layout,
+        ledger: DocumentLedger,
+        clock: VirtualClock,
+        reads: Reads | None = None,
     ) -> None:
         self._twin = twin
         self._layout = layout
+        self._reads = reads or {}
         self._ledger = ledger
         self._clock = clock
         self._rng = random.Random(11)
@@ -93,9 +100,19 @@ class Limited:
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._twin, name)
         writes = self._layout.get(name)
+        reads = self._reads.get(name)
+        if reads is not None:
+            found = self._reading(found, reads)
         if writes is None:
             return found
         return self._charged(found, writes)
+
+    def _reading(self, method: Callable[..., Any], reads: Callable[..., int]) -> Any:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self._ledger.read(reads(args, kwargs))
+            return await method(*args, **kwargs)
+
+        return call
 
     def _charged(self, method: Callable[..., Awaitable[Any]], writes: Write) -> Any:
         async def call(*args: Any, **kwargs: Any) -> Any:
@@ -139,10 +156,12 @@ class LimitedPorts:
         self.ledger = ledger
         self.clock = clock
         self.twins = twins = Twins.new()
-        self.store: Any = self.limited(twins.store, StoreLayout(twins.store).layout())
-        self.gate: Any = self.limited(twins.gate, HostGateLayout().layout())
+        store, gate = StoreLayout(twins.store), HostGateLayout()
+        self.store: Any = self.limited(twins.store, store.layout(), store.reads())
+        self.gate: Any = self.limited(twins.gate, gate.layout(), gate.reads())
         self.held_batches: Any = twins.held_batches
-        self.quota_ledger: Any = self.limited(twins.quota_ledger, QuotaLedgerLayout().layout())
+        quotas = QuotaLedgerLayout()
+        self.quota_ledger: Any = self.limited(twins.quota_ledger, quotas.layout(), quotas.reads())
         self.idempotency_keys: Any = twins.idempotency_keys
         self.monitor_checks: Any = twins.monitor_checks
         self.monitor_store: Any = twins.monitor_store
@@ -154,5 +173,5 @@ class LimitedPorts:
         self.tenant_proxies = MemoryTenantProxies()
         self.budgeted_work = InlineWork()
 
-    def limited(self, twin: object, layout: Layout) -> Any:
-        return cast(Any, Limited(twin, layout, self.ledger, self.clock))
+    def limited(self, twin: object, layout: Layout, reads: Reads | None = None) -> Any:
+        return cast(Any, Limited(twin, layout, self.ledger, self.clock, reads))

@@ -8,6 +8,7 @@ from scrapejobs_scale.limits import FIRESTORE_PRICING, LIMITS
 from scrapejobs_scale.workloads import Outcome
 
 WRITE_PRICE_PER_100K = 0.18  # USD, Firestore Standard list price (FIRESTORE_PRICING)
+READ_PRICE_PER_100K = 0.06
 HEADER = (
     "workload",
     "instances",
@@ -16,7 +17,8 @@ HEADER = (
     "pages/s",
     "machine s",
     "writes/page",
-    "write $ per 1M pages",
+    "reads/page",
+    "Firestore $ per 1M pages",
     "docs > 1 w/s",
     "refused (contention)",
     "refused (ramp)",
@@ -28,8 +30,11 @@ HEADER = (
 )
 
 
-def write_cost_per_million(outcome: Outcome) -> float:
-    return outcome.writes_per_page * 1_000_000 / 100_000 * WRITE_PRICE_PER_100K
+def cost_per_million(outcome: Outcome) -> float:
+    """Firestore's writes and reads of a million pages at list price."""
+    writes = outcome.writes_per_page * WRITE_PRICE_PER_100K
+    reads = outcome.reads_per_page * READ_PRICE_PER_100K
+    return (writes + reads) * 1_000_000 / 100_000
 
 
 def row(outcome: Outcome) -> tuple[str, ...]:
@@ -47,7 +52,8 @@ def row(outcome: Outcome) -> tuple[str, ...]:
         f"{outcome.pages_per_s:,.0f}",
         f"{outcome.machine_s:,.0f}",
         f"{outcome.writes_per_page:.2f}",
-        f"${write_cost_per_million(outcome):.2f}",
+        f"{outcome.reads_per_page:.2f}",
+        f"${cost_per_million(outcome):.2f}",
         str(len(ledger.over_sustained)),
         f"{ledger.refused_contention:,}",
         f"{ledger.refused_ramp:,}",
@@ -83,8 +89,9 @@ def contended(outcomes: Sequence[Outcome], top: int = 5) -> str:
 
 def footnote() -> str:
     return (
-        f"Write cost at Firestore's list price, ${WRITE_PRICE_PER_100K} per 100,000 writes "
-        f"({FIRESTORE_PRICING}); reads are not modelled yet."
+        f"Firestore at list price: ${WRITE_PRICE_PER_100K} per 100,000 writes, "
+        f"${READ_PRICE_PER_100K} per 100,000 reads ({FIRESTORE_PRICING}); reads are counted "
+        "per call as the adapters count them, roughly (firestore_layout.py)."
     )
 
 

@@ -54,6 +54,10 @@ class Outcome:
         return self.ledger.writes / self.pages if self.pages else 0.0
 
     @property
+    def reads_per_page(self) -> float:
+        return self.ledger.reads / self.pages if self.pages else 0.0
+
+    @property
     def lost(self) -> int:
         return self.pages - self.ended
 

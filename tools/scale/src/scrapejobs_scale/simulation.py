@@ -48,6 +48,7 @@ class Deployment:
 
 
 RECONCILE_PATH = "/v1/maintenance/reconcile"
+MONITORS_TICK_PATH = "/v1/maintenance/monitors"
 STALLED_S = 1800.0  # no page ended for this long: the run is stuck
 SUBMIT_TRIES = 10  # a client sends a refused submission (503, 429) again after Retry-After
 
@@ -74,6 +75,7 @@ class Simulation:
             "dispatcher", CloudRunLimits(deployment.dispatchers, deployment.worker_concurrency)
         )
         self.keys: list[str] = []
+        self._operator: dict[str, str] = {}  # auth off: no key
         self.pubsub = SimulatedPubSub(
             self.workers.post,
             PUSH_PATH,
@@ -191,14 +193,33 @@ class Simulation:
         raise RuntimeError(f"submission refused {SUBMIT_TRIES} times")
 
     async def _tenant_keys(self) -> list[str]:
-        """An API key of each tenant (``t0000``, ``t0001`` ...), member role."""
+        """An API key of each tenant (``t0000``, ``t0001`` ...), member role, and the
+        operator's (admin), which the scheduler's calls carry."""
         keys = []
         for n in range(self.deployment.tenants):
-            key, digest = generate_api_key()
-            record = ApiKeyRecord(f"key_{n:06x}", digest, f"t{n:04d}", Role.MEMBER, "scale", START)
-            await self.ports.api_keys.add(record)
-            keys.append(key)
+            keys.append(await self._key(f"t{n:04d}", Role.MEMBER))
+        if self.deployment.tenants:
+            self._operator = {"X-API-Key": await self._key("default", Role.ADMIN)}
         return keys
+
+    async def _key(self, tenant: str, role: Role) -> str:
+        key, digest = generate_api_key()
+        record = ApiKeyRecord(f"key_{digest[:12]}", digest, tenant, role, "scale", START)
+        await self.ports.api_keys.add(record)
+        return key
+
+    async def call(
+        self, path: str, body: dict[str, Any] | None = None, tenant: int | None = None
+    ) -> dict[str, Any]:
+        """A request through the dispatcher service, as a tenant (or the operator); its JSON
+        answer, or an error naming what was refused."""
+        headers = self._operator if tenant is None else {"X-API-Key": self.keys[tenant]}
+        answer = await self.dispatchers.request(path, body or {}, headers)
+        if answer is None or answer.status_code >= 400:
+            why = "timed out" if answer is None else f"{answer.status_code} {answer.text}"
+            raise RuntimeError(f"{path} refused: {why}")
+        result: dict[str, Any] = answer.json()
+        return result
 
     def start_reconcile(self, every_s: float) -> None:
         """Cloud Scheduler's maintenance call, ``POST /v1/maintenance/reconcile``, every
@@ -208,10 +229,17 @@ class Simulation:
     async def _reconciling(self, every_s: float) -> None:
         while True:
             await asyncio.sleep(every_s)
-            instance = self.dispatchers.instances[0]
-            answer = await instance.client.post(RECONCILE_PATH)
-            if answer.status_code == 200:
-                self.reconciled += int(answer.json()["batches"])
+            done = await self.call(RECONCILE_PATH)
+            self.reconciled += int(done["batches"])
+
+    def start_monitor_ticks(self, every_s: float = 60.0) -> None:
+        """Cloud Scheduler's ``POST /v1/maintenance/monitors``, every minute."""
+        self._scheduled.append(asyncio.ensure_future(self._ticking(every_s)))
+
+    async def _ticking(self, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            await self.call(MONITORS_TICK_PATH)
 
     async def drain(self, job_ids: Sequence[str], timeout_s: float, poll_s: float = 1.0) -> float:
         """Wait until every job ends, or ``timeout_s`` passes, or no page has ended for

@@ -100,8 +100,20 @@ def run_simulated(main: Coroutine[Any, Any, T], clock: VirtualClock) -> T:
         asyncio.set_event_loop(loop)
         return loop.run_until_complete(main)
     finally:
+        _cancel_the_rest(loop)
         time.monotonic = real_monotonic
         travel.stop()
         clock._traveller = None
         asyncio.set_event_loop(None)
         loop.close()
+
+
+def _cancel_the_rest(loop: asyncio.AbstractEventLoop) -> None:
+    """What is still running ends here, cancelled, while its loop still runs (as asyncio.run
+    ends its tasks): a task left to the garbage collector would run its cleanup on no loop."""
+    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())

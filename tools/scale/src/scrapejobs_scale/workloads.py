@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -211,10 +212,35 @@ def many_tenants(size: float, instances: int | None = None, rate: int = 2_000) -
     return Workload(f"{tenants:,} tenants, {rate:,} jobs/s", deployment, drive)
 
 
+def monitored_pages(size: float, instances: int | None = None) -> Workload:
+    """100,000 pages watched by 100 monitors of 1,000 pages (10 tenants of 10 monitors), all
+    checked at the top of every hour; two hours of checks (``size`` scales the monitors)."""
+    monitors = max(1, round(100 * size))
+    tenants = min(10, monitors)
+    hours = 2
+
+    async def drive(sim: Simulation) -> list[str]:
+        for m in range(monitors):
+            urls = [f"https://m{m}.example/p/{n}" for n in range(1_000)]
+            body = {"name": f"watch {m}", "urls": urls, "schedule": {"cron": "0 * * * *"}}
+            await sim.call("/v1/monitors", body, tenant=m % tenants)
+        sim.start_monitor_ticks()
+        await asyncio.sleep(hours * 3600 + 120)  # the checks at the top of each hour
+        checks = sim.ports.twins.monitor_checks.checks.values()
+        by_status = Counter(str(check.status) for check in checks)
+        if len(checks) != monitors * hours:
+            raise RuntimeError(f"{dict(by_status)}: checks of {monitors} monitors in {hours} h")
+        return sorted(sim.ports.twins.store.jobs)
+
+    deployment = Deployment(workers=instances or 200, tenants=tenants)
+    return Workload(f"{monitors * 1_000:,} pages monitored hourly", deployment, drive)
+
+
 WORKLOADS: dict[str, Callable[[float, int | None], Workload]] = {
     "many-hosts": many_hosts,
     "one-host": one_busy_host,
     "lost-pushes": lost_pushes,
     "crawl": one_crawl,
     "tenants": many_tenants,
+    "monitors": monitored_pages,
 }

@@ -98,14 +98,19 @@ class Limited:
         self._rng = random.Random(11)
 
     def __getattr__(self, name: str) -> Any:
+        """The twin's attribute; a method the layout names, wrapped once and kept on this
+        object (so the next look finds it without coming here)."""
         found = getattr(self._twin, name)
         writes = self._layout.get(name)
         reads = self._reads.get(name)
+        if reads is None and writes is None:
+            return found
         if reads is not None:
             found = self._reading(found, reads)
-        if writes is None:
-            return found
-        return self._charged(found, writes)
+        if writes is not None:
+            found = self._charged(found, writes)
+        setattr(self, name, found)
+        return found
 
     def _reading(self, method: Callable[..., Any], reads: Callable[..., int]) -> Any:
         async def call(*args: Any, **kwargs: Any) -> Any:

@@ -52,6 +52,8 @@ ENGINE_USERS = {
     "scrapejobs_shared.politeness.robots_rules": "a robots.txt's first 500 KiB; protego "
     "matches without backtracking",
     "scrapejobs_shared.adapters.firestore.batch_store": "zlib of our own batch documents",
+    "scrapejobs_shared.adapters.firestore.crawl_budget": "zlib's crc32 of our own batch ids "
+    "(which budget shard a batch takes from)",
     "scrapejobs_scale.firestore_layout": "zlib's crc32 of our own batch ids (make scale's "
     "model of the counter shards: a tool, never on a request's path)",
     "scrapejobs_dispatcher.tenants.api_keys": "a CRC-32 of a key of bounded length",

@@ -154,7 +154,6 @@ locals {
     SCRAPEJOBS_ACK_DEADLINE_S        = tostring(var.ack_deadline_s)
     SCRAPEJOBS_MAX_DELIVERY_ATTEMPTS = tostring(var.max_delivery_attempts)
     SCRAPEJOBS_BATCH_CONCURRENCY     = tostring(var.worker_batch_concurrency)
-    SCRAPEJOBS_STATS_SHARDS          = tostring(var.stats_shards)
     # messaging.destination.subscription.name of the worker's metrics when a push omits it
     SCRAPEJOBS_TASK_SUBSCRIPTION = var.task_subscription
   })

@@ -1107,17 +1107,6 @@ variable "worker_batch_concurrency" {
   }
 }
 
-variable "stats_shards" {
-  type        = number
-  default     = 64
-  description = "Shards of each 5-minute outcome-stats slot (SCRAPEJOBS_STATS_SHARDS): about the number of batches running at once at peak, so no stats document takes more than ~1 write/s (docs/api.md, Monitoring)."
-
-  validation {
-    condition     = var.stats_shards >= 1 && var.stats_shards <= 256 && floor(var.stats_shards) == var.stats_shards
-    error_message = "stats_shards must be a whole number between 1 and 256."
-  }
-}
-
 variable "webhook_topic" {
   type        = string
   description = "Topic of job webhook events (job.completed, job.failed, job.cancelled)."

@@ -1,6 +1,8 @@
-"""Outcome totals and the StatsReader port, on the Firestore emulator and the memory twin: what
-a settle commits is what the reader sums (outcomes, times, ai usage), slot by slot and hour by
-hour, before and after the rollups; jobs by status, open work, paused hosts."""
+"""Outcome totals, the StatsWriter and StatsReader ports, on the Firestore emulator and the
+memory twin: what settles commit, recorded by a process's buffer and put, is what the reader
+sums (outcomes, times, ai usage), slot by slot and hour by hour, before and after the rollups;
+a put sent again sets the same figures, processes' puts add up; jobs by status, open work,
+paused hosts."""
 
 from __future__ import annotations
 
@@ -9,22 +11,27 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 import pytest
 from google.cloud import firestore
 
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
-from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
+from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats, FirestoreStatsWriter
 from scrapejobs_shared.adapters.firestore.usage_meter import FirestoreUsageMeter
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.delivery.recorded_store import RecordedStore
+from scrapejobs_shared.delivery.stats_buffer import StatsBuffer
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.model_usage import ModelUsage
 from scrapejobs_shared.domain.outcome_stats import (
     SLOT,
+    Histogram,
+    Totals,
     day_of,
     hour_of,
     slot_of,
@@ -36,7 +43,7 @@ from scrapejobs_shared.extraction.unusable_pages import Unusable
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
-from scrapejobs_shared.ports.outcome_stats import StatsReader
+from scrapejobs_shared.ports.outcome_stats import SourceTotals, StatsReader, StatsWriter
 from scrapejobs_shared.ports.usage_meter import UsageMeter
 
 
@@ -46,21 +53,25 @@ class Adapters:
     stats: StatsReader
     gate: HostGate
     meter: UsageMeter
+    writer: StatsWriter
 
 
 @pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
 async def adapters(request: pytest.FixtureRequest) -> AsyncIterator[Adapters]:
     if request.param == "memory":
         store = MemoryJobStore()
-        yield Adapters(store, store, MemoryHostGate(), store)
+        recorded = RecordedStore(store, StatsBuffer(store, every_s=0))
+        yield Adapters(cast(JobStore, recorded), store, MemoryHostGate(), store, store)
         return
     stack = request.getfixturevalue("stack")
     client = firestore.AsyncClient(project=stack.config.project_id)
+    writer = FirestoreStatsWriter(client)
     yield Adapters(
-        FirestoreJobStore(client, stats_shards=4),
+        cast(JobStore, RecordedStore(FirestoreJobStore(client), StatsBuffer(writer, every_s=0))),
         FirestoreStats(client),
         FirestoreHostGate(client),
         FirestoreUsageMeter(client, shards=4),
+        writer,
     )
     client.close()
 
@@ -143,6 +154,25 @@ async def test_what_settles_commit_is_what_the_reader_sums(adapters: Adapters) -
         )
         assert again[slot_of(first)] == slots[slot_of(first)]
         assert all(t.empty for s, t in again.items() if s not in (slot_of(first), slot_of(second)))
+
+
+async def test_puts_set_each_process_figures_and_processes_add_up(adapters: Adapters) -> None:
+    hour = an_hour_of_our_own()
+    tenant = f"t{random.randrange(10**9)}"
+    ok = TaskStatus.SUCCEEDED
+
+    def done(n: int) -> list[SourceTotals]:
+        return [SourceTotals(hour, tenant, Totals({ok: n}, fetch=Histogram.of([50] * n)))]
+
+    await adapters.writer.put("p1", done(2))
+    await adapters.writer.put("p1", done(5))  # the same process, later: its whole figures
+    await adapters.writer.put("p1", done(5))  # sent again (an answer lost): nothing more
+    await adapters.writer.put("p2", done(1))  # another process
+    live = hour + timedelta(minutes=3)
+    [theirs] = (await adapters.stats.slot_totals([hour], live, tenant)).values()
+    assert theirs.count(ok) == 6 and theirs.fetch.count == 6
+    [everyone] = (await adapters.stats.slot_totals([hour], live)).values()
+    assert everyone.count(ok) >= 6
 
 
 async def test_days_sum_their_hours_and_outlive_them(adapters: Adapters) -> None:

@@ -24,7 +24,6 @@ FLIPPED = {">=": "le", ">": "lt", "<=": "ge", "<": "gt"}
 
 # a deployment's default that is not the setting's, on purpose
 DEPLOYED_DEFAULTS = {
-    "stats_shards": "a deployment takes more work at once than a laptop (docs/deploy.md)",
     "telemetry_exporter": "a deployment exports to Cloud Trace and Monitoring; make dev exports "
     "nothing",
 }

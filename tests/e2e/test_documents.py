@@ -19,7 +19,7 @@ from firecrawl.v2.types import PDFParser
 from firecrawl.v2.utils.error_handler import BadRequestError
 
 from scrapejobs_devstack.demo_site.pdf_writer import simple_pdf
-from support.jobs import all_results, submit, wait_finished
+from support.jobs import all_results, submit, usage_after, wait_finished
 from support.scans import scan_files, scan_pages, word_f1
 from support.site import Site
 
@@ -231,7 +231,7 @@ async def test_a_scanned_pdf_job_with_default_options_gets_its_text_by_ocr(api, 
     expected = "\n\n".join(page.text() for page in scan_pages(2))
     assert word_f1(expected, result["data"]["markdown"]) >= 0.97, result["data"]
     assert word_f1(expected, result["data"]["text"]) >= 0.97
-    after = (await api.get("/v1/usage")).json()["usage"][0]
+    after = await usage_after(api, before, "ocr_pages")
     assert after["ocr_pages"] - before["ocr_pages"] == 2  # metered: a weight of 1 each
     assert after["pages_today"] - before["pages_today"] == 1 + 2 + 2  # the page, PDF, OCR
 

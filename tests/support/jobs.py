@@ -52,6 +52,20 @@ async def wait_finished(
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
+async def usage_after(
+    api: httpx.AsyncClient, before: dict[str, Any], field: str, timeout_s: float = 10.0
+) -> dict[str, Any]:
+    """The first tenant's usage row once ``field`` moved past ``before``'s: a process writes
+    its statistics within about a second of a job's end (delivery/stats_buffer.py), and a job
+    that holds its batch is completed by the same commit, just before."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        row: dict[str, Any] = (await api.get("/v1/usage")).json()["usage"][0]
+        if row[field] != before[field] or time.monotonic() > deadline:
+            return row
+        await asyncio.sleep(0.2)
+
+
 async def all_results(
     api: httpx.AsyncClient, job_id: str, page_size: int = 100
 ) -> list[dict[str, Any]]:

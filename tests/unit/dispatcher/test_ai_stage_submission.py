@@ -15,6 +15,7 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_client
+from support.worker_store import as_a_worker
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}
 AI = {"prompt": "What does it cost?", "schema": SCHEMA}
@@ -104,7 +105,7 @@ async def test_usage_and_its_cost_show_on_the_job_and_in_stats() -> None:
         [item] = claim.batch.items
         usage = ModelUsage(calls=2, cached=0, input_tokens=1_500_000, output_tokens=20_000)
         finish = FinishTask(item.task_id, TaskOutcome(TaskStatus.SUCCEEDED), usage=usage)
-        await store.settle(claim.handle, [finish], now, None)
+        await as_a_worker(store).settle(claim.handle, [finish], now, None)
 
         job = (await client.get(f"/v1/jobs/{job_id}")).json()
         expected = {"calls": 2, "cached": 0, "input_tokens": 1_500_000, "output_tokens": 20_000}

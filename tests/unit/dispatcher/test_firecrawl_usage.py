@@ -17,6 +17,7 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_client
+from support.worker_store import as_a_worker
 
 SETTINGS = DispatcherSettings(
     auth_mode="none", dashboard_cache_s=0, plan_credits=1000, plan_tokens=5000, max_concurrency=7
@@ -58,7 +59,7 @@ async def run_job(store: MemoryJobStore, client) -> None:
             )
             for item in batch.items
         ]
-        await store.settle(claim.handle, changes, now, None)
+        await as_a_worker(store).settle(claim.handle, changes, now, None)
 
 
 async def test_credit_and_token_usage_count_what_the_month_used_against_the_plan() -> None:
@@ -147,7 +148,7 @@ async def test_a_pdf_costs_a_credit_a_page_read_beside_its_own_as_firecrawl_coun
                 FinishTask(item.task_id, pdf if item.url == URLS[0] else html)
                 for item in batch.items
             ]
-            await store.settle(claim.handle, changes, now, None)
+            await as_a_worker(store).settle(claim.handle, changes, now, None)
         credits = (await client.get("/v2/team/credit-usage")).json()["data"]
         status = (await client.get(f"/v2/batch/scrape/{job_id}")).json()
     assert credits["creditsUsed"] == 6  # two pages, and the PDF's four pages read

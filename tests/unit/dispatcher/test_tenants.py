@@ -25,6 +25,7 @@ from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from support.memory_dispatcher import memory_dispatcher
+from support.worker_store import as_a_worker
 
 ADMIN_KEY, ADMIN_DIGEST = generate_api_key()
 RECHECK_S = 0.3
@@ -310,7 +311,9 @@ async def serve_every_page(store: MemoryJobStore, job_id: str) -> int:
         )
         assert isinstance(claim, Claimed)
         ok = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=5)
-        await store.settle(claim.handle, [FinishTask(i.task_id, ok) for i in batch.items], now)
+        await as_a_worker(store).settle(
+            claim.handle, [FinishTask(i.task_id, ok) for i in batch.items], now
+        )
         served += len(batch.items)
     return served
 
@@ -386,7 +389,7 @@ async def test_dead_letters_are_the_tenants_own() -> None:
             )
             assert isinstance(claim, Claimed)
             dead = TaskOutcome(TaskStatus.DEAD_LETTERED, error="http 500")
-            await store.settle(
+            await as_a_worker(store).settle(
                 claim.handle, [FinishTask(i.task_id, dead) for i in batch.items], now
             )
 

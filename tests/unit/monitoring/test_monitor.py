@@ -16,6 +16,7 @@ from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
+from support.worker_store import as_a_worker
 
 NOW = datetime(2026, 11, 23, 10, 2, tzinfo=UTC)
 
@@ -58,7 +59,7 @@ async def finish(
         FinishTask(f"t{i}", TaskOutcome(status, elapsed_ms=100), service_ms=200)
         for i, status in enumerate(outcomes)
     ]
-    await store.settle(claim.handle, changes, at, None)
+    await as_a_worker(store).settle(claim.handle, changes, at, None)
 
 
 def monitor(store: MemoryJobStore, clock: Clock, gate=None, publisher=None) -> SystemHealth:

@@ -38,7 +38,7 @@ from scrapejobs_shared.ports.idempotency import IdempotencyKeys
 from scrapejobs_shared.ports.job_store import JobStore
 from scrapejobs_shared.ports.monitor_checks import MonitorChecks
 from scrapejobs_shared.ports.monitor_store import MonitorStore
-from scrapejobs_shared.ports.outcome_stats import StatsReader
+from scrapejobs_shared.ports.outcome_stats import StatsReader, StatsWriter
 from scrapejobs_shared.ports.quota_ledger import QuotaLedger
 from scrapejobs_shared.ports.session_revocations import SessionRevocations
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
@@ -55,6 +55,7 @@ class Overrides(TypedDict, total=False):
     """Adapters given instead of the real ones (each one left out: the real one)."""
 
     store: JobStore
+    stats_writer: StatsWriter
     publisher: TaskPublisher
     gate: HostGate
     idempotency_keys: IdempotencyKeys
@@ -109,9 +110,10 @@ class Adapters(ServiceAdapters):
 
     @cached_property
     def store(self) -> JobStore:
-        return self._or_real(
+        store = self._or_real(
             "store", lambda: FirestoreJobStore(self._firestore, deadline=self._deadline)
         )
+        return self._recorded(store)
 
     idempotency_keys = OnFirestore[IdempotencyKeys](FirestoreIdempotencyKeys)
 

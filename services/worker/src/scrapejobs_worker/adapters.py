@@ -25,6 +25,7 @@ from scrapejobs_shared.ports.budgeted_work import BudgetedWork
 from scrapejobs_shared.ports.fetcher import Fetcher
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.outcome_stats import StatsWriter
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.tenant_proxies import TenantProxies
@@ -40,6 +41,7 @@ class Overrides(TypedDict, total=False):
     """Adapters given instead of the real ones (each one left out: the real one)."""
 
     store: JobStore
+    stats_writer: StatsWriter
     fetcher: Fetcher
     push_keys: KeySource
     gate: HostGate
@@ -65,13 +67,10 @@ class Adapters(ServiceAdapters):
 
     @cached_property
     def store(self) -> JobStore:
-        settings = self._settings
-        return self._or_real(
-            "store",
-            lambda: FirestoreJobStore(
-                self._firestore, stats_shards=settings.stats_shards, deadline=self._deadline
-            ),
+        store = self._or_real(
+            "store", lambda: FirestoreJobStore(self._firestore, deadline=self._deadline)
         )
+        return self._recorded(store)
 
     @property
     def fetcher(self) -> Fetcher | None:

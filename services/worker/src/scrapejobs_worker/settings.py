@@ -171,13 +171,6 @@ class WorkerSettings(CommonSettings):
     webhook_max_attempts: int = Field(
         default=8, ge=1, le=100, description="Webhook attempts before an event ends failed"
     )
-    stats_shards: int = Field(
-        default=16,
-        ge=1,
-        le=256,
-        description="Shards of each 5-minute stats slot: a commit of outcomes adds to one at "
-        "random, so each takes at most (settle commits per second) / shards writes per second",
-    )
     batch_concurrency: int = Field(
         default=8,
         ge=1,

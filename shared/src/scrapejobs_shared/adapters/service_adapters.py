@@ -20,14 +20,19 @@ from scrapejobs_shared.adapters.cloud_storage.file_store import (
 )
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStatsWriter
 from scrapejobs_shared.adapters.firestore.webhook_log import FirestoreWebhookLog
 from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
 from scrapejobs_shared.adapters.pubsub.publisher import PubSubTaskPublisher
 from scrapejobs_shared.adapters.pubsub.webhook_outbox import PubSubWebhookOutbox
 from scrapejobs_shared.config.settings import CommonSettings
+from scrapejobs_shared.delivery.recorded_store import RecordedStore
+from scrapejobs_shared.delivery.stats_buffer import StatsBuffer
 from scrapejobs_shared.politeness.host_gate import HostGate
 from scrapejobs_shared.ports.budgeted_work import BudgetedWork
 from scrapejobs_shared.ports.file_store import FileStore
+from scrapejobs_shared.ports.job_store import JobStore
+from scrapejobs_shared.ports.outcome_stats import StatsWriter
 from scrapejobs_shared.ports.task_publisher import TaskPublisher
 from scrapejobs_shared.ports.webhooks import WebhookLog, WebhookOutbox
 
@@ -105,6 +110,22 @@ class ServiceAdapters:
         if self._given.get(port) is not None or "store" not in self._given:
             return self._on_firestore(port, adapter)
         return None
+
+    @cached_property
+    def stats(self) -> StatsBuffer:
+        """The process's outcome statistics (delivery/stats_buffer.py), written through the
+        writer given, else the store given (the memory twin writes them too), else Firestore;
+        what is left is written when the app stops."""
+        writer = self._given.get("stats_writer") or self._given.get("store")
+        if writer is None:
+            writer = FirestoreStatsWriter(self._firestore, self._deadline)
+        buffer = StatsBuffer(cast(StatsWriter, writer), self._common.stats_every_s)
+        self._stack.push_async_callback(buffer.aclose)
+        return buffer
+
+    def _recorded(self, store: JobStore) -> JobStore:
+        """``store`` whose settles' outcomes go to the process's statistics."""
+        return cast(JobStore, RecordedStore(store, self.stats))
 
     def _client(self, database: str) -> firestore.AsyncClient:
         client = firestore.AsyncClient(project=self._common.project_id, database=database)

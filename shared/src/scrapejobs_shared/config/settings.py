@@ -42,6 +42,14 @@ class CommonSettings(BaseSettings):
         description="Every publish to Pub/Sub, its retries included, ends within this many "
         "seconds; past it an API request answers 503 dependency_unavailable",
     )
+    stats_every_s: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description="How often a process writes its outcome statistics (one document per tenant "
+        "and 5-minute slot, each at most once in this many seconds: Firestore's ~1 write a "
+        "second a document); a batch's end waits for the next write. 0: at every settle",
+    )
     retention_days: int = Field(default=30, ge=1, le=3650, description="TTL of jobs and results")
     files_bucket: str = Field(
         default="",

@@ -4,11 +4,12 @@ closed, reopened). Its semantics, with the values it answers: job_store.py."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
 from scrapejobs_shared.domain.batch_transitions import FinishTask, HandOffTask, Lane, ReleaseTask
+from scrapejobs_shared.domain.outcome_stats import Totals
 from scrapejobs_shared.domain.records import BatchRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.domain.workers import WorkerBeat
@@ -57,6 +58,11 @@ class Settled:
     # this write completed the job (a job that holds its batch; ``job_may_be_done`` too):
     # its caller announces the end instead of checking for open tasks
     job_completed: bool = False
+    # the outcomes this call made terminal, of the batch's tenant, for the process's statistics
+    # (delivery/stats_buffer.py; the store writes none), and whether it left the batch closed
+    stats: Totals = field(default_factory=Totals)
+    tenant: str = ""
+    batch_closed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """The stats port: outcome totals by 5-minute slot and by hour, and what is open right now.
 
-Totals are written by the job store in the same commits as the outcomes (see
-domain/outcome_stats.py); this port only reads them, so a stats read costs O(slots or hours x
-shards), never O(tasks).
+Totals are gathered by each process from its settles (``Settled.stats``) and written by its
+``StatsBuffer`` (delivery/stats_buffer.py) through ``StatsWriter``: each process sets its own
+document of a tenant's slot, at most once every ``stats_every_s``. ``StatsReader`` sums them, so
+a stats read costs O(slots or hours x processes), never O(tasks).
 """
 
 from __future__ import annotations
@@ -27,6 +28,22 @@ class OpenWork:
     jobs_read: int  # unfinished jobs whose counters were read
     partial: bool  # more unfinished jobs than the read's bound: the counts are a lower bound
     processing: int = 0  # handed to the processing lane (an ai stage)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceTotals:
+    """What one process (a source) has recorded so far for one tenant's 5-minute slot."""
+
+    slot: datetime
+    tenant: str
+    totals: Totals
+
+
+class StatsWriter(Protocol):
+    async def put(self, source: str, entries: Sequence[SourceTotals]) -> None:
+        """Set (never add) ``source``'s totals of each entry's tenant and slot: a put sent
+        again, or one whose answer was lost, leaves the same figures. Raises when it could not
+        be written (the caller keeps the totals to put again)."""
 
 
 class StatsReader(Protocol):

@@ -1,7 +1,6 @@
 """Which Firestore documents each port call writes, and in how many commits: the Firestore
-adapters' layouts (their module docstrings), said once for the limits model. The contract
-test (tests/contract/test_firestore_layout_contract.py) runs the same calls on the emulator
-and compares the documents whose update time moved.
+adapters' layouts (their module docstrings), said once for the limits model, by hand: no
+contract test compares it with the documents the emulator's writes move yet (docs/scale.md).
 
 A ``Write`` gives a call's commits (each a list of document paths) from its arguments, or,
 with ``after``, from the twin's answer (the adapter writes only what the answer says: a slot
@@ -30,7 +29,7 @@ from scrapejobs_shared.ports.job_store import holds_its_batch
 
 Commits = list[list[str]]
 BATCH_LIMIT = 500
-STATS_SHARDS = 16  # OutcomeStats' DEFAULT_SHARDS (the worker's SCRAPEJOBS_STATS_SHARDS)
+STATS_SHARDS = 16  # OutcomeStats' DEFAULT_SHARDS (the usage meter's)
 _RNG = random.Random(5)
 
 
@@ -59,7 +58,8 @@ def job_path(job_id: str) -> str:
 
 
 def stats_path(at: datetime, tenant: str) -> str:
-    """A random shard of the tenant's 5-minute slot (outcome_stats.OutcomeStats.stage)."""
+    """A random shard of the tenant's 5-minute slot (outcome_stats.OutcomeStats.stage: the
+    usage meter's searches)."""
     return f"stats_slots/{slot_of(at):%Y%m%d%H%M}-{tenant}-{_RNG.randrange(STATS_SHARDS):02d}"
 
 
@@ -75,8 +75,9 @@ Kwargs = dict[str, Any]
 
 class StoreLayout:
     """JobStore on Firestore (job_store.py's docstring): a job that holds its batch is one
-    document; otherwise the batch, its tasks' results and its counter shard, with the
-    outcome-stats shard and the worker's report in the same commit."""
+    document; otherwise the batch, its tasks' results and its counter shard, with the worker's
+    report in the same commit. A process's outcome statistics are its own documents, each
+    put whole (outcome_stats.FirestoreStatsWriter)."""
 
     def __init__(self, store: MemoryJobStore) -> None:
         self._store = store
@@ -95,6 +96,7 @@ class StoreLayout:
             "add_batch": Write(self.add_batch, "transaction"),
             "report": Write(self.report),
             "meter": Write(self.meter),
+            "put": Write(self.put),
         }
 
     def reads(self) -> Reads:
@@ -156,13 +158,11 @@ class StoreLayout:
 
     def settle(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         handle: Handle = args[0]
-        changes, now = args[1], args[2]
+        changes = args[1]
         beat = kwargs.get("beat") or (args[4] if len(args) > 4 else None)
         docs = self._batch_docs(handle.job_id, handle.batch_id)
         if not self._holds(handle.job_id):
             docs += [f"jobs/{handle.job_id}/tasks/{change.task_id}" for change in changes]
-        if changes:
-            docs.append(stats_path(now, self._tenant_of(handle.job_id)))
         if beat is not None:
             docs.append(f"workers/{beat.worker_id}")
         return [docs]
@@ -200,6 +200,10 @@ class StoreLayout:
 
     def meter(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         return [[stats_path(args[2], args[0])]]
+
+    def put(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        source, entries = args[0], args[1]
+        return chunked([f"stats_slots/{source}~{e.slot:%Y%m%dT%H%M}~{e.tenant}" for e in entries])
 
 
 class HostGateLayout:

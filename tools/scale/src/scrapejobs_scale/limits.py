@@ -92,7 +92,7 @@ LIMITS: tuple[Limit, ...] = (
         "Sequential values in an indexed field or id",
         "about 500 writes a second to a collection",
         "not modelled: key ranges are not; job, batch and task ids are random, but the "
-        "outcome-statistics ids begin with their 5-minute slot (docs/scale.md)",
+        "usage meter's ids begin with their 5-minute slot (docs/scale.md)",
         f"{FIRESTORE_PRACTICES} (Hotspots)",
     ),
     Limit(

@@ -139,6 +139,7 @@ class Simulation:
         ports = self.ports
         given: dict[str, Any] = {
             "store": ports.store,
+            "stats_writer": ports.store,
             "gate": ports.gate,
             "publisher": self.pubsub,
             "fetcher": self.sites,
@@ -155,6 +156,7 @@ class Simulation:
         ports = self.ports
         given: dict[str, Any] = {
             "store": ports.store,
+            "stats_writer": ports.store,
             "held_batches": ports.held_batches,
             "publisher": self.pubsub,
             "gate": ports.gate,

@@ -1,5 +1,6 @@
 """Batches on Firestore after their claim (batch_claims.py): the commits that settle their tasks
-(results, counts, outcome stats, page cache entries, handoffs, a worker's report, in one), a
+(results, counts, page cache entries, handoffs, a worker's report, in one; the outcomes'
+statistics are the process's to write: ``Settled.stats``), a
 batch's close, replays and a crawl's new batches. See job_store.py for the layout of the
 documents."""
 
@@ -44,7 +45,6 @@ from scrapejobs_shared.adapters.firestore.store_base import (
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
-from scrapejobs_shared.domain.outcome_stats import slot_of
 from scrapejobs_shared.domain.records import (
     BatchRecord,
     TaskOutcome,
@@ -218,11 +218,10 @@ class FirestoreBatchStore(FirestoreStoreBase):
         self, handle: ClaimHandle, applied: Applied, now: datetime, beat: WorkerBeat | None
     ) -> Settled:
         """A claimed batch's settle in one commit guarded by its handle's update time (a lost
-        guard fails it: ``FailedPrecondition``), with its outcome statistics, page cache
-        entries, handoffs and the worker's report."""
+        guard fails it: ``FailedPrecondition``), with its page cache entries, handoffs and the
+        worker's report."""
         commit = self._client.batch()
         written = self._stage_settle(commit, handle, applied, now)
-        written += self._stats.stage(commit, slot_of(now), applied.stats, applied.batch.tenant)
         written += self._stage_handoffs(commit, self._job_ref(handle.batch.job_id), applied)
         written += stage_kept(commit, self._client, applied.kept, now)
         if beat is not None:  # last: the results' order above is what is read back
@@ -285,13 +284,17 @@ class FirestoreBatchStore(FirestoreStoreBase):
             written = ClaimHandle(applied.batch, 0, results[0].update_time, status, handle.room)
             cancelled = handle.job_status is JobStatus.CANCELLED
             closed = not applied.batch.open_items  # its one batch: no open task left
-            return Settled(written, finished, cancelled, closed, job_completed=completes)
+            return replace(
+                Settled(written, finished, cancelled, closed, job_completed=completes),
+                **_outcomes(applied),
+            )
         after = self._counters.after(results[1], applied.deltas, applied.tally)
         return Settled(
             ClaimHandle(applied.batch, handle.shard, results[0].update_time),
             finished,
             after.cancelled,
             bool(applied.finished) and after.open == 0,
+            **_outcomes(applied),
         )
 
     async def _settle_in_transaction(
@@ -397,12 +400,9 @@ class FirestoreBatchStore(FirestoreStoreBase):
                 )
                 _stage_results(transaction, job_ref, applied.results)
                 documents = 2 + len(applied.results)
-            stats = self._stats.stage(
-                transaction, slot_of(now), applied.stats, applied.batch.tenant
-            )
             handoffs = self._stage_handoffs(transaction, job_ref, applied)
             kept = stage_kept(transaction, self._client, applied.kept, now)
-            count(writes=documents + stats + handoffs + kept)
+            count(writes=documents + handoffs + kept)
             return applied, shard, held is not None
 
         outcome = await self._in_transaction(run)
@@ -417,7 +417,14 @@ class FirestoreBatchStore(FirestoreStoreBase):
             applied.finished,
             cancelled,
             bool(applied.finished),
+            **_outcomes(applied),
         )
+
+
+def _outcomes(applied: Applied) -> dict[str, Any]:
+    """A settle's outcomes for the process's statistics (``Settled.stats``)."""
+    batch = applied.batch
+    return {"stats": applied.stats, "tenant": batch.tenant, "batch_closed": not batch.open_items}
 
 
 _RUNNABLE = (JobStatus.QUEUED, JobStatus.RUNNING)  # a job its last task's settle completes

@@ -20,7 +20,7 @@ creation, claim and result commits, and one batch read per delivery.
 A job of one batch created by ``create_jobs`` (coalesced submissions: one-URL jobs above all)
 is one document instead: the job holds its batch and counts, and a one-task job its result
 (batch_in_job.py). It costs one write to create, one to claim (no read, given its claim token)
-and one to settle and complete, beside the outcome-stats shard; a bundle's such jobs are
+and one to settle and complete; a bundle's such jobs are
 claimed in one commit (joint_claims.py).
 
 One object serves the store's ports (ports/job_store.py), composed of one adapter per port over
@@ -62,7 +62,6 @@ from scrapejobs_shared.adapters.firestore.codec import (
     job_to_doc,
 )
 from scrapejobs_shared.adapters.firestore.joint_claims import FirestoreJointClaims
-from scrapejobs_shared.adapters.firestore.outcome_stats import DEFAULT_SHARDS
 from scrapejobs_shared.adapters.firestore.recovery_queries import FirestoreRecoveryQueries
 from scrapejobs_shared.adapters.firestore.store_base import (
     BATCH_LIMIT,
@@ -100,13 +99,9 @@ class FirestoreJobStore(FirestoreStoreBase):
         client: firestore.AsyncClient,
         *,
         write_concurrency: int = 8,
-        stats_shards: int = DEFAULT_SHARDS,
         deadline: CallDeadline | None = None,
     ) -> None:
-        state = StoreState.of(
-            client, write_concurrency=write_concurrency, stats_shards=stats_shards,
-            deadline=deadline,
-        )  # fmt: skip
+        state = StoreState.of(client, write_concurrency=write_concurrency, deadline=deadline)
         super().__init__(state)
         self._claims, self._batch_store = FirestoreJointClaims(state), FirestoreBatchStore(state)
         self._results, self._queries = FirestoreTaskResults(state), FirestoreRecoveryQueries(state)

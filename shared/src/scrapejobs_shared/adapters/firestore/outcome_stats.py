@@ -1,10 +1,11 @@
 """Outcome statistics on Firestore.
 
-Writes (``OutcomeStats.stage``), in the commit that records the outcomes: blind increments of
-one random shard of the outcome's 5-minute slot, ``stats_slots/{slot}-{shard}``. With S shards
-a slot takes S x (one write per second) before any document passes Firestore's sustained ~1
-write/s; a settle commit comes at most once a second per running batch (the
-arithmetic for 1,000 pages/s is in docs/api.md, "Monitoring").
+Writes, of pages' outcomes (``FirestoreStatsWriter.put``): each process's totals of a tenant's
+5-minute slot, whole, on a document of its own, ``stats_slots/{source}~{slot}~{tenant}``, at
+most once every ``stats_every_s`` (delivery/stats_buffer.py): a document takes at most one
+write a second, and the writes grow with the processes, not the pages (docs/scale.md). Of
+searches (``OutcomeStats.stage``, the usage meter): a blind increment of a random shard of the
+slot, ``stats_slots/{slot}-{tenant}-{shard}``, in the commit that meters them.
 
 Reads (``FirestoreStats``) sum a slot's shards with one query, and roll up what can no longer
 change: a slot, an hour or a day that ended more than ``GRACE`` ago is summed once into
@@ -42,12 +43,13 @@ from scrapejobs_shared.domain.outcome_stats import (
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.observability.store_ops import count
-from scrapejobs_shared.ports.outcome_stats import OpenWork
+from scrapejobs_shared.ports.outcome_stats import OpenWork, SourceTotals
 
 DEFAULT_SHARDS = 16
 GRACE = timedelta(minutes=2)  # commits stamped by skewed clocks still land in a slot this late
 RETENTION = timedelta(days=35)  # history is read up to 7 days back; TTL deletes the rest
 DAY_RETENTION = timedelta(days=400)  # usage is read by month, up to a year back
+PUT_LIMIT = 500  # Firestore's writes a commit
 ACTIVE = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
 
 
@@ -92,6 +94,28 @@ class OutcomeStats:
         place = {"slot": slot, "tenant": tenant, "expire_at": slot + RETENTION}
         writer.set(ref, fields | place, merge=True)
         return 1
+
+
+@reports_outages
+class FirestoreStatsWriter:
+    """StatsWriter (ports/outcome_stats.py): a process's totals set on its own documents."""
+
+    def __init__(self, client: firestore.AsyncClient, deadline: CallDeadline | None = None) -> None:
+        self._client = client
+        self._deadline = deadline or CallDeadline()
+        self._slots = client.collection("stats_slots")
+
+    async def put(self, source: str, entries: Sequence[SourceTotals]) -> None:
+        for start in range(0, len(entries), PUT_LIMIT):
+            commit = self._client.batch()
+            part = entries[start : start + PUT_LIMIT]
+            for entry in part:
+                ref = self._slots.document(f"{source}~{_slot_id(entry.slot)}~{entry.tenant}")
+                place = {"slot": entry.slot, "tenant": entry.tenant}
+                expire_at = {"expire_at": entry.slot + RETENTION}
+                commit.set(ref, entry.totals.to_fields() | place | expire_at)
+            count(writes=len(part))
+            await commit.commit(**self._deadline.call)
 
 
 @reports_outages

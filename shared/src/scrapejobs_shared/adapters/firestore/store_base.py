@@ -1,5 +1,5 @@
 """What the Firestore job and batch stores share: the client, the call deadline, the counters
-and outcome stats staged in their commits, document references, and the helpers both use.
+staged in their commits, document references, and the helpers both use.
 The layout of the documents is in job_store.py's docstring."""
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from scrapejobs_shared.adapters.firestore.codec import (
     task_to_doc,
 )
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
-from scrapejobs_shared.adapters.firestore.outcome_stats import DEFAULT_SHARDS, OutcomeStats
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
@@ -70,14 +69,13 @@ class ClaimHandle:
 @dataclass(frozen=True, slots=True)
 class StoreState:
     """What the store's adapters share (job_store.py composes them): one client, one call
-    deadline, one set of write slots, the counters and outcome stats their commits stage, and
-    the counter shards of the jobs seen."""
+    deadline, one set of write slots, the counters their commits stage, and the counter shards
+    of the jobs seen."""
 
     client: firestore.AsyncClient
     deadline: CallDeadline
     write_slots: asyncio.Semaphore
     counters: ShardedCounters
-    stats: OutcomeStats
     shards: dict[str, int]  # counter shards per job id (immutable)
 
     @classmethod
@@ -86,13 +84,11 @@ class StoreState:
         client: firestore.AsyncClient,
         *,
         write_concurrency: int = 8,
-        stats_shards: int = DEFAULT_SHARDS,
         deadline: CallDeadline | None = None,
     ) -> StoreState:
         deadline = deadline or CallDeadline()
         counters = ShardedCounters(client, deadline)
-        stats = OutcomeStats(client, stats_shards)
-        return cls(client, deadline, asyncio.Semaphore(write_concurrency), counters, stats, {})
+        return cls(client, deadline, asyncio.Semaphore(write_concurrency), counters, {})
 
 
 @reports_outages
@@ -107,7 +103,6 @@ class FirestoreStoreBase:
         self._jobs = state.client.collection("jobs")
         self._write_slots = state.write_slots
         self._counters = state.counters
-        self._stats = state.stats
         self._shards = state.shards
 
     def _job_ref(self, job_id: str) -> Any:

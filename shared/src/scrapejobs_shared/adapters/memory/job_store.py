@@ -66,6 +66,7 @@ class MemoryJobStore(MemoryStoreState):
     jobs_by_status = Part("_stats", MemoryStatsReader.jobs_by_status)
     open_work = Part("_stats", MemoryStatsReader.open_work)
     meter = Part("_stats", MemoryStatsReader.meter)
+    put = Part("_stats", MemoryStatsReader.put)
     report = Part("_workers", MemoryWorkers.report)
     seen_since = Part("_workers", MemoryWorkers.seen_since)
     get_many = Part("_pages", MemoryPageIndex.get_many)

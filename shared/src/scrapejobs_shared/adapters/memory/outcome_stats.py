@@ -1,6 +1,6 @@
-"""The memory twin's ``StatsReader`` (ports/outcome_stats.py): what the batch store's settles
-and the usage meter (``meter``: ports/usage_meter.py) added to the outcome totals (every
-tenant's and each tenant's), and unfinished jobs' counts."""
+"""The memory twin's ``StatsReader`` and ``StatsWriter`` (ports/outcome_stats.py): what the
+processes put (``put``) and the usage meter (``meter``: ports/usage_meter.py) added to the
+outcome totals (every tenant's and each tenant's), and unfinished jobs' counts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scrapejobs_shared.adapters.memory.store_state import MemoryStoreState
 from scrapejobs_shared.domain.metered import Metered
 from scrapejobs_shared.domain.outcome_stats import Totals, day_of, slots_of_hour
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
-from scrapejobs_shared.ports.outcome_stats import OpenWork
+from scrapejobs_shared.ports.outcome_stats import OpenWork, SourceTotals
 
 
 class MemoryStatsReader:
@@ -21,6 +21,11 @@ class MemoryStatsReader:
     async def meter(self, tenant: str, used: Metered, at: datetime) -> None:
         await self._state.ping()
         self._state.add_stats(tenant, at, Totals(metered=used))
+
+    async def put(self, source: str, entries: Sequence[SourceTotals]) -> None:
+        await self._state.ping()
+        for entry in entries:
+            self._state.put_stats(source, entry.tenant, entry.slot, entry.totals)
 
     def _slot(self, slot: datetime, tenant: str | None) -> Totals:
         if tenant is None:

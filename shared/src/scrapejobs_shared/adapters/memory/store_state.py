@@ -48,6 +48,8 @@ class MemoryStoreState:
         self.lock = asyncio.Lock()
         self.stats: dict[datetime, Totals] = {}  # outcome totals by 5-minute slot
         self.tenant_stats: dict[tuple[str, datetime], Totals] = {}  # the same, per tenant
+        # what each process put (StatsWriter.put), by (source, tenant, slot), as stored fields
+        self.put_fields: dict[tuple[str, str, datetime], dict[str, int]] = {}
         self.reachable = True  # tests switch it off to play an outage
         self.workers: dict[str, WorkerView] = {}
         self.kept_pages: dict[str, KeptPage] = {}  # the page cache's index (PageCache)
@@ -79,9 +81,17 @@ class MemoryStoreState:
         self.stats[slot] = self.stats.get(slot, Totals()) + totals
         self.tenant_stats[(tenant, slot)] = self.tenant_stats.get((tenant, slot), Totals()) + totals
 
+    def put_stats(self, source: str, tenant: str, slot: datetime, totals: Totals) -> None:
+        """``source``'s totals of ``tenant``'s slot set: what they add to the last put."""
+        fields = totals.to_fields()
+        before = self.put_fields.get((source, tenant, slot), {})
+        added = {name: fields.get(name, 0) - before.get(name, 0) for name in fields | before}
+        self.put_fields[(source, tenant, slot)] = fields
+        self.add_stats(tenant, slot, Totals.from_fields(added))
+
     def write(self, applied: Applied, now: datetime) -> Handle:
-        """The commit: the batch, its results, kept pages, tally, handoffs and stats."""
-        self.add_stats(applied.batch.tenant, now, applied.stats)
+        """The commit: the batch, its results, kept pages, tally and handoffs (its outcomes'
+        statistics are the process's to put: ``Settled.stats``)."""
         batch = replace(applied.batch, updated_at=now)
         self.batches[batch.job_id][batch.id] = batch
         for record in applied.results:
@@ -106,4 +116,7 @@ class MemoryStoreState:
             applied.finished,
             job.status is JobStatus.CANCELLED,
             bool(applied.finished) and not open_left,
+            stats=applied.stats,
+            tenant=applied.batch.tenant,
+            batch_closed=not applied.batch.open_items,
         )

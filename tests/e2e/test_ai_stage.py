@@ -22,7 +22,7 @@ import pytest
 
 from scrapejobs_devstack.model_server import Answer, Failure, ModelServer
 from scrapejobs_devstack.stack import Stack
-from support.jobs import all_results, submit, wait_finished
+from support.jobs import all_results, stats_when, submit, wait_finished
 from support.lone_stack import lone_stack
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
@@ -101,7 +101,12 @@ async def test_pages_are_answered_by_the_model_on_the_processing_lane(
         results = await all_results(api, job["id"])
         page = await api.get(f"/ui/jobs/{job['id']}")
         assert "4 model calls, 0 reused; 160 tokens in, 32 out; cost 0.00072" in page.text
-        stats = (await api.get("/v1/stats", params={"window": "5m"})).json()["ai"]
+
+        async def ai_stats() -> dict[str, Any]:
+            answer: dict[str, Any] = (await api.get("/v1/stats", params={"window": "5m"})).json()
+            return answer["ai"]
+
+        stats = await stats_when(ai_stats, lambda now: now["calls"] >= 4)
         assert stats["calls"] >= 4 and stats["input_tokens"] >= 160, stats  # with other tests'
         expected = (stats["input_tokens"] * 2.5 + stats["output_tokens"] * 10) / 1_000_000
         assert stats["cost"] == round(expected, 6), stats
@@ -160,9 +165,17 @@ async def test_the_sdk_s_usage_calls_report_what_the_stack_did(
         final = await wait_finished(api, job["id"], timeout_s=120)
         assert final["counts"]["succeeded"] == 3
 
-    after_credits, after_tokens = app.get_credit_usage(), app.get_token_usage()
-    used = after_credits.plan_credits - after_credits.remaining_credits  # type: ignore[operator]
     before = credits.plan_credits - credits.remaining_credits  # type: ignore[operator]
+
+    async def credit_usage() -> Any:
+        return await asyncio.to_thread(app.get_credit_usage)
+
+    def spent(now: Any) -> int:
+        return int(now.plan_credits - now.remaining_credits) - before
+
+    after_credits = await stats_when(credit_usage, lambda now: spent(now) >= 3 + 4)
+    after_tokens = app.get_token_usage()
+    used = after_credits.plan_credits - after_credits.remaining_credits
     assert after_credits.plan_credits == 5000 and used - before == 3 + 4  # every page fetched
     assert after_tokens.remaining_tokens == tokens.remaining_tokens - 3 * (40 + 8)
     assert app.v2.get_credit_usage_historical().periods[0].creditsUsed == history + 7

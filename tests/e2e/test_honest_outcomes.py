@@ -15,7 +15,7 @@ import pytest
 from firecrawl import Firecrawl
 
 from scrapejobs_devstack.stack import Stack
-from support.jobs import all_results, submit, wait_finished
+from support.jobs import all_results, stats_when, submit, wait_finished
 from support.site import Site
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
@@ -61,9 +61,16 @@ async def test_challenges_login_walls_and_shells_are_no_success(
     for n in (11, 12):
         assert results[f"{site.url}/product/{n}?t={tag}"]["status"] == "succeeded"
 
-    after = (await api.get("/v1/stats", params={"window": "1h"})).json()["tasks"]
-    counted = {k: after["unusable"][k] - before["unusable"].get(k, 0) for k in after["unusable"]}
-    assert counted == {"challenge": 2, "login_wall": 1, "empty_content": 1}
+    def unusable(after: dict[str, Any]) -> dict[str, int]:
+        return {k: n - before["unusable"].get(k, 0) for k, n in after["unusable"].items()}
+
+    async def tasks() -> dict[str, Any]:
+        answer: dict[str, Any] = (await api.get("/v1/stats", params={"window": "1h"})).json()
+        return answer["tasks"]
+
+    expected = {"challenge": 2, "login_wall": 1, "empty_content": 1}
+    after = await stats_when(tasks, lambda now: unusable(now) == expected)
+    assert unusable(after) == expected
     home = await api.get("/ui/fragments/overview")
     assert "Not the page" in home.text
 

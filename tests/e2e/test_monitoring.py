@@ -16,7 +16,7 @@ from scrapejobs_devstack.processes import free_port
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from support.jobs import PRODUCT_FIELDS, submit, wait_finished
+from support.jobs import PRODUCT_FIELDS, stats_when, submit, wait_finished
 from support.memory_dispatcher import memory_dispatcher
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
@@ -74,7 +74,12 @@ async def test_stats_count_a_known_workload_exactly(api, site) -> None:
 async def test_history_outlives_both_services(api, site, stack) -> None:
     job = await submit(api, {"urls": [f"{site.url}/product/{n}" for n in range(310, 314)]})
     await wait_finished(api, job["id"])
-    before = (await api.get("/v1/stats/history", params={"hours": 2})).json()["history"]
+
+    async def history() -> list[dict[str, Any]]:
+        answer: dict[str, Any] = (await api.get("/v1/stats/history", params={"hours": 2})).json()
+        return list(answer["history"])
+
+    before = await stats_when(history, lambda rows: sum(r["processed"] for r in rows) >= 4)
     # the job's hour, and the one before (an hour may begin while the test runs: sums, by hour)
     assert len(before) == 2 and sum(row["processed"] for row in before) >= 4
 

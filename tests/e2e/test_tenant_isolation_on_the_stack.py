@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -22,7 +23,7 @@ from typer.testing import CliRunner, Result
 from scrapejobs_client.cli import app
 from scrapejobs_devstack.processes import free_port
 from scrapejobs_devstack.stack import Stack
-from support.jobs import wait_finished
+from support.jobs import stats_when, wait_finished
 from support.lone_stack import lone_stack
 from support.site import Site
 
@@ -99,7 +100,14 @@ async def test_keys_quotas_usage_and_isolation_across_dispatchers(
     assert done["counts"]["succeeded"] == 5
 
     served = sum(site.count(path) for path in paths)
-    usage = (await here.get("/v1/usage", headers=key(alice))).json()["usage"]
+
+    async def alices_usage() -> list[dict[str, Any]]:
+        answer: list[dict[str, Any]] = (await here.get("/v1/usage", headers=key(alice))).json()[
+            "usage"
+        ]
+        return answer
+
+    usage = await stats_when(alices_usage, lambda now: now[0]["pages_today"] == served)
     assert [(u["tenant"], u["pages_today"]) for u in usage] == [(f"a-{suffix}", served)]
     over = await there.post("/v1/jobs", json=body, headers=key(alice))
     assert over.status_code == 429, over.text

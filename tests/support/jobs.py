@@ -7,8 +7,9 @@ import base64
 import json
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -25,6 +26,9 @@ PRODUCT_FIELDS = {
     "tags": {"css": "li.tag::text", "all": True},
     "missing": {"css": "h2.nope::text", "default": "n/a"},
 }
+
+
+T = TypeVar("T")
 
 
 async def submit(api: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
@@ -52,18 +56,31 @@ async def wait_finished(
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
+async def stats_when(
+    read: Callable[[], Awaitable[T]], ready: Callable[[T], bool], timeout_s: float = 10.0
+) -> T:
+    """``read()``'s answer once ``ready`` says it is (else its last, when ``timeout_s`` ran
+    out; the caller's assertions then say what it is): a process writes its statistics
+    within about a second of a job's end, not in the commit that ends it
+    (delivery/stats_buffer.py)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = await read()
+        if ready(answer) or time.monotonic() > deadline:
+            return answer
+        await asyncio.sleep(0.2)
+
+
 async def usage_after(
     api: httpx.AsyncClient, before: dict[str, Any], field: str, timeout_s: float = 10.0
 ) -> dict[str, Any]:
-    """The first tenant's usage row once ``field`` moved past ``before``'s: a process writes
-    its statistics within about a second of a job's end (delivery/stats_buffer.py), and a job
-    that holds its batch is completed by the same commit, just before."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        row: dict[str, Any] = (await api.get("/v1/usage")).json()["usage"][0]
-        if row[field] != before[field] or time.monotonic() > deadline:
-            return row
-        await asyncio.sleep(0.2)
+    """The first tenant's usage row once ``field`` moved past ``before``'s."""
+
+    async def row() -> dict[str, Any]:
+        first: dict[str, Any] = (await api.get("/v1/usage")).json()["usage"][0]
+        return first
+
+    return await stats_when(row, lambda now: now[field] != before[field], timeout_s)
 
 
 async def all_results(

@@ -3,19 +3,20 @@
 Each settle's outcomes are added here once its commit landed. The buffer puts the process's
 totals of each tenant's 5-minute slot, whole (never an increment), on a document of its own
 (its ``source``): while batches run, at most once every ``every_s``; when a batch ends, at once
-while the process has puts in hand (``BURST``, one more every ``every_s``), else as soon as it
-has one. So a statistics document takes at most one write every ``every_s`` sustained, in
+while the process has puts in hand (``BURST``, one more every ``every_s``), else on a timer at
+the next one. So a statistics document takes at most one write every ``every_s`` sustained, in
 bursts of a few (Firestore's ~1 sustained write a second a document, and its burst allowance),
 however many batches a process runs: the writes grow with the processes, not with the settles
 (docs/scale.md).
 
-A batch's last settle waits for its put (``record(..., ends=True)``): a job's totals are stored
-by the time its batches' settles return (a job of batches completes after them; a job that
-holds its one batch, in that settle's commit, a moment before), also on Cloud Run, which gives
-an instance no CPU between requests. A put that fails is logged and sent again with
-the next (a put sent twice leaves the same figures). What a process had not put when it died
-(its last ``every_s`` at most; the services put what is left when they stop) is missing: the
-figures can come short, never doubled.
+A batch's last settle puts at once while a put is in hand (``record(..., ends=True)``): then a
+job's totals are stored by the time its batches' settles return (a job of batches completes
+after them; a job that holds its one batch, in that settle's commit, a moment before). A settle
+never waits for a put's turn: past the burst, the put comes on a timer within ``every_s`` (on
+Cloud Run, an instance between requests runs it at throttled CPU). A put that fails is logged
+and sent again with the next (a put sent twice leaves the same figures). What a process had not
+put when it died (its last ``every_s`` at most; the services put what is left when they stop)
+is missing: the figures can come short, never doubled.
 """
 
 from __future__ import annotations
@@ -63,15 +64,21 @@ class StatsBuffer:
         self._dirty.add(key)
 
     async def record(self, tenant: str, at: datetime, totals: Totals, *, ends: bool) -> None:
-        """``totals`` of ``tenant``'s outcomes at ``at`` added; put now when due, else when it
-        is due: awaited when ``ends`` (a batch's last settle), on a timer otherwise."""
+        """``totals`` of ``tenant``'s outcomes at ``at`` added, and put before this returns
+        when due (``ends``: a batch's last settle, due whenever a put is in hand); else on a
+        timer, at the next put's turn. Never waits for a turn: a settle is never held back."""
         self.add(tenant, at, totals)
         if not self._dirty:
             return
-        if ends or max(self._due_in(), self._no_put_for()) <= 0:
-            await self.flush()
-        elif self._timer is None or self._timer.done():
+        if self._may_put(ends):
+            async with self._lock:  # batches that end together: one put, after the one going
+                if self._dirty and self._may_put(ends):
+                    await self._put()
+        if self._dirty and (self._timer is None or self._timer.done()):
             self._timer = asyncio.get_running_loop().create_task(self._flush_later())
+
+    def _may_put(self, ends: bool) -> bool:
+        return self._no_put_for() <= 0 and (ends or self._due_in() <= 0)
 
     async def flush(self) -> None:
         """Put what is not yet put, as soon as the process has a put in hand."""

@@ -1,6 +1,8 @@
 """Which Firestore documents each port call writes, and in how many commits: the Firestore
-adapters' layouts (their module docstrings), said once for the limits model, by hand: no
-contract test compares it with the documents the emulator's writes move yet (docs/scale.md).
+adapters' layouts (their module docstrings), said once for the limits model, by hand. The job
+store's is held to the adapter by tests/contract/test_firestore_layout_contract.py (the same
+calls on the emulator move the documents it says); the host gate's and quota ledger's are not
+yet (docs/scale.md).
 
 A ``Write`` gives a call's commits (each a list of document paths) from its arguments, or,
 with ``after``, from the twin's answer (the adapter writes only what the answer says: a slot
@@ -21,6 +23,7 @@ from typing import Any
 from scrapejobs_shared.adapters.firestore import crawl_budget
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.store_state import Handle
+from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.outcome_stats import slot_of
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord
 from scrapejobs_shared.politeness import host_gate as gate
@@ -64,7 +67,7 @@ def stats_path(at: datetime, tenant: str) -> str:
 
 
 def counter_path(job: JobRecord | None, job_id: str, batch_id: str) -> str:
-    """The job's counter shard that counts the batch (batch_store._shard_of)."""
+    """The job's counter shard that counts a batch a crawl added (batch_store._shard_of)."""
     shards = job.counter_shards if job is not None else 1
     return f"jobs/{job_id}/counters/{zlib.crc32(batch_id.encode()) % max(1, shards)}"
 
@@ -81,6 +84,9 @@ class StoreLayout:
 
     def __init__(self, store: MemoryJobStore) -> None:
         self._store = store
+        # the counter shard of each batch a job was created with: its place among them
+        # (job_store._creation_writes); a batch added later: its id's (counter_path)
+        self._created_shards: dict[tuple[str, str], int] = {}
 
     def layout(self) -> Layout:
         return {
@@ -127,8 +133,26 @@ class StoreLayout:
     def _batch_docs(self, job_id: str, batch_id: str) -> list[str]:
         if self._holds(job_id):
             return [job_path(job_id)]
-        job = self._store.jobs.get(job_id)
-        return [f"jobs/{job_id}/batches/{batch_id}", counter_path(job, job_id, batch_id)]
+        return [f"jobs/{job_id}/batches/{batch_id}", self._counter(job_id, batch_id)]
+
+    def _counter(self, job_id: str, batch_id: str) -> str:
+        shard = self._created_shards.get((job_id, batch_id))
+        if shard is None:
+            return counter_path(self._store.jobs.get(job_id), job_id, batch_id)
+        return f"jobs/{job_id}/counters/{shard}"
+
+    def _created(self, job: JobRecord, batches: Sequence[BatchRecord]) -> list[str]:
+        """A new job's batch documents, its counter shards that count them (and a crawl's
+        page markers)."""
+        shards = max(1, job.counter_shards)
+        docs: list[str] = []
+        for n, batch in enumerate(batches):
+            self._created_shards[(job.id, batch.id)] = n % shards
+            docs.append(f"jobs/{job.id}/batches/{batch.id}")
+            if job.kind == "crawl":
+                docs += [f"jobs/{job.id}/tasks/{item.task_id}" for item in batch.items]
+        counted = sorted({n % shards for n in range(len(batches))})
+        return docs + [f"jobs/{job.id}/counters/{n}" for n in counted]
 
     def _tenant_of(self, job_id: str) -> str:
         job = self._store.jobs.get(job_id)
@@ -137,17 +161,14 @@ class StoreLayout:
     def create_job(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         job: JobRecord = args[0]
         batches: Sequence[BatchRecord] = args[1] if len(args) > 1 else kwargs["batches"]
-        shards = [f"jobs/{job.id}/counters/{n}" for n in range(job.counter_shards)]
-        docs = [f"jobs/{job.id}/batches/{b.id}" for b in batches]
-        return chunked([job_path(job.id), *shards, *docs])
+        return chunked([job_path(job.id), *self._created(job, batches)])
 
     def create_jobs(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         docs: list[str] = []
         for job, batches in args[0]:
             docs.append(job_path(job.id))
             if not holds_its_batch(job, batches):
-                docs += [f"jobs/{job.id}/counters/{n}" for n in range(job.counter_shards)]
-                docs += [f"jobs/{job.id}/batches/{b.id}" for b in batches]
+                docs += self._created(job, batches)
         return [docs]  # one commit: all or none (at most MAX_COALESCED_WRITES)
 
     def claim(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
@@ -168,7 +189,19 @@ class StoreLayout:
         return [docs]
 
     def close(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
-        return [self._batch_docs(args[0], args[1])]
+        """An unleased batch's close: its document and counter shard, and the results of the
+        tasks it ends (none while a lease runs: ``Busy``)."""
+        job_id, batch_id, outcome, now = args[:4]
+        statuses = kwargs.get("statuses", args[4] if len(args) > 4 else None)
+        spent_at = kwargs.get("spent_at", args[5] if len(args) > 5 else None)
+        batch = self._store.batches.get(job_id, {}).get(batch_id)
+        if batch is None or (batch.lease_until is not None and batch.lease_until > now):
+            return []
+        docs = self._batch_docs(job_id, batch_id)
+        if not self._holds(job_id):
+            applied = batch_transitions.close(batch, outcome, now, statuses, spent_at)
+            docs += [f"jobs/{job_id}/tasks/{record.id}" for record in applied.results]
+        return [docs]
 
     def job_write(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         return [[job_path(args[0])]]
@@ -186,7 +219,7 @@ class StoreLayout:
         tasks = [f"jobs/{batch.job_id}/tasks/{item.task_id}" for item in batch.items]
         docs = [
             f"jobs/{batch.job_id}/batches/{batch.id}",
-            counter_path(job, batch.job_id, batch.id),
+            self._counter(batch.job_id, batch.id),
             *tasks,
         ]
         if max_new is not None:

@@ -284,10 +284,8 @@ class FirestoreBatchStore(FirestoreStoreBase):
             written = ClaimHandle(applied.batch, 0, results[0].update_time, status, handle.room)
             cancelled = handle.job_status is JobStatus.CANCELLED
             closed = not applied.batch.open_items  # its one batch: no open task left
-            return replace(
-                Settled(written, finished, cancelled, closed, job_completed=completes),
-                **_outcomes(applied),
-            )
+            done = _outcomes(applied)
+            return Settled(written, finished, cancelled, closed, job_completed=completes, **done)
         after = self._counters.after(results[1], applied.deltas, applied.tally)
         return Settled(
             ClaimHandle(applied.batch, handle.shard, results[0].update_time),

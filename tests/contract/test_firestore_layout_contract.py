@@ -1,0 +1,225 @@
+"""The limits model's layout (tools/scale: firestore_layout.py) against the Firestore adapter on
+the emulator: each store call writes, on the emulator, exactly the documents the layout says it
+writes for the same call on the memory twin (the documents created, deleted, or whose update
+time moved). A change to an adapter's writes that the model does not follow fails here."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from scrapejobs_scale.firestore_layout import StoreLayout
+from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
+from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStatsWriter
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.domain.batch_transitions import FinishTask
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.outcome_stats import Totals, slot_of
+from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
+from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.ports.batch_store import BatchClaim
+from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.outcome_stats import SourceTotals
+
+pytestmark = pytest.mark.emulators
+
+NOW = datetime.now(UTC)
+LEASE = NOW + timedelta(seconds=40)
+OK = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200, elapsed_ms=5)
+
+
+@dataclass
+class Both:
+    """The adapter on the emulator and the twin the layout reads, given the same calls."""
+
+    client: firestore.AsyncClient
+    real: FirestoreJobStore
+    twin: MemoryJobStore
+    tenant: str
+    layout: StoreLayout  # one, as the simulation holds it: it keeps the created batches' shards
+
+    async def documents(self, job_ids: list[str]) -> dict[str, Any]:
+        """Every document of these jobs (their subcollections' too) and of the tenant's
+        statistics, with its update time."""
+        found: dict[str, Any] = {}
+        for job_id in job_ids:
+            found |= await _tree(self.client.collection("jobs").document(job_id))
+        stats = self.client.collection("stats_slots")
+        query = stats.where(filter=FieldFilter("tenant", "==", self.tenant))
+        async for snap in query.stream():
+            found[snap.reference.path] = snap.update_time
+        return found
+
+    async def written(self, job_ids: list[str], call: Callable[[], Awaitable[Any]]) -> set[str]:
+        """The documents ``call`` created, changed or deleted on the emulator."""
+        before = await self.documents(job_ids)
+        await call()
+        after = await self.documents(job_ids)
+        return {
+            path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
+        }
+
+    def said(self, name: str, *args: Any, answer: Any = None, **kwargs: Any) -> set[str]:
+        """The documents the layout says ``name`` writes (its commits, flattened)."""
+        write = self.layout.layout()[name]
+        return {path for commit in write.commits(args, kwargs, answer) for path in commit}
+
+
+async def _tree(ref: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    snap = await ref.get()
+    if snap.exists:
+        found[ref.path] = snap.update_time
+    async for collection in ref.collections():
+        async for child in collection.list_documents():
+            found |= await _tree(child)
+    return found
+
+
+@pytest.fixture
+async def both(stack: Any) -> AsyncIterator[Both]:
+    client = firestore.AsyncClient(project=stack.config.project_id)
+    twin = MemoryJobStore()
+    tenant = f"layout{uuid.uuid4().hex}"
+    yield Both(client, FirestoreJobStore(client), twin, tenant, StoreLayout(twin))
+    client.close()
+
+
+def a_job(tenant: str, batches: int, per_batch: int) -> tuple[JobRecord, list[BatchRecord]]:
+    job_id = uuid.uuid4().hex
+    expire = NOW + timedelta(days=1)
+    planned = [
+        BatchRecord(
+            job_id=job_id,
+            id=f"b{b}",
+            items=tuple(
+                BatchItem(f"t{b}-{i}", f"http://layout.example/{b}/{i}", index=b * 10 + i)
+                for i in range(per_batch)
+            ),
+            created_at=NOW,
+            expire_at=expire,
+            tenant=tenant,
+        )
+        for b in range(batches)
+    ]
+    job = JobRecord(
+        job_id,
+        JobStatus.QUEUED,
+        JobSpec(),
+        NOW,
+        NOW,
+        expire,
+        total=batches * per_batch,
+        counter_shards=2,
+        tenant=tenant,
+    )
+    return job, planned
+
+
+async def test_a_job_of_batches_writes_what_the_layout_says(both: Both) -> None:
+    job, batches = a_job(both.tenant, batches=3, per_batch=2)
+    ids = [job.id]
+
+    async def create() -> None:
+        await both.real.create_job(job, batches)
+
+    assert await both.written(ids, create) == both.said("create_job", job, batches)
+    await both.twin.create_job(job, batches)
+
+    claim = BatchClaim(job.id, "b0", NOW, LEASE)
+    claimed: list[Any] = []
+
+    async def claim_it() -> None:
+        claimed.append(await both.real.claim_batch(claim))
+
+    assert await both.written(ids, claim_it) == both.said("claim_batch", claim)
+    twin_claim = await both.twin.claim_batch(claim)
+    assert isinstance(claimed[0], Claimed) and isinstance(twin_claim, Claimed)
+
+    first = [FinishTask("t0-0", OK, service_ms=10)]
+    handle: list[Any] = [claimed[0].handle]
+
+    async def settle_first() -> None:
+        handle[0] = (await both.real.settle(handle[0], first, NOW, LEASE)).handle
+
+    said = both.said("settle", twin_claim.handle, first, NOW, LEASE)
+    assert await both.written(ids, settle_first) == said
+    twin_handle = (await both.twin.settle(twin_claim.handle, first, NOW, LEASE)).handle
+
+    last = [FinishTask("t0-1", OK, service_ms=10)]
+
+    async def settle_last() -> None:
+        await both.real.settle(handle[0], last, NOW, None)
+
+    said = both.said("settle", twin_handle, last, NOW, None)
+    assert await both.written(ids, settle_last) == said
+    await both.twin.settle(twin_handle, last, NOW, None)
+
+    lost = TaskOutcome(TaskStatus.DEAD_LETTERED, error="lost")
+
+    async def close() -> None:
+        await both.real.close_batch(job.id, "b1", lost, NOW)
+
+    assert await both.written(ids, close) == both.said("close_batch", job.id, "b1", lost, NOW)
+    await both.twin.close_batch(job.id, "b1", lost, NOW)
+
+    found = BatchRecord(
+        job_id=job.id,
+        id="b9",
+        items=(BatchItem("t9-0", "http://layout.example/9/0", index=90),),
+        created_at=NOW,
+        expire_at=NOW + timedelta(days=1),
+        tenant=both.tenant,
+    )
+
+    async def add() -> None:
+        await both.real.add_batch(found, max_new=5)
+
+    assert await both.written(ids, add) == both.said("add_batch", found, max_new=5)
+
+
+async def test_a_job_that_holds_its_batch_writes_what_the_layout_says(both: Both) -> None:
+    job, [batch] = a_job(both.tenant, batches=1, per_batch=1)
+    ids = [job.id]
+    tokens: list[Any] = []
+
+    async def create() -> None:
+        tokens.extend(await both.real.create_jobs([(job, [batch])]))
+
+    assert await both.written(ids, create) == both.said("create_jobs", [(job, [batch])])
+    await both.twin.create_jobs([(job, [batch])])
+
+    claim = BatchClaim(job.id, batch.id, NOW, LEASE)
+    claimed: list[Any] = []
+
+    async def claim_it() -> None:
+        claimed.append(await both.real.claim_batch(claim))
+
+    assert await both.written(ids, claim_it) == both.said("claim_batch", claim)
+    twin_claim = await both.twin.claim_batch(claim)
+    assert isinstance(claimed[0], Claimed) and isinstance(twin_claim, Claimed)
+
+    done = [FinishTask("t0-0", OK, service_ms=10)]
+
+    async def settle() -> None:
+        await both.real.settle(claimed[0].handle, done, NOW, None)
+
+    said = both.said("settle", twin_claim.handle, done, NOW, None)
+    assert await both.written(ids, settle) == said
+
+
+async def test_a_process_statistics_put_writes_what_the_layout_says(both: Both) -> None:
+    entries = [SourceTotals(slot_of(NOW), both.tenant, Totals({TaskStatus.SUCCEEDED: 3}))]
+    writer = FirestoreStatsWriter(both.client)
+
+    async def put() -> None:
+        await writer.put("p1", entries)
+
+    assert await both.written([], put) == both.said("put", "p1", entries)

@@ -81,13 +81,14 @@ async def test_batches_that_end_together_share_a_put() -> None:
     assert len(put) == 20
 
 
-async def test_what_a_timer_puts_without_another_settle() -> None:
-    writes = Writes()
+async def test_a_running_batch_never_waits_for_a_put_the_timer_makes_it() -> None:
+    writes = Writes(takes_s=0.05)
     buffer = StatsBuffer(writes, every_s=0.1, source="p1")
+    started = time.monotonic()
     await buffer.record("t1", AT, succeeded(1), ends=False)
-    await buffer.record("t1", AT, succeeded(1), ends=False)  # not due: on a timer
-    assert len(writes.puts) == 1
-    await asyncio.sleep(0.3)
+    await buffer.record("t1", AT, succeeded(1), ends=False)
+    assert time.monotonic() - started < 0.04 and writes.puts == []  # not held back
+    await asyncio.sleep(0.3)  # no other settle: the timer puts both
     assert writes.puts[-1][2][0].totals.count(TaskStatus.SUCCEEDED) == 2
 
 

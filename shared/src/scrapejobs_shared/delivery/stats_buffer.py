@@ -64,31 +64,32 @@ class StatsBuffer:
         self._dirty.add(key)
 
     async def record(self, tenant: str, at: datetime, totals: Totals, *, ends: bool) -> None:
-        """``totals`` of ``tenant``'s outcomes at ``at`` added, and put before this returns
-        when due (``ends``: a batch's last settle, due whenever a put is in hand); else on a
-        timer, at the next put's turn. Never waits for a turn: a settle is never held back."""
+        """``totals`` of ``tenant``'s outcomes at ``at`` added. A batch's end (``ends``) puts
+        before this returns while a put is in hand; otherwise the put comes on a timer, at the
+        next turn. Never waits for a turn: a settle is never held back."""
         self.add(tenant, at, totals)
         if not self._dirty:
             return
-        if self._may_put(ends):
+        if ends and self._no_put_for() <= 0:
             async with self._lock:  # batches that end together: one put, after the one going
-                if self._dirty and self._may_put(ends):
+                if self._dirty and self._no_put_for() <= 0:
                     await self._put()
         if self._dirty and (self._timer is None or self._timer.done()):
-            self._timer = asyncio.get_running_loop().create_task(self._flush_later())
-
-    def _may_put(self, ends: bool) -> bool:
-        return self._no_put_for() <= 0 and (ends or self._due_in() <= 0)
+            self._timer = asyncio.get_running_loop().create_task(self.flush())
 
     async def flush(self) -> None:
-        """Put what is not yet put, as soon as the process has a put in hand."""
-        async with self._lock:
-            if not self._dirty:
-                return
-            wait = self._no_put_for()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            await self._put()
+        """Put what was added, at its turn: ``every_s`` after the last put, with a put in
+        hand (waiting outside the lock, so a batch's end is never held behind it); returns
+        once it is put (or its put failed)."""
+        while True:
+            async with self._lock:  # a put going ends first
+                if not self._dirty:
+                    return
+                wait = max(self._due_in(), self._no_put_for())
+                if wait <= 0:
+                    await self._put()
+                    return
+            await asyncio.sleep(wait)
 
     async def aclose(self) -> None:
         """Put what is left at once (a process that stops)."""
@@ -110,10 +111,6 @@ class StatsBuffer:
         earned = (now - self._counted_at) / self._every_s
         self._in_hand, self._counted_at = min(float(BURST), self._in_hand + earned), now
         return max(0.0, (1 - self._in_hand) * self._every_s)
-
-    async def _flush_later(self) -> None:
-        await asyncio.sleep(max(0.0, self._due_in(), self._no_put_for()))
-        await self.flush()
 
     async def _put(self) -> None:
         keys = list(self._dirty)

@@ -66,6 +66,18 @@ class Both:
             path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
         }
 
+    async def claim(self, job_ids: list[str], claim: BatchClaim) -> tuple[Claimed, Claimed]:
+        """``claim`` on both, its writes checked against the layout's."""
+        claimed: list[Any] = []
+
+        async def claim_it() -> None:
+            claimed.append(await self.real.claim_batch(claim))
+
+        assert await self.written(job_ids, claim_it) == self.said("claim_batch", claim)
+        twin = await self.twin.claim_batch(claim)
+        assert isinstance(claimed[0], Claimed) and isinstance(twin, Claimed)
+        return claimed[0], twin
+
     def said(self, name: str, *args: Any, answer: Any = None, **kwargs: Any) -> set[str]:
         """The documents the layout says ``name`` writes (its commits, flattened)."""
         write = self.layout.layout()[name]
@@ -133,18 +145,10 @@ async def test_a_job_of_batches_writes_what_the_layout_says(both: Both) -> None:
     assert await both.written(ids, create) == both.said("create_job", job, batches)
     await both.twin.create_job(job, batches)
 
-    claim = BatchClaim(job.id, "b0", NOW, LEASE)
-    claimed: list[Any] = []
-
-    async def claim_it() -> None:
-        claimed.append(await both.real.claim_batch(claim))
-
-    assert await both.written(ids, claim_it) == both.said("claim_batch", claim)
-    twin_claim = await both.twin.claim_batch(claim)
-    assert isinstance(claimed[0], Claimed) and isinstance(twin_claim, Claimed)
+    real_claim, twin_claim = await both.claim(ids, BatchClaim(job.id, "b0", NOW, LEASE))
 
     first = [FinishTask("t0-0", OK, service_ms=10)]
-    handle: list[Any] = [claimed[0].handle]
+    handle: list[Any] = [real_claim.handle]
 
     async def settle_first() -> None:
         handle[0] = (await both.real.settle(handle[0], first, NOW, LEASE)).handle
@@ -196,20 +200,12 @@ async def test_a_job_that_holds_its_batch_writes_what_the_layout_says(both: Both
     assert await both.written(ids, create) == both.said("create_jobs", [(job, [batch])])
     await both.twin.create_jobs([(job, [batch])])
 
-    claim = BatchClaim(job.id, batch.id, NOW, LEASE)
-    claimed: list[Any] = []
-
-    async def claim_it() -> None:
-        claimed.append(await both.real.claim_batch(claim))
-
-    assert await both.written(ids, claim_it) == both.said("claim_batch", claim)
-    twin_claim = await both.twin.claim_batch(claim)
-    assert isinstance(claimed[0], Claimed) and isinstance(twin_claim, Claimed)
+    real_claim, twin_claim = await both.claim(ids, BatchClaim(job.id, batch.id, NOW, LEASE))
 
     done = [FinishTask("t0-0", OK, service_ms=10)]
 
     async def settle() -> None:
-        await both.real.settle(claimed[0].handle, done, NOW, None)
+        await both.real.settle(real_claim.handle, done, NOW, None)
 
     said = both.said("settle", twin_claim.handle, done, NOW, None)
     assert await both.written(ids, settle) == said

@@ -48,7 +48,8 @@ class CommonSettings(BaseSettings):
         le=60,
         description="How often a process writes its outcome statistics (one document per tenant "
         "and 5-minute slot, each at most once in this many seconds: Firestore's ~1 write a "
-        "second a document); a batch's end waits for the next write. 0: at every settle",
+        "second a document); a batch's end writes at once while a few writes are in hand. 0: at "
+        "every settle",
     )
     retention_days: int = Field(default=30, ge=1, le=3650, description="TTL of jobs and results")
     files_bucket: str = Field(

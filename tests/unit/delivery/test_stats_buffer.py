@@ -149,3 +149,10 @@ async def test_on_the_memory_twin_puts_set_and_processes_add_up() -> None:
     assert mine[slot].fetch.count == 9
     hours = await store.day_totals([AT.replace(hour=0, minute=0)], AT + timedelta(hours=1))
     assert sum(t.count(TaskStatus.SUCCEEDED) for t in hours.values()) == 9
+
+
+async def test_every_s_0_puts_at_every_settle_before_it_returns() -> None:
+    writes = Writes(takes_s=0.01)
+    buffer = StatsBuffer(writes, every_s=0, source="p1")
+    await buffer.record("t1", AT, succeeded(1), ends=False)  # a running batch's, too
+    assert len(writes.puts) == 1

@@ -70,7 +70,7 @@ class StatsBuffer:
         self.add(tenant, at, totals)
         if not self._dirty:
             return
-        if ends and self._no_put_for() <= 0:
+        if (ends or self._every_s <= 0) and self._no_put_for() <= 0:  # 0: at every settle
             async with self._lock:  # batches that end together: one put, after the one going
                 if self._dirty and self._no_put_for() <= 0:
                     await self._put()

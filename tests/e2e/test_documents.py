@@ -19,7 +19,7 @@ from firecrawl.v2.types import PDFParser
 from firecrawl.v2.utils.error_handler import BadRequestError
 
 from scrapejobs_devstack.demo_site.pdf_writer import simple_pdf
-from support.jobs import all_results, submit, usage_after, wait_finished
+from support.jobs import all_results, steady_async, submit, usage_after, wait_finished
 from support.scans import scan_files, scan_pages, word_f1
 from support.site import Site
 
@@ -223,7 +223,12 @@ async def test_a_scanned_pdf_job_with_default_options_gets_its_text_by_ocr(api, 
     """Documents' options at their defaults (``ocr: auto``): the scan's pages have no text
     layer, so OCR reads them; before OCR, this page failed ``empty_content``."""
     options = {"formats": ["markdown", "text"]}
-    before = (await api.get("/v1/usage")).json()["usage"][0]
+
+    async def usage() -> dict[str, Any]:
+        first: dict[str, Any] = (await api.get("/v1/usage")).json()["usage"][0]
+        return first
+
+    before = await steady_async(usage)  # earlier jobs' statistics are in
     job = await submit(api, {"urls": [f"{site.url}/scans/scan.pdf"], "options": options})
     final = await wait_finished(api, job["id"])
     [result] = await all_results(api, job["id"])

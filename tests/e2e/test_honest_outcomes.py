@@ -15,7 +15,7 @@ import pytest
 from firecrawl import Firecrawl
 
 from scrapejobs_devstack.stack import Stack
-from support.jobs import all_results, stats_when, submit, wait_finished
+from support.jobs import all_results, stats_when, steady_async, submit, wait_finished
 from support.site import Site
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
@@ -48,7 +48,12 @@ async def test_challenges_login_walls_and_shells_are_no_success(
     api, site: Site, walled_site: Site
 ) -> None:
     tag = uuid.uuid4().hex[:6]
-    before = (await api.get("/v1/stats", params={"window": "1h"})).json()["tasks"]
+
+    async def tasks() -> dict[str, Any]:
+        answer: dict[str, Any] = (await api.get("/v1/stats", params={"window": "1h"})).json()
+        return answer["tasks"]
+
+    before = await steady_async(tasks)  # earlier jobs' statistics are in
     job = await submit(api, body(walled_site, site, tag))
     final = await wait_finished(api, job["id"])
     assert final["counts"]["succeeded"] == 2 and final["counts"]["failed"] == 4, final
@@ -63,10 +68,6 @@ async def test_challenges_login_walls_and_shells_are_no_success(
 
     def unusable(after: dict[str, Any]) -> dict[str, int]:
         return {k: n - before["unusable"].get(k, 0) for k, n in after["unusable"].items()}
-
-    async def tasks() -> dict[str, Any]:
-        answer: dict[str, Any] = (await api.get("/v1/stats", params={"window": "1h"})).json()
-        return answer["tasks"]
 
     expected = {"challenge": 2, "login_wall": 1, "empty_content": 1}
     after = await stats_when(tasks, lambda now: unusable(now) == expected)

@@ -3,7 +3,6 @@ outlives both services, and health that sees an unreachable Firestore."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import datetime
 from typing import Any
@@ -16,7 +15,7 @@ from scrapejobs_devstack.processes import free_port
 from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStats
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from support.jobs import PRODUCT_FIELDS, stats_when, submit, wait_finished
+from support.jobs import PRODUCT_FIELDS, stats_when, steady_async, submit, wait_finished
 from support.memory_dispatcher import memory_dispatcher
 
 pytestmark = [pytest.mark.emulators, pytest.mark.stack]
@@ -28,17 +27,9 @@ async def finished_counts(api: httpx.AsyncClient) -> dict[str, int]:
     return {status: stats["tasks"][status] for status in FINISHED}
 
 
-async def quiet_counts(api: httpx.AsyncClient, timeout_s: float = 60) -> dict[str, int]:
+async def quiet_counts(api: httpx.AsyncClient) -> dict[str, int]:
     """The finished counts once earlier tests' retries have stopped adding to them."""
-    deadline = time.monotonic() + timeout_s
-    last = await finished_counts(api)
-    while time.monotonic() < deadline:
-        await asyncio.sleep(2)
-        now = await finished_counts(api)
-        if now == last:
-            return now
-        last = now
-    raise AssertionError("the stats never stopped moving")
+    return await steady_async(lambda: finished_counts(api), timeout_s=60)
 
 
 async def test_stats_count_a_known_workload_exactly(api, site) -> None:

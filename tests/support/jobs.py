@@ -71,6 +71,35 @@ async def stats_when(
         await asyncio.sleep(0.2)
 
 
+STILL_S = 2.5  # longer than a process's statistics interval (SCRAPEJOBS_STATS_EVERY_S, 1 s)
+
+
+def steady(read: Callable[[], T], timeout_s: float = 30.0) -> T:
+    """``read()``'s answer once it has stood still for ``STILL_S``, so the statistics of jobs
+    that ended before are in: a figure read before a job, on a stack other tests share, is then
+    not moved later by theirs."""
+    deadline = time.monotonic() + timeout_s
+    last, since = read(), time.monotonic()
+    while time.monotonic() - since < STILL_S:
+        assert time.monotonic() < deadline, f"still moving after {timeout_s} s: {last!r}"
+        time.sleep(0.5)
+        if (now := read()) != last:
+            last, since = now, time.monotonic()
+    return last
+
+
+async def steady_async(read: Callable[[], Awaitable[T]], timeout_s: float = 30.0) -> T:
+    """``steady`` for an async ``read``."""
+    deadline = time.monotonic() + timeout_s
+    last, since = await read(), time.monotonic()
+    while time.monotonic() - since < STILL_S:
+        assert time.monotonic() < deadline, f"still moving after {timeout_s} s: {last!r}"
+        await asyncio.sleep(0.5)
+        if (now := await read()) != last:
+            last, since = now, time.monotonic()
+    return last
+
+
 async def usage_after(
     api: httpx.AsyncClient, before: dict[str, Any], field: str, timeout_s: float = 10.0
 ) -> dict[str, Any]:

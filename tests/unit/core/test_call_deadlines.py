@@ -7,7 +7,7 @@ from google.api_core import exceptions as gexc
 
 from scrapejobs_shared.adapters.firestore import store_base
 from scrapejobs_shared.adapters.firestore.call_deadline import CallDeadline, reports_outages
-from scrapejobs_shared.adapters.firestore.store_base import in_transaction
+from scrapejobs_shared.adapters.firestore.store_base import Stale, guarded_rounds, in_transaction
 from scrapejobs_shared.adapters.pubsub.call_deadline import PublishDeadline
 from scrapejobs_shared.ports.dependency_unavailable import Contended, DependencyUnavailable
 
@@ -111,3 +111,36 @@ def test_a_publish_outage_is_named_and_other_errors_are_kept() -> None:
     assert isinstance(outage, DependencyUnavailable) and outage.dependency == "Pub/Sub"
     refused = gexc.InvalidArgument("too large")
     assert deadline.outage_of(refused) is refused
+
+
+async def test_a_guarded_commit_found_stale_reads_again_and_ends_contended_if_always_stale(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses: list[float] = []
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+
+    monkeypatch.setattr(store_base.asyncio, "sleep", pause)
+    attempts: list[int] = []
+
+    async def stale_twice() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise Stale
+        return "committed"
+
+    assert await guarded_rounds(stale_twice) == "committed" and len(attempts) == 3
+    assert len(pauses) == 2  # a random pause before each new round
+
+    async def always_stale() -> str:
+        raise Stale
+
+    with pytest.raises(Contended):
+        await guarded_rounds(always_stale)
+
+    async def a_bug() -> str:
+        raise ValueError("a bug")
+
+    with pytest.raises(ValueError, match="a bug"):  # anything else is not retried
+        await guarded_rounds(a_bug)

@@ -6,7 +6,8 @@ yet (docs/scale.md).
 
 A ``Write`` gives a call's commits (each a list of document paths) from its arguments, or,
 with ``after``, from the twin's answer (the adapter writes only what the answer says: a slot
-it won); ``kind`` is how the adapter commits (``transaction``: retried in rounds;
+it won); ``kind`` is how the adapter commits (``transaction``: retried in rounds, as a
+transaction is, or a commit guarded by what it read: store_base.guarded_rounds;
 ``commit``: a blind or batched write; ``guarded``: a write guarded by an update time, whose
 loss the caller takes as a refusal); ``lost`` undoes the twin's answer when a guarded write
 lost."""

@@ -39,6 +39,8 @@ from scrapejobs_shared.adapters.firestore.store_base import (
     TASKS,
     ClaimHandle,
     FirestoreStoreBase,
+    Stale,
+    guarded_rounds,
     marker,
     reserved,
 )
@@ -64,19 +66,21 @@ from scrapejobs_shared.ports.batch_store import (
 @reports_outages
 class FirestoreBatchStore(FirestoreStoreBase):
     async def add_batch(self, batch: BatchRecord, max_new: int | None = None) -> BatchRecord | None:
+        """Read the job, the batch, its pages' markers and the budget's shards, then commit the
+        batch, its new pages' markers (creates: a page found meanwhile fails it), the budget's
+        counts (guarded) and its queued count (an increment). A failed guard reads again
+        (``guarded_rounds``): a transaction would hold its reads' locks, and 10 crawl batches
+        at once then timed out on the emulator's locks and some ended ``Contended``."""
         job_ref = self._job_ref(batch.job_id)
         batch_ref = self._batch_ref(job_ref, batch.id)
         task_refs = [self._task_ref(job_ref, item.task_id) for item in batch.items]
 
-        @firestore.async_transactional
-        async def add(transaction: Any) -> BatchRecord | None:
+        async def attempt() -> BatchRecord | None:
             refs = [job_ref, batch_ref, *task_refs]
             count(reads=len(refs))
             snaps = {
                 snap.reference.path: snap
-                async for snap in self._client.get_all(
-                    refs, transaction=transaction, **self._deadline.call
-                )
+                async for snap in self._client.get_all(refs, **self._deadline.call)
             }
             job_snap, batch_snap = snaps[job_ref.path], snaps[batch_ref.path]
             if batch_snap.exists:
@@ -92,29 +96,28 @@ class FirestoreBatchStore(FirestoreStoreBase):
             taken: list[crawl_budget.Taken] = []
             if max_new is not None and fresh:
                 taken = await crawl_budget.take(
-                    transaction,
-                    job_ref,
-                    batch.id,
-                    len(fresh),
-                    max_new,
-                    shards,
-                    self._deadline.call,
+                    job_ref, batch.id, len(fresh), max_new, shards, self._deadline.call
                 )
                 fresh = fresh[: sum(part.pages for part in taken)]
             if not fresh:
                 return None
             stored = replace(batch, items=tuple(fresh))
             shard = _shard_of(batch.id, shards)
-            transaction.create(batch_ref, batch_to_doc(stored, shard))
+            commit = self._client.batch()
+            commit.create(batch_ref, batch_to_doc(stored, shard))
             for item in fresh:
-                transaction.create(self._task_ref(job_ref, item.task_id), marker(stored, item))
-            budget = crawl_budget.stage(transaction, taken, batch.expire_at)
+                commit.create(self._task_ref(job_ref, item.task_id), marker(stored, item))
+            budget = crawl_budget.stage(commit, self._client, taken, batch.expire_at)
             queued = {TaskStatus.QUEUED: len(fresh)}
-            self._counters.add(transaction, job_ref, shard, queued, batch.expire_at)
+            self._counters.add(commit, job_ref, shard, queued, batch.expire_at)
             count(writes=len(fresh) + 2 + budget)
+            try:
+                await commit.commit(**self._deadline.call)
+            except (gexc.AlreadyExists, gexc.FailedPrecondition) as exc:
+                raise Stale from exc  # the batch, a page or a budget shard, written meanwhile
             return stored
 
-        result: BatchRecord | None = await self._in_transaction(add)
+        result: BatchRecord | None = await guarded_rounds(attempt)
         return result
 
     async def reopen(

@@ -2,8 +2,10 @@
 ``budget-{k}`` for k from 1, one per counter shard of the job, each allowing its part of the
 budget and counting what it gave (``added``).
 
-Every batch a crawl discovers is a transaction that takes pages from the budget. On one
-document those transactions queued behind each other: ``make scale``'s crawl of 1,000 pages
+Every batch a crawl discovers takes pages from the budget: it reads the shards, then writes
+their new counts in the batch's commit, each guarded by the update time it read (a shard that
+changed meanwhile is read again: store_base.guarded_rounds). On one document those commits
+queued behind each other (as transactions then): ``make scale``'s crawl of 1,000 pages
 from 200 instances had the budget document refuse 49,404 commits and the crawl stall. A batch
 now takes from the shard its id falls on, and from the next ones only when that shard has too
 little left: the budget's end is the only time a batch reads more than one shard, and a crawl
@@ -29,6 +31,7 @@ class Taken:
     ref: Any
     added: int  # the shard's count before this batch
     pages: int  # what this batch takes from it
+    read_at: Any  # the shard's update time when read (None: it did not exist)
 
 
 def shard_id(shard: int) -> str:
@@ -45,7 +48,6 @@ def first_shard(batch_id: str, shards: int) -> int:
 
 
 async def take(
-    transaction: Any,
     job_ref: Any,
     batch_id: str,
     wanted: int,
@@ -53,8 +55,8 @@ async def take(
     shards: int,
     deadline: dict[str, Any],
 ) -> list[Taken]:
-    """Read, in the transaction, the shards that give ``wanted`` pages (or all that is left),
-    starting at the batch's own; what each gives."""
+    """Read the shards that give ``wanted`` pages (or all that is left), starting at the
+    batch's own; what each gives."""
     taken: list[Taken] = []
     start = first_shard(batch_id, shards)
     for step in range(shards):
@@ -63,20 +65,25 @@ async def take(
         shard = (start + step) % shards
         ref = job_ref.collection(COLLECTION).document(shard_id(shard))
         count(reads=1)
-        snap = await ref.get(transaction=transaction, **deadline)
+        snap = await ref.get(**deadline)
         added = int((snap.to_dict() or {}).get("added") or 0) if snap.exists else 0
         room = max(0, allowance(max_new, shards, shard) - added)
         if room:
             pages = min(room, wanted)
-            taken.append(Taken(shard, ref, added, pages))
+            taken.append(Taken(shard, ref, added, pages, snap.update_time if snap.exists else None))
             wanted -= pages
     return taken
 
 
-def stage(transaction: Any, taken: Sequence[Taken], expire_at: datetime) -> int:
-    """The shards' new counts, in the batch's transaction; how many writes."""
+def stage(commit: Any, client: Any, taken: Sequence[Taken], expire_at: datetime) -> int:
+    """The shards' new counts, in the batch's commit, each guarded by what was read (its update
+    time, or its absence: a create); how many writes."""
     for part in taken:
-        transaction.set(
-            part.ref, {"added": part.added + part.pages, "expire_at": expire_at}, merge=True
-        )
+        fields = {"added": part.added + part.pages, "expire_at": expire_at}
+        if part.read_at is None:
+            commit.create(part.ref, fields)
+        else:
+            commit.update(
+                part.ref, fields, option=client.write_option(last_update_time=part.read_at)
+            )
     return len(taken)

@@ -4,23 +4,25 @@ monitor's request as JSON (``request``), ``created_at``, ``updated_at``, ``next_
 composite index (tenant, created_at desc), ``due`` the indexes (status, next_check_at) and
 (tenant, status, next_check_at), declared in Terraform.
 
-``monitor_tenants/{tenant}`` counts a tenant's monitors (``monitors``): a create reads it and
-creates the monitor in one transaction, so parallel creates past the cap fail however many
-instances take them; a delete removes the monitor and counts it off in one. A tenant whose
-count was never kept (its monitors made before it was) is counted once by an aggregation
-first."""
+``monitor_tenants/{tenant}`` counts a tenant's monitors (``monitors``): a create reads it,
+then creates the monitor and counts it in one commit guarded by the count's update time (a
+count changed meanwhile is read again: store_base.guarded_rounds), so parallel creates past
+the cap fail however many instances take them; a delete removes the monitor and counts it off
+in one transaction. A tenant whose count was never kept (its monitors made before it was) is
+counted once by an aggregation first."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
+from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
-from scrapejobs_shared.adapters.firestore.store_base import in_transaction
+from scrapejobs_shared.adapters.firestore.store_base import Stale, guarded_rounds, in_transaction
 from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest, MonitorStatus
 from scrapejobs_shared.observability.store_ops import count
 
@@ -36,10 +38,9 @@ class FirestoreMonitorStore(CollectionAdapter):
         tally = self._tally(record.tenant)
         ref = self._collection.document(record.id)
 
-        @firestore.async_transactional
-        async def run(transaction: Any) -> bool:
+        async def attempt() -> bool:
             count(reads=1)
-            snap = await tally.get(transaction=transaction, **self._deadline.call)
+            snap = await tally.get(**self._deadline.call)
             if snap.exists:
                 kept = int((snap.to_dict() or {}).get("monitors", 0))
             else:  # counted once (a creator that raced it finds the count when it retries)
@@ -47,11 +48,25 @@ class FirestoreMonitorStore(CollectionAdapter):
             if kept >= limit:
                 return False
             count(writes=2)
-            transaction.create(ref, _doc(record))
-            transaction.set(tally, {"tenant": record.tenant, "monitors": kept + 1})
+            commit = self._client.batch()
+            commit.create(ref, _doc(record))
+            counted = {"tenant": record.tenant, "monitors": kept + 1}
+            if snap.exists:
+                guard = self._client.write_option(last_update_time=snap.update_time)
+                commit.update(tally, counted, option=guard)
+            else:
+                commit.create(tally, counted)
+            try:
+                await commit.commit(**self._deadline.call)
+            except gexc.FailedPrecondition as exc:  # counted meanwhile
+                raise Stale from exc
+            except gexc.AlreadyExists as exc:
+                if snap.exists:
+                    raise  # the monitor's own id
+                raise Stale from exc  # the count, made meanwhile
             return True
 
-        made: bool = await in_transaction(self._client, run)
+        made: bool = await guarded_rounds(attempt)
         return made
 
     def _tally(self, tenant: str) -> Any:

@@ -27,6 +27,7 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.job_store import Claimed
 from scrapejobs_shared.ports.outcome_stats import SourceTotals
+from support.firestore_tree import changed_by, document_tree
 
 pytestmark = pytest.mark.emulators
 
@@ -50,7 +51,7 @@ class Both:
         statistics, with its update time."""
         found: dict[str, Any] = {}
         for job_id in job_ids:
-            found |= await _tree(self.client.collection("jobs").document(job_id))
+            found |= await document_tree(self.client.collection("jobs").document(job_id))
         stats = self.client.collection("stats_slots")
         query = stats.where(filter=FieldFilter("tenant", "==", self.tenant))
         async for snap in query.stream():
@@ -59,12 +60,8 @@ class Both:
 
     async def written(self, job_ids: list[str], call: Callable[[], Awaitable[Any]]) -> set[str]:
         """The documents ``call`` created, changed or deleted on the emulator."""
-        before = await self.documents(job_ids)
-        await call()
-        after = await self.documents(job_ids)
-        return {
-            path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
-        }
+        written, _ = await changed_by(lambda: self.documents(job_ids), call)
+        return written
 
     async def claim(self, job_ids: list[str], claim: BatchClaim) -> tuple[Claimed, Claimed]:
         """``claim`` on both, its writes checked against the layout's."""
@@ -82,17 +79,6 @@ class Both:
         """The documents the layout says ``name`` writes (its commits, flattened)."""
         write = self.layout.layout()[name]
         return {path for commit in write.commits(args, kwargs, answer) for path in commit}
-
-
-async def _tree(ref: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    snap = await ref.get()
-    if snap.exists:
-        found[ref.path] = snap.update_time
-    async for collection in ref.collections():
-        async for child in collection.list_documents():
-            found |= await _tree(child)
-    return found
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """Which Firestore documents each port call writes, and in how many commits: the Firestore
 adapters' layouts (their module docstrings), said once for the limits model, by hand. The job
 store's is held to the adapter by tests/contract/test_firestore_layout_contract.py (the same
-calls on the emulator move the documents it says); the host gate's and quota ledger's are not
-yet (docs/scale.md).
+calls on the emulator move the documents it says), the host gate's and the quota ledger's by
+tests/contract/test_gate_and_ledger_layout_contract.py.
 
 A ``Write`` gives a call's commits (each a list of document paths) from its arguments, or,
 with ``after``, from the twin's answer (the adapter writes only what the answer says: a slot

@@ -19,8 +19,9 @@ HOST_WINDOW = 2  # a job's batches of one host in the broker at once (bench/READ
 # wait on the job's host (T) for more claims and commits per page (bench/README.md, session 14)
 HELD_BATCH_SIZE = DEFAULT_BATCH_SIZE
 # A job's batches often run all at once, each claiming, settling and ending on its shard: at 64
-# shards, 100,000 URLs from 200 instances (1,000 batches, 16 a shard) had 24 shards above one
-# write a second (``make scale``); at 256, none. A status read reads every shard: 257 documents
+# shards, ten jobs of 10,000 URLs over 1,000 hosts from 200 instances (batches are by host:
+# 1,000 a job, 16 a shard) had 24 shards above one write a second (``make scale``); at 256,
+# none. A status read reads every shard: 257 documents
 # for a job of 1,024 batches or more ($0.00015 at list price).
 MAX_COUNTER_SHARDS = 256
 BATCHES_PER_SHARD = 4

@@ -42,6 +42,16 @@ def said(layout: Layout, name: str, answer: Any, *args: Any) -> set[str]:
     return {path for commit in layout[name].commits(args, {}, answer) for path in commit}
 
 
+async def checked(
+    ref: Any, layout: Layout, method: Callable[..., Awaitable[Any]], name: str, *args: Any
+) -> Any:
+    """``method(*args)``'s answer, once the documents under ``ref`` it wrote were checked
+    against the layout's ``name`` for that answer."""
+    written, answer = await changed_by(lambda: document_tree(ref), lambda: method(*args))
+    assert written == said(layout, name, answer, *args), name
+    return answer
+
+
 class Host:
     """A new host's documents on the emulator, and the gate's calls on them."""
 
@@ -51,23 +61,21 @@ class Host:
         self.layout = HostGateLayout().layout()
         self._ref = client.collection("hosts").document(self.name)
 
-    async def call(self, name: str, call: Callable[[], Awaitable[Any]], *args: Any) -> Any:
-        """``call`` (the gate's ``name`` with ``args``), its writes checked against the layout's
-        for its answer."""
-        written, answer = await changed_by(lambda: document_tree(self._ref), call)
-        assert written == said(self.layout, name, answer, *args), name
-        return answer
+    async def call(self, name: str, *args: Any) -> Any:
+        """The gate's ``name`` with ``args``, its writes checked against the layout's for its
+        answer."""
+        return await checked(self._ref, self.layout, getattr(self.gate, name), name, *args)
 
     async def acquire(self, limits: HostLimits, later_s: float = 0) -> Permit:
         now = datetime.now(UTC) + timedelta(seconds=later_s)
         lease = now + timedelta(seconds=40)
         args = (self.name, limits, lease, now)
-        permit = await self.call("acquire", lambda: self.gate.acquire(*args), *args)
+        permit = await self.call("acquire", *args)
         assert isinstance(permit, Permit), permit
         return permit
 
     async def release(self, permit: Permit) -> None:
-        await self.call("release", lambda: self.gate.release(permit), permit)
+        await self.call("release", permit)
 
 
 @pytest.mark.parametrize("limits", [CONCURRENCY, SLOW_PACE, FAST_PACE], ids=str)
@@ -87,13 +95,7 @@ async def test_a_warm_slot_s_instant_writes_its_pace_shard_alone(
     permit = await host.acquire(FAST_PACE)
     assert PaceGrid.of(FAST_PACE) is not None
     now = datetime.now(UTC) + timedelta(seconds=1)
-    instant = await host.call(
-        "take_instant",
-        lambda: host.gate.take_instant(host.name, FAST_PACE, now),
-        host.name,
-        FAST_PACE,
-        now,
-    )
+    instant = await host.call("take_instant", host.name, FAST_PACE, now)
     assert isinstance(instant, datetime)
     await host.release(permit)
 
@@ -104,23 +106,17 @@ async def test_failures_a_success_after_them_and_a_hold_write_the_host_document(
     host = Host(client)
     clean = await host.acquire(CONCURRENCY)
     now = datetime.now(UTC)
-    await host.call("record_success", lambda: host.gate.record_success(clean, now), clean, now)
+    await host.call("record_success", clean, now)
     await host.release(clean)
     policy = BreakerPolicy(failure_threshold=5)
     for _ in range(2):
-        await host.call(
-            "record_failure",
-            lambda: host.gate.record_failure(host.name, policy, now),
-            host.name,
-            policy,
-            now,
-        )
+        await host.call("record_failure", host.name, policy, now)
     after = await host.acquire(CONCURRENCY)
     assert after.failures == 2
-    await host.call("record_success", lambda: host.gate.record_success(after, now), after, now)
+    await host.call("record_success", after, now)
     await host.release(after)
     until = now + timedelta(seconds=30)
-    await host.call("hold", lambda: host.gate.hold(host.name, until), host.name, until)
+    await host.call("hold", host.name, until)
 
 
 async def test_a_reservation_and_its_releases_write_what_the_layout_says(
@@ -130,23 +126,11 @@ async def test_a_reservation_and_its_releases_write_what_the_layout_says(
     tenant = f"t-{uuid.uuid4().hex[:8]}"
     day_ref = client.collection("quota_days").document(f"{tenant}~{DAY.isoformat()}")
 
-    async def call(name: str, call: Callable[[], Awaitable[Any]], *args: Any) -> Any:
-        written, answer = await changed_by(lambda: document_tree(day_ref), call)
-        assert written == said(layout, name, answer, *args), name
-        return answer
+    async def call(name: str, *args: Any) -> Any:
+        return await checked(day_ref, layout, getattr(ledger, name), name, *args)
 
     wanted = [Reservation("a", 4), Reservation("b", 3)]
-    granted = await call(
-        "reserve", lambda: ledger.reserve(tenant, DAY, wanted, 10), tenant, DAY, wanted, 10
-    )
-    assert granted == [True, True]
-    await call("release", lambda: ledger.release(tenant, DAY, "a", 1), tenant, DAY, "a", 1)
-    await call(
-        "release",
-        lambda: ledger.release(tenant, DAY, "b", 3, final=True),
-        tenant,
-        DAY,
-        "b",
-        3,
-    )
+    assert await call("reserve", tenant, DAY, wanted, 10) == [True, True]
+    await call("release", tenant, DAY, "a", 1)
+    await call("release", tenant, DAY, "b", 3, True)  # final
     assert await ledger.reserved(tenant, DAY) == 3

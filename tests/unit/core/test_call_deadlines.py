@@ -69,15 +69,21 @@ class AlwaysAborted:
         return max_attempts
 
 
-async def test_a_transaction_that_keeps_aborting_ends_contended_after_growing_pauses(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def paused(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The pauses the store's rounds take, recorded instead of slept."""
     pauses: list[float] = []
 
     async def pause(seconds: float) -> None:
         pauses.append(seconds)
 
     monkeypatch.setattr(store_base.asyncio, "sleep", pause)
+    return pauses
+
+
+async def test_a_transaction_that_keeps_aborting_ends_contended_after_growing_pauses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses = paused(monkeypatch)
     monkeypatch.setattr(store_base.random, "uniform", lambda low, high: high)
     client = AlwaysAborted()
 
@@ -116,12 +122,7 @@ def test_a_publish_outage_is_named_and_other_errors_are_kept() -> None:
 async def test_a_guarded_commit_found_stale_reads_again_and_ends_contended_if_always_stale(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pauses: list[float] = []
-
-    async def pause(seconds: float) -> None:
-        pauses.append(seconds)
-
-    monkeypatch.setattr(store_base.asyncio, "sleep", pause)
+    pauses = paused(monkeypatch)
     attempts: list[int] = []
 
     async def stale_twice() -> str:

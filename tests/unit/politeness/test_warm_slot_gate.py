@@ -324,7 +324,7 @@ async def test_a_process_holding_every_slot_gives_others_their_share_once_it_see
     held = await take_all(busy, clock, 8)
     refused = await acquire(waiting, clock)
     assert isinstance(refused, Throttle) and refused.reason == "concurrency"
-    assert shared.wants[(HOST, "waiting")] == clock() + timedelta(seconds=POLICY.want_s)
+    assert shared.wants[HOST]["waiting"] == clock() + timedelta(seconds=POLICY.want_s)
 
     clock.advance(POLICY.check_s)
     await busy.sweep()  # held for check_s, more than half the slots: looks for wanters
@@ -406,11 +406,11 @@ async def test_a_process_whose_holding_ends_withdraws_its_want_at_once() -> None
     mine = await take_all(short, clock, 1, cap=2)
     await take_all(busy, clock, 1, cap=2)
     assert isinstance(await acquire(short, clock, concurrency=2), Throttle)  # full: it says so
-    assert shared.wants[(HOST, "short")] > clock()
+    assert shared.wants[HOST]["short"] > clock()
     await short.release(mine[0])
     clock.advance(POLICY.idle_s)
     await short.sweep()  # idle: given back, and the want ends now
-    assert shared.wants[(HOST, "short")] == clock()
+    assert shared.wants[HOST]["short"] == clock()
     assert await shared.wanting(HOST, clock()) == frozenset()
     await busy.close()
 
@@ -484,10 +484,10 @@ async def test_a_process_at_its_last_pages_withdraws_its_want_while_it_still_fet
     for permit in held[:2]:  # two lanes have nothing left; two still fetch
         await ending.release(permit)
     await ending.sweep()  # idle for no time yet: a lane of its own may still take them
-    assert (HOST, "ending") in {k for k, until in shared.wants.items() if until > clock()}
+    assert "ending" in {k for k, until in shared.wants[HOST].items() if until > clock()}
     clock.advance(POLICY.wanting_idle_s)
     await ending.sweep()
-    assert shared.wants[(HOST, "ending")] == clock()  # withdrawn, though it holds slots still
+    assert shared.wants[HOST]["ending"] == clock()  # withdrawn, though it holds slots still
     await ending.close()
     await going.close()
 

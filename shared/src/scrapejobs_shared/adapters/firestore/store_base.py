@@ -27,6 +27,7 @@ from scrapejobs_shared.domain.records import (
     TaskRecord,
 )
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
+from scrapejobs_shared.errors import Conflict
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, Contended
 
@@ -161,8 +162,9 @@ async def in_transaction(
     raise AssertionError("unreachable")
 
 
-class Stale(Exception):
-    """A guarded commit found a document it had read changed (or created) since."""
+class Stale(Conflict):
+    """A guarded commit found a document it had read changed (or created) since
+    (``guarded_rounds`` reads again; it never reaches a caller)."""
 
 
 async def guarded_rounds(attempt: Callable[[], Awaitable[T]]) -> T:

@@ -70,7 +70,9 @@ class FirestoreBatchStore(FirestoreStoreBase):
         batch, its new pages' markers (creates: a page found meanwhile fails it), the budget's
         counts (guarded) and its queued count (an increment). A failed guard reads again
         (``guarded_rounds``): a transaction would hold its reads' locks, and 10 crawl batches
-        at once then timed out on the emulator's locks and some ended ``Contended``."""
+        at once then timed out on the emulator's locks and some ended ``Contended``. Nothing
+        guards the job's document: a job deleted between the read and the commit leaves the
+        batch and its markers to their TTL (``expire_at``), and no claim finds its job."""
         job_ref = self._job_ref(batch.job_id)
         batch_ref = self._batch_ref(job_ref, batch.id)
         task_refs = [self._task_ref(job_ref, item.task_id) for item in batch.items]

@@ -72,7 +72,8 @@ class FirestoreBatchStore(FirestoreStoreBase):
         (``guarded_rounds``): a transaction would hold its reads' locks, and 10 crawl batches
         at once then timed out on the emulator's locks and some ended ``Contended``. Nothing
         guards the job's document: a job deleted between the read and the commit leaves the
-        batch and its markers to their TTL (``expire_at``), and no claim finds its job."""
+        batch and its markers (as a transaction could: a recursive delete is not one) to their
+        TTL (``expire_at``)."""
         job_ref = self._job_ref(batch.job_id)
         batch_ref = self._batch_ref(job_ref, batch.id)
         task_refs = [self._task_ref(job_ref, item.task_id) for item in batch.items]

@@ -10,7 +10,10 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.delivery import stats_buffer
 from scrapejobs_shared.delivery.stats_buffer import BURST, KEEP, StatsBuffer
 from scrapejobs_shared.domain.outcome_stats import SLOT, Histogram, Totals, slot_of
 from scrapejobs_shared.domain.statuses import TaskStatus
@@ -156,3 +159,26 @@ async def test_every_s_0_puts_at_every_settle_before_it_returns() -> None:
     buffer = StatsBuffer(writes, every_s=0, source="p1")
     await buffer.record("t1", AT, succeeded(1), ends=False)  # a running batch's, too
     assert len(writes.puts) == 1
+
+
+async def test_a_turn_a_rounding_error_away_is_taken_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a simulated clock (make scale) a sleep moves time by exactly what it asked, and a
+    wait computed after it may come out a rounding error above zero: sleeping that moved no
+    time, and the flush went round without end (the tenants workload: 7 CPU-minutes, not 40 s)."""
+    now = [1000.0]
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        assert len(sleeps) < 50, "the flush goes round without end"
+        now[0] += max(0.0, seconds - 1e-12)  # a rounding error short
+
+    monkeypatch.setattr(stats_buffer.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(stats_buffer.asyncio, "sleep", sleep)
+    writes = Writes()
+    buffer = StatsBuffer(writes, every_s=1.0, source="p1")
+    buffer.add("t1", AT, succeeded(1))
+    await buffer.flush()  # the first put: at once
+    buffer.add("t1", AT, succeeded(1))
+    await buffer.flush()  # the next: a turn later
+    assert len(writes.puts) == 2 and [s for s in sleeps if s] == [1.0]  # one turn waited

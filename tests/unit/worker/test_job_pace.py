@@ -22,7 +22,12 @@ from scrapejobs_shared.politeness.host_gate import HostLimits, PausedHost, merge
 from scrapejobs_shared.politeness.job_pace import job_pace, job_pace_key
 from scrapejobs_shared.politeness.robots_rules import MAX_CRAWL_DELAY_S, RobotsRules
 from scrapejobs_shared.ports.dependency_unavailable import DependencyUnavailable
-from scrapejobs_worker.batches.batch_waits import BatchWaits
+from scrapejobs_worker.batches.batch_waits import (
+    BACKOFF_CAP_S,
+    FREE_DEFERRALS,
+    BatchWaits,
+    backoff_s,
+)
 from support.worker_fakes import NOW, ScriptedFetcher, build_processor, push, setup_job
 
 HOST = "http~a.example~80"
@@ -141,3 +146,26 @@ async def test_a_wait_the_store_cannot_keep_is_published_at_once() -> None:
     waits = BatchWaits(held, enqueuer, lambda: NOW)
     assert await waits.defer(batch, 1, 100.0)
     assert len(publisher.batches) == 1 and waits.waiting == 0
+
+
+def test_a_batch_deferred_again_and_again_waits_longer_each_time() -> None:
+    assert [backoff_s(n) for n in range(1, FREE_DEFERRALS + 1)] == [0.0] * FREE_DEFERRALS
+    waits = [backoff_s(FREE_DEFERRALS + n) for n in range(1, 9)]
+    assert waits[:4] == [1.0, 2.0, 4.0, 8.0] and waits[-1] == BACKOFF_CAP_S
+    assert waits == sorted(waits)
+
+
+async def test_a_short_wait_deferred_many_times_waits_unpublished() -> None:
+    """A host busy deferral after deferral (a wait of 0.2 s each time): past the free ones the
+    batch waits its backoff out of the way, stored, not published at once."""
+    store, publisher = MemoryJobStore(), MemoryTaskPublisher()
+    batch = await setup_job(store, urls=2)
+    enqueuer = Enqueuer(store, publisher, lambda: NOW, NoOpTracer())
+    waits = BatchWaits(MemoryHeldBatches(store), enqueuer, lambda: NOW, apart_s=1.5)
+
+    assert await waits.defer(batch, FREE_DEFERRALS, 0.2)  # still free: at once
+    assert len(publisher.batches) == 1 and waits.waiting == 0
+    assert await waits.defer(batch, FREE_DEFERRALS + 2, 0.2)  # a backoff of 2 s: stored
+    assert len(publisher.batches) == 1 and waits.waiting == 1
+    assert store.batches["j"]["b"].wait_until == NOW + timedelta(seconds=2)
+    await waits.close()

@@ -33,6 +33,9 @@ from scrapejobs_shared.ports.outcome_stats import SourceTotals, StatsWriter
 log = logging.getLogger(__name__)
 
 BURST = 5  # puts a process may make at once (batches that end together)
+# a turn this close is taken now: a wait computed after sleeping the last one can come out a
+# rounding error above zero, and on a simulated clock (make scale) sleeping that moves no time
+TURN_SLACK_S = 0.001
 KEEP = timedelta(minutes=15)  # slots this much older than the newest are let go once put
 Key = tuple[datetime, str]  # (slot, tenant)
 
@@ -70,9 +73,9 @@ class StatsBuffer:
         self.add(tenant, at, totals)
         if not self._dirty:
             return
-        if (ends or self._every_s <= 0) and self._no_put_for() <= 0:  # 0: at every settle
+        if (ends or self._every_s <= 0) and self._no_put_for() <= TURN_SLACK_S:  # 0: always
             async with self._lock:  # batches that end together: one put, after the one going
-                if self._dirty and self._no_put_for() <= 0:
+                if self._dirty and self._no_put_for() <= TURN_SLACK_S:
                     await self._put()
         if self._dirty and (self._timer is None or self._timer.done()):
             self._timer = asyncio.get_running_loop().create_task(self.flush())
@@ -86,7 +89,7 @@ class StatsBuffer:
                 if not self._dirty:
                     return
                 wait = max(self._due_in(), self._no_put_for())
-                if wait <= 0:
+                if wait <= TURN_SLACK_S:
                     await self._put()
                     return
             await asyncio.sleep(wait)

@@ -1,12 +1,12 @@
 """A deferred batch is published again at its time, not at once (ports/held_batches.py).
 
 A batch whose deferred tasks cannot be admitted for a while (its job's own pace, its host's
-``Crawl-delay``, a breaker or a ``Retry-After`` hold: at least :data:`WAIT_APART_S`) waits
-unpublished: this process wakes it when its time comes and publishes it with its deferrals, so
-no push is held, and no delivery made, only to wait. A wake this process cannot make (it
-stopped) is the reconcile's (``overdue``); a wait that cannot be stored (a batch its job's
-document holds, an outage) is published again at once, as shorter waits are: the next delivery
-waits those out in place.
+``Crawl-delay``, a breaker or a ``Retry-After`` hold, or a host busy for deferral after
+deferral: :func:`backoff_s`; at least :data:`WAIT_APART_S`) waits unpublished: this process
+wakes it when its time comes and publishes it with its deferrals, so no push is held, and no
+delivery made, only to wait. A wake this process cannot make (it stopped) is the reconcile's
+(``overdue``); a wait that cannot be stored (a batch its job's document holds, an outage) is
+published again at once, as shorter waits are: the next delivery waits those out in place.
 """
 
 from __future__ import annotations
@@ -24,6 +24,21 @@ from scrapejobs_shared.ports.held_batches import HeldBatches
 
 WAIT_APART_S = 10.0  # shorter waits: published again at once (a delivery waits this long)
 CLOSE_S = 5.0  # stopping: the longest spent waking what waits on this process
+FREE_DEFERRALS = 3  # deferrals published again after their own wait only
+BACKOFF_CAP_S = 60.0  # the longest a batch deferred again and again waits
+
+
+def backoff_s(deferrals: int) -> float:
+    """The least wait of a batch deferred ``deferrals`` times: none for the first
+    ``FREE_DEFERRALS``, then 1 s doubling to ``BACKOFF_CAP_S``, so that a batch that keeps
+    finding its host busy (one host, many instances) waits out of the way, unpublished, rather
+    than going round claims. ``make scale``'s crawl of one site from 200 instances: its busiest
+    batches were claimed, refused a slot and published again over 400 times, a commit of the
+    batch, its counter shard and its result each time."""
+    if deferrals <= FREE_DEFERRALS:
+        return 0.0
+    return min(BACKOFF_CAP_S, 2.0 ** (deferrals - FREE_DEFERRALS - 1))
+
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +59,9 @@ class BatchWaits:
 
     async def defer(self, batch: BatchRecord, deferrals: int, wait_s: float) -> bool:
         """Publish ``batch`` (its deferred tasks) again, with ``deferrals``: at once, or in
-        ``wait_s`` when that is long; False when it could not be (the caller nacks)."""
+        ``wait_s`` (at least its ``backoff_s``) when that is long; False when it could not be
+        (the caller nacks)."""
+        wait_s = max(wait_s, backoff_s(deferrals))
         if self.held is not None and wait_s >= self.apart_s:
             now = self.clock()
             until = now + timedelta(seconds=wait_s)

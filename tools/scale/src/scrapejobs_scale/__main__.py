@@ -36,13 +36,17 @@ def main(argv: list[str] | None = None) -> int:
         return scaling(args.size)
     logging.disable(logging.WARNING)  # the services' own warnings, thousands of instances' worth
     outcomes = []
+    broken: list[str] = []
     for key, make in WORKLOADS.items():
         if args.only and not any(key.startswith(prefix) for prefix in args.only):
             continue
         workload = make(args.size, args.instances)
         began = time.perf_counter()
         print(f"{key}: {workload.name} ...", file=sys.stderr, flush=True)
-        outcomes.append(workload.run())
+        try:
+            outcomes.append(workload.run())
+        except RuntimeError as exc:  # a workload that could not finish: the others still report
+            broken.append(f"{workload.name} ({exc})")
         print(f"  {time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
     print(table(outcomes))
     print()
@@ -52,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     failed = [o.name for o in outcomes if o.lost or o.doubled or not o.polite]
     if failed:
         print(f"\nnot held: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0
+    for name in broken:
+        print(f"\ndid not finish: {name}", file=sys.stderr)
+    return 1 if failed or broken else 0
 
 
 def scaling(size: float) -> int:

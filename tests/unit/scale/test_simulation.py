@@ -1,7 +1,7 @@
 """The simulator on small workloads: the services' own code on simulated instances finds a
 deliberately hot document, holds one shared host to its pace without a hot document (the pace
 grid: before it, the host's document refused tens of thousands of writes), and loses nothing
-when pushes are lost."""
+when pushes are lost; the monitors' checks run hour after hour on the scheduler's tick."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from typing import Any
 
 from scrapejobs_scale.firestore_layout import Commits, StoreLayout, Write
 from scrapejobs_scale.limited_ports import LimitedPorts
-from scrapejobs_scale.workloads import Outcome, Workload, lost_pushes, many_hosts, one_busy_host
+from scrapejobs_scale.workloads import (
+    Outcome,
+    Workload,
+    lost_pushes,
+    many_hosts,
+    monitored_pages,
+    one_busy_host,
+)
 
 
 def run(workload: Workload) -> Outcome:
@@ -55,3 +62,12 @@ def test_lost_pushes_are_found_again_and_nothing_is_lost_or_counted_twice() -> N
     assert outcome.lost_pushes > 0
     assert outcome.lost == 0 and outcome.doubled == 0
     assert outcome.counted == outcome.pages == outcome.in_stats
+
+
+def test_a_monitor_is_checked_every_hour_on_the_scheduler_s_tick() -> None:
+    # the workload raises unless both hours' checks finished completed (the second one's start
+    # is spread over the hour's first minutes: waiting a fixed 2 minutes past it missed it)
+    outcome = run(monitored_pages(0.01, instances=4))
+    assert outcome.scheduler_failures == ()
+    assert outcome.pages == outcome.ended == 2_000  # two checks of 1,000 pages
+    assert outcome.lost == 0 and outcome.doubled == 0

@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     print(contended(outcomes))
     print()
     print(footnote())
-    failed = [o.name for o in outcomes if o.lost or o.doubled or not o.polite]
+    failed = [
+        o.name for o in outcomes if o.lost or o.doubled or not o.polite or o.scheduler_failures
+    ]
     if failed:
         print(f"\nnot held: {', '.join(failed)}", file=sys.stderr)
     for name in broken:

@@ -79,11 +79,14 @@ def table(outcomes: Sequence[Outcome]) -> str:
 
 
 def contended(outcomes: Sequence[Outcome], top: int = 5) -> str:
-    """The documents that refused writes, per workload: where to look first."""
+    """The documents that refused writes, and the scheduler's calls refused, per workload:
+    where to look first."""
     lines = []
     for outcome in outcomes:
         for path, refused in outcome.ledger.contended[:top]:
             lines.append(f"- {outcome.name}: `{shorten(path)}` refused {refused:,} commits")
+        for failure in outcome.scheduler_failures[:top]:
+            lines.append(f"- {outcome.name}: the scheduler's call at {failure}")
     return "\n".join(lines) or "- none"
 
 

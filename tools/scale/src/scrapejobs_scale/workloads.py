@@ -18,6 +18,7 @@ from scrapejobs_scale.limited_ports import LimitedPorts
 from scrapejobs_scale.simulation import Deployment, Simulation
 from scrapejobs_scale.sites import tree_links
 from scrapejobs_scale.virtual_clock import VirtualClock, run_simulated
+from scrapejobs_shared.domain.monitor_checks import FINISHED_CHECKS, CheckStatus
 from scrapejobs_shared.domain.outcome_stats import FINISHED
 
 JOB_URLS = 10_000  # the most a job takes (jobspec.MAX_URLS)
@@ -45,6 +46,7 @@ class Outcome:
     lost_pushes: int
     refused_submissions: int = 0
     stalled: bool = False
+    scheduler_failures: tuple[str, ...] = ()  # Cloud Scheduler's calls refused (reconcile, tick)
 
     @property
     def pages_per_s(self) -> float:
@@ -132,6 +134,7 @@ class Workload:
             lost_pushes=pushed.lost,
             refused_submissions=sim.refused_submissions,
             stalled=sim.stalled,
+            scheduler_failures=tuple(sim.scheduler_failures),
         )
 
 
@@ -225,10 +228,17 @@ def monitored_pages(size: float, instances: int | None = None) -> Workload:
             body = {"name": f"watch {m}", "urls": urls, "schedule": {"cron": "0 * * * *"}}
             await sim.call("/v1/monitors", body, tenant=m % tenants)
         sim.start_monitor_ticks()
-        await asyncio.sleep(hours * 3600 + 120)  # the checks at the top of each hour
+        # the checks of the top of each hour (each monitor's spread over the hour's first
+        # minutes), until every one has finished, or an hour past the last one's time
         checks = sim.ports.twins.monitor_checks.checks.values()
+        await asyncio.sleep(hours * 3600)
+        for _ in range(60):
+            finished = [check for check in checks if check.status in FINISHED_CHECKS]
+            if len(finished) >= monitors * hours:
+                break
+            await asyncio.sleep(60)
         by_status = Counter(str(check.status) for check in checks)
-        if len(checks) != monitors * hours:
+        if len(checks) != monitors * hours or by_status.keys() != {CheckStatus.COMPLETED}:
             raise RuntimeError(f"{dict(by_status)}: checks of {monitors} monitors in {hours} h")
         return sorted(sim.ports.twins.store.jobs)
 

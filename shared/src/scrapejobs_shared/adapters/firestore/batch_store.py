@@ -39,7 +39,7 @@ from scrapejobs_shared.adapters.firestore.store_base import (
     TASKS,
     ClaimHandle,
     FirestoreStoreBase,
-    Stale,
+    commit_guarded,
     guarded_rounds,
     marker,
     reserved,
@@ -114,10 +114,8 @@ class FirestoreBatchStore(FirestoreStoreBase):
             queued = {TaskStatus.QUEUED: len(fresh)}
             self._counters.add(commit, job_ref, shard, queued, batch.expire_at)
             count(writes=len(fresh) + 2 + budget)
-            try:
-                await commit.commit(**self._deadline.call)
-            except (gexc.AlreadyExists, gexc.FailedPrecondition) as exc:
-                raise Stale from exc  # the batch, a page or a budget shard, written meanwhile
+            # Stale: the batch, a page or a budget shard, written meanwhile
+            await commit_guarded(commit, self._deadline.call)
             return stored
 
         result: BatchRecord | None = await guarded_rounds(attempt)

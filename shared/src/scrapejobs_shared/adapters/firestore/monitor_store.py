@@ -22,7 +22,12 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
-from scrapejobs_shared.adapters.firestore.store_base import Stale, guarded_rounds, in_transaction
+from scrapejobs_shared.adapters.firestore.store_base import (
+    Stale,
+    commit_guarded,
+    guarded_rounds,
+    in_transaction,
+)
 from scrapejobs_shared.domain.monitors import MonitorRecord, MonitorRequest, MonitorStatus
 from scrapejobs_shared.observability.store_ops import count
 
@@ -57,13 +62,11 @@ class FirestoreMonitorStore(CollectionAdapter):
             else:
                 commit.create(tally, counted)
             try:
-                await commit.commit(**self._deadline.call)
-            except gexc.FailedPrecondition as exc:  # counted meanwhile
-                raise Stale from exc
-            except gexc.AlreadyExists as exc:
-                if snap.exists:
-                    raise  # the monitor's own id
-                raise Stale from exc  # the count, made meanwhile
+                await commit_guarded(commit, self._deadline.call)  # counted meanwhile: Stale
+            except Stale as stale:
+                if snap.exists and isinstance(stale.__cause__, gexc.AlreadyExists):
+                    raise stale.__cause__ from None  # the monitor's own id
+                raise
             return True
 
         made: bool = await guarded_rounds(attempt)

@@ -13,13 +13,16 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.collection_adapter import CollectionAdapter
-from scrapejobs_shared.adapters.firestore.store_base import Stale, guarded_rounds, in_transaction
+from scrapejobs_shared.adapters.firestore.store_base import (
+    commit_guarded,
+    guarded_rounds,
+    in_transaction,
+)
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.quota_ledger import Reservation
 
@@ -72,10 +75,7 @@ class FirestoreQuotaLedger(CollectionAdapter):
                 commit.update(day_ref, day, option=guard)
             else:
                 commit.create(day_ref, day)
-            try:
-                await commit.commit(**self._deadline.call)
-            except (gexc.FailedPrecondition, gexc.AlreadyExists) as exc:
-                raise Stale from exc  # the day changed since it was read: read it again
+            await commit_guarded(commit, self._deadline.call)  # Stale: read the day again
             return granted
 
         return await guarded_rounds(attempt)

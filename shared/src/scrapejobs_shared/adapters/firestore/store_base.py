@@ -167,6 +167,16 @@ class Stale(Conflict):
     (``guarded_rounds`` reads again; it never reaches a caller)."""
 
 
+async def commit_guarded(commit: Any, call: dict[str, Any]) -> None:
+    """Commit a write guarded by what was read: a guard that fails (``FailedPrecondition``: an
+    update time moved) or a create of a document made meanwhile (``AlreadyExists``) raises
+    ``Stale``, the exception's cause saying which."""
+    try:
+        await commit.commit(**call)
+    except (gexc.FailedPrecondition, gexc.AlreadyExists) as exc:
+        raise Stale from exc
+
+
 async def guarded_rounds(attempt: Callable[[], Awaitable[T]]) -> T:
     """Run ``attempt``, a read and then a commit guarded by what it read (``last_update_time``,
     or a create for a document that was missing), raising ``Stale`` when the guard fails, until

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -173,6 +173,19 @@ async def test_a_job_of_batches_writes_what_the_layout_says(both: Both) -> None:
         await both.real.add_batch(found, max_new=5)
 
     assert await both.written(ids, add) == both.said("add_batch", found, max_new=5)
+    await both.twin.add_batch(found, max_new=5)
+
+    # a page found again (another batch of it), and a new page past a spent budget: the
+    # adapter commits nothing, and the model charges nothing (it charged a whole batch each)
+    again = replace(found, id="b10")
+    past = replace(found, id="b11", items=(BatchItem("t11-0", "http://layout.example/11/0", 91),))
+    for batch, max_new in ((again, 5), (past, 1)):
+
+        async def add_nothing(batch: BatchRecord = batch, max_new: int = max_new) -> None:
+            assert await both.real.add_batch(batch, max_new=max_new) is None
+
+        assert await both.written(ids, add_nothing) == set()
+        assert both.said("add_batch", batch, max_new=max_new) == set()
 
 
 async def test_a_job_that_holds_its_batch_writes_what_the_layout_says(both: Both) -> None:

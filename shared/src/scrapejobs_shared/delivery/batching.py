@@ -18,11 +18,10 @@ HOST_WINDOW = 2  # a job's batches of one host in the broker at once (bench/READ
 # A job's batch size when it holds batches: the same by default; 50 shortens another tenant's
 # wait on the job's host (T) for more claims and commits per page (bench/README.md, session 14)
 HELD_BATCH_SIZE = DEFAULT_BATCH_SIZE
-# A job's batches often run all at once, each claiming, settling and ending on its shard: at 64
-# shards, ten jobs of 10,000 URLs over 1,000 hosts from 200 instances (batches are by host:
-# 1,000 a job, 16 a shard) had 24 shards above one write a second (``make scale``); at 256,
-# none. A status read reads every shard: 257 documents
-# for a job of 1,024 batches or more ($0.00015 at list price).
+# A job's batches often run all at once, each claiming, settling and ending on its shard. A job
+# of 10,000 URLs has 100 batches (25 shards) at the default size; a crawl is counted for the
+# pages it may find, so one of 1,000 pages or more takes the cap (docs/scale.md, "counter
+# shards"). A status read reads every shard: 257 documents at the cap ($0.00015 at list price).
 MAX_COUNTER_SHARDS = 256
 BATCHES_PER_SHARD = 4
 

@@ -211,11 +211,16 @@ class StoreLayout:
         return chunked([job_path(job_id) for job_id in args[0]])
 
     def add_batch(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
-        """The batch, its pages' markers, its counter shard and, for a crawl's budget, the
+        """The batch, its new pages' markers, its counter shard and, for a crawl's budget, the
         budget shard its id falls on (crawl_budget.py; the next ones only at the budget's
-        end, which the model leaves out)."""
-        batch: BatchRecord = args[0]
+        end, which the model leaves out). Nothing when the adapter commits nothing: the batch
+        is there already, or no page of it is new, or the budget is spent (most of a crawl's
+        pages past its ``max_pages``: each was charged a batch and ten markers before)."""
+        requested: BatchRecord = args[0]
         max_new = kwargs.get("max_new", args[1] if len(args) > 1 else None)
+        batch = self._store.batch_to_add(requested, max_new)
+        if batch is None:
+            return []
         job = self._store.jobs.get(batch.job_id)
         tasks = [f"jobs/{batch.job_id}/tasks/{item.task_id}" for item in batch.items]
         docs = [

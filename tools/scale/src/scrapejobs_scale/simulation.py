@@ -32,6 +32,14 @@ from scrapejobs_worker.adapters import Overrides as WorkerOverrides
 from scrapejobs_worker.main import create_app as worker_app
 from scrapejobs_worker.settings import WorkerSettings
 
+RECONCILE_PATH = "/v1/maintenance/reconcile"
+REPUBLISH_PATH = "/v1/maintenance/republish"
+MONITORS_TICK_PATH = "/v1/maintenance/monitors"
+# Cloud Scheduler's maintenance calls, seconds apart, as Terraform schedules them
+# (terraform/locals.tf, maintenance_jobs; a test keeps them equal; the daily usage sum is left
+# out: no workload lasts a day)
+MAINTENANCE_EVERY_S = {RECONCILE_PATH: 300.0, REPUBLISH_PATH: 600.0, MONITORS_TICK_PATH: 60.0}
+
 
 @dataclass(frozen=True)
 class Deployment:
@@ -45,10 +53,9 @@ class Deployment:
     dispatcher_settings: dict[str, Any] = field(default_factory=dict)
     latency_s: Callable[[str], float] = lambda host: 0.05
     links: Callable[[str], list[str]] = lambda url: []  # what each simulated page links to
+    maintenance_s: dict[str, float] = field(default_factory=lambda: dict(MAINTENANCE_EVERY_S))
 
 
-RECONCILE_PATH = "/v1/maintenance/reconcile"
-MONITORS_TICK_PATH = "/v1/maintenance/monitors"
 STALLED_S = 1800.0  # no page ended for this long: the run is stuck
 SUBMIT_TRIES = 10  # a client sends a refused submission (503, 429) again after Retry-After
 
@@ -105,6 +112,8 @@ class Simulation:
         await self.workers.start(workers, self._stack)
         await self.dispatchers.start(dispatchers, self._stack)
         self._pushing = asyncio.ensure_future(self.pubsub.run())
+        for path, every_s in self.deployment.maintenance_s.items():
+            self._scheduled.append(asyncio.ensure_future(self._scheduling(path, every_s)))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -224,25 +233,13 @@ class Simulation:
         result: dict[str, Any] = answer.json()
         return result
 
-    def start_reconcile(self, every_s: float) -> None:
-        """Cloud Scheduler's maintenance call, ``POST /v1/maintenance/reconcile``, every
-        ``every_s`` (Terraform's schedule: every few minutes)."""
-        self._scheduled.append(asyncio.ensure_future(self._reconciling(every_s)))
-
-    async def _reconciling(self, every_s: float) -> None:
+    async def _scheduling(self, path: str, every_s: float) -> None:
+        """Cloud Scheduler's calls of ``path``, every ``every_s`` from the start."""
         while True:
             await asyncio.sleep(every_s)
-            done = await self._scheduled_call(RECONCILE_PATH)
-            self.reconciled += int(done.get("batches", 0))
-
-    def start_monitor_ticks(self, every_s: float = 60.0) -> None:
-        """Cloud Scheduler's ``POST /v1/maintenance/monitors``, every minute."""
-        self._scheduled.append(asyncio.ensure_future(self._ticking(every_s)))
-
-    async def _ticking(self, every_s: float) -> None:
-        while True:
-            await asyncio.sleep(every_s)
-            await self._scheduled_call(MONITORS_TICK_PATH)
+            done = await self._scheduled_call(path)
+            if path == RECONCILE_PATH:
+                self.reconciled += int(done.get("batches", 0))
 
     async def _scheduled_call(self, path: str) -> dict[str, Any]:
         """A Cloud Scheduler call: one refused is recorded, and the schedule goes on (its next

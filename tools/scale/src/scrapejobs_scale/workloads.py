@@ -14,8 +14,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from scrapejobs_scale.document_ledger import LedgerReport
+from scrapejobs_scale.garbage_collection import collected_less_often
 from scrapejobs_scale.limited_ports import LimitedPorts
-from scrapejobs_scale.simulation import Deployment, Simulation
+from scrapejobs_scale.simulation import (
+    MAINTENANCE_EVERY_S,
+    RECONCILE_PATH,
+    Deployment,
+    Simulation,
+)
 from scrapejobs_scale.sites import tree_links
 from scrapejobs_scale.virtual_clock import VirtualClock, run_simulated
 from scrapejobs_shared.domain.monitor_checks import FINISHED_CHECKS, CheckStatus
@@ -87,7 +93,8 @@ class Workload:
     def run(self) -> Outcome:
         clock = VirtualClock()
         began = time.process_time()
-        return run_simulated(self._run(clock, began), clock)
+        with collected_less_often():
+            return run_simulated(self._run(clock, began), clock)
 
     async def _run(self, clock: VirtualClock, began: float) -> Outcome:
         async with Simulation(self.deployment, clock, wrap=self.wrap) as sim:
@@ -171,14 +178,15 @@ def one_busy_host(size: float, instances: int | None = None, rps: float = 50.0) 
 
 
 def lost_pushes(size: float, instances: int | None = None, loss: float = 0.1) -> Workload:
-    """10% of pushes lost; reconcile (Cloud Scheduler's maintenance call) finds the work."""
+    """10% of pushes lost; reconcile (Cloud Scheduler's maintenance call, here every minute)
+    finds the work."""
     urls, hosts = max(1_000, round(100_000 * size)), max(10, round(1_000 * size))
 
     async def drive(sim: Simulation) -> list[str]:
-        sim.start_reconcile(every_s=60.0)
         return await submit_urls(sim, [f"https://l{n % hosts}.example/p/{n}" for n in range(urls)])
 
-    deployment = Deployment(workers=instances or 200, loss=loss)
+    maintenance = {**MAINTENANCE_EVERY_S, RECONCILE_PATH: 60.0}
+    deployment = Deployment(workers=instances or 200, loss=loss, maintenance_s=maintenance)
     return Workload(f"{loss:.0%} of pushes lost", deployment, drive)
 
 
@@ -227,7 +235,6 @@ def monitored_pages(size: float, instances: int | None = None) -> Workload:
             urls = [f"https://m{m}.example/p/{n}" for n in range(1_000)]
             body = {"name": f"watch {m}", "urls": urls, "schedule": {"cron": "0 * * * *"}}
             await sim.call("/v1/monitors", body, tenant=m % tenants)
-        sim.start_monitor_ticks()
         # the checks of the top of each hour (each monitor's spread over the hour's first
         # minutes), until every one has finished, or an hour past the last one's time
         checks = sim.ports.twins.monitor_checks.checks.values()

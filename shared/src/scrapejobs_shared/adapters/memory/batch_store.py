@@ -43,16 +43,11 @@ class MemoryBatchStore:
             existing = state.batches[batch.job_id].get(batch.id)
             if existing is not None:
                 return existing
-            known = state.results[batch.job_id]
-            fresh = [item for item in batch.items if item.task_id not in known]
-            added = state.added.get(batch.job_id, 0)
-            if max_new is not None:
-                fresh = fresh[: max(0, max_new - added)]
-            if not fresh:
+            stored = state.batch_to_add(batch, max_new)
+            if stored is None:
                 return None
-            stored = replace(batch, items=tuple(fresh), lease_until=None)
             state.batches[batch.job_id][batch.id] = stored
-            state.added[batch.job_id] = added + len(fresh)
+            state.added[batch.job_id] = state.added.get(batch.job_id, 0) + len(stored.items)
             state.mark_found(stored)
             return stored
 

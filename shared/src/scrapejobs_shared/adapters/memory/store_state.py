@@ -66,6 +66,18 @@ class MemoryStoreState:
                 counts[item.status] += 1
         return counts
 
+    def batch_to_add(self, batch: BatchRecord, max_new: int | None) -> BatchRecord | None:
+        """What ``add_batch`` would store now: the batch with its pages not found before, as
+        many as the crawl's budget has left; None when it would store nothing (the job is
+        gone, the batch is already there, no page is new or the budget is spent)."""
+        if batch.job_id not in self.jobs or batch.id in self.batches[batch.job_id]:
+            return None
+        known = self.results[batch.job_id]
+        fresh = [item for item in batch.items if item.task_id not in known]
+        if max_new is not None:
+            fresh = fresh[: max(0, max_new - self.added.get(batch.job_id, 0))]
+        return replace(batch, items=tuple(fresh), lease_until=None) if fresh else None
+
     def mark_found(self, batch: BatchRecord) -> None:
         """A crawl's pages are results (``queued``) once found: found at most once a job."""
         for item in batch.items:

@@ -15,7 +15,9 @@ from scrapejobs_shared.adapters.firestore import host_gate as host_gate_module
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.observability.store_ops import counting
+from scrapejobs_shared.politeness import host_gate as host_gate_port
 from scrapejobs_shared.politeness.host_gate import (
+    SLOT_USE,
     BreakerPolicy,
     HostGate,
     HostLimits,
@@ -31,7 +33,7 @@ LEASE = timedelta(seconds=40)
 @pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
 async def gate(request: pytest.FixtureRequest) -> AsyncIterator[HostGate]:
     if request.param == "memory":
-        yield MemoryHostGate()
+        yield MemoryHostGate(slot_use=SLOT_USE)
         return
     stack = request.getfixturevalue("stack")
     client = firestore.AsyncClient(project=stack.config.project_id)
@@ -43,9 +45,18 @@ def a_host() -> str:
     return f"http~{uuid.uuid4().hex[:12]}.example~80"
 
 
-async def take(gate: HostGate, host: str, limits: HostLimits) -> Permit | Throttle:
-    now = datetime.now(UTC)
+async def take(
+    gate: HostGate, host: str, limits: HostLimits, later: timedelta = timedelta(0)
+) -> Permit | Throttle:
+    """An acquisition now, or ``later`` (past a slot's rest: ``later=SLOT_USE``)."""
+    now = datetime.now(UTC) + later
     return await gate.acquire(host, limits, now + LEASE, now)
+
+
+@pytest.fixture
+def slots_without_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slot given back is free at once (tests of what a look reads, not of the rest)."""
+    monkeypatch.setattr(host_gate_port, "SLOT_USE", timedelta(0))
 
 
 async def test_concurrent_acquirers_get_at_most_the_limit(gate: HostGate) -> None:
@@ -56,8 +67,8 @@ async def test_concurrent_acquirers_get_at_most_the_limit(gate: HostGate) -> Non
     assert (await gate.state(host, datetime.now(UTC))).in_flight == len(permits)
     for permit in permits:
         await gate.release(permit)
-    assert (await gate.state(host, datetime.now(UTC))).in_flight == 0
-    assert isinstance(await take(gate, host, HostLimits(3)), Permit)
+    assert (await gate.state(host, datetime.now(UTC) + SLOT_USE)).in_flight == 0
+    assert isinstance(await take(gate, host, HostLimits(3), later=SLOT_USE), Permit)
 
 
 async def test_a_released_slot_can_be_taken_again(gate: HostGate) -> None:
@@ -67,7 +78,24 @@ async def test_a_released_slot_can_be_taken_again(gate: HostGate) -> None:
     busy = await take(gate, host, HostLimits(1))
     assert isinstance(busy, Throttle) and busy.reason == "concurrency"
     await gate.release(first)
-    assert isinstance(await take(gate, host, HostLimits(1)), Permit)
+    assert isinstance(await take(gate, host, HostLimits(1), later=SLOT_USE), Permit)
+
+
+async def test_a_slot_given_back_soon_after_its_take_rests_until_its_use_is_over(
+    gate: HostGate,
+) -> None:
+    """A slot's document takes at most one use (two writes) in ``SLOT_USE``: given back
+    sooner, the slot is busy until then (and counted in flight), free after."""
+    host = a_host()
+    first = await take(gate, host, HostLimits(1))
+    assert isinstance(first, Permit)
+    await gate.release(first)
+    resting = await take(gate, host, HostLimits(1))
+    assert isinstance(resting, Throttle) and resting.reason == "concurrency"
+    assert (await gate.state(host, datetime.now(UTC))).in_flight == 1
+    almost = await take(gate, host, HostLimits(1), later=SLOT_USE / 2)
+    assert isinstance(almost, Throttle)
+    assert isinstance(await take(gate, host, HostLimits(1), later=SLOT_USE), Permit)
 
 
 async def test_a_store_s_gate_keeps_no_slot_in_the_process(gate: HostGate) -> None:
@@ -79,7 +107,7 @@ async def test_a_store_s_gate_keeps_no_slot_in_the_process(gate: HostGate) -> No
     await gate.release(first)
     now = datetime.now(UTC)
     assert gate.take_warm(host, HostLimits(1), now + LEASE, now) is None
-    assert isinstance(await take(gate, host, HostLimits(1)), Permit)
+    assert isinstance(await take(gate, host, HostLimits(1), later=SLOT_USE), Permit)
 
 
 async def test_spacing_hold_and_breaker_show_in_signals(gate: HostGate) -> None:
@@ -119,7 +147,7 @@ async def test_a_fast_pace_gives_each_instant_of_its_grid_to_one_start(gate: Hos
     permits = [a for a in answers if isinstance(a, Permit)]
     assert 1 <= len(permits) <= grid.spread
     assert any(isinstance(a, Throttle) and a.reason == "rate" for a in answers)
-    state = await gate.state(host, datetime.now(UTC))
+    state = await gate.state(host, datetime.now(UTC) + SLOT_USE)  # past a given-back's rest
     assert state.in_flight == len(permits)  # a start refused its instant gave its slot back
     assert (await gate.signals(host)).next_at is None  # the host's document stays unwritten
     starts = [p.starts_at for p in permits]
@@ -192,9 +220,9 @@ async def test_warm_slots_on_firestore_are_reused_and_given_back(stack: object) 
         again = await take(warm, host, HostLimits(1))
         assert isinstance(again, Permit) and again.token == first.token  # no new write
         await warm.release(again)
-        await warm.close()
-        assert (await inner.state(host, datetime.now(UTC))).in_flight == 0
-        assert isinstance(await take(inner, host, HostLimits(1)), Permit)
+        await warm.close()  # given back: free once its use is over
+        assert (await inner.state(host, datetime.now(UTC) + SLOT_USE)).in_flight == 0
+        assert isinstance(await take(inner, host, HostLimits(1), later=SLOT_USE), Permit)
     finally:
         await warm.close()
         client.close()
@@ -207,6 +235,7 @@ async def _fill(gate: HostGate, host: str, slots: int) -> list[Permit]:
 
 
 @pytest.mark.emulators
+@pytest.mark.usefixtures("slots_without_rest")
 async def test_a_full_host_is_refused_for_a_few_reads_not_one_per_slot(
     stack: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,6 +267,7 @@ async def test_a_full_host_is_refused_for_a_few_reads_not_one_per_slot(
 
 
 @pytest.mark.emulators
+@pytest.mark.usefixtures("slots_without_rest")
 async def test_free_slots_a_look_found_are_taken_next_without_a_read(stack: object) -> None:
     client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
     holder, other = FirestoreHostGate(client), FirestoreHostGate(client)
@@ -263,6 +293,7 @@ async def test_free_slots_a_look_found_are_taken_next_without_a_read(stack: obje
 
 
 @pytest.mark.emulators
+@pytest.mark.usefixtures("slots_without_rest")
 async def test_a_spare_slot_someone_else_took_is_a_lost_race_not_a_second_holder(
     stack: object,
 ) -> None:
@@ -286,6 +317,7 @@ async def test_a_spare_slot_someone_else_took_is_a_lost_race_not_a_second_holder
 
 
 @pytest.mark.emulators
+@pytest.mark.usefixtures("slots_without_rest")
 async def test_a_host_never_seen_costs_one_read_and_a_known_one_still_works(stack: object) -> None:
     client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
     first, second = FirestoreHostGate(client), FirestoreHostGate(client)
@@ -307,6 +339,7 @@ async def test_a_host_never_seen_costs_one_read_and_a_known_one_still_works(stac
 
 
 @pytest.mark.emulators
+@pytest.mark.usefixtures("slots_without_rest")
 async def test_a_smaller_limit_never_gets_a_slot_beyond_it(stack: object) -> None:
     client = firestore.AsyncClient(project=stack.config.project_id)  # type: ignore[attr-defined]
     gate = FirestoreHostGate(client)
@@ -325,6 +358,7 @@ async def test_a_smaller_limit_never_gets_a_slot_beyond_it(stack: object) -> Non
 
 
 @pytest.mark.emulators
+@pytest.mark.usefixtures("slots_without_rest")
 async def test_free_slots_beyond_a_smaller_limit_do_not_hide_one_under_it(
     stack: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:

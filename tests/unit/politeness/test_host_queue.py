@@ -45,7 +45,7 @@ async def test_lanes_ask_one_at_a_time_and_back_off_while_the_host_is_full() -> 
     gate = CountingGate()
     limits = HostLimits(concurrency=8)
     for slot in range(8):  # another instance holds every slot
-        gate.slots[(HOST, slot)] = (datetime.now(UTC) + timedelta(minutes=5), -1)
+        gate.occupy(HOST, slot, datetime.now(UTC) + timedelta(minutes=5))
     polite = politeness(gate, max_wait_s=1.5)
 
     results = await asyncio.gather(*(polite.admit(HOST, limits, LEASE) for _ in range(8)))
@@ -77,7 +77,7 @@ async def test_a_permit_given_back_goes_to_a_waiting_lane_at_once() -> None:
 async def test_no_wait_means_at_most_one_ask() -> None:
     gate = CountingGate()
     limits = HostLimits(concurrency=1)
-    gate.slots[(HOST, 0)] = (datetime.now(UTC) + timedelta(minutes=5), -1)
+    gate.occupy(HOST, 0, datetime.now(UTC) + timedelta(minutes=5))
     polite = politeness(gate, max_wait_s=0.0)
     assert isinstance(await polite.admit(HOST, limits, LEASE), Throttle)
     assert gate.asks == 1

@@ -138,7 +138,7 @@ async def test_a_warm_slot_whose_lease_cannot_cover_a_fetch_is_replaced() -> Non
 async def test_a_warm_slot_numbered_beyond_a_jobs_concurrency_is_not_used_for_it() -> None:
     shared = MemoryHostGate()
     gate, _, clock = build(shared)
-    shared.slots[(HOST, 0)] = (clock() + timedelta(hours=1), -1)  # someone else holds slot 0
+    shared.occupy(HOST, 0, clock() + timedelta(hours=1))  # someone else holds slot 0
     wide = await acquire(gate, clock, concurrency=8)
     assert isinstance(wide, Permit) and wide.slot == 1
     await gate.release(wide)

@@ -328,7 +328,7 @@ async def test_503_without_retry_after_is_an_ordinary_failure(store) -> None:
 async def test_busy_host_defers_the_task_untouched(store) -> None:
     await setup_job(store, job(per_host_concurrency=1))
     gate, publisher = MemoryHostGate(), MemoryTaskPublisher()
-    gate.slots[("http~a.example~80", 0)] = (NOW + timedelta(seconds=30), -1)
+    gate.occupy("http~a.example~80", 0, NOW + timedelta(seconds=30))
     processor = build_processor(
         store, ScriptedFetcher(200), lambda: NOW, gate=gate, publisher=publisher
     )

@@ -64,6 +64,14 @@ class PausedHost:
 
 
 PAUSE_AFTER = timedelta(seconds=5)  # a hold shorter than this is ordinary pacing
+# A slot's document takes at most one use (its take and its give-back: two writes) in this
+# long, so that none goes above Firestore's sustained write a second: a slot given back sooner
+# after its take rests until then (a look at any 10 s then finds at most 4 takes and 5
+# give-backs; at 2 s it could find 5 and 6). A process keeping a slot warm for fetch after
+# fetch never waits for it; a host whose pages are spread one by one over many instances gets
+# at most ``concurrency`` fresh takes in this long (``make scale``: the one-URL jobs of 100
+# tenants over 200 instances, and monitors' short batches, had slot documents refusing writes)
+SLOT_USE = timedelta(seconds=2.5)
 HOST_KEY_SCHEMES = ("http~", "https~")  # how a host key begins (host_key.py)
 
 
@@ -89,7 +97,8 @@ class HostGate(Protocol):
         store is never asked here, so callers need not take turns for it as for
         :meth:`acquire`."""
 
-    async def release(self, permit: Permit) -> None: ...
+    async def release(self, permit: Permit) -> None:
+        """Give the slot back: free at once, or once ``SLOT_USE`` has passed since its take."""
 
     async def take_instant(
         self, host: str, limits: HostLimits, now: datetime

@@ -49,6 +49,7 @@ from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionR
 from scrapejobs_shared.adapters.memory.tenant_proxies import MemoryTenantProxies
 from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
+from scrapejobs_shared.politeness.host_gate import SLOT_USE
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, Contended
 
 
@@ -70,7 +71,7 @@ class Twins:
         checks = MemoryMonitorChecks()
         return cls(
             store,
-            MemoryHostGate(random_slots=True),
+            MemoryHostGate(random_slots=True, slot_use=SLOT_USE),
             MemoryHeldBatches(store),
             MemoryQuotaLedger(),
             MemoryIdempotencyKeys(),

@@ -26,8 +26,10 @@ class HostView(BaseModel):
     next_request_at: datetime | None = Field(description="Earliest start of the next fetch")
     consecutive_failures: int
     in_flight: int = Field(
-        description="Slots held right now across all workers: fetches in flight, and slots a "
-        "worker keeps warm for its next fetch to the host (given back after 1 s idle)"
+        description="Slots held right now across all workers: fetches in flight, slots a "
+        "worker keeps warm for its next fetch to the host (given back after 1 s idle), and "
+        "slots given back within 2.5 s of their take, which rest until then (a slot's "
+        "document takes about one write a second)"
     )
 
 

@@ -8,10 +8,11 @@ each other's documents, and writes spread over the slot documents.
 
 When the random slot is busy, the other slots are looked at. Once this instance has seen every
 slot document of a host exist, that is one query for free slots (``lease_until`` in the past: a
-released slot's is the epoch), which Firestore bills as the documents it returns, at least one:
-refusing a host whose slots are all held costs 3 reads (the host document, the random slot, the
-query) instead of 2 + its slot count. A host this instance found full within ``FULL_FOR`` (its
-lanes wait and ask again) is queried at once, without the random slot: 2 reads per refusal.
+released slot's is its take's time plus ``SLOT_USE``, host_gate.py), which Firestore bills as
+the documents it returns, at least one: refusing a host whose slots are all held costs 3 reads
+(the host document, the random slot, the query) instead of 2 + its slot count. A host this
+instance found full within ``FULL_FOR`` (its lanes wait and ask again) is queried at once,
+without the random slot: 2 reads per refusal.
 The first look at a host this instance never touched reads only the host document and creates a
 random slot blindly (a new host has no slot documents; if that one exists, the create fails and
 the usual looks follow). A look that finds several free slots keeps the others for
@@ -20,8 +21,8 @@ the usual looks follow). A look that finds several free slots keeps the others f
 is just a lost race), trusting the host document read with them for as long, as warm slots do.
 Until every slot document is known to exist, again every ``COMPLETE_FOR`` (so that a slot
 document deleted by its TTL is noticed), and when the query's free slots are all beyond a job's
-smaller limit, the look reads every slot document. (A slot released before releases wrote the
-epoch has no lease at all: the random look finds it.)
+smaller limit, the look reads every slot document. (A slot released before releases wrote a
+lease has none at all: the random look finds it.)
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ RETENTION = timedelta(days=7)
 PROBE_SLOTS = 1  # one random slot first: with warm slots a fresh take is rare, and a read
 # of a document is the emulator's most expensive operation (measured: bench/README.md)
 LOST_RACE = (gexc.FailedPrecondition, gexc.AlreadyExists, gexc.NotFound, gexc.Aborted)
-FREE = datetime(1970, 1, 1, tzinfo=UTC)  # a released slot's lease_until: in every query's past
 FREE_QUERY_LIMIT = 4  # free slots one query returns: lost races try the next
 COMPLETE_FOR = timedelta(minutes=5)  # how long "every slot document exists" is trusted
 COMPLETE_HOSTS_KEPT = 4096  # hosts remembered as complete or full, most recent first
@@ -291,12 +291,15 @@ class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
         return instant.start
 
     async def release(self, permit: gate.Permit) -> None:
+        """The slot's lease ends ``SLOT_USE`` after its take (the token: the take's update
+        time), or at once when that has passed: a slot's document takes one use at most in
+        that long (two writes)."""
         option = self._client.write_option(last_update_time=permit.token)
         # A lost race means our lease lapsed and someone else holds the slot now.
         with contextlib.suppress(*LOST_RACE):
             count(writes=1)
             await self._slot(permit.host, permit.slot).update(
-                {"lease_until": FREE}, option=option, **self._deadline.call
+                {"lease_until": _rests_until(permit.token)}, option=option, **self._deadline.call
             )
 
     async def record_success(self, permit: gate.Permit, now: datetime) -> None:
@@ -446,6 +449,11 @@ def _signals(host_snap: Any) -> gate.HostSignals:
 
 def _slot_number(doc_id: str) -> int | None:
     return int(doc_id) if doc_id.isdigit() else None
+
+
+def _rests_until(taken_at: datetime) -> datetime:
+    """When a slot taken at ``taken_at`` and given back now is free (in the past: at once)."""
+    return datetime.fromtimestamp(taken_at.timestamp(), UTC) + gate.SLOT_USE
 
 
 def _is_free(snap: Any, now: datetime) -> bool:

@@ -13,10 +13,16 @@ from scrapejobs_shared.politeness.pace_grid import PaceGrid
 class MemoryHostGate(gate.StoreSlots):
     """Free slots are taken lowest first (tests can say which one comes), or with
     ``random_slots`` in random order, as the Firestore gate takes them (the scale
-    simulation: a few low slots taking every write would be hot where Firestore's are not)."""
+    simulation: a few low slots taking every write would be hot where Firestore's are not).
+    A slot given back rests until ``slot_use`` after its take: ``host_gate.SLOT_USE`` as the
+    Firestore gate's (the contract tests, the scale simulation); 0 by default, for unit tests
+    of a process's own turns, which hand slots back and forth faster than a document takes."""
 
-    def __init__(self, random_slots: bool = False) -> None:
-        self.slots: dict[tuple[str, int], tuple[datetime, int]] = {}
+    def __init__(self, random_slots: bool = False, slot_use: timedelta = timedelta(0)) -> None:
+        self._slot_use = slot_use
+        # (host, slot) → (lease until, token, taken at)
+        self.slots: dict[tuple[str, int], tuple[datetime, int, datetime]] = {}
+        self.resting: dict[tuple[str, int], datetime] = {}  # given back, free from then
         self.next_at: dict[str, datetime] = {}
         self.open_until: dict[str, datetime] = {}
         self.failures: dict[str, int] = {}
@@ -26,6 +32,10 @@ class MemoryHostGate(gate.StoreSlots):
         self.paces: dict[tuple[str, int], datetime] = {}  # (host, shard) → its next instant
         self._tokens = itertools.count()
         self._rng = random.Random() if random_slots else None
+
+    def occupy(self, host: str, slot: int, until: datetime) -> None:
+        """Tests: another instance holds ``slot`` of ``host`` until ``until``."""
+        self.slots[(host, slot)] = (until, -1, until)
 
     async def acquire(
         self, host: str, limits: gate.HostLimits, lease_until: datetime, now: datetime
@@ -39,11 +49,11 @@ class MemoryHostGate(gate.StoreSlots):
             self._rng.shuffle(slots)
         for slot in slots:
             held = self.slots.get((host, slot))
-            if held is None or held[0] <= now:
+            if (held is None or held[0] <= now) and self.resting.get((host, slot), now) <= now:
                 if grid is not None:
                     return self._on_grid(host, grid, slot, lease_until, now)
                 token = next(self._tokens)
-                self.slots[(host, slot)] = (lease_until, token)
+                self.slots[(host, slot)] = (lease_until, token, now)
                 if limits.min_interval_s:
                     start = max(now, next_at or now)
                     self.next_at[host] = start + timedelta(seconds=limits.min_interval_s)
@@ -59,7 +69,7 @@ class MemoryHostGate(gate.StoreSlots):
         if isinstance(starts_at, gate.Throttle):
             return starts_at
         token = next(self._tokens)
-        self.slots[(host, slot)] = (lease_until, token)
+        self.slots[(host, slot)] = (lease_until, token, now)
         failures = self.failures.get(host, 0)
         return gate.Permit(host, slot, token, failures, starts_at=starts_at)
 
@@ -80,6 +90,7 @@ class MemoryHostGate(gate.StoreSlots):
         held = self.slots.get((permit.host, permit.slot))
         if held is not None and held[1] == permit.token:
             del self.slots[(permit.host, permit.slot)]
+            self.resting[(permit.host, permit.slot)] = held[2] + self._slot_use
 
     async def record_success(self, permit: gate.Permit, now: datetime) -> None:
         self.failures[permit.host] = 0
@@ -105,7 +116,9 @@ class MemoryHostGate(gate.StoreSlots):
         )
 
     async def state(self, host: str, now: datetime) -> gate.HostState:
-        in_flight = sum(1 for (h, _), (lease, _) in self.slots.items() if h == host and lease > now)
+        held = [lease for (h, _), (lease, _, _) in self.slots.items() if h == host]
+        resting = [until for (h, _), until in self.resting.items() if h == host]
+        in_flight = sum(1 for until in held + resting if until > now)  # as Firestore counts
         return gate.HostState(
             host,
             self.next_at.get(host),

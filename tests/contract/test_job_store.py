@@ -843,6 +843,22 @@ async def test_a_settle_after_a_cancel_sees_it(store: Store) -> None:
     assert stored is not None and stored.status is JobStatus.CANCELLED
 
 
+async def test_a_claimed_batch_hears_of_a_cancel_by_a_read_without_writing(store: Store) -> None:
+    """A batch with nothing to record asks whether its job was cancelled (its counter shard,
+    marked by the cancel), and the ask writes nothing: its next settle still holds its claim."""
+    job, batches = await a_job(store, 9, batch_size=1)  # several counter shards
+    now = datetime.now(UTC)
+    claims = [await claim(store, batch, now) for batch in batches[:3]]
+    with counting() as ops:
+        assert not any([await store.cancel_heard(c.handle) for c in claims])
+    assert ops.writes == 0
+    assert await store.cancel_job(job.id, now)
+    assert all([await store.cancel_heard(c.handle) for c in claims])
+    [task_id] = ids(batches[0])
+    settled = await store.settle(claims[0].handle, [ended(task_id, TaskStatus.CANCELLED)], now)
+    assert settled.cancelled and settled.finished == (task_id,)
+
+
 async def test_an_ended_job_cannot_be_cancelled(store: Store) -> None:
     job, [batch] = await a_job(store, 1)
     now = datetime.now(UTC)

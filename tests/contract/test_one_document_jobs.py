@@ -168,6 +168,23 @@ async def test_a_cancel_before_the_claim_outdates_the_token(store: Store) -> Non
     assert stored is not None and stored.status is JobStatus.CANCELLED
 
 
+async def test_a_job_s_own_batch_hears_of_a_cancel_by_a_read(store: Store) -> None:
+    """A job that holds its batch: the ask reads the job's document, and writes nothing (the
+    claim's settle after it is still the claim's)."""
+    job, batch, claim, now = await first_claimed(store)
+    [task_id] = [item.task_id for item in batch.items]
+    with counting() as ops:
+        assert not await store.cancel_heard(claim.handle)
+    assert ops.writes == 0
+    settled = await store.settle(claim.handle, [], now, now + LEASE)  # still its claim's
+    assert not settled.cancelled
+    assert await store.cancel_job(job.id, now)
+    assert await store.cancel_heard(settled.handle)
+    cancelled = FinishTask(task_id, TaskOutcome(TaskStatus.CANCELLED))
+    last = await store.settle(settled.handle, [cancelled], now, now)
+    assert last.cancelled and last.finished == (task_id,)
+
+
 async def test_a_cancel_racing_the_settle_keeps_the_job_cancelled(store: Store) -> None:
     """A cancel between the claim and the settle: the settle's guarded write fails, the
     settle is decided again, records the result, and the job stays cancelled."""

@@ -138,6 +138,12 @@ class BatchStore(Protocol):
         lease (an empty ``changes`` just renews it). ``beat``: the worker's report, written
         with the changes (not written when this raises)."""
 
+    async def cancel_heard(self, handle: object) -> bool:
+        """Whether the claimed batch's job was cancelled, by a read, with no write: a batch
+        with nothing to record hears of a cancel so between the settles that renew its lease
+        (a waiting batch's settle every interval was two writes a second, on its document and
+        its counter shard: ``make scale``)."""
+
     async def claim_together(
         self, claims: Sequence[JointClaim], now: datetime, lease_until: datetime
     ) -> list[ClaimResult]:

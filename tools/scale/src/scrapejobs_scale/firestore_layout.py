@@ -122,6 +122,7 @@ class StoreLayout:
             "has_open_tasks": lambda args, kwargs: shards(args[0]),
             "get_task": lambda args, kwargs: 1,
             "claim_batch": lambda args, kwargs: 0 if self._holds(args[0].job_id) else 1,
+            "cancel_heard": lambda args, kwargs: 1,
             "close_batch": lambda args, kwargs: 1,
             "set_job_status": lambda args, kwargs: 1,
             "cancel_job": lambda args, kwargs: 1 + shards(args[0]),

@@ -1,8 +1,13 @@
 """Writing one claimed batch's task changes: buffered and committed together, at least every
-``interval_s`` while the batch runs and once at the end. Each commit makes the finished results
-visible, renews the batch's lease (dropped at the end) and tells the batch whether its job was
-cancelled, so a running batch stops starting tasks within ``interval_s`` of a cancel, whether
-or not any of its tasks has finished yet.
+``interval_s`` while the batch runs and there is something to record, and once at the end.
+Each commit makes the finished results visible, renews the batch's lease (dropped at the end)
+and tells the batch whether its job was cancelled. A batch with nothing to record (its lanes
+wait for a host's slots, or fetch slow pages) reads whether its job was cancelled every
+``interval_s`` instead, and commits only to renew its lease, every third of it: a waiting
+batch's commit every second had been two writes a second on its document and its counter
+shard, or on its job's document (``make scale``: a crawl's waiting batches, one-URL jobs
+waiting for their host). So a running batch stops starting tasks within ``interval_s`` of a
+cancel, whether or not any of its tasks has finished yet.
 
 One recorder per delivery, and it is the only writer of its batch, so its commits are blind
 writes guarded by the batch's last update time (see the store port). A commit also carries the
@@ -82,14 +87,22 @@ class BatchRecorder:
                 await asyncio.sleep(OUTAGE_RETRY_S)
 
     async def _tick(self) -> None:
-        every_s = min(self._interval_s, self._lease.total_seconds() / 3)
+        renew_s = self._lease.total_seconds() / 3
+        every_s = min(self._interval_s, renew_s)
+        last_look = time.monotonic()
         while True:
             await asyncio.sleep(every_s / 4)
-            if time.monotonic() - self._last_write >= every_s:
-                try:
+            now = time.monotonic()
+            if min(now - self._last_write, now - last_look) < every_s:
+                continue
+            try:
+                if self._pending or now - self._last_write >= renew_s:
                     await self._write(lease_until_s=self._lease.total_seconds())
-                except Exception:
-                    log.warning("batch write failed; retrying at the next tick", exc_info=True)
+                else:  # nothing to record: a read for a cancel, no write
+                    last_look = now
+                    self.cancelled = self.cancelled or await self._store.cancel_heard(self._handle)
+            except Exception:
+                log.warning("batch write failed; retrying at the next tick", exc_info=True)
 
     async def _write(self, lease_until_s: float) -> None:
         async with self._lock:

@@ -218,6 +218,17 @@ class FirestoreBatchStore(FirestoreStoreBase):
             await FirestoreWorkerDirectory(self._client, self._deadline).report(beat)
         return settled
 
+    async def cancel_heard(self, handle: object) -> bool:
+        """The job's document for a job that holds its batch, else the batch's counter shard
+        (a cancel marks every shard): one read."""
+        assert isinstance(handle, ClaimHandle), "cancel_heard takes the handle of a claim"
+        job_ref = self._job_ref(handle.batch.job_id)
+        if not handle.in_job:
+            return await self._counters.cancel_mark(job_ref, handle.shard)
+        count(reads=1)
+        snap = await job_ref.get(field_paths=["status"], **self._deadline.call)
+        return bool(snap.exists and snap.get("status") == JobStatus.CANCELLED.value)
+
     async def _commit_settled(
         self, handle: ClaimHandle, applied: Applied, now: datetime, beat: WorkerBeat | None
     ) -> Settled:

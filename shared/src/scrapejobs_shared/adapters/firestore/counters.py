@@ -114,6 +114,14 @@ class ShardedCounters:
         open_count = sum(int(values[name].integer_value) for name in OPEN_FIELDS)
         return ShardAfter(open_count, bool(int(values[CANCEL_MARK].integer_value)))
 
+    async def cancel_mark(self, job_ref: Any, index: int) -> bool:
+        """Whether shard ``index`` carries the job's cancel mark (one read)."""
+        count(reads=1)
+        snap = await self._shard(job_ref, index).get(
+            field_paths=[CANCEL_MARK], **self._deadline.call
+        )
+        return bool(snap.exists and (snap.to_dict() or {}).get(CANCEL_MARK))
+
     def mark_cancelled(self, writer: Any, job_ref: Any, shards: int, expire_at: datetime) -> None:
         for index in range(shards):
             mark = {CANCEL_MARK: 1, "expire_at": expire_at}

@@ -110,6 +110,7 @@ class FirestoreJobStore(FirestoreStoreBase):
     claim_batch = Part("_claims", FirestoreJointClaims.claim_batch)
     claim_together = Part("_claims", FirestoreJointClaims.claim_together)
     settle = Part("_batch_store", FirestoreBatchStore.settle)
+    cancel_heard = Part("_batch_store", FirestoreBatchStore.cancel_heard)
     close_batch = Part("_batch_store", FirestoreBatchStore.close_batch)
     add_batch = Part("_batch_store", FirestoreBatchStore.add_batch)
     reopen = Part("_batch_store", FirestoreBatchStore.reopen)

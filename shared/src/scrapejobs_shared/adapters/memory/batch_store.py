@@ -139,6 +139,11 @@ class MemoryBatchStore:
             open_left = any(b.open_items for b in state.batches[handle.job_id].values())
             return replace(settled, job_may_be_done=not open_left)
 
+    async def cancel_heard(self, handle: object) -> bool:
+        assert isinstance(handle, Handle), "cancel_heard takes the handle of a claim"
+        job = self._state.jobs.get(handle.job_id)
+        return job is not None and job.status is JobStatus.CANCELLED
+
     def _completed(self, settled: Settled, now: datetime) -> Settled:
         """A job that holds its batch, whose last task this settle closed: completed by the
         same write (while it runs)."""

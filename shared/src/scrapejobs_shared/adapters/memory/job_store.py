@@ -49,6 +49,7 @@ class MemoryJobStore(MemoryStoreState):
     claim_batch = Part("_batch_store", MemoryBatchStore.claim_batch)
     claim_together = Part("_batch_store", MemoryBatchStore.claim_together)
     settle = Part("_batch_store", MemoryBatchStore.settle)
+    cancel_heard = Part("_batch_store", MemoryBatchStore.cancel_heard)
     close_batch = Part("_batch_store", MemoryBatchStore.close_batch)
     list_tasks = Part("_results", MemoryTaskResults.list_tasks)
     get_task = Part("_results", MemoryTaskResults.get_task)

@@ -19,17 +19,21 @@ HOST_WINDOW = 2  # a job's batches of one host in the broker at once (bench/READ
 # wait on the job's host (T) for more claims and commits per page (bench/README.md, session 14)
 HELD_BATCH_SIZE = DEFAULT_BATCH_SIZE
 # A job's batches often run all at once, each claiming, settling and ending on its shard. A job
-# of 10,000 URLs has 100 batches (25 shards) at the default size; a crawl is counted for the
-# pages it may find, so one of 1,000 pages or more takes the cap (docs/scale.md, "counter
+# of 10,000 URLs has 100 batches (100 shards) at the default size; a crawl is counted for the
+# pages it may find, so one of 256 pages or more takes the cap (docs/scale.md, "counter
 # shards"). A status read reads every shard: 257 documents at the cap ($0.00015 at list price).
 MAX_COUNTER_SHARDS = 256
-BATCHES_PER_SHARD = 4
+# A shard a batch: a running batch commits about once a second while it has results to record,
+# so two batches running at once on one shard take it to two writes a second (``make scale``:
+# a monitor's check of 1,000 pages is two batches of 500, which had one shard, at 1.3 writes a
+# second over 10 s; at four batches a shard, as before, and at two, the same)
+BATCHES_PER_SHARD = 1
 
 
 def shards_for(batches: int, crawl_pages: int = 0) -> int:
-    """Counter shards for a job of this many batches: each shard takes the commits of a few
-    batches (a batch commits about twice: its claim and its results), at most
-    ``MAX_COUNTER_SHARDS`` (a status read costs one document read per shard). A crawl starts
+    """Counter shards for a job of this many batches: each shard takes the commits of
+    ``BATCHES_PER_SHARD`` batches (one), at most ``MAX_COUNTER_SHARDS`` (a status read costs
+    one document read per shard). A crawl starts
     with one batch and finds the rest, each page's new links a batch of their own: its shards
     are counted for up to ``crawl_pages`` batches (``make scale``: a crawl of 500 pages on one
     shard refused 13,546 commits there and did not finish)."""

@@ -102,7 +102,7 @@ class BatchRecorder:
                     last_look = now
                     self.cancelled = self.cancelled or await self._store.cancel_heard(self._handle)
             except Exception:
-                log.warning("batch write failed; retrying at the next tick", exc_info=True)
+                log.warning("batch commit or read failed; again at the next tick", exc_info=True)
 
     async def _write(self, lease_until_s: float) -> None:
         async with self._lock:

@@ -71,7 +71,7 @@ async def stats_when(
         await asyncio.sleep(0.2)
 
 
-STILL_S = 2.5  # longer than a process's statistics interval (SCRAPEJOBS_STATS_EVERY_S, 1.25 s)
+STILL_S = 2.5  # longer than a process's statistics interval (SCRAPEJOBS_STATS_EVERY_S, 1.5 s)
 
 
 def steady(read: Callable[[], T], timeout_s: float = 30.0) -> T:

@@ -43,13 +43,14 @@ class CommonSettings(BaseSettings):
         "seconds; past it an API request answers 503 dependency_unavailable",
     )
     stats_every_s: float = Field(
-        default=1.25,
+        default=1.5,
         ge=0,
         le=60,
         description="How often a process writes its outcome statistics (one document per tenant "
         "and 5-minute slot, each at most once in this many seconds: Firestore's ~1 write a "
-        "second a document); a batch's end writes at once while two writes are in hand, so a "
-        "document takes at most 10 writes in any 10 s at 1.25. 0: at every settle",
+        "second a document); a batch's end writes at once while writes are in hand (3, one "
+        "more each interval), so a document takes at most 10 writes in any 10 s at 1.5. 0: at "
+        "every settle",
     )
     retention_days: int = Field(default=30, ge=1, le=3650, description="TTL of jobs and results")
     files_bucket: str = Field(

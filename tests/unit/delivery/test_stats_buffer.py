@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.config.settings import CommonSettings
 from scrapejobs_shared.delivery import stats_buffer
 from scrapejobs_shared.delivery.stats_buffer import BURST, KEEP, StatsBuffer
 from scrapejobs_shared.domain.outcome_stats import SLOT, Histogram, Totals, slot_of
@@ -72,6 +73,22 @@ async def test_batch_ends_put_at_once_in_a_burst_then_on_a_timer_never_waiting()
     assert len(writes.puts) == BURST + 1
     assert writes.puts[-1][2][0].totals.count(TaskStatus.SUCCEEDED) == BURST + 1
     assert writes.puts[-1][0] - writes.puts[0][0] >= 0.25  # no faster than the burst allows
+
+
+async def test_a_busy_process_s_document_takes_at_most_ten_puts_in_any_ten_seconds() -> None:
+    """At the default interval, on a clock ten times faster: batches ending every 10 ms and
+    settles between them for 2 "10 s" windows; no window of 1 s (10 s) holds more than 10 puts
+    (Firestore's about one write a second a document; at 5 in hand and 1 s, 15 did)."""
+    every_s = CommonSettings.model_fields["stats_every_s"].default / 10
+    writes = Writes()
+    buffer = StatsBuffer(writes, every_s=every_s, source="p1")
+    for n in range(200):
+        await buffer.record("t1", AT, succeeded(1), ends=n % 2 == 0)
+        await asyncio.sleep(0.01)
+    await buffer.flush()
+    times = [at for at, _, _ in writes.puts]
+    busiest = max(sum(1 for t in times if start <= t < start + 1.0) for start in times)
+    assert 3 <= busiest <= 10  # the burst at least; never the 15 of 5 in hand and 1 s
 
 
 async def test_batches_that_end_together_share_a_put() -> None:

@@ -928,7 +928,7 @@ variable "worker_per_host_rps" {
 
 variable "worker_warm_slot_idle_s" {
   type        = number
-  description = "How long a worker keeps a host slot for its next fetch to that host after a fetch (SCRAPEJOBS_WARM_SLOT_IDLE_S); 0 gives slots back at once (a slot given back within 2.5 s of its take rests until then). With cpu_idle, an idle instance gives them back at its next request or when their lease ends (<= fetch timeout + 30 s)."
+  description = "How long a worker keeps a host slot for its next fetch to that host after a fetch (SCRAPEJOBS_WARM_SLOT_IDLE_S); 0 gives slots back at once (a slot takes at most 4 takes in any 10 s, then rests). With cpu_idle, an idle instance gives them back at its next request or when their lease ends (<= fetch timeout + 30 s)."
   default     = 1
 
   validation {

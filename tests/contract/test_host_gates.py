@@ -17,7 +17,8 @@ from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.observability.store_ops import counting
 from scrapejobs_shared.politeness import host_gate as host_gate_port
 from scrapejobs_shared.politeness.host_gate import (
-    SLOT_USE,
+    SLOT_TAKES,
+    SLOT_WINDOW,
     BreakerPolicy,
     HostGate,
     HostLimits,
@@ -33,7 +34,7 @@ LEASE = timedelta(seconds=40)
 @pytest.fixture(params=["memory", pytest.param("firestore", marks=pytest.mark.emulators)])
 async def gate(request: pytest.FixtureRequest) -> AsyncIterator[HostGate]:
     if request.param == "memory":
-        yield MemoryHostGate(slot_use=SLOT_USE)
+        yield MemoryHostGate(rests=True)
         return
     stack = request.getfixturevalue("stack")
     client = firestore.AsyncClient(project=stack.config.project_id)
@@ -48,7 +49,7 @@ def a_host() -> str:
 async def take(
     gate: HostGate, host: str, limits: HostLimits, later: timedelta = timedelta(0)
 ) -> Permit | Throttle:
-    """An acquisition now, or ``later`` (past a slot's rest: ``later=SLOT_USE``)."""
+    """An acquisition now, or ``later`` (past a slot's rest: ``later=SLOT_WINDOW``)."""
     now = datetime.now(UTC) + later
     return await gate.acquire(host, limits, now + LEASE, now)
 
@@ -56,7 +57,7 @@ async def take(
 @pytest.fixture
 def slots_without_rest(monkeypatch: pytest.MonkeyPatch) -> None:
     """A slot given back is free at once (tests of what a look reads, not of the rest)."""
-    monkeypatch.setattr(host_gate_port, "SLOT_USE", timedelta(0))
+    monkeypatch.setattr(host_gate_port, "SLOT_WINDOW", timedelta(0))
 
 
 async def test_concurrent_acquirers_get_at_most_the_limit(gate: HostGate) -> None:
@@ -67,8 +68,8 @@ async def test_concurrent_acquirers_get_at_most_the_limit(gate: HostGate) -> Non
     assert (await gate.state(host, datetime.now(UTC))).in_flight == len(permits)
     for permit in permits:
         await gate.release(permit)
-    assert (await gate.state(host, datetime.now(UTC) + SLOT_USE)).in_flight == 0
-    assert isinstance(await take(gate, host, HostLimits(3), later=SLOT_USE), Permit)
+    assert (await gate.state(host, datetime.now(UTC))).in_flight == 0
+    assert isinstance(await take(gate, host, HostLimits(3)), Permit)
 
 
 async def test_a_released_slot_can_be_taken_again(gate: HostGate) -> None:
@@ -78,24 +79,26 @@ async def test_a_released_slot_can_be_taken_again(gate: HostGate) -> None:
     busy = await take(gate, host, HostLimits(1))
     assert isinstance(busy, Throttle) and busy.reason == "concurrency"
     await gate.release(first)
-    assert isinstance(await take(gate, host, HostLimits(1), later=SLOT_USE), Permit)
+    assert isinstance(await take(gate, host, HostLimits(1)), Permit)
 
 
-async def test_a_slot_given_back_soon_after_its_take_rests_until_its_use_is_over(
+async def test_a_slot_s_takes_beyond_its_burst_rest_until_the_oldest_is_a_window_old(
     gate: HostGate,
 ) -> None:
-    """A slot's document takes at most one use (two writes) in ``SLOT_USE``: given back
-    sooner, the slot is busy until then (and counted in flight), free after."""
+    """A slot's document takes at most ``SLOT_TAKES`` takes in ``SLOT_WINDOW``: that many
+    take and give back at once; given back after the last of them, the slot is busy (and
+    counted in flight) until the first is ``SLOT_WINDOW`` old, free after."""
     host = a_host()
-    first = await take(gate, host, HostLimits(1))
-    assert isinstance(first, Permit)
-    await gate.release(first)
+    for _ in range(SLOT_TAKES):
+        permit = await take(gate, host, HostLimits(1))
+        assert isinstance(permit, Permit)
+        await gate.release(permit)
     resting = await take(gate, host, HostLimits(1))
     assert isinstance(resting, Throttle) and resting.reason == "concurrency"
     assert (await gate.state(host, datetime.now(UTC))).in_flight == 1
-    almost = await take(gate, host, HostLimits(1), later=SLOT_USE / 2)
+    almost = await take(gate, host, HostLimits(1), later=SLOT_WINDOW - timedelta(seconds=2))
     assert isinstance(almost, Throttle)
-    assert isinstance(await take(gate, host, HostLimits(1), later=SLOT_USE), Permit)
+    assert isinstance(await take(gate, host, HostLimits(1), later=SLOT_WINDOW), Permit)
 
 
 async def test_a_store_s_gate_keeps_no_slot_in_the_process(gate: HostGate) -> None:
@@ -107,7 +110,7 @@ async def test_a_store_s_gate_keeps_no_slot_in_the_process(gate: HostGate) -> No
     await gate.release(first)
     now = datetime.now(UTC)
     assert gate.take_warm(host, HostLimits(1), now + LEASE, now) is None
-    assert isinstance(await take(gate, host, HostLimits(1), later=SLOT_USE), Permit)
+    assert isinstance(await take(gate, host, HostLimits(1)), Permit)
 
 
 async def test_spacing_hold_and_breaker_show_in_signals(gate: HostGate) -> None:
@@ -147,7 +150,8 @@ async def test_a_fast_pace_gives_each_instant_of_its_grid_to_one_start(gate: Hos
     permits = [a for a in answers if isinstance(a, Permit)]
     assert 1 <= len(permits) <= grid.spread
     assert any(isinstance(a, Throttle) and a.reason == "rate" for a in answers)
-    state = await gate.state(host, datetime.now(UTC) + SLOT_USE)  # past a given-back's rest
+    # past the rest of a slot that a new host's few slot documents gave four refused starts
+    state = await gate.state(host, datetime.now(UTC) + SLOT_WINDOW)
     assert state.in_flight == len(permits)  # a start refused its instant gave its slot back
     assert (await gate.signals(host)).next_at is None  # the host's document stays unwritten
     starts = [p.starts_at for p in permits]
@@ -220,9 +224,9 @@ async def test_warm_slots_on_firestore_are_reused_and_given_back(stack: object) 
         again = await take(warm, host, HostLimits(1))
         assert isinstance(again, Permit) and again.token == first.token  # no new write
         await warm.release(again)
-        await warm.close()  # given back: free once its use is over
-        assert (await inner.state(host, datetime.now(UTC) + SLOT_USE)).in_flight == 0
-        assert isinstance(await take(inner, host, HostLimits(1), later=SLOT_USE), Permit)
+        await warm.close()  # given back: free at once (its first take)
+        assert (await inner.state(host, datetime.now(UTC))).in_flight == 0
+        assert isinstance(await take(inner, host, HostLimits(1)), Permit)
     finally:
         await warm.close()
         client.close()

@@ -9,7 +9,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
-from scrapejobs_shared.politeness.host_gate import BreakerPolicy, HostLimits, Permit, Throttle
+from scrapejobs_shared.politeness.host_gate import (
+    SLOT_TAKES,
+    SLOT_WINDOW,
+    BreakerPolicy,
+    HostLimits,
+    Permit,
+    Throttle,
+)
 from scrapejobs_shared.politeness.warm_slot_gate import WarmSlotGate, WarmSlotPolicy
 
 HOST = "http~a.example~80"
@@ -103,6 +110,38 @@ async def test_an_idle_slot_is_given_back_so_other_instances_get_it() -> None:
     await gate.sweep()
     granted = await other.acquire(HOST, limits, other_clock() + LEASE, other_clock())
     assert isinstance(granted, Permit)
+    await other.close()
+
+
+async def test_a_slot_that_would_rest_stays_warm_until_its_rest_is_over() -> None:
+    """Given back after its fourth take in 10 s, a slot would rest, free for no one: the
+    process keeps it warm, idle and wanted by another, for its own next fetches, and gives it
+    back once the rest is over (turns at one host had spent every slot's takes, and both
+    processes then waited out the rests)."""
+    shared = MemoryHostGate(rests=True)
+    clock = Clock()
+    mine = WarmSlotGate(shared, POLICY, clock, process_id="mine")
+    other = WarmSlotGate(shared, POLICY, clock, process_id="other")
+    limits = HostLimits(1)
+    for _ in range(SLOT_TAKES):
+        permit = await mine.acquire(HOST, limits, clock() + LEASE, clock())
+        assert isinstance(permit, Permit)
+        await mine.release(permit)
+        clock.advance(POLICY.idle_s)
+        await mine.sweep()
+    assert (HOST, 0) in shared.slots  # the fourth take's slot: kept, not resting in the store
+    refused = await other.acquire(HOST, limits, clock() + LEASE, clock())
+    assert isinstance(refused, Throttle) and refused.reason == "concurrency"
+    clock.advance(POLICY.check_s)
+    await mine.sweep()  # it learns that another waits: still kept
+    again = await mine.acquire(HOST, limits, clock() + LEASE, clock())
+    assert isinstance(again, Permit) and again.slot == 0  # its own next fetch uses it
+    await mine.release(again)
+    clock.now = T0 + SLOT_WINDOW
+    await mine.sweep()  # the rest is over: given back, free at once
+    assert (HOST, 0) not in shared.slots
+    assert isinstance(await other.acquire(HOST, limits, clock() + LEASE, clock()), Permit)
+    await mine.close()
     await other.close()
 
 

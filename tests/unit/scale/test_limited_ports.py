@@ -109,8 +109,7 @@ def test_a_paced_host_whose_document_is_busy_refuses_and_gives_its_slot_back() -
         first = await ports.gate.acquire("h.example", limits, lease, clock.utc())
         await clock_sleep(3.0)  # the pace allows the next start; the document has no token yet
         second = await ports.gate.acquire("h.example", limits, lease, clock.utc())
-        # past the given-back slot's rest (host_gate.SLOT_USE), within the first one's lease
-        state = await ports.twins.gate.state("h.example", clock.utc() + gate.SLOT_USE)
+        state = await ports.twins.gate.state("h.example", clock.utc())
         return first, second, state.in_flight
 
     first, second, in_flight = simulated(main)

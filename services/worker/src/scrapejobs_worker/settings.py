@@ -145,8 +145,8 @@ class WorkerSettings(CommonSettings):
         le=30,
         description="Keep a host slot for this instance's next fetch to that host for this long "
         "after a fetch (saves three Firestore round trips per page); 0: give slots back at once "
-        "(a slot given back within 2.5 s of its take rests until then, so each host then gets "
-        "at most its concurrency in fresh fetches every 2.5 s)",
+        "(a slot takes at most 4 takes in any 10 s, so each host then gets at most 4 times its "
+        "concurrency in fresh fetches at once and its concurrency every 2.5 s after)",
     )
     warm_slot_keep_s: float = Field(
         default=20.0, gt=0, le=300, description="How long after it was taken a warm slot may serve"

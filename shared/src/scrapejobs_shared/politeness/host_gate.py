@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -28,6 +29,9 @@ class Permit:
     failures: int = 0  # consecutive failures seen when the permit was granted
     # a fast pace's instant (pace_grid.py): the request must not start before it (None: now)
     starts_at: datetime | None = None
+    # given back, the slot is free for others from then (its rest: ``slot_free_at``); None or
+    # past: at once. A process's own gate keeps a slot that would rest (warm_slot_gate.py)
+    free_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +68,20 @@ class PausedHost:
 
 
 PAUSE_AFTER = timedelta(seconds=5)  # a hold shorter than this is ordinary pacing
-# A slot's document takes at most one use (its take and its give-back: two writes) in this
-# long, so that none goes above Firestore's sustained write a second: a slot given back sooner
-# after its take rests until then (a look at any 10 s then finds at most 4 takes and 5
-# give-backs; at 2 s it could find 5 and 6). A process keeping a slot warm for fetch after
-# fetch never waits for it; a host whose pages are spread one by one over many instances gets
-# at most ``concurrency`` fresh takes in this long (``make scale``: the one-URL jobs of 100
-# tenants over 200 instances, and monitors' short batches, had slot documents refusing writes)
-SLOT_USE = timedelta(seconds=2.5)
+# A slot's document takes at most ``SLOT_TAKES`` takes in any ``SLOT_WINDOW``, so that none goes
+# above Firestore's sustained write a second: a look at any 10 s finds at most 4 takes and 5
+# give-backs. The document keeps its last takes' times; a slot given back after its fourth
+# take in the window rests until the oldest is ``SLOT_WINDOW`` old. So a slot may change hands
+# four times at once (two processes taking one host's slots by turns at batch boundaries, a
+# one-URL job's page), and then once every 2.5 s on average. A process keeping a slot warm for
+# fetch after fetch never waits for it; a host whose pages are spread one by one over many
+# instances gets at most ``concurrency`` fresh takes every 2.5 s once its slots' bursts are
+# spent (``make scale``: the one-URL jobs of 100 tenants over 200 instances, and monitors'
+# short batches, had slot documents refusing writes). A rest of 2.5 s after every short use
+# held that too, but cost two worker processes sharing one host (bench A) three quarters of
+# their pages a second: their turns hand a slot over within a second.
+SLOT_TAKES = 4
+SLOT_WINDOW = timedelta(seconds=10)
 HOST_KEY_SCHEMES = ("http~", "https~")  # how a host key begins (host_key.py)
 
 
@@ -82,6 +92,21 @@ class HostState:
     open_until: datetime | None
     failures: int
     in_flight: int
+
+
+def slot_takes(earlier: Sequence[datetime], now: datetime) -> tuple[datetime, ...]:
+    """The take times a slot's document keeps after a take at ``now``: its last
+    ``SLOT_TAKES``."""
+    return (*earlier, now)[-SLOT_TAKES:]
+
+
+def slot_free_at(takes: Sequence[datetime]) -> datetime:
+    """When a slot given back after ``takes`` (``slot_takes``) is free again: once the oldest
+    is ``SLOT_WINDOW`` old if it has had ``SLOT_TAKES`` of them, else from its last take
+    (at once)."""
+    if len(takes) < SLOT_TAKES:
+        return takes[-1]
+    return max(takes[-1], takes[0] + SLOT_WINDOW)
 
 
 class HostGate(Protocol):
@@ -98,7 +123,7 @@ class HostGate(Protocol):
         :meth:`acquire`."""
 
     async def release(self, permit: Permit) -> None:
-        """Give the slot back: free at once, or once ``SLOT_USE`` has passed since its take."""
+        """Give the slot back: free at once, or after its rest (``slot_free_at``)."""
 
     async def take_instant(
         self, host: str, limits: HostLimits, now: datetime

@@ -32,6 +32,13 @@ What still holds, across every instance:
   next batch while another process's lanes waited (the host-slot stall), and with it but
   slower to notice, a share outlived the others' wait by up to a second at every batch
   boundary.
+* **Rests.** A slot's document takes at most four takes in any 10 s (``slot_free_at`` in
+  host_gate.py): given back after the fourth, it rests, free for no one until the first is
+  10 s old. So a slot that would rest stays warm here until its rest is over, idle or beyond
+  the share: giving it back would not serve the others sooner, and this process's next batch
+  of the host may use it meanwhile (two processes taking one host's 8 slots by turns at their
+  batch boundaries had spent every slot's takes and then waited for their rests: bench A's
+  ``where_time_goes.py`` 447 → 172 pages a second).
 * **Pauses.** Taking a fresh slot checks the host document as always. A warm reuse trusts a
   copy of it at most ``signals_ttl_s`` old for the circuit breaker and Retry-After holds (the
   fresh slot's own grant counts as such a copy: no pause was in force then); this instance's
@@ -249,7 +256,8 @@ class WarmSlotGate:
             await self._inner.release(permit)
             return
         holding = self._held.get(permit.host)
-        if holding is not None and holding.others and holding.count > holding.share():
+        beyond_share = holding is not None and holding.others and holding.count > holding.share()
+        if beyond_share and _free_for_others(permit, self._clock()):
             await self._give_back_one(permit)  # beyond this process's share: others wait
             return
         self._warm.setdefault(permit.host, []).append(_WarmSlot(permit, lease_until, self._clock()))
@@ -314,7 +322,8 @@ class WarmSlotGate:
         def due(warm: _WarmSlot) -> bool:
             holding = self._held.get(warm.permit.host)
             idle = self._contended_idle if holding is not None and holding.others else self._idle
-            return warm.idle_since + idle <= now or warm.lease_until <= now
+            idled = warm.idle_since + idle <= now and _free_for_others(warm.permit, now)
+            return idled or warm.lease_until <= now
 
         await self._give_back(due)
         # a slot idle, or its holding over: it wants the host no more (a process refused
@@ -458,6 +467,11 @@ class WarmSlotGate:
                     SWEPT,
                     extra={"firestore_reads": ops.reads, "firestore_writes": ops.writes},
                 )
+
+
+def _free_for_others(permit: Permit, now: datetime) -> bool:
+    """Given back now, the slot would be free for others at once (not resting)."""
+    return permit.free_at is None or permit.free_at <= now
 
 
 def _serves(warm: _WarmSlot, limits: HostLimits, lease_until: datetime) -> bool:

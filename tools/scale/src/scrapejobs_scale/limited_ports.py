@@ -49,7 +49,6 @@ from scrapejobs_shared.adapters.memory.session_revocations import MemorySessionR
 from scrapejobs_shared.adapters.memory.tenant_proxies import MemoryTenantProxies
 from scrapejobs_shared.adapters.memory.tenant_quotas import MemoryTenantQuotas
 from scrapejobs_shared.adapters.memory.webhooks import MemoryWebhookLog, MemoryWebhookOutbox
-from scrapejobs_shared.politeness.host_gate import SLOT_USE
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, Contended
 
 
@@ -71,7 +70,7 @@ class Twins:
         checks = MemoryMonitorChecks()
         return cls(
             store,
-            MemoryHostGate(random_slots=True, slot_use=SLOT_USE),
+            MemoryHostGate(random_slots=True, rests=True),
             MemoryHeldBatches(store),
             MemoryQuotaLedger(),
             MemoryIdempotencyKeys(),

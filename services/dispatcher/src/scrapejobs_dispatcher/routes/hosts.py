@@ -28,8 +28,8 @@ class HostView(BaseModel):
     in_flight: int = Field(
         description="Slots held right now across all workers: fetches in flight, slots a "
         "worker keeps warm for its next fetch to the host (given back after 1 s idle), and "
-        "slots given back within 2.5 s of their take, which rest until then (a slot's "
-        "document takes about one write a second)"
+        "slots resting after their fourth take within 10 s, until the first is 10 s old (a "
+        "slot's document takes under one write a second)"
     )
 
 

@@ -8,7 +8,8 @@ each other's documents, and writes spread over the slot documents.
 
 When the random slot is busy, the other slots are looked at. Once this instance has seen every
 slot document of a host exist, that is one query for free slots (``lease_until`` in the past: a
-released slot's is its take's time plus ``SLOT_USE``, host_gate.py), which Firestore bills as
+released slot's is when its rest ends, ``slot_free_at`` in host_gate.py: the document keeps its
+last takes' times), which Firestore bills as
 the documents it returns, at least one: refusing a host whose slots are all held costs 3 reads
 (the host document, the random slot, the query) instead of 2 + its slot count. A host this
 instance found full within ``FULL_FOR`` (its lanes wait and ask again) is queried at once,
@@ -33,7 +34,7 @@ import random
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from google.api_core import exceptions as gexc
@@ -89,13 +90,14 @@ class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
                 for n, (slot, snap) in enumerate(candidates):
                     if not _is_free(snap, now):
                         continue
-                    token = await self._take(snap, lease_until)
-                    if token is None:
+                    held = await self._take(snap, lease_until, now)
+                    if held is None:
                         continue
                     self._full.pop(host, None)
                     read_at = spare.read_at if spare and host_snap is spare.host_snap else now
                     self._keep_spares(host, host_snap, candidates[n + 1 :], read_at, now)
-                    permit = gate.Permit(host, slot, token, signals.failures)
+                    free_at = gate.slot_free_at(held.takes)
+                    permit = gate.Permit(host, slot, held, signals.failures, free_at=free_at)
                     if grid := PaceGrid.of(limits):
                         return await self._on_grid(permit, grid, now)
                     if limits.min_interval_s and not await self._space(host_snap, limits, now):
@@ -215,8 +217,14 @@ class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
         found = self._full.get(host)
         return found is not None and now - found < FULL_FOR
 
-    async def _take(self, snap: Any, lease_until: datetime) -> Any:
-        fields = {"lease_until": lease_until, "expire_at": lease_until + RETENTION}
+    async def _take(self, snap: Any, lease_until: datetime, now: datetime) -> _Held | None:
+        earlier = (snap.to_dict() or {}).get("takes") or []
+        takes = gate.slot_takes(earlier, now)
+        fields = {
+            "lease_until": lease_until,
+            "expire_at": lease_until + RETENTION,
+            "takes": list(takes),
+        }
         try:
             if snap.exists:
                 option = self._client.write_option(last_update_time=snap.update_time)
@@ -227,7 +235,7 @@ class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
                 result = await snap.reference.create(fields, **self._deadline.call)
         except LOST_RACE:
             return None
-        return result.update_time
+        return _Held(result.update_time, takes)
 
     async def _space(self, host_snap: Any, limits: gate.HostLimits, now: datetime) -> bool:
         """Reserve the next request start on the host document (guarded write)."""
@@ -291,15 +299,17 @@ class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
         return instant.start
 
     async def release(self, permit: gate.Permit) -> None:
-        """The slot's lease ends ``SLOT_USE`` after its take (the token: the take's update
-        time), or at once when that has passed: a slot's document takes one use at most in
-        that long (two writes)."""
-        option = self._client.write_option(last_update_time=permit.token)
+        """The slot's lease ends when its rest does (``slot_free_at``: at once unless this
+        was its fourth take in the window), guarded by the take's update time."""
+        held: _Held = permit.token
+        option = self._client.write_option(last_update_time=held.update_time)
         # A lost race means our lease lapsed and someone else holds the slot now.
         with contextlib.suppress(*LOST_RACE):
             count(writes=1)
             await self._slot(permit.host, permit.slot).update(
-                {"lease_until": _rests_until(permit.token)}, option=option, **self._deadline.call
+                {"lease_until": gate.slot_free_at(held.takes)},
+                option=option,
+                **self._deadline.call,
             )
 
     async def record_success(self, permit: gate.Permit, now: datetime) -> None:
@@ -403,6 +413,15 @@ class FirestoreHostGate(CollectionAdapter, gate.StoreSlots):
 
 
 @dataclass(frozen=True, slots=True)
+class _Held:
+    """A permit's token: the take's update time (which guards the give-back) and the slot's
+    take times, the new one last (its rest)."""
+
+    update_time: Any
+    takes: tuple[datetime, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Unread:
     """A slot document not read: taken with ``create``, which fails if it exists."""
 
@@ -449,11 +468,6 @@ def _signals(host_snap: Any) -> gate.HostSignals:
 
 def _slot_number(doc_id: str) -> int | None:
     return int(doc_id) if doc_id.isdigit() else None
-
-
-def _rests_until(taken_at: datetime) -> datetime:
-    """When a slot taken at ``taken_at`` and given back now is free (in the past: at once)."""
-    return datetime.fromtimestamp(taken_at.timestamp(), UTC) + gate.SLOT_USE
 
 
 def _is_free(snap: Any, now: datetime) -> bool:

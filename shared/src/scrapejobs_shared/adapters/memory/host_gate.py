@@ -14,14 +14,15 @@ class MemoryHostGate(gate.StoreSlots):
     """Free slots are taken lowest first (tests can say which one comes), or with
     ``random_slots`` in random order, as the Firestore gate takes them (the scale
     simulation: a few low slots taking every write would be hot where Firestore's are not).
-    A slot given back rests until ``slot_use`` after its take: ``host_gate.SLOT_USE`` as the
-    Firestore gate's (the contract tests, the scale simulation); 0 by default, for unit tests
-    of a process's own turns, which hand slots back and forth faster than a document takes."""
+    With ``rests``, a slot given back rests as the Firestore gate's do (``slot_free_at`` in
+    host_gate.py: the contract tests, the scale simulation); without, by default, it is free at
+    once, for unit tests of a process's own turns, which hand slots back and forth faster than
+    a document takes."""
 
-    def __init__(self, random_slots: bool = False, slot_use: timedelta = timedelta(0)) -> None:
-        self._slot_use = slot_use
-        # (host, slot) → (lease until, token, taken at)
-        self.slots: dict[tuple[str, int], tuple[datetime, int, datetime]] = {}
+    def __init__(self, random_slots: bool = False, rests: bool = False) -> None:
+        self._rests = rests
+        self.slots: dict[tuple[str, int], tuple[datetime, int]] = {}  # → (lease until, token)
+        self.takes: dict[tuple[str, int], tuple[datetime, ...]] = {}  # as the slot keeps them
         self.resting: dict[tuple[str, int], datetime] = {}  # given back, free from then
         self.next_at: dict[str, datetime] = {}
         self.open_until: dict[str, datetime] = {}
@@ -35,7 +36,7 @@ class MemoryHostGate(gate.StoreSlots):
 
     def occupy(self, host: str, slot: int, until: datetime) -> None:
         """Tests: another instance holds ``slot`` of ``host`` until ``until``."""
-        self.slots[(host, slot)] = (until, -1, until)
+        self.slots[(host, slot)] = (until, -1)
 
     async def acquire(
         self, host: str, limits: gate.HostLimits, lease_until: datetime, now: datetime
@@ -52,12 +53,12 @@ class MemoryHostGate(gate.StoreSlots):
             if (held is None or held[0] <= now) and self.resting.get((host, slot), now) <= now:
                 if grid is not None:
                     return self._on_grid(host, grid, slot, lease_until, now)
-                token = next(self._tokens)
-                self.slots[(host, slot)] = (lease_until, token, now)
+                token = self._take(host, slot, lease_until, now)
                 if limits.min_interval_s:
                     start = max(now, next_at or now)
                     self.next_at[host] = start + timedelta(seconds=limits.min_interval_s)
-                return gate.Permit(host, slot, token, self.failures.get(host, 0))
+                failures = self.failures.get(host, 0)
+                return gate.Permit(host, slot, token, failures, free_at=self._free_at(host, slot))
         return gate.Throttle(0.2, "concurrency")
 
     def _on_grid(
@@ -68,10 +69,20 @@ class MemoryHostGate(gate.StoreSlots):
         starts_at = self._instant(host, grid, now)
         if isinstance(starts_at, gate.Throttle):
             return starts_at
-        token = next(self._tokens)
-        self.slots[(host, slot)] = (lease_until, token, now)
+        token = self._take(host, slot, lease_until, now)
         failures = self.failures.get(host, 0)
-        return gate.Permit(host, slot, token, failures, starts_at=starts_at)
+        free_at = self._free_at(host, slot)
+        return gate.Permit(host, slot, token, failures, starts_at=starts_at, free_at=free_at)
+
+    def _take(self, host: str, slot: int, lease_until: datetime, now: datetime) -> int:
+        token = next(self._tokens)
+        self.slots[(host, slot)] = (lease_until, token)
+        self.takes[(host, slot)] = gate.slot_takes(self.takes.get((host, slot), ()), now)
+        return token
+
+    def _free_at(self, host: str, slot: int) -> datetime | None:
+        """When the slot, given back, is free for others (None: at once, without ``rests``)."""
+        return gate.slot_free_at(self.takes[(host, slot)]) if self._rests else None
 
     async def take_instant(
         self, host: str, limits: gate.HostLimits, now: datetime
@@ -90,7 +101,8 @@ class MemoryHostGate(gate.StoreSlots):
         held = self.slots.get((permit.host, permit.slot))
         if held is not None and held[1] == permit.token:
             del self.slots[(permit.host, permit.slot)]
-            self.resting[(permit.host, permit.slot)] = held[2] + self._slot_use
+            if (free_at := self._free_at(permit.host, permit.slot)) is not None:
+                self.resting[(permit.host, permit.slot)] = free_at
 
     async def record_success(self, permit: gate.Permit, now: datetime) -> None:
         self.failures[permit.host] = 0
@@ -116,7 +128,7 @@ class MemoryHostGate(gate.StoreSlots):
         )
 
     async def state(self, host: str, now: datetime) -> gate.HostState:
-        held = [lease for (h, _), (lease, _, _) in self.slots.items() if h == host]
+        held = [lease for (h, _), (lease, _) in self.slots.items() if h == host]
         resting = [until for (h, _), until in self.resting.items() if h == host]
         in_flight = sum(1 for until in held + resting if until > now)  # as Firestore counts
         return gate.HostState(

@@ -8,10 +8,10 @@ each other's documents, and writes spread over the slot documents.
 
 When the random slot is busy, the other slots are looked at. Once this instance has seen every
 slot document of a host exist, that is one query for free slots (``lease_until`` in the past: a
-released slot's is when its rest ends, ``slot_free_at`` in host_gate.py: the document keeps its
-last takes' times), which Firestore bills as
-the documents it returns, at least one: refusing a host whose slots are all held costs 3 reads
-(the host document, the random slot, the query) instead of 2 + its slot count. A host this
+released slot's is when its rest ends, ``slot_free_at`` in host_gate.py, from the last takes'
+times its document keeps), which Firestore bills as the documents it returns, at least one:
+refusing a host whose slots are all held costs 3 reads (the host document, the random slot,
+the query) instead of 2 + its slot count. A host this
 instance found full within ``FULL_FOR`` (its lanes wait and ask again) is queried at once,
 without the random slot: 2 reads per refusal.
 The first look at a host this instance never touched reads only the host document and creates a

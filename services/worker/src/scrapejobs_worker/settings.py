@@ -180,15 +180,19 @@ class WorkerSettings(CommonSettings):
         description="Tasks of one batch fetched at once (a batch is mostly one host: the "
         "per-host default); the instance runs as many batches at once as it gets pushes",
     )
-    # 1 s: at 2 s a long batch's counter shard stays under one write a second (make scale, one
-    # host shared by 200 instances: 11 shards at 1.4 writes a second, none at 2 s), but a job's
-    # progress and ETA lag by up to 2 s (tests/e2e/test_progress.py failed a fresh-clone CI)
+    # 1.25 s: a running batch's commit writes its document and its counter shard, which also
+    # take its claim and its end (and a deferred remainder's claim): eight commits, a claim and
+    # an end in any 10 s keep both at one write a second (make scale, one host at 50 req/s at
+    # full size: at 1 s, 135 batch documents and their shards at 1.1-1.3 writes a second).
+    # At 2 s a job's progress and ETA lag by up to 2 s (tests/e2e/test_progress.py failed a
+    # fresh-clone CI); at 1.25 s, committed on time, no later than at 1 s polled every quarter.
     batch_flush_interval_s: float = Field(
-        default=1.0,
-        gt=0,
+        default=1.25,
+        ge=1.25,
         le=10,
-        description="A running batch commits at least this often: its finished tasks become "
-        "visible, its lease is renewed, and it learns of a cancel of its job",
+        description="A running batch commits this often: its finished tasks become visible, "
+        "its lease is renewed, and it learns of a cancel of its job (at least 1.25 s: a "
+        "batch's document takes about one write a second)",
     )
     worker_report_s: float = Field(
         default=1.0,

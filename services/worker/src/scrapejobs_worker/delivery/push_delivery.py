@@ -31,7 +31,7 @@ class BatchPolicy:
     ack_deadline_s: float = 60.0  # the subscription's: the push request's timeout
     deadline_margin_s: float = 5.0  # answer this long before the ack deadline
     concurrency: int = 8  # tasks of one batch in flight at once
-    flush_interval_s: float = 1.0  # results become visible at least this often
+    flush_interval_s: float = 1.25  # results become visible this often (the setting's)
     lease_s: float = 40.0  # a claimed batch's lease, renewed while it runs
     store_timeout_s: float = 5.0  # a Firestore call's deadline (SCRAPEJOBS_FIRESTORE_TIMEOUT_S)
     max_delivery_attempts: int = 5  # the subscription's (dead_letters.py)

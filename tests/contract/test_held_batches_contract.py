@@ -1,6 +1,7 @@
 """The HeldBatches contract on the memory twin and the Firestore emulator: a job's batches
 beyond its window on a host are stored held, released one at a time in order, never twice,
-and a chain with no active batch of its host is found stalled."""
+released until a window of their host is active (a crawl's), and a chain with no active
+batch of its host is found stalled."""
 
 from __future__ import annotations
 
@@ -100,6 +101,34 @@ async def test_held_batches_are_released_in_order_one_at_a_time_and_never_twice(
     assert await stores.held.release(job.id, None, now, 10) == []
     reopened = await stores.jobs.open_batches(job.id, 100, None)
     assert not any(b.held for b in reopened.items)
+
+
+async def test_held_batches_are_released_until_the_window_of_their_host_is_active(
+    stores: Stores,
+) -> None:
+    """A crawl's window, kept by count: released while fewer than the window of the host's
+    batches are active, the other host's batches apart; none when the window is full."""
+    now = datetime.now(UTC)
+    job, batches = await held_job(stores, now)  # 2 of host a active, 4 held; b's active
+    a_group = batch_group(batches[0])
+    held = sorted(b.id for b in batches if b.held)
+    assert await stores.held.release_to_window(job.id, a_group, 2, now) == []  # full
+    more = await stores.held.release_to_window(job.id, a_group, 3, now)
+    assert [b.id for b in more] == held[:1] and not more[0].held
+    b_group = batch_group(batches[-1])
+    assert await stores.held.release_to_window(job.id, b_group, 5, now) == []  # none held
+    for batch in batches[:2]:  # two of host a's batches end
+        claim = await stores.jobs.claim_batch(
+            BatchClaim(job.id, batch.id, now, now + timedelta(seconds=30))
+        )
+        assert isinstance(claim, Claimed)
+        done = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
+        await stores.jobs.settle(
+            claim.handle, [FinishTask(i.task_id, done) for i in batch.items], now
+        )
+    refilled = await stores.held.release_to_window(job.id, a_group, 3, now)
+    assert [b.id for b in refilled] == held[1:3]
+    assert await stores.held.release_to_window(job.id, a_group, 3, now) == []
 
 
 async def test_a_chain_with_no_active_batch_of_its_host_is_stalled(stores: Stores) -> None:

@@ -26,6 +26,7 @@ from scrapejobs_shared.ports.budgeted_work import Budget
 from scrapejobs_shared.ports.fetcher import FetchRequest, FetchResponse, PermanentFetchError
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.page_cache import PageCache
+from scrapejobs_worker.batches.held_chain import HeldChain
 from scrapejobs_worker.batches.page_reuse import PageReuse
 from scrapejobs_worker.crawl.crawl_expansion import CrawlExpansion, LinkFilter
 from scrapejobs_worker.delivery.delivery_metrics import DeliveryMetrics
@@ -149,7 +150,12 @@ def build_processor(
         fetcher,
         ExtractionInProcess(),
         polite,
-        CrawlExpansion(store, enqueuer, clock, links or LinkFilter(InlineWork(), LINKS_BUDGET)),
+        CrawlExpansion(
+            store,
+            HeldChain(held, enqueuer, clock),
+            clock,
+            links or LinkFilter(InlineWork(), LINKS_BUDGET),
+        ),
         clock,
         NoOpTracer(),
         policy,

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
 from scrapejobs_shared.adapters.memory.host_gate import MemoryHostGate
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.publisher import MemoryTaskPublisher
@@ -368,6 +369,34 @@ async def test_crawl_pages_become_one_batch_of_tasks_once(store) -> None:
     assert [t.url for t in message.tasks] == ["http://a.example/next"]
     assert result(store).data == {"h": "Hello"}  # links were not asked for
     assert store.jobs["j"].status is JobStatus.RUNNING
+
+
+async def test_a_crawl_s_found_batches_wait_held_beyond_their_host_s_window(store) -> None:
+    """Each of three pages finds a batch of its own host: the finder's window (itself and one
+    more) publishes one and holds two; its end releases one, and each that ends one more."""
+    body = {"crawl": {"start_url": URL, "max_depth": 1}, "extract": FIELDS}
+    await setup_job(store, body, urls=3)
+
+    class Linking(ScriptedFetcher):
+        async def fetch(self, request: FetchRequest) -> FetchResponse:
+            response = await super().fetch(request)
+            n = request.url.rpartition("=")[2] if "?n=" in request.url else "0"
+            return replace(response, body=b'<h1>Hi</h1><a href="/next-%s">next</a>' % n.encode())
+
+    publisher = MemoryTaskPublisher()
+    processor = build_processor(
+        store, Linking(200), lambda: NOW, publisher=publisher, held=MemoryHeldBatches(store)
+    )
+    assert (await processor.handle_push(push())).ack
+    found = [b for b in store.batches["j"].values() if b.id != "b"]
+    assert len(found) == 3 and sum(b.held for b in found) == 1  # the finder's end released one
+    assert len(publisher.batches) == 2
+    first, _ = publisher.batches[0]
+    assert (await processor.handle_push(push(first.encode()))).ack
+    assert not any(b.held for b in store.batches["j"].values()) and len(publisher.batches) == 3
+    for message, _ in publisher.batches[1:]:
+        assert (await processor.handle_push(push(message.encode()))).ack
+    assert store.jobs["j"].status is JobStatus.COMPLETED
 
 
 async def test_a_crawl_s_documents_take_the_documents_lane_and_its_pages_the_job_s(store) -> None:

@@ -36,6 +36,7 @@ from scrapejobs_worker.adapters import Adapters, Overrides
 from scrapejobs_worker.ai.ai_answers import AiAnswers
 from scrapejobs_worker.ai.model_port import LanguageModel
 from scrapejobs_worker.ai.model_slots import ModelSlots
+from scrapejobs_worker.batches.held_chain import HeldChain
 from scrapejobs_worker.batches.page_reuse import PageReuse
 from scrapejobs_worker.batches.worker_heartbeat import WorkerHeartbeat
 from scrapejobs_worker.crawl.crawl_expansion import CrawlExpansion, LinkFilter
@@ -212,7 +213,10 @@ async def _serve(
         extraction,
         politeness,
         CrawlExpansion(
-            job_store, enqueuer, clock, LinkFilter(parts.budgeted_work, settings.links_budget())
+            job_store,
+            HeldChain(parts.held_batches, enqueuer, clock),
+            clock,
+            LinkFilter(parts.budgeted_work, settings.links_budget()),
         ),
         clock,
         tracer,

@@ -3,7 +3,10 @@
 A job's batches beyond its window on a host (``delivery.batching.hold_beyond``) are stored held:
 not published, not active (the reconcile of lost messages leaves them alone). Each time one of
 the job's batches of that host finishes its fetches, the worker releases the next and publishes
-it; a chain a crash broke is resumed by the reconcile (``stalled_holds``).
+it; a chain a crash broke is resumed by the reconcile (``stalled_holds``). A crawl's found
+batches are all stored held, and released while fewer than its window of their host are
+active (``release_to_window``): by the batch that found them, and by each batch of the host
+that ends.
 
 A batch deferred until a time (its job's own pace, or its host's, allows no fetch sooner) waits
 the same way rather than being published again at once, which would have a delivery hold a
@@ -28,6 +31,14 @@ class HeldBatches(Protocol):
         """Up to ``limit`` held batches of the job (of host ``group``; None: any), in batch-id
         order, no longer held; the caller publishes them. Two releases never release one batch
         twice."""
+
+    async def release_to_window(
+        self, job_id: str, group: str, window: int, now: datetime
+    ) -> list[BatchRecord]:
+        """Held batches of the job's host ``group``, in batch-id order, released until
+        ``window`` of the group's batches are active (a crawl's found batches: its window is
+        kept by count, as any of its batches may find more). Two callers racing may release
+        one or two beyond it between them, never one batch twice."""
 
     async def stalled_holds(self, updated_before: datetime, limit: int) -> list[tuple[str, str]]:
         """(job, host group) pairs with held batches older than ``updated_before`` and no

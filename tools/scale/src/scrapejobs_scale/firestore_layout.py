@@ -315,6 +315,44 @@ class HostGateLayout:
         return [[f"hosts/{permit.host}"]] if permit.failures else []
 
 
+class HeldBatchesLayout:
+    """HeldBatches on Firestore (held_batches.py): a release and a wake write each batch they
+    move (a write guarded by the update time read with it), a wait its batch (the job's
+    document, for a job that holds its batch); each reads what its queries return (a crawl's
+    window: the host's active batches, then the held)."""
+
+    def __init__(self, store: MemoryJobStore) -> None:
+        self._store = store
+
+    def layout(self) -> Layout:
+        return {
+            "release": Write(self.moved, after=True),
+            "release_to_window": Write(self.moved, after=True),
+            "wake": Write(self.moved, after=True),
+            "wait": Write(self.waited),
+        }
+
+    def reads(self) -> Reads:
+        return {
+            "release": lambda args, kwargs: max(1, args[3]),
+            "release_to_window": lambda args, kwargs: 1 + args[2],
+            "wake": lambda args, kwargs: 1,
+            "stalled_holds": lambda args, kwargs: max(1, args[1]),
+            "overdue": lambda args, kwargs: 1,
+        }
+
+    def _path(self, batch: BatchRecord) -> str:
+        if batch.job_id in self._store.held_jobs:
+            return job_path(batch.job_id)
+        return f"jobs/{batch.job_id}/batches/{batch.id}"
+
+    def moved(self, args: Args, kwargs: Kwargs, answer: Any) -> Commits:
+        return [[self._path(batch)] for batch in answer]
+
+    def waited(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
+        return [[self._path(args[0])]]
+
+
 class QuotaLedgerLayout:
     """QuotaLedger on Firestore (quota_ledger.py): a reservation and a release are one
     transaction on the tenant's day document (``quota_days/{tenant}~{day}``) and the

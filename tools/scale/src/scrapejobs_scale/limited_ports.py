@@ -22,6 +22,7 @@ from google.api_core import exceptions as gexc
 
 from scrapejobs_scale.document_ledger import DocumentLedger
 from scrapejobs_scale.firestore_layout import (
+    HeldBatchesLayout,
     HostGateLayout,
     Layout,
     QuotaLedgerLayout,
@@ -164,7 +165,8 @@ class LimitedPorts:
         store, gate = StoreLayout(twins.store), HostGateLayout()
         self.store: Any = self.limited(twins.store, store.layout(), store.reads())
         self.gate: Any = self.limited(twins.gate, gate.layout(), gate.reads())
-        self.held_batches: Any = twins.held_batches
+        held = HeldBatchesLayout(twins.store)
+        self.held_batches: Any = self.limited(twins.held_batches, held.layout(), held.reads())
         quotas = QuotaLedgerLayout()
         self.quota_ledger: Any = self.limited(twins.quota_ledger, quotas.layout(), quotas.reads())
         self.idempotency_keys: Any = twins.idempotency_keys

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Protocol
 
 from scrapejobs_shared.delivery.batching import plan_batches
-from scrapejobs_shared.delivery.enqueue import Enqueuer
 from scrapejobs_shared.domain.clock import Clock
 from scrapejobs_shared.domain.crawl_identity import crawl_task_id
 from scrapejobs_shared.domain.crawl_spec import CrawlSpec
@@ -61,12 +61,23 @@ class LinkFilter:
             raise LinksOverBudget(len(links), exc) from None
 
 
+class FoundBatches(Protocol):
+    """Where a crawl's found batches go once stored (batches/held_chain.py's HeldChain)."""
+
+    @property
+    def holds(self) -> bool:
+        """Whether they are stored held, for it to release."""
+
+    async def found(self, batches: Sequence[BatchRecord]) -> None:
+        """Publish them, or those their hosts' windows allow."""
+
+
 class CrawlExpansion:
     def __init__(
-        self, store: BatchStore, enqueuer: Enqueuer, clock: Clock, links: LinkFilter
+        self, store: BatchStore, chain: FoundBatches, clock: Clock, links: LinkFilter
     ) -> None:
         self._store = store
-        self._enqueuer = enqueuer
+        self._chain = chain
         self._clock = clock
         self._links = links
 
@@ -78,13 +89,15 @@ class CrawlExpansion:
         page_url: str,
         links: Sequence[str],
     ) -> int:
-        """Create and publish the children of ``parent_task`` of the crawl job ``spec``, in
-        its lane (documents in theirs); returns how many were new.
+        """Create the children of ``parent_task`` of the crawl job ``spec``, in its lane
+        (documents in theirs), held, and release them as their host's window allows
+        (held_chain.py); returns how many were new.
 
         Runs before the parent is settled, so the job cannot complete in between. The child
         batches' ids derive from the parent task, so a redelivered parent (its worker died
         before publishing) finds them again and publishes what is still open (duplicates are
         harmless: a batch is claimed by one delivery at a time and finished tasks are skipped).
+        A child released but not published (it died in between) is the reconcile's.
         """
         if spec.crawl is None:
             return 0
@@ -134,6 +147,8 @@ class CrawlExpansion:
             lane=spec.lane(),
             tenant=parent.tenant,
         )
+        if self._chain.holds:
+            planned = [replace(batch, held=True) for batch in planned]
         stored: list[BatchRecord] = []
         new = 0
         for batch in planned:
@@ -141,5 +156,5 @@ class CrawlExpansion:
             if added is not None:
                 stored.append(added)
                 new += len(added.items)
-        await self._enqueuer.publish(stored)
+        await self._chain.found(stored)
         return new

@@ -223,7 +223,7 @@ class BatchProcessor:
         work = BatchWork(
             _without(claim.batch, reused), spec, deferrals, deadline, lambda: recorder.cancelled
         )
-        release = self._chain.next_release(claim.batch, deferrals)
+        release = self._chain.next_release(claim.batch, deferrals, crawl=spec.crawl is not None)
         kept_under = self._reuse.key_of(spec, claim.batch.tenant)
         results = await self._run_all(work, recorder, reused, kept_under, release)
         kinds = {result.kind for result in results}
@@ -417,6 +417,7 @@ class BatchProcessor:
                 # during an outage its last write is tried again while an answer can still
                 # follow a call that does not answer
                 await recorder.close(rested=any(result.kind is Kind.DEFER for result in results))
+            await release.ended()
             self._heartbeat.batches_in_flight -= 1
             self._heartbeat.finished(batches=1)
         return results

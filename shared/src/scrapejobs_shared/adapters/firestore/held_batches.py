@@ -55,6 +55,23 @@ class FirestoreHeldBatches(CollectionAdapter):
                 break  # enough, or no held batch is left beyond those tried
         return released
 
+    async def release_to_window(
+        self, job_id: str, group: str, window: int, now: datetime
+    ) -> list[BatchRecord]:
+        """The group's active batches read (up to ``window``), then the rest released."""
+        query = (
+            self._collection.document(job_id)
+            .collection("batches")
+            .where(filter=FieldFilter("group", "==", group))
+            .where(filter=FieldFilter("active", "==", True))
+            .limit(window)
+        )
+        active = [snap async for snap in query.stream(**self._deadline.call)]
+        count(reads=max(1, len(active)))
+        if len(active) >= window:
+            return []
+        return await self.release(job_id, group, now, window - len(active))
+
     async def _held(self, job_id: str, group: str | None, limit: int) -> list[Any]:
         query: Any = self._collection.document(job_id).collection("batches")
         query = query.where(filter=FieldFilter("held", "==", True))

@@ -29,6 +29,15 @@ class MemoryHeldBatches:
                 released.append(batches[batch_id])
         return released
 
+    async def release_to_window(
+        self, job_id: str, group: str, window: int, now: datetime
+    ) -> list[BatchRecord]:
+        batches = self._store.batches.get(job_id, {}).values()
+        active = sum(1 for batch in batches if batch.active and batch_group(batch) == group)
+        if active >= window:
+            return []
+        return await self.release(job_id, group, now, window - active)
+
     async def stalled_holds(self, updated_before: datetime, limit: int) -> list[tuple[str, str]]:
         stalled: list[tuple[str, str]] = []
         looked = 0

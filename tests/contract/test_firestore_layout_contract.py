@@ -25,7 +25,7 @@ from scrapejobs_shared.domain.outcome_stats import Totals, slot_of
 from scrapejobs_shared.domain.records import BatchItem, BatchRecord, JobRecord, TaskOutcome
 from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim
-from scrapejobs_shared.ports.job_store import Claimed
+from scrapejobs_shared.ports.job_store import Busy, Claimed
 from scrapejobs_shared.ports.outcome_stats import SourceTotals
 from support.firestore_tree import changed_by, document_tree
 
@@ -132,6 +132,12 @@ async def test_a_job_of_batches_writes_what_the_layout_says(both: Both) -> None:
     await both.twin.create_job(job, batches)
 
     real_claim, twin_claim = await both.claim(ids, BatchClaim(job.id, "b0", NOW, LEASE))
+
+    async def claim_leased() -> None:  # Busy: the lease runs (a deferring batch's, a moment)
+        assert isinstance(await both.real.claim_batch(busy), Busy)
+
+    busy = BatchClaim(job.id, "b0", NOW, LEASE)
+    assert await both.written(ids, claim_leased) == both.said("claim_batch", busy) == set()
 
     first = [FinishTask("t0-0", OK, service_ms=10)]
     handle: list[Any] = [real_claim.handle]

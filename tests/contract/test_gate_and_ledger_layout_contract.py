@@ -1,5 +1,6 @@
-"""The limits model's layouts of the host gate and the quota ledger (tools/scale:
-firestore_layout.py's ``HostGateLayout`` and ``QuotaLedgerLayout``) against their Firestore
+"""The limits model's layouts of the host gate, the quota ledger and the held batches
+(tools/scale: firestore_layout.py's ``HostGateLayout``, ``QuotaLedgerLayout`` and
+``HeldBatchesLayout``) against their Firestore
 adapters on the emulator: each call writes exactly the documents the layout says it writes for
 the adapter's own answer (the documents created, deleted or whose update time moved). The job
 store's layout has its own (test_firestore_layout_contract.py)."""
@@ -14,9 +15,21 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from scrapejobs_scale.firestore_layout import HostGateLayout, Layout, QuotaLedgerLayout
+from scrapejobs_scale.firestore_layout import (
+    HeldBatchesLayout,
+    HostGateLayout,
+    Layout,
+    QuotaLedgerLayout,
+)
+from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatches
 from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
+from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.quota_ledger import FirestoreQuotaLedger
+from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
+from scrapejobs_shared.delivery.batching import batch_group, hold_beyond, plan_batches, shards_for
+from scrapejobs_shared.domain.jobspec import JobSpec
+from scrapejobs_shared.domain.records import BatchItem, JobRecord, task_id_for
+from scrapejobs_shared.domain.statuses import JobStatus
 from scrapejobs_shared.politeness.host_gate import BreakerPolicy, HostLimits, Permit
 from scrapejobs_shared.politeness.pace_grid import PaceGrid
 from scrapejobs_shared.ports.quota_ledger import Reservation
@@ -134,3 +147,37 @@ async def test_a_reservation_and_its_releases_write_what_the_layout_says(
     await call("release", tenant, DAY, "a", 1)
     await call("release", tenant, DAY, "b", 3, True)  # final
     assert await ledger.reserved(tenant, DAY) == 3
+
+
+async def test_held_batches_releases_waits_and_wakes_write_what_the_layout_says(
+    client: firestore.AsyncClient,
+) -> None:
+    now = datetime.now(UTC)
+    job_id = uuid.uuid4().hex
+    urls = [f"http://a.example/p/{i}" for i in range(12)]
+    items = [BatchItem(task_id_for(job_id, str(i)), url, index=i) for i, url in enumerate(urls)]
+    batches = hold_beyond(plan_batches(job_id, items, 2, now, now + timedelta(days=1)), 2)
+    job = JobRecord(
+        job_id,
+        JobStatus.QUEUED,
+        JobSpec(),
+        now,
+        now,
+        now + timedelta(days=1),
+        total=len(urls),
+        counter_shards=shards_for(len(batches)),
+    )
+    await FirestoreJobStore(client).create_job(job, batches)
+    held = FirestoreHeldBatches(client)
+    layout = HeldBatchesLayout(MemoryJobStore()).layout()
+    ref = client.collection("jobs").document(job_id)
+    group = batch_group(batches[0])
+
+    async def call(name: str, *args: Any) -> Any:
+        return await checked(ref, layout, getattr(held, name), name, *args)
+
+    assert await call("release_to_window", job_id, group, 2, now) == []  # full: no write
+    assert len(await call("release_to_window", job_id, group, 4, now)) == 2
+    assert len(await call("release", job_id, group, now, 1)) == 1
+    assert await call("wait", batches[0], now + timedelta(seconds=60), 2, now)
+    assert len(await call("wake", job_id, batches[0].id, now)) == 1

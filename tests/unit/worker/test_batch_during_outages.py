@@ -56,17 +56,12 @@ class FlakyStore(MemoryJobStore):
         return await super().settle(*args, **kwargs)
 
 
-async def _recorder(store: FlakyStore, left_s: float = 30) -> tuple[BatchRecorder, Any]:
+async def _recorder(store: FlakyStore) -> tuple[BatchRecorder, Any]:
     batch = await setup_job(store)
     claimed = await store.claim_batch(BatchClaim("j", batch.id, NOW, NOW + timedelta(seconds=30)))
     assert isinstance(claimed, Claimed)
     recorder = BatchRecorder(
-        store,
-        claimed.handle,
-        lambda: NOW,
-        interval_s=60,
-        lease=timedelta(seconds=30),
-        last_write_by=time.monotonic() + left_s,
+        store, claimed.handle, lambda: NOW, interval_s=60, lease=timedelta(seconds=30)
     )
     finished = FinishTask("t", TaskOutcome(TaskStatus.SUCCEEDED, http_status=200))
     return recorder, finished
@@ -77,7 +72,7 @@ async def test_held_results_are_written_once_the_store_answers_again() -> None:
     recorder, finished = await _recorder(store)
     recorder.add(finished)
     store.failing = 2
-    await recorder.close()
+    await recorder.close(keep_trying_until=time.monotonic() + 30)
     assert store.results["j"]["t"].status is TaskStatus.SUCCEEDED
 
 
@@ -86,12 +81,12 @@ async def test_without_results_held_or_time_left_the_outage_is_raised_at_once() 
     recorder, finished = await _recorder(store)
     store.failing = 1
     with pytest.raises(DependencyUnavailable):  # nothing fetched would be lost
-        await recorder.close()
+        await recorder.close(keep_trying_until=time.monotonic() + 30)
 
     store = FlakyStore()
-    recorder, finished = await _recorder(store, left_s=0.5)
+    recorder, finished = await _recorder(store)
     recorder.add(finished)
     store.failing = 5
     with pytest.raises(DependencyUnavailable):  # the answer is due
-        await recorder.close()
+        await recorder.close(keep_trying_until=time.monotonic() + 0.5)
     assert "t" not in store.results["j"]

@@ -1,12 +1,11 @@
 """A running batch's recorder: it commits what it has to record at least every interval, and
 with nothing to record it reads whether its job was cancelled instead of committing, renewing
-its lease only every third of it; a batch that defers tasks rests its document an interval
-before its last write, and one at its deadline leaves its last interval to its close."""
+its lease only every third of it; a batch that defers tasks keeps its lease an interval
+past its last write."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,7 +13,7 @@ from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
-from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
+from scrapejobs_shared.ports.batch_store import BatchClaim, Busy, Claimed
 from scrapejobs_worker.batches.batch_recorder import BatchRecorder
 from support.worker_fakes import setup_job
 
@@ -27,13 +26,8 @@ class CallsKept(MemoryJobStore):
     settles = 0
     looks = 0
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.settled_at: list[float] = []
-
     async def settle(self, *args: Any, **kwargs: Any) -> Any:
         self.settles += 1
-        self.settled_at.append(time.monotonic())
         return await super().settle(*args, **kwargs)
 
     async def cancel_heard(self, handle: object) -> bool:
@@ -41,9 +35,7 @@ class CallsKept(MemoryJobStore):
         return await super().cancel_heard(handle)
 
 
-async def _running(
-    store: CallsKept, lease: timedelta, last_write_by: float | None = None
-) -> BatchRecorder:
+async def _running(store: CallsKept, lease: timedelta) -> BatchRecorder:
     batch = await setup_job(store, urls=2)
     now = datetime.now(UTC)
     claimed = await store.claim_batch(BatchClaim("j", batch.id, now, now + lease))
@@ -54,7 +46,6 @@ async def _running(
         lambda: datetime.now(UTC),
         interval_s=INTERVAL_S,
         lease=lease,
-        last_write_by=last_write_by,
     )
     recorder.start()
     return recorder
@@ -98,34 +89,24 @@ async def test_a_batch_with_nothing_to_record_still_renews_its_lease() -> None:
     await recorder.close()
 
 
-async def test_a_deferring_batch_s_last_write_comes_an_interval_after_its_commit() -> None:
+async def test_a_deferring_batch_keeps_its_lease_an_interval_past_its_last_write() -> None:
+    """Its remainder's delivery, claiming at once, waits the interval out (Busy): the batch's
+    document rests between the last write and that claim."""
     store = CallsKept()
     recorder = await _running(store, timedelta(seconds=60))
     recorder.add(FinishTask("t", TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)))
-    for _ in range(100):
-        if store.settles:
-            break
-        await asyncio.sleep(INTERVAL_S / 10)
-    assert store.settles == 1
-    await recorder.close(rested=True)  # its remainder's delivery claims the batch at once
-    assert store.settles == 2
-    committed, closed = store.settled_at
-    assert closed - committed >= INTERVAL_S
-
-
-async def test_a_batch_at_its_deadline_leaves_its_last_interval_to_its_close() -> None:
-    store = CallsKept()
-    last_write_by = time.monotonic() + 2.5 * INTERVAL_S
-    recorder = await _running(store, timedelta(seconds=60), last_write_by)
-    recorder.add(FinishTask("t", TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)))
-    for _ in range(100):
-        if store.settles:
-            break
-        await asyncio.sleep(INTERVAL_S / 10)
-    assert store.settles == 1  # due an interval after the claim
-    recorder.add(FinishTask("t1", TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)))
-    await asyncio.sleep(3 * INTERVAL_S)
-    assert store.settles == 1  # the next would fall in the last interval: the close's
     await recorder.close(rested=True)
-    committed, closed = store.settled_at
-    assert closed - committed >= INTERVAL_S and recorder.finished == 2
+    closed = datetime.now(UTC)
+    lease_until = store.batches["j"]["b"].lease_until
+    assert lease_until is not None
+    assert closed < lease_until <= closed + timedelta(seconds=INTERVAL_S)
+    busy = await store.claim_batch(BatchClaim("j", "b", closed, closed + timedelta(seconds=9)))
+    assert isinstance(busy, Busy)
+    later = lease_until + timedelta(milliseconds=1)
+    again = await store.claim_batch(BatchClaim("j", "b", later, later + timedelta(seconds=9)))
+    assert isinstance(again, Claimed)
+
+    store = CallsKept()
+    recorder = await _running(store, timedelta(seconds=60))
+    await recorder.close()  # a batch that ends, or is redelivered at once, gives it back
+    assert store.batches["j"]["b"].lease_until <= datetime.now(UTC)

@@ -174,7 +174,16 @@ class StoreLayout:
         return [docs]  # one commit: all or none (at most MAX_COALESCED_WRITES)
 
     def claim(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
-        return [self._batch_docs(args[0].job_id, args[0].batch_id)]
+        """The batch's documents; none when the claim finds it done, or leased (``Busy``: a
+        deferring batch keeps its lease a moment past its last write)."""
+        claim = args[0]
+        batch = self._store.batches.get(claim.job_id, {}).get(claim.batch_id)
+        if batch is not None and (
+            not batch.open_items
+            or (batch.lease_until is not None and batch.lease_until > claim.now)
+        ):
+            return []
+        return [self._batch_docs(claim.job_id, claim.batch_id)]
 
     def claim_together(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         return [[job_path(claim.job_id) for claim in args[0]]]

@@ -43,17 +43,13 @@ class BatchRecorder:
         lease: timedelta,
         cancelled: bool = False,
         heartbeat: WorkerHeartbeat | None = None,
-        last_write_by: float | None = None,
     ) -> None:
-        """``last_write_by``: the monotonic time by which the batch's last write must start
-        (its push's deadline less a store call's); None: no such time."""
         self._heartbeat = heartbeat or WorkerHeartbeat(None, clock, "local")
         self._store = store
         self._handle = handle
         self._clock = clock
         self._interval_s = interval_s
         self._lease = lease
-        self._last_write_by = last_write_by
         self._pending: list[TaskChange] = []
         self._last_write = time.monotonic()
         self._lock = asyncio.Lock()
@@ -69,32 +65,24 @@ class BatchRecorder:
     def add(self, change: TaskChange) -> None:
         self._pending.append(change)
 
-    async def close(self, rested: bool = False) -> None:
+    async def close(self, keep_trying_until: float | None = None, rested: bool = False) -> None:
         """Write what is left and give the lease back (the batch's next delivery need not
         wait for it). While the store does not answer and results are held (pages fetched,
         whose loss would fetch them again), the write is tried again every
-        ``OUTAGE_RETRY_S`` until ``last_write_by``.
+        ``OUTAGE_RETRY_S`` until the monotonic time ``keep_trying_until``.
 
-        ``rested``: the batch's document rests an interval after its last write first (by
-        ``last_write_by``: the ticker leaves the interval before it free). A batch that defers
-        tasks asks it: its remainder's delivery claims the batch at once, and that claim and
-        the remainder's end, on the heels of a commit and this write, took the document past
-        one write a second (``make scale``, one host at 50 req/s: 135 batch documents at 1.1
-        to 1.3)."""
-        keep_trying_until = self._last_write_by
+        ``rested``: the lease is kept an interval past this write, so that the batch's
+        document rests before its next delivery's claim. A batch that defers tasks asks it:
+        its remainder's delivery claimed the batch at once, and that claim and the remainder's
+        end, on the heels of a commit and this write, took the document past one write a
+        second (``make scale``, one host at 50 req/s: 135 batch documents at 1.1 to 1.3)."""
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
-        if rested:
-            until = self._last_write + self._interval_s
-            if keep_trying_until is not None:
-                until = min(until, keep_trying_until)
-            if (rest_s := until - time.monotonic()) > 0:
-                await asyncio.sleep(rest_s)
         while True:
             try:
-                await self._write(lease_until_s=0.0)
+                await self._write(lease_until_s=self._interval_s if rested else 0.0)
                 return
             except DependencyUnavailable:
                 holds_results = any(isinstance(c, FinishTask) for c in self._pending)
@@ -113,8 +101,6 @@ class BatchRecorder:
             # up to a quarter late or on time, and its gap could not be set to keep the
             # batch's document within its writes (the interval's setting)
             due = max(self._last_write, last_look) + every_s
-            if self._last_write_by is not None and due > self._last_write_by - every_s:
-                return  # the close writes next, an interval after the last commit
             now = time.monotonic()
             if now < due:
                 await asyncio.sleep(due - now)

@@ -216,7 +216,6 @@ class BatchProcessor:
             lease=self._lease,
             cancelled=claim.cancelled,
             heartbeat=self._heartbeat,
-            last_write_by=deadline - self._policy.store_timeout_s,
         )
         open_ids = {item.task_id for item in claim.batch.fetch_items}
         reused = [] if claim.cancelled else [r for r in kept if r.change.task_id in open_ids]
@@ -416,7 +415,10 @@ class BatchProcessor:
             with phase("record"), self._tracer.start_as_current_span("store"):
                 # during an outage its last write is tried again while an answer can still
                 # follow a call that does not answer
-                await recorder.close(rested=any(result.kind is Kind.DEFER for result in results))
+                await recorder.close(
+                    keep_trying_until=work.deadline - self._policy.store_timeout_s,
+                    rested=any(result.kind is Kind.DEFER for result in results),
+                )
             await release.ended()
             self._heartbeat.batches_in_flight -= 1
             self._heartbeat.finished(batches=1)

@@ -130,7 +130,6 @@ class ProcessingLane:
             interval_s=self._policy.flush_interval_s,
             lease=self._lease,
             cancelled=claim.cancelled,
-            last_write_by=deadline - self._policy.store_timeout_s,
         )
         lanes = self._policy.concurrency if self._slots is None else self._slots.max_in_flight
         width = min(lanes, len(claim.batch.processing_items))
@@ -157,7 +156,7 @@ class ProcessingLane:
                 for _ in range(tasks.width):
                     group.create_task(lane())
         finally:
-            await recorder.close()
+            await recorder.close(keep_trying_until=deadline - self._policy.store_timeout_s)
         pages = [(item.task_id, item.url) for item in claim.batch.items if item.task_id in ended]
         announced = await self._announce(claim.batch.job_id, spec, pages)
         if recorder.job_may_be_done:

@@ -90,11 +90,16 @@ async def test_a_batch_with_nothing_to_record_still_renews_its_lease() -> None:
 
 
 async def test_a_deferring_batch_keeps_its_lease_an_interval_past_its_last_write() -> None:
-    """Its remainder's delivery, claiming at once, waits the interval out (Busy): the batch's
-    document rests between the last write and that claim."""
+    """When it committed while it ran: its remainder's delivery, claiming at once, waits the
+    interval out (Busy), and the batch's document rests between the last write and that
+    claim."""
     store = CallsKept()
     recorder = await _running(store, timedelta(seconds=60))
     recorder.add(FinishTask("t", TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)))
+    for _ in range(100):  # a commit while it runs
+        if store.settles:
+            break
+        await asyncio.sleep(INTERVAL_S / 10)
     await recorder.close(rested=True)
     closed = datetime.now(UTC)
     lease_until = store.batches["j"]["b"].lease_until
@@ -106,7 +111,9 @@ async def test_a_deferring_batch_keeps_its_lease_an_interval_past_its_last_write
     again = await store.claim_batch(BatchClaim("j", "b", later, later + timedelta(seconds=9)))
     assert isinstance(again, Claimed)
 
-    store = CallsKept()
-    recorder = await _running(store, timedelta(seconds=60))
-    await recorder.close()  # a batch that ends, or is redelivered at once, gives it back
-    assert store.batches["j"]["b"].lease_until <= datetime.now(UTC)
+    for rested in (False, True):  # one that ends; one deferred before any commit
+        store = CallsKept()
+        recorder = await _running(store, timedelta(seconds=60))
+        await recorder.close(rested=rested)  # gives it back
+        lease_until = store.batches["j"]["b"].lease_until
+        assert lease_until is not None and lease_until <= datetime.now(UTC)

@@ -26,14 +26,12 @@ from scrapejobs_shared.adapters.firestore.host_gate import FirestoreHostGate
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.quota_ledger import FirestoreQuotaLedger
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.delivery.batching import batch_group, hold_beyond, plan_batches, shards_for
-from scrapejobs_shared.domain.jobspec import JobSpec
-from scrapejobs_shared.domain.records import BatchItem, JobRecord, task_id_for
-from scrapejobs_shared.domain.statuses import JobStatus
+from scrapejobs_shared.delivery.batching import batch_group
 from scrapejobs_shared.politeness.host_gate import BreakerPolicy, HostLimits, Permit
 from scrapejobs_shared.politeness.pace_grid import PaceGrid
 from scrapejobs_shared.ports.quota_ledger import Reservation
 from support.firestore_tree import changed_by, document_tree
+from support.held_jobs import job_with_held_batches
 
 pytestmark = pytest.mark.emulators
 
@@ -153,20 +151,8 @@ async def test_held_batches_releases_waits_and_wakes_write_what_the_layout_says(
     client: firestore.AsyncClient,
 ) -> None:
     now = datetime.now(UTC)
-    job_id = uuid.uuid4().hex
-    urls = [f"http://a.example/p/{i}" for i in range(12)]
-    items = [BatchItem(task_id_for(job_id, str(i)), url, index=i) for i, url in enumerate(urls)]
-    batches = hold_beyond(plan_batches(job_id, items, 2, now, now + timedelta(days=1)), 2)
-    job = JobRecord(
-        job_id,
-        JobStatus.QUEUED,
-        JobSpec(),
-        now,
-        now,
-        now + timedelta(days=1),
-        total=len(urls),
-        counter_shards=shards_for(len(batches)),
-    )
+    job, batches = job_with_held_batches(now)
+    job_id = job.id
     await FirestoreJobStore(client).create_job(job, batches)
     held = FirestoreHeldBatches(client)
     layout = HeldBatchesLayout(MemoryJobStore()).layout()

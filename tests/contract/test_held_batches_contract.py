@@ -18,7 +18,7 @@ from scrapejobs_shared.adapters.firestore.held_batches import FirestoreHeldBatch
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.memory.held_batches import MemoryHeldBatches
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
-from scrapejobs_shared.delivery.batching import batch_group, hold_beyond, plan_batches, shards_for
+from scrapejobs_shared.delivery.batching import batch_group, plan_batches
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.records import (
@@ -32,6 +32,7 @@ from scrapejobs_shared.domain.statuses import JobStatus, TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim
 from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.job_store import Claimed, JobStore
+from support.held_jobs import job_with_held_batches
 
 
 @dataclass
@@ -55,29 +56,20 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
 async def held_job(
     stores: Stores, created: datetime, window: int = 2
 ) -> tuple[JobRecord, list[BatchRecord]]:
-    """A job of 12 pages of one host in batches of 2 (6 batches), the first ``window``
-    unheld, and 2 pages of another host (a batch of its own)."""
-    job_id = uuid.uuid4().hex
-    urls = [f"http://a.example/p/{i}" for i in range(12)] + [
-        "http://b.example/1",
-        "http://b.example/2",
-    ]
-    items = [BatchItem(task_id_for(job_id, str(i)), url, index=i) for i, url in enumerate(urls)]
-    batches = hold_beyond(
-        plan_batches(job_id, items, 2, created, created + timedelta(days=1)), window
-    )
-    job = JobRecord(
-        job_id,
-        JobStatus.QUEUED,
-        JobSpec(),
-        created,
-        created,
-        created + timedelta(days=1),
-        total=len(urls),
-        counter_shards=shards_for(len(batches)),
-    )
+    """``job_with_held_batches``, stored."""
+    job, batches = job_with_held_batches(created, window)
     await stores.jobs.create_job(job, batches)
     return job, batches
+
+
+async def ended(stores: Stores, job_id: str, batch: BatchRecord, now: datetime) -> None:
+    """``batch``'s delivery claims it and finishes every task."""
+    claim = await stores.jobs.claim_batch(
+        BatchClaim(job_id, batch.id, now, now + timedelta(seconds=30))
+    )
+    assert isinstance(claim, Claimed)
+    done = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
+    await stores.jobs.settle(claim.handle, [FinishTask(i.task_id, done) for i in batch.items], now)
 
 
 async def test_held_batches_are_released_in_order_one_at_a_time_and_never_twice(
@@ -118,14 +110,7 @@ async def test_held_batches_are_released_until_the_window_of_their_host_is_activ
     b_group = batch_group(batches[-1])
     assert await stores.held.release_to_window(job.id, b_group, 5, now) == []  # none held
     for batch in batches[:2]:  # two of host a's batches end
-        claim = await stores.jobs.claim_batch(
-            BatchClaim(job.id, batch.id, now, now + timedelta(seconds=30))
-        )
-        assert isinstance(claim, Claimed)
-        done = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
-        await stores.jobs.settle(
-            claim.handle, [FinishTask(i.task_id, done) for i in batch.items], now
-        )
+        await ended(stores, job.id, batch, now)
     refilled = await stores.held.release_to_window(job.id, a_group, 3, now)
     assert [b.id for b in refilled] == held[1:3]
     assert await stores.held.release_to_window(job.id, a_group, 3, now) == []
@@ -139,14 +124,7 @@ async def test_a_chain_with_no_active_batch_of_its_host_is_stalled(stores: Store
     assert (job.id, batch_group(batches[0])) not in stalled  # its first batches are active
     for batch in batches:
         if not batch.held:  # the unheld batches end (their deliveries finish)
-            claim = await stores.jobs.claim_batch(
-                BatchClaim(job.id, batch.id, later, later + timedelta(seconds=30))
-            )
-            assert isinstance(claim, Claimed)
-            done = TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)
-            await stores.jobs.settle(
-                claim.handle, [FinishTask(i.task_id, done) for i in batch.items], later
-            )
+            await ended(stores, job.id, batch, later)
     stalled = await stores.held.stalled_holds(later, 1000)
     assert (job.id, batch_group(batches[0])) in stalled  # nothing will release the rest
     await stores.held.release(job.id, batch_group(batches[0]), later, 1)

@@ -48,8 +48,14 @@ class HeldChain:
         if self._held is None:
             await self._enqueuer.publish(batches)
             return
+        # a redelivered finder's children, released already: published again (its publish
+        # may have failed); an outage reaches the finder's task, which is delivered again
+        await self._enqueuer.publish([batch for batch in batches if not batch.held])
         for job_id, group in sorted({(b.job_id, batch_group(b)) for b in batches}):
-            await self.refill(job_id, group)
+            released = await self._held.release_to_window(
+                job_id, group, CRAWL_WINDOW, self._clock()
+            )
+            await self._enqueuer.publish(released)
 
     async def refill(self, job_id: str, group: str) -> None:
         """The crawl's held batches of ``group`` released and published while fewer than

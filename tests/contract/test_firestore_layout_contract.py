@@ -16,6 +16,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_scale.firestore_layout import StoreLayout
+from scrapejobs_shared.adapters.firestore import crawl_budget
 from scrapejobs_shared.adapters.firestore.job_store import FirestoreJobStore
 from scrapejobs_shared.adapters.firestore.outcome_stats import FirestoreStatsWriter
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
@@ -192,6 +193,45 @@ async def test_a_job_of_batches_writes_what_the_layout_says(both: Both) -> None:
 
         assert await both.written(ids, add_nothing) == set()
         assert both.said("add_batch", batch, max_new=max_new) == set()
+
+
+def ids_on_shard(shard: int, shards: int, count: int) -> list[str]:
+    """Batch ids whose budget shard (their id's hash, crawl_budget.first_shard) is ``shard``."""
+    ids = (f"found{n}" for n in range(1000))
+    return [i for i in ids if crawl_budget.first_shard(i, shards) == shard][:count]
+
+
+async def test_a_found_batch_is_counted_where_it_takes_its_budget(both: Both) -> None:
+    """Two found batches fall on one budget shard; the first spends its part of the budget,
+    so the second takes its pages from the next shard, and is counted there: its creation and
+    its claim write that counter shard, on the emulator as in the layout."""
+    job, batches = a_job(both.tenant, batches=2, per_batch=1)  # 2 counter shards
+    ids = [job.id]
+    await both.real.create_job(job, batches)
+    both.said("create_job", job, batches)
+    await both.twin.create_job(job, batches)
+    own, spent = ids_on_shard(0, 2, 2)
+
+    def found(batch_id: str) -> BatchRecord:
+        items = tuple(
+            BatchItem(f"{batch_id}-{i}", f"http://layout.example/{batch_id}/{i}", index=100 + i)
+            for i in range(2)
+        )
+        return replace(batches[0], id=batch_id, items=items)
+
+    for batch_id in (own, spent):  # max_new 4: two pages a budget shard
+
+        async def add(batch: BatchRecord = found(batch_id)) -> None:
+            assert await both.real.add_batch(batch, max_new=4) == batch
+
+        said = both.said("add_batch", found(batch_id), max_new=4)
+        assert await both.written(ids, add) == said
+        await both.twin.add_batch(found(batch_id), max_new=4)
+    assert f"jobs/{job.id}/counters/1" in said  # the second: shard 1's budget, and its count
+    assert f"jobs/{job.id}/crawl/budget-1" in said
+    claim = BatchClaim(job.id, spent, NOW, LEASE)
+    assert f"jobs/{job.id}/counters/1" in both.said("claim_batch", claim)
+    await both.claim(ids, claim)  # what the emulator wrote is what the layout says
 
 
 async def test_a_job_that_holds_its_batch_writes_what_the_layout_says(both: Both) -> None:

@@ -68,9 +68,38 @@ def stats_path(at: datetime, tenant: str) -> str:
 
 
 def counter_path(job: JobRecord | None, job_id: str, batch_id: str) -> str:
-    """The job's counter shard that counts a batch a crawl added (batch_store._shard_of)."""
+    """The job's counter shard that counts a batch added without a budget (batch_store's
+    ``_counted_on``: its id's)."""
     shards = job.counter_shards if job is not None else 1
     return f"jobs/{job_id}/counters/{zlib.crc32(batch_id.encode()) % max(1, shards)}"
+
+
+class CrawlBudgets:
+    """A crawl's budget shards as ``crawl_budget.take`` fills them: the pages each has given,
+    by job. A batch's take is kept by its id, so a refused add that is tried again takes what
+    it took (a batch never tried again leaves its pages counted here: the model's error)."""
+
+    def __init__(self) -> None:
+        self._added: dict[tuple[str, int], int] = {}
+        self._taken: dict[tuple[str, str], tuple[int, ...]] = {}
+
+    def take(self, batch: BatchRecord, max_new: int, shards: int) -> tuple[int, ...]:
+        """The shards that give ``batch`` its pages, its id's own first."""
+        key = (batch.job_id, batch.id)
+        if key not in self._taken:
+            wanted, taken = len(batch.items), []
+            start = crawl_budget.first_shard(batch.id, shards)
+            for shard in ((start + step) % shards for step in range(shards)):
+                if wanted <= 0:
+                    break
+                added = self._added.get((batch.job_id, shard), 0)
+                pages = min(wanted, crawl_budget.allowance(max_new, shards, shard) - added)
+                if pages > 0:
+                    self._added[(batch.job_id, shard)] = added + pages
+                    taken.append(shard)
+                    wanted -= pages
+            self._taken[key] = tuple(taken)
+        return self._taken[key]
 
 
 Args = tuple[Any, ...]
@@ -86,8 +115,9 @@ class StoreLayout:
     def __init__(self, store: MemoryJobStore) -> None:
         self._store = store
         # the counter shard of each batch a job was created with: its place among them
-        # (job_store._creation_writes); a batch added later: its id's (counter_path)
+        # (job_store._creation_writes); of a batch a crawl found: its first budget shard's
         self._created_shards: dict[tuple[str, str], int] = {}
+        self._budgets = CrawlBudgets()
 
     def layout(self) -> Layout:
         return {
@@ -222,27 +252,27 @@ class StoreLayout:
 
     def add_batch(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         """The batch, its new pages' markers, its counter shard and, for a crawl's budget, the
-        budget shard its id falls on (crawl_budget.py; the next ones only at the budget's
-        end, which the model leaves out). Nothing when the adapter commits nothing: the batch
-        is there already, or no page of it is new, or the budget is spent (most of a crawl's
-        pages past its ``max_pages``: each was charged a batch and ten markers before)."""
+        budget shards it takes its pages from (crawl_budget.py: its id's, the next ones once
+        that one is spent); the first of those is its counter shard. Nothing when the adapter
+        commits nothing: the batch is there already, or no page of it is new, or the budget is
+        spent (most of a crawl's pages past its ``max_pages``: each was charged a batch and ten
+        markers before)."""
         requested: BatchRecord = args[0]
         max_new = kwargs.get("max_new", args[1] if len(args) > 1 else None)
         batch = self._store.batch_to_add(requested, max_new)
         if batch is None:
             return []
-        job = self._store.jobs.get(batch.job_id)
-        tasks = [f"jobs/{batch.job_id}/tasks/{item.task_id}" for item in batch.items]
-        docs = [
-            f"jobs/{batch.job_id}/batches/{batch.id}",
-            self._counter(batch.job_id, batch.id),
-            *tasks,
-        ]
+        job_id = batch.job_id
+        job = self._store.jobs.get(job_id)
+        docs = [f"jobs/{job_id}/batches/{batch.id}"]
+        docs += [f"jobs/{job_id}/tasks/{item.task_id}" for item in batch.items]
         if max_new is not None:
-            shards = job.counter_shards if job is not None else 1
-            shard = crawl_budget.shard_id(crawl_budget.first_shard(batch.id, shards))
-            docs.append(f"jobs/{batch.job_id}/crawl/{shard}")
-        return [docs]
+            shards = max(1, job.counter_shards if job is not None else 1)
+            taken = self._budgets.take(batch, max_new, shards)
+            docs += [f"jobs/{job_id}/crawl/{crawl_budget.shard_id(n)}" for n in taken]
+            if taken:
+                self._created_shards[(job_id, batch.id)] = taken[0]
+        return [[*docs, self._counter(job_id, batch.id)]]
 
     def report(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
         return [[f"workers/{args[0].worker_id}"]]

@@ -28,6 +28,7 @@ from scrapejobs_shared.ports.held_batches import HeldBatches
 from scrapejobs_shared.ports.page_cache import PageCache
 from scrapejobs_worker.batches.held_chain import HeldChain
 from scrapejobs_worker.batches.page_reuse import PageReuse
+from scrapejobs_worker.batches.worker_heartbeat import WorkerHeartbeat
 from scrapejobs_worker.crawl.crawl_expansion import CrawlExpansion, LinkFilter
 from scrapejobs_worker.delivery.delivery_metrics import DeliveryMetrics
 from scrapejobs_worker.delivery.push_delivery import BatchPolicy
@@ -137,6 +138,7 @@ def build_processor(
     page_cache: PageCache | None = None,
     held: HeldBatches | None = None,
     links: LinkFilter | None = None,
+    heartbeat: WorkerHeartbeat | None = None,
 ) -> BatchProcessor:
     polite = Politeness(
         gate or MemoryHostGate(),
@@ -169,7 +171,9 @@ def build_processor(
         NoOpTracer(),
         metrics or DeliveryMetrics(NoOpMeter("tests"), "scrape-tasks-push"),
         batch or BatchPolicy(lease_s=6),
-        Companions(events, reuse=PageReuse(page_cache, store, clock), held=held),
+        Companions(
+            events, heartbeat=heartbeat, reuse=PageReuse(page_cache, store, clock), held=held
+        ),
     )
 
 

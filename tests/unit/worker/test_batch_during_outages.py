@@ -17,6 +17,7 @@ from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim, Claimed
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, DependencyUnavailable
 from scrapejobs_worker.batches.batch_recorder import BatchRecorder
+from scrapejobs_worker.batches.worker_heartbeat import WorkerHeartbeat
 from scrapejobs_worker.delivery.push_delivery import BatchPolicy
 from support.worker_fakes import NOW, PerUrlFetcher, build_processor, push, setup_job
 
@@ -90,3 +91,19 @@ async def test_without_results_held_or_time_left_the_outage_is_raised_at_once() 
     with pytest.raises(DependencyUnavailable):  # the answer is due
         await recorder.close(keep_trying_until=time.monotonic() + 0.5)
     assert "t" not in store.results["j"]
+
+
+async def test_a_batch_whose_last_write_meets_the_outage_is_no_longer_in_flight() -> None:
+    """The worker's report counts the batches it runs: one whose close raised (the delivery
+    is nacked and redelivered) is not running here any more."""
+    store = FlakyStore()
+    batch = await setup_job(store)
+    heartbeat = WorkerHeartbeat(None, lambda: NOW, "local")
+    policy = BatchPolicy(ack_deadline_s=12, lease_s=6)  # its last write tried for 2 s
+    processor = build_processor(
+        store, PerUrlFetcher({}), lambda: NOW, batch=policy, heartbeat=heartbeat
+    )
+    store.failing = 10**6
+    with pytest.raises(DependencyUnavailable):
+        await processor.handle_push(push(batch=batch))
+    assert heartbeat.batches_in_flight == 0

@@ -9,11 +9,14 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.domain.batch_transitions import FinishTask
 from scrapejobs_shared.domain.records import TaskOutcome
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.ports.batch_store import BatchClaim, Busy, Claimed
+from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, DependencyUnavailable
 from scrapejobs_worker.batches.batch_recorder import BatchRecorder
 from support.worker_fakes import setup_job
 
@@ -117,3 +120,25 @@ async def test_a_deferring_batch_keeps_its_lease_an_interval_past_its_last_write
         await recorder.close(rested=rested)  # gives it back
         lease_until = store.batches["j"]["b"].lease_until
         assert lease_until is not None and lease_until <= datetime.now(UTC)
+
+
+class Refusing(CallsKept):
+    """Its settles are refused (a store that does not answer, a contended document)."""
+
+    async def settle(self, *args: Any, **kwargs: Any) -> Any:
+        self.settles += 1
+        await asyncio.sleep(0)  # an answer takes a moment
+        raise DependencyUnavailable(FIRESTORE, 1.0)
+
+
+async def test_a_refused_commit_is_tried_again_at_the_next_tick_not_at_once() -> None:
+    """A failed commit is tried an interval later: tried again at once, it hammered the store
+    (``make scale``: refused for a new collection's ramp, the million URLs' batches retried
+    in a loop, 20 minutes of CPU not done)."""
+    store = Refusing()
+    recorder = await _running(store, timedelta(seconds=60))
+    recorder.add(FinishTask("t", TaskOutcome(TaskStatus.SUCCEEDED, http_status=200)))
+    await asyncio.sleep(INTERVAL_S * 10)
+    assert 5 <= store.settles <= 12  # one a tick
+    with pytest.raises(DependencyUnavailable):
+        await recorder.close()

@@ -118,6 +118,7 @@ class BatchRecorder:
                     last_look = now
                     self.cancelled = self.cancelled or await self._store.cancel_heard(self._handle)
             except Exception:
+                last_look = now  # again an interval on: tried at once, it hammered the store
                 log.warning("batch commit or read failed; again at the next tick", exc_info=True)
 
     async def _write(self, lease_until_s: float) -> None:

@@ -484,7 +484,7 @@ def _counted_on(batch_id: str, shards: int, taken: Sequence[crawl_budget.Taken])
     shards by their ids' hash, ten on the busiest; each one's creation, claim and end write
     its shard (``make scale``: 2 shards at 1.50 writes a second over 10 s, 1 commit refused).
     A budget shard allows its part of ``max_new``, so a counter shard now counts the batches
-    of that part only: about four of ten pages for a crawl of 10,000."""
+    of that part only: about four batches of ten pages for a crawl of 10,000."""
     if taken:
         return taken[0].shard
     return zlib.crc32(batch_id.encode()) % shards

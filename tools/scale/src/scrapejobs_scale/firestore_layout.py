@@ -89,8 +89,7 @@ class CrawlBudgets:
         key = (batch.job_id, batch.id)
         if key not in self._taken:
             wanted, taken = len(batch.items), []
-            start = crawl_budget.first_shard(batch.id, shards)
-            for shard in ((start + step) % shards for step in range(shards)):
+            for shard in crawl_budget.scan_order(batch.id, shards):
                 if wanted <= 0:
                     break
                 added = self._added.get((batch.job_id, shard), 0)

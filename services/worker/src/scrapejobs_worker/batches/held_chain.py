@@ -2,7 +2,7 @@
 task (on its first run), the job's next held batch of that host is released and published
 (``ports/held_batches.py``), so it reaches the broker while this batch's last pages are
 fetched. A release or publish that fails is left to the reconcile (a chain with no active
-batch; an active batch nothing wrote), never to the delivery.
+batch; an active batch nothing wrote), never to the delivery, but for a crawl's finder's (below).
 
 A crawl's window is kept by count instead (``CRAWL_WINDOW``): its found batches are stored
 held, and released while fewer than the window of their host are active, by the batch that
@@ -11,7 +11,9 @@ hundreds of a site's batches waited at once for its 8 slots, each claimed, refus
 and claimed again, a write of the batch and its counter shard each turn (``make scale``, a
 crawl of 10,000 pages: 189 counter shards at 1.9 writes a second). Either the finder's count
 sees the ended batch gone or the ender's release sees the found batch held, so a found batch
-never waits with nothing of its host active to release it.
+never waits with nothing of its host active to release it. The finder's own release and
+publish let an outage reach its task, which is delivered again and publishes its found batches
+once more; an ender's failure is the reconcile's.
 """
 
 from __future__ import annotations
@@ -52,24 +54,21 @@ class HeldChain:
         # may have failed); an outage reaches the finder's task, which is delivered again
         await self._enqueuer.publish([batch for batch in batches if not batch.held])
         for job_id, group in sorted({(b.job_id, batch_group(b)) for b in batches}):
-            released = await self._held.release_to_window(
-                job_id, group, CRAWL_WINDOW, self._clock()
-            )
-            await self._enqueuer.publish(released)
+            await self._fill(self._held, job_id, group)
 
     async def refill(self, job_id: str, group: str) -> None:
         """The crawl's held batches of ``group`` released and published while fewer than
-        ``CRAWL_WINDOW`` of them are active."""
+        ``CRAWL_WINDOW`` of them are active; a failure is the reconcile's."""
         if self._held is None:
             return
         try:
-            released = await self._held.release_to_window(
-                job_id, group, CRAWL_WINDOW, self._clock()
-            )
-            if released:
-                await self._enqueuer.publish(released)
+            await self._fill(self._held, job_id, group)
         except Exception:
             log.exception("releasing a crawl's found batches failed", extra={"job_id": job_id})
+
+    async def _fill(self, held: HeldBatches, job_id: str, group: str) -> None:
+        released = await held.release_to_window(job_id, group, CRAWL_WINDOW, self._clock())
+        await self._enqueuer.publish(released)
 
     def next_release(self, batch: BatchRecord, deferrals: int, crawl: bool = False) -> NextRelease:
         """What this run of ``batch`` (as claimed, its reused pages included) releases: the

@@ -411,20 +411,31 @@ class BatchProcessor:
                 for _ in range(queue.lanes):
                     lanes.create_task(lane())
         finally:
-            try:
-                await release.done()
-                with phase("record"), self._tracer.start_as_current_span("store"):
-                    # during an outage its last write is tried again while an answer can
-                    # still follow a call that does not answer
-                    await recorder.close(
-                        keep_trying_until=work.deadline - self._policy.store_timeout_s,
-                        rested=any(result.kind is Kind.DEFER for result in results),
-                    )
-                await release.ended()  # not when its last write failed: it has not ended
-                self._heartbeat.finished(batches=1)
-            finally:  # a batch whose last write failed is redelivered, not run here
-                self._heartbeat.batches_in_flight -= 1
+            await self._end(work, recorder, release, results)
         return results
+
+    async def _end(
+        self,
+        work: BatchWork,
+        recorder: BatchRecorder,
+        release: NextRelease,
+        results: list[TaskResult],
+    ) -> None:
+        """The run's last write, then its window's refill; out of flight either way (a batch
+        whose last write failed is delivered again, not run here, and has not ended)."""
+        try:
+            await release.done()
+            with phase("record"), self._tracer.start_as_current_span("store"):
+                # during an outage its last write is tried again while an answer can still
+                # follow a call that does not answer
+                await recorder.close(
+                    keep_trying_until=work.deadline - self._policy.store_timeout_s,
+                    rested=any(result.kind is Kind.DEFER for result in results),
+                )
+            await release.ended()
+            self._heartbeat.finished(batches=1)
+        finally:
+            self._heartbeat.batches_in_flight -= 1
 
 
 def finished_pages(batch: BatchRecord, results: list[TaskResult]) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ still finds exactly ``max_new`` pages when the site has them. A crawl made befor
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -47,6 +47,12 @@ def first_shard(batch_id: str, shards: int) -> int:
     return zlib.crc32(batch_id.encode()) % shards
 
 
+def scan_order(batch_id: str, shards: int) -> Iterator[int]:
+    """The shards a batch takes its pages from, in order: its id's own, then the next ones."""
+    start = first_shard(batch_id, shards)
+    return ((start + step) % shards for step in range(shards))
+
+
 async def take(
     job_ref: Any,
     batch_id: str,
@@ -58,11 +64,9 @@ async def take(
     """Read the shards that give ``wanted`` pages (or all that is left), starting at the
     batch's own; what each gives."""
     taken: list[Taken] = []
-    start = first_shard(batch_id, shards)
-    for step in range(shards):
+    for shard in scan_order(batch_id, shards):
         if wanted <= 0:
             break
-        shard = (start + step) % shards
         ref = job_ref.collection(COLLECTION).document(shard_id(shard))
         count(reads=1)
         snap = await ref.get(**deadline)

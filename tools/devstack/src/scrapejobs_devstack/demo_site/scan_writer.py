@@ -13,8 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy
 import pypdfium2 as pdfium  # type: ignore[import-untyped]
-from PIL import Image, ImageChops
+from PIL import Image
 
 from .pdf_writer import pages_pdf
 
@@ -77,8 +78,10 @@ def scanned(
     pdf: bytes, dpi: int = 200, skew: float = 0.7, noise: float = 12.0, seed: int = 1
 ) -> list[Image.Image]:
     """Each page of ``pdf`` as a scanner gives it: grey at ``dpi``, turned by up to ``skew``
-    degrees either way, with grey noise of ``noise`` (its standard deviation)."""
+    degrees either way, with grey noise of ``noise`` (its standard deviation); the same
+    ``seed``, the same images."""
     chance = random.Random(seed)
+    grains = numpy.random.default_rng(seed)
     document = pdfium.PdfDocument(pdf)
     images = []
     try:
@@ -87,9 +90,10 @@ def scanned(
             page = page.rotate(
                 chance.uniform(-skew, skew), resample=Image.Resampling.BICUBIC, fillcolor=255
             )
-            if noise:
-                grain = Image.effect_noise(page.size, noise)  # around 128
-                page = ImageChops.add(page, grain, scale=1.0, offset=-128)
+            if noise:  # PIL's effect_noise draws from C's rand(): not seeded, not repeatable
+                grain = grains.normal(0.0, noise, (page.height, page.width))
+                grey = numpy.asarray(page, dtype=numpy.float64) + grain
+                page = Image.fromarray(numpy.clip(grey, 0, 255).round().astype(numpy.uint8))
             images.append(page)
     finally:
         document.close()

@@ -276,8 +276,9 @@ resource "google_firestore_index" "jobs_publishing_created_at" {
 # the past. The services set expire_at = now + retention_days. The field is also exempted
 # from single-field indexing (empty index_config): it is never queried, and a monotonically
 # increasing indexed timestamp would create write hot-spots.
-# `tasks` (jobs/{id}/tasks), `slots` and `wants` (hosts/{host}/...) are subcollections: a policy
-# applies to the collection group.
+# `slots` and `wants` (hosts/{host}/...) are subcollections, and `tasks` is a root collection
+# that was one (jobs/{id}/tasks, before task_documents.py): a policy applies to the collection
+# group.
 resource "google_firestore_field" "expire_at_ttl" {
   for_each = local.ttl_collections
 
@@ -411,9 +412,12 @@ resource "google_firestore_field" "batches_wait_until" {
 }
 
 # Dead letters and job retries: task results by status, most recently settled first, of one
-# job (COLLECTION) or of every job (COLLECTION_GROUP), and dead letters of one host or tenant.
+# job (at the root `tasks`, by `job_id`; under a job, `jobs/{id}/tasks`, results written before
+# the root layout: COLLECTION) or of every job (COLLECTION_GROUP: both), and dead letters of
+# one host or tenant.
 resource "google_firestore_index" "tasks_by_status" {
   for_each = {
+    job_id_status          = { scope = "COLLECTION", fields = ["job_id", "status"] }
     job_status             = { scope = "COLLECTION", fields = ["status"] }
     all_status             = { scope = "COLLECTION_GROUP", fields = ["status"] }
     all_status_host        = { scope = "COLLECTION_GROUP", fields = ["status", "host"] }

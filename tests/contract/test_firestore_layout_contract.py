@@ -48,11 +48,16 @@ class Both:
     layout: StoreLayout  # one, as the simulation holds it: it keeps the created batches' shards
 
     async def documents(self, job_ids: list[str]) -> dict[str, Any]:
-        """Every document of these jobs (their subcollections' too) and of the tenant's
-        statistics, with its update time."""
+        """Every document of these jobs (their subcollections' too, and their results at the
+        root) and of the tenant's statistics, with its update time."""
         found: dict[str, Any] = {}
         for job_id in job_ids:
             found |= await document_tree(self.client.collection("jobs").document(job_id))
+            results = self.client.collection("tasks").where(
+                filter=FieldFilter("job_id", "==", job_id)
+            )
+            async for snap in results.stream():
+                found[snap.reference.path] = snap.update_time
         stats = self.client.collection("stats_slots")
         query = stats.where(filter=FieldFilter("tenant", "==", self.tenant))
         async for snap in query.stream():

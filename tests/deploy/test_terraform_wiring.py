@@ -729,6 +729,37 @@ def test_monitors_queries_have_their_indexes(tf, h, fields):
     ), f"no composite index monitors{fields}"
 
 
+@pytest.mark.parametrize(
+    ("scope", "fields"),
+    [
+        # FirestoreRecoveryQueries.tasks_with_status: a job's results at the root ...
+        ("COLLECTION", ["job_id", "status", "updated_at"]),
+        # ... under their job (written before the root layout) ...
+        ("COLLECTION", ["status", "updated_at"]),
+        # ... and every job's, of one host, of one tenant
+        ("COLLECTION_GROUP", ["status", "updated_at"]),
+        ("COLLECTION_GROUP", ["status", "host", "updated_at"]),
+        ("COLLECTION_GROUP", ["status", "tenant", "updated_at"]),
+    ],
+)
+def test_the_queries_of_results_by_status_have_their_indexes(tf, h, scope, fields):
+    indexes = [
+        body
+        for body in tf.of_type("google_firestore_index").values()
+        if body["collection"] == "tasks" and body["query_scope"] == "${each.value.scope}"
+    ]
+    [by_status] = indexes
+    [each] = by_status["for_each"]  # the parser gives a one-item list as its item
+    made = [
+        (i["scope"], [i["fields"]] if isinstance(i["fields"], str) else i["fields"])
+        for i in each.values()
+    ]
+    assert (scope, fields[:-1]) in made
+    assert [(f["field_path"], f["order"]) for f in h.blocks_of(by_status, "fields")][-1:] == [
+        ("updated_at", "DESCENDING")
+    ]
+
+
 def test_the_ticks_query_of_open_checks_has_its_index(tf, h):
     """FirestoreMonitorChecks.open_checks: a collection-group query of every monitor's
     checks."""

@@ -20,7 +20,8 @@ def a_task(**changes: object) -> TaskRecord:
 
 def test_a_task_document_indexes_only_what_queries_and_ttl_need() -> None:
     doc = task_to_doc(a_task(index=3, data={"title": "A", "tags": ["x"]}))
-    assert set(doc) == {"url", "status", "updated_at", "expire_at", "r"}
+    # job_id: a job's results are a query at the root (task_documents.py)
+    assert set(doc) == {"job_id", "url", "status", "updated_at", "expire_at", "r"}
     assert json.loads(doc["r"]) == {
         "index": 3, "data": {"title": "A", "tags": ["x"]}, "created_at": NOW.isoformat()
     }  # fmt: skip

@@ -55,15 +55,21 @@ def test_a_document_is_at_most_one_mebibyte() -> None:
 def test_a_new_collection_ramps_500_50_5() -> None:
     ledger = DocumentLedger()
     for n in range(500):
-        ledger.commit([f"jobs/j/tasks/{n}"], at=10.0)
+        ledger.commit([f"jobs/j/batches/{n}"], at=10.0)
     with pytest.raises(gexc.Aborted):
-        ledger.commit(["jobs/j/tasks/late"], at=10.5)
-    ledger.commit(["jobs/other/tasks/1"], at=10.5)  # another job's tasks: its own range
+        ledger.commit(["jobs/j/batches/late"], at=10.5)
+    ledger.commit(["jobs/other/batches/1"], at=10.5)  # another job's batches: its own range
     assert ledger.allowed_ops_s(opened=10.0, at=10.0 + 300) == 750
     for n in range(750):
-        ledger.commit([f"jobs/j/tasks/b{n}"], at=310.0)
+        ledger.commit([f"jobs/j/batches/b{n}"], at=310.0)
     assert ledger.report().refused_ramp == 1
-    assert collection_of("jobs/j/tasks/1") == "jobs/j/tasks" and collection_of("hosts/h") == "hosts"
+    assert (
+        collection_of("jobs/j/batches/1") == "jobs/j/batches"
+        and collection_of("hosts/h") == "hosts"
+    )
+    for n in range(2_000):  # a root collection (every job's results): warm already
+        ledger.commit([f"tasks/{n}"], at=10.0)
+    assert ledger.report().refused_ramp == 1
 
 
 def test_the_report_gives_each_documents_busiest_ten_seconds() -> None:

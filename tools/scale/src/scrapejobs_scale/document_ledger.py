@@ -124,7 +124,7 @@ class DocumentLedger:
             ramp = self._ramps.get(collection)
             if ramp is None:
                 # a root collection (jobs, hosts, stats_slots) has taken traffic for as long as
-                # the deployment has run: ramped already; a new job's tasks are a new range
+                # the deployment has run: ramped already; a new job's batches are a new range
                 opened = at if "/" in collection else -math.inf
                 ramp = self._ramps[collection] = _Ramp(opened=opened)
             if ramp.second != second:
@@ -181,6 +181,6 @@ def _refused(kind: type[gexc.GoogleAPICallError], message: str) -> gexc.GoogleAP
 
 
 def collection_of(path: str) -> str:
-    """``jobs/j1/tasks/t1`` → ``jobs/j1/tasks``: a collection's documents share its ramp (one
-    job's tasks are one new key range; another job's are another)."""
+    """``jobs/j1/batches/b1`` → ``jobs/j1/batches``: a collection's documents share its ramp (one
+    job's batches are one new key range; another job's are another)."""
     return path.rpartition("/")[0]

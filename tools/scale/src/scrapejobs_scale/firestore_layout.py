@@ -22,6 +22,7 @@ from datetime import date, datetime
 from typing import Any
 
 from scrapejobs_shared.adapters.firestore import crawl_budget
+from scrapejobs_shared.adapters.firestore.task_documents import TASKS, document_id
 from scrapejobs_shared.adapters.memory.job_store import MemoryJobStore
 from scrapejobs_shared.adapters.memory.store_state import Handle
 from scrapejobs_shared.delivery.batching import batch_group
@@ -182,7 +183,7 @@ class StoreLayout:
             self._created_shards[(job.id, batch.id)] = n % shards
             docs.append(f"jobs/{job.id}/batches/{batch.id}")
             if job.kind == "crawl":
-                docs += [f"jobs/{job.id}/tasks/{item.task_id}" for item in batch.items]
+                docs += [_result(job.id, item.task_id) for item in batch.items]
         counted = sorted({n % shards for n in range(len(batches))})
         return docs + [f"jobs/{job.id}/counters/{n}" for n in counted]
 
@@ -224,7 +225,7 @@ class StoreLayout:
         beat = kwargs.get("beat") or (args[4] if len(args) > 4 else None)
         docs = self._batch_docs(handle.job_id, handle.batch_id)
         if not self._holds(handle.job_id):
-            docs += [f"jobs/{handle.job_id}/tasks/{change.task_id}" for change in changes]
+            docs += [_result(handle.job_id, change.task_id) for change in changes]
         if beat is not None:
             docs.append(f"workers/{beat.worker_id}")
         return [docs]
@@ -241,7 +242,7 @@ class StoreLayout:
         docs = self._batch_docs(job_id, batch_id)
         if not self._holds(job_id):
             applied = batch_transitions.close(batch, outcome, now, statuses, spent_at)
-            docs += [f"jobs/{job_id}/tasks/{record.id}" for record in applied.results]
+            docs += [_result(job_id, record.id) for record in applied.results]
         return [docs]
 
     def job_write(self, args: Args, kwargs: Kwargs, _: Any) -> Commits:
@@ -265,7 +266,7 @@ class StoreLayout:
         job_id = batch.job_id
         job = self._store.jobs.get(job_id)
         docs = [f"jobs/{job_id}/batches/{batch.id}"]
-        docs += [f"jobs/{job_id}/tasks/{item.task_id}" for item in batch.items]
+        docs += [_result(job_id, item.task_id) for item in batch.items]
         if max_new is not None:
             shards = max(1, job.counter_shards if job is not None else 1)
             taken = self._budgets.take(batch, max_new, shards)
@@ -438,3 +439,8 @@ class QuotaLedgerLayout:
         tenant, day, key = args[0], args[1], args[2]
         day_doc = self.day(tenant, day)
         return [[day_doc, f"{day_doc}/reservations/{key}"]]
+
+
+def _result(job_id: str, task_id: str) -> str:
+    """A task's result document (task_documents.py: at the root, keyed by a hash)."""
+    return f"{TASKS}/{document_id(job_id, task_id)}"

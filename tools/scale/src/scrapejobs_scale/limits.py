@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scrapejobs_scale.instance_cpu import PAGE_CPU_S
+
 FIRESTORE_QUOTAS = "https://cloud.google.com/firestore/quotas"
 FIRESTORE_PRACTICES = "https://cloud.google.com/firestore/docs/best-practices"
 FIRESTORE_ERRORS = "https://cloud.google.com/firestore/docs/understand-error-codes"
@@ -16,6 +18,7 @@ PUBSUB_QUOTAS = "https://cloud.google.com/pubsub/quotas"
 RUN_CONCURRENCY = "https://cloud.google.com/run/docs/about-concurrency"
 RUN_TIMEOUT = "https://cloud.google.com/run/docs/configuring/request-timeout"
 RUN_INSTANCES = "https://cloud.google.com/run/docs/configuring/max-instances"
+RUN_CPU = "https://cloud.google.com/run/docs/configuring/services/cpu"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +85,9 @@ LIMITS: tuple[Limit, ...] = (
         "Firestore",
         "Traffic to a new collection (the 500/50/5 rule)",
         "start at 500 operations a second, grow by 50% every 5 minutes",
-        "per collection from its first write, a root collection (jobs, hosts) taken as ramped "
-        "(the deployment has run a while), a new job's subcollections as new; operations past "
-        "it are ABORTED and counted",
+        "per collection from its first write, a root collection (jobs, hosts, tasks) taken as "
+        "ramped (the deployment has run a while), a new job's subcollections as new; "
+        "operations past it are ABORTED and counted",
         f"{FIRESTORE_PRACTICES} (Ramping up traffic)",
     ),
     Limit(
@@ -122,6 +125,14 @@ LIMITS: tuple[Limit, ...] = (
         "100 by default (a setting)",
         "the simulation's instance count",
         RUN_INSTANCES,
+    ),
+    Limit(
+        "Cloud Run",
+        "CPU of an instance",
+        "1 vCPU by default (the worker's `worker_cpu`)",
+        f"each page costs its instance {PAGE_CPU_S * 1000:g} ms of its one vCPU (make bench: 3 "
+        "to 5 ms), pages in turn (instance_cpu.py)",
+        RUN_CPU,
     ),
     Limit(
         "Cloud Run",

@@ -36,7 +36,6 @@ from scrapejobs_shared.adapters.firestore.codec import (
 from scrapejobs_shared.adapters.firestore.page_cache import stage_kept
 from scrapejobs_shared.adapters.firestore.store_base import (
     HANDOFFS,
-    TASKS,
     ClaimHandle,
     FirestoreStoreBase,
     commit_guarded,
@@ -44,6 +43,7 @@ from scrapejobs_shared.adapters.firestore.store_base import (
     marker,
     reserved,
 )
+from scrapejobs_shared.adapters.firestore.task_documents import RESULTS_AT_ROOT, TaskDocuments
 from scrapejobs_shared.adapters.firestore.workers import FirestoreWorkerDirectory, stage_beat
 from scrapejobs_shared.domain import batch_transitions
 from scrapejobs_shared.domain.batch_transitions import Applied
@@ -76,7 +76,7 @@ class FirestoreBatchStore(FirestoreStoreBase):
         TTL (``expire_at``)."""
         job_ref = self._job_ref(batch.job_id)
         batch_ref = self._batch_ref(job_ref, batch.id)
-        task_refs = [self._task_ref(job_ref, item.task_id) for item in batch.items]
+        task_refs = [self._tasks.ref(batch.job_id, item.task_id) for item in batch.items]
 
         async def attempt() -> BatchRecord | None:
             refs = [job_ref, batch_ref, *task_refs]
@@ -90,11 +90,14 @@ class FirestoreBatchStore(FirestoreStoreBase):
                 return batch_from_doc(batch.job_id, batch.id, batch_snap.to_dict())
             if not job_snap.exists:
                 return None
-            fresh = [
-                item
-                for item, ref in zip(batch.items, task_refs, strict=True)
-                if not snaps[ref.path].exists
-            ]
+            markers = task_refs
+            if not job_snap.get(RESULTS_AT_ROOT):  # a crawl older than the layout: its own
+                markers = [self._tasks.legacy_ref(job_ref, i.task_id) for i in batch.items]
+                count(reads=len(markers))
+                async for snap in self._client.get_all(markers, **self._deadline.call):
+                    snaps[snap.reference.path] = snap
+            at = dict(zip((item.task_id for item in batch.items), markers, strict=True))
+            fresh = [item for item in batch.items if not snaps[at[item.task_id].path].exists]
             shards = int(job_snap.get("counter_shards") or 1)
             taken: list[crawl_budget.Taken] = []
             if max_new is not None and fresh:
@@ -109,7 +112,7 @@ class FirestoreBatchStore(FirestoreStoreBase):
             commit = self._client.batch()
             commit.create(batch_ref, batch_to_doc(stored, shard))
             for item in fresh:
-                commit.create(self._task_ref(job_ref, item.task_id), marker(stored, item))
+                commit.create(at[item.task_id], marker(stored, item))
             budget = crawl_budget.stage(commit, self._client, taken, batch.expire_at)
             queued = {TaskStatus.QUEUED: len(fresh)}
             self._counters.add(commit, job_ref, shard, queued, batch.expire_at)
@@ -163,9 +166,8 @@ class FirestoreBatchStore(FirestoreStoreBase):
             reopened = [i for i in applied.batch.items if i.task_id in wanted]
             for item in reopened:
                 if item.status is TaskStatus.QUEUED:
-                    transaction.set(
-                        self._task_ref(job_ref, item.task_id), marker(applied.batch, item)
-                    )
+                    task_ref = self._tasks.of(job_ref, job_snap.to_dict(), item.task_id)
+                    transaction.set(task_ref, marker(applied.batch, item))
             count(writes=3 + len(reopened))
             return applied.batch
 
@@ -267,7 +269,7 @@ class FirestoreBatchStore(FirestoreStoreBase):
             applied.batch.expire_at,
             tally=applied.tally,
         )
-        _stage_results(commit, job_ref, applied.results)
+        _stage_results(commit, self._tasks, applied.results)
         return 2 + len(applied.results)
 
     def _stage_in_job(
@@ -285,9 +287,9 @@ class FirestoreBatchStore(FirestoreStoreBase):
         results' task documents; how many documents that writes."""
         changes = settle_updates(applied.batch, applied.tally, completes, now, placed.inside)
         plain_writes.stage_update(writer, self._client, job_ref, changes, last_update_time)
-        _stage_results(writer, job_ref, placed.apart)
+        _stage_results(writer, self._tasks, placed.apart)
         for task_id in placed.outdated:
-            writer.delete(job_ref.collection(TASKS).document(task_id))
+            writer.delete(self._tasks.ref(job_ref.id, task_id))
         return 1 + len(placed.apart) + len(placed.outdated)
 
     def _settled(self, handle: ClaimHandle, applied: Applied, results: Sequence[Any]) -> Settled:
@@ -411,7 +413,7 @@ class FirestoreBatchStore(FirestoreStoreBase):
                     applied.batch.expire_at,
                     applied.tally,
                 )
-                _stage_results(transaction, job_ref, applied.results)
+                _stage_results(transaction, self._tasks, applied.results)
                 documents = 2 + len(applied.results)
             handoffs = self._stage_handoffs(transaction, job_ref, applied)
             kept = stage_kept(transaction, self._client, applied.kept, now)
@@ -459,15 +461,13 @@ def _maybe_done_if_closed(settled: Settled) -> Settled:
     return replace(settled, job_may_be_done=True)
 
 
-def _stage_results(target: Any, job_ref: Any, results: Sequence[TaskRecord]) -> None:
+def _stage_results(target: Any, tasks: TaskDocuments, results: Sequence[TaskRecord]) -> None:
     """Each result replaces its task document: written as plain writes (one per page, the
     worker's hottest store call; see plain_writes)."""
     plain_writes.stage(
         target,
         (
-            plain_writes.set_write(
-                plain_writes.document_name(job_ref, TASKS, record.id), task_to_doc(record)
-            )
+            plain_writes.set_write(tasks.name(record.job_id, record.id), task_to_doc(record))
             for record in results
         ),
     )

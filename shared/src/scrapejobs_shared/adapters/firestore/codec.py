@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from scrapejobs_shared.adapters.firestore.task_documents import RESULTS_AT_ROOT
 from scrapejobs_shared.delivery.batching import batch_group
 from scrapejobs_shared.domain.jobspec import JobSpec
 from scrapejobs_shared.domain.metered import Metered
@@ -40,6 +41,7 @@ def job_to_doc(job: JobRecord) -> dict[str, Any]:
         "counter_shards": job.counter_shards,
         "started_at": job.started_at,
         "finished_at": job.finished_at,
+        RESULTS_AT_ROOT: True,  # where its results are (task_documents.py)
     } | ({"key_fingerprint": job.key_fingerprint} if job.key_fingerprint else {})
 
 
@@ -98,6 +100,7 @@ def task_to_doc(task: TaskRecord) -> dict[str, Any]:
         "validators": None if task.validators is None else task.validators.to_doc(),
     }
     doc: dict[str, Any] = {
+        "job_id": task.job_id,  # a root collection's document (task_documents.py)
         "url": task.url,
         "status": task.status.value,
         "updated_at": task.updated_at,

@@ -5,14 +5,16 @@ Layout, under ``jobs/{job_id}``:
 * ``batches/{batch_id}``: a batch's tasks (URL, status, attempts, last error), its lease and
   its counter shard. One delivery writes it at a time: its claim, then a commit of results
   about once a second while it runs.
-* ``tasks/{task_id}``: a task's result, written in the same commit that settles the task in
-  its batch (a crawl also creates it ``queued`` when the page is discovered: that is how a
-  page is found at most once per job).
 * ``counters/{n}``: sharded counts (see ``counters.py``); ``crawl/budget`` and
   ``crawl/budget-{k}``: a crawl's pages added, one shard per counter shard (crawl_budget.py).
 * ``handoffs/{task_id}``: what the fetch lane handed the processing lane (the result so far
   and the model's input, one JSON string), written when the task becomes ``processing`` and
   deleted in the commit that finishes it.
+
+and at the root, ``tasks/{task_id}`` (its ``job_id`` a field: task_documents.py says why):
+a task's result, written in the same commit that settles the task in its batch (a crawl also
+creates it ``queued`` when the page is discovered: that is how a page is found at most once
+per job).
 
 A plain URL job therefore costs, per page, one result write plus its share of the batch's
 creation, claim and result commits, and one batch read per delivery.
@@ -220,7 +222,7 @@ class FirestoreJobStore(FirestoreStoreBase):
             writes.append((self._batch_ref(job_ref, batch.id), batch_to_doc(batch, shard)))
             if markers:
                 writes += [
-                    (self._task_ref(job_ref, t.task_id), marker(batch, t)) for t in batch.items
+                    (self._tasks.ref(job.id, t.task_id), marker(batch, t)) for t in batch.items
                 ]
         return writes
 
@@ -332,9 +334,17 @@ class FirestoreJobStore(FirestoreStoreBase):
         return False
 
     async def delete_job(self, job_id: str) -> None:
+        """The job's document, what is under it, and its results at the root."""
         if reserved(job_id):
             return
         deleted = await self._client.recursive_delete(self._job_ref(job_id))
+        results = self._tasks.of_job(job_id).select([]).limit(BATCH_LIMIT)
+        while refs := [snap.reference async for snap in results.stream(**self._deadline.call)]:
+            commit = self._client.batch()
+            for ref in refs:
+                commit.delete(ref)
+            count(reads=len(refs), writes=len(refs))
+            await commit.commit(**self._deadline.call)
         count(writes=int(deleted or 0))
         self._shards.pop(job_id, None)
 

@@ -15,8 +15,9 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from scrapejobs_shared.adapters.firestore.batch_in_job import BATCH, batch_in
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
 from scrapejobs_shared.adapters.firestore.codec import batch_from_doc, job_from_doc, task_from_doc
-from scrapejobs_shared.adapters.firestore.store_base import TASKS, FirestoreStoreBase, reserved
-from scrapejobs_shared.adapters.page_token import decode_token, encode_token
+from scrapejobs_shared.adapters.firestore.store_base import FirestoreStoreBase, reserved
+from scrapejobs_shared.adapters.firestore.task_documents import TASKS, job_of, legacy_path, task_of
+from scrapejobs_shared.adapters.page_token import InvalidPageToken, decode_token, encode_token
 from scrapejobs_shared.domain.records import BatchRecord, JobRecord, TaskRecord
 from scrapejobs_shared.domain.statuses import TaskStatus
 from scrapejobs_shared.observability.store_ops import count
@@ -143,39 +144,64 @@ class FirestoreRecoveryQueries(FirestoreStoreBase):
     async def tasks_with_status(
         self, status: TaskStatus, scope: TaskScope, page: PageRequest
     ) -> Page[TaskRecord]:
-        job_id, host, tenant = scope.job_id, scope.host, scope.tenant
-        page_size, page_token = page.size, page.token
+        """Most recently settled first. A job's are at the root (task_documents.py), else
+        (written before the root layout) under the job; every job's are both (a collection
+        group)."""
+        job_id = scope.job_id
         if job_id is not None and reserved(job_id):
             return Page([], None)
-        tasks = (
-            self._client.collection_group(TASKS)
-            if job_id is None
-            else self._job_ref(job_id).collection(TASKS)
-        )
-        query = tasks.where(filter=FieldFilter("status", "==", status.value))
-        if host is not None:
-            query = query.where(filter=FieldFilter("host", "==", host))
-        if tenant is not None:
-            query = query.where(filter=FieldFilter("tenant", "==", tenant))
+        after = None if page.token is None else self._status_cursor(page.token, job_id)
+        if job_id is None:
+            documents = self._client.collection_group(TASKS)
+        elif after is not None and legacy_path(after[1].path):
+            documents = self._tasks.legacy_of_job(self._job_ref(job_id))
+        else:
+            documents = self._tasks.of_job(job_id)
+        found = await self._with_status(documents, status, scope, page.size, after)
+        if job_id is None or page.token is not None or found.items:
+            return found
+        legacy = self._tasks.legacy_of_job(self._job_ref(job_id))
+        return await self._with_status(legacy, status, scope, page.size, None)
+
+    async def _with_status(
+        self,
+        documents: Any,
+        status: TaskStatus,
+        scope: TaskScope,
+        page_size: int,
+        after: tuple[datetime, Any] | None,
+    ) -> Page[TaskRecord]:
+        query = documents.where(filter=FieldFilter("status", "==", status.value))
+        if scope.host is not None:
+            query = query.where(filter=FieldFilter("host", "==", scope.host))
+        if scope.tenant is not None:
+            query = query.where(filter=FieldFilter("tenant", "==", scope.tenant))
         query = query.order_by("updated_at", direction=firestore.Query.DESCENDING).order_by(
             "__name__", direction=firestore.Query.DESCENDING
         )
-        if page_token:
-            updated_at, last_job, last_task = decode_token(page_token, 3)
-            last = self._task_ref(self._job_ref(last_job), last_task)
-            query = query.start_after(
-                {"updated_at": datetime.fromisoformat(updated_at), "__name__": last}
-            )
+        if after is not None:
+            query = query.start_after({"updated_at": after[0], "__name__": after[1]})
         snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
         count(reads=max(1, len(snaps)))
         found = [
-            task_from_doc(snap.reference.parent.parent.id, snap.id, snap.to_dict())
-            for snap in snaps[:page_size]
+            task_from_doc(job_of(snap), task_of(snap), snap.to_dict()) for snap in snaps[:page_size]
         ]
         token = None
         if len(snaps) > page_size:
-            last_found = found[-1]
-            token = encode_token(
-                [last_found.updated_at.isoformat(), last_found.job_id, last_found.id]
-            )
+            last = snaps[page_size - 1]
+            token = encode_token([found[-1].updated_at.isoformat(), last.reference.path])
         return Page(found, token)
+
+    def _status_cursor(self, page_token: str, job_id: str | None) -> tuple[datetime, Any]:
+        """A status listing's token: the last task's settle time and its document (one of the
+        job's, when the listing is a job's)."""
+        updated_at, path = decode_token(page_token, 2)
+        ref = self._tasks.at(path)
+        if ref is None or (
+            job_id is not None and legacy_path(path) and not path.startswith(f"jobs/{job_id}/")
+        ):
+            raise InvalidPageToken("page_token is not valid")
+        try:
+            return datetime.fromisoformat(updated_at), ref
+        except ValueError:
+            raise InvalidPageToken("page_token is not valid") from None

@@ -20,6 +20,7 @@ from scrapejobs_shared.adapters.firestore.codec import (
     task_to_doc,
 )
 from scrapejobs_shared.adapters.firestore.counters import ShardedCounters
+from scrapejobs_shared.adapters.firestore.task_documents import TaskDocuments
 from scrapejobs_shared.domain.records import (
     BatchItem,
     BatchRecord,
@@ -31,7 +32,6 @@ from scrapejobs_shared.errors import Conflict
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.dependency_unavailable import FIRESTORE, Contended
 
-TASKS = "tasks"  # the collection of a job's task (result) documents
 HANDOFFS = "handoffs"  # what the fetch lane handed the processing lane, by task id
 BATCH_LIMIT = 500  # Firestore's maximum writes per commit
 # Bytes of documents per commit: Firestore refuses a request over 10 MiB (the emulator over
@@ -105,6 +105,7 @@ class FirestoreStoreBase:
         self._write_slots = state.write_slots
         self._counters = state.counters
         self._shards = state.shards
+        self._tasks = TaskDocuments(state.client)
 
     def _job_ref(self, job_id: str) -> Any:
         return self._jobs.document(job_id)
@@ -112,10 +113,6 @@ class FirestoreStoreBase:
     @staticmethod
     def _batch_ref(job_ref: Any, batch_id: str) -> Any:
         return job_ref.collection("batches").document(batch_id)
-
-    @staticmethod
-    def _task_ref(job_ref: Any, task_id: str) -> Any:
-        return job_ref.collection(TASKS).document(task_id)
 
     # ---- jobs ----------------------------------------------------------------------------
 

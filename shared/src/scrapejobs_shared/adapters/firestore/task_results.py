@@ -1,12 +1,14 @@
-"""Task results on Firestore: a job's results (in its ``tasks`` collection, or inside the
-document of a job that holds its batch: batch_in_job.py), the processing lane's handoffs, and
-the messages no worker could ever process (``rejected_messages``, kept 30 days)."""
+"""Task results on Firestore: a job's results (in the ``tasks`` collection, task_documents.py,
+or inside the document of a job that holds its batch, batch_in_job.py), the processing lane's
+handoffs, and the messages no worker could ever process (``rejected_messages``, kept 30
+days)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from scrapejobs_shared.adapters.firestore.batch_in_job import result_in
 from scrapejobs_shared.adapters.firestore.call_deadline import reports_outages
@@ -14,14 +16,16 @@ from scrapejobs_shared.adapters.firestore.codec import handoff_from_doc, task_fr
 from scrapejobs_shared.adapters.firestore.store_base import (
     HANDOFFS,
     REJECTED_RETENTION,
-    TASKS,
     FirestoreStoreBase,
     reserved,
 )
-from scrapejobs_shared.adapters.page_token import decode_token, encode_token
+from scrapejobs_shared.adapters.firestore.task_documents import task_of
+from scrapejobs_shared.adapters.page_token import InvalidPageToken, decode_token, encode_token
 from scrapejobs_shared.domain.records import Handoff, TaskRecord
 from scrapejobs_shared.observability.store_ops import count
 from scrapejobs_shared.ports.page import Page
+
+LEGACY = "jobs"  # a listing token's mark: it goes on under the job (task_documents.py)
 
 
 @reports_outages
@@ -34,17 +38,37 @@ class FirestoreTaskResults(FirestoreStoreBase):
         held = page_token is None and self._shards.get(job_id) == 0
         if held and (inside := await self._result_inside(job_id)) is not None:
             return Page([inside], None)
-        query = self._job_ref(job_id).collection(TASKS).order_by("__name__")
-        if page_token:
-            (last_id,) = decode_token(page_token, 1)
-            query = query.start_after({"__name__": last_id})
+        legacy, after = _listing_token(page_token)
+        documents = (
+            self._tasks.legacy_of_job(self._job_ref(job_id))
+            if legacy
+            else self._tasks.of_job(job_id)
+        )
+        page = await self._tasks_page(job_id, documents, page_size, after, legacy)
+        if page.items or page_token is not None or held:
+            return page
+        # none at the root: written before it (task_documents.py), or inside the job's document
+        legacy_documents = self._tasks.legacy_of_job(self._job_ref(job_id))
+        page = await self._tasks_page(job_id, legacy_documents, page_size, None, True)
+        if page.items:
+            return page
+        inside = await self._result_inside(job_id)
+        return Page([inside] if inside is not None else [], None)
+
+    async def _tasks_page(
+        self, job_id: str, documents: Any, page_size: int, after: str | None, legacy: bool
+    ) -> Page[TaskRecord]:
+        """A page of a job's task documents in their ids' order, from after the id ``after``."""
+        query = documents.order_by("__name__")
+        if after is not None:
+            query = query.start_after({"__name__": after})
         snaps = [snap async for snap in query.limit(page_size + 1).stream(**self._deadline.call)]
         count(reads=max(1, len(snaps)))
-        tasks = [task_from_doc(job_id, snap.id, snap.to_dict()) for snap in snaps[:page_size]]
-        token = encode_token([tasks[-1].id]) if len(snaps) > page_size else None
-        if not tasks and page_token is None and not held:  # a job this process never read
-            inside = await self._result_inside(job_id)
-            return Page([inside] if inside is not None else [], None)
+        kept = snaps[:page_size]
+        tasks = [task_from_doc(job_id, task_of(snap), snap.to_dict()) for snap in kept]
+        token = None
+        if len(snaps) > page_size:  # after the last document (its id: task_documents.py)
+            token = encode_token([LEGACY, kept[-1].id] if legacy else [kept[-1].id])
         return Page(tasks, token)
 
     async def _result_inside(self, job_id: str, task_id: str | None = None) -> TaskRecord | None:
@@ -61,10 +85,17 @@ class FirestoreTaskResults(FirestoreStoreBase):
         if held and (inside := await self._result_inside(job_id, task_id)) is not None:
             return inside
         count(reads=1)
-        snap = await self._task_ref(self._job_ref(job_id), task_id).get(**self._deadline.call)
+        snap = await self._tasks.ref(job_id, task_id).get(**self._deadline.call)
+        if snap.exists:  # its id is of this job's and this task's (task_documents.document_id)
+            return task_from_doc(job_id, task_id, snap.to_dict())
+        if held:
+            return None
+        count(reads=1)  # written before the root layout (task_documents.py)
+        legacy = self._tasks.legacy_ref(self._job_ref(job_id), task_id)
+        snap = await legacy.get(**self._deadline.call)
         if snap.exists:
             return task_from_doc(job_id, task_id, snap.to_dict())
-        return None if held else await self._result_inside(job_id, task_id)
+        return await self._result_inside(job_id, task_id)
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime
@@ -96,3 +127,21 @@ class FirestoreTaskResults(FirestoreStoreBase):
             async for snap in self._client.get_all(refs, **self._deadline.call)
             if snap.exists
         }
+
+
+def _listing_token(page_token: str | None) -> tuple[bool, str | None]:
+    """A listing's token: whether it goes on under the job (legacy), and after which document
+    (its id)."""
+    if page_token is None:
+        return False, None
+    try:
+        (after,) = decode_token(page_token, 1)
+        legacy = False
+    except InvalidPageToken:
+        mark, after = decode_token(page_token, 2)
+        legacy = mark == LEGACY
+        if not legacy:
+            raise
+    if reserved(after):
+        raise InvalidPageToken("page_token is not valid")
+    return legacy, after

@@ -47,13 +47,11 @@ class FirestoreTaskResults(FirestoreStoreBase):
         page = await self._tasks_page(job_id, documents, page_size, after, legacy)
         if page.items or page_token is not None or held:
             return page
-        # none at the root: written before it (task_documents.py), or inside the job's document
+        # none at the root: inside the job's document, or written before the root layout
+        if (inside := await self._result_inside(job_id)) is not None:
+            return Page([inside], None)
         legacy_documents = self._tasks.legacy_of_job(self._job_ref(job_id))
-        page = await self._tasks_page(job_id, legacy_documents, page_size, None, True)
-        if page.items:
-            return page
-        inside = await self._result_inside(job_id)
-        return Page([inside] if inside is not None else [], None)
+        return await self._tasks_page(job_id, legacy_documents, page_size, None, True)
 
     async def _tasks_page(
         self, job_id: str, documents: Any, page_size: int, after: str | None, legacy: bool
@@ -90,12 +88,12 @@ class FirestoreTaskResults(FirestoreStoreBase):
             return task_from_doc(job_id, task_id, snap.to_dict())
         if held:
             return None
+        if (inside := await self._result_inside(job_id, task_id)) is not None:
+            return inside
         count(reads=1)  # written before the root layout (task_documents.py)
         legacy = self._tasks.legacy_ref(self._job_ref(job_id), task_id)
         snap = await legacy.get(**self._deadline.call)
-        if snap.exists:
-            return task_from_doc(job_id, task_id, snap.to_dict())
-        return await self._result_inside(job_id, task_id)
+        return task_from_doc(job_id, task_id, snap.to_dict()) if snap.exists else None
 
     async def record_rejected_message(
         self, message_id: str, reason: str, payload: bytes, now: datetime

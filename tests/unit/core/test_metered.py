@@ -11,6 +11,8 @@ def test_metered_figures_add_and_only_document_pages_cost_credits() -> None:
     total = Metered(document_pages=3) + Metered(document_pages=1, screenshots=2) + NOTHING
     assert total == Metered(document_pages=4, screenshots=2)
     assert total.credits == 4 and not total.empty and NOTHING.empty
+    assert NOTHING + Metered(ocr_pages=2) == Metered(ocr_pages=2) == Metered(ocr_pages=2) + NOTHING
+    assert NOTHING + NOTHING == NOTHING and (NOTHING + NOTHING).empty
 
 
 def test_metered_figures_are_stored_by_name_and_read_back() -> None:

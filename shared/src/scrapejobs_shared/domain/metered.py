@@ -10,7 +10,7 @@ costs credits, a term of ``credits``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, astuple, dataclass, fields
+from dataclasses import dataclass, fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,11 +25,17 @@ class Metered:
     ocr_credits: int = 0  # what they cost beside the page: SCRAPEJOBS_OCR_PAGE_WEIGHT each
 
     def __add__(self, other: Metered) -> Metered:
-        return Metered(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+        # most pages meter nothing: summing a commit's took 3% of the worker's CPU in the
+        # simulation of a million URLs (astuple copies each value)
+        if other.empty:
+            return self
+        if self.empty:
+            return other
+        return Metered(*(getattr(self, n) + getattr(other, n) for n in FIELD_NAMES))
 
     @property
     def empty(self) -> bool:
-        return not any(astuple(self))
+        return not any(getattr(self, n) for n in FIELD_NAMES)
 
     @property
     def credits(self) -> int:
@@ -50,7 +56,7 @@ class Metered:
 
     def to_fields(self) -> dict[str, int]:
         """The nonzero figures, by their stored names."""
-        return {name: n for name, n in asdict(self).items() if n}
+        return {name: n for name in FIELD_NAMES if (n := getattr(self, name))}
 
     @classmethod
     def from_fields(cls, doc: Mapping[str, object]) -> Metered:

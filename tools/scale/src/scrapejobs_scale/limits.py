@@ -130,8 +130,9 @@ LIMITS: tuple[Limit, ...] = (
         "Cloud Run",
         "CPU of an instance",
         "1 vCPU by default (the worker's `worker_cpu`)",
-        f"each page costs its instance {PAGE_CPU_S * 1000:g} ms of its one vCPU (make bench: 3 "
-        "to 5 ms), pages in turn (instance_cpu.py)",
+        f"in the growth runs (--scaling), each page costs its instance {PAGE_CPU_S * 1000:g} ms "
+        "of its one vCPU (make bench: 3 to 5 ms), pages in turn (instance_cpu.py); the "
+        "workloads' runs charge no CPU",
         RUN_CPU,
     ),
     Limit(

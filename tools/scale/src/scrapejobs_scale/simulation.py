@@ -19,7 +19,7 @@ from scrapejobs_dispatcher.settings import DispatcherSettings
 from scrapejobs_dispatcher.tenants.api_keys import generate_api_key
 from scrapejobs_scale.cloud_run import CloudRunService
 from scrapejobs_scale.document_ledger import DocumentLedger
-from scrapejobs_scale.instance_cpu import PAGE_CPU_S, InstanceCpu
+from scrapejobs_scale.instance_cpu import InstanceCpu
 from scrapejobs_scale.limited_ports import LimitedPorts
 from scrapejobs_scale.limits import CloudRunLimits, FirestoreLimits, PushLimits
 from scrapejobs_scale.pubsub_push import SimulatedPubSub
@@ -53,7 +53,7 @@ class Deployment:
     worker_settings: dict[str, Any] = field(default_factory=dict)
     dispatcher_settings: dict[str, Any] = field(default_factory=dict)
     latency_s: Callable[[str], float] = lambda host: 0.05
-    page_cpu_s: float = PAGE_CPU_S  # a page's CPU on its instance's one vCPU (instance_cpu.py)
+    page_cpu_s: float = 0.0  # a page's CPU on its instance's one vCPU (instance_cpu.py)
     links: Callable[[str], list[str]] = lambda url: []  # what each simulated page links to
     maintenance_s: dict[str, float] = field(default_factory=lambda: dict(MAINTENANCE_EVERY_S))
 

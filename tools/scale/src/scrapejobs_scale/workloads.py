@@ -154,14 +154,15 @@ async def submit_urls(sim: Simulation, urls: list[str], **options: Any) -> list[
     return ids
 
 
-def many_hosts(size: float, instances: int | None = None) -> Workload:
-    """1M URLs over 10,000 hosts from 200 worker instances (``size`` scales URLs and hosts)."""
+def many_hosts(size: float, instances: int | None = None, page_cpu_s: float = 0.0) -> Workload:
+    """1M URLs over 10,000 hosts from 200 worker instances (``size`` scales URLs and hosts;
+    ``page_cpu_s``: each page's CPU on its instance, instance_cpu.py)."""
     urls, hosts = round(1_000_000 * size), max(1, round(10_000 * size))
 
     async def drive(sim: Simulation) -> list[str]:
         return await submit_urls(sim, [f"https://h{n % hosts}.example/p/{n}" for n in range(urls)])
 
-    deployment = Deployment(workers=instances or 200)
+    deployment = Deployment(workers=instances or 200, page_cpu_s=page_cpu_s)
     return Workload(f"{urls:,} URLs, {hosts:,} hosts", deployment, drive)
 
 

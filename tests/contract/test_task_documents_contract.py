@@ -69,6 +69,16 @@ async def settled(
     await store.settle(claimed.handle, changes, now)
 
 
+async def a_settled_job(
+    store: FirestoreJobStore, outcomes: list[TaskOutcome]
+) -> tuple[JobRecord, BatchRecord]:
+    """A job of one batch, its task ids random, each task ended with its outcome."""
+    job, batch = a_job(len(outcomes), [uuid.uuid4().hex for _ in outcomes])
+    await store.create_job(job, [batch])
+    await settled(store, batch, outcomes)
+    return job, batch
+
+
 def at_root(client: firestore.AsyncClient, job_id: str) -> Any:
     return client.collection("tasks").where(filter=FieldFilter("job_id", "==", job_id))
 
@@ -123,9 +133,7 @@ async def test_dead_letters_at_the_root_are_listed_by_job_and_across_jobs(
     client: firestore.AsyncClient,
 ) -> None:
     store = FirestoreJobStore(client)
-    job, batch = a_job(3, [uuid.uuid4().hex for _ in range(3)])
-    await store.create_job(job, [batch])
-    await settled(store, batch, [DEAD, DEAD, ok(0)])
+    job, batch = await a_settled_job(store, [DEAD, DEAD, ok(0)])
     mine = await dead_letters(store, job.id, 1)
     assert sorted(t.id for t in mine) == sorted(i.task_id for i in batch.items[:2])
     everyone = {(t.job_id, t.id) for t in await dead_letters(store, None, 200)}
@@ -148,10 +156,8 @@ async def test_results_written_before_the_root_layout_are_still_read_replayed_an
     client: firestore.AsyncClient,
 ) -> None:
     store = FirestoreJobStore(client)
-    job, batch = a_job(3, [uuid.uuid4().hex for _ in range(3)])
+    job, batch = await a_settled_job(store, [DEAD, DEAD, ok(7)])
     ids = [item.task_id for item in batch.items]
-    await store.create_job(job, [batch])
-    await settled(store, batch, [DEAD, DEAD, ok(7)])
     await as_before_the_root_layout(client, job.id)
     reader = FirestoreJobStore(client)  # a process that never saw the job
     assert sorted(await listed(reader, job.id, 2)) == sorted(ids)
@@ -178,9 +184,7 @@ async def test_a_deleted_job_s_results_at_the_root_go_with_it(
     client: firestore.AsyncClient,
 ) -> None:
     store = FirestoreJobStore(client)
-    job, batch = a_job(3, [uuid.uuid4().hex for _ in range(3)])
-    await store.create_job(job, [batch])
-    await settled(store, batch, [ok(0)] * 3)
+    job, _ = await a_settled_job(store, [ok(0)] * 3)
     assert len([snap async for snap in at_root(client, job.id).stream()]) == 3
     await store.delete_job(job.id)
     assert [snap async for snap in at_root(client, job.id).stream()] == []

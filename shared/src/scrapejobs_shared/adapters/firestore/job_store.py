@@ -11,7 +11,8 @@ Layout, under ``jobs/{job_id}``:
   and the model's input, one JSON string), written when the task becomes ``processing`` and
   deleted in the commit that finishes it.
 
-and at the root, ``tasks/{task_id}`` (its ``job_id`` a field: task_documents.py says why):
+and at the root, ``tasks/{task_id}.{job_id}`` (``job_id`` a field too; task_documents.py says
+why):
 a task's result, written in the same commit that settles the task in its batch (a crawl also
 creates it ``queued`` when the page is discovered: that is how a page is found at most once
 per job).

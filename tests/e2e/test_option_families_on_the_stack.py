@@ -63,14 +63,17 @@ def test_remove_base64_images_keeps_images_written_into_the_page_out_of_the_mark
 
 
 async def _results_of(store: FirestoreJobStore, url: str) -> int:
-    """The documents that hold ``url``'s result: a job's task documents, or the job itself (a
-    one-page job keeps its batch and its result in its own document)."""
+    """The documents that hold ``url``'s result: a job's task documents (at the root, or under
+    the job), or the job itself (a one-page job keeps its batch and its result in its own
+    document)."""
     found = 0
     async for job in store._client.collection("jobs").stream():
         found += url in str(job.to_dict())
         async for collection in job.reference.collections():
             async for document in collection.stream():
                 found += url in str(document.to_dict())
+    async for document in store._client.collection("tasks").stream():
+        found += url in str(document.to_dict())
     return found
 
 

@@ -44,7 +44,9 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
   to a push subscription whose endpoint is a bare HTTP server in this process).
 
 Every figure is pages/s over the whole job (submit → ``completed``), the best of ``--rounds``
-rounds, with the Firestore documents written and read per page from the services' logs.
+rounds, with the Firestore documents written and read per page from the services' logs; each
+workload after A and B begins with none of the earlier ones' results (bench/fresh_results.py:
+the emulator reads all of them for a query of one job's).
 Celery + Redis (prefork x2, acks_late, prefetch 1) runs over the same URLs in the same script.
 """
 
@@ -67,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bare_loop import latency_summary
 from bench.catalog_site import PRODUCTS, bench_paths, expected
+from bench.fresh_results import forget_results
 from bench.monitor_workload import K_PAGES
 from bench.site_process import start_site
 from scrapejobs_devstack.model_server import Answer, ModelServer
@@ -141,7 +144,7 @@ def run_stack_workloads(
     options (the model's provider configured only for M)."""
     import httpx
 
-    from bench.stack_run import bench_config, firestore_ops, submit_job, wait_completed
+    from bench.stack_run import bench_config, submit_job, wait_completed
     from scrapejobs_devstack.stack import Stack
 
     config = bench_config(log_dir)
@@ -159,61 +162,89 @@ def run_stack_workloads(
     stack.start()
     assert stack.worker is not None and stack.dispatcher is not None
     figures: dict[str, Any] = {}
+
+    def forget_earlier() -> None:  # the next workload starts with no results of those before it
+        assert stack.firestore is not None
+        forgotten = forget_results(stack.firestore.host, config.project_id)
+        print(f"results of the workloads before deleted: {forgotten}", flush=True)
+
     with httpx.Client(base_url=config.dispatcher_url, timeout=300.0, trust_env=False) as api:
         warm, _ = submit_job(api, warmup, options={})
         wait_completed(api, warm["id"], timeout_s=180)
-        for name, urls in workloads.items():
-            best: dict[str, Any] | None = None
-            for _ in range(rounds):
-                since = time.time()
-                started = time.perf_counter()
-                job, _ = submit_job(api, urls, options={})
-                done = wait_completed(api, job["id"], timeout_s=timeout_s)
-                wall = time.perf_counter() - started
-                ops = firestore_ops(
-                    stack.worker.log_path, stack.dispatcher.log_path, job["id"], since, len(urls)
-                )
-                figure = {
-                    "pages": len(urls),
-                    "wall_s": round(wall, 3),
-                    "pages_per_s": round(len(urls) / wall, 1),
-                    "counts": done.get("counts"),
-                    "firestore_per_page": ops["per_page"],
-                }
-                print(f"scrapejobs {name}: {figure}", flush=True)
-                if best is None or figure["pages_per_s"] > best["pages_per_s"]:
-                    best = figure
-            figures[name] = best
+        figures |= best_job_runs(api, stack, workloads, rounds, timeout_s)
         if one_url:
-            assert stack.pubsub is not None and stack.firestore is not None
-            figures["push_floor"] = push_floor(stack.pubsub.host, config.project_id, FLOOR_MESSAGES)
-            print(f"push floor: {figures['push_floor']}", flush=True)
-            logs = (stack.worker.log_path, stack.dispatcher.log_path)
-            pids = {
-                "dispatcher": stack.dispatcher.pid,
-                "worker": stack.worker.pid,
-                "firestore": stack.firestore.process.pid,
-                "pubsub": stack.pubsub.process.pid,
-            }
-            figures |= run_one_url_workloads(
-                config.dispatcher_url, one_url, logs, pids, warmup[:C_WARMUP_JOBS]
-            )
-            # The most a closed loop of C_CLIENTS can reach here: each job waits at least the
-            # emulator's publish -> push floor and, on average, half a poll interval.
-            floor_s = figures["push_floor"]["p50_ms"] / 1000
-            figures["C"]["closed_loop_ceiling_jobs_per_s"] = round(
-                C_CLIENTS / (floor_s + C_POLL_S / 2), 1
-            )
-            print(f"scrapejobs C: {figures['C']}\nscrapejobs L: {figures['L']}", flush=True)
-        figures |= browser_workloads(api, stack, render, auto_render, timeout_s)
+            forget_earlier()
+            figures |= one_url_figures(stack, one_url, warmup[:C_WARMUP_JOBS])
+        if render is not None or auto_render is not None:
+            forget_earlier()
+            figures |= browser_workloads(api, stack, render, auto_render, timeout_s)
         if model is not None:
+            forget_earlier()
             figures["M"] = run_model_workload(api, *model, timeout_s)
         if firecrawl is not None:
+            forget_earlier()
             figures["F"] = run_firecrawl_workload(api, firecrawl, rounds, timeout_s)
         ran = LaterRun(api, stack, log_dir, register, rounds, timeout_s)
         for workload in later or []:
+            forget_earlier()
             figures[workload.name] = workload.run(ran)
     stack.stop()
+    return figures
+
+
+def best_job_runs(
+    api: Any, stack: Any, workloads: dict[str, list[str]], rounds: int, timeout_s: float
+) -> dict[str, Any]:
+    """A and B: each a job of its URLs, the best of ``rounds`` runs."""
+    from bench.stack_run import firestore_ops, submit_job, wait_completed
+
+    figures: dict[str, Any] = {}
+    for name, urls in workloads.items():
+        best: dict[str, Any] | None = None
+        for _ in range(rounds):
+            since = time.time()
+            started = time.perf_counter()
+            job, _ = submit_job(api, urls, options={})
+            done = wait_completed(api, job["id"], timeout_s=timeout_s)
+            wall = time.perf_counter() - started
+            ops = firestore_ops(
+                stack.worker.log_path, stack.dispatcher.log_path, job["id"], since, len(urls)
+            )
+            figure = {
+                "pages": len(urls),
+                "wall_s": round(wall, 3),
+                "pages_per_s": round(len(urls) / wall, 1),
+                "counts": done.get("counts"),
+                "firestore_per_page": ops["per_page"],
+            }
+            print(f"scrapejobs {name}: {figure}", flush=True)
+            if best is None or figure["pages_per_s"] > best["pages_per_s"]:
+                best = figure
+        figures[name] = best
+    return figures
+
+
+def one_url_figures(stack: Any, one_url: list[str], warmup: list[str]) -> dict[str, Any]:
+    """The push floor, then C and L (``warmup``: the unmeasured one-URL jobs' URLs)."""
+    config = stack.config
+    assert stack.pubsub is not None and stack.firestore is not None
+    figures: dict[str, Any] = {
+        "push_floor": push_floor(stack.pubsub.host, config.project_id, FLOOR_MESSAGES)
+    }
+    print(f"push floor: {figures['push_floor']}", flush=True)
+    logs = (stack.worker.log_path, stack.dispatcher.log_path)
+    pids = {
+        "dispatcher": stack.dispatcher.pid,
+        "worker": stack.worker.pid,
+        "firestore": stack.firestore.process.pid,
+        "pubsub": stack.pubsub.process.pid,
+    }
+    figures |= run_one_url_workloads(config.dispatcher_url, one_url, logs, pids, warmup)
+    # The most a closed loop of C_CLIENTS can reach here: each job waits at least the
+    # emulator's publish -> push floor and, on average, half a poll interval.
+    floor_s = figures["push_floor"]["p50_ms"] / 1000
+    figures["C"]["closed_loop_ceiling_jobs_per_s"] = round(C_CLIENTS / (floor_s + C_POLL_S / 2), 1)
+    print(f"scrapejobs C: {figures['C']}\nscrapejobs L: {figures['L']}", flush=True)
     return figures
 
 

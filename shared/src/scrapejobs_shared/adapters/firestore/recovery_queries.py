@@ -7,6 +7,7 @@ their batch)."""
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from google.cloud import firestore
@@ -151,25 +152,20 @@ class FirestoreRecoveryQueries(FirestoreStoreBase):
         if job_id is not None and reserved(job_id):
             return Page([], None)
         after = None if page.token is None else self._status_cursor(page.token, job_id)
+        read = partial(self._with_status, status, scope, page.size, after)
         if job_id is None:
-            documents = self._client.collection_group(TASKS)
-        elif after is not None and legacy_path(after[1].path):
-            documents = self._tasks.legacy_of_job(self._job_ref(job_id))
-        else:
-            documents = self._tasks.of_job(job_id)
-        found = await self._with_status(documents, status, scope, page.size, after)
-        if job_id is None or page.token is not None or found.items:
-            return found
-        legacy = self._tasks.legacy_of_job(self._job_ref(job_id))
-        return await self._with_status(legacy, status, scope, page.size, None)
+            return await read(self._client.collection_group(TASKS), False)
+        legacy = None if after is None else legacy_path(after[1].path)
+        return await self._tasks.job_page(self._job_ref(job_id), legacy, read)
 
     async def _with_status(
         self,
-        documents: Any,
         status: TaskStatus,
         scope: TaskScope,
         page_size: int,
         after: tuple[datetime, Any] | None,
+        documents: Any,
+        legacy: bool,  # documents under a job (task_documents.job_page): read alike
     ) -> Page[TaskRecord]:
         query = documents.where(filter=FieldFilter("status", "==", status.value))
         if scope.host is not None:

@@ -11,7 +11,7 @@ instances (docs/scale.md, "Growth").
 
 Results written by a release before this layout stay under their job until their TTL
 (``expire_at``) and are still read there: a job none of whose results are at the root is
-looked for under its job (:meth:`TaskDocuments.legacy_of_job`), a task not at the root under
+looked for under its job (:meth:`TaskDocuments.job_page`), a task not at the root under
 its job (:meth:`TaskDocuments.legacy_ref`), and queries over every job (collection group
 ``tasks``) see both. A job's document says where its results are (:data:`RESULTS_AT_ROOT`,
 written when the job is created), so what reads the job's document before writing a task's
@@ -23,12 +23,15 @@ those at the root, so docs/deploy.md says to upgrade with no job running.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from scrapejobs_shared.adapters.firestore.plain_writes import name_of
+from scrapejobs_shared.ports.page import Page
+
+T = TypeVar("T")
 
 TASKS = "tasks"  # the root collection of task (result) documents, and the legacy subcollection
 JOB_ID = "job_id"  # a task document's field: its job's id
@@ -63,6 +66,28 @@ class TaskDocuments:
     def of_job(self, job_id: str) -> Any:
         """A query of one job's task documents at the root."""
         return self._root.where(filter=FieldFilter(JOB_ID, "==", job_id))
+
+    async def job_page(
+        self,
+        job_ref: Any,
+        legacy: bool | None,
+        read: Callable[[Any, bool], Awaitable[Page[T]]],
+        before_legacy: Callable[[], Awaitable[Page[T] | None]] | None = None,
+    ) -> Page[T]:
+        """A page of one job's task documents, ``read`` from a query of them (and whether the
+        query is of the legacy layout: a page token says so). Where a page token left off
+        (``legacy`` not None); else at the root and, when none of the job's are there, under
+        the job (written before the root layout), unless ``before_legacy`` finds the page
+        elsewhere first (a one-task job's result in its own document, batch_in_job.py)."""
+        if legacy is not None:
+            documents = self.legacy_of_job(job_ref) if legacy else self.of_job(job_ref.id)
+            return await read(documents, legacy)
+        found = await read(self.of_job(job_ref.id), False)
+        if found.items:
+            return found
+        if before_legacy is not None and (elsewhere := await before_legacy()) is not None:
+            return elsewhere
+        return await read(self.legacy_of_job(job_ref), True)
 
     def of(self, job_ref: Any, job_doc: Mapping[str, Any], task_id: str) -> Any:
         """A task document's reference where its job (its document ``job_doc``) keeps them."""

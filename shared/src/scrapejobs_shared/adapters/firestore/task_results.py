@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from scrapejobs_shared.adapters.firestore.batch_in_job import result_in
@@ -39,22 +40,18 @@ class FirestoreTaskResults(FirestoreStoreBase):
         if held and (inside := await self._result_inside(job_id)) is not None:
             return Page([inside], None)
         legacy, after = _listing_token(page_token)
-        documents = (
-            self._tasks.legacy_of_job(self._job_ref(job_id))
-            if legacy
-            else self._tasks.of_job(job_id)
-        )
-        page = await self._tasks_page(job_id, documents, page_size, after, legacy)
-        if page.items or page_token is not None or held:
-            return page
-        # none at the root: inside the job's document, or written before the root layout
-        if (inside := await self._result_inside(job_id)) is not None:
-            return Page([inside], None)
-        legacy_documents = self._tasks.legacy_of_job(self._job_ref(job_id))
-        return await self._tasks_page(job_id, legacy_documents, page_size, None, True)
+
+        async def inside_job() -> Page[TaskRecord] | None:
+            if held:  # looked for above: the job has no results yet
+                return Page([], None)
+            inside = await self._result_inside(job_id)
+            return None if inside is None else Page([inside], None)
+
+        read = partial(self._tasks_page, job_id, page_size, after)
+        return await self._tasks.job_page(self._job_ref(job_id), legacy, read, inside_job)
 
     async def _tasks_page(
-        self, job_id: str, documents: Any, page_size: int, after: str | None, legacy: bool
+        self, job_id: str, page_size: int, after: str | None, documents: Any, legacy: bool
     ) -> Page[TaskRecord]:
         """A page of a job's task documents in their ids' order, from after the id ``after``."""
         query = documents.order_by("__name__")
@@ -127,11 +124,11 @@ class FirestoreTaskResults(FirestoreStoreBase):
         }
 
 
-def _listing_token(page_token: str | None) -> tuple[bool, str | None]:
-    """A listing's token: whether it goes on under the job (legacy), and after which document
-    (its id)."""
+def _listing_token(page_token: str | None) -> tuple[bool | None, str | None]:
+    """A listing's token: whether it goes on under the job (legacy; None: no token), and after
+    which document (its id)."""
     if page_token is None:
-        return False, None
+        return None, None
     try:
         (after,) = decode_token(page_token, 1)
         legacy = False

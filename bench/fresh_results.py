@@ -1,5 +1,6 @@
-"""Each workload of a run on one stack starts with no results of the workloads before it: they
-are deleted from the Firestore emulator in between (:func:`forget_results`).
+"""Each workload of a run on one stack, and each measured run of F and K, starts with no results
+of the runs before it: they are deleted from the Firestore emulator in between
+(:func:`forget_results`).
 
 Why: a job's results are documents of one root collection, ``tasks``, found by a query on
 their ``job_id`` (shared/src/scrapejobs_shared/adapters/firestore/task_documents.py).

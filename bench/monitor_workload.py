@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,11 @@ def run_monitor_workload(
     logs: tuple[Path, Path],
     rounds: int,
     timeout_s: float,
+    forget: Callable[[], None] = lambda: None,
 ) -> dict[str, Any]:
-    """K, as the module says; ``logs``: the worker's and the dispatcher's."""
+    """K, as the module says; ``logs``: the worker's and the dispatcher's; ``forget`` runs
+    before each measured run: the results of the runs before it deleted (a check lists its
+    job's; bench/fresh_results.py)."""
     from bench.stack_run import firestore_ops, submit_job, wait_completed
 
     body = {
@@ -60,6 +64,7 @@ def run_monitor_workload(
         raise RuntimeError(f"the first check did not find every page new: {first}")
 
     def plain() -> dict[str, Any]:
+        forget()
         since = time.time()
         job, _ = submit_job(api, urls, options={})
         done = wait_completed(api, job["id"], timeout_s)
@@ -67,6 +72,7 @@ def run_monitor_workload(
         return {"pages_per_s": _per_s(len(urls), since, done["finished_at"]), "ops": ops}
 
     def check() -> dict[str, Any]:
+        forget()
         since = time.time()
         before = _not_modified(site_url)
         done = _check(api, monitor_id, timeout_s)

@@ -45,8 +45,9 @@ runs them after the headline run; ``python bench/workloads.py`` runs them alone)
 
 Every figure is pages/s over the whole job (submit → ``completed``), the best of ``--rounds``
 rounds, with the Firestore documents written and read per page from the services' logs; each
-workload after A and B begins with none of the earlier ones' results (bench/fresh_results.py:
-the emulator reads all of them for a query of one job's).
+workload after A and B, and each measured run of F and K, begins with none of the earlier
+runs' results (bench/fresh_results.py: the emulator reads all of them for a query of one
+job's).
 Celery + Redis (prefork x2, acks_late, prefetch 1) runs over the same URLs in the same script.
 """
 
@@ -163,10 +164,10 @@ def run_stack_workloads(
     assert stack.worker is not None and stack.dispatcher is not None
     figures: dict[str, Any] = {}
 
-    def forget_earlier() -> None:  # the next workload starts with no results of those before it
+    def forget_earlier() -> None:  # the next run starts with no results of the runs before it
         assert stack.firestore is not None
         forgotten = forget_results(stack.firestore.host, config.project_id)
-        print(f"results of the workloads before deleted: {forgotten}", flush=True)
+        print(f"results of the runs before deleted: {forgotten}", flush=True)
 
     with httpx.Client(base_url=config.dispatcher_url, timeout=300.0, trust_env=False) as api:
         warm, _ = submit_job(api, warmup, options={})
@@ -182,9 +183,8 @@ def run_stack_workloads(
             forget_earlier()
             figures["M"] = run_model_workload(api, *model, timeout_s)
         if firecrawl is not None:
-            forget_earlier()
-            figures["F"] = run_firecrawl_workload(api, firecrawl, rounds, timeout_s)
-        ran = LaterRun(api, stack, log_dir, register, rounds, timeout_s)
+            figures["F"] = run_firecrawl_workload(api, firecrawl, rounds, timeout_s, forget_earlier)
+        ran = LaterRun(api, stack, log_dir, register, rounds, timeout_s, forget_earlier)
         for workload in later or []:
             forget_earlier()
             figures[workload.name] = workload.run(ran)
@@ -611,7 +611,11 @@ def run_model_workload(
 
 
 def run_firecrawl_workload(
-    api: Any, urls: list[str], rounds: int, timeout_s: float
+    api: Any,
+    urls: list[str],
+    rounds: int,
+    timeout_s: float,
+    forget: Callable[[], None] = lambda: None,
 ) -> dict[str, Any]:
     """F: ``urls`` as a Firecrawl batch (markdown) and as a native job with the markdown
     format, alternately, each polled every ``F_POLL_S`` on its own status endpoint (a Firecrawl
@@ -624,7 +628,9 @@ def run_firecrawl_workload(
     batch keeps its pages for reuse (``maxAge``, 4 hours by default), so the headline is what
     pages seen for the first time cost, reading and writing the page cache included. The
     labelled extra figure ``reused_pages_per_s`` is one more Firecrawl batch of the last one's
-    URLs (its pages reused)."""
+    URLs (its pages reused). ``forget`` runs before each measured run but that one, whose pages
+    the page cache finds in the last batch's results: the results of the runs before it
+    deleted (bench/fresh_results.py; a Firecrawl batch's status lists its results)."""
     from datetime import datetime
 
     def pages_per_s(started: float, job_id: str) -> float:
@@ -669,10 +675,12 @@ def run_firecrawl_workload(
     runs: dict[str, list[float]] = {"native": [], "firecrawl": []}
     last: list[str] = []
     for _ in range(max(rounds, F_ROUNDS)):
+        forget()
+        runs["native"].append(native())
+        forget()
         last = fresh()
         runs["firecrawl"].append(firecrawl(last))
-        runs["native"].append(native())
-    reused = firecrawl(last)
+    reused = firecrawl(last)  # not after forget(): the page cache names the last batch's results
     figures = {
         "pages": len(urls),
         "native_pages_per_s": max(runs["native"]),
@@ -764,6 +772,7 @@ class LaterRun:
     register: Callable[[str, Callable[[], None]], None]
     rounds: int
     timeout_s: float
+    forget: Callable[[], None]  # the results of the runs before deleted (fresh_results.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -800,7 +809,9 @@ def later_workloads(site_url: str, pages: int, only: str) -> list[LaterWorkload]
 
         def monitor(ran: LaterRun) -> dict[str, Any]:
             logs = (ran.stack.worker.log_path, ran.stack.dispatcher.log_path)
-            return run_monitor_workload(ran.api, site_url, k_urls, logs, ran.rounds, ran.timeout_s)
+            return run_monitor_workload(
+                ran.api, site_url, k_urls, logs, ran.rounds, ran.timeout_s, ran.forget
+            )
 
         found.append(LaterWorkload("K", monitor))
     if "D" in only:

@@ -6,11 +6,11 @@ Why: a job's results are documents of one root collection, ``tasks``, found by a
 their ``job_id`` (shared/src/scrapejobs_shared/adapters/firestore/task_documents.py).
 Firestore answers that query from an index, at a cost of the job's own results. The emulator
 has no indexes: it reads every document of the collection, so a listing of one job's results
-slows with every result of every job before it. F leaves 40,000 there; with them a monitor's
-check (K, which compares its results a hundred at a time) ran at 0.68 of a plain job, 1.83 with
-them deleted, and a search's scrapes (S) took 1.38 s over its job, 0.28 s (bench/README.md,
-"The emulator's scans"). That is the emulator's cost, not the product's, so no workload pays
-for the ones before it. The jobs' own documents stay.
+slows with every result of every job before it. F's rounds left 40,000 there; with them a
+monitor's check (K, which compares its results a hundred at a time) ran at 0.68 of a plain job,
+1.83 with them deleted, and a search's scrapes (S) took 1.38 s over its job, 0.28 s
+(bench/README.md, "The emulator's scans"). That is the emulator's cost, not the product's, so
+no run pays for the ones before it. The jobs' own documents stay.
 """
 
 from __future__ import annotations
